@@ -1,0 +1,99 @@
+/**
+ * @module
+ * Loads tree-sitter grammars (web-tree-sitter 0.27 + @vscode/tree-sitter-wasm)
+ * once per process and hands out parsers. The wasm heap is not garbage
+ * collected: whoever parses must `tree.delete()`; `withTree` does it for you.
+ */
+import { createRequire } from 'node:module';
+import { Language, Parser, type Tree } from 'web-tree-sitter';
+
+const require = createRequire(import.meta.url);
+
+/** Grammars shipped by @vscode/tree-sitter-wasm 0.3.1, by skein's language name. */
+export const GRAMMARS = {
+  bash: 'tree-sitter-bash.wasm',
+  typescript: 'tree-sitter-typescript.wasm',
+  tsx: 'tree-sitter-tsx.wasm',
+  javascript: 'tree-sitter-javascript.wasm',
+  python: 'tree-sitter-python.wasm',
+  go: 'tree-sitter-go.wasm',
+  rust: 'tree-sitter-rust.wasm',
+  java: 'tree-sitter-java.wasm',
+  csharp: 'tree-sitter-c-sharp.wasm',
+  cpp: 'tree-sitter-cpp.wasm',
+  css: 'tree-sitter-css.wasm',
+  php: 'tree-sitter-php.wasm',
+  ruby: 'tree-sitter-ruby.wasm',
+} as const;
+export type GrammarName = keyof typeof GRAMMARS;
+
+/** File extension → grammar. */
+export const EXTENSION_GRAMMAR: Record<string, GrammarName> = {
+  '.ts': 'typescript', '.mts': 'typescript', '.cts': 'typescript',
+  '.tsx': 'tsx',
+  '.js': 'javascript', '.mjs': 'javascript', '.cjs': 'javascript', '.jsx': 'javascript',
+  '.py': 'python', '.pyi': 'python',
+  '.sh': 'bash', '.bash': 'bash',
+  '.go': 'go',
+  '.rs': 'rust',
+  '.java': 'java',
+  '.cs': 'csharp',
+  '.cc': 'cpp', '.cpp': 'cpp', '.cxx': 'cpp', '.hpp': 'cpp', '.hh': 'cpp', '.h': 'cpp', '.c': 'cpp',
+  '.css': 'css',
+  '.php': 'php',
+  '.rb': 'ruby',
+};
+
+let initialized: Promise<void> | undefined;
+const languages = new Map<GrammarName, Promise<Language>>();
+const parsers = new Map<GrammarName, Parser>();
+
+/** Loads (once) the grammar called `name`. */
+export function loadLanguage(name: GrammarName): Promise<Language> {
+  initialized ??= Parser.init();
+  let language = languages.get(name);
+  if (!language) {
+    const path = require.resolve(`@vscode/tree-sitter-wasm/wasm/${GRAMMARS[name]}`);
+    language = initialized.then(() => Language.load(path));
+    languages.set(name, language);
+  }
+  return language;
+}
+
+/**
+ * A parser for `name`, cached per grammar. Parsing is synchronous, so one
+ * parser per grammar is safe in a single-threaded process.
+ */
+export async function parserFor(name: GrammarName): Promise<Parser> {
+  let parser = parsers.get(name);
+  if (!parser) {
+    const language = await loadLanguage(name);
+    parser = new Parser();
+    parser.setLanguage(language);
+    parsers.set(name, parser);
+  }
+  return parser;
+}
+
+/** Parses `source` and runs `use` on the tree, deleting the tree afterwards. */
+export async function withTree<T>(name: GrammarName, source: string, use: (tree: Tree) => T): Promise<T> {
+  const parser = await parserFor(name);
+  const tree = parser.parse(source);
+  if (!tree) throw new Error(`tree-sitter could not parse the ${name} source`);
+  try {
+    return use(tree);
+  } finally {
+    tree.delete();
+  }
+}
+
+/** The synchronous variant, for callers that already awaited `parserFor(name)`. */
+export function withTreeSync<T>(parser: Parser, source: string, use: (tree: Tree) => T): T {
+  const tree = parser.parse(source);
+  if (!tree) throw new Error('tree-sitter could not parse the source');
+  try {
+    return use(tree);
+  } finally {
+    tree.delete();
+  }
+}

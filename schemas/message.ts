@@ -1,0 +1,128 @@
+/**
+ * @module
+ * The envelope every message travels in, and the two ways to declare one:
+ * `defineCommand` (imperative, request/reply, may be refused) and
+ * `defineEvent` (a past-tense fact, appended to the log, never refused).
+ */
+import { z } from 'zod';
+import { AgentId, MessageId } from './ids.ts';
+import { ErrorInfo } from './errors.ts';
+
+/** A message type: lowercase dotted words, e.g. `agent.spawned`, `review.undo-reject`. */
+export const TYPE_PATTERN = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/;
+export const MessageType = z.string().regex(TYPE_PATTERN, 'expected lowercase dotted words, e.g. "agent.spawn"');
+
+/**
+ * A fact as stored in the log and published on `skein.evt.>`: self-describing
+ * JSON. `id` is also the JetStream msg-id, so a retried append is stored once.
+ */
+export const FactEnvelope = z.object({
+  id: MessageId.describe('Unique id of this fact; also its JetStream msg-id.'),
+  type: MessageType.describe('Past-tense fact type, e.g. "agent.spawned".'),
+  at: z.iso.datetime().describe('When the fact happened (ISO 8601, UTC).'),
+  agentId: AgentId.describe('The agent whose subjects carry this fact.'),
+  causationId: z.string().optional().describe('Id of the command (or fact) that caused this one.'),
+  data: z.unknown(),
+});
+export type FactEnvelope = z.infer<typeof FactEnvelope>;
+
+/**
+ * A command as sent on `skein.cmd.<agentId>.<type>`. Only `data` is required:
+ * `type` and `agentId` come from the subject (and must agree with it when
+ * given); `id` is generated when missing (give one to make retries idempotent).
+ */
+export const CommandEnvelope = z.object({
+  id: MessageId.optional().describe('Command id; a repeated id gets the same reply and appends nothing twice.'),
+  type: MessageType.optional(),
+  agentId: AgentId.optional(),
+  causationId: z.string().optional(),
+  at: z.iso.datetime().optional(),
+  data: z.unknown().optional(),
+});
+export type CommandEnvelope = z.infer<typeof CommandEnvelope>;
+
+/** A command after decoding: all fields known, `data` typed. */
+export type Command<TData = unknown> = {
+  id: string;
+  type: string;
+  agentId: AgentId;
+  causationId?: string | undefined;
+  at: string;
+  data: TData;
+};
+
+/** A fact with typed data. */
+export type Fact<TData = unknown> = Omit<FactEnvelope, 'data'> & { data: TData };
+
+/** A fact read back from the log, with its position. */
+export type StoredFact<TData = unknown> = Fact<TData> & { seq: number; subject: string };
+
+/** A fact as an actor emits it, before the host stamps id/at/agentId/causationId. */
+export type UnstampedFact<TData = unknown> = { type: string; data: TData; agentId?: AgentId };
+
+export type ToolName = 'terminal' | 'read_file' | 'edit_file' | 'write_file' | 'spawn_agent';
+
+export type CommandDef<TType extends string = string, TData = any, TReply = any> = {
+  kind: 'command';
+  type: TType;
+  data: z.ZodType<TData>;
+  reply: z.ZodType<TReply>;
+  summary: string;
+  /** The permission tool this command is a call of; the host refuses to run it without a gate. */
+  tool?: ToolName | undefined;
+};
+
+export type EventDef<TType extends string = string, TData = any> = {
+  kind: 'event';
+  type: TType;
+  data: z.ZodType<TData>;
+  summary: string;
+  /** Aggregate kind: the 4th subject token (`skein.evt.<agent>.<aggregate>.<id>`). */
+  aggregate: string;
+  /** Where the aggregate id is in the data. */
+  aggregateId: (data: TData) => string;
+  /** One readable line for `skein tail` (without time/agent/type); defaults to key fields. */
+  describe?: ((data: TData) => string) | undefined;
+  /**
+   * `output`: published to `skein.out.<agentId>.<aggregateId>` (stream SKEIN_OUTPUT, size-limited) and
+   * not folded into aggregate state. Default `events`: `skein.evt.…`, stream SKEIN_EVENTS, folded.
+   */
+  stream?: 'events' | 'output' | undefined;
+};
+
+/** Declares a command: `data` is what the client sends, `reply` the fields of `{ ok: true, ... }`. */
+export function defineCommand<const TType extends string, TData, TReply>(
+  type: TType,
+  spec: { data: z.ZodType<TData>; reply: z.ZodType<TReply>; summary: string; tool?: ToolName },
+): CommandDef<TType, TData, TReply> {
+  if (!TYPE_PATTERN.test(type)) throw new Error(`command type '${type}' is not lowercase dotted words`);
+  return { kind: 'command', type, ...spec };
+}
+
+/** Declares a fact. */
+export function defineEvent<const TType extends string, TData>(
+  type: TType,
+  spec: {
+    data: z.ZodType<TData>;
+    summary: string;
+    aggregate: string;
+    aggregateId: (data: TData) => string;
+    describe?: (data: TData) => string;
+    stream?: 'events' | 'output';
+  },
+): EventDef<TType, TData> {
+  if (!TYPE_PATTERN.test(type)) throw new Error(`event type '${type}' is not lowercase dotted words`);
+  return { kind: 'event', type, ...spec };
+}
+
+export type DataOf<T> = T extends CommandDef<string, infer D, unknown> ? D : T extends EventDef<string, infer D> ? D : never;
+export type ReplyOf<T> = T extends CommandDef<string, unknown, infer R> ? R : never;
+
+/** `{ ok: false, error }`: the only failure reply shape. */
+export const ErrorReply = z.object({ ok: z.literal(false), error: ErrorInfo });
+export type ErrorReply = z.infer<typeof ErrorReply>;
+
+/** The success reply for a command's reply schema: `{ ok: true, ...fields }`. */
+export function okReply(fields: z.ZodType): z.ZodType {
+  return z.intersection(z.object({ ok: z.literal(true) }), fields);
+}
