@@ -1,0 +1,88 @@
+/**
+ * @module
+ * `skein`: argv → commander → one subcommand module, imported lazily so that
+ * start-up stays fast. Exit codes: 0 ok, 1 failed, 2 bad usage (some
+ * subcommands add their own, e.g. `policy check`).
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { EXIT, fail } from './output.ts';
+
+const program = new Command('skein')
+  .description('A runtime that lets AI coding agents operate a machine: terminals, edits, permissions, sub-agents.')
+  .version('0.1.0')
+  .exitOverride()
+  .showHelpAfterError();
+
+const logLevel = () =>
+  new Option('--log-level <level>', 'log level (or SKEIN_LOG_LEVEL)').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
+const data = () => new Option('--data <dir>', 'data dir (default .skein/data, or SKEIN_DATA)');
+const nats = () => new Option('--nats <url>', 'NATS URL of a runtime (or SKEIN_NATS_URL); default: the runtime in --data');
+
+program
+  .command('up')
+  .description('Run the runtime. Mode: --nats/SKEIN_NATS_URL → networked; else nats-server on PATH → private broker; else embedded.')
+  .addOption(nats())
+  .option('--embedded', 'force embedded mode (no broker; JSONL log in the data dir)')
+  .option('--private', 'force a private nats-server (fails if nats-server is missing)')
+  .addOption(data())
+  .option('--workspace <dir>', 'root agent workspace (default: current directory)')
+  .option('--root <agentId>', 'root agent id (default main)')
+  .addOption(logLevel())
+  .action(async (opts) => (await import('./up.ts')).up(opts));
+
+program
+  .command('call')
+  .description('Send one command and print the reply (the `nats req` of skein).')
+  .argument('<type>', 'command type, e.g. agent.spawn')
+  .argument('[json]', 'the command data as JSON, e.g. \'{"label":"a"}\'', '{}')
+  .option('--agent <id>', 'agent whose subject to send on (default: the root agent)')
+  .option('--id <commandId>', 'command id (repeat it to retry idempotently)')
+  .option('--timeout <ms>', 'reply timeout in ms', '30000')
+  .addOption(nats())
+  .addOption(data())
+  .action(async (type, json, opts) => (await import('./call.ts')).callCommand(type, json, opts));
+
+program
+  .command('tail')
+  .description('Print live facts, one readable line each (output summarized).')
+  .argument('[pattern]', 'subject pattern (default: skein.evt.> and skein.out.>)')
+  .option('--json', 'print raw envelopes as JSON lines')
+  .addOption(nats())
+  .addOption(data())
+  .action(async (pattern, opts) => (await import('./tail.ts')).tail(pattern, opts));
+
+program
+  .command('replay')
+  .description('Rebuild state from the log; print a timeline, the digest, an export, or a terminal screen.')
+  .option('--until <seq>', 'stop after this sequence number')
+  .option('--digest', 'print only the state digest')
+  .option('--export <file>', 'write the log as JSONL ({seq, subject, fact} per line)')
+  .option('--from-file <file>', 'replay a JSONL export or embedded log instead of the runtime log')
+  .option('--json', 'timeline as JSON lines')
+  .addOption(nats())
+  .addOption(data())
+  .action(async (opts) => (await import('./replay.ts')).replayCommand(opts));
+
+program
+  .command('status')
+  .description('Live runtime status and state digest.')
+  .option('--digest', 'print only the digest')
+  .option('--json', 'print JSON')
+  .addOption(nats())
+  .addOption(data())
+  .action(async (opts) => (await import('./status.ts')).status(opts));
+
+program
+  .command('schema')
+  .description('Print JSON Schema for every command, event and reply.')
+  .action(async () => (await import('./schema.ts')).printSchema());
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  } else {
+    fail(err);
+  }
+}

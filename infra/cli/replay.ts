@@ -1,0 +1,108 @@
+/**
+ * @module
+ * `skein replay`: rebuild state from the log (the runtime's JetStream or
+ * JSONL log, or an export file) and print a timeline, the digest, or an
+ * export. Works while the runtime runs and after it died: a private-broker
+ * store is opened with a temporary nats-server.
+ */
+import { createWriteStream, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StoredFact } from '../../schemas/index.ts';
+import { encodeLogLine } from '../codec.ts';
+import { AGGREGATES } from '../domains.ts';
+import type { EventLog } from '../event-log.ts';
+import { JetStreamLog } from '../jetstream-log.ts';
+import { readJsonlFile } from '../jsonl-log.ts';
+import { NatsBus } from '../nats-bus.ts';
+import { isAlive, startNatsServer, stopStaleNatsServer } from '../nats-server.ts';
+import { replay } from '../replay.ts';
+import { readRuntimeInfo } from '../runtime.ts';
+import { action, EXIT, factLine, UsageError } from './output.ts';
+import { clientTarget } from './target.ts';
+
+type ReplayOptions = { until?: string; digest?: boolean; export?: string; fromFile?: string; json?: boolean; nats?: string; data?: string };
+
+type Source = { facts: AsyncIterable<StoredFact>; total: () => Promise<number>; close: () => Promise<void> };
+
+export async function replayCommand(opts: ReplayOptions): Promise<void> {
+  await action(async () => {
+    const untilSeq = opts.until === undefined ? undefined : Number(opts.until);
+    if (untilSeq !== undefined && (!Number.isInteger(untilSeq) || untilSeq < 0)) {
+      throw new UsageError(`--until '${opts.until}' is not a sequence number`);
+    }
+    const source = await openSource(opts, untilSeq);
+    try {
+      const total = untilSeq ?? (await source.total());
+      const exportStream = opts.export ? createWriteStream(opts.export) : undefined;
+      const progress = process.stderr.isTTY && total > 10_000;
+      const quiet = opts.digest || opts.export;
+      const result = await replay(source.facts, AGGREGATES, {
+        ...(untilSeq === undefined ? {} : { untilSeq }),
+        onFact: (fact) => {
+          if (exportStream) exportStream.write(`${encodeLogLine(fact)}\n`);
+          else if (!quiet) process.stdout.write(opts.json ? `${JSON.stringify(fact)}\n` : `${factLine(fact)}\n`);
+          if (progress && fact.seq % 2000 === 0) process.stderr.write(`\rreplaying ${bar(fact.seq, total)} ${fact.seq}/${total}`);
+        },
+      });
+      if (progress) process.stderr.write('\n');
+      if (exportStream) await new Promise<void>((resolve, reject) => exportStream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      if (opts.digest) process.stdout.write(`${result.digest}\n`);
+      else if (opts.export) process.stdout.write(`exported ${result.facts} facts (last seq ${result.lastSeq}) to ${opts.export}\n`);
+      else process.stdout.write(`-- ${result.facts} facts, last seq ${result.lastSeq}, ${result.fold.size} aggregates, digest ${result.digest}\n`);
+      return EXIT.ok;
+    } finally {
+      await source.close();
+    }
+  });
+}
+
+async function openSource(opts: ReplayOptions, untilSeq: number | undefined): Promise<Source> {
+  const range = untilSeq === undefined ? {} : { untilSeq };
+  if (opts.fromFile) {
+    if (!existsSync(opts.fromFile)) throw new UsageError(`--from-file '${opts.fromFile}' does not exist`);
+    return fileSource(opts.fromFile, range);
+  }
+  const target = clientTarget(opts);
+  if (target.natsUrl) return natsSource(target.natsUrl, range, async () => undefined);
+  const info = readRuntimeInfo(target.dataDir);
+  const eventsFile = join(target.dataDir, 'events.jsonl');
+  if (info?.mode === 'embedded' || (!info && existsSync(eventsFile))) return fileSource(eventsFile, range);
+  if (info?.natsUrl && isAlive(info.pid)) return natsSource(info.natsUrl, range, async () => undefined);
+  const store = join(target.dataDir, 'jetstream');
+  if (!existsSync(store)) throw new UsageError(`no event log in ${target.dataDir}: run \`skein up\` first, or pass --from-file / --nats`);
+  // The runtime is gone: open its store with a temporary private server.
+  if (info?.natsServerPid) await stopStaleNatsServer(info.natsServerPid, store);
+  const server = await startNatsServer({ storeDir: store, bin: target.config.natsServerBin });
+  return natsSource(server.url, range, () => server.stop());
+}
+
+function fileSource(path: string, range: { untilSeq?: number }): Source {
+  return {
+    facts: readJsonlFile(path, range),
+    total: async () => {
+      let last = 0;
+      for await (const fact of readJsonlFile(path, range)) last = fact.seq;
+      return last;
+    },
+    close: async () => undefined,
+  };
+}
+
+async function natsSource(url: string, range: { untilSeq?: number }, stopServer: () => Promise<void>): Promise<Source> {
+  const bus = await NatsBus.connect(url, 'skein-replay');
+  const log: EventLog = await JetStreamLog.open(bus.nc);
+  return {
+    facts: log.read(range),
+    total: () => log.lastSeq(),
+    close: async () => {
+      await bus.close();
+      await stopServer();
+    },
+  };
+}
+
+function bar(done: number, total: number): string {
+  const width = 30;
+  const filled = Math.round((done / Math.max(1, total)) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
+}

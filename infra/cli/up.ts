@@ -1,0 +1,75 @@
+/**
+ * @module
+ * `skein up`: run the runtime until Ctrl-C (SIGINT) or SIGTERM, then drain
+ * and exit 0.
+ */
+import { loadConfig } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { startRuntime } from '../runtime.ts';
+import { action, UsageError } from './output.ts';
+
+type UpOptions = {
+  nats?: string;
+  embedded?: boolean;
+  private?: boolean;
+  data?: string;
+  workspace?: string;
+  root?: string;
+  logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+};
+
+export async function up(opts: UpOptions): Promise<void> {
+  await action(async () => {
+    if ([opts.embedded, opts.private, opts.nats !== undefined].filter(Boolean).length > 1) {
+      throw new UsageError('choose one of --embedded, --private and --nats <url>');
+    }
+    const mode = opts.embedded ? 'embedded' : opts.private ? 'private' : opts.nats ? 'networked' : undefined;
+    const config = loadConfig({
+      flags: { natsUrl: opts.nats, dataDir: opts.data, workspace: opts.workspace, rootAgentId: opts.root as never, logLevel: opts.logLevel, mode },
+    });
+    const logger = createLogger({ level: config.logLevel });
+    const runtime = await startRuntime(config, logger);
+    const { info } = runtime;
+    const where =
+      info.mode === 'embedded'
+        ? `embedded (no broker): log ${config.dataDir}/events.jsonl, clients connect through ${info.socketPath}`
+        : `${info.mode === 'private' ? 'private broker' : 'networked'} at ${info.natsUrl}`;
+    process.stdout.write(
+      [
+        `skein up: mode ${info.mode}, ${where}`,
+        `root agent '${info.rootAgentId}', workspace ${info.workspace}, data ${config.dataDir}`,
+        info.natsUrl ? `watch: nats sub --server ${info.natsUrl} 'skein.evt.>'   or: skein tail` : 'watch: skein tail',
+        `try:   skein call agent.spawn '{"label":"helper"}' --agent ${info.rootAgentId}`,
+        'stop:  Ctrl-C',
+        '',
+      ].join('\n'),
+    );
+    await new Promise<void>((resolve) => {
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) {
+          logger.warn({ signal }, 'second signal: exiting at once');
+          process.exit(1);
+        }
+        stopping = true;
+        logger.info({ signal }, 'draining');
+        runtime.stop().then(
+          () => {
+            logger.info('stopped');
+            resolve();
+          },
+          (err) => {
+            logger.error({ err }, 'stop failed');
+            process.exitCode = 1;
+            resolve();
+          },
+        );
+      };
+      process.on('SIGINT', () => stop('SIGINT'));
+      process.on('SIGTERM', () => stop('SIGTERM'));
+    });
+    return 0;
+  });
+  // Anything left (a socket linger, a timer) must not keep a stopped runtime alive.
+  process.exit(process.exitCode ?? 0);
+}

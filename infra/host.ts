@@ -1,0 +1,228 @@
+/**
+ * @module
+ * The host loop: command in → decode and validate → check the agent →
+ * permission gate (tool calls) → the domain handler, which drives actors and
+ * emits facts → every fact durably appended → reply. The reply is sent only
+ * after the facts the command caused are in the log. Bad input gets an error
+ * reply naming the field; nothing is appended for it and the host keeps going.
+ */
+import { createHash } from 'node:crypto';
+import {
+  ErrorCode,
+  RuntimeError,
+  parseEventSubject,
+  subjectPatterns,
+  toErrorInfo,
+  type AgentId,
+  type Command,
+  type CommandDef,
+  type StoredFact,
+  type UnstampedFact,
+} from '../schemas/index.ts';
+import { canonicalJson, Fold, type AggregateDef } from '../machines/projection.ts';
+import type { Bus, BusMsg, Subscription } from './bus.ts';
+import { decodeCommand, encode } from './codec.ts';
+import type { EventLog } from './event-log.ts';
+import { FactWriter, type StampOptions } from './fact-writer.ts';
+import { KeyedLock } from './keyed-lock.ts';
+import type { Logger } from './log.ts';
+
+export type HandlerContext<TData = any> = {
+  command: Command<TData>;
+  def: CommandDef;
+  logger: Logger;
+  /** Appends a fact caused by this command; resolves once durable. Defaults to the command's agent subjects. */
+  emit(fact: UnstampedFact): Promise<StoredFact>;
+  host: Host;
+};
+
+export type CommandHandler<TData = any> = (ctx: HandlerContext<TData>) => Promise<Record<string, unknown>>;
+
+/** Decides whether a tool call may run; throws a RuntimeError (permission_denied) when not. */
+export type Gate = (ctx: HandlerContext) => Promise<void>;
+
+export type HostOptions = {
+  bus: Bus;
+  log: EventLog;
+  logger: Logger;
+  hostId: string;
+  mode: 'embedded' | 'private' | 'networked';
+  rootAgentId: string;
+  aggregates: readonly AggregateDef[];
+  handlers: Readonly<Record<string, CommandHandler>>;
+  commands: readonly CommandDef[];
+  gate?: Gate | undefined;
+  maxPayloadBytes: number;
+  commandCacheSize: number;
+  appendRetries: number;
+  appendRetryDelayMs: number;
+};
+
+export class Host {
+  readonly options: HostOptions;
+  readonly fold: Fold;
+  readonly writer: FactWriter;
+  readonly locks = new KeyedLock();
+  readonly startedAt = new Date().toISOString();
+  readonly #logger: Logger;
+  readonly #replies = new Map<string, Promise<Uint8Array>>();
+  readonly #handledBeforeStart = new Set<string>();
+  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #agentSubjects = new Map<string, string>();
+  #subscription: Subscription | undefined;
+
+  constructor(options: HostOptions) {
+    this.options = options;
+    this.#logger = options.logger.child({ actor: 'host' });
+    this.fold = new Fold(options.aggregates);
+    this.writer = new FactWriter({
+      log: options.log,
+      fold: this.fold,
+      logger: this.#logger,
+      hostId: options.hostId,
+      retries: options.appendRetries,
+      retryDelayMs: options.appendRetryDelayMs,
+    });
+    this.writer.onFact((fact) => {
+      const parts = parseEventSubject(fact.subject);
+      if (parts?.aggregate === 'agent') this.#agentSubjects.set(parts.aggregateId, fact.subject);
+    });
+    for (const def of options.commands) {
+      if (!options.handlers[def.type]) throw new Error(`command '${def.type}' has no handler`);
+      if (def.tool && !options.gate) {
+        throw new Error(`command '${def.type}' is a '${def.tool}' tool call but no permission gate is installed`);
+      }
+    }
+  }
+
+  /** Rebuilds state from the log, then starts taking commands. */
+  async start(): Promise<void> {
+    let count = 0;
+    for await (const stored of this.options.log.read()) {
+      this.writer.restore(stored);
+      if (stored.causationId) this.#handledBeforeStart.add(stored.causationId);
+      count++;
+    }
+    this.#logger.info({ facts: count, aggregates: this.fold.size }, 'state restored from the log');
+    this.#subscription = this.options.bus.subscribe(subjectPatterns.allCommands, (msg) => this.#receive(msg));
+    await this.options.bus.flush();
+  }
+
+  /** Appends a fact not caused by a command in flight (timers, pty output, startup). */
+  emit(fact: UnstampedFact, options: StampOptions): Promise<StoredFact> {
+    return this.writer.write(fact, options);
+  }
+
+  /** A fold snapshot by subject, e.g. `skein.evt.main.agent.main`. */
+  state(subject: string): { value: unknown; context: any } | undefined {
+    return this.fold.get(subject);
+  }
+
+  /** sha256 of every aggregate state in canonical form; equals a replay's digest. */
+  digest(): string {
+    return digestOf(this.fold);
+  }
+
+  /** Stops taking commands and waits for those in flight. */
+  async stop(): Promise<void> {
+    this.#subscription?.unsubscribe();
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  #receive(msg: BusMsg): void {
+    const work = this.#handle(msg).catch((err) => this.#logger.error({ err, subject: msg.subject }, 'command handling crashed'));
+    this.#inFlight.add(work);
+    void work.finally(() => this.#inFlight.delete(work));
+  }
+
+  async #handle(msg: BusMsg): Promise<void> {
+    let reply: Uint8Array;
+    try {
+      const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes);
+      const cached = this.#replies.get(command.id);
+      if (cached) {
+        reply = await cached;
+      } else if (this.#handledBeforeStart.has(command.id)) {
+        throw new RuntimeError(
+          ErrorCode.Conflict,
+          `command id '${command.id}' was already handled before this runtime started; its facts are in the log. Send a new id to run it again.`,
+        );
+      } else {
+        const pending = this.#run(command, def);
+        this.#remember(command.id, pending);
+        reply = await pending;
+      }
+    } catch (err) {
+      this.#logger.warn({ err: toErrorInfo(err), subject: msg.subject }, 'command refused');
+      reply = encode({ ok: false, error: toErrorInfo(err) });
+    }
+    if (msg.reply) msg.respond(reply);
+  }
+
+  async #run(command: Command, def: CommandDef): Promise<Uint8Array> {
+    const logger = this.#logger.child({ agentId: command.agentId, event: command.type, commandId: command.id });
+    const emitted: Array<Promise<StoredFact>> = [];
+    let n = 0;
+    const ctx: HandlerContext = {
+      command,
+      def,
+      logger,
+      host: this,
+      emit: (fact) => {
+        const stored = this.writer.write(fact, {
+          agentId: command.agentId,
+          causationId: command.id,
+          id: `${command.id}:${n++}`,
+        });
+        emitted.push(stored);
+        return stored;
+      },
+    };
+    try {
+      if (!this.agentExists(command.agentId)) {
+        throw new RuntimeError(
+          ErrorCode.UnknownAgent,
+          `agent '${command.agentId}' does not exist; spawn it first (agent.spawn on its parent) or check the id with \`skein status\``,
+        );
+      }
+      if (def.tool) await this.options.gate!(ctx);
+      const result = await this.options.handlers[def.type]!(ctx);
+      // The reply waits for every fact the command caused, including ones the handler did not await.
+      await Promise.all(emitted);
+      const checked = def.reply.safeParse(result);
+      if (!checked.success) {
+        logger.error({ err: checked.error.message }, 'handler reply does not match its schema');
+        throw new RuntimeError(ErrorCode.Internal, `the reply to '${def.type}' did not match its schema: ${checked.error.message}`);
+      }
+      logger.debug({ facts: emitted.length }, 'command handled');
+      return encode({ ok: true, ...(checked.data as object) });
+    } catch (err) {
+      await Promise.allSettled(emitted);
+      return encode({ ok: false, error: toErrorInfo(err) });
+    }
+  }
+
+  /** Whether an agent aggregate exists (its facts are under its parent's subjects, so search by id). */
+  agentExists(agentId: string): boolean {
+    return this.agentSubject(agentId) !== undefined;
+  }
+
+  /** The subject of an agent's aggregate, `skein.evt.<parent or self>.agent.<agentId>`. */
+  agentSubject(agentId: string): string | undefined {
+    return this.#agentSubjects.get(agentId);
+  }
+
+  #remember(id: string, reply: Promise<Uint8Array>): void {
+    this.#replies.set(id, reply);
+    if (this.#replies.size > this.options.commandCacheSize) {
+      const oldest = this.#replies.keys().next().value;
+      if (oldest !== undefined) this.#replies.delete(oldest);
+    }
+  }
+}
+
+export function digestOf(fold: Fold): string {
+  return createHash('sha256').update(canonicalJson(fold.states())).digest('hex');
+}
+
+export type { AgentId };

@@ -1,0 +1,103 @@
+/**
+ * @module
+ * Starts and stops a private nats-server on a free loopback port with
+ * JetStream in its own store dir: for `skein up` in private-broker mode and
+ * for tests. Stopped by PID only, never by name.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+export type NatsServerHandle = { url: string; port: number; pid: number; storeDir: string; stop(): Promise<void> };
+
+/** Whether `bin` is runnable (on PATH or a path). */
+export function natsServerAvailable(bin = 'nats-server'): boolean {
+  const probe = spawnSync(bin, ['--version'], { stdio: 'ignore' });
+  return probe.status === 0;
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startNatsServer(options: { storeDir: string; bin?: string; port?: number; readyTimeoutMs?: number }): Promise<NatsServerHandle> {
+  mkdirSync(options.storeDir, { recursive: true });
+  const port = options.port ?? (await freePort());
+  const child = spawn(options.bin ?? 'nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', options.storeDir], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: false,
+  });
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`could not start ${options.bin ?? 'nats-server'}: is it installed (apt-get install -y nats-server)?`);
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`nats-server did not become ready within ${options.readyTimeoutMs ?? 10_000} ms:\n${log.slice(-2000)}`));
+    }, options.readyTimeoutMs ?? 10_000);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      log += chunk.toString('utf8');
+      if (log.includes('Server is ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`nats-server exited with code ${code} before it was ready:\n${log.slice(-2000)}`));
+    });
+  });
+  child.stderr!.resume();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    pid,
+    storeDir: options.storeDir,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Stops a nats-server left running by a runtime that died, if `pid` is still that server with that store. */
+export async function stopStaleNatsServer(pid: number, storeDir: string): Promise<boolean> {
+  let cmdline: string;
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return false;
+  }
+  if (!cmdline.includes('nats-server') || !cmdline.includes(storeDir)) return false;
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    if (!isAlive(pid)) return true;
+  }
+  process.kill(pid, 'SIGKILL');
+  return true;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/\) Z /.test(stat);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * @module
+ * Lets clients (`skein call`, `tail`, programs) reach an embedded runtime,
+ * which has no broker: the runtime serves its in-process bus on a unix
+ * socket in its data dir; `SocketBus` is the client side. Newline-delimited
+ * JSON frames (`decodeFrame`), payloads base64 so any bytes pass through.
+ */
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { existsSync, unlinkSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { NoRespondersError, RequestTimeoutError, toBytes, type Bus, type BusMsg, type Subscription } from './bus.ts';
+import { decodeFrame, type SocketFrame } from './codec.ts';
+import type { EmbeddedBus } from './embedded-bus.ts';
+
+const b64 = (data: Uint8Array | string) => Buffer.from(toBytes(data)).toString('base64');
+const unb64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
+const send = (socket: Socket, frame: SocketFrame) => {
+  if (!socket.destroyed) socket.write(`${JSON.stringify(frame)}\n`);
+};
+
+/** Serves `bus` on the unix socket `path` until `close()`. */
+export async function serveBusOnSocket(bus: EmbeddedBus, path: string): Promise<{ close(): Promise<void> }> {
+  if (existsSync(path)) unlinkSync(path);
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    const subs = new Map<number, Subscription>();
+    const lines = createInterface({ input: socket, crlfDelay: Infinity });
+    lines.on('line', (line) => {
+      let frame: SocketFrame;
+      try {
+        frame = decodeFrame(line);
+      } catch {
+        socket.destroy();
+        return;
+      }
+      switch (frame.op) {
+        case 'sub':
+          subs.set(frame.sid, bus.subscribe(frame.subject, (msg) => send(socket, { op: 'msg', sid: frame.sid, subject: msg.subject, data: b64(msg.data) })));
+          return;
+        case 'unsub':
+          subs.get(frame.sid)?.unsubscribe();
+          subs.delete(frame.sid);
+          return;
+        case 'pub':
+          bus.publish(frame.subject, unb64(frame.data));
+          return;
+        case 'req':
+          bus.request(frame.subject, unb64(frame.data), { timeoutMs: frame.timeoutMs }).then(
+            (data) => send(socket, { op: 'res', rid: frame.rid, data: b64(data) }),
+            (err: Error) =>
+              send(socket, {
+                op: 'err',
+                rid: frame.rid,
+                code: err instanceof NoRespondersError ? 'no_responders' : err instanceof RequestTimeoutError ? 'timeout' : 'failed',
+                message: err.message,
+              }),
+          );
+          return;
+        default:
+          return;
+      }
+    });
+    socket.on('close', () => {
+      for (const sub of subs.values()) sub.unsubscribe();
+      sockets.delete(socket);
+    });
+    socket.on('error', () => socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => resolve());
+  });
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+        if (existsSync(path)) unlinkSync(path);
+      }),
+  };
+}
+
+export class SocketBus implements Bus {
+  readonly kind = 'socket' as const;
+  readonly #socket: Socket;
+  readonly #subs = new Map<number, (msg: BusMsg) => void>();
+  readonly #requests = new Map<number, { resolve: (d: Uint8Array) => void; reject: (e: Error) => void; subject: string; timeoutMs: number }>();
+  #next = 1;
+
+  private constructor(socket: Socket) {
+    this.#socket = socket;
+    const lines = createInterface({ input: socket, crlfDelay: Infinity });
+    lines.on('line', (line) => this.#receive(line));
+    socket.on('close', () => {
+      for (const r of this.#requests.values()) r.reject(new Error('the embedded runtime closed the connection'));
+      this.#requests.clear();
+    });
+  }
+
+  static connect(path: string): Promise<SocketBus> {
+    return new Promise((resolve, reject) => {
+      const socket = createConnection(path);
+      socket.once('connect', () => resolve(new SocketBus(socket)));
+      socket.once('error', (err) => reject(new Error(`cannot reach the embedded runtime at ${path}: ${err.message}; is \`skein up\` running?`)));
+    });
+  }
+
+  #receive(line: string): void {
+    let frame: SocketFrame;
+    try {
+      frame = decodeFrame(line);
+    } catch {
+      return;
+    }
+    if (frame.op === 'msg') {
+      this.#subs.get(frame.sid)?.({ subject: frame.subject, data: unb64(frame.data), respond: () => undefined });
+    } else if (frame.op === 'res' || frame.op === 'err') {
+      const pending = this.#requests.get(frame.rid);
+      if (!pending) return;
+      this.#requests.delete(frame.rid);
+      if (frame.op === 'res') pending.resolve(unb64(frame.data));
+      else if (frame.code === 'no_responders') pending.reject(new NoRespondersError(pending.subject));
+      else if (frame.code === 'timeout') pending.reject(new RequestTimeoutError(pending.subject, pending.timeoutMs));
+      else pending.reject(new Error(frame.message));
+    }
+  }
+
+  publish(subject: string, data: Uint8Array | string): void {
+    send(this.#socket, { op: 'pub', subject, data: b64(data) });
+  }
+
+  subscribe(pattern: string, handler: (msg: BusMsg) => void): Subscription {
+    const sid = this.#next++;
+    this.#subs.set(sid, handler);
+    send(this.#socket, { op: 'sub', sid, subject: pattern });
+    return {
+      unsubscribe: () => {
+        this.#subs.delete(sid);
+        send(this.#socket, { op: 'unsub', sid });
+      },
+    };
+  }
+
+  request(subject: string, data: Uint8Array | string, options: { timeoutMs: number }): Promise<Uint8Array> {
+    const rid = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#requests.set(rid, { resolve, reject, subject, timeoutMs: options.timeoutMs });
+      send(this.#socket, { op: 'req', rid, subject, data: b64(data), timeoutMs: options.timeoutMs });
+    });
+  }
+
+  async flush(): Promise<void> {
+    // Frames are ordered on one socket; a round trip proves the server has read what came before.
+    await this.request('_skein.flush', '', { timeoutMs: 1000 }).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.#socket.end();
+    this.#socket.destroy();
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * @module
+ * Every message skein knows, in one catalogue: the host routes commands by
+ * it, `decode()` validates against it, `skein schema` and docs/protocol.md
+ * are generated from it. A domain adds its arrays here.
+ */
+import type { CommandDef, EventDef } from './message.ts';
+import { agentCommands, agentEvents } from './agent.ts';
+import { runtimeCommands, runtimeEvents } from './runtime.ts';
+
+export const COMMANDS: readonly CommandDef[] = [...runtimeCommands, ...agentCommands];
+export const EVENTS: readonly EventDef[] = [...runtimeEvents, ...agentEvents];
+
+export const commandsByType: ReadonlyMap<string, CommandDef> = indexByType(COMMANDS);
+export const eventsByType: ReadonlyMap<string, EventDef> = indexByType(EVENTS);
+
+function indexByType<T extends { type: string }>(defs: readonly T[]): Map<string, T> {
+  const map = new Map<string, T>();
+  for (const def of defs) {
+    if (map.has(def.type)) throw new Error(`message type '${def.type}' is declared twice`);
+    map.set(def.type, def);
+  }
+  return map;
+}

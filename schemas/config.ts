@@ -1,0 +1,63 @@
+/**
+ * @module
+ * The runtime configuration: one zod schema for the file
+ * (`skein.config.json` or `.skein/config.json`), the environment and the
+ * flags. Unknown keys are errors, so a typo names itself.
+ */
+import { z } from 'zod';
+import { AgentId } from './ids.ts';
+
+export const MODES = ['auto', 'embedded', 'private', 'networked'] as const;
+
+export const LimitsConfig = z
+  .object({
+    maxPayloadBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(1024 * 1024)
+      .describe('Largest command payload accepted, in bytes (default 1 MiB).'),
+    commandCacheSize: z
+      .number()
+      .int()
+      .min(16)
+      .default(10_000)
+      .describe('How many recent command ids are remembered for idempotent replies.'),
+  })
+  .strict();
+
+export const LogConfig = z
+  .object({
+    appendRetries: z.number().int().min(0).max(10).default(3).describe('Retries of a failed append, same msg-id.'),
+    appendRetryDelayMs: z.number().int().min(1).default(100),
+    appendTimeoutMs: z.number().int().min(100).default(5_000),
+    outputMaxBytes: z
+      .number()
+      .int()
+      .min(1024 * 1024)
+      .default(256 * 1024 * 1024)
+      .describe('Retention of terminal output (stream SKEIN_OUTPUT / output.jsonl), in bytes.'),
+    duplicateWindowMs: z.number().int().min(1000).default(120_000),
+  })
+  .strict();
+
+export const Config = z
+  .object({
+    rootAgentId: AgentId.default('main' as AgentId).describe('Id of the root agent `skein up` ensures.'),
+    workspace: z.string().min(1).optional().describe('Root agent workspace; default: the current directory.'),
+    dataDir: z.string().min(1).default('.skein/data').describe('Where logs, the private broker store and runtime.json live.'),
+    mode: z.enum(MODES).default('auto'),
+    natsUrl: z.string().min(1).optional(),
+    natsServerBin: z.string().min(1).default('nats-server'),
+    logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+    limits: LimitsConfig.default(LimitsConfig.parse({})),
+    log: LogConfig.default(LogConfig.parse({})),
+    domains: z
+      .record(z.string(), z.unknown())
+      .default({})
+      .describe('Per-domain settings (terminal, edit, permission, agents); each domain validates its own section.'),
+  })
+  .strict();
+export type Config = z.infer<typeof Config>;
+export type ConfigInput = z.input<typeof Config>;

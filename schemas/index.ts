@@ -1,0 +1,12 @@
+/**
+ * @module
+ * The one barrel: the whole vocabulary every layer shares.
+ */
+export * from './ids.ts';
+export * from './errors.ts';
+export * from './message.ts';
+export * from './subjects.ts';
+export * from './config.ts';
+export * from './catalog.ts';
+export * from './agent.ts';
+export * from './runtime.ts';

@@ -1,0 +1,54 @@
+/**
+ * @module
+ * Starts a real runtime in-process for integration tests, in embedded mode or
+ * against a private nats-server, with a temporary data dir and workspace.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ConfigInput } from '../../schemas/index.ts';
+import { loadConfig } from '../../infra/config.ts';
+import { startRuntime, type Runtime } from '../../infra/runtime.ts';
+import { call } from '../../infra/client.ts';
+import type { Reply } from '../../infra/codec.ts';
+import { memoryLogger } from './log-sink.ts';
+import { tempDir } from './temp-dir.ts';
+
+export type TestRuntime = Runtime & {
+  dir: string;
+  workspace: string;
+  call(type: string, data?: unknown, options?: { agentId?: string; id?: string }): Promise<Reply>;
+  dispose(): Promise<void>;
+};
+
+export async function startTestRuntime(
+  options: { mode: 'embedded' | 'networked'; natsUrl?: string; flags?: Partial<ConfigInput>; dir?: string } = { mode: 'embedded' },
+): Promise<TestRuntime> {
+  const temp = options.dir ? undefined : tempDir('skein-rt-');
+  const dir = options.dir ?? temp!.path;
+  const workspace = join(dir, 'ws');
+  mkdirSync(workspace, { recursive: true });
+  const config = loadConfig({
+    cwd: dir,
+    env: {},
+    flags: {
+      mode: options.mode,
+      dataDir: join(dir, 'data'),
+      workspace,
+      logLevel: 'silent',
+      ...(options.natsUrl ? { natsUrl: options.natsUrl } : {}),
+      ...options.flags,
+    },
+  });
+  const { logger } = memoryLogger('silent');
+  const runtime = await startRuntime(config, logger);
+  return {
+    ...runtime,
+    dir,
+    workspace,
+    call: (type, data = {}, o = {}) => call(runtime.bus, o.agentId ?? 'main', type, data, { timeoutMs: 15_000, ...(o.id ? { id: o.id } : {}) }),
+    async dispose() {
+      await runtime.stop();
+      temp?.dispose();
+    },
+  };
+}
