@@ -1,0 +1,67 @@
+/**
+ * @module
+ * Runs the real `skein` executable as a child process, as a user would.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const SKEIN_BIN = fileURLToPath(new URL('../../infra/cli/skein.mjs', import.meta.url));
+
+/** The environment without SKEIN_* from the developer's shell, so tests see only what they set. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SKEIN_')));
+  return { ...env, ...extra };
+}
+
+export type CliResult = { code: number; stdout: string; stderr: string };
+
+export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [SKEIN_BIN, ...args],
+      { cwd: options.cwd, env: options.env ?? cleanEnv(), timeout: options.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+}
+
+export type LongRunning = {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exited: Promise<number | null>;
+};
+
+export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): LongRunning {
+  const child = spawn(process.execPath, [SKEIN_BIN, ...args], { cwd: options.cwd, env: options.env ?? cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitFor: (pattern, timeoutMs = 20_000) =>
+      new Promise((resolve, reject) => {
+        const started = Date.now();
+        const poll = () => {
+          const m = out.match(pattern);
+          if (m) return resolve(m);
+          if (child.exitCode !== null || Date.now() - started > timeoutMs) {
+            return reject(new Error(`no ${pattern} in output (exit ${child.exitCode}).\nstdout: ${out}\nstderr: ${err}`));
+          }
+          setTimeout(poll, 25);
+        };
+        poll();
+      }),
+  };
+}
