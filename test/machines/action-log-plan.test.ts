@@ -261,4 +261,30 @@ describe('action-log planning: reject and undo', () => {
       { seed, numRuns: 200 },
     );
   });
+
+  it(`for random edit sequences by agents of a 3-level tree, reject-all at the root restores base and undo restores every agent version (seed ${seed})`, () => {
+    const editsArb = fc.array(fc.record({ who: fc.constantFrom('root', 'mid', 'leaf'), file: fc.constantFrom('/w/f.txt', '/w/g.txt'), pair: editedPairArb }), {
+      minLength: 1,
+      maxLength: 5,
+    });
+    fc.assert(
+      fc.property(editedPairArb, editsArb, ({ base }, edits) => {
+        const w = new PlanWorld();
+        w.chain('root', 'mid', 'leaf');
+        w.disk['/w/f.txt'] = base;
+        for (const e of edits) w.write(e.who, e.file, e.pair.current);
+        const final = { ...w.disk };
+        const reply = w.reject('root').reply;
+        expect(reply.conflicts).toEqual([]);
+        expect(w.disk['/w/f.txt']).toBe(base);
+        expect(w.disk['/w/g.txt'] ?? null).toBeNull();
+        for (const id of ['root', 'mid', 'leaf']) expect(w.summary(id)).toEqual({});
+        if (!reply.undoAvailable) return;
+        const undo = w.undoReject('root').reply;
+        expect(undo.conflicts).toEqual([]);
+        expect(w.disk['/w/f.txt']).toBe(final['/w/f.txt']);
+      }),
+      { seed, numRuns: 150 },
+    );
+  });
 });
