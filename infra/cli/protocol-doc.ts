@@ -1,0 +1,85 @@
+/**
+ * @module
+ * Renders docs/protocol.md from the message catalogue: the subject grammar,
+ * the envelopes, and every command (data, reply) and fact (data) as JSON
+ * Schema. `npm run docs` writes it; a test fails when it is stale.
+ */
+import { protocolSchema } from './schema.ts';
+
+const HEADER = `# skein protocol
+
+Generated from \`schemas/\` by \`npm run docs\` (the same JSON Schemas \`skein schema\` prints).
+Do not edit by hand: a test compares this file with the generator.
+
+## Subjects
+
+\`\`\`
+skein.cmd.<agentId>.<command type>             request/reply; one handler; may be refused
+skein.evt.<agentId>.<aggregate>.<aggregateId>  facts; stream SKEIN_EVENTS (file storage, deny_delete, 2 min dedupe window)
+skein.out.<agentId>.<terminalId>               terminal output chunks; stream SKEIN_OUTPUT (size-limited)
+\`\`\`
+
+- Every id is a token: 1-64 characters from \`[A-Za-z0-9_-]\`, so \`*\` and \`>\` line up with ids.
+- \`<command type>\` is the command's type verbatim: \`agent.spawn\` on agent \`main\` is \`skein.cmd.main.agent.spawn\`.
+- One subject per aggregate: the host appends with \`expect.lastSubjectSequence\` (one writer per aggregate);
+  the stream gives the total order. A fact's \`agentId\` is the agent whose subjects carry it. An agent's own
+  lifecycle facts travel under its **parent's** id (the root's under its own), so a parent watching
+  \`skein.evt.<self>.>\` sees its children.
+- Watch everything: \`nats sub 'skein.evt.>'\` (or \`skein tail\`).
+
+## Sending a command
+
+Request on \`skein.cmd.<agentId>.<type>\` with a JSON body; only \`data\` is needed:
+
+\`\`\`json
+{ "id": "optional-command-id", "data": { "label": "helper" } }
+\`\`\`
+
+\`type\` and \`agentId\` come from the subject; when the body has them they must agree (else
+\`invalid_message\` / \`agent_mismatch\`). A repeated \`id\` gets the same reply and appends nothing twice.
+The reply is \`{ "ok": true, ...fields }\` or \`{ "ok": false, "error": { "code", "message", "retryable" } }\`,
+sent only after every fact the command caused is durably in the log.
+
+Error codes: \`invalid_json\`, \`invalid_message\` (names the field path), \`invalid_subject\`, \`unknown_command\`,
+\`unknown_agent\`, \`agent_mismatch\`, \`payload_too_large\`, \`not_found\`, \`conflict\`, \`invalid_state\`,
+\`limit_exceeded\`, \`permission_denied\`, \`append_failed\` (retryable), \`unavailable\`, \`timeout\`, \`internal\`.
+
+## Log and export format
+
+The embedded log (\`<data>/events.jsonl\`) and \`skein replay --export\` write one line per fact:
+\`{ "seq": 1, "subject": "skein.evt.main.agent.main", "fact": { "id", "type", "at", "agentId", "causationId", "data" } }\`.
+`;
+
+export function renderProtocolDoc(): string {
+  const schema = protocolSchema() as {
+    envelopes: Record<string, unknown>;
+    commands: Record<string, { summary: string; tool?: string; data: unknown; reply: unknown }>;
+    events: Record<string, { summary: string; aggregate: string; stream: string; data: unknown }>;
+  };
+  const block = (value: unknown) => `\`\`\`json\n${JSON.stringify(strip(value), null, 2)}\n\`\`\``;
+  const out = [HEADER];
+  out.push('## Envelopes\n');
+  for (const [name, value] of Object.entries(schema.envelopes)) out.push(`### ${name}\n\n${block(value)}\n`);
+  out.push('## Commands\n');
+  out.push('| type | summary |\n|---|---|');
+  for (const [type, c] of Object.entries(schema.commands)) out.push(`| \`${type}\` | ${c.summary}${c.tool ? ` (tool \`${c.tool}\`: passes the permission gate)` : ''} |`);
+  out.push('');
+  for (const [type, c] of Object.entries(schema.commands)) {
+    out.push(`### \`${type}\`\n\n${c.summary}\n\ndata:\n\n${block(c.data)}\n\nreply fields (besides \`ok: true\`):\n\n${block(c.reply)}\n`);
+  }
+  out.push('## Facts\n');
+  out.push('| type | aggregate | stream | summary |\n|---|---|---|---|');
+  for (const [type, e] of Object.entries(schema.events)) out.push(`| \`${type}\` | ${e.aggregate} | ${e.stream} | ${e.summary} |`);
+  out.push('');
+  for (const [type, e] of Object.entries(schema.events)) out.push(`### \`${type}\`\n\n${e.summary}\n\ndata:\n\n${block(e.data)}\n`);
+  return `${out.join('\n').trimEnd()}\n`;
+}
+
+/** Drops `$schema` keys: noise repeated in every block. */
+function strip(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(strip);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([k]) => k !== '$schema').map(([k, v]) => [k, strip(v)]));
+  }
+  return value;
+}
