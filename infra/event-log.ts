@@ -31,6 +31,11 @@ export type ReadOptions = {
   untilSeq?: number;
   /** A subject or NATS wildcard pattern. */
   subject?: string;
+  /**
+   * Called for a stored message that does not decode as a fact (someone else published junk on
+   * `skein.evt.>`); the message is skipped, never folded. Default: skipped silently.
+   */
+  onInvalid?: (seq: number, subject: string, error: Error) => void;
 };
 
 export interface EventLog {

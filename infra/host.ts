@@ -98,7 +98,9 @@ export class Host {
   /** Rebuilds state from the log, then starts taking commands. */
   async start(): Promise<void> {
     let count = 0;
-    for await (const stored of this.options.log.read()) {
+    const onInvalid = (seq: number, subject: string, err: Error) =>
+      this.#logger.warn({ seq, subject, err: err.message }, 'skipped a stored message that is not a valid fact');
+    for await (const stored of this.options.log.read({ onInvalid })) {
       this.writer.restore(stored);
       if (stored.causationId) this.#handledBeforeStart.add(stored.causationId);
       count++;

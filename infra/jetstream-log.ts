@@ -99,8 +99,13 @@ export class JetStreamLog implements EventLog {
     try {
       for await (const m of messages) {
         if (m.seq > until) break;
-        const fact = decodeFact(m.subject, m.data);
-        yield { ...fact, seq: m.seq, subject: m.subject };
+        let fact: ReturnType<typeof decodeFact> | undefined;
+        try {
+          fact = decodeFact(m.subject, m.data);
+        } catch (err) {
+          options.onInvalid?.(m.seq, m.subject, err as Error);
+        }
+        if (fact) yield { ...fact, seq: m.seq, subject: m.subject };
         if (m.seq >= until || m.info.pending === 0) break;
       }
     } finally {

@@ -211,9 +211,10 @@ export async function* readJsonlFile(path: string, options: ReadOptions = {}): A
     try {
       fact = decodeLogLine(path, line);
     } catch (err) {
-      // Only the last line can be torn (no newline yet); anything else is corruption and must be said.
+      // Only the last line can be torn (no newline yet); anything else is reported and skipped.
       if (!line.endsWith('}')) break;
-      throw err;
+      options.onInvalid?.(0, path, err as Error);
+      continue;
     }
     if (fact.seq < from) continue;
     if (fact.seq > until) break;

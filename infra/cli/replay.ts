@@ -76,9 +76,12 @@ async function openSource(opts: ReplayOptions, untilSeq: number | undefined): Pr
   return natsSource(server.url, range, () => server.stop());
 }
 
+const onInvalid = (seq: number, subject: string, err: Error) =>
+  process.stderr.write(`skein replay: skipped message ${seq} on ${subject}: ${err.message}\n`);
+
 function fileSource(path: string, range: { untilSeq?: number }): Source {
   return {
-    facts: readJsonlFile(path, range),
+    facts: readJsonlFile(path, { ...range, onInvalid }),
     total: async () => {
       let last = 0;
       for await (const fact of readJsonlFile(path, range)) last = fact.seq;
@@ -92,7 +95,7 @@ async function natsSource(url: string, range: { untilSeq?: number }, stopServer:
   const bus = await NatsBus.connect(url, 'skein-replay');
   const log: EventLog = await JetStreamLog.open(bus.nc);
   return {
-    facts: log.read(range),
+    facts: log.read({ ...range, onInvalid }),
     total: () => log.lastSeq(),
     close: async () => {
       await bus.close();

@@ -48,3 +48,22 @@ describe('Fold', () => {
     expect(canonicalJson(a.states())).toBe(canonicalJson(b.states()));
   });
 });
+
+describe('Fold fast path', () => {
+  it('equals folding with xstate transition() for every prefix of a fact sequence', async () => {
+    const { initialTransition, transition } = await import('xstate');
+    const facts = [spawned('a', null), spawned('a', 'x'), { type: 'agent.unknown', data: {} }, spawned('b', 'a')];
+    const fold = new Fold([agentAggregateDef]);
+    let reference = initialTransition(agentAggregateDef.machine)[0];
+    for (const fact of facts) {
+      fold.apply('k', 'agent', fact);
+      reference = transition(agentAggregateDef.machine, reference, fact)[0];
+      const mine = fold.get('k')!;
+      expect({ value: mine.value, context: mine.context, status: mine.status }).toEqual({
+        value: reference.value,
+        context: reference.context,
+        status: reference.status,
+      });
+    }
+  });
+});

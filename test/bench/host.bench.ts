@@ -1,0 +1,159 @@
+/**
+ * @module
+ * Foundation benchmarks, each against a raw nats.js baseline in the same run:
+ * appends through the host's FactWriter vs raw JetStream publishes with the
+ * same number in flight; replay fold vs a raw ordered-consumer read; a no-op
+ * command round trip vs raw request/reply.
+ */
+import { randomUUID } from 'node:crypto';
+import { jetstream } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { AGGREGATES } from '../../infra/domains.ts';
+import { encode } from '../../infra/codec.ts';
+import { call } from '../../infra/client.ts';
+import { JetStreamLog } from '../../infra/jetstream-log.ts';
+import { replay } from '../../infra/replay.ts';
+import { startTestNats } from '../support/nats-server.ts';
+import { startTestRuntime } from '../support/runtime.ts';
+import { percentile, type Bench, type BenchResult } from './types.ts';
+
+const IN_FLIGHT = 64;
+const APPENDS = 6_400;
+const REPLAY_FACTS = 100_000;
+const ROUND_TRIPS = 2_000;
+
+function spawnedData(i: number) {
+  return { agentId: `a${i}`, parentId: 'main', label: `agent ${i}`, workspace: '/tmp/ws', depth: 1 };
+}
+
+/** Runs `total` tasks keeping `width` in flight; returns elapsed ms. */
+async function pool(total: number, width: number, task: (i: number) => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < total) await task(next++);
+    }),
+  );
+  return performance.now() - t0;
+}
+
+export const bench: Bench = {
+  name: 'host (foundation)',
+  async run() {
+    const results: BenchResult[] = [];
+    const nats = await startTestNats();
+    const rt = await startTestRuntime({ mode: 'networked', natsUrl: nats.url });
+    const nc = await connect({ servers: nats.url });
+    const js = jetstream(nc);
+    try {
+      // 1. Appends: the host's writer (stamp, validate, per-subject OCC, fold) vs raw publish, 64 in flight,
+      // over the same 64 subjects. Rounds alternate and the median is kept: the VM is noisy.
+      const rawRates: number[] = [];
+      const hostRates: number[] = [];
+      for (let round = 0; round < 3; round++) {
+        const rawMs = await pool(APPENDS, IN_FLIGHT, (i) =>
+          js.publish(
+            `skein.evt.main.agent.raw${i % IN_FLIGHT}`,
+            encode({ id: randomUUID(), type: 'agent.spawned', at: new Date().toISOString(), agentId: 'main', data: spawnedData(i) }),
+            { msgID: randomUUID() },
+          ),
+        );
+        rawRates.push(APPENDS / (rawMs / 1000));
+        const hostMs = await pool(APPENDS, IN_FLIGHT, (i) =>
+          rt.host.emit({ type: 'agent.spawned', data: { ...spawnedData(i), agentId: `h${i % IN_FLIGHT}` } }, { agentId: 'main' as never }),
+        );
+        hostRates.push(APPENDS / (hostMs / 1000));
+      }
+      const rawRate = percentile(rawRates, 50);
+      const hostRate = percentile(hostRates, 50);
+      results.push({
+        name: `event append through the host (${IN_FLIGHT} in flight, ${IN_FLIGHT} aggregates, median of 3)`,
+        value: hostRate,
+        unit: 'facts/s',
+        baseline: rawRate,
+        ratio: hostRate / rawRate,
+        target: '≥ 0.7×',
+        met: hostRate / rawRate >= 0.7,
+      });
+
+      // 2. Replay: 100k facts folded vs read raw with an ordered consumer.
+      const existing = await rt.log.lastSeq();
+      await pool(REPLAY_FACTS - existing, 256, (i) =>
+        js.publish(
+          `skein.evt.main.agent.r${i % 1000}`,
+          encode({ id: randomUUID(), type: 'agent.spawned', at: new Date().toISOString(), agentId: 'main', data: spawnedData(i) }),
+        ),
+      );
+      const log = await JetStreamLog.open(nc);
+      const total = await log.lastSeq();
+      const rawReadRates: number[] = [];
+      const foldRates: number[] = [];
+      for (let round = 0; round < 3; round++) {
+        let t0 = performance.now();
+        let count = 0;
+        const consumer = await js.consumers.get('SKEIN_EVENTS', { deliver_policy: 'all' });
+        const messages = await consumer.consume({ max_messages: 1024 });
+        for await (const m of messages) {
+          count += m.data.length > 0 ? 1 : 0;
+          if (m.info.pending === 0) break;
+        }
+        messages.stop();
+        rawReadRates.push(count / ((performance.now() - t0) / 1000));
+        t0 = performance.now();
+        const folded = await replay(log.read(), AGGREGATES);
+        foldRates.push(folded.facts / ((performance.now() - t0) / 1000));
+      }
+      const rawReadRate = percentile(rawReadRates, 50);
+      const foldRate = percentile(foldRates, 50);
+      results.push({
+        name: `replay fold of ${total} facts (decode + zod + transition + digest, median of 3)`,
+        value: foldRate,
+        unit: 'facts/s',
+        baseline: rawReadRate,
+        ratio: foldRate / rawReadRate,
+        target: '≥ 0.6×',
+        met: foldRate / rawReadRate >= 0.6,
+      });
+
+      // 3. No-op command round trip over NATS vs raw request/reply.
+      nc.subscribe('bench.echo', {
+        callback: (_e, m) => {
+          m.respond(m.data);
+        },
+      });
+      await nc.flush();
+      const client = await connect({ servers: nats.url });
+      const raw: number[] = [];
+      const viaHost: number[] = [];
+      const body = encode({ data: {} });
+      for (let i = 0; i < ROUND_TRIPS; i++) {
+        let s = performance.now();
+        await client.request('bench.echo', body, { timeout: 5000 });
+        raw.push(performance.now() - s);
+        s = performance.now();
+        await client.request('skein.cmd.main.runtime.ping', body, { timeout: 5000 });
+        viaHost.push(performance.now() - s);
+      }
+      await client.close();
+      const rawP50 = percentile(raw, 50);
+      const hostP50 = percentile(viaHost, 50);
+      results.push({
+        name: 'no-op command round trip (runtime.ping) p50',
+        value: hostP50 * 1000,
+        unit: 'µs',
+        baseline: rawP50 * 1000,
+        ratio: hostP50 / rawP50,
+        target: '≤ 1.5× (latency ratio, lower is better)',
+        met: hostP50 / rawP50 <= 1.5,
+        note: `p99 ${(percentile(viaHost, 99) * 1000).toFixed(0)} µs vs raw ${(percentile(raw, 99) * 1000).toFixed(0)} µs`,
+      });
+      void call;
+    } finally {
+      await nc.close();
+      await rt.dispose();
+      await nats.dispose();
+    }
+    return results;
+  },
+};
