@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, Fold } from '../../machines/projection.ts';
-import { agentAggregateDef } from '../../machines/agent.ts';
+import { agentAggregateDef, type AgentFact } from '../../machines/agent.ts';
 
-const spawned = (agentId: string, parentId: string | null) => ({
-  type: 'agent.spawned',
-  data: { agentId, parentId, label: agentId, workspace: '/w', depth: parentId ? 1 : 0 },
-});
+const spawned = (agentId: string, parentId: string | null): AgentFact =>
+  ({
+    type: 'agent.spawned',
+    data: { agentId, parentId, label: agentId, workspace: '/w', depth: parentId ? 1 : 0 },
+  }) as unknown as AgentFact;
 
 describe('canonicalJson', () => {
   it('sorts keys at every level and drops undefined', () => {
@@ -52,7 +53,7 @@ describe('Fold', () => {
 describe('Fold fast path', () => {
   it('equals folding with xstate transition() for every prefix of a fact sequence', async () => {
     const { initialTransition, transition } = await import('xstate');
-    const facts = [spawned('a', null), spawned('a', 'x'), { type: 'agent.unknown', data: {} }, spawned('b', 'a')];
+    const facts = [spawned('a', null), spawned('a', 'x'), { type: 'agent.unknown', data: {} } as unknown as AgentFact, spawned('b', 'a')];
     const fold = new Fold([agentAggregateDef]);
     let reference = initialTransition(agentAggregateDef.machine)[0];
     for (const fact of facts) {
