@@ -33,7 +33,7 @@ describe.each(MODES)('host (%s)', (mode) => {
   it('spawns a child and a grandchild; agent.get folds their facts', async () => {
     const child = await rt.call('agent.spawn', { label: 'a' });
     expect(child).toMatchObject({ ok: true, parentId: 'main', workspace: rt.workspace });
-    const childId = (child as { agentId: string }).agentId;
+    const childId = (child as unknown as { agentId: string }).agentId;
     const grandchild = await rt.call('agent.spawn', { label: 'b' }, { agentId: childId });
     expect(grandchild).toMatchObject({ ok: true, parentId: childId });
     const got = await rt.call('agent.get', {}, { agentId: childId });
@@ -44,13 +44,13 @@ describe.each(MODES)('host (%s)', (mode) => {
       label: 'a',
       workspace: rt.workspace,
       status: 'running',
-      children: [(grandchild as { agentId: string }).agentId],
+      children: [(grandchild as unknown as { agentId: string }).agentId],
     });
   });
 
   it('replies only after the fact is in the log: a replay right after the reply sees it', async () => {
     const reply = await rt.call('agent.spawn', { label: 'durable' });
-    const agentId = (reply as { agentId: string }).agentId;
+    const agentId = (reply as unknown as { agentId: string }).agentId;
     const seen: string[] = [];
     await replay(rt.log.read(), AGGREGATES, { onFact: (f) => seen.push((f.data as { agentId?: string }).agentId ?? '') });
     expect(seen).toContain(agentId);
@@ -120,7 +120,7 @@ describe.each(MODES)('host (%s)', (mode) => {
     const reply = await rt.call('agent.spawn', { label: 'watched' });
     const msg = await got;
     await nc.close();
-    const agentId = (reply as { agentId: string }).agentId;
+    const agentId = (reply as unknown as { agentId: string }).agentId;
     expect(msg?.subject).toBe(subjectFor({ kind: 'evt', agentId: 'main', aggregate: 'agent', aggregateId: agentId }));
     expect(msg?.body).toMatchObject({ type: 'agent.spawned', agentId: 'main', data: { agentId, parentId: 'main', label: 'watched' } });
     expect(typeof msg?.body['id']).toBe('string');
