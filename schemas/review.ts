@@ -1,0 +1,233 @@
+/**
+ * @module
+ * Action logs and review. Every file an agent (or one of its descendants)
+ * created, modified or deleted since the last review is an entry of the
+ * agent's action log: a base (what reject restores, by content hash) and the
+ * current content the agents produced. All facts belong to the aggregate
+ * `action-log` whose id is the OWNING agent (the log), so one change of a
+ * grandchild is recorded three times (grandchild, child, root) with the same
+ * `changeId` and the originating `agentId`: a parent subscribed to its own
+ * subjects sees its whole subtree's changes.
+ *
+ * Entries travel whole in every fact (`entry`, null = no longer tracked), so
+ * folding is a plain "set": the pure planning in `machines/action-log-plan.ts`
+ * decides, the fold only stores.
+ */
+import { z } from 'zod';
+import { AgentId, EditId, TerminalId } from './ids.ts';
+import { defineCommand, defineEvent } from './message.ts';
+
+export const ContentHash = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, 'expected a sha256 hex digest')
+  .describe('sha256 of the UTF-8 content, hex; the key in the content-addressed blob store.');
+
+export const FileStatus = z.enum(['created', 'modified', 'deleted']).describe('What the agents did to the file since its base.');
+export type FileStatus = z.infer<typeof FileStatus>;
+
+export const ChangeSource = z
+  .object({
+    kind: z.enum(['edit', 'write', 'shell']),
+    editId: EditId.optional(),
+    command: z.string().max(4096).optional().describe('The shell command whose side effect this was.'),
+    terminalId: TerminalId.optional(),
+  })
+  .strict();
+export type ChangeSource = z.infer<typeof ChangeSource>;
+
+/** One tracked file of one log. `baseHash` null: the file did not exist at base; `currentHash` null: deleted. */
+export const LogEntry = z
+  .object({
+    status: FileStatus,
+    baseHash: ContentHash.nullable(),
+    currentHash: ContentHash.nullable(),
+    agents: z.array(AgentId).describe('Agents (this one or descendants) whose changes make up the entry, first first.'),
+  })
+  .strict();
+export type LogEntry = z.infer<typeof LogEntry>;
+
+const AbsPath = z.string().min(1).max(4096).describe('Absolute path of the file.');
+const FileUpdate = z.object({ path: AbsPath, entry: LogEntry.nullable() }).strict();
+export type FileUpdate = z.infer<typeof FileUpdate>;
+
+export const Hunk = z
+  .object({
+    id: z.string().describe('Stable id: a hash of the path and the hunk lines (suffix -N for repeats).'),
+    oldStart: z.number().int(),
+    oldLines: z.number().int(),
+    newStart: z.number().int(),
+    newLines: z.number().int(),
+    lines: z.array(z.string()),
+  })
+  .strict();
+export type Hunk = z.infer<typeof Hunk>;
+
+const Conflict = z
+  .object({ path: AbsPath, hunkIds: z.array(z.string()), reason: z.string() })
+  .strict();
+export type ReviewConflict = z.infer<typeof Conflict>;
+const Kept = z.object({ path: AbsPath, reason: z.string() }).strict();
+
+/** What the last reject-all of a log did, so `review.undo-reject` can re-apply it. */
+export const RejectUndo = z
+  .object({
+    files: z.array(
+      z
+        .object({
+          path: AbsPath,
+          beforeHash: ContentHash.nullable().describe('Disk content before the reject.'),
+          afterHash: ContentHash.nullable().describe('Disk content the reject left.'),
+          createdDeleted: z.boolean().describe('A created file the reject deleted: not re-created by undo.'),
+        })
+        .strict(),
+    ),
+    entries: z
+      .record(z.string(), z.record(z.string(), LogEntry.nullable()))
+      .describe('Per log id, per path: the entry before the reject (null = untracked).'),
+  })
+  .strict();
+export type RejectUndo = z.infer<typeof RejectUndo>;
+
+const Selection = z
+  .object({
+    paths: z.array(AbsPath).min(1).optional().describe('Files to act on (absolute, as review.list shows them); all when missing.'),
+    hunkIds: z.array(z.string().min(1)).min(1).optional().describe('Hunks to act on, from review.list.'),
+  })
+  .strict();
+
+export const FileReview = z
+  .object({
+    path: AbsPath,
+    status: FileStatus,
+    agents: z.array(AgentId),
+    baseHash: ContentHash.nullable(),
+    currentHash: ContentHash.nullable(),
+    diff: z.string().describe('Unified diff (jsdiff, 3 lines of context) from base to current.'),
+    hunks: z.array(Hunk),
+  })
+  .strict();
+export type FileReview = z.infer<typeof FileReview>;
+
+export const ReviewList = defineCommand('review.list', {
+  summary: "List the files in an agent's action log (its own and its descendants' changes) with diffs and hunk ids.",
+  data: z
+    .object({
+      agentId: AgentId.optional().describe('Whose log; the agent in the subject when missing.'),
+      includeDescendants: z
+        .boolean()
+        .optional()
+        .describe('Default true. false: only files the agent itself changed (the diff still shows every change since base).'),
+    })
+    .strict(),
+  reply: z.object({ agentId: AgentId, files: z.array(FileReview), undoAvailable: z.boolean() }),
+});
+
+export const ReviewAccept = defineCommand('review.accept', {
+  summary: 'Accept changes (all when no paths/hunkIds): the base moves forward; descendants follow.',
+  data: Selection,
+  reply: z.object({ accepted: z.array(z.object({ path: AbsPath, hunkIds: z.array(z.string()), remaining: z.number().int() })) }),
+});
+
+const RejectOutcome = z.object({
+  restored: z.array(AbsPath),
+  deleted: z.array(AbsPath),
+  kept: z.array(Kept),
+  conflicts: z.array(Conflict),
+});
+
+export const ReviewReject = defineCommand('review.reject', {
+  summary: "Reject changes (all when no paths/hunkIds): reverse the agents' hunks on disk; conflicts are left alone and reported.",
+  data: Selection,
+  reply: RejectOutcome.extend({ undoAvailable: z.boolean() }),
+});
+
+export const ReviewUndoReject = defineCommand('review.undo-reject', {
+  summary: 'Re-apply what the last reject-all removed (created files it deleted cannot be re-created).',
+  data: z.object({}).strict(),
+  reply: z.object({ reapplied: z.array(AbsPath), conflicts: z.array(Conflict), notRestorable: z.array(Kept) }),
+});
+
+export const ActionLogChangeRecorded = defineEvent('action-log.change.recorded', {
+  summary: "A file change by `agentId` (the originator) was recorded in `logAgentId`'s action log.",
+  aggregate: 'action-log',
+  aggregateId: (d) => d.logAgentId,
+  data: z
+    .object({
+      logAgentId: AgentId.describe('The log this record belongs to: the originator or one of its ancestors.'),
+      agentId: AgentId.describe('The agent that made the change.'),
+      lineage: z.array(AgentId).describe("The originator's ancestors, nearest first."),
+      changeId: z.string().describe('Same for every log the change is recorded in.'),
+      path: AbsPath,
+      status: FileStatus.nullable().describe("The file's status in this log after the change; null: no net change, untracked."),
+      beforeHash: ContentHash.nullable().describe('Content the change was applied to (null: file absent).'),
+      baseHash: ContentHash.nullable().describe("This log's base after the change."),
+      resultHash: ContentHash.nullable().describe('Content after the change (null: deleted).'),
+      entry: LogEntry.nullable(),
+      source: ChangeSource,
+    })
+    .strict(),
+  describe: (d) => `${d.logAgentId} ${d.status ?? 'unchanged'} ${d.path} by ${d.agentId} (${d.source.kind})`,
+});
+
+export const ReviewAccepted = defineEvent('review.accepted', {
+  summary: "Changes were accepted in `agentId`'s log (by itself or by an ancestor `by`).",
+  aggregate: 'action-log',
+  aggregateId: (d) => d.agentId,
+  data: z
+    .object({
+      agentId: AgentId,
+      by: AgentId,
+      files: z.array(FileUpdate.extend({ hunkIds: z.array(z.string()) })),
+    })
+    .strict(),
+  describe: (d) => `${d.agentId} accepted ${d.files.length} file(s)${d.by === d.agentId ? '' : ` (by ${d.by})`}`,
+});
+
+export const ReviewRejected = defineEvent('review.rejected', {
+  summary: "Changes of `agentId`'s log were rejected on disk.",
+  aggregate: 'action-log',
+  aggregateId: (d) => d.agentId,
+  data: RejectOutcome.extend({
+    agentId: AgentId,
+    files: z.array(FileUpdate),
+    undo: RejectUndo.nullable().describe('Set by a reject-all: what undo-reject re-applies.'),
+  }).strict(),
+  describe: (d) =>
+    `${d.agentId} rejected: ${d.restored.length} restored, ${d.deleted.length} deleted, ${d.kept.length} kept, ${d.conflicts.length} conflict(s)`,
+});
+
+export const ReviewRejectUndone = defineEvent('review.reject-undone', {
+  summary: "The last reject-all of `agentId`'s log was re-applied.",
+  aggregate: 'action-log',
+  aggregateId: (d) => d.agentId,
+  data: z
+    .object({
+      agentId: AgentId,
+      files: z.array(FileUpdate),
+      reapplied: z.array(AbsPath),
+      conflicts: z.array(Conflict),
+      notRestorable: z.array(Kept),
+    })
+    .strict(),
+  describe: (d) => `${d.agentId} undid reject: ${d.reapplied.length} re-applied, ${d.conflicts.length} conflict(s)`,
+});
+
+export const ActionLogFilesUpdated = defineEvent('action-log.files.updated', {
+  summary:
+    "Files tracked by `agentId`'s log changed because of another agent `by`: its reject or undo-reject, or its change (an outside edit for this log, folded into base and current).",
+  aggregate: 'action-log',
+  aggregateId: (d) => d.agentId,
+  data: z
+    .object({ agentId: AgentId, by: AgentId, cause: z.enum(['reject', 'undo-reject', 'change']), files: z.array(FileUpdate) })
+    .strict(),
+  describe: (d) => `${d.agentId}: ${d.files.length} file(s) updated by ${d.cause} in ${d.by}`,
+});
+
+export const reviewCommands = [ReviewList, ReviewAccept, ReviewReject, ReviewUndoReject];
+export const reviewEvents = [
+  ActionLogChangeRecorded,
+  ReviewAccepted,
+  ReviewRejected,
+  ReviewRejectUndone,
+  ActionLogFilesUpdated,
+];
