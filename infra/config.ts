@@ -73,3 +73,24 @@ export function loadConfig(options: { cwd?: string; flags?: Partial<ConfigInput>
     configFile: file,
   };
 }
+
+/** Domain sections of the config (`domains.<name>`): each validated by its domain's schema. */
+export const DOMAIN_SECTIONS = ['agents', 'terminal', 'edit', 'permission', 'review'] as const;
+
+/**
+ * Parses `domains.<name>` with the domain's schema; errors name the key
+ * (`domains.terminal.maxPerAgent`) and say where it came from.
+ */
+export function domainConfig<T>(config: LoadedConfig, name: (typeof DOMAIN_SECTIONS)[number], schema: import('zod').ZodType<T>): T {
+  for (const key of Object.keys(config.domains)) {
+    if (!(DOMAIN_SECTIONS as readonly string[]).includes(key)) {
+      throw new ConfigError(`config key 'domains.${key}' is not a domain; use one of ${DOMAIN_SECTIONS.join(', ')}`);
+    }
+  }
+  const parsed = schema.safeParse(config.domains[name] ?? {});
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `config key 'domains.${[name, ...i.path.map(String)].join('.')}' (from ${config.configFile ?? 'defaults'}): ${i.message}`);
+    throw new ConfigError(`${problems.join('; ')}. Fix the value or remove the key.`);
+  }
+  return parsed.data;
+}

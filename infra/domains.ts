@@ -1,9 +1,94 @@
 /**
  * @module
- * Every domain's aggregate machines, in one list: the live host and replay
- * fold with the same set, so their digests can be compared.
+ * Every domain, assembled for one host: the aggregate machines (the live host
+ * and replay fold with the same list, so their digests can be compared), the
+ * command handlers, the permission gate, and the hooks between domains
+ * (a cancelled agent's terminals closed, an edit recorded in the action log…).
  */
+import { AgentsConfig, ErrorCode, RuntimeError, type AgentId } from '../schemas/index.ts';
+import { Policy } from '../schemas/policy.ts';
+import { permissionAggregateDef } from '../machines/permission-aggregate.ts';
+import { policyAggregateDef } from '../machines/policy-aggregate.ts';
 import { agentAggregateDef } from '../machines/agent.ts';
+import { actionLogAggregateDef } from '../machines/action-log.ts';
 import type { AggregateDef } from '../machines/projection.ts';
+import { AgentService } from '../actors/agent.ts';
+import { domainConfig } from './config.ts';
+import type { LoadedConfig } from './config.ts';
+import type { CommandHandler, Gate, Host } from './host.ts';
+import type { Logger } from './log.ts';
+import { formatIssues } from './codec.ts';
+import type { Bus } from './bus.ts';
+import { wirePermission } from './wiring/permission.ts';
+import { wireReview } from './wiring/review.ts';
 
-export const AGGREGATES: readonly AggregateDef[] = [agentAggregateDef];
+export const AGGREGATES: readonly AggregateDef[] = [agentAggregateDef, actionLogAggregateDef, permissionAggregateDef, policyAggregateDef];
+
+export type DomainDeps = {
+  host: () => Host;
+  bus: Bus;
+  config: LoadedConfig;
+  logger: Logger;
+  mode: 'embedded' | 'private' | 'networked';
+  /** How workers reach this runtime. */
+  connect: { natsUrl?: string | undefined; dataDir: string };
+};
+
+export type Domains = {
+  handlers: Record<string, CommandHandler>;
+  gate: Gate | undefined;
+  agents: AgentService;
+  /** Before the host replays the log: listeners that rebuild domain state. */
+  beforeRestore(): void;
+  /** After the replay, before commands are served. */
+  afterRestore(): Promise<void>;
+  stop(): Promise<void>;
+};
+
+export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
+  const agentsConfig = domainConfig(deps.config, 'agents', AgentsConfig);
+  const agents = new AgentService(deps.host, agentsConfig);
+  const review = wireReview({ host: deps.host, agents, dataDir: deps.config.dataDir, logger: deps.logger });
+  const permission = await wirePermission({ host: deps.host, bus: deps.bus, agents, config: deps.config, logger: deps.logger });
+  const stops: Array<() => Promise<void>> = [() => permission.stop()];
+
+  agents.hooks.validatePolicy = (policy) => {
+    const parsed = Policy.safeParse(policy);
+    if (!parsed.success) {
+      throw new RuntimeError(ErrorCode.InvalidMessage, `the spawn policy is not valid: ${formatIssues(parsed.error, 'data.policy')}`);
+    }
+  };
+  agents.hooks.afterSpawn = async (ctx, child, spawn) => {
+    if (spawn.policy === undefined) return;
+    await permission.service.setPolicy({ layer: 'agent', agentId: child.agentId, policy: Policy.parse(spawn.policy), setBy: ctx.command.agentId, emit: ctx.emit });
+  };
+  agents.hooks.onCancel.push(async (agentId, reason) => {
+    await permission.service.cancelAgent(agentId, `agent '${agentId}' was cancelled (${reason})`);
+  });
+
+  const handlers: Record<string, CommandHandler> = {
+    ...agents.handlers(),
+    ...review.handlers,
+    ...permission.handlers,
+  };
+
+  return {
+    handlers,
+    gate: permission.gate,
+    agents,
+    beforeRestore() {
+      review.restoring(true);
+      permission.beforeRestore();
+    },
+    async afterRestore() {
+      review.restoring(false);
+      agents.attach();
+      await permission.afterRestore();
+    },
+    async stop() {
+      for (const stop of stops.reverse()) await stop();
+    },
+  };
+}
+
+export type { AgentId };

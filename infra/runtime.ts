@@ -6,14 +6,13 @@
  * clients find it. `stop()` drains and tears everything down.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { COMMANDS, type AgentId } from '../schemas/index.ts';
-import { createAgentHandlers } from '../actors/agent.ts';
 import type { Bus } from './bus.ts';
 import { EmbeddedBus } from './embedded-bus.ts';
-import { AGGREGATES } from './domains.ts';
+import { AGGREGATES, assembleDomains } from './domains.ts';
 import type { EventLog } from './event-log.ts';
 import { Host, type CommandHandler, type Gate } from './host.ts';
 import { JetStreamLog } from './jetstream-log.ts';
@@ -127,8 +126,17 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     throw err;
   }
 
+  let host: Host | undefined;
+  const domains = await assembleDomains({
+    host: () => host!,
+    bus,
+    config,
+    logger,
+    mode,
+    connect: { natsUrl, dataDir: config.dataDir },
+  });
   const handlers: Record<string, CommandHandler> = {
-    ...createAgentHandlers(),
+    ...domains.handlers,
     'runtime.ping': async () => ({ pong: true }),
     'runtime.status': async (ctx) => ({
       hostId,
@@ -141,8 +149,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       digest: ctx.host.digest(),
     }),
   };
-  const gate: Gate | undefined = undefined;
-  const host = new Host({
+  host = new Host({
     bus,
     log,
     logger,
@@ -152,13 +159,15 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     aggregates: AGGREGATES,
     handlers,
     commands: COMMANDS,
-    gate,
+    gate: domains.gate,
     maxPayloadBytes: config.limits.maxPayloadBytes,
     commandCacheSize: config.limits.commandCacheSize,
     appendRetries: config.log.appendRetries,
     appendRetryDelayMs: config.log.appendRetryDelayMs,
   });
+  domains.beforeRestore();
   await host.start();
+  await domains.afterRestore();
   await ensureRootAgent(host, config, logger);
 
   const info: RuntimeInfo = {
@@ -179,13 +188,14 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
 
   let stopping: Promise<void> | undefined;
   return {
-    host,
+    host: host!,
     bus,
     log,
     info,
     stop: () =>
       (stopping ??= (async () => {
-        await host.stop();
+        await host!.stop();
+        await domains.stop();
         await log.close();
         for (const cleanup of cleanups) await cleanup().catch((err) => logger.warn({ err }, 'cleanup failed'));
         rmSync(infoPath, { force: true });
@@ -198,13 +208,16 @@ async function ensureRootAgent(host: Host, config: LoadedConfig, logger: Logger)
   if (host.agentExists(root)) {
     const subject = host.agentSubject(root)!;
     const workspace = (host.state(subject)?.context as { workspace?: string } | undefined)?.workspace;
-    if (workspace !== config.workspace) {
+    if (workspace !== realpathSync(config.workspace)) {
       logger.warn({ agentId: root, workspace, requested: config.workspace }, 'root agent exists with another workspace; keeping it');
     }
     return;
   }
   await host.emit(
-    { type: 'agent.spawned', data: { agentId: root, parentId: null, label: 'root', workspace: config.workspace, depth: 0 } },
+    {
+      type: 'agent.spawned',
+      data: { agentId: root, parentId: null, label: 'root', workspace: realpathSync(config.workspace), depth: 0, task: null, hasPolicy: false, worker: null },
+    },
     { agentId: root, id: `root:${root}` },
   );
   logger.info({ agentId: root, workspace: config.workspace }, 'root agent created');

@@ -1,10 +1,10 @@
 /**
  * @module
- * Agents: identities that act. This file holds the minimal agent aggregate
- * the foundation needs (spawn, get); lifecycle and fleets extend it.
- * An agent's lifecycle facts travel under its parent's agent id
- * (`skein.evt.<parentId>.agent.<agentId>`; the root's under its own), so a
- * parent subscribed to its own subjects sees its children come and go.
+ * Agents: identities that act. An agent's lifecycle facts travel under its
+ * parent's agent id (`skein.evt.<parentId>.agent.<agentId>`; the root's under
+ * its own), so a parent subscribed to its own subjects sees its children come
+ * and go. Lifecycle: spawning (a worker is starting) → running →
+ * completed | failed | cancelled.
  */
 import { z } from 'zod';
 import { AgentId } from './ids.ts';
@@ -16,15 +16,33 @@ export const AgentLabel = z
   .max(200, 'must be at most 200 characters')
   .describe('A human-readable name for the agent, e.g. "tests-runner".');
 
+export const AGENT_STATUSES = ['spawning', 'running', 'completed', 'failed', 'cancelled'] as const;
+export const AgentStatus = z.enum(AGENT_STATUSES);
+export type AgentStatus = z.infer<typeof AgentStatus>;
+
+export const WorkerSpec = z
+  .object({
+    command: z.string().min(1, 'must not be empty').describe('Program to launch for the sub-agent (an LLM CLI, a script).'),
+    args: z.array(z.string()).max(1000).default([]),
+    env: z.record(z.string(), z.string()).default({}).describe('Extra environment; SKEIN_AGENT_ID and SKEIN_NATS_URL/SKEIN_DATA are set by skein.'),
+  })
+  .strict();
+export type WorkerSpec = z.infer<typeof WorkerSpec>;
+
 export const AgentSpawn = defineCommand('agent.spawn', {
-  summary: 'Create a child of the agent in the subject. Replies with the new agent id.',
+  summary: 'Create a child of the agent in the subject (optionally with a task, a narrower policy, a sub-workspace and a worker process). Replies with the new agent id.',
   data: z
     .object({
       label: AgentLabel,
       agentId: AgentId.optional().describe('Id for the new agent; generated when missing.'),
+      task: z.string().max(100_000).optional().describe('What the sub-agent is asked to do; given to its worker as SKEIN_TASK.'),
+      policy: z.unknown().optional().describe('A policy layer for the sub-agent (same shape as .skein/policy.json); it can only narrow the parent.'),
+      workspace: z.string().min(1).optional().describe("The sub-agent's workspace: the parent's, or a directory inside it (default: the parent's)."),
+      worker: WorkerSpec.optional(),
     })
     .strict(),
-  reply: z.object({ agentId: AgentId, parentId: AgentId, workspace: z.string() }),
+  reply: z.object({ agentId: AgentId, parentId: AgentId, workspace: z.string(), status: AgentStatus }),
+  tool: 'spawn_agent',
 });
 
 export const AgentGet = defineCommand('agent.get', {
@@ -36,12 +54,71 @@ export const AgentGet = defineCommand('agent.get', {
     label: z.string(),
     workspace: z.string(),
     status: z.string(),
+    task: z.string().nullable(),
+    result: z.unknown().optional(),
+    error: z.string().nullable(),
     children: z.array(AgentId),
   }),
 });
 
+export const AgentComplete = defineCommand('agent.complete', {
+  summary: "The agent's driver reports the task done, with its result.",
+  data: z.object({ result: z.unknown().describe('Any JSON result for the parent.') }).strict(),
+  reply: z.object({ agentId: AgentId, status: AgentStatus }),
+});
+
+export const AgentFail = defineCommand('agent.fail', {
+  summary: "The agent's driver reports the task failed.",
+  data: z.object({ error: z.string().min(1).max(100_000) }).strict(),
+  reply: z.object({ agentId: AgentId, status: AgentStatus }),
+});
+
+export const AgentWait = defineCommand('agent.wait', {
+  summary: 'Wait until the agent (this one or a descendant) completes, fails or is cancelled, or the timeout passes.',
+  data: z
+    .object({
+      agentId: AgentId.describe('The agent to wait for: the sender or one of its descendants.'),
+      timeoutMs: z.number().int().min(0).max(24 * 3600_000).default(30_000),
+    })
+    .strict(),
+  reply: z.object({
+    agentId: AgentId,
+    status: AgentStatus,
+    done: z.boolean(),
+    result: z.unknown().optional(),
+    error: z.string().nullable(),
+  }),
+});
+
+export const AgentCancel = defineCommand('agent.cancel', {
+  summary: 'Cancel an agent (the sender or a descendant) and its whole subtree: commands interrupted, terminals closed, pending permission requests denied, streaming edits cancelled; agent.cancelled facts bottom-up.',
+  data: z
+    .object({
+      agentId: AgentId.optional().describe('Whom to cancel; default: the sender.'),
+      reason: z.string().max(1000).default('cancelled'),
+    })
+    .strict(),
+  reply: z.object({ cancelled: z.array(AgentId).describe('Agents cancelled, bottom-up.') }),
+});
+
+export const AgentNode = z.object({
+  agentId: AgentId,
+  parentId: AgentId.nullable(),
+  label: z.string(),
+  status: AgentStatus,
+  depth: z.number().int(),
+  workspace: z.string(),
+});
+export type AgentNode = z.infer<typeof AgentNode>;
+
+export const AgentTree = defineCommand('agent.tree', {
+  summary: 'The agent and all its descendants with their states, depth-first.',
+  data: z.object({}).strict(),
+  reply: z.object({ agents: z.array(AgentNode) }),
+});
+
 export const AgentSpawned = defineEvent('agent.spawned', {
-  summary: 'An agent now exists. The root agent has parentId null.',
+  summary: 'An agent now exists. The root agent has parentId null. With a worker it is spawning until the worker starts.',
   aggregate: 'agent',
   aggregateId: (d) => d.agentId,
   data: z.object({
@@ -50,9 +127,55 @@ export const AgentSpawned = defineEvent('agent.spawned', {
     label: AgentLabel,
     workspace: z.string().describe('Absolute path of the agent workspace.'),
     depth: z.number().int().min(0),
+    task: z.string().nullable().default(null),
+    hasPolicy: z.boolean().default(false),
+    worker: z.object({ command: z.string(), args: z.array(z.string()) }).nullable().default(null),
   }),
-  describe: (d) => `${d.agentId} "${d.label}" parent=${d.parentId ?? '-'} workspace=${d.workspace}`,
+  describe: (d) => `${d.agentId} "${d.label}" parent=${d.parentId ?? '-'} workspace=${d.workspace}${d.worker ? ` worker=${d.worker.command}` : ''}`,
 });
 
-export const agentCommands = [AgentSpawn, AgentGet];
-export const agentEvents = [AgentSpawned];
+export const AgentWorkerStarted = defineEvent('agent.worker.started', {
+  summary: "The sub-agent's worker process runs in a terminal owned by the agent.",
+  aggregate: 'agent',
+  aggregateId: (d) => d.agentId,
+  data: z.object({ agentId: AgentId, terminalId: z.string(), command: z.string() }),
+  describe: (d) => `${d.agentId} worker ${d.command} in ${d.terminalId}`,
+});
+
+export const AgentCompleted = defineEvent('agent.completed', {
+  summary: 'The agent finished its task.',
+  aggregate: 'agent',
+  aggregateId: (d) => d.agentId,
+  data: z.object({ agentId: AgentId, result: z.unknown() }),
+  describe: (d) => `${d.agentId} result=${JSON.stringify(d.result)?.slice(0, 60)}`,
+});
+
+export const AgentFailed = defineEvent('agent.failed', {
+  summary: "The agent failed: its driver said so, or its worker exited without completing (exitCode).",
+  aggregate: 'agent',
+  aggregateId: (d) => d.agentId,
+  data: z.object({ agentId: AgentId, error: z.string(), exitCode: z.number().int().nullable().default(null) }),
+  describe: (d) => `${d.agentId} ${d.error}${d.exitCode === null ? '' : ` exit=${d.exitCode}`}`,
+});
+
+export const AgentCancelled = defineEvent('agent.cancelled', {
+  summary: 'The agent was cancelled (its subtree is cancelled first).',
+  aggregate: 'agent',
+  aggregateId: (d) => d.agentId,
+  data: z.object({ agentId: AgentId, reason: z.string(), by: AgentId }),
+  describe: (d) => `${d.agentId} by ${d.by}: ${d.reason}`,
+});
+
+export const agentCommands = [AgentSpawn, AgentGet, AgentComplete, AgentFail, AgentWait, AgentCancel, AgentTree];
+export const agentEvents = [AgentSpawned, AgentWorkerStarted, AgentCompleted, AgentFailed, AgentCancelled];
+
+/** `domains.agents` in the runtime config. */
+export const AgentsConfig = z
+  .object({
+    maxDepth: z.number().int().min(1).max(64).default(8).describe('Deepest sub-agent level below the root.'),
+    maxChildren: z.number().int().min(1).default(64).describe('Children per agent (all states).'),
+    maxAgents: z.number().int().min(1).default(1000).describe('Agents per host that are not finished.'),
+    workerGraceMs: z.number().int().min(0).default(2_000).describe('How long a worker may run after agent.complete before it is stopped.'),
+  })
+  .strict();
+export type AgentsConfig = z.infer<typeof AgentsConfig>;

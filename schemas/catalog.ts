@@ -6,10 +6,12 @@
  */
 import type { CommandDef, EventDef } from './message.ts';
 import { agentCommands, agentEvents } from './agent.ts';
+import { permissionCommands, permissionEvents } from './permission.ts';
+import { reviewCommands, reviewEvents } from './review.ts';
 import { runtimeCommands, runtimeEvents } from './runtime.ts';
 
-export const COMMANDS: readonly CommandDef[] = [...runtimeCommands, ...agentCommands];
-export const EVENTS: readonly EventDef[] = [...runtimeEvents, ...agentEvents];
+export const COMMANDS: readonly CommandDef[] = [...runtimeCommands, ...agentCommands, ...reviewCommands, ...permissionCommands];
+export const EVENTS: readonly EventDef[] = [...runtimeEvents, ...agentEvents, ...reviewEvents, ...permissionEvents];
 
 export const commandsByType: ReadonlyMap<string, CommandDef> = indexByType(COMMANDS);
 export const eventsByType: ReadonlyMap<string, EventDef> = indexByType(EVENTS);

@@ -10,3 +10,4 @@ export * from './config.ts';
 export * from './catalog.ts';
 export * from './agent.ts';
 export * from './runtime.ts';
+export * from './fleet.ts';

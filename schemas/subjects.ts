@@ -6,6 +6,8 @@
  * skein.cmd.<agentId>.<command type…>            request/reply; one handler; may be refused
  * skein.evt.<agentId>.<aggregate>.<aggregateId>  facts; stream SKEIN_EVENTS (one subject per aggregate)
  * skein.out.<agentId>.<terminalId>               terminal output chunks; stream SKEIN_OUTPUT (size-limited)
+ * skein.ask.<agentId>.<requestId>                permission requests of the agent's subtree awaiting an answer
+ *                                                (a copy of permission.requested for each ancestor; not stored)
  * ```
  *
  * `<command type…>` is the command's type verbatim (`agent.spawn` →
@@ -23,7 +25,8 @@ export const OUTPUT_STREAM = 'SKEIN_OUTPUT';
 export type SubjectSpec =
   | { kind: 'cmd'; agentId: string; type: string }
   | { kind: 'evt'; agentId: string; aggregate: string; aggregateId: string }
-  | { kind: 'out'; agentId: string; terminalId: string };
+  | { kind: 'out'; agentId: string; terminalId: string }
+  | { kind: 'ask'; agentId: string; requestId: string };
 
 /** Builds a subject; throws on a part that is not a valid token or type. */
 export function subjectFor(spec: SubjectSpec): string {
@@ -39,6 +42,9 @@ export function subjectFor(spec: SubjectSpec): string {
     case 'out':
       token(spec.terminalId, 'terminalId');
       return `${SUBJECT_ROOT}.out.${spec.agentId}.${spec.terminalId}`;
+    case 'ask':
+      token(spec.requestId, 'requestId');
+      return `${SUBJECT_ROOT}.ask.${spec.agentId}.${spec.requestId}`;
   }
 }
 
@@ -49,6 +55,7 @@ export const subjectPatterns = {
   allOutput: `${SUBJECT_ROOT}.out.>`,
   agentEvents: (agentId: string) => `${SUBJECT_ROOT}.evt.${token(agentId, 'agentId')}.>`,
   agentOutput: (agentId: string) => `${SUBJECT_ROOT}.out.${token(agentId, 'agentId')}.>`,
+  agentAsks: (agentId: string) => `${SUBJECT_ROOT}.ask.${token(agentId, 'agentId')}.>`,
 };
 
 /** Reads `skein.cmd.<agentId>.<type>` back; `undefined` when the subject is not of that shape. */

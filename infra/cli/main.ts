@@ -72,6 +72,92 @@ program
   .addOption(data())
   .action(async (opts) => (await import('./status.ts')).status(opts));
 
+const json = () => new Option('--json', 'print the reply as JSON');
+const agentOpt = () => new Option('--agent <id>', 'act as this agent (default: the root agent)');
+
+program
+  .command('agents')
+  .description('List agents with their states (from the root, or --agent).')
+  .option('--tree', 'indent by depth')
+  .addOption(agentOpt())
+  .addOption(json())
+  .addOption(nats())
+  .addOption(data())
+  .action(async (opts) => (await import('./agents.ts')).agents(opts));
+
+program
+  .command('cancel')
+  .description('Cancel an agent and its whole subtree (terminals closed, requests denied, edits cancelled).')
+  .argument('<agentId>')
+  .option('--reason <text>', 'why (recorded in agent.cancelled)')
+  .addOption(agentOpt())
+  .addOption(json())
+  .addOption(nats())
+  .addOption(data())
+  .action(async (agentId, opts) => (await import('./agents.ts')).cancel(agentId, opts));
+
+program
+  .command('review')
+  .description("Show the action log: every file the agent and its descendants changed since the last review.")
+  .option('--diff', 'print unified diffs')
+  .option('--of <agentId>', "whose log (default: --agent's own)")
+  .addOption(agentOpt())
+  .addOption(json())
+  .addOption(nats())
+  .addOption(data())
+  .action(async (opts) => (await import('./review.ts')).review(opts));
+
+for (const verb of ['accept', 'reject'] as const) {
+  program
+    .command(verb)
+    .description(verb === 'accept' ? 'Accept changes (all, or these paths / hunks): the base moves forward.' : 'Reject changes (all, or these paths / hunks): restore the base on disk; conflicts are left alone.')
+    .argument('[paths...]', 'files (default: all)')
+    .option('--hunk <id...>', 'only these hunk ids (see skein review)')
+    .addOption(agentOpt())
+    .addOption(json())
+    .addOption(nats())
+    .addOption(data())
+    .action(async (paths, opts) => (await import('./review.ts'))[verb](paths, opts));
+}
+
+program
+  .command('undo-reject')
+  .description('Re-apply what the last reject-all removed.')
+  .addOption(agentOpt())
+  .addOption(json())
+  .addOption(nats())
+  .addOption(data())
+  .action(async (opts) => (await import('./review.ts')).undoReject(opts));
+
+program
+  .command('approvals')
+  .description('Pending permission requests of the agent and its descendants, then new ones as they come.')
+  .option('--once', 'list and exit')
+  .addOption(agentOpt())
+  .addOption(json())
+  .addOption(nats())
+  .addOption(data())
+  .action(async (opts) => (await import('./approvals.ts')).approvals(opts));
+
+for (const verb of ['approve', 'deny'] as const) {
+  program
+    .command(verb)
+    .description(`${verb === 'approve' ? 'Allow' : 'Deny'} a pending permission request (as the root, or --agent).`)
+    .argument('<requestId>')
+    .option('--always', `also ${verb === 'approve' ? 'allow' : 'deny'} such calls from now on (a rule learned into .skein/policy.json)`)
+    .option('--pattern <regex>', 'the rule to learn with --always (default: extracted from the request)')
+    .addOption(agentOpt())
+    .addOption(json())
+    .addOption(nats())
+    .addOption(data())
+    .action(async (requestId, opts) => (await import('./approvals.ts')).answer(requestId, verb === 'approve', opts));
+}
+
+// Standalone tools (no runtime); their modules load tree-sitter, so they are imported only when named.
+const group = process.argv[2];
+if (group === 'policy') (await import('./policy-command.ts')).registerPolicyCommands(program);
+else program.command('policy').description('Check a command or path against a policy file, without a runtime (skein policy check --help).').allowUnknownOption();
+
 program
   .command('schema')
   .description('Print JSON Schema for every command, event and reply.')

@@ -58,7 +58,7 @@ function fact(type = 'agent.spawned', agentId = 'main'): Fact {
     type,
     at: new Date().toISOString(),
     agentId: agentId as Fact['agentId'],
-    data: { agentId: `a${n}`, parentId: 'main', label: `l${n}`, workspace: '/w', depth: 1 },
+    data: { agentId: `a${n}`, parentId: 'main', label: `l${n}`, workspace: '/w', depth: 1, task: null, hasPolicy: false, worker: null },
   };
 }
 

@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMMANDS, type StoredFact } from '../../schemas/index.ts';
-import { createAgentHandlers } from '../../actors/agent.ts';
+import { AgentService } from '../../actors/agent.ts';
+import { AgentsConfig } from '../../schemas/index.ts';
 import { call } from '../../infra/client.ts';
 import { AGGREGATES } from '../../infra/domains.ts';
 import { EmbeddedBus } from '../../infra/embedded-bus.ts';
@@ -42,7 +43,10 @@ async function setup(times: number) {
   const real = await JsonlLog.open({ dir: dir.path, bus });
   const log = faulty(real, 'agent.spawned', times);
   const { logger, lines } = memoryLogger('warn');
-  const host = new Host({
+  // eslint-disable-next-line prefer-const
+  let host: Host;
+  const agents = new AgentService(() => host, AgentsConfig.parse({}));
+  host = new Host({
     bus,
     log,
     logger,
@@ -50,8 +54,9 @@ async function setup(times: number) {
     mode: 'embedded',
     rootAgentId: 'main',
     aggregates: AGGREGATES,
-    handlers: { ...createAgentHandlers(), 'runtime.ping': async () => ({ pong: true }), 'runtime.status': async () => ({}) },
+    handlers: { ...agents.handlers(), ...Object.fromEntries(COMMANDS.filter((c) => !c.type.startsWith('agent.') && !c.type.startsWith('runtime.')).map((c) => [c.type, async () => ({})])), 'runtime.ping': async () => ({ pong: true }), 'runtime.status': async () => ({}) },
     commands: COMMANDS,
+    gate: async () => undefined,
     maxPayloadBytes: 1 << 20,
     commandCacheSize: 100,
     appendRetries: 2,
@@ -62,7 +67,7 @@ async function setup(times: number) {
   await real.append({
     stream: 'events',
     subject: 'skein.evt.main.agent.main',
-    fact: { id: 'root', type: 'agent.spawned', at: new Date().toISOString(), agentId: 'main' as never, data: { agentId: 'main', parentId: null, label: 'root', workspace: '/w', depth: 0 } },
+    fact: { id: 'root', type: 'agent.spawned', at: new Date().toISOString(), agentId: 'main' as never, data: { agentId: 'main', parentId: null, label: 'root', workspace: '/w', depth: 0, task: null, hasPolicy: false, worker: null } },
   });
   const facts: StoredFact[] = [];
   for await (const f of real.read()) host.writer.restore(f);

@@ -44,6 +44,8 @@ describe.each(MODES)('host (%s)', (mode) => {
       label: 'a',
       workspace: rt.workspace,
       status: 'running',
+      task: null,
+      error: null,
       children: [(grandchild as unknown as { agentId: string }).agentId],
     });
   });
@@ -92,19 +94,23 @@ describe.each(MODES)('host (%s)', (mode) => {
 
     it('a duplicate command id gets the same reply and appends once', async () => {
       const id = `dup-${mode}-${Date.now()}`;
-      const before = await rt.log.lastSeq();
       const first = await rt.call('agent.spawn', { label: 'once' }, { id });
+      const afterFirst = await rt.log.lastSeq();
       const second = await rt.call('agent.spawn', { label: 'once' }, { id });
       expect(second).toEqual(first);
-      expect(await rt.log.lastSeq()).toBe(before + 1);
+      expect(await rt.log.lastSeq()).toBe(afterFirst);
+      const caused: string[] = [];
+      for await (const f of rt.log.read()) if (f.causationId === id) caused.push(f.type);
+      expect(caused).toEqual(['permission.granted', 'agent.spawned']);
     });
 
     it('concurrent duplicates also append once', async () => {
       const id = `dup2-${mode}-${Date.now()}`;
-      const before = await rt.log.lastSeq();
       const replies = await Promise.all([1, 2, 3].map(() => rt.call('agent.spawn', { label: 'race' }, { id })));
       expect(new Set(replies.map((r) => JSON.stringify(r))).size).toBe(1);
-      expect(await rt.log.lastSeq()).toBe(before + 1);
+      const caused: string[] = [];
+      for await (const f of rt.log.read()) if (f.causationId === id) caused.push(f.type);
+      expect(caused).toEqual(['permission.granted', 'agent.spawned']);
     });
   });
 
@@ -113,7 +119,10 @@ describe.each(MODES)('host (%s)', (mode) => {
     const nc = await connect({ servers: nats!.url });
     const sub = nc.subscribe('skein.evt.>');
     const got = (async () => {
-      for await (const m of sub) return { subject: m.subject, body: JSON.parse(m.string()) as Record<string, unknown> };
+      for await (const m of sub) {
+        const body = JSON.parse(m.string()) as Record<string, unknown>;
+        if (body['type'] === 'agent.spawned') return { subject: m.subject, body };
+      }
       return undefined;
     })();
     await nc.flush();

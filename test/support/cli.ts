@@ -10,7 +10,8 @@ export const SKEIN_BIN = fileURLToPath(new URL('../../infra/cli/skein.mjs', impo
 /** The environment without SKEIN_* from the developer's shell, so tests see only what they set. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SKEIN_')));
-  return { ...env, ...extra };
+  // Never the developer's global policy file.
+  return { ...env, SKEIN_POLICY: '/nonexistent/skein-test-policy.json', ...extra };
 }
 
 export type CliResult = { code: number; stdout: string; stderr: string };

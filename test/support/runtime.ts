@@ -3,7 +3,7 @@
  * Starts a real runtime in-process for integration tests, in embedded mode or
  * against a private nats-server, with a temporary data dir and workspace.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConfigInput } from '../../schemas/index.ts';
 import { loadConfig } from '../../infra/config.ts';
@@ -20,13 +20,25 @@ export type TestRuntime = Runtime & {
   dispose(): Promise<void>;
 };
 
+/** The project policy tests get unless they give one: tools allowed, so that tests of other domains do not wait for a human. */
+export const ALLOW_ALL_POLICY = { default: 'allow' };
+
 export async function startTestRuntime(
-  options: { mode: 'embedded' | 'networked'; natsUrl?: string; flags?: Partial<ConfigInput>; dir?: string } = { mode: 'embedded' },
+  options: {
+    mode: 'embedded' | 'networked';
+    natsUrl?: string;
+    flags?: Partial<ConfigInput>;
+    dir?: string;
+    /** Written to <workspace>/.skein/policy.json; null writes none (the built-in default, confirm, applies). */
+    policy?: unknown;
+  } = { mode: 'embedded' },
 ): Promise<TestRuntime> {
   const temp = options.dir ? undefined : tempDir('skein-rt-');
   const dir = options.dir ?? temp!.path;
   const workspace = join(dir, 'ws');
-  mkdirSync(workspace, { recursive: true });
+  mkdirSync(join(workspace, '.skein'), { recursive: true });
+  const policy = options.policy === undefined ? ALLOW_ALL_POLICY : options.policy;
+  if (policy !== null) writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify(policy));
   const config = loadConfig({
     cwd: dir,
     env: {},
@@ -37,6 +49,8 @@ export async function startTestRuntime(
       logLevel: 'silent',
       ...(options.natsUrl ? { natsUrl: options.natsUrl } : {}),
       ...options.flags,
+      // Never the developer's ~/.config/skein/policy.json.
+      domains: { ...(options.flags?.domains ?? {}), permission: { globalPolicy: join(dir, 'no-global-policy.json'), ...((options.flags?.domains as Record<string, object> | undefined)?.['permission'] ?? {}) } },
     },
   });
   const { logger } = memoryLogger('silent');
@@ -44,7 +58,7 @@ export async function startTestRuntime(
   return {
     ...runtime,
     dir,
-    workspace,
+    workspace: realpathSync(workspace),
     call: (type, data = {}, o = {}) => call(runtime.bus, o.agentId ?? 'main', type, data, { timeoutMs: 15_000, ...(o.id ? { id: o.id } : {}) }),
     async dispose() {
       await runtime.stop();

@@ -1,0 +1,60 @@
+/**
+ * @module
+ * `skein approvals` (pending permission requests, then live ones),
+ * `skein approve <requestId> [--always]`, `skein deny <requestId> [--always]`.
+ * The human answers as the root agent (or --agent, an ancestor of the requester).
+ */
+import { subjectPatterns } from '../../schemas/index.ts';
+import type { PermissionRequestedData } from '../../schemas/permission.ts';
+import { call } from '../client.ts';
+import { decodeFact } from '../codec.ts';
+import { action, EXIT } from './output.ts';
+import { callAndPrint, withClient, type RemoteOptions } from './remote.ts';
+
+function line(r: PermissionRequestedData): string {
+  const subs = r.subCommands && r.subCommands.length > 1 ? ` [${r.subCommands.join(' | ')}]` : '';
+  return `${r.requestId}  ${r.agentId}  ${r.tool}: ${r.input}${subs}\n    ${r.reason}`;
+}
+
+export async function approvals(opts: RemoteOptions & { once?: boolean }): Promise<void> {
+  await action(() =>
+    withClient(opts, async (client, agentId) => {
+      const reply = await call(client.bus, agentId, 'permission.pending', {}, { timeoutMs: 10_000 });
+      if (!reply.ok) {
+        process.stderr.write(`skein: ${reply.error.message}\n`);
+        return EXIT.failed;
+      }
+      const requests = reply['requests'] as PermissionRequestedData[];
+      if (opts.json) process.stdout.write(`${JSON.stringify(requests, null, 2)}\n`);
+      else process.stdout.write(requests.length ? `${requests.map(line).join('\n')}\n` : 'no pending requests\n');
+      if (opts.once) return EXIT.ok;
+      process.stderr.write('watching for new requests (Ctrl-C to stop); answer with skein approve|deny <requestId>\n');
+      client.bus.subscribe(subjectPatterns.allEvents, (msg) => {
+        try {
+          const fact = decodeFact(msg.subject, msg.data);
+          if (fact.type === 'permission.requested') process.stdout.write(`${line(fact.data as PermissionRequestedData)}\n`);
+          if (fact.type === 'permission.granted' || fact.type === 'permission.denied') {
+            const d = fact.data as { requestId: string; by: string };
+            process.stdout.write(`${d.requestId}  ${fact.type === 'permission.granted' ? 'granted' : 'denied'} by ${d.by}\n`);
+          }
+        } catch {
+          // not a fact we can read
+        }
+      });
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      return EXIT.ok;
+    }),
+  );
+}
+
+export async function answer(requestId: string, allow: boolean, opts: RemoteOptions & { always?: boolean; pattern?: string }): Promise<void> {
+  const decision = `${allow ? 'allow' : 'deny'}_${opts.always ? 'always' : 'once'}`;
+  await action(() =>
+    callAndPrint(opts, 'permission.decide', { requestId, decision, ...(opts.pattern ? { pattern: opts.pattern } : {}) }, (r) =>
+      `${r['requestId']}: ${r['outcome']} by ${r['by']}${r['alreadyDecided'] ? ' (already decided)' : ''}`,
+    ),
+  );
+}

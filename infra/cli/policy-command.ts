@@ -1,0 +1,85 @@
+/**
+ * @module
+ * `skein policy check --policy <file>… --tool <tool> --input <value>
+ * [--workspace <dir>] [--json]`: decides one tool call against policy files,
+ * standalone (no runtime). Prints the decision, reason, matched rule and the
+ * sub-commands it saw. Exit 0 allow, 3 confirm, 4 deny, 2 bad usage.
+ * Without `--policy`, the global and project files are used.
+ */
+import type { Command } from 'commander';
+
+export const POLICY_EXIT = { allow: 0, confirm: 3, deny: 4, usage: 2 } as const;
+
+export type PolicyCheckOptions = { policy?: string[]; tool: string; input: string; workspace?: string; json?: boolean };
+
+/** Registers `skein policy check` on the program. */
+export function registerPolicyCommands(program: Command): void {
+  const policy = program.command('policy').description('Inspect and test permission policies.');
+  policy
+    .command('check')
+    .description('Decide one tool call against policy files (exit 0 allow, 3 confirm, 4 deny, 2 bad usage).')
+    .option('--policy <file...>', 'policy file(s), merged in order (default: global + project files)')
+    .requiredOption('--tool <tool>', 'terminal, terminal_input, read_file, edit_file, write_file or spawn_agent')
+    .requiredOption('--input <value>', 'the command line, path or input to check')
+    .option('--workspace <dir>', 'workspace root for file paths and the project policy (default: current directory)')
+    .option('--json', 'print the decision as JSON')
+    .action(async (opts: PolicyCheckOptions) => {
+      const result = await runPolicyCheck(opts);
+      if (result.stdout) process.stdout.write(result.stdout);
+      if (result.stderr) process.stderr.write(result.stderr);
+      process.exitCode = result.code;
+    });
+}
+
+/** The check itself, returning output and exit code (testable without a process). */
+export async function runPolicyCheck(opts: PolicyCheckOptions): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { PolicyTool } = await import('../../schemas/policy.ts');
+  const tool = PolicyTool.safeParse(opts.tool);
+  if (!tool.success) {
+    return usage(`unknown tool '${opts.tool}'; use one of ${PolicyTool.options.join(', ')}`);
+  }
+  const { resolve } = await import('node:path');
+  const files = await import('../../actors/policy-files.ts');
+  const { mergePolicies } = await import('../../machines/policy.ts');
+  const { decide } = await import('../../machines/permission-policy.ts');
+  const workspace = resolve(opts.workspace ?? process.cwd());
+  let layers;
+  try {
+    if (opts.policy && opts.policy.length > 0) {
+      layers = [];
+      for (const file of opts.policy) {
+        const p = await files.loadPolicyFile(resolve(file));
+        if (!p) return usage(`policy file '${file}' does not exist; give an existing file`);
+        layers.push({ name: file, policy: p });
+      }
+    } else {
+      layers = await files.loadPolicyLayers({ workspace });
+    }
+  } catch (err) {
+    return usage((err as Error).message);
+  }
+  const merged = mergePolicies(layers);
+  const request: import('../../machines/permission-policy.ts').DecisionRequest = { tool: tool.data, input: opts.input };
+  if (tool.data === 'terminal' || tool.data === 'terminal_input') {
+    if (tool.data === 'terminal') {
+      const { createShellSplitter } = await import('../../actors/shell-parse.ts');
+      request.split = (await createShellSplitter())(opts.input);
+    }
+  } else if (tool.data !== 'spawn_agent') {
+    const sensitive = [files.projectPolicyPath(workspace), files.globalPolicyPath(), ...(opts.policy ?? []).map((f) => resolve(f))];
+    request.path = await files.resolvePathFacts(opts.input, [workspace], sensitive);
+  }
+  const d = decide(request, merged);
+  const code = POLICY_EXIT[d.outcome];
+  if (opts.json) return { code, stdout: `${JSON.stringify({ ...d, tool: tool.data, input: opts.input }, null, 2)}\n`, stderr: '' };
+  const lines = [`decision: ${d.outcome} (${d.level})`, `reason: ${d.reason}`];
+  if (d.rule) lines.push(`rule: ${d.rule.list} "${d.rule.pattern}"${d.rule.layer ? ` from ${d.rule.layer}` : ''} matched "${d.rule.matched}"`);
+  if (d.scope) lines.push(`scope: ${d.scope}`);
+  lines.push(`sub-commands (${d.subCommands.length}):`, ...d.subCommands.map((s) => `  ${s}`));
+  if (d.patterns.length > 0) lines.push(`"always" would persist: ${d.patterns.join('  ')}`);
+  return { code, stdout: `${lines.join('\n')}\n`, stderr: '' };
+}
+
+function usage(message: string): { code: number; stdout: string; stderr: string } {
+  return { code: POLICY_EXIT.usage, stdout: '', stderr: `skein policy check: ${message}\n` };
+}

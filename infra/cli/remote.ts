@@ -1,0 +1,44 @@
+/**
+ * @module
+ * One command to the runtime, its reply rendered: the shared body of the
+ * thin CLI commands (agents, review, approvals…). `--json` prints the reply.
+ */
+import { call, connectClient, type Client } from '../client.ts';
+import type { Reply } from '../codec.ts';
+import { EXIT } from './output.ts';
+import { clientTarget } from './target.ts';
+
+export type RemoteOptions = { nats?: string; data?: string; json?: boolean; agent?: string };
+
+/** Connects, runs `work`, closes. `agentId` is --agent or the runtime's root agent. */
+export async function withClient<T>(opts: RemoteOptions, work: (client: Client, agentId: string) => Promise<T>): Promise<T> {
+  const target = clientTarget(opts);
+  const client = await connectClient(target);
+  try {
+    return await work(client, opts.agent ?? client.info?.rootAgentId ?? target.config.rootAgentId);
+  } finally {
+    await client.close();
+  }
+}
+
+/** Sends `type` and prints the reply with `render` (or as JSON with --json); exit 1 when refused. */
+export async function callAndPrint(
+  opts: RemoteOptions,
+  type: string,
+  data: unknown,
+  render: (reply: Record<string, any>) => string,
+  agentId?: string,
+): Promise<number> {
+  return withClient(opts, async (client, root) => {
+    const reply: Reply = await call(client.bus, agentId ?? root, type, data, { timeoutMs: 60_000 });
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(reply, null, 2)}\n`);
+    } else if (reply.ok) {
+      const text = render(reply);
+      if (text) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+    } else {
+      process.stderr.write(`skein: ${reply.error.message}\n`);
+    }
+    return reply.ok ? EXIT.ok : EXIT.failed;
+  });
+}

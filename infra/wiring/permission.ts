@@ -1,0 +1,149 @@
+/**
+ * @module
+ * Wires permission decisions into the host: the gate in front of every tool
+ * call (command → tool and input), the permission.decide / policy.set /
+ * permission.pending handlers, a copy of each request on
+ * `skein.ask.<ancestor>.<requestId>` for every ancestor's driver, agent
+ * policy layers restored from `policy.changed` facts, and pending requests
+ * resumed (deadline re-armed) after a restart.
+ */
+import {
+  subjectFor,
+  type AgentId,
+  type CommandDef,
+  type StoredFact,
+} from '../../schemas/index.ts';
+import { PermissionConfig } from '../../schemas/permission.ts';
+import { Policy, type PolicyTool } from '../../schemas/policy.ts';
+import type { PermissionAggregateContext } from '../../machines/permission-aggregate.ts';
+import type { TerminalForeground } from '../../machines/permission-input.ts';
+import { PermissionService } from '../../actors/policy-service.ts';
+import type { AgentService } from '../../actors/agent.ts';
+import { domainConfig, type LoadedConfig } from '../config.ts';
+import type { Bus } from '../bus.ts';
+import type { CommandHandler, Gate, Host } from '../host.ts';
+import type { Logger } from '../log.ts';
+
+export type ToolCall = { tool: PolicyTool; input: string; terminalId?: string };
+
+/**
+ * What a command asks the policy about, or undefined when it runs nothing a
+ * policy could judge (open a shell, read its screen, resize, close…).
+ */
+export function toolCallOf(def: CommandDef, data: Record<string, any>): ToolCall | undefined {
+  switch (def.type) {
+    case 'terminal.exec':
+      return { tool: 'terminal', input: String(data['command']) };
+    case 'terminal.write':
+      return { tool: 'terminal_input', input: String(data['data']), terminalId: String(data['terminalId']) };
+    case 'file.read':
+      return { tool: 'read_file', input: String(data['path']) };
+    case 'file.edit':
+      return { tool: 'edit_file', input: String(data['path']) };
+    case 'file.write':
+      return { tool: 'write_file', input: String(data['path']) };
+    case 'edit.begin':
+      return { tool: data['mode'] === 'write' ? 'write_file' : 'edit_file', input: String(data['path']) };
+    case 'agent.spawn':
+      return { tool: 'spawn_agent', input: [data['label'], data['task']].filter(Boolean).join(': ') };
+    default:
+      return undefined;
+  }
+}
+
+export type PermissionWiring = {
+  service: PermissionService;
+  gate: Gate;
+  handlers: Record<string, CommandHandler>;
+  beforeRestore(): void;
+  afterRestore(): Promise<void>;
+  stop(): Promise<void>;
+};
+
+export async function wirePermission(deps: {
+  host: () => Host;
+  bus: Bus;
+  agents: AgentService;
+  config: LoadedConfig;
+  logger: Logger;
+  /** What a terminal is running, for input written to it. */
+  foreground?: (terminalId: string) => TerminalForeground | undefined;
+}): Promise<PermissionWiring> {
+  const config = domainConfig(deps.config, 'permission', PermissionConfig);
+  const requestSubjects = new Map<string, string>();
+  const root = deps.config.rootAgentId as AgentId;
+  const service = await PermissionService.create({
+    logger: deps.logger.child({ actor: 'permission' }),
+    workspace: deps.config.workspace,
+    timeoutMs: config.timeoutMs,
+    ...(config.globalPolicy ? { globalPath: config.globalPolicy } : {}),
+    agent: (id) => {
+      const view = deps.agents.view(id);
+      return view ? { agentId: id, ancestors: deps.agents.ancestors(id), roots: [view.workspace] } : undefined;
+    },
+    emit: (fact) => deps.host().emit(fact, { agentId: fact.agentId ?? root }),
+    aggregate: (requestId) => {
+      const subject = requestSubjects.get(requestId);
+      const snapshot = subject ? deps.host().state(subject) : undefined;
+      return snapshot ? { value: snapshot.value, context: snapshot.context as PermissionAggregateContext } : undefined;
+    },
+  });
+
+  const gate: Gate = async (ctx) => {
+    const call = toolCallOf(ctx.def, ctx.command.data as Record<string, any>);
+    if (!call) return;
+    const foreground = call.terminalId ? deps.foreground?.(call.terminalId) : undefined;
+    await service.authorize({ agentId: ctx.command.agentId, tool: call.tool, input: call.input, ...(foreground ? { foreground } : {}), emit: ctx.emit });
+  };
+
+  let restoring = false;
+  const onFact = (fact: StoredFact) => {
+    if (fact.type.startsWith('permission.')) {
+      const requestId = (fact.data as { requestId?: string }).requestId;
+      if (requestId) requestSubjects.set(requestId, fact.subject);
+    }
+    if (restoring && fact.type === 'policy.changed') {
+      const d = fact.data as { layer: string; agentId?: string; policy: unknown };
+      if (d.layer === 'agent' && d.agentId) service.setAgentLayer(d.agentId, Policy.parse(d.policy));
+    }
+    if (!restoring && fact.type === 'permission.requested') {
+      // Every ancestor's driver sees the request on its own subjects (a copy, not stored).
+      const d = fact.data as { requestId: string; agentId: string };
+      for (const ancestor of deps.agents.ancestors(d.agentId)) {
+        deps.bus.publish(subjectFor({ kind: 'ask', agentId: ancestor, requestId: d.requestId }), JSON.stringify(fact));
+      }
+    }
+  };
+
+  return {
+    service,
+    gate,
+    handlers: {
+      'permission.decide': async (ctx) => {
+        const d = ctx.command.data as { requestId: string; decision: 'allow_once' | 'allow_always' | 'deny_once' | 'deny_always'; pattern?: string };
+        return { ...(await service.decide({ ...d, decidedBy: ctx.command.agentId, emit: ctx.emit })) };
+      },
+      'policy.set': async (ctx) => {
+        const d = ctx.command.data as { layer: 'global' | 'project' | 'agent'; agentId?: string; policy: Policy };
+        return { ...(await service.setPolicy({ ...d, setBy: ctx.command.agentId, emit: ctx.emit })) };
+      },
+      'permission.pending': async (ctx) => ({ requests: service.pending(ctx.command.agentId) }),
+    },
+    beforeRestore() {
+      restoring = true;
+      deps.host().writer.onFact(onFact);
+    },
+    async afterRestore() {
+      restoring = false;
+      const pending: PermissionAggregateContext[] = [];
+      for (const subject of new Set(requestSubjects.values())) {
+        const snapshot = deps.host().state(subject);
+        if (snapshot?.value === 'pending') pending.push(snapshot.context as PermissionAggregateContext);
+      }
+      await service.restore(pending);
+    },
+    async stop() {
+      service.suspend();
+    },
+  };
+}

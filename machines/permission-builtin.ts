@@ -1,0 +1,157 @@
+/**
+ * @module
+ * Built-in rules: host-destroying commands no policy or approval can allow.
+ * Checked first, on every sub-command of a terminal input (wrappers and
+ * `bash -c` scripts included):
+ * - `rm` of `/`, `~`, `~user`, `$HOME`, `.`, `..` (or only-`..` paths), or a
+ *   glob directly in one of those, in any flag order, with `--`, several
+ *   operands, and lexically normalized paths (`/tmp/../..`, `//`, `$HOME/x/..`);
+ * - recursive `chmod`/`chown`/`chgrp` of the same targets;
+ * - `find` rooted at `/` or `~` whose only action is `-delete`;
+ * - `mkfs*`, `mkswap`, `wipefs`, `blkdiscard`, `shred` on a disk device;
+ *   `dd of=/dev/<disk>`; any redirect into a disk device;
+ * - fork bombs (`:(){ :|:& };:` and renamed variants);
+ * - `kill -1` / `kill -9 -1` (every process of the user).
+ */
+import type { ShellSplit } from './shell-words.ts';
+
+export const BUILTIN_DENY_SUFFIX =
+  'This operation is considered too harmful to be allowed, and cannot be overridden by settings or approvals.';
+
+/** The first built-in rule the input breaks, as a denial reason; undefined when none. */
+export function builtinDenial(raw: string, split: ShellSplit): string | undefined {
+  if (FORK_BOMB.test(raw.replace(/\s+/g, ' '))) return deny(`"${clip(raw)}" is a fork bomb`);
+  for (const c of split.commands) {
+    if (c.kind === 'redirect') {
+      const target = c.text.replace(/^\S+\s+/, '');
+      if (isDiskDevice(target)) return deny(`"${c.text}" would overwrite the disk device ${target}`);
+      continue;
+    }
+    if (c.kind !== 'command' || c.argv.length === 0) continue;
+    const reason = commandDenial(c.argv);
+    if (reason) return deny(`"${clip(c.text)}" ${reason}`);
+  }
+  return undefined;
+}
+
+function deny(what: string): string {
+  return `Blocked by built-in security rule: ${what}. ${BUILTIN_DENY_SUFFIX}`;
+}
+
+// `name(){ name|name& };name` with any function name, optional `function` keyword.
+const FORK_BOMB = /(?:function\s+)?([^\s(){}|&;]+)\s*(?:\(\s*\))?\s*\{\s*\1\s*\|\s*\1\s*&?\s*;?\s*\}/;
+
+function commandDenial(argv: string[]): string | undefined {
+  const name = argv[0]!.toLowerCase();
+  const args = argv.slice(1);
+  if (name === 'rm') {
+    const target = operands(args).find(isProtectedTarget);
+    return target === undefined ? undefined : `would delete ${describeTarget(target)}`;
+  }
+  if (name === 'chmod' || name === 'chown' || name === 'chgrp') {
+    const recursive = args.some((a) => a === '--recursive' || /^-[a-zA-Z]*R/.test(a));
+    const target = recursive ? operands(args).find(isProtectedTarget) : undefined;
+    return target === undefined ? undefined : `would recursively change ${describeTarget(target)}`;
+  }
+  if (name === 'find') {
+    const starts: string[] = [];
+    let i = 0;
+    while (i < args.length && !args[i]!.startsWith('-') && args[i] !== '(' && args[i] !== '!') starts.push(args[i++]!);
+    const rest = args.slice(i);
+    const harmlessOnly = rest.every((a) => ['-delete', '-depth', '-xdev', '-mount', '-maxdepth', '-mindepth', '-P', '-L', '-H'].includes(a) || /^\d+$/.test(a));
+    const root = starts.find((s) => isProtectedTarget(s) && !/^\.\.?$/.test(normalizeTarget(s)));
+    if (rest.includes('-delete') && harmlessOnly && root !== undefined) return `would delete everything under ${describeTarget(root)}`;
+    return undefined;
+  }
+  if (/^mkfs(\..+)?$/.test(name) || ['mke2fs', 'mkswap', 'wipefs', 'blkdiscard', 'shred'].includes(name)) {
+    const dev = args.find(isDiskDevice);
+    return dev === undefined ? undefined : `would destroy the file system on ${dev}`;
+  }
+  if (name === 'dd') {
+    const of = args.find((a) => a.startsWith('of=') && isDiskDevice(a.slice(3)));
+    return of === undefined ? undefined : `would overwrite the disk device ${of.slice(3)}`;
+  }
+  if (name === 'kill') {
+    let i = 0;
+    if (args[0] === '-s' || args[0] === '-n') i = 2;
+    else if (args.length > 1 && /^-([A-Za-z]+|\d+)$/.test(args[0]!)) i = 1;
+    if (args[i] === '--') i++;
+    if (args.slice(i).includes('-1')) return 'would kill every process you own';
+  }
+  return undefined;
+}
+
+/** Operands of rm-like commands: everything that is not a flag, honouring `--`. */
+function operands(args: string[]): string[] {
+  const out: string[] = [];
+  let flagsDone = false;
+  for (const a of args) {
+    if (!flagsDone && a === '--') { flagsDone = true; continue; }
+    if (!flagsDone && a.startsWith('-') && a.length > 1) continue;
+    out.push(a);
+  }
+  return out;
+}
+
+const GLOB_ONLY = /^(\*|\?|\[[^\]]*\]|\.)*[*?[](\*|\?|\[[^\]]*\]|\.)*$/;
+
+/**
+ * Lexical normalization for rm targets: `$HOME`/`${HOME}` → `~`, `//` and `.`
+ * collapsed, `..` resolved (never above `/`; above `~` stays `~/..`).
+ */
+export function normalizeTarget(path: string): string {
+  let p = path.replace(/^\$\{?HOME\}?(?=\/|$)/, '~').replace(/^\$\{?PWD\}?(?=\/|$)/, '.');
+  let prefix = '';
+  if (p.startsWith('/')) prefix = '/';
+  else if (/^~[^/]*/.test(p)) {
+    prefix = /^~[^/]*/.exec(p)![0];
+    p = p.slice(prefix.length);
+  }
+  const parts: string[] = [];
+  for (const part of p.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length > 0 && parts[parts.length - 1] !== '..') parts.pop();
+      else if (prefix !== '/') parts.push('..');
+      continue;
+    }
+    parts.push(part);
+  }
+  if (prefix === '/') return '/' + parts.join('/');
+  if (prefix) return parts.length ? `${prefix}/${parts.join('/')}` : prefix;
+  return parts.length ? parts.join('/') : '.';
+}
+
+/** `/`, `~`, `~user`, `.`, `..`-only, or a bare glob directly inside one of them. */
+export function isProtectedTarget(path: string): boolean {
+  const n = normalizeTarget(path);
+  if (isProtectedDir(n)) return true;
+  const slash = n.lastIndexOf('/');
+  const parent = slash < 0 ? '.' : slash === 0 ? '/' : n.slice(0, slash);
+  const last = n.slice(slash + 1);
+  // A bare `*` in the current directory is left to the policy (as Zed does); `.*` may match `..`.
+  if (slash < 0 && !last.startsWith('.') && !path.includes('/')) return false;
+  return GLOB_ONLY.test(last) && isProtectedDir(parent);
+}
+
+function isProtectedDir(n: string): boolean {
+  if (n === '/' || n === '.') return true;
+  if (/^~[^/]*(\/\.\.)*$/.test(n)) return true;
+  return /^\.\.(\/\.\.)*$/.test(n);
+}
+
+function describeTarget(path: string): string {
+  const n = normalizeTarget(path);
+  const where = n === '/' ? 'the root directory' : n.startsWith('~') ? 'the home directory' : n === '.' ? 'the current directory' : 'a parent directory';
+  return path === n ? `${where} (${path})` : `${where} (${path} is ${n})`;
+}
+
+const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|mapper\/|loop\d|sr\d)/;
+
+function isDiskDevice(path: string): boolean {
+  return DISK.test(path.replace(/\/+/g, '/'));
+}
+
+function clip(text: string): string {
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}

@@ -1,0 +1,102 @@
+/**
+ * @module
+ * Path facts for the file tools, lexically (no filesystem access): the
+ * workspace-relative raw and normalized forms a rule is matched against, and
+ * the always-ask conditions: outside the workspace, a sensitive path (`.git/`,
+ * `.skein/`, the policy files), or a symlink that resolves outside (the
+ * resolution is an effect: actors/policy-files.ts `resolvePathFacts` gives
+ * `resolved`). POSIX paths.
+ */
+
+/** What the caller knows about a path; `resolved` is the realpath (or the realpath of the deepest existing ancestor + the rest). */
+export type PathFacts = {
+  /** Absolute workspace roots, lexically normalized. The first one resolves relative paths. */
+  roots: string[];
+  /** The roots after realpath (to compare `resolved` with); defaults to `roots`. */
+  realRoots?: string[];
+  resolved?: string;
+  /** Absolute paths that always ask (policy files). */
+  sensitive?: string[];
+};
+
+/** Why a path always asks, with the prompt text. */
+export type AlwaysAsk = { scope: 'symlink' | 'sensitive' | 'outside'; reason: string };
+
+/** Lexical normalization: `.` and empty parts dropped, `..` resolved (never above `/` for absolute paths). */
+export function normalizePath(path: string): string {
+  const absolute = path.startsWith('/');
+  const parts: string[] = [];
+  for (const part of path.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length > 0 && parts[parts.length - 1] !== '..') parts.pop();
+      else if (!absolute) parts.push('..');
+      continue;
+    }
+    parts.push(part);
+  }
+  const joined = parts.join('/');
+  return absolute ? `/${joined}` : joined || '.';
+}
+
+/** `path` relative to `root` when inside it (both absolute, normalized); undefined when outside. */
+export function relativeTo(root: string, path: string): string | undefined {
+  if (path === root) return '.';
+  const prefix = root.endsWith('/') ? root : `${root}/`;
+  return path.startsWith(prefix) ? path.slice(prefix.length) : undefined;
+}
+
+/** The forms a file rule is matched against: raw (as given, made workspace-relative) and normalized. */
+export function pathForms(path: string, facts: PathFacts): { raw: string; normalized: string; absolute: string; inside: boolean } {
+  const root = facts.roots[0] ?? '/';
+  const absolute = normalizePath(path.startsWith('/') ? path : `${root}/${path}`);
+  let inside = false;
+  let normalized = absolute;
+  for (const r of facts.roots) {
+    const rel = relativeTo(normalizePath(r), absolute);
+    if (rel !== undefined) { normalized = rel; inside = true; break; }
+  }
+  let raw = path.replace(/^(\.\/)+/, '');
+  if (path.startsWith('/')) {
+    for (const r of facts.roots) {
+      const prefix = normalizePath(r) + '/';
+      if (path.startsWith(prefix)) { raw = path.slice(prefix.length); break; }
+    }
+  }
+  return { raw, normalized, absolute, inside };
+}
+
+const SENSITIVE_DIRS = new Set(['.git', '.skein']);
+
+/** The always-ask condition of a path, if any (symlink escape first, then sensitive, then outside). */
+export function alwaysAsk(path: string, facts: PathFacts): AlwaysAsk | undefined {
+  const forms = pathForms(path, facts);
+  const realRoots = (facts.realRoots ?? facts.roots).map(normalizePath);
+  if (facts.resolved !== undefined) {
+    const resolved = normalizePath(facts.resolved);
+    const insideReal = realRoots.some((r) => relativeTo(r, resolved) !== undefined);
+    if (forms.inside && !insideReal) {
+      return { scope: 'symlink', reason: `\`${path}\` points outside the project (symlink to \`${resolved}\`)` };
+    }
+  }
+  const candidates = [forms.raw, forms.normalized, forms.absolute];
+  if (facts.resolved !== undefined) {
+    const resolved = normalizePath(facts.resolved);
+    candidates.push(resolved);
+    for (const r of realRoots) {
+      const rel = relativeTo(r, resolved);
+      if (rel !== undefined) candidates.push(rel);
+    }
+  }
+  const sensitiveFiles = (facts.sensitive ?? []).map(normalizePath);
+  for (const c of candidates) {
+    if (c.split('/').some((part) => SENSITIVE_DIRS.has(part.toLowerCase()))) {
+      return { scope: 'sensitive', reason: `\`${path}\` is inside a protected directory (.git or .skein)` };
+    }
+    if (sensitiveFiles.includes(normalizePath(c.startsWith('/') ? c : `${facts.roots[0] ?? '/'}/${c}`))) {
+      return { scope: 'sensitive', reason: `\`${path}\` is a permission policy file` };
+    }
+  }
+  if (!forms.inside) return { scope: 'outside', reason: `\`${path}\` is outside the workspace` };
+  return undefined;
+}

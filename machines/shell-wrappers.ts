@@ -1,0 +1,184 @@
+/**
+ * @module
+ * Command wrappers, unwrapped so the policy checks both the wrapper and what
+ * it runs: `sudo`, `env`, `command`, `exec`, `nice`, `nohup`, `time`,
+ * `timeout`, `xargs`, `stdbuf` and friends give an inner argv; `bash -c`
+ * (sh, zsh, dash, ksh…), `eval`, `su -c`, `env -S`, `watch`, `flock -c`,
+ * `ssh host …` give a script to parse recursively; `find -exec/-execdir/-ok/-okdir` give the
+ * executed command and `find -delete` gives `rm -f {}`. Pure.
+ */
+
+/** One thing a wrapper runs: an argv, or a script string to be parsed as shell. */
+export type WrappedRun = { via: string; argv?: string[]; script?: string };
+
+type Spec = {
+  /** Short options that take an argument. */
+  shortArg?: string;
+  /** Long options that take an argument (`--user`); `--x=y` always carries its own. */
+  longArg?: string[];
+  /** `VAR=value` words allowed before the command. */
+  assignments?: boolean;
+  /** Positional operands before the command (timeout's duration, flock's file). */
+  positional?: number;
+  /** A short option whose argument is a script (`su -c`, `flock -c`). */
+  scriptOption?: string;
+  /** Long spelling of the script option. */
+  scriptLong?: string;
+  /** `-N` numeric options (nice -10). */
+  numeric?: boolean;
+};
+
+const SPECS: Record<string, Spec> = {
+  sudo: { shortArg: 'ugCDhprtUT', longArg: ['--user', '--group', '--chdir', '--prompt', '--role', '--type', '--other-user', '--host', '--close-from', '--command-timeout'], assignments: true },
+  doas: { shortArg: 'uC' },
+  pkexec: { longArg: ['--user'] },
+  runuser: { shortArg: 'ugGl', longArg: ['--user', '--group'], scriptOption: 'c', scriptLong: '--command' },
+  su: { shortArg: 'gGs', longArg: ['--group', '--shell'], scriptOption: 'c', scriptLong: '--command' },
+  env: { shortArg: 'uC', longArg: ['--unset', '--chdir'], assignments: true, scriptOption: 'S', scriptLong: '--split-string' },
+  command: {},
+  builtin: {},
+  exec: { shortArg: 'a' },
+  nice: { shortArg: 'n', longArg: ['--adjustment'], numeric: true },
+  nohup: {},
+  time: { shortArg: 'fo', longArg: ['--format', '--output'] },
+  timeout: { shortArg: 'sk', longArg: ['--signal', '--kill-after'], positional: 1 },
+  stdbuf: { shortArg: 'ioe', longArg: ['--input', '--output', '--error'] },
+  setsid: {},
+  ionice: { shortArg: 'cnp', longArg: ['--class', '--classdata', '--pid'] },
+  chrt: { positional: 1 },
+  taskset: { positional: 1 },
+  flock: { shortArg: 'wE', longArg: ['--timeout', '--conflict-exit-code'], positional: 1, scriptOption: 'c', scriptLong: '--command' },
+  unbuffer: {},
+  coproc: {},
+  caffeinate: { shortArg: 'tw' },
+  xargs: { shortArg: 'ILnPsdEa', longArg: ['--replace', '--max-lines', '--max-args', '--max-procs', '--max-chars', '--delimiter', '--eof', '--arg-file'] },
+  watch: { shortArg: 'nd', longArg: ['--interval', '--differences'] },
+  ssh: { shortArg: 'bcDEeFIiJLlmOopQRSWw', positional: 1 },
+  parallel: { shortArg: 'jSIdaP', longArg: ['--jobs', '--sshlogin', '--delimiter', '--arg-file'] },
+};
+
+/** Shells whose `-c` argument is a script. */
+export const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'busybox', 'fish', 'rbash']);
+
+/** The wrappers this module understands (for docs and tests). */
+export const WRAPPERS = [...Object.keys(SPECS), ...SHELLS, 'eval', 'find'];
+
+/** What `argv` (canonical name first) runs besides itself; empty when it is not a wrapper. */
+export function unwrapCommand(argv: readonly string[]): WrappedRun[] {
+  const name = argv[0];
+  if (name === undefined) return [];
+  if (name === 'eval') return argv.length > 1 ? [{ via: 'eval', script: argv.slice(1).join(' ') }] : [];
+  if (SHELLS.has(name)) return unwrapShell(argv);
+  if (name === 'find') return unwrapFind(argv);
+  const spec = SPECS[name];
+  if (!spec) return [];
+  return unwrapGeneric(name, spec, argv);
+}
+
+function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): WrappedRun[] {
+  const runs: WrappedRun[] = [];
+  let i = 1;
+  while (i < argv.length) {
+    const a = argv[i]!;
+    if (a === '--') { i++; break; }
+    if (a.startsWith('--')) {
+      const [key, value] = splitLong(a);
+      if (spec.scriptLong === key) {
+        const script = value ?? argv[i + 1];
+        if (script !== undefined) runs.push({ via: `${name} ${key}`, script });
+        i += value === undefined ? 2 : 1;
+      } else i += value === undefined && spec.longArg?.includes(key) ? 2 : 1;
+      continue;
+    }
+    if (a.startsWith('-') && a.length > 1) {
+      if (spec.numeric && /^-\d+$/.test(a)) { i++; continue; }
+      let consumedNext = false;
+      for (let j = 1; j < a.length; j++) {
+        const letter = a[j]!;
+        const takesArg = spec.shortArg?.includes(letter) || spec.scriptOption === letter;
+        if (!takesArg) continue;
+        const rest = a.slice(j + 1);
+        const arg = rest !== '' ? rest : argv[i + 1];
+        if (spec.scriptOption === letter && arg !== undefined) runs.push({ via: `${name} -${letter}`, script: arg });
+        consumedNext = rest === '';
+        break;
+      }
+      i += consumedNext ? 2 : 1;
+      continue;
+    }
+    break;
+  }
+  const assignments: string[] = [];
+  while (spec.assignments && i < argv.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(argv[i]!)) assignments.push(argv[i++]!);
+  i += spec.positional ?? 0;
+  let rest = argv.slice(i);
+  if ((name === 'watch' || name === 'ssh') && rest.length > 0) return [...runs, { via: name, script: rest.join(' ') }];
+  if (name === 'parallel') {
+    const end = rest.findIndex((w) => w === ':::' || w === '::::' || w === ':::+');
+    if (end >= 0) rest = rest.slice(0, end);
+  }
+  if (name === 'su' && rest.length > 0 && !rest[0]!.startsWith('-')) rest = []; // `su user`: the user, not a command
+  if (name === 'xargs' && rest.length === 0) rest = ['echo'];
+  if (rest.length > 0) runs.push({ via: name, argv: [...assignments, ...rest] });
+  return runs;
+}
+
+function splitLong(a: string): [string, string | undefined] {
+  const eq = a.indexOf('=');
+  return eq < 0 ? [a, undefined] : [a.slice(0, eq), a.slice(eq + 1)];
+}
+
+function unwrapShell(argv: readonly string[]): WrappedRun[] {
+  const name = argv[0]!;
+  let i = 1;
+  let hasC = false;
+  while (i < argv.length) {
+    const a = argv[i]!;
+    if (a === '--' || a === '-') { i++; break; }
+    if (a.startsWith('--')) { i += ['--rcfile', '--init-file'].includes(a) ? 2 : 1; continue; }
+    if (/^[-+]/.test(a) && a.length > 1) {
+      const letters = a.slice(1);
+      if (letters.includes('c')) hasC = true;
+      i += /[oO]/.test(letters) ? 2 : 1;
+      continue;
+    }
+    break;
+  }
+  if (name === 'busybox') return argv.length > 1 ? [{ via: 'busybox', argv: argv.slice(1) }] : [];
+  if (hasC && i < argv.length) return [{ via: `${name} -c`, script: argv[i]! }];
+  return [];
+}
+
+/** True when `argv` is a shell that would read its script from stdin (no -c, no script file). */
+export function readsScriptFromStdin(argv: readonly string[]): boolean {
+  const name = argv[0];
+  if (name === undefined || !SHELLS.has(name) || name === 'busybox') return false;
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-s') return true;
+    if (/^[-+]/.test(a) && a.length > 1) {
+      if (a.slice(1).includes('c')) return false;
+      if (/[oO]/.test(a.slice(1))) i++;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
+
+function unwrapFind(argv: readonly string[]): WrappedRun[] {
+  const runs: WrappedRun[] = [];
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-delete') runs.push({ via: 'find -delete', argv: ['rm', '-f', '{}'] });
+    if (!FIND_EXEC.has(a)) continue;
+    const inner: string[] = [];
+    let j = i + 1;
+    for (; j < argv.length && argv[j] !== ';' && argv[j] !== '+'; j++) inner.push(argv[j]!);
+    if (inner.length > 0) runs.push({ via: `find ${a}`, argv: inner });
+    i = j;
+  }
+  return runs;
+}

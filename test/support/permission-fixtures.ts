@@ -1,0 +1,44 @@
+/**
+ * @module
+ * Shared fixtures for the permission tests: the bypass-suite policy and a
+ * helper that splits with the real tree-sitter-bash grammar and decides.
+ */
+import { createShellSplitter, type ShellSplitter } from '../../actors/shell-parse.ts';
+import { decide, type Decision } from '../../machines/permission-policy.ts';
+import { mergePolicies, type MergedPolicy } from '../../machines/policy.ts';
+import { Policy, type PolicyInput } from '../../schemas/policy.ts';
+
+/** Denies recursive rm and `curl … | sh`; allows `git status`, `ls`, `npm test`. */
+export const BYPASS_POLICY: PolicyInput = {
+  default: 'confirm',
+  tools: {
+    terminal: {
+      always_deny: [
+        { pattern: '^rm\\b.*\\s(-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)(\\s|$)' },
+        { pattern: '\\bcurl\\b.*\\|&?\\s*(ba|z|da|k)?sh\\b' },
+      ],
+      always_allow: [
+        { pattern: '^git\\s+status(\\s|$)' },
+        { pattern: '^ls(\\s|$)' },
+        { pattern: '^npm\\s+test(\\s|$)' },
+      ],
+    },
+  },
+};
+
+/** Parses and merges policy JSON layers (each validated by the schema). */
+export function merged(...layers: PolicyInput[]): MergedPolicy {
+  return mergePolicies(layers.map((p, i) => ({ name: `layer${i}`, policy: Policy.parse(p) })));
+}
+
+let splitter: Promise<ShellSplitter> | undefined;
+/** The real splitter (loaded once per test file). */
+export function shellSplitter(): Promise<ShellSplitter> {
+  return (splitter ??= createShellSplitter());
+}
+
+/** Splits `command` and decides it as a terminal call under `policy`. */
+export async function decideTerminal(policy: MergedPolicy, command: string): Promise<Decision> {
+  const split = (await shellSplitter())(command);
+  return decide({ tool: 'terminal', input: command, split }, policy);
+}
