@@ -9,6 +9,7 @@ import { AgentsConfig, ErrorCode, RuntimeError, type AgentId } from '../schemas/
 import { Policy } from '../schemas/policy.ts';
 import { permissionAggregateDef } from '../machines/permission-aggregate.ts';
 import { policyAggregateDef } from '../machines/policy-aggregate.ts';
+import { editAggregateDef, fileAggregateDef } from '../machines/edit-aggregate.ts';
 import { agentAggregateDef } from '../machines/agent.ts';
 import { actionLogAggregateDef } from '../machines/action-log.ts';
 import type { AggregateDef } from '../machines/projection.ts';
@@ -20,9 +21,17 @@ import type { Logger } from './log.ts';
 import { formatIssues } from './codec.ts';
 import type { Bus } from './bus.ts';
 import { wirePermission } from './wiring/permission.ts';
+import { wireEdit } from './wiring/edit.ts';
 import { wireReview } from './wiring/review.ts';
 
-export const AGGREGATES: readonly AggregateDef[] = [agentAggregateDef, actionLogAggregateDef, permissionAggregateDef, policyAggregateDef];
+export const AGGREGATES: readonly AggregateDef[] = [
+  agentAggregateDef,
+  actionLogAggregateDef,
+  permissionAggregateDef,
+  policyAggregateDef,
+  editAggregateDef,
+  fileAggregateDef,
+];
 
 export type DomainDeps = {
   host: () => Host;
@@ -49,7 +58,18 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
   const agentsConfig = domainConfig(deps.config, 'agents', AgentsConfig);
   const agents = new AgentService(deps.host, agentsConfig);
   const review = wireReview({ host: deps.host, agents, dataDir: deps.config.dataDir, logger: deps.logger });
-  const permission = await wirePermission({ host: deps.host, bus: deps.bus, agents, config: deps.config, logger: deps.logger });
+  const edit = wireEdit({ host: deps.host, agents, review });
+  const permission = await wirePermission({
+    host: deps.host,
+    bus: deps.bus,
+    agents,
+    config: deps.config,
+    logger: deps.logger,
+    // Edits are confined to the workspace (a hard rule): a path outside it is refused, not asked about.
+    precheck: async (call, agentId) => {
+      if (call.tool === 'read_file' || call.tool === 'edit_file' || call.tool === 'write_file') await edit.service.resolvePath(agentId, call.input);
+    },
+  });
   const stops: Array<() => Promise<void>> = [() => permission.stop()];
 
   agents.hooks.validatePolicy = (policy) => {
@@ -64,12 +84,14 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
   };
   agents.hooks.onCancel.push(async (agentId, reason) => {
     await permission.service.cancelAgent(agentId, `agent '${agentId}' was cancelled (${reason})`);
+    await edit.cancelAgent(agentId);
   });
 
   const handlers: Record<string, CommandHandler> = {
     ...agents.handlers(),
     ...review.handlers,
     ...permission.handlers,
+    ...edit.handlers,
   };
 
   return {

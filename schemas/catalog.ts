@@ -6,12 +6,13 @@
  */
 import type { CommandDef, EventDef } from './message.ts';
 import { agentCommands, agentEvents } from './agent.ts';
+import { editCommands, editEvents } from './edit.ts';
 import { permissionCommands, permissionEvents } from './permission.ts';
 import { reviewCommands, reviewEvents } from './review.ts';
 import { runtimeCommands, runtimeEvents } from './runtime.ts';
 
-export const COMMANDS: readonly CommandDef[] = [...runtimeCommands, ...agentCommands, ...reviewCommands, ...permissionCommands];
-export const EVENTS: readonly EventDef[] = [...runtimeEvents, ...agentEvents, ...reviewEvents, ...permissionEvents];
+export const COMMANDS: readonly CommandDef[] = [...runtimeCommands, ...agentCommands, ...reviewCommands, ...permissionCommands, ...editCommands];
+export const EVENTS: readonly EventDef[] = [...runtimeEvents, ...agentEvents, ...reviewEvents, ...permissionEvents, ...editEvents];
 
 export const commandsByType: ReadonlyMap<string, CommandDef> = indexByType(COMMANDS);
 export const eventsByType: ReadonlyMap<string, EventDef> = indexByType(EVENTS);

@@ -157,6 +157,8 @@ for (const verb of ['approve', 'deny'] as const) {
 const group = process.argv[2];
 if (group === 'policy') (await import('./policy-command.ts')).registerPolicyCommands(program);
 else program.command('policy').description('Check a command or path against a policy file, without a runtime (skein policy check --help).').allowUnknownOption();
+if (group === 'edit') (await import('./edit-command.ts')).registerEditCommands(program);
+else program.command('edit').description('Apply edits to a file with the fuzzy edit kernel, without a runtime (skein edit apply --help).').allowUnknownOption();
 
 program
   .command('schema')

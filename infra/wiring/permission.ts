@@ -68,6 +68,12 @@ export async function wirePermission(deps: {
   logger: Logger;
   /** What a terminal is running, for input written to it. */
   foreground?: (terminalId: string) => TerminalForeground | undefined;
+  /**
+   * Checks that run before the policy, for calls that would be refused anyway
+   * (a path outside the workspace, a missing parent directory): refused at
+   * once rather than asking a human about them.
+   */
+  precheck?: (call: ToolCall, agentId: string) => Promise<void>;
 }): Promise<PermissionWiring> {
   const config = domainConfig(deps.config, 'permission', PermissionConfig);
   const requestSubjects = new Map<string, string>();
@@ -92,6 +98,7 @@ export async function wirePermission(deps: {
   const gate: Gate = async (ctx) => {
     const call = toolCallOf(ctx.def, ctx.command.data as Record<string, any>);
     if (!call) return;
+    await deps.precheck?.(call, ctx.command.agentId);
     const foreground = call.terminalId ? deps.foreground?.(call.terminalId) : undefined;
     await service.authorize({ agentId: ctx.command.agentId, tool: call.tool, input: call.input, ...(foreground ? { foreground } : {}), emit: ctx.emit });
   };

@@ -1,0 +1,145 @@
+/**
+ * @module
+ * The `edit` aggregate: folds one edit session's facts (never the
+ * `edit.diff.progressed` preview, which lives on the output stream) into a
+ * plain-JSON summary for replay and the state digest; and the tiny `file`
+ * aggregate that records the versions agents have read. Pure; assign only.
+ */
+import { assign, setup } from 'xstate';
+
+type Envelope<T> = { type: string; data: T };
+type EditSummary = { index: number; status: 'matched' | 'resolved' | 'unresolved' | 'ambiguous'; startLine?: number; endLine?: number; matchKind?: string; similarity?: number; lines?: number[] };
+
+export type EditAggregateContext = {
+  editId?: string;
+  path?: string;
+  mode?: 'edit' | 'write';
+  streaming?: boolean;
+  baseHash?: string | null;
+  resultHash?: string;
+  created?: boolean;
+  partial?: boolean;
+  linesAdded?: number;
+  linesRemoved?: number;
+  edits: EditSummary[];
+  error?: { code: string; message: string; editIndex?: number };
+};
+
+/** Replaces (or appends) the summary of edit `index`. */
+function withEdit(edits: EditSummary[], summary: EditSummary): EditSummary[] {
+  const rest = edits.filter((e) => e.index !== summary.index);
+  return [...rest, summary].sort((a, b) => a.index - b.index);
+}
+
+type AnyData = Record<string, any>;
+
+const recordFailure = assign<EditAggregateContext, Envelope<AnyData>, undefined, Envelope<AnyData>, never>(({ event }) => ({
+  error: {
+    code: event.data.code as string,
+    message: event.data.message as string,
+    ...(event.data.editIndex !== undefined ? { editIndex: event.data.editIndex as number } : {}),
+  },
+}));
+
+export const editAggregate = setup({
+  types: { context: {} as EditAggregateContext, events: {} as Envelope<AnyData> },
+  actions: { recordFailure },
+}).createMachine({
+  id: 'editAggregate',
+  context: { edits: [] },
+  initial: 'idle',
+  states: {
+    idle: {
+      on: {
+        'edit.started': {
+          target: 'matching',
+          actions: assign(({ event }) => ({
+            editId: event.data.editId,
+            path: event.data.path,
+            mode: event.data.mode,
+            streaming: event.data.streaming,
+            baseHash: event.data.baseHash,
+            edits: [],
+          })),
+        },
+      },
+    },
+    matching: {
+      on: {
+        'edit.range.matched': {
+          actions: assign(({ context, event }) => ({
+            edits: withEdit(context.edits, { index: event.data.editIndex, status: 'matched', startLine: event.data.startLine, endLine: event.data.endLine }),
+          })),
+        },
+        'edit.range.resolved': {
+          actions: assign(({ context, event }) => ({
+            edits: withEdit(context.edits, {
+              index: event.data.editIndex,
+              status: 'resolved',
+              startLine: event.data.startLine,
+              endLine: event.data.endLine,
+              matchKind: event.data.matchKind,
+              similarity: event.data.similarity,
+            }),
+          })),
+        },
+        'edit.range.unresolved': {
+          actions: assign(({ context, event }) => ({ edits: withEdit(context.edits, { index: event.data.editIndex, status: 'unresolved' }) })),
+        },
+        'edit.range.ambiguous': {
+          actions: assign(({ context, event }) => ({
+            edits: withEdit(context.edits, { index: event.data.editIndex, status: 'ambiguous', lines: event.data.lines }),
+          })),
+        },
+        'edit.applied': {
+          target: 'applied',
+          actions: assign(({ event }) => ({
+            path: event.data.path,
+            resultHash: event.data.resultHash,
+            created: event.data.created,
+            partial: event.data.partial,
+            linesAdded: event.data.linesAdded,
+            linesRemoved: event.data.linesRemoved,
+          })),
+        },
+        'edit.failed': { target: 'failed', actions: 'recordFailure' },
+      },
+    },
+    applied: {
+      // A partial apply is followed by the failure of the edit that stopped it.
+      on: { 'edit.failed': { target: 'failed', actions: 'recordFailure' } },
+    },
+    failed: { type: 'final' },
+  },
+});
+
+export const editAggregateDef = { aggregate: 'edit', machine: editAggregate } as const;
+
+export type FileAggregateContext = { fileId?: string; path?: string; hash?: string; mtimeMs?: number; totalLines?: number; reads: number };
+
+/** Folds `file.read.recorded`: the latest version read and how many reads. */
+export const fileAggregate = setup({
+  types: { context: {} as FileAggregateContext, events: {} as Envelope<AnyData> },
+}).createMachine({
+  id: 'fileAggregate',
+  context: { reads: 0 },
+  initial: 'read',
+  states: {
+    read: {
+      on: {
+        'file.read.recorded': {
+          actions: assign(({ context, event }) => ({
+            fileId: event.data.fileId,
+            path: event.data.path,
+            hash: event.data.hash,
+            mtimeMs: event.data.mtimeMs,
+            totalLines: event.data.totalLines,
+            reads: context.reads + 1,
+          })),
+        },
+      },
+    },
+  },
+});
+
+export const fileAggregateDef = { aggregate: 'file', machine: fileAggregate } as const;
