@@ -153,6 +153,18 @@ for (const verb of ['approve', 'deny'] as const) {
     .action(async (requestId, opts) => (await import('./approvals.ts')).answer(requestId, verb === 'approve', opts));
 }
 
+const fleet = program.command('fleet').description('Fleets of scripted sub-agents.');
+fleet
+  .command('run')
+  .description('Run a plan (JSON or YAML): sub-agents in parallel under the root, then print results and the review.')
+  .argument('<plan>', 'plan.json or plan.yaml')
+  .option('--diff', 'print the diffs of the review')
+  .addOption(agentOpt())
+  .addOption(json())
+  .addOption(nats())
+  .addOption(data())
+  .action(async (plan, opts) => (await import('./fleet.ts')).fleetRun(plan, opts));
+
 // Standalone tools (no runtime); their modules load tree-sitter, so they are imported only when named.
 const group = process.argv[2];
 if (group === 'policy') (await import('./policy-command.ts')).registerPolicyCommands(program);

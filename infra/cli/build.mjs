@@ -1,0 +1,20 @@
+// Bundles the CLI (our TypeScript only; packages stay in node_modules) into dist/cli with esbuild, so
+// `skein` starts without transpiling on every run. `npm install` runs it (prepare); skein.mjs falls back
+// to tsx when dist/ is missing or older than a source file.
+import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+await build({
+  absWorkingDir: root,
+  entryPoints: ['infra/cli/main.ts'],
+  outdir: 'dist/cli',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});
