@@ -10,6 +10,8 @@ import { Policy } from '../schemas/policy.ts';
 import { permissionAggregateDef } from '../machines/permission-aggregate.ts';
 import { policyAggregateDef } from '../machines/policy-aggregate.ts';
 import { editAggregateDef, fileAggregateDef } from '../machines/edit-aggregate.ts';
+import { terminalAggregateDef } from '../machines/terminal.ts';
+import { resourceAggregateDef } from '../machines/arbiter.ts';
 import { agentAggregateDef } from '../machines/agent.ts';
 import { actionLogAggregateDef } from '../machines/action-log.ts';
 import type { AggregateDef } from '../machines/projection.ts';
@@ -23,6 +25,9 @@ import type { Bus } from './bus.ts';
 import { wirePermission } from './wiring/permission.ts';
 import { wireEdit } from './wiring/edit.ts';
 import { wireReview } from './wiring/review.ts';
+import { wireTerminal } from './wiring/terminal.ts';
+import { wireWorkers } from './wiring/worker.ts';
+import { ReviewConfig } from '../schemas/review.ts';
 
 export const AGGREGATES: readonly AggregateDef[] = [
   agentAggregateDef,
@@ -31,6 +36,8 @@ export const AGGREGATES: readonly AggregateDef[] = [
   policyAggregateDef,
   editAggregateDef,
   fileAggregateDef,
+  terminalAggregateDef,
+  resourceAggregateDef,
 ];
 
 export type DomainDeps = {
@@ -59,18 +66,23 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
   const agents = new AgentService(deps.host, agentsConfig);
   const review = wireReview({ host: deps.host, agents, dataDir: deps.config.dataDir, logger: deps.logger });
   const edit = wireEdit({ host: deps.host, agents, review });
+  const reviewConfig = domainConfig(deps.config, 'review', ReviewConfig);
+  const terminal = wireTerminal({ host: deps.host, agents, review, config: deps.config, logger: deps.logger, trackShell: reviewConfig.trackShell });
+  const workers = wireWorkers({ host: deps.host, agents, manager: terminal.manager, config: agentsConfig, connect: deps.connect, logger: deps.logger });
+  agents.hooks.startWorker = workers.startWorker;
   const permission = await wirePermission({
     host: deps.host,
     bus: deps.bus,
     agents,
     config: deps.config,
     logger: deps.logger,
+    foreground: (terminalId) => terminal.foreground(terminalId),
     // Edits are confined to the workspace (a hard rule): a path outside it is refused, not asked about.
     precheck: async (call, agentId) => {
       if (call.tool === 'read_file' || call.tool === 'edit_file' || call.tool === 'write_file') await edit.service.resolvePath(agentId, call.input);
     },
   });
-  const stops: Array<() => Promise<void>> = [() => permission.stop()];
+  const stops: Array<() => Promise<void>> = [() => terminal.stop(), () => permission.stop()];
 
   agents.hooks.validatePolicy = (policy) => {
     const parsed = Policy.safeParse(policy);
@@ -85,6 +97,7 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
   agents.hooks.onCancel.push(async (agentId, reason) => {
     await permission.service.cancelAgent(agentId, `agent '${agentId}' was cancelled (${reason})`);
     await edit.cancelAgent(agentId);
+    await terminal.manager.closeAllForAgent(agentId);
   });
 
   const handlers: Record<string, CommandHandler> = {
@@ -92,6 +105,7 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
     ...review.handlers,
     ...permission.handlers,
     ...edit.handlers,
+    ...terminal.handlers,
   };
 
   return {
@@ -105,6 +119,8 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
     async afterRestore() {
       review.restoring(false);
       agents.attach();
+      terminal.attach();
+      workers.attach();
       await permission.afterRestore();
     },
     async stop() {

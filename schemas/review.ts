@@ -231,3 +231,14 @@ export const reviewEvents = [
   ReviewRejectUndone,
   ActionLogFilesUpdated,
 ];
+
+/** `domains.review` in the runtime config. */
+export const ReviewConfig = z
+  .object({
+    trackShell: z
+      .boolean()
+      .default(true)
+      .describe("Snapshot the agent's workspace around each terminal.exec and record the files the command changed."),
+  })
+  .strict();
+export type ReviewConfig = z.infer<typeof ReviewConfig>;

@@ -44,8 +44,11 @@ export function toolCallOf(def: CommandDef, data: Record<string, any>): ToolCall
       return { tool: 'write_file', input: String(data['path']) };
     case 'edit.begin':
       return { tool: data['mode'] === 'write' ? 'write_file' : 'edit_file', input: String(data['path']) };
-    case 'agent.spawn':
-      return { tool: 'spawn_agent', input: [data['label'], data['task']].filter(Boolean).join(': ') };
+    case 'agent.spawn': {
+      const worker = data['worker'] as { command: string; args?: string[] } | undefined;
+      // A worker is a program the runtime will run: the policy sees its command line.
+      return { tool: 'spawn_agent', input: worker ? [worker.command, ...(worker.args ?? [])].join(' ') : String(data['label']) };
+    }
     default:
       return undefined;
   }

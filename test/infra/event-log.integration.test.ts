@@ -133,7 +133,10 @@ describe.each([
 
   it('keeps terminal output in its own stream', async () => {
     const before = await log.lastSeq('events');
-    const out = { ...fact('terminal.output.received'), data: { terminalId: 't1', data: 'hello' } };
+    const out = {
+      ...fact('terminal.output.received'),
+      data: { terminalId: 't1', offset: 0, bytes: 5, data: 'hello', plainText: 'hello', sequences: [], sequenceCount: 0, isInteractive: false },
+    };
     const r = await log.append({ stream: 'output', subject: 'skein.out.main.t1', fact: out });
     expect(r.seq).toBe(1);
     expect(await log.lastSeq('events')).toBe(before);

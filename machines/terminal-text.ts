@@ -1,0 +1,125 @@
+/**
+ * @module
+ * Pure text helpers for terminal output shown to a model: plain text from raw
+ * PTY output, and head+tail truncation that says what was left out and how
+ * to page it. No I/O.
+ */
+
+/**
+ * CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC strings, and two-byte ESC
+ * sequences. Only used to *remove* sequences from text; interpretation is
+ * left to @xterm/headless.
+ */
+const ANSI =
+  // eslint-disable-next-line no-control-regex
+  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[ -/]*[0-~]|\x9b[0-?]*[ -/]*[@-~]/g;
+// eslint-disable-next-line no-control-regex
+const OTHER_CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g;
+
+/**
+ * Plain text of raw output: control sequences removed, CRLF → LF, and a line
+ * rewritten with bare CRs (progress bars) keeps only its last version.
+ */
+export function plainText(raw: string): string {
+  const stripped = raw.replace(ANSI, '').replace(/\x1b/g, '').replace(/\r+\n/g, '\n');
+  if (!stripped.includes('\r') && !OTHER_CONTROLS.test(stripped)) return stripped;
+  OTHER_CONTROLS.lastIndex = 0;
+  return stripped
+    .split('\n')
+    .map((line) => {
+      const noBs = applyBackspaces(line);
+      if (!noBs.includes('\r')) return noBs;
+      // A bare CR returns to column 0: later text overwrites earlier text.
+      let screen = '';
+      for (const part of noBs.split('\r')) screen = part + screen.slice(part.length);
+      return screen;
+    })
+    .join('\n')
+    .replace(OTHER_CONTROLS, '');
+}
+
+function applyBackspaces(line: string): string {
+  if (!line.includes('\b')) return line;
+  let out = '';
+  for (const ch of line) out = ch === '\b' ? out.slice(0, -1) : out + ch;
+  return out;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function utf8Length(text: string): number {
+  // Fast path: every UTF-16 unit is at most 3 UTF-8 bytes.
+  let ascii = true;
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) > 0x7f) {
+      ascii = false;
+      break;
+    }
+  }
+  return ascii ? text.length : encoder.encode(text).length;
+}
+
+export type Truncated = { text: string; truncated: boolean; omittedBytes: number };
+
+/**
+ * Keeps the head (40 %) and the tail (60 %: errors are usually at the end) of
+ * `text` within about `maxBytes` UTF-8 bytes, cutting at line ends when one is
+ * near, with a marker line naming how many bytes were left out and `pageHint`.
+ */
+export function headTail(text: string, maxBytes: number, pageHint = ''): Truncated {
+  if (text.length <= maxBytes / 3 || utf8Length(text) <= maxBytes) return { text, truncated: false, omittedBytes: 0 };
+  const bytes = encoder.encode(text);
+  const headBudget = Math.floor(maxBytes * 0.4);
+  const tailBudget = maxBytes - headBudget;
+  let headEnd = utf8Boundary(bytes, headBudget);
+  let tailStart = utf8Boundary(bytes, bytes.length - tailBudget);
+  const nlHead = bytes.lastIndexOf(10, headEnd - 1);
+  if (nlHead > headEnd - 200 && nlHead > 0) headEnd = nlHead + 1;
+  const nlTail = bytes.indexOf(10, tailStart);
+  if (nlTail >= 0 && nlTail < tailStart + 200) tailStart = nlTail + 1;
+  const omitted = tailStart - headEnd;
+  const marker = `\n[… ${omitted} bytes omitted${pageHint ? `; ${pageHint}` : ''} …]\n`;
+  return {
+    text: decoder.decode(bytes.subarray(0, headEnd)) + marker + decoder.decode(bytes.subarray(tailStart)),
+    truncated: true,
+    omittedBytes: omitted,
+  };
+}
+
+/** The nearest index ≤ i that starts a UTF-8 character. */
+function utf8Boundary(bytes: Uint8Array, i: number): number {
+  let j = Math.max(0, Math.min(bytes.length, i));
+  while (j > 0 && j < bytes.length && (bytes[j]! & 0xc0) === 0x80) j--;
+  return j;
+}
+
+/**
+ * How much of the start of a plain-text chunk (printable ASCII, CR, LF only)
+ * can be left out of a `cols`×`rows` screen without changing what the screen
+ * shows at the end (viewport and cursor), assuming a plain terminal state
+ * (normal buffer, autowrap on, insert mode off, no scroll region). The kept
+ * tail either starts right after a CR LF and still holds 2·rows+1 LFs, or,
+ * with no CR/LF at all, is cut at a multiple of `cols` and still fills
+ * 2·rows+2 rows: in both cases every row visible at the end is created blank
+ * by scrolling after the two writes have come into step. Returns 0 when
+ * nothing can be skipped. Used to keep floods from costing a full parse.
+ */
+export function skippablePrefix(data: string, cols: number, rows: number): number {
+  if (data.length < 4 * cols * rows) return 0;
+  // eslint-disable-next-line no-control-regex
+  if (/[^\x20-\x7e\r\n]/.test(data)) return 0;
+  const hasCr = data.includes('\r');
+  const hasLf = data.includes('\n');
+  if (!hasCr && !hasLf) {
+    const keep = (2 * rows + 2) * cols;
+    return Math.max(0, Math.floor((data.length - keep) / cols) * cols);
+  }
+  let lfs = 0;
+  for (let i = data.length - 1; i >= 1; i--) {
+    if (data.charCodeAt(i) !== 10) continue;
+    if (lfs >= 2 * rows + 1 && data.charCodeAt(i - 1) === 13) return i + 1;
+    lfs++;
+  }
+  return 0;
+}

@@ -1,0 +1,191 @@
+/**
+ * @module
+ * Terminal benchmarks, in-process (the lead adds the over-NATS variants):
+ * open → prompt ready, exec "true" round trip, 8 terminals × 100 commands,
+ * throughput of a 50 MB flood, and runtime RSS for 100 idle terminals. Each
+ * against raw node-pty doing the same work with the same shell and rc file.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { spawn, type IPty } from '@lydell/node-pty';
+import { createLogger } from '../../infra/log.ts';
+import { terminalEnv } from '../../actors/pty-spawn.ts';
+import { writeRcFile } from '../../actors/shell-integration.ts';
+import { TerminalManager } from '../../actors/terminal-manager.ts';
+import { percentile, type Bench, type BenchResult } from './types.ts';
+
+const FLOOD = "head -c 50000000 /dev/zero | tr '\\0' a";
+const FLOOD_BYTES = 50_000_000;
+
+function manager(): TerminalManager {
+  return new TerminalManager({
+    config: { maxPerAgent: 200, maxPerHost: 200 },
+    log: createLogger({ level: 'silent' }),
+    emit: async () => {},
+    emitOutput: async () => {},
+  });
+}
+
+/** Raw baseline: node-pty + the same bash and rc, watching for marks by hand. */
+function rawShell(rcPath: string): { pty: IPty; waitFor: (marker: string) => Promise<number> } {
+  const pty = spawn('bash', ['--noprofile', '--rcfile', rcPath, '-i'], {
+    name: 'xterm-256color',
+    cols: 80,
+    rows: 24,
+    cwd: process.cwd(),
+    env: terminalEnv({ terminalId: 'raw', agentId: 'raw', env: {}, shellPath: '/usr/bin/bash' }),
+  });
+  let tail = '';
+  let bytes = 0;
+  let waiter: { marker: string; resolve: (n: number) => void } | undefined;
+  pty.onData((d) => {
+    bytes += d.length;
+    tail = (tail + d).slice(-4096);
+    const at = waiter ? tail.indexOf(waiter.marker) : -1;
+    if (waiter && at >= 0) {
+      const w = waiter;
+      waiter = undefined;
+      tail = tail.slice(at + w.marker.length);
+      w.resolve(bytes);
+    }
+  });
+  return {
+    pty,
+    waitFor: (marker) =>
+      new Promise((resolve) => {
+        const at = tail.indexOf(marker);
+        if (at >= 0) {
+          tail = tail.slice(at + marker.length);
+          resolve(bytes);
+        } else waiter = { marker, resolve };
+      }),
+  };
+}
+
+const now = () => performance.now();
+
+async function openBench(rc: { path: string }): Promise<BenchResult> {
+  const m = manager();
+  const ours: number[] = [];
+  const raw: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    let t = now();
+    const { pty, waitFor } = rawShell(rc.path);
+    await waitFor('\x1b]133;B\x07');
+    raw.push(now() - t);
+    pty.kill('SIGKILL');
+    t = now();
+    const o = await m.open('bench', { cwd: process.cwd() });
+    ours.push(now() - t);
+    await m.close('bench', { terminalId: o.terminalId, graceMs: 0 });
+  }
+  await m.shutdown();
+  const v = percentile(ours, 50);
+  const b = percentile(raw, 50);
+  return { name: 'open → prompt ready p50', value: v, unit: 'ms', baseline: b, ratio: v / b, target: '≤ 1.3×', met: v / b <= 1.3, note: 'ratio = ours/raw (lower is better)' };
+}
+
+async function execBench(rc: { path: string }): Promise<BenchResult[]> {
+  const m = manager();
+  const o = await m.open('bench', { cwd: process.cwd() });
+  const { pty, waitFor } = rawShell(rc.path);
+  await waitFor('\x1b]133;B\x07');
+  const ours: number[] = [];
+  const raw: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    let t = now();
+    pty.write('true\r');
+    await waitFor('\x1b]133;D;');
+    raw.push(now() - t);
+    await waitFor('\x1b]133;B\x07');
+    t = now();
+    await m.exec('bench', { terminalId: o.terminalId, command: 'true' });
+    ours.push(now() - t);
+  }
+  pty.kill('SIGKILL');
+  // 8 terminals × 100 commands at once.
+  const terms = await Promise.all(Array.from({ length: 8 }, () => m.open('bench', { cwd: process.cwd() })));
+  const lat: number[] = [];
+  const t0 = now();
+  await Promise.all(
+    terms.map(async (t) => {
+      for (let i = 0; i < 100; i++) {
+        const s = now();
+        await m.exec('bench', { terminalId: t.terminalId, command: 'true' });
+        lat.push(now() - s);
+      }
+    }),
+  );
+  const wall = now() - t0;
+  await m.shutdown();
+  const v = percentile(ours, 50);
+  const b = percentile(raw, 50);
+  return [
+    { name: 'exec "true" round trip p50 (in-process)', value: v, unit: 'ms', baseline: b, ratio: v / b, target: '≤ 1.5× (over NATS: lead)', met: v / b <= 1.5, note: `p99 ${percentile(ours, 99).toFixed(2)} ms vs raw ${percentile(raw, 99).toFixed(2)} ms` },
+    { name: '8 terminals × 100 "true" concurrently p50 (in-process)', value: percentile(lat, 50), unit: 'ms', note: `p99 ${percentile(lat, 99).toFixed(2)} ms; ${(800 / (wall / 1000)).toFixed(0)} commands/s; prior Rust impl: 120 ms avg` },
+  ];
+}
+
+async function floodBench(rc: { path: string }): Promise<BenchResult[]> {
+  const { pty, waitFor } = rawShell(rc.path);
+  await waitFor('\x1b]133;B\x07');
+  let t = now();
+  pty.write(`${FLOOD}\r`);
+  await waitFor('\x1b]133;D;');
+  const rawMs = now() - t;
+  pty.kill('SIGKILL');
+
+  const m = manager();
+  const o = await m.open('bench', { cwd: process.cwd() });
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 50);
+  t = now();
+  const r = await m.exec('bench', { terminalId: o.terminalId, command: FLOOD, maxBytes: 4096 });
+  const oursMs = now() - t;
+  clearInterval(sampler);
+  const pauses = m.get(o.terminalId)!.output.pauses;
+  await m.shutdown();
+  const v = FLOOD_BYTES / 1e6 / (oursMs / 1000);
+  const b = FLOOD_BYTES / 1e6 / (rawMs / 1000);
+  return [
+    { name: 'flood 50 MB through the manager (no-op emitOutput)', value: v, unit: 'MB/s', baseline: b, ratio: v / b, target: '≥ 0.8×', met: v / b >= 0.8, note: `exit ${r.exitCode}; pty paused ${pauses}×` },
+    { name: 'peak runtime RSS during the flood', value: peak / 2 ** 20, unit: 'MiB' },
+  ];
+}
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** Runs first, before the flood inflates the heap. */
+async function idleBench(): Promise<BenchResult[]> {
+  const m = manager();
+  gc();
+  const before = process.memoryUsage();
+  for (let i = 0; i < 100; i += 10) {
+    await Promise.all(Array.from({ length: 10 }, () => m.open('bench', { cwd: process.cwd() })));
+  }
+  await new Promise((r) => setTimeout(r, 200));
+  gc();
+  const after = process.memoryUsage();
+  await m.shutdown();
+  const rss = (after.rss - before.rss) / 2 ** 20;
+  const heap = (after.heapUsed + after.external - before.heapUsed - before.external) / 2 ** 20;
+  return [
+    { name: '100 idle terminals: runtime RSS growth (shells excluded)', value: rss, unit: 'MiB', note: `total RSS ${(after.rss / 2 ** 20).toFixed(0)} MiB` },
+    { name: '100 idle terminals: JS heap + external growth', value: heap, unit: 'MiB', note: `${((heap * 1024) / 100).toFixed(0)} KiB per terminal (mostly the headless xterm)` },
+  ];
+}
+
+export const bench: Bench = {
+  name: 'terminal',
+  async run() {
+    const rc = writeRcFile();
+    try {
+      return [...(await idleBench()), await openBench(rc), ...(await execBench(rc)), ...(await floodBench(rc))];
+    } finally {
+      rc.remove();
+    }
+  },
+};

@@ -1,0 +1,48 @@
+/**
+ * @module
+ * A TerminalManager on real PTYs with in-memory emit/emitOutput that record
+ * every fact, a silent logger, and a temporary workspace removed afterwards.
+ */
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { z } from 'zod';
+import { createLogger } from '../../infra/log.ts';
+import type { TerminalConfig } from '../../schemas/terminal.ts';
+import { TerminalManager } from '../../actors/terminal-manager.ts';
+import type { OutputFact } from '../../actors/terminal-output.ts';
+
+export type RecordedFact = { type: string; data: any; agentId?: string };
+
+export function terminalHarness(config: z.input<typeof TerminalConfig> = {}) {
+  const facts: RecordedFact[] = [];
+  const output: OutputFact[] = [];
+  const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'skein-term-')));
+  const log = createLogger({ level: process.env.SKEIN_TEST_LOG === '1' ? 'debug' : 'silent', destination: { write: (l: string) => process.stderr.write(l) } });
+  const manager = new TerminalManager({
+    config,
+    log,
+    emit: async (fact) => {
+      facts.push(fact);
+    },
+    emitOutput: async (fact) => {
+      output.push(fact);
+    },
+  });
+  return {
+    manager,
+    facts,
+    output,
+    workspace,
+    /** Facts of one terminal (events stream), in order. */
+    factsOf: (terminalId: string) => facts.filter((f) => f.data?.terminalId === terminalId),
+    types: (terminalId: string) => facts.filter((f) => f.data?.terminalId === terminalId).map((f) => f.type),
+    /** The output stream of a terminal, reassembled. */
+    rawOutput: (terminalId: string) => output.filter((f) => f.data.terminalId === terminalId).map((f) => f.data.data).join(''),
+    open: (agentId = 'a1', data: Record<string, unknown> = {}) => manager.open(agentId, { cwd: workspace, ...data }, { workspace }),
+    async dispose() {
+      await manager.shutdown();
+      rmSync(workspace, { recursive: true, force: true });
+    },
+  };
+}
