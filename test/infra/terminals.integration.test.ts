@@ -131,7 +131,7 @@ describe('terminals through the host (networked)', () => {
   });
 
   it('gives every terminal fact a readable tail line that never dumps output', async () => {
-    const described = new Set(terminalEvents.filter((e) => e.describe).map((e) => e.type));
+    const described = new Set<string>(terminalEvents.filter((e) => e.describe).map((e) => e.type));
     for await (const f of rt.log.read()) {
       if (!f.type.startsWith('terminal.')) continue;
       expect(described.has(f.type)).toBe(true);
