@@ -58,6 +58,8 @@ program
   .option('--digest', 'print only the state digest')
   .option('--export <file>', 'write the log as JSONL ({seq, subject, fact} per line)')
   .option('--from-file <file>', 'replay a JSONL export or embedded log instead of the runtime log')
+  .option('--screen <terminalId>', "render that terminal's screen from its output chunks (with --at)")
+  .option('--at <seq>', 'output stream sequence for --screen (default: the end)')
   .option('--json', 'timeline as JSON lines')
   .addOption(nats())
   .addOption(data())

@@ -16,13 +16,30 @@ import { readJsonlFile } from '../jsonl-log.ts';
 import { NatsBus } from '../nats-bus.ts';
 import { isAlive, startNatsServer, stopStaleNatsServer } from '../nats-server.ts';
 import { replay } from '../replay.ts';
+import { screenAt, ScreenReplayError, type StreamReader } from '../screen-replay.ts';
 import { readRuntimeInfo } from '../runtime.ts';
 import { action, EXIT, factLine, UsageError } from './output.ts';
 import { clientTarget } from './target.ts';
 
-type ReplayOptions = { until?: string; digest?: boolean; export?: string; fromFile?: string; json?: boolean; nats?: string; data?: string };
+type ReplayOptions = {
+  until?: string;
+  digest?: boolean;
+  export?: string;
+  fromFile?: string;
+  json?: boolean;
+  screen?: string;
+  at?: string;
+  nats?: string;
+  data?: string;
+};
 
-type Source = { facts: AsyncIterable<StoredFact>; total: () => Promise<number>; close: () => Promise<void> };
+type Source = {
+  facts: AsyncIterable<StoredFact>;
+  /** Any stream, for terminal screens. */
+  read: StreamReader;
+  total: () => Promise<number>;
+  close: () => Promise<void>;
+};
 
 export async function replayCommand(opts: ReplayOptions): Promise<void> {
   await action(async () => {
@@ -31,6 +48,13 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
       throw new UsageError(`--until '${opts.until}' is not a sequence number`);
     }
     const source = await openSource(opts, untilSeq);
+    if (opts.screen) {
+      try {
+        return await printScreen(source, opts.screen, opts);
+      } finally {
+        await source.close();
+      }
+    }
     try {
       const total = untilSeq ?? (await source.total());
       const exportStream = opts.export ? createWriteStream(opts.export) : undefined;
@@ -66,7 +90,7 @@ async function openSource(opts: ReplayOptions, untilSeq: number | undefined): Pr
   if (target.natsUrl) return natsSource(target.natsUrl, range, async () => undefined);
   const info = readRuntimeInfo(target.dataDir);
   const eventsFile = join(target.dataDir, 'events.jsonl');
-  if (info?.mode === 'embedded' || (!info && existsSync(eventsFile))) return fileSource(eventsFile, range);
+  if (info?.mode === 'embedded' || (!info && existsSync(eventsFile))) return fileSource(eventsFile, range, target.dataDir);
   if (info?.natsUrl && isAlive(info.pid)) return natsSource(info.natsUrl, range, async () => undefined);
   const store = join(target.dataDir, 'jetstream');
   if (!existsSync(store)) throw new UsageError(`no event log in ${target.dataDir}: run \`skein up\` first, or pass --from-file / --nats`);
@@ -79,8 +103,42 @@ async function openSource(opts: ReplayOptions, untilSeq: number | undefined): Pr
 const onInvalid = (seq: number, subject: string, err: Error) =>
   process.stderr.write(`skein replay: skipped message ${seq} on ${subject}: ${err.message}\n`);
 
-function fileSource(path: string, range: { untilSeq?: number }): Source {
+async function printScreen(source: Source, terminalId: string, opts: ReplayOptions): Promise<number> {
+  const at = opts.at === undefined ? undefined : Number(opts.at);
+  if (at !== undefined && (!Number.isInteger(at) || at < 0)) throw new UsageError(`--at '${opts.at}' is not an output sequence number`);
+  let screen;
+  try {
+    screen = await screenAt(source.read, terminalId, at);
+  } catch (err) {
+    if (err instanceof ScreenReplayError) throw new UsageError(err.message);
+    throw err;
+  }
+  if (opts.json) {
+    process.stdout.write(`${JSON.stringify(screen, null, 2)}\n`);
+  } else {
+    const rule = '-'.repeat(screen.cols);
+    process.stdout.write(
+      `${terminalId} at output seq ${screen.atSeq} (${screen.chunks} chunks), ${screen.cols}x${screen.rows}, ${screen.buffer} buffer, cursor ${screen.cursor.x},${screen.cursor.y}\n${rule}\n${screen.lines.join('\n')}\n${rule}\n`,
+    );
+  }
+  return EXIT.ok;
+}
+
+/** Reads any stream of a data dir's JSONL logs. */
+function dataDirReader(dataDir: string): StreamReader {
+  return (options) => {
+    const stream = options.stream ?? 'events';
+    const base = join(dataDir, `${stream}.jsonl`);
+    const files = stream === 'output' && existsSync(`${base}.1`) ? [`${base}.1`, base] : [base];
+    return (async function* () {
+      for (const file of files) if (existsSync(file)) yield* readJsonlFile(file, { ...options, onInvalid });
+    })();
+  };
+}
+
+function fileSource(path: string, range: { untilSeq?: number }, dataDir?: string): Source {
   return {
+    read: dataDir ? dataDirReader(dataDir) : (options) => (options.stream === 'output' ? (async function* () {})() : readJsonlFile(path, { ...options, onInvalid })),
     facts: readJsonlFile(path, { ...range, onInvalid }),
     total: async () => {
       let last = 0;
@@ -95,6 +153,7 @@ async function natsSource(url: string, range: { untilSeq?: number }, stopServer:
   const bus = await NatsBus.connect(url, 'skein-replay');
   const log: EventLog = await JetStreamLog.open(bus.nc);
   return {
+    read: (options) => log.read({ ...options, onInvalid }),
     facts: log.read({ ...range, onInvalid }),
     total: () => log.lastSeq(),
     close: async () => {

@@ -1,0 +1,69 @@
+/**
+ * `skein replay --screen <terminalId> [--at <seq>]` renders the screen a
+ * terminal showed, from the log alone: equal to the live screen at the end,
+ * and to what it showed before a later command at an earlier sequence.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startCli, type LongRunning } from '../support/cli.ts';
+import { tempDir } from '../support/temp-dir.ts';
+
+describe('skein replay --screen', () => {
+  const dir = tempDir('skein-screen-');
+  const data = join(dir.path, 'data');
+  const workspace = join(dir.path, 'ws');
+  let up: LongRunning;
+  const call = async (type: string, body: unknown) => {
+    const r = await runCli(['call', type, JSON.stringify(body), '--data', data]);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    return JSON.parse(r.stdout) as Record<string, any>;
+  };
+
+  beforeAll(async () => {
+    mkdirSync(join(workspace, '.skein'), { recursive: true });
+    writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify({ default: 'allow' }));
+    up = startCli(['up', '--embedded', '--data', data, '--workspace', workspace]);
+    await up.waitFor(/mode embedded/);
+  });
+  afterAll(async () => {
+    up.child.kill('SIGTERM');
+    await up.exited;
+    dir.dispose();
+  });
+
+  it('matches the live screen at the end and the earlier screen at an earlier sequence', async () => {
+    const { terminalId } = await call('terminal.open', { cols: 60, rows: 12 });
+    await call('terminal.exec', { terminalId, command: "printf '\\033[1;31mred\\033[0m line one\\n'; echo line two" });
+    const early = await call('terminal.read', { terminalId, screen: true });
+    const earlyReplay = await runCli(['replay', '--screen', terminalId, '--json', '--data', data]);
+    const earlyScreen = JSON.parse(earlyReplay.stdout) as { atSeq: number; lines: string[] };
+    expect(earlyScreen.lines).toEqual(early['screen'].lines);
+
+    await call('terminal.resize', { terminalId, cols: 40, rows: 10 });
+    await call('terminal.exec', { terminalId, command: 'clear; seq 1 30 | tail -n 4; printf "\\033[5;10Hplaced"' });
+    const live = await call('terminal.read', { terminalId, screen: true });
+    const r = await runCli(['replay', '--screen', terminalId, '--json', '--data', data]);
+    expect(r.code, r.stderr).toBe(0);
+    const replayed = JSON.parse(r.stdout) as { lines: string[]; cursor: unknown; cols: number; rows: number; buffer: string };
+    expect({ lines: replayed.lines, cols: replayed.cols, rows: replayed.rows, buffer: replayed.buffer }).toEqual({
+      lines: live['screen'].lines,
+      cols: 40,
+      rows: 10,
+      buffer: 'normal',
+    });
+    expect(replayed.lines.join('\n')).toContain('placed');
+
+    const back = await runCli(['replay', '--screen', terminalId, '--at', String(earlyScreen.atSeq), '--json', '--data', data]);
+    expect((JSON.parse(back.stdout) as { lines: string[] }).lines).toEqual(early['screen'].lines);
+
+    const text = await runCli(['replay', '--screen', terminalId, '--data', data]);
+    expect(text.stdout).toMatch(new RegExp(`^${terminalId} at output seq \\d+ .* 40x10, normal buffer`));
+  });
+
+  it('says which terminal is unknown', async () => {
+    const r = await runCli(['replay', '--screen', 't-nothere', '--data', data]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/terminal 't-nothere' is not in the log/);
+  });
+});
