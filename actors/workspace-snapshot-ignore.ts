@@ -24,7 +24,8 @@ export async function loadIgnore(root: string, extra: readonly string[] = []): P
   } catch {
     // no .gitignore: only the fixed skips
   }
-  return compileIgnore([...text.split('\n'), ...extra]);
+  // skein's own atomic-write temp files (`.name.skein-….tmp`) exist only mid-write: never a change.
+  return compileIgnore([...text.split('\n'), '.*.skein-*.tmp', ...extra]);
 }
 
 export function compileIgnore(lines: readonly string[]): IgnoreMatcher {

@@ -155,6 +155,12 @@ for (const verb of ['approve', 'deny'] as const) {
     .action(async (requestId, opts) => (await import('./approvals.ts')).answer(requestId, verb === 'approve', opts));
 }
 
+program
+  .command('demo')
+  .description('A root hands work to three sub-agents (terminals, a fuzzy edit, a confirmed write), then reviews, accepts and rejects. Embedded, temporary workspace.')
+  .option('--keep', 'keep the temporary workspace and log')
+  .action(async (opts) => (await import('./demo.ts')).demo(opts));
+
 const fleet = program.command('fleet').description('Fleets of scripted sub-agents.');
 fleet
   .command('run')

@@ -20,6 +20,12 @@ export type ReviewWiring = {
   record(input: Omit<RecordChangeInput, 'ancestors'>, opts?: { lockHeld?: boolean }): Promise<void>;
   /** Feeds facts read at start-up (before the host serves commands). */
   restoring(on: boolean): void;
+  /**
+   * Whether `content` at `path` is what an edit or write recorded at or after
+   * `since` (ms epoch) left there: a shell snapshot running at the same time
+   * must not claim that change for its command.
+   */
+  editedSince(path: string, content: string | null, since: number): boolean;
 };
 
 export function wireReview(deps: { host: () => Host; agents: AgentService; dataDir: string; logger: Logger }): ReviewWiring {
@@ -29,6 +35,8 @@ export function wireReview(deps: { host: () => Host; agents: AgentService; dataD
   const service = new ActionLogService({ emit, blobs: new BlobStore(join(deps.dataDir, 'blobs')), log: deps.logger.child({ actor: 'action-log' }) });
   const types = new Set<string>(ACTION_LOG_FACT_TYPES);
   let restoringNow = false;
+  /** path → what the last edit/write left there, and when. */
+  const recentEdits = new Map<string, { content: string | null; at: number }>();
   const scope = (sender: string, target: string) => {
     if (!deps.agents.view(target)) throw new RuntimeError(ErrorCode.NotFound, `agent '${target}' does not exist`);
     if (!deps.agents.isSelfOrAncestor(sender, target)) {
@@ -48,7 +56,12 @@ export function wireReview(deps: { host: () => Host; agents: AgentService; dataD
       }
     },
     async record(input, opts) {
+      if (input.source.kind !== 'shell') recentEdits.set(input.path, { content: input.after, at: Date.now() });
       await service.recordChange({ ...input, ancestors: deps.agents.ancestors(input.agentId) }, opts);
+    },
+    editedSince(path, content, since) {
+      const recent = recentEdits.get(path);
+      return recent !== undefined && recent.at >= since && recent.content === content;
     },
     handlers: {
       'review.list': async (ctx) => {

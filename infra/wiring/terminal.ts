@@ -47,11 +47,18 @@ export function wireTerminal(deps: {
   });
   const snapshotter = new WorkspaceSnapshotter({ blobs: deps.review.service.blobs });
   /** Commands still running after their exec replied: their before-snapshot waits for command.finished. */
-  const pendingShell = new Map<string, { agentId: string; command: string; terminalId: string; workspace: string; before: WorkspaceSnapshot }>();
+  type ShellEntry = { agentId: string; command: string; terminalId: string; workspace: string; before: WorkspaceSnapshot; since: number };
+  const pendingShell = new Map<string, ShellEntry>();
 
-  const recordShell = async (entry: { agentId: string; command: string; terminalId: string; workspace: string; before: WorkspaceSnapshot }) => {
+  const recordShell = async (entry: ShellEntry) => {
     const after = await snapshotter.snapshot(entry.workspace);
-    const diff = await snapshotter.diff(entry.before, after);
+    const all = await snapshotter.diff(entry.before, after);
+    // Another agent's edit made while the command ran is that edit's change, already recorded.
+    // An edit still writing (it holds the path lock) records its change itself.
+    const diff = {
+      ...all,
+      changes: all.changes.filter((c) => !deps.review.editedSince(c.path, c.after, entry.since) && !deps.review.service.lock.isLocked(c.path)),
+    };
     if (diff.changes.length === 0) return;
     await recordShellChanges(deps.review.service, { agentId: entry.agentId, ancestors: deps.agents.ancestors(entry.agentId), command: entry.command, terminalId: entry.terminalId }, diff);
   };
@@ -64,10 +71,11 @@ export function wireTerminal(deps: {
     'terminal.exec': async (ctx) => {
       const agentId = ctx.command.agentId;
       const workspace = workspaceOf(agentId);
+      const since = Date.now();
       const before = deps.trackShell && workspace ? await snapshotter.snapshot(workspace) : undefined;
       const reply = await manager.exec(agentId, ctx.command.data);
       if (before && workspace) {
-        const entry = { agentId, command: String((ctx.command.data as { command: string }).command), terminalId: reply.terminalId, workspace, before };
+        const entry = { agentId, command: String((ctx.command.data as { command: string }).command), terminalId: reply.terminalId, workspace, before, since };
         if (reply.status === 'exited' || reply.status === 'timeout') await recordShell(entry);
         else pendingShell.set(reply.commandId, entry);
       }

@@ -1,0 +1,150 @@
+/**
+ * Issue 6 end to end through the CLI: `skein demo`; `skein fleet run` of a
+ * 3-level YAML plan whose grandchildren edit files and run commands; the
+ * root's review; reject-all restoring the workspace byte for byte and
+ * undo-reject bringing the agents' versions back; a concurrent on-disk
+ * change kept with a conflict; `skein agents --tree`; replay = live digest.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startCli, type LongRunning } from '../support/cli.ts';
+import { tempDir } from '../support/temp-dir.ts';
+
+/** path → sha256 of every file under root (skipping .skein). */
+function tree(root: string, dir = root, out: Record<string, string> = {}): Record<string, string> {
+  for (const name of readdirSync(dir)) {
+    if (name === '.skein') continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) tree(root, path, out);
+    else out[relative(root, path)] = createHash('sha256').update(readFileSync(path)).digest('hex');
+  }
+  return out;
+}
+
+const PLAN = `
+agents:
+  - label: backend
+    agentId: backend
+    steps:
+      - spawn:
+          label: api
+          agentId: api
+          steps:
+            - edit: { path: src/api.ts, edits: [{ oldText: "return 1;", newText: "return 2;" }] }
+            - exec: echo generated > src/gen.txt
+      - spawn:
+          label: db
+          agentId: db
+          steps:
+            - write: { path: src/db.ts, content: "export const db = 'sqlite';\\n" }
+            - exec: rm src/old.ts
+  - label: docs
+    agentId: docs
+    steps:
+      - edit: { path: README.md, edits: [{ oldText: "# app", newText: "# app\\n\\nNow with docs." }] }
+`;
+
+describe('fleets, review and demo through the CLI', () => {
+  const dir = tempDir('skein-fleet-');
+  const data = join(dir.path, 'data');
+  const ws = join(dir.path, 'ws');
+  let up: LongRunning;
+  let before: Record<string, string>;
+
+  beforeAll(async () => {
+    mkdirSync(join(ws, 'src'), { recursive: true });
+    mkdirSync(join(ws, '.skein'), { recursive: true });
+    writeFileSync(join(ws, '.skein', 'policy.json'), JSON.stringify({ default: 'allow' }));
+    writeFileSync(join(ws, 'src', 'api.ts'), 'export function api() {\r\n  return 1;\r\n}\r\n');
+    writeFileSync(join(ws, 'src', 'old.ts'), 'export {};\n');
+    writeFileSync(join(ws, 'README.md'), '# app\n');
+    writeFileSync(join(dir.path, 'plan.yaml'), PLAN);
+    before = tree(ws);
+    up = startCli(['up', '--embedded', '--data', data, '--workspace', ws]);
+    await up.waitFor(/mode embedded/);
+  });
+  afterAll(async () => {
+    up.child.kill('SIGTERM');
+    await up.exited;
+    dir.dispose();
+  });
+
+  it('runs a 3-level plan and the root reviews every change', async () => {
+    const run = await runCli(['fleet', 'run', join(dir.path, 'plan.yaml'), '--data', data]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/backend "backend" → completed/);
+    expect(run.stdout).toMatch(/ {2}api "api" → completed/);
+    expect(readFileSync(join(ws, 'src', 'api.ts'), 'utf8')).toBe('export function api() {\r\n  return 2;\r\n}\r\n');
+
+    const review = await runCli(['review', '--json', '--data', data]);
+    const files = (JSON.parse(review.stdout) as { files: Array<{ path: string; status: string; agents: string[] }> }).files;
+    expect(files.map((f) => [relative(ws, f.path), f.status, f.agents]).sort()).toEqual([
+      ['README.md', 'modified', ['docs']],
+      ['src/api.ts', 'modified', ['api']],
+      ['src/db.ts', 'created', ['db']],
+      ['src/gen.txt', 'created', ['api']],
+      ['src/old.ts', 'deleted', ['db']],
+    ]);
+    const agents = await runCli(['agents', '--tree', '--data', data]);
+    expect(agents.stdout).toMatch(/^main "root" \[running\]\n {2}backend "backend" \[completed\]\n {4}api "api" \[completed\]\n {4}db "db" \[completed\]\n {2}docs "docs" \[completed\]/);
+  });
+
+  it('keeps a concurrent on-disk change, reports the conflict, and restores the rest byte for byte', async () => {
+    // Somebody edits README.md after the agent did: its line must survive a reject.
+    writeFileSync(join(ws, 'README.md'), '# app\n\nNow with docs.\nhand-written line\n');
+    const reject = await runCli(['reject', '--json', '--data', data]);
+    expect(reject.code, reject.stderr).toBe(0);
+    const result = JSON.parse(reject.stdout) as { conflicts: Array<{ path: string }>; restored: string[]; deleted: string[] };
+    const readme = readFileSync(join(ws, 'README.md'), 'utf8');
+    expect(readme).toContain('hand-written line');
+    const conflicted = result.conflicts.map((c) => relative(ws, c.path));
+    const restored = [...result.restored, ...result.deleted].map((p) => relative(ws, p)).sort();
+    expect(restored).toEqual(expect.arrayContaining(['src/api.ts', 'src/db.ts', 'src/gen.txt', 'src/old.ts']));
+    // The README hunk either reversed cleanly around the new line or was left alone as a conflict; never clobbered.
+    if (!conflicted.includes('README.md')) expect(readme).toBe('# app\nhand-written line\n');
+    const now = tree(ws);
+    for (const path of Object.keys(before)) if (path !== 'README.md') expect(now[path], path).toBe(before[path]);
+    expect(Object.keys(now).sort()).toEqual(Object.keys(before).sort());
+  });
+
+  it("undo-reject brings the agents' versions back (created files cannot be re-created)", async () => {
+    const undo = await runCli(['undo-reject', '--json', '--data', data]);
+    expect(undo.code, undo.stderr).toBe(0);
+    const result = JSON.parse(undo.stdout) as { reapplied: string[]; notRestorable: Array<{ path: string }> };
+    expect(result.reapplied.map((p) => relative(ws, p))).toEqual(expect.arrayContaining(['src/api.ts']));
+    expect(readFileSync(join(ws, 'src', 'api.ts'), 'utf8')).toBe('export function api() {\r\n  return 2;\r\n}\r\n');
+    expect(existsSync(join(ws, 'src', 'old.ts'))).toBe(false);
+    expect(result.notRestorable.map((k) => relative(ws, k.path)).sort()).toEqual(['src/db.ts', 'src/gen.txt']);
+  });
+
+  it('replays the whole scenario to the live digest', async () => {
+    const status = await runCli(['status', '--digest', '--data', data]);
+    const replayed = await runCli(['replay', '--digest', '--data', data]);
+    expect(replayed.stdout).toBe(status.stdout);
+  });
+
+  it('rejects a bad plan naming the field', async () => {
+    writeFileSync(join(dir.path, 'bad.yaml'), 'agents:\n  - label: x\n    steps:\n      - exec: 3\n');
+    const r = await runCli(['fleet', 'run', join(dir.path, 'bad.yaml'), '--data', data]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/agents\.0\.steps\.0/);
+  });
+
+  it('skein demo runs the whole story from a clean state in a few seconds', async () => {
+    const t0 = Date.now();
+    const demo = await runCli(['demo']);
+    expect(demo.code, demo.stdout + demo.stderr).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    for (const line of [
+      /root answered allow_once to docs: docs\/CHANGELOG\.md/,
+      /created {2}docs\/CHANGELOG\.md by docs/,
+      /modified src\/app\.py by refactor\n/,
+      /created {2}build\.log by tests/,
+      /Matched fuzzily/,
+      /accepted: src\/app\.py/,
+      /live digest = replay digest/,
+    ]) expect(demo.stdout).toMatch(line);
+  });
+});
