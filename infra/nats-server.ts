@@ -58,7 +58,17 @@ export async function startNatsServer(options: { storeDir: string; bin?: string;
     });
   });
   child.stderr!.resume();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // If this process ends without stopping the server (a crash, a test worker torn down), take it along.
+  const killOnExit = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      process.removeListener('exit', killOnExit);
+      resolve();
+    }),
+  );
   return {
     url: `nats://127.0.0.1:${port}`,
     port,

@@ -1,0 +1,175 @@
+/**
+ * @module
+ * Fleet benchmark (issue 6): 32 scripted sub-agents, each running 10 cheap
+ * commands and 5 file steps (a write, then 4 fuzzy edits, one with
+ * indentation drift), run in parallel by `runFleet` against an in-process
+ * networked runtime, vs ONE agent running the same 32×15 tool calls in order
+ * (fresh runtime of the same type). Also: p99 command latency under the
+ * fleet, and `review.list` at the root over 32 agents × 5 changed files.
+ */
+import { FleetPlan, type FleetAgent, type FleetStep } from '../../schemas/index.ts';
+import { runFleet, type AgentOutcome, type FleetOutcome } from '../../infra/fleet.ts';
+import { startTestNats } from '../support/nats-server.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { now, ok } from './bench-pty.ts';
+import { percentile, type Bench, type BenchResult } from './types.ts';
+
+const AGENTS = 32;
+const REVIEW_CALLS = 25;
+
+function source(i: number): string {
+  return [
+    `def handler_${i}(x):`,
+    '    if x > 0:',
+    '        return x * 2',
+    '    return 0',
+    '',
+    '',
+    `class Box${i}:`,
+    '    def __init__(self):',
+    '        self.items = []',
+    '',
+    '    def add(self, item):',
+    '        self.items.append(item)',
+    '',
+  ].join('\n');
+}
+
+/**
+ * One agent's 15 steps: 10 commands (4 of them write a file through the shell, so the
+ * agent changes 5 distinct files in all), a file.write, then 4 edits of that file.
+ */
+function steps(i: number): FleetStep[] {
+  const p = (k: number) => `a${String(i).padStart(2, '0')}-f${k}`;
+  const main = `${p(0)}.py`;
+  return [
+    { write: { path: main, content: source(i) } },
+    { exec: 'true', expectExit: 0 },
+    { exec: `echo hello ${i}`, expectExit: 0 },
+    { edit: { path: main, edits: [{ oldText: '        return x * 2', newText: '        return x * 3' }] } },
+    { exec: 'ls', expectExit: 0 },
+    { exec: `echo one > ${p(1)}.txt`, expectExit: 0 },
+    { exec: 'true', expectExit: 0 },
+    // Indentation drift: the agent quotes the method at 2-space indent, without the class level.
+    { edit: { path: main, edits: [{ oldText: 'def add(self, item):\n  self.items.append(item)', newText: 'def add(self, item):\n  self.items.append(item)\n  return len(self.items)' }] } },
+    { exec: `echo two > ${p(2)}.txt`, expectExit: 0 },
+    { exec: 'ls -la', expectExit: 0 },
+    { edit: { path: main, edits: [{ oldText: '        self.items = []', newText: '        self.items = list()' }] } },
+    { exec: `echo three > ${p(3)}.txt`, expectExit: 0 },
+    { exec: 'echo done', expectExit: 0 },
+    { exec: `echo four > ${p(4)}.txt`, expectExit: 0 },
+    { edit: { path: main, edits: [{ oldText: '    return 0', newText: '    return -1' }] } },
+  ];
+}
+
+type Run = { wallMs: number; outcome: FleetOutcome; failures: string[]; rt: TestRuntime };
+
+function flatten(agents: AgentOutcome[]): AgentOutcome[] {
+  return agents.flatMap((a) => [a, ...flatten(a.children)]);
+}
+
+/** Starts a fresh networked runtime, runs the plan, then `after` on it; always stops both. */
+async function runPlan<T>(agents: FleetAgent[], trackShell: boolean, after: (run: Run) => Promise<T>): Promise<T> {
+  const nats = await startTestNats();
+  let rt: TestRuntime | undefined;
+  try {
+    rt = await startTestRuntime({ mode: 'networked', natsUrl: nats.url, policy: { default: 'allow' }, flags: { domains: { review: { trackShell } } } });
+    const plan = FleetPlan.parse({ agents });
+    const t0 = now();
+    const outcome = await runFleet(plan, { bus: rt.bus, root: 'main', timeoutMs: 120_000 });
+    const wallMs = now() - t0;
+    const failures = flatten(outcome.agents).flatMap((a) => [
+      ...(a.status === 'completed' ? [] : [`${a.agentId}: ${a.status}`]),
+      ...a.steps.filter((s) => !s.ok).map((s) => `${a.agentId} ${s.step}: ${s.summary}`),
+    ]);
+    return await after({ wallMs, outcome, failures, rt });
+  } finally {
+    await rt?.dispose();
+    await nats.dispose();
+  }
+}
+
+/** Fuzzy-match report of the drifted edit, from its reply. */
+function driftNote(outcome: FleetOutcome): string {
+  const step = outcome.agents[0]?.steps.find((s) => s.step.startsWith('edit') && /add/.test(JSON.stringify(s.reply ?? {})));
+  return step ? step.summary.slice(0, 160) : 'n/a';
+}
+
+export const bench: Bench = {
+  name: 'fleet',
+  async run() {
+    const results: BenchResult[] = [];
+    const fleetAgents: FleetAgent[] = Array.from({ length: AGENTS }, (_, i) => ({ label: `worker ${i}`, steps: steps(i) }));
+    const soloAgents: FleetAgent[] = [{ label: 'solo', steps: Array.from({ length: AGENTS }, (_, i) => steps(i)).flat() }];
+
+    process.stderr.write(`  fleet of ${AGENTS}…\n`);
+    const fleet = await runPlan(fleetAgents, true, async ({ wallMs, outcome, failures, rt }) => {
+      // review.list at the root: every agent's 5 files.
+      const first = ok(await rt.call('review.list', {}));
+      const files = (first['files'] as unknown[]).length;
+      const times: number[] = [];
+      for (let i = 0; i < REVIEW_CALLS; i++) {
+        const t = now();
+        ok(await rt.call('review.list', {}));
+        times.push(now() - t);
+      }
+      // Attribution: each agent's own log (no descendants) should hold only its own 5 files.
+      let foreign = 0;
+      let own = 0;
+      for (const a of outcome.agents) {
+        const mine = ok(await rt.call('review.list', { agentId: a.agentId, includeDescendants: false }));
+        const prefix = `a${String(Number(a.label.split(' ')[1])).padStart(2, '0')}-`;
+        for (const f of mine['files'] as Array<{ path: string }>) {
+          if (f.path.split('/').pop()!.startsWith(prefix)) own++;
+          else foreign++;
+        }
+      }
+      return { wallMs, outcome, failures, files, times, own, foreign };
+    });
+    process.stderr.write('  one agent, sequential…\n');
+    const solo = await runPlan(soloAgents, true, async ({ wallMs, outcome, failures }) => ({ wallMs, outcome, failures }));
+    process.stderr.write('  the same two without trackShell…\n');
+    const fleetOff = await runPlan(fleetAgents, false, async ({ wallMs, failures }) => ({ wallMs, failures }));
+    const soloOff = await runPlan(soloAgents, false, async ({ wallMs, failures }) => ({ wallMs, failures }));
+
+    const calls = AGENTS * 15;
+    const speedup = solo.wallMs / fleet.wallMs;
+    results.push({
+      name: `fleet of ${AGENTS} agents × 15 tool calls: wall time`,
+      value: fleet.wallMs,
+      unit: 'ms',
+      baseline: solo.wallMs,
+      ratio: speedup,
+      target: '> 1× speed-up vs one agent sequential (2 cores)',
+      met: speedup > 1 && fleet.failures.length === 0 && solo.failures.length === 0,
+      note: `ratio = sequential/fleet; ${(calls / (fleet.wallMs / 1000)).toFixed(0)} vs ${(calls / (solo.wallMs / 1000)).toFixed(0)} tool calls/s; failures: fleet ${fleet.failures.length}, solo ${solo.failures.length}${fleet.failures.length + solo.failures.length ? ` (${[...fleet.failures, ...solo.failures][0]})` : ''}; drifted edit: ${driftNote(fleet.outcome)}`,
+    });
+    const speedupOff = soloOff.wallMs / fleetOff.wallMs;
+    results.push({
+      name: `fleet of ${AGENTS} agents × 15 tool calls: wall time, trackShell off`,
+      value: fleetOff.wallMs,
+      unit: 'ms',
+      baseline: soloOff.wallMs,
+      ratio: speedupOff,
+      target: '> 1× (diagnostic: without the workspace snapshots around each exec)',
+      met: speedupOff > 1 && fleetOff.failures.length === 0 && soloOff.failures.length === 0,
+      note: `ratio = sequential/fleet; failures: fleet ${fleetOff.failures.length}, solo ${soloOff.failures.length}`,
+    });
+    const lat = fleet.outcome.latenciesMs;
+    const soloLat = solo.outcome.latenciesMs;
+    results.push({
+      name: `command latency under the fleet p99 (all ${lat.length} calls)`,
+      value: percentile(lat, 99),
+      unit: 'ms',
+      baseline: percentile(soloLat, 99),
+      note: `baseline = p99 of the one sequential agent; p50 ${percentile(lat, 50).toFixed(1)} ms vs ${percentile(soloLat, 50).toFixed(1)} ms; max ${Math.max(...lat).toFixed(0)} ms`,
+    });
+    results.push({
+      name: `review.list at the root, ${AGENTS} agents × 5 files, p50 of ${REVIEW_CALLS}`,
+      value: percentile(fleet.times, 50),
+      unit: 'ms',
+      note: `${fleet.files} files listed; p99 ${percentile(fleet.times, 99).toFixed(1)} ms; per-agent logs (includeDescendants false): ${fleet.own} own files, ${fleet.foreign} other agents' files attributed to it`,
+    });
+    return results;
+  },
+};

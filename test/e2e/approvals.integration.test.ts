@@ -1,0 +1,94 @@
+/**
+ * Answering permission requests from the CLI, and input to running programs:
+ * `skein approvals --once` lists a pending request, `skein approve` lets it
+ * run, `skein deny --always` refuses and learns a rule; data written to an
+ * interpreter is its own rule class, to a pager it is allowed under the
+ * grant that started it, and a line typed at the prompt is a command.
+ */
+import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startCli, type LongRunning } from '../support/cli.ts';
+import { tempDir } from '../support/temp-dir.ts';
+
+describe('approvals and terminal input through the CLI', () => {
+  const dir = tempDir('skein-approve-');
+  const data = join(dir.path, 'data');
+  const ws = join(dir.path, 'ws');
+  let up: LongRunning;
+  const call = (type: string, body: unknown, agent = 'main') => runCli(['call', type, JSON.stringify(body), '--agent', agent, '--data', data, '--timeout', '60000']);
+  const json = async (p: ReturnType<typeof call>) => {
+    const r = await p;
+    return JSON.parse(r.stdout) as Record<string, any>;
+  };
+  const pendingIds = async () => ((await json(runCli(['approvals', '--once', '--json', '--data', data]).then((r) => ({ ...r, stdout: `{"requests":${r.stdout}}` })))) as { requests: Array<{ requestId: string; input: string }> }).requests;
+
+  beforeAll(async () => {
+    mkdirSync(join(ws, '.skein'), { recursive: true });
+    writeFileSync(
+      join(ws, '.skein', 'policy.json'),
+      JSON.stringify({
+        default: 'allow',
+        tools: {
+          terminal: { always_confirm: [{ pattern: '^touch\\b' }], always_deny: [{ pattern: '^rm\\b' }] },
+          terminal_input: { default: 'deny' },
+        },
+      }),
+    );
+    up = startCli(['up', '--embedded', '--data', data, '--workspace', ws]);
+    await up.waitFor(/mode embedded/);
+  });
+  afterAll(async () => {
+    up.child.kill('SIGTERM');
+    await up.exited;
+    dir.dispose();
+  });
+
+  it('lists a pending request and lets it run when approved', async () => {
+    const { terminalId } = await json(call('terminal.open', {}));
+    const exec = call('terminal.exec', { terminalId, command: 'touch approved.txt' });
+    let pending: Array<{ requestId: string; input: string }> = [];
+    await expect.poll(async () => (pending = await pendingIds()).length, { timeout: 15_000 }).toBe(1);
+    expect(pending[0]!.input).toBe('touch approved.txt');
+    const listed = await runCli(['approvals', '--once', '--data', data]);
+    expect(listed.stdout).toContain(`${pending[0]!.requestId}  main  terminal: touch approved.txt`);
+    const approved = await runCli(['approve', pending[0]!.requestId, '--data', data]);
+    expect(approved.stdout).toMatch(/granted by user/);
+    const r = JSON.parse((await exec).stdout) as { ok: boolean; status: string };
+    expect(r).toMatchObject({ ok: true, status: 'exited' });
+  });
+
+  it('refuses with deny --always and learns a rule into the project policy', async () => {
+    const { terminalId } = await json(call('terminal.open', {}));
+    const exec = call('terminal.exec', { terminalId, command: 'touch denied.txt' });
+    let pending: Array<{ requestId: string }> = [];
+    await expect.poll(async () => (pending = await pendingIds()).length, { timeout: 15_000 }).toBe(1);
+    const denied = await runCli(['deny', pending[0]!.requestId, '--always', '--data', data]);
+    expect(denied.code).toBe(0);
+    const r = JSON.parse((await exec).stdout) as { ok: boolean; error: { code: string; message: string } };
+    expect(r).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    const policy = readFileSync(join(ws, '.skein', 'policy.json'), 'utf8');
+    // Zed-style extraction: the command and its first word.
+    expect(JSON.parse(policy).tools.terminal.always_deny).toEqual([{ pattern: '^rm\\b' }, { pattern: '^touch\\s+denied\\.txt(\\s|$)' }]);
+    // Learned: the same call is now denied without asking.
+    const again = await json(call('terminal.exec', { terminalId, command: 'touch denied.txt' }));
+    expect(again).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+  });
+
+  it('checks input by what the terminal runs: interpreter (own class), pager (allowed), prompt (a command)', async () => {
+    const { terminalId } = await json(call('terminal.open', {}));
+    // At the prompt, a completed line is a command: rm is denied by rule.
+    expect(await json(call('terminal.write', { terminalId, data: 'rm -rf somewhere\n' }))).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    // A pager runs under the grant of the command that started it: keys pass.
+    const pager = await json(call('terminal.exec', { terminalId, command: 'seq 1 200 | less', yieldMs: 500 }));
+    expect(['running', 'input_required']).toContain(pager['status']);
+    await expect.poll(async () => (await json(call('terminal.write', { terminalId, data: 'q' })))['ok'], { timeout: 10_000 }).toBe(true);
+    await json(call('terminal.wait', { terminalId, timeoutMs: 10_000 }));
+    // An interpreter's input is the terminal_input class (denied by this policy).
+    const repl = await json(call('terminal.exec', { terminalId, command: 'python3 -q', yieldMs: 800 }));
+    expect(repl['status']).not.toBe('exited');
+    await expect
+      .poll(async () => (await json(call('terminal.write', { terminalId, data: 'print(6*7)\n' })))['error']?.['code'], { timeout: 10_000 })
+      .toBe('permission_denied');
+  });
+});
