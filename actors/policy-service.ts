@@ -119,8 +119,12 @@ export class PermissionService {
     const requestId = newId('p');
     const run = this.#start(agent, requestId, { request: built.request, now: this.#nowIso(), sink: args.emit });
     await run.done;
-    await Promise.all(run.writes);
     const out = run.actor.getSnapshot().output!;
+    // Granted by the rules without asking: the tool runs while permission.granted is being appended.
+    // The host's reply still waits for that append (every fact a command emits), so nothing is
+    // acknowledged before it is durable; a failed append turns the reply into an error.
+    if (out.granted && run.requested === undefined) return { requestId, by: out.by };
+    await Promise.all(run.writes);
     if (out.granted) return { requestId, by: out.by };
     throw new PermissionDeniedError(out.reason, { requestId, by: out.by });
   }

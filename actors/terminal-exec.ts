@@ -12,6 +12,8 @@ import type { ExecReply, ScreenSnapshot } from '../schemas/terminal.ts';
 import type { TerminalSession } from './terminal-session.ts';
 
 export type Job = {
+  /** The append of terminal.command.started, still in flight while the command runs. */
+  started?: Promise<void>;
   commandId: string;
   command: string;
   timeoutMs: number;

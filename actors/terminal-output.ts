@@ -18,7 +18,7 @@ export type OutputFact = {
     offset: number;
     bytes: number;
     data: string;
-    plainText: string;
+    plainText?: string;
     sequences: Array<{ kind: any; seq: string; value?: string }>;
     sequenceCount: number;
     isInteractive: boolean;
@@ -108,7 +108,7 @@ export class TerminalOutput {
         const fact: OutputFact = {
           type: 'terminal.output.received',
           agentId: this.#o.agentId,
-          data: { terminalId: this.#o.terminalId, offset, bytes, data, plainText: plainText(data), ...a },
+          data: { terminalId: this.#o.terminalId, offset, bytes, data, ...plainOf(data), ...a },
         };
         // Calls to emitOutput are made in stream order; appends may overlap.
         const append = this.#o.emitOutput(fact);
@@ -194,4 +194,10 @@ export class TerminalOutput {
     if (this.#timer) clearTimeout(this.#timer);
     this.screen.dispose();
   }
+}
+
+/** `plainText` only when it differs from the raw data: plain output is not stored twice. */
+function plainOf(data: string): { plainText?: string } {
+  const text = plainText(data);
+  return text === data ? {} : { plainText: text };
 }

@@ -186,8 +186,9 @@ export class TerminalSession {
   async #finish(job: Job): Promise<void> {
     this.#stopJobTimers(job);
     try {
-      await this.output.flush();
-      await this.#emit({
+      const flushed = this.output.flush();
+      await job.started;
+      const finished = this.#emit({
         type: 'terminal.command.finished',
         data: {
           terminalId: this.terminalId,
@@ -201,6 +202,8 @@ export class TerminalSession {
           cursor: job.outputEnd!,
         },
       });
+      // The output tail and the finish go to different streams: appended side by side, both awaited.
+      await Promise.all([flushed, finished]);
       if (job.resources.length) await this.#deps.release(this, job, 'finished');
     } catch (err) {
       this.log.error({ err }, 'command finish not recorded');
@@ -258,11 +261,14 @@ export class TerminalSession {
     job.startedAt = Date.now();
     job.cursor = this.output.end;
     job.outputStart = this.output.end;
-    // Emitted synchronously from pump, so it precedes any later queued fact.
-    await this.#emit({
+    // Emitted synchronously from pump, so it precedes any later queued fact. The command starts while
+    // the fact is being appended (appends to one terminal's subject keep their order); #finish waits
+    // for it, so no reply goes out before it is durable.
+    job.started = this.#emit({
       type: 'terminal.command.started',
       data: { terminalId: this.terminalId, commandId: job.commandId, command: job.command, cwd: this.cwd, startedAt: new Date(job.startedAt).toISOString(), cursor: job.cursor },
     });
+    job.started.catch((err) => this.log.error({ err }, 'command start not recorded'));
     if (this.status === 'closing' || this.status === 'closed') return;
     this.pty.write(commandInput(job.command));
     job.timers.push(setTimeout(() => void this.#interrupt(job), job.timeoutMs));

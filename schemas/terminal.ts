@@ -342,12 +342,12 @@ export const TerminalOutputReceived = defineEvent('terminal.output.received', {
     offset: z.number().int().describe('Byte offset of the chunk in the terminal output stream.'),
     bytes: z.number().int(),
     data: z.string().describe('The raw output, control sequences included.'),
-    plainText: z.string(),
+    plainText: z.string().optional().describe('The chunk without control sequences; absent when it is the same as data (plain output).'),
     sequences: z.array(ControlSequence).describe('Control sequences in this chunk (the first 64).'),
     sequenceCount: z.number().int(),
     isInteractive: z.boolean().describe('Cursor addressing or the alternate screen was seen: read the screen, not the text.'),
   }),
-  describe: (d) => `${d.terminalId} +${d.bytes}B @${d.offset}${d.isInteractive ? ' interactive' : ''}: ${JSON.stringify(clip(d.plainText, 60))}`,
+  describe: (d) => `${d.terminalId} +${d.bytes}B @${d.offset}${d.isInteractive ? ' interactive' : ''}: ${JSON.stringify(clip(d.plainText ?? d.data, 60))}`,
 });
 
 const rid = (d: { resource: string }) => resourceToken(d.resource);
@@ -396,9 +396,15 @@ export const TerminalConfig = z
     openTimeoutMs: z.number().int().min(100).default(10_000),
     maxRetainedBytes: z.number().int().min(64 * 1024).default(8 * 1024 * 1024).describe('Output kept in memory per terminal for read.'),
     defaultMaxBytes: z.number().int().min(256).default(16 * 1024).describe('Default size of output text in exec/read replies.'),
-    coalesceBytes: z.number().int().min(1024).default(64 * 1024),
+    coalesceBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(128 * 1024)
+      .default(64 * 1024)
+      .describe('Largest output chunk, in bytes. At most 128 KiB: a chunk of control bytes grows ×6 as JSON, and a fact must fit NATS max_payload (1 MiB).'),
     coalesceMs: z.number().int().min(0).default(20),
-    highWaterChunks: z.number().int().min(1).default(8).describe('Output chunks in flight to the log before the PTY is paused.'),
+    highWaterChunks: z.number().int().min(1).default(32).describe('Output chunks in flight to the log before the PTY is paused (resumed at half).'),
     inputQuietMs: z.number().int().min(50).default(400).describe('Quiet time before a tty read counts as waiting for input.'),
     pollMs: z.number().int().min(20).default(100),
     sandbox: z.boolean().default(false),

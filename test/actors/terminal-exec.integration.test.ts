@@ -177,8 +177,9 @@ describe('TerminalManager: read and screen', () => {
     expect(await renderScreen(chunks, 80, 24)).toEqual(midLive);
     expect(live.cols).toBe(100);
     expect(live.lines.some((l) => l === 'progress 100%')).toBe(true);
-    // Each chunk carries plain text and structured sequences.
-    const red = h.output.find((f) => f.data.plainText.includes('red'))!;
+    // A chunk with control sequences carries its plain text and the structured sequences.
+    const red = h.output.find((f) => f.data.plainText?.includes('red'))!;
+    expect(red.data.plainText).not.toContain('\x1b');
     expect(red.data.sequences).toEqual(expect.arrayContaining([{ kind: 'sgr', seq: 'CSI 1;31m' }, { kind: 'sgr', seq: 'CSI 0m' }]));
     expect(h.output.some((f) => f.data.isInteractive && f.data.sequences.some((s: { kind: string }) => s.kind === 'cursor-position'))).toBe(true);
   });
