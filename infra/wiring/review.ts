@@ -26,6 +26,8 @@ export type ReviewWiring = {
    * must not claim that change for its command.
    */
   editedSince(path: string, content: string | null, since: number): boolean;
+  /** Notes a change a shell command's snapshot recorded, so overlapping commands do not record it again. */
+  claim(path: string, content: string | null): void;
 };
 
 export function wireReview(deps: { host: () => Host; agents: AgentService; dataDir: string; logger: Logger }): ReviewWiring {
@@ -58,6 +60,9 @@ export function wireReview(deps: { host: () => Host; agents: AgentService; dataD
     async record(input, opts) {
       if (input.source.kind !== 'shell') recentEdits.set(input.path, { content: input.after, at: Date.now() });
       await service.recordChange({ ...input, ancestors: deps.agents.ancestors(input.agentId) }, opts);
+    },
+    claim(path, content) {
+      recentEdits.set(path, { content, at: Date.now() });
     },
     editedSince(path, content, since) {
       const recent = recentEdits.get(path);

@@ -60,6 +60,9 @@ export function wireTerminal(deps: {
       changes: all.changes.filter((c) => !deps.review.editedSince(c.path, c.after, entry.since) && !deps.review.service.lock.isLocked(c.path)),
     };
     if (diff.changes.length === 0) return;
+    // Commands running at the same time in one workspace see each other's changes: the first to finish
+    // records a change, the others skip it (a snapshot cannot tell which process wrote a file).
+    for (const c of diff.changes) deps.review.claim(c.path, c.after);
     await recordShellChanges(deps.review.service, { agentId: entry.agentId, ancestors: deps.agents.ancestors(entry.agentId), command: entry.command, terminalId: entry.terminalId }, diff);
   };
 
