@@ -134,9 +134,18 @@ function handleCommand(node: Node, ctx: Ctx): void {
   const assignments: string[] = [];
   const words: string[] = [];
   let overflow = false;
+  let previousEnd = -1;
   for (let i = 0; i < node.childCount; i++) {
     const child = node.child(i);
     if (!child) continue;
+    // Bash ends a simple command at an unescaped newline. A command node whose words are separated by
+    // one is a misparse (tree-sitter-bash does this after `|&` followed by a newline): what bash runs as
+    // two commands would be judged as one, e.g. `ls |& ls | ls\nrm -rf x` as "ls rm -rf x". Refuse it.
+    if (previousEnd >= 0) {
+      const gap = node.text.slice(previousEnd - node.startIndex, child.startIndex - node.startIndex);
+      if (/(^|[^\\])\n/.test(gap)) ctx.state.errors.push(`a line break inside "${clip(node.text)}" was not read as the end of a command`);
+    }
+    previousEnd = child.endIndex;
     const field = node.fieldNameForChild(i);
     if (child.type === 'variable_assignment' && words.length === 0) assignments.push(wordText(child));
     else if (field === 'name' || field === 'argument') {

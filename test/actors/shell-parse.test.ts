@@ -66,6 +66,9 @@ describe(`splitter properties (seed ${seed})`, () => {
         const src = cmds.map((c, i) => (i === 0 ? c : seps[i]! + c)).join('');
         const s = split(src);
         const d = decide({ tool: 'terminal', input: src, split: s }, policy);
+        // tree-sitter-bash misreads a newline after `|&` (two commands as one): such input is refused
+        // as unparseable, never allowed on a wrong reading.
+        if (s.parseError) return d.outcome === 'deny' && src.includes('|&');
         return d.outcome === 'allow' && s.commands.filter((c) => c.kind === 'command').length === cmds.length;
       }),
       { seed, numRuns: 200 },
@@ -96,5 +99,19 @@ describe(`splitter properties (seed ${seed})`, () => {
       }),
       { seed, numRuns: 300 },
     );
+  });
+});
+
+describe('regressions', () => {
+  // Found by the chain property (seed 686225164): tree-sitter-bash parsed the line after a `|&` pipeline
+  // into the previous command's arguments, so "ls rm -rf build" looked like an allowed `ls`.
+  it('refuses a command whose words a newline separates (a misparse), instead of allowing it', async () => {
+    const split = await shellSplitter();
+    const src = 'ls && ls |& ls | ls\nrm -rf build && ls';
+    const s = split(src);
+    expect(s.parseError).toMatch(/line break inside "ls\nrm -rf build"/);
+    expect(decide({ tool: 'terminal', input: src, split: s }, merged(BYPASS_POLICY)).outcome).toBe('deny');
+    expect(split('echo a \\\nb').parseError).toBeUndefined();
+    expect(split("echo 'a\nb'").parseError).toBeUndefined();
   });
 });
