@@ -6,7 +6,7 @@
  * live preview; `finish()` resolves authoritatively: byte-exact search first
  * (overlapping, stops at 2 hits), the fuzzy line DP second. Pure.
  */
-import { FUZZY_LINE_THRESHOLD, fuzzyEqHist, lineHistogram, lineStarts, normalizeLine, similarity, textLines, type TextRange } from './edit-text.ts';
+import { FUZZY_LINE_THRESHOLD, fuzzyEqHist, lineHistogram, lineStarts, normalizeLine, rowOf, similarity, textLines, type TextRange } from './edit-text.ts';
 
 /** DP cost of a query line aligned to a buffer line that is only fuzzy equal. */
 export const REPLACEMENT_COST = 1;
@@ -102,7 +102,7 @@ export class StreamingFuzzyMatcher {
       return {
         kind: 'exact',
         matches: exact.map((range) => {
-          const startRow = rowAt(this.#index.starts, range.start);
+          const startRow = rowOf(this.#index.starts, range.start);
           const linePairs: Array<[number, number]> = [];
           for (let i = 0; i < qCount; i++) linePairs.push([i, startRow + i]);
           return { range, linePairs, similarity: 1 };
@@ -114,7 +114,7 @@ export class StreamingFuzzyMatcher {
       this.#incomplete = '';
       const only = this.#matches.length === 1 ? this.#matches[0]! : undefined;
       if (only && this.#buffer.startsWith(tail, only.range.end + 1) && this.#buffer[only.range.end] === '\n') {
-        const lastRow = only.linePairs.length > 0 ? rowAt(this.#index.starts, only.range.end) + 1 : 0;
+        const lastRow = only.linePairs.length > 0 ? rowOf(this.#index.starts, only.range.end) + 1 : 0;
         return {
           kind: 'fuzzy',
           matches: [
@@ -313,13 +313,3 @@ function lowerBound(sorted: Int32Array, value: number): number {
   return lo;
 }
 
-function rowAt(starts: readonly number[], offset: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return Math.max(0, lo);
-}

@@ -5,17 +5,15 @@
  * interpreter is its own rule class, to a pager it is allowed under the
  * grant that started it, and a line typed at the prompt is a command.
  */
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startCli, type LongRunning } from '../support/cli.ts';
-import { tempDir } from '../support/temp-dir.ts';
+import { runCli, startEmbeddedCli, type EmbeddedRun } from '../support/cli.ts';
 
 describe('approvals and terminal input through the CLI', () => {
-  const dir = tempDir('skein-approve-');
-  const data = join(dir.path, 'data');
-  const ws = join(dir.path, 'ws');
-  let up: LongRunning;
+  let run: EmbeddedRun;
+  let data: string;
+  let ws: string;
   const call = (type: string, body: unknown, agent = 'main') => runCli(['call', type, JSON.stringify(body), '--agent', agent, '--data', data, '--timeout', '60000']);
   const json = async (p: ReturnType<typeof call>) => {
     const r = await p;
@@ -24,25 +22,18 @@ describe('approvals and terminal input through the CLI', () => {
   const pendingIds = async () => ((await json(runCli(['approvals', '--once', '--json', '--data', data]).then((r) => ({ ...r, stdout: `{"requests":${r.stdout}}` })))) as { requests: Array<{ requestId: string; input: string }> }).requests;
 
   beforeAll(async () => {
-    mkdirSync(join(ws, '.skein'), { recursive: true });
-    writeFileSync(
-      join(ws, '.skein', 'policy.json'),
-      JSON.stringify({
+    run = await startEmbeddedCli({
+      policy: {
         default: 'allow',
         tools: {
           terminal: { always_confirm: [{ pattern: '^touch\\b' }], always_deny: [{ pattern: '^rm\\b' }] },
           terminal_input: { default: 'deny' },
         },
-      }),
-    );
-    up = startCli(['up', '--embedded', '--data', data, '--workspace', ws]);
-    await up.waitFor(/mode embedded/);
+      },
+    });
+    ({ data, workspace: ws } = run);
   });
-  afterAll(async () => {
-    up.child.kill('SIGTERM');
-    await up.exited;
-    dir.dispose();
-  });
+  afterAll(async () => run?.dispose());
 
   it('lists a pending request and lets it run when approved', async () => {
     const { terminalId } = await json(call('terminal.open', {}));

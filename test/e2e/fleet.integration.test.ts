@@ -9,8 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startCli, type LongRunning } from '../support/cli.ts';
-import { tempDir } from '../support/temp-dir.ts';
+import { runCli, startEmbeddedCli, type EmbeddedRun } from '../support/cli.ts';
 
 /** path → sha256 of every file under root (skipping .skein). */
 function tree(root: string, dir = root, out: Record<string, string> = {}): Record<string, string> {
@@ -47,35 +46,34 @@ agents:
 `;
 
 describe('fleets, review and demo through the CLI', () => {
-  const dir = tempDir('skein-fleet-');
-  const data = join(dir.path, 'data');
-  const ws = join(dir.path, 'ws');
-  let up: LongRunning;
+  let run: EmbeddedRun;
+  let data: string;
+  let ws: string;
+  let dir: { path: string };
   let before: Record<string, string>;
 
   beforeAll(async () => {
-    mkdirSync(join(ws, 'src'), { recursive: true });
-    mkdirSync(join(ws, '.skein'), { recursive: true });
-    writeFileSync(join(ws, '.skein', 'policy.json'), JSON.stringify({ default: 'allow' }));
-    writeFileSync(join(ws, 'src', 'api.ts'), 'export function api() {\r\n  return 1;\r\n}\r\n');
-    writeFileSync(join(ws, 'src', 'old.ts'), 'export {};\n');
-    writeFileSync(join(ws, 'README.md'), '# app\n');
-    writeFileSync(join(dir.path, 'plan.yaml'), PLAN);
-    before = tree(ws);
-    up = startCli(['up', '--embedded', '--data', data, '--workspace', ws]);
-    await up.waitFor(/mode embedded/);
+    run = await startEmbeddedCli({
+      policy: { default: 'allow' },
+      prepare: (workspace, root) => {
+        mkdirSync(join(workspace, 'src'), { recursive: true });
+        writeFileSync(join(workspace, 'src', 'api.ts'), 'export function api() {\r\n  return 1;\r\n}\r\n');
+        writeFileSync(join(workspace, 'src', 'old.ts'), 'export {};\n');
+        writeFileSync(join(workspace, 'README.md'), '# app\n');
+        writeFileSync(join(root, 'plan.yaml'), PLAN);
+        before = tree(workspace);
+      },
+    });
+    ({ data, workspace: ws } = run);
+    dir = { path: run.dir };
   });
-  afterAll(async () => {
-    up.child.kill('SIGTERM');
-    await up.exited;
-    dir.dispose();
-  });
+  afterAll(async () => run?.dispose());
 
   it('runs a 3-level plan and the root reviews every change', async () => {
-    const run = await runCli(['fleet', 'run', join(dir.path, 'plan.yaml'), '--data', data]);
-    expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/backend "backend" → completed/);
-    expect(run.stdout).toMatch(/ {2}api "api" → completed/);
+    const fleet = await runCli(['fleet', 'run', join(dir.path, 'plan.yaml'), '--data', data]);
+    expect(fleet.code, fleet.stdout + fleet.stderr).toBe(0);
+    expect(fleet.stdout).toMatch(/backend "backend" → completed/);
+    expect(fleet.stdout).toMatch(/ {2}api "api" → completed/);
     expect(readFileSync(join(ws, 'src', 'api.ts'), 'utf8')).toBe('export function api() {\r\n  return 2;\r\n}\r\n');
 
     const review = await runCli(['review', '--json', '--data', data]);

@@ -3,17 +3,12 @@
  * terminal showed, from the log alone: equal to the live screen at the end,
  * and to what it showed before a later command at an earlier sequence.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startCli, type LongRunning } from '../support/cli.ts';
-import { tempDir } from '../support/temp-dir.ts';
+import { runCli, startEmbeddedCli, type EmbeddedRun } from '../support/cli.ts';
 
 describe('skein replay --screen', () => {
-  const dir = tempDir('skein-screen-');
-  const data = join(dir.path, 'data');
-  const workspace = join(dir.path, 'ws');
-  let up: LongRunning;
+  let run: EmbeddedRun;
+  let data: string;
   const call = async (type: string, body: unknown) => {
     const r = await runCli(['call', type, JSON.stringify(body), '--data', data]);
     expect(r.code, r.stderr + r.stdout).toBe(0);
@@ -21,16 +16,10 @@ describe('skein replay --screen', () => {
   };
 
   beforeAll(async () => {
-    mkdirSync(join(workspace, '.skein'), { recursive: true });
-    writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify({ default: 'allow' }));
-    up = startCli(['up', '--embedded', '--data', data, '--workspace', workspace]);
-    await up.waitFor(/mode embedded/);
+    run = await startEmbeddedCli({ policy: { default: 'allow' } });
+    data = run.data;
   });
-  afterAll(async () => {
-    up.child.kill('SIGTERM');
-    await up.exited;
-    dir.dispose();
-  });
+  afterAll(async () => run?.dispose());
 
   it('matches the live screen at the end and the earlier screen at an earlier sequence', async () => {
     const { terminalId } = await call('terminal.open', { cols: 60, rows: 12 });

@@ -9,11 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGGREGATES } from '../../infra/domains.ts';
 import { replay } from '../../infra/replay.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { ok } from '../support/replies.ts';
 
-const ok = (r: { ok: boolean }) => {
-  if (!r.ok) throw new Error(JSON.stringify(r));
-  return r as unknown as Record<string, any>;
-};
 
 describe('agents (embedded)', () => {
   let rt: TestRuntime;

@@ -12,13 +12,8 @@ import { factLine } from '../../infra/cli/output.ts';
 import { AGGREGATES } from '../../infra/domains.ts';
 import { replay } from '../../infra/replay.ts';
 import { SKEIN_BIN } from '../support/cli.ts';
-import { startTestNats, type TestNats } from '../support/nats-server.ts';
-import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-
-const ok = (r: { ok: boolean }) => {
-  if (!r.ok) throw new Error(JSON.stringify(r));
-  return r as unknown as Record<string, any>;
-};
+import { startNetworkedRuntime, type TestRuntime } from '../support/runtime.ts';
+import { ok } from '../support/replies.ts';
 
 /** Live processes of a session (the shell's pid is the session id). */
 function sessionProcesses(sid: number): number[] {
@@ -37,21 +32,14 @@ function sessionProcesses(sid: number): number[] {
 }
 
 describe('terminals through the host (networked)', () => {
-  let nats: TestNats;
   let rt: TestRuntime;
   beforeAll(async () => {
-    nats = await startTestNats();
-    rt = await startTestRuntime({
-      mode: 'networked',
-      natsUrl: nats.url,
+    rt = await startNetworkedRuntime({
       policy: { default: 'allow', tools: { terminal: { always_confirm: [{ pattern: '^make\\b' }] } } },
     });
     writeFileSync(join(rt.workspace, 'base.txt'), 'keep me\n');
   });
-  afterAll(async () => {
-    await rt?.dispose();
-    await nats?.dispose();
-  });
+  afterAll(async () => rt?.dispose());
 
   it('runs a command and records its facts; output goes to the output stream', async () => {
     const { terminalId } = ok(await rt.call('terminal.open', {}));

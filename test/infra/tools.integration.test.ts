@@ -11,23 +11,14 @@ import { subjectFor } from '../../schemas/index.ts';
 import { decodeFact } from '../../infra/codec.ts';
 import { AGGREGATES } from '../../infra/domains.ts';
 import { replay } from '../../infra/replay.ts';
-import { startTestNats, type TestNats } from '../support/nats-server.ts';
-import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-
-const ok = (r: { ok: boolean }) => {
-  if (!r.ok) throw new Error(JSON.stringify(r));
-  return r as unknown as Record<string, any>;
-};
+import { startNetworkedRuntime, type TestRuntime } from '../support/runtime.ts';
+import { ok } from '../support/replies.ts';
 
 describe('tools through the host (networked)', () => {
-  let nats: TestNats;
   let rt: TestRuntime;
   beforeAll(async () => {
-    nats = await startTestNats();
     // Project policy: agents may spawn and read; writes to docs/ must be confirmed; rm is denied.
-    rt = await startTestRuntime({
-      mode: 'networked',
-      natsUrl: nats.url,
+    rt = await startNetworkedRuntime({
       policy: {
         default: 'allow',
         tools: {
@@ -40,10 +31,7 @@ describe('tools through the host (networked)', () => {
     mkdirSync(join(rt.workspace, 'docs'));
     mkdirSync(join(rt.workspace, 'secrets'));
   });
-  afterAll(async () => {
-    await rt?.dispose();
-    await nats?.dispose();
-  });
+  afterAll(async () => rt?.dispose());
 
   it('records a grandchild edit in its own, its parent and the root action logs; reject-all and undo-reject on disk', async () => {
     ok(await rt.call('agent.spawn', { label: 'lead', agentId: 'lead' }));

@@ -3,6 +3,9 @@
  * Runs the real `skein` executable as a child process, as a user would.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const SKEIN_BIN = fileURLToPath(new URL('../../infra/cli/skein.mjs', import.meta.url));
@@ -64,5 +67,35 @@ export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.P
         };
         poll();
       }),
+  };
+}
+
+export type EmbeddedRun = { dir: string; data: string; workspace: string; up: LongRunning; dispose(): Promise<void> };
+
+/**
+ * `skein up --embedded` in a temporary dir whose workspace gets `policy` as
+ * .skein/policy.json (and whatever `prepare` writes) before the runtime starts.
+ */
+export async function startEmbeddedCli(options: { policy: unknown; prepare?: (workspace: string, dir: string) => void }): Promise<EmbeddedRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'skein-cli-'));
+  const data = join(dir, 'data');
+  const workspace = join(dir, 'ws');
+  mkdirSync(join(workspace, '.skein'), { recursive: true });
+  writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify(options.policy));
+  options.prepare?.(workspace, dir);
+  const up = startCli(['up', '--embedded', '--data', data, '--workspace', workspace]);
+  await up.waitFor(/mode embedded/);
+  return {
+    dir,
+    data,
+    workspace,
+    up,
+    async dispose() {
+      if (up.child.exitCode === null) {
+        up.child.kill('SIGTERM');
+        await up.exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }

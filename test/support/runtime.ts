@@ -12,6 +12,7 @@ import { call } from '../../infra/client.ts';
 import type { Reply } from '../../infra/codec.ts';
 import { memoryLogger } from './log-sink.ts';
 import { tempDir } from './temp-dir.ts';
+import { startTestNats } from './nats-server.ts';
 
 export type TestRuntime = Runtime & {
   dir: string;
@@ -65,4 +66,22 @@ export async function startTestRuntime(
       temp?.dispose();
     },
   };
+}
+
+/** A private nats-server and a networked runtime on it; `dispose` stops both. */
+export async function startNetworkedRuntime(options: Omit<Parameters<typeof startTestRuntime>[0], 'mode' | 'natsUrl'> = {}): Promise<TestRuntime> {
+  const nats = await startTestNats();
+  try {
+    const rt = await startTestRuntime({ ...options, mode: 'networked', natsUrl: nats.url });
+    return {
+      ...rt,
+      async dispose() {
+        await rt.dispose();
+        await nats.dispose();
+      },
+    };
+  } catch (err) {
+    await nats.dispose();
+    throw err;
+  }
 }
