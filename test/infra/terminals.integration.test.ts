@@ -130,6 +130,42 @@ describe('terminals through the host (networked)', () => {
     for await (const f of rt.log.read({ stream: 'output' })) expect(factLine(f).length).toBeLessThan(200);
   });
 
+  describe('bad input over the wire: a clear error naming the value, no PTY leaked', () => {
+    let mine: string;
+    let closed: string;
+    beforeAll(async () => {
+      mine = ok(await rt.call('terminal.open', {}, { agentId: 'builder' }))['terminalId'];
+      closed = ok(await rt.call('terminal.open', {}, { agentId: 'builder' }))['terminalId'];
+      ok(await rt.call('terminal.close', { terminalId: closed }, { agentId: 'builder' }));
+    });
+    const cases: Array<[string, string, () => Record<string, unknown>, RegExp]> = [
+      ['unknown terminal id', 'terminal.exec', () => ({ terminalId: 't-unknown', command: 'true' }), /t-unknown/],
+      ['exec on a closed terminal', 'terminal.exec', () => ({ terminalId: closed, command: 'true' }), /closed/],
+      ['zero cols', 'terminal.open', () => ({ cols: 0 }), /cols/],
+      ['negative rows', 'terminal.open', () => ({ rows: -3 }), /rows/],
+      ['huge cols', 'terminal.open', () => ({ cols: 100_000 }), /cols/],
+      ['a cwd that does not exist', 'terminal.open', () => ({ cwd: '/no/such/dir' }), /\/no\/such\/dir/],
+      ['a cwd that is a file', 'terminal.open', () => ({ cwd: '/etc/hostname' }), /not a directory/],
+      ['env with a non-string value', 'terminal.open', () => ({ env: { A: 1 } }), /env/],
+      ['a shell that is not found', 'terminal.open', () => ({ shell: 'no-such-shell' }), /no-such-shell/],
+      ['write of non-string data', 'terminal.write', () => ({ terminalId: mine, data: 42 }), /data/],
+      ['a signal that does not exist', 'terminal.signal', () => ({ terminalId: mine, signal: 'SIGNOPE' }), /SIGNOPE/],
+      ['a timeout beyond the maximum', 'terminal.exec', () => ({ terminalId: mine, command: 'true', timeoutMs: 10 * 3600_000 }), /timeout/i],
+    ];
+    it.each(cases)('%s', async (_name, type, data, message) => {
+      const before = (ok(await rt.call('terminal.list', {}))['terminals'] as unknown[]).length;
+      const reply = await rt.call(type, data(), { agentId: 'builder' });
+      expect(reply.ok).toBe(false);
+      if (!reply.ok) expect(reply.error.message).toMatch(message);
+      expect((ok(await rt.call('terminal.list', {}))['terminals'] as unknown[]).length).toBe(before);
+    });
+    it("a terminal owned by another agent", async () => {
+      const reply = await rt.call('terminal.exec', { terminalId: mine, command: 'true' }, { agentId: 'main' });
+      expect(reply).toMatchObject({ ok: false });
+      if (!reply.ok) expect(reply.error.message).toMatch(new RegExp(mine));
+    });
+  });
+
   it('replays everything to the live digest', async () => {
     // Background facts may still come (a worker's terminal closed after its grace period): compare at
     // the sequence the live digest was taken at.
