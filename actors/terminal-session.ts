@@ -5,7 +5,9 @@
  * exit status from OSC 133 marks, interrupts them at their timeout, notices
  * when they wait for terminal input, and tears the whole session down on
  * close. Facts go out through the injected `emit`; output through
- * `TerminalOutput`. Replies are built by `terminal-exec.ts`.
+ * `TerminalOutput`. The job lifecycle (queue, timeouts, input-awaited
+ * detection) lives in `terminal-jobs.ts`; replies are built by
+ * `terminal-exec.ts`.
  */
 import { readlinkSync } from 'node:fs';
 import type { IPty } from '@lydell/node-pty';
@@ -13,10 +15,11 @@ import type { Logger } from '../infra/log.ts';
 import { ErrorCode, InvalidStateError, RuntimeError } from '../schemas/errors.ts';
 import type { TerminalConfig } from '../schemas/terminal.ts';
 import { type SpawnSpec, spawnPty } from './pty-spawn.ts';
-import { commandInput, type Mark, MarkScanner } from './shell-integration.ts';
-import { type Job, newJob, wake } from './terminal-exec.ts';
+import { type Mark, MarkScanner } from './shell-integration.ts';
+import type { Job } from './terminal-exec.ts';
+import { JobRunner } from './terminal-jobs.ts';
 import { type OutputFact, TerminalOutput } from './terminal-output.ts';
-import { foregroundPgid, normalizeSignal, readStat, sessionMembers, SIGNAL_NAMES, signalAll, signalSafely, sleep, ttyReader, until } from './terminal-proc.ts';
+import { foregroundPgid, normalizeSignal, sessionMembers, SIGNAL_NAMES, signalAll, signalSafely, sleep, until } from './terminal-proc.ts';
 
 export { normalizeSignal };
 export type { Job };
@@ -37,9 +40,6 @@ export type SessionDeps = {
   /** The rc file (shared by the manager's terminals) and its directory. */
   rc: { path: string; dir: string };
 };
-
-/** Jobs remembered per terminal for terminal.wait. */
-const MAX_JOBS_KEPT = 200;
 
 export class TerminalSession {
   readonly terminalId: string;
@@ -66,11 +66,8 @@ export class TerminalSession {
   opened = false;
   #deps: SessionDeps;
   #scanner = new MarkScanner();
-  #nextCommand = 1;
+  #jobs: JobRunner;
   #ready: { resolve: () => void; reject: (e: Error) => void } | undefined;
-  #promptSeen = true;
-  #finishing = false;
-  #poll: NodeJS.Timeout | undefined;
   #exited: Promise<{ exitCode: number; signal?: number }>;
   #closing: Promise<void> | undefined;
 
@@ -83,6 +80,7 @@ export class TerminalSession {
     this.cols = deps.spec.cols;
     this.rows = deps.spec.rows;
     this.log = deps.log.child({ terminalId: this.terminalId, agentId: this.agentId });
+    this.#jobs = new JobRunner(this, deps, (fact) => this.#emit(fact));
     this.pty = spawnPty(deps.spec, deps.rc.path, deps.rc.dir);
     this.shellPid = this.pty.pid;
     const c = deps.config;
@@ -155,172 +153,29 @@ export class TerminalSession {
   }
 
   #onMark(mark: Mark): void {
-    const job = this.current;
     switch (mark.kind) {
       case 'cwd':
         this.cwd = mark.cwd;
         return;
       case 'B':
         if (this.status === 'starting') this.#ready?.resolve();
-        this.#promptSeen = true;
-        this.#maybeIdle();
+        this.#jobs.onPrompt();
         return;
       case 'C':
-        if (job?.state === 'running' && job.outputEnd === undefined) job.outputStart = mark.end;
+        this.#jobs.onOutputStart(mark);
         return;
       case 'D':
-        if (job?.state !== 'running' || job.outputEnd !== undefined) return;
-        job.outputEnd = mark.start;
-        job.exitCode = mark.exitCode;
-        job.signal = mark.exitCode > 128 ? (SIGNAL_NAMES.get(mark.exitCode - 128) ?? null) : null;
-        job.durationMs = Date.now() - job.startedAt;
-        this.#promptSeen = false;
-        this.#finishing = true;
-        void this.#finish(job);
+        this.#jobs.onCommandEnd(mark);
         return;
       default:
         return;
     }
   }
 
-  async #finish(job: Job): Promise<void> {
-    this.#stopJobTimers(job);
-    try {
-      const flushed = this.output.flush();
-      await job.started;
-      const finished = this.#emit({
-        type: 'terminal.command.finished',
-        data: {
-          terminalId: this.terminalId,
-          commandId: job.commandId,
-          exitCode: job.exitCode!,
-          signal: job.signal,
-          durationMs: job.durationMs!,
-          cwd: this.cwd,
-          timedOut: job.timedOut,
-          outputBytes: job.outputEnd! - job.outputStart,
-          cursor: job.outputEnd!,
-        },
-      });
-      // The output tail and the finish go to different streams: appended side by side, both awaited.
-      await Promise.all([flushed, finished]);
-      if (job.resources.length) await this.#deps.release(this, job, 'finished');
-    } catch (err) {
-      this.log.error({ err }, 'command finish not recorded');
-    }
-    job.state = 'finished';
-    this.current = undefined;
-    this.#finishing = false;
-    wake(job);
-    this.#maybeIdle();
-  }
-
-  #maybeIdle(): void {
-    if (this.status !== 'busy' || this.#finishing || !this.#promptSeen || this.current) return;
-    this.status = 'idle';
-    this.#pump();
-  }
-
   /** Adds a command; it runs when the terminal is idle. */
   async submit(command: string, timeoutMs: number, resources: string[]): Promise<Job> {
     if (this.status === 'closing' || this.status === 'closed') throw this.#closedError();
-    const now = Date.now();
-    const job = newJob(`c-${this.#nextCommand++}`, command, timeoutMs, resources, now, this.output.end);
-    this.jobs.set(job.commandId, job);
-    if (this.jobs.size > MAX_JOBS_KEPT) this.jobs.delete(this.jobs.keys().next().value!);
-    this.lastJob = job;
-    this.lastActivity = now;
-    // Only a running or queued command makes it wait (not the prompt still being drawn after one).
-    const mustWait = this.current !== undefined || this.queue.length > 0 || resources.length > 0;
-    this.queue.push(job);
-    if (mustWait) {
-      await this.#emit({
-        type: 'terminal.command.queued',
-        data: { terminalId: this.terminalId, commandId: job.commandId, command, position: this.queue.length, ...(resources.length ? { resources } : {}) },
-      });
-    }
-    this.#pump();
-    return job;
-  }
-
-  #pump(): void {
-    if (this.status !== 'idle' || this.current || this.queue.length === 0) return;
-    const job = this.queue.shift()!;
-    this.current = job;
-    this.status = 'busy';
-    void this.#start(job).catch((err: unknown) => this.log.error({ err, commandId: job.commandId }, 'command not started'));
-  }
-
-  async #start(job: Job): Promise<void> {
-    if (job.resources.length) {
-      job.state = 'acquiring';
-      job.resourceWaitMs = await this.#deps.acquire(this, job);
-      if (job.state !== 'acquiring') return; // cancelled while waiting
-    }
-    job.state = 'running';
-    job.startedAt = Date.now();
-    job.cursor = this.output.end;
-    job.outputStart = this.output.end;
-    // Emitted synchronously from pump, so it precedes any later queued fact. The command starts while
-    // the fact is being appended (appends to one terminal's subject keep their order); #finish waits
-    // for it, so no reply goes out before it is durable.
-    job.started = this.#emit({
-      type: 'terminal.command.started',
-      data: { terminalId: this.terminalId, commandId: job.commandId, command: job.command, cwd: this.cwd, startedAt: new Date(job.startedAt).toISOString(), cursor: job.cursor },
-    });
-    job.started.catch((err) => this.log.error({ err }, 'command start not recorded'));
-    if (this.status === 'closing' || this.status === 'closed') return;
-    this.pty.write(commandInput(job.command));
-    job.timers.push(setTimeout(() => void this.#interrupt(job), job.timeoutMs));
-    this.#poll ??= setInterval(() => this.#checkInput(), this.#deps.config.pollMs);
-  }
-
-  /** Timeout: SIGINT to the foreground group, then SIGKILL if it is still running after the grace period. */
-  async #interrupt(job: Job): Promise<void> {
-    if (job.state !== 'running' || job.outputEnd !== undefined) return;
-    job.timedOut = true;
-    const pgid = foregroundPgid(this.pty.pid);
-    if (pgid > 0) signalSafely(-pgid, 'SIGINT');
-    else this.pty.write('\x03');
-    await this.#emit({ type: 'terminal.command.interrupted', data: { terminalId: this.terminalId, commandId: job.commandId, signal: 'SIGINT', pgid, reason: 'timeout' } });
-    job.timers.push(
-      setTimeout(() => {
-        if (job.outputEnd !== undefined || this.status === 'closed') return;
-        const fg = foregroundPgid(this.pty.pid);
-        const shellPgid = readStat(this.shellPid)?.pgrp ?? this.shellPid;
-        if (fg > 0 && fg !== shellPgid) {
-          signalSafely(-fg, 'SIGCONT');
-          signalSafely(-fg, 'SIGKILL');
-          void this.#emit({ type: 'terminal.command.interrupted', data: { terminalId: this.terminalId, commandId: job.commandId, signal: 'SIGKILL', pgid: fg, reason: 'timeout' } });
-        } else {
-          // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
-          this.pty.write('\x03');
-        }
-      }, this.#deps.config.interruptGraceMs),
-    );
-  }
-
-  /** While a command runs and is quiet: is its foreground process blocked reading the terminal? */
-  #checkInput(): void {
-    const job = this.current;
-    if (!job || job.state !== 'running' || job.outputEnd !== undefined) {
-      if (!job && this.#poll) {
-        clearInterval(this.#poll);
-        this.#poll = undefined;
-      }
-      return;
-    }
-    if (job.inputAwaited !== undefined || Date.now() - this.lastActivity < this.#deps.config.inputQuietMs || !this.tty) return;
-    if (this.pausedPgid !== undefined) return;
-    const pid = ttyReader(this.shellPid, this.tty);
-    if (pid === undefined) return;
-    job.inputAwaited = '';
-    void this.output.promptLine().then(async (prompt) => {
-      if (job.inputAwaited !== '') return; // output or input arrived meanwhile
-      job.inputAwaited = prompt;
-      await this.#emit({ type: 'terminal.input.awaited', data: { terminalId: this.terminalId, commandId: job.commandId, pid, prompt } });
-      wake(job);
-    });
+    return this.#jobs.submit(command, timeoutMs, resources);
   }
 
   async write(data: string, secret: boolean): Promise<number> {
@@ -437,23 +292,10 @@ export class TerminalSession {
 
   async #teardown(reason: string, exit: { exitCode: number; signal?: number } | undefined): Promise<void> {
     if (this.status === 'closed') return;
-    if (this.#poll) clearInterval(this.#poll);
+    this.#jobs.stopPolling();
     if (exit && !this.closed) this.#onExit(exit);
     await this.output.flush();
-    const error = `terminal ${reason === 'exited' ? 'exited' : 'closed'}`;
-    for (const job of [...this.queue, ...(this.current ? [this.current] : [])]) {
-      this.#stopJobTimers(job);
-      const wasAcquiring = job.state === 'acquiring';
-      if (job.state !== 'finished') {
-        job.state = 'cancelled';
-        job.cancelReason = error;
-        await this.#emit({ type: 'terminal.command.cancelled', data: { terminalId: this.terminalId, commandId: job.commandId, reason: error } });
-        if (job.resources.length && !wasAcquiring) await this.#deps.release(this, job, 'cancelled');
-      }
-      wake(job);
-    }
-    this.queue.length = 0;
-    this.current = undefined;
+    await this.#jobs.cancelAll(`terminal ${reason === 'exited' ? 'exited' : 'closed'}`);
     this.status = 'closed';
     if (this.opened) await this.#emit({
       type: 'terminal.closed',
@@ -462,11 +304,6 @@ export class TerminalSession {
     this.output.dispose();
     this.log.info({ reason, ...this.closed }, 'terminal closed');
     this.#deps.onClosed(this);
-  }
-
-  #stopJobTimers(job: Job): void {
-    for (const t of job.timers) clearTimeout(t);
-    job.timers = [];
   }
 
   #assertOpen(): void {

@@ -53,8 +53,8 @@ export class StreamingEditParser {
   constructor(mode: 'edit' | 'write') {
     this.#mode = mode;
     this.#scanner = new JsonScanner({
-      stringChunk: (path, text) => this.#onString(path, text),
-      stringEnd: (path, text) => this.#onStringEnd(path, text),
+      stringChunk: (path, text) => this.#onText(path, text, false),
+      stringEnd: (path, text) => this.#onText(path, text, true),
     });
   }
 
@@ -97,7 +97,12 @@ export class StreamingEditParser {
     return this.#edits[i]!;
   }
 
-  #onString(path: JsonPath, text: string): void {
+  /**
+   * A piece of a JSON string value at `path`; `end` when it is the string's last piece.
+   * Streams `content` (write mode) or an edit's old_text/new_text; new_text is held back
+   * until its old_text is complete.
+   */
+  #onText(path: JsonPath, text: string, end: boolean): void {
     if (this.#mode === 'write') {
       if (path.length === 1 && path[0] === 'content') {
         this.#content += text;
@@ -111,37 +116,16 @@ export class StreamingEditParser {
     if (field.kind === 'old') {
       if (s.oldDone) return;
       s.old += text;
-      this.#emitOld(field.index, s, false);
-    } else {
-      if (s.newDone) return;
-      s.neu += text;
-      if (s.oldDone) this.#emitNew(field.index, s, false);
-    }
-  }
-
-  #onStringEnd(path: JsonPath, text: string): void {
-    if (this.#mode === 'write') {
-      if (path.length === 1 && path[0] === 'content') {
-        this.#content += text;
-        this.#emitContent(this.#content, false);
-      }
-      return;
-    }
-    const field = editField(path);
-    if (!field) return;
-    const s = this.#state(field.index);
-    if (field.kind === 'old') {
-      if (s.oldDone) return;
-      s.old += text;
-      this.#emitOld(field.index, s, true);
+      this.#emitOld(field.index, s, end);
+      if (!end) return;
       s.oldDone = true;
       // new_text may have streamed first: release it now that old_text is complete.
       this.#emitNew(field.index, s, s.newDone);
     } else {
       if (s.newDone) return;
       s.neu += text;
-      s.newDone = true;
-      if (s.oldDone) this.#emitNew(field.index, s, true);
+      if (end) s.newDone = true;
+      if (s.oldDone) this.#emitNew(field.index, s, end);
     }
   }
 

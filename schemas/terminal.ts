@@ -2,61 +2,28 @@
  * @module
  * Terminal sessions (one PTY with a long-lived shell, owned by one agent) and
  * the shared-resource arbiter their commands may wait on: the commands an
- * agent sends, the facts terminals report, and the `domains.terminal` config.
- * Output chunks go to the output stream; every other fact to the events stream.
+ * agent sends and the facts terminals report. The shared value schemas, the
+ * replies and the `domains.terminal` config are in `terminal-values.ts` and
+ * re-exported here. Output chunks go to the output stream; every other fact
+ * to the events stream.
  */
 import { z } from 'zod';
-import { AgentId, TerminalId, Token } from './ids.ts';
+import { AgentId, TerminalId } from './ids.ts';
 import { defineCommand, defineEvent } from './message.ts';
+import { Cols, CommandId, ControlSequence, Cursor, ExecReply, MaxBytes, ResourceName, resourceToken, Rows, ScreenSnapshot, SIGNALS } from './terminal-values.ts';
 
-/** Largest accepted window size; beyond it xterm and the pty waste memory for nothing. */
-export const MAX_COLS = 1000;
-export const MAX_ROWS = 500;
-
-const Cols = z.number().int().min(2).max(MAX_COLS).describe(`Columns, 2-${MAX_COLS} (default 80).`);
-const Rows = z.number().int().min(2).max(MAX_ROWS).describe(`Rows, 2-${MAX_ROWS} (default 24).`);
-const Cursor = z.number().int().min(0).describe('Byte offset in the terminal output stream (from a previous reply).');
-const MaxBytes = z.number().int().min(256).max(1024 * 1024).describe('Largest output text in the reply; longer output keeps its head and tail.');
-const CommandId = Token.describe('Id of one exec on a terminal, e.g. "c-1".');
-const ResourceName = z
-  .string()
-  .regex(/^[A-Za-z0-9_.:@\/-]{1,100}$/, 'expected 1-100 characters from [A-Za-z0-9_.:@/-]')
-  .describe('A shared resource declared in config, e.g. "docker.sock", "port:3000", "gpu".');
-
-/** Signals an agent may send; names without the SIG prefix are accepted too. */
-export const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGSTOP', 'SIGCONT', 'SIGTSTP', 'SIGWINCH'] as const;
-export type SignalName = (typeof SIGNALS)[number];
-
-// ---------------------------------------------------------------- replies
-
-export const ScreenSnapshot = z.object({
-  cols: z.number().int(),
-  rows: z.number().int(),
-  lines: z.array(z.string()).describe('The visible rows, trailing spaces trimmed.'),
-  cursor: z.object({ x: z.number().int(), y: z.number().int() }),
-  buffer: z.enum(['normal', 'alternate']).describe('"alternate" while a full-screen program (vim, less, htop) runs.'),
-  title: z.string().optional(),
-});
-export type ScreenSnapshot = z.infer<typeof ScreenSnapshot>;
-
-export const EXEC_STATUSES = ['exited', 'running', 'queued', 'timeout', 'input_required'] as const;
-export const ExecReply = z.object({
-  terminalId: TerminalId,
-  commandId: CommandId,
-  status: z.enum(EXEC_STATUSES),
-  exitCode: z.number().int().nullable().describe('Exit status ($?); 128+n when killed by signal n.'),
-  signal: z.string().nullable().describe('Signal name when the exit status says the command was killed by one.'),
-  durationMs: z.number().nullable(),
-  output: z.string().describe('Plain text (ANSI removed) of the command output, head and tail kept when long.'),
-  truncated: z.boolean(),
-  omittedBytes: z.number().int().describe('How many bytes of output were left out of the middle.'),
-  cursor: Cursor.describe('Read from here with terminal.read to see output after this reply.'),
-  cwd: z.string().nullable(),
-  prompt: z.string().optional().describe('With status input_required: the screen line that asks.'),
-  resourceWaitMs: z.number().optional(),
-  hint: z.string().optional(),
-});
-export type ExecReply = z.infer<typeof ExecReply>;
+export {
+  ControlSequence,
+  EXEC_STATUSES,
+  ExecReply,
+  MAX_COLS,
+  MAX_ROWS,
+  resourceToken,
+  ScreenSnapshot,
+  type SignalName,
+  SIGNALS,
+  TerminalConfig,
+} from './terminal-values.ts';
 
 // ---------------------------------------------------------------- commands
 
@@ -325,12 +292,6 @@ export const TerminalClosed = defineEvent('terminal.closed', {
   describe: (d) => `${d.terminalId} closed (${d.reason}) exit=${d.exitCode ?? '-'}${d.signal ? ` ${d.signal}` : ''}`,
 });
 
-export const ControlSequence = z.object({
-  kind: z.enum(['sgr', 'erase-line', 'erase-display', 'cursor-move', 'cursor-position', 'save-cursor', 'restore-cursor', 'alt-screen-on', 'alt-screen-off', 'mode', 'scroll-region', 'title', 'osc', 'other']),
-  seq: z.string().describe('The sequence in readable form, e.g. "CSI 1;31 m", "OSC 0".'),
-  value: z.string().optional().describe('For titles and OSC: the payload (clipped).'),
-});
-export type ControlSequence = z.infer<typeof ControlSequence>;
 
 export const TerminalOutputReceived = defineEvent('terminal.output.received', {
   summary: 'A chunk of terminal output (coalesced), with its plain text and the control sequences it held.',
@@ -368,54 +329,10 @@ export const ResourceReleased = defineEvent('resource.released', {
   describe: (d) => `${d.resource} released by ${d.agentId}/${d.terminalId} ${d.commandId} (${d.reason}) held ${Math.round(d.heldMs)}ms`,
 });
 
-/** A resource name as a subject token: characters outside [A-Za-z0-9_-] become "_" (config rejects collisions). */
-export function resourceToken(name: string): string {
-  return name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
-}
-
 function clip(text: string, max = 80): string {
   const one = text.replace(/\s+/g, ' ').trim();
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
-
-// ---------------------------------------------------------------- config
-
-/** `domains.terminal` in the runtime config. */
-export const TerminalConfig = z
-  .object({
-    shell: z.string().default('bash'),
-    defaultCols: Cols.default(80),
-    defaultRows: Rows.default(24),
-    maxPerAgent: z.number().int().min(1).default(16),
-    maxPerHost: z.number().int().min(1).default(256),
-    defaultTimeoutMs: z.number().int().min(1).default(10 * 60_000),
-    maxTimeoutMs: z.number().int().min(1).default(60 * 60_000),
-    interruptGraceMs: z.number().int().min(0).default(2_000).describe('After SIGINT on timeout, wait this long before SIGKILL.'),
-    closeGraceMs: z.number().int().min(0).default(750).describe('After SIGTERM on close, wait this long before SIGKILL.'),
-    idleTimeoutMs: z.number().int().min(0).default(0).describe('Close a terminal idle this long (0: never).'),
-    openTimeoutMs: z.number().int().min(100).default(10_000),
-    maxRetainedBytes: z.number().int().min(64 * 1024).default(8 * 1024 * 1024).describe('Output kept in memory per terminal for read.'),
-    defaultMaxBytes: z.number().int().min(256).default(16 * 1024).describe('Default size of output text in exec/read replies.'),
-    coalesceBytes: z
-      .number()
-      .int()
-      .min(1024)
-      .max(128 * 1024)
-      .default(64 * 1024)
-      .describe('Largest output chunk, in bytes. At most 128 KiB: a chunk of control bytes grows ×6 as JSON, and a fact must fit NATS max_payload (1 MiB).'),
-    coalesceMs: z.number().int().min(0).default(20),
-    highWaterChunks: z.number().int().min(1).default(32).describe('Output chunks in flight to the log before the PTY is paused (resumed at half).'),
-    inputQuietMs: z.number().int().min(50).default(400).describe('Quiet time before a tty read counts as waiting for input.'),
-    pollMs: z.number().int().min(20).default(100),
-    sandbox: z.boolean().default(false),
-    bwrapPath: z.string().default('bwrap'),
-    memoryLimitBytes: z.number().int().min(0).default(0).describe('RLIMIT_AS for the shell (prlimit); 0: none.'),
-    cpuLimitSeconds: z.number().int().min(0).default(0).describe('RLIMIT_CPU for the shell (prlimit); 0: none.'),
-    resources: z.array(ResourceName).default([]),
-    agentPriority: z.record(z.string(), z.number().int()).default({}).describe('Arbiter priority per agent (higher first).'),
-  })
-  .strict();
-export type TerminalConfig = z.infer<typeof TerminalConfig>;
 
 export const terminalCommands = [
   TerminalOpen,

@@ -1,7 +1,7 @@
 /**
  * @module
  * Shared helpers of the over-NATS benchmarks: the raw node-pty baseline
- * (bash with skein's rc, OSC 133 marks found by hand; a copy of the one in
+ * (bash with skein's rc, OSC 133 marks found by hand; also used by
  * terminal.bench.ts), a GC handle, an RSS sampler and a reply check.
  */
 import { setFlagsFromString } from 'node:v8';

@@ -5,13 +5,10 @@
  * throughput of a 50 MB flood, and runtime RSS for 100 idle terminals. Each
  * against raw node-pty doing the same work with the same shell and rc file.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-import { spawn, type IPty } from '@lydell/node-pty';
 import { createLogger } from '../../infra/log.ts';
-import { terminalEnv } from '../../actors/pty-spawn.ts';
 import { writeRcFile } from '../../actors/shell-integration.ts';
 import { TerminalManager } from '../../actors/terminal-manager.ts';
+import { gc, MARK_B, MARK_D, MiB, now, rawShell, rssSampler } from './bench-pty.ts';
 import { percentile, type Bench, type BenchResult } from './types.ts';
 
 const FLOOD = "head -c 50000000 /dev/zero | tr '\\0' a";
@@ -26,44 +23,6 @@ function manager(): TerminalManager {
   });
 }
 
-/** Raw baseline: node-pty + the same bash and rc, watching for marks by hand. */
-function rawShell(rcPath: string): { pty: IPty; waitFor: (marker: string) => Promise<number> } {
-  const pty = spawn('bash', ['--noprofile', '--rcfile', rcPath, '-i'], {
-    name: 'xterm-256color',
-    cols: 80,
-    rows: 24,
-    cwd: process.cwd(),
-    env: terminalEnv({ terminalId: 'raw', agentId: 'raw', env: {}, shellPath: '/usr/bin/bash' }),
-  });
-  let tail = '';
-  let bytes = 0;
-  let waiter: { marker: string; resolve: (n: number) => void } | undefined;
-  pty.onData((d) => {
-    bytes += d.length;
-    tail = (tail + d).slice(-4096);
-    const at = waiter ? tail.indexOf(waiter.marker) : -1;
-    if (waiter && at >= 0) {
-      const w = waiter;
-      waiter = undefined;
-      tail = tail.slice(at + w.marker.length);
-      w.resolve(bytes);
-    }
-  });
-  return {
-    pty,
-    waitFor: (marker) =>
-      new Promise((resolve) => {
-        const at = tail.indexOf(marker);
-        if (at >= 0) {
-          tail = tail.slice(at + marker.length);
-          resolve(bytes);
-        } else waiter = { marker, resolve };
-      }),
-  };
-}
-
-const now = () => performance.now();
-
 async function openBench(rc: { path: string }): Promise<BenchResult> {
   const m = manager();
   const ours: number[] = [];
@@ -71,7 +30,7 @@ async function openBench(rc: { path: string }): Promise<BenchResult> {
   for (let i = 0; i < 15; i++) {
     let t = now();
     const { pty, waitFor } = rawShell(rc.path);
-    await waitFor('\x1b]133;B\x07');
+    await waitFor(MARK_B);
     raw.push(now() - t);
     pty.kill('SIGKILL');
     t = now();
@@ -89,15 +48,15 @@ async function execBench(rc: { path: string }): Promise<BenchResult[]> {
   const m = manager();
   const o = await m.open('bench', { cwd: process.cwd() });
   const { pty, waitFor } = rawShell(rc.path);
-  await waitFor('\x1b]133;B\x07');
+  await waitFor(MARK_B);
   const ours: number[] = [];
   const raw: number[] = [];
   for (let i = 0; i < 300; i++) {
     let t = now();
     pty.write('true\r');
-    await waitFor('\x1b]133;D;');
+    await waitFor(MARK_D);
     raw.push(now() - t);
-    await waitFor('\x1b]133;B\x07');
+    await waitFor(MARK_B);
     t = now();
     await m.exec('bench', { terminalId: o.terminalId, command: 'true' });
     ours.push(now() - t);
@@ -128,35 +87,29 @@ async function execBench(rc: { path: string }): Promise<BenchResult[]> {
 
 async function floodBench(rc: { path: string }): Promise<BenchResult[]> {
   const { pty, waitFor } = rawShell(rc.path);
-  await waitFor('\x1b]133;B\x07');
+  await waitFor(MARK_B);
   let t = now();
   pty.write(`${FLOOD}\r`);
-  await waitFor('\x1b]133;D;');
+  await waitFor(MARK_D);
   const rawMs = now() - t;
   pty.kill('SIGKILL');
 
   const m = manager();
   const o = await m.open('bench', { cwd: process.cwd() });
-  let peak = process.memoryUsage().rss;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 50);
+  const sampler = rssSampler(50);
   t = now();
   const r = await m.exec('bench', { terminalId: o.terminalId, command: FLOOD, maxBytes: 4096 });
   const oursMs = now() - t;
-  clearInterval(sampler);
+  const peak = sampler.stop();
   const pauses = m.get(o.terminalId)!.output.pauses;
   await m.shutdown();
   const v = FLOOD_BYTES / 1e6 / (oursMs / 1000);
   const b = FLOOD_BYTES / 1e6 / (rawMs / 1000);
   return [
     { name: 'flood 50 MB through the manager (no-op emitOutput)', value: v, unit: 'MB/s', baseline: b, ratio: v / b, target: '≥ 0.8×', met: v / b >= 0.8, note: `exit ${r.exitCode}; pty paused ${pauses}×` },
-    { name: 'peak runtime RSS during the flood', value: peak / 2 ** 20, unit: 'MiB' },
+    { name: 'peak runtime RSS during the flood', value: peak / MiB, unit: 'MiB' },
   ];
 }
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 /** Runs first, before the flood inflates the heap. */
 async function idleBench(): Promise<BenchResult[]> {
@@ -170,10 +123,10 @@ async function idleBench(): Promise<BenchResult[]> {
   gc();
   const after = process.memoryUsage();
   await m.shutdown();
-  const rss = (after.rss - before.rss) / 2 ** 20;
-  const heap = (after.heapUsed + after.external - before.heapUsed - before.external) / 2 ** 20;
+  const rss = (after.rss - before.rss) / MiB;
+  const heap = (after.heapUsed + after.external - before.heapUsed - before.external) / MiB;
   return [
-    { name: '100 idle terminals: runtime RSS growth (shells excluded)', value: rss, unit: 'MiB', note: `total RSS ${(after.rss / 2 ** 20).toFixed(0)} MiB` },
+    { name: '100 idle terminals: runtime RSS growth (shells excluded)', value: rss, unit: 'MiB', note: `total RSS ${(after.rss / MiB).toFixed(0)} MiB` },
     { name: '100 idle terminals: JS heap + external growth', value: heap, unit: 'MiB', note: `${((heap * 1024) / 100).toFixed(0)} KiB per terminal (mostly the headless xterm)` },
   ];
 }

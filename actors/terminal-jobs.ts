@@ -1,0 +1,233 @@
+/**
+ * @module
+ * The command side of a terminal session: the queue of jobs run one at a
+ * time when the shell is idle, their start (after any resources are
+ * acquired), their timeout (SIGINT to the foreground group, then SIGKILL),
+ * the poll that notices a quiet command blocked reading the terminal, their
+ * end from the D mark, and cancelling what is left when the session closes.
+ * The session's public fields (`status`, `queue`, `current`, ...) stay on
+ * `TerminalSession`; this runner drives them.
+ */
+import { commandInput, type Mark } from './shell-integration.ts';
+import { type Job, newJob, wake } from './terminal-exec.ts';
+import { foregroundPgid, readStat, SIGNAL_NAMES, signalSafely, ttyReader } from './terminal-proc.ts';
+import type { Fact, SessionDeps, TerminalSession } from './terminal-session.ts';
+
+/** Jobs remembered per terminal for terminal.wait. */
+const MAX_JOBS_KEPT = 200;
+
+export class JobRunner {
+  #session: TerminalSession;
+  #deps: SessionDeps;
+  #emit: (fact: Fact) => Promise<void>;
+  #nextCommand = 1;
+  #promptSeen = true;
+  #finishing = false;
+  #poll: NodeJS.Timeout | undefined;
+
+  constructor(session: TerminalSession, deps: SessionDeps, emit: (fact: Fact) => Promise<void>) {
+    this.#session = session;
+    this.#deps = deps;
+    this.#emit = emit;
+  }
+
+  /** B mark: the shell shows its prompt again. */
+  onPrompt(): void {
+    this.#promptSeen = true;
+    this.#maybeIdle();
+  }
+
+  /** C mark: the running command's output starts here. */
+  onOutputStart(mark: Mark): void {
+    const job = this.#session.current;
+    if (job?.state === 'running' && job.outputEnd === undefined) job.outputStart = mark.end;
+  }
+
+  /** D mark: the running command ended with this status. */
+  onCommandEnd(mark: Extract<Mark, { kind: 'D' }>): void {
+    const job = this.#session.current;
+    if (job?.state !== 'running' || job.outputEnd !== undefined) return;
+    job.outputEnd = mark.start;
+    job.exitCode = mark.exitCode;
+    job.signal = mark.exitCode > 128 ? (SIGNAL_NAMES.get(mark.exitCode - 128) ?? null) : null;
+    job.durationMs = Date.now() - job.startedAt;
+    this.#promptSeen = false;
+    this.#finishing = true;
+    void this.#finish(job);
+  }
+
+  async #finish(job: Job): Promise<void> {
+    const s = this.#session;
+    stopJobTimers(job);
+    try {
+      const flushed = s.output.flush();
+      await job.started;
+      const finished = this.#emit({
+        type: 'terminal.command.finished',
+        data: {
+          terminalId: s.terminalId,
+          commandId: job.commandId,
+          exitCode: job.exitCode!,
+          signal: job.signal,
+          durationMs: job.durationMs!,
+          cwd: s.cwd,
+          timedOut: job.timedOut,
+          outputBytes: job.outputEnd! - job.outputStart,
+          cursor: job.outputEnd!,
+        },
+      });
+      // The output tail and the finish go to different streams: appended side by side, both awaited.
+      await Promise.all([flushed, finished]);
+      if (job.resources.length) await this.#deps.release(s, job, 'finished');
+    } catch (err) {
+      s.log.error({ err }, 'command finish not recorded');
+    }
+    job.state = 'finished';
+    s.current = undefined;
+    this.#finishing = false;
+    wake(job);
+    this.#maybeIdle();
+  }
+
+  #maybeIdle(): void {
+    const s = this.#session;
+    if (s.status !== 'busy' || this.#finishing || !this.#promptSeen || s.current) return;
+    s.status = 'idle';
+    this.pump();
+  }
+
+  /** Adds a command; it runs when the terminal is idle. The caller checks that the session is open. */
+  async submit(command: string, timeoutMs: number, resources: string[]): Promise<Job> {
+    const s = this.#session;
+    const now = Date.now();
+    const job = newJob(`c-${this.#nextCommand++}`, command, timeoutMs, resources, now, s.output.end);
+    s.jobs.set(job.commandId, job);
+    if (s.jobs.size > MAX_JOBS_KEPT) s.jobs.delete(s.jobs.keys().next().value!);
+    s.lastJob = job;
+    s.lastActivity = now;
+    // Only a running or queued command makes it wait (not the prompt still being drawn after one).
+    const mustWait = s.current !== undefined || s.queue.length > 0 || resources.length > 0;
+    s.queue.push(job);
+    if (mustWait) {
+      await this.#emit({
+        type: 'terminal.command.queued',
+        data: { terminalId: s.terminalId, commandId: job.commandId, command, position: s.queue.length, ...(resources.length ? { resources } : {}) },
+      });
+    }
+    this.pump();
+    return job;
+  }
+
+  /** Starts the next queued job if the terminal is idle. */
+  pump(): void {
+    const s = this.#session;
+    if (s.status !== 'idle' || s.current || s.queue.length === 0) return;
+    const job = s.queue.shift()!;
+    s.current = job;
+    s.status = 'busy';
+    void this.#start(job).catch((err: unknown) => s.log.error({ err, commandId: job.commandId }, 'command not started'));
+  }
+
+  async #start(job: Job): Promise<void> {
+    const s = this.#session;
+    if (job.resources.length) {
+      job.state = 'acquiring';
+      job.resourceWaitMs = await this.#deps.acquire(s, job);
+      if (job.state !== 'acquiring') return; // cancelled while waiting
+    }
+    job.state = 'running';
+    job.startedAt = Date.now();
+    job.cursor = s.output.end;
+    job.outputStart = s.output.end;
+    // Emitted synchronously from pump, so it precedes any later queued fact. The command starts while
+    // the fact is being appended (appends to one terminal's subject keep their order); #finish waits
+    // for it, so no reply goes out before it is durable.
+    job.started = this.#emit({
+      type: 'terminal.command.started',
+      data: { terminalId: s.terminalId, commandId: job.commandId, command: job.command, cwd: s.cwd, startedAt: new Date(job.startedAt).toISOString(), cursor: job.cursor },
+    });
+    job.started.catch((err) => s.log.error({ err }, 'command start not recorded'));
+    if (s.status === 'closing' || s.status === 'closed') return;
+    s.pty.write(commandInput(job.command));
+    job.timers.push(setTimeout(() => void this.#interrupt(job), job.timeoutMs));
+    this.#poll ??= setInterval(() => this.#checkInput(), this.#deps.config.pollMs);
+  }
+
+  /** Timeout: SIGINT to the foreground group, then SIGKILL if it is still running after the grace period. */
+  async #interrupt(job: Job): Promise<void> {
+    const s = this.#session;
+    if (job.state !== 'running' || job.outputEnd !== undefined) return;
+    job.timedOut = true;
+    const pgid = foregroundPgid(s.pty.pid);
+    if (pgid > 0) signalSafely(-pgid, 'SIGINT');
+    else s.pty.write('\x03');
+    await this.#emit({ type: 'terminal.command.interrupted', data: { terminalId: s.terminalId, commandId: job.commandId, signal: 'SIGINT', pgid, reason: 'timeout' } });
+    job.timers.push(
+      setTimeout(() => {
+        if (job.outputEnd !== undefined || s.status === 'closed') return;
+        const fg = foregroundPgid(s.pty.pid);
+        const shellPgid = readStat(s.shellPid)?.pgrp ?? s.shellPid;
+        if (fg > 0 && fg !== shellPgid) {
+          signalSafely(-fg, 'SIGCONT');
+          signalSafely(-fg, 'SIGKILL');
+          void this.#emit({ type: 'terminal.command.interrupted', data: { terminalId: s.terminalId, commandId: job.commandId, signal: 'SIGKILL', pgid: fg, reason: 'timeout' } });
+        } else {
+          // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
+          s.pty.write('\x03');
+        }
+      }, this.#deps.config.interruptGraceMs),
+    );
+  }
+
+  /** While a command runs and is quiet: is its foreground process blocked reading the terminal? */
+  #checkInput(): void {
+    const s = this.#session;
+    const job = s.current;
+    if (!job || job.state !== 'running' || job.outputEnd !== undefined) {
+      if (!job && this.#poll) {
+        clearInterval(this.#poll);
+        this.#poll = undefined;
+      }
+      return;
+    }
+    if (job.inputAwaited !== undefined || Date.now() - s.lastActivity < this.#deps.config.inputQuietMs || !s.tty) return;
+    if (s.pausedPgid !== undefined) return;
+    const pid = ttyReader(s.shellPid, s.tty);
+    if (pid === undefined) return;
+    job.inputAwaited = '';
+    void s.output.promptLine().then(async (prompt) => {
+      if (job.inputAwaited !== '') return; // output or input arrived meanwhile
+      job.inputAwaited = prompt;
+      await this.#emit({ type: 'terminal.input.awaited', data: { terminalId: s.terminalId, commandId: job.commandId, pid, prompt } });
+      wake(job);
+    });
+  }
+
+  /** Stops the input-awaited poll (the session is closing). */
+  stopPolling(): void {
+    if (this.#poll) clearInterval(this.#poll);
+  }
+
+  /** Cancels the queued and running jobs with `reason`, releasing their resources, and empties the queue. */
+  async cancelAll(reason: string): Promise<void> {
+    const s = this.#session;
+    for (const job of [...s.queue, ...(s.current ? [s.current] : [])]) {
+      stopJobTimers(job);
+      const wasAcquiring = job.state === 'acquiring';
+      if (job.state !== 'finished') {
+        job.state = 'cancelled';
+        job.cancelReason = reason;
+        await this.#emit({ type: 'terminal.command.cancelled', data: { terminalId: s.terminalId, commandId: job.commandId, reason } });
+        if (job.resources.length && !wasAcquiring) await this.#deps.release(s, job, 'cancelled');
+      }
+      wake(job);
+    }
+    s.queue.length = 0;
+    s.current = undefined;
+  }
+}
+
+function stopJobTimers(job: Job): void {
+  for (const t of job.timers) clearTimeout(t);
+  job.timers = [];
+}
