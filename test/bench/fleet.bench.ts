@@ -53,7 +53,8 @@ function steps(i: number): FleetStep[] {
     // Indentation drift: the agent quotes the method at 2-space indent, without the class level.
     { edit: { path: main, edits: [{ oldText: 'def add(self, item):\n  self.items.append(item)', newText: 'def add(self, item):\n  self.items.append(item)\n  return len(self.items)' }] } },
     { exec: `echo two > ${p(2)}.txt`, expectExit: 0 },
-    { exec: 'ls -la', expectExit: 0 },
+    // Plain ls: with -l it stats every entry and fails (exit 1) when another agent's atomic-write temp file vanishes in between.
+    { exec: 'ls', expectExit: 0 },
     { edit: { path: main, edits: [{ oldText: '        self.items = []', newText: '        self.items = list()' }] } },
     { exec: `echo three > ${p(3)}.txt`, expectExit: 0 },
     { exec: 'echo done', expectExit: 0 },
@@ -153,7 +154,7 @@ export const bench: Bench = {
       ratio: speedupOff,
       target: '> 1× (diagnostic: without the workspace snapshots around each exec)',
       met: speedupOff > 1 && fleetOff.failures.length === 0 && soloOff.failures.length === 0,
-      note: `ratio = sequential/fleet; failures: fleet ${fleetOff.failures.length}, solo ${soloOff.failures.length}`,
+      note: `ratio = sequential/fleet; failures: fleet ${fleetOff.failures.length}, solo ${soloOff.failures.length}${fleetOff.failures.length + soloOff.failures.length ? ` (${[...fleetOff.failures, ...soloOff.failures].slice(0, 3).join(" | ")})` : ""}`,
     });
     const lat = fleet.outcome.latenciesMs;
     const soloLat = solo.outcome.latenciesMs;
