@@ -16,7 +16,7 @@ import { loadConfig } from './config.ts';
 import { AGGREGATES } from './domains.ts';
 import { formatFleet, runFleet } from './fleet.ts';
 import { createLogger } from './log.ts';
-import { replay } from './replay.ts';
+import { replayLog } from './replay.ts';
 import { startRuntime } from './runtime.ts';
 
 const APP_PY = `def total(items):
@@ -123,7 +123,7 @@ export async function runDemo(options: { keep?: boolean; out?: (line: string) =>
     out(`  src/app.py keeps the edit: ${readFileSync(join(workspace, 'src', 'app.py'), 'utf8').includes('item.quantity')}`);
 
     const status = await call(runtime.bus, root, 'runtime.status', {}, { timeoutMs: 10_000 });
-    const replayed = await replay(runtime.log.read(), AGGREGATES);
+    const replayed = await replayLog(runtime.log, AGGREGATES);
     const same = status.ok && status['digest'] === replayed.digest;
     out(`\n== ${replayed.facts} facts in the log; live digest ${same ? '=' : '≠'} replay digest (${replayed.digest.slice(0, 16)}…)`);
     out(`done in ${((performance.now() - t0) / 1000).toFixed(1)} s${options.keep ? `; kept ${dir} (skein replay --data ${join(dir, 'data')})` : ''}`);

@@ -100,11 +100,11 @@ export class Host {
     let count = 0;
     const onInvalid = (seq: number, subject: string, err: Error) =>
       this.#logger.warn({ seq, subject, err: err.message }, 'skipped a stored message that is not a valid fact');
-    for await (const stored of this.options.log.read({ onInvalid })) {
+    await this.options.log.scan({ onInvalid }, (stored) => {
       this.writer.restore(stored);
       if (stored.causationId) this.#handledBeforeStart.add(stored.causationId);
       count++;
-    }
+    });
     this.#logger.info({ facts: count, aggregates: this.fold.size }, 'state restored from the log');
     this.#subscription = this.options.bus.subscribe(subjectPatterns.allCommands, (msg) => this.#receive(msg));
     await this.options.bus.flush();

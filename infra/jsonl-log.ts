@@ -186,6 +186,10 @@ export class JsonlLog implements EventLog {
     }
   }
 
+  async scan(options: ReadOptions, visit: (fact: StoredFact) => void): Promise<void> {
+    for await (const fact of this.read(options)) visit(fact);
+  }
+
   async lastSeq(stream: LogStream = 'events'): Promise<number> {
     return this.#streams[stream].seq;
   }

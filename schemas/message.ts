@@ -17,9 +17,8 @@ export const MessageType = z.string().regex(TYPE_PATTERN, 'expected lowercase do
  * regex rather than `z.iso.datetime()`, whose calendar-aware pattern costs more
  * than the rest of a fact's validation on the replay path.
  */
-export const Timestamp = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, 'expected an ISO 8601 UTC timestamp such as 2026-01-02T03:04:05.678Z');
+export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+export const Timestamp = z.string().regex(TIMESTAMP_PATTERN, 'expected an ISO 8601 UTC timestamp such as 2026-01-02T03:04:05.678Z');
 
 /**
  * A fact as stored in the log and published on `skein.evt.>`: self-describing

@@ -15,7 +15,7 @@ import { JetStreamLog } from '../jetstream-log.ts';
 import { readJsonlFile } from '../jsonl-log.ts';
 import { NatsBus } from '../nats-bus.ts';
 import { isAlive, startNatsServer, stopStaleNatsServer } from '../nats-server.ts';
-import { replay } from '../replay.ts';
+import { replay, type FactSource } from '../replay.ts';
 import { screenAt, ScreenReplayError, type StreamReader } from '../screen-replay.ts';
 import { readRuntimeInfo } from '../runtime.ts';
 import { action, EXIT, factLine, UsageError } from './output.ts';
@@ -34,7 +34,7 @@ type ReplayOptions = {
 };
 
 type Source = {
-  facts: AsyncIterable<StoredFact>;
+  facts: FactSource;
   /** Any stream, for terminal screens. */
   read: StreamReader;
   total: () => Promise<number>;
@@ -154,7 +154,7 @@ async function natsSource(url: string, range: { untilSeq?: number }, stopServer:
   const log: EventLog = await JetStreamLog.open(bus.nc);
   return {
     read: (options) => log.read({ ...options, onInvalid }),
-    facts: log.read({ ...range, onInvalid }),
+    facts: (visit) => log.scan({ ...range, onInvalid }, visit),
     total: () => log.lastSeq(),
     close: async () => {
       await bus.close();

@@ -12,7 +12,7 @@ import { AGGREGATES } from '../../infra/domains.ts';
 import { encode } from '../../infra/codec.ts';
 import { call } from '../../infra/client.ts';
 import { JetStreamLog } from '../../infra/jetstream-log.ts';
-import { replay } from '../../infra/replay.ts';
+import { replayLog } from '../../infra/replay.ts';
 import { startTestNats } from '../support/nats-server.ts';
 import { startTestRuntime } from '../support/runtime.ts';
 import { percentile, type Bench, type BenchResult } from './types.ts';
@@ -101,7 +101,7 @@ export const bench: Bench = {
         messages.stop();
         rawReadRates.push(count / ((performance.now() - t0) / 1000));
         t0 = performance.now();
-        const folded = await replay(log.read(), AGGREGATES);
+        const folded = await replayLog(log, AGGREGATES);
         foldRates.push(folded.facts / ((performance.now() - t0) / 1000));
       }
       const rawReadRate = percentile(rawReadRates, 50);

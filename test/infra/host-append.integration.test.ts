@@ -32,6 +32,7 @@ function faulty(log: EventLog, type: string, times: number): EventLog & { attemp
       return log.append(request);
     },
     read: (o) => log.read(o),
+    scan: (o, visit) => log.scan(o, visit),
     lastSeq: (s) => log.lastSeq(s),
     close: () => log.close(),
   };
