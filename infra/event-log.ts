@@ -43,7 +43,7 @@ export interface EventLog {
   /** Appends one fact; resolves only once it is durable (JetStream ack / fsync). */
   append(request: AppendRequest): Promise<AppendResult>;
   read(options?: ReadOptions): AsyncIterable<StoredFact>;
-  /** Like `read`, calling `visit` for each fact: no async hop per fact, for replays. */
+  /** Like `read`, calling `visit` for each fact (the shape replay and start-up use). */
   scan(options: ReadOptions, visit: (fact: StoredFact) => void): Promise<void>;
   /** The last sequence of a stream (0 when empty). */
   lastSeq(stream?: LogStream): Promise<number>;

@@ -93,21 +93,8 @@ export class JetStreamLog implements EventLog {
     }
   }
 
-  /** `read` without an async generator hop per fact: a replay folds ~30% faster this way. */
   async scan(options: ReadOptions, visit: (fact: StoredFact) => void): Promise<void> {
-    const opened = await this.#open(options);
-    if (!opened) return;
-    const { messages, until } = opened;
-    try {
-      for await (const m of messages) {
-        if (m.seq > until) break;
-        const fact = this.#decode(m, options);
-        if (fact) visit(fact);
-        if (m.seq >= until || m.info.pending === 0) break;
-      }
-    } finally {
-      messages.stop();
-    }
+    for await (const fact of this.read(options)) visit(fact);
   }
 
   async #open(options: ReadOptions) {

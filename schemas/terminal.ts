@@ -27,6 +27,18 @@ export {
 
 // ---------------------------------------------------------------- commands
 
+/** What terminal.open replies is what terminal.opened records (plus the owner). */
+const OpenedTerminal = z.object({
+  terminalId: TerminalId,
+  pid: z.number().int(),
+  tty: z.string(),
+  cwd: z.string(),
+  cols: z.number().int(),
+  rows: z.number().int(),
+  shell: z.string(),
+  sandbox: z.boolean(),
+});
+
 export const TerminalOpen = defineCommand('terminal.open', {
   summary: 'Open a terminal: a PTY running a long-lived shell. Replies once the first prompt is ready.',
   tool: 'terminal',
@@ -40,16 +52,7 @@ export const TerminalOpen = defineCommand('terminal.open', {
       sandbox: z.boolean().optional().describe('Run under bubblewrap: read-only root, writable workspace, no network.'),
     })
     .strict(),
-  reply: z.object({
-    terminalId: TerminalId,
-    pid: z.number().int(),
-    tty: z.string(),
-    cwd: z.string(),
-    cols: z.number().int(),
-    rows: z.number().int(),
-    shell: z.string(),
-    sandbox: z.boolean(),
-  }),
+  reply: OpenedTerminal,
 });
 
 export const TerminalExec = defineCommand('terminal.exec', {
@@ -164,17 +167,7 @@ export const TerminalOpened = defineEvent('terminal.opened', {
   summary: 'A terminal is open and its shell prompt is ready.',
   aggregate: 'terminal',
   aggregateId: tid,
-  data: z.object({
-    terminalId: TerminalId,
-    agentId: AgentId,
-    pid: z.number().int(),
-    tty: z.string(),
-    cwd: z.string(),
-    cols: z.number().int(),
-    rows: z.number().int(),
-    shell: z.string(),
-    sandbox: z.boolean(),
-  }),
+  data: OpenedTerminal.extend({ agentId: AgentId }),
   describe: (d) => `${d.terminalId} ${d.shell} pid=${d.pid} ${d.cols}x${d.rows} cwd=${d.cwd}${d.sandbox ? ' sandboxed' : ''}`,
 });
 
