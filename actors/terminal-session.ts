@@ -10,6 +10,7 @@
  * `terminal-exec.ts`.
  */
 import { readlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import type { IPty } from '@lydell/node-pty';
 import type { Logger } from '../infra/log.ts';
 import { ErrorCode, InvalidStateError, RuntimeError } from '../schemas/errors.ts';
@@ -180,11 +181,14 @@ export class TerminalSession {
 
   async write(data: string, secret: boolean): Promise<number> {
     this.#assertOpen();
+    // A program that turned echo off (a password prompt) gets input that must not reach the log,
+    // whether or not the agent remembered `secret: true`.
+    const hidden = secret || echoIsOff(this.tty);
     this.pty.write(data);
     this.lastActivity = Date.now();
     if (this.current) this.current.inputAwaited = undefined;
     const bytes = Buffer.byteLength(data);
-    await this.#emit({ type: 'terminal.input.written', data: { terminalId: this.terminalId, bytes, data: secret ? null : data } });
+    await this.#emit({ type: 'terminal.input.written', data: { terminalId: this.terminalId, bytes, data: hidden ? null : data } });
     return bytes;
   }
 
@@ -324,3 +328,13 @@ export class TerminalSession {
   }
 }
 
+/**
+ * Whether the terminal is at a password-style prompt: echo off in canonical (line) mode, as `read -s`,
+ * ssh and sudo set it. Readline (the shell's own prompt) and full-screen programs also turn echo off,
+ * but in non-canonical mode: their input is recorded.
+ */
+function echoIsOff(tty: string): boolean {
+  if (!tty.startsWith('/dev/')) return false;
+  const r = spawnSync('stty', ['-a', '-F', tty], { encoding: 'utf8', timeout: 1000 });
+  return r.status === 0 && /(^|\s)-echo(\s|$)/.test(r.stdout) && /(^|\s)icanon(\s|$)/.test(r.stdout);
+}

@@ -78,6 +78,19 @@ describe('TerminalManager: waiting for input', () => {
     expect(await h.manager.wait(A, { terminalId })).toMatchObject({ status: 'exited', output: 'Password: \nlen=7\n' });
     expect(h.factsOf(terminalId).find((f) => f.type === 'terminal.input.written')!.data).toEqual({ terminalId, bytes: 8, data: null });
   });
+
+  it('keeps input to a no-echo prompt out of the log even without secret: true', async () => {
+    const { terminalId } = await h.open();
+    const r = await h.manager.exec(A, { terminalId, command: `bash -c "read -s -p 'Token: ' t; echo; echo got=\\\${#t}"` });
+    expect(r).toMatchObject({ status: 'input_required', prompt: 'Token:' });
+    await h.manager.write(A, { terminalId, data: 's3cr3t\n' });
+    expect(await h.manager.wait(A, { terminalId })).toMatchObject({ status: 'exited', output: 'Token: \ngot=6\n' });
+    const written = h.factsOf(terminalId).filter((f) => f.type === 'terminal.input.written');
+    expect(written.map((f) => f.data)).toEqual([{ terminalId, bytes: 7, data: null }]);
+    // Echo on again at the prompt: ordinary input is recorded.
+    await h.manager.write(A, { terminalId, data: 'x' });
+    expect(h.factsOf(terminalId).filter((f) => f.type === 'terminal.input.written').at(-1)!.data).toEqual({ terminalId, bytes: 1, data: 'x' });
+  });
 });
 
 describe('TerminalManager: waiting for input on /dev/tty', () => {
