@@ -22,8 +22,8 @@ export const LimitsConfig = z
       .number()
       .int()
       .min(16)
-      .default(10_000)
-      .describe('How many recent command ids are remembered for idempotent replies.'),
+      .default(2_000)
+      .describe('How many recent command ids are remembered for idempotent replies (their replies are kept in memory).'),
   })
   .strict();
 
