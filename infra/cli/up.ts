@@ -39,7 +39,7 @@ export async function up(opts: UpOptions): Promise<void> {
         `skein up: mode ${info.mode}, ${where}`,
         `root agent '${info.rootAgentId}', workspace ${info.workspace}, data ${config.dataDir}`,
         info.natsUrl ? `watch: nats sub --server ${info.natsUrl} 'skein.evt.>'   or: skein tail` : 'watch: skein tail',
-        `try:   skein call agent.spawn '{"label":"helper"}' --agent ${info.rootAgentId}`,
+        `try:   skein agents --tree; skein call agent.spawn '{"label":"helper"}' (tool calls ask first: skein approvals, skein approve <id>)`,
         'stop:  Ctrl-C',
         '',
       ].join('\n'),
