@@ -45,6 +45,7 @@ export class AgentService {
   readonly #config: AgentsConfig;
   readonly hooks: AgentHooks;
   readonly #waiters = new Set<(fact: StoredFact) => void>();
+  readonly #reserved = new Set<string>();
 
   constructor(host: () => Host, config: AgentsConfig, hooks: Partial<AgentHooks> = {}) {
     this.#host = host;
@@ -160,34 +161,54 @@ export class AgentService {
         throw new LimitExceededError(`this host runs ${active} unfinished agents, the limit (domains.agents.maxAgents); cancel or finish some first`);
       }
       const agentId = (data.agentId ?? newId('a')) as AgentId;
-      if (this.view(agentId)) {
+      if (RESERVED_AGENT_IDS.has(agentId)) {
+        throw new RuntimeError(ErrorCode.InvalidMessage, `agent id '${agentId}' is reserved (it names the human who answers permission requests); choose another id`);
+      }
+      // Two parents may spawn the same id at once; their facts go to different subjects, so the id is
+      // reserved here, synchronously, until its agent.spawned is stored.
+      if (this.view(agentId) || this.#reserved.has(agentId)) {
         throw new RuntimeError(ErrorCode.Conflict, `agent id '${agentId}' is taken (an agent cannot be re-parented or be its own ancestor); choose another id or leave it out`);
       }
-      const workspace = confineWorkspace(parent.workspace, data.workspace);
-      if (data.policy !== undefined) this.hooks.validatePolicy?.(data.policy);
-      if (data.worker) assertRunnable(data.worker.command);
-      await ctx.emit({
-        type: 'agent.spawned',
-        agentId: parentId,
-        data: {
-          agentId,
-          parentId,
-          label: data.label,
-          workspace,
-          depth: parent.depth + 1,
-          task: data.task ?? null,
-          hasPolicy: data.policy !== undefined,
-          worker: data.worker ? { command: data.worker.command, args: data.worker.args } : null,
-        },
-      });
-      const child = this.view(agentId)!;
-      await this.hooks.afterSpawn?.(ctx, child, { policy: data.policy });
-      if (data.worker) {
-        if (!this.hooks.startWorker) throw new RuntimeError(ErrorCode.Unavailable, 'workers need the terminal domain, which is not running on this host');
-        await this.hooks.startWorker(child, data.worker);
+      this.#reserved.add(agentId);
+      try {
+        return await this.#spawnReserved(ctx, parent, agentId, data);
+      } finally {
+        this.#reserved.delete(agentId);
       }
-      return { agentId, parentId, workspace, status: this.view(agentId)!.status };
     });
+  }
+
+  async #spawnReserved(
+    ctx: HandlerContext,
+    parent: AgentView,
+    agentId: AgentId,
+    data: { label: string; task?: string; policy?: unknown; workspace?: string; worker?: WorkerSpec },
+  ): Promise<Record<string, unknown>> {
+    const parentId = parent.agentId;
+    const workspace = confineWorkspace(parent.workspace, data.workspace);
+    if (data.policy !== undefined) this.hooks.validatePolicy?.(data.policy);
+    if (data.worker) assertRunnable(data.worker.command);
+    await ctx.emit({
+      type: 'agent.spawned',
+      agentId: parentId,
+      data: {
+        agentId,
+        parentId,
+        label: data.label,
+        workspace,
+        depth: parent.depth + 1,
+        task: data.task ?? null,
+        hasPolicy: data.policy !== undefined,
+        worker: data.worker ? { command: data.worker.command, args: data.worker.args } : null,
+      },
+    });
+    const child = this.view(agentId)!;
+    await this.hooks.afterSpawn?.(ctx, child, { policy: data.policy });
+    if (data.worker) {
+      if (!this.hooks.startWorker) throw new RuntimeError(ErrorCode.Unavailable, 'workers need the terminal domain, which is not running on this host');
+      await this.hooks.startWorker(child, data.worker);
+    }
+    return { agentId, parentId, workspace, status: this.view(agentId)!.status };
   }
 
   async #finish(ctx: HandlerContext, type: 'agent.completed' | 'agent.failed', data: Record<string, unknown>) {
@@ -241,12 +262,14 @@ export class AgentService {
     for (const id of order) {
       const view = this.view(id)!;
       if (isFinished(view.status)) continue;
-      for (const release of this.hooks.onCancel) {
-        await release(id, reason).catch((err) => ctx.logger.warn({ err, agentId: id }, 'releasing a cancelled agent failed'));
-      }
       const owner = (view.parentId ?? id) as AgentId;
+      // Under the owner's lock: a spawn of this agent (and its worker start) finishes first, and no
+      // new child of it is spawned between the release and the fact.
       await ctx.host.locks.run(`agent:${owner}`, async () => {
         if (isFinished(this.view(id)!.status)) return;
+        for (const release of this.hooks.onCancel) {
+          await release(id, reason).catch((err) => ctx.logger.warn({ err, agentId: id }, 'releasing a cancelled agent failed'));
+        }
         await ctx.emit({ type: 'agent.cancelled', agentId: owner, data: { agentId: id, reason, by: ctx.command.agentId } });
         cancelled.push(id);
       });
@@ -271,6 +294,9 @@ export class AgentService {
     return n;
   }
 }
+
+/** Ids no agent may take: `user` is how the human answers permission requests. */
+export const RESERVED_AGENT_IDS: ReadonlySet<string> = new Set(['user']);
 
 /** The sub-agent's workspace: the parent's, or an existing directory inside it (after resolving symlinks). */
 export function confineWorkspace(parentWorkspace: string, requested: string | undefined): string {

@@ -173,7 +173,7 @@ export function looksLikeFact(json: unknown): json is Fact {
   const f = json as Record<string, unknown>;
   for (const key in f) if (!ENVELOPE_KEYS.has(key)) return false;
   return (
-    typeof f['id'] === 'string' && f['id'].length >= 1 && f['id'].length <= 128 && /^[\x21-\x7e]+$/.test(f['id']) &&
+    typeof f['id'] === 'string' && f['id'].length >= 1 && f['id'].length <= 256 && /^[\x21-\x7e]+$/.test(f['id']) &&
     typeof f['type'] === 'string' && TYPE_PATTERN.test(f['type']) &&
     typeof f['at'] === 'string' && TIMESTAMP_PATTERN.test(f['at']) &&
     typeof f['agentId'] === 'string' && TOKEN_PATTERN.test(f['agentId']) &&

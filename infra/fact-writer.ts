@@ -109,7 +109,8 @@ export class FactWriter {
     // One writer per aggregate: appends to a subject are serialized and carry the last sequence seen.
     return this.#lock.run(subject, async () => {
       const stored = await this.#appendWithRetry(stream, subject, fact, this.#lastBySubject.get(subject) ?? 0);
-      this.#lastBySubject.set(subject, stored.seq);
+      // A duplicate (a fact id stored earlier) reports its old sequence: never move backwards.
+      this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
       return stored;
     });
   }

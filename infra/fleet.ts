@@ -29,6 +29,8 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
   const answered: FleetOutcome['answered'] = [];
   const answers = plan.answers.map((a) => ({ re: new RegExp(a.match, 'i'), decision: a.decision }));
   const seen = new Set<string>();
+  /** Only requests of agents this run spawned are answered: the plan speaks for them, not for others. */
+  const mine = new Set<string>();
   const sub = bus.subscribe(subjectPatterns.allEvents, (msg) => {
     let fact;
     try {
@@ -38,7 +40,7 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
     }
     if (fact.type !== 'permission.requested') return;
     const d = fact.data as { requestId: string; agentId: string; input: string };
-    if (seen.has(d.requestId)) return;
+    if (seen.has(d.requestId) || !mine.has(d.agentId)) return;
     const answer = answers.find((a) => a.re.test(d.input));
     if (!answer) return;
     seen.add(d.requestId);
@@ -68,6 +70,7 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
       return { agentId: spec.agentId ?? '?', label: spec.label, parentId, status: 'not spawned', steps: [{ step: 'spawn', ok: false, summary: spawned.error.message, ms: 0 }], children: [] };
     }
     const agentId = String(spawned['agentId']);
+    mine.add(agentId);
     const outcome: AgentOutcome = { agentId, label: spec.label, parentId, status: 'running', steps: [], children: [] };
     let terminalId: string | undefined;
     let failed: string | undefined;

@@ -66,7 +66,8 @@ export class Host {
   readonly startedAt = new Date().toISOString();
   readonly #logger: Logger;
   readonly #replies = new Map<string, Promise<Uint8Array>>();
-  readonly #handledBeforeStart = new Set<string>();
+  /** Ids of commands whose facts are in the log (before this start or since): never run twice. */
+  readonly #handled = new Set<string>();
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #agentSubjects = new Map<string, string>();
   #subscription: Subscription | undefined;
@@ -84,6 +85,7 @@ export class Host {
       retryDelayMs: options.appendRetryDelayMs,
     });
     this.writer.onFact((fact) => {
+      if (fact.causationId) this.#handled.add(commandKey(fact.agentId, fact.causationId));
       const parts = parseEventSubject(fact.subject);
       if (parts?.aggregate === 'agent') this.#agentSubjects.set(parts.aggregateId, fact.subject);
     });
@@ -102,10 +104,13 @@ export class Host {
       this.#logger.warn({ seq, subject, err: err.message }, 'skipped a stored message that is not a valid fact');
     await this.options.log.scan({ onInvalid }, (stored) => {
       this.writer.restore(stored);
-      if (stored.causationId) this.#handledBeforeStart.add(stored.causationId);
       count++;
     });
     this.#logger.info({ facts: count, aggregates: this.fold.size }, 'state restored from the log');
+  }
+
+  /** Starts taking commands; call once every domain is ready. */
+  async serve(): Promise<void> {
     this.#subscription = this.options.bus.subscribe(subjectPatterns.allCommands, (msg) => this.#receive(msg));
     await this.options.bus.flush();
   }
@@ -125,10 +130,17 @@ export class Host {
     return digestOf(this.fold);
   }
 
-  /** Stops taking commands and waits for those in flight. */
-  async stop(): Promise<void> {
+  /**
+   * Stops taking commands and waits up to `drainMs` for those in flight. Some wait on people or other
+   * agents (a permission prompt, agent.wait); their clients get no reply and may retry against the next
+   * start, where pending requests resume from the log.
+   */
+  async stop(drainMs = 3_000): Promise<void> {
     this.#subscription?.unsubscribe();
-    await Promise.allSettled([...this.#inFlight]);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
+    await Promise.race([Promise.allSettled([...this.#inFlight]), deadline]);
+    clearTimeout(timer);
   }
 
   #receive(msg: BusMsg): void {
@@ -141,17 +153,19 @@ export class Host {
     let reply: Uint8Array;
     try {
       const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes);
-      const cached = this.#replies.get(command.id);
+      // Command ids are the client's: one agent's id never answers for another agent's command.
+      const key = commandKey(command.agentId, command.id);
+      const cached = this.#replies.get(key);
       if (cached) {
         reply = await cached;
-      } else if (this.#handledBeforeStart.has(command.id)) {
+      } else if (this.#handled.has(key)) {
         throw new RuntimeError(
           ErrorCode.Conflict,
-          `command id '${command.id}' was already handled before this runtime started; its facts are in the log. Send a new id to run it again.`,
+          `command id '${command.id}' was already handled (its facts are in the log) and its reply is no longer kept; send a new id to run it again.`,
         );
       } else {
         const pending = this.#run(command, def);
-        this.#remember(command.id, pending);
+        this.#remember(key, pending);
         reply = await pending;
       }
     } catch (err) {
@@ -174,7 +188,7 @@ export class Host {
         const stored = this.writer.write(fact, {
           agentId: command.agentId,
           causationId: command.id,
-          id: `${command.id}:${n++}`,
+          id: `${command.agentId}/${command.id}:${n++}`,
         });
         emitted.push(stored);
         return stored;
@@ -216,11 +230,19 @@ export class Host {
 
   #remember(id: string, reply: Promise<Uint8Array>): void {
     this.#replies.set(id, reply);
+    // A retryable failure is not the answer forever: the same id may try again.
+    void reply.then((bytes) => {
+      if (bytes.byteLength < 4096 && /"retryable":true/.test(new TextDecoder().decode(bytes))) this.#replies.delete(id);
+    });
     if (this.#replies.size > this.options.commandCacheSize) {
       const oldest = this.#replies.keys().next().value;
       if (oldest !== undefined) this.#replies.delete(oldest);
     }
   }
+}
+
+function commandKey(agentId: string, commandId: string): string {
+  return `${agentId}\u0000${commandId}`;
 }
 
 export function digestOf(fold: Fold): string {

@@ -110,52 +110,73 @@ export class JsonlLog implements EventLog {
 
   async #flush(name: LogStream): Promise<void> {
     const stream = this.#streams[name];
-    // Let appends issued in the same tick join this batch.
-    await new Promise((r) => setImmediate(r));
-    while (stream.queue.length > 0) {
-      const batch = stream.queue;
-      stream.queue = [];
-      const lines: string[] = [];
-      const accepted: Array<{ pending: Pending; stored: StoredFact }> = [];
-      const now = Date.now();
-      this.#expireIds(stream, now);
-      for (const pending of batch) {
-        const { subject, fact, expectedLastSubjectSeq } = pending.request;
-        const seen = stream.recentIds.get(fact.id);
-        if (seen) {
-          pending.resolve({ seq: seen.seq, duplicate: true });
-          continue;
-        }
-        const last = stream.lastBySubject.get(subject) ?? 0;
-        if (expectedLastSubjectSeq !== undefined && expectedLastSubjectSeq !== last) {
-          pending.reject(new AppendConflictError(subject, expectedLastSubjectSeq, `wrong last sequence: ${last}`));
-          continue;
-        }
-        const stored: StoredFact = { ...fact, seq: stream.seq + 1, subject };
-        stream.seq = stored.seq;
-        stream.lastBySubject.set(subject, stored.seq);
-        stream.recentIds.set(fact.id, { seq: stored.seq, at: now });
-        lines.push(encodeLogLine(stored));
-        accepted.push({ pending, stored });
-      }
-      if (lines.length === 0) continue;
-      const text = `${lines.join('\n')}\n`;
-      try {
-        await stream.handle!.write(text);
-        await stream.handle!.datasync();
-        stream.size += Buffer.byteLength(text);
-      } catch (err) {
-        for (const { pending } of accepted) pending.reject(err);
+    try {
+      // Let appends issued in the same tick join this batch.
+      await new Promise((r) => setImmediate(r));
+      while (stream.queue.length > 0) await this.#flushBatch(name, stream);
+    } catch (err) {
+      for (const pending of stream.queue.splice(0)) pending.reject(err);
+      this.#options.log?.error({ err, path: stream.path }, 'event log flush failed');
+    } finally {
+      stream.flushing = undefined;
+    }
+  }
+
+  /**
+   * Writes one batch. Sequence numbers, subject sequences and msg-ids become visible only after the
+   * fsync: a failed write is cut off the file again and every append of the batch is rejected, so a
+   * retry is written anew instead of being taken for a duplicate of something never stored.
+   */
+  async #flushBatch(name: LogStream, stream: JsonlStream): Promise<void> {
+    const batch = stream.queue;
+    stream.queue = [];
+    const now = Date.now();
+    this.#expireIds(stream, now);
+    const lines: string[] = [];
+    const accepted: Array<{ pending: Pending; stored: StoredFact }> = [];
+    const batchLast = new Map<string, number>();
+    const batchIds = new Map<string, number>();
+    let seq = stream.seq;
+    for (const pending of batch) {
+      const { subject, fact, expectedLastSubjectSeq } = pending.request;
+      const seen = batchIds.get(fact.id) ?? stream.recentIds.get(fact.id)?.seq;
+      if (seen !== undefined) {
+        const inBatch = accepted.find((a) => a.stored.id === fact.id);
+        if (inBatch) inBatch.pending = chain(inBatch.pending, pending);
+        else pending.resolve({ seq: seen, duplicate: true });
         continue;
       }
-      for (const { pending, stored } of accepted) {
-        pending.resolve({ seq: stored.seq, duplicate: false });
-        const { seq: _seq, subject, ...fact } = stored;
-        this.#options.bus?.publish(subject, JSON.stringify(fact));
+      const last = batchLast.get(subject) ?? stream.lastBySubject.get(subject) ?? 0;
+      if (expectedLastSubjectSeq !== undefined && expectedLastSubjectSeq !== last) {
+        pending.reject(new AppendConflictError(subject, expectedLastSubjectSeq, `wrong last sequence: ${last}`));
+        continue;
       }
-      if (name === 'output') await this.#rotateOutput(stream);
+      const stored: StoredFact = { ...fact, seq: ++seq, subject };
+      batchLast.set(subject, stored.seq);
+      batchIds.set(fact.id, stored.seq);
+      lines.push(encodeLogLine(stored));
+      accepted.push({ pending, stored });
     }
-    stream.flushing = undefined;
+    if (lines.length === 0) return;
+    const text = `${lines.join('\n')}\n`;
+    try {
+      await stream.handle!.write(text);
+      await stream.handle!.datasync();
+    } catch (err) {
+      await stream.handle!.truncate(stream.size).catch(() => undefined);
+      for (const { pending } of accepted) pending.reject(err);
+      return;
+    }
+    stream.size += Buffer.byteLength(text);
+    stream.seq = seq;
+    for (const [subject, last] of batchLast) stream.lastBySubject.set(subject, last);
+    for (const [id, at] of batchIds) stream.recentIds.set(id, { seq: at, at: now });
+    for (const { pending, stored } of accepted) {
+      pending.resolve({ seq: stored.seq, duplicate: false });
+      const { seq: _seq, subject, ...fact } = stored;
+      this.#options.bus?.publish(subject, JSON.stringify(fact));
+    }
+    if (name === 'output') await this.#rotateOutput(stream);
   }
 
   #expireIds(stream: JsonlStream, now: number): void {
@@ -225,4 +246,19 @@ export async function* readJsonlFile(path: string, options: ReadOptions = {}): A
     if (options.subject && !subjectMatches(options.subject, fact.subject)) continue;
     yield fact;
   }
+}
+
+/** A second append of the same msg-id in one batch: settled when the first is, as a duplicate. */
+function chain(first: Pending, second: Pending): Pending {
+  return {
+    request: first.request,
+    resolve: (r) => {
+      first.resolve(r);
+      second.resolve({ seq: r.seq, duplicate: true });
+    },
+    reject: (e) => {
+      first.reject(e);
+      second.reject(e);
+    },
+  };
 }

@@ -127,14 +127,22 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   }
 
   let host: Host | undefined;
-  const domains = await assembleDomains({
-    host: () => host!,
-    bus,
-    config,
-    logger,
-    mode,
-    connect: { natsUrl, dataDir: config.dataDir },
-  });
+  let domains: Awaited<ReturnType<typeof assembleDomains>>;
+  try {
+    domains = await assembleDomains({
+      host: () => host!,
+      bus,
+      config,
+      logger,
+      mode,
+      connect: { natsUrl, dataDir: config.dataDir },
+    });
+  } catch (err) {
+    // A bad policy file or domain config: nothing may be left running.
+    await log.close().catch(() => undefined);
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+    throw err;
+  }
   const handlers: Record<string, CommandHandler> = {
     ...domains.handlers,
     'runtime.ping': async () => ({ pong: true }),
@@ -166,9 +174,18 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     appendRetryDelayMs: config.log.appendRetryDelayMs,
   });
   domains.beforeRestore();
-  await host.start();
-  await domains.afterRestore();
-  await ensureRootAgent(host, config, logger);
+  try {
+    await host.start();
+    await domains.afterRestore();
+    await ensureRootAgent(host, config, logger);
+    // Commands are taken only once every domain is ready and the root exists.
+    await host.serve();
+  } catch (err) {
+    await domains.stop().catch(() => undefined);
+    await log.close().catch(() => undefined);
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+    throw err;
+  }
 
   const info: RuntimeInfo = {
     pid: process.pid,

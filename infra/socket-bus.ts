@@ -36,6 +36,7 @@ export async function serveBusOnSocket(bus: EmbeddedBus, path: string): Promise<
       }
       switch (frame.op) {
         case 'sub':
+          subs.get(frame.sid)?.unsubscribe();
           subs.set(frame.sid, bus.subscribe(frame.subject, (msg) => send(socket, { op: 'msg', sid: frame.sid, subject: msg.subject, data: b64(msg.data) })));
           return;
         case 'unsub':

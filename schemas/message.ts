@@ -24,8 +24,15 @@ export const Timestamp = z.string().regex(TIMESTAMP_PATTERN, 'expected an ISO 86
  * A fact as stored in the log and published on `skein.evt.>`: self-describing
  * JSON. `id` is also the JetStream msg-id, so a retried append is stored once.
  */
+/** Fact ids: `<agentId>/<commandId>:<n>` for facts a command caused (so a retried command dedupes), else random. */
+export const FactId = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .regex(/^[\x21-\x7e]+$/, 'expected printable ASCII without spaces');
+
 export const FactEnvelope = z.object({
-  id: MessageId.describe('Unique id of this fact; also its JetStream msg-id.'),
+  id: FactId.describe('Unique id of this fact; also its JetStream msg-id.'),
   type: MessageType.describe('Past-tense fact type, e.g. "agent.spawned".'),
   at: Timestamp.describe('When the fact happened (ISO 8601, UTC).'),
   agentId: AgentId.describe('The agent whose subjects carry this fact.'),

@@ -7,7 +7,7 @@
  * before and after. Streaming edits of a cancelled agent are cancelled.
  */
 import { readFile } from 'node:fs/promises';
-import type { AgentId } from '../../schemas/index.ts';
+import { ErrorCode, RuntimeError, type AgentId } from '../../schemas/index.ts';
 import { EditService } from '../../actors/edit-service.ts';
 import { editHandlers, type EditHandlerContext } from '../../actors/edit-handlers.ts';
 import type { AgentService } from '../../actors/agent.ts';
@@ -56,6 +56,15 @@ export function wireEdit(deps: { host: () => Host; agents: AgentService; review:
         return reply!;
       });
     };
+  /** A streaming edit's session, only for the agent that began it. */
+  const sessionOf = (ctx: HandlerContext) => {
+    const editId = String((ctx.command.data as { editId: string }).editId);
+    const session = open.get(editId);
+    if (session && session.agentId !== ctx.command.agentId) {
+      throw new RuntimeError(ErrorCode.NotFound, `edit '${editId}' is not one of agent '${ctx.command.agentId}''s streaming edits; use the editId edit.begin returned to you`);
+    }
+    return { editId, session };
+  };
   const resolved = async (ctx: HandlerContext) => {
     try {
       return await service.resolvePath(ctx.command.agentId, String((ctx.command.data as { path: string }).path));
@@ -76,20 +85,23 @@ export function wireEdit(deps: { host: () => Host; agents: AgentService; review:
         if (path) open.set(reply.editId, { agentId: ctx.command.agentId, path });
         return reply;
       },
-      'edit.input': (ctx) => raw['edit.input']!(toEdit(ctx)) as Promise<Record<string, unknown>>,
+      'edit.input': async (ctx) => {
+        sessionOf(ctx);
+        return raw['edit.input']!(toEdit(ctx)) as Promise<Record<string, unknown>>;
+      },
       'edit.finish': recorded(
         async (ctx) => {
-          try {
-            return await raw['edit.finish']!(toEdit(ctx));
-          } finally {
-            open.delete(String((ctx.command.data as { editId: string }).editId));
-          }
+          const { editId } = sessionOf(ctx);
+          const reply = await raw['edit.finish']!(toEdit(ctx));
+          open.delete(editId);
+          return reply;
         },
-        async (ctx) => open.get(String((ctx.command.data as { editId: string }).editId))?.path,
+        async (ctx) => sessionOf(ctx).session?.path,
       ),
       'edit.cancel': async (ctx) => {
+        const { editId } = sessionOf(ctx);
         const reply = (await raw['edit.cancel']!(toEdit(ctx))) as Record<string, unknown>;
-        open.delete(String((ctx.command.data as { editId: string }).editId));
+        open.delete(editId);
         return reply;
       },
     },

@@ -8,6 +8,8 @@
  * resumed (deadline re-armed) after a restart.
  */
 import {
+  ErrorCode,
+  RuntimeError,
   subjectFor,
   type AgentId,
   type CommandDef,
@@ -16,6 +18,7 @@ import {
 import { PermissionConfig } from '../../schemas/permission.ts';
 import { Policy, type PolicyTool } from '../../schemas/policy.ts';
 import type { PermissionAggregateContext } from '../../machines/permission-aggregate.ts';
+import { isFinished } from '../../machines/agent.ts';
 import type { TerminalForeground } from '../../machines/permission-input.ts';
 import { PermissionService } from '../../actors/policy-service.ts';
 import type { AgentService } from '../../actors/agent.ts';
@@ -99,6 +102,10 @@ export async function wirePermission(deps: {
   });
 
   const gate: Gate = async (ctx) => {
+    const me = deps.agents.view(ctx.command.agentId);
+    if (me && isFinished(me.status)) {
+      throw new RuntimeError(ErrorCode.PermissionDenied, `agent '${ctx.command.agentId}' is ${me.status}; a finished agent can no longer use tools`);
+    }
     const call = toolCallOf(ctx.def, ctx.command.data as Record<string, any>);
     if (!call) return;
     await deps.precheck?.(call, ctx.command.agentId);
@@ -135,6 +142,11 @@ export async function wirePermission(deps: {
       },
       'policy.set': async (ctx) => {
         const d = ctx.command.data as { layer: 'global' | 'project' | 'agent'; agentId?: string; policy: Policy };
+        const target = d.agentId ?? ctx.command.agentId;
+        if (d.layer === 'agent' && target === ctx.command.agentId && ctx.command.agentId !== root) {
+          // The layer a parent gave at spawn is what narrows a sub-agent: only an ancestor may change it.
+          throw new RuntimeError(ErrorCode.PermissionDenied, `agent '${target}' cannot change its own policy layer; its parent or another ancestor can (policy.set with agentId '${target}')`);
+        }
         return { ...(await service.setPolicy({ ...d, setBy: ctx.command.agentId, emit: ctx.emit })) };
       },
       'permission.pending': async (ctx) => ({ requests: service.pending(ctx.command.agentId) }),

@@ -57,7 +57,7 @@ export function wireWorkers(deps: {
         if (fact.type === 'terminal.command.finished') {
           const d = fact.data as { commandId: string; exitCode: number };
           void onExit(d.commandId, d.exitCode);
-        } else if (fact.type === 'agent.completed' || fact.type === 'agent.failed') {
+        } else if (fact.type === 'agent.completed' || fact.type === 'agent.failed' || fact.type === 'agent.cancelled') {
           const agentId = (fact.data as { agentId: string }).agentId;
           for (const [commandId, w] of running) {
             if (w.agentId !== agentId) continue;

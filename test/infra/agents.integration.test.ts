@@ -54,8 +54,8 @@ describe('agents (embedded)', () => {
 
   describe('bad input', () => {
     it.each([
-      ['spawn under a cancelled parent', 'leaf1', { label: 'x' }, 'invalid_state', /leaf1' is cancelled/],
-      ['spawn under a completed parent', 'pkg', { label: 'x' }, 'invalid_state', /'pkg' is completed/],
+      ['spawn under a cancelled parent', 'leaf1', { label: 'x' }, 'permission_denied', /leaf1' is cancelled; a finished agent can no longer use tools/],
+      ['spawn under a completed parent', 'pkg', { label: 'x' }, 'permission_denied', /'pkg' is completed/],
       ['spawn under an unknown parent', 'ghost', { label: 'x' }, 'unknown_agent', /'ghost' does not exist/],
       ['an id that exists (no re-parenting, no cycles)', 'sibling', { label: 'x', agentId: 'main' }, 'conflict', /'main' is taken/],
       ['a workspace outside the parent', 'main', { label: 'x', workspace: '/etc' }, 'permission_denied', /outside the parent's workspace/],

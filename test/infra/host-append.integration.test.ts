@@ -72,6 +72,7 @@ async function setup(times: number) {
   });
   const facts: StoredFact[] = [];
   for await (const f of real.read()) host.writer.restore(f);
+  await host.serve();
   return {
     host,
     bus,

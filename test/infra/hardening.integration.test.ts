@@ -1,0 +1,110 @@
+/**
+ * Regressions from a review of the host and its wiring: each test pins a
+ * hole that was found and closed (impersonating the human, a sub-agent
+ * widening its own policy, command-id collisions, a wedged aggregate after a
+ * re-sent id, another agent finishing someone's streaming edit, tools used
+ * after cancel, two parents spawning one id, shutdown hanging on a prompt,
+ * a failed start leaving things behind).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../infra/config.ts';
+import { startRuntime } from '../../infra/runtime.ts';
+import { memoryLogger } from '../support/log-sink.ts';
+import { ok } from '../support/replies.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { tempDir } from '../support/temp-dir.ts';
+
+describe('hardening (embedded)', () => {
+  let rt: TestRuntime;
+  beforeAll(async () => {
+    rt = await startTestRuntime({
+      mode: 'embedded',
+      flags: { limits: { commandCacheSize: 16 } },
+      policy: { default: 'allow', tools: { write_file: { always_confirm: [{ pattern: '^ask/' }] } } },
+    });
+    mkdirSync(join(rt.workspace, 'ask'));
+    ok(await rt.call('agent.spawn', { label: 'a', agentId: 'a' }));
+    ok(await rt.call('agent.spawn', { label: 'b', agentId: 'b', policy: { tools: { write_file: { always_deny: [{ pattern: '^secret' }] } } } }));
+  });
+  afterAll(async () => rt?.dispose());
+
+  it('refuses the agent id "user" (the human who answers permission requests)', async () => {
+    expect(await rt.call('agent.spawn', { label: 'u', agentId: 'user' })).toMatchObject({ ok: false, error: { code: 'invalid_message', message: expect.stringMatching(/'user' is reserved/) } });
+  });
+
+  it('does not let a sub-agent replace the policy layer its parent gave it', async () => {
+    const widened = await rt.call('policy.set', { layer: 'agent', policy: { default: 'allow' } }, { agentId: 'b' });
+    expect(widened).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect(await rt.call('file.write', { path: 'secret.txt', content: 'x' }, { agentId: 'b' })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    // Its parent may change it.
+    ok(await rt.call('policy.set', { layer: 'agent', agentId: 'b', policy: { tools: { write_file: { always_deny: [{ pattern: '^secret' }, { pattern: '^private' }] } } } }));
+  });
+
+  it("keeps command ids per agent: one agent's id never answers another's command", async () => {
+    const mine = ok(await rt.call('agent.get', {}, { agentId: 'a', id: 'same-id' }));
+    const theirs = ok(await rt.call('agent.get', {}, { agentId: 'b', id: 'same-id' }));
+    expect([mine['agentId'], theirs['agentId']]).toEqual(['a', 'b']);
+  });
+
+  it('refuses a command id re-sent after its reply was forgotten, and the aggregate keeps working', async () => {
+    ok(await rt.call('file.write', { path: 'once.txt', content: '1' }, { agentId: 'a', id: 'write-once' }));
+    for (let i = 0; i < 20; i++) ok(await rt.call('agent.get', {}, { agentId: 'a', id: `filler-${i}` }));
+    const again = await rt.call('file.write', { path: 'once.txt', content: '2' }, { agentId: 'a', id: 'write-once' });
+    expect(again).toMatchObject({ ok: false, error: { code: 'conflict', message: expect.stringMatching(/already handled/) } });
+    expect(readFileSync(join(rt.workspace, 'once.txt'), 'utf8')).toBe('1');
+    ok(await rt.call('file.write', { path: 'once.txt', content: '3' }, { agentId: 'a' }));
+  });
+
+  it("does not let another agent finish or cancel someone's streaming edit", async () => {
+    const { editId } = ok(await rt.call('edit.begin', { path: 'stream.txt', mode: 'write' }, { agentId: 'a' }));
+    ok(await rt.call('edit.input', { editId, chunk: '{"path":"stream.txt","content":"hello\\n"}' }, { agentId: 'a' }));
+    expect(await rt.call('edit.finish', { editId }, { agentId: 'b' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect(await rt.call('edit.cancel', { editId }, { agentId: 'b' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    ok(await rt.call('edit.finish', { editId }, { agentId: 'a' }));
+    const files = ok(await rt.call('review.list', {}, { agentId: 'a' }))['files'] as Array<{ path: string }>;
+    expect(files.map((f) => f.path)).toContain(join(rt.workspace, 'stream.txt'));
+  });
+
+  it('refuses tool calls from a cancelled agent', async () => {
+    ok(await rt.call('agent.spawn', { label: 'c', agentId: 'c' }));
+    ok(await rt.call('agent.cancel', { agentId: 'c' }));
+    expect(await rt.call('file.write', { path: 'late.txt', content: 'x' }, { agentId: 'c' })).toMatchObject({ ok: false, error: { code: 'permission_denied', message: expect.stringMatching(/'c' is cancelled/) } });
+    expect(existsSync(join(rt.workspace, 'late.txt'))).toBe(false);
+  });
+
+  it('lets only one of two parents spawning the same id at once have it', async () => {
+    const replies = await Promise.all([
+      rt.call('agent.spawn', { label: 'x', agentId: 'twin' }, { agentId: 'a' }),
+      rt.call('agent.spawn', { label: 'x', agentId: 'twin' }, { agentId: 'b' }),
+    ]);
+    expect(replies.filter((r) => r.ok)).toHaveLength(1);
+    expect(replies.filter((r) => !r.ok)).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: 'conflict' }) })]);
+  });
+
+  it('stops within seconds while a permission prompt is pending', async () => {
+    const other = await startTestRuntime({ mode: 'embedded', policy: { default: 'confirm' } });
+    const pending = other.call('file.write', { path: 'x.txt', content: 'x' }).catch(() => undefined);
+    await expect.poll(async () => (ok(await other.call('permission.pending', {}))['requests'] as unknown[]).length, { timeout: 10_000 }).toBe(1);
+    const t0 = Date.now();
+    await other.dispose();
+    expect(Date.now() - t0).toBeLessThan(8_000);
+    void pending;
+  });
+
+  it('leaves nothing behind when start-up fails (a broken project policy)', async () => {
+    const dir = tempDir('skein-badstart-');
+    try {
+      const workspace = join(dir.path, 'ws');
+      mkdirSync(join(workspace, '.skein'), { recursive: true });
+      writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify({ tools: { terminal: { always_allow: [{ patern: 'x' }] } } }));
+      const config = loadConfig({ cwd: dir.path, env: {}, flags: { mode: 'embedded', dataDir: join(dir.path, 'data'), workspace, logLevel: 'silent', domains: { permission: { globalPolicy: join(dir.path, 'none.json') } } } });
+      await expect(startRuntime(config, memoryLogger('silent').logger)).rejects.toThrow(/patern|policy/);
+      expect(existsSync(join(dir.path, 'data', 'skein.sock'))).toBe(false);
+      expect(existsSync(join(dir.path, 'data', 'runtime.json'))).toBe(false);
+    } finally {
+      dir.dispose();
+    }
+  });
+});
