@@ -35,6 +35,13 @@ export type ToolCall = { tool: PolicyTool; input: string; terminalId?: string };
  */
 export function toolCallOf(def: CommandDef, data: Record<string, any>): ToolCall | undefined {
   switch (def.type) {
+    case 'terminal.open': {
+      // The environment a shell starts with is like commands it runs first: PATH=/tmp/evil would make an
+      // allowed `git status` run anything. The policy judges it as the `export` lines it amounts to.
+      const env = Object.entries((data['env'] ?? {}) as Record<string, unknown>);
+      if (env.length === 0) return undefined;
+      return { tool: 'terminal', input: env.map(([k, v]) => `export ${k}=${shellQuote(String(v))}`).join('\n') };
+    }
     case 'terminal.exec':
       return { tool: 'terminal', input: String(data['command']) };
     case 'terminal.write':
@@ -48,13 +55,18 @@ export function toolCallOf(def: CommandDef, data: Record<string, any>): ToolCall
     case 'edit.begin':
       return { tool: data['mode'] === 'write' ? 'write_file' : 'edit_file', input: String(data['path']) };
     case 'agent.spawn': {
-      const worker = data['worker'] as { command: string; args?: string[] } | undefined;
-      // A worker is a program the runtime will run: the policy sees its command line.
-      return { tool: 'spawn_agent', input: worker ? [worker.command, ...(worker.args ?? [])].join(' ') : String(data['label']) };
+      const worker = data['worker'] as { command: string; args?: string[]; env?: Record<string, string> } | undefined;
+      // A worker is a program the runtime will run: the policy sees its command line, environment first.
+      const env = Object.entries(worker?.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)}`);
+      return { tool: 'spawn_agent', input: worker ? [...env, worker.command, ...(worker.args ?? [])].join(' ') : String(data['label']) };
     }
     default:
       return undefined;
   }
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 export type PermissionWiring = {

@@ -83,6 +83,22 @@ describe('hardening (embedded)', () => {
     expect(replies.filter((r) => !r.ok)).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: 'conflict' }) })]);
   });
 
+  it("judges a terminal's starting environment like the exports it amounts to (PATH=evil would run any allowed name)", async () => {
+    const strict = await startTestRuntime({ mode: 'embedded', policy: { default: 'confirm', tools: { terminal: { always_allow: [{ pattern: '^git\\s+status(\\s|$)' }] } } } });
+    try {
+      const open = strict.call('terminal.open', { env: { PATH: '/tmp/evil:/usr/bin:/bin' } });
+      let requests: Array<{ requestId: string; input: string; tool: string }> = [];
+      await expect.poll(async () => (requests = ok(await strict.call('permission.pending', {}))['requests']).length, { timeout: 10_000 }).toBe(1);
+      expect(requests[0]).toMatchObject({ tool: 'terminal', input: "export PATH='/tmp/evil:/usr/bin:/bin'" });
+      ok(await strict.call('permission.decide', { requestId: requests[0]!.requestId, decision: 'deny_once' }));
+      expect(await open).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+      // Without env nothing needs judging.
+      ok(await strict.call('terminal.open', {}));
+    } finally {
+      await strict.dispose();
+    }
+  });
+
   it('stops within seconds while a permission prompt is pending', async () => {
     const other = await startTestRuntime({ mode: 'embedded', policy: { default: 'confirm' } });
     const pending = other.call('file.write', { path: 'x.txt', content: 'x' }).catch(() => undefined);
