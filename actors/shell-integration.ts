@@ -125,8 +125,11 @@ function parse(code: string, payload: string, start: number, end: number): Mark 
  * and reports one exit status.
  */
 export function commandInput(command: string): string {
+  // Ctrl-E Ctrl-U first: whatever terminal.write left typed at the prompt is discarded, so it can never
+  // run glued to the front of this (permission-checked) command.
+  const clear = '\x05\x15';
   // eslint-disable-next-line no-control-regex
-  if (!/[\x00-\x1f\x7f]/.test(command)) return `${command}\r`;
+  if (!/[\x00-\x1f\x7f]/.test(command)) return `${clear}${command}\r`;
   const body = command.replace(/\r\n?/g, '\n').replace(/\x1b/g, '');
-  return `\x1b[200~{ ${body}\n}\x1b[201~\r`;
+  return `${clear}\x1b[200~{ ${body}\n}\x1b[201~\r`;
 }

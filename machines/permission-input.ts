@@ -59,3 +59,40 @@ export function completedLines(data: string): string[] {
 function baseName(name: string): string {
   return name.slice(name.lastIndexOf('/') + 1);
 }
+
+export type TypedLines = {
+  /** What the shell will run: lines completed by this write, after line editing (backspace, Ctrl-U, Ctrl-C). */
+  completed: string[];
+  /** The line still being typed after this write (carried to the next write). */
+  rest: string;
+  /** A completed line held escape sequences or other control keys (arrows, Ctrl-A…): its text is not certain. */
+  uncertain: boolean;
+};
+
+/**
+ * Replays what was typed at a shell prompt: `prior` (the unfinished line from earlier writes) plus `data`.
+ * Checking each write alone would let `rm -rf x` typed in one write and Enter in the next run unchecked.
+ */
+export function typedLines(prior: string, data: string): TypedLines {
+  const completed: string[] = [];
+  let line = '';
+  let lineUncertain = /[\x00-\x08\x0b-\x1f]/.test(prior);
+  let uncertain = false;
+  for (const ch of prior + data) {
+    if (ch === '\r' || ch === '\n') {
+      completed.push(line);
+      uncertain ||= lineUncertain;
+      line = '';
+      lineUncertain = false;
+    } else if (ch === '\x03' || ch === '\x15') {
+      line = '';
+      lineUncertain = false;
+    } else if (ch === '\x7f' || ch === '\b') {
+      line = line.slice(0, -1);
+    } else {
+      if (ch !== '\t' && ch < ' ') lineUncertain = true;
+      line += ch;
+    }
+  }
+  return { completed, rest: line, uncertain };
+}

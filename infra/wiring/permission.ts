@@ -19,7 +19,7 @@ import { PermissionConfig } from '../../schemas/permission.ts';
 import { Policy, type PolicyTool } from '../../schemas/policy.ts';
 import type { PermissionAggregateContext } from '../../machines/permission-aggregate.ts';
 import { isFinished } from '../../machines/agent.ts';
-import type { TerminalForeground } from '../../machines/permission-input.ts';
+import { typedLines, type TerminalForeground } from '../../machines/permission-input.ts';
 import { PermissionService } from '../../actors/policy-service.ts';
 import type { AgentService } from '../../actors/agent.ts';
 import { domainConfig, type LoadedConfig } from '../config.ts';
@@ -94,6 +94,8 @@ export async function wirePermission(deps: {
   precheck?: (call: ToolCall, agentId: string) => Promise<void>;
 }): Promise<PermissionWiring> {
   const config = domainConfig(deps.config, 'permission', PermissionConfig);
+  /** Per terminal: the unfinished line typed at the shell prompt by earlier writes. */
+  const promptLines = new Map<string, string>();
   const requestSubjects = new Map<string, string>();
   const root = deps.config.rootAgentId as AgentId;
   const service = await PermissionService.create({
@@ -118,11 +120,27 @@ export async function wirePermission(deps: {
     if (me && isFinished(me.status)) {
       throw new RuntimeError(ErrorCode.PermissionDenied, `agent '${ctx.command.agentId}' is ${me.status}; a finished agent can no longer use tools`);
     }
+    // An exec clears the prompt line before it types its command (commandInput): nothing typed earlier is pending.
+    if (ctx.def.type === 'terminal.exec') promptLines.delete(String((ctx.command.data as { terminalId: string }).terminalId));
     const call = toolCallOf(ctx.def, ctx.command.data as Record<string, any>);
     if (!call) return;
     await deps.precheck?.(call, ctx.command.agentId);
-    const foreground = call.terminalId ? deps.foreground?.(call.terminalId) : undefined;
-    await service.authorize({ agentId: ctx.command.agentId, tool: call.tool, input: call.input, ...(foreground ? { foreground } : {}), emit: ctx.emit });
+    let foreground = call.terminalId ? deps.foreground?.(call.terminalId) : undefined;
+    let input = call.input;
+    let rest: string | undefined;
+    if (call.terminalId && foreground?.kind === 'prompt') {
+      // At the prompt, what runs is the line as typed over several writes, not this write alone.
+      const typed = typedLines(promptLines.get(call.terminalId) ?? '', call.input);
+      rest = typed.rest;
+      input = typed.completed.length > 0 ? `${typed.completed.join('\n')}\n${typed.rest}` : call.input;
+      // Arrow keys and the like make the typed text uncertain: judged as input to a shell, never as a
+      // plain command line that an allow rule could match.
+      if (typed.uncertain) foreground = { kind: 'program', name: 'bash' };
+    } else if (call.terminalId) {
+      promptLines.delete(call.terminalId);
+    }
+    await service.authorize({ agentId: ctx.command.agentId, tool: call.tool, input, ...(foreground ? { foreground } : {}), emit: ctx.emit });
+    if (call.terminalId && rest !== undefined) promptLines.set(call.terminalId, rest);
   };
 
   let restoring = false;

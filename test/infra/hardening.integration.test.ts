@@ -99,6 +99,27 @@ describe('hardening (embedded)', () => {
     }
   });
 
+  it('judges a command typed over several writes as the line the shell runs, and an exec never runs typed leftovers', async () => {
+    const strict = await startTestRuntime({ mode: 'embedded', policy: { default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^touch\\b' }] } } } });
+    try {
+      const { terminalId } = ok(await strict.call('terminal.open', {}));
+      const target = join(strict.workspace, 'split.txt');
+      // Typed without Enter: nothing runs yet, so nothing to judge.
+      ok(await strict.call('terminal.write', { terminalId, data: `touch ${target}` }));
+      // Enter completes the line: it is judged as "touch …" and denied.
+      expect(await strict.call('terminal.write', { terminalId, data: '\n' })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+      // Backspacing a harmless word into a denied one is seen too.
+      ok(await strict.call('terminal.write', { terminalId, data: '\x15tou' }));
+      expect(await strict.call('terminal.write', { terminalId, data: `ch ${target}\r` })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+      // What an allowed exec types replaces the pending line instead of running after it.
+      ok(await strict.call('terminal.write', { terminalId, data: `\x15touch ${target}; ` }));
+      expect(ok(await strict.call('terminal.exec', { terminalId, command: 'echo fine' }))).toMatchObject({ status: 'exited', exitCode: 0 });
+      expect(existsSync(target)).toBe(false);
+    } finally {
+      await strict.dispose();
+    }
+  });
+
   it('stops within seconds while a permission prompt is pending', async () => {
     const other = await startTestRuntime({ mode: 'embedded', policy: { default: 'confirm' } });
     const pending = other.call('file.write', { path: 'x.txt', content: 'x' }).catch(() => undefined);

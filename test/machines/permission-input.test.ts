@@ -21,3 +21,19 @@ describe('classifyTerminalInput', () => {
     expect(completedLines('a\rb\r\nc\nd')).toEqual(['a', 'b', 'c']);
   });
 });
+
+describe('typedLines', () => {
+  it('joins a line typed over writes and applies backspace, Ctrl-U and Ctrl-C', async () => {
+    const { typedLines } = await import('../../machines/permission-input.ts');
+    expect(typedLines('rm -rf x', '\n')).toEqual({ completed: ['rm -rf x'], rest: '', uncertain: false });
+    expect(typedLines('', 'ls\rgit st')).toEqual({ completed: ['ls'], rest: 'git st', uncertain: false });
+    expect(typedLines('lx', '\x7f\x7fls\n')).toEqual({ completed: ['ls'], rest: '', uncertain: false });
+    expect(typedLines('rm -rf /', '\x15ls\n')).toEqual({ completed: ['ls'], rest: '', uncertain: false });
+    expect(typedLines('rm -rf /', '\x03')).toEqual({ completed: [], rest: '', uncertain: false });
+  });
+  it('marks a line edited with escape sequences (arrow keys) as uncertain', async () => {
+    const { typedLines } = await import('../../machines/permission-input.ts');
+    expect(typedLines('xm -rf x', '\x1b[H\x1b[3~r\n')).toMatchObject({ uncertain: true });
+    expect(typedLines('', 'printf "a\tb"\n')).toMatchObject({ uncertain: false });
+  });
+});
