@@ -162,7 +162,9 @@ function validateFact(subject: string, json: unknown): Fact {
   if (!def) return envelope;
   const data = def.data.safeParse(envelope.data);
   if (!data.success) throw new InvalidMessageError(ErrorCode.InvalidMessage, subject, formatIssues(data.error, 'data'));
-  return { ...envelope, data: data.data };
+  // `envelope` is this call's own parse result: set the checked data in place (no copy per fact on replay).
+  envelope.data = data.data;
+  return envelope;
 }
 
 const ENVELOPE_KEYS = new Set(['id', 'type', 'at', 'agentId', 'causationId', 'data']);

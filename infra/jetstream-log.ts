@@ -120,7 +120,10 @@ export class JetStreamLog implements EventLog {
 
   #decode(m: { seq: number; subject: string; data: Uint8Array }, options: ReadOptions): StoredFact | undefined {
     try {
-      return { ...decodeFact(m.subject, m.data), seq: m.seq, subject: m.subject };
+      const fact = decodeFact(m.subject, m.data) as StoredFact;
+      fact.seq = m.seq;
+      fact.subject = m.subject;
+      return fact;
     } catch (err) {
       options.onInvalid?.(m.seq, m.subject, err as Error);
       return undefined;
