@@ -107,9 +107,28 @@ function walk(node: Node, ctx: Ctx): void {
       for (const c of node.namedChildren) if (c) walk(c, ctx);
       return;
     }
-    case 'test_command':
+    case 'test_command': {
       if (node.child(0)?.type === '((') ctx.state.unsafe.push(clip(node.text));
+      // `[[ … ]]` and `[ … ]` are commands too: an allow rule must match them. And bash evaluates the
+      // operands of -eq/-lt/… as arithmetic and of -v/-R as array subscripts, so `[[ 'a[$(rm -rf x)]' -eq 0 ]]`
+      // runs a command hidden in quotes: any $, ` or [ inside makes the test unsafe.
+      const text = node.text.replace(/\s+/g, ' ').trim();
+      const inner = text.replace(/^\[\[?|\]\]?$/g, '');
+      if (/[$`[]/.test(inner)) ctx.state.unsafe.push(clip(text));
+      push(ctx, { kind: 'command', text, forms: [text], argv: text.split(' ') });
       break;
+    }
+    case 'heredoc_start': {
+      // Bash ends a here-doc at the delimiter with its quotes and backslashes removed (`<<E"O"F` ends at
+      // `EOF`); tree-sitter-bash waits for the raw text. Only the plain and the wholly quoted forms are
+      // read the same by both: anything else is refused as unparseable.
+      const raw = node.text;
+      const bare = raw.replace(/['"\\]/g, '');
+      if (raw !== bare && raw !== `'${bare}'` && raw !== `"${bare}"`) {
+        ctx.state.errors.push(`the here-doc delimiter ${clip(raw)} is quoted in a way that cannot be read reliably; quote it whole ('EOF') or not at all`);
+      }
+      break;
+    }
     case 'heredoc_body': {
       // Backticks in an unquoted here-doc run, but tree-sitter-bash leaves them as text.
       const start = node.parent?.namedChildren.find((c) => c?.type === 'heredoc_start')?.text ?? '';

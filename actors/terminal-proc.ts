@@ -5,6 +5,7 @@
  * terminal (wchan `wait_woken`/`n_tty_read` with a descriptor on that tty). All reads
  * tolerate processes vanishing mid-read. Elsewhere they return "unknown".
  */
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { ErrorCode, RuntimeError } from '../schemas/errors.ts';
@@ -156,4 +157,12 @@ export async function until(done: () => boolean, ms: number): Promise<boolean> {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The line discipline of a terminal (`stty -a -F <tty>`): echo and canonical (line) mode. */
+export function ttyModes(tty: string): { echo: boolean; canonical: boolean } | undefined {
+  if (!tty.startsWith('/dev/')) return undefined;
+  const r = spawnSync('stty', ['-a', '-F', tty], { encoding: 'utf8', timeout: 1000 });
+  if (r.status !== 0) return undefined;
+  return { echo: !/(^|\s)-echo(\s|$)/.test(r.stdout), canonical: !/(^|\s)-icanon(\s|$)/.test(r.stdout) };
 }

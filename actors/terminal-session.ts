@@ -10,7 +10,6 @@
  * `terminal-exec.ts`.
  */
 import { readlinkSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import type { IPty } from '@lydell/node-pty';
 import type { Logger } from '../infra/log.ts';
 import { ErrorCode, InvalidStateError, RuntimeError } from '../schemas/errors.ts';
@@ -20,7 +19,7 @@ import { type Mark, MarkScanner } from './shell-integration.ts';
 import type { Job } from './terminal-exec.ts';
 import { JobRunner } from './terminal-jobs.ts';
 import { type OutputFact, TerminalOutput } from './terminal-output.ts';
-import { foregroundPgid, normalizeSignal, sessionMembers, SIGNAL_NAMES, signalAll, signalSafely, sleep, until } from './terminal-proc.ts';
+import { ttyModes, foregroundPgid, normalizeSignal, sessionMembers, SIGNAL_NAMES, signalAll, signalSafely, sleep, until } from './terminal-proc.ts';
 
 export { normalizeSignal };
 export type { Job };
@@ -334,7 +333,6 @@ export class TerminalSession {
  * but in non-canonical mode: their input is recorded.
  */
 function echoIsOff(tty: string): boolean {
-  if (!tty.startsWith('/dev/')) return false;
-  const r = spawnSync('stty', ['-a', '-F', tty], { encoding: 'utf8', timeout: 1000 });
-  return r.status === 0 && /(^|\s)-echo(\s|$)/.test(r.stdout) && /(^|\s)icanon(\s|$)/.test(r.stdout);
+  const modes = ttyModes(tty);
+  return modes !== undefined && !modes.echo && modes.canonical;
 }

@@ -77,6 +77,7 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
     config: deps.config,
     logger: deps.logger,
     foreground: (terminalId) => terminal.foreground(terminalId),
+    canonical: (terminalId) => terminal.canonical(terminalId),
     // Edits are confined to the workspace (a hard rule): a path outside it is refused, not asked about.
     precheck: async (call, agentId) => {
       if (call.tool === 'read_file' || call.tool === 'edit_file' || call.tool === 'write_file') await edit.service.resolvePath(agentId, call.input);

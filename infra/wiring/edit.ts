@@ -25,8 +25,8 @@ export function wireEdit(deps: { host: () => Host; agents: AgentService; review:
     ...(deps.maxFileBytes ? { maxFileBytes: deps.maxFileBytes } : {}),
   });
   const raw = editHandlers(service);
-  /** Streaming sessions: editId → agent and real path, for the lock and for cancellation. */
-  const open = new Map<string, { agentId: string; path: string }>();
+  /** Streaming sessions: editId → agent, the path as given and as resolved at begin (lock, cancel, re-check). */
+  const open = new Map<string, { agentId: string; path: string; given: string }>();
   const toEdit = (ctx: HandlerContext): EditHandlerContext => ({ command: ctx.command, emit: async (f) => void (await ctx.emit(f)), log: ctx.logger });
 
   /** Runs a writing handler under the path lock and records what changed on disk. */
@@ -82,7 +82,7 @@ export function wireEdit(deps: { host: () => Host; agents: AgentService; review:
       'edit.begin': async (ctx) => {
         const reply = (await raw['edit.begin']!(toEdit(ctx))) as { editId: string };
         const path = await resolved(ctx);
-        if (path) open.set(reply.editId, { agentId: ctx.command.agentId, path });
+        if (path) open.set(reply.editId, { agentId: ctx.command.agentId, path, given: String((ctx.command.data as { path: string }).path) });
         return reply;
       },
       'edit.input': async (ctx) => {
@@ -91,7 +91,15 @@ export function wireEdit(deps: { host: () => Host; agents: AgentService; review:
       },
       'edit.finish': recorded(
         async (ctx) => {
-          const { editId } = sessionOf(ctx);
+          const { editId, session } = sessionOf(ctx);
+          if (session) {
+            // A streamed edit is written long after edit.begin checked its path: a directory on the way may
+            // have become a symlink (out of the workspace, into .git/) since. Resolve again; refuse a change.
+            const now = await service.resolvePath(ctx.command.agentId, session.given).catch(() => undefined);
+            if (now !== session.path) {
+              throw new RuntimeError(ErrorCode.PermissionDenied, `'${session.given}' no longer resolves to ${session.path} (a directory on the way changed since edit.begin); nothing was written. Begin the edit again.`);
+            }
+          }
           const reply = await raw['edit.finish']!(toEdit(ctx));
           open.delete(editId);
           return reply;

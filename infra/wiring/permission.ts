@@ -86,6 +86,8 @@ export async function wirePermission(deps: {
   logger: Logger;
   /** What a terminal is running, for input written to it. */
   foreground?: (terminalId: string) => TerminalForeground | undefined;
+  /** Whether the terminal is in line (canonical) mode. */
+  canonical?: (terminalId: string) => boolean;
   /**
    * Checks that run before the policy, for calls that would be refused anyway
    * (a path outside the workspace, a missing parent directory): refused at
@@ -138,6 +140,11 @@ export async function wirePermission(deps: {
       if (typed.uncertain) foreground = { kind: 'program', name: 'bash' };
     } else if (call.terminalId) {
       promptLines.delete(call.terminalId);
+      // A program that reads lines (or reads nothing, like `ls -R /` still running) leaves typed-ahead lines
+      // to the shell once it exits: judge them as shell input. Programs reading keys (vim, less) keep their grant.
+      if (foreground?.kind === 'program' && /[\r\n]/.test(call.input) && (deps.canonical?.(call.terminalId) ?? true)) {
+        foreground = { kind: 'program', name: 'bash' };
+      }
     }
     await service.authorize({ agentId: ctx.command.agentId, tool: call.tool, input, ...(foreground ? { foreground } : {}), emit: ctx.emit });
     if (call.terminalId && rest !== undefined) promptLines.set(call.terminalId, rest);

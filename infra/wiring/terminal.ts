@@ -7,12 +7,14 @@
  * foreground program for the permission gate; the files a command created,
  * modified or deleted in the agent's workspace recorded in its action log.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
 import type { AgentId, StoredFact } from '../../schemas/index.ts';
 import { TerminalConfig } from '../../schemas/terminal.ts';
 import type { TerminalForeground } from '../../machines/permission-input.ts';
 import { TerminalManager } from '../../actors/terminal-manager.ts';
-import { foregroundPgid } from '../../actors/terminal-proc.ts';
+import { foregroundPgid, ttyModes } from '../../actors/terminal-proc.ts';
 import { WorkspaceSnapshotter, recordShellChanges, type WorkspaceSnapshot } from '../../actors/workspace-snapshot.ts';
 import type { AgentService } from '../../actors/agent.ts';
 import { domainConfig, type LoadedConfig } from '../config.ts';
@@ -24,6 +26,8 @@ export type TerminalWiring = {
   manager: TerminalManager;
   handlers: Record<string, CommandHandler>;
   foreground(terminalId: string): TerminalForeground | undefined;
+  /** Whether the terminal reads lines (canonical mode) rather than keys (an editor, a pager). */
+  canonical(terminalId: string): boolean;
   attach(): void;
   stop(): Promise<void>;
 };
@@ -70,7 +74,11 @@ export function wireTerminal(deps: {
   const isRoot = (agentId: string) => agentId === root;
 
   const handlers: Record<string, CommandHandler> = {
-    'terminal.open': async (ctx) => manager.open(ctx.command.agentId, ctx.command.data, { workspace: workspaceOf(ctx.command.agentId) ?? deps.config.workspace }),
+    'terminal.open': async (ctx) => {
+      const workspace = workspaceOf(ctx.command.agentId) ?? deps.config.workspace;
+      confineOpen(ctx.command.data as { cwd?: unknown; shell?: unknown }, workspace);
+      return manager.open(ctx.command.agentId, ctx.command.data, { workspace });
+    },
     'terminal.exec': async (ctx) => {
       const agentId = ctx.command.agentId;
       const workspace = workspaceOf(agentId);
@@ -98,6 +106,10 @@ export function wireTerminal(deps: {
   return {
     manager,
     handlers,
+    canonical(terminalId) {
+      const session = manager.get(terminalId);
+      return session ? (ttyModes(session.tty)?.canonical ?? true) : true;
+    },
     foreground(terminalId) {
       const session = manager.get(terminalId);
       if (!session) return undefined;
@@ -121,4 +133,23 @@ export function wireTerminal(deps: {
     },
     stop: () => manager.shutdown(),
   };
+}
+
+/**
+ * A terminal starts inside its agent's workspace (after resolving symlinks) with a system shell: a
+ * sub-agent must not work in a sibling's directory, and a shell binary the agent wrote is not bash.
+ */
+function confineOpen(data: { cwd?: unknown; shell?: unknown }, workspace: string): void {
+  if (typeof data.cwd === 'string') {
+    const path = isAbsolute(data.cwd) ? data.cwd : resolve(workspace, data.cwd);
+    if (existsSync(path)) {
+      const rel = relative(realpathSync(workspace), realpathSync(path));
+      if (rel.startsWith('..') || isAbsolute(rel)) {
+        throw new RuntimeError(ErrorCode.PermissionDenied, `cwd '${data.cwd}' is outside the agent's workspace ${workspace}; open terminals inside it`);
+      }
+    }
+  }
+  if (typeof data.shell === 'string' && data.shell.includes('/') && !/^\/(usr\/)?(local\/)?s?bin\/[^/]+$/.test(data.shell)) {
+    throw new RuntimeError(ErrorCode.PermissionDenied, `shell '${data.shell}' is not a system shell; name it (bash) or give its path under /bin or /usr/bin`);
+  }
 }

@@ -6,7 +6,7 @@
  * after cancel, two parents spawning one id, shutdown hanging on a prompt,
  * a failed start leaving things behind).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../infra/config.ts';
@@ -118,6 +118,75 @@ describe('hardening (embedded)', () => {
     } finally {
       await strict.dispose();
     }
+  });
+
+  describe('second review', () => {
+    let strict: TestRuntime;
+    beforeAll(async () => {
+      strict = await startTestRuntime({
+        mode: 'embedded',
+        policy: {
+          default: 'confirm',
+          tools: {
+            terminal: { always_allow: [{ pattern: '^git\\s+status(\\s|$)' }, { pattern: '^ls\\b' }, { pattern: '^echo\\b' }, { pattern: '^sleep\\b' }], always_deny: [{ pattern: '^rm\\b' }] },
+            write_file: { always_allow: [{ pattern: '^src/' }] },
+            spawn_agent: { default: 'allow' },
+          },
+        },
+      });
+      mkdirSync(join(strict.workspace, 'src'));
+      mkdirSync(join(strict.workspace, 'b'));
+      ok(await strict.call('agent.spawn', { label: 'b', agentId: 'b', workspace: 'b' }));
+    });
+    afterAll(async () => strict?.dispose());
+
+    it('refuses commands hidden in [[ ]] / [ ] operands that bash evaluates', async () => {
+      const { terminalId } = ok(await strict.call('terminal.open', {}));
+      const marker = join(strict.workspace, 'hidden.txt');
+      for (const command of [`ls; [[ 'a[$(touch ${marker})]' -eq 0 ]]`, `ls && [ -v 'a[$(touch ${marker})]' ]`]) {
+        expect(await strict.call('terminal.exec', { terminalId, command })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+      }
+      expect(existsSync(marker)).toBe(false);
+    });
+
+    it('refuses a here-doc whose delimiter bash and the parser would end at different lines', async () => {
+      const { terminalId } = ok(await strict.call('terminal.open', {}));
+      const marker = join(strict.workspace, 'heredoc.txt');
+      const command = `ls >/dev/null <<E"O"F\nEOF\ntouch ${marker}\nE"O"F`;
+      expect(await strict.call('terminal.exec', { terminalId, command })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+      expect(existsSync(marker)).toBe(false);
+    });
+
+    it('judges lines typed ahead while an allowed command runs as shell input', async () => {
+      const { terminalId } = ok(await strict.call('terminal.open', {}));
+      expect(ok(await strict.call('terminal.exec', { terminalId, command: 'sleep 2', yieldMs: 100 }))['status']).toBe('running');
+      const marker = join(strict.workspace, 'ahead.txt');
+      const ahead = strict.call('terminal.write', { terminalId, data: `touch ${marker}\n` });
+      let requests: Array<{ requestId: string; tool: string }> = [];
+      await expect.poll(async () => (requests = ok(await strict.call('permission.pending', {}))['requests']).length, { timeout: 10_000 }).toBe(1);
+      ok(await strict.call('permission.decide', { requestId: requests[0]!.requestId, decision: 'deny_once' }));
+      expect(await ahead).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+      await strict.call('terminal.wait', { terminalId, timeoutMs: 10_000 });
+      expect(existsSync(marker)).toBe(false);
+    });
+
+    it('refuses to finish a streamed write whose directory became a symlink out of the workspace', async () => {
+      const outside = join(strict.dir, 'outside');
+      mkdirSync(outside);
+      const { editId } = ok(await strict.call('edit.begin', { path: 'src/evil.txt', mode: 'write' }));
+      renameSync(join(strict.workspace, 'src'), join(strict.workspace, 'src.old'));
+      symlinkSync(outside, join(strict.workspace, 'src'));
+      ok(await strict.call('edit.input', { editId, chunk: '{"path":"src/evil.txt","content":"x"}' }));
+      expect(await strict.call('edit.finish', { editId })).toMatchObject({ ok: false, error: { code: 'permission_denied', message: expect.stringMatching(/no longer resolves/) } });
+      expect(existsSync(join(outside, 'evil.txt'))).toBe(false);
+    });
+
+    it("keeps a sub-agent's terminals inside its workspace and its shell a system one", async () => {
+      expect(await strict.call('terminal.open', { cwd: '..' }, { agentId: 'b' })).toMatchObject({ ok: false, error: { code: 'permission_denied', message: expect.stringMatching(/outside the agent's workspace/) } });
+      expect(await strict.call('terminal.open', { cwd: '/' }, { agentId: 'b' })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+      expect(await strict.call('terminal.open', { shell: './bash' }, { agentId: 'b' })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+      ok(await strict.call('terminal.open', {}, { agentId: 'b' }));
+    });
   });
 
   it('stops within seconds while a permission prompt is pending', async () => {
