@@ -6,8 +6,8 @@
  */
 import { subjectPatterns } from '../../schemas/index.ts';
 import type { PermissionRequestedData } from '../../schemas/permission.ts';
-import { call } from '../client.ts';
-import { decodeFact } from '../codec.ts';
+import { call } from '../transport/client.ts';
+import { decodeFact } from '../transport/codec.ts';
 import { action, EXIT } from './output.ts';
 import { callAndPrint, withClient, type RemoteOptions } from './remote.ts';
 

@@ -3,8 +3,8 @@
  * `skein call <type> [json]`: one command, its reply on stdout; exit 0 when
  * `ok`, 1 when refused, 2 for bad usage.
  */
-import { call, connectClient } from '../client.ts';
-import { decodeJsonArgument } from '../codec.ts';
+import { call, connectClient } from '../transport/client.ts';
+import { decodeJsonArgument } from '../transport/codec.ts';
 import { action, EXIT, UsageError } from './output.ts';
 import { clientTarget } from './target.ts';
 

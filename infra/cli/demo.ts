@@ -2,7 +2,7 @@
  * @module
  * `skein demo`.
  */
-import { runDemo } from '../demo.ts';
+import { runDemo } from '../agent/demo.ts';
 import { action, EXIT } from './output.ts';
 
 export async function demo(opts: { keep?: boolean }): Promise<void> {

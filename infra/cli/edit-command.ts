@@ -8,11 +8,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { EditService } from '../../actors/edit-service.ts';
-import { unifiedDiff } from '../../actors/edit-report.ts';
-import { readTextFile } from '../../actors/file-io.ts';
-import { applyEdits } from '../../machines/edit-apply.ts';
-import { decodeInput, ToolInputError } from '../../machines/edit-parser.ts';
+import { EditService } from '../../actors/edit/edit-service.ts';
+import { unifiedDiff } from '../../actors/edit/edit-report.ts';
+import { readTextFile } from '../../actors/edit/file-io.ts';
+import { applyEdits } from '../../machines/edit/edit-apply.ts';
+import { decodeInput, ToolInputError } from '../../machines/edit/edit-parser.ts';
 import { RuntimeError, toErrorInfo } from '../../schemas/errors.ts';
 
 /** Where the commands read and write; tests pass their own. */

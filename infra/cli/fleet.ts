@@ -9,9 +9,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { FleetPlan, type FleetPlan as Plan } from '../../schemas/index.ts';
 import type { FileReview } from '../../schemas/review.ts';
-import { call } from '../client.ts';
-import { formatIssues } from '../codec.ts';
-import { formatFleet, runFleet } from '../fleet.ts';
+import { call } from '../transport/client.ts';
+import { formatIssues } from '../transport/codec.ts';
+import { formatFleet, runFleet } from '../agent/fleet.ts';
 import { action, EXIT, UsageError } from './output.ts';
 import { withClient, type RemoteOptions } from './remote.ts';
 

@@ -39,9 +39,9 @@ export async function runPolicyCheck(opts: PolicyCheckOptions): Promise<{ code: 
     return usage(`unknown tool '${opts.tool}'; use one of ${PolicyTool.options.join(', ')}`);
   }
   const { resolve } = await import('node:path');
-  const files = await import('../../actors/policy-files.ts');
-  const { mergePolicies } = await import('../../machines/policy.ts');
-  const { decide } = await import('../../machines/permission-policy.ts');
+  const files = await import('../../actors/permission/policy-files.ts');
+  const { mergePolicies } = await import('../../machines/permission/policy.ts');
+  const { decide } = await import('../../machines/permission/permission-policy.ts');
   const workspace = resolve(opts.workspace ?? process.cwd());
   let layers;
   try {
@@ -59,10 +59,10 @@ export async function runPolicyCheck(opts: PolicyCheckOptions): Promise<{ code: 
     return usage((err as Error).message);
   }
   const merged = mergePolicies(layers);
-  const request: import('../../machines/permission-policy.ts').DecisionRequest = { tool: tool.data, input: opts.input };
+  const request: import('../../machines/permission/permission-policy.ts').DecisionRequest = { tool: tool.data, input: opts.input };
   if (tool.data === 'terminal' || tool.data === 'terminal_input') {
     if (tool.data === 'terminal') {
-      const { createShellSplitter } = await import('../../actors/shell-parse.ts');
+      const { createShellSplitter } = await import('../../actors/permission/shell-parse.ts');
       request.split = (await createShellSplitter())(opts.input);
     }
   } else if (tool.data !== 'spawn_agent') {

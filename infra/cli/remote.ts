@@ -3,8 +3,8 @@
  * One command to the runtime, its reply rendered: the shared body of the
  * thin CLI commands (agents, review, approvals…). `--json` prints the reply.
  */
-import { call, connectClient, type Client } from '../client.ts';
-import type { Reply } from '../codec.ts';
+import { call, connectClient, type Client } from '../transport/client.ts';
+import type { Reply } from '../transport/codec.ts';
 import { EXIT } from './output.ts';
 import { clientTarget } from './target.ts';
 

@@ -8,16 +8,16 @@
 import { createWriteStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StoredFact } from '../../schemas/index.ts';
-import { encodeLogLine } from '../codec.ts';
-import { AGGREGATES } from '../domains.ts';
-import type { EventLog } from '../event-log.ts';
-import { JetStreamLog } from '../jetstream-log.ts';
-import { readJsonlFile } from '../jsonl-log.ts';
-import { NatsBus } from '../nats-bus.ts';
-import { isAlive, startNatsServer, stopStaleNatsServer } from '../nats-server.ts';
-import { replay, type FactSource } from '../replay.ts';
-import { screenAt, ScreenReplayError, type StreamReader } from '../screen-replay.ts';
-import { readRuntimeInfo } from '../runtime.ts';
+import { encodeLogLine } from '../transport/codec.ts';
+import { AGGREGATES } from '../kernel/domains.ts';
+import type { EventLog } from '../transport/event-log.ts';
+import { JetStreamLog } from '../transport/jetstream-log.ts';
+import { readJsonlFile } from '../transport/jsonl-log.ts';
+import { NatsBus } from '../transport/nats-bus.ts';
+import { isAlive, startNatsServer, stopStaleNatsServer } from '../transport/nats-server.ts';
+import { replay, type FactSource } from '../kernel/replay.ts';
+import { screenAt, ScreenReplayError, type StreamReader } from '../terminal/screen-replay.ts';
+import { readRuntimeInfo } from '../kernel/runtime.ts';
 import { action, EXIT, factLine, UsageError } from './output.ts';
 import { clientTarget } from './target.ts';
 

@@ -2,7 +2,7 @@
  * @module
  * `skein status [--digest] [--json]`: asks the live runtime (runtime.status).
  */
-import { call, connectClient } from '../client.ts';
+import { call, connectClient } from '../transport/client.ts';
 import { action, EXIT } from './output.ts';
 import { clientTarget } from './target.ts';
 

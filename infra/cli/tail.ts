@@ -4,8 +4,8 @@
  * prints the raw envelopes. Runs until Ctrl-C.
  */
 import { subjectPatterns } from '../../schemas/index.ts';
-import { connectClient } from '../client.ts';
-import { decodeFact } from '../codec.ts';
+import { connectClient } from '../transport/client.ts';
+import { decodeFact } from '../transport/codec.ts';
 import { action, factLine } from './output.ts';
 import { clientTarget } from './target.ts';
 

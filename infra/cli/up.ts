@@ -3,9 +3,9 @@
  * `skein up`: run the runtime until Ctrl-C (SIGINT) or SIGTERM, then drain
  * and exit 0.
  */
-import { loadConfig } from '../config.ts';
-import { createLogger } from '../log.ts';
-import { startRuntime } from '../runtime.ts';
+import { loadConfig } from '../kernel/config.ts';
+import { createLogger } from '../kernel/log.ts';
+import { startRuntime } from '../kernel/runtime.ts';
 import { action, UsageError } from './output.ts';
 
 type UpOptions = {

@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { structuredPatch } from 'diff';
-import { ActionLogService } from '../../actors/action-log.ts';
-import { BlobStore } from '../../actors/blob-store.ts';
+import { ActionLogService } from '../../actors/review/action-log.ts';
+import { BlobStore } from '../../actors/review/blob-store.ts';
 import { percentile, type Bench, type BenchResult } from './types.ts';
 
 const AGENTS = 32;

@@ -7,7 +7,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { spawn, type IPty } from '@lydell/node-pty';
-import { terminalEnv } from '../../actors/pty-spawn.ts';
+import { terminalEnv } from '../../actors/terminal/pty-spawn.ts';
 
 export const MARK_B = '\x1b]133;B\x07';
 export const MARK_D = '\x1b]133;D;';

@@ -6,8 +6,8 @@
  * corpus success rate (real files, model-like perturbations).
  */
 import { performance } from 'node:perf_hooks';
-import { StreamingFuzzyMatcher } from '../../machines/edit-matcher.ts';
-import { EditSessionCore } from '../../machines/edit-session-core.ts';
+import { StreamingFuzzyMatcher } from '../../machines/edit/edit-matcher.ts';
+import { EditSessionCore } from '../../machines/edit/edit-session-core.ts';
 import { CORPUS_FILES, loadCorpusFile, runCorpus } from '../support/edit-corpus.ts';
 import { seeded } from '../support/edit-random.ts';
 import { type Bench, type BenchResult, percentile } from './types.ts';

@@ -8,7 +8,7 @@
  * fleet, and `review.list` at the root over 32 agents × 5 changed files.
  */
 import { FleetPlan, type FleetAgent, type FleetStep } from '../../schemas/index.ts';
-import { runFleet, type AgentOutcome, type FleetOutcome } from '../../infra/fleet.ts';
+import { runFleet, type AgentOutcome, type FleetOutcome } from '../../infra/agent/fleet.ts';
 import { startTestNats } from '../support/nats-server.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { now, ok } from './bench-pty.ts';

@@ -8,11 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { AGGREGATES } from '../../infra/domains.ts';
-import { encode } from '../../infra/codec.ts';
-import { call } from '../../infra/client.ts';
-import { JetStreamLog } from '../../infra/jetstream-log.ts';
-import { replayLog } from '../../infra/replay.ts';
+import { AGGREGATES } from '../../infra/kernel/domains.ts';
+import { encode } from '../../infra/transport/codec.ts';
+import { call } from '../../infra/transport/client.ts';
+import { JetStreamLog } from '../../infra/transport/jetstream-log.ts';
+import { replayLog } from '../../infra/kernel/replay.ts';
 import { startTestNats } from '../support/nats-server.ts';
 import { startTestRuntime } from '../support/runtime.ts';
 import { percentile, type Bench, type BenchResult } from './types.ts';

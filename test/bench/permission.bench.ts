@@ -5,10 +5,10 @@
  * and p99 latency of one decision. Baseline: a bare tree-sitter-bash parse of
  * the same terminal inputs in the same run.
  */
-import { parserFor } from '../../actors/tree-sitter.ts';
-import { createShellSplitter } from '../../actors/shell-parse.ts';
-import { decide, type DecisionRequest } from '../../machines/permission-policy.ts';
-import { compilePolicy, mergePolicies } from '../../machines/policy.ts';
+import { parserFor } from '../../actors/common/tree-sitter.ts';
+import { createShellSplitter } from '../../actors/permission/shell-parse.ts';
+import { decide, type DecisionRequest } from '../../machines/permission/permission-policy.ts';
+import { compilePolicy, mergePolicies } from '../../machines/permission/policy.ts';
 import { Policy } from '../../schemas/policy.ts';
 import { percentile, type Bench, type BenchResult } from './types.ts';
 

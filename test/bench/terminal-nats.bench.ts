@@ -9,7 +9,7 @@
  * without.
  */
 import { connect } from '@nats-io/transport-node';
-import { writeRcFile } from '../../actors/shell-integration.ts';
+import { writeRcFile } from '../../actors/terminal/shell-integration.ts';
 import { startTestNats, type TestNats } from '../support/nats-server.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { MARK_B, MARK_D, MiB, gc, now, ok, rawShell, rssSampler } from './bench-pty.ts';

@@ -5,9 +5,9 @@
  * throughput of a 50 MB flood, and runtime RSS for 100 idle terminals. Each
  * against raw node-pty doing the same work with the same shell and rc file.
  */
-import { createLogger } from '../../infra/log.ts';
-import { writeRcFile } from '../../actors/shell-integration.ts';
-import { TerminalManager } from '../../actors/terminal-manager.ts';
+import { createLogger } from '../../infra/kernel/log.ts';
+import { writeRcFile } from '../../actors/terminal/shell-integration.ts';
+import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
 import { gc, MARK_B, MARK_D, MiB, now, rawShell, rssSampler } from './bench-pty.ts';
 import { percentile, type Bench, type BenchResult } from './types.ts';
 

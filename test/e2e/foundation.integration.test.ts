@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isAlive } from '../../infra/nats-server.ts';
+import { isAlive } from '../../infra/transport/nats-server.ts';
 import { rawSubscribe } from '../support/raw-nats.ts';
 import { cleanEnv, runCli, startCli, type LongRunning } from '../support/cli.ts';
 import { tempDir } from '../support/temp-dir.ts';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCommandSubject, parseEventSubject, subjectFor, subjectPatterns } from '../../schemas/index.ts';
-import { subjectMatches } from '../../infra/bus.ts';
+import { subjectMatches } from '../../infra/transport/bus.ts';
 
 const seed = Number(process.env['FC_SEED'] ?? Date.now() % 2 ** 31);
 

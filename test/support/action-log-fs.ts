@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import type { EventDef, UnstampedFact } from '../../schemas/message.ts';
 import { reviewEvents } from '../../schemas/review.ts';
-import { ActionLogService } from '../../actors/action-log.ts';
-import { BlobStore } from '../../actors/blob-store.ts';
+import { ActionLogService } from '../../actors/review/action-log.ts';
+import { BlobStore } from '../../actors/review/blob-store.ts';
 
 export type Fixture = {
   root: string;

@@ -7,7 +7,7 @@
  */
 import type { UnstampedFact } from '../../schemas/message.ts';
 import type { ChangeSource } from '../../schemas/review.ts';
-import { emptyActionLog, foldActionLog, type ActionLogContext } from '../../machines/action-log.ts';
+import { emptyActionLog, foldActionLog, type ActionLogContext } from '../../machines/review/action-log.ts';
 import {
   listReview,
   planAccept,
@@ -15,8 +15,8 @@ import {
   type LogView,
   type Plan,
   type Selection,
-} from '../../machines/action-log-plan.ts';
-import { planReject, planUndoReject } from '../../machines/action-log-reject.ts';
+} from '../../machines/review/action-log-plan.ts';
+import { planReject, planUndoReject } from '../../machines/review/action-log-reject.ts';
 import { sha256 } from './action-log-text.ts';
 
 export class PlanWorld {

@@ -4,7 +4,7 @@
  * large "new" content over and over (alternating two versions) through
  * `atomicWrite`, printing "ready" after the first write starts, until killed.
  */
-import { atomicWrite } from '../../actors/file-io.ts';
+import { atomicWrite } from '../../actors/edit/file-io.ts';
 
 const path = process.argv[2]!;
 const size = Number(process.argv[3] ?? 32 * 1024 * 1024);

@@ -10,8 +10,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { applyEdits } from '../../machines/edit-apply.ts';
-import { normalizeLine } from '../../machines/edit-text.ts';
+import { applyEdits } from '../../machines/edit/edit-apply.ts';
+import { normalizeLine } from '../../machines/edit/edit-text.ts';
 import { seeded } from './edit-random.ts';
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));

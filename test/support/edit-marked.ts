@@ -3,7 +3,7 @@
  * Marked text for edit tests: `«` and `»` mark expected ranges inline.
  * `parseMarked('a «b» c')` → `{ text: 'a b c', ranges: [{ start: 2, end: 3 }] }`.
  */
-import type { TextRange } from '../../machines/edit-text.ts';
+import type { TextRange } from '../../machines/edit/edit-text.ts';
 
 export function parseMarked(marked: string): { text: string; ranges: TextRange[] } {
   let text = '';

@@ -3,7 +3,7 @@
  * A pino logger that writes to memory, for tests that assert log lines.
  */
 import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '../../infra/log.ts';
+import { createLogger, type Logger } from '../../infra/kernel/log.ts';
 
 export function memoryLogger(level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent' = 'warn'): { logger: Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];

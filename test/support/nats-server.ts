@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startNatsServer, type NatsServerHandle } from '../../infra/nats-server.ts';
+import { startNatsServer, type NatsServerHandle } from '../../infra/transport/nats-server.ts';
 
 export type TestNats = NatsServerHandle & { dispose(): Promise<void> };
 

@@ -6,10 +6,10 @@
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConfigInput } from '../../schemas/index.ts';
-import { loadConfig } from '../../infra/config.ts';
-import { startRuntime, type Runtime } from '../../infra/runtime.ts';
-import { call } from '../../infra/client.ts';
-import type { Reply } from '../../infra/codec.ts';
+import { loadConfig } from '../../infra/kernel/config.ts';
+import { startRuntime, type Runtime } from '../../infra/kernel/runtime.ts';
+import { call } from '../../infra/transport/client.ts';
+import type { Reply } from '../../infra/transport/codec.ts';
 import { memoryLogger } from './log-sink.ts';
 import { tempDir } from './temp-dir.ts';
 import { startTestNats } from './nats-server.ts';

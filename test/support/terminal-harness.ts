@@ -7,10 +7,10 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { z } from 'zod';
-import { createLogger } from '../../infra/log.ts';
+import { createLogger } from '../../infra/kernel/log.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
-import { TerminalManager } from '../../actors/terminal-manager.ts';
-import type { OutputFact } from '../../actors/terminal-output.ts';
+import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
+import type { OutputFact } from '../../actors/terminal/terminal-output.ts';
 
 export type RecordedFact = { type: string; data: any; agentId?: string };
 

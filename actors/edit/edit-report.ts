@@ -1,0 +1,41 @@
+/**
+ * @module
+ * What an applied edit looks like to people and models: the unified diff
+ * (jsdiff, 3 lines of context), added/removed line counts, and the tool
+ * messages in zed's words (`Edited {path} successfully`, or the error
+ * followed by the diff of what was applied before it, or `No edits were made.`).
+ */
+import { structuredPatch } from 'diff';
+import type { EditOutcome } from '../../machines/edit/edit-apply.ts';
+
+export type DiffReport = { diff: string; linesAdded: number; linesRemoved: number };
+
+export function unifiedDiff(displayPath: string, before: string, after: string): DiffReport {
+  const patch = structuredPatch(`a/${displayPath}`, `b/${displayPath}`, before, after, undefined, undefined, { context: 3 });
+  let linesAdded = 0;
+  let linesRemoved = 0;
+  const body: string[] = [`--- a/${displayPath}`, `+++ b/${displayPath}`];
+  for (const h of patch.hunks) {
+    body.push(`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`);
+    for (const l of h.lines) {
+      if (l.startsWith('+')) linesAdded++;
+      else if (l.startsWith('-')) linesRemoved++;
+      body.push(l);
+    }
+  }
+  return { diff: patch.hunks.length === 0 ? '' : `${body.join('\n')}\n`, linesAdded, linesRemoved };
+}
+
+/** Success text; fuzzy matches are named, so a tolerated drift is never reported as exact. */
+export function successMessage(displayPath: string, outcomes: readonly EditOutcome[]): string {
+  const fuzzy = outcomes.filter((o) => o.matchKind === 'fuzzy');
+  if (fuzzy.length === 0) return `Edited ${displayPath} successfully`;
+  const parts = fuzzy.map((o) => `edit ${o.index} at lines ${o.startLine}-${o.endLine} (line similarity ${o.similarity.toFixed(2)} after normalizing whitespace and quotes)`);
+  return `Edited ${displayPath} successfully. Matched fuzzily, not byte for byte: ${parts.join('; ')}.`;
+}
+
+/** Failure text: the error, then the diff of the edits applied before it (they were kept and saved). */
+export function failureMessage(error: string, displayPath: string, diff: string): string {
+  if (diff === '') return `${error}\nNo edits were made.`;
+  return `${error}\nEdited ${displayPath}:\n\n\`\`\`diff\n${diff}\`\`\``;
+}

@@ -1,0 +1,364 @@
+/**
+ * @module
+ * The edit domain's effect actor: one method per command (`file.read`,
+ * `file.edit`, `file.write`, `edit.begin/input/finish/cancel`), each taking
+ * the calling agent and an injected durable `emit(fact)` and returning the
+ * reply. Streaming sessions are `editSessionMachine` actors keyed by editId;
+ * files are confined to the agent's workspace roots, written atomically with
+ * their BOM, line endings and mode bits, and checked with tree-sitter.
+ */
+import { stat } from 'node:fs/promises';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { createActor, type ActorRefFrom } from 'xstate';
+import type { Logger } from 'pino';
+import { type EditSessionInput, editSessionMachine } from '../../machines/edit/edit-session.ts';
+import type { SessionFailure, SessionResult } from '../../machines/edit/edit-session-core.ts';
+import { applyEdits } from '../../machines/edit/edit-apply.ts';
+import type { EditFact, EditOutcomeInfo, SyntaxReport } from '../../schemas/edit.ts';
+import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/errors.ts';
+import type { EditId } from '../../schemas/ids.ts';
+import { newId } from '../../schemas/ids.ts';
+import { failureMessage, successMessage, unifiedDiff } from './edit-report.ts';
+import { assertWellFormed, atomicWrite, detectLineEnding, DEFAULT_MAX_FILE_BYTES, encodeText, readTextFile, realRoots, resolveInWorkspace, sha256, type TextFile } from './file-io.ts';
+import { DEFAULT_READ_LIMITS, fileIdOf, fileLines, type ReadLimits, type ReadReply, readRange, SeenVersions } from './file-read.ts';
+import { checkSyntax } from './syntax.ts';
+
+export type Emit = (fact: EditFact) => Promise<void>;
+/** Who is calling and how its facts are appended (the handler's `ctx`). */
+export type EditCallContext = { agentId: string; emit: Emit; log?: Logger | undefined };
+
+export type EditServiceConfig = {
+  /** Workspace roots per agent: a map, or a function of the agent id. */
+  workspaceRoots: Record<string, readonly string[]> | ((agentId: string) => readonly string[]);
+  maxFileBytes?: number;
+  readLimits?: ReadLimits;
+  /** Called with the original bytes before a file is overwritten (content-addressed by `hash`). */
+  storeBase?: (hash: string, bytes: Buffer) => void | Promise<void>;
+  /** Run the tree-sitter syntax check after writes (default true). */
+  syntaxCheck?: boolean;
+};
+
+export type AppliedReply = {
+  editId: EditId;
+  path: string;
+  mode: 'edit' | 'write';
+  created: boolean;
+  diff: string;
+  linesAdded: number;
+  linesRemoved: number;
+  edits: EditOutcomeInfo[];
+  syntaxErrors?: SyntaxReport;
+  message: string;
+};
+
+type Target = { path: string; display: string; file: TextFile | undefined; given: string };
+type Session = {
+  editId: EditId;
+  agentId: string;
+  mode: 'edit' | 'write';
+  target: Target;
+  actor: ActorRefFrom<typeof editSessionMachine>;
+  pending: EditFact[];
+  lock: Promise<unknown>;
+};
+
+export class EditService {
+  readonly #config: EditServiceConfig;
+  readonly #seen = new SeenVersions();
+  readonly #sessions = new Map<string, Session>();
+  readonly #closed = new Set<string>();
+
+  constructor(config: EditServiceConfig) {
+    this.#config = config;
+  }
+
+  get maxFileBytes(): number {
+    return this.#config.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  }
+
+  /** The agent's roots. */
+  roots(agentId: string): readonly string[] {
+    const r = this.#config.workspaceRoots;
+    return typeof r === 'function' ? r(agentId) : (r[agentId] ?? []);
+  }
+
+  /** Resolves a path for `agentId` (for the permission gate): the real path, confined to the workspace. */
+  async resolvePath(agentId: string, path: string): Promise<string> {
+    return (await resolveInWorkspace(this.roots(agentId), path)).path;
+  }
+
+  async read(ctx: EditCallContext, data: { path: string; startLine?: number | undefined; endLine?: number | undefined }): Promise<ReadReply> {
+    const target = await this.#target(ctx.agentId, data.path, 'edit');
+    const file = target.file!;
+    const reply = await readRange(file, target.display, data, this.#config.readLimits ?? DEFAULT_READ_LIMITS);
+    this.#seen.set(ctx.agentId, file.path, { hash: file.hash, mtimeMs: file.mtimeMs });
+    await ctx.emit({
+      type: 'file.read.recorded',
+      data: { fileId: fileIdOf(file.path), path: file.path, hash: file.hash, mtimeMs: file.mtimeMs, totalLines: fileLines(file.text).length },
+    });
+    return reply;
+  }
+
+  async edit(ctx: EditCallContext, data: { path: string; edits: ReadonlyArray<{ oldText: string; newText: string }> }): Promise<AppliedReply> {
+    const target = await this.#target(ctx.agentId, data.path, 'edit');
+    const edits = target.file?.lineEnding === 'crlf' ? data.edits.map((e) => ({ oldText: lf(e.oldText), newText: lf(e.newText) })) : data.edits;
+    edits.forEach((e, i) => {
+      assertWellFormed(e.oldText, `old_text of edit ${i}`);
+      assertWellFormed(e.newText, `new_text of edit ${i}`);
+    });
+    const s = this.#start(ctx, target, 'edit', false);
+    await this.#emitStarted(ctx, s, false);
+    s.actor.send({ type: 'edit.apply', data: { edits: [...edits] } });
+    return this.#complete(ctx, s);
+  }
+
+  async write(ctx: EditCallContext, data: { path: string; content: string }): Promise<AppliedReply> {
+    assertWellFormed(data.content, 'content');
+    const target = await this.#target(ctx.agentId, data.path, 'write');
+    const s = this.#start(ctx, target, 'write', false);
+    await this.#emitStarted(ctx, s, false);
+    s.actor.send({ type: 'edit.write', data: { content: target.file?.lineEnding === 'crlf' ? lf(data.content) : data.content } });
+    return this.#complete(ctx, s);
+  }
+
+  async begin(ctx: EditCallContext, data: { path: string; mode?: 'edit' | 'write' | undefined }): Promise<{ editId: EditId }> {
+    const mode = data.mode ?? 'edit';
+    const target = await this.#target(ctx.agentId, data.path, mode);
+    const s = this.#start(ctx, target, mode, true);
+    this.#sessions.set(s.editId, s);
+    await this.#emitStarted(ctx, s, true);
+    return { editId: s.editId };
+  }
+
+  async input(ctx: EditCallContext, data: { editId: string; chunk: string }): Promise<{ editId: EditId; received: number; state: string }> {
+    const s = this.#session(ctx.agentId, data.editId);
+    return this.#locked(s, async () => {
+      s.actor.send({ type: 'edit.input', data: { chunk: data.chunk } });
+      await this.#flush(ctx, s);
+      const snap = s.actor.getSnapshot();
+      if (snap.value === 'failed') await this.#complete(ctx, s);
+      return { editId: s.editId, received: snap.context.core.received, state: String(snap.value) };
+    });
+  }
+
+  async finish(ctx: EditCallContext, data: { editId: string }): Promise<AppliedReply> {
+    const s = this.#session(ctx.agentId, data.editId);
+    return this.#locked(s, async () => {
+      s.actor.send({ type: 'edit.finish' });
+      return this.#complete(ctx, s);
+    });
+  }
+
+  async cancel(ctx: EditCallContext, data: { editId: string }): Promise<{ editId: EditId; cancelled: true }> {
+    const s = this.#session(ctx.agentId, data.editId);
+    return this.#locked(s, async () => {
+      s.actor.send({ type: 'edit.cancel' });
+      this.#close(s);
+      await ctx.emit({
+        type: 'edit.failed',
+        data: { editId: s.editId, path: s.target.path, code: 'cancelled', message: 'The edit was cancelled; nothing was written.', appliedCount: 0 },
+      });
+      return { editId: s.editId, cancelled: true as const };
+    });
+  }
+
+  async #target(agentId: string, given: string, mode: 'edit' | 'write'): Promise<Target> {
+    const resolved = await resolveInWorkspace(this.roots(agentId), given);
+    const display = await this.#display(agentId, resolved.path);
+    if (resolved.isDirectory) {
+      const what = mode === 'write' ? "Can't write to file: path is a directory" : "Can't edit file: path is a directory";
+      throw new RuntimeError(ErrorCode.InvalidMessage, `${what}: ${JSON.stringify(given)}. Give the path of a file.`);
+    }
+    if (!resolved.exists) {
+      if (mode === 'edit') throw new RuntimeError(ErrorCode.NotFound, `Can't edit file: path not found: ${JSON.stringify(given)}. Check the path, or create the file with write_file.`);
+      return { path: resolved.path, display, file: undefined, given };
+    }
+    return { path: resolved.path, display, file: await readTextFile(resolved.path, this.maxFileBytes, given), given };
+  }
+
+  async #display(agentId: string, abs: string): Promise<string> {
+    for (const root of await realRoots(this.roots(agentId))) {
+      const rel = relative(root, abs);
+      if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) return rel;
+    }
+    return abs;
+  }
+
+  #start(ctx: EditCallContext, target: Target, mode: 'edit' | 'write', preview: boolean): Session {
+    const editId = newId('e') as EditId;
+    const input: EditSessionInput = {
+      editId,
+      mode,
+      buffer: target.file?.text ?? '',
+      stale: target.file ? this.#seen.isStale(ctx.agentId, target.file) : false,
+      preview,
+      crlf: target.file?.lineEnding === 'crlf',
+    };
+    const actor = createActor(editSessionMachine, { input });
+    const s: Session = { editId, agentId: ctx.agentId, mode, target, actor, pending: [], lock: Promise.resolve() };
+    actor.on('*', (fact) => s.pending.push(fact as EditFact));
+    actor.start();
+    return s;
+  }
+
+  async #emitStarted(ctx: EditCallContext, s: Session, streaming: boolean): Promise<void> {
+    await ctx.emit({
+      type: 'edit.started',
+      data: { editId: s.editId, path: s.target.path, mode: s.mode, streaming, baseHash: s.target.file?.hash ?? null },
+    });
+  }
+
+  async #flush(ctx: EditCallContext, s: Session): Promise<void> {
+    while (s.pending.length > 0) await ctx.emit(s.pending.shift()!);
+  }
+
+  /** Writes what the session produced, emits `edit.applied`/`edit.failed`, and replies (or throws the failure). */
+  async #complete(ctx: EditCallContext, s: Session): Promise<AppliedReply> {
+    this.#close(s);
+    await this.#flush(ctx, s);
+    const result: SessionResult = s.actor.getSnapshot().context.core.result();
+    const { target } = s;
+    const mismatch = this.#pathMismatch(s, result);
+    const failure = mismatch ?? result.failure;
+    const nothing = mismatch !== undefined || (s.mode === 'edit' ? result.outcomes.length === 0 : failure !== undefined);
+    let written: Omit<AppliedReply, 'message'> | undefined;
+    if (!nothing) {
+      try {
+        written = await this.#write(ctx, s, result, failure !== undefined);
+      } catch (err) {
+        // Nothing was written (the write is atomic): close the session in the log, then reply with the cause.
+        const info = toErrorInfo(err);
+        await ctx.emit({ type: 'edit.failed', data: { editId: s.editId, path: target.path, code: info.code, message: info.message, appliedCount: 0 } });
+        throw err;
+      }
+    }
+    if (failure) {
+      await ctx.emit({
+        type: 'edit.failed',
+        data: {
+          editId: s.editId,
+          path: target.path,
+          ...(failure.index !== undefined ? { editIndex: failure.index } : {}),
+          code: failureCode(failure),
+          message: failure.message,
+          appliedCount: written ? result.outcomes.length : 0,
+        },
+      });
+      throw new RuntimeError(failureCode(failure), failureMessage(failure.message, target.display, written?.diff ?? ''), {
+        details: { editId: s.editId, appliedCount: written ? result.outcomes.length : 0, diff: written?.diff ?? '', ...('offset' in failure ? { offset: failure.offset } : {}) },
+      });
+    }
+    const message = s.mode === 'write' ? `${written!.created ? 'Created' : 'Wrote'} ${target.display} successfully` : successMessage(target.display, result.outcomes);
+    return { ...written!, message };
+  }
+
+  #pathMismatch(s: Session, result: SessionResult): SessionFailure | undefined {
+    if (result.inputPath === undefined || result.inputPath === '') return undefined;
+    const given = result.inputPath;
+    const base = this.roots(s.agentId)[0] ?? '/';
+    if (given === s.target.display || given === s.target.path || resolve(base, given) === resolve(base, s.target.given)) return undefined;
+    return { reason: 'malformed', offset: 0, message: `The tool input names path ${JSON.stringify(given)} but the edit began on ${JSON.stringify(s.target.display)}. Begin a new edit for that path.` };
+  }
+
+  async #write(ctx: EditCallContext, s: Session, result: SessionResult, partial: boolean): Promise<Omit<AppliedReply, 'message'>> {
+    const { target } = s;
+    let content = result.content;
+    assertWellFormed(content, 'new text');
+    let base = target.file;
+    // The file may have moved on disk while the edit streamed: re-apply the edits to what is there now.
+    const now = base ? await readTextFile(target.path, this.maxFileBytes, target.display).catch(() => undefined) : undefined;
+    if (base && now && now.hash !== base.hash) {
+      if (s.mode === 'edit') {
+        const again = applyEdits(now.text, result.specs);
+        if (again.failure) {
+          throw new RuntimeError(ErrorCode.Conflict, `${target.display} changed on disk while the edit was streaming and the edits no longer apply (${again.failure.message}) Please read the file again to get the current content.`);
+        }
+        content = again.content;
+      }
+      base = now;
+    }
+    // A new file is written exactly as given; an existing one keeps its BOM and line endings.
+    const format = base ?? { bom: false, lineEnding: 'mixed' as const };
+    const bytes = encodeText(content, format);
+    if (bytes.length > this.maxFileBytes) {
+      throw new RuntimeError(ErrorCode.LimitExceeded, `The new content of ${JSON.stringify(target.display)} would be ${bytes.length} bytes, over the ${this.maxFileBytes}-byte limit. Write a smaller file or raise maxFileBytes.`);
+    }
+    const resultHash = sha256(bytes);
+    const created = base === undefined;
+    if (!base || !bytes.equals(base.bytes)) {
+      if (base) await this.#config.storeBase?.(base.hash, base.bytes);
+      await atomicWrite(target.path, bytes, base?.mode);
+    }
+    const { mtimeMs } = await stat(target.path);
+    this.#seen.set(s.agentId, target.path, { hash: resultHash, mtimeMs });
+    const report = capDiff(unifiedDiff(target.display, base?.text ?? '', content));
+    let syntaxErrors: SyntaxReport | undefined;
+    if (this.#config.syntaxCheck !== false) {
+      syntaxErrors = await checkSyntax(target.path, base?.text, content).catch((err: unknown) => {
+        ctx.log?.warn({ err, editId: s.editId }, 'syntax check failed');
+        return undefined;
+      });
+    }
+    const edits: EditOutcomeInfo[] = result.outcomes.map((o) => ({ index: o.index, matchKind: o.matchKind, similarity: o.similarity, startLine: o.startLine, endLine: o.endLine }));
+    await ctx.emit({
+      type: 'edit.applied',
+      data: {
+        editId: s.editId,
+        path: target.path,
+        mode: s.mode,
+        baseHash: base?.hash ?? null,
+        resultHash,
+        created,
+        ...report,
+        edits,
+        partial,
+        lineEnding: base ? base.lineEnding : detectLineEnding(content),
+        bom: format.bom,
+        ...(syntaxErrors ? { syntaxErrors } : {}),
+      },
+    });
+    return { editId: s.editId, path: target.display, mode: s.mode, created, ...report, edits, ...(syntaxErrors ? { syntaxErrors } : {}) };
+  }
+
+  #session(agentId: string, editId: string): Session {
+    const s = this.#sessions.get(editId);
+    if (s && s.agentId === agentId) return s;
+    if (this.#closed.has(editId)) throw new RuntimeError(ErrorCode.InvalidState, `Edit ${JSON.stringify(editId)} is already finished. Begin a new edit with edit.begin.`);
+    throw new RuntimeError(ErrorCode.NotFound, `No streaming edit ${JSON.stringify(editId)} for this agent. Begin one with edit.begin and use the editId it returns.`);
+  }
+
+  #close(s: Session): void {
+    if (this.#sessions.delete(s.editId)) this.#closed.add(s.editId);
+    s.actor.stop();
+  }
+
+  /** Serializes commands of one session (chunks must be applied in order). */
+  #locked<T>(s: Session, run: () => Promise<T>): Promise<T> {
+    const next = s.lock.then(() => {
+      if (!this.#sessions.has(s.editId)) return this.#session(s.agentId, s.editId) as never;
+      return run();
+    });
+    s.lock = next.catch(() => undefined);
+    return next;
+  }
+}
+
+/** Diffs in replies and facts stay under this many characters (a whole-file rewrite can be megabytes). */
+export const MAX_DIFF_CHARS = 256 * 1024;
+
+function capDiff<T extends { diff: string }>(report: T): T {
+  if (report.diff.length <= MAX_DIFF_CHARS) return report;
+  const cut = report.diff.lastIndexOf('\n', MAX_DIFF_CHARS) + 1;
+  return { ...report, diff: `${report.diff.slice(0, cut)}… diff truncated: ${report.diff.length - cut} more characters; read the file for the rest.\n` };
+}
+
+function lf(text: string): string {
+  return text.replace(/\r\n/g, '\n');
+}
+
+function failureCode(f: SessionFailure): string {
+  if (f.reason === 'unresolved') return ErrorCode.NotFound;
+  if (f.reason === 'ambiguous') return ErrorCode.Conflict;
+  if (f.reason === 'malformed') return ErrorCode.InvalidJson;
+  return ErrorCode.InvalidMessage;
+}

@@ -1,0 +1,317 @@
+/**
+ * @module
+ * The permission service the host wires in: `authorize` is the gate in front
+ * of every tool call (runs a `permissionMachine` per call and waits while it
+ * asks), `decide` handles `permission.decide`, `setPolicy` handles
+ * `policy.set`, `pending` lists open requests (`skein approvals`), `restore`
+ * resumes pending requests after replay. It owns the policy layers (global →
+ * project → each agent's), the deadline timers, persistence of learned rules
+ * and auto-resolution of pending requests when a layer changes. Facts go out
+ * through the `emit` of the command that caused them (the tool call, the
+ * decide, the policy.set) or, for timeouts and restores, `deps.emit`; every
+ * permission fact carries the requester's agentId so one request's facts
+ * share one subject.
+ */
+import { createActor, type Actor } from 'xstate';
+import type { Logger } from 'pino';
+import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
+import { newId, type AgentId } from '../../schemas/ids.ts';
+import type { DecisionAnswer, PermissionFact, PermissionRequestedData } from '../../schemas/permission.ts';
+import type { Policy, PolicyLayerName, PolicyTool } from '../../schemas/policy.ts';
+import { deciderRole, permissionMachine, resumeFrom, type PolicyChain } from '../../machines/permission/permission.ts';
+import { settledReply, type PermissionAggregateContext } from '../../machines/permission/permission-aggregate.ts';
+import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
+import type { DecisionRequest } from '../../machines/permission/permission-policy.ts';
+import { compilePattern, mergePolicies, type MergedPolicy, type PolicyLayer } from '../../machines/permission/policy.ts';
+import { armDeadline } from './policy-deadline.ts';
+import { globalPolicyPath, loadPolicyLayers, persistLearnedRules, projectPolicyPath, writePolicyFile } from './policy-files.ts';
+import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
+
+export type PermissionAgent = { agentId: string; ancestors: string[]; roots: string[] };
+export type FactSink = (fact: { type: string; data: unknown; agentId?: AgentId }) => Promise<unknown>;
+
+export type PermissionServiceDeps = {
+  logger: Logger;
+  /** Lineage (parent first, root last) and workspace roots of an agent. */
+  agent: (agentId: string) => PermissionAgent | undefined;
+  /** Appends facts no command caused (timeouts). */
+  emit: FactSink;
+  /** The project workspace (holds `.skein/policy.json`). */
+  workspace: string;
+  globalPath?: string;
+  timeoutMs?: number;
+  now?: () => number;
+  gate?: PermissionGate;
+  /** The folded permission aggregate of a request (after a restart, settled requests are only in the log). */
+  aggregate?: (requestId: string) => { value: unknown; context: PermissionAggregateContext } | undefined;
+};
+
+/** A tool call refused by the policy, a human, a parent or a timeout; `message` says what, why and how to proceed. */
+export class PermissionDeniedError extends RuntimeError {
+  override name = 'PermissionDeniedError';
+  constructor(message: string, details: { requestId: string; by: string }) {
+    super(ErrorCode.PermissionDenied, message, { details });
+  }
+}
+
+type Pending = {
+  actor: Actor<typeof permissionMachine>;
+  /** Set once asking (undefined when the rules decided at once). */
+  requested: PermissionRequestedData | undefined;
+  sink: FactSink;
+  writes: Promise<unknown>[];
+  cancelTimer: () => void;
+  done: Promise<void>;
+};
+
+export type DecideReply = { requestId: string; outcome: 'granted' | 'denied'; by: string; alreadyDecided: boolean };
+
+export class PermissionService {
+  readonly #deps: PermissionServiceDeps;
+  readonly #gate: PermissionGate;
+  readonly #pending = new Map<string, Pending>();
+  readonly #settled = new Map<string, DecideReply>();
+  #global: Policy | undefined;
+  #project: Policy | undefined;
+  readonly #agentLayers = new Map<string, Policy>();
+
+  private constructor(deps: PermissionServiceDeps, gate: PermissionGate, layers: PolicyLayer[]) {
+    this.#deps = deps;
+    this.#gate = gate;
+    for (const l of layers) {
+      if (l.name === 'global') this.#global = l.policy as Policy;
+      if (l.name === 'project') this.#project = l.policy as Policy;
+    }
+  }
+
+  /** Loads the global and project files (invalid files throw, naming the key) and the bash grammar. */
+  static async create(deps: PermissionServiceDeps): Promise<PermissionService> {
+    const layers = await loadPolicyLayers({ workspace: deps.workspace, globalPath: deps.globalPath ?? globalPolicyPath() });
+    return new PermissionService(deps, deps.gate ?? (await createPermissionGate()), layers);
+  }
+
+  /** The agent layer given at spawn (narrows only: decisions also take every ancestor's). */
+  setAgentLayer(agentId: string, policy: Policy): void {
+    this.#agentLayers.set(agentId, policy);
+  }
+
+  /** The policy chain for an agent: its own stack and each ancestor's. */
+  policiesFor(agentId: string): PolicyChain {
+    const agent = this.#agent(agentId);
+    const lineage = [...agent.ancestors].reverse(); // root first
+    const stack = (upTo: string[]): MergedPolicy => mergePolicies([
+      ...(this.#global ? [{ name: 'global', policy: this.#global }] : []),
+      ...(this.#project ? [{ name: 'project', policy: this.#project }] : []),
+      ...upTo.flatMap((id) => { const p = this.#agentLayers.get(id); return p ? [{ name: `agent:${id}`, policy: p }] : []; }),
+    ]);
+    const ancestors = agent.ancestors.map((_, i) => stack(lineage.slice(0, lineage.length - i)));
+    return { own: stack([...lineage, agentId]), ancestors };
+  }
+
+  /**
+   * The gate: decides one tool call, asking and waiting when needed. Resolves
+   * when granted; throws PermissionDeniedError when denied.
+   */
+  async authorize(args: { agentId: string; tool: PolicyTool; input: string; foreground?: TerminalForeground; emit: FactSink }): Promise<{ requestId: string; by: string }> {
+    const agent = this.#agent(args.agentId);
+    const built = await this.#gate.build(args.tool, args.input, { roots: agent.roots, ...(args.foreground ? { foreground: args.foreground } : {}) });
+    if (built.kind === 'granted') return { requestId: '', by: 'grant' };
+    const requestId = newId('p');
+    const run = this.#start(agent, requestId, { request: built.request, now: this.#nowIso(), sink: args.emit });
+    await run.done;
+    const out = run.actor.getSnapshot().output!;
+    // Granted by the rules without asking: the tool runs while permission.granted is being appended.
+    // The host's reply still waits for that append (every fact a command emits), so nothing is
+    // acknowledged before it is durable; a failed append turns the reply into an error.
+    if (out.granted && run.requested === undefined) return { requestId, by: out.by };
+    await Promise.all(run.writes);
+    if (out.granted) return { requestId, by: out.by };
+    throw new PermissionDeniedError(out.reason, { requestId, by: out.by });
+  }
+
+  /** `permission.decide`: idempotent for settled requests; refused for non-ancestors. */
+  async decide(args: { requestId: string; decision: DecisionAnswer; pattern?: string | undefined; decidedBy: string; emit: FactSink }): Promise<DecideReply> {
+    const p = this.#pending.get(args.requestId);
+    if (!p) {
+      const folded = this.#deps.aggregate?.(args.requestId);
+      const settled = this.#settled.get(args.requestId) ?? (folded ? settledReply(folded) : undefined);
+      if (settled) return { ...settled, alreadyDecided: true };
+      throw new NotFoundError(`permission request '${args.requestId}' is not pending; list pending requests with \`skein approvals\``);
+    }
+    const req = p.requested!;
+    const role = deciderRole(req, args.decidedBy);
+    if (!role) {
+      const who = [...req.ancestors, 'the user'].join(', ');
+      throw new RuntimeError(ErrorCode.PermissionDenied, `agent '${args.decidedBy}' may not answer request '${args.requestId}' of agent '${req.agentId}'; only its ancestors (${who}) can`);
+    }
+    if (args.pattern !== undefined) {
+      const compiled = compilePattern(args.pattern, false);
+      if (typeof compiled === 'string') throw new RuntimeError(ErrorCode.InvalidMessage, `pattern '${args.pattern}' is not a valid regex (${compiled}); fix it or omit it to use the suggested pattern`);
+    }
+    const facts = this.#send(p, args.emit, { type: 'permission.decide', data: { requestId: args.requestId, decision: args.decision, pattern: args.pattern, decidedBy: args.decidedBy } });
+    await Promise.all(p.writes);
+    const outcomeFact = facts.find((f) => f.type !== 'permission.requested');
+    const learned = outcomeFact && 'learned' in outcomeFact.data ? outcomeFact.data.learned : undefined;
+    if (learned) {
+      const { path, policy } = await persistLearnedRules(this.#deps.workspace, learned);
+      this.#project = policy;
+      await args.emit({ type: 'policy.changed', agentId: this.#root(req) as AgentId, data: { layerId: 'project', layer: 'project', path, policy, added: learned, causeRequestId: args.requestId } });
+      await this.#reevaluateAll(args.emit);
+    }
+    return this.#settled.get(args.requestId) ?? { requestId: args.requestId, outcome: 'denied', by: 'cancelled', alreadyDecided: false };
+  }
+
+  /** `policy.set`: global/project only from the root agent; an agent layer from the agent or an ancestor. */
+  async setPolicy(args: { layer: PolicyLayerName; agentId?: string | undefined; setBy: string; policy: Policy; emit: FactSink }): Promise<{ layer: PolicyLayerName; rules: number }> {
+    const setter = this.#agent(args.setBy);
+    const root = setter.ancestors.at(-1) ?? setter.agentId;
+    let path: string | undefined;
+    let layerId: string;
+    if (args.layer === 'agent') {
+      const target = this.#agent(args.agentId ?? args.setBy);
+      if (target.agentId !== args.setBy && !target.ancestors.includes(args.setBy)) {
+        throw new RuntimeError(ErrorCode.PermissionDenied, `agent '${args.setBy}' may not set the policy of agent '${target.agentId}'; only the agent itself or its ancestors can`);
+      }
+      this.#agentLayers.set(target.agentId, args.policy);
+      layerId = target.agentId;
+    } else {
+      if (args.setBy !== root) throw new RuntimeError(ErrorCode.PermissionDenied, `only the root agent '${root}' may change the ${args.layer} policy; ask the user`);
+      path = args.layer === 'global' ? this.#deps.globalPath ?? globalPolicyPath() : projectPolicyPath(this.#deps.workspace);
+      const written = await writePolicyFile(path, toFileShape(args.policy));
+      if (args.layer === 'global') this.#global = written;
+      else this.#project = written;
+      layerId = args.layer;
+    }
+    await args.emit({ type: 'policy.changed', agentId: (args.layer === 'agent' ? layerId : root) as AgentId, data: { layerId, layer: args.layer, ...(args.layer === 'agent' ? { agentId: layerId } : {}), ...(path ? { path } : {}), policy: args.policy } });
+    await this.#reevaluateAll(args.emit);
+    const rules = Object.values(args.policy.tools).reduce((n, t) => n + (t ? t.always_allow.length + t.always_deny.length + t.always_confirm.length : 0), 0);
+    return { layer: args.layer, rules };
+  }
+
+  /** Open requests (for `skein approvals`), optionally only those an agent may answer or made. */
+  pending(agentId?: string): PermissionRequestedData[] {
+    const all = [...this.#pending.values()].flatMap((p) => (p.requested ? [p.requested] : []));
+    return agentId ? all.filter((r) => r.agentId === agentId || (r.ancestors as string[]).includes(agentId)) : all;
+  }
+
+  /** After replay: resume requests still pending in the log, with their deadlines (already passed → denied at once). */
+  async restore(pending: PermissionAggregateContext[]): Promise<void> {
+    for (const c of pending) {
+      if (!c.requestId || !c.agentId || !c.tool || c.input === undefined || this.#pending.has(c.requestId)) continue;
+      const agent = this.#deps.agent(c.agentId);
+      if (!agent) continue;
+      const built = await this.#gate.build(c.tool as PolicyTool, c.input, { roots: agent.roots });
+      if (built.kind !== 'decide') continue;
+      this.#start(agent, c.requestId, { request: built.request, now: this.#nowIso(), sink: this.#deps.emit, resume: resumeFrom(c), requested: c });
+    }
+  }
+
+  /** Denies the pending requests an agent made (by: cancelled): its agent was cancelled. */
+  async cancelAgent(agentId: string, reason: string, sink: FactSink = this.#deps.emit): Promise<number> {
+    let n = 0;
+    for (const p of [...this.#pending.values()]) {
+      if (p.actor.getSnapshot().context.agentId !== agentId) continue;
+      this.#send(p, sink, { type: 'permission.cancel', data: { reason } });
+      await Promise.all(p.writes);
+      n++;
+    }
+    return n;
+  }
+
+  /**
+   * Stops the deadline timers without deciding anything: on a clean shutdown
+   * pending requests stay pending in the log and `restore` re-arms them.
+   */
+  suspend(): void {
+    for (const p of this.#pending.values()) p.cancelTimer();
+  }
+
+  /** Cancels every pending request (facts with by: cancelled) and clears the timers. */
+  async close(reason = 'the runtime is shutting down.'): Promise<void> {
+    for (const p of [...this.#pending.values()]) {
+      this.#send(p, this.#deps.emit, { type: 'permission.cancel', data: { reason } });
+      await Promise.all(p.writes);
+    }
+  }
+
+  #start(agent: PermissionAgent, requestId: string, o: { request: DecisionRequest; now: string; sink: FactSink; resume?: ReturnType<typeof resumeFrom>; requested?: PermissionAggregateContext }): Pending {
+    const actor = createActor(permissionMachine, {
+      input: {
+        requestId, agentId: agent.agentId, ancestors: agent.ancestors, request: o.request, policies: this.policiesFor(agent.agentId), now: o.now,
+        ...(this.#deps.timeoutMs !== undefined ? { timeoutMs: this.#deps.timeoutMs } : {}), ...(o.resume ? { resume: o.resume } : {}),
+      },
+    });
+    let resolveDone!: () => void;
+    const p: Pending = { actor, requested: undefined, sink: o.sink, writes: [], cancelTimer: () => {}, done: new Promise<void>((r) => (resolveDone = r)) };
+    actor.on('*', (fact) => {
+      const f = fact as PermissionFact;
+      if (f.type === 'permission.requested') p.requested = f.data;
+      p.writes.push(p.sink({ ...f, agentId: agent.agentId as AgentId }));
+    });
+    actor.subscribe((snap) => {
+      if (snap.status !== 'done') return;
+      p.cancelTimer();
+      this.#pending.delete(requestId);
+      this.#settle(requestId, actor);
+      resolveDone();
+    });
+    actor.start();
+    if (actor.getSnapshot().status === 'done') return p;
+    if (!p.requested && o.requested) {
+      // Restored from the log: the request as it was folded.
+      const c = o.requested;
+      p.requested = {
+        requestId: requestId as PermissionRequestedData['requestId'], agentId: agent.agentId as AgentId, ancestors: agent.ancestors as AgentId[],
+        tool: c.tool as PolicyTool, input: c.input ?? '', subCommands: c.subCommands ?? [], reason: c.reason ?? '', options: c.options ?? [],
+        deadline: actor.getSnapshot().context.deadline, ...(c.scope ? { scope: c.scope } : {}), ...(c.level ? { level: c.level } : {}),
+      };
+    }
+    this.#pending.set(requestId, p);
+    p.cancelTimer = armDeadline(actor.getSnapshot().context.deadline, () => {
+      this.#send(p, this.#deps.emit, { type: 'permission.timeout', data: { requestId } });
+    }, this.#deps.now ?? Date.now);
+    this.#deps.logger.info({ requestId, agentId: agent.agentId, tool: o.request.tool }, 'permission requested');
+    return p;
+  }
+
+  #settle(requestId: string, actor: Actor<typeof permissionMachine>): void {
+    const out = actor.getSnapshot().output!;
+    this.#settled.set(requestId, { requestId, outcome: out.granted ? 'granted' : 'denied', by: out.by, alreadyDecided: false });
+    if (this.#settled.size > 10_000) this.#settled.delete(this.#settled.keys().next().value!);
+  }
+
+  #send(p: Pending, sink: FactSink, event: Parameters<Actor<typeof permissionMachine>['send']>[0]): PermissionFact[] {
+    const seen: PermissionFact[] = [];
+    const sub = p.actor.on('*', (f) => seen.push(f as PermissionFact));
+    p.sink = sink;
+    p.actor.send(event);
+    sub.unsubscribe();
+    return seen;
+  }
+
+  async #reevaluateAll(sink: FactSink): Promise<void> {
+    for (const p of [...this.#pending.values()]) {
+      this.#send(p, sink, { type: 'permission.reevaluate', data: { policies: this.policiesFor(p.actor.getSnapshot().context.agentId) } });
+      await Promise.all(p.writes);
+    }
+  }
+
+  #agent(agentId: string): PermissionAgent {
+    const agent = this.#deps.agent(agentId);
+    if (!agent) throw new RuntimeError(ErrorCode.UnknownAgent, `agent '${agentId}' does not exist; check the id with \`skein status\``);
+    return agent;
+  }
+
+  #root(r: { agentId: string; ancestors: string[] }): string {
+    return r.ancestors.at(-1) ?? r.agentId;
+  }
+
+  #nowIso(): string {
+    return new Date((this.#deps.now ?? Date.now)()).toISOString();
+  }
+}
+
+/** A normalized policy back in the file's JSON shape (no undefined defaults). */
+function toFileShape(policy: Policy): unknown {
+  return JSON.parse(JSON.stringify(policy));
+}

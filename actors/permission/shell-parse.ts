@@ -1,0 +1,388 @@
+/**
+ * @module
+ * Splits a shell input into the simple commands it would run, with
+ * tree-sitter-bash (no hand-written shell parser). Splits across `&&` `||`
+ * `;` `|` `|&` `&` and newlines, and descends into subshells, brace groups,
+ * loop/if/case bodies, functions, here-docs and substitutions. Each simple
+ * command is normalized (quotes and escapes removed, `$'…'` decoded, unquoted
+ * braces expanded, `/bin/rm` and `\rm` read as `rm`); each file redirect is
+ * its own entry except `/dev/null` and fd duplications; wrappers are
+ * unwrapped (machines/shell-wrappers.ts) and `bash -c` / `eval` scripts, and
+ * here-docs / here-strings / `echo … |` fed to a shell, are parsed
+ * recursively. Expansions and substitutions are reported in `unsafe`; syntax
+ * errors in `parseError`. The output is plain data for the pure policy.
+ */
+import type { Node, Parser } from 'web-tree-sitter';
+import { parserFor } from '../common/tree-sitter.ts';
+import { canonicalName, decodeAnsiC, expandBraces, type ShellSplit, type ShellSubCommand, type WordSegment } from '../../machines/permission/shell-words.ts';
+import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
+
+export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
+
+/** Limits: longer inputs are not parsed (the policy denies them); deeper wrapper/script nesting is an error. */
+export const SHELL_LIMITS = { maxSourceChars: 65_536, maxDepth: 8, maxCommands: 2_000 } as const;
+
+export type ShellSplitter = (source: string) => ShellSplit;
+
+/** Loads the bash grammar once and returns a synchronous splitter. */
+export async function createShellSplitter(): Promise<ShellSplitter> {
+  const parser = await parserFor('bash');
+  return (source) => splitShell(parser, source);
+}
+
+/** Splits `source` with an already loaded bash `parser`. */
+export function splitShell(parser: Parser, source: string): ShellSplit {
+  const state: State = { parser, commands: [], unsafe: [], errors: [] };
+  if (source.length > SHELL_LIMITS.maxSourceChars) {
+    return { commands: [], unsafe: [], parseError: `input is longer than ${SHELL_LIMITS.maxSourceChars} characters` };
+  }
+  parseScript(state, source, undefined, 0);
+  const split: ShellSplit = { commands: state.commands, unsafe: [...new Set(state.unsafe)] };
+  if (state.errors.length > 0) split.parseError = state.errors[0]!;
+  return split;
+}
+
+type State = { parser: Parser; commands: ShellSubCommand[]; unsafe: string[]; errors: string[] };
+type Ctx = { state: State; via: string | undefined; depth: number };
+
+const SUBSTITUTIONS = new Set(['command_substitution', 'process_substitution']);
+const EXPANSIONS = new Set(['simple_expansion', 'expansion', 'arithmetic_expansion', ...SUBSTITUTIONS]);
+
+function parseScript(state: State, source: string, via: string | undefined, depth: number): void {
+  if (depth > SHELL_LIMITS.maxDepth) {
+    state.errors.push(`commands are nested more than ${SHELL_LIMITS.maxDepth} levels deep`);
+    return;
+  }
+  const tree = state.parser.parse(source);
+  if (!tree) {
+    state.errors.push('tree-sitter could not parse the input');
+    return;
+  }
+  try {
+    const root = tree.rootNode;
+    if (root.hasError) state.errors.push(describeError(root));
+    walk(root, { state, via, depth });
+    if (root.hasError) push({ state, via, depth }, { kind: 'command', text: source.trim(), forms: [source.trim()], argv: [] });
+  } finally {
+    tree.delete();
+  }
+}
+
+function walk(node: Node, ctx: Ctx): void {
+  const type = node.type;
+  if (EXPANSIONS.has(type)) {
+    ctx.state.unsafe.push(clip(node.text));
+    if (SUBSTITUTIONS.has(type)) for (const c of node.namedChildren) if (c) walk(c, ctx);
+    return;
+  }
+  switch (type) {
+    case 'comment':
+      return;
+    case 'command':
+      handleCommand(node, ctx);
+      for (const c of node.namedChildren) if (c) walk(c, ctx);
+      return;
+    case 'redirected_statement':
+      for (const c of node.namedChildren) if (c) walk(c, ctx);
+      return;
+    case 'file_redirect':
+      handleRedirect(node, ctx);
+      for (const c of node.namedChildren) if (c) walk(c, ctx);
+      return;
+    case 'pipeline':
+      for (const c of node.namedChildren) if (c) walk(c, ctx);
+      handlePipeline(node, ctx);
+      return;
+    case 'variable_assignment':
+      if (node.parent?.type !== 'command' && node.parent?.type !== 'declaration_command') {
+        const text = wordText(node);
+        push(ctx, { kind: 'command', text, forms: [text], argv: [text] });
+      }
+      for (const c of node.namedChildren) if (c) walk(c, ctx);
+      return;
+    case 'declaration_command':
+    case 'unset_command': {
+      const words = node.children.filter((c): c is Node => !!c).map((c) => (c.isNamed ? wordText(c) : c.type));
+      push(ctx, { kind: 'command', text: words.join(' '), forms: [words.join(' ')], argv: words });
+      for (const c of node.namedChildren) if (c) walk(c, ctx);
+      return;
+    }
+    case 'test_command': {
+      if (node.child(0)?.type === '((') ctx.state.unsafe.push(clip(node.text));
+      // `[[ … ]]` and `[ … ]` are commands too: an allow rule must match them. And bash evaluates the
+      // operands of -eq/-lt/… as arithmetic and of -v/-R as array subscripts, so `[[ 'a[$(rm -rf x)]' -eq 0 ]]`
+      // runs a command hidden in quotes: any $, ` or [ inside makes the test unsafe.
+      const text = node.text.replace(/\s+/g, ' ').trim();
+      const inner = text.replace(/^\[\[?|\]\]?$/g, '');
+      if (/[$`[]/.test(inner)) ctx.state.unsafe.push(clip(text));
+      push(ctx, { kind: 'command', text, forms: [text], argv: text.split(' ') });
+      break;
+    }
+    case 'heredoc_start': {
+      // Bash ends a here-doc at the delimiter with its quotes and backslashes removed (`<<E"O"F` ends at
+      // `EOF`); tree-sitter-bash waits for the raw text. Only the plain and the wholly quoted forms are
+      // read the same by both: anything else is refused as unparseable.
+      const raw = node.text;
+      const bare = raw.replace(/['"\\]/g, '');
+      if (raw !== bare && raw !== `'${bare}'` && raw !== `"${bare}"`) {
+        ctx.state.errors.push(`the here-doc delimiter ${clip(raw)} is quoted in a way that cannot be read reliably; quote it whole ('EOF') or not at all`);
+      }
+      break;
+    }
+    case 'heredoc_body': {
+      // Backticks in an unquoted here-doc run, but tree-sitter-bash leaves them as text.
+      const start = node.parent?.namedChildren.find((c) => c?.type === 'heredoc_start')?.text ?? '';
+      if (!/['"\\]/.test(start)) {
+        for (const m of node.text.matchAll(/(?<!\\)`([^`]*)`/g)) {
+          ctx.state.unsafe.push(clip(m[0]));
+          parseScript(ctx.state, m[1]!, ctx.via ?? 'here-doc', ctx.depth + 1);
+        }
+      }
+      break;
+    }
+    case 'c_style_for_statement':
+      ctx.state.unsafe.push(clip(node.text.split('\n')[0]!));
+      break;
+    case 'ERROR':
+      break;
+  }
+  for (const c of node.namedChildren) if (c) walk(c, ctx);
+}
+
+function handleCommand(node: Node, ctx: Ctx): void {
+  const assignments: string[] = [];
+  const words: string[] = [];
+  let overflow = false;
+  let previousEnd = -1;
+  for (let i = 0; i < node.childCount; i++) {
+    const child = node.child(i);
+    if (!child) continue;
+    // Bash ends a simple command at an unescaped newline. A command node whose words are separated by
+    // one is a misparse (tree-sitter-bash does this after `|&` followed by a newline): what bash runs as
+    // two commands would be judged as one, e.g. `ls |& ls | ls\nrm -rf x` as "ls rm -rf x". Refuse it.
+    if (previousEnd >= 0) {
+      const gap = node.text.slice(previousEnd - node.startIndex, child.startIndex - node.startIndex);
+      if (/(^|[^\\])\n/.test(gap)) ctx.state.errors.push(`a line break inside "${clip(node.text)}" was not read as the end of a command`);
+    }
+    previousEnd = child.endIndex;
+    const field = node.fieldNameForChild(i);
+    if (child.type === 'variable_assignment' && words.length === 0) assignments.push(wordText(child));
+    else if (field === 'name' || field === 'argument') {
+      if (child.isMissing || (child.firstChild?.isMissing ?? false)) continue;
+      const expanded = wordValues(child.type === 'command_name' ? (child.firstChild ?? child) : child);
+      if (!expanded) overflow = true;
+      else words.push(...expanded);
+    }
+  }
+  if (overflow) ctx.state.errors.push(`a brace expansion in "${clip(node.text)}" has more than 256 results`);
+  // `/???/r? -rf x` runs whatever the glob matches: the program is unknown until expansion.
+  const nameNode = node.childForFieldName('name');
+  if (nameNode && segments(nameNode.firstChild ?? nameNode).some((s) => !s.quoted && /[*?[]/.test(s.text))) {
+    ctx.state.unsafe.push(clip(nameNode.text));
+  }
+  if (words.length === 0) {
+    if (assignments.length > 0) push(ctx, { kind: 'command', text: assignments.join(' '), forms: [assignments.join(' ')], argv: [] });
+    return;
+  }
+  emitCommand(ctx, assignments, words);
+  // Here-strings and here-docs fed to a shell are scripts.
+  const argv = canonicalArgv(words);
+  if (readsScriptFromStdin(argv)) {
+    for (const script of stdinScripts(node)) parseScript(ctx.state, script, `${argv[0]} <<`, ctx.depth + 1);
+  }
+}
+
+/** Pushes the command (and whatever its wrappers run). */
+function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
+  const { name, raw } = canonicalName(words[0]!);
+  const argv = [name, ...words.slice(1)];
+  const text = [...assignments, ...argv].join(' ');
+  const forms = [text];
+  if (assignments.length > 0) forms.push(argv.join(' '));
+  if (raw !== undefined) forms.push([...assignments, raw, ...words.slice(1)].join(' '));
+  push(ctx, { kind: 'command', text, forms, argv });
+  if (name === 'alias') {
+    for (const w of words.slice(1)) {
+      const eq = w.indexOf('=');
+      if (eq > 0) parseScript(ctx.state, w.slice(eq + 1), 'alias', ctx.depth + 1);
+    }
+  }
+  for (const run of unwrapCommand(argv)) {
+    const inner: Ctx = { ...ctx, via: ctx.via ? `${ctx.via} > ${run.via}` : run.via, depth: ctx.depth + 1 };
+    if (inner.depth > SHELL_LIMITS.maxDepth) {
+      ctx.state.errors.push(`commands are nested more than ${SHELL_LIMITS.maxDepth} levels deep`);
+      return;
+    }
+    if (run.script !== undefined) parseScript(ctx.state, run.script, inner.via, inner.depth);
+    else if (run.argv && run.argv.length > 0) {
+      const innerAssign: string[] = [];
+      let k = 0;
+      while (k < run.argv.length - 1 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(run.argv[k]!)) innerAssign.push(run.argv[k++]!);
+      emitCommand(inner, innerAssign, run.argv.slice(k));
+    }
+  }
+}
+
+function handleRedirect(node: Node, ctx: Ctx): void {
+  const op = node.children.find((c) => c && !c.isNamed)?.type ?? '>';
+  const dest = node.childForFieldName('destination');
+  if (!dest) return; // `2>&-` closes a descriptor
+  const target = wordText(dest);
+  if (target === '/dev/null') return;
+  if ((op === '>&' || op === '<&') && (/^\d+-?$/.test(target) || target === '-')) return;
+  const text = `${op} ${target}`;
+  push(ctx, { kind: 'redirect', text, forms: [text], argv: [] });
+}
+
+function handlePipeline(node: Node, ctx: Ctx): void {
+  const stages = node.namedChildren.filter((c): c is Node => !!c).map(stageCommand).filter((c): c is Node => !!c);
+  if (stages.length < 2) return;
+  const argvs = stages.map((s) => canonicalArgv(commandWords(s)));
+  const full = argvs.map((a) => a.join(' ')).join(' | ');
+  const innermost = argvs.map((a) => innermostArgv(a).join(' ')).join(' | ');
+  push(ctx, { kind: 'pipeline', text: full, forms: full === innermost ? [full] : [full, innermost], argv: [] });
+  // `echo 'rm -rf x' | sh`: a literal script piped into a shell.
+  for (let i = 1; i < argvs.length; i++) {
+    const prev = argvs[i - 1]!;
+    if (readsScriptFromStdin(innermostArgv(argvs[i]!)) && (prev[0] === 'echo' || prev[0] === 'printf')) {
+      const script = prev.slice(1).filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w))).join(' ');
+      parseScript(ctx.state, script.replace(/\\n/g, '\n'), `${prev[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
+    }
+  }
+}
+
+function stageCommand(node: Node): Node | undefined {
+  if (node.type === 'command') return node;
+  if (node.type === 'redirected_statement') {
+    const body = node.childForFieldName('body');
+    return body?.type === 'command' ? body : undefined;
+  }
+  return undefined;
+}
+
+function innermostArgv(argv: string[]): string[] {
+  let current = argv;
+  for (let i = 0; i < SHELL_LIMITS.maxDepth; i++) {
+    const runs = unwrapCommand(current);
+    const next = runs.length === 1 ? runs[0]!.argv : undefined;
+    if (!next || next.length === 0) break;
+    current = canonicalArgv(next.filter((w, k) => !(k < next.length - 1 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) && next.slice(0, k).every((p) => p.includes('=')))));
+  }
+  return current;
+}
+
+function canonicalArgv(words: string[]): string[] {
+  if (words.length === 0) return words;
+  return [canonicalName(words[0]!).name, ...words.slice(1)];
+}
+
+function commandWords(node: Node): string[] {
+  const words: string[] = [];
+  for (let i = 0; i < node.childCount; i++) {
+    const child = node.child(i);
+    const field = node.fieldNameForChild(i);
+    if (!child || (field !== 'name' && field !== 'argument')) continue;
+    words.push(...(wordValues(child.type === 'command_name' ? (child.firstChild ?? child) : child) ?? []));
+  }
+  return words;
+}
+
+/** Bodies of here-docs and here-strings attached to a command. */
+function stdinScripts(command: Node): string[] {
+  const scripts: string[] = [];
+  const holders = [command, ...(command.parent?.type === 'redirected_statement' ? [command.parent] : [])];
+  for (const holder of holders) {
+    for (const c of holder.namedChildren) {
+      if (c?.type === 'herestring_redirect') {
+        const content = c.namedChildren.find((n) => n && n.type !== 'file_descriptor');
+        if (content) scripts.push(wordText(content));
+      }
+      if (c?.type === 'heredoc_redirect') {
+        const body = c.namedChildren.find((n) => n?.type === 'heredoc_body');
+        if (body) scripts.push(body.text);
+      }
+    }
+  }
+  return scripts;
+}
+
+function push(ctx: Ctx, entry: ShellSubCommand): void {
+  if (ctx.state.commands.length >= SHELL_LIMITS.maxCommands) {
+    if (ctx.state.commands.length === SHELL_LIMITS.maxCommands) ctx.state.errors.push(`more than ${SHELL_LIMITS.maxCommands} sub-commands`);
+    return;
+  }
+  ctx.state.commands.push(ctx.via ? { ...entry, via: ctx.via } : entry);
+}
+
+/** A word's values after quote removal and brace expansion; undefined when braces expand too far. */
+function wordValues(node: Node): string[] | undefined {
+  return expandBraces(segments(node));
+}
+
+/** A word's text after quote removal (no brace expansion). */
+function wordText(node: Node): string {
+  return segments(node).map((s) => s.text).join('');
+}
+
+function segments(node: Node): WordSegment[] {
+  switch (node.type) {
+    case 'word':
+      return unescapeWord(node.text);
+    case 'raw_string':
+      return [{ text: node.text.slice(1, -1), quoted: true }];
+    case 'ansi_c_string':
+      return [{ text: decodeAnsiC(node.text.slice(2, -1)), quoted: true }];
+    case 'string':
+    case 'translated_string': {
+      const out: WordSegment[] = [];
+      for (const c of node.namedChildren) {
+        if (!c) continue;
+        out.push({ text: c.type === 'string_content' ? unescapeDouble(c.text) : c.text, quoted: true });
+      }
+      return out;
+    }
+    case 'concatenation':
+    case 'variable_assignment':
+      return node.children.filter((c): c is Node => !!c).flatMap((c) => (c.isNamed ? segments(c) : [{ text: c.type, quoted: false }]));
+    case 'variable_name':
+      return [{ text: node.text, quoted: false }];
+    default:
+      return EXPANSIONS.has(node.type) ? [{ text: node.text, quoted: true }] : [{ text: node.text, quoted: false }];
+  }
+}
+
+function unescapeWord(text: string): WordSegment[] {
+  if (!text.includes('\\')) return [{ text, quoted: false }];
+  const out: WordSegment[] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '\\' && i + 1 < text.length) {
+      i++;
+      if (text[i] !== '\n') out.push({ text: text[i]!, quoted: true });
+    } else out.push({ text: text[i]!, quoted: false });
+  }
+  return out;
+}
+
+function unescapeDouble(text: string): string {
+  return text.replace(/\\([\\"$`\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
+}
+
+function describeError(root: Node): string {
+  const stack: Node[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.type === 'ERROR' || n.isMissing) {
+      const what = n.isMissing ? `missing "${n.type}"` : `unexpected "${clip(n.text)}"`;
+      return `syntax error at line ${n.startPosition.row + 1}, column ${n.startPosition.column + 1}: ${what}`;
+    }
+    for (let i = n.childCount - 1; i >= 0; i--) {
+      const c = n.child(i);
+      if (c && (c.hasError || c.isMissing)) stack.push(c);
+    }
+  }
+  return 'syntax error';
+}
+
+function clip(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

@@ -1,0 +1,110 @@
+/**
+ * @module
+ * File effects of review plans: read current disk contents, and apply a
+ * plan's writes all-or-nothing as far as the file system allows: every new
+ * content is first staged in a temp file beside its target and fsync'd; only
+ * when all are staged are they renamed into place (an atomic step per file),
+ * then deletions run. A failure while staging removes the temps and writes
+ * nothing. Also the per-path lock that serializes review with edits.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { FileWrite } from '../../machines/review/action-log-plan.ts';
+
+/**
+ * A per-path async mutex. `withLock(paths, fn)` takes the locks of all paths
+ * (sorted, so two multi-path holders never deadlock) and runs `fn`. Not
+ * re-entrant: code already holding a path must not ask for it again.
+ * The edit wiring takes the same instance around read→match→write so a
+ * review never interleaves with a running edit of the same file.
+ */
+export class PathLock {
+  #tails = new Map<string, Promise<void>>();
+
+  async withLock<T>(paths: readonly string[], fn: () => Promise<T>): Promise<T> {
+    const keys = [...new Set(paths.map((p) => resolve(p)))].sort();
+    const releases: Array<() => void> = [];
+    try {
+      for (const k of keys) releases.push(await this.#acquire(k));
+      return await fn();
+    } finally {
+      for (const r of releases.reverse()) r();
+    }
+  }
+
+  /** Whether some holder or waiter has `path` now (for tests and diagnostics). */
+  isLocked(path: string): boolean {
+    return this.#tails.has(resolve(path));
+  }
+
+  #acquire(key: string): Promise<() => void> {
+    const prev = this.#tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => {
+      release = r;
+    });
+    const tail = prev.then(() => mine);
+    this.#tails.set(key, tail);
+    return prev.then(() => () => {
+      release();
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    });
+  }
+}
+
+/** Current contents of `paths` as UTF-8 (null = absent). */
+export async function readDisk(paths: Iterable<string>): Promise<Record<string, string | null>> {
+  const out: Record<string, string | null> = {};
+  for (const p of paths) {
+    try {
+      out[p] = await readFile(p, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      out[p] = null;
+    }
+  }
+  return out;
+}
+
+/** Writes (content) and deletions (null) of a plan; see the module doc for the order. */
+export async function applyWrites(writes: readonly FileWrite[]): Promise<void> {
+  const staged: Array<{ tmp: string; target: string }> = [];
+  try {
+    for (const w of writes) {
+      if (w.content === null) continue;
+      await mkdir(dirname(w.path), { recursive: true });
+      const mode = await modeOf(w.path);
+      const tmp = join(dirname(w.path), `.${basename(w.path)}.skein-${randomBytes(5).toString('hex')}.tmp`);
+      const fh = await open(tmp, 'wx', mode ?? 0o644);
+      staged.push({ tmp, target: w.path });
+      try {
+        await fh.writeFile(w.content, 'utf8');
+        if (mode !== undefined) await fh.chmod(mode);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    }
+  } catch (err) {
+    await Promise.all(staged.map((s) => rm(s.tmp, { force: true })));
+    throw err;
+  }
+  for (const s of staged) await rename(s.tmp, s.target);
+  for (const w of writes) {
+    if (w.content !== null) continue;
+    try {
+      await unlink(w.path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+}
+
+async function modeOf(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).mode & 0o7777;
+  } catch {
+    return undefined;
+  }
+}

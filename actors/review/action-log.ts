@@ -1,0 +1,292 @@
+/**
+ * @module
+ * `ActionLogService`: the effect side of action logs. It records changes
+ * (from the edit kernel, whole-file writes and shell side effects) into the
+ * originator's log and every ancestor's, and runs review commands: it takes
+ * the per-path locks, loads texts from the blob store, asks the pure planner
+ * (`machines/action-log-plan.ts`) what to do, stores new blobs, applies the
+ * writes atomically (`action-log-files.ts`), emits the facts and folds them
+ * into its own view of every log (the same fold the aggregate uses).
+ *
+ * Handlers (lead wiring): `review.list` → `list(cmd.data.agentId ?? cmd.agentId, cmd.data)`
+ * (check that a given agentId is the caller or one of its descendants);
+ * `review.accept` → `accept(cmd.agentId, cmd.data)`; `review.reject` →
+ * `reject(cmd.agentId, cmd.data)`; `review.undo-reject` → `undoReject(cmd.agentId)`.
+ * One service per host; its `emit` appends a fact under `fact.agentId` (the
+ * log's owner, which differs from the caller for ancestors' and descendants'
+ * logs). Edits: take `service.lock.withLock([path], …)` around
+ * read→match→write and call `recordChange(…, { lockHeld: true })` inside.
+ * Shell: see `workspace-snapshot.ts`.
+ */
+import { isAbsolute } from 'node:path';
+import { newId } from '../../schemas/ids.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import type { UnstampedFact } from '../../schemas/message.ts';
+import type { ChangeSource, FileReview, LogEntry } from '../../schemas/review.ts';
+import { emptyActionLog, foldActionLog, type ActionLogContext, type ActionLogFact } from '../../machines/review/action-log.ts';
+import {
+  listReview,
+  planAccept,
+  planRecord,
+  type AcceptReply,
+  type LogView,
+  type Plan,
+  type RejectReply,
+  type Selection,
+  type UndoReply,
+} from '../../machines/review/action-log-plan.ts';
+import { planReject, planUndoReject } from '../../machines/review/action-log-reject.ts';
+import type { Logger } from 'pino';
+import { BlobStore, contentHash } from './blob-store.ts';
+import { PathLock, applyWrites, readDisk } from './action-log-files.ts';
+
+export type RecordChangeInput = {
+  /** The agent that made the change. */
+  agentId: string;
+  /** Its ancestors, nearest first (parent, grandparent, …, root). */
+  ancestors: readonly string[];
+  /** Absolute path. */
+  path: string;
+  /** Content before the change (null: the file did not exist). */
+  before: string | null;
+  /** Content after the change (null: the file was deleted). */
+  after: string | null;
+  source: ChangeSource;
+  changeId?: string;
+};
+
+export type ListReply = { agentId: string; files: FileReview[]; undoAvailable: boolean };
+
+export type ActionLogServiceDeps = {
+  emit: (fact: UnstampedFact) => Promise<void>;
+  blobs: BlobStore;
+  /** Shared with the edit wiring; a new one when missing. */
+  lock?: PathLock;
+  log?: Logger;
+};
+
+export class ActionLogService {
+  readonly lock: PathLock;
+  readonly blobs: BlobStore;
+  #emit: ActionLogServiceDeps['emit'];
+  #log: Logger | undefined;
+  #logs = new Map<string, ActionLogContext>();
+  #parents = new Map<string, string | null>();
+
+  constructor(deps: ActionLogServiceDeps) {
+    this.#emit = deps.emit;
+    this.blobs = deps.blobs;
+    this.lock = deps.lock ?? new PathLock();
+    this.#log = deps.log;
+  }
+
+  /** Rebuilds the logs and the agent tree from stored facts (replay / restart). */
+  restore(facts: Iterable<ActionLogFact & { agentId?: string }>): void {
+    for (const f of facts) this.#fold(f);
+  }
+
+  /** A copy of one log's folded state (empty when the agent has no changes). */
+  state(agentId: string): ActionLogContext {
+    return structuredClone(this.#logs.get(agentId) ?? { ...emptyActionLog(), agentId });
+  }
+
+  /**
+   * Records one change under the originator's log and each ancestor's.
+   * Takes the path lock unless `opts.lockHeld` (the caller holds it, e.g. the edit wiring).
+   * Returns null when before and after are equal (nothing to record).
+   */
+  async recordChange(input: RecordChangeInput, opts: { lockHeld?: boolean } = {}): Promise<{ changeId: string } | null> {
+    if (!isAbsolute(input.path)) {
+      throw new RuntimeError(ErrorCode.InvalidMessage, `Path '${input.path}' is not absolute; record changes with absolute paths.`);
+    }
+    const run = async () => {
+      const beforeHash = input.before === null ? null : await this.blobs.put(input.before);
+      const resultHash = input.after === null ? null : await this.blobs.put(input.after);
+      return this.#record(input, beforeHash, resultHash);
+    };
+    return opts.lockHeld ? run() : this.lock.withLock([input.path], run);
+  }
+
+  /**
+   * Like recordChange, for a caller that already stored both contents in the blob store (e.g. the edit
+   * kernel reporting `{ path, baseHash, resultHash }`); a hash missing from the store is a BlobMissingError.
+   */
+  async recordChangeByHash(
+    input: Omit<RecordChangeInput, 'before' | 'after'> & { beforeHash: string | null; resultHash: string | null },
+    opts: { lockHeld?: boolean } = {},
+  ): Promise<{ changeId: string } | null> {
+    if (!isAbsolute(input.path)) {
+      throw new RuntimeError(ErrorCode.InvalidMessage, `Path '${input.path}' is not absolute; record changes with absolute paths.`);
+    }
+    const run = () => this.#record(input, input.beforeHash, input.resultHash);
+    return opts.lockHeld ? run() : this.lock.withLock([input.path], run);
+  }
+
+  async #record(
+    input: Omit<RecordChangeInput, 'before' | 'after'>,
+    beforeHash: string | null,
+    resultHash: string | null,
+  ): Promise<{ changeId: string } | null> {
+    if (beforeHash === resultHash) return null;
+    this.#learnLineage(input.agentId, input.ancestors);
+    const lineage = [input.agentId, ...input.ancestors];
+    const logs = lineage.map((id) => this.#view(id));
+    const others = [...this.#logs.keys()]
+      .filter((id) => !lineage.includes(id) && this.#logs.get(id)!.files[input.path] !== undefined)
+      .map((id) => this.#view(id));
+    const texts = await this.#load([...logs, ...others], [input.path]);
+    if (beforeHash !== null) texts[beforeHash] = await this.blobs.require(beforeHash, `content before the change of '${input.path}'`);
+    if (resultHash !== null) texts[resultHash] = await this.blobs.require(resultHash, `content after the change of '${input.path}'`);
+    const changeId = input.changeId ?? newId('chg');
+    const plan = planRecord(
+      { changeId, agentId: input.agentId, lineage: [...input.ancestors], path: input.path, beforeHash, resultHash, source: input.source },
+      logs,
+      { texts, hash: contentHash },
+      others,
+    );
+    await this.#commit(plan);
+    this.#log?.debug({ agentId: input.agentId, path: input.path, changeId, kind: input.source.kind }, 'change recorded');
+    return { changeId };
+  }
+
+  /** review.list */
+  async list(agentId: string, opts: { includeDescendants?: boolean | undefined } = {}): Promise<ListReply> {
+    const view = this.#view(agentId);
+    const texts = await this.#load([view], Object.keys(view.files));
+    const listOpts = opts.includeDescendants === undefined ? {} : { includeDescendants: opts.includeDescendants };
+    return { agentId, files: listReview(view, { texts }, listOpts), undoAvailable: view.lastReject != null };
+  }
+
+  /** review.accept */
+  async accept(agentId: string, sel: Selection = {}): Promise<AcceptReply> {
+    return this.#withSelection(agentId, sel, async (view, paths) => {
+      const descendants = this.#descendants(agentId).map((id) => this.#view(id));
+      const texts = await this.#load([view, ...descendants], paths);
+      const plan = planAccept(view, descendants, sel, { texts, hash: contentHash });
+      await this.#commit(plan);
+      return plan.reply;
+    });
+  }
+
+  /** review.reject */
+  async reject(agentId: string, sel: Selection = {}): Promise<RejectReply> {
+    return this.#withSelection(agentId, sel, async (view, paths) => {
+      const ancestors = this.#ancestors(agentId).map((id) => this.#view(id));
+      const descendants = this.#descendants(agentId).map((id) => this.#view(id));
+      const texts = await this.#load([view, ...ancestors, ...descendants], paths);
+      const disk = await readDisk(paths);
+      const plan = planReject(view, { ancestors, descendants }, sel, disk, { texts, hash: contentHash });
+      await this.#commit(plan);
+      this.#log?.info({ agentId, restored: plan.reply.restored.length, conflicts: plan.reply.conflicts.length }, 'changes rejected');
+      return plan.reply;
+    });
+  }
+
+  /** review.undo-reject */
+  async undoReject(agentId: string): Promise<UndoReply> {
+    const last = this.#view(agentId).lastReject;
+    const paths = last ? last.files.map((f) => f.path) : [];
+    return this.lock.withLock(paths, async () => {
+      const view = this.#view(agentId);
+      const ids = Object.keys(view.lastReject?.entries ?? {}).filter((id) => id !== agentId);
+      const related = ids.map((id) => this.#view(id));
+      const hashes = new Map<string, string>();
+      for (const f of view.lastReject?.files ?? []) {
+        if (!f.createdDeleted && f.beforeHash) hashes.set(f.beforeHash, `content before the reject of '${f.path}'`);
+        if (f.afterHash) hashes.set(f.afterHash, `content after the reject of '${f.path}'`);
+      }
+      const texts = await this.#loadHashes(hashes);
+      const plan = planUndoReject(view, related, await readDisk(paths), { texts, hash: contentHash });
+      await this.#commit(plan);
+      return plan.reply;
+    });
+  }
+
+  // --- internals -----------------------------------------------------------
+
+  async #withSelection<T>(agentId: string, sel: Selection, fn: (view: LogView, paths: string[]) => Promise<T>): Promise<T> {
+    const all = Object.keys(this.#view(agentId).files);
+    const paths = sel.paths ?? all;
+    // Related logs may track the same paths: one lock set covers them all.
+    return this.lock.withLock(paths, async () => {
+      const view = this.#view(agentId);
+      if (sel.paths === undefined) {
+        // Only what was locked: a path recorded while we waited is left for the next review.
+        const locked = new Set(paths);
+        view.files = Object.fromEntries(Object.entries(view.files).filter(([p]) => locked.has(p)));
+      }
+      return fn(view, sel.paths ?? Object.keys(view.files));
+    });
+  }
+
+  async #commit<T>(plan: Plan<T>): Promise<void> {
+    for (const content of Object.values(plan.blobs)) await this.blobs.put(content);
+    if (plan.writes.length > 0) await applyWrites(plan.writes);
+    for (const fact of plan.facts) {
+      await this.#emit(fact);
+      this.#fold(fact as ActionLogFact & { agentId?: string });
+    }
+  }
+
+  #fold(fact: ActionLogFact & { agentId?: string }): void {
+    const d = fact.data as { logAgentId?: string; agentId?: string; lineage?: string[] };
+    const logId = fact.type === 'action-log.change.recorded' ? d.logAgentId : d.agentId;
+    if (!logId) return;
+    if (fact.type === 'action-log.change.recorded' && d.agentId && d.lineage) this.#learnLineage(d.agentId, d.lineage);
+    this.#logs.set(logId, foldActionLog(this.#logs.get(logId) ?? emptyActionLog(), fact));
+  }
+
+  #learnLineage(agentId: string, ancestors: readonly string[]): void {
+    const chain = [agentId, ...ancestors];
+    for (let i = 0; i < chain.length; i++) {
+      const parent = chain[i + 1] ?? null;
+      if (parent !== null || !this.#parents.has(chain[i]!)) this.#parents.set(chain[i]!, parent);
+    }
+  }
+
+  #ancestors(agentId: string): string[] {
+    const out: string[] = [];
+    let p = this.#parents.get(agentId) ?? null;
+    while (p !== null && !out.includes(p)) {
+      out.push(p);
+      p = this.#parents.get(p) ?? null;
+    }
+    return out;
+  }
+
+  /** Descendants, nearest first. */
+  #descendants(agentId: string): string[] {
+    return [...this.#parents.keys()]
+      .map((id) => ({ id, depth: this.#ancestors(id).indexOf(agentId) }))
+      .filter((d) => d.id !== agentId && d.depth >= 0)
+      .sort((a, b) => a.depth - b.depth)
+      .map((d) => d.id);
+  }
+
+  #view(agentId: string): LogView {
+    const ctx = this.#logs.get(agentId);
+    return { agentId, files: { ...(ctx?.files ?? {}) }, lastReject: ctx?.lastReject ?? null };
+  }
+
+  /** Loads every base/current text of the given logs' entries for `paths`; a missing blob is a clear error. */
+  async #load(views: LogView[], paths: readonly string[]): Promise<Record<string, string>> {
+    const hashes = new Map<string, string>();
+    for (const v of views) {
+      for (const p of paths) {
+        const e: LogEntry | undefined = v.files[p];
+        if (!e) continue;
+        if (e.baseHash) hashes.set(e.baseHash, `base of '${p}' in the action log of '${v.agentId}'`);
+        if (e.currentHash) hashes.set(e.currentHash, `agent content of '${p}' in the action log of '${v.agentId}'`);
+      }
+    }
+    return this.#loadHashes(hashes);
+  }
+
+  async #loadHashes(hashes: Map<string, string>): Promise<Record<string, string>> {
+    const texts: Record<string, string> = {};
+    for (const [hash, what] of hashes) texts[hash] = await this.blobs.require(hash, what);
+    return texts;
+  }
+}
+
+export { PathLock } from './action-log-files.ts';

@@ -1,0 +1,127 @@
+/**
+ * @module
+ * A content-addressed file store in the data dir: `<dir>/<aa>/<sha256>`.
+ * Write-once (a present blob is never rewritten) and atomic (temp file,
+ * fsync, rename), so a blob is either whole or absent. Holds action-log
+ * bases and results; facts reference them by hash.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/** sha256 of the UTF-8 bytes of `content`, hex. */
+export function contentHash(content: string | Uint8Array): string {
+  return createHash('sha256').update(content).digest('hex');
+}
+
+export class BlobMissingError extends RuntimeError {
+  override name = 'BlobMissingError';
+  constructor(hash: string, dir: string, what: string) {
+    super(
+      ErrorCode.NotFound,
+      `Content '${hash}' (${what}) is missing from the blob store at '${dir}'; nothing was written. Restore the data dir from a backup, or accept the change to drop it from review.`,
+      { details: { hash, dir } },
+    );
+  }
+}
+
+/** Blobs never change, so reads are cached in memory up to this many bytes (least recently used evicted). */
+export const BLOB_CACHE_BYTES = 32 * 1024 * 1024;
+
+export class BlobStore {
+  readonly dir: string;
+  #cache = new Map<string, string>();
+  #cacheBytes = 0;
+  #cacheLimit: number;
+  constructor(dir: string, options: { cacheBytes?: number } = {}) {
+    this.dir = dir;
+    this.#cacheLimit = options.cacheBytes ?? BLOB_CACHE_BYTES;
+  }
+
+  /** Stores `content` (a string is stored as UTF-8) and returns its hash. Idempotent. */
+  async put(content: string | Uint8Array): Promise<string> {
+    const hash = contentHash(content);
+    if (typeof content === 'string') this.#remember(hash, content, Buffer.byteLength(content, 'utf8'));
+    const target = this.pathOf(hash);
+    if (await exists(target)) return hash;
+    await mkdir(join(this.dir, hash.slice(0, 2)), { recursive: true });
+    const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+    const fh = await open(tmp, 'wx', 0o644);
+    try {
+      await fh.writeFile(content);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    try {
+      await rename(tmp, target);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    return hash;
+  }
+
+  /** The content of `hash` as UTF-8 text, or undefined when absent. */
+  async get(hash: string): Promise<string | undefined> {
+    const cached = this.#cache.get(hash);
+    if (cached !== undefined) {
+      this.#cache.delete(hash);
+      this.#cache.set(hash, cached);
+      return cached;
+    }
+    const bytes = await this.getBytes(hash);
+    if (bytes === undefined) return undefined;
+    const text = bytes.toString('utf8');
+    this.#remember(hash, text, bytes.length);
+    return text;
+  }
+
+  #remember(hash: string, text: string, size: number): void {
+    if (size > this.#cacheLimit / 4 || this.#cache.has(hash)) return;
+    this.#cache.set(hash, text);
+    this.#cacheBytes += size;
+    for (const [k, v] of this.#cache) {
+      if (this.#cacheBytes <= this.#cacheLimit) break;
+      this.#cache.delete(k);
+      this.#cacheBytes -= Buffer.byteLength(v, 'utf8');
+    }
+  }
+
+  async getBytes(hash: string): Promise<Buffer | undefined> {
+    if (!HASH.test(hash)) throw new RuntimeError(ErrorCode.InvalidMessage, `'${hash}' is not a sha256 hex digest; pass a hash returned by put().`);
+    try {
+      return await readFile(this.pathOf(hash));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  /** Like get, but a missing blob is a `BlobMissingError` naming `what` (e.g. "base of '/w/a.ts'"). */
+  async require(hash: string, what: string): Promise<string> {
+    const t = await this.get(hash);
+    if (t === undefined) throw new BlobMissingError(hash, this.dir, what);
+    return t;
+  }
+
+  async has(hash: string): Promise<boolean> {
+    return exists(this.pathOf(hash));
+  }
+
+  pathOf(hash: string): string {
+    return join(this.dir, hash.slice(0, 2), hash);
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * @module
+ * Shell side effects: snapshot a workspace before and after a command, diff
+ * the two, and record what the command created, modified or deleted into the
+ * action log (source `{ kind: 'shell', command, terminalId }`), so review and
+ * reject cover commands too.
+ *
+ * A snapshot walks the workspace (sorted, symlinks not followed), hashes each
+ * regular file and stores its content in the blob store, so a file the
+ * command then modifies or deletes can be restored. Unchanged files (same
+ * size, inode, mtime and ctime in nanoseconds as in the previous snapshot of
+ * the same root) are not read again: a snapshot after a small command costs
+ * a `stat` per file.
+ *
+ * Limits (reported, never silently restorable):
+ * - Only the workspace root is watched: changes a command makes outside it
+ *   (`~/.cache`, `/tmp`, another checkout) are not seen at all.
+ * - Skipped: `.git`, `node_modules`, `.skein`, `.gitignore` patterns (see
+ *   `workspace-snapshot-ignore.ts`), symlinks, and non-regular files.
+ * - A file larger than `maxFileBytes`, beyond the `maxStoreBytes` content
+ *   budget, or not valid UTF-8 (binary) has no stored content: its change is
+ *   listed in `reportedOnly` and not recorded (reject could not restore it).
+ * - A walk that exceeds `maxFiles` or `maxMs` stops; paths it did not reach
+ *   are not classified (`reportedOnly` with status `unknown` when seen on
+ *   one side only).
+ * - Anything else writing the workspace while the command runs (another
+ *   agent's edit, the user) is attributed to the command: the snapshot
+ *   cannot tell who wrote a file.
+ */
+import { open, readdir, lstat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ChangeSource, FileStatus } from '../../schemas/review.ts';
+import type { ActionLogService } from './action-log.ts';
+import type { BlobStore } from './blob-store.ts';
+import { loadIgnore } from './workspace-snapshot-ignore.ts';
+
+export type SnapshotBudget = {
+  /** Files larger than this are not hashed or stored (default 2 MiB). */
+  maxFileBytes: number;
+  /** Content newly read per snapshot; beyond it files are only stat'ed (default 64 MiB). */
+  maxStoreBytes: number;
+  /** Files per snapshot (default 50 000). */
+  maxFiles: number;
+  /** Wall time per snapshot (default 3 s). */
+  maxMs: number;
+};
+
+export const DEFAULT_SNAPSHOT_BUDGET: SnapshotBudget = {
+  maxFileBytes: 2 * 1024 * 1024,
+  maxStoreBytes: 64 * 1024 * 1024,
+  maxFiles: 50_000,
+  maxMs: 3_000,
+};
+
+export type FileState = {
+  size: number;
+  /** `${ino}:${mtimeNs}:${ctimeNs}`: equal means unchanged without reading. */
+  stamp: string;
+  hash: string | null;
+  /** Why there is no hash. */
+  why?: 'too-large' | 'over-budget' | 'binary';
+};
+
+export type WorkspaceSnapshot = {
+  root: string;
+  files: Record<string, FileState>;
+  complete: boolean;
+  /** Directories whose listing was fully walked (relative; '' = root). */
+  doneDirs: string[];
+  stoppedBy?: 'maxFiles' | 'maxMs';
+  ms: number;
+  /** Bytes read and stored by this snapshot. */
+  readBytes: number;
+};
+
+export type ShellChange = { path: string; status: FileStatus; before: string | null; after: string | null };
+export type ReportedOnly = { path: string; status: FileStatus | 'unknown'; reason: string };
+export type SnapshotDiff = { changes: ShellChange[]; reportedOnly: ReportedOnly[] };
+
+export class WorkspaceSnapshotter {
+  readonly budget: SnapshotBudget;
+  #blobs: BlobStore;
+  #last = new Map<string, WorkspaceSnapshot>();
+
+  constructor(deps: { blobs: BlobStore; budget?: Partial<SnapshotBudget> }) {
+    this.#blobs = deps.blobs;
+    this.budget = { ...DEFAULT_SNAPSHOT_BUDGET, ...deps.budget };
+  }
+
+  /** Walks `root` (absolute) within the budget; see the module doc. */
+  async snapshot(root: string): Promise<WorkspaceSnapshot> {
+    const started = performance.now();
+    const prev = this.#last.get(root);
+    const ignore = await loadIgnore(root);
+    const snap: WorkspaceSnapshot = { root, files: {}, complete: true, doneDirs: [], ms: 0, readBytes: 0 };
+    let count = 0;
+    const stop = (why: 'maxFiles' | 'maxMs') => {
+      snap.complete = false;
+      snap.stoppedBy = why;
+    };
+    const walk = async (rel: string): Promise<void> => {
+      const dir = rel === '' ? root : join(root, rel);
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch {
+        return; // vanished or unreadable: not covered
+      }
+      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const ent of entries) {
+        if (!snap.complete) return;
+        const childRel = rel === '' ? ent.name : `${rel}/${ent.name}`;
+        if (ent.isDirectory()) {
+          if (!ignore(childRel, true)) await walk(childRel);
+          continue;
+        }
+        if (!ent.isFile() || ignore(childRel, false)) continue;
+        if (++count > this.budget.maxFiles) return stop('maxFiles');
+        if (performance.now() - started > this.budget.maxMs) return stop('maxMs');
+        const state = await this.#fileState(join(root, childRel), prev?.files[childRel], snap);
+        if (state) snap.files[childRel] = state;
+      }
+      if (snap.complete) snap.doneDirs.push(rel);
+    };
+    await walk('');
+    snap.ms = performance.now() - started;
+    this.#last.set(root, snap);
+    return snap;
+  }
+
+  /** What changed from `before` to `after` (same root), with contents for every recordable change. */
+  async diff(before: WorkspaceSnapshot, after: WorkspaceSnapshot): Promise<SnapshotDiff> {
+    const out: SnapshotDiff = { changes: [], reportedOnly: [] };
+    // A directory is marked done only after its whole subtree was walked: any done ancestor covers the path.
+    const covered = (snap: WorkspaceSnapshot, done: Set<string>, rel: string) => {
+      if (snap.complete) return true;
+      const parts = rel.split('/');
+      for (let i = parts.length - 1; i >= 0; i--) if (done.has(parts.slice(0, i).join('/'))) return true;
+      return false;
+    };
+    const doneBefore = new Set(before.doneDirs);
+    const doneAfter = new Set(after.doneDirs);
+    const paths = [...new Set([...Object.keys(before.files), ...Object.keys(after.files)])].sort();
+    for (const rel of paths) {
+      const b = before.files[rel];
+      const a = after.files[rel];
+      const path = join(after.root, rel);
+      if (b && a && b.stamp === a.stamp && b.size === a.size) continue;
+      if (b && a && b.hash !== null && b.hash === a.hash) continue;
+      if (!b && !covered(before, doneBefore, rel)) {
+        out.reportedOnly.push({ path, status: 'unknown', reason: 'not reached by the snapshot before the command (budget)' });
+        continue;
+      }
+      if (!a && !covered(after, doneAfter, rel)) {
+        out.reportedOnly.push({ path, status: 'unknown', reason: 'not reached by the snapshot after the command (budget)' });
+        continue;
+      }
+      const status: FileStatus = !b ? 'created' : !a ? 'deleted' : 'modified';
+      const missing = (b && b.hash === null ? b : undefined) ?? (a && a.hash === null ? a : undefined);
+      if (missing) {
+        out.reportedOnly.push({ path, status, reason: reasonText(missing.why) });
+        continue;
+      }
+      const beforeText = b ? await this.#blobs.get(b.hash!) : null;
+      const afterText = a ? await this.#blobs.get(a.hash!) : null;
+      if (beforeText === undefined || afterText === undefined) {
+        out.reportedOnly.push({ path, status, reason: 'its content is missing from the blob store' });
+        continue;
+      }
+      out.changes.push({ path, status, before: beforeText, after: afterText });
+    }
+    return out;
+  }
+
+  async #fileState(full: string, prev: FileState | undefined, snap: WorkspaceSnapshot): Promise<FileState | undefined> {
+    let st;
+    try {
+      st = await lstat(full, { bigint: true });
+    } catch {
+      return undefined;
+    }
+    const size = Number(st.size);
+    const stamp = `${st.ino}:${st.mtimeNs}:${st.ctimeNs}`;
+    if (prev && prev.stamp === stamp && prev.size === size) return prev;
+    if (size > this.budget.maxFileBytes) return { size, stamp, hash: null, why: 'too-large' };
+    if (snap.readBytes + size > this.budget.maxStoreBytes) return { size, stamp, hash: null, why: 'over-budget' };
+    let bytes: Buffer;
+    try {
+      const fh = await open(full, 'r');
+      try {
+        bytes = await fh.readFile();
+      } finally {
+        await fh.close();
+      }
+    } catch {
+      return undefined;
+    }
+    snap.readBytes += bytes.length;
+    const text = bytes.toString('utf8');
+    if (!Buffer.from(text, 'utf8').equals(bytes)) return { size, stamp, hash: null, why: 'binary' };
+    return { size, stamp, hash: await this.#blobs.put(text) };
+  }
+}
+
+/** Records a command's recordable changes in the action log of `agentId` (and its ancestors'). */
+export async function recordShellChanges(
+  service: ActionLogService,
+  who: { agentId: string; ancestors: readonly string[]; command: string; terminalId?: string },
+  diff: SnapshotDiff,
+): Promise<number> {
+  let n = 0;
+  const source = {
+    kind: 'shell' as const,
+    command: who.command.slice(0, 4096),
+    ...(who.terminalId === undefined ? {} : { terminalId: who.terminalId as ChangeSource['terminalId'] }),
+  };
+  for (const c of diff.changes) {
+    const r = await service.recordChange({ agentId: who.agentId, ancestors: who.ancestors, path: c.path, before: c.before, after: c.after, source });
+    if (r) n++;
+  }
+  return n;
+}
+
+function reasonText(why: FileState['why']): string {
+  switch (why) {
+    case 'too-large':
+      return 'larger than the snapshot maxFileBytes; its change is reported only, not restorable';
+    case 'over-budget':
+      return 'beyond the snapshot content budget (maxStoreBytes); its change is reported only, not restorable';
+    case 'binary':
+      return 'not UTF-8 text; binary changes are reported only, not restorable';
+    default:
+      return 'no content was stored for it';
+  }
+}

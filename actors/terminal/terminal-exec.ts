@@ -1,0 +1,191 @@
+/**
+ * @module
+ * Commands on a terminal (jobs) and the replies for exec, wait and read:
+ * waits on a job until it finishes, its yield window or wait timeout passes,
+ * or it asks for input; renders its output as plain text with head+tail
+ * truncation and paging hints.
+ */
+import { headTail, plainText } from '../../machines/terminal/terminal-text.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import type { TerminalId } from '../../schemas/ids.ts';
+import type { ExecReply, ScreenSnapshot } from '../../schemas/terminal.ts';
+import type { TerminalSession } from './terminal-session.ts';
+
+export type Job = {
+  /** The append of terminal.command.started, still in flight while the command runs. */
+  started?: Promise<void>;
+  commandId: string;
+  command: string;
+  timeoutMs: number;
+  resources: string[];
+  state: 'queued' | 'acquiring' | 'running' | 'finished' | 'cancelled';
+  queuedAt: number;
+  startedAt: number;
+  /** Byte offsets: where the command was typed, where its output starts (C mark) and ends (D mark). */
+  cursor: number;
+  outputStart: number;
+  outputEnd: number | undefined;
+  exitCode: number | undefined;
+  signal: string | null;
+  durationMs: number | undefined;
+  timedOut: boolean;
+  resourceWaitMs: number | undefined;
+  inputAwaited: string | undefined;
+  cancelReason: string | undefined;
+  /** Wakes whoever waits on this job (finish, input awaited, cancel). */
+  changed: Set<() => void>;
+  timers: NodeJS.Timeout[];
+};
+
+export function newJob(commandId: string, command: string, timeoutMs: number, resources: string[], now: number, cursor: number): Job {
+  return {
+    commandId,
+    command,
+    timeoutMs,
+    resources,
+    state: 'queued',
+    queuedAt: now,
+    startedAt: 0,
+    cursor,
+    outputStart: cursor,
+    outputEnd: undefined,
+    exitCode: undefined,
+    signal: null,
+    durationMs: undefined,
+    timedOut: false,
+    resourceWaitMs: undefined,
+    inputAwaited: undefined,
+    cancelReason: undefined,
+    changed: new Set(),
+    timers: [],
+  };
+}
+
+/** Tells whoever waits on a job that it changed. */
+export function wake(job: Job): void {
+  for (const fn of [...job.changed]) fn();
+}
+
+/** Resolves when the job finishes, is cancelled, asks for input, or after `ms` (undefined: no limit). */
+export function settle(job: Job, ms: number | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => job.state === 'finished' || job.state === 'cancelled' || (job.inputAwaited !== undefined && job.inputAwaited !== '');
+    if (done() || ms === 0) return resolve();
+    let timer: NodeJS.Timeout | undefined;
+    const check = () => {
+      if (!done()) return;
+      finish();
+    };
+    const finish = () => {
+      if (timer) clearTimeout(timer);
+      job.changed.delete(check);
+      resolve();
+    };
+    job.changed.add(check);
+    if (ms !== undefined) timer = setTimeout(finish, ms);
+  });
+}
+
+export function execReply(session: TerminalSession, job: Job, maxBytes: number): ExecReply {
+  if (job.state === 'cancelled') {
+    throw new RuntimeError(
+      ErrorCode.InvalidState,
+      `Command '${job.commandId}' on terminal '${session.terminalId}' did not finish: ${job.cancelReason ?? 'cancelled'}; open a new terminal and run it again.`,
+    );
+  }
+  const finished = job.state === 'finished';
+  const end = finished ? job.outputEnd! : session.output.end;
+  const started = job.state === 'running' || finished;
+  const lost = started && job.outputStart < session.output.retainedStart;
+  const text = started ? outputText(session, job.outputStart, end, maxBytes) : { text: '', truncated: false, omittedBytes: 0 };
+  const status: ExecReply['status'] = finished
+    ? job.timedOut
+      ? 'timeout'
+      : 'exited'
+    : job.inputAwaited
+      ? 'input_required'
+      : started
+        ? 'running'
+        : 'queued';
+  const reply: ExecReply = {
+    terminalId: session.terminalId as TerminalId,
+    commandId: job.commandId,
+    status,
+    exitCode: finished ? job.exitCode! : null,
+    signal: finished ? job.signal : null,
+    durationMs: finished ? job.durationMs! : started ? Date.now() - job.startedAt : null,
+    output: text.text,
+    truncated: text.truncated || lost,
+    omittedBytes: text.omittedBytes,
+    cursor: end,
+    cwd: finished ? session.cwd : null,
+  };
+  if (job.resourceWaitMs !== undefined) reply.resourceWaitMs = job.resourceWaitMs;
+  if (status === 'input_required') {
+    reply.prompt = job.inputAwaited!;
+    reply.hint = `The command waits for input: send it with terminal.write (end with "\\n"; add "secret": true for passwords), or interrupt with terminal.signal SIGINT.`;
+  } else if (status === 'running' || status === 'queued') {
+    reply.hint = `Still ${status}: call terminal.wait {"terminalId": "${session.terminalId}", "commandId": "${job.commandId}"} or terminal.read {"cursor": ${end}}.`;
+  } else if (status === 'timeout') {
+    reply.hint = `The command reached its timeout and was interrupted (exit ${job.exitCode}); the terminal is usable again.`;
+  }
+  if (lost) reply.hint = `${reply.hint ? `${reply.hint} ` : ''}The start of the output is no longer kept in memory; read it from the log.`;
+  return reply;
+}
+
+/**
+ * Plain text of the output between two offsets, head+tail truncated. For big
+ * outputs only the two ends are rendered (a 50 MB flood costs two small slices).
+ */
+function outputText(session: TerminalSession, from: number, to: number, maxBytes: number) {
+  const hint = `page it with terminal.read {"cursor": ${from}}`;
+  const start = Math.max(from, session.output.retainedStart);
+  const window = 4 * maxBytes;
+  if (to - start <= 2 * window) return headTail(plainText(session.output.slice(start, to)), maxBytes, hint);
+  const head = plainText(session.output.slice(start, start + window));
+  const tail = plainText(session.output.slice(to - window, to));
+  const cut = headTail(`${head}${tail}`, maxBytes, hint);
+  // What was left out of the middle, in output bytes (approximate: raw, not plain).
+  const omitted = to - start - 2 * window + cut.omittedBytes;
+  return { text: cut.text.replace(/\[… \d+ bytes omitted/, `[… about ${omitted} bytes omitted`), truncated: true, omittedBytes: omitted };
+}
+
+export type ReadReply = {
+  terminalId: string;
+  output: string;
+  cursor: number;
+  nextCursor: number;
+  truncated: boolean;
+  omittedBytes: number;
+  hint?: string;
+  screen?: ScreenSnapshot;
+};
+
+/**
+ * Reads output. With a cursor: the page of at most `maxBytes` raw bytes from
+ * there (ends at nextCursor; read on to page). Without one: everything since
+ * the previous read, head+tail truncated.
+ */
+export async function readOutput(session: TerminalSession, cursor: number | undefined, maxBytes: number, screen: boolean): Promise<ReadReply> {
+  const end = session.output.end;
+  if (cursor !== undefined && cursor > end) {
+    throw new RuntimeError(ErrorCode.InvalidMessage, `cursor '${cursor}' is past the end of terminal '${session.terminalId}' output (${end} bytes); pass a cursor from a previous reply.`);
+  }
+  const from = Math.max(cursor ?? session.readCursor, session.output.retainedStart);
+  let reply: ReadReply;
+  if (cursor !== undefined) {
+    const to = Math.min(end, from + maxBytes);
+    const text = plainText(session.output.slice(from, to));
+    reply = { terminalId: session.terminalId, output: text, cursor: from, nextCursor: to, truncated: to < end, omittedBytes: 0 };
+    if (to < end) reply.hint = `${end - to} more bytes: read on with {"cursor": ${to}}.`;
+  } else {
+    const text = headTail(plainText(session.output.slice(from, end)), maxBytes, `page it with terminal.read {"cursor": ${from}}`);
+    reply = { terminalId: session.terminalId, output: text.text, cursor: from, nextCursor: end, truncated: text.truncated, omittedBytes: text.omittedBytes };
+  }
+  if (from > (cursor ?? session.readCursor)) {
+    reply.hint = `${reply.hint ? `${reply.hint} ` : ''}Output before byte ${from} is no longer kept in memory; read it from the log.`;
+  }
+  session.readCursor = reply.nextCursor;
+  if (screen) reply.screen = await session.output.snapshot();
+  return reply;
+}

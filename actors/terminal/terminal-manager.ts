@@ -1,0 +1,330 @@
+/**
+ * @module
+ * All terminals of one host: the handler behind every terminal.* command.
+ * Each method maps 1:1 onto a command, validates its data, checks ownership
+ * and limits, and returns the reply fields (throwing RuntimeError on refusal).
+ * Facts go out through the injected `emit` (events stream) and `emitOutput`
+ * (output stream); both must resolve once the fact is durably appended.
+ * Also owns the resource arbiter (pure state in machines/arbiter.ts).
+ */
+import type { z } from 'zod';
+import type { Logger } from 'pino';
+import * as arbiter from '../../machines/terminal/arbiter.ts';
+import { ErrorCode, LimitExceededError, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
+import { newId } from '../../schemas/ids.ts';
+import type { CommandDef } from '../../schemas/message.ts';
+import {
+  type ExecReply,
+  TerminalClose,
+  TerminalConfig,
+  TerminalExec,
+  TerminalOpen,
+  TerminalRead,
+  TerminalResize,
+  TerminalSignal,
+  TerminalWait,
+  TerminalWrite,
+} from '../../schemas/terminal.ts';
+import { checkEnv, resolveCwd, resolveShell } from './pty-spawn.ts';
+import { writeRcFile } from './shell-integration.ts';
+import { execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
+import type { OutputFact } from './terminal-output.ts';
+import { type Emit, type Job, normalizeSignal, TerminalSession } from './terminal-session.ts';
+
+export type TerminalManagerOptions = {
+  /** `domains.terminal` of the config (validated here; defaults fill the gaps). */
+  config?: z.input<typeof TerminalConfig>;
+  log: Logger;
+  emit: Emit;
+  emitOutput: (fact: OutputFact) => Promise<void>;
+};
+
+type DataOf<T> = T extends CommandDef<string, infer D, unknown> ? D : never;
+/** Recently closed ids, for a better error than "does not exist". */
+const CLOSED_IDS_KEPT = 1000;
+
+export class TerminalManager {
+  readonly config: TerminalConfig;
+  readonly log: Logger;
+  #emit: Emit;
+  #emitOutput: (fact: OutputFact) => Promise<void>;
+  #sessions = new Map<string, TerminalSession>();
+  #closedIds = new Set<string>();
+  #arbiter: arbiter.ArbiterState;
+  #waiters = new Map<string, (waitMs: number) => void>();
+  #idleTimer: NodeJS.Timeout | undefined;
+  #shuttingDown = false;
+  #rc: ReturnType<typeof writeRcFile> | undefined;
+
+  constructor(options: TerminalManagerOptions) {
+    this.config = TerminalConfig.parse(options.config ?? {});
+    this.log = options.log.child({ actor: 'terminal' });
+    this.#emit = options.emit;
+    this.#emitOutput = options.emitOutput;
+    this.#arbiter = arbiter.createArbiter(this.config.resources);
+    const tokens = new Map<string, string>();
+    for (const r of this.config.resources) {
+      const t = r.replace(/[^A-Za-z0-9_-]/g, '_');
+      if (tokens.has(t)) throw new RuntimeError(ErrorCode.InvalidMessage, `Resources '${tokens.get(t)}' and '${r}' map to the same id '${t}'; rename one in domains.terminal.resources.`);
+      tokens.set(t, r);
+    }
+    if (this.config.idleTimeoutMs > 0) {
+      this.#idleTimer = setInterval(() => this.#closeIdle(), Math.max(100, Math.min(60_000, this.config.idleTimeoutMs / 4)));
+      this.#idleTimer.unref();
+    }
+  }
+
+  /** terminal.open. `workspace`: the agent's workspace (relative cwd base, sandbox writable root). */
+  async open(agentId: string, data: unknown, context: { workspace?: string } = {}) {
+    const d = parse(TerminalOpen, data);
+    if (this.#shuttingDown) throw new RuntimeError(ErrorCode.Unavailable, 'The host is shutting down; open the terminal on another host or after restart.', { retryable: true });
+    const mine = [...this.#sessions.values()].filter((s) => s.agentId === agentId).length;
+    if (mine >= this.config.maxPerAgent) {
+      throw new LimitExceededError(`Agent '${agentId}' already has ${mine} terminals (maxPerAgent ${this.config.maxPerAgent}); close one with terminal.close first.`);
+    }
+    if (this.#sessions.size >= this.config.maxPerHost) {
+      throw new LimitExceededError(`This host already runs ${this.#sessions.size} terminals (maxPerHost ${this.config.maxPerHost}); close some or use another host.`);
+    }
+    const base = context.workspace ?? process.cwd();
+    const cwd = resolveCwd(d.cwd, base);
+    const env = checkEnv(d.env);
+    const shellPath = resolveShell(d.shell ?? this.config.shell);
+    const session = new TerminalSession({
+      spec: {
+        terminalId: newId('t'),
+        agentId,
+        cwd,
+        workspace: context.workspace ?? cwd,
+        env,
+        cols: d.cols ?? this.config.defaultCols,
+        rows: d.rows ?? this.config.defaultRows,
+        shellPath,
+        sandbox: d.sandbox ?? this.config.sandbox,
+        bwrapPath: this.config.bwrapPath,
+        memoryLimitBytes: this.config.memoryLimitBytes,
+        cpuLimitSeconds: this.config.cpuLimitSeconds,
+      },
+      config: this.config,
+      log: this.log,
+      emit: this.#emit,
+      emitOutput: this.#emitOutput,
+      acquire: (s, job) => this.#acquire(s, job),
+      release: (s, job, reason) => this.#release(s, job, reason),
+      onClosed: (s) => this.#onClosed(s),
+      rc: (this.#rc ??= writeRcFile()),
+    });
+    this.#sessions.set(session.terminalId, session);
+    try {
+      await session.open(this.config.openTimeoutMs);
+    } catch (err) {
+      await session.close('requested', 0);
+      throw err;
+    }
+    return { terminalId: session.terminalId, pid: session.pty.pid, tty: session.tty, cwd: session.cwd, cols: session.cols, rows: session.rows, shell: shellPath, sandbox: session.spec.sandbox };
+  }
+
+  async exec(agentId: string, data: unknown): Promise<ExecReply> {
+    const d = parse(TerminalExec, data);
+    const s = this.#owned(agentId, d.terminalId);
+    const timeoutMs = this.#timeout(d.timeoutMs, 'timeoutMs') ?? this.config.defaultTimeoutMs;
+    const resources = [...new Set(d.resources ?? [])];
+    const unknown = arbiter.unknownResources(this.#arbiter, resources);
+    if (unknown.length) {
+      throw new RuntimeError(ErrorCode.InvalidMessage, `Resource '${unknown[0]}' is not declared; use one of: ${this.config.resources.join(', ') || '(none configured)'}.`);
+    }
+    const job = await s.submit(d.command, timeoutMs, resources);
+    await settle(job, d.yieldMs);
+    return execReply(s, job, d.maxBytes ?? this.config.defaultMaxBytes);
+  }
+
+  async wait(agentId: string, data: unknown): Promise<ExecReply> {
+    const d = parse(TerminalWait, data);
+    const s = this.#owned(agentId, d.terminalId, true);
+    const job = d.commandId ? s.jobs.get(d.commandId) : s.lastJob;
+    if (!job) {
+      throw new NotFoundError(
+        d.commandId
+          ? `Command '${d.commandId}' is not known on terminal '${d.terminalId}'; use the commandId from a terminal.exec reply.`
+          : `Terminal '${d.terminalId}' has run no command; start one with terminal.exec.`,
+      );
+    }
+    await settle(job, this.#timeout(d.timeoutMs, 'timeoutMs'));
+    return execReply(s, job, d.maxBytes ?? this.config.defaultMaxBytes);
+  }
+
+  async read(agentId: string, data: unknown): Promise<ReadReply> {
+    const d = parse(TerminalRead, data);
+    const s = this.#owned(agentId, d.terminalId, true);
+    return readOutput(s, d.cursor, d.maxBytes ?? this.config.defaultMaxBytes, d.screen === true && s.status !== 'closed');
+  }
+
+  async write(agentId: string, data: unknown) {
+    const d = parse(TerminalWrite, data);
+    const s = this.#owned(agentId, d.terminalId);
+    const bytes = await s.write(d.data, d.secret === true);
+    return { terminalId: s.terminalId, bytes };
+  }
+
+  async resize(agentId: string, data: unknown) {
+    const d = parse(TerminalResize, data);
+    const s = this.#owned(agentId, d.terminalId);
+    await s.resize(d.cols, d.rows);
+    return { terminalId: s.terminalId, cols: d.cols, rows: d.rows };
+  }
+
+  async signal(agentId: string, data: unknown) {
+    const d = parse(TerminalSignal, data);
+    normalizeSignal(d.signal);
+    const s = this.#owned(agentId, d.terminalId);
+    return { terminalId: s.terminalId, ...(await s.signal(d.signal)) };
+  }
+
+  /** terminal.pause-all: `all` (the root agent asking) pauses every terminal of the host. */
+  async pauseAll(agentId: string, options: { all?: boolean } = {}) {
+    const terminalIds: string[] = [];
+    for (const s of this.#scope(agentId, options.all)) if (await s.pause()) terminalIds.push(s.terminalId);
+    return { terminalIds };
+  }
+
+  async resumeAll(agentId: string, options: { all?: boolean } = {}) {
+    const terminalIds: string[] = [];
+    for (const s of this.#scope(agentId, options.all)) if (await s.resume()) terminalIds.push(s.terminalId);
+    return { terminalIds };
+  }
+
+  async close(agentId: string, data: unknown) {
+    const d = parse(TerminalClose, data);
+    const s = this.#owned(agentId, d.terminalId);
+    await s.close('requested', d.graceMs ?? this.config.closeGraceMs);
+    return { terminalId: s.terminalId, exitCode: s.closed?.exitCode ?? null, signal: s.closed?.signal ?? null };
+  }
+
+  /** When an agent is cancelled or removed: close all its terminals. */
+  async closeAllForAgent(agentId: string): Promise<string[]> {
+    const mine = [...this.#sessions.values()].filter((s) => s.agentId === agentId);
+    await Promise.all(mine.map((s) => s.close('agent-closed', this.config.closeGraceMs)));
+    return mine.map((s) => s.terminalId);
+  }
+
+  list(agentId: string, options: { all?: boolean } = {}) {
+    return {
+      terminals: this.#scope(agentId, options.all).map((s) => ({ terminalId: s.terminalId, pid: s.pty.pid, cwd: s.cwd, status: s.status, queued: s.queue.length })),
+    };
+  }
+
+  /** Host stop: close every terminal, then stop timers. */
+  async shutdown(): Promise<void> {
+    this.#shuttingDown = true;
+    if (this.#idleTimer) clearInterval(this.#idleTimer);
+    await Promise.all([...this.#sessions.values()].map((s) => s.close('shutdown', this.config.closeGraceMs)));
+    this.#rc?.remove();
+    this.#rc = undefined;
+  }
+
+  /** The live session (tests, replay tooling). */
+  get(terminalId: string): TerminalSession | undefined {
+    return this.#sessions.get(terminalId);
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  #scope(agentId: string, all?: boolean): TerminalSession[] {
+    return [...this.#sessions.values()].filter((s) => (all || s.agentId === agentId) && s.status !== 'closed' && s.status !== 'closing');
+  }
+
+  #owned(agentId: string, terminalId: string, allowClosed = false): TerminalSession {
+    const s = this.#sessions.get(terminalId);
+    if (!s) {
+      if (this.#closedIds.has(terminalId)) {
+        throw new RuntimeError(ErrorCode.InvalidState, `Terminal '${terminalId}' is closed; open a new one with terminal.open.`);
+      }
+      throw new NotFoundError(`Terminal '${terminalId}' does not exist on this host; open one with terminal.open or list yours with terminal.list.`);
+    }
+    if (s.agentId !== agentId) {
+      throw new RuntimeError(ErrorCode.PermissionDenied, `Terminal '${terminalId}' belongs to another agent; use your own terminals (terminal.list).`);
+    }
+    if (!allowClosed && (s.status === 'closing' || s.status === 'closed')) {
+      throw new RuntimeError(ErrorCode.InvalidState, `Terminal '${terminalId}' is closed; open a new one with terminal.open.`);
+    }
+    return s;
+  }
+
+  #timeout(ms: number | undefined, field: string): number | undefined {
+    if (ms !== undefined && ms > this.config.maxTimeoutMs) {
+      throw new LimitExceededError(`${field} '${ms}' is beyond the maximum of ${this.config.maxTimeoutMs} ms; pass a smaller value (use yieldMs and terminal.wait for long commands).`);
+    }
+    return ms;
+  }
+
+  #closeIdle(): void {
+    const now = Date.now();
+    for (const s of this.#sessions.values()) {
+      if (s.status === 'idle' && s.queue.length === 0 && now - s.lastActivity > this.config.idleTimeoutMs) {
+        void s.close('idle', this.config.closeGraceMs);
+      }
+    }
+  }
+
+  #onClosed(s: TerminalSession): void {
+    this.#sessions.delete(s.terminalId);
+    this.#closedIds.add(s.terminalId);
+    if (this.#closedIds.size > CLOSED_IDS_KEPT) this.#closedIds.delete(this.#closedIds.values().next().value!);
+    const { state, released, granted } = arbiter.releaseTerminal(this.#arbiter, s.terminalId, Date.now());
+    this.#arbiter = state;
+    for (const key of [...this.#waiters.keys()]) {
+      if (key.startsWith(`${s.terminalId}/`)) {
+        this.#waiters.get(key)!(-1);
+        this.#waiters.delete(key);
+      }
+    }
+    void this.#announce(released, 'closed', granted);
+  }
+
+  #acquire(s: TerminalSession, job: Job): Promise<number> {
+    const key = `${s.terminalId}/${job.commandId}`;
+    const waited = new Promise<number>((resolve) => this.#waiters.set(key, resolve));
+    const { state, granted } = arbiter.request(
+      this.#arbiter,
+      { key, agentId: s.agentId, terminalId: s.terminalId, commandId: job.commandId, resources: job.resources, priority: this.config.agentPriority[s.agentId] ?? 0, at: job.queuedAt },
+      Date.now(),
+    );
+    this.#arbiter = state;
+    void this.#announce([], 'finished', granted);
+    return waited;
+  }
+
+  async #release(s: TerminalSession, job: Job, reason: 'finished' | 'cancelled'): Promise<void> {
+    const { state, released, granted } = arbiter.release(this.#arbiter, `${s.terminalId}/${job.commandId}`, Date.now());
+    this.#arbiter = state;
+    await this.#announce(released, reason, granted);
+  }
+
+  /** Emits released/acquired facts, then wakes the granted commands. */
+  async #announce(released: arbiter.Grant[], reason: 'finished' | 'cancelled' | 'closed', granted: arbiter.Grant[]): Promise<void> {
+    const now = Date.now();
+    for (const g of released) {
+      for (const resource of g.resources) {
+        await this.#emit({ type: 'resource.released', agentId: g.agentId, data: { resource, agentId: g.agentId, terminalId: g.terminalId, commandId: g.commandId, heldMs: now - g.grantedAt, reason } });
+      }
+    }
+    for (const g of granted) {
+      for (const resource of g.resources) {
+        await this.#emit({ type: 'resource.acquired', agentId: g.agentId, data: { resource, agentId: g.agentId, terminalId: g.terminalId, commandId: g.commandId, waitMs: g.waitMs } });
+      }
+      this.#waiters.get(g.key)?.(g.waitMs);
+      this.#waiters.delete(g.key);
+    }
+  }
+}
+
+/** Validates command data with its schema; the error names each bad field. */
+function parse<T extends CommandDef>(def: T, data: unknown): DataOf<T> {
+  const result = def.data.safeParse(data);
+  if (result.success) return result.data as DataOf<T>;
+  const issues = result.error.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message}`).join('; ');
+  throw new RuntimeError(ErrorCode.InvalidMessage, `Invalid ${def.type} data (${issues}); fix these fields and send again.`, {
+    details: { issues: result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
+  });
+}

@@ -1,0 +1,203 @@
+/**
+ * @module
+ * The output path of one terminal: every PTY read is numbered by byte offset,
+ * kept in a bounded in-memory tail for `terminal.read`, coalesced (≤ 64 KiB or
+ * ≤ 20 ms by default), parsed by the headless screen, and handed to
+ * `emitOutput` as a `terminal.output.received` fact. When too many chunks are
+ * in flight (the log falls behind) the producer is paused, and resumed at half.
+ */
+import type { Logger } from 'pino';
+import { plainText, utf8Length } from '../../machines/terminal/terminal-text.ts';
+import type { ScreenSnapshot } from '../../schemas/terminal.ts';
+import { takeScreen, type TerminalScreen } from './terminal-screen.ts';
+
+export type OutputFact = {
+  type: 'terminal.output.received';
+  data: {
+    terminalId: string;
+    offset: number;
+    bytes: number;
+    data: string;
+    plainText?: string;
+    sequences: Array<{ kind: any; seq: string; value?: string }>;
+    sequenceCount: number;
+    isInteractive: boolean;
+  };
+  agentId?: string;
+};
+
+export type OutputOptions = {
+  terminalId: string;
+  agentId: string;
+  cols: number;
+  rows: number;
+  coalesceBytes: number;
+  coalesceMs: number;
+  highWaterChunks: number;
+  maxRetainedBytes: number;
+  emitOutput: (fact: OutputFact) => Promise<void>;
+  /** Flow control of the producer (the PTY). */
+  pause: () => void;
+  resume: () => void;
+  /** Terminal replies the screen generates (cursor reports, device attributes). */
+  respond: (data: string) => void;
+  log: Logger;
+};
+
+type Piece = { offset: number; bytes: number; data: string };
+
+export class TerminalOutput {
+  readonly screen: TerminalScreen;
+  #o: OutputOptions;
+  /** Bytes seen so far: the offset of the next byte. */
+  end = 0;
+  #retained: Piece[] = [];
+  #retainedBytes = 0;
+  #buf: string[] = [];
+  #bufBytes = 0;
+  #bufOffset = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #chain: Promise<unknown> = Promise.resolve();
+  #lastEmit: Promise<void> = Promise.resolve();
+  #backlog = 0;
+  #paused = false;
+  chunksEmitted = 0;
+  pauses = 0;
+
+  constructor(options: OutputOptions) {
+    this.#o = options;
+    this.screen = takeScreen(options.cols, options.rows, options.respond);
+  }
+
+  /** Accepts one PTY read; returns its byte offset. */
+  push(data: string): number {
+    const offset = this.end;
+    const bytes = utf8Length(data);
+    this.end += bytes;
+    this.#retained.push({ offset, bytes, data });
+    this.#retainedBytes += bytes;
+    while (this.#retainedBytes > this.#o.maxRetainedBytes && this.#retained.length > 1) {
+      this.#retainedBytes -= this.#retained.shift()!.bytes;
+    }
+    if (this.#bufBytes > 0 && this.#bufBytes + bytes > this.#o.coalesceBytes) this.flush();
+    if (this.#bufBytes === 0) this.#bufOffset = offset;
+    this.#buf.push(data);
+    this.#bufBytes += bytes;
+    if (this.#bufBytes >= this.#o.coalesceBytes) this.flush();
+    else this.#timer ??= setTimeout(() => this.flush(), this.#o.coalesceMs);
+    return offset;
+  }
+
+  /** Emits what is buffered; resolves when every chunk so far is appended. */
+  flush(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#bufBytes === 0) return this.#lastEmit;
+    const data = this.#buf.length === 1 ? this.#buf[0]! : this.#buf.join('');
+    const offset = this.#bufOffset;
+    const bytes = this.#bufBytes;
+    this.#buf = [];
+    this.#bufBytes = 0;
+    this.#backlog++;
+    this.#pressure();
+    const parsed = this.#chain.then(() => this.screen.write(data));
+    this.#chain = parsed;
+    const previous = this.#lastEmit;
+    const emitted = parsed
+      .then(async (a) => {
+        const fact: OutputFact = {
+          type: 'terminal.output.received',
+          agentId: this.#o.agentId,
+          data: { terminalId: this.#o.terminalId, offset, bytes, data, ...plainOf(data), ...a },
+        };
+        // Calls to emitOutput are made in stream order; appends may overlap.
+        const append = this.#o.emitOutput(fact);
+        await previous;
+        await append;
+        this.chunksEmitted++;
+      })
+      .catch((err: unknown) => this.#o.log.error({ err, terminalId: this.#o.terminalId }, 'output not appended'))
+      .finally(() => {
+        this.#backlog--;
+        this.#pressure();
+      });
+    this.#lastEmit = emitted;
+    return emitted;
+  }
+
+  /** Applies a resize to the screen at this point of the stream (after what is buffered). */
+  resize(cols: number, rows: number): Promise<void> {
+    const flushed = this.flush();
+    this.#chain = this.#chain.then(() => this.screen.resize(cols, rows));
+    return flushed;
+  }
+
+  /** The screen after everything received so far. */
+  async snapshot(): Promise<ScreenSnapshot> {
+    this.flush();
+    await this.#chain;
+    return this.screen.snapshot();
+  }
+
+  async promptLine(): Promise<string> {
+    this.flush();
+    await this.#chain;
+    return this.screen.promptLine();
+  }
+
+  /** The first retained offset: output before it is only in the log. */
+  get retainedStart(): number {
+    return this.#retained[0]?.offset ?? this.end;
+  }
+
+  /** Raw output between two offsets (clamped to what is retained). */
+  slice(from: number, to = this.end): string {
+    const start = Math.max(from, this.retainedStart);
+    const parts: string[] = [];
+    // Binary search for the first piece that ends after `start`.
+    let lo = 0;
+    let hi = this.#retained.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const p = this.#retained[mid]!;
+      if (p.offset + p.bytes <= start) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < this.#retained.length; i++) {
+      const p = this.#retained[i]!;
+      if (p.offset >= to) break;
+      if (p.offset >= start && p.offset + p.bytes <= to) parts.push(p.data);
+      else {
+        const buf = Buffer.from(p.data, 'utf8');
+        parts.push(buf.subarray(Math.max(0, start - p.offset), Math.min(p.bytes, to - p.offset)).toString('utf8'));
+      }
+    }
+    return parts.join('');
+  }
+
+  #pressure(): void {
+    if (!this.#paused && this.#backlog >= this.#o.highWaterChunks) {
+      this.#paused = true;
+      this.pauses++;
+      this.#o.pause();
+    } else if (this.#paused && this.#backlog <= Math.floor(this.#o.highWaterChunks / 2)) {
+      this.#paused = false;
+      this.#o.resume();
+    }
+  }
+
+  get backlog(): number {
+    return this.#backlog;
+  }
+
+  dispose(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.screen.dispose();
+  }
+}
+
+/** `plainText` only when it differs from the raw data: plain output is not stored twice. */
+function plainOf(data: string): { plainText?: string } {
+  const text = plainText(data);
+  return text === data ? {} : { plainText: text };
+}

@@ -1,0 +1,168 @@
+/**
+ * @module
+ * Linux /proc readings for terminals: the foreground process group of a tty,
+ * the processes of a session, and whether a process is blocked reading its
+ * terminal (wchan `wait_woken`/`n_tty_read` with a descriptor on that tty). All reads
+ * tolerate processes vanishing mid-read. Elsewhere they return "unknown".
+ */
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { SIGNALS } from '../../schemas/terminal.ts';
+
+export type ProcStat = { pid: number; comm: string; state: string; ppid: number; pgrp: number; session: number; tpgid: number };
+
+export function readStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const close = text.lastIndexOf(')');
+  const comm = text.slice(text.indexOf('(') + 1, close);
+  const f = text.slice(close + 2).split(' ');
+  return { pid, comm, state: f[0]!, ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]), tpgid: Number(f[5]) };
+}
+
+/** The foreground process group of the terminal `pid` is attached to (-1 when unknown). */
+export function foregroundPgid(pid: number): number {
+  return readStat(pid)?.tpgid ?? -1;
+}
+
+/** Every live (non-zombie unless asked) process of session `sid`. */
+export function sessionMembers(sid: number, includeZombies = false): ProcStat[] {
+  return scan((s) => s.session === sid && (includeZombies || s.state !== 'Z'));
+}
+
+export function groupMembers(pgid: number): ProcStat[] {
+  return scan((s) => s.pgrp === pgid && s.state !== 'Z');
+}
+
+function scan(match: (s: ProcStat) => boolean): ProcStat[] {
+  const out: ProcStat[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    const s = readStat(Number(name));
+    if (s && match(s)) out.push(s);
+  }
+  return out;
+}
+
+const TTY_READ_WCHAN = new Set(['wait_woken', 'n_tty_read']);
+
+/** Whether `pid` sleeps in a tty read with a descriptor on `tty` (wchan is not specific to ttys, the descriptor is). */
+export function isReadingTty(pid: number, tty: string): boolean {
+  const s = readStat(pid);
+  if (!s || s.state !== 'S') return false;
+  let wchan: string;
+  try {
+    wchan = readFileSync(`/proc/${pid}/wchan`, 'utf8').trim();
+  } catch {
+    return false;
+  }
+  if (!TTY_READ_WCHAN.has(wchan)) return false;
+  // stdin first; else any descriptor on the tty (git and ssh open /dev/tty for passwords).
+  if (linkOf(pid, '0') === tty) return true;
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  return fds.some((fd) => fd !== '0' && linkOf(pid, fd) === tty);
+}
+
+function linkOf(pid: number, fd: string): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The process of the foreground group that waits for terminal input, if any:
+ * the group leader first, then (only if it is not) the other members.
+ */
+export function ttyReader(anyPidOnTty: number, tty: string): number | undefined {
+  const pgid = foregroundPgid(anyPidOnTty);
+  if (pgid <= 0) return undefined;
+  if (isReadingTty(pgid, tty)) return pgid;
+  for (const m of groupMembers(pgid)) if (m.pid !== pgid && isReadingTty(m.pid, tty)) return m.pid;
+  return undefined;
+}
+
+export function isAlive(pid: number): boolean {
+  const s = readStat(pid);
+  return s !== undefined && s.state !== 'Z' && s.state !== 'X';
+}
+
+/** Sends a signal, ignoring "no such process". Returns whether it was delivered. */
+export function signalSafely(target: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(target, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Signal number → name (15 → "SIGTERM"). */
+export const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n as number, name] as const));
+
+/** "term", "TERM" or "SIGTERM" → "SIGTERM"; refuses signals not in SIGNALS. */
+export function normalizeSignal(name: string): NodeJS.Signals {
+  const upper = name.toUpperCase();
+  const full = upper.startsWith('SIG') ? upper : `SIG${upper}`;
+  if (!(SIGNALS as readonly string[]).includes(full)) {
+    throw new RuntimeError(ErrorCode.InvalidMessage, `Signal '${name}' is not supported; use one of ${SIGNALS.join(', ')}.`);
+  }
+  return full as NodeJS.Signals;
+}
+
+/**
+ * SIGHUP+SIGTERM+SIGCONT (a stopped process must run to die of SIGTERM), or
+ * SIGKILL, to each process and to its group unless the group is in `spareGroups`.
+ */
+export function signalAll(members: Array<{ pid: number; pgrp: number }>, signal: 'SIGTERM' | 'SIGKILL', spareGroups: number[]): void {
+  const groups = new Set(members.map((m) => m.pgrp).filter((g) => !spareGroups.includes(g)));
+  const targets = [...[...groups].map((g) => -g), ...members.map((m) => m.pid)];
+  for (const t of targets) {
+    if (signal === 'SIGTERM') {
+      signalSafely(t, 'SIGHUP');
+      signalSafely(t, 'SIGTERM');
+      signalSafely(t, 'SIGCONT');
+    } else signalSafely(t, 'SIGKILL');
+  }
+}
+
+/** Polls `done` every 20 ms for up to `ms`; resolves with whether it became true. */
+export async function until(done: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() >= deadline) return false;
+    await sleep(20);
+  }
+  return true;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The line discipline of a terminal (`stty -a -F <tty>`): echo and canonical (line) mode. */
+export function ttyModes(tty: string): { echo: boolean; canonical: boolean } | undefined {
+  if (!tty.startsWith('/dev/')) return undefined;
+  const r = spawnSync('stty', ['-a', '-F', tty], { encoding: 'utf8', timeout: 1000 });
+  if (r.status !== 0) return undefined;
+  return { echo: !/(^|\s)-echo(\s|$)/.test(r.stdout), canonical: !/(^|\s)-icanon(\s|$)/.test(r.stdout) };
+}

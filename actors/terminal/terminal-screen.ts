@@ -1,0 +1,229 @@
+/**
+ * @module
+ * The headless screen of one terminal: an @xterm/headless instance fed the
+ * same coalesced output chunks that go to the log, whose parser hooks report
+ * the control sequences of each chunk (the hooks return false, so xterm still
+ * acts on every sequence). Also `renderScreen`, which rebuilds a screen from
+ * logged chunks for replay.
+ */
+import xterm from '@xterm/headless';
+import { skippablePrefix } from '../../machines/terminal/terminal-text.ts';
+import type { ControlSequence, ScreenSnapshot } from '../../schemas/terminal.ts';
+
+const { Terminal } = xterm;
+type XTerm = InstanceType<typeof Terminal>;
+
+/** Sequences listed per chunk; the rest are only counted. */
+export const MAX_SEQUENCES_PER_CHUNK = 64;
+const SCROLLBACK = 1000;
+
+export type ChunkAnalysis = { sequences: ControlSequence[]; sequenceCount: number; isInteractive: boolean };
+
+const CSI_KINDS: Record<string, ControlSequence['kind']> = {
+  m: 'sgr',
+  K: 'erase-line',
+  J: 'erase-display',
+  A: 'cursor-move',
+  B: 'cursor-move',
+  C: 'cursor-move',
+  D: 'cursor-move',
+  E: 'cursor-move',
+  F: 'cursor-move',
+  G: 'cursor-move',
+  a: 'cursor-move',
+  e: 'cursor-move',
+  '`': 'cursor-move',
+  H: 'cursor-position',
+  f: 'cursor-position',
+  d: 'cursor-position',
+  s: 'save-cursor',
+  u: 'restore-cursor',
+  r: 'scroll-region',
+};
+const ALT_SCREEN_MODES = new Set([47, 1047, 1049]);
+
+export class TerminalScreen {
+  readonly term: XTerm;
+  #seqs: ControlSequence[] = [];
+  #count = 0;
+  #interactive = false;
+  #title = '';
+  /** Where terminal replies (cursor reports, device attributes) go; settable for a reused screen. */
+  onResponse: ((data: string) => void) | undefined;
+  /**
+   * xterm's synchronous parse (`_core._writeBuffer.writeSync`, present in the
+   * pinned 6.0.0). The public `write` schedules each chunk with setTimeout,
+   * which adds ≥ 1 ms per chunk to every command; we register no async
+   * handlers, the case where writeSync is "unreliable". Falls back to `write`.
+   */
+  #writeSync: ((data: string) => void) | undefined;
+  /** Skip the invisible start of big plain-text chunks (see skippablePrefix). */
+  readonly fastPath: boolean;
+  /** Characters not parsed thanks to the fast path (for benchmarks). */
+  skipped = 0;
+
+  constructor(cols: number, rows: number, options: { onResponse?: (data: string) => void; fastPath?: boolean } = {}) {
+    this.fastPath = options.fastPath ?? true;
+    this.term = new Terminal({ cols, rows, scrollback: SCROLLBACK, allowProposedApi: true });
+    const writeBuffer = (this.term as unknown as { _core?: { _writeBuffer?: { writeSync?: (d: string) => void } } })._core?._writeBuffer;
+    if (typeof writeBuffer?.writeSync === 'function') this.#writeSync = (d) => writeBuffer.writeSync!(d);
+    this.onResponse = options.onResponse;
+    const parser = this.term.parser;
+    for (const [final, kind] of Object.entries(CSI_KINDS)) {
+      parser.registerCsiHandler({ final }, (params) => {
+        if (kind === 'cursor-position') this.#interactive = true;
+        this.#add(kind, `CSI ${fmtParams(params)}${final}`);
+        return false;
+      });
+    }
+    for (const final of ['h', 'l']) {
+      parser.registerCsiHandler({ prefix: '?', final }, (params) => {
+        const modes = params.flat();
+        const alt = modes.some((m) => ALT_SCREEN_MODES.has(m));
+        if (alt && final === 'h') this.#interactive = true;
+        this.#add(alt ? (final === 'h' ? 'alt-screen-on' : 'alt-screen-off') : 'mode', `CSI ?${fmtParams(params)}${final}`);
+        return false;
+      });
+    }
+    parser.registerEscHandler({ final: '7' }, () => (this.#add('save-cursor', 'ESC 7'), false));
+    parser.registerEscHandler({ final: '8' }, () => (this.#add('restore-cursor', 'ESC 8'), false));
+    for (const ident of [0, 1, 2]) {
+      parser.registerOscHandler(ident, (data) => (this.#add('title', `OSC ${ident}`, data), false));
+    }
+    for (const ident of [7, 8, 52, 133, 633, 1337]) {
+      parser.registerOscHandler(ident, (data) => (this.#add('osc', `OSC ${ident}`, data), false));
+    }
+    this.term.onTitleChange((t) => {
+      this.#title = t;
+    });
+    this.term.onData((data) => this.onResponse?.(data));
+  }
+
+  #add(kind: ControlSequence['kind'], seq: string, value?: string): void {
+    this.#count++;
+    if (this.#seqs.length < MAX_SEQUENCES_PER_CHUNK) {
+      this.#seqs.push(value === undefined ? { kind, seq } : { kind, seq, value: value.slice(0, 200) });
+    }
+  }
+
+  /** Feeds one chunk; resolves once xterm parsed it, with the sequences it held. */
+  write(data: string): Promise<ChunkAnalysis> {
+    if (this.fastPath && data.length >= 4 * this.term.cols * this.term.rows && this.#plainState()) {
+      const skip = skippablePrefix(data, this.term.cols, this.term.rows);
+      if (skip > 0) {
+        this.skipped += skip;
+        data = data.slice(skip);
+      }
+    }
+    if (this.#writeSync) {
+      this.#writeSync(data);
+      return Promise.resolve(this.#collect());
+    }
+    // xterm calls back right after parsing this chunk, before the next one.
+    return new Promise((resolve) => this.term.write(data, () => resolve(this.#collect())));
+  }
+
+  /** Normal buffer, autowrap on, insert mode off, full-screen scroll region. */
+  #plainState(): boolean {
+    const core = (this.term as unknown as { _core?: { buffer?: { scrollTop: number; scrollBottom: number } } })._core;
+    const buf = core?.buffer;
+    if (!buf || buf.scrollTop !== 0 || buf.scrollBottom !== this.term.rows - 1) return false;
+    const modes = this.term.modes;
+    return this.term.buffer.active.type === 'normal' && modes.wraparoundMode && !modes.insertMode;
+  }
+
+  #collect(): ChunkAnalysis {
+    const result: ChunkAnalysis = {
+      sequences: this.#seqs,
+      sequenceCount: this.#count,
+      isInteractive: this.#interactive || this.term.buffer.active.type === 'alternate',
+    };
+    this.#seqs = [];
+    this.#count = 0;
+    this.#interactive = false;
+    return result;
+  }
+
+  resize(cols: number, rows: number): void {
+    this.term.resize(cols, rows);
+  }
+
+  snapshot(): ScreenSnapshot {
+    const buf = this.term.buffer.active;
+    const lines: string[] = [];
+    for (let y = 0; y < this.term.rows; y++) lines.push(buf.getLine(buf.viewportY + y)?.translateToString(true) ?? '');
+    const snap: ScreenSnapshot = {
+      cols: this.term.cols,
+      rows: this.term.rows,
+      lines,
+      cursor: { x: buf.cursorX, y: buf.cursorY },
+      buffer: buf.type === 'alternate' ? 'alternate' : 'normal',
+    };
+    if (this.#title) snap.title = this.#title;
+    return snap;
+  }
+
+  /** The last non-empty line at or above the cursor: what a waiting program asked. */
+  promptLine(): string {
+    const buf = this.term.buffer.active;
+    for (let y = buf.cursorY; y >= 0; y--) {
+      const line = buf.getLine(buf.viewportY + y)?.translateToString(true) ?? '';
+      if (line.trim()) return line.trimEnd();
+    }
+    return '';
+  }
+
+  dispose(): void {
+    this.term.dispose();
+  }
+}
+
+/**
+ * One pre-built screen at the default size: building an xterm costs ~3 ms,
+ * which would otherwise sit on every terminal.open. Refilled after each take.
+ */
+let spare: TerminalScreen | undefined;
+let spareTimer: NodeJS.Timeout | undefined;
+export function takeScreen(cols: number, rows: number, onResponse: (data: string) => void): TerminalScreen {
+  const screen = spare && spare.term.cols === cols && spare.term.rows === rows ? spare : new TerminalScreen(cols, rows);
+  if (screen === spare) spare = undefined;
+  screen.onResponse = onResponse;
+  if (cols === 80 && rows === 24 && !spare && !spareTimer) {
+    spareTimer = setTimeout(() => {
+      spareTimer = undefined;
+      spare ??= new TerminalScreen(80, 24);
+    }, 0);
+    spareTimer.unref();
+  }
+  return screen;
+}
+
+function fmtParams(params: (number | number[])[]): string {
+  return params.map((p) => (Array.isArray(p) ? p.join(':') : String(p))).join(';');
+}
+
+/** An item of a terminal's history for replay: an output chunk, or a resize at that point. */
+export type ScreenHistoryItem = string | { data: string } | { cols: number; rows: number };
+
+/**
+ * Renders the screen a terminal showed after `items` (its output chunks and
+ * resizes, in log order), starting from a `cols`×`rows` window.
+ */
+export async function renderScreen(items: Iterable<ScreenHistoryItem>, cols: number, rows: number): Promise<ScreenSnapshot> {
+  const screen = new TerminalScreen(cols, rows);
+  try {
+    let last: Promise<unknown> = Promise.resolve();
+    for (const item of items) {
+      if (typeof item === 'string') last = screen.write(item);
+      else if ('data' in item) last = screen.write(item.data);
+      else {
+        await last;
+        screen.resize(item.cols, item.rows);
+      }
+    }
+    await last;
+    return screen.snapshot();
+  } finally {
+    screen.dispose();
+  }
+}

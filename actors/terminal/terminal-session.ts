@@ -1,0 +1,338 @@
+/**
+ * @module
+ * One open terminal: a PTY running bash with skein's shell integration. It
+ * runs commands one at a time (the rest queue in order), finds their end and
+ * exit status from OSC 133 marks, interrupts them at their timeout, notices
+ * when they wait for terminal input, and tears the whole session down on
+ * close. Facts go out through the injected `emit`; output through
+ * `TerminalOutput`. The job lifecycle (queue, timeouts, input-awaited
+ * detection) lives in `terminal-jobs.ts`; replies are built by
+ * `terminal-exec.ts`.
+ */
+import { readlinkSync } from 'node:fs';
+import type { IPty } from '@lydell/node-pty';
+import type { Logger } from 'pino';
+import { ErrorCode, InvalidStateError, RuntimeError } from '../../schemas/errors.ts';
+import type { TerminalConfig } from '../../schemas/terminal.ts';
+import { type SpawnSpec, spawnPty } from './pty-spawn.ts';
+import { type Mark, MarkScanner } from './shell-integration.ts';
+import type { Job } from './terminal-exec.ts';
+import { JobRunner } from './terminal-jobs.ts';
+import { type OutputFact, TerminalOutput } from './terminal-output.ts';
+import { ttyModes, foregroundPgid, normalizeSignal, sessionMembers, SIGNAL_NAMES, signalAll, signalSafely, sleep, until } from './terminal-proc.ts';
+
+export { normalizeSignal };
+export type { Job };
+
+export type Fact = { type: string; data: Record<string, unknown>; agentId?: string };
+export type Emit = (fact: Fact) => Promise<void>;
+
+export type SessionDeps = {
+  spec: SpawnSpec;
+  config: TerminalConfig;
+  log: Logger;
+  emit: Emit;
+  emitOutput: (fact: OutputFact) => Promise<void>;
+  /** Waits for a job's resources (arbiter); resolves with the wait in ms. */
+  acquire: (session: TerminalSession, job: Job) => Promise<number>;
+  release: (session: TerminalSession, job: Job, reason: 'finished' | 'cancelled') => Promise<void>;
+  onClosed: (session: TerminalSession) => void;
+  /** The rc file (shared by the manager's terminals) and its directory. */
+  rc: { path: string; dir: string };
+};
+
+export class TerminalSession {
+  readonly terminalId: string;
+  readonly agentId: string;
+  readonly spec: SpawnSpec;
+  readonly output: TerminalOutput;
+  readonly log: Logger;
+  pty: IPty;
+  tty = '';
+  shellPid: number;
+  cwd: string;
+  cols: number;
+  rows: number;
+  status: 'starting' | 'idle' | 'busy' | 'closing' | 'closed' = 'starting';
+  readonly jobs = new Map<string, Job>();
+  readonly queue: Job[] = [];
+  current: Job | undefined;
+  lastJob: Job | undefined;
+  readCursor = 0;
+  lastActivity = Date.now();
+  pausedPgid: number | undefined;
+  closed: { exitCode: number | null; signal: string | null } | undefined;
+  /** Whether terminal.opened was emitted; a terminal that never opened leaves no other facts. */
+  opened = false;
+  #deps: SessionDeps;
+  #scanner = new MarkScanner();
+  #jobs: JobRunner;
+  #ready: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  #exited: Promise<{ exitCode: number; signal?: number }>;
+  #closing: Promise<void> | undefined;
+
+  constructor(deps: SessionDeps) {
+    this.#deps = deps;
+    this.spec = deps.spec;
+    this.terminalId = deps.spec.terminalId;
+    this.agentId = deps.spec.agentId;
+    this.cwd = deps.spec.cwd;
+    this.cols = deps.spec.cols;
+    this.rows = deps.spec.rows;
+    this.log = deps.log.child({ terminalId: this.terminalId, agentId: this.agentId });
+    this.#jobs = new JobRunner(this, deps, (fact) => this.#emit(fact));
+    this.pty = spawnPty(deps.spec, deps.rc.path, deps.rc.dir);
+    this.shellPid = this.pty.pid;
+    const c = deps.config;
+    this.output = new TerminalOutput({
+      terminalId: this.terminalId,
+      agentId: this.agentId,
+      cols: this.cols,
+      rows: this.rows,
+      coalesceBytes: c.coalesceBytes,
+      coalesceMs: c.coalesceMs,
+      highWaterChunks: c.highWaterChunks,
+      maxRetainedBytes: c.maxRetainedBytes,
+      emitOutput: deps.emitOutput,
+      pause: () => this.pty.pause(),
+      resume: () => this.pty.resume(),
+      respond: (data) => this.status !== 'closed' && this.pty.write(data),
+      log: this.log,
+    });
+    this.pty.onData((data) => this.#onData(data));
+    this.#exited = new Promise((resolve) => this.pty.onExit((e) => resolve(e)));
+    void this.#exited.then((e) => this.#onExit(e));
+    this.log.debug({ pid: this.pty.pid, sandbox: deps.spec.sandbox }, 'pty spawned');
+  }
+
+  /** Waits for the first prompt, then emits terminal.opened. */
+  async open(timeoutMs: number): Promise<void> {
+    await this.ready(timeoutMs);
+    await this.#emit({
+      type: 'terminal.opened',
+      data: { terminalId: this.terminalId, agentId: this.agentId, pid: this.pty.pid, tty: this.tty, cwd: this.cwd, cols: this.cols, rows: this.rows, shell: this.spec.shellPath, sandbox: this.spec.sandbox },
+    });
+    this.opened = true;
+    this.log.info({ pid: this.pty.pid, cols: this.cols, rows: this.rows, sandbox: this.spec.sandbox }, 'terminal opened');
+  }
+
+  /** Resolves once the shell shows its first prompt. */
+  ready(timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new RuntimeError(ErrorCode.Timeout, `Shell '${this.spec.shellPath}' showed no prompt within ${timeoutMs} ms; check the shell and the sandbox settings.`, { retryable: true })),
+        timeoutMs,
+      );
+      this.#ready = {
+        resolve: () => (clearTimeout(timer), resolve()),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      };
+    }).then(() => {
+      try {
+        this.tty = readlinkSync(`/proc/${this.pty.pid}/fd/0`);
+      } catch {
+        this.tty = '';
+      }
+      if (this.spec.sandbox) this.shellPid = this.#findShell() ?? this.pty.pid;
+      this.status = 'idle';
+    });
+  }
+
+  /** Inside bwrap the shell is a grandchild: the bash process of this session. */
+  #findShell(): number | undefined {
+    const bashes = sessionMembers(this.pty.pid).filter((p) => p.comm === 'bash');
+    return bashes.sort((a, b) => a.pid - b.pid)[0]?.pid;
+  }
+
+  #onData(data: string): void {
+    const offset = this.output.push(data);
+    this.lastActivity = Date.now();
+    const job = this.current;
+    if (job?.inputAwaited !== undefined) job.inputAwaited = undefined;
+    for (const mark of this.#scanner.feed(data, offset)) this.#onMark(mark);
+  }
+
+  #onMark(mark: Mark): void {
+    switch (mark.kind) {
+      case 'cwd':
+        this.cwd = mark.cwd;
+        return;
+      case 'B':
+        if (this.status === 'starting') this.#ready?.resolve();
+        this.#jobs.onPrompt();
+        return;
+      case 'C':
+        this.#jobs.onOutputStart(mark);
+        return;
+      case 'D':
+        this.#jobs.onCommandEnd(mark);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Adds a command; it runs when the terminal is idle. */
+  async submit(command: string, timeoutMs: number, resources: string[]): Promise<Job> {
+    if (this.status === 'closing' || this.status === 'closed') throw this.#closedError();
+    return this.#jobs.submit(command, timeoutMs, resources);
+  }
+
+  async write(data: string, secret: boolean): Promise<number> {
+    this.#assertOpen();
+    // A program that turned echo off (a password prompt) gets input that must not reach the log,
+    // whether or not the agent remembered `secret: true`.
+    const hidden = secret || echoIsOff(this.tty);
+    this.pty.write(data);
+    this.lastActivity = Date.now();
+    if (this.current) this.current.inputAwaited = undefined;
+    const bytes = Buffer.byteLength(data);
+    await this.#emit({ type: 'terminal.input.written', data: { terminalId: this.terminalId, bytes, data: hidden ? null : data } });
+    return bytes;
+  }
+
+  async resize(cols: number, rows: number): Promise<void> {
+    this.#assertOpen();
+    this.pty.resize(cols, rows);
+    this.cols = cols;
+    this.rows = rows;
+    const cursor = this.output.end;
+    await this.output.resize(cols, rows);
+    await this.#emit({ type: 'terminal.resized', data: { terminalId: this.terminalId, cols, rows, cursor } });
+  }
+
+  async signal(name: string): Promise<{ signal: string; pgid: number }> {
+    this.#assertOpen();
+    const signal = normalizeSignal(name);
+    const pgid = foregroundPgid(this.pty.pid);
+    if (pgid <= 0) throw new InvalidStateError(`Terminal '${this.terminalId}' has no foreground process group; check that it is still open.`);
+    signalSafely(-pgid, signal);
+    await this.#emit({ type: 'terminal.signalled', data: { terminalId: this.terminalId, signal, pgid } });
+    return { signal, pgid };
+  }
+
+  /**
+   * SIGSTOP the foreground group. The shell is stopped first (and continued
+   * last) so that it never sees its job stop and takes the terminal back.
+   */
+  async pause(): Promise<boolean> {
+    if (this.status !== 'busy' || this.pausedPgid !== undefined) return false;
+    const pgid = foregroundPgid(this.pty.pid);
+    if (pgid <= 0) return false;
+    signalSafely(this.shellPid, 'SIGSTOP');
+    if (pgid !== this.shellPid) signalSafely(-pgid, 'SIGSTOP');
+    this.pausedPgid = pgid;
+    await this.#emit({ type: 'terminal.paused', data: { terminalId: this.terminalId, pgid } });
+    return true;
+  }
+
+  async resume(): Promise<boolean> {
+    const pgid = this.pausedPgid;
+    if (pgid === undefined) return false;
+    this.pausedPgid = undefined;
+    if (pgid !== this.shellPid) signalSafely(-pgid, 'SIGCONT');
+    signalSafely(this.shellPid, 'SIGCONT');
+    this.lastActivity = Date.now();
+    await this.#emit({ type: 'terminal.resumed', data: { terminalId: this.terminalId, pgid } });
+    return true;
+  }
+
+  /**
+   * Closes the terminal: SIGHUP/SIGTERM/SIGCONT to every other process of the
+   * PTY's session, SIGKILL to what is left after `graceMs` (while the shell
+   * still lives to reap them: no zombies), then SIGKILL to the shell; queued
+   * and running commands are cancelled; finally `terminal.closed`. Idempotent.
+   */
+  close(reason: 'requested' | 'agent-closed' | 'shutdown' | 'idle', graceMs: number): Promise<void> {
+    this.#closing ??= this.#close(reason, graceMs);
+    return this.#closing;
+  }
+
+  async #close(reason: 'requested' | 'exited' | 'agent-closed' | 'shutdown' | 'idle', graceMs: number): Promise<void> {
+    const wasOpen = this.status !== 'closed';
+    this.status = 'closing';
+    this.#ready?.reject(new InvalidStateError(`Terminal '${this.terminalId}' closed before its shell was ready.`));
+    if (wasOpen) {
+      this.pty.resume();
+      // Children first, while the shell is alive to reap them (an orphan's zombie waits for PID 1).
+      const leader = this.pty.pid;
+      const wrapper = (m: { pid: number; comm: string }) => m.pid === leader || m.pid === this.shellPid || (this.spec.sandbox && m.comm === 'bwrap');
+      const others = () => sessionMembers(leader).filter((m) => !wrapper(m));
+      signalAll(others(), 'SIGTERM', [leader, this.shellPid]);
+      if (!(await until(() => others().length === 0, graceMs))) {
+        signalAll(others(), 'SIGKILL', [leader, this.shellPid]);
+        await until(() => others().length === 0, 1_000);
+      }
+      // The shell reports the killed command's status (D mark): record it before the shell goes.
+      await until(() => this.current?.state !== 'running', 500);
+      // Then the shell; bubblewrap's processes exit (and reap) on their own when it is gone.
+      signalSafely(this.shellPid, 'SIGKILL');
+      const exited = await Promise.race([this.#exited.then(() => true), sleep(1_000).then(() => false)]);
+      if (!exited) {
+        signalAll(sessionMembers(leader), 'SIGKILL', []);
+        signalSafely(-leader, 'SIGKILL');
+        await Promise.race([this.#exited, sleep(2_000)]);
+      }
+      await until(() => sessionMembers(leader).length === 0, 1_000);
+    }
+    const exit = await Promise.race([this.#exited, sleep(100).then(() => undefined)]);
+    await this.#teardown(reason, exit);
+  }
+
+  #onExit(e: { exitCode: number; signal?: number }): void {
+    this.closed = { exitCode: e.signal ? null : e.exitCode, signal: e.signal ? (SIGNAL_NAMES.get(e.signal) ?? String(e.signal)) : null };
+    this.#ready?.reject(new RuntimeError(ErrorCode.Unavailable, `Shell '${this.spec.shellPath}' exited (code ${e.exitCode}) before showing a prompt; check the shell, cwd and sandbox settings.`));
+    if (this.#closing === undefined && this.status !== 'closed') {
+      // The shell ended by itself (`exit`, killed from outside): clean up what is left of its session.
+      this.#closing = (async () => {
+        this.status = 'closing';
+        signalAll(sessionMembers(this.pty.pid), 'SIGKILL', []);
+        await until(() => sessionMembers(this.pty.pid).length === 0, 1_000);
+        await this.#teardown('exited', e);
+      })();
+    }
+  }
+
+  async #teardown(reason: string, exit: { exitCode: number; signal?: number } | undefined): Promise<void> {
+    if (this.status === 'closed') return;
+    this.#jobs.stopPolling();
+    if (exit && !this.closed) this.#onExit(exit);
+    await this.output.flush();
+    await this.#jobs.cancelAll(`terminal ${reason === 'exited' ? 'exited' : 'closed'}`);
+    this.status = 'closed';
+    if (this.opened) await this.#emit({
+      type: 'terminal.closed',
+      data: { terminalId: this.terminalId, exitCode: this.closed?.exitCode ?? null, signal: this.closed?.signal ?? null, reason, cursor: this.output.end },
+    });
+    this.output.dispose();
+    this.log.info({ reason, ...this.closed }, 'terminal closed');
+    this.#deps.onClosed(this);
+  }
+
+  #assertOpen(): void {
+    if (this.status === 'closing' || this.status === 'closed') throw this.#closedError();
+  }
+
+  #closedError(): RuntimeError {
+    return new InvalidStateError(`Terminal '${this.terminalId}' is closed; open a new one with terminal.open.`);
+  }
+
+  #emit(fact: Fact): Promise<void> {
+    return this.#deps.emit({ ...fact, agentId: this.agentId });
+  }
+
+  /** For tests and close: the pids of the session (host pid namespace). */
+  members(): number[] {
+    return sessionMembers(this.pty.pid, true).map((m) => m.pid);
+  }
+}
+
+/**
+ * Whether the terminal is at a password-style prompt: echo off in canonical (line) mode, as `read -s`,
+ * ssh and sudo set it. Readline (the shell's own prompt) and full-screen programs also turn echo off,
+ * but in non-canonical mode: their input is recorded.
+ */
+function echoIsOff(tty: string): boolean {
+  const modes = ttyModes(tty);
+  return modes !== undefined && !modes.echo && modes.canonical;
+}

@@ -1,0 +1,96 @@
+/**
+ * @module
+ * Loads the configuration: defaults < file (`skein.config.json`, else
+ * `.skein/config.json`, in the working dir) < environment (`SKEIN_*`) <
+ * flags. Validated by one zod schema; errors name the key and its source.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { Config, RuntimeError, type ConfigInput } from '../../schemas/index.ts';
+
+export class ConfigError extends RuntimeError {
+  override name = 'ConfigError';
+  constructor(message: string) {
+    super('invalid_config', message);
+  }
+}
+
+export const CONFIG_FILES = ['skein.config.json', join('.skein', 'config.json')];
+
+/** Environment variables and the key each sets. */
+export const ENV_KEYS: Record<string, keyof ConfigInput> = {
+  SKEIN_NATS_URL: 'natsUrl',
+  SKEIN_LOG_LEVEL: 'logLevel',
+  SKEIN_DATA: 'dataDir',
+  SKEIN_WORKSPACE: 'workspace',
+  SKEIN_ROOT_AGENT: 'rootAgentId',
+  SKEIN_MODE: 'mode',
+};
+
+export type LoadedConfig = Config & { workspace: string; configFile: string | undefined };
+
+export function loadConfig(options: { cwd?: string; flags?: Partial<ConfigInput>; env?: NodeJS.ProcessEnv; file?: string } = {}): LoadedConfig {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? process.env;
+  const file = options.file ?? CONFIG_FILES.map((f) => join(cwd, f)).find((f) => existsSync(f));
+  let fromFile: Record<string, unknown> = {};
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+    }
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('expected a JSON object');
+      fromFile = parsed as Record<string, unknown>;
+    } catch (err) {
+      throw new ConfigError(`config file ${file} is not a JSON object (${(err as Error).message}); fix its syntax`);
+    }
+  }
+  const fromEnv: Record<string, unknown> = {};
+  for (const [name, key] of Object.entries(ENV_KEYS)) {
+    if (env[name] !== undefined && env[name] !== '') fromEnv[key] = env[name];
+  }
+  const flags = Object.fromEntries(Object.entries(options.flags ?? {}).filter(([, v]) => v !== undefined));
+  const merged = { ...fromFile, ...fromEnv, ...flags };
+  const parsed = Config.safeParse(merged);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const key = issue.path.map(String).join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : '(root)');
+      const top = String(issue.path[0] ?? (issue.code === 'unrecognized_keys' ? issue.keys[0] : ''));
+      const source = top in flags ? 'a flag' : Object.values(ENV_KEYS).includes(top as keyof ConfigInput) && top in fromEnv ? 'the environment' : file ?? 'defaults';
+      return `config key '${key}' (from ${source}): ${issue.message}`;
+    });
+    throw new ConfigError(`${problems.join('; ')}. Fix the value or remove the key; see README "Configuration".`);
+  }
+  const config = parsed.data;
+  return {
+    ...config,
+    dataDir: isAbsolute(config.dataDir) ? config.dataDir : resolve(cwd, config.dataDir),
+    workspace: resolve(cwd, config.workspace ?? '.'),
+    configFile: file,
+  };
+}
+
+/** Domain sections of the config (`domains.<name>`): each validated by its domain's schema. */
+export const DOMAIN_SECTIONS = ['agents', 'terminal', 'edit', 'permission', 'review'] as const;
+
+/**
+ * Parses `domains.<name>` with the domain's schema; errors name the key
+ * (`domains.terminal.maxPerAgent`) and say where it came from.
+ */
+export function domainConfig<T>(config: LoadedConfig, name: (typeof DOMAIN_SECTIONS)[number], schema: import('zod').ZodType<T>): T {
+  for (const key of Object.keys(config.domains)) {
+    if (!(DOMAIN_SECTIONS as readonly string[]).includes(key)) {
+      throw new ConfigError(`config key 'domains.${key}' is not a domain; use one of ${DOMAIN_SECTIONS.join(', ')}`);
+    }
+  }
+  const parsed = schema.safeParse(config.domains[name] ?? {});
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `config key 'domains.${[name, ...i.path.map(String)].join('.')}' (from ${config.configFile ?? 'defaults'}): ${i.message}`);
+    throw new ConfigError(`${problems.join('; ')}. Fix the value or remove the key.`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,178 @@
+/**
+ * @module
+ * Turns facts an actor emits into durable log entries: stamps the envelope,
+ * builds the subject, appends with one writer per aggregate
+ * (expected-last-subject-sequence), retries a failed append with the same
+ * msg-id, folds the stored fact into the live state, and reports a final
+ * failure as an error plus a `host.append.failed` health fact. Nothing is
+ * dropped silently.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ErrorCode,
+  RuntimeError,
+  eventsByType,
+  subjectFor,
+  toErrorInfo,
+  type AgentId,
+  type EventDef,
+  type Fact,
+  type StoredFact,
+  type UnstampedFact,
+} from '../../schemas/index.ts';
+import { Fold } from '../../machines/kernel/projection.ts';
+import { AppendConflictError, type EventLog, type LogStream } from '../transport/event-log.ts';
+import { KeyedLock } from './keyed-lock.ts';
+import type { Logger } from './log.ts';
+
+export type StampOptions = {
+  /** The agent whose subjects carry the fact. */
+  agentId: AgentId;
+  causationId?: string | undefined;
+  /** Fact id; deterministic ids (`<commandId>:<n>`) make a retried command dedupe in the log. */
+  id?: string | undefined;
+};
+
+export type FactWriterOptions = {
+  log: EventLog;
+  fold: Fold;
+  logger: Logger;
+  hostId: string;
+  retries: number;
+  retryDelayMs: number;
+};
+
+export class AppendFailedError extends RuntimeError {
+  override name = 'AppendFailedError';
+  constructor(type: string, subject: string, attempts: number, cause: unknown) {
+    super(
+      ErrorCode.AppendFailed,
+      `fact '${type}' could not be appended to '${subject}' after ${attempts} attempts (${String((cause as Error)?.message ?? cause)}); nothing was applied — check the event log (nats-server / data dir) and retry`,
+      { retryable: true, cause },
+    );
+  }
+}
+
+export class FactWriter {
+  readonly #o: FactWriterOptions;
+  readonly #lastBySubject = new Map<string, number>();
+  readonly #lock = new KeyedLock();
+  readonly #listeners = new Set<(fact: StoredFact) => void>();
+  #facts = 0;
+  #lastSeq = 0;
+
+  constructor(options: FactWriterOptions) {
+    this.#o = options;
+  }
+
+  /** Folds a fact read from the log at start-up (no append). */
+  restore(stored: StoredFact): void {
+    this.#lastBySubject.set(stored.subject, stored.seq);
+    this.#apply(stored);
+  }
+
+  get facts(): number {
+    return this.#facts;
+  }
+
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  /** Called with every fact once it is durable (after the fold). */
+  onFact(listener: (fact: StoredFact) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Stamps, appends (durably) and folds one fact. Rejects with AppendFailedError after the retries. */
+  async write(unstamped: UnstampedFact, options: StampOptions): Promise<StoredFact> {
+    const def = eventsByType.get(unstamped.type);
+    if (!def) throw new RuntimeError(ErrorCode.Internal, `fact type '${unstamped.type}' is not in the catalogue (schemas/catalog.ts)`);
+    const parsed = def.data.safeParse(unstamped.data);
+    if (!parsed.success) {
+      throw new RuntimeError(ErrorCode.Internal, `fact '${unstamped.type}' has invalid data: ${parsed.error.message}`);
+    }
+    const agentId = unstamped.agentId ?? options.agentId;
+    const fact: Fact = {
+      id: options.id ?? `f-${randomUUID()}`,
+      type: unstamped.type,
+      at: new Date().toISOString(),
+      agentId,
+      ...(options.causationId ? { causationId: options.causationId } : {}),
+      data: parsed.data,
+    };
+    const stream: LogStream = def.stream === 'output' ? 'output' : 'events';
+    const subject = subjectOf(def, agentId, parsed.data);
+    if (stream === 'output') return this.#appendWithRetry(stream, subject, fact, undefined);
+    // One writer per aggregate: appends to a subject are serialized and carry the last sequence seen.
+    return this.#lock.run(subject, async () => {
+      const stored = await this.#appendWithRetry(stream, subject, fact, this.#lastBySubject.get(subject) ?? 0);
+      // A duplicate (a fact id stored earlier) reports its old sequence: never move backwards.
+      this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
+      return stored;
+    });
+  }
+
+  async #appendWithRetry(stream: LogStream, subject: string, fact: Fact, expected: number | undefined): Promise<StoredFact> {
+    const { retries, retryDelayMs, logger } = this.#o;
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= retries + 1; attempt++) {
+      try {
+        const result = await this.#o.log.append({ stream, subject, fact, expectedLastSubjectSeq: expected });
+        const stored: StoredFact = { ...fact, seq: result.seq, subject };
+        if (!result.duplicate || attempt > 1) this.#apply(stored, stream);
+        return stored;
+      } catch (err) {
+        lastError = err;
+        if (err instanceof AppendConflictError) break;
+        logger.warn({ err, subject, event: fact.type, attempt }, 'append failed; retrying with the same msg-id');
+        await sleep(retryDelayMs * attempt);
+      }
+    }
+    const attempts = lastError instanceof AppendConflictError ? 1 : retries + 1;
+    logger.error({ err: lastError, subject, event: fact.type, attempts }, 'fact not appended');
+    await this.#reportHealth(fact, subject, attempts, lastError);
+    if (lastError instanceof AppendConflictError) throw lastError;
+    throw new AppendFailedError(fact.type, subject, attempts, lastError);
+  }
+
+  async #reportHealth(fact: Fact, subject: string, attempts: number, error: unknown): Promise<void> {
+    if (fact.type === 'host.append.failed') return;
+    try {
+      await this.write(
+        {
+          type: 'host.append.failed',
+          data: { hostId: this.#o.hostId, factId: fact.id, factType: fact.type, subject, attempts, error: toErrorInfo(error) },
+        },
+        { agentId: fact.agentId, causationId: fact.causationId },
+      );
+    } catch (err) {
+      this.#o.logger.error({ err }, 'health fact not appended either');
+    }
+  }
+
+  #apply(stored: StoredFact, stream: LogStream = 'events'): void {
+    if (stream === 'events') {
+      this.#facts += 1;
+      this.#lastSeq = Math.max(this.#lastSeq, stored.seq);
+      const def = eventsByType.get(stored.type);
+      if (def) this.#o.fold.apply(stored.subject, def.aggregate, stored);
+    }
+    for (const listener of this.#listeners) {
+      try {
+        listener(stored);
+      } catch (err) {
+        this.#o.logger.error({ err, event: stored.type }, 'fact listener failed');
+      }
+    }
+  }
+}
+
+export function subjectOf(def: EventDef, agentId: string, data: unknown): string {
+  const aggregateId = def.aggregateId(data);
+  return def.stream === 'output'
+    ? subjectFor({ kind: 'out', agentId, terminalId: aggregateId })
+    : subjectFor({ kind: 'evt', agentId, aggregate: def.aggregate, aggregateId });
+}

@@ -1,0 +1,252 @@
+/**
+ * @module
+ * The host loop: command in → decode and validate → check the agent →
+ * permission gate (tool calls) → the domain handler, which drives actors and
+ * emits facts → every fact durably appended → reply. The reply is sent only
+ * after the facts the command caused are in the log. Bad input gets an error
+ * reply naming the field; nothing is appended for it and the host keeps going.
+ */
+import { createHash } from 'node:crypto';
+import {
+  ErrorCode,
+  RuntimeError,
+  parseEventSubject,
+  subjectPatterns,
+  toErrorInfo,
+  type AgentId,
+  type Command,
+  type CommandDef,
+  type StoredFact,
+  type UnstampedFact,
+} from '../../schemas/index.ts';
+import { canonicalJson, Fold, type AggregateDef } from '../../machines/kernel/projection.ts';
+import type { Bus, BusMsg, Subscription } from '../transport/bus.ts';
+import { decodeCommand, encode } from '../transport/codec.ts';
+import type { EventLog } from '../transport/event-log.ts';
+import { FactWriter, type StampOptions } from './fact-writer.ts';
+import { KeyedLock } from './keyed-lock.ts';
+import type { Logger } from './log.ts';
+
+export type HandlerContext<TData = any> = {
+  command: Command<TData>;
+  def: CommandDef;
+  logger: Logger;
+  /** Appends a fact caused by this command; resolves once durable. Defaults to the command's agent subjects. */
+  emit(fact: UnstampedFact): Promise<StoredFact>;
+  host: Host;
+};
+
+export type CommandHandler<TData = any> = (ctx: HandlerContext<TData>) => Promise<Record<string, unknown>>;
+
+/** Decides whether a tool call may run; throws a RuntimeError (permission_denied) when not. */
+export type Gate = (ctx: HandlerContext) => Promise<void>;
+
+export type HostOptions = {
+  bus: Bus;
+  log: EventLog;
+  logger: Logger;
+  hostId: string;
+  mode: 'embedded' | 'private' | 'networked';
+  rootAgentId: string;
+  aggregates: readonly AggregateDef[];
+  handlers: Readonly<Record<string, CommandHandler>>;
+  commands: readonly CommandDef[];
+  gate?: Gate | undefined;
+  maxPayloadBytes: number;
+  commandCacheSize: number;
+  appendRetries: number;
+  appendRetryDelayMs: number;
+};
+
+export class Host {
+  readonly options: HostOptions;
+  readonly fold: Fold;
+  readonly writer: FactWriter;
+  readonly locks = new KeyedLock();
+  readonly startedAt = new Date().toISOString();
+  readonly #logger: Logger;
+  readonly #replies = new Map<string, Promise<Uint8Array>>();
+  /** Ids of commands whose facts are in the log (before this start or since): never run twice. */
+  readonly #handled = new Set<string>();
+  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #agentSubjects = new Map<string, string>();
+  #subscription: Subscription | undefined;
+
+  constructor(options: HostOptions) {
+    this.options = options;
+    this.#logger = options.logger.child({ actor: 'host' });
+    this.fold = new Fold(options.aggregates);
+    this.writer = new FactWriter({
+      log: options.log,
+      fold: this.fold,
+      logger: this.#logger,
+      hostId: options.hostId,
+      retries: options.appendRetries,
+      retryDelayMs: options.appendRetryDelayMs,
+    });
+    this.writer.onFact((fact) => {
+      if (fact.causationId) this.#handled.add(commandKey(fact.agentId, fact.causationId));
+      const parts = parseEventSubject(fact.subject);
+      if (parts?.aggregate === 'agent') this.#agentSubjects.set(parts.aggregateId, fact.subject);
+    });
+    for (const def of options.commands) {
+      if (!options.handlers[def.type]) throw new Error(`command '${def.type}' has no handler`);
+      if (def.tool && !options.gate) {
+        throw new Error(`command '${def.type}' is a '${def.tool}' tool call but no permission gate is installed`);
+      }
+    }
+  }
+
+  /** Rebuilds state from the log, then starts taking commands. */
+  async start(): Promise<void> {
+    let count = 0;
+    const onInvalid = (seq: number, subject: string, err: Error) =>
+      this.#logger.warn({ seq, subject, err: err.message }, 'skipped a stored message that is not a valid fact');
+    await this.options.log.scan({ onInvalid }, (stored) => {
+      this.writer.restore(stored);
+      count++;
+    });
+    this.#logger.info({ facts: count, aggregates: this.fold.size }, 'state restored from the log');
+  }
+
+  /** Starts taking commands; call once every domain is ready. */
+  async serve(): Promise<void> {
+    this.#subscription = this.options.bus.subscribe(subjectPatterns.allCommands, (msg) => this.#receive(msg));
+    await this.options.bus.flush();
+  }
+
+  /** Appends a fact not caused by a command in flight (timers, pty output, startup). */
+  emit(fact: UnstampedFact, options: StampOptions): Promise<StoredFact> {
+    return this.writer.write(fact, options);
+  }
+
+  /** A fold snapshot by subject, e.g. `skein.evt.main.agent.main`. */
+  state(subject: string): { value: unknown; context: any } | undefined {
+    return this.fold.get(subject);
+  }
+
+  /** sha256 of every aggregate state in canonical form; equals a replay's digest. */
+  digest(): string {
+    return digestOf(this.fold);
+  }
+
+  /**
+   * Stops taking commands and waits up to `drainMs` for those in flight. Some wait on people or other
+   * agents (a permission prompt, agent.wait); their clients get no reply and may retry against the next
+   * start, where pending requests resume from the log.
+   */
+  async stop(drainMs = 3_000): Promise<void> {
+    this.#subscription?.unsubscribe();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
+    await Promise.race([Promise.allSettled([...this.#inFlight]), deadline]);
+    clearTimeout(timer);
+  }
+
+  #receive(msg: BusMsg): void {
+    const work = this.#handle(msg).catch((err) => this.#logger.error({ err, subject: msg.subject }, 'command handling crashed'));
+    this.#inFlight.add(work);
+    void work.finally(() => this.#inFlight.delete(work));
+  }
+
+  async #handle(msg: BusMsg): Promise<void> {
+    let reply: Uint8Array;
+    try {
+      const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes);
+      // Command ids are the client's: one agent's id never answers for another agent's command.
+      const key = commandKey(command.agentId, command.id);
+      const cached = this.#replies.get(key);
+      if (cached) {
+        reply = await cached;
+      } else if (this.#handled.has(key)) {
+        throw new RuntimeError(
+          ErrorCode.Conflict,
+          `command id '${command.id}' was already handled (its facts are in the log) and its reply is no longer kept; send a new id to run it again.`,
+        );
+      } else {
+        const pending = this.#run(command, def);
+        this.#remember(key, pending);
+        reply = await pending;
+      }
+    } catch (err) {
+      this.#logger.warn({ err: toErrorInfo(err), subject: msg.subject }, 'command refused');
+      reply = encode({ ok: false, error: toErrorInfo(err) });
+    }
+    if (msg.reply) msg.respond(reply);
+  }
+
+  async #run(command: Command, def: CommandDef): Promise<Uint8Array> {
+    const logger = this.#logger.child({ agentId: command.agentId, event: command.type, commandId: command.id });
+    const emitted: Array<Promise<StoredFact>> = [];
+    let n = 0;
+    const ctx: HandlerContext = {
+      command,
+      def,
+      logger,
+      host: this,
+      emit: (fact) => {
+        const stored = this.writer.write(fact, {
+          agentId: command.agentId,
+          causationId: command.id,
+          id: `${command.agentId}/${command.id}:${n++}`,
+        });
+        emitted.push(stored);
+        return stored;
+      },
+    };
+    try {
+      if (!this.agentExists(command.agentId)) {
+        throw new RuntimeError(
+          ErrorCode.UnknownAgent,
+          `agent '${command.agentId}' does not exist; spawn it first (agent.spawn on its parent) or check the id with \`skein status\``,
+        );
+      }
+      if (def.tool) await this.options.gate!(ctx);
+      const result = await this.options.handlers[def.type]!(ctx);
+      // The reply waits for every fact the command caused, including ones the handler did not await.
+      await Promise.all(emitted);
+      const checked = def.reply.safeParse(result);
+      if (!checked.success) {
+        logger.error({ err: checked.error.message }, 'handler reply does not match its schema');
+        throw new RuntimeError(ErrorCode.Internal, `the reply to '${def.type}' did not match its schema: ${checked.error.message}`);
+      }
+      logger.debug({ facts: emitted.length }, 'command handled');
+      return encode({ ok: true, ...(checked.data as object) });
+    } catch (err) {
+      await Promise.allSettled(emitted);
+      return encode({ ok: false, error: toErrorInfo(err) });
+    }
+  }
+
+  /** Whether an agent aggregate exists (its facts are under its parent's subjects, so search by id). */
+  agentExists(agentId: string): boolean {
+    return this.agentSubject(agentId) !== undefined;
+  }
+
+  /** The subject of an agent's aggregate, `skein.evt.<parent or self>.agent.<agentId>`. */
+  agentSubject(agentId: string): string | undefined {
+    return this.#agentSubjects.get(agentId);
+  }
+
+  #remember(id: string, reply: Promise<Uint8Array>): void {
+    this.#replies.set(id, reply);
+    // A retryable failure is not the answer forever: the same id may try again.
+    void reply.then((bytes) => {
+      if (bytes.byteLength < 4096 && /"retryable":true/.test(new TextDecoder().decode(bytes))) this.#replies.delete(id);
+    });
+    if (this.#replies.size > this.options.commandCacheSize) {
+      const oldest = this.#replies.keys().next().value;
+      if (oldest !== undefined) this.#replies.delete(oldest);
+    }
+  }
+}
+
+function commandKey(agentId: string, commandId: string): string {
+  return `${agentId}\u0000${commandId}`;
+}
+
+export function digestOf(fold: Fold): string {
+  return createHash('sha256').update(canonicalJson(fold.states())).digest('hex');
+}
+
+export type { AgentId };

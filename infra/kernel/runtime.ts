@@ -1,0 +1,249 @@
+/**
+ * @module
+ * Assembles one host process: picks the mode (networked / private broker /
+ * embedded), opens the bus and the event log, restores state, ensures the
+ * root agent, serves commands, and writes `runtime.json` in the data dir so
+ * clients find it. `stop()` drains and tears everything down.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { COMMANDS, type AgentId } from '../../schemas/index.ts';
+import type { Bus } from '../transport/bus.ts';
+import { EmbeddedBus } from '../transport/embedded-bus.ts';
+import { AGGREGATES, assembleDomains } from './domains.ts';
+import type { EventLog } from '../transport/event-log.ts';
+import { Host, type CommandHandler, type Gate } from './host.ts';
+import { JetStreamLog } from '../transport/jetstream-log.ts';
+import { JsonlLog } from '../transport/jsonl-log.ts';
+import type { LoadedConfig } from './config.ts';
+import type { Logger } from './log.ts';
+import { NatsBus } from '../transport/nats-bus.ts';
+import { isAlive, natsServerAvailable, startNatsServer, stopStaleNatsServer, type NatsServerHandle } from '../transport/nats-server.ts';
+import { serveBusOnSocket } from '../transport/socket-bus.ts';
+
+export type Mode = 'embedded' | 'private' | 'networked';
+
+/** What `skein up` writes to `<dataDir>/runtime.json` for clients. */
+export const RuntimeInfo = z.object({
+  pid: z.number().int(),
+  hostId: z.string(),
+  mode: z.enum(['embedded', 'private', 'networked']),
+  natsUrl: z.string().optional(),
+  socketPath: z.string().optional(),
+  natsServerPid: z.number().int().optional(),
+  rootAgentId: z.string(),
+  workspace: z.string(),
+  dataDir: z.string(),
+  startedAt: z.string(),
+});
+export type RuntimeInfo = z.infer<typeof RuntimeInfo>;
+
+export type Runtime = {
+  host: Host;
+  bus: Bus;
+  log: EventLog;
+  info: RuntimeInfo;
+  stop(): Promise<void>;
+};
+
+export function runtimeInfoPath(dataDir: string): string {
+  return join(dataDir, 'runtime.json');
+}
+
+/** The runtime.json of a data dir, or undefined when none (or unreadable). */
+export function readRuntimeInfo(dataDir: string): RuntimeInfo | undefined {
+  const path = runtimeInfoPath(dataDir);
+  if (!existsSync(path)) return undefined;
+  try {
+    const parsed = RuntimeInfo.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function chooseMode(config: LoadedConfig): Mode {
+  if (config.mode !== 'auto') return config.mode;
+  if (config.natsUrl) return 'networked';
+  return natsServerAvailable(config.natsServerBin) ? 'private' : 'embedded';
+}
+
+export async function startRuntime(config: LoadedConfig, logger: Logger): Promise<Runtime> {
+  mkdirSync(config.dataDir, { recursive: true });
+  const previous = readRuntimeInfo(config.dataDir);
+  if (previous && previous.pid !== process.pid && isAlive(previous.pid) && isSkein(previous.pid)) {
+    throw new Error(`a runtime is already running on data dir ${config.dataDir} (pid ${previous.pid}); stop it, or pass another --data`);
+  }
+  if (previous?.natsServerPid && (await stopStaleNatsServer(previous.natsServerPid, join(config.dataDir, 'jetstream')))) {
+    logger.warn({ pid: previous.natsServerPid }, 'stopped the private nats-server a dead runtime left behind');
+  }
+  const mode = chooseMode(config);
+  const hostId = `h-${randomBytes(4).toString('hex')}`;
+  const cleanups: Array<() => Promise<void>> = [];
+  let natsServer: NatsServerHandle | undefined;
+  let bus: Bus;
+  let log: EventLog;
+  let socketPath: string | undefined;
+  let natsUrl: string | undefined;
+
+  try {
+    if (mode === 'embedded') {
+      const embedded = new EmbeddedBus();
+      bus = embedded;
+      log = await JsonlLog.open({
+        dir: config.dataDir,
+        bus: embedded,
+        log: logger,
+        outputMaxBytes: config.log.outputMaxBytes,
+        duplicateWindowMs: config.log.duplicateWindowMs,
+      });
+      socketPath = join(config.dataDir, 'skein.sock');
+      const server = await serveBusOnSocket(embedded, socketPath);
+      cleanups.push(() => server.close());
+    } else {
+      if (mode === 'private') {
+        natsServer = await startNatsServer({ storeDir: join(config.dataDir, 'jetstream'), bin: config.natsServerBin });
+        const server = natsServer;
+        cleanups.push(() => server.stop());
+        natsUrl = natsServer.url;
+      } else {
+        natsUrl = config.natsUrl;
+        if (!natsUrl) throw new Error('networked mode needs --nats <url> or SKEIN_NATS_URL');
+      }
+      const natsBus = await NatsBus.connect(natsUrl, `skein-host-${hostId}`);
+      bus = natsBus;
+      cleanups.unshift(() => natsBus.close());
+      log = await JetStreamLog.open(natsBus.nc, {
+        outputMaxBytes: config.log.outputMaxBytes,
+        duplicateWindowMs: config.log.duplicateWindowMs,
+        appendTimeoutMs: config.log.appendTimeoutMs,
+      });
+    }
+  } catch (err) {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+    throw err;
+  }
+
+  let host: Host | undefined;
+  let domains: Awaited<ReturnType<typeof assembleDomains>>;
+  try {
+    domains = await assembleDomains({
+      host: () => host!,
+      bus,
+      config,
+      logger,
+      mode,
+      connect: { natsUrl, dataDir: config.dataDir },
+    });
+  } catch (err) {
+    // A bad policy file or domain config: nothing may be left running.
+    await log.close().catch(() => undefined);
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+    throw err;
+  }
+  const handlers: Record<string, CommandHandler> = {
+    ...domains.handlers,
+    'runtime.ping': async () => ({ pong: true }),
+    'runtime.status': async (ctx) => ({
+      hostId,
+      mode,
+      rootAgentId: config.rootAgentId,
+      startedAt: ctx.host.startedAt,
+      lastSeq: ctx.host.writer.lastSeq,
+      facts: ctx.host.writer.facts,
+      aggregates: ctx.host.fold.size,
+      digest: ctx.host.digest(),
+    }),
+  };
+  host = new Host({
+    bus,
+    log,
+    logger,
+    hostId,
+    mode,
+    rootAgentId: config.rootAgentId,
+    aggregates: AGGREGATES,
+    handlers,
+    commands: COMMANDS,
+    gate: domains.gate,
+    maxPayloadBytes: config.limits.maxPayloadBytes,
+    commandCacheSize: config.limits.commandCacheSize,
+    appendRetries: config.log.appendRetries,
+    appendRetryDelayMs: config.log.appendRetryDelayMs,
+  });
+  domains.beforeRestore();
+  try {
+    await host.start();
+    await domains.afterRestore();
+    await ensureRootAgent(host, config, logger);
+    // Commands are taken only once every domain is ready and the root exists.
+    await host.serve();
+  } catch (err) {
+    await domains.stop().catch(() => undefined);
+    await log.close().catch(() => undefined);
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+    throw err;
+  }
+
+  const info: RuntimeInfo = {
+    pid: process.pid,
+    hostId,
+    mode,
+    ...(natsUrl ? { natsUrl } : {}),
+    ...(socketPath ? { socketPath } : {}),
+    ...(natsServer ? { natsServerPid: natsServer.pid } : {}),
+    rootAgentId: config.rootAgentId,
+    workspace: config.workspace,
+    dataDir: config.dataDir,
+    startedAt: host.startedAt,
+  };
+  const infoPath = runtimeInfoPath(config.dataDir);
+  writeFileSync(`${infoPath}.tmp`, `${JSON.stringify(info, null, 2)}\n`);
+  renameSync(`${infoPath}.tmp`, infoPath);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    host: host!,
+    bus,
+    log,
+    info,
+    stop: () =>
+      (stopping ??= (async () => {
+        await host!.stop();
+        await domains.stop();
+        await log.close();
+        for (const cleanup of cleanups) await cleanup().catch((err) => logger.warn({ err }, 'cleanup failed'));
+        rmSync(infoPath, { force: true });
+      })()),
+  };
+}
+
+async function ensureRootAgent(host: Host, config: LoadedConfig, logger: Logger): Promise<void> {
+  const root = config.rootAgentId as AgentId;
+  if (host.agentExists(root)) {
+    const subject = host.agentSubject(root)!;
+    const workspace = (host.state(subject)?.context as { workspace?: string } | undefined)?.workspace;
+    if (workspace !== realpathSync(config.workspace)) {
+      logger.warn({ agentId: root, workspace, requested: config.workspace }, 'root agent exists with another workspace; keeping it');
+    }
+    return;
+  }
+  await host.emit(
+    {
+      type: 'agent.spawned',
+      data: { agentId: root, parentId: null, label: 'root', workspace: realpathSync(config.workspace), depth: 0, task: null, hasPolicy: false, worker: null },
+    },
+    { agentId: root, id: `root:${root}` },
+  );
+  logger.info({ agentId: root, workspace: config.workspace }, 'root agent created');
+}
+
+function isSkein(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('skein');
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * @module
+ * Wires terminals into the host: terminal.* handlers on a TerminalManager
+ * whose facts (including those that come between commands: a command
+ * finishing after its yield, input awaited, idle close) are appended under
+ * the terminal owner's subjects, output chunks to the output stream; the
+ * foreground program for the permission gate; the files a command created,
+ * modified or deleted in the agent's workspace recorded in its action log.
+ */
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
+import type { AgentId, StoredFact } from '../../schemas/index.ts';
+import { TerminalConfig } from '../../schemas/terminal.ts';
+import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
+import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
+import { foregroundPgid, ttyModes } from '../../actors/terminal/terminal-proc.ts';
+import { WorkspaceSnapshotter, recordShellChanges, type WorkspaceSnapshot } from '../../actors/review/workspace-snapshot.ts';
+import type { AgentService } from '../../actors/agent/agent.ts';
+import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
+import type { CommandHandler, Host } from '../kernel/host.ts';
+import type { Logger } from '../kernel/log.ts';
+import type { ReviewWiring } from '../review/wiring.ts';
+
+export type TerminalWiring = {
+  manager: TerminalManager;
+  handlers: Record<string, CommandHandler>;
+  foreground(terminalId: string): TerminalForeground | undefined;
+  /** Whether the terminal reads lines (canonical mode) rather than keys (an editor, a pager). */
+  canonical(terminalId: string): boolean;
+  attach(): void;
+  stop(): Promise<void>;
+};
+
+export function wireTerminal(deps: {
+  host: () => Host;
+  agents: AgentService;
+  review: ReviewWiring;
+  config: LoadedConfig;
+  logger: Logger;
+  /** Record shell side effects in the action log (workspace snapshots around each exec). */
+  trackShell: boolean;
+}): TerminalWiring {
+  const config = domainConfig(deps.config, 'terminal', TerminalConfig);
+  const root = deps.config.rootAgentId;
+  const manager = new TerminalManager({
+    config,
+    log: deps.logger,
+    emit: async (fact) => void (await deps.host().emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
+    emitOutput: async (fact) => void (await deps.host().emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
+  });
+  const snapshotter = new WorkspaceSnapshotter({ blobs: deps.review.service.blobs });
+  /** Commands still running after their exec replied: their before-snapshot waits for command.finished. */
+  type ShellEntry = { agentId: string; command: string; terminalId: string; workspace: string; before: WorkspaceSnapshot; since: number };
+  const pendingShell = new Map<string, ShellEntry>();
+
+  const recordShell = async (entry: ShellEntry) => {
+    const after = await snapshotter.snapshot(entry.workspace);
+    const all = await snapshotter.diff(entry.before, after);
+    // Another agent's edit made while the command ran is that edit's change, already recorded.
+    // An edit still writing (it holds the path lock) records its change itself.
+    const diff = {
+      ...all,
+      changes: all.changes.filter((c) => !deps.review.editedSince(c.path, c.after, entry.since) && !deps.review.service.lock.isLocked(c.path)),
+    };
+    if (diff.changes.length === 0) return;
+    // Commands running at the same time in one workspace see each other's changes: the first to finish
+    // records a change, the others skip it (a snapshot cannot tell which process wrote a file).
+    for (const c of diff.changes) deps.review.claim(c.path, c.after);
+    await recordShellChanges(deps.review.service, { agentId: entry.agentId, ancestors: deps.agents.ancestors(entry.agentId), command: entry.command, terminalId: entry.terminalId }, diff);
+  };
+
+  const workspaceOf = (agentId: string) => deps.agents.view(agentId)?.workspace;
+  const isRoot = (agentId: string) => agentId === root;
+
+  const handlers: Record<string, CommandHandler> = {
+    'terminal.open': async (ctx) => {
+      const workspace = workspaceOf(ctx.command.agentId) ?? deps.config.workspace;
+      confineOpen(ctx.command.data as { cwd?: unknown; shell?: unknown }, workspace);
+      return manager.open(ctx.command.agentId, ctx.command.data, { workspace });
+    },
+    'terminal.exec': async (ctx) => {
+      const agentId = ctx.command.agentId;
+      const workspace = workspaceOf(agentId);
+      const since = Date.now();
+      const before = deps.trackShell && workspace ? await snapshotter.snapshot(workspace) : undefined;
+      const reply = await manager.exec(agentId, ctx.command.data);
+      if (before && workspace) {
+        const entry = { agentId, command: String((ctx.command.data as { command: string }).command), terminalId: reply.terminalId, workspace, before, since };
+        if (reply.status === 'exited' || reply.status === 'timeout') await recordShell(entry);
+        else pendingShell.set(reply.commandId, entry);
+      }
+      return reply;
+    },
+    'terminal.wait': async (ctx) => manager.wait(ctx.command.agentId, ctx.command.data),
+    'terminal.read': async (ctx) => manager.read(ctx.command.agentId, ctx.command.data),
+    'terminal.write': async (ctx) => manager.write(ctx.command.agentId, ctx.command.data),
+    'terminal.resize': async (ctx) => manager.resize(ctx.command.agentId, ctx.command.data),
+    'terminal.signal': async (ctx) => manager.signal(ctx.command.agentId, ctx.command.data),
+    'terminal.pause-all': async (ctx) => manager.pauseAll(ctx.command.agentId, { all: isRoot(ctx.command.agentId) }),
+    'terminal.resume-all': async (ctx) => manager.resumeAll(ctx.command.agentId, { all: isRoot(ctx.command.agentId) }),
+    'terminal.close': async (ctx) => manager.close(ctx.command.agentId, ctx.command.data),
+    'terminal.list': async (ctx) => manager.list(ctx.command.agentId, { all: isRoot(ctx.command.agentId) }),
+  };
+
+  return {
+    manager,
+    handlers,
+    canonical(terminalId) {
+      const session = manager.get(terminalId);
+      return session ? (ttyModes(session.tty)?.canonical ?? true) : true;
+    },
+    foreground(terminalId) {
+      const session = manager.get(terminalId);
+      if (!session) return undefined;
+      const pgid = foregroundPgid(session.pty.pid);
+      if (pgid <= 0 || pgid === session.pty.pid) return { kind: 'prompt' };
+      try {
+        return { kind: 'program', name: readFileSync(`/proc/${pgid}/comm`, 'utf8').trim() };
+      } catch {
+        return { kind: 'prompt' };
+      }
+    },
+    attach() {
+      deps.host().writer.onFact((fact: StoredFact) => {
+        if (fact.type !== 'terminal.command.finished' && fact.type !== 'terminal.command.interrupted') return;
+        const commandId = (fact.data as { commandId?: string }).commandId;
+        const entry = commandId ? pendingShell.get(commandId) : undefined;
+        if (!entry) return;
+        pendingShell.delete(commandId!);
+        recordShell(entry).catch((err) => deps.logger.warn({ err, commandId }, 'recording shell side effects failed'));
+      });
+    },
+    stop: () => manager.shutdown(),
+  };
+}
+
+/**
+ * A terminal starts inside its agent's workspace (after resolving symlinks) with a system shell: a
+ * sub-agent must not work in a sibling's directory, and a shell binary the agent wrote is not bash.
+ */
+function confineOpen(data: { cwd?: unknown; shell?: unknown }, workspace: string): void {
+  if (typeof data.cwd === 'string') {
+    const path = isAbsolute(data.cwd) ? data.cwd : resolve(workspace, data.cwd);
+    if (existsSync(path)) {
+      const rel = relative(realpathSync(workspace), realpathSync(path));
+      if (rel.startsWith('..') || isAbsolute(rel)) {
+        throw new RuntimeError(ErrorCode.PermissionDenied, `cwd '${data.cwd}' is outside the agent's workspace ${workspace}; open terminals inside it`);
+      }
+    }
+  }
+  if (typeof data.shell === 'string' && data.shell.includes('/') && !/^\/(usr\/)?(local\/)?s?bin\/[^/]+$/.test(data.shell)) {
+    throw new RuntimeError(ErrorCode.PermissionDenied, `shell '${data.shell}' is not a system shell; name it (bash) or give its path under /bin or /usr/bin`);
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * @module
+ * The event log: an append-only, totally ordered store of facts with
+ * per-subject optimistic concurrency and msg-id dedupe. Two implementations
+ * pass the same test suite: JetStream (`jetstream-log.ts`) and the embedded
+ * JSONL file (`jsonl-log.ts`).
+ */
+import { ErrorCode, RuntimeError, type Fact, type StoredFact } from '../../schemas/index.ts';
+
+export type LogStream = 'events' | 'output';
+
+export type AppendRequest = {
+  stream: LogStream;
+  subject: string;
+  fact: Fact;
+  /**
+   * Stream sequence of the last fact on this subject that the writer has
+   * seen (0: none yet). The append fails with `AppendConflictError` when
+   * another writer got there first: one writer per aggregate.
+   */
+  expectedLastSubjectSeq?: number | undefined;
+};
+
+export type AppendResult = { seq: number; duplicate: boolean };
+
+export type ReadOptions = {
+  stream?: LogStream;
+  /** First sequence to read (default 1). */
+  fromSeq?: number;
+  /** Last sequence to read, inclusive (default: the end at the time of the call). */
+  untilSeq?: number;
+  /** A subject or NATS wildcard pattern. */
+  subject?: string;
+  /**
+   * Called for a stored message that does not decode as a fact (someone else published junk on
+   * `skein.evt.>`); the message is skipped, never folded. Default: skipped silently.
+   */
+  onInvalid?: (seq: number, subject: string, error: Error) => void;
+};
+
+export interface EventLog {
+  readonly kind: 'jetstream' | 'jsonl';
+  /** Appends one fact; resolves only once it is durable (JetStream ack / fsync). */
+  append(request: AppendRequest): Promise<AppendResult>;
+  read(options?: ReadOptions): AsyncIterable<StoredFact>;
+  /** Like `read`, calling `visit` for each fact (the shape replay and start-up use). */
+  scan(options: ReadOptions, visit: (fact: StoredFact) => void): Promise<void>;
+  /** The last sequence of a stream (0 when empty). */
+  lastSeq(stream?: LogStream): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Another writer appended to the aggregate first (JetStream error 10071). */
+export class AppendConflictError extends RuntimeError {
+  override name = 'AppendConflictError';
+  constructor(subject: string, expected: number, detail: string) {
+    super(
+      ErrorCode.Conflict,
+      `another writer appended to '${subject}' (expected last sequence ${expected}: ${detail}); re-read the aggregate and retry the command`,
+      { retryable: true },
+    );
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * @module
+ * The event log on JetStream: stream SKEIN_EVENTS (`skein.evt.>`, file
+ * storage, deny_delete, dedupe window) and SKEIN_OUTPUT (`skein.out.>`,
+ * size-limited). Each fact is one message whose msg-id is the fact id; the
+ * per-subject `expect.lastSubjectSequence` makes one writer per aggregate.
+ */
+import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { EVENTS_STREAM, OUTPUT_STREAM, subjectPatterns, type StoredFact } from '../../schemas/index.ts';
+import { decodeFact, encode } from './codec.ts';
+import { AppendConflictError, type AppendRequest, type AppendResult, type EventLog, type LogStream, type ReadOptions } from './event-log.ts';
+
+export type JetStreamLogOptions = {
+  outputMaxBytes?: number;
+  duplicateWindowMs?: number;
+  appendTimeoutMs?: number;
+};
+
+const STREAM_OF: Record<LogStream, string> = { events: EVENTS_STREAM, output: OUTPUT_STREAM };
+/** JetStream's "wrong last sequence" API error code. */
+const WRONG_LAST_SEQUENCE = 10071;
+
+export class JetStreamLog implements EventLog {
+  readonly kind = 'jetstream' as const;
+  readonly #js: JetStreamClient;
+  readonly #jsm: JetStreamManager;
+  readonly #timeoutMs: number;
+
+  private constructor(js: JetStreamClient, jsm: JetStreamManager, timeoutMs: number) {
+    this.#js = js;
+    this.#jsm = jsm;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** Connects and ensures both streams exist with skein's settings. */
+  static async open(nc: NatsConnection, options: JetStreamLogOptions = {}): Promise<JetStreamLog> {
+    const jsm = await jetstreamManager(nc);
+    const window = nanos(options.duplicateWindowMs ?? 120_000);
+    await ensureStream(jsm, {
+      name: EVENTS_STREAM,
+      subjects: [subjectPatterns.allEvents],
+      storage: 'file',
+      retention: 'limits',
+      discard: 'old',
+      deny_delete: true,
+      deny_purge: true,
+      duplicate_window: window,
+      allow_direct: true,
+    });
+    await ensureStream(jsm, {
+      name: OUTPUT_STREAM,
+      subjects: [subjectPatterns.allOutput],
+      storage: 'file',
+      retention: 'limits',
+      discard: 'old',
+      max_bytes: options.outputMaxBytes ?? 256 * 1024 * 1024,
+      duplicate_window: window,
+    });
+    return new JetStreamLog(jetstream(nc), jsm, options.appendTimeoutMs ?? 5_000);
+  }
+
+  async append(request: AppendRequest): Promise<AppendResult> {
+    const { subject, fact, expectedLastSubjectSeq } = request;
+    try {
+      const ack = await this.#js.publish(subject, encode(fact), {
+        msgID: fact.id,
+        timeout: this.#timeoutMs,
+        ...(expectedLastSubjectSeq === undefined ? {} : { expect: { lastSubjectSequence: expectedLastSubjectSeq } }),
+      });
+      return { seq: ack.seq, duplicate: ack.duplicate };
+    } catch (err) {
+      if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) {
+        throw new AppendConflictError(subject, expectedLastSubjectSeq ?? 0, err.message);
+      }
+      throw err;
+    }
+  }
+
+  async *read(options: ReadOptions = {}): AsyncIterable<StoredFact> {
+    const opened = await this.#open(options);
+    if (!opened) return;
+    const { messages, until } = opened;
+    try {
+      for await (const m of messages) {
+        if (m.seq > until) break;
+        const fact = this.#decode(m, options);
+        if (fact) yield fact;
+        if (m.seq >= until || m.info.pending === 0) break;
+      }
+    } finally {
+      messages.stop();
+    }
+  }
+
+  async scan(options: ReadOptions, visit: (fact: StoredFact) => void): Promise<void> {
+    for await (const fact of this.read(options)) visit(fact);
+  }
+
+  async #open(options: ReadOptions) {
+    const stream = STREAM_OF[options.stream ?? 'events'];
+    const info = await this.#jsm.streams.info(stream);
+    const from = Math.max(options.fromSeq ?? 1, info.state.first_seq);
+    const until = Math.min(options.untilSeq ?? info.state.last_seq, info.state.last_seq);
+    if (info.state.messages === 0 || from > until) return undefined;
+    const consumer = await this.#js.consumers.get(stream, {
+      deliver_policy: 'by_start_sequence',
+      opt_start_seq: from,
+      ...(options.subject ? { filter_subjects: options.subject } : {}),
+    });
+    if (options.subject) {
+      const pending = (await consumer.info(true)).num_pending;
+      if (pending === 0) {
+        await consumer.delete().catch(() => undefined);
+        return undefined;
+      }
+    }
+    return { messages: await consumer.consume({ max_messages: 1024 }), until };
+  }
+
+  #decode(m: { seq: number; subject: string; data: Uint8Array }, options: ReadOptions): StoredFact | undefined {
+    try {
+      const fact = decodeFact(m.subject, m.data) as StoredFact;
+      fact.seq = m.seq;
+      fact.subject = m.subject;
+      return fact;
+    } catch (err) {
+      options.onInvalid?.(m.seq, m.subject, err as Error);
+      return undefined;
+    }
+  }
+
+  async lastSeq(stream: LogStream = 'events'): Promise<number> {
+    const info = await this.#jsm.streams.info(STREAM_OF[stream]);
+    return info.state.last_seq;
+  }
+
+  async close(): Promise<void> {
+    // The connection belongs to the caller.
+  }
+}
+
+async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamManager['streams']['add']>[0]): Promise<void> {
+  try {
+    await jsm.streams.info(config.name!);
+    const { name, ...rest } = config;
+    await jsm.streams.update(name!, rest).catch(() => undefined);
+  } catch {
+    await jsm.streams.add(config);
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * @module
+ * The permission aggregate: folds one request's facts
+ * (`permission.requested` → `permission.granted` | `permission.denied`) for
+ * replay and the state digest. A pending request keeps its `deadline`, so the
+ * host can re-arm the timer after replay (`pendingDeadline`). Pure; only
+ * `assign`; context is plain JSON and a function of the facts.
+ */
+import { assign, setup } from 'xstate';
+import type { PermissionDeniedData, PermissionGrantedData, PermissionRequestedData } from '../../schemas/permission.ts';
+
+export type PermissionAggregateContext = {
+  requestId?: string;
+  agentId?: string;
+  ancestors?: string[];
+  tool?: string;
+  input?: string;
+  subCommands?: string[];
+  reason?: string;
+  deadline?: string;
+  scope?: 'symlink' | 'sensitive' | 'outside';
+  level?: string;
+  options?: PermissionRequestedData['options'];
+  outcome?: 'granted' | 'denied';
+  by?: string;
+  decidedBy?: string;
+  decision?: string;
+};
+
+type AggregateEvent =
+  | { type: 'permission.requested'; data: PermissionRequestedData }
+  | { type: 'permission.granted'; data: PermissionGrantedData }
+  | { type: 'permission.denied'; data: PermissionDeniedData };
+
+function settle(context: PermissionAggregateContext, d: PermissionGrantedData | PermissionDeniedData, outcome: 'granted' | 'denied'): PermissionAggregateContext {
+  const next: PermissionAggregateContext = {
+    ...context, requestId: d.requestId, agentId: d.agentId, tool: d.tool, input: d.input, outcome, by: d.by, reason: d.reason,
+  };
+  if (d.decidedBy !== undefined) next.decidedBy = d.decidedBy;
+  if (d.decision !== undefined) next.decision = d.decision;
+  return next;
+}
+
+export const permissionAggregate = setup({
+  types: { context: {} as PermissionAggregateContext, events: {} as AggregateEvent },
+}).createMachine({
+  id: 'permission-aggregate',
+  context: {},
+  initial: 'empty',
+  states: {
+    empty: {
+      on: {
+        'permission.requested': {
+          target: 'pending',
+          actions: assign(({ event }) => {
+            const d = event.data;
+            const next: PermissionAggregateContext = {
+              requestId: d.requestId, agentId: d.agentId, ancestors: d.ancestors, tool: d.tool, input: d.input,
+              subCommands: d.subCommands, reason: d.reason, deadline: d.deadline, options: d.options,
+            };
+            if (d.scope !== undefined) next.scope = d.scope;
+            if (d.level !== undefined) next.level = d.level;
+            return next;
+          }),
+        },
+        'permission.granted': { target: 'granted', actions: assign(({ context, event }) => settle(context, event.data, 'granted')) },
+        'permission.denied': { target: 'denied', actions: assign(({ context, event }) => settle(context, event.data, 'denied')) },
+      },
+    },
+    pending: {
+      on: {
+        'permission.granted': { target: 'granted', actions: assign(({ context, event }) => settle(context, event.data, 'granted')) },
+        'permission.denied': { target: 'denied', actions: assign(({ context, event }) => settle(context, event.data, 'denied')) },
+      },
+    },
+    granted: { type: 'final' },
+    denied: { type: 'final' },
+  },
+});
+
+export const permissionAggregateDef = { aggregate: 'permission', machine: permissionAggregate };
+
+/** The deadline to re-arm for a folded aggregate snapshot, or undefined when it is not pending. */
+export function pendingDeadline(snapshot: { value: unknown; context: PermissionAggregateContext }): string | undefined {
+  return snapshot.value === 'pending' ? snapshot.context.deadline : undefined;
+}
+
+/**
+ * For `permission.decide` on a request that is already settled: the reply to
+ * give again (idempotent: same outcome, nothing appended). Undefined while
+ * it is pending or unknown.
+ */
+export function settledReply(snapshot: { value: unknown; context: PermissionAggregateContext }):
+  { requestId: string; outcome: 'granted' | 'denied'; by: string; alreadyDecided: true } | undefined {
+  const c = snapshot.context;
+  if ((snapshot.value !== 'granted' && snapshot.value !== 'denied') || !c.requestId || !c.outcome) return undefined;
+  return { requestId: c.requestId, outcome: c.outcome, by: c.by ?? 'rule', alreadyDecided: true };
+}

@@ -1,0 +1,108 @@
+/**
+ * @module
+ * Hunks of an action-log entry: jsdiff `structuredPatch` (3 lines of
+ * context) from base to current, each with a stable id, and applying chosen
+ * hunks forward (accept: move the base) or in reverse (reject: undo the
+ * agent's change) with their context, one hunk at a time from the bottom up,
+ * so a hunk whose context no longer matches is reported instead of applied.
+ * Pure: jsdiff only.
+ */
+import { applyPatch, formatPatch, reversePatch, structuredPatch } from 'diff';
+import type { StructuredPatch, StructuredPatchHunk } from 'diff';
+import type { Hunk } from '../../schemas/review.ts';
+
+export const DIFF_CONTEXT_LINES = 3;
+
+export type ApplyResult = { text: string; applied: Hunk[]; failed: Hunk[] };
+
+/** The hunks from `base` to `current` (null = absent file, diffed as empty), with stable ids. */
+export function computeHunks(path: string, base: string | null, current: string | null): Hunk[] {
+  return reviewDiff(path, base, current).hunks;
+}
+
+/** Hunks and the unified diff (see `unifiedDiff`) from one diff computation. */
+export function reviewDiff(path: string, base: string | null, current: string | null): { hunks: Hunk[]; diff: string } {
+  const patch = structuredPatch(
+    base === null ? '/dev/null' : `a${path}`,
+    current === null ? '/dev/null' : `b${path}`,
+    base ?? '',
+    current ?? '',
+    undefined,
+    undefined,
+    { context: DIFF_CONTEXT_LINES },
+  );
+  const diff =
+    patch.hunks.length === 0 ? '' : formatPatch(patch, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
+  return { hunks: withIds(path, patch.hunks), diff };
+}
+
+function withIds(path: string, jsHunks: StructuredPatchHunk[]): Hunk[] {
+  const seen = new Map<string, number>();
+  return jsHunks.map((h) => {
+    const raw = `h${fnv1a64(`${path}\n${h.lines.join('\n')}`)}`;
+    const n = seen.get(raw) ?? 0;
+    seen.set(raw, n + 1);
+    return {
+      id: n === 0 ? raw : `${raw}-${n}`,
+      oldStart: h.oldStart,
+      oldLines: h.oldLines,
+      newStart: h.newStart,
+      newLines: h.newLines,
+      lines: [...h.lines],
+    };
+  });
+}
+
+/** Unified diff from base to current, `a/`/`b/` headers (`/dev/null` for an absent side). */
+export function unifiedDiff(path: string, base: string | null, current: string | null): string {
+  return reviewDiff(path, base, current).diff;
+}
+
+/**
+ * Applies `hunks` to `text` one at a time, bottom-up, with exact context
+ * (fuzz 0). `forward`: base→current direction (positions are old lines);
+ * `reverse`: current→base (positions are new lines). Hunks that do not fit
+ * are skipped and returned in `failed`.
+ */
+export function applyHunks(text: string, hunks: Hunk[], direction: 'forward' | 'reverse'): ApplyResult {
+  const start = (h: Hunk) => (direction === 'forward' ? h.oldStart : h.newStart);
+  const ordered = [...hunks].sort((a, b) => start(b) - start(a));
+  let out = text;
+  const applied: Hunk[] = [];
+  const failed: Hunk[] = [];
+  for (const h of ordered) {
+    const single: StructuredPatch = {
+      oldFileName: 'a',
+      newFileName: 'b',
+      oldHeader: undefined,
+      newHeader: undefined,
+      hunks: [toJsdiff(h)],
+    };
+    const patch = direction === 'forward' ? single : reversePatch(single);
+    const next = applyPatch(out, patch, { fuzzFactor: 0, autoConvertLineEndings: false });
+    if (next === false) failed.push(h);
+    else {
+      out = next;
+      applied.push(h);
+    }
+  }
+  applied.reverse();
+  failed.reverse();
+  return { text: out, applied, failed };
+}
+
+/** A short stable hash (FNV-1a, 64 bits as two 32-bit halves), 16 hex characters. */
+export function fnv1a64(s: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x050c5d1f;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ c ^ (h1 >>> 7), 0x01000193) >>> 0;
+  }
+  return h1.toString(16).padStart(8, '0') + h2.toString(16).padStart(8, '0');
+}
+
+function toJsdiff(h: Hunk): StructuredPatchHunk {
+  return { oldStart: h.oldStart, oldLines: h.oldLines, newStart: h.newStart, newLines: h.newLines, lines: [...h.lines] };
+}

@@ -1,0 +1,247 @@
+/**
+ * @module
+ * Pure planning for action logs: given log states, texts (by content hash)
+ * and what is on disk, decide what to write, which blobs to store and which
+ * facts to emit. No I/O: the caller (`actors/action-log.ts`) loads texts,
+ * takes the path locks, stores `blobs`, applies `writes` atomically and emits
+ * `facts` (each with `agentId` = the log it belongs to).
+ *
+ * Rules (after Zed's ActionLog, see research/zed-edit-kernel.md §5):
+ * - record: the first change of a path since review sets the base; a change
+ *   applied to content other than the log's current one (someone else edited
+ *   in between) rebases that outside edit into the base when it applies, so
+ *   it is not attributed to the agent; a file re-created or deleted outside
+ *   restarts tracking from the change's before-content.
+ * - accept: the base moves forward (whole file, or by applying the chosen
+ *   hunks to the base); descendants' logs follow.
+ * - reject: the reverse of the chosen hunks is applied with its context to
+ *   the DISK content, so later outside edits survive; a hunk that no longer
+ *   fits is a conflict, left alone. A created file is deleted only when disk
+ *   still holds exactly the agent's content; a deleted file is restored only
+ *   when it is still absent. Related logs (ancestors, descendants) follow.
+ * - undo-reject: the last reject-all's disk changes are re-applied the same
+ *   way; created files it deleted are not re-created (reported).
+ *
+ * Reject and undo-reject are in `action-log-reject.ts`.
+ */
+import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
+import type { UnstampedFact } from '../../schemas/message.ts';
+import type { ChangeSource, FileReview, FileUpdate, Hunk, LogEntry, RejectUndo, ReviewConflict } from '../../schemas/review.ts';
+import { applyHunks, computeHunks, reviewDiff } from './action-log-hunks.ts';
+
+export type LogView = { agentId: string; files: Record<string, LogEntry>; lastReject?: RejectUndo | null };
+/** `texts`: contents by hash, every hash of the entries involved; planning adds the texts it creates. */
+export type PlanEnv = { texts: Record<string, string>; hash: (text: string) => string };
+export type FileWrite = { path: string; content: string | null };
+export type Plan<TReply> = { writes: FileWrite[]; blobs: Record<string, string>; facts: UnstampedFact[]; reply: TReply };
+export type Selection = { paths?: string[] | undefined; hunkIds?: string[] | undefined };
+export type RecordedChange = {
+  changeId: string;
+  agentId: string;
+  lineage: string[];
+  path: string;
+  beforeHash: string | null;
+  resultHash: string | null;
+  source: ChangeSource;
+};
+
+type Kept = { path: string; reason: string };
+export type AcceptReply = { accepted: Array<{ path: string; hunkIds: string[]; remaining: number }> };
+export type RejectReply = { restored: string[]; deleted: string[]; kept: Kept[]; conflicts: ReviewConflict[]; undoAvailable: boolean };
+export type UndoReply = { reapplied: string[]; conflicts: ReviewConflict[]; notRestorable: Kept[] };
+
+/** The entry for base → current, or null when there is nothing left to review. */
+export function makeEntry(baseHash: string | null, currentHash: string | null, agents: readonly string[]): LogEntry | null {
+  if (baseHash === currentHash) return null;
+  const status = baseHash === null ? 'created' : currentHash === null ? 'deleted' : 'modified';
+  return { status, baseHash, currentHash, agents: [...agents] as LogEntry['agents'] };
+}
+
+/**
+ * Facts recording one change in the originator's log and each ancestor's (`logs` in that order).
+ * `others`: logs outside that lineage (descendants, siblings) that track the same path; for them the
+ * change is an outside edit: it is folded into both their base and current when it fits, so their
+ * review keeps showing only their own changes; an outside deletion or re-creation ends their tracking.
+ */
+export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv, others: LogView[] = []): Plan<null> {
+  const blobs: Record<string, string> = {};
+  const facts: UnstampedFact[] = [];
+  for (const log of logs) {
+    const prev = log.files[change.path];
+    let base = change.beforeHash;
+    let agents: string[] = [change.agentId];
+    if (prev) {
+      const known: readonly string[] = prev.agents;
+      agents = known.includes(change.agentId) ? [...known] : [...known, change.agentId];
+      if (prev.currentHash === change.beforeHash) base = prev.baseHash;
+      else if (prev.currentHash !== null && change.beforeHash !== null && prev.baseHash !== null) {
+        // Someone else edited between the log's last change and this one: fold their edit into the base if it fits.
+        const outside = computeHunks(change.path, text(env, prev.currentHash), text(env, change.beforeHash));
+        const r = applyHunks(text(env, prev.baseHash)!, outside, 'forward');
+        const ok = r.failed.length === 0 && sameChanges(change.path, env, [prev.baseHash, prev.currentHash], [r.text, text(env, change.beforeHash)!]);
+        base = ok ? put(blobs, env, r.text) : prev.baseHash;
+      } else if (prev.currentHash !== null && change.beforeHash !== null) base = null; // created file edited outside: still created
+      else agents = [change.agentId]; // re-created or deleted outside: tracking restarts
+    }
+    const entry = makeEntry(base, change.resultHash, agents);
+    facts.push({
+      type: 'action-log.change.recorded',
+      agentId: log.agentId as UnstampedFact['agentId'],
+      data: {
+        logAgentId: log.agentId,
+        agentId: change.agentId,
+        lineage: change.lineage,
+        changeId: change.changeId,
+        path: change.path,
+        status: entry?.status ?? null,
+        beforeHash: change.beforeHash,
+        baseHash: base,
+        resultHash: change.resultHash,
+        entry,
+        source: change.source,
+      },
+    });
+  }
+  const outside = others.length > 0 ? computeHunks(change.path, text(env, change.beforeHash), text(env, change.resultHash)) : [];
+  for (const o of others) {
+    const e = o.files[change.path];
+    if (!e || e.currentHash !== change.beforeHash || e.currentHash === change.resultHash) continue;
+    let entry: LogEntry | null = null;
+    if (change.resultHash !== null && change.beforeHash !== null) {
+      let base = e.baseHash;
+      if (base !== null) {
+        const r = applyHunks(text(env, base)!, outside, 'forward');
+        const ok = r.failed.length === 0 && sameChanges(change.path, env, [base, e.currentHash], [r.text, text(env, change.resultHash)!]);
+        if (ok) base = put(blobs, env, r.text);
+      }
+      entry = makeEntry(base, change.resultHash, e.agents);
+    }
+    facts.push(fact('action-log.files.updated', o.agentId, { agentId: o.agentId, by: change.agentId, cause: 'change', files: [{ path: change.path, entry }] }));
+  }
+  return { writes: [], blobs, facts, reply: null };
+}
+
+/** review.list for one log: per file, status, agents, unified diff and hunks. */
+export function listReview(log: LogView, env: Pick<PlanEnv, 'texts'>, opts: { includeDescendants?: boolean } = {}): FileReview[] {
+  const out: FileReview[] = [];
+  for (const [path, e] of Object.entries(log.files)) {
+    if (opts.includeDescendants === false && !(e.agents as readonly string[]).includes(log.agentId)) continue;
+    const { diff, hunks } = reviewDiff(path, text(env, e.baseHash), text(env, e.currentHash));
+    out.push({ path, status: e.status, agents: e.agents, baseHash: e.baseHash, currentHash: e.currentHash, diff, hunks });
+  }
+  return out;
+}
+
+type Target = { path: string; entry: LogEntry; hunks: Hunk[]; selected: Hunk[]; whole: boolean };
+
+/** Resolves paths/hunk ids against a log; unknown ones are errors that name them. */
+export function resolveSelection(log: LogView, sel: Selection, env: Pick<PlanEnv, 'texts'>): Target[] {
+  for (const p of sel.paths ?? []) {
+    if (!log.files[p]) {
+      throw new NotFoundError(
+        `No change to '${p}' in the action log of agent '${log.agentId}'; run review.list to see the tracked paths (absolute).`,
+      );
+    }
+  }
+  const paths = sel.paths ? [...new Set(sel.paths)] : Object.keys(log.files);
+  const wanted = sel.hunkIds ? new Set(sel.hunkIds) : undefined;
+  const found = new Set<string>();
+  const targets: Target[] = [];
+  for (const path of paths) {
+    const entry = log.files[path]!;
+    const hunks = computeHunks(path, text(env, entry.baseHash), text(env, entry.currentHash));
+    const selected = wanted ? hunks.filter((h) => wanted.has(h.id)) : hunks;
+    for (const h of selected) found.add(h.id);
+    if (wanted && selected.length === 0) continue;
+    targets.push({ path, entry, hunks, selected, whole: selected.length === hunks.length });
+  }
+  const missing = (sel.hunkIds ?? []).filter((id) => !found.has(id));
+  if (missing.length > 0) {
+    throw new NotFoundError(
+      `Hunk id '${missing[0]}' is not in the action log of agent '${log.agentId}'${sel.paths ? ' for the given paths' : ''}; run review.list for current hunk ids (they change when the file changes).`,
+    );
+  }
+  return targets;
+}
+
+/** review.accept: the log's base moves forward; descendants' logs follow. */
+export function planAccept(log: LogView, descendants: LogView[], sel: Selection, env: PlanEnv): Plan<AcceptReply> {
+  const blobs: Record<string, string> = {};
+  const own: Array<FileUpdate & { hunkIds: string[] }> = [];
+  const perDesc = new Map<string, Array<FileUpdate & { hunkIds: string[] }>>();
+  const accepted: AcceptReply['accepted'] = [];
+  for (const t of resolveSelection(log, sel, env)) {
+    const e = t.entry;
+    let newBase: string | null;
+    if (t.whole) newBase = e.currentHash;
+    else newBase = put(blobs, env, applyHunks(text(env, e.baseHash) ?? '', t.selected, 'forward').text);
+    const entry = makeEntry(newBase, e.currentHash, e.agents);
+    const hunkIds = t.selected.map((h) => h.id);
+    own.push({ path: t.path, entry, hunkIds });
+    accepted.push({ path: t.path, hunkIds, remaining: t.hunks.length - t.selected.length });
+    for (const d of descendants) {
+      const de = d.files[t.path];
+      if (!de) continue;
+      let descBase = de.baseHash;
+      if (de.baseHash === e.baseHash) descBase = newBase;
+      else if (de.baseHash !== null && e.baseHash !== null && e.currentHash !== null) {
+        const r = applyHunks(text(env, de.baseHash)!, t.selected, 'forward');
+        if (r.applied.length > 0) descBase = put(blobs, env, r.text);
+      }
+      if (descBase === de.baseHash) continue;
+      const list = perDesc.get(d.agentId) ?? [];
+      list.push({ path: t.path, entry: makeEntry(descBase, de.currentHash, de.agents), hunkIds });
+      perDesc.set(d.agentId, list);
+    }
+  }
+  const facts: UnstampedFact[] = [accepted_(log.agentId, log.agentId, own)];
+  for (const [id, files] of perDesc) facts.push(accepted_(id, log.agentId, files));
+  return { writes: [], blobs, facts, reply: { accepted } };
+}
+
+function accepted_(agentId: string, by: string, files: Array<FileUpdate & { hunkIds: string[] }>): UnstampedFact {
+  return fact('review.accepted', agentId, { agentId, by, files });
+}
+
+/**
+ * @internal Whether the change from `a` (hashes) and from `b` (texts) add and remove the same lines:
+ * the guard that folding an outside edit into a base kept the log's own changes intact (a hunk
+ * without context can fit in the wrong place; then the base is left as it was).
+ */
+export function sameChanges(path: string, env: Pick<PlanEnv, 'texts'>, a: [string | null, string | null], b: [string, string]): boolean {
+  const changed = (base: string | null, cur: string | null) =>
+    computeHunks(path, base, cur)
+      .flatMap((h) => h.lines.filter((l) => l.startsWith('+') || l.startsWith('-')))
+      .join('\n');
+  return changed(text(env, a[0]), text(env, a[1])) === changed(b[0], b[1]);
+}
+
+/** @internal shared with action-log-reject.ts */
+export function fact(type: string, agentId: string, data: unknown): UnstampedFact {
+  return { type, agentId: agentId as UnstampedFact['agentId'], data };
+}
+
+/** @internal shared with action-log-reject.ts */
+export function put(blobs: Record<string, string>, env: PlanEnv, content: string): string {
+  const h = env.hash(content);
+  if (env.texts[h] === undefined) blobs[h] = content;
+  env.texts[h] = content;
+  return h;
+}
+
+/** @internal shared with action-log-reject.ts */
+export function text(env: Pick<PlanEnv, 'texts'>, hash: string | null): string | null {
+  if (hash === null) return null;
+  const t = env.texts[hash];
+  if (t === undefined) {
+    throw new RuntimeError(ErrorCode.NotFound, `Content '${hash}' was not loaded for planning; load every hash of the entries involved first.`);
+  }
+  return t;
+}
+
+/** @internal shared with action-log-reject.ts */
+export function diskOf(disk: Record<string, string | null>, path: string): string | null {
+  const d = disk[path];
+  if (d === undefined) throw new RuntimeError(ErrorCode.Internal, `Disk content of '${path}' was not read before planning; read every selected path first.`);
+  return d;
+}

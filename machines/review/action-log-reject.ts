@@ -1,0 +1,216 @@
+/**
+ * @module
+ * Pure planning of `review.reject` and `review.undo-reject` (see the rules in
+ * `action-log-plan.ts`): reverse the chosen hunks with their context on the
+ * disk content, report what no longer fits, and keep related logs in step.
+ */
+import { InvalidStateError } from '../../schemas/errors.ts';
+import type { UnstampedFact } from '../../schemas/message.ts';
+import type { FileUpdate, LogEntry, RejectUndo } from '../../schemas/review.ts';
+import { applyHunks, computeHunks } from './action-log-hunks.ts';
+import {
+  diskOf,
+  fact,
+  makeEntry,
+  put,
+  resolveSelection,
+  sameChanges,
+  text,
+  type FileWrite,
+  type LogView,
+  type Plan,
+  type PlanEnv,
+  type RejectReply,
+  type Selection,
+  type UndoReply,
+} from './action-log-plan.ts';
+
+/**
+ * review.reject: reverse the selected hunks on disk (`disk[path]`: null = absent).
+ * `related`: the other logs that may track the same paths: ancestors (whose bases predate the
+ * change) and descendants (for which the reject is partly an outside edit: a whole-file deletion
+ * or re-creation ends their tracking, reverted hunks are reverted in their base too where they fit).
+ */
+export function planReject(
+  log: LogView,
+  related: { ancestors: LogView[]; descendants: LogView[] },
+  sel: Selection,
+  disk: Record<string, string | null>,
+  env: PlanEnv,
+): Plan<RejectReply> {
+  const all = sel.paths === undefined && sel.hunkIds === undefined;
+  const blobs: Record<string, string> = {};
+  const writes: FileWrite[] = [];
+  const own: FileUpdate[] = [];
+  const rel = new Map<string, FileUpdate[]>();
+  const undo: RejectUndo = { files: [], entries: {} };
+  const reply: RejectReply = { restored: [], deleted: [], kept: [], conflicts: [], undoAvailable: false };
+  const remember = (logId: string, path: string, prev: LogEntry | null) => {
+    (undo.entries[logId] ??= {})[path] = prev;
+  };
+  /** `next` gives a related log's new entry (undefined: unchanged). */
+  const followRelated = (path: string, next: (entry: LogEntry, descendant: boolean) => LogEntry | null | undefined) => {
+    const all_ = [...related.ancestors.map((r) => [r, false] as const), ...related.descendants.map((r) => [r, true] as const)];
+    for (const [r, descendant] of all_) {
+      const re = r.files[path];
+      if (!re) continue;
+      const entry = next(re, descendant);
+      if (entry === undefined) continue;
+      remember(r.agentId, path, re);
+      const list = rel.get(r.agentId) ?? [];
+      list.push({ path, entry });
+      rel.set(r.agentId, list);
+    }
+  };
+  for (const t of resolveSelection(log, sel, env)) {
+    const { path, entry: e } = t;
+    const d = diskOf(disk, path);
+    const ids = t.selected.map((h) => h.id);
+    if (e.status === 'created') {
+      remember(log.agentId, path, e);
+      own.push({ path, entry: null });
+      if (d !== null && d !== text(env, e.currentHash)) {
+        reply.kept.push({ path, reason: `'${path}' changed on disk after the agent created it, so it was kept to avoid losing those changes` });
+        continue;
+      }
+      if (d !== null) writes.push({ path, content: null });
+      reply.deleted.push(path);
+      undo.files.push({ path, beforeHash: e.currentHash, afterHash: null, createdDeleted: true });
+      followRelated(path, (re, desc) => (desc ? null : makeEntry(re.baseHash, null, re.agents)));
+    } else if (e.status === 'deleted') {
+      if (d !== null) {
+        reply.conflicts.push({ path, hunkIds: ids, reason: `'${path}' exists on disk again, so it was left alone` });
+        continue;
+      }
+      remember(log.agentId, path, e);
+      own.push({ path, entry: null });
+      writes.push({ path, content: text(env, e.baseHash) });
+      reply.restored.push(path);
+      undo.files.push({ path, beforeHash: null, afterHash: e.baseHash, createdDeleted: false });
+      followRelated(path, (re, desc) => (desc ? null : makeEntry(re.baseHash, e.baseHash, re.agents)));
+    } else {
+      if (d === null) {
+        reply.conflicts.push({ path, hunkIds: ids, reason: `'${path}' was deleted on disk, so it was left alone` });
+        continue;
+      }
+      const r = applyHunks(d, t.selected, 'reverse');
+      if (r.failed.length > 0) {
+        reply.conflicts.push({
+          path,
+          hunkIds: r.failed.map((h) => h.id),
+          reason: `the text around these hunks of '${path}' changed on disk, so they were left alone`,
+        });
+      }
+      if (r.applied.length === 0) continue;
+      const model = applyHunks(text(env, e.currentHash)!, r.applied, 'reverse').text;
+      const ownEntry = makeEntry(e.baseHash, put(blobs, env, model), e.agents);
+      remember(log.agentId, path, e);
+      own.push({ path, entry: ownEntry });
+      writes.push({ path, content: r.text });
+      reply.restored.push(path);
+      undo.files.push({ path, beforeHash: put(blobs, env, d), afterHash: put(blobs, env, r.text), createdDeleted: false });
+      followRelated(path, (re, desc) => {
+        // Everything since this log's base is reverted: so are the descendants' changes (made after it).
+        if (desc && ownEntry === null) return null;
+        const cur = text(env, re.currentHash);
+        if (cur === null) return undefined;
+        const current = put(blobs, env, applyHunks(cur, r.applied, 'reverse').text);
+        // Best effort: a descendant base that took in outside edits loses the reverted ones too.
+        const baseText = desc && re.baseHash !== e.baseHash ? text(env, re.baseHash) : null;
+        let base = re.baseHash;
+        if (baseText !== null) {
+          const shifted = applyHunks(baseText, r.applied, 'reverse').text;
+          const curText = text(env, current)!;
+          // Keep the shifted base only if the descendant's own changes are what they were.
+          if (sameChanges(path, env, [re.baseHash, re.currentHash], [shifted, curText]) || shifted === curText) base = put(blobs, env, shifted);
+        }
+        if (current === re.currentHash && base === re.baseHash) return undefined;
+        return makeEntry(base, current, re.agents);
+      });
+    }
+  }
+  const keepUndo = all && undo.files.length > 0;
+  reply.undoAvailable = keepUndo || log.lastReject != null;
+  const facts: UnstampedFact[] = [
+    fact('review.rejected', log.agentId, {
+      agentId: log.agentId,
+      files: own,
+      restored: reply.restored,
+      deleted: reply.deleted,
+      kept: reply.kept,
+      conflicts: reply.conflicts,
+      undo: keepUndo ? undo : null,
+    }),
+  ];
+  for (const [id, files] of rel) facts.push(fact('action-log.files.updated', id, { agentId: id, by: log.agentId, cause: 'reject', files }));
+  return { writes, blobs, facts, reply };
+}
+
+/** review.undo-reject: re-apply the last reject-all of `log` (`related`: the other logs it touched, current state). */
+export function planUndoReject(log: LogView, related: LogView[], disk: Record<string, string | null>, env: PlanEnv): Plan<UndoReply> {
+  const last = log.lastReject;
+  if (!last) {
+    throw new InvalidStateError(
+      `Agent '${log.agentId}' has no reject-all to undo; review.undo-reject re-applies only the last review.reject sent without paths or hunkIds.`,
+    );
+  }
+  const blobs: Record<string, string> = {};
+  const writes: FileWrite[] = [];
+  const reply: UndoReply = { reapplied: [], conflicts: [], notRestorable: [] };
+  const updates = new Map<string, FileUpdate[]>();
+  const logs = new Map([log, ...related].map((l) => [l.agentId, l]));
+  const restoreEntries = (path: string, currentHash: string | null | undefined) => {
+    for (const [logId, byPath] of Object.entries(last.entries)) {
+      if (!(path in byPath) || !logs.has(logId)) continue;
+      const prev = byPath[path] ?? null;
+      const entry = prev && currentHash !== undefined ? makeEntry(prev.baseHash, currentHash, prev.agents) : prev;
+      const list = updates.get(logId) ?? [];
+      list.push({ path, entry });
+      updates.set(logId, list);
+    }
+  };
+  for (const f of last.files) {
+    const d = diskOf(disk, f.path);
+    if (f.createdDeleted) {
+      reply.notRestorable.push({
+        path: f.path,
+        reason: `'${f.path}' was created by the agent and deleted by the reject; undo does not re-create files (its content is blob ${f.beforeHash ?? 'none'} in the store)`,
+      });
+      continue;
+    }
+    if (f.beforeHash === null) {
+      if (d === null || d !== text(env, f.afterHash)) {
+        reply.conflicts.push({ path: f.path, hunkIds: [], reason: `'${f.path}' changed on disk after the reject restored it, so it was left alone` });
+        continue;
+      }
+      writes.push({ path: f.path, content: null });
+      reply.reapplied.push(f.path);
+      restoreEntries(f.path, undefined);
+      continue;
+    }
+    if (d === null) {
+      reply.conflicts.push({ path: f.path, hunkIds: [], reason: `'${f.path}' was deleted on disk after the reject, so it was left alone` });
+      continue;
+    }
+    const hunks = computeHunks(f.path, text(env, f.afterHash), text(env, f.beforeHash));
+    const r = applyHunks(d, hunks, 'forward');
+    if (r.failed.length > 0) {
+      reply.conflicts.push({
+        path: f.path,
+        hunkIds: r.failed.map((h) => h.id),
+        reason: `the text around these hunks of '${f.path}' changed on disk after the reject, so they were left alone`,
+      });
+    }
+    if (r.applied.length === 0) continue;
+    writes.push({ path: f.path, content: r.text });
+    reply.reapplied.push(f.path);
+    restoreEntries(f.path, r.failed.length === 0 ? undefined : put(blobs, env, r.text));
+  }
+  const facts: UnstampedFact[] = [
+    fact('review.reject-undone', log.agentId, { agentId: log.agentId, files: updates.get(log.agentId) ?? [], ...reply }),
+  ];
+  for (const [id, files] of updates) {
+    if (id !== log.agentId) facts.push(fact('action-log.files.updated', id, { agentId: id, by: log.agentId, cause: 'undo-reject', files }));
+  }
+  return { writes, blobs, facts, reply };
+}

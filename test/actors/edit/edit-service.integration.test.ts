@@ -1,0 +1,296 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EditService } from '../../../actors/edit/edit-service.ts';
+import type { EditFact } from '../../../schemas/edit.ts';
+import { editEvents } from '../../../schemas/edit.ts';
+import { RuntimeError } from '../../../schemas/errors.ts';
+
+let dir: string;
+let ws: string;
+let facts: EditFact[];
+let bases: Map<string, Buffer>;
+let service: EditService;
+const ctx = () => ({ agentId: 'a1', emit: async (f: EditFact) => void facts.push(f) });
+const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+const file = (name: string) => join(ws, name);
+
+/** Checks every fact against its schema (the log would refuse anything else). */
+function validated(): EditFact[] {
+  for (const f of facts) {
+    const def = editEvents.find((e) => e.type === f.type)!;
+    def.data.parse(f.data);
+  }
+  return facts;
+}
+
+async function failure(p: Promise<unknown>): Promise<RuntimeError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof RuntimeError) return err;
+    throw err;
+  }
+  throw new Error('expected a failure');
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'skein-edit-svc-'));
+  ws = join(dir, 'ws');
+  mkdirSync(ws);
+  facts = [];
+  bases = new Map();
+  service = new EditService({ workspaceRoots: { a1: [ws] }, maxFileBytes: 1_000_000, storeBase: (h, b) => void bases.set(h, b) });
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('file.edit', () => {
+  it('applies, writes atomically, and emits started → resolved → applied with hashes', async () => {
+    const before = 'export function f() {\n  return 1;\n}\n';
+    writeFileSync(file('a.ts'), before);
+    const reply = await service.edit(ctx(), { path: 'a.ts', edits: [{ oldText: 'return 1;', newText: 'return 2;' }] });
+    const after = before.replace('return 1;', 'return 2;');
+    expect(readFileSync(file('a.ts'), 'utf8')).toBe(after);
+    expect(reply).toMatchObject({
+      path: 'a.ts',
+      mode: 'edit',
+      created: false,
+      linesAdded: 1,
+      linesRemoved: 1,
+      edits: [{ index: 0, matchKind: 'exact', similarity: 1, startLine: 2, endLine: 2 }],
+      syntaxErrors: { before: 0, after: 0, introduced: [], language: 'typescript' },
+      message: 'Edited a.ts successfully',
+    });
+    expect(reply.diff).toBe('--- a/a.ts\n+++ b/a.ts\n@@ -1,3 +1,3 @@\n export function f() {\n-  return 1;\n+  return 2;\n }\n');
+    expect(validated().map((f) => f.type)).toEqual(['edit.started', 'edit.range.resolved', 'edit.applied']);
+    const applied = facts[2]!.data as Record<string, unknown>;
+    expect(applied).toMatchObject({ baseHash: sha(before), resultHash: sha(after), created: false, partial: false, lineEnding: 'lf', bom: false });
+    expect(bases.get(sha(before))?.toString()).toBe(before);
+  });
+
+  it('reports a fuzzy match honestly', async () => {
+    writeFileSync(file('b.py'), 'def f():\n    x = 1\n    return x\n');
+    const reply = await service.edit(ctx(), { path: 'b.py', edits: [{ oldText: 'x = 1  \nreturn x', newText: 'x = 2\nreturn x' }] });
+    expect(readFileSync(file('b.py'), 'utf8')).toBe('def f():\n    x = 2\n    return x\n');
+    expect(reply.message).toBe('Edited b.py successfully. Matched fuzzily, not byte for byte: edit 0 at lines 2-3 (line similarity 1.00 after normalizing whitespace and quotes).');
+  });
+
+  it('keeps CRLF (inserted lines too), BOM and mode bits', async () => {
+    const f = file('w.cs');
+    writeFileSync(f, Buffer.from('\ufeffclass W {\r\n    int a;\r\n}\r\n', 'utf8'));
+    chmodSync(f, 0o640);
+    await service.edit(ctx(), { path: 'w.cs', edits: [{ oldText: '    int a;\n', newText: '    int a;\n    int b;\n' }] });
+    expect(readFileSync(f).toString('utf8')).toBe('\ufeffclass W {\r\n    int a;\r\n    int b;\r\n}\r\n');
+    expect(statSync(f).mode & 0o777).toBe(0o640);
+  });
+
+  it('on failure keeps and writes the edits before it, and replies with the error and their diff', async () => {
+    writeFileSync(file('c.txt'), 'one\ntwo\n');
+    const err = await failure(service.edit(ctx(), { path: 'c.txt', edits: [{ oldText: 'one', newText: 'ONE' }, { oldText: 'zzz', newText: 'x' }] }));
+    expect(readFileSync(file('c.txt'), 'utf8')).toBe('ONE\ntwo\n');
+    expect(err.code).toBe('not_found');
+    expect(err.message).toBe(
+      'Could not find matching text for edit at index 1. The old_text did not match any content in the file. Please read the file again to get the current content.\n' +
+        'Edited c.txt:\n\n```diff\n--- a/c.txt\n+++ b/c.txt\n@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n```',
+    );
+    expect(validated().map((f) => f.type)).toEqual(['edit.started', 'edit.range.resolved', 'edit.range.unresolved', 'edit.applied', 'edit.failed']);
+    expect(facts[3]!.data).toMatchObject({ partial: true });
+    expect(facts[4]!.data).toMatchObject({ editIndex: 1, code: 'not_found', appliedCount: 1 });
+  });
+
+  it('says the file changed on disk since the agent read it', async () => {
+    writeFileSync(file('d.txt'), 'alpha\n');
+    await service.read(ctx(), { path: 'd.txt' });
+    writeFileSync(file('d.txt'), 'beta\n');
+    const err = await failure(service.edit(ctx(), { path: 'd.txt', edits: [{ oldText: 'alpha', newText: 'gamma' }] }));
+    expect(err.message).toBe(
+      'Could not find matching text for edit at index 0. The old_text did not match any content in the file. The file has changed on disk since you last read it. Please read the file again to get the current content.\nNo edits were made.',
+    );
+  });
+
+  it('reports syntax errors the edit introduced (and still applies it)', async () => {
+    writeFileSync(file('e.ts'), 'const a = 1;\nconst b = 2;\n');
+    const reply = await service.edit(ctx(), { path: 'e.ts', edits: [{ oldText: 'const b = 2;', newText: 'const b = (2;' }] });
+    expect(reply.syntaxErrors?.before).toBe(0);
+    expect(reply.syntaxErrors?.introduced.length).toBeGreaterThan(0);
+    expect(reply.syntaxErrors?.introduced[0]!.line).toBe(2);
+    expect(readFileSync(file('e.ts'), 'utf8')).toBe('const a = 1;\nconst b = (2;\n');
+  });
+
+  it('refuses every bad path with a clear message', async () => {
+    writeFileSync(join(dir, 'outside.txt'), 'x');
+    symlinkSync(join(dir, 'outside.txt'), file('out-link'));
+    mkdirSync(file('sub'));
+    writeFileSync(file('bin.dat'), Buffer.from([0x7f, 0x45, 0, 1]));
+    const e = (path: string) => failure(service.edit(ctx(), { path, edits: [{ oldText: 'x', newText: 'y' }] })).then((r) => r.message);
+    expect(await e('missing.ts')).toBe(`Can't edit file: path not found: "missing.ts". Check the path, or create the file with write_file.`);
+    expect(await e('sub')).toBe(`Can't edit file: path is a directory: "sub". Give the path of a file.`);
+    expect(await e('../outside.txt')).toMatch(/^Path "..\/outside.txt" is outside the agent's workspace/);
+    expect(await e('out-link')).toMatch(/^Path "out-link" resolves through a symlink to ".*outside.txt", outside the agent's workspace/);
+    expect(await e('bin.dat')).toBe(`Can't edit file: "bin.dat" is a binary file (it contains NUL bytes). Only UTF-8 text files can be edited.`);
+    expect(facts).toEqual([]);
+  });
+});
+
+describe('bad edit input', () => {
+  it('an empty edits array, a no-op and an empty old_text each get a clear error and write nothing', async () => {
+    writeFileSync(file('n.txt'), 'abc\n');
+    const msg = (edits: Array<{ oldText: string; newText: string }>) => failure(service.edit(ctx(), { path: 'n.txt', edits })).then((e) => e.message);
+    expect(await msg([])).toBe('The edits array is empty. Give at least one { "old_text", "new_text" } edit.\nNo edits were made.');
+    expect(await msg([{ oldText: 'abc', newText: 'abc' }])).toBe('Edit 0 makes no change: old_text and new_text are identical. Put the replacement text in new_text.\nNo edits were made.');
+    expect(await msg([{ oldText: '', newText: 'x' }])).toMatch(/^Could not find matching text for edit at index 0\. The old_text is empty\./);
+    expect(readFileSync(file('n.txt'), 'utf8')).toBe('abc\n');
+  });
+  it('text that is not valid UTF-8 (a lone surrogate) is refused', async () => {
+    writeFileSync(file('s.txt'), 'abc\n');
+    expect((await failure(service.edit(ctx(), { path: 's.txt', edits: [{ oldText: 'abc', newText: 'x\ud800' }] }))).message).toBe(
+      'The new_text of edit 0 contains a lone UTF-16 surrogate, which is not valid UTF-8. Send well-formed text.',
+    );
+  });
+  it('a parent that is a file is named', async () => {
+    writeFileSync(file('f'), '');
+    expect((await failure(service.write(ctx(), { path: 'f/x.txt', content: '' }))).message).toBe(`Can't create file: parent is not a directory: "${file('f')}". Choose a path whose parent is a directory.`);
+  });
+});
+
+describe('editHandlers (host contract)', () => {
+  it('maps command types to service calls and emits through ctx.emit', async () => {
+    const { editHandlers } = await import('../../../actors/edit/edit-handlers.ts');
+    const handlers = editHandlers(service);
+    expect(Object.keys(handlers)).toEqual(['file.read', 'file.edit', 'file.write', 'edit.begin', 'edit.input', 'edit.finish', 'edit.cancel']);
+    const emitted: string[] = [];
+    const reply = await handlers['file.write']!({ command: { id: 'c1', type: 'file.write', agentId: 'a1', data: { path: 'h.txt', content: 'x' } }, emit: async (f) => void emitted.push(f.type) });
+    expect(reply).toMatchObject({ created: true, path: 'h.txt' });
+    expect(emitted).toEqual(['edit.started', 'edit.applied']);
+  });
+});
+
+describe('file.write', () => {
+  it('creates a file (created: true, baseHash null) and overwrites one keeping its CRLF', async () => {
+    const r1 = await service.write(ctx(), { path: 'new.txt', content: 'hi\n' });
+    expect(r1).toMatchObject({ created: true, message: 'Created new.txt successfully' });
+    expect(validated().at(-1)!.data).toMatchObject({ baseHash: null, created: true, resultHash: sha('hi\n') });
+    writeFileSync(file('crlf.txt'), 'a\r\nb\r\n');
+    await service.write(ctx(), { path: 'crlf.txt', content: 'x\ny\n' });
+    expect(readFileSync(file('crlf.txt'), 'utf8')).toBe('x\r\ny\r\n');
+  });
+  it('names a missing parent directory, refuses a directory and over-size', async () => {
+    expect((await failure(service.write(ctx(), { path: 'a/b/c.txt', content: '' }))).message).toBe(
+      `Can't create file: parent directory doesn't exist: "${join(ws, 'a/b')}". Create the directory first, then write the file.`,
+    );
+    mkdirSync(file('d'));
+    expect((await failure(service.write(ctx(), { path: 'd', content: '' }))).message).toBe(`Can't write to file: path is a directory: "d". Give the path of a file.`);
+    writeFileSync(file('huge.txt'), 'x'.repeat(1_000_001));
+    expect((await failure(service.write(ctx(), { path: 'huge.txt', content: '' }))).code).toBe('limit_exceeded');
+    expect((await failure(service.write(ctx(), { path: 'big-new.txt', content: 'y'.repeat(1_000_001) }))).message).toBe(
+      'The new content of "big-new.txt" would be 1000001 bytes, over the 1000000-byte limit. Write a smaller file or raise maxFileBytes.',
+    );
+    expect(facts.slice(-2).map((f) => f.type)).toEqual(['edit.started', 'edit.failed']);
+  });
+});
+
+describe('file.read', () => {
+  it('returns a line range with the total and records the version seen', async () => {
+    writeFileSync(file('r.txt'), 'l1\nl2\nl3\nl4\n');
+    expect(await service.read(ctx(), { path: 'r.txt', startLine: 2, endLine: 3 })).toEqual({
+      path: 'r.txt',
+      content: 'l2\nl3\n',
+      startLine: 2,
+      endLine: 3,
+      totalLines: 4,
+      hash: sha('l1\nl2\nl3\nl4\n'),
+    });
+    expect(validated()).toEqual([
+      { type: 'file.read.recorded', data: { fileId: expect.stringMatching(/^f-[0-9a-f]{16}$/), path: file('r.txt'), hash: sha('l1\nl2\nl3\nl4\n'), mtimeMs: expect.any(Number), totalLines: 4 } },
+    ]);
+    expect((await failure(service.read(ctx(), { path: 'r.txt', startLine: 9 }))).message).toBe('startLine 9 is past the end of "r.txt", which has 4 lines. Ask for a line between 1 and 4.');
+  });
+
+  it('returns an outline with a hint for a large file read without a range', async () => {
+    const src = Array.from({ length: 800 }, (_, i) => `export function f${i}(x: number): number {\n  return x + ${i};\n}\n`).join('') + 'export class Big {\n  method(): void {}\n}\n';
+    writeFileSync(file('big.ts'), src);
+    const reply = await service.read(ctx(), { path: 'big.ts' });
+    expect(reply.content).toBe('');
+    expect(reply.totalLines).toBe(2403);
+    expect(reply.outline?.[0]).toEqual({ kind: 'function_declaration', name: 'f0', startLine: 1, endLine: 3, depth: 0 });
+    expect(reply.outline?.slice(-2)).toEqual([
+      { kind: 'class_declaration', name: 'Big', startLine: 2401, endLine: 2403, depth: 0 },
+      { kind: 'method_definition', name: 'method', startLine: 2402, endLine: 2402, depth: 1 },
+    ]);
+    expect(reply.hint).toMatch(/^big.ts has 2403 lines, so this is an outline/);
+  });
+});
+
+describe('streaming edit', () => {
+  it('begin → input chunks → finish writes the same as a one-shot edit', async () => {
+    writeFileSync(file('s.ts'), 'function a() {\n    return 1;\n}\n');
+    const { editId } = await service.begin(ctx(), { path: 's.ts', mode: 'edit' });
+    const json = JSON.stringify({ path: 's.ts', edits: [{ old_text: 'return 1;', new_text: 'return 2;' }] });
+    for (const ch of json) await service.input(ctx(), { editId, chunk: ch });
+    const reply = await service.finish(ctx(), { editId });
+    expect(reply.message).toBe('Edited s.ts successfully');
+    expect(readFileSync(file('s.ts'), 'utf8')).toBe('function a() {\n    return 2;\n}\n');
+    const types = validated().map((f) => f.type);
+    expect(types[0]).toBe('edit.started');
+    expect(types.at(-1)).toBe('edit.applied');
+    expect(types).toContain('edit.diff.progressed');
+    expect((await failure(service.input(ctx(), { editId, chunk: 'x' }))).message).toBe(`Edit "${editId}" is already finished. Begin a new edit with edit.begin.`);
+    expect((await failure(service.input(ctx(), { editId: 'e-nope', chunk: 'x' }))).message).toBe('No streaming edit "e-nope" for this agent. Begin one with edit.begin and use the editId it returns.');
+  });
+
+  it('an unresolvable old_text fails the input that completes it', async () => {
+    writeFileSync(file('u.txt'), 'abc\n');
+    const { editId } = await service.begin(ctx(), { path: 'u.txt' });
+    const err = await failure(service.input(ctx(), { editId, chunk: '{"edits":[{"old_text":"zzz","new_text":"y"}' }));
+    expect(err.message).toMatch(/^Could not find matching text for edit at index 0\./);
+    expect(facts.at(-1)).toMatchObject({ type: 'edit.failed', data: { code: 'not_found', appliedCount: 0 } });
+  });
+
+  it('malformed JSON at finish names the offset; nothing is written', async () => {
+    writeFileSync(file('m.txt'), 'abc\n');
+    const { editId } = await service.begin(ctx(), { path: 'm.txt' });
+    await service.input(ctx(), { editId, chunk: '{"edits":[{"old_text":"abc",,' });
+    const err = await failure(service.finish(ctx(), { editId }));
+    expect(err.code).toBe('invalid_json');
+    expect(err.message).toBe(`The tool input is not valid JSON at offset 28: expected a property name in double quotes, got ",". Send the complete JSON again.\nNo edits were made.`);
+    expect(readFileSync(file('m.txt'), 'utf8')).toBe('abc\n');
+  });
+
+  it('a different path inside the tool JSON is refused and nothing is written', async () => {
+    writeFileSync(file('p.txt'), 'abc\n');
+    const { editId } = await service.begin(ctx(), { path: 'p.txt' });
+    await service.input(ctx(), { editId, chunk: '{"path":"other.txt","edits":[{"old_text":"abc","new_text":"x"}]}' });
+    expect((await failure(service.finish(ctx(), { editId }))).message).toBe(
+      'The tool input names path "other.txt" but the edit began on "p.txt". Begin a new edit for that path.\nNo edits were made.',
+    );
+    expect(readFileSync(file('p.txt'), 'utf8')).toBe('abc\n');
+  });
+
+  it('cancel writes nothing and records edit.failed', async () => {
+    writeFileSync(file('k.txt'), 'abc\n');
+    const { editId } = await service.begin(ctx(), { path: 'k.txt' });
+    await service.input(ctx(), { editId, chunk: '{"edits":[{"old_text":"abc","new_text":"x"}]}' });
+    expect(await service.cancel(ctx(), { editId })).toEqual({ editId, cancelled: true });
+    expect(readFileSync(file('k.txt'), 'utf8')).toBe('abc\n');
+    expect(facts.at(-1)).toMatchObject({ type: 'edit.failed', data: { code: 'cancelled' } });
+  });
+
+  it('a CRLF file edited with CRLF old/new text streamed char by char: exact match, CRLF kept', async () => {
+    writeFileSync(file('c.txt'), 'one\r\ntwo\r\nthree\r\n');
+    const { editId } = await service.begin(ctx(), { path: 'c.txt' });
+    for (const ch of JSON.stringify({ edits: [{ old_text: 'one\r\ntwo\r\n', new_text: 'one\r\n2\r\nextra\r\n' }] })) await service.input(ctx(), { editId, chunk: ch });
+    const reply = await service.finish(ctx(), { editId });
+    expect(reply.edits).toEqual([{ index: 0, matchKind: 'exact', similarity: 1, startLine: 1, endLine: 2 }]);
+    expect(readFileSync(file('c.txt'), 'utf8')).toBe('one\r\n2\r\nextra\r\nthree\r\n');
+  });
+
+  it('re-applies the edits when the file changed on disk while streaming', async () => {
+    writeFileSync(file('r.txt'), 'one\ntwo\n');
+    const { editId } = await service.begin(ctx(), { path: 'r.txt' });
+    await service.input(ctx(), { editId, chunk: '{"edits":[{"old_text":"two","new_text":"TWO"}]}' });
+    writeFileSync(file('r.txt'), 'zero\none\ntwo\n');
+    await service.finish(ctx(), { editId });
+    expect(readFileSync(file('r.txt'), 'utf8')).toBe('zero\none\nTWO\n');
+  });
+});

@@ -1,0 +1,116 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { WorkspaceSnapshotter, recordShellChanges } from '../../../actors/review/workspace-snapshot.ts';
+import { compileIgnore } from '../../../actors/review/workspace-snapshot-ignore.ts';
+import { makeFixture, type Fixture } from '../../support/action-log-fs.ts';
+
+const sh = (cwd: string, script: string) => execFileSync('/bin/sh', ['-c', script], { cwd });
+
+describe('workspace snapshots of shell side effects', () => {
+  let f: Fixture;
+  beforeEach(() => {
+    f = makeFixture();
+  });
+  afterEach(() => f.cleanup());
+
+  it('detects what a command created, modified and deleted; records it tagged with the command; reject restores the workspace', async () => {
+    f.write('src/a.ts', 'export const a = 1;\n');
+    f.write('src/b.ts', 'export const b = 2;\n');
+    f.write('README.md', '# hi\n');
+    const initial = f.tree();
+    const snapper = new WorkspaceSnapshotter({ blobs: f.blobs });
+    const before = await snapper.snapshot(f.ws);
+    const command = "sed -i 's/1/42/' src/a.ts && rm src/b.ts && mkdir -p gen && echo made > gen/out.txt";
+    sh(f.ws, command);
+    const after = await snapper.snapshot(f.ws);
+    const diff = await snapper.diff(before, after);
+    expect(diff).toEqual({
+      changes: [
+        { path: f.p('gen/out.txt'), status: 'created', before: null, after: 'made\n' },
+        { path: f.p('src/a.ts'), status: 'modified', before: 'export const a = 1;\n', after: 'export const a = 42;\n' },
+        { path: f.p('src/b.ts'), status: 'deleted', before: 'export const b = 2;\n', after: null },
+      ],
+      reportedOnly: [],
+    });
+    expect(await recordShellChanges(f.service, { agentId: 'kid', ancestors: ['root'], command, terminalId: 't-1' }, diff)).toBe(3);
+    const recorded = f.facts.filter((x) => x.type === 'action-log.change.recorded' && x.agentId === 'root');
+    expect(recorded.map((x) => (x.data as { source: unknown }).source)).toEqual(Array(3).fill({ kind: 'shell', command, terminalId: 't-1' }));
+    expect((await f.service.list('root')).files.map((x) => [x.path, x.status, x.agents])).toEqual([
+      [f.p('gen/out.txt'), 'created', ['kid']],
+      [f.p('src/a.ts'), 'modified', ['kid']],
+      [f.p('src/b.ts'), 'deleted', ['kid']],
+    ]);
+    const reply = await f.service.reject('root');
+    expect(reply).toMatchObject({ deleted: [f.p('gen/out.txt')], conflicts: [], kept: [] });
+    expect(f.tree()).toEqual(initial); // (the emptied directory gen/ stays)
+  });
+
+  it('skips .git, node_modules, .skein and .gitignore patterns, and reports huge and binary files only', async () => {
+    f.write('.gitignore', 'dist/\n*.log\n/build\n');
+    for (const d of ['.git', 'node_modules/x', '.skein', 'dist', 'build', 'sub/dist']) f.write(`${d}/f.txt`, 'x\n');
+    f.write('keep.txt', 'k\n');
+    f.write('big.txt', 'a'.repeat(2000));
+    writeFileSync(f.p('blob.bin'), Buffer.from([0xff, 0xfe, 0x00, 0x81]));
+    const snapper = new WorkspaceSnapshotter({ blobs: f.blobs, budget: { maxFileBytes: 1000 } });
+    const before = await snapper.snapshot(f.ws);
+    expect(Object.keys(before.files)).toEqual(['.gitignore', 'big.txt', 'blob.bin', 'keep.txt']);
+    expect(before.files['big.txt']).toMatchObject({ hash: null, why: 'too-large' });
+    expect(before.files['blob.bin']).toMatchObject({ hash: null, why: 'binary' });
+    sh(f.ws, 'echo more >> big.txt; printf "\\001\\377" >> blob.bin; echo y > dist/f.txt; echo z > app.log; echo k2 > keep.txt');
+    const diff = await snapper.diff(before, await snapper.snapshot(f.ws));
+    expect(diff.changes.map((c) => [c.path, c.status])).toEqual([[f.p('keep.txt'), 'modified']]);
+    expect(diff.reportedOnly).toEqual([
+      { path: f.p('big.txt'), status: 'modified', reason: expect.stringContaining('maxFileBytes') },
+      { path: f.p('blob.bin'), status: 'modified', reason: expect.stringContaining('not UTF-8') },
+    ]);
+  });
+
+  it('does not read unchanged files again', async () => {
+    for (let i = 0; i < 20; i++) f.write(`d/f${i}.txt`, `file ${i}\n`);
+    const snapper = new WorkspaceSnapshotter({ blobs: f.blobs });
+    const first = await snapper.snapshot(f.ws);
+    expect(first.readBytes).toBeGreaterThan(0);
+    f.write('d/f3.txt', 'changed\n');
+    const second = await snapper.snapshot(f.ws);
+    expect(second.readBytes).toBe('changed\n'.length);
+    expect((await snapper.diff(first, second)).changes.map((c) => c.path)).toEqual([f.p('d/f3.txt')]);
+  });
+
+  it('stops at the file budget and reports paths it could not classify', async () => {
+    mkdirSync(f.p('a'));
+    for (const n of ['a/1', 'a/2', 'b/3', 'b/4']) f.write(n, `${n}\n`);
+    const snapper = new WorkspaceSnapshotter({ blobs: f.blobs, budget: { maxFiles: 3 } });
+    const before = await snapper.snapshot(f.ws);
+    expect(before).toMatchObject({ complete: false, stoppedBy: 'maxFiles', doneDirs: ['a'] });
+    sh(f.ws, 'rm b/4; echo new > a/new');
+    const diff = await snapper.diff(before, await snapper.snapshot(f.ws));
+    expect(Object.keys(before.files)).toEqual(['a/1', 'a/2', 'b/3']);
+    // a/ was walked whole both times: a/new is a creation. The second walk stopped before b/3: unknown,
+    // not "deleted". b/4 was never seen by either walk.
+    expect(diff).toEqual({
+      changes: [{ path: f.p('a/new'), status: 'created', before: null, after: 'new\n' }],
+      reportedOnly: [{ path: f.p('b/3'), status: 'unknown', reason: 'not reached by the snapshot after the command (budget)' }],
+    });
+  });
+});
+
+describe('snapshot ignore rules', () => {
+  it('matches names, globs, dir-only and anchored patterns', () => {
+    const m = compileIgnore(['# comment', 'dist/', '*.log', '/build', 'docs/**/tmp', '!keep.log', '']);
+    expect([
+      m('dist', true),
+      m('dist', false),
+      m('a/dist', true),
+      m('x.log', false),
+      m('a/b/x.log', false),
+      m('build', true),
+      m('a/build', true),
+      m('docs/tmp', true),
+      m('docs/a/b/tmp', true),
+      m('docsxtmp', true),
+      m('node_modules', true),
+      m('src/.git', true),
+      m('src/index.ts', false),
+    ]).toEqual([true, false, true, true, true, true, false, true, true, false, true, true, false]);
+  });
+});

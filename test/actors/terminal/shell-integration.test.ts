@@ -1,0 +1,56 @@
+import fc from 'fast-check';
+import { commandInput, MarkScanner, type Mark } from '../../../actors/terminal/shell-integration.ts';
+import { utf8Length } from '../../../machines/terminal/terminal-text.ts';
+
+const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+const stream = 'é out\x1b]133;C\x07data ✓\n\x1b]7;file://h/tmp/a%20b\x07\x1b]133;D;3\x07\x1b]133;A\x07$ \x1b]133;B\x07';
+
+function scanAll(chunks: string[]): Mark[] {
+  const s = new MarkScanner();
+  let offset = 0;
+  const marks: Mark[] = [];
+  for (const c of chunks) {
+    marks.push(...s.feed(c, offset));
+    offset += utf8Length(c);
+  }
+  return marks;
+}
+
+describe('MarkScanner', () => {
+  it('finds C, cwd (decoded), D with exit status, A and B with byte offsets', () => {
+    const marks = scanAll([stream]);
+    expect(marks.map((m) => m.kind)).toEqual(['C', 'cwd', 'D', 'A', 'B']);
+    expect(marks[1]).toMatchObject({ cwd: '/tmp/a b' });
+    expect(marks[2]).toMatchObject({ exitCode: 3 });
+    const c = marks[0]!;
+    expect(Buffer.from(stream).subarray(c.start, c.end).toString()).toBe('\x1b]133;C\x07');
+  });
+
+  it(`finds the same marks however the stream is split (seed ${seed})`, () => {
+    const whole = scanAll([stream]);
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: stream.length }), { maxLength: 8 }), (cuts) => {
+        const points = [...new Set(cuts)].sort((a, b) => a - b);
+        const chunks: string[] = [];
+        let last = 0;
+        for (const p of points) {
+          chunks.push(stream.slice(last, p));
+          last = p;
+        }
+        chunks.push(stream.slice(last));
+        expect(scanAll(chunks)).toEqual(whole);
+      }),
+      { seed },
+    );
+  });
+});
+
+describe('commandInput', () => {
+  it('clears the prompt line (Ctrl-E Ctrl-U), then types a one-line command as is', () => {
+    expect(commandInput('ls -l')).toBe('\x05\x15ls -l\r');
+  });
+  it('sends multi-line or tabbed commands as one bracketed-paste compound command', () => {
+    expect(commandInput('cd /tmp\npwd')).toBe('\x05\x15\x1b[200~{ cd /tmp\npwd\n}\x1b[201~\r');
+    expect(commandInput('printf "a\tb"')).toBe('\x05\x15\x1b[200~{ printf "a\tb"\n}\x1b[201~\r');
+  });
+});

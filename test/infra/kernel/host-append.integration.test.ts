@@ -1,0 +1,124 @@
+/**
+ * The reply waits for durable appends: a failed append is retried with the
+ * same msg-id, and a final failure becomes an error reply plus a
+ * `host.append.failed` health fact — never a silent drop. The log under test
+ * is the real JSONL log with faults injected in front of it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { COMMANDS, type StoredFact } from '../../../schemas/index.ts';
+import { AgentService } from '../../../actors/agent/agent.ts';
+import { AgentsConfig } from '../../../schemas/index.ts';
+import { call } from '../../../infra/transport/client.ts';
+import { AGGREGATES } from '../../../infra/kernel/domains.ts';
+import { EmbeddedBus } from '../../../infra/transport/embedded-bus.ts';
+import type { AppendRequest, EventLog } from '../../../infra/transport/event-log.ts';
+import { Host } from '../../../infra/kernel/host.ts';
+import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
+import { memoryLogger } from '../../support/log-sink.ts';
+import { tempDir } from '../../support/temp-dir.ts';
+
+/** Fails appends of `type` `times` times (Infinity: always), then passes them to the real log. */
+function faulty(log: EventLog, type: string, times: number): EventLog & { attempts: string[] } {
+  let left = times;
+  const attempts: string[] = [];
+  return {
+    kind: log.kind,
+    attempts,
+    append(request: AppendRequest) {
+      if (request.fact.type === type) {
+        attempts.push(request.fact.id);
+        if (left-- > 0) return Promise.reject(new Error('disk on fire'));
+      }
+      return log.append(request);
+    },
+    read: (o) => log.read(o),
+    scan: (o, visit) => log.scan(o, visit),
+    lastSeq: (s) => log.lastSeq(s),
+    close: () => log.close(),
+  };
+}
+
+async function setup(times: number) {
+  const dir = tempDir('skein-append-');
+  const bus = new EmbeddedBus();
+  const real = await JsonlLog.open({ dir: dir.path, bus });
+  const log = faulty(real, 'agent.spawned', times);
+  const { logger, lines } = memoryLogger('warn');
+  // eslint-disable-next-line prefer-const
+  let host: Host;
+  const agents = new AgentService(() => host, AgentsConfig.parse({}));
+  host = new Host({
+    bus,
+    log,
+    logger,
+    hostId: 'h-test',
+    mode: 'embedded',
+    rootAgentId: 'main',
+    aggregates: AGGREGATES,
+    handlers: { ...agents.handlers(), ...Object.fromEntries(COMMANDS.filter((c) => !c.type.startsWith('agent.') && !c.type.startsWith('runtime.')).map((c) => [c.type, async () => ({})])), 'runtime.ping': async () => ({ pong: true }), 'runtime.status': async () => ({}) },
+    commands: COMMANDS,
+    gate: async () => undefined,
+    maxPayloadBytes: 1 << 20,
+    commandCacheSize: 100,
+    appendRetries: 2,
+    appendRetryDelayMs: 1,
+  });
+  await host.start();
+  // The root, written straight to the real log.
+  await real.append({
+    stream: 'events',
+    subject: 'skein.evt.main.agent.main',
+    fact: { id: 'root', type: 'agent.spawned', at: new Date().toISOString(), agentId: 'main' as never, data: { agentId: 'main', parentId: null, label: 'root', workspace: '/w', depth: 0, task: null, hasPolicy: false, worker: null } },
+  });
+  const facts: StoredFact[] = [];
+  for await (const f of real.read()) host.writer.restore(f);
+  await host.serve();
+  return {
+    host,
+    bus,
+    log,
+    lines,
+    facts,
+    async all() {
+      const out: StoredFact[] = [];
+      for await (const f of real.read()) out.push(f);
+      return out;
+    },
+    async dispose() {
+      await host.stop();
+      await real.close();
+      dir.dispose();
+    },
+  };
+}
+
+describe('host appends', () => {
+  let env: Awaited<ReturnType<typeof setup>> | undefined;
+  afterEach(async () => env?.dispose());
+
+  it('retries a failed append with the same msg-id and replies ok once it is stored', async () => {
+    env = await setup(1);
+    const reply = await call(env.bus, 'main', 'agent.spawn', { label: 'x', agentId: 'kid' });
+    expect(reply).toMatchObject({ ok: true, agentId: 'kid' });
+    expect(env.log.attempts).toHaveLength(2);
+    expect(new Set(env.log.attempts).size).toBe(1);
+    const stored = (await env.all()).filter((f) => f.type === 'agent.spawned' && (f.data as { agentId: string }).agentId === 'kid');
+    expect(stored).toHaveLength(1);
+    expect(env.lines).toContainEqual(expect.objectContaining({ level: 40, msg: 'append failed; retrying with the same msg-id', event: 'agent.spawned' }));
+  });
+
+  it('turns a final failure into an error reply and a health fact; the state is untouched', async () => {
+    env = await setup(Infinity);
+    const reply = await call(env.bus, 'main', 'agent.spawn', { label: 'x', agentId: 'ghost' });
+    expect(reply).toMatchObject({ ok: false, error: { code: 'append_failed', retryable: true } });
+    if (!reply.ok) expect(reply.error.message).toMatch(/'agent\.spawned' could not be appended .* after 3 attempts \(disk on fire\)/);
+    expect(env.host.agentExists('ghost')).toBe(false);
+    const health = (await env.all()).filter((f) => f.type === 'host.append.failed');
+    expect(health).toHaveLength(1);
+    expect(health[0]).toMatchObject({
+      subject: 'skein.evt.main.host.h-test',
+      data: { hostId: 'h-test', factType: 'agent.spawned', subject: 'skein.evt.main.agent.ghost', attempts: 3 },
+    });
+    expect(await call(env.bus, 'main', 'runtime.ping', {})).toEqual({ ok: true, pong: true });
+  });
+});

@@ -1,0 +1,52 @@
+import fc from 'fast-check';
+import { applyCharOperations, type CharOperation, StreamingDiff } from '../../../machines/edit/edit-diff.ts';
+import { randomChunks, seeded, seeds } from '../../support/edit-random.ts';
+
+function streamOps(old: string, chunks: readonly string[]): { batches: CharOperation[][]; all: CharOperation[] } {
+  const d = new StreamingDiff(old);
+  const batches = chunks.map((c) => d.pushNew(c));
+  batches.push(d.finish());
+  return { batches, all: batches.flat() };
+}
+
+describe('streaming char diff', () => {
+  it('inserts new text as it streams and deletes old text only at finish', () => {
+    const { batches } = streamOps('hello world\n', ['goodbye ', 'world\n']);
+    // Deleting "hello " (-120) to keep "world\n" (+8.4) loses to inserting it (-6): zed's bias.
+    expect(batches).toEqual([[{ op: 'insert', text: 'goodbye ' }], [{ op: 'insert', text: 'world\n' }], [{ op: 'delete', length: 12 }]]);
+  });
+
+  it('keeps long equal runs; at a push the tail is inserted, the old tail deleted at finish', () => {
+    const old = 'function add(a, b) {\n  return a + b;\n}\n';
+    const neu = 'function add(a, b) {\n  return a - b;\n}\n';
+    const { batches, all } = streamOps(old, [neu]);
+    expect(batches).toEqual([[{ op: 'keep', length: 32 }, { op: 'insert', text: '- b;\n}\n' }], [{ op: 'delete', length: 7 }]]);
+    expect(applyCharOperations(old, all)).toBe(neu);
+  });
+
+  it('counts multi-byte characters in UTF-16 units', () => {
+    const { all } = streamOps('a🦀b', ['a', '🦀', 'c']);
+    expect(applyCharOperations('a🦀b', all)).toBe('a🦀c');
+    const kept = all.filter((o) => o.op === 'keep').reduce((n, o) => n + (o as { length: number }).length, 0);
+    expect(kept).toBe(3);
+  });
+
+  it.each(seeds(10))('ops always turn old into new, for random chunkings (seed %i)', (seed) => {
+    const random = seeded(seed);
+    const words = ['foo', 'bar', ' ', '\n', 'baz(', ')', '{', '}', 'é', '🦀'];
+    const pick = (n: number) => Array.from({ length: n }, () => words[Math.floor(random() * words.length)]).join('');
+    const old = pick(40);
+    const neu = pick(40);
+    expect(applyCharOperations(old, streamOps(old, randomChunks(neu, random, 6)).all)).toBe(neu);
+  });
+
+  const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+  it(`property: ops reproduce the new text (fast-check seed ${seed})`, () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), fc.array(fc.string({ maxLength: 8 }), { maxLength: 8 }), (old, chunks) => {
+        expect(applyCharOperations(old, streamOps(old, chunks).all)).toBe(chunks.join(''));
+      }),
+      { seed, numRuns: 200 },
+    );
+  });
+});

@@ -1,0 +1,51 @@
+/**
+ * Built-in rules: denied under any policy (even allow-all), with a message
+ * that says they cannot be overridden; look-alikes that are not destructive
+ * pass through to the policy.
+ */
+import { BUILTIN_DENY_SUFFIX, isProtectedTarget, normalizeTarget } from '../../../machines/permission/permission-builtin.ts';
+import { decideTerminal, merged } from '../../support/permission-fixtures.ts';
+
+const allowAll = merged({ default: 'allow', tools: { terminal: { default: 'allow', always_allow: [{ pattern: '.*' }] } } });
+
+const BLOCKED = [
+  'rm -rf /', 'rm -fr /', 'rm -r -f /', 'rm -rf -- /', 'rm --recursive --force /', 'rm / -rf', 'rm /', 'rm -rf /*', 'rm -rf //',
+  'rm -rf /tmp/../..', 'rm -rf /tmp/../../', 'rm -rf /tmp /', 'rm -rf x y /', 'rm -rf ~', 'rm -rf ~/', 'rm -rf ~/*', 'rm -rf ~root',
+  'rm -rf $HOME', 'rm -rf ${HOME}', 'rm -rf $HOME/', 'rm -rf $HOME/foo/..', 'rm -rf ~/x/../', 'rm -rf .', 'rm -rf ./', 'rm -rf ./*',
+  'rm -rf ..', 'rm -rf ../', 'rm -rf ../..', 'rm -rf foo/../..', 'rm -rf x/..', 'rm -rf .*', 'rm -rf /?*', 'rm -rf "/"', "'rm' -rf '/'",
+  'sudo rm -rf /', '/bin/rm -rf /', '\\rm -rf /', 'bash -c "rm -rf /"', 'find . -exec rm -rf / \\;', 'echo $(rm -rf /)',
+  'ls && rm -rf ~', 'rm -rf {/,x}', "$'\\x72m' -rf /", 'rm -rf / "unterminated', 'RM -RF /', 'rm -rf ~/..',
+  'mkfs.ext4 /dev/sda1', 'mkfs -t ext4 /dev/nvme0n1p1', 'mkswap /dev/sdb', 'wipefs -a /dev/sda', 'dd if=/dev/zero of=/dev/sda bs=1M',
+  'sudo dd if=x.img of=/dev/disk2', 'cat x > /dev/sda', 'shred /dev/sda', ':(){ :|:& };:', 'bomb(){ bomb|bomb& };bomb',
+  'function f { f | f & }; f', 'kill -9 -1', 'kill -- -1', 'kill -s KILL -1', 'chmod -R 000 /', 'chown -R nobody ~', 'find / -delete',
+  'find ~ -depth -delete', 'rm -rf "$PWD"', 'rm -rf ${PWD}/', 'rm -rf ~+',
+];
+
+const NOT_BLOCKED = [
+  'rm -rf ./build', 'rm -rf build', 'rm -rf /tmp/x', 'rm ~/file.txt', 'rm -rf ~/project/build', 'rm -rf ../sibling', 'rm -rf x/../y',
+  'rm -- -x', 'mkfs.ext4 disk.img', 'dd if=/dev/zero of=disk.img', 'dd if=/dev/sda of=backup.img', 'cat x > /dev/null', 'kill -9 1234',
+  'kill -1 1234', 'chmod 644 /etc/x', 'chmod -R u+w ./src', 'find . -name "*.o" -delete', 'find / -name x', 'echo rm -rf /',
+  'rm -rf *', 'rm -rf *.o', 'rm -rf $PWD/build',
+];
+
+describe('built-in rules', () => {
+  it.each(BLOCKED)('denies %j even under an allow-all policy', async (input) => {
+    const d = await decideTerminal(allowAll, input);
+    expect({ outcome: d.outcome, level: d.level }).toEqual({ outcome: 'deny', level: 'builtin' });
+    expect(d.reason).toContain(BUILTIN_DENY_SUFFIX);
+    expect(d.reason).toMatch(/^Blocked by built-in security rule: /);
+  });
+
+  it.each(NOT_BLOCKED)('leaves %j to the policy', async (input) => {
+    const d = await decideTerminal(allowAll, input);
+    expect(d.level).not.toBe('builtin');
+  });
+
+  it('normalizes rm targets lexically', () => {
+    expect([
+      '/tmp/../..', '//', '$HOME/foo/..', '${HOME}', '~/x/../..', 'a/../..', './', '', '/a/./b/',
+    ].map(normalizeTarget)).toEqual(['/', '/', '~', '~', '~/..', '..', '.', '.', '/a/b']);
+    expect(['/', '/*', '~', '~/', '.', '..', '../..', '/.*', '~/.??*'].every(isProtectedTarget)).toBe(true);
+    expect(['/tmp', '~/x', './x', '../x', '/tmp/*', 'x'].some(isProtectedTarget)).toBe(false);
+  });
+});

@@ -1,0 +1,331 @@
+import fc from 'fast-check';
+import { NotFoundError, InvalidStateError } from '../../../schemas/errors.ts';
+import { PlanWorld } from '../../support/action-log-world.ts';
+import { editedPairArb, fcSeed, sha256 } from '../../support/action-log-text.ts';
+
+const seed = fcSeed();
+const TEN = 'l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\nl11\nl12\n';
+
+describe('action-log planning: record and linked logs', () => {
+  it("records a grandchild's change under its own, its parent's and the root's log, tagged with the originator", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'mid', 'leaf');
+    w.disk['/w/a.txt'] = 'old\n';
+    const plan = w.write('leaf', '/w/a.txt', 'new\n', { kind: 'edit', editId: 'e-1' as never });
+    const base = sha256('old\n');
+    const result = sha256('new\n');
+    const entry = { status: 'modified', baseHash: base, currentHash: result, agents: ['leaf'] };
+    expect(plan.facts).toEqual(
+      ['leaf', 'mid', 'root'].map((log) => ({
+        type: 'action-log.change.recorded',
+        agentId: log,
+        data: {
+          logAgentId: log,
+          agentId: 'leaf',
+          lineage: ['mid', 'root'],
+          changeId: 'chg-1',
+          path: '/w/a.txt',
+          status: 'modified',
+          beforeHash: base,
+          baseHash: base,
+          resultHash: result,
+          entry,
+          source: { kind: 'edit', editId: 'e-1' },
+        },
+      })),
+    );
+    // A later change by the parent keeps the first base and adds the agent.
+    w.write('mid', '/w/a.txt', 'newer\n');
+    expect(w.summary('root')).toEqual({ '/w/a.txt': 'modified by leaf,mid' });
+    expect(w.summary('mid')).toEqual({ '/w/a.txt': 'modified by leaf,mid' });
+    expect(w.summary('leaf')).toEqual({ '/w/a.txt': 'modified by leaf' });
+    expect(w.list('root')[0]!.diff).toContain('-old\n+newer');
+  });
+
+  it('tracks created and deleted files, and drops a file created then deleted', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/gone.txt'] = 'bye\n';
+    w.write('root', '/w/new.txt', 'hi\n', { kind: 'write' });
+    w.write('root', '/w/gone.txt', null, { kind: 'shell', command: 'rm gone.txt' });
+    w.write('root', '/w/tmp.txt', 'x');
+    expect(w.summary('root')).toEqual({
+      '/w/new.txt': 'created by root',
+      '/w/gone.txt': 'deleted by root',
+      '/w/tmp.txt': 'created by root',
+    });
+    const p = w.write('root', '/w/tmp.txt', null);
+    expect((p.facts[0]!.data as { status: unknown; entry: unknown }).status).toBeNull();
+    expect(Object.keys(w.view('root').files)).toEqual(['/w/new.txt', '/w/gone.txt']);
+  });
+
+  it("folds someone else's edit made between two agent edits into the base", () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/a.txt'] = TEN;
+    w.write('root', '/w/a.txt', TEN.replace('l2\n', 'AGENT\n'));
+    w.disk['/w/a.txt'] = w.disk['/w/a.txt']!.replace('l11\n', 'USER\n'); // outside edit
+    w.write('root', '/w/a.txt', w.disk['/w/a.txt']!.replace('l5\n', 'AGENT2\n'));
+    const [file] = w.list('root');
+    expect(file!.diff).not.toContain('USER');
+    expect(file!.hunks.flatMap((h) => h.lines.filter((l) => l.startsWith('+')))).toEqual(['+AGENT', '+AGENT2']);
+  });
+
+  it('includeDescendants: false lists only files the agent changed itself', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.write('kid', '/w/k.txt', 'k\n');
+    w.write('root', '/w/r.txt', 'r\n');
+    expect(w.list('root').map((f) => f.path)).toEqual(['/w/k.txt', '/w/r.txt']);
+    expect(w.list('root', false).map((f) => f.path)).toEqual(['/w/r.txt']);
+  });
+});
+
+describe('action-log planning: accept', () => {
+  it('accept-all at the root empties the root log and the descendants\' logs', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'mid', 'leaf');
+    w.disk['/w/a.txt'] = 'a\n';
+    w.write('leaf', '/w/a.txt', 'A\n');
+    w.write('mid', '/w/b.txt', 'B\n');
+    const plan = w.accept('root');
+    expect(plan.reply).toEqual({
+      accepted: [
+        { path: '/w/a.txt', hunkIds: [expect.any(String)], remaining: 0 },
+        { path: '/w/b.txt', hunkIds: [expect.any(String)], remaining: 0 },
+      ],
+    });
+    expect(plan.facts.map((f) => [f.type, f.agentId, (f.data as { by: string }).by])).toEqual([
+      ['review.accepted', 'root', 'root'],
+      ['review.accepted', 'mid', 'root'],
+      ['review.accepted', 'leaf', 'root'],
+    ]);
+    expect(plan.writes).toEqual([]);
+    for (const id of ['root', 'mid', 'leaf']) expect(w.summary(id)).toEqual({});
+  });
+
+  it('accepting one hunk moves the base of the log and of its descendants', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/a.txt'] = TEN;
+    w.write('kid', '/w/a.txt', TEN.replace('l1\n', 'ONE\n').replace('l12\n', 'TWELVE\n'));
+    const hunks = w.list('root')[0]!.hunks;
+    expect(hunks).toHaveLength(2);
+    const plan = w.accept('root', { hunkIds: [hunks[0]!.id] });
+    expect(plan.reply.accepted).toEqual([{ path: '/w/a.txt', hunkIds: [hunks[0]!.id], remaining: 1 }]);
+    for (const id of ['root', 'kid']) {
+      const left = w.list(id)[0]!;
+      expect(left.hunks.map((h) => h.id)).toEqual([hunks[1]!.id]);
+      expect(left.baseHash).toBe(sha256(TEN.replace('l1\n', 'ONE\n')));
+    }
+  });
+
+  it('accept at a child does not change the parent log', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.write('kid', '/w/k.txt', 'k\n');
+    w.accept('kid');
+    expect(w.summary('kid')).toEqual({});
+    expect(w.summary('root')).toEqual({ '/w/k.txt': 'created by kid' });
+  });
+});
+
+describe('action-log planning: reject and undo', () => {
+  function scenario() {
+    const w = new PlanWorld();
+    w.chain('root', 'mid', 'leaf');
+    w.disk['/w/mod.txt'] = TEN;
+    w.disk['/w/del.txt'] = 'keep me\n';
+    w.write('leaf', '/w/mod.txt', TEN.replace('l3\n', 'THREE\n'));
+    w.write('mid', '/w/mod.txt', w.disk['/w/mod.txt']!.replace('l12\n', 'TWELVE\n'));
+    w.write('leaf', '/w/new.txt', 'fresh\n', { kind: 'write' });
+    w.write('mid', '/w/del.txt', null, { kind: 'shell', command: 'rm del.txt' });
+    return w;
+  }
+
+  it('reject-all at the root restores base everywhere, reflects in every log, and undo brings the agents\' versions back', () => {
+    const w = scenario();
+    const agentVersion = { ...w.disk };
+    const plan = w.reject('root');
+    expect(plan.reply).toEqual({
+      restored: ['/w/mod.txt', '/w/del.txt'],
+      deleted: ['/w/new.txt'],
+      kept: [],
+      conflicts: [],
+      undoAvailable: true,
+    });
+    expect(w.disk).toEqual({ '/w/mod.txt': TEN, '/w/del.txt': 'keep me\n', '/w/new.txt': null });
+    expect(plan.facts.map((f) => [f.type, f.agentId])).toEqual([
+      ['review.rejected', 'root'],
+      ['action-log.files.updated', 'mid'],
+      ['action-log.files.updated', 'leaf'],
+    ]);
+    for (const id of ['root', 'mid', 'leaf']) expect(w.summary(id)).toEqual({});
+
+    const undo = w.undoReject('root');
+    expect(undo.reply).toEqual({
+      reapplied: ['/w/mod.txt', '/w/del.txt'],
+      conflicts: [],
+      notRestorable: [{ path: '/w/new.txt', reason: expect.stringContaining('undo does not re-create files') }],
+    });
+    expect(w.disk).toEqual({ ...agentVersion, '/w/new.txt': null });
+    expect(w.summary('root')).toEqual({ '/w/mod.txt': 'modified by leaf,mid', '/w/del.txt': 'deleted by mid' });
+    expect(w.summary('leaf')).toEqual({ '/w/mod.txt': 'modified by leaf' });
+    expect(w.view('root').lastReject).toBeNull();
+    expect(() => w.undoReject('root')).toThrow(InvalidStateError);
+  });
+
+  it("reject at the middle agent reverts its subtree's hunks and the root log follows", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'mid', 'leaf');
+    w.disk['/w/a.txt'] = TEN;
+    w.write('root', '/w/a.txt', TEN.replace('l1\n', 'ROOT\n'));
+    w.write('leaf', '/w/a.txt', w.disk['/w/a.txt']!.replace('l12\n', 'LEAF\n'));
+    w.reject('mid');
+    expect(w.disk['/w/a.txt']).toBe(TEN.replace('l1\n', 'ROOT\n'));
+    expect(w.list('root')[0]!.hunks.flatMap((h) => h.lines.filter((l) => l.startsWith('+')))).toEqual(['+ROOT']);
+    expect(w.summary('leaf')).toEqual({});
+  });
+
+  it("siblings editing one file each see only their own hunk; rejecting one keeps the other's change", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'a');
+    w.chain('root', 'b');
+    w.disk['/w/f.txt'] = TEN;
+    w.write('a', '/w/f.txt', TEN.replace('l1\n', 'A\n'));
+    w.write('b', '/w/f.txt', w.disk['/w/f.txt']!.replace('l12\n', 'B\n'));
+    const plus = (id: string) => w.list(id).flatMap((f) => f.hunks.flatMap((h) => h.lines.filter((l) => l.startsWith('+'))));
+    expect([plus('root'), plus('a'), plus('b')]).toEqual([['+A', '+B'], ['+A'], ['+B']]);
+    expect(w.summary('root')).toEqual({ '/w/f.txt': 'modified by a,b' });
+    const plan = w.reject('a');
+    expect(plan.reply.conflicts).toEqual([]);
+    expect(w.disk['/w/f.txt']).toBe(TEN.replace('l12\n', 'B\n'));
+    expect([plus('root'), plus('a'), plus('b')]).toEqual([['+B'], [], ['+B']]);
+  });
+
+  it('undo-reject leaves a file alone, reporting a conflict, when it changed on disk after the reject', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/a.txt'] = TEN;
+    w.disk['/w/d.txt'] = 'd\n';
+    w.write('root', '/w/a.txt', TEN.replace('l6\n', 'SIX\n'));
+    w.write('root', '/w/d.txt', null);
+    w.reject('root');
+    w.disk['/w/a.txt'] = TEN.replace('l5\n', 'user\n');
+    w.disk['/w/d.txt'] = 'd\nuser\n';
+    const plan = w.undoReject('root');
+    expect(plan.reply).toEqual({
+      reapplied: [],
+      conflicts: [
+        { path: '/w/a.txt', hunkIds: [expect.any(String)], reason: expect.stringContaining('changed on disk after the reject') },
+        { path: '/w/d.txt', hunkIds: [], reason: expect.stringContaining('changed on disk after the reject restored it') },
+      ],
+      notRestorable: [],
+    });
+    expect(plan.writes).toEqual([]);
+    expect(w.view('root').lastReject).toBeNull();
+  });
+
+  it('per-hunk reject reverts only that hunk', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/a.txt'] = TEN;
+    w.write('root', '/w/a.txt', TEN.replace('l1\n', 'ONE\n').replace('l12\n', 'TWELVE\n'));
+    const [h1, h2] = w.list('root')[0]!.hunks;
+    const plan = w.reject('root', { paths: ['/w/a.txt', '/w/a.txt'], hunkIds: [h2!.id, h2!.id] });
+    expect(plan.writes).toHaveLength(1);
+    expect(plan.reply).toEqual({ restored: ['/w/a.txt'], deleted: [], kept: [], conflicts: [], undoAvailable: false });
+    expect(w.disk['/w/a.txt']).toBe(TEN.replace('l1\n', 'ONE\n'));
+    expect(w.list('root')[0]!.hunks.map((h) => h.id)).toEqual([h1!.id]);
+  });
+
+  it('a concurrent on-disk change is preserved and its overlapping hunk reported as a conflict', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/a.txt'] = TEN;
+    w.write('kid', '/w/a.txt', TEN.replace('l1\n', 'ONE\n').replace('l12\n', 'TWELVE\n'));
+    const [h1, h2] = w.list('root')[0]!.hunks;
+    w.disk['/w/a.txt'] = w.disk['/w/a.txt']!.replace('l2\n', 'USER\n'); // touches h1's context
+    const plan = w.reject('root');
+    expect(plan.reply.conflicts).toEqual([{ path: '/w/a.txt', hunkIds: [h1!.id], reason: expect.stringContaining('changed on disk') }]);
+    expect(w.disk['/w/a.txt']).toBe(TEN.replace('l1\n', 'ONE\n').replace('l2\n', 'USER\n'));
+    expect(w.list('root')[0]!.hunks.map((h) => h.id)).toEqual([h1!.id]);
+    expect(h2).toBeDefined();
+  });
+
+  it('keeps a created file changed on disk since, and leaves a re-created deleted file alone', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/del.txt'] = 'd\n';
+    w.write('root', '/w/new.txt', 'agent\n');
+    w.write('root', '/w/del.txt', null);
+    w.disk['/w/new.txt'] = 'agent\nplus user\n';
+    w.disk['/w/del.txt'] = 'someone re-created it\n';
+    const plan = w.reject('root');
+    expect(plan.reply).toEqual({
+      restored: [],
+      deleted: [],
+      kept: [{ path: '/w/new.txt', reason: expect.stringContaining('kept to avoid losing') }],
+      conflicts: [{ path: '/w/del.txt', hunkIds: [expect.any(String)], reason: expect.stringContaining('exists on disk again') }],
+      undoAvailable: false,
+    });
+    expect(plan.writes).toEqual([]);
+    expect(w.disk).toEqual({ '/w/new.txt': 'agent\nplus user\n', '/w/del.txt': 'someone re-created it\n' });
+  });
+
+  it('refuses unknown paths and hunk ids, naming them, and plans nothing', () => {
+    const w = scenario();
+    const before = { ...w.disk };
+    expect(() => w.reject('root', { paths: ['/w/nope.txt'] })).toThrow(NotFoundError);
+    expect(() => w.reject('root', { paths: ['/w/nope.txt'] })).toThrow("No change to '/w/nope.txt' in the action log of agent 'root'");
+    expect(() => w.accept('root', { hunkIds: ['hdeadbeef'] })).toThrow("Hunk id 'hdeadbeef' is not in the action log of agent 'root'");
+    expect(() => w.reject('leaf', { paths: ['/w/del.txt'] })).toThrow(NotFoundError);
+    expect(w.disk).toEqual(before);
+  });
+
+  it(`for random texts and edits, rejecting every hunk restores the base exactly (seed ${seed})`, () => {
+    fc.assert(
+      fc.property(editedPairArb, fc.boolean(), ({ base, current }, byHunk) => {
+        const w = new PlanWorld();
+        w.chain('root', 'kid');
+        w.disk['/w/f.txt'] = base;
+        w.write('kid', '/w/f.txt', current);
+        if (base === current) return;
+        const ids = w.list('root')[0]!.hunks.map((h) => h.id);
+        const plan = byHunk && ids.length > 0 ? w.reject('root', { hunkIds: ids }) : w.reject('root');
+        expect(plan.reply.conflicts).toEqual([]);
+        expect(w.disk['/w/f.txt']).toBe(base);
+        expect(w.summary('root')).toEqual({});
+        expect(w.summary('kid')).toEqual({});
+      }),
+      { seed, numRuns: 200 },
+    );
+  });
+
+  it(`for random edit sequences by agents of a 3-level tree, reject-all at the root restores base and undo restores every agent version, siblings included (seed ${seed})`, () => {
+    const editsArb = fc.array(fc.record({ who: fc.constantFrom('root', 'mid', 'leaf', 'sib'), file: fc.constantFrom('/w/f.txt', '/w/g.txt'), pair: editedPairArb }), {
+      minLength: 1,
+      maxLength: 5,
+    });
+    fc.assert(
+      fc.property(editedPairArb, editsArb, ({ base }, edits) => {
+        const w = new PlanWorld();
+        w.chain('root', 'mid', 'leaf');
+        w.chain('root', 'sib');
+        w.disk['/w/f.txt'] = base;
+        for (const e of edits) w.write(e.who, e.file, e.pair.current);
+        const final = { ...w.disk };
+        const reply = w.reject('root').reply;
+        expect(reply.conflicts).toEqual([]);
+        expect(w.disk['/w/f.txt']).toBe(base);
+        expect(w.disk['/w/g.txt'] ?? null).toBeNull();
+        for (const id of ['root', 'mid', 'leaf', 'sib']) expect(w.summary(id)).toEqual({});
+        if (!reply.undoAvailable) return;
+        const undo = w.undoReject('root').reply;
+        expect(undo.conflicts).toEqual([]);
+        expect(w.disk['/w/f.txt']).toBe(final['/w/f.txt']);
+      }),
+      { seed, numRuns: 150 },
+    );
+  });
+});

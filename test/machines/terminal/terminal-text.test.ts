@@ -1,0 +1,58 @@
+import fc from 'fast-check';
+import { headTail, plainText, utf8Length } from '../../../machines/terminal/terminal-text.ts';
+
+const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+
+describe('plainText', () => {
+  it.each([
+    ['SGR colours', '\x1b[1;31mred\x1b[0m plain', 'red plain'],
+    ['CRLF', 'a\r\nb\r\n', 'a\nb\n'],
+    ['progress bar rewritten with CR', '10%\r50%\r100%\n', '100%\n'],
+    ['shorter rewrite keeps the tail of the longer text', 'abcdef\rXY\n', 'XYcdef\n'],
+    ['OSC title and shell marks', '\x1b]0;title\x07\x1b]133;D;0\x07x', 'x'],
+    ['erase line and cursor moves', '\x1b[2K\x1b[1Ghello\x1b[3A', 'hello'],
+    ['backspaces', 'ab\bc', 'ac'],
+  ])('%s', (_name, raw, expected) => {
+    expect(plainText(raw)).toBe(expected);
+  });
+
+  it(`never leaves an ESC or a C0 control other than \\n and \\t (seed ${seed})`, () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string(), fc.constantFrom('\x1b[31m', '\x1b]0;t\x07', '\r', '\r\n', '\x1b', '\x07', '\b', '\x1b[?1049h'))), (parts) => {
+        const out = plainText(parts.join(''));
+        // eslint-disable-next-line no-control-regex
+        expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
+      }),
+      { seed },
+    );
+  });
+});
+
+describe('headTail', () => {
+  it('returns short text unchanged', () => {
+    expect(headTail('hello\n', 100)).toEqual({ text: 'hello\n', truncated: false, omittedBytes: 0 });
+  });
+
+  it('keeps the head and the tail, names the omitted bytes and the paging hint', () => {
+    const lines = Array.from({ length: 1000 }, (_, i) => `line ${i}`).join('\n');
+    const t = headTail(lines, 1000, 'page it with terminal.read {"cursor": 0}');
+    expect(t.truncated).toBe(true);
+    expect(t.text.startsWith('line 0\nline 1\n')).toBe(true);
+    expect(t.text.endsWith('line 999')).toBe(true);
+    expect(t.text).toMatch(/\[… \d+ bytes omitted; page it with terminal\.read \{"cursor": 0\} …\]/);
+    expect(utf8Length(t.text)).toBeLessThan(1200);
+    expect(t.omittedBytes).toBe(utf8Length(lines) - utf8Length(t.text) + utf8Length(t.text.match(/\n\[…[^\]]*\]\n/)![0]));
+  });
+
+  it(`stays within budget plus the marker and never splits a character (seed ${seed})`, () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 3000 }), fc.integer({ min: 256, max: 2000 }), (text, max) => {
+        const t = headTail(text, max);
+        expect(t.text).not.toContain('\uFFFD');
+        if (!t.truncated) expect(t.text).toBe(text);
+        else expect(utf8Length(t.text)).toBeLessThanOrEqual(max + 80);
+      }),
+      { seed },
+    );
+  });
+});
