@@ -22,22 +22,43 @@ export type AgentStatus = z.infer<typeof AgentStatus>;
 
 export const WorkerSpec = z
   .object({
-    command: z.string().min(1, 'must not be empty').describe('Program to launch for the sub-agent (an LLM CLI, a script).'),
+    command: z
+      .string()
+      .min(1, 'must not be empty')
+      .describe('Program to launch for the sub-agent (an LLM CLI, a script).'),
     args: z.array(z.string()).max(1000).default([]),
-    env: z.record(z.string(), z.string()).default({}).describe('Extra environment; SKEIN_AGENT_ID and SKEIN_NATS_URL/SKEIN_DATA are set by skein.'),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe('Extra environment; SKEIN_AGENT_ID and SKEIN_NATS_URL/SKEIN_DATA are set by skein.'),
   })
   .strict();
 export type WorkerSpec = z.infer<typeof WorkerSpec>;
 
 export const AgentSpawn = defineCommand('agent.spawn', {
-  summary: 'Create a child of the agent in the subject (optionally with a task, a narrower policy, a sub-workspace and a worker process). Replies with the new agent id.',
+  summary:
+    'Create a child of the agent in the subject (optionally with a task, a narrower ' +
+    'policy, a sub-workspace and a worker process). Replies with the new agent id.',
   data: z
     .object({
       label: AgentLabel,
       agentId: AgentId.optional().describe('Id for the new agent; generated when missing.'),
-      task: z.string().max(100_000).optional().describe('What the sub-agent is asked to do; given to its worker as SKEIN_TASK.'),
-      policy: z.unknown().optional().describe('A policy layer for the sub-agent (same shape as .skein/policy.json); it can only narrow the parent.'),
-      workspace: z.string().min(1).optional().describe("The sub-agent's workspace: the parent's, or a directory inside it (default: the parent's)."),
+      task: z
+        .string()
+        .max(100_000)
+        .optional()
+        .describe('What the sub-agent is asked to do; given to its worker as SKEIN_TASK.'),
+      policy: z
+        .unknown()
+        .optional()
+        .describe(
+          'A policy layer for the sub-agent (same shape as .skein/policy.json); it can only narrow the parent.',
+        ),
+      workspace: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("The sub-agent's workspace: the parent's, or a directory inside it (default: the parent's)."),
       worker: WorkerSpec.optional(),
     })
     .strict(),
@@ -78,7 +99,12 @@ export const AgentWait = defineCommand('agent.wait', {
   data: z
     .object({
       agentId: AgentId.describe('The agent to wait for: the sender or one of its descendants.'),
-      timeoutMs: z.number().int().min(0).max(24 * 3600_000).default(30_000),
+      timeoutMs: z
+        .number()
+        .int()
+        .min(0)
+        .max(24 * 3600_000)
+        .default(30_000),
     })
     .strict(),
   reply: z.object({
@@ -91,7 +117,9 @@ export const AgentWait = defineCommand('agent.wait', {
 });
 
 export const AgentCancel = defineCommand('agent.cancel', {
-  summary: 'Cancel an agent (the sender or a descendant) and its whole subtree: commands interrupted, terminals closed, pending permission requests denied, streaming edits cancelled; agent.cancelled facts bottom-up.',
+  summary:
+    'Cancel an agent (the sender or a descendant) and its whole subtree: commands interrupted, terminals ' +
+    'closed, pending permission requests denied, streaming edits cancelled; agent.cancelled facts bottom-up.',
   data: z
     .object({
       agentId: AgentId.optional().describe('Whom to cancel; default: the sender.'),
@@ -118,7 +146,8 @@ export const AgentTree = defineCommand('agent.tree', {
 });
 
 export const AgentSpawned = defineEvent('agent.spawned', {
-  summary: 'An agent now exists. The root agent has parentId null. With a worker it is spawning until the worker starts.',
+  summary:
+    'An agent now exists. The root agent has parentId null. With a worker it is spawning until the worker starts.',
   aggregate: 'agent',
   aggregateId: (d) => d.agentId,
   data: z.object({
@@ -129,9 +158,14 @@ export const AgentSpawned = defineEvent('agent.spawned', {
     depth: z.number().int().min(0),
     task: z.string().nullable().default(null),
     hasPolicy: z.boolean().default(false),
-    worker: z.object({ command: z.string(), args: z.array(z.string()) }).nullable().default(null),
+    worker: z
+      .object({ command: z.string(), args: z.array(z.string()) })
+      .nullable()
+      .default(null),
   }),
-  describe: (d) => `${d.agentId} "${d.label}" parent=${d.parentId ?? '-'} workspace=${d.workspace}${d.worker ? ` worker=${d.worker.command}` : ''}`,
+  describe: (d) =>
+    `${d.agentId} "${d.label}" parent=${d.parentId ?? '-'} ` +
+    `workspace=${d.workspace}${d.worker ? ` worker=${d.worker.command}` : ''}`,
 });
 
 export const AgentWorkerStarted = defineEvent('agent.worker.started', {
@@ -151,7 +185,7 @@ export const AgentCompleted = defineEvent('agent.completed', {
 });
 
 export const AgentFailed = defineEvent('agent.failed', {
-  summary: "The agent failed: its driver said so, or its worker exited without completing (exitCode).",
+  summary: 'The agent failed: its driver said so, or its worker exited without completing (exitCode).',
   aggregate: 'agent',
   aggregateId: (d) => d.agentId,
   data: z.object({ agentId: AgentId, error: z.string(), exitCode: z.number().int().nullable().default(null) }),
@@ -175,7 +209,12 @@ export const AgentsConfig = z
     maxDepth: z.number().int().min(1).max(64).default(8).describe('Deepest sub-agent level below the root.'),
     maxChildren: z.number().int().min(1).default(64).describe('Children per agent (all states).'),
     maxAgents: z.number().int().min(1).default(1000).describe('Agents per host that are not finished.'),
-    workerGraceMs: z.number().int().min(0).default(2_000).describe('How long a worker may run after agent.complete before it is stopped.'),
+    workerGraceMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(2_000)
+      .describe('How long a worker may run after agent.complete before it is stopped.'),
   })
   .strict();
 export type AgentsConfig = z.infer<typeof AgentsConfig>;

@@ -12,8 +12,22 @@ import { reviewCommands, reviewEvents } from './review.ts';
 import { runtimeCommands, runtimeEvents } from './runtime.ts';
 import { terminalCommands, terminalEvents } from './terminal.ts';
 
-export const COMMANDS: readonly CommandDef[] = [...runtimeCommands, ...agentCommands, ...reviewCommands, ...permissionCommands, ...editCommands, ...terminalCommands];
-export const EVENTS: readonly EventDef[] = [...runtimeEvents, ...agentEvents, ...reviewEvents, ...permissionEvents, ...editEvents, ...terminalEvents];
+export const COMMANDS: readonly CommandDef[] = [
+  ...runtimeCommands,
+  ...agentCommands,
+  ...reviewCommands,
+  ...permissionCommands,
+  ...editCommands,
+  ...terminalCommands,
+];
+export const EVENTS: readonly EventDef[] = [
+  ...runtimeEvents,
+  ...agentEvents,
+  ...reviewEvents,
+  ...permissionEvents,
+  ...editEvents,
+  ...terminalEvents,
+];
 
 export const commandsByType: ReadonlyMap<string, CommandDef> = indexByType(COMMANDS);
 export const eventsByType: ReadonlyMap<string, EventDef> = indexByType(EVENTS);

@@ -23,7 +23,9 @@ export const LimitsConfig = z
       .int()
       .min(16)
       .default(2_000)
-      .describe('How many recent command ids are remembered for idempotent replies (their replies are kept in memory).'),
+      .describe(
+        'How many recent command ids are remembered for idempotent replies (their replies are kept in memory).',
+      ),
   })
   .strict();
 
@@ -46,7 +48,11 @@ export const Config = z
   .object({
     rootAgentId: AgentId.default('main' as AgentId).describe('Id of the root agent `skein up` ensures.'),
     workspace: z.string().min(1).optional().describe('Root agent workspace; default: the current directory.'),
-    dataDir: z.string().min(1).default('.skein/data').describe('Where logs, the private broker store and runtime.json live.'),
+    dataDir: z
+      .string()
+      .min(1)
+      .default('.skein/data')
+      .describe('Where logs, the private broker store and runtime.json live.'),
     mode: z.enum(MODES).default('auto'),
     natsUrl: z.string().min(1).optional(),
     natsServerBin: z.string().min(1).default('nats-server'),

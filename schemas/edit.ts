@@ -9,17 +9,24 @@ import { z } from 'zod';
 import { defineCommand, defineEvent } from './message.ts';
 import { EditId, Token } from './ids.ts';
 
-const Path = z.string().min(1, 'must not be empty').describe('File path, absolute or relative to the agent\'s first workspace root.');
+const Path = z
+  .string()
+  .min(1, 'must not be empty')
+  .describe("File path, absolute or relative to the agent's first workspace root.");
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a sha256 hex digest');
 const Line = z.number().int().min(1);
 
 export const EditSpec = z.object({
-  oldText: z.string().describe('The exact text to replace, copied from the file with enough surrounding lines to be unique.'),
+  oldText: z
+    .string()
+    .describe('The exact text to replace, copied from the file with enough surrounding lines to be unique.'),
   newText: z.string().describe('The text that replaces old_text.'),
 });
 export type EditSpec = z.infer<typeof EditSpec>;
 
-export const MatchKind = z.enum(['exact', 'fuzzy']).describe('exact: old_text was found byte for byte; fuzzy: found after tolerating whitespace/quote/line drift.');
+export const MatchKind = z
+  .enum(['exact', 'fuzzy'])
+  .describe('exact: old_text was found byte for byte; fuzzy: found after tolerating whitespace/quote/line drift.');
 
 export const SyntaxErrorInfo = z.object({ line: Line, column: z.number().int().min(1), kind: z.string() });
 export const SyntaxReport = z.object({
@@ -39,7 +46,13 @@ export const EditOutcomeInfo = z.object({
 });
 export type EditOutcomeInfo = z.infer<typeof EditOutcomeInfo>;
 
-export const OutlineSymbol = z.object({ kind: z.string(), name: z.string(), startLine: Line, endLine: Line, depth: z.number().int().min(0) });
+export const OutlineSymbol = z.object({
+  kind: z.string(),
+  name: z.string(),
+  startLine: Line,
+  endLine: Line,
+  depth: z.number().int().min(0),
+});
 export type OutlineSymbol = z.infer<typeof OutlineSymbol>;
 
 const AppliedReply = z.object({
@@ -65,7 +78,12 @@ export const fileRead = defineCommand('file.read', {
   }),
   reply: z.object({
     path: z.string(),
-    content: z.string().describe('The text of lines startLine..endLine exactly as in the file (no line-number prefixes); empty when an outline is returned.'),
+    content: z
+      .string()
+      .describe(
+        'The text of lines startLine..endLine exactly as in the file ' +
+          '(no line-number prefixes); empty when an outline is returned.',
+      ),
     startLine: z.number().int().min(0),
     endLine: z.number().int().min(0),
     totalLines: z.number().int().min(0),
@@ -78,7 +96,10 @@ export const fileRead = defineCommand('file.read', {
 });
 
 export const fileEdit = defineCommand('file.edit', {
-  data: z.object({ path: Path, edits: z.array(EditSpec).describe('Applied in order, each against the result of the previous.') }),
+  data: z.object({
+    path: Path,
+    edits: z.array(EditSpec).describe('Applied in order, each against the result of the previous.'),
+  }),
   reply: AppliedReply,
   summary: 'Replace old_text with new_text in a file, once per edit, tolerating whitespace drift.',
   tool: 'edit_file',
@@ -101,7 +122,7 @@ export const editBegin = defineCommand('edit.begin', {
 export const editInput = defineCommand('edit.input', {
   data: z.object({ editId: EditId, chunk: z.string().describe('The next raw text of the tool-call JSON.') }),
   reply: z.object({ editId: EditId, received: z.number().int().min(0), state: z.string() }),
-  summary: 'Feed the next chunk of a streaming edit\'s tool-call JSON.',
+  summary: "Feed the next chunk of a streaming edit's tool-call JSON.",
 });
 
 export const editFinish = defineCommand('edit.finish', {
@@ -185,7 +206,11 @@ export const editDiffProgressed = defineEvent('edit.diff.progressed', {
   data: z.object({
     editId: EditId,
     editIndex: z.number().int().min(0).describe('The edit; -1 is not used, write mode uses 0.'),
-    rangeStart: z.number().int().min(0).describe('UTF-16 offset of the replaced range in the text this edit applies to.'),
+    rangeStart: z
+      .number()
+      .int()
+      .min(0)
+      .describe('UTF-16 offset of the replaced range in the text this edit applies to.'),
     ops: Ops.describe('keep/delete lengths are UTF-16 units of the old text from the cursor; insert is new text.'),
     final: z.boolean(),
   }),

@@ -11,9 +11,24 @@ const Path = z.string().min(1).describe('Path, relative to the agent workspace o
 
 export const FleetStep: z.ZodType<FleetStep> = z.lazy(() =>
   z.union([
-    z.object({ exec: z.string().min(1), timeoutMs: z.number().int().min(1).optional(), expectExit: z.number().int().optional() }).strict(),
+    z
+      .object({
+        exec: z.string().min(1),
+        timeoutMs: z.number().int().min(1).optional(),
+        expectExit: z.number().int().optional(),
+      })
+      .strict(),
     z.object({ write: z.object({ path: Path, content: z.string() }).strict() }).strict(),
-    z.object({ edit: z.object({ path: Path, edits: z.array(z.object({ oldText: z.string(), newText: z.string() }).strict()).min(1) }).strict() }).strict(),
+    z
+      .object({
+        edit: z
+          .object({
+            path: Path,
+            edits: z.array(z.object({ oldText: z.string(), newText: z.string() }).strict()).min(1),
+          })
+          .strict(),
+      })
+      .strict(),
     z.object({ read: z.object({ path: Path }).strict() }).strict(),
     z.object({ spawn: FleetAgent }).strict(),
   ]),
@@ -36,7 +51,13 @@ export const FleetAgent: z.ZodType<FleetAgent> = z.lazy(() =>
     })
     .strict(),
 );
-export type FleetAgent = { label: string; agentId?: string | undefined; policy?: unknown; workspace?: string | undefined; steps: FleetStep[] };
+export type FleetAgent = {
+  label: string;
+  agentId?: string | undefined;
+  policy?: unknown;
+  workspace?: string | undefined;
+  steps: FleetStep[];
+};
 
 export const FleetAnswer = z
   .object({

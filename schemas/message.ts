@@ -18,7 +18,9 @@ export const MessageType = z.string().regex(TYPE_PATTERN, 'expected lowercase do
  * than the rest of a fact's validation on the replay path.
  */
 export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
-export const Timestamp = z.string().regex(TIMESTAMP_PATTERN, 'expected an ISO 8601 UTC timestamp such as 2026-01-02T03:04:05.678Z');
+export const Timestamp = z
+  .string()
+  .regex(TIMESTAMP_PATTERN, 'expected an ISO 8601 UTC timestamp such as 2026-01-02T03:04:05.678Z');
 
 /**
  * A fact as stored in the log and published on `skein.evt.>`: self-describing
@@ -130,7 +132,8 @@ export function defineEvent<const TType extends string, TData>(
   return { kind: 'event', type, ...spec };
 }
 
-export type DataOf<T> = T extends CommandDef<string, infer D, unknown> ? D : T extends EventDef<string, infer D> ? D : never;
+export type DataOf<T> =
+  T extends CommandDef<string, infer D, unknown> ? D : T extends EventDef<string, infer D> ? D : never;
 export type ReplyOf<T> = T extends CommandDef<string, unknown, infer R> ? R : never;
 
 /** `{ ok: false, error }`: the only failure reply shape. */

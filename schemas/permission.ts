@@ -39,11 +39,16 @@ export type LearnedRules = z.infer<typeof LearnedRules>;
 // Commands ---------------------------------------------------------------
 
 export const PermissionDecide = defineCommand('permission.decide', {
-  summary: 'Answer a pending permission request (the requester\'s ancestors or the human at the root).',
+  summary: "Answer a pending permission request (the requester's ancestors or the human at the root).",
   data: z.object({
     requestId: RequestId,
     decision: DecisionAnswer,
-    pattern: z.string().min(1).max(4096).optional().describe('For *_always: the rule to persist (default: the suggested patterns).'),
+    pattern: z
+      .string()
+      .min(1)
+      .max(4096)
+      .optional()
+      .describe('For *_always: the rule to persist (default: the suggested patterns).'),
   }),
   reply: z.object({
     requestId: RequestId,
@@ -54,10 +59,12 @@ export const PermissionDecide = defineCommand('permission.decide', {
 });
 
 export const PolicySet = defineCommand('policy.set', {
-  summary: 'Replace one policy layer (global, project, or an agent\'s) at runtime; takes effect at once.',
+  summary: "Replace one policy layer (global, project, or an agent's) at runtime; takes effect at once.",
   data: z.object({
     layer: PolicyLayerName,
-    agentId: AgentId.optional().describe('For layer "agent": whose layer (default: the sender). An agent may only narrow.'),
+    agentId: AgentId.optional().describe(
+      'For layer "agent": whose layer (default: the sender). An agent may only narrow.',
+    ),
     policy: Policy,
   }),
   reply: z.object({ layer: PolicyLayerName, rules: z.number().int() }),
@@ -127,7 +134,8 @@ export const PolicyChanged = defineEvent('policy.changed', {
   summary: 'A policy layer was replaced or learned a rule; pending requests are re-evaluated.',
   aggregate: 'policy',
   aggregateId: (d) => d.layerId,
-  describe: (d) => `${d.layerId}${d.added ? ` +${d.added.patterns.length} ${d.added.tool}.${d.added.list}` : ' replaced'}`,
+  describe: (d) =>
+    `${d.layerId}${d.added ? ` +${d.added.patterns.length} ${d.added.tool}.${d.added.list}` : ' replaced'}`,
   data: z.object({
     layerId: Token.describe('"global", "project", or the agent id for an agent layer.'),
     layer: PolicyLayerName,
@@ -140,7 +148,7 @@ export const PolicyChanged = defineEvent('policy.changed', {
 });
 
 export const PermissionPending = defineCommand('permission.pending', {
-  summary: 'Open permission requests that the sender made or may answer (its own and its descendants\').',
+  summary: "Open permission requests that the sender made or may answer (its own and its descendants').",
   data: z.object({}).strict(),
   reply: z.object({ requests: z.array(PermissionRequested.data) }),
 });
@@ -148,8 +156,17 @@ export const PermissionPending = defineCommand('permission.pending', {
 /** `domains.permission` in the runtime config. */
 export const PermissionConfig = z
   .object({
-    timeoutMs: z.number().int().min(1000).default(5 * 60_000).describe('An unanswered request is denied after this long (by: timeout).'),
-    globalPolicy: z.string().min(1).optional().describe('Path of the global policy file (default ~/.config/skein/policy.json).'),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(1000)
+      .default(5 * 60_000)
+      .describe('An unanswered request is denied after this long (by: timeout).'),
+    globalPolicy: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Path of the global policy file (default ~/.config/skein/policy.json).'),
   })
   .strict();
 export type PermissionConfig = z.infer<typeof PermissionConfig>;

@@ -8,7 +8,14 @@
 import { z } from 'zod';
 
 /** The five gated tools, plus `terminal_input`: data written to a running interpreter. */
-export const POLICY_TOOLS = ['terminal', 'terminal_input', 'read_file', 'edit_file', 'write_file', 'spawn_agent'] as const;
+export const POLICY_TOOLS = [
+  'terminal',
+  'terminal_input',
+  'read_file',
+  'edit_file',
+  'write_file',
+  'spawn_agent',
+] as const;
 export const PolicyTool = z.enum(POLICY_TOOLS);
 export type PolicyTool = z.infer<typeof PolicyTool>;
 
@@ -17,7 +24,10 @@ export type PolicyMode = z.infer<typeof PolicyMode>;
 
 /** One rule: a regex, case-insensitive unless `case_sensitive` is true. Compiled later (bad regexes deny). */
 export const PolicyRule = z.strictObject({
-  pattern: z.string().min(1, 'a rule pattern must not be empty').max(4096, 'a rule pattern must be at most 4096 characters'),
+  pattern: z
+    .string()
+    .min(1, 'a rule pattern must not be empty')
+    .max(4096, 'a rule pattern must be at most 4096 characters'),
   case_sensitive: z.boolean().optional(),
 });
 export type PolicyRule = z.infer<typeof PolicyRule>;
@@ -47,8 +57,23 @@ export type ToolPolicy = z.output<typeof ToolPolicy>;
  * unknown tool and an error.
  */
 export const ZED_ONLY_TOOLS = [
-  'fetch', 'web_search', 'copy_path', 'move_path', 'delete_path', 'create_directory', 'list_directory', 'find_path', 'grep',
-  'diagnostics', 'now', 'open', 'thinking', 'save_file', 'restore_file_from_disk', 'streaming_edit_file', 'read_only',
+  'fetch',
+  'web_search',
+  'copy_path',
+  'move_path',
+  'delete_path',
+  'create_directory',
+  'list_directory',
+  'find_path',
+  'grep',
+  'diagnostics',
+  'now',
+  'open',
+  'thinking',
+  'save_file',
+  'restore_file_from_disk',
+  'streaming_edit_file',
+  'read_only',
 ] as const;
 const isZedOnly = (key: string) => (ZED_ONLY_TOOLS as readonly string[]).includes(key) || key.startsWith('mcp:');
 
@@ -62,7 +87,12 @@ const PolicyRaw = z.strictObject({
       for (const [key, value] of Object.entries(tools ?? {})) {
         if (isZedOnly(key)) {
           const r = ToolPolicyRaw.safeParse(value);
-          for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: [key, ...issue.path.map((p) => p as string | number)], message: issue.message });
+          for (const issue of r.error?.issues ?? [])
+            ctx.addIssue({
+              code: 'custom',
+              path: [key, ...issue.path.map((p) => p as string | number)],
+              message: issue.message,
+            });
           continue;
         }
         if (!(POLICY_TOOLS as readonly string[]).includes(key)) {
@@ -105,7 +135,5 @@ export type PolicyLayerName = z.infer<typeof PolicyLayerName>;
 
 /** Formats a zod error as `key.path: message; ...` for messages that name the key. */
 export function formatPolicyIssues(error: z.ZodError): string {
-  return error.issues
-    .map((i) => `${i.path.length ? i.path.map(String).join('.') : '(root)'}: ${i.message}`)
-    .join('; ');
+  return error.issues.map((i) => `${i.path.length ? i.path.map(String).join('.') : '(root)'}: ${i.message}`).join('; ');
 }

@@ -22,7 +22,9 @@ export const ContentHash = z
   .regex(/^[0-9a-f]{64}$/, 'expected a sha256 hex digest')
   .describe('sha256 of the UTF-8 content, hex; the key in the content-addressed blob store.');
 
-export const FileStatus = z.enum(['created', 'modified', 'deleted']).describe('What the agents did to the file since its base.');
+export const FileStatus = z
+  .enum(['created', 'modified', 'deleted'])
+  .describe('What the agents did to the file since its base.');
 export type FileStatus = z.infer<typeof FileStatus>;
 
 export const ChangeSource = z
@@ -62,9 +64,7 @@ export const Hunk = z
   .strict();
 export type Hunk = z.infer<typeof Hunk>;
 
-const Conflict = z
-  .object({ path: AbsPath, hunkIds: z.array(z.string()), reason: z.string() })
-  .strict();
+const Conflict = z.object({ path: AbsPath, hunkIds: z.array(z.string()), reason: z.string() }).strict();
 export type ReviewConflict = z.infer<typeof Conflict>;
 const Kept = z.object({ path: AbsPath, reason: z.string() }).strict();
 
@@ -90,7 +90,11 @@ export type RejectUndo = z.infer<typeof RejectUndo>;
 
 const Selection = z
   .object({
-    paths: z.array(AbsPath).min(1).optional().describe('Files to act on (absolute, as review.list shows them); all when missing.'),
+    paths: z
+      .array(AbsPath)
+      .min(1)
+      .optional()
+      .describe('Files to act on (absolute, as review.list shows them); all when missing.'),
     hunkIds: z.array(z.string().min(1)).min(1).optional().describe('Hunks to act on, from review.list.'),
   })
   .strict();
@@ -116,7 +120,9 @@ export const ReviewList = defineCommand('review.list', {
       includeDescendants: z
         .boolean()
         .optional()
-        .describe('Default true. false: only files the agent itself changed (the diff still shows every change since base).'),
+        .describe(
+          'Default true. false: only files the agent itself changed (the diff still shows every change since base).',
+        ),
     })
     .strict(),
   reply: z.object({ agentId: AgentId, files: z.array(FileReview), undoAvailable: z.boolean() }),
@@ -125,7 +131,9 @@ export const ReviewList = defineCommand('review.list', {
 export const ReviewAccept = defineCommand('review.accept', {
   summary: 'Accept changes (all when no paths/hunkIds): the base moves forward; descendants follow.',
   data: Selection,
-  reply: z.object({ accepted: z.array(z.object({ path: AbsPath, hunkIds: z.array(z.string()), remaining: z.number().int() })) }),
+  reply: z.object({
+    accepted: z.array(z.object({ path: AbsPath, hunkIds: z.array(z.string()), remaining: z.number().int() })),
+  }),
 });
 
 const RejectOutcome = z.object({
@@ -136,7 +144,9 @@ const RejectOutcome = z.object({
 });
 
 export const ReviewReject = defineCommand('review.reject', {
-  summary: "Reject changes (all when no paths/hunkIds): reverse the agents' hunks on disk; conflicts are left alone and reported.",
+  summary:
+    'Reject changes (all when no paths/hunkIds): reverse the ' +
+    "agents' hunks on disk; conflicts are left alone and reported.",
   data: Selection,
   reply: RejectOutcome.extend({ undoAvailable: z.boolean() }),
 });
@@ -158,7 +168,9 @@ export const ActionLogChangeRecorded = defineEvent('action-log.change.recorded',
       lineage: z.array(AgentId).describe("The originator's ancestors, nearest first."),
       changeId: z.string().describe('Same for every log the change is recorded in.'),
       path: AbsPath,
-      status: FileStatus.nullable().describe("The file's status in this log after the change; null: no net change, untracked."),
+      status: FileStatus.nullable().describe(
+        "The file's status in this log after the change; null: no net change, untracked.",
+      ),
       beforeHash: ContentHash.nullable().describe('Content the change was applied to (null: file absent).'),
       baseHash: ContentHash.nullable().describe("This log's base after the change."),
       resultHash: ContentHash.nullable().describe('Content after the change (null: deleted).'),
@@ -193,7 +205,8 @@ export const ReviewRejected = defineEvent('review.rejected', {
     undo: RejectUndo.nullable().describe('Set by a reject-all: what undo-reject re-applies.'),
   }).strict(),
   describe: (d) =>
-    `${d.agentId} rejected: ${d.restored.length} restored, ${d.deleted.length} deleted, ${d.kept.length} kept, ${d.conflicts.length} conflict(s)`,
+    `${d.agentId} rejected: ${d.restored.length} restored, ${d.deleted.length} ` +
+    `deleted, ${d.kept.length} kept, ${d.conflicts.length} conflict(s)`,
 });
 
 export const ReviewRejectUndone = defineEvent('review.reject-undone', {
@@ -214,11 +227,17 @@ export const ReviewRejectUndone = defineEvent('review.reject-undone', {
 
 export const ActionLogFilesUpdated = defineEvent('action-log.files.updated', {
   summary:
-    "Files tracked by `agentId`'s log changed because of another agent `by`: its reject or undo-reject, or its change (an outside edit for this log, folded into base and current).",
+    "Files tracked by `agentId`'s log changed because of another agent `by`: its reject or " +
+    'undo-reject, or its change (an outside edit for this log, folded into base and current).',
   aggregate: 'action-log',
   aggregateId: (d) => d.agentId,
   data: z
-    .object({ agentId: AgentId, by: AgentId, cause: z.enum(['reject', 'undo-reject', 'change']), files: z.array(FileUpdate) })
+    .object({
+      agentId: AgentId,
+      by: AgentId,
+      cause: z.enum(['reject', 'undo-reject', 'change']),
+      files: z.array(FileUpdate),
+    })
     .strict(),
   describe: (d) => `${d.agentId}: ${d.files.length} file(s) updated by ${d.cause} in ${d.by}`,
 });

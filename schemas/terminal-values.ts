@@ -14,16 +14,37 @@ export const MAX_ROWS = 500;
 
 export const Cols = z.number().int().min(2).max(MAX_COLS).describe(`Columns, 2-${MAX_COLS} (default 80).`);
 export const Rows = z.number().int().min(2).max(MAX_ROWS).describe(`Rows, 2-${MAX_ROWS} (default 24).`);
-export const Cursor = z.number().int().min(0).describe('Byte offset in the terminal output stream (from a previous reply).');
-export const MaxBytes = z.number().int().min(256).max(1024 * 1024).describe('Largest output text in the reply; longer output keeps its head and tail.');
+export const Cursor = z
+  .number()
+  .int()
+  .min(0)
+  .describe('Byte offset in the terminal output stream (from a previous reply).');
+export const MaxBytes = z
+  .number()
+  .int()
+  .min(256)
+  .max(1024 * 1024)
+  .describe('Largest output text in the reply; longer output keeps its head and tail.');
 export const CommandId = Token.describe('Id of one exec on a terminal, e.g. "c-1".');
 export const ResourceName = z
   .string()
-  .regex(/^[A-Za-z0-9_.:@\/-]{1,100}$/, 'expected 1-100 characters from [A-Za-z0-9_.:@/-]')
+  .regex(/^[A-Za-z0-9_.:@/-]{1,100}$/, 'expected 1-100 characters from [A-Za-z0-9_.:@/-]')
   .describe('A shared resource declared in config, e.g. "docker.sock", "port:3000", "gpu".');
 
 /** Signals an agent may send; names without the SIG prefix are accepted too. */
-export const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGKILL', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGSTOP', 'SIGCONT', 'SIGTSTP', 'SIGWINCH'] as const;
+export const SIGNALS = [
+  'SIGINT',
+  'SIGTERM',
+  'SIGKILL',
+  'SIGHUP',
+  'SIGQUIT',
+  'SIGUSR1',
+  'SIGUSR2',
+  'SIGSTOP',
+  'SIGCONT',
+  'SIGTSTP',
+  'SIGWINCH',
+] as const;
 export type SignalName = (typeof SIGNALS)[number];
 
 // ---------------------------------------------------------------- replies
@@ -58,7 +79,22 @@ export const ExecReply = z.object({
 export type ExecReply = z.infer<typeof ExecReply>;
 
 export const ControlSequence = z.object({
-  kind: z.enum(['sgr', 'erase-line', 'erase-display', 'cursor-move', 'cursor-position', 'save-cursor', 'restore-cursor', 'alt-screen-on', 'alt-screen-off', 'mode', 'scroll-region', 'title', 'osc', 'other']),
+  kind: z.enum([
+    'sgr',
+    'erase-line',
+    'erase-display',
+    'cursor-move',
+    'cursor-position',
+    'save-cursor',
+    'restore-cursor',
+    'alt-screen-on',
+    'alt-screen-off',
+    'mode',
+    'scroll-region',
+    'title',
+    'osc',
+    'other',
+  ]),
   seq: z.string().describe('The sequence in readable form, e.g. "CSI 1;31 m", "OSC 0".'),
   value: z.string().optional().describe('For titles and OSC: the payload (clipped).'),
 });
@@ -79,31 +115,75 @@ export const TerminalConfig = z
     defaultRows: Rows.default(24),
     maxPerAgent: z.number().int().min(1).default(16),
     maxPerHost: z.number().int().min(1).default(256),
-    defaultTimeoutMs: z.number().int().min(1).default(10 * 60_000),
-    maxTimeoutMs: z.number().int().min(1).default(60 * 60_000),
-    interruptGraceMs: z.number().int().min(0).default(2_000).describe('After SIGINT on timeout, wait this long before SIGKILL.'),
-    closeGraceMs: z.number().int().min(0).default(750).describe('After SIGTERM on close, wait this long before SIGKILL.'),
+    defaultTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(10 * 60_000),
+    maxTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(60 * 60_000),
+    interruptGraceMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(2_000)
+      .describe('After SIGINT on timeout, wait this long before SIGKILL.'),
+    closeGraceMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(750)
+      .describe('After SIGTERM on close, wait this long before SIGKILL.'),
     idleTimeoutMs: z.number().int().min(0).default(0).describe('Close a terminal idle this long (0: never).'),
     openTimeoutMs: z.number().int().min(100).default(10_000),
-    maxRetainedBytes: z.number().int().min(64 * 1024).default(8 * 1024 * 1024).describe('Output kept in memory per terminal for read.'),
-    defaultMaxBytes: z.number().int().min(256).default(16 * 1024).describe('Default size of output text in exec/read replies.'),
+    maxRetainedBytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .default(8 * 1024 * 1024)
+      .describe('Output kept in memory per terminal for read.'),
+    defaultMaxBytes: z
+      .number()
+      .int()
+      .min(256)
+      .default(16 * 1024)
+      .describe('Default size of output text in exec/read replies.'),
     coalesceBytes: z
       .number()
       .int()
       .min(1024)
       .max(128 * 1024)
       .default(64 * 1024)
-      .describe('Largest output chunk, in bytes. At most 128 KiB: a chunk of control bytes grows ×6 as JSON, and a fact must fit NATS max_payload (1 MiB).'),
+      .describe(
+        'Largest output chunk, in bytes. At most 128 KiB: a chunk of control ' +
+          'bytes grows ×6 as JSON, and a fact must fit NATS max_payload (1 MiB).',
+      ),
     coalesceMs: z.number().int().min(0).default(20),
-    highWaterChunks: z.number().int().min(1).default(32).describe('Output chunks in flight to the log before the PTY is paused (resumed at half).'),
-    inputQuietMs: z.number().int().min(50).default(400).describe('Quiet time before a tty read counts as waiting for input.'),
+    highWaterChunks: z
+      .number()
+      .int()
+      .min(1)
+      .default(32)
+      .describe('Output chunks in flight to the log before the PTY is paused (resumed at half).'),
+    inputQuietMs: z
+      .number()
+      .int()
+      .min(50)
+      .default(400)
+      .describe('Quiet time before a tty read counts as waiting for input.'),
     pollMs: z.number().int().min(20).default(100),
     sandbox: z.boolean().default(false),
     bwrapPath: z.string().default('bwrap'),
     memoryLimitBytes: z.number().int().min(0).default(0).describe('RLIMIT_AS for the shell (prlimit); 0: none.'),
     cpuLimitSeconds: z.number().int().min(0).default(0).describe('RLIMIT_CPU for the shell (prlimit); 0: none.'),
     resources: z.array(ResourceName).default([]),
-    agentPriority: z.record(z.string(), z.number().int()).default({}).describe('Arbiter priority per agent (higher first).'),
+    agentPriority: z
+      .record(z.string(), z.number().int())
+      .default({})
+      .describe('Arbiter priority per agent (higher first).'),
   })
   .strict();
 export type TerminalConfig = z.infer<typeof TerminalConfig>;

@@ -10,7 +10,19 @@
 import { z } from 'zod';
 import { AgentId, TerminalId } from './ids.ts';
 import { defineCommand, defineEvent } from './message.ts';
-import { Cols, CommandId, ControlSequence, Cursor, ExecReply, MaxBytes, ResourceName, resourceToken, Rows, ScreenSnapshot, SIGNALS } from './terminal-values.ts';
+import {
+  Cols,
+  CommandId,
+  ControlSequence,
+  Cursor,
+  ExecReply,
+  MaxBytes,
+  ResourceName,
+  resourceToken,
+  Rows,
+  ScreenSnapshot,
+  SIGNALS,
+} from './terminal-values.ts';
 
 export {
   ControlSequence,
@@ -56,16 +68,27 @@ export const TerminalOpen = defineCommand('terminal.open', {
 });
 
 export const TerminalExec = defineCommand('terminal.exec', {
-  summary: 'Run a shell command in a terminal; queued behind a running one. Replies when it ends, at the yield window, or on timeout.',
+  summary:
+    'Run a shell command in a terminal; queued behind a running ' +
+    'one. Replies when it ends, at the yield window, or on timeout.',
   tool: 'terminal',
   data: z
     .object({
       terminalId: TerminalId,
       command: z.string().min(1).max(100_000).describe('Shell command line; may span lines.'),
       timeoutMs: z.number().int().min(1).optional().describe('Interrupt (SIGINT, then SIGKILL) after this long.'),
-      yieldMs: z.number().int().min(0).optional().describe('Reply with status "running" if still running after this long.'),
+      yieldMs: z
+        .number()
+        .int()
+        .min(0)
+        .optional()
+        .describe('Reply with status "running" if still running after this long.'),
       maxBytes: MaxBytes.optional(),
-      resources: z.array(ResourceName).max(16).optional().describe('Shared resources to hold exclusively while it runs.'),
+      resources: z
+        .array(ResourceName)
+        .max(16)
+        .optional()
+        .describe('Shared resources to hold exclusively while it runs.'),
     })
     .strict(),
   reply: ExecReply,
@@ -86,10 +109,16 @@ export const TerminalWait = defineCommand('terminal.wait', {
 });
 
 export const TerminalRead = defineCommand('terminal.read', {
-  summary: 'Page the terminal output from a cursor (plain text, head+tail truncated), and optionally the rendered screen.',
+  summary:
+    'Page the terminal output from a cursor (plain text, head+tail truncated), and optionally the rendered screen.',
   tool: 'terminal',
   data: z
-    .object({ terminalId: TerminalId, cursor: Cursor.optional(), maxBytes: MaxBytes.optional(), screen: z.boolean().optional() })
+    .object({
+      terminalId: TerminalId,
+      cursor: Cursor.optional(),
+      maxBytes: MaxBytes.optional(),
+      screen: z.boolean().optional(),
+    })
     .strict(),
   reply: z.object({
     terminalId: TerminalId,
@@ -126,12 +155,21 @@ export const TerminalResize = defineCommand('terminal.resize', {
 export const TerminalSignal = defineCommand('terminal.signal', {
   summary: "Send a signal to the terminal's foreground process group.",
   tool: 'terminal',
-  data: z.object({ terminalId: TerminalId, signal: z.string().min(1).describe(`One of ${SIGNALS.join(', ')}.`) }).strict(),
+  data: z
+    .object({
+      terminalId: TerminalId,
+      signal: z
+        .string()
+        .min(1)
+        .describe(`One of ${SIGNALS.join(', ')}.`),
+    })
+    .strict(),
   reply: z.object({ terminalId: TerminalId, signal: z.string(), pgid: z.number().int() }),
 });
 
 export const TerminalPauseAll = defineCommand('terminal.pause-all', {
-  summary: "Stop (SIGSTOP) the foreground process groups of the agent's terminals (all terminals when sent by the root).",
+  summary:
+    "Stop (SIGSTOP) the foreground process groups of the agent's terminals (all terminals when sent by the root).",
   data: z.object({}).strict(),
   reply: z.object({ terminalIds: z.array(TerminalId) }),
 });
@@ -154,7 +192,13 @@ export const TerminalList = defineCommand('terminal.list', {
   data: z.object({}).strict(),
   reply: z.object({
     terminals: z.array(
-      z.object({ terminalId: TerminalId, pid: z.number().int(), cwd: z.string(), status: z.string(), queued: z.number().int() }),
+      z.object({
+        terminalId: TerminalId,
+        pid: z.number().int(),
+        cwd: z.string(),
+        status: z.string(),
+        queued: z.number().int(),
+      }),
     ),
   }),
 });
@@ -168,14 +212,21 @@ export const TerminalOpened = defineEvent('terminal.opened', {
   aggregate: 'terminal',
   aggregateId: tid,
   data: OpenedTerminal.extend({ agentId: AgentId }),
-  describe: (d) => `${d.terminalId} ${d.shell} pid=${d.pid} ${d.cols}x${d.rows} cwd=${d.cwd}${d.sandbox ? ' sandboxed' : ''}`,
+  describe: (d) =>
+    `${d.terminalId} ${d.shell} pid=${d.pid} ${d.cols}x${d.rows} cwd=${d.cwd}${d.sandbox ? ' sandboxed' : ''}`,
 });
 
 export const TerminalCommandQueued = defineEvent('terminal.command.queued', {
   summary: 'A command waits behind the running one (or for its resources).',
   aggregate: 'terminal',
   aggregateId: tid,
-  data: z.object({ terminalId: TerminalId, commandId: CommandId, command: z.string(), position: z.number().int(), resources: z.array(z.string()).optional() }),
+  data: z.object({
+    terminalId: TerminalId,
+    commandId: CommandId,
+    command: z.string(),
+    position: z.number().int(),
+    resources: z.array(z.string()).optional(),
+  }),
   describe: (d) => `${d.terminalId} ${d.commandId} queued #${d.position}: ${clip(d.command)}`,
 });
 
@@ -183,7 +234,14 @@ export const TerminalCommandStarted = defineEvent('terminal.command.started', {
   summary: 'A command was written to the shell.',
   aggregate: 'terminal',
   aggregateId: tid,
-  data: z.object({ terminalId: TerminalId, commandId: CommandId, command: z.string(), cwd: z.string(), startedAt: z.string(), cursor: z.number().int() }),
+  data: z.object({
+    terminalId: TerminalId,
+    commandId: CommandId,
+    command: z.string(),
+    cwd: z.string(),
+    startedAt: z.string(),
+    cursor: z.number().int(),
+  }),
   describe: (d) => `${d.terminalId} ${d.commandId} $ ${clip(d.command)}`,
 });
 
@@ -203,14 +261,22 @@ export const TerminalCommandFinished = defineEvent('terminal.command.finished', 
     cursor: z.number().int(),
   }),
   describe: (d) =>
-    `${d.terminalId} ${d.commandId} exit=${d.exitCode}${d.signal ? ` (${d.signal})` : ''}${d.timedOut ? ' timed out' : ''} ${Math.round(d.durationMs)}ms ${d.outputBytes}B cwd=${d.cwd}`,
+    `${d.terminalId} ${d.commandId} ` +
+    `exit=${d.exitCode}${d.signal ? ` (${d.signal})` : ''}${d.timedOut ? ' timed out' : ''} ` +
+    `${Math.round(d.durationMs)}ms ${d.outputBytes}B cwd=${d.cwd}`,
 });
 
 export const TerminalCommandInterrupted = defineEvent('terminal.command.interrupted', {
   summary: 'A command reached its timeout and was sent a signal.',
   aggregate: 'terminal',
   aggregateId: tid,
-  data: z.object({ terminalId: TerminalId, commandId: CommandId, signal: z.string(), pgid: z.number().int(), reason: z.enum(['timeout']) }),
+  data: z.object({
+    terminalId: TerminalId,
+    commandId: CommandId,
+    signal: z.string(),
+    pgid: z.number().int(),
+    reason: z.enum(['timeout']),
+  }),
   describe: (d) => `${d.terminalId} ${d.commandId} ${d.signal} to pgid ${d.pgid} (${d.reason})`,
 });
 
@@ -223,10 +289,15 @@ export const TerminalCommandCancelled = defineEvent('terminal.command.cancelled'
 });
 
 export const TerminalInputAwaited = defineEvent('terminal.input.awaited', {
-  summary: "The foreground program is blocked reading the terminal and has gone quiet: it waits for input.",
+  summary: 'The foreground program is blocked reading the terminal and has gone quiet: it waits for input.',
   aggregate: 'terminal',
   aggregateId: tid,
-  data: z.object({ terminalId: TerminalId, commandId: CommandId.nullable(), pid: z.number().int(), prompt: z.string() }),
+  data: z.object({
+    terminalId: TerminalId,
+    commandId: CommandId.nullable(),
+    pid: z.number().int(),
+    prompt: z.string(),
+  }),
   describe: (d) => `${d.terminalId} waits for input: ${clip(d.prompt)}`,
 });
 
@@ -235,7 +306,8 @@ export const TerminalInputWritten = defineEvent('terminal.input.written', {
   aggregate: 'terminal',
   aggregateId: tid,
   data: z.object({ terminalId: TerminalId, bytes: z.number().int(), data: z.string().nullable() }),
-  describe: (d) => `${d.terminalId} input ${d.bytes}B${d.data === null ? ' (secret)' : `: ${JSON.stringify(clip(d.data))}`}`,
+  describe: (d) =>
+    `${d.terminalId} input ${d.bytes}B${d.data === null ? ' (secret)' : `: ${JSON.stringify(clip(d.data))}`}`,
 });
 
 export const TerminalResized = defineEvent('terminal.resized', {
@@ -285,7 +357,6 @@ export const TerminalClosed = defineEvent('terminal.closed', {
   describe: (d) => `${d.terminalId} closed (${d.reason}) exit=${d.exitCode ?? '-'}${d.signal ? ` ${d.signal}` : ''}`,
 });
 
-
 export const TerminalOutputReceived = defineEvent('terminal.output.received', {
   summary: 'A chunk of terminal output (coalesced), with its plain text and the control sequences it held.',
   aggregate: 'terminal',
@@ -296,12 +367,19 @@ export const TerminalOutputReceived = defineEvent('terminal.output.received', {
     offset: z.number().int().describe('Byte offset of the chunk in the terminal output stream.'),
     bytes: z.number().int(),
     data: z.string().describe('The raw output, control sequences included.'),
-    plainText: z.string().optional().describe('The chunk without control sequences; absent when it is the same as data (plain output).'),
+    plainText: z
+      .string()
+      .optional()
+      .describe('The chunk without control sequences; absent when it is the same as data (plain output).'),
     sequences: z.array(ControlSequence).describe('Control sequences in this chunk (the first 64).'),
     sequenceCount: z.number().int(),
-    isInteractive: z.boolean().describe('Cursor addressing or the alternate screen was seen: read the screen, not the text.'),
+    isInteractive: z
+      .boolean()
+      .describe('Cursor addressing or the alternate screen was seen: read the screen, not the text.'),
   }),
-  describe: (d) => `${d.terminalId} +${d.bytes}B @${d.offset}${d.isInteractive ? ' interactive' : ''}: ${JSON.stringify(clip(d.plainText ?? d.data, 60))}`,
+  describe: (d) =>
+    `${d.terminalId} +${d.bytes}B @${d.offset}${d.isInteractive ? ' interactive' : ''}: ` +
+    `${JSON.stringify(clip(d.plainText ?? d.data, 60))}`,
 });
 
 const rid = (d: { resource: string }) => resourceToken(d.resource);
@@ -310,7 +388,13 @@ export const ResourceAcquired = defineEvent('resource.acquired', {
   summary: 'A command got exclusive use of a shared resource.',
   aggregate: 'resource',
   aggregateId: rid,
-  data: z.object({ resource: z.string(), agentId: AgentId, terminalId: TerminalId, commandId: CommandId, waitMs: z.number() }),
+  data: z.object({
+    resource: z.string(),
+    agentId: AgentId,
+    terminalId: TerminalId,
+    commandId: CommandId,
+    waitMs: z.number(),
+  }),
   describe: (d) => `${d.resource} → ${d.agentId}/${d.terminalId} ${d.commandId} after ${Math.round(d.waitMs)}ms`,
 });
 
@@ -318,8 +402,17 @@ export const ResourceReleased = defineEvent('resource.released', {
   summary: 'A shared resource was released (command ended or its terminal closed).',
   aggregate: 'resource',
   aggregateId: rid,
-  data: z.object({ resource: z.string(), agentId: AgentId, terminalId: TerminalId, commandId: CommandId, heldMs: z.number(), reason: z.enum(['finished', 'closed', 'cancelled']) }),
-  describe: (d) => `${d.resource} released by ${d.agentId}/${d.terminalId} ${d.commandId} (${d.reason}) held ${Math.round(d.heldMs)}ms`,
+  data: z.object({
+    resource: z.string(),
+    agentId: AgentId,
+    terminalId: TerminalId,
+    commandId: CommandId,
+    heldMs: z.number(),
+    reason: z.enum(['finished', 'closed', 'cancelled']),
+  }),
+  describe: (d) =>
+    `${d.resource} released by ${d.agentId}/${d.terminalId} ` +
+    `${d.commandId} (${d.reason}) held ${Math.round(d.heldMs)}ms`,
 });
 
 function clip(text: string, max = 80): string {

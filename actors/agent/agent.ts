@@ -65,7 +65,11 @@ export class AgentService {
     const subject = host.agentSubject(agentId);
     const snapshot = subject ? host.state(subject) : undefined;
     if (!snapshot) return undefined;
-    return { ...(snapshot.context as AgentContext), agentId: agentId as AgentId, status: String(snapshot.value) as AgentStatus };
+    return {
+      ...(snapshot.context as AgentContext),
+      agentId: agentId as AgentId,
+      status: String(snapshot.value) as AgentStatus,
+    };
   }
 
   /** Ids of an agent's children (their facts are on the parent's subjects). */
@@ -73,7 +77,8 @@ export class AgentService {
     const out: AgentId[] = [];
     for (const key of this.#host().fold.keys()) {
       const parts = parseEventSubject(key);
-      if (parts?.aggregate === 'agent' && parts.agentId === agentId && parts.aggregateId !== agentId) out.push(parts.aggregateId as AgentId);
+      if (parts?.aggregate === 'agent' && parts.agentId === agentId && parts.aggregateId !== agentId)
+        out.push(parts.aggregateId as AgentId);
     }
     return out;
   }
@@ -135,39 +140,71 @@ export class AgentService {
   tree(agentId: string): AgentNode[] {
     const node = (id: string): AgentNode => {
       const v = this.view(id)!;
-      return { agentId: v.agentId, parentId: v.parentId as AgentId | null, label: v.label, status: v.status, depth: v.depth, workspace: v.workspace };
+      return {
+        agentId: v.agentId,
+        parentId: v.parentId as AgentId | null,
+        label: v.label,
+        status: v.status,
+        depth: v.depth,
+        workspace: v.workspace,
+      };
     };
     return [node(agentId), ...this.descendants(agentId).map(node)];
   }
 
   async #spawn(ctx: HandlerContext): Promise<Record<string, unknown>> {
-    const data = ctx.command.data as { label: string; agentId?: string; task?: string; policy?: unknown; workspace?: string; worker?: WorkerSpec };
+    const data = ctx.command.data as {
+      label: string;
+      agentId?: string;
+      task?: string;
+      policy?: unknown;
+      workspace?: string;
+      worker?: WorkerSpec;
+    };
     const parentId = ctx.command.agentId;
     return ctx.host.locks.run(`agent:${parentId}`, async () => {
       const parent = this.view(parentId);
       if (!parent) throw new RuntimeError(ErrorCode.UnknownAgent, `agent '${parentId}' does not exist`);
       if (parent.status !== 'running') {
-        throw new InvalidStateError(`agent '${parentId}' is ${parent.status}; only a running agent can spawn sub-agents`);
+        throw new InvalidStateError(
+          `agent '${parentId}' is ${parent.status}; only a running agent can spawn sub-agents`,
+        );
       }
       if (parent.depth + 1 > this.#config.maxDepth) {
-        throw new LimitExceededError(`agent '${parentId}' is at depth ${parent.depth}; sub-agents may go ${this.#config.maxDepth} levels deep (domains.agents.maxDepth)`);
+        throw new LimitExceededError(
+          `agent '${parentId}' is at depth ${parent.depth}; sub-agents may ` +
+            `go ${this.#config.maxDepth} levels deep (domains.agents.maxDepth)`,
+        );
       }
       const siblings = this.children(parentId).length;
       if (siblings >= this.#config.maxChildren) {
-        throw new LimitExceededError(`agent '${parentId}' already has ${siblings} children, the limit (domains.agents.maxChildren); wait for or cancel some first`);
+        throw new LimitExceededError(
+          `agent '${parentId}' already has ${siblings} children, the ` +
+            `limit (domains.agents.maxChildren); wait for or cancel some first`,
+        );
       }
       const active = this.#activeAgents();
       if (active >= this.#config.maxAgents) {
-        throw new LimitExceededError(`this host runs ${active} unfinished agents, the limit (domains.agents.maxAgents); cancel or finish some first`);
+        throw new LimitExceededError(
+          `this host runs ${active} unfinished agents, the limit ` +
+            `(domains.agents.maxAgents); cancel or finish some first`,
+        );
       }
       const agentId = (data.agentId ?? newId('a')) as AgentId;
       if (RESERVED_AGENT_IDS.has(agentId)) {
-        throw new RuntimeError(ErrorCode.InvalidMessage, `agent id '${agentId}' is reserved (it names the human who answers permission requests); choose another id`);
+        throw new RuntimeError(
+          ErrorCode.InvalidMessage,
+          `agent id '${agentId}' is reserved (it names the human who answers permission requests); choose another id`,
+        );
       }
       // Two parents may spawn the same id at once; their facts go to different subjects, so the id is
       // reserved here, synchronously, until its agent.spawned is stored.
       if (this.view(agentId) || this.#reserved.has(agentId)) {
-        throw new RuntimeError(ErrorCode.Conflict, `agent id '${agentId}' is taken (an agent cannot be re-parented or be its own ancestor); choose another id or leave it out`);
+        throw new RuntimeError(
+          ErrorCode.Conflict,
+          `agent id '${agentId}' is taken (an agent cannot be re-parented ` +
+            `or be its own ancestor); choose another id or leave it out`,
+        );
       }
       this.#reserved.add(agentId);
       try {
@@ -205,7 +242,11 @@ export class AgentService {
     const child = this.view(agentId)!;
     await this.hooks.afterSpawn?.(ctx, child, { policy: data.policy });
     if (data.worker) {
-      if (!this.hooks.startWorker) throw new RuntimeError(ErrorCode.Unavailable, 'workers need the terminal domain, which is not running on this host');
+      if (!this.hooks.startWorker)
+        throw new RuntimeError(
+          ErrorCode.Unavailable,
+          'workers need the terminal domain, which is not running on this host',
+        );
       await this.hooks.startWorker(child, data.worker);
     }
     return { agentId, parentId, workspace, status: this.view(agentId)!.status };
@@ -218,7 +259,9 @@ export class AgentService {
     return ctx.host.locks.run(`agent:${owner}`, async () => {
       const current = this.view(agentId)!;
       if (isFinished(current.status)) {
-        throw new InvalidStateError(`agent '${agentId}' is already ${current.status}; a finished agent cannot complete or fail again`);
+        throw new InvalidStateError(
+          `agent '${agentId}' is already ${current.status}; a finished agent cannot complete or fail again`,
+        );
       }
       await ctx.emit({ type, agentId: owner, data: { agentId, ...data } });
       return { agentId, status: this.view(agentId)!.status };
@@ -268,9 +311,15 @@ export class AgentService {
       await ctx.host.locks.run(`agent:${owner}`, async () => {
         if (isFinished(this.view(id)!.status)) return;
         for (const release of this.hooks.onCancel) {
-          await release(id, reason).catch((err) => ctx.logger.warn({ err, agentId: id }, 'releasing a cancelled agent failed'));
+          await release(id, reason).catch((err) =>
+            ctx.logger.warn({ err, agentId: id }, 'releasing a cancelled agent failed'),
+          );
         }
-        await ctx.emit({ type: 'agent.cancelled', agentId: owner, data: { agentId: id, reason, by: ctx.command.agentId } });
+        await ctx.emit({
+          type: 'agent.cancelled',
+          agentId: owner,
+          data: { agentId: id, reason, by: ctx.command.agentId },
+        });
         cancelled.push(id);
       });
     }
@@ -278,9 +327,14 @@ export class AgentService {
   }
 
   #assertInScope(sender: string, target: string): void {
-    if (!this.view(target)) throw new NotFoundError(`agent '${target}' does not exist; list agents with \`skein agents --tree\``);
+    if (!this.view(target))
+      throw new NotFoundError(`agent '${target}' does not exist; list agents with \`skein agents --tree\``);
     if (!this.isSelfOrAncestor(sender, target)) {
-      throw new RuntimeError(ErrorCode.PermissionDenied, `agent '${sender}' is not '${target}' nor one of its ancestors; only an agent itself or its ancestors may do this`);
+      throw new RuntimeError(
+        ErrorCode.PermissionDenied,
+        `agent '${sender}' is not '${target}' nor one of its ` +
+          `ancestors; only an agent itself or its ancestors may do this`,
+      );
     }
   }
 
@@ -306,20 +360,33 @@ export function confineWorkspace(parentWorkspace: string, requested: string | un
   try {
     real = realpathSync(candidate);
   } catch {
-    throw new RuntimeError(ErrorCode.InvalidMessage, `workspace '${requested}' does not exist; create the directory first or leave workspace out to use the parent's`);
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `workspace '${requested}' does not exist; create the directory first or leave workspace out to use the parent's`,
+    );
   }
-  if (!statSync(real).isDirectory()) throw new RuntimeError(ErrorCode.InvalidMessage, `workspace '${requested}' is not a directory`);
+  if (!statSync(real).isDirectory())
+    throw new RuntimeError(ErrorCode.InvalidMessage, `workspace '${requested}' is not a directory`);
   const parentReal = realpathSync(parentWorkspace);
   const rel = relative(parentReal, real);
   if (rel.startsWith('..') || isAbsolute(rel)) {
-    throw new RuntimeError(ErrorCode.PermissionDenied, `workspace '${requested}' resolves to ${real}, outside the parent's workspace ${parentReal}; a sub-agent's workspace must be the parent's or inside it`);
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `workspace '${requested}' resolves to ${real}, outside the parent's workspace ` +
+        `${parentReal}; a sub-agent's workspace must be the parent's or inside it`,
+    );
   }
   return real;
 }
 
 /** Throws a clear error when `command` cannot be found or run. */
 function assertRunnable(command: string): void {
-  const candidates = command.includes('/') ? [command] : (process.env['PATH'] ?? '').split(':').filter(Boolean).map((dir) => `${dir}/${command}`);
+  const candidates = command.includes('/')
+    ? [command]
+    : (process.env['PATH'] ?? '')
+        .split(':')
+        .filter(Boolean)
+        .map((dir) => `${dir}/${command}`);
   for (const path of candidates) {
     try {
       accessSync(path, constants.X_OK);
@@ -328,6 +395,8 @@ function assertRunnable(command: string): void {
       // try the next
     }
   }
-  throw new RuntimeError(ErrorCode.InvalidMessage, `worker command '${command}' was not found on PATH (or is not executable); give an absolute path or install it`);
+  throw new RuntimeError(
+    ErrorCode.InvalidMessage,
+    `worker command '${command}' was not found on PATH (or is not executable); give an absolute path or install it`,
+  );
 }
-

@@ -17,7 +17,9 @@ export type EditHandlerContext = {
 
 export type EditHandler = (ctx: EditHandlerContext) => Promise<unknown>;
 
-/** Handlers keyed by command type: file.read, file.edit, file.write, edit.begin, edit.input, edit.finish, edit.cancel. */
+/**
+ * Handlers keyed by command type: file.read, file.edit, file.write, edit.begin, edit.input, edit.finish, edit.cancel.
+ */
 export function editHandlers(service: EditService): Record<string, EditHandler> {
   const call = (ctx: EditHandlerContext) => ({
     agentId: ctx.command.agentId,

@@ -11,7 +11,9 @@ import type { EditOutcome } from '../../machines/edit/edit-apply.ts';
 export type DiffReport = { diff: string; linesAdded: number; linesRemoved: number };
 
 export function unifiedDiff(displayPath: string, before: string, after: string): DiffReport {
-  const patch = structuredPatch(`a/${displayPath}`, `b/${displayPath}`, before, after, undefined, undefined, { context: 3 });
+  const patch = structuredPatch(`a/${displayPath}`, `b/${displayPath}`, before, after, undefined, undefined, {
+    context: 3,
+  });
   let linesAdded = 0;
   let linesRemoved = 0;
   const body: string[] = [`--- a/${displayPath}`, `+++ b/${displayPath}`];
@@ -30,7 +32,11 @@ export function unifiedDiff(displayPath: string, before: string, after: string):
 export function successMessage(displayPath: string, outcomes: readonly EditOutcome[]): string {
   const fuzzy = outcomes.filter((o) => o.matchKind === 'fuzzy');
   if (fuzzy.length === 0) return `Edited ${displayPath} successfully`;
-  const parts = fuzzy.map((o) => `edit ${o.index} at lines ${o.startLine}-${o.endLine} (line similarity ${o.similarity.toFixed(2)} after normalizing whitespace and quotes)`);
+  const parts = fuzzy.map(
+    (o) =>
+      `edit ${o.index} at lines ${o.startLine}-${o.endLine} (line similarity ` +
+      `${o.similarity.toFixed(2)} after normalizing whitespace and quotes)`,
+  );
   return `Edited ${displayPath} successfully. Matched fuzzily, not byte for byte: ${parts.join('; ')}.`;
 }
 

@@ -19,8 +19,27 @@ import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { newId } from '../../schemas/ids.ts';
 import { failureMessage, successMessage, unifiedDiff } from './edit-report.ts';
-import { assertWellFormed, atomicWrite, detectLineEnding, DEFAULT_MAX_FILE_BYTES, encodeText, readTextFile, realRoots, resolveInWorkspace, sha256, type TextFile } from './file-io.ts';
-import { DEFAULT_READ_LIMITS, fileIdOf, fileLines, type ReadLimits, type ReadReply, readRange, SeenVersions } from './file-read.ts';
+import {
+  assertWellFormed,
+  atomicWrite,
+  detectLineEnding,
+  DEFAULT_MAX_FILE_BYTES,
+  encodeText,
+  readTextFile,
+  realRoots,
+  resolveInWorkspace,
+  sha256,
+  type TextFile,
+} from './file-io.ts';
+import {
+  DEFAULT_READ_LIMITS,
+  fileIdOf,
+  fileLines,
+  type ReadLimits,
+  type ReadReply,
+  readRange,
+  SeenVersions,
+} from './file-read.ts';
 import { checkSyntax } from './syntax.ts';
 
 export type Emit = (fact: EditFact) => Promise<void>;
@@ -87,21 +106,36 @@ export class EditService {
     return (await resolveInWorkspace(this.roots(agentId), path)).path;
   }
 
-  async read(ctx: EditCallContext, data: { path: string; startLine?: number | undefined; endLine?: number | undefined }): Promise<ReadReply> {
+  async read(
+    ctx: EditCallContext,
+    data: { path: string; startLine?: number | undefined; endLine?: number | undefined },
+  ): Promise<ReadReply> {
     const target = await this.#target(ctx.agentId, data.path, 'edit');
     const file = target.file!;
     const reply = await readRange(file, target.display, data, this.#config.readLimits ?? DEFAULT_READ_LIMITS);
     this.#seen.set(ctx.agentId, file.path, { hash: file.hash, mtimeMs: file.mtimeMs });
     await ctx.emit({
       type: 'file.read.recorded',
-      data: { fileId: fileIdOf(file.path), path: file.path, hash: file.hash, mtimeMs: file.mtimeMs, totalLines: fileLines(file.text).length },
+      data: {
+        fileId: fileIdOf(file.path),
+        path: file.path,
+        hash: file.hash,
+        mtimeMs: file.mtimeMs,
+        totalLines: fileLines(file.text).length,
+      },
     });
     return reply;
   }
 
-  async edit(ctx: EditCallContext, data: { path: string; edits: ReadonlyArray<{ oldText: string; newText: string }> }): Promise<AppliedReply> {
+  async edit(
+    ctx: EditCallContext,
+    data: { path: string; edits: ReadonlyArray<{ oldText: string; newText: string }> },
+  ): Promise<AppliedReply> {
     const target = await this.#target(ctx.agentId, data.path, 'edit');
-    const edits = target.file?.lineEnding === 'crlf' ? data.edits.map((e) => ({ oldText: lf(e.oldText), newText: lf(e.newText) })) : data.edits;
+    const edits =
+      target.file?.lineEnding === 'crlf'
+        ? data.edits.map((e) => ({ oldText: lf(e.oldText), newText: lf(e.newText) }))
+        : data.edits;
     edits.forEach((e, i) => {
       assertWellFormed(e.oldText, `old_text of edit ${i}`);
       assertWellFormed(e.newText, `new_text of edit ${i}`);
@@ -117,11 +151,17 @@ export class EditService {
     const target = await this.#target(ctx.agentId, data.path, 'write');
     const s = this.#start(ctx, target, 'write', false);
     await this.#emitStarted(ctx, s, false);
-    s.actor.send({ type: 'edit.write', data: { content: target.file?.lineEnding === 'crlf' ? lf(data.content) : data.content } });
+    s.actor.send({
+      type: 'edit.write',
+      data: { content: target.file?.lineEnding === 'crlf' ? lf(data.content) : data.content },
+    });
     return this.#complete(ctx, s);
   }
 
-  async begin(ctx: EditCallContext, data: { path: string; mode?: 'edit' | 'write' | undefined }): Promise<{ editId: EditId }> {
+  async begin(
+    ctx: EditCallContext,
+    data: { path: string; mode?: 'edit' | 'write' | undefined },
+  ): Promise<{ editId: EditId }> {
     const mode = data.mode ?? 'edit';
     const target = await this.#target(ctx.agentId, data.path, mode);
     const s = this.#start(ctx, target, mode, true);
@@ -130,7 +170,10 @@ export class EditService {
     return { editId: s.editId };
   }
 
-  async input(ctx: EditCallContext, data: { editId: string; chunk: string }): Promise<{ editId: EditId; received: number; state: string }> {
+  async input(
+    ctx: EditCallContext,
+    data: { editId: string; chunk: string },
+  ): Promise<{ editId: EditId; received: number; state: string }> {
     const s = this.#session(ctx.agentId, data.editId);
     return this.#locked(s, async () => {
       s.actor.send({ type: 'edit.input', data: { chunk: data.chunk } });
@@ -156,7 +199,13 @@ export class EditService {
       this.#close(s);
       await ctx.emit({
         type: 'edit.failed',
-        data: { editId: s.editId, path: s.target.path, code: 'cancelled', message: 'The edit was cancelled; nothing was written.', appliedCount: 0 },
+        data: {
+          editId: s.editId,
+          path: s.target.path,
+          code: 'cancelled',
+          message: 'The edit was cancelled; nothing was written.',
+          appliedCount: 0,
+        },
       });
       return { editId: s.editId, cancelled: true as const };
     });
@@ -166,11 +215,17 @@ export class EditService {
     const resolved = await resolveInWorkspace(this.roots(agentId), given);
     const display = await this.#display(agentId, resolved.path);
     if (resolved.isDirectory) {
-      const what = mode === 'write' ? "Can't write to file: path is a directory" : "Can't edit file: path is a directory";
+      const what =
+        mode === 'write' ? "Can't write to file: path is a directory" : "Can't edit file: path is a directory";
       throw new RuntimeError(ErrorCode.InvalidMessage, `${what}: ${JSON.stringify(given)}. Give the path of a file.`);
     }
     if (!resolved.exists) {
-      if (mode === 'edit') throw new RuntimeError(ErrorCode.NotFound, `Can't edit file: path not found: ${JSON.stringify(given)}. Check the path, or create the file with write_file.`);
+      if (mode === 'edit')
+        throw new RuntimeError(
+          ErrorCode.NotFound,
+          `Can't edit file: path not found: ${JSON.stringify(given)}. ` +
+            `Check the path, or create the file with write_file.`,
+        );
       return { path: resolved.path, display, file: undefined, given };
     }
     return { path: resolved.path, display, file: await readTextFile(resolved.path, this.maxFileBytes, given), given };
@@ -220,7 +275,8 @@ export class EditService {
     const { target } = s;
     const mismatch = this.#pathMismatch(s, result);
     const failure = mismatch ?? result.failure;
-    const nothing = mismatch !== undefined || (s.mode === 'edit' ? result.outcomes.length === 0 : failure !== undefined);
+    const nothing =
+      mismatch !== undefined || (s.mode === 'edit' ? result.outcomes.length === 0 : failure !== undefined);
     let written: Omit<AppliedReply, 'message'> | undefined;
     if (!nothing) {
       try {
@@ -228,7 +284,10 @@ export class EditService {
       } catch (err) {
         // Nothing was written (the write is atomic): close the session in the log, then reply with the cause.
         const info = toErrorInfo(err);
-        await ctx.emit({ type: 'edit.failed', data: { editId: s.editId, path: target.path, code: info.code, message: info.message, appliedCount: 0 } });
+        await ctx.emit({
+          type: 'edit.failed',
+          data: { editId: s.editId, path: target.path, code: info.code, message: info.message, appliedCount: 0 },
+        });
         throw err;
       }
     }
@@ -244,11 +303,23 @@ export class EditService {
           appliedCount: written ? result.outcomes.length : 0,
         },
       });
-      throw new RuntimeError(failureCode(failure), failureMessage(failure.message, target.display, written?.diff ?? ''), {
-        details: { editId: s.editId, appliedCount: written ? result.outcomes.length : 0, diff: written?.diff ?? '', ...('offset' in failure ? { offset: failure.offset } : {}) },
-      });
+      throw new RuntimeError(
+        failureCode(failure),
+        failureMessage(failure.message, target.display, written?.diff ?? ''),
+        {
+          details: {
+            editId: s.editId,
+            appliedCount: written ? result.outcomes.length : 0,
+            diff: written?.diff ?? '',
+            ...('offset' in failure ? { offset: failure.offset } : {}),
+          },
+        },
+      );
     }
-    const message = s.mode === 'write' ? `${written!.created ? 'Created' : 'Wrote'} ${target.display} successfully` : successMessage(target.display, result.outcomes);
+    const message =
+      s.mode === 'write'
+        ? `${written!.created ? 'Created' : 'Wrote'} ${target.display} successfully`
+        : successMessage(target.display, result.outcomes);
     return { ...written!, message };
   }
 
@@ -256,22 +327,40 @@ export class EditService {
     if (result.inputPath === undefined || result.inputPath === '') return undefined;
     const given = result.inputPath;
     const base = this.roots(s.agentId)[0] ?? '/';
-    if (given === s.target.display || given === s.target.path || resolve(base, given) === resolve(base, s.target.given)) return undefined;
-    return { reason: 'malformed', offset: 0, message: `The tool input names path ${JSON.stringify(given)} but the edit began on ${JSON.stringify(s.target.display)}. Begin a new edit for that path.` };
+    if (given === s.target.display || given === s.target.path || resolve(base, given) === resolve(base, s.target.given))
+      return undefined;
+    return {
+      reason: 'malformed',
+      offset: 0,
+      message:
+        `The tool input names path ${JSON.stringify(given)} but the edit began ` +
+        `on ${JSON.stringify(s.target.display)}. Begin a new edit for that path.`,
+    };
   }
 
-  async #write(ctx: EditCallContext, s: Session, result: SessionResult, partial: boolean): Promise<Omit<AppliedReply, 'message'>> {
+  async #write(
+    ctx: EditCallContext,
+    s: Session,
+    result: SessionResult,
+    partial: boolean,
+  ): Promise<Omit<AppliedReply, 'message'>> {
     const { target } = s;
     let content = result.content;
     assertWellFormed(content, 'new text');
     let base = target.file;
     // The file may have moved on disk while the edit streamed: re-apply the edits to what is there now.
-    const now = base ? await readTextFile(target.path, this.maxFileBytes, target.display).catch(() => undefined) : undefined;
+    const now = base
+      ? await readTextFile(target.path, this.maxFileBytes, target.display).catch(() => undefined)
+      : undefined;
     if (base && now && now.hash !== base.hash) {
       if (s.mode === 'edit') {
         const again = applyEdits(now.text, result.specs);
         if (again.failure) {
-          throw new RuntimeError(ErrorCode.Conflict, `${target.display} changed on disk while the edit was streaming and the edits no longer apply (${again.failure.message}) Please read the file again to get the current content.`);
+          throw new RuntimeError(
+            ErrorCode.Conflict,
+            `${target.display} changed on disk while the edit was streaming and the edits no longer ` +
+              `apply (${again.failure.message}) Please read the file again to get the current content.`,
+          );
         }
         content = again.content;
       }
@@ -281,7 +370,11 @@ export class EditService {
     const format = base ?? { bom: false, lineEnding: 'mixed' as const };
     const bytes = encodeText(content, format);
     if (bytes.length > this.maxFileBytes) {
-      throw new RuntimeError(ErrorCode.LimitExceeded, `The new content of ${JSON.stringify(target.display)} would be ${bytes.length} bytes, over the ${this.maxFileBytes}-byte limit. Write a smaller file or raise maxFileBytes.`);
+      throw new RuntimeError(
+        ErrorCode.LimitExceeded,
+        `The new content of ${JSON.stringify(target.display)} would be ${bytes.length} bytes, ` +
+          `over the ${this.maxFileBytes}-byte limit. Write a smaller file or raise maxFileBytes.`,
+      );
     }
     const resultHash = sha256(bytes);
     const created = base === undefined;
@@ -299,7 +392,13 @@ export class EditService {
         return undefined;
       });
     }
-    const edits: EditOutcomeInfo[] = result.outcomes.map((o) => ({ index: o.index, matchKind: o.matchKind, similarity: o.similarity, startLine: o.startLine, endLine: o.endLine }));
+    const edits: EditOutcomeInfo[] = result.outcomes.map((o) => ({
+      index: o.index,
+      matchKind: o.matchKind,
+      similarity: o.similarity,
+      startLine: o.startLine,
+      endLine: o.endLine,
+    }));
     await ctx.emit({
       type: 'edit.applied',
       data: {
@@ -317,14 +416,30 @@ export class EditService {
         ...(syntaxErrors ? { syntaxErrors } : {}),
       },
     });
-    return { editId: s.editId, path: target.display, mode: s.mode, created, ...report, edits, ...(syntaxErrors ? { syntaxErrors } : {}) };
+    return {
+      editId: s.editId,
+      path: target.display,
+      mode: s.mode,
+      created,
+      ...report,
+      edits,
+      ...(syntaxErrors ? { syntaxErrors } : {}),
+    };
   }
 
   #session(agentId: string, editId: string): Session {
     const s = this.#sessions.get(editId);
     if (s && s.agentId === agentId) return s;
-    if (this.#closed.has(editId)) throw new RuntimeError(ErrorCode.InvalidState, `Edit ${JSON.stringify(editId)} is already finished. Begin a new edit with edit.begin.`);
-    throw new RuntimeError(ErrorCode.NotFound, `No streaming edit ${JSON.stringify(editId)} for this agent. Begin one with edit.begin and use the editId it returns.`);
+    if (this.#closed.has(editId))
+      throw new RuntimeError(
+        ErrorCode.InvalidState,
+        `Edit ${JSON.stringify(editId)} is already finished. Begin a new edit with edit.begin.`,
+      );
+    throw new RuntimeError(
+      ErrorCode.NotFound,
+      `No streaming edit ${JSON.stringify(editId)} for this agent. ` +
+        `Begin one with edit.begin and use the editId it returns.`,
+    );
   }
 
   #close(s: Session): void {
@@ -349,7 +464,12 @@ export const MAX_DIFF_CHARS = 256 * 1024;
 function capDiff<T extends { diff: string }>(report: T): T {
   if (report.diff.length <= MAX_DIFF_CHARS) return report;
   const cut = report.diff.lastIndexOf('\n', MAX_DIFF_CHARS) + 1;
-  return { ...report, diff: `${report.diff.slice(0, cut)}… diff truncated: ${report.diff.length - cut} more characters; read the file for the rest.\n` };
+  return {
+    ...report,
+    diff:
+      `${report.diff.slice(0, cut)}… diff truncated: ` +
+      `${report.diff.length - cut} more characters; read the file for the rest.\n`,
+  };
 }
 
 function lf(text: string): string {

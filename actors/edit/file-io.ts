@@ -41,7 +41,10 @@ export async function realRoots(roots: readonly string[]): Promise<string[]> {
     try {
       out.push(await realpath(r));
     } catch {
-      throw new RuntimeError(ErrorCode.NotFound, `Worktree at '${r}' does not exist. Configure an existing workspace root for this agent.`);
+      throw new RuntimeError(
+        ErrorCode.NotFound,
+        `Worktree at '${r}' does not exist. Configure an existing workspace root for this agent.`,
+      );
     }
   }
   return out;
@@ -59,14 +62,27 @@ function inside(root: string, p: string): boolean {
  * target leaves every root is refused.
  */
 export async function resolveInWorkspace(roots: readonly string[], given: string): Promise<ResolvedPath> {
-  if (given.includes('\0')) throw new RuntimeError(ErrorCode.InvalidMessage, `Can't create file: invalid filename: ${JSON.stringify(given)} contains a NUL byte. Use a plain path.`);
-  if (roots.length === 0) throw new RuntimeError(ErrorCode.PermissionDenied, 'This agent has no workspace roots, so it cannot touch files. Configure a workspace root for the agent.');
+  if (given.includes('\0'))
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `Can't create file: invalid filename: ${JSON.stringify(given)} contains a NUL byte. Use a plain path.`,
+    );
+  if (roots.length === 0)
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      'This agent has no workspace roots, so it cannot touch files. Configure a workspace root for the agent.',
+    );
   const real = await realRoots(roots);
   const lexical = isAbsolute(given) ? resolve(given) : resolve(real[0]!, given);
   const outside = () =>
-    new RuntimeError(ErrorCode.PermissionDenied, `Path ${JSON.stringify(given)} is outside the agent's workspace (${real.join(', ')}). Use a path inside a workspace root.`, {
-      details: { path: given },
-    });
+    new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `Path ${JSON.stringify(given)} is outside the agent's workspace ` +
+        `(${real.join(', ')}). Use a path inside a workspace root.`,
+      {
+        details: { path: given },
+      },
+    );
   const lexicallyInside = real.some((r) => inside(r, lexical)) || roots.some((r) => inside(resolve(r), lexical));
   if (!lexicallyInside) throw outside();
   let target: string;
@@ -79,22 +95,40 @@ export async function resolveInWorkspace(roots: readonly string[], given: string
     exists = false;
     // A dangling symlink: refuse rather than create a file wherever it points.
     const link = await lstat(lexical).catch(() => undefined);
-    if (link?.isSymbolicLink()) throw new RuntimeError(ErrorCode.PermissionDenied, `Path ${JSON.stringify(given)} is a symlink to a missing target. Edit a regular file inside the workspace.`);
+    if (link?.isSymbolicLink())
+      throw new RuntimeError(
+        ErrorCode.PermissionDenied,
+        `Path ${JSON.stringify(given)} is a symlink to a missing target. Edit a regular file inside the workspace.`,
+      );
     const parent = dirname(lexical);
     let realParent: string;
     try {
       realParent = await realpath(parent);
     } catch {
-      throw new RuntimeError(ErrorCode.NotFound, `Can't create file: parent directory doesn't exist: ${JSON.stringify(parent)}. Create the directory first, then write the file.`);
+      throw new RuntimeError(
+        ErrorCode.NotFound,
+        `Can't create file: parent directory doesn't exist: ` +
+          `${JSON.stringify(parent)}. Create the directory first, then write the file.`,
+      );
     }
     const ps = await stat(realParent);
-    if (!ps.isDirectory()) throw new RuntimeError(ErrorCode.InvalidMessage, `Can't create file: parent is not a directory: ${JSON.stringify(parent)}. Choose a path whose parent is a directory.`);
+    if (!ps.isDirectory())
+      throw new RuntimeError(
+        ErrorCode.InvalidMessage,
+        `Can't create file: parent is not a directory: ` +
+          `${JSON.stringify(parent)}. Choose a path whose parent is a directory.`,
+      );
     target = join(realParent, basename(lexical));
   }
   if (!real.some((r) => inside(r, target))) {
-    throw new RuntimeError(ErrorCode.PermissionDenied, `Path ${JSON.stringify(given)} resolves through a symlink to ${JSON.stringify(target)}, outside the agent's workspace. Edit files inside the workspace, or ask for permission.`, {
-      details: { path: given, target },
-    });
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `Path ${JSON.stringify(given)} resolves through a symlink to ${JSON.stringify(target)}, ` +
+        `outside the agent's workspace. Edit files inside the workspace, or ask for permission.`,
+      {
+        details: { path: given, target },
+      },
+    );
   }
   const isDirectory = exists ? (await stat(target)).isDirectory() : false;
   return { path: target, exists, isDirectory };
@@ -103,12 +137,25 @@ export async function resolveInWorkspace(roots: readonly string[], given: string
 /** Reads and decodes a text file; throws a RuntimeError naming the path for anything that is not editable text. */
 export async function readTextFile(path: string, maxBytes: number, shown = path): Promise<TextFile> {
   const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') throw new RuntimeError(ErrorCode.NotFound, `Can't edit file: path not found: ${JSON.stringify(shown)}. Check the path, or create the file with write_file.`);
+    if (err.code === 'ENOENT')
+      throw new RuntimeError(
+        ErrorCode.NotFound,
+        `Can't edit file: path not found: ${JSON.stringify(shown)}. ` +
+          `Check the path, or create the file with write_file.`,
+      );
     throw err;
   });
-  if (st.isDirectory()) throw new RuntimeError(ErrorCode.InvalidMessage, `Can't edit file: path is a directory: ${JSON.stringify(shown)}. Give the path of a file.`);
+  if (st.isDirectory())
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `Can't edit file: path is a directory: ${JSON.stringify(shown)}. Give the path of a file.`,
+    );
   if (st.size > maxBytes) {
-    throw new RuntimeError(ErrorCode.LimitExceeded, `Can't edit file: ${JSON.stringify(shown)} is ${st.size} bytes, over the ${maxBytes}-byte limit. Edit a smaller file or raise maxFileBytes.`);
+    throw new RuntimeError(
+      ErrorCode.LimitExceeded,
+      `Can't edit file: ${JSON.stringify(shown)} is ${st.size} bytes, over ` +
+        `the ${maxBytes}-byte limit. Edit a smaller file or raise maxFileBytes.`,
+    );
   }
   const bytes = Buffer.from(await readFileBytes(path));
   const decoded = decodeText(bytes, shown);
@@ -127,12 +174,21 @@ async function readFileBytes(path: string): Promise<Uint8Array> {
 /** Bytes → kernel text (no BOM, CRLF as LF for pure-CRLF files). Refuses binary and invalid UTF-8. */
 export function decodeText(bytes: Buffer, shown: string): { text: string; bom: boolean; lineEnding: LineEnding } {
   const probe = bytes.subarray(0, 8192);
-  if (probe.includes(0)) throw new RuntimeError(ErrorCode.InvalidMessage, `Can't edit file: ${JSON.stringify(shown)} is a binary file (it contains NUL bytes). Only UTF-8 text files can be edited.`);
+  if (probe.includes(0))
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `Can't edit file: ${JSON.stringify(shown)} is a binary file ` +
+        `(it contains NUL bytes). Only UTF-8 text files can be edited.`,
+    );
   let raw: string;
   try {
     raw = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    throw new RuntimeError(ErrorCode.InvalidMessage, `Can't edit file: ${JSON.stringify(shown)} is not valid UTF-8 (at byte ${firstInvalidUtf8(bytes)}). Only UTF-8 text files can be edited.`);
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `Can't edit file: ${JSON.stringify(shown)} is not valid UTF-8 (at ` +
+        `byte ${firstInvalidUtf8(bytes)}). Only UTF-8 text files can be edited.`,
+    );
   }
   const bom = raw.charCodeAt(0) === 0xfeff;
   if (bom) raw = raw.slice(1);
@@ -157,14 +213,21 @@ export function detectLineEnding(text: string): LineEnding {
  */
 export function encodeText(text: string, format: { bom: boolean; lineEnding: LineEnding }): Buffer {
   const body =
-    format.lineEnding === 'crlf' ? text.replace(/\r?\n/g, '\r\n') : format.lineEnding === 'lf' ? text.replace(/\r\n/g, '\n') : text;
+    format.lineEnding === 'crlf'
+      ? text.replace(/\r?\n/g, '\r\n')
+      : format.lineEnding === 'lf'
+        ? text.replace(/\r\n/g, '\n')
+        : text;
   return Buffer.from((format.bom ? '\ufeff' : '') + body, 'utf8');
 }
 
 /** Validates that `text` is well-formed (no lone surrogates), so it encodes to valid UTF-8. */
 export function assertWellFormed(text: string, what: string): void {
   if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)) {
-    throw new RuntimeError(ErrorCode.InvalidMessage, `The ${what} contains a lone UTF-16 surrogate, which is not valid UTF-8. Send well-formed text.`);
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `The ${what} contains a lone UTF-16 surrogate, which is not valid UTF-8. Send well-formed text.`,
+    );
   }
 }
 

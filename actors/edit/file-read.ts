@@ -81,18 +81,27 @@ export async function readRange(
         startLine: 0,
         endLine: 0,
         outline: symbols,
-        hint: `${displayPath} has ${total} lines, so this is an outline of its symbols with line ranges. Read the parts you need with startLine and endLine (at most ${limits.maxLines} lines per read).`,
+        hint:
+          `${displayPath} has ${total} lines, so this is an outline of its symbols with line ranges. ` +
+          `Read the parts you need with startLine and endLine (at most ${limits.maxLines} lines per read).`,
       };
     }
   }
   const start = range.startLine ?? 1;
   if (total === 0 && start === 1) return { ...base, content: '', startLine: 0, endLine: 0 };
   if (start > total) {
-    throw new RuntimeError(ErrorCode.InvalidMessage, `startLine ${start} is past the end of ${JSON.stringify(displayPath)}, which has ${total} lines. Ask for a line between 1 and ${total}.`);
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `startLine ${start} is past the end of ${JSON.stringify(displayPath)}, ` +
+        `which has ${total} lines. Ask for a line between 1 and ${total}.`,
+    );
   }
   const wantedEnd = Math.min(range.endLine ?? total, total);
   if (wantedEnd < start) {
-    throw new RuntimeError(ErrorCode.InvalidMessage, `endLine ${range.endLine} is before startLine ${start}. Give endLine ≥ startLine.`);
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `endLine ${range.endLine} is before startLine ${start}. Give endLine ≥ startLine.`,
+    );
   }
   const end = Math.min(wantedEnd, start + limits.maxLines - 1);
   const body = lines.slice(start - 1, end);

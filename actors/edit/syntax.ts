@@ -28,7 +28,12 @@ export async function syntaxIssues(grammar: GrammarName, source: string): Promis
         const row = node.startPosition.row;
         const kind = node.isMissing ? `missing ${node.type}` : 'error';
         // Keyed by kind and the text of its line, so an unchanged error that only moved is not "introduced".
-        out.push({ line: row + 1, column: node.startPosition.column + 1, kind, key: `${kind}\u0000${(lines[row] ?? '').trim()}` });
+        out.push({
+          line: row + 1,
+          column: node.startPosition.column + 1,
+          kind,
+          key: `${kind}\u0000${(lines[row] ?? '').trim()}`,
+        });
         if (node.isMissing) return;
       }
       for (const child of node.children) if (child && (child.hasError || child.isMissing)) visit(child);
@@ -39,7 +44,11 @@ export async function syntaxIssues(grammar: GrammarName, source: string): Promis
 }
 
 /** Compares syntax before and after a change; undefined when no grammar fits the path. */
-export async function checkSyntax(path: string, before: string | undefined, after: string): Promise<SyntaxReport | undefined> {
+export async function checkSyntax(
+  path: string,
+  before: string | undefined,
+  after: string,
+): Promise<SyntaxReport | undefined> {
   const grammar = grammarFor(path);
   if (!grammar) return undefined;
   const prior = before === undefined ? [] : await syntaxIssues(grammar, before);
@@ -55,11 +64,20 @@ export async function checkSyntax(path: string, before: string | undefined, afte
   return { before: prior.length, after: now.length, introduced, language: grammar };
 }
 
-const SYMBOL_TYPES = /(declaration|definition|_item|_signature|^method|^class|^function|^interface|^enum|^module|^impl)/;
-const SKIP_TYPES = /^(lexical_declaration|variable_declaration|expression_statement|import|export_statement|comment|field_declaration_list|declaration_list|class_body|statement_block|block)$/;
+const SYMBOL_TYPES =
+  /(declaration|definition|_item|_signature|^method|^class|^function|^interface|^enum|^module|^impl)/;
+const SKIP_TYPES = new RegExp(
+  '^(lexical_declaration|variable_declaration|expression_statement|import|export_statement|comment|' +
+    'field_declaration_list|declaration_list|class_body|statement_block|block)$',
+);
 
 /** Named symbols (functions, classes, methods, types …) up to `maxDepth` levels deep. */
-export async function outline(path: string, source: string, maxDepth = 2, limit = 1000): Promise<OutlineSymbol[] | undefined> {
+export async function outline(
+  path: string,
+  source: string,
+  maxDepth = 2,
+  limit = 1000,
+): Promise<OutlineSymbol[] | undefined> {
   const grammar = grammarFor(path);
   if (!grammar) return undefined;
   return withTree(grammar, source, (tree) => {
@@ -71,14 +89,27 @@ export async function outline(path: string, source: string, maxDepth = 2, limit 
         let nextDepth = depth;
         const name = child.childForFieldName('name');
         if (name && SYMBOL_TYPES.test(child.type) && !SKIP_TYPES.test(child.type)) {
-          out.push({ kind: child.type, name: name.text, startLine: child.startPosition.row + 1, endLine: child.endPosition.row + 1, depth });
+          out.push({
+            kind: child.type,
+            name: name.text,
+            startLine: child.startPosition.row + 1,
+            endLine: child.endPosition.row + 1,
+            depth,
+          });
           nextDepth = depth + 1;
           // Function bodies rarely hold symbols worth listing; skipping them keeps this linear in the top levels.
           if (/function|method|arrow/.test(child.type)) continue;
         } else if (child.type === 'lexical_declaration' && depth === 0) {
           for (const d of child.namedChildren) {
             const n = d?.childForFieldName('name');
-            if (d && n) out.push({ kind: 'variable', name: n.text, startLine: child.startPosition.row + 1, endLine: child.endPosition.row + 1, depth });
+            if (d && n)
+              out.push({
+                kind: 'variable',
+                name: n.text,
+                startLine: child.startPosition.row + 1,
+                endLine: child.endPosition.row + 1,
+                depth,
+              });
           }
           continue;
         }

@@ -13,7 +13,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { LearnedRules } from '../../schemas/permission.ts';
-import { formatPolicyIssues, Policy, PolicyFile } from '../../schemas/policy.ts';
+import { formatPolicyIssues, type Policy, PolicyFile } from '../../schemas/policy.ts';
 import type { PathFacts } from '../../machines/permission/permission-paths.ts';
 import { normalizePath } from '../../machines/permission/permission-paths.ts';
 import type { PolicyLayer } from '../../machines/permission/policy.ts';
@@ -24,7 +24,10 @@ export const PROJECT_POLICY_FILE = '.skein/policy.json';
 export class PolicyFileError extends RuntimeError {
   override name = 'PolicyFileError';
   constructor(path: string, detail: string, cause?: unknown) {
-    super(ErrorCode.InvalidMessage, `Policy file '${path}' is invalid: ${detail}. Fix the file and try again.`, { cause, details: { path } });
+    super(ErrorCode.InvalidMessage, `Policy file '${path}' is invalid: ${detail}. Fix the file and try again.`, {
+      cause,
+      details: { path },
+    });
   }
 }
 
@@ -89,7 +92,10 @@ function serialized<T>(path: string, fn: () => Promise<T>): Promise<T> {
  * Adds learned rules to the project file (created if missing) atomically and
  * returns the whole new layer. Patterns already present are not added twice.
  */
-export function persistLearnedRules(workspace: string, learned: LearnedRules): Promise<{ path: string; policy: Policy }> {
+export function persistLearnedRules(
+  workspace: string,
+  learned: LearnedRules,
+): Promise<{ path: string; policy: Policy }> {
   const path = projectPolicyPath(workspace);
   return serialized(path, async () => {
     let raw: Record<string, unknown> = {};
@@ -97,7 +103,8 @@ export function persistLearnedRules(workspace: string, learned: LearnedRules): P
     try {
       text = await readFile(path, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new PolicyFileError(path, `cannot be read (${(err as Error).message})`, err);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw new PolicyFileError(path, `cannot be read (${(err as Error).message})`, err);
     }
     if (text !== undefined) {
       parsePolicyText(text, path); // refuse to extend an invalid file
@@ -108,7 +115,7 @@ export function persistLearnedRules(workspace: string, learned: LearnedRules): P
     const tool = (tools[learned.tool] ??= {});
     const list = ((tool[learned.list] as Array<{ pattern: string }> | undefined) ??= []);
     for (const pattern of learned.patterns) if (!list.some((r) => r.pattern === pattern)) list.push({ pattern });
-    const out = JSON.stringify(raw, null, 2) + '\n';
+    const out = `${JSON.stringify(raw, null, 2)}\n`;
     const policy = parsePolicyText(out, path);
     await writeAtomic(path, out);
     return { path, policy };
@@ -118,7 +125,7 @@ export function persistLearnedRules(workspace: string, learned: LearnedRules): P
 /** Replaces a policy file with `policy` (for `policy.set` on the project or global layer), atomically. */
 export function writePolicyFile(path: string, policy: unknown): Promise<Policy> {
   return serialized(path, async () => {
-    const out = JSON.stringify(policy, null, 2) + '\n';
+    const out = `${JSON.stringify(policy, null, 2)}\n`;
     const parsed = parsePolicyText(out, path);
     await writeAtomic(path, out);
     return parsed;
@@ -127,8 +134,10 @@ export function writePolicyFile(path: string, policy: unknown): Promise<Policy> 
 
 function policyObject(raw: Record<string, unknown>): Record<string, unknown> {
   const agent = raw.agent as Record<string, unknown> | undefined;
-  if (agent && typeof agent === 'object' && agent.tool_permissions) return agent.tool_permissions as Record<string, unknown>;
-  if (raw.tool_permissions && typeof raw.tool_permissions === 'object') return raw.tool_permissions as Record<string, unknown>;
+  if (agent && typeof agent === 'object' && agent.tool_permissions)
+    return agent.tool_permissions as Record<string, unknown>;
+  if (raw.tool_permissions && typeof raw.tool_permissions === 'object')
+    return raw.tool_permissions as Record<string, unknown>;
   return raw;
 }
 

@@ -38,13 +38,24 @@ export async function createPermissionGate(splitter?: ShellSplitter): Promise<Pe
         const cls = classifyTerminalInput(options.foreground ?? { kind: 'prompt' }, input);
         if (cls.kind === 'granted') return cls;
         const lines = cls.lines.join('\n');
-        if (cls.kind === 'command') return { kind: 'decide', request: { tool: 'terminal', input: lines, split: split(lines) } };
-        return { kind: 'decide', request: { tool: 'terminal_input', input: lines || input, ...(cls.alsoCommand && lines ? { split: split(lines) } : {}) } };
+        if (cls.kind === 'command')
+          return { kind: 'decide', request: { tool: 'terminal', input: lines, split: split(lines) } };
+        return {
+          kind: 'decide',
+          request: {
+            tool: 'terminal_input',
+            input: lines || input,
+            ...(cls.alsoCommand && lines ? { split: split(lines) } : {}),
+          },
+        };
       }
       if (tool === 'spawn_agent') return { kind: 'decide', request: { tool, input } };
       const root = options.roots[0] ?? process.cwd();
       const sensitive = [projectPolicyPath(root), globalPolicyPath(), ...(options.sensitive ?? [])];
-      return { kind: 'decide', request: { tool, input, path: await resolvePathFacts(input, options.roots, sensitive) } };
+      return {
+        kind: 'decide',
+        request: { tool, input, path: await resolvePathFacts(input, options.roots, sensitive) },
+      };
     },
   };
 }

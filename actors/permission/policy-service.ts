@@ -22,9 +22,20 @@ import { deciderRole, permissionMachine, resumeFrom, type PolicyChain } from '..
 import { settledReply, type PermissionAggregateContext } from '../../machines/permission/permission-aggregate.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import type { DecisionRequest } from '../../machines/permission/permission-policy.ts';
-import { compilePattern, mergePolicies, type MergedPolicy, type PolicyLayer } from '../../machines/permission/policy.ts';
+import {
+  compilePattern,
+  mergePolicies,
+  type MergedPolicy,
+  type PolicyLayer,
+} from '../../machines/permission/policy.ts';
 import { armDeadline } from './policy-deadline.ts';
-import { globalPolicyPath, loadPolicyLayers, persistLearnedRules, projectPolicyPath, writePolicyFile } from './policy-files.ts';
+import {
+  globalPolicyPath,
+  loadPolicyLayers,
+  persistLearnedRules,
+  projectPolicyPath,
+  writePolicyFile,
+} from './policy-files.ts';
 import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
 
 export type PermissionAgent = { agentId: string; ancestors: string[]; roots: string[] };
@@ -86,7 +97,10 @@ export class PermissionService {
 
   /** Loads the global and project files (invalid files throw, naming the key) and the bash grammar. */
   static async create(deps: PermissionServiceDeps): Promise<PermissionService> {
-    const layers = await loadPolicyLayers({ workspace: deps.workspace, globalPath: deps.globalPath ?? globalPolicyPath() });
+    const layers = await loadPolicyLayers({
+      workspace: deps.workspace,
+      globalPath: deps.globalPath ?? globalPolicyPath(),
+    });
     return new PermissionService(deps, deps.gate ?? (await createPermissionGate()), layers);
   }
 
@@ -99,11 +113,15 @@ export class PermissionService {
   policiesFor(agentId: string): PolicyChain {
     const agent = this.#agent(agentId);
     const lineage = [...agent.ancestors].reverse(); // root first
-    const stack = (upTo: string[]): MergedPolicy => mergePolicies([
-      ...(this.#global ? [{ name: 'global', policy: this.#global }] : []),
-      ...(this.#project ? [{ name: 'project', policy: this.#project }] : []),
-      ...upTo.flatMap((id) => { const p = this.#agentLayers.get(id); return p ? [{ name: `agent:${id}`, policy: p }] : []; }),
-    ]);
+    const stack = (upTo: string[]): MergedPolicy =>
+      mergePolicies([
+        ...(this.#global ? [{ name: 'global', policy: this.#global }] : []),
+        ...(this.#project ? [{ name: 'project', policy: this.#project }] : []),
+        ...upTo.flatMap((id) => {
+          const p = this.#agentLayers.get(id);
+          return p ? [{ name: `agent:${id}`, policy: p }] : [];
+        }),
+      ]);
     const ancestors = agent.ancestors.map((_, i) => stack(lineage.slice(0, lineage.length - i)));
     return { own: stack([...lineage, agentId]), ancestors };
   }
@@ -112,9 +130,18 @@ export class PermissionService {
    * The gate: decides one tool call, asking and waiting when needed. Resolves
    * when granted; throws PermissionDeniedError when denied.
    */
-  async authorize(args: { agentId: string; tool: PolicyTool; input: string; foreground?: TerminalForeground; emit: FactSink }): Promise<{ requestId: string; by: string }> {
+  async authorize(args: {
+    agentId: string;
+    tool: PolicyTool;
+    input: string;
+    foreground?: TerminalForeground;
+    emit: FactSink;
+  }): Promise<{ requestId: string; by: string }> {
     const agent = this.#agent(args.agentId);
-    const built = await this.#gate.build(args.tool, args.input, { roots: agent.roots, ...(args.foreground ? { foreground: args.foreground } : {}) });
+    const built = await this.#gate.build(args.tool, args.input, {
+      roots: agent.roots,
+      ...(args.foreground ? { foreground: args.foreground } : {}),
+    });
     if (built.kind === 'granted') return { requestId: '', by: 'grant' };
     const requestId = newId('p');
     const run = this.#start(agent, requestId, { request: built.request, now: this.#nowIso(), sink: args.emit });
@@ -130,39 +157,76 @@ export class PermissionService {
   }
 
   /** `permission.decide`: idempotent for settled requests; refused for non-ancestors. */
-  async decide(args: { requestId: string; decision: DecisionAnswer; pattern?: string | undefined; decidedBy: string; emit: FactSink }): Promise<DecideReply> {
+  async decide(args: {
+    requestId: string;
+    decision: DecisionAnswer;
+    pattern?: string | undefined;
+    decidedBy: string;
+    emit: FactSink;
+  }): Promise<DecideReply> {
     const p = this.#pending.get(args.requestId);
     if (!p) {
       const folded = this.#deps.aggregate?.(args.requestId);
       const settled = this.#settled.get(args.requestId) ?? (folded ? settledReply(folded) : undefined);
       if (settled) return { ...settled, alreadyDecided: true };
-      throw new NotFoundError(`permission request '${args.requestId}' is not pending; list pending requests with \`skein approvals\``);
+      throw new NotFoundError(
+        `permission request '${args.requestId}' is not pending; list pending requests with \`skein approvals\``,
+      );
     }
     const req = p.requested!;
     const role = deciderRole(req, args.decidedBy);
     if (!role) {
       const who = [...req.ancestors, 'the user'].join(', ');
-      throw new RuntimeError(ErrorCode.PermissionDenied, `agent '${args.decidedBy}' may not answer request '${args.requestId}' of agent '${req.agentId}'; only its ancestors (${who}) can`);
+      throw new RuntimeError(
+        ErrorCode.PermissionDenied,
+        `agent '${args.decidedBy}' may not answer request '${args.requestId}' ` +
+          `of agent '${req.agentId}'; only its ancestors (${who}) can`,
+      );
     }
     if (args.pattern !== undefined) {
       const compiled = compilePattern(args.pattern, false);
-      if (typeof compiled === 'string') throw new RuntimeError(ErrorCode.InvalidMessage, `pattern '${args.pattern}' is not a valid regex (${compiled}); fix it or omit it to use the suggested pattern`);
+      if (typeof compiled === 'string')
+        throw new RuntimeError(
+          ErrorCode.InvalidMessage,
+          `pattern '${args.pattern}' is not a valid regex ` +
+            `(${compiled}); fix it or omit it to use the suggested pattern`,
+        );
     }
-    const facts = this.#send(p, args.emit, { type: 'permission.decide', data: { requestId: args.requestId, decision: args.decision, pattern: args.pattern, decidedBy: args.decidedBy } });
+    const facts = this.#send(p, args.emit, {
+      type: 'permission.decide',
+      data: { requestId: args.requestId, decision: args.decision, pattern: args.pattern, decidedBy: args.decidedBy },
+    });
     await Promise.all(p.writes);
     const outcomeFact = facts.find((f) => f.type !== 'permission.requested');
     const learned = outcomeFact && 'learned' in outcomeFact.data ? outcomeFact.data.learned : undefined;
     if (learned) {
       const { path, policy } = await persistLearnedRules(this.#deps.workspace, learned);
       this.#project = policy;
-      await args.emit({ type: 'policy.changed', agentId: this.#root(req) as AgentId, data: { layerId: 'project', layer: 'project', path, policy, added: learned, causeRequestId: args.requestId } });
+      await args.emit({
+        type: 'policy.changed',
+        agentId: this.#root(req) as AgentId,
+        data: { layerId: 'project', layer: 'project', path, policy, added: learned, causeRequestId: args.requestId },
+      });
       await this.#reevaluateAll(args.emit);
     }
-    return this.#settled.get(args.requestId) ?? { requestId: args.requestId, outcome: 'denied', by: 'cancelled', alreadyDecided: false };
+    return (
+      this.#settled.get(args.requestId) ?? {
+        requestId: args.requestId,
+        outcome: 'denied',
+        by: 'cancelled',
+        alreadyDecided: false,
+      }
+    );
   }
 
   /** `policy.set`: global/project only from the root agent; an agent layer from the agent or an ancestor. */
-  async setPolicy(args: { layer: PolicyLayerName; agentId?: string | undefined; setBy: string; policy: Policy; emit: FactSink }): Promise<{ layer: PolicyLayerName; rules: number }> {
+  async setPolicy(args: {
+    layer: PolicyLayerName;
+    agentId?: string | undefined;
+    setBy: string;
+    policy: Policy;
+    emit: FactSink;
+  }): Promise<{ layer: PolicyLayerName; rules: number }> {
     const setter = this.#agent(args.setBy);
     const root = setter.ancestors.at(-1) ?? setter.agentId;
     let path: string | undefined;
@@ -170,21 +234,45 @@ export class PermissionService {
     if (args.layer === 'agent') {
       const target = this.#agent(args.agentId ?? args.setBy);
       if (target.agentId !== args.setBy && !target.ancestors.includes(args.setBy)) {
-        throw new RuntimeError(ErrorCode.PermissionDenied, `agent '${args.setBy}' may not set the policy of agent '${target.agentId}'; only the agent itself or its ancestors can`);
+        throw new RuntimeError(
+          ErrorCode.PermissionDenied,
+          `agent '${args.setBy}' may not set the policy of agent ` +
+            `'${target.agentId}'; only the agent itself or its ancestors can`,
+        );
       }
       this.#agentLayers.set(target.agentId, args.policy);
       layerId = target.agentId;
     } else {
-      if (args.setBy !== root) throw new RuntimeError(ErrorCode.PermissionDenied, `only the root agent '${root}' may change the ${args.layer} policy; ask the user`);
-      path = args.layer === 'global' ? this.#deps.globalPath ?? globalPolicyPath() : projectPolicyPath(this.#deps.workspace);
+      if (args.setBy !== root)
+        throw new RuntimeError(
+          ErrorCode.PermissionDenied,
+          `only the root agent '${root}' may change the ${args.layer} policy; ask the user`,
+        );
+      path =
+        args.layer === 'global'
+          ? (this.#deps.globalPath ?? globalPolicyPath())
+          : projectPolicyPath(this.#deps.workspace);
       const written = await writePolicyFile(path, toFileShape(args.policy));
       if (args.layer === 'global') this.#global = written;
       else this.#project = written;
       layerId = args.layer;
     }
-    await args.emit({ type: 'policy.changed', agentId: (args.layer === 'agent' ? layerId : root) as AgentId, data: { layerId, layer: args.layer, ...(args.layer === 'agent' ? { agentId: layerId } : {}), ...(path ? { path } : {}), policy: args.policy } });
+    await args.emit({
+      type: 'policy.changed',
+      agentId: (args.layer === 'agent' ? layerId : root) as AgentId,
+      data: {
+        layerId,
+        layer: args.layer,
+        ...(args.layer === 'agent' ? { agentId: layerId } : {}),
+        ...(path ? { path } : {}),
+        policy: args.policy,
+      },
+    });
     await this.#reevaluateAll(args.emit);
-    const rules = Object.values(args.policy.tools).reduce((n, t) => n + (t ? t.always_allow.length + t.always_deny.length + t.always_confirm.length : 0), 0);
+    const rules = Object.values(args.policy.tools).reduce(
+      (n, t) => n + (t ? t.always_allow.length + t.always_deny.length + t.always_confirm.length : 0),
+      0,
+    );
     return { layer: args.layer, rules };
   }
 
@@ -202,7 +290,13 @@ export class PermissionService {
       if (!agent) continue;
       const built = await this.#gate.build(c.tool as PolicyTool, c.input, { roots: agent.roots });
       if (built.kind !== 'decide') continue;
-      this.#start(agent, c.requestId, { request: built.request, now: this.#nowIso(), sink: this.#deps.emit, resume: resumeFrom(c), requested: c });
+      this.#start(agent, c.requestId, {
+        request: built.request,
+        now: this.#nowIso(),
+        sink: this.#deps.emit,
+        resume: resumeFrom(c),
+        requested: c,
+      });
     }
   }
 
@@ -234,15 +328,38 @@ export class PermissionService {
     }
   }
 
-  #start(agent: PermissionAgent, requestId: string, o: { request: DecisionRequest; now: string; sink: FactSink; resume?: ReturnType<typeof resumeFrom>; requested?: PermissionAggregateContext }): Pending {
+  #start(
+    agent: PermissionAgent,
+    requestId: string,
+    o: {
+      request: DecisionRequest;
+      now: string;
+      sink: FactSink;
+      resume?: ReturnType<typeof resumeFrom>;
+      requested?: PermissionAggregateContext;
+    },
+  ): Pending {
     const actor = createActor(permissionMachine, {
       input: {
-        requestId, agentId: agent.agentId, ancestors: agent.ancestors, request: o.request, policies: this.policiesFor(agent.agentId), now: o.now,
-        ...(this.#deps.timeoutMs !== undefined ? { timeoutMs: this.#deps.timeoutMs } : {}), ...(o.resume ? { resume: o.resume } : {}),
+        requestId,
+        agentId: agent.agentId,
+        ancestors: agent.ancestors,
+        request: o.request,
+        policies: this.policiesFor(agent.agentId),
+        now: o.now,
+        ...(this.#deps.timeoutMs !== undefined ? { timeoutMs: this.#deps.timeoutMs } : {}),
+        ...(o.resume ? { resume: o.resume } : {}),
       },
     });
     let resolveDone!: () => void;
-    const p: Pending = { actor, requested: undefined, sink: o.sink, writes: [], cancelTimer: () => {}, done: new Promise<void>((r) => (resolveDone = r)) };
+    const p: Pending = {
+      actor,
+      requested: undefined,
+      sink: o.sink,
+      writes: [],
+      cancelTimer: () => {},
+      done: new Promise<void>((r) => (resolveDone = r)),
+    };
     actor.on('*', (fact) => {
       const f = fact as PermissionFact;
       if (f.type === 'permission.requested') p.requested = f.data;
@@ -261,22 +378,39 @@ export class PermissionService {
       // Restored from the log: the request as it was folded.
       const c = o.requested;
       p.requested = {
-        requestId: requestId as PermissionRequestedData['requestId'], agentId: agent.agentId as AgentId, ancestors: agent.ancestors as AgentId[],
-        tool: c.tool as PolicyTool, input: c.input ?? '', subCommands: c.subCommands ?? [], reason: c.reason ?? '', options: c.options ?? [],
-        deadline: actor.getSnapshot().context.deadline, ...(c.scope ? { scope: c.scope } : {}), ...(c.level ? { level: c.level } : {}),
+        requestId: requestId as PermissionRequestedData['requestId'],
+        agentId: agent.agentId as AgentId,
+        ancestors: agent.ancestors as AgentId[],
+        tool: c.tool as PolicyTool,
+        input: c.input ?? '',
+        subCommands: c.subCommands ?? [],
+        reason: c.reason ?? '',
+        options: c.options ?? [],
+        deadline: actor.getSnapshot().context.deadline,
+        ...(c.scope ? { scope: c.scope } : {}),
+        ...(c.level ? { level: c.level } : {}),
       };
     }
     this.#pending.set(requestId, p);
-    p.cancelTimer = armDeadline(actor.getSnapshot().context.deadline, () => {
-      this.#send(p, this.#deps.emit, { type: 'permission.timeout', data: { requestId } });
-    }, this.#deps.now ?? Date.now);
+    p.cancelTimer = armDeadline(
+      actor.getSnapshot().context.deadline,
+      () => {
+        this.#send(p, this.#deps.emit, { type: 'permission.timeout', data: { requestId } });
+      },
+      this.#deps.now ?? Date.now,
+    );
     this.#deps.logger.info({ requestId, agentId: agent.agentId, tool: o.request.tool }, 'permission requested');
     return p;
   }
 
   #settle(requestId: string, actor: Actor<typeof permissionMachine>): void {
     const out = actor.getSnapshot().output!;
-    this.#settled.set(requestId, { requestId, outcome: out.granted ? 'granted' : 'denied', by: out.by, alreadyDecided: false });
+    this.#settled.set(requestId, {
+      requestId,
+      outcome: out.granted ? 'granted' : 'denied',
+      by: out.by,
+      alreadyDecided: false,
+    });
     if (this.#settled.size > 10_000) this.#settled.delete(this.#settled.keys().next().value!);
   }
 
@@ -291,14 +425,21 @@ export class PermissionService {
 
   async #reevaluateAll(sink: FactSink): Promise<void> {
     for (const p of [...this.#pending.values()]) {
-      this.#send(p, sink, { type: 'permission.reevaluate', data: { policies: this.policiesFor(p.actor.getSnapshot().context.agentId) } });
+      this.#send(p, sink, {
+        type: 'permission.reevaluate',
+        data: { policies: this.policiesFor(p.actor.getSnapshot().context.agentId) },
+      });
       await Promise.all(p.writes);
     }
   }
 
   #agent(agentId: string): PermissionAgent {
     const agent = this.#deps.agent(agentId);
-    if (!agent) throw new RuntimeError(ErrorCode.UnknownAgent, `agent '${agentId}' does not exist; check the id with \`skein status\``);
+    if (!agent)
+      throw new RuntimeError(
+        ErrorCode.UnknownAgent,
+        `agent '${agentId}' does not exist; check the id with \`skein status\``,
+      );
     return agent;
   }
 

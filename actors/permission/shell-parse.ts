@@ -14,7 +14,14 @@
  */
 import type { Node, Parser } from 'web-tree-sitter';
 import { parserFor } from '../common/tree-sitter.ts';
-import { canonicalName, decodeAnsiC, expandBraces, type ShellSplit, type ShellSubCommand, type WordSegment } from '../../machines/permission/shell-words.ts';
+import {
+  canonicalName,
+  decodeAnsiC,
+  expandBraces,
+  type ShellSplit,
+  type ShellSubCommand,
+  type WordSegment,
+} from '../../machines/permission/shell-words.ts';
 import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
 
 export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
@@ -62,7 +69,8 @@ function parseScript(state: State, source: string, via: string | undefined, dept
     const root = tree.rootNode;
     if (root.hasError) state.errors.push(describeError(root));
     walk(root, { state, via, depth });
-    if (root.hasError) push({ state, via, depth }, { kind: 'command', text: source.trim(), forms: [source.trim()], argv: [] });
+    if (root.hasError)
+      push({ state, via, depth }, { kind: 'command', text: source.trim(), forms: [source.trim()], argv: [] });
   } finally {
     tree.delete();
   }
@@ -125,7 +133,10 @@ function walk(node: Node, ctx: Ctx): void {
       const raw = node.text;
       const bare = raw.replace(/['"\\]/g, '');
       if (raw !== bare && raw !== `'${bare}'` && raw !== `"${bare}"`) {
-        ctx.state.errors.push(`the here-doc delimiter ${clip(raw)} is quoted in a way that cannot be read reliably; quote it whole ('EOF') or not at all`);
+        ctx.state.errors.push(
+          `the here-doc delimiter ${clip(raw)} is quoted in a way that ` +
+            `cannot be read reliably; quote it whole ('EOF') or not at all`,
+        );
       }
       break;
     }
@@ -162,7 +173,8 @@ function handleCommand(node: Node, ctx: Ctx): void {
     // two commands would be judged as one, e.g. `ls |& ls | ls\nrm -rf x` as "ls rm -rf x". Refuse it.
     if (previousEnd >= 0) {
       const gap = node.text.slice(previousEnd - node.startIndex, child.startIndex - node.startIndex);
-      if (/(^|[^\\])\n/.test(gap)) ctx.state.errors.push(`a line break inside "${clip(node.text)}" was not read as the end of a command`);
+      if (/(^|[^\\])\n/.test(gap))
+        ctx.state.errors.push(`a line break inside "${clip(node.text)}" was not read as the end of a command`);
     }
     previousEnd = child.endIndex;
     const field = node.fieldNameForChild(i);
@@ -181,7 +193,8 @@ function handleCommand(node: Node, ctx: Ctx): void {
     ctx.state.unsafe.push(clip(nameNode.text));
   }
   if (words.length === 0) {
-    if (assignments.length > 0) push(ctx, { kind: 'command', text: assignments.join(' '), forms: [assignments.join(' ')], argv: [] });
+    if (assignments.length > 0)
+      push(ctx, { kind: 'command', text: assignments.join(' '), forms: [assignments.join(' ')], argv: [] });
     return;
   }
   emitCommand(ctx, assignments, words);
@@ -235,7 +248,10 @@ function handleRedirect(node: Node, ctx: Ctx): void {
 }
 
 function handlePipeline(node: Node, ctx: Ctx): void {
-  const stages = node.namedChildren.filter((c): c is Node => !!c).map(stageCommand).filter((c): c is Node => !!c);
+  const stages = node.namedChildren
+    .filter((c): c is Node => !!c)
+    .map(stageCommand)
+    .filter((c): c is Node => !!c);
   if (stages.length < 2) return;
   const argvs = stages.map((s) => canonicalArgv(commandWords(s)));
   const full = argvs.map((a) => a.join(' ')).join(' | ');
@@ -245,7 +261,10 @@ function handlePipeline(node: Node, ctx: Ctx): void {
   for (let i = 1; i < argvs.length; i++) {
     const prev = argvs[i - 1]!;
     if (readsScriptFromStdin(innermostArgv(argvs[i]!)) && (prev[0] === 'echo' || prev[0] === 'printf')) {
-      const script = prev.slice(1).filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w))).join(' ');
+      const script = prev
+        .slice(1)
+        .filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w)))
+        .join(' ');
       parseScript(ctx.state, script.replace(/\\n/g, '\n'), `${prev[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
     }
   }
@@ -266,7 +285,16 @@ function innermostArgv(argv: string[]): string[] {
     const runs = unwrapCommand(current);
     const next = runs.length === 1 ? runs[0]!.argv : undefined;
     if (!next || next.length === 0) break;
-    current = canonicalArgv(next.filter((w, k) => !(k < next.length - 1 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) && next.slice(0, k).every((p) => p.includes('=')))));
+    current = canonicalArgv(
+      next.filter(
+        (w, k) =>
+          !(
+            k < next.length - 1 &&
+            /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) &&
+            next.slice(0, k).every((p) => p.includes('='))
+          ),
+      ),
+    );
   }
   return current;
 }
@@ -308,7 +336,8 @@ function stdinScripts(command: Node): string[] {
 
 function push(ctx: Ctx, entry: ShellSubCommand): void {
   if (ctx.state.commands.length >= SHELL_LIMITS.maxCommands) {
-    if (ctx.state.commands.length === SHELL_LIMITS.maxCommands) ctx.state.errors.push(`more than ${SHELL_LIMITS.maxCommands} sub-commands`);
+    if (ctx.state.commands.length === SHELL_LIMITS.maxCommands)
+      ctx.state.errors.push(`more than ${SHELL_LIMITS.maxCommands} sub-commands`);
     return;
   }
   ctx.state.commands.push(ctx.via ? { ...entry, via: ctx.via } : entry);
@@ -321,7 +350,9 @@ function wordValues(node: Node): string[] | undefined {
 
 /** A word's text after quote removal (no brace expansion). */
 function wordText(node: Node): string {
-  return segments(node).map((s) => s.text).join('');
+  return segments(node)
+    .map((s) => s.text)
+    .join('');
 }
 
 function segments(node: Node): WordSegment[] {
@@ -343,7 +374,9 @@ function segments(node: Node): WordSegment[] {
     }
     case 'concatenation':
     case 'variable_assignment':
-      return node.children.filter((c): c is Node => !!c).flatMap((c) => (c.isNamed ? segments(c) : [{ text: c.type, quoted: false }]));
+      return node.children
+        .filter((c): c is Node => !!c)
+        .flatMap((c) => (c.isNamed ? segments(c) : [{ text: c.type, quoted: false }]));
     case 'variable_name':
       return [{ text: node.text, quoted: false }];
     default:

@@ -23,7 +23,12 @@ import { newId } from '../../schemas/ids.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
 import type { ChangeSource, FileReview, LogEntry } from '../../schemas/review.ts';
-import { emptyActionLog, foldActionLog, type ActionLogContext, type ActionLogFact } from '../../machines/review/action-log.ts';
+import {
+  emptyActionLog,
+  foldActionLog,
+  type ActionLogContext,
+  type ActionLogFact,
+} from '../../machines/review/action-log.ts';
 import {
   listReview,
   planAccept,
@@ -37,7 +42,7 @@ import {
 } from '../../machines/review/action-log-plan.ts';
 import { planReject, planUndoReject } from '../../machines/review/action-log-reject.ts';
 import type { Logger } from 'pino';
-import { BlobStore, contentHash } from './blob-store.ts';
+import { type BlobStore, contentHash } from './blob-store.ts';
 import { PathLock, applyWrites, readDisk } from './action-log-files.ts';
 
 export type RecordChangeInput = {
@@ -95,9 +100,15 @@ export class ActionLogService {
    * Takes the path lock unless `opts.lockHeld` (the caller holds it, e.g. the edit wiring).
    * Returns null when before and after are equal (nothing to record).
    */
-  async recordChange(input: RecordChangeInput, opts: { lockHeld?: boolean } = {}): Promise<{ changeId: string } | null> {
+  async recordChange(
+    input: RecordChangeInput,
+    opts: { lockHeld?: boolean } = {},
+  ): Promise<{ changeId: string } | null> {
     if (!isAbsolute(input.path)) {
-      throw new RuntimeError(ErrorCode.InvalidMessage, `Path '${input.path}' is not absolute; record changes with absolute paths.`);
+      throw new RuntimeError(
+        ErrorCode.InvalidMessage,
+        `Path '${input.path}' is not absolute; record changes with absolute paths.`,
+      );
     }
     const run = async () => {
       const beforeHash = input.before === null ? null : await this.blobs.put(input.before);
@@ -116,7 +127,10 @@ export class ActionLogService {
     opts: { lockHeld?: boolean } = {},
   ): Promise<{ changeId: string } | null> {
     if (!isAbsolute(input.path)) {
-      throw new RuntimeError(ErrorCode.InvalidMessage, `Path '${input.path}' is not absolute; record changes with absolute paths.`);
+      throw new RuntimeError(
+        ErrorCode.InvalidMessage,
+        `Path '${input.path}' is not absolute; record changes with absolute paths.`,
+      );
     }
     const run = () => this.#record(input, input.beforeHash, input.resultHash);
     return opts.lockHeld ? run() : this.lock.withLock([input.path], run);
@@ -135,17 +149,30 @@ export class ActionLogService {
       .filter((id) => !lineage.includes(id) && this.#logs.get(id)!.files[input.path] !== undefined)
       .map((id) => this.#view(id));
     const texts = await this.#load([...logs, ...others], [input.path]);
-    if (beforeHash !== null) texts[beforeHash] = await this.blobs.require(beforeHash, `content before the change of '${input.path}'`);
-    if (resultHash !== null) texts[resultHash] = await this.blobs.require(resultHash, `content after the change of '${input.path}'`);
+    if (beforeHash !== null)
+      texts[beforeHash] = await this.blobs.require(beforeHash, `content before the change of '${input.path}'`);
+    if (resultHash !== null)
+      texts[resultHash] = await this.blobs.require(resultHash, `content after the change of '${input.path}'`);
     const changeId = input.changeId ?? newId('chg');
     const plan = planRecord(
-      { changeId, agentId: input.agentId, lineage: [...input.ancestors], path: input.path, beforeHash, resultHash, source: input.source },
+      {
+        changeId,
+        agentId: input.agentId,
+        lineage: [...input.ancestors],
+        path: input.path,
+        beforeHash,
+        resultHash,
+        source: input.source,
+      },
       logs,
       { texts, hash: contentHash },
       others,
     );
     await this.#commit(plan);
-    this.#log?.debug({ agentId: input.agentId, path: input.path, changeId, kind: input.source.kind }, 'change recorded');
+    this.#log?.debug(
+      { agentId: input.agentId, path: input.path, changeId, kind: input.source.kind },
+      'change recorded',
+    );
     return { changeId };
   }
 
@@ -177,7 +204,10 @@ export class ActionLogService {
       const disk = await readDisk(paths);
       const plan = planReject(view, { ancestors, descendants }, sel, disk, { texts, hash: contentHash });
       await this.#commit(plan);
-      this.#log?.info({ agentId, restored: plan.reply.restored.length, conflicts: plan.reply.conflicts.length }, 'changes rejected');
+      this.#log?.info(
+        { agentId, restored: plan.reply.restored.length, conflicts: plan.reply.conflicts.length },
+        'changes rejected',
+      );
       return plan.reply;
     });
   }
@@ -204,7 +234,11 @@ export class ActionLogService {
 
   // --- internals -----------------------------------------------------------
 
-  async #withSelection<T>(agentId: string, sel: Selection, fn: (view: LogView, paths: string[]) => Promise<T>): Promise<T> {
+  async #withSelection<T>(
+    agentId: string,
+    sel: Selection,
+    fn: (view: LogView, paths: string[]) => Promise<T>,
+  ): Promise<T> {
     const all = Object.keys(this.#view(agentId).files);
     const paths = sel.paths ?? all;
     // Related logs may track the same paths: one lock set covers them all.

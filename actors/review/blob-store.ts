@@ -22,7 +22,8 @@ export class BlobMissingError extends RuntimeError {
   constructor(hash: string, dir: string, what: string) {
     super(
       ErrorCode.NotFound,
-      `Content '${hash}' (${what}) is missing from the blob store at '${dir}'; nothing was written. Restore the data dir from a backup, or accept the change to drop it from review.`,
+      `Content '${hash}' (${what}) is missing from the blob store at '${dir}'; nothing was ` +
+        `written. Restore the data dir from a backup, or accept the change to drop it from review.`,
       { details: { hash, dir } },
     );
   }
@@ -92,7 +93,11 @@ export class BlobStore {
   }
 
   async getBytes(hash: string): Promise<Buffer | undefined> {
-    if (!HASH.test(hash)) throw new RuntimeError(ErrorCode.InvalidMessage, `'${hash}' is not a sha256 hex digest; pass a hash returned by put().`);
+    if (!HASH.test(hash))
+      throw new RuntimeError(
+        ErrorCode.InvalidMessage,
+        `'${hash}' is not a sha256 hex digest; pass a hash returned by put().`,
+      );
     try {
       return await readFile(this.pathOf(hash));
     } catch (err) {

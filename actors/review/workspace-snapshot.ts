@@ -100,7 +100,7 @@ export class WorkspaceSnapshotter {
     };
     const walk = async (rel: string): Promise<void> => {
       const dir = rel === '' ? root : join(root, rel);
-      let entries;
+      let entries: Awaited<ReturnType<typeof readdirDirents>> | undefined;
       try {
         entries = await readdir(dir, { withFileTypes: true });
       } catch {
@@ -148,11 +148,19 @@ export class WorkspaceSnapshotter {
       if (b && a && b.stamp === a.stamp && b.size === a.size) continue;
       if (b && a && b.hash !== null && b.hash === a.hash) continue;
       if (!b && !covered(before, doneBefore, rel)) {
-        out.reportedOnly.push({ path, status: 'unknown', reason: 'not reached by the snapshot before the command (budget)' });
+        out.reportedOnly.push({
+          path,
+          status: 'unknown',
+          reason: 'not reached by the snapshot before the command (budget)',
+        });
         continue;
       }
       if (!a && !covered(after, doneAfter, rel)) {
-        out.reportedOnly.push({ path, status: 'unknown', reason: 'not reached by the snapshot after the command (budget)' });
+        out.reportedOnly.push({
+          path,
+          status: 'unknown',
+          reason: 'not reached by the snapshot after the command (budget)',
+        });
         continue;
       }
       const status: FileStatus = !b ? 'created' : !a ? 'deleted' : 'modified';
@@ -173,7 +181,7 @@ export class WorkspaceSnapshotter {
   }
 
   async #fileState(full: string, prev: FileState | undefined, snap: WorkspaceSnapshot): Promise<FileState | undefined> {
-    let st;
+    let st: Awaited<ReturnType<typeof lstatBig>>;
     try {
       st = await lstat(full, { bigint: true });
     } catch {
@@ -215,7 +223,14 @@ export async function recordShellChanges(
     ...(who.terminalId === undefined ? {} : { terminalId: who.terminalId as ChangeSource['terminalId'] }),
   };
   for (const c of diff.changes) {
-    const r = await service.recordChange({ agentId: who.agentId, ancestors: who.ancestors, path: c.path, before: c.before, after: c.after, source });
+    const r = await service.recordChange({
+      agentId: who.agentId,
+      ancestors: who.ancestors,
+      path: c.path,
+      before: c.before,
+      after: c.after,
+      source,
+    });
     if (r) n++;
   }
   return n;
@@ -233,3 +248,6 @@ function reasonText(why: FileState['why']): string {
       return 'no content was stored for it';
   }
 }
+
+const readdirDirents = (dir: string) => readdir(dir, { withFileTypes: true });
+const lstatBig = (path: string) => lstat(path, { bigint: true });

@@ -37,7 +37,12 @@ function invalid(message: string): RuntimeError {
 
 /** Finds an executable on PATH (or checks a path); undefined when there is none. */
 export function which(program: string, path = process.env.PATH ?? DEFAULT_PATH): string | undefined {
-  const candidates = program.includes('/') ? [resolve(program)] : path.split(delimiter).filter(Boolean).map((d) => join(d, program));
+  const candidates = program.includes('/')
+    ? [resolve(program)]
+    : path
+        .split(delimiter)
+        .filter(Boolean)
+        .map((d) => join(d, program));
   for (const c of candidates) {
     try {
       accessSync(c, constants.X_OK);
@@ -54,7 +59,10 @@ export function resolveShell(shell: string): string {
   if (!path) throw invalid(`Shell '${shell}' was not found on PATH; install it or omit "shell" to use bash.`);
   const name = basename(path);
   if (!(SUPPORTED_SHELLS as readonly string[]).includes(name)) {
-    throw invalid(`Shell '${shell}' has no skein shell integration (supported: ${SUPPORTED_SHELLS.join(', ')}); omit "shell" to use bash.`);
+    throw invalid(
+      `Shell '${shell}' has no skein shell integration (supported: ` +
+        `${SUPPORTED_SHELLS.join(', ')}); omit "shell" to use bash.`,
+    );
   }
   return path;
 }
@@ -76,9 +84,12 @@ export function checkEnv(env: Record<string, unknown> | undefined): Record<strin
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(env ?? {})) {
     if (typeof value !== 'string') {
-      throw invalid(`env '${key}' has a ${value === null ? 'null' : typeof value} value; environment values must be strings.`);
+      throw invalid(
+        `env '${key}' has a ${value === null ? 'null' : typeof value} value; environment values must be strings.`,
+      );
     }
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw invalid(`env name '${key}' is not a valid variable name; use [A-Za-z_][A-Za-z0-9_]*.`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key))
+      throw invalid(`env name '${key}' is not a valid variable name; use [A-Za-z_][A-Za-z0-9_]*.`);
     if (value.includes('\0')) throw invalid(`env '${key}' contains a NUL byte; remove it.`);
     out[key] = value;
   }
@@ -92,7 +103,9 @@ export function checkEnv(env: Record<string, unknown> | undefined): Record<strin
  * DEBIAN_FRONTEND=noninteractive) plus SKEIN_TERMINAL_ID/SKEIN_AGENT_ID.
  * The caller's `env` overrides all of it.
  */
-export function terminalEnv(spec: Pick<SpawnSpec, 'terminalId' | 'agentId' | 'env' | 'shellPath'>): Record<string, string> {
+export function terminalEnv(
+  spec: Pick<SpawnSpec, 'terminalId' | 'agentId' | 'env' | 'shellPath'>,
+): Record<string, string> {
   let user = process.env.USER ?? '';
   try {
     user ||= userInfo().username;
@@ -128,16 +141,30 @@ export function terminalEnv(spec: Pick<SpawnSpec, 'terminalId' | 'agentId' | 'en
  */
 export function bwrapArgs(spec: Pick<SpawnSpec, 'workspace' | 'cwd'>, rcDir: string): string[] {
   return [
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--proc', '/proc',
-    '--tmpfs', '/tmp',
-    '--bind', spec.workspace, spec.workspace,
-    '--ro-bind', rcDir, rcDir,
-    '--unshare-pid', '--as-pid-1', '--unshare-net', '--unshare-ipc',
-    '--cap-drop', 'ALL',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    spec.workspace,
+    spec.workspace,
+    '--ro-bind',
+    rcDir,
+    rcDir,
+    '--unshare-pid',
+    '--as-pid-1',
+    '--unshare-net',
+    '--unshare-ipc',
+    '--cap-drop',
+    'ALL',
     '--die-with-parent',
-    '--chdir', spec.cwd,
+    '--chdir',
+    spec.cwd,
     '--',
   ];
 }
@@ -147,7 +174,12 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
   let argv = [spec.shellPath, '--noprofile', '--rcfile', rcPath, '-i'];
   if (spec.memoryLimitBytes > 0 || spec.cpuLimitSeconds > 0) {
     const prlimit = which('prlimit');
-    if (!prlimit) throw new RuntimeError(ErrorCode.Unavailable, "Memory/CPU limits are configured but 'prlimit' is not installed; install util-linux or set memoryLimitBytes/cpuLimitSeconds to 0.");
+    if (!prlimit)
+      throw new RuntimeError(
+        ErrorCode.Unavailable,
+        "Memory/CPU limits are configured but 'prlimit' is not installed; " +
+          'install util-linux or set memoryLimitBytes/cpuLimitSeconds to 0.',
+      );
     const limits = [];
     if (spec.memoryLimitBytes > 0) limits.push(`--as=${spec.memoryLimitBytes}`);
     if (spec.cpuLimitSeconds > 0) limits.push(`--cpu=${spec.cpuLimitSeconds}`);
@@ -156,9 +188,14 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
   if (spec.sandbox) {
     const bwrap = which(spec.bwrapPath);
     if (!bwrap) {
-      throw new RuntimeError(ErrorCode.Unavailable, `Sandbox requested but bubblewrap ('${spec.bwrapPath}') is not installed; install it (apt-get install -y bubblewrap) or open the terminal without "sandbox".`);
+      throw new RuntimeError(
+        ErrorCode.Unavailable,
+        `Sandbox requested but bubblewrap ('${spec.bwrapPath}') is not installed; ` +
+          `install it (apt-get install -y bubblewrap) or open the terminal without "sandbox".`,
+      );
     }
-    if (!isAbsolute(spec.workspace)) throw invalid(`workspace '${spec.workspace}' must be an absolute path for the sandbox.`);
+    if (!isAbsolute(spec.workspace))
+      throw invalid(`workspace '${spec.workspace}' must be an absolute path for the sandbox.`);
     argv = [bwrap, ...bwrapArgs(spec, rcDir), ...argv];
   }
   return { file: argv[0]!, args: argv.slice(1) };
@@ -166,5 +203,11 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
 
 export function spawnPty(spec: SpawnSpec, rcPath: string, rcDir: string): IPty {
   const { file, args } = commandLine(spec, rcPath, rcDir);
-  return spawn(file, args, { name: 'xterm-256color', cols: spec.cols, rows: spec.rows, cwd: spec.cwd, env: terminalEnv(spec) });
+  return spawn(file, args, {
+    name: 'xterm-256color',
+    cols: spec.cols,
+    rows: spec.rows,
+    cwd: spec.cwd,
+    env: terminalEnv(spec),
+  });
 }

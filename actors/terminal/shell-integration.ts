@@ -20,26 +20,27 @@ import { utf8Length } from '../../machines/terminal/terminal-text.ts';
  * Everything is done with builtins: no fork per prompt.
  */
 export const BASH_RC = [
-  "# skein shell integration (generated)",
+  '# skein shell integration (generated)',
   "# fd hygiene: close every descriptor the runtime's parents leaked to us (bash keeps 255 for itself)",
-  "for __skein_fd in /proc/$$/fd/*; do __skein_fd=${__skein_fd##*/}; case $__skein_fd in 0|1|2|255) ;; *) eval \"exec ${__skein_fd}>&-\" 2>/dev/null ;; esac; done; unset __skein_fd",
-  "unset HISTFILE",
-  "HISTSIZE=1000",
-  "set +o histexpand",
-  "shopt -s checkwinsize",
+  'for __skein_fd in /proc/$$/fd/*; do __skein_fd=${__skein_fd##*/}; case $__skein_fd in ' +
+    '0|1|2|255) ;; *) eval "exec ${__skein_fd}>&-" 2>/dev/null ;; esac; done; unset __skein_fd',
+  'unset HISTFILE',
+  'HISTSIZE=1000',
+  'set +o histexpand',
+  'shopt -s checkwinsize',
   "bind 'set enable-bracketed-paste on' 2>/dev/null",
   "bind 'set enable-active-region off' 2>/dev/null",
   "bind 'set bell-style none' 2>/dev/null",
-  "__skein_prompt() {",
-  "  local ec=$? p=$PWD",
+  '__skein_prompt() {',
+  '  local ec=$? p=$PWD',
   "  p=${p//%/%25}; p=${p// /%20}; p=${p//$'\\a'/%07}; p=${p//$'\\e'/%1B}",
-  "  printf '\\033]7;file://%s%s\\007\\033]133;D;%s\\007' \"$HOSTNAME\" \"$p\" \"$ec\"",
-  "}",
-  "PROMPT_COMMAND=__skein_prompt",
+  '  printf \'\\033]7;file://%s%s\\007\\033]133;D;%s\\007\' "$HOSTNAME" "$p" "$ec"',
+  '}',
+  'PROMPT_COMMAND=__skein_prompt',
   "PS1='\\[\\033]133;A\\007\\]$ \\[\\033]133;B\\007\\]'",
   "PS2='> '",
   "PS0=$'\\033]133;C\\007'",
-  "",
+  '',
 ].join('\n');
 
 /** Shells skein can integrate with; others get a clear error. */

@@ -37,7 +37,14 @@ export type Job = {
   timers: NodeJS.Timeout[];
 };
 
-export function newJob(commandId: string, command: string, timeoutMs: number, resources: string[], now: number, cursor: number): Job {
+export function newJob(
+  commandId: string,
+  command: string,
+  timeoutMs: number,
+  resources: string[],
+  now: number,
+  cursor: number,
+): Job {
   return {
     commandId,
     command,
@@ -69,7 +76,10 @@ export function wake(job: Job): void {
 /** Resolves when the job finishes, is cancelled, asks for input, or after `ms` (undefined: no limit). */
 export function settle(job: Job, ms: number | undefined): Promise<void> {
   return new Promise((resolve) => {
-    const done = () => job.state === 'finished' || job.state === 'cancelled' || (job.inputAwaited !== undefined && job.inputAwaited !== '');
+    const done = () =>
+      job.state === 'finished' ||
+      job.state === 'cancelled' ||
+      (job.inputAwaited !== undefined && job.inputAwaited !== '');
     if (done() || ms === 0) return resolve();
     let timer: NodeJS.Timeout | undefined;
     const check = () => {
@@ -90,14 +100,17 @@ export function execReply(session: TerminalSession, job: Job, maxBytes: number):
   if (job.state === 'cancelled') {
     throw new RuntimeError(
       ErrorCode.InvalidState,
-      `Command '${job.commandId}' on terminal '${session.terminalId}' did not finish: ${job.cancelReason ?? 'cancelled'}; open a new terminal and run it again.`,
+      `Command '${job.commandId}' on terminal '${session.terminalId}' did not finish: ` +
+        `${job.cancelReason ?? 'cancelled'}; open a new terminal and run it again.`,
     );
   }
   const finished = job.state === 'finished';
   const end = finished ? job.outputEnd! : session.output.end;
   const started = job.state === 'running' || finished;
   const lost = started && job.outputStart < session.output.retainedStart;
-  const text = started ? outputText(session, job.outputStart, end, maxBytes) : { text: '', truncated: false, omittedBytes: 0 };
+  const text = started
+    ? outputText(session, job.outputStart, end, maxBytes)
+    : { text: '', truncated: false, omittedBytes: 0 };
   const status: ExecReply['status'] = finished
     ? job.timedOut
       ? 'timeout'
@@ -123,13 +136,21 @@ export function execReply(session: TerminalSession, job: Job, maxBytes: number):
   if (job.resourceWaitMs !== undefined) reply.resourceWaitMs = job.resourceWaitMs;
   if (status === 'input_required') {
     reply.prompt = job.inputAwaited!;
-    reply.hint = `The command waits for input: send it with terminal.write (end with "\\n"; add "secret": true for passwords), or interrupt with terminal.signal SIGINT.`;
+    reply.hint =
+      `The command waits for input: send it with terminal.write (end with "\\n"; ` +
+      `add "secret": true for passwords), or interrupt with terminal.signal SIGINT.`;
   } else if (status === 'running' || status === 'queued') {
-    reply.hint = `Still ${status}: call terminal.wait {"terminalId": "${session.terminalId}", "commandId": "${job.commandId}"} or terminal.read {"cursor": ${end}}.`;
+    reply.hint =
+      `Still ${status}: call terminal.wait {"terminalId": "${session.terminalId}", ` +
+      `"commandId": "${job.commandId}"} or terminal.read {"cursor": ${end}}.`;
   } else if (status === 'timeout') {
-    reply.hint = `The command reached its timeout and was interrupted (exit ${job.exitCode}); the terminal is usable again.`;
+    reply.hint =
+      `The command reached its timeout and was interrupted ` + `(exit ${job.exitCode}); the terminal is usable again.`;
   }
-  if (lost) reply.hint = `${reply.hint ? `${reply.hint} ` : ''}The start of the output is no longer kept in memory; read it from the log.`;
+  if (lost)
+    reply.hint =
+      `${reply.hint ? `${reply.hint} ` : ''}The start of the ` +
+      `output is no longer kept in memory; read it from the log.`;
   return reply;
 }
 
@@ -147,7 +168,11 @@ function outputText(session: TerminalSession, from: number, to: number, maxBytes
   const cut = headTail(`${head}${tail}`, maxBytes, hint);
   // What was left out of the middle, in output bytes (approximate: raw, not plain).
   const omitted = to - start - 2 * window + cut.omittedBytes;
-  return { text: cut.text.replace(/\[… \d+ bytes omitted/, `[… about ${omitted} bytes omitted`), truncated: true, omittedBytes: omitted };
+  return {
+    text: cut.text.replace(/\[… \d+ bytes omitted/, `[… about ${omitted} bytes omitted`),
+    truncated: true,
+    omittedBytes: omitted,
+  };
 }
 
 export type ReadReply = {
@@ -166,24 +191,53 @@ export type ReadReply = {
  * there (ends at nextCursor; read on to page). Without one: everything since
  * the previous read, head+tail truncated.
  */
-export async function readOutput(session: TerminalSession, cursor: number | undefined, maxBytes: number, screen: boolean): Promise<ReadReply> {
+export async function readOutput(
+  session: TerminalSession,
+  cursor: number | undefined,
+  maxBytes: number,
+  screen: boolean,
+): Promise<ReadReply> {
   const end = session.output.end;
   if (cursor !== undefined && cursor > end) {
-    throw new RuntimeError(ErrorCode.InvalidMessage, `cursor '${cursor}' is past the end of terminal '${session.terminalId}' output (${end} bytes); pass a cursor from a previous reply.`);
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `cursor '${cursor}' is past the end of terminal '${session.terminalId}' ` +
+        `output (${end} bytes); pass a cursor from a previous reply.`,
+    );
   }
   const from = Math.max(cursor ?? session.readCursor, session.output.retainedStart);
   let reply: ReadReply;
   if (cursor !== undefined) {
     const to = Math.min(end, from + maxBytes);
     const text = plainText(session.output.slice(from, to));
-    reply = { terminalId: session.terminalId, output: text, cursor: from, nextCursor: to, truncated: to < end, omittedBytes: 0 };
+    reply = {
+      terminalId: session.terminalId,
+      output: text,
+      cursor: from,
+      nextCursor: to,
+      truncated: to < end,
+      omittedBytes: 0,
+    };
     if (to < end) reply.hint = `${end - to} more bytes: read on with {"cursor": ${to}}.`;
   } else {
-    const text = headTail(plainText(session.output.slice(from, end)), maxBytes, `page it with terminal.read {"cursor": ${from}}`);
-    reply = { terminalId: session.terminalId, output: text.text, cursor: from, nextCursor: end, truncated: text.truncated, omittedBytes: text.omittedBytes };
+    const text = headTail(
+      plainText(session.output.slice(from, end)),
+      maxBytes,
+      `page it with terminal.read {"cursor": ${from}}`,
+    );
+    reply = {
+      terminalId: session.terminalId,
+      output: text.text,
+      cursor: from,
+      nextCursor: end,
+      truncated: text.truncated,
+      omittedBytes: text.omittedBytes,
+    };
   }
   if (from > (cursor ?? session.readCursor)) {
-    reply.hint = `${reply.hint ? `${reply.hint} ` : ''}Output before byte ${from} is no longer kept in memory; read it from the log.`;
+    reply.hint =
+      `${reply.hint ? `${reply.hint} ` : ''}Output before byte ` +
+      `${from} is no longer kept in memory; read it from the log.`;
   }
   session.readCursor = reply.nextCursor;
   if (screen) reply.screen = await session.output.snapshot();

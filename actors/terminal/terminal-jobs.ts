@@ -111,7 +111,13 @@ export class JobRunner {
     if (mustWait) {
       await this.#emit({
         type: 'terminal.command.queued',
-        data: { terminalId: s.terminalId, commandId: job.commandId, command, position: s.queue.length, ...(resources.length ? { resources } : {}) },
+        data: {
+          terminalId: s.terminalId,
+          commandId: job.commandId,
+          command,
+          position: s.queue.length,
+          ...(resources.length ? { resources } : {}),
+        },
       });
     }
     this.pump();
@@ -125,7 +131,9 @@ export class JobRunner {
     const job = s.queue.shift()!;
     s.current = job;
     s.status = 'busy';
-    void this.#start(job).catch((err: unknown) => s.log.error({ err, commandId: job.commandId }, 'command not started'));
+    void this.#start(job).catch((err: unknown) =>
+      s.log.error({ err, commandId: job.commandId }, 'command not started'),
+    );
   }
 
   async #start(job: Job): Promise<void> {
@@ -144,7 +152,14 @@ export class JobRunner {
     // for it, so no reply goes out before it is durable.
     job.started = this.#emit({
       type: 'terminal.command.started',
-      data: { terminalId: s.terminalId, commandId: job.commandId, command: job.command, cwd: s.cwd, startedAt: new Date(job.startedAt).toISOString(), cursor: job.cursor },
+      data: {
+        terminalId: s.terminalId,
+        commandId: job.commandId,
+        command: job.command,
+        cwd: s.cwd,
+        startedAt: new Date(job.startedAt).toISOString(),
+        cursor: job.cursor,
+      },
     });
     job.started.catch((err) => s.log.error({ err }, 'command start not recorded'));
     if (s.status === 'closing' || s.status === 'closed') return;
@@ -161,7 +176,10 @@ export class JobRunner {
     const pgid = foregroundPgid(s.pty.pid);
     if (pgid > 0) signalSafely(-pgid, 'SIGINT');
     else s.pty.write('\x03');
-    await this.#emit({ type: 'terminal.command.interrupted', data: { terminalId: s.terminalId, commandId: job.commandId, signal: 'SIGINT', pgid, reason: 'timeout' } });
+    await this.#emit({
+      type: 'terminal.command.interrupted',
+      data: { terminalId: s.terminalId, commandId: job.commandId, signal: 'SIGINT', pgid, reason: 'timeout' },
+    });
     job.timers.push(
       setTimeout(() => {
         if (job.outputEnd !== undefined || s.status === 'closed') return;
@@ -170,7 +188,16 @@ export class JobRunner {
         if (fg > 0 && fg !== shellPgid) {
           signalSafely(-fg, 'SIGCONT');
           signalSafely(-fg, 'SIGKILL');
-          void this.#emit({ type: 'terminal.command.interrupted', data: { terminalId: s.terminalId, commandId: job.commandId, signal: 'SIGKILL', pgid: fg, reason: 'timeout' } });
+          void this.#emit({
+            type: 'terminal.command.interrupted',
+            data: {
+              terminalId: s.terminalId,
+              commandId: job.commandId,
+              signal: 'SIGKILL',
+              pgid: fg,
+              reason: 'timeout',
+            },
+          });
         } else {
           // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
           s.pty.write('\x03');
@@ -183,14 +210,15 @@ export class JobRunner {
   #checkInput(): void {
     const s = this.#session;
     const job = s.current;
-    if (!job || job.state !== 'running' || job.outputEnd !== undefined) {
+    if (job?.state !== 'running' || job.outputEnd !== undefined) {
       if (!job && this.#poll) {
         clearInterval(this.#poll);
         this.#poll = undefined;
       }
       return;
     }
-    if (job.inputAwaited !== undefined || Date.now() - s.lastActivity < this.#deps.config.inputQuietMs || !s.tty) return;
+    if (job.inputAwaited !== undefined || Date.now() - s.lastActivity < this.#deps.config.inputQuietMs || !s.tty)
+      return;
     if (s.pausedPgid !== undefined) return;
     const pid = ttyReader(s.shellPid, s.tty);
     if (pid === undefined) return;
@@ -198,7 +226,10 @@ export class JobRunner {
     void s.output.promptLine().then(async (prompt) => {
       if (job.inputAwaited !== '') return; // output or input arrived meanwhile
       job.inputAwaited = prompt;
-      await this.#emit({ type: 'terminal.input.awaited', data: { terminalId: s.terminalId, commandId: job.commandId, pid, prompt } });
+      await this.#emit({
+        type: 'terminal.input.awaited',
+        data: { terminalId: s.terminalId, commandId: job.commandId, pid, prompt },
+      });
       wake(job);
     });
   }
@@ -217,7 +248,10 @@ export class JobRunner {
       if (job.state !== 'finished') {
         job.state = 'cancelled';
         job.cancelReason = reason;
-        await this.#emit({ type: 'terminal.command.cancelled', data: { terminalId: s.terminalId, commandId: job.commandId, reason } });
+        await this.#emit({
+          type: 'terminal.command.cancelled',
+          data: { terminalId: s.terminalId, commandId: job.commandId, reason },
+        });
         if (job.resources.length && !wasAcquiring) await this.#deps.release(s, job, 'cancelled');
       }
       wake(job);

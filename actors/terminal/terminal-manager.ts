@@ -65,11 +65,19 @@ export class TerminalManager {
     const tokens = new Map<string, string>();
     for (const r of this.config.resources) {
       const t = r.replace(/[^A-Za-z0-9_-]/g, '_');
-      if (tokens.has(t)) throw new RuntimeError(ErrorCode.InvalidMessage, `Resources '${tokens.get(t)}' and '${r}' map to the same id '${t}'; rename one in domains.terminal.resources.`);
+      if (tokens.has(t))
+        throw new RuntimeError(
+          ErrorCode.InvalidMessage,
+          `Resources '${tokens.get(t)}' and '${r}' map to the same ` +
+            `id '${t}'; rename one in domains.terminal.resources.`,
+        );
       tokens.set(t, r);
     }
     if (this.config.idleTimeoutMs > 0) {
-      this.#idleTimer = setInterval(() => this.#closeIdle(), Math.max(100, Math.min(60_000, this.config.idleTimeoutMs / 4)));
+      this.#idleTimer = setInterval(
+        () => this.#closeIdle(),
+        Math.max(100, Math.min(60_000, this.config.idleTimeoutMs / 4)),
+      );
       this.#idleTimer.unref();
     }
   }
@@ -77,13 +85,24 @@ export class TerminalManager {
   /** terminal.open. `workspace`: the agent's workspace (relative cwd base, sandbox writable root). */
   async open(agentId: string, data: unknown, context: { workspace?: string } = {}) {
     const d = parse(TerminalOpen, data);
-    if (this.#shuttingDown) throw new RuntimeError(ErrorCode.Unavailable, 'The host is shutting down; open the terminal on another host or after restart.', { retryable: true });
+    if (this.#shuttingDown)
+      throw new RuntimeError(
+        ErrorCode.Unavailable,
+        'The host is shutting down; open the terminal on another host or after restart.',
+        { retryable: true },
+      );
     const mine = [...this.#sessions.values()].filter((s) => s.agentId === agentId).length;
     if (mine >= this.config.maxPerAgent) {
-      throw new LimitExceededError(`Agent '${agentId}' already has ${mine} terminals (maxPerAgent ${this.config.maxPerAgent}); close one with terminal.close first.`);
+      throw new LimitExceededError(
+        `Agent '${agentId}' already has ${mine} terminals (maxPerAgent ` +
+          `${this.config.maxPerAgent}); close one with terminal.close first.`,
+      );
     }
     if (this.#sessions.size >= this.config.maxPerHost) {
-      throw new LimitExceededError(`This host already runs ${this.#sessions.size} terminals (maxPerHost ${this.config.maxPerHost}); close some or use another host.`);
+      throw new LimitExceededError(
+        `This host already runs ${this.#sessions.size} terminals (maxPerHost ` +
+          `${this.config.maxPerHost}); close some or use another host.`,
+      );
     }
     const base = context.workspace ?? process.cwd();
     const cwd = resolveCwd(d.cwd, base);
@@ -120,7 +139,16 @@ export class TerminalManager {
       await session.close('requested', 0);
       throw err;
     }
-    return { terminalId: session.terminalId, pid: session.pty.pid, tty: session.tty, cwd: session.cwd, cols: session.cols, rows: session.rows, shell: shellPath, sandbox: session.spec.sandbox };
+    return {
+      terminalId: session.terminalId,
+      pid: session.pty.pid,
+      tty: session.tty,
+      cwd: session.cwd,
+      cols: session.cols,
+      rows: session.rows,
+      shell: shellPath,
+      sandbox: session.spec.sandbox,
+    };
   }
 
   async exec(agentId: string, data: unknown): Promise<ExecReply> {
@@ -130,7 +158,11 @@ export class TerminalManager {
     const resources = [...new Set(d.resources ?? [])];
     const unknown = arbiter.unknownResources(this.#arbiter, resources);
     if (unknown.length) {
-      throw new RuntimeError(ErrorCode.InvalidMessage, `Resource '${unknown[0]}' is not declared; use one of: ${this.config.resources.join(', ') || '(none configured)'}.`);
+      throw new RuntimeError(
+        ErrorCode.InvalidMessage,
+        `Resource '${unknown[0]}' is not declared; use one of: ` +
+          `${this.config.resources.join(', ') || '(none configured)'}.`,
+      );
     }
     const job = await s.submit(d.command, timeoutMs, resources);
     await settle(job, d.yieldMs);
@@ -144,7 +176,8 @@ export class TerminalManager {
     if (!job) {
       throw new NotFoundError(
         d.commandId
-          ? `Command '${d.commandId}' is not known on terminal '${d.terminalId}'; use the commandId from a terminal.exec reply.`
+          ? `Command '${d.commandId}' is not known on terminal ` +
+              `'${d.terminalId}'; use the commandId from a terminal.exec reply.`
           : `Terminal '${d.terminalId}' has run no command; start one with terminal.exec.`,
       );
     }
@@ -155,7 +188,12 @@ export class TerminalManager {
   async read(agentId: string, data: unknown): Promise<ReadReply> {
     const d = parse(TerminalRead, data);
     const s = this.#owned(agentId, d.terminalId, true);
-    return readOutput(s, d.cursor, d.maxBytes ?? this.config.defaultMaxBytes, d.screen === true && s.status !== 'closed');
+    return readOutput(
+      s,
+      d.cursor,
+      d.maxBytes ?? this.config.defaultMaxBytes,
+      d.screen === true && s.status !== 'closed',
+    );
   }
 
   async write(agentId: string, data: unknown) {
@@ -208,7 +246,13 @@ export class TerminalManager {
 
   list(agentId: string, options: { all?: boolean } = {}) {
     return {
-      terminals: this.#scope(agentId, options.all).map((s) => ({ terminalId: s.terminalId, pid: s.pty.pid, cwd: s.cwd, status: s.status, queued: s.queue.length })),
+      terminals: this.#scope(agentId, options.all).map((s) => ({
+        terminalId: s.terminalId,
+        pid: s.pty.pid,
+        cwd: s.cwd,
+        status: s.status,
+        queued: s.queue.length,
+      })),
     };
   }
 
@@ -231,29 +275,46 @@ export class TerminalManager {
   }
 
   #scope(agentId: string, all?: boolean): TerminalSession[] {
-    return [...this.#sessions.values()].filter((s) => (all || s.agentId === agentId) && s.status !== 'closed' && s.status !== 'closing');
+    return [...this.#sessions.values()].filter(
+      (s) => (all || s.agentId === agentId) && s.status !== 'closed' && s.status !== 'closing',
+    );
   }
 
   #owned(agentId: string, terminalId: string, allowClosed = false): TerminalSession {
     const s = this.#sessions.get(terminalId);
     if (!s) {
       if (this.#closedIds.has(terminalId)) {
-        throw new RuntimeError(ErrorCode.InvalidState, `Terminal '${terminalId}' is closed; open a new one with terminal.open.`);
+        throw new RuntimeError(
+          ErrorCode.InvalidState,
+          `Terminal '${terminalId}' is closed; open a new one with terminal.open.`,
+        );
       }
-      throw new NotFoundError(`Terminal '${terminalId}' does not exist on this host; open one with terminal.open or list yours with terminal.list.`);
+      throw new NotFoundError(
+        `Terminal '${terminalId}' does not exist on this host; open ` +
+          `one with terminal.open or list yours with terminal.list.`,
+      );
     }
     if (s.agentId !== agentId) {
-      throw new RuntimeError(ErrorCode.PermissionDenied, `Terminal '${terminalId}' belongs to another agent; use your own terminals (terminal.list).`);
+      throw new RuntimeError(
+        ErrorCode.PermissionDenied,
+        `Terminal '${terminalId}' belongs to another agent; use your own terminals (terminal.list).`,
+      );
     }
     if (!allowClosed && (s.status === 'closing' || s.status === 'closed')) {
-      throw new RuntimeError(ErrorCode.InvalidState, `Terminal '${terminalId}' is closed; open a new one with terminal.open.`);
+      throw new RuntimeError(
+        ErrorCode.InvalidState,
+        `Terminal '${terminalId}' is closed; open a new one with terminal.open.`,
+      );
     }
     return s;
   }
 
   #timeout(ms: number | undefined, field: string): number | undefined {
     if (ms !== undefined && ms > this.config.maxTimeoutMs) {
-      throw new LimitExceededError(`${field} '${ms}' is beyond the maximum of ${this.config.maxTimeoutMs} ms; pass a smaller value (use yieldMs and terminal.wait for long commands).`);
+      throw new LimitExceededError(
+        `${field} '${ms}' is beyond the maximum of ${this.config.maxTimeoutMs} ` +
+          `ms; pass a smaller value (use yieldMs and terminal.wait for long commands).`,
+      );
     }
     return ms;
   }
@@ -287,7 +348,15 @@ export class TerminalManager {
     const waited = new Promise<number>((resolve) => this.#waiters.set(key, resolve));
     const { state, granted } = arbiter.request(
       this.#arbiter,
-      { key, agentId: s.agentId, terminalId: s.terminalId, commandId: job.commandId, resources: job.resources, priority: this.config.agentPriority[s.agentId] ?? 0, at: job.queuedAt },
+      {
+        key,
+        agentId: s.agentId,
+        terminalId: s.terminalId,
+        commandId: job.commandId,
+        resources: job.resources,
+        priority: this.config.agentPriority[s.agentId] ?? 0,
+        at: job.queuedAt,
+      },
       Date.now(),
     );
     this.#arbiter = state;
@@ -302,16 +371,35 @@ export class TerminalManager {
   }
 
   /** Emits released/acquired facts, then wakes the granted commands. */
-  async #announce(released: arbiter.Grant[], reason: 'finished' | 'cancelled' | 'closed', granted: arbiter.Grant[]): Promise<void> {
+  async #announce(
+    released: arbiter.Grant[],
+    reason: 'finished' | 'cancelled' | 'closed',
+    granted: arbiter.Grant[],
+  ): Promise<void> {
     const now = Date.now();
     for (const g of released) {
       for (const resource of g.resources) {
-        await this.#emit({ type: 'resource.released', agentId: g.agentId, data: { resource, agentId: g.agentId, terminalId: g.terminalId, commandId: g.commandId, heldMs: now - g.grantedAt, reason } });
+        await this.#emit({
+          type: 'resource.released',
+          agentId: g.agentId,
+          data: {
+            resource,
+            agentId: g.agentId,
+            terminalId: g.terminalId,
+            commandId: g.commandId,
+            heldMs: now - g.grantedAt,
+            reason,
+          },
+        });
       }
     }
     for (const g of granted) {
       for (const resource of g.resources) {
-        await this.#emit({ type: 'resource.acquired', agentId: g.agentId, data: { resource, agentId: g.agentId, terminalId: g.terminalId, commandId: g.commandId, waitMs: g.waitMs } });
+        await this.#emit({
+          type: 'resource.acquired',
+          agentId: g.agentId,
+          data: { resource, agentId: g.agentId, terminalId: g.terminalId, commandId: g.commandId, waitMs: g.waitMs },
+        });
       }
       this.#waiters.get(g.key)?.(g.waitMs);
       this.#waiters.delete(g.key);
@@ -324,7 +412,11 @@ function parse<T extends CommandDef>(def: T, data: unknown): DataOf<T> {
   const result = def.data.safeParse(data);
   if (result.success) return result.data as DataOf<T>;
   const issues = result.error.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message}`).join('; ');
-  throw new RuntimeError(ErrorCode.InvalidMessage, `Invalid ${def.type} data (${issues}); fix these fields and send again.`, {
-    details: { issues: result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
-  });
+  throw new RuntimeError(
+    ErrorCode.InvalidMessage,
+    `Invalid ${def.type} data (${issues}); fix these fields and send again.`,
+    {
+      details: { issues: result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
+    },
+  );
 }

@@ -11,7 +11,15 @@ import { constants as osConstants } from 'node:os';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { SIGNALS } from '../../schemas/terminal.ts';
 
-export type ProcStat = { pid: number; comm: string; state: string; ppid: number; pgrp: number; session: number; tpgid: number };
+export type ProcStat = {
+  pid: number;
+  comm: string;
+  state: string;
+  ppid: number;
+  pgrp: number;
+  session: number;
+  tpgid: number;
+};
 
 export function readStat(pid: number): ProcStat | undefined {
   let text: string;
@@ -23,7 +31,15 @@ export function readStat(pid: number): ProcStat | undefined {
   const close = text.lastIndexOf(')');
   const comm = text.slice(text.indexOf('(') + 1, close);
   const f = text.slice(close + 2).split(' ');
-  return { pid, comm, state: f[0]!, ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]), tpgid: Number(f[5]) };
+  return {
+    pid,
+    comm,
+    state: f[0]!,
+    ppid: Number(f[1]),
+    pgrp: Number(f[2]),
+    session: Number(f[3]),
+    tpgid: Number(f[5]),
+  };
 }
 
 /** The foreground process group of the terminal `pid` is attached to (-1 when unknown). */
@@ -62,7 +78,7 @@ const TTY_READ_WCHAN = new Set(['wait_woken', 'n_tty_read']);
 /** Whether `pid` sleeps in a tty read with a descriptor on `tty` (wchan is not specific to ttys, the descriptor is). */
 export function isReadingTty(pid: number, tty: string): boolean {
   const s = readStat(pid);
-  if (!s || s.state !== 'S') return false;
+  if (s?.state !== 'S') return false;
   let wchan: string;
   try {
     wchan = readFileSync(`/proc/${pid}/wchan`, 'utf8').trim();
@@ -117,14 +133,19 @@ export function signalSafely(target: number, signal: NodeJS.Signals): boolean {
 }
 
 /** Signal number → name (15 → "SIGTERM"). */
-export const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n as number, name] as const));
+export const SIGNAL_NAMES = new Map<number, string>(
+  Object.entries(osConstants.signals).map(([name, n]) => [n as number, name] as const),
+);
 
 /** "term", "TERM" or "SIGTERM" → "SIGTERM"; refuses signals not in SIGNALS. */
 export function normalizeSignal(name: string): NodeJS.Signals {
   const upper = name.toUpperCase();
   const full = upper.startsWith('SIG') ? upper : `SIG${upper}`;
   if (!(SIGNALS as readonly string[]).includes(full)) {
-    throw new RuntimeError(ErrorCode.InvalidMessage, `Signal '${name}' is not supported; use one of ${SIGNALS.join(', ')}.`);
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `Signal '${name}' is not supported; use one of ${SIGNALS.join(', ')}.`,
+    );
   }
   return full as NodeJS.Signals;
 }
@@ -133,7 +154,11 @@ export function normalizeSignal(name: string): NodeJS.Signals {
  * SIGHUP+SIGTERM+SIGCONT (a stopped process must run to die of SIGTERM), or
  * SIGKILL, to each process and to its group unless the group is in `spareGroups`.
  */
-export function signalAll(members: Array<{ pid: number; pgrp: number }>, signal: 'SIGTERM' | 'SIGKILL', spareGroups: number[]): void {
+export function signalAll(
+  members: Array<{ pid: number; pgrp: number }>,
+  signal: 'SIGTERM' | 'SIGKILL',
+  spareGroups: number[],
+): void {
   const groups = new Set(members.map((m) => m.pgrp).filter((g) => !spareGroups.includes(g)));
   const targets = [...[...groups].map((g) => -g), ...members.map((m) => m.pid)];
   for (const t of targets) {

@@ -65,7 +65,8 @@ export class TerminalScreen {
   constructor(cols: number, rows: number, options: { onResponse?: (data: string) => void; fastPath?: boolean } = {}) {
     this.fastPath = options.fastPath ?? true;
     this.term = new Terminal({ cols, rows, scrollback: SCROLLBACK, allowProposedApi: true });
-    const writeBuffer = (this.term as unknown as { _core?: { _writeBuffer?: { writeSync?: (d: string) => void } } })._core?._writeBuffer;
+    const writeBuffer = (this.term as unknown as { _core?: { _writeBuffer?: { writeSync?: (d: string) => void } } })
+      ._core?._writeBuffer;
     if (typeof writeBuffer?.writeSync === 'function') this.#writeSync = (d) => writeBuffer.writeSync!(d);
     this.onResponse = options.onResponse;
     const parser = this.term.parser;
@@ -81,7 +82,10 @@ export class TerminalScreen {
         const modes = params.flat();
         const alt = modes.some((m) => ALT_SCREEN_MODES.has(m));
         if (alt && final === 'h') this.#interactive = true;
-        this.#add(alt ? (final === 'h' ? 'alt-screen-on' : 'alt-screen-off') : 'mode', `CSI ?${fmtParams(params)}${final}`);
+        this.#add(
+          alt ? (final === 'h' ? 'alt-screen-on' : 'alt-screen-off') : 'mode',
+          `CSI ?${fmtParams(params)}${final}`,
+        );
         return false;
       });
     }
@@ -127,7 +131,7 @@ export class TerminalScreen {
   #plainState(): boolean {
     const core = (this.term as unknown as { _core?: { buffer?: { scrollTop: number; scrollBottom: number } } })._core;
     const buf = core?.buffer;
-    if (!buf || buf.scrollTop !== 0 || buf.scrollBottom !== this.term.rows - 1) return false;
+    if (buf?.scrollTop !== 0 || buf.scrollBottom !== this.term.rows - 1) return false;
     const modes = this.term.modes;
     return this.term.buffer.active.type === 'normal' && modes.wraparoundMode && !modes.insertMode;
   }
@@ -209,7 +213,11 @@ export type ScreenHistoryItem = string | { data: string } | { cols: number; rows
  * Renders the screen a terminal showed after `items` (its output chunks and
  * resizes, in log order), starting from a `cols`×`rows` window.
  */
-export async function renderScreen(items: Iterable<ScreenHistoryItem>, cols: number, rows: number): Promise<ScreenSnapshot> {
+export async function renderScreen(
+  items: Iterable<ScreenHistoryItem>,
+  cols: number,
+  rows: number,
+): Promise<ScreenSnapshot> {
   const screen = new TerminalScreen(cols, rows);
   try {
     let last: Promise<unknown> = Promise.resolve();

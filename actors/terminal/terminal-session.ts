@@ -19,7 +19,17 @@ import { type Mark, MarkScanner } from './shell-integration.ts';
 import type { Job } from './terminal-exec.ts';
 import { JobRunner } from './terminal-jobs.ts';
 import { type OutputFact, TerminalOutput } from './terminal-output.ts';
-import { ttyModes, foregroundPgid, normalizeSignal, sessionMembers, SIGNAL_NAMES, signalAll, signalSafely, sleep, until } from './terminal-proc.ts';
+import {
+  ttyModes,
+  foregroundPgid,
+  normalizeSignal,
+  sessionMembers,
+  SIGNAL_NAMES,
+  signalAll,
+  signalSafely,
+  sleep,
+  until,
+} from './terminal-proc.ts';
 
 export { normalizeSignal };
 export type { Job };
@@ -110,17 +120,38 @@ export class TerminalSession {
     await this.ready(timeoutMs);
     await this.#emit({
       type: 'terminal.opened',
-      data: { terminalId: this.terminalId, agentId: this.agentId, pid: this.pty.pid, tty: this.tty, cwd: this.cwd, cols: this.cols, rows: this.rows, shell: this.spec.shellPath, sandbox: this.spec.sandbox },
+      data: {
+        terminalId: this.terminalId,
+        agentId: this.agentId,
+        pid: this.pty.pid,
+        tty: this.tty,
+        cwd: this.cwd,
+        cols: this.cols,
+        rows: this.rows,
+        shell: this.spec.shellPath,
+        sandbox: this.spec.sandbox,
+      },
     });
     this.opened = true;
-    this.log.info({ pid: this.pty.pid, cols: this.cols, rows: this.rows, sandbox: this.spec.sandbox }, 'terminal opened');
+    this.log.info(
+      { pid: this.pty.pid, cols: this.cols, rows: this.rows, sandbox: this.spec.sandbox },
+      'terminal opened',
+    );
   }
 
   /** Resolves once the shell shows its first prompt. */
   ready(timeoutMs: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new RuntimeError(ErrorCode.Timeout, `Shell '${this.spec.shellPath}' showed no prompt within ${timeoutMs} ms; check the shell and the sandbox settings.`, { retryable: true })),
+        () =>
+          reject(
+            new RuntimeError(
+              ErrorCode.Timeout,
+              `Shell '${this.spec.shellPath}' showed no prompt within ` +
+                `${timeoutMs} ms; check the shell and the sandbox settings.`,
+              { retryable: true },
+            ),
+          ),
         timeoutMs,
       );
       this.#ready = {
@@ -187,7 +218,10 @@ export class TerminalSession {
     this.lastActivity = Date.now();
     if (this.current) this.current.inputAwaited = undefined;
     const bytes = Buffer.byteLength(data);
-    await this.#emit({ type: 'terminal.input.written', data: { terminalId: this.terminalId, bytes, data: hidden ? null : data } });
+    await this.#emit({
+      type: 'terminal.input.written',
+      data: { terminalId: this.terminalId, bytes, data: hidden ? null : data },
+    });
     return bytes;
   }
 
@@ -205,7 +239,10 @@ export class TerminalSession {
     this.#assertOpen();
     const signal = normalizeSignal(name);
     const pgid = foregroundPgid(this.pty.pid);
-    if (pgid <= 0) throw new InvalidStateError(`Terminal '${this.terminalId}' has no foreground process group; check that it is still open.`);
+    if (pgid <= 0)
+      throw new InvalidStateError(
+        `Terminal '${this.terminalId}' has no foreground process group; check that it is still open.`,
+      );
     signalSafely(-pgid, signal);
     await this.#emit({ type: 'terminal.signalled', data: { terminalId: this.terminalId, signal, pgid } });
     return { signal, pgid };
@@ -256,7 +293,8 @@ export class TerminalSession {
       this.pty.resume();
       // Children first, while the shell is alive to reap them (an orphan's zombie waits for PID 1).
       const leader = this.pty.pid;
-      const wrapper = (m: { pid: number; comm: string }) => m.pid === leader || m.pid === this.shellPid || (this.spec.sandbox && m.comm === 'bwrap');
+      const wrapper = (m: { pid: number; comm: string }) =>
+        m.pid === leader || m.pid === this.shellPid || (this.spec.sandbox && m.comm === 'bwrap');
       const others = () => sessionMembers(leader).filter((m) => !wrapper(m));
       signalAll(others(), 'SIGTERM', [leader, this.shellPid]);
       if (!(await until(() => others().length === 0, graceMs))) {
@@ -280,8 +318,17 @@ export class TerminalSession {
   }
 
   #onExit(e: { exitCode: number; signal?: number }): void {
-    this.closed = { exitCode: e.signal ? null : e.exitCode, signal: e.signal ? (SIGNAL_NAMES.get(e.signal) ?? String(e.signal)) : null };
-    this.#ready?.reject(new RuntimeError(ErrorCode.Unavailable, `Shell '${this.spec.shellPath}' exited (code ${e.exitCode}) before showing a prompt; check the shell, cwd and sandbox settings.`));
+    this.closed = {
+      exitCode: e.signal ? null : e.exitCode,
+      signal: e.signal ? (SIGNAL_NAMES.get(e.signal) ?? String(e.signal)) : null,
+    };
+    this.#ready?.reject(
+      new RuntimeError(
+        ErrorCode.Unavailable,
+        `Shell '${this.spec.shellPath}' exited (code ${e.exitCode}) before ` +
+          `showing a prompt; check the shell, cwd and sandbox settings.`,
+      ),
+    );
     if (this.#closing === undefined && this.status !== 'closed') {
       // The shell ended by itself (`exit`, killed from outside): clean up what is left of its session.
       this.#closing = (async () => {
@@ -300,10 +347,17 @@ export class TerminalSession {
     await this.output.flush();
     await this.#jobs.cancelAll(`terminal ${reason === 'exited' ? 'exited' : 'closed'}`);
     this.status = 'closed';
-    if (this.opened) await this.#emit({
-      type: 'terminal.closed',
-      data: { terminalId: this.terminalId, exitCode: this.closed?.exitCode ?? null, signal: this.closed?.signal ?? null, reason, cursor: this.output.end },
-    });
+    if (this.opened)
+      await this.#emit({
+        type: 'terminal.closed',
+        data: {
+          terminalId: this.terminalId,
+          exitCode: this.closed?.exitCode ?? null,
+          signal: this.closed?.signal ?? null,
+          reason,
+          cursor: this.output.end,
+        },
+      });
     this.output.dispose();
     this.log.info({ reason, ...this.closed }, 'terminal closed');
     this.#deps.onClosed(this);

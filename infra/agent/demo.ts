@@ -50,7 +50,12 @@ export const DEMO_PLAN: FleetPlan = {
           // The model's old text drifted: two-space indentation instead of four.
           edit: {
             path: 'src/app.py',
-            edits: [{ oldText: '  result = 0\n  for item in items:\n      result += item.price', newText: '  result = 0\n  for item in items:\n      result += item.price * item.quantity' }],
+            edits: [
+              {
+                oldText: '  result = 0\n  for item in items:\n      result += item.price',
+                newText: '  result = 0\n  for item in items:\n      result += item.price * item.quantity',
+              },
+            ],
           },
         },
       ],
@@ -67,7 +72,9 @@ export const DEMO_PLAN: FleetPlan = {
   answers: [{ match: '^docs/', decision: 'allow_once' }],
 };
 
-export async function runDemo(options: { keep?: boolean; out?: (line: string) => void } = {}): Promise<{ ok: boolean; workspace: string }> {
+export async function runDemo(
+  options: { keep?: boolean; out?: (line: string) => void } = {},
+): Promise<{ ok: boolean; workspace: string }> {
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const dir = mkdtempSync(join(tmpdir(), 'skein-demo-'));
   const workspace = join(dir, 'workspace');
@@ -77,12 +84,21 @@ export async function runDemo(options: { keep?: boolean; out?: (line: string) =>
   writeFileSync(join(workspace, 'src', 'app.py'), APP_PY);
   writeFileSync(join(workspace, 'README.md'), '# shop\n');
   // Everything is allowed except writes under docs/, which the root must confirm.
-  writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify({ default: 'allow', tools: { write_file: { always_confirm: [{ pattern: '^docs/' }] } } }, null, 2));
+  writeFileSync(
+    join(workspace, '.skein', 'policy.json'),
+    JSON.stringify({ default: 'allow', tools: { write_file: { always_confirm: [{ pattern: '^docs/' }] } } }, null, 2),
+  );
 
   const config = loadConfig({
     cwd: dir,
     env: {},
-    flags: { mode: 'embedded', dataDir: join(dir, 'data'), workspace, logLevel: 'warn', domains: { permission: { globalPolicy: join(dir, 'no-global-policy.json') } } },
+    flags: {
+      mode: 'embedded',
+      dataDir: join(dir, 'data'),
+      workspace,
+      logLevel: 'warn',
+      domains: { permission: { globalPolicy: join(dir, 'no-global-policy.json') } },
+    },
   });
   const t0 = performance.now();
   const runtime = await startRuntime(config, createLogger({ level: 'warn' }));
@@ -110,8 +126,17 @@ export async function runDemo(options: { keep?: boolean; out?: (line: string) =>
     }
 
     out('\n== accept the refactor, reject everything else');
-    const accepted = await call(runtime.bus, root, 'review.accept', { paths: [join(workspace, 'src', 'app.py')] }, { timeoutMs: 30_000 });
-    out(`  accepted: ${accepted.ok ? (accepted['accepted'] as Array<{ path: string }>).map((a) => relative(workspace, a.path)).join(', ') : accepted.error.message}`);
+    const accepted = await call(
+      runtime.bus,
+      root,
+      'review.accept',
+      { paths: [join(workspace, 'src', 'app.py')] },
+      { timeoutMs: 30_000 },
+    );
+    const acceptedPaths = accepted.ok
+      ? (accepted['accepted'] as Array<{ path: string }>).map((a) => relative(workspace, a.path)).join(', ')
+      : accepted.error.message;
+    out(`  accepted: ${acceptedPaths}`);
     const rejected = await call(runtime.bus, root, 'review.reject', {}, { timeoutMs: 30_000 });
     if (rejected.ok) {
       for (const p of rejected['restored'] as string[]) out(`  restored ${relative(workspace, p)}`);
@@ -120,13 +145,16 @@ export async function runDemo(options: { keep?: boolean; out?: (line: string) =>
 
     out('\n== the workspace now');
     for (const path of listFiles(workspace)) out(`  ${path}`);
-    out(`  src/app.py keeps the edit: ${readFileSync(join(workspace, 'src', 'app.py'), 'utf8').includes('item.quantity')}`);
+    const kept = readFileSync(join(workspace, 'src', 'app.py'), 'utf8').includes('item.quantity');
+    out(`  src/app.py keeps the edit: ${kept}`);
 
     const status = await call(runtime.bus, root, 'runtime.status', {}, { timeoutMs: 10_000 });
     const replayed = await replayLog(runtime.log, AGGREGATES);
     const same = status.ok && status['digest'] === replayed.digest;
-    out(`\n== ${replayed.facts} facts in the log; live digest ${same ? '=' : '≠'} replay digest (${replayed.digest.slice(0, 16)}…)`);
-    out(`done in ${((performance.now() - t0) / 1000).toFixed(1)} s${options.keep ? `; kept ${dir} (skein replay --data ${join(dir, 'data')})` : ''}`);
+    const digest = replayed.digest.slice(0, 16);
+    out(`\n== ${replayed.facts} facts in the log; live digest ${same ? '=' : '≠'} replay digest (${digest}…)`);
+    const keptAt = options.keep ? `; kept ${dir} (skein replay --data ${join(dir, 'data')})` : '';
+    out(`done in ${((performance.now() - t0) / 1000).toFixed(1)} s${keptAt}`);
     ok = ok && same && accepted.ok && rejected.ok;
   } finally {
     await runtime.stop();

@@ -12,8 +12,20 @@ import { call } from '../transport/client.ts';
 import { decodeFact, type Reply } from '../transport/codec.ts';
 
 export type StepOutcome = { step: string; ok: boolean; summary: string; ms: number; reply?: Reply };
-export type AgentOutcome = { agentId: string; label: string; parentId: string; status: string; steps: StepOutcome[]; children: AgentOutcome[] };
-export type FleetOutcome = { root: string; agents: AgentOutcome[]; answered: Array<{ requestId: string; agentId: string; input: string; decision: string }>; latenciesMs: number[] };
+export type AgentOutcome = {
+  agentId: string;
+  label: string;
+  parentId: string;
+  status: string;
+  steps: StepOutcome[];
+  children: AgentOutcome[];
+};
+export type FleetOutcome = {
+  root: string;
+  agents: AgentOutcome[];
+  answered: Array<{ requestId: string; agentId: string; input: string; decision: string }>;
+  latenciesMs: number[];
+};
 
 export type FleetOptions = {
   bus: Bus;
@@ -32,7 +44,7 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
   /** Only requests of agents this run spawned are answered: the plan speaks for them, not for others. */
   const mine = new Set<string>();
   const sub = bus.subscribe(subjectPatterns.allEvents, (msg) => {
-    let fact;
+    let fact: ReturnType<typeof decodeFact>;
     try {
       fact = decodeFact(msg.subject, msg.data);
     } catch {
@@ -45,7 +57,13 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
     if (!answer) return;
     seen.add(d.requestId);
     answered.push({ requestId: d.requestId, agentId: d.agentId, input: d.input, decision: answer.decision });
-    void call(bus, root, 'permission.decide', { requestId: d.requestId, decision: answer.decision }, { timeoutMs: 10_000 }).catch(() => undefined);
+    void call(
+      bus,
+      root,
+      'permission.decide',
+      { requestId: d.requestId, decision: answer.decision },
+      { timeoutMs: 10_000 },
+    ).catch(() => undefined);
   });
   await bus.flush();
   const timeoutMs = options.timeoutMs ?? 120_000;
@@ -67,7 +85,14 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
       ...(spec.workspace ? { workspace: spec.workspace } : {}),
     });
     if (!spawned.ok) {
-      return { agentId: spec.agentId ?? '?', label: spec.label, parentId, status: 'not spawned', steps: [{ step: 'spawn', ok: false, summary: spawned.error.message, ms: 0 }], children: [] };
+      return {
+        agentId: spec.agentId ?? '?',
+        label: spec.label,
+        parentId,
+        status: 'not spawned',
+        steps: [{ step: 'spawn', ok: false, summary: spawned.error.message, ms: 0 }],
+        children: [],
+      };
     }
     const agentId = String(spawned['agentId']);
     mine.add(agentId);
@@ -97,17 +122,29 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
           }
           terminalId = String(opened['terminalId']);
         }
-        const r = await send(agentId, 'terminal.exec', { terminalId, command: step.exec, ...(step.timeoutMs ? { timeoutMs: step.timeoutMs } : {}) });
-        const ok = r.ok && r['status'] === 'exited' && (step.expectExit === undefined || r['exitCode'] === step.expectExit);
+        const r = await send(agentId, 'terminal.exec', {
+          terminalId,
+          command: step.exec,
+          ...(step.timeoutMs ? { timeoutMs: step.timeoutMs } : {}),
+        });
+        const ok =
+          r.ok && r['status'] === 'exited' && (step.expectExit === undefined || r['exitCode'] === step.expectExit);
         record(`exec ${step.exec}`, ok, r.ok ? `${r['status']} exit=${r['exitCode']}` : r.error.message, r);
         continue;
       }
       const [name, type, data] = describeFileStep(step);
       const r = await send(agentId, type, data);
-      record(name, r.ok, r.ok ? String(r['message'] ?? `${r['totalLines'] ?? ''} lines`).split('\n')[0]! : r.error.message, r);
+      record(
+        name,
+        r.ok,
+        r.ok ? String(r['message'] ?? `${r['totalLines'] ?? ''} lines`).split('\n')[0]! : r.error.message,
+        r,
+      );
     }
     if (terminalId) await send(agentId, 'terminal.close', { terminalId });
-    const end = failed ? await send(agentId, 'agent.fail', { error: failed }) : await send(agentId, 'agent.complete', { result: { steps: outcome.steps.length } });
+    const end = failed
+      ? await send(agentId, 'agent.fail', { error: failed })
+      : await send(agentId, 'agent.complete', { result: { steps: outcome.steps.length } });
     outcome.status = end.ok ? String(end['status']) : 'unknown';
     return outcome;
   };
@@ -120,7 +157,9 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
   }
 }
 
-function describeFileStep(step: Exclude<FleetStep, { exec: string } | { spawn: FleetAgent }>): [string, string, unknown] {
+function describeFileStep(
+  step: Exclude<FleetStep, { exec: string } | { spawn: FleetAgent }>,
+): [string, string, unknown] {
   if ('write' in step) return [`write ${step.write.path}`, 'file.write', step.write];
   if ('edit' in step) return [`edit ${step.edit.path}`, 'file.edit', step.edit];
   return [`read ${step.read.path}`, 'file.read', step.read];

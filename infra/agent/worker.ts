@@ -41,13 +41,23 @@ export function wireWorkers(deps: {
         const reply = await deps.manager.exec(agent.agentId, { terminalId: opened.terminalId, command, yieldMs: 0 });
         running.set(reply.commandId, { agentId: agent.agentId, terminalId: opened.terminalId });
         await deps.host().emit(
-          { type: 'agent.worker.started', data: { agentId: agent.agentId, terminalId: opened.terminalId, command: worker.command } },
+          {
+            type: 'agent.worker.started',
+            data: { agentId: agent.agentId, terminalId: opened.terminalId, command: worker.command },
+          },
           { agentId: owner(agent) },
         );
         if (reply.status === 'exited') await onExit(reply.commandId, reply.exitCode ?? 1);
       } catch (err) {
         await deps.host().emit(
-          { type: 'agent.failed', data: { agentId: agent.agentId, error: `the worker could not start: ${(err as Error).message}`, exitCode: null } },
+          {
+            type: 'agent.failed',
+            data: {
+              agentId: agent.agentId,
+              error: `the worker could not start: ${(err as Error).message}`,
+              exitCode: null,
+            },
+          },
           { agentId: owner(agent) },
         );
       }
@@ -80,7 +90,14 @@ export function wireWorkers(deps: {
     if (!view || isFinished(view.status)) return;
     try {
       await deps.host().emit(
-        { type: 'agent.failed', data: { agentId: w.agentId, error: `the worker exited with code ${exitCode} without completing the agent`, exitCode } },
+        {
+          type: 'agent.failed',
+          data: {
+            agentId: w.agentId,
+            error: `the worker exited with code ${exitCode} without completing the agent`,
+            exitCode,
+          },
+        },
         { agentId: owner(view) },
       );
     } catch (err) {

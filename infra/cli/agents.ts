@@ -28,7 +28,8 @@ export async function cancel(agentId: string, opts: RemoteOptions & { reason?: s
       opts,
       'agent.cancel',
       { agentId, ...(opts.reason ? { reason: opts.reason } : {}) },
-      (reply) => `cancelled (bottom-up): ${(reply['cancelled'] as string[]).join(', ') || 'nothing (already finished)'}`,
+      (reply) =>
+        `cancelled (bottom-up): ${(reply['cancelled'] as string[]).join(', ') || 'nothing (already finished)'}`,
     ),
   );
 }

@@ -32,10 +32,13 @@ export async function approvals(opts: RemoteOptions & { once?: boolean }): Promi
       client.bus.subscribe(subjectPatterns.allEvents, (msg) => {
         try {
           const fact = decodeFact(msg.subject, msg.data);
-          if (fact.type === 'permission.requested') process.stdout.write(`${line(fact.data as PermissionRequestedData)}\n`);
+          if (fact.type === 'permission.requested')
+            process.stdout.write(`${line(fact.data as PermissionRequestedData)}\n`);
           if (fact.type === 'permission.granted' || fact.type === 'permission.denied') {
             const d = fact.data as { requestId: string; by: string };
-            process.stdout.write(`${d.requestId}  ${fact.type === 'permission.granted' ? 'granted' : 'denied'} by ${d.by}\n`);
+            process.stdout.write(
+              `${d.requestId}  ${fact.type === 'permission.granted' ? 'granted' : 'denied'} by ${d.by}\n`,
+            );
           }
         } catch {
           // not a fact we can read
@@ -50,11 +53,18 @@ export async function approvals(opts: RemoteOptions & { once?: boolean }): Promi
   );
 }
 
-export async function answer(requestId: string, allow: boolean, opts: RemoteOptions & { always?: boolean; pattern?: string }): Promise<void> {
+export async function answer(
+  requestId: string,
+  allow: boolean,
+  opts: RemoteOptions & { always?: boolean; pattern?: string },
+): Promise<void> {
   const decision = `${allow ? 'allow' : 'deny'}_${opts.always ? 'always' : 'once'}`;
   await action(() =>
-    callAndPrint(opts, 'permission.decide', { requestId, decision, ...(opts.pattern ? { pattern: opts.pattern } : {}) }, (r) =>
-      `${r['requestId']}: ${r['outcome']} by ${r['by']}${r['alreadyDecided'] ? ' (already decided)' : ''}`,
+    callAndPrint(
+      opts,
+      'permission.decide',
+      { requestId, decision, ...(opts.pattern ? { pattern: opts.pattern } : {}) },
+      (r) => `${r['requestId']}: ${r['outcome']} by ${r['by']}${r['alreadyDecided'] ? ' (already decided)' : ''}`,
     ),
   );
 }

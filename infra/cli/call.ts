@@ -21,7 +21,8 @@ export async function callCommand(
       throw new UsageError(`${(err as Error).message}`);
     }
     const timeoutMs = Number(opts.timeout);
-    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout '${opts.timeout}' is not a positive number of ms`);
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
+      throw new UsageError(`--timeout '${opts.timeout}' is not a positive number of ms`);
     const target = clientTarget(opts);
     const client = await connectClient(target);
     try {

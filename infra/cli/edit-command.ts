@@ -39,7 +39,9 @@ const defaultIo: EditCliIo = {
 class UsageError extends Error {}
 
 export function registerEditCommands(program: Command, io: EditCliIo = defaultIo): void {
-  const edit = program.command('edit').description('Apply fuzzy edits or write files with the skein edit kernel (no runtime needed)');
+  const edit = program
+    .command('edit')
+    .description('Apply fuzzy edits or write files with the skein edit kernel (no runtime needed)');
   edit
     .command('apply')
     .description('Apply [{ "oldText", "newText" }] edits (or { "edits": [...] }) to a file')
@@ -49,14 +51,21 @@ export function registerEditCommands(program: Command, io: EditCliIo = defaultIo
     .option('--json', 'print a JSON result')
     .action(async (file: string, opts: { edits?: string; dryRun?: boolean; json?: boolean }) => {
       await run(io, opts.json ?? false, async () => {
-        if (!opts.edits) throw new UsageError('Missing --edits <file.json|->. Give the edits as a JSON file, or - to read them from stdin.');
+        if (!opts.edits)
+          throw new UsageError(
+            'Missing --edits <file.json|->. Give the edits as a JSON file, or - to read them from stdin.',
+          );
         const text = opts.edits === '-' ? await io.readStdin() : readArg(opts.edits, '--edits');
-        let parsed;
+        let parsed: ReturnType<typeof decodeInput>;
         try {
           const value: unknown = JSON.parse(text);
           parsed = decodeInput(Array.isArray(value) ? { edits: value } : value, 0);
         } catch (err) {
-          if (err instanceof SyntaxError) throw new UsageError(`The edits in ${JSON.stringify(opts.edits)} are not valid JSON (${err.message}). Give [{ "oldText", "newText" }].`);
+          if (err instanceof SyntaxError)
+            throw new UsageError(
+              `The edits in ${JSON.stringify(opts.edits)} are not valid ` +
+                `JSON (${err.message}). Give [{ "oldText", "newText" }].`,
+            );
           if (err instanceof ToolInputError) throw new UsageError(err.message);
           throw err;
         }
@@ -73,7 +82,10 @@ export function registerEditCommands(program: Command, io: EditCliIo = defaultIo
     .option('--json', 'print a JSON result')
     .action(async (file: string, opts: { content?: string; json?: boolean }) => {
       await run(io, opts.json ?? false, async () => {
-        if (opts.content === undefined) throw new UsageError('Missing --content <file|->. Give the new content as a file, or - to read it from stdin.');
+        if (opts.content === undefined)
+          throw new UsageError(
+            'Missing --content <file|->. Give the new content as a file, or - to read it from stdin.',
+          );
         const content = opts.content === '-' ? await io.readStdin() : readArg(opts.content, '--content');
         return service(file).write(cliCtx, { path: resolve(file), content });
       });
@@ -83,7 +95,7 @@ export function registerEditCommands(program: Command, io: EditCliIo = defaultIo
 const cliCtx = { agentId: 'cli', emit: async () => {} };
 
 /** The kernel with the whole filesystem as workspace: the CLI user chose the file. */
-function service(file: string): EditService {
+function service(_file: string): EditService {
   return new EditService({ workspaceRoots: () => ['/'] });
 }
 
@@ -92,9 +104,18 @@ async function dryRun(file: string, edits: Array<{ oldText: string; newText: str
   const r = applyEdits(f.text, edits);
   const report = unifiedDiff(file, f.text, r.content);
   if (r.failure) {
-    throw new RuntimeError('not_applied', `${r.failure.message}${report.diff ? `\nWould apply before it:\n${report.diff}` : '\nNo edits would be made.'}`);
+    throw new RuntimeError(
+      'not_applied',
+      `${r.failure.message}${report.diff ? `\nWould apply before it:\n${report.diff}` : '\nNo edits would be made.'}`,
+    );
   }
-  return { dryRun: true, path: file, ...report, edits: r.outcomes.map(({ inserted: _i, range: _r, ...o }) => o), message: `Would edit ${file}` };
+  return {
+    dryRun: true,
+    path: file,
+    ...report,
+    edits: r.outcomes.map(({ inserted: _i, range: _r, ...o }) => o),
+    message: `Would edit ${file}`,
+  };
 }
 
 function readArg(path: string, flag: string): string {
@@ -105,7 +126,11 @@ function readArg(path: string, flag: string): string {
   }
 }
 
-async function run(io: EditCliIo, json: boolean, body: () => Promise<{ diff: string; message: string } & Record<string, unknown>>): Promise<void> {
+async function run(
+  io: EditCliIo,
+  json: boolean,
+  body: () => Promise<{ diff: string; message: string } & Record<string, unknown>>,
+): Promise<void> {
   try {
     const reply = await body();
     if (json) io.stdout(`${JSON.stringify({ ok: true, ...reply })}\n`);

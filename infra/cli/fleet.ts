@@ -22,7 +22,9 @@ export function loadPlan(path: string): Plan {
   try {
     raw = /\.ya?ml$/i.test(path) ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`plan '${path}' is not valid ${/\.ya?ml$/i.test(path) ? 'YAML' : 'JSON'}: ${(err as Error).message}`);
+    throw new UsageError(
+      `plan '${path}' is not valid ${/\.ya?ml$/i.test(path) ? 'YAML' : 'JSON'}: ${(err as Error).message}`,
+    );
   }
   const parsed = FleetPlan.safeParse(raw);
   if (!parsed.success) throw new UsageError(`plan '${path}' is not a fleet plan: ${formatIssues(parsed.error)}`);

@@ -14,13 +14,25 @@ const program = new Command('skein')
   .showHelpAfterError();
 
 const logLevel = () =>
-  new Option('--log-level <level>', 'log level (or SKEIN_LOG_LEVEL)').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
+  new Option('--log-level <level>', 'log level (or SKEIN_LOG_LEVEL)').choices([
+    'trace',
+    'debug',
+    'info',
+    'warn',
+    'error',
+    'fatal',
+    'silent',
+  ]);
 const data = () => new Option('--data <dir>', 'data dir (default .skein/data, or SKEIN_DATA)');
-const nats = () => new Option('--nats <url>', 'NATS URL of a runtime (or SKEIN_NATS_URL); default: the runtime in --data');
+const nats = () =>
+  new Option('--nats <url>', 'NATS URL of a runtime (or SKEIN_NATS_URL); default: the runtime in --data');
 
 program
   .command('up')
-  .description('Run the runtime. Mode: --nats/SKEIN_NATS_URL → networked; else nats-server on PATH → private broker; else embedded.')
+  .description(
+    'Run the runtime. Mode: --nats/SKEIN_NATS_URL → networked; ' +
+      'else nats-server on PATH → private broker; else embedded.',
+  )
   .addOption(nats())
   .option('--embedded', 'force embedded mode (no broker; JSONL log in the data dir)')
   .option('--private', 'force a private nats-server (fails if nats-server is missing)')
@@ -100,7 +112,7 @@ program
 
 program
   .command('review')
-  .description("Show the action log: every file the agent and its descendants changed since the last review.")
+  .description('Show the action log: every file the agent and its descendants changed since the last review.')
   .option('--diff', 'print unified diffs')
   .option('--of <agentId>', "whose log (default: --agent's own)")
   .addOption(agentOpt())
@@ -112,7 +124,11 @@ program
 for (const verb of ['accept', 'reject'] as const) {
   program
     .command(verb)
-    .description(verb === 'accept' ? 'Accept changes (all, or these paths / hunks): the base moves forward.' : 'Reject changes (all, or these paths / hunks): restore the base on disk; conflicts are left alone.')
+    .description(
+      verb === 'accept'
+        ? 'Accept changes (all, or these paths / hunks): the base moves forward.'
+        : 'Reject changes (all, or these paths / hunks): restore the base on disk; conflicts are left alone.',
+    )
     .argument('[paths...]', 'files (default: all)')
     .option('--hunk <id...>', 'only these hunk ids (see skein review)')
     .addOption(agentOpt())
@@ -146,7 +162,10 @@ for (const verb of ['approve', 'deny'] as const) {
     .command(verb)
     .description(`${verb === 'approve' ? 'Allow' : 'Deny'} a pending permission request (as the root, or --agent).`)
     .argument('<requestId>')
-    .option('--always', `also ${verb === 'approve' ? 'allow' : 'deny'} such calls from now on (a rule learned into .skein/policy.json)`)
+    .option(
+      '--always',
+      `also ${verb === 'approve' ? 'allow' : 'deny'} such calls from now on (a rule learned into .skein/policy.json)`,
+    )
     .option('--pattern <regex>', 'the rule to learn with --always (default: extracted from the request)')
     .addOption(agentOpt())
     .addOption(json())
@@ -157,7 +176,10 @@ for (const verb of ['approve', 'deny'] as const) {
 
 program
   .command('demo')
-  .description('A root hands work to three sub-agents (terminals, a fuzzy edit, a confirmed write), then reviews, accepts and rejects. Embedded, temporary workspace.')
+  .description(
+    'A root hands work to three sub-agents (terminals, a fuzzy edit, a confirmed ' +
+      'write), then reviews, accepts and rejects. Embedded, temporary workspace.',
+  )
   .option('--keep', 'keep the temporary workspace and log')
   .action(async (opts) => (await import('./demo.ts')).demo(opts));
 
@@ -176,9 +198,17 @@ fleet
 // Standalone tools (no runtime); their modules load tree-sitter, so they are imported only when named.
 const group = process.argv[2];
 if (group === 'policy') (await import('./policy-command.ts')).registerPolicyCommands(program);
-else program.command('policy').description('Check a command or path against a policy file, without a runtime (skein policy check --help).').allowUnknownOption();
+else
+  program
+    .command('policy')
+    .description('Check a command or path against a policy file, without a runtime (skein policy check --help).')
+    .allowUnknownOption();
 if (group === 'edit') (await import('./edit-command.ts')).registerEditCommands(program);
-else program.command('edit').description('Apply edits to a file with the fuzzy edit kernel, without a runtime (skein edit apply --help).').allowUnknownOption();
+else
+  program
+    .command('edit')
+    .description('Apply edits to a file with the fuzzy edit kernel, without a runtime (skein edit apply --help).')
+    .allowUnknownOption();
 
 program
   .command('schema')

@@ -18,7 +18,7 @@ export function fail(err: unknown): void {
 }
 
 /** Runs a CLI action, turning thrown errors into messages and exit codes. */
-export async function action(work: () => Promise<number | void>): Promise<void> {
+export async function action(work: () => Promise<number | undefined>): Promise<void> {
   try {
     const code = await work();
     if (typeof code === 'number') process.exitCode = code;

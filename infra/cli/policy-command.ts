@@ -32,7 +32,9 @@ export function registerPolicyCommands(program: Command): void {
 }
 
 /** The check itself, returning output and exit code (testable without a process). */
-export async function runPolicyCheck(opts: PolicyCheckOptions): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runPolicyCheck(
+  opts: PolicyCheckOptions,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const { PolicyTool } = await import('../../schemas/policy.ts');
   const tool = PolicyTool.safeParse(opts.tool);
   if (!tool.success) {
@@ -43,10 +45,10 @@ export async function runPolicyCheck(opts: PolicyCheckOptions): Promise<{ code: 
   const { mergePolicies } = await import('../../machines/permission/policy.ts');
   const { decide } = await import('../../machines/permission/permission-policy.ts');
   const workspace = resolve(opts.workspace ?? process.cwd());
-  let layers;
+  let layers: Awaited<ReturnType<typeof files.loadPolicyLayers>>;
   try {
     if (opts.policy && opts.policy.length > 0) {
-      layers = [];
+      layers = [] as typeof layers;
       for (const file of opts.policy) {
         const p = await files.loadPolicyFile(resolve(file));
         if (!p) return usage(`policy file '${file}' does not exist; give an existing file`);
@@ -59,21 +61,33 @@ export async function runPolicyCheck(opts: PolicyCheckOptions): Promise<{ code: 
     return usage((err as Error).message);
   }
   const merged = mergePolicies(layers);
-  const request: import('../../machines/permission/permission-policy.ts').DecisionRequest = { tool: tool.data, input: opts.input };
+  const request: import('../../machines/permission/permission-policy.ts').DecisionRequest = {
+    tool: tool.data,
+    input: opts.input,
+  };
   if (tool.data === 'terminal' || tool.data === 'terminal_input') {
     if (tool.data === 'terminal') {
       const { createShellSplitter } = await import('../../actors/permission/shell-parse.ts');
       request.split = (await createShellSplitter())(opts.input);
     }
   } else if (tool.data !== 'spawn_agent') {
-    const sensitive = [files.projectPolicyPath(workspace), files.globalPolicyPath(), ...(opts.policy ?? []).map((f) => resolve(f))];
+    const sensitive = [
+      files.projectPolicyPath(workspace),
+      files.globalPolicyPath(),
+      ...(opts.policy ?? []).map((f) => resolve(f)),
+    ];
     request.path = await files.resolvePathFacts(opts.input, [workspace], sensitive);
   }
   const d = decide(request, merged);
   const code = POLICY_EXIT[d.outcome];
-  if (opts.json) return { code, stdout: `${JSON.stringify({ ...d, tool: tool.data, input: opts.input }, null, 2)}\n`, stderr: '' };
+  if (opts.json)
+    return { code, stdout: `${JSON.stringify({ ...d, tool: tool.data, input: opts.input }, null, 2)}\n`, stderr: '' };
   const lines = [`decision: ${d.outcome} (${d.level})`, `reason: ${d.reason}`];
-  if (d.rule) lines.push(`rule: ${d.rule.list} "${d.rule.pattern}"${d.rule.layer ? ` from ${d.rule.layer}` : ''} matched "${d.rule.matched}"`);
+  if (d.rule)
+    lines.push(
+      `rule: ${d.rule.list} "${d.rule.pattern}"${d.rule.layer ? ` from ${d.rule.layer}` : ''} ` +
+        `matched "${d.rule.matched}"`,
+    );
   if (d.scope) lines.push(`scope: ${d.scope}`);
   lines.push(`sub-commands (${d.subCommands.length}):`, ...d.subCommands.map((s) => `  ${s}`));
   if (d.patterns.length > 0) lines.push(`"always" would persist: ${d.patterns.join('  ')}`);

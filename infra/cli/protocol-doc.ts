@@ -15,12 +15,14 @@ Do not edit by hand: a test compares this file with the generator.
 
 \`\`\`
 skein.cmd.<agentId>.<command type>             request/reply; one handler; may be refused
-skein.evt.<agentId>.<aggregate>.<aggregateId>  facts; stream SKEIN_EVENTS (file storage, deny_delete, 2 min dedupe window)
+skein.evt.<agentId>.<aggregate>.<aggregateId>  facts; stream SKEIN_EVENTS
+                                               (file storage, deny_delete, 2 min dedupe window)
 skein.out.<agentId>.<terminalId>               terminal output chunks; stream SKEIN_OUTPUT (size-limited)
 \`\`\`
 
 - Every id is a token: 1-64 characters from \`[A-Za-z0-9_-]\`, so \`*\` and \`>\` line up with ids.
-- \`<command type>\` is the command's type verbatim: \`agent.spawn\` on agent \`main\` is \`skein.cmd.main.agent.spawn\`.
+- \`<command type>\` is the command's type verbatim: \`agent.spawn\` on agent \`main\` is
+  \`skein.cmd.main.agent.spawn\`.
 - One subject per aggregate: the host appends with \`expect.lastSubjectSequence\` (one writer per aggregate);
   the stream gives the total order. A fact's \`agentId\` is the agent whose subjects carry it. An agent's own
   lifecycle facts travel under its **parent's** id (the root's under its own), so a parent watching
@@ -48,7 +50,11 @@ Error codes: \`invalid_json\`, \`invalid_message\` (names the field path), \`inv
 ## Log and export format
 
 The embedded log (\`<data>/events.jsonl\`) and \`skein replay --export\` write one line per fact:
-\`{ "seq": 1, "subject": "skein.evt.main.agent.main", "fact": { "id", "type", "at", "agentId", "causationId", "data" } }\`.
+
+\`\`\`json
+{ "seq": 1, "subject": "skein.evt.main.agent.main",
+  "fact": { "id", "type", "at", "agentId", "causationId", "data" } }
+\`\`\`
 `;
 
 export function renderProtocolDoc(): string {
@@ -63,16 +69,22 @@ export function renderProtocolDoc(): string {
   for (const [name, value] of Object.entries(schema.envelopes)) out.push(`### ${name}\n\n${block(value)}\n`);
   out.push('## Commands\n');
   out.push('| type | summary |\n|---|---|');
-  for (const [type, c] of Object.entries(schema.commands)) out.push(`| \`${type}\` | ${c.summary}${c.tool ? ` (tool \`${c.tool}\`: passes the permission gate)` : ''} |`);
+  for (const [type, c] of Object.entries(schema.commands))
+    out.push(`| \`${type}\` | ${c.summary}${c.tool ? ` (tool \`${c.tool}\`: passes the permission gate)` : ''} |`);
   out.push('');
   for (const [type, c] of Object.entries(schema.commands)) {
-    out.push(`### \`${type}\`\n\n${c.summary}\n\ndata:\n\n${block(c.data)}\n\nreply fields (besides \`ok: true\`):\n\n${block(c.reply)}\n`);
+    out.push(
+      `### \`${type}\`\n\n${c.summary}\n\ndata:\n\n${block(c.data)}\n\nreply ` +
+        `fields (besides \`ok: true\`):\n\n${block(c.reply)}\n`,
+    );
   }
   out.push('## Facts\n');
   out.push('| type | aggregate | stream | summary |\n|---|---|---|---|');
-  for (const [type, e] of Object.entries(schema.events)) out.push(`| \`${type}\` | ${e.aggregate} | ${e.stream} | ${e.summary} |`);
+  for (const [type, e] of Object.entries(schema.events))
+    out.push(`| \`${type}\` | ${e.aggregate} | ${e.stream} | ${e.summary} |`);
   out.push('');
-  for (const [type, e] of Object.entries(schema.events)) out.push(`### \`${type}\`\n\n${e.summary}\n\ndata:\n\n${block(e.data)}\n`);
+  for (const [type, e] of Object.entries(schema.events))
+    out.push(`### \`${type}\`\n\n${e.summary}\n\ndata:\n\n${block(e.data)}\n`);
   return `${out.join('\n').trimEnd()}\n`;
 }
 
@@ -80,7 +92,11 @@ export function renderProtocolDoc(): string {
 function strip(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(strip);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([k]) => k !== '$schema').map(([k, v]) => [k, strip(v)]));
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>)
+        .filter(([k]) => k !== '$schema')
+        .map(([k, v]) => [k, strip(v)]),
+    );
   }
   return value;
 }

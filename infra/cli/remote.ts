@@ -11,7 +11,10 @@ import { clientTarget } from './target.ts';
 export type RemoteOptions = { nats?: string; data?: string; json?: boolean; agent?: string };
 
 /** Connects, runs `work`, closes. `agentId` is --agent or the runtime's root agent. */
-export async function withClient<T>(opts: RemoteOptions, work: (client: Client, agentId: string) => Promise<T>): Promise<T> {
+export async function withClient<T>(
+  opts: RemoteOptions,
+  work: (client: Client, agentId: string) => Promise<T>,
+): Promise<T> {
   const target = clientTarget(opts);
   const client = await connectClient(target);
   try {

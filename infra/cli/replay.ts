@@ -7,7 +7,6 @@
  */
 import { createWriteStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StoredFact } from '../../schemas/index.ts';
 import { encodeLogLine } from '../transport/codec.ts';
 import { AGGREGATES } from '../kernel/domains.ts';
 import type { EventLog } from '../transport/event-log.ts';
@@ -65,14 +64,23 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
         onFact: (fact) => {
           if (exportStream) exportStream.write(`${encodeLogLine(fact)}\n`);
           else if (!quiet) process.stdout.write(opts.json ? `${JSON.stringify(fact)}\n` : `${factLine(fact)}\n`);
-          if (progress && fact.seq % 2000 === 0) process.stderr.write(`\rreplaying ${bar(fact.seq, total)} ${fact.seq}/${total}`);
+          if (progress && fact.seq % 2000 === 0)
+            process.stderr.write(`\rreplaying ${bar(fact.seq, total)} ${fact.seq}/${total}`);
         },
       });
       if (progress) process.stderr.write('\n');
-      if (exportStream) await new Promise<void>((resolve, reject) => exportStream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      if (exportStream)
+        await new Promise<void>((resolve, reject) =>
+          exportStream.end((err?: Error | null) => (err ? reject(err) : resolve())),
+        );
       if (opts.digest) process.stdout.write(`${result.digest}\n`);
-      else if (opts.export) process.stdout.write(`exported ${result.facts} facts (last seq ${result.lastSeq}) to ${opts.export}\n`);
-      else process.stdout.write(`-- ${result.facts} facts, last seq ${result.lastSeq}, ${result.fold.size} aggregates, digest ${result.digest}\n`);
+      else if (opts.export)
+        process.stdout.write(`exported ${result.facts} facts (last seq ${result.lastSeq}) to ${opts.export}\n`);
+      else
+        process.stdout.write(
+          `-- ${result.facts} facts, last seq ${result.lastSeq}, ` +
+            `${result.fold.size} aggregates, digest ${result.digest}\n`,
+        );
       return EXIT.ok;
     } finally {
       await source.close();
@@ -90,10 +98,12 @@ async function openSource(opts: ReplayOptions, untilSeq: number | undefined): Pr
   if (target.natsUrl) return natsSource(target.natsUrl, range, async () => undefined);
   const info = readRuntimeInfo(target.dataDir);
   const eventsFile = join(target.dataDir, 'events.jsonl');
-  if (info?.mode === 'embedded' || (!info && existsSync(eventsFile))) return fileSource(eventsFile, range, target.dataDir);
+  if (info?.mode === 'embedded' || (!info && existsSync(eventsFile)))
+    return fileSource(eventsFile, range, target.dataDir);
   if (info?.natsUrl && isAlive(info.pid)) return natsSource(info.natsUrl, range, async () => undefined);
   const store = join(target.dataDir, 'jetstream');
-  if (!existsSync(store)) throw new UsageError(`no event log in ${target.dataDir}: run \`skein up\` first, or pass --from-file / --nats`);
+  if (!existsSync(store))
+    throw new UsageError(`no event log in ${target.dataDir}: run \`skein up\` first, or pass --from-file / --nats`);
   // The runtime is gone: open its store with a temporary private server.
   if (info?.natsServerPid) await stopStaleNatsServer(info.natsServerPid, store);
   const server = await startNatsServer({ storeDir: store, bin: target.config.natsServerBin });
@@ -105,8 +115,9 @@ const onInvalid = (seq: number, subject: string, err: Error) =>
 
 async function printScreen(source: Source, terminalId: string, opts: ReplayOptions): Promise<number> {
   const at = opts.at === undefined ? undefined : Number(opts.at);
-  if (at !== undefined && (!Number.isInteger(at) || at < 0)) throw new UsageError(`--at '${opts.at}' is not an output sequence number`);
-  let screen;
+  if (at !== undefined && (!Number.isInteger(at) || at < 0))
+    throw new UsageError(`--at '${opts.at}' is not an output sequence number`);
+  let screen: Awaited<ReturnType<typeof screenAt>>;
   try {
     screen = await screenAt(source.read, terminalId, at);
   } catch (err) {
@@ -118,7 +129,9 @@ async function printScreen(source: Source, terminalId: string, opts: ReplayOptio
   } else {
     const rule = '-'.repeat(screen.cols);
     process.stdout.write(
-      `${terminalId} at output seq ${screen.atSeq} (${screen.chunks} chunks), ${screen.cols}x${screen.rows}, ${screen.buffer} buffer, cursor ${screen.cursor.x},${screen.cursor.y}\n${rule}\n${screen.lines.join('\n')}\n${rule}\n`,
+      `${terminalId} at output seq ${screen.atSeq} (${screen.chunks} chunks), ${screen.cols}x${screen.rows}, ` +
+        `${screen.buffer} buffer, cursor ` +
+        `${screen.cursor.x},${screen.cursor.y}\n${rule}\n${screen.lines.join('\n')}\n${rule}\n`,
     );
   }
   return EXIT.ok;
@@ -138,7 +151,10 @@ function dataDirReader(dataDir: string): StreamReader {
 
 function fileSource(path: string, range: { untilSeq?: number }, dataDir?: string): Source {
   return {
-    read: dataDir ? dataDirReader(dataDir) : (options) => (options.stream === 'output' ? (async function* () {})() : readJsonlFile(path, { ...options, onInvalid })),
+    read: dataDir
+      ? dataDirReader(dataDir)
+      : (options) =>
+          options.stream === 'output' ? (async function* () {})() : readJsonlFile(path, { ...options, onInvalid }),
     facts: readJsonlFile(path, { ...range, onInvalid }),
     total: async () => {
       let last = 0;

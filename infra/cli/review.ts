@@ -15,7 +15,10 @@ export async function review(opts: RemoteOptions & { diff?: boolean; of?: string
       if (files.length === 0) return 'no changes to review';
       const lines: string[] = [];
       for (const f of files) {
-        lines.push(`${f.status.padEnd(8)} ${f.path}  by ${f.agents.join(', ')}  hunks: ${f.hunks.map((h) => h.id).join(' ') || '-'}`);
+        lines.push(
+          `${f.status.padEnd(8)} ${f.path}  by ${f.agents.join(', ')} ` +
+            ` hunks: ${f.hunks.map((h) => h.id).join(' ') || '-'}`,
+        );
         if (opts.diff) lines.push(f.diff);
       }
       if (reply['undoAvailable']) lines.push('(undo-reject available)');
@@ -35,38 +38,54 @@ function selection(paths: string[], opts: Selection): Record<string, unknown> {
 
 export async function accept(paths: string[], opts: Selection): Promise<void> {
   await action(() =>
-    callAndPrint(opts, 'review.accept', selection(paths, opts), (reply) =>
-      (reply['accepted'] as Array<{ path: string; hunkIds: string[]; remaining: number }>)
-        .map((a) => `accepted ${a.path} (${a.hunkIds.length} hunk(s), ${a.remaining} left)`)
-        .join('\n') || 'nothing to accept',
+    callAndPrint(
+      opts,
+      'review.accept',
+      selection(paths, opts),
+      (reply) =>
+        (reply['accepted'] as Array<{ path: string; hunkIds: string[]; remaining: number }>)
+          .map((a) => `accepted ${a.path} (${a.hunkIds.length} hunk(s), ${a.remaining} left)`)
+          .join('\n') || 'nothing to accept',
     ),
   );
 }
 
 export async function reject(paths: string[], opts: Selection): Promise<void> {
   await action(() =>
-    callAndPrint(opts, 'review.reject', selection(paths, opts), (r) =>
-      [
-        ...(r['restored'] as string[]).map((p) => `restored ${p}`),
-        ...(r['deleted'] as string[]).map((p) => `deleted  ${p}`),
-        ...(r['kept'] as Array<{ path: string; reason: string }>).map((k) => `kept     ${k.path}: ${k.reason}`),
-        ...(r['conflicts'] as Array<{ path: string; reason?: string }>).map((c) => `CONFLICT ${c.path}${c.reason ? `: ${c.reason}` : ''}`),
-        r['undoAvailable'] ? '(skein undo-reject brings these changes back)' : '',
-      ]
-        .filter(Boolean)
-        .join('\n') || 'nothing to reject',
+    callAndPrint(
+      opts,
+      'review.reject',
+      selection(paths, opts),
+      (r) =>
+        [
+          ...(r['restored'] as string[]).map((p) => `restored ${p}`),
+          ...(r['deleted'] as string[]).map((p) => `deleted  ${p}`),
+          ...(r['kept'] as Array<{ path: string; reason: string }>).map((k) => `kept     ${k.path}: ${k.reason}`),
+          ...(r['conflicts'] as Array<{ path: string; reason?: string }>).map(
+            (c) => `CONFLICT ${c.path}${c.reason ? `: ${c.reason}` : ''}`,
+          ),
+          r['undoAvailable'] ? '(skein undo-reject brings these changes back)' : '',
+        ]
+          .filter(Boolean)
+          .join('\n') || 'nothing to reject',
     ),
   );
 }
 
 export async function undoReject(opts: RemoteOptions): Promise<void> {
   await action(() =>
-    callAndPrint(opts, 'review.undo-reject', {}, (r) =>
-      [
-        ...(r['reapplied'] as string[]).map((p) => `re-applied ${p}`),
-        ...(r['conflicts'] as Array<{ path: string }>).map((c) => `CONFLICT ${c.path}`),
-        ...(r['notRestorable'] as Array<{ path: string; reason: string }>).map((k) => `not restorable ${k.path}: ${k.reason}`),
-      ].join('\n') || 'nothing to undo',
+    callAndPrint(
+      opts,
+      'review.undo-reject',
+      {},
+      (r) =>
+        [
+          ...(r['reapplied'] as string[]).map((p) => `re-applied ${p}`),
+          ...(r['conflicts'] as Array<{ path: string }>).map((c) => `CONFLICT ${c.path}`),
+          ...(r['notRestorable'] as Array<{ path: string; reason: string }>).map(
+            (k) => `not restorable ${k.path}: ${k.reason}`,
+          ),
+        ].join('\n') || 'nothing to undo',
     ),
   );
 }

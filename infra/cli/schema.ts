@@ -13,10 +13,16 @@ export function protocolSchema(): Record<string, unknown> {
   return {
     envelopes: { command: json(CommandEnvelope, 'input'), fact: json(FactEnvelope), errorReply: json(ErrorReply) },
     commands: Object.fromEntries(
-      COMMANDS.map((c) => [c.type, { summary: c.summary, ...(c.tool ? { tool: c.tool } : {}), data: json(c.data, 'input'), reply: json(c.reply) }]),
+      COMMANDS.map((c) => [
+        c.type,
+        { summary: c.summary, ...(c.tool ? { tool: c.tool } : {}), data: json(c.data, 'input'), reply: json(c.reply) },
+      ]),
     ),
     events: Object.fromEntries(
-      EVENTS.map((e) => [e.type, { summary: e.summary, aggregate: e.aggregate, stream: e.stream ?? 'events', data: json(e.data) }]),
+      EVENTS.map((e) => [
+        e.type,
+        { summary: e.summary, aggregate: e.aggregate, stream: e.stream ?? 'events', data: json(e.data) },
+      ]),
     ),
   };
 }

@@ -9,7 +9,10 @@ import { decodeFact } from '../transport/codec.ts';
 import { action, factLine } from './output.ts';
 import { clientTarget } from './target.ts';
 
-export async function tail(pattern: string | undefined, opts: { json?: boolean; nats?: string; data?: string }): Promise<void> {
+export async function tail(
+  pattern: string | undefined,
+  opts: { json?: boolean; nats?: string; data?: string },
+): Promise<void> {
   await action(async () => {
     const client = await connectClient(clientTarget(opts));
     const patterns = pattern ? [pattern] : [subjectPatterns.allEvents, subjectPatterns.allOutput];

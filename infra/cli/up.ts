@@ -25,7 +25,14 @@ export async function up(opts: UpOptions): Promise<void> {
     }
     const mode = opts.embedded ? 'embedded' : opts.private ? 'private' : opts.nats ? 'networked' : undefined;
     const config = loadConfig({
-      flags: { natsUrl: opts.nats, dataDir: opts.data, workspace: opts.workspace, rootAgentId: opts.root as never, logLevel: opts.logLevel, mode },
+      flags: {
+        natsUrl: opts.nats,
+        dataDir: opts.data,
+        workspace: opts.workspace,
+        rootAgentId: opts.root as never,
+        logLevel: opts.logLevel,
+        mode,
+      },
     });
     const logger = createLogger({ level: config.logLevel });
     const runtime = await startRuntime(config, logger);
@@ -39,7 +46,8 @@ export async function up(opts: UpOptions): Promise<void> {
         `skein up: mode ${info.mode}, ${where}`,
         `root agent '${info.rootAgentId}', workspace ${info.workspace}, data ${config.dataDir}`,
         info.natsUrl ? `watch: nats sub --server ${info.natsUrl} 'skein.evt.>'   or: skein tail` : 'watch: skein tail',
-        `try:   skein agents --tree; skein call agent.spawn '{"label":"helper"}' (tool calls ask first: skein approvals, skein approve <id>)`,
+        `try:   skein agents --tree; skein call agent.spawn '{"label":"helper"}' ` +
+          `(tool calls ask first: skein approvals, skein approve <id>)`,
         'stop:  Ctrl-C',
         '',
       ].join('\n'),

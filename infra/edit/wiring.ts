@@ -14,9 +14,18 @@ import type { AgentService } from '../../actors/agent/agent.ts';
 import type { CommandHandler, HandlerContext, Host } from '../kernel/host.ts';
 import type { ReviewWiring } from '../review/wiring.ts';
 
-export type EditWiring = { service: EditService; handlers: Record<string, CommandHandler>; cancelAgent(agentId: string): Promise<void> };
+export type EditWiring = {
+  service: EditService;
+  handlers: Record<string, CommandHandler>;
+  cancelAgent(agentId: string): Promise<void>;
+};
 
-export function wireEdit(deps: { host: () => Host; agents: AgentService; review: ReviewWiring; maxFileBytes?: number }): EditWiring {
+export function wireEdit(deps: {
+  host: () => Host;
+  agents: AgentService;
+  review: ReviewWiring;
+  maxFileBytes?: number;
+}): EditWiring {
   const service = new EditService({
     workspaceRoots: (agentId) => {
       const view = deps.agents.view(agentId);
@@ -27,10 +36,15 @@ export function wireEdit(deps: { host: () => Host; agents: AgentService; review:
   const raw = editHandlers(service);
   /** Streaming sessions: editId → agent, the path as given and as resolved at begin (lock, cancel, re-check). */
   const open = new Map<string, { agentId: string; path: string; given: string }>();
-  const toEdit = (ctx: HandlerContext): EditHandlerContext => ({ command: ctx.command, emit: async (f) => void (await ctx.emit(f)), log: ctx.logger });
+  const toEdit = (ctx: HandlerContext): EditHandlerContext => ({
+    command: ctx.command,
+    emit: async (f) => void (await ctx.emit(f)),
+    log: ctx.logger,
+  });
 
   /** Runs a writing handler under the path lock and records what changed on disk. */
-  const recorded = (run: (ctx: HandlerContext) => Promise<unknown>, pathOf: (ctx: HandlerContext) => Promise<string | undefined>) =>
+  const recorded =
+    (run: (ctx: HandlerContext) => Promise<unknown>, pathOf: (ctx: HandlerContext) => Promise<string | undefined>) =>
     async (ctx: HandlerContext) => {
       const path = await pathOf(ctx);
       if (!path) return (await run(ctx)) as Record<string, unknown>;
@@ -45,8 +59,10 @@ export function wireEdit(deps: { host: () => Host; agents: AgentService; review:
         }
         const after = await readText(path);
         if (before !== after) {
-          const editId = String(reply?.['editId'] ?? (ctx.command.data as { editId?: string }).editId ?? ctx.command.id);
-          const kind = ctx.command.type === 'file.write' || (reply?.['mode'] === 'write') ? 'write' : 'edit';
+          const editId = String(
+            reply?.['editId'] ?? (ctx.command.data as { editId?: string }).editId ?? ctx.command.id,
+          );
+          const kind = ctx.command.type === 'file.write' || reply?.['mode'] === 'write' ? 'write' : 'edit';
           await deps.review.record(
             { agentId: ctx.command.agentId, path, before, after, source: { kind, editId: editId as never } },
             { lockHeld: true },
@@ -61,7 +77,11 @@ export function wireEdit(deps: { host: () => Host; agents: AgentService; review:
     const editId = String((ctx.command.data as { editId: string }).editId);
     const session = open.get(editId);
     if (session && session.agentId !== ctx.command.agentId) {
-      throw new RuntimeError(ErrorCode.NotFound, `edit '${editId}' is not one of agent '${ctx.command.agentId}''s streaming edits; use the editId edit.begin returned to you`);
+      throw new RuntimeError(
+        ErrorCode.NotFound,
+        `edit '${editId}' is not one of agent '${ctx.command.agentId}''s ` +
+          `streaming edits; use the editId edit.begin returned to you`,
+      );
     }
     return { editId, session };
   };
@@ -82,7 +102,12 @@ export function wireEdit(deps: { host: () => Host; agents: AgentService; review:
       'edit.begin': async (ctx) => {
         const reply = (await raw['edit.begin']!(toEdit(ctx))) as { editId: string };
         const path = await resolved(ctx);
-        if (path) open.set(reply.editId, { agentId: ctx.command.agentId, path, given: String((ctx.command.data as { path: string }).path) });
+        if (path)
+          open.set(reply.editId, {
+            agentId: ctx.command.agentId,
+            path,
+            given: String((ctx.command.data as { path: string }).path),
+          });
         return reply;
       },
       'edit.input': async (ctx) => {
@@ -97,7 +122,11 @@ export function wireEdit(deps: { host: () => Host; agents: AgentService; review:
             // have become a symlink (out of the workspace, into .git/) since. Resolve again; refuse a change.
             const now = await service.resolvePath(ctx.command.agentId, session.given).catch(() => undefined);
             if (now !== session.path) {
-              throw new RuntimeError(ErrorCode.PermissionDenied, `'${session.given}' no longer resolves to ${session.path} (a directory on the way changed since edit.begin); nothing was written. Begin the edit again.`);
+              throw new RuntimeError(
+                ErrorCode.PermissionDenied,
+                `'${session.given}' no longer resolves to ${session.path} (a directory on ` +
+                  `the way changed since edit.begin); nothing was written. Begin the edit again.`,
+              );
             }
           }
           const reply = await raw['edit.finish']!(toEdit(ctx));
@@ -118,7 +147,10 @@ export function wireEdit(deps: { host: () => Host; agents: AgentService; review:
         if (session.agentId !== agentId) continue;
         open.delete(editId);
         await service
-          .cancel({ agentId, emit: async (fact) => void (await deps.host().emit(fact, { agentId: agentId as AgentId })) }, { editId })
+          .cancel(
+            { agentId, emit: async (fact) => void (await deps.host().emit(fact, { agentId: agentId as AgentId })) },
+            { editId },
+          )
           .catch(() => undefined);
       }
     },

@@ -29,7 +29,9 @@ export const ENV_KEYS: Record<string, keyof ConfigInput> = {
 
 export type LoadedConfig = Config & { workspace: string; configFile: string | undefined };
 
-export function loadConfig(options: { cwd?: string; flags?: Partial<ConfigInput>; env?: NodeJS.ProcessEnv; file?: string } = {}): LoadedConfig {
+export function loadConfig(
+  options: { cwd?: string; flags?: Partial<ConfigInput>; env?: NodeJS.ProcessEnv; file?: string } = {},
+): LoadedConfig {
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? process.env;
   const file = options.file ?? CONFIG_FILES.map((f) => join(cwd, f)).find((f) => existsSync(f));
@@ -58,9 +60,15 @@ export function loadConfig(options: { cwd?: string; flags?: Partial<ConfigInput>
   const parsed = Config.safeParse(merged);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
-      const key = issue.path.map(String).join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : '(root)');
+      const key =
+        issue.path.map(String).join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : '(root)');
       const top = String(issue.path[0] ?? (issue.code === 'unrecognized_keys' ? issue.keys[0] : ''));
-      const source = top in flags ? 'a flag' : Object.values(ENV_KEYS).includes(top as keyof ConfigInput) && top in fromEnv ? 'the environment' : file ?? 'defaults';
+      const source =
+        top in flags
+          ? 'a flag'
+          : Object.values(ENV_KEYS).includes(top as keyof ConfigInput) && top in fromEnv
+            ? 'the environment'
+            : (file ?? 'defaults');
       return `config key '${key}' (from ${source}): ${issue.message}`;
     });
     throw new ConfigError(`${problems.join('; ')}. Fix the value or remove the key; see README "Configuration".`);
@@ -81,7 +89,11 @@ export const DOMAIN_SECTIONS = ['agents', 'terminal', 'edit', 'permission', 'rev
  * Parses `domains.<name>` with the domain's schema; errors name the key
  * (`domains.terminal.maxPerAgent`) and say where it came from.
  */
-export function domainConfig<T>(config: LoadedConfig, name: (typeof DOMAIN_SECTIONS)[number], schema: import('zod').ZodType<T>): T {
+export function domainConfig<T>(
+  config: LoadedConfig,
+  name: (typeof DOMAIN_SECTIONS)[number],
+  schema: import('zod').ZodType<T>,
+): T {
   for (const key of Object.keys(config.domains)) {
     if (!(DOMAIN_SECTIONS as readonly string[]).includes(key)) {
       throw new ConfigError(`config key 'domains.${key}' is not a domain; use one of ${DOMAIN_SECTIONS.join(', ')}`);
@@ -89,7 +101,11 @@ export function domainConfig<T>(config: LoadedConfig, name: (typeof DOMAIN_SECTI
   }
   const parsed = schema.safeParse(config.domains[name] ?? {});
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `config key 'domains.${[name, ...i.path.map(String)].join('.')}' (from ${config.configFile ?? 'defaults'}): ${i.message}`);
+    const problems = parsed.error.issues.map(
+      (i) =>
+        `config key 'domains.${[name, ...i.path.map(String)].join('.')}' ` +
+        `(from ${config.configFile ?? 'defaults'}): ${i.message}`,
+    );
     throw new ConfigError(`${problems.join('; ')}. Fix the value or remove the key.`);
   }
   return parsed.data;

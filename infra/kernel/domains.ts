@@ -67,8 +67,22 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
   const review = wireReview({ host: deps.host, agents, dataDir: deps.config.dataDir, logger: deps.logger });
   const edit = wireEdit({ host: deps.host, agents, review });
   const reviewConfig = domainConfig(deps.config, 'review', ReviewConfig);
-  const terminal = wireTerminal({ host: deps.host, agents, review, config: deps.config, logger: deps.logger, trackShell: reviewConfig.trackShell });
-  const workers = wireWorkers({ host: deps.host, agents, manager: terminal.manager, config: agentsConfig, connect: deps.connect, logger: deps.logger });
+  const terminal = wireTerminal({
+    host: deps.host,
+    agents,
+    review,
+    config: deps.config,
+    logger: deps.logger,
+    trackShell: reviewConfig.trackShell,
+  });
+  const workers = wireWorkers({
+    host: deps.host,
+    agents,
+    manager: terminal.manager,
+    config: agentsConfig,
+    connect: deps.connect,
+    logger: deps.logger,
+  });
   agents.hooks.startWorker = workers.startWorker;
   const permission = await wirePermission({
     host: deps.host,
@@ -80,7 +94,8 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
     canonical: (terminalId) => terminal.canonical(terminalId),
     // Edits are confined to the workspace (a hard rule): a path outside it is refused, not asked about.
     precheck: async (call, agentId) => {
-      if (call.tool === 'read_file' || call.tool === 'edit_file' || call.tool === 'write_file') await edit.service.resolvePath(agentId, call.input);
+      if (call.tool === 'read_file' || call.tool === 'edit_file' || call.tool === 'write_file')
+        await edit.service.resolvePath(agentId, call.input);
     },
   });
   const stops: Array<() => Promise<void>> = [() => terminal.stop(), () => permission.stop()];
@@ -88,12 +103,21 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
   agents.hooks.validatePolicy = (policy) => {
     const parsed = Policy.safeParse(policy);
     if (!parsed.success) {
-      throw new RuntimeError(ErrorCode.InvalidMessage, `the spawn policy is not valid: ${formatIssues(parsed.error, 'data.policy')}`);
+      throw new RuntimeError(
+        ErrorCode.InvalidMessage,
+        `the spawn policy is not valid: ${formatIssues(parsed.error, 'data.policy')}`,
+      );
     }
   };
   agents.hooks.afterSpawn = async (ctx, child, spawn) => {
     if (spawn.policy === undefined) return;
-    await permission.service.setPolicy({ layer: 'agent', agentId: child.agentId, policy: Policy.parse(spawn.policy), setBy: ctx.command.agentId, emit: ctx.emit });
+    await permission.service.setPolicy({
+      layer: 'agent',
+      agentId: child.agentId,
+      policy: Policy.parse(spawn.policy),
+      setBy: ctx.command.agentId,
+      emit: ctx.emit,
+    });
   };
   agents.hooks.onCancel.push(async (agentId, reason) => {
     await permission.service.cancelAgent(agentId, `agent '${agentId}' was cancelled (${reason})`);

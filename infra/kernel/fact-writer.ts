@@ -21,7 +21,7 @@ import {
   type StoredFact,
   type UnstampedFact,
 } from '../../schemas/index.ts';
-import { Fold } from '../../machines/kernel/projection.ts';
+import type { Fold } from '../../machines/kernel/projection.ts';
 import { AppendConflictError, type EventLog, type LogStream } from '../transport/event-log.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from './log.ts';
@@ -48,7 +48,9 @@ export class AppendFailedError extends RuntimeError {
   constructor(type: string, subject: string, attempts: number, cause: unknown) {
     super(
       ErrorCode.AppendFailed,
-      `fact '${type}' could not be appended to '${subject}' after ${attempts} attempts (${String((cause as Error)?.message ?? cause)}); nothing was applied — check the event log (nats-server / data dir) and retry`,
+      `fact '${type}' could not be appended to '${subject}' after ${attempts} attempts ` +
+        `(${String((cause as Error)?.message ?? cause)}); nothing was ` +
+        `applied — check the event log (nats-server / data dir) and retry`,
       { retryable: true, cause },
     );
   }
@@ -89,7 +91,11 @@ export class FactWriter {
   /** Stamps, appends (durably) and folds one fact. Rejects with AppendFailedError after the retries. */
   async write(unstamped: UnstampedFact, options: StampOptions): Promise<StoredFact> {
     const def = eventsByType.get(unstamped.type);
-    if (!def) throw new RuntimeError(ErrorCode.Internal, `fact type '${unstamped.type}' is not in the catalogue (schemas/catalog.ts)`);
+    if (!def)
+      throw new RuntimeError(
+        ErrorCode.Internal,
+        `fact type '${unstamped.type}' is not in the catalogue (schemas/catalog.ts)`,
+      );
     const parsed = def.data.safeParse(unstamped.data);
     if (!parsed.success) {
       throw new RuntimeError(ErrorCode.Internal, `fact '${unstamped.type}' has invalid data: ${parsed.error.message}`);
@@ -115,7 +121,12 @@ export class FactWriter {
     });
   }
 
-  async #appendWithRetry(stream: LogStream, subject: string, fact: Fact, expected: number | undefined): Promise<StoredFact> {
+  async #appendWithRetry(
+    stream: LogStream,
+    subject: string,
+    fact: Fact,
+    expected: number | undefined,
+  ): Promise<StoredFact> {
     const { retries, retryDelayMs, logger } = this.#o;
     let lastError: unknown;
     for (let attempt = 1; attempt <= retries + 1; attempt++) {
@@ -144,7 +155,14 @@ export class FactWriter {
       await this.write(
         {
           type: 'host.append.failed',
-          data: { hostId: this.#o.hostId, factId: fact.id, factType: fact.type, subject, attempts, error: toErrorInfo(error) },
+          data: {
+            hostId: this.#o.hostId,
+            factId: fact.id,
+            factType: fact.type,
+            subject,
+            attempts,
+            error: toErrorInfo(error),
+          },
         },
         { agentId: fact.agentId, causationId: fact.causationId },
       );

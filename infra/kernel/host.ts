@@ -144,7 +144,9 @@ export class Host {
   }
 
   #receive(msg: BusMsg): void {
-    const work = this.#handle(msg).catch((err) => this.#logger.error({ err, subject: msg.subject }, 'command handling crashed'));
+    const work = this.#handle(msg).catch((err) =>
+      this.#logger.error({ err, subject: msg.subject }, 'command handling crashed'),
+    );
     this.#inFlight.add(work);
     void work.finally(() => this.#inFlight.delete(work));
   }
@@ -161,7 +163,8 @@ export class Host {
       } else if (this.#handled.has(key)) {
         throw new RuntimeError(
           ErrorCode.Conflict,
-          `command id '${command.id}' was already handled (its facts are in the log) and its reply is no longer kept; send a new id to run it again.`,
+          `command id '${command.id}' was already handled (its facts are in the ` +
+            `log) and its reply is no longer kept; send a new id to run it again.`,
         );
       } else {
         const pending = this.#run(command, def);
@@ -198,7 +201,8 @@ export class Host {
       if (!this.agentExists(command.agentId)) {
         throw new RuntimeError(
           ErrorCode.UnknownAgent,
-          `agent '${command.agentId}' does not exist; spawn it first (agent.spawn on its parent) or check the id with \`skein status\``,
+          `agent '${command.agentId}' does not exist; spawn it first ` +
+            `(agent.spawn on its parent) or check the id with \`skein status\``,
         );
       }
       if (def.tool) await this.options.gate!(ctx);
@@ -208,7 +212,10 @@ export class Host {
       const checked = def.reply.safeParse(result);
       if (!checked.success) {
         logger.error({ err: checked.error.message }, 'handler reply does not match its schema');
-        throw new RuntimeError(ErrorCode.Internal, `the reply to '${def.type}' did not match its schema: ${checked.error.message}`);
+        throw new RuntimeError(
+          ErrorCode.Internal,
+          `the reply to '${def.type}' did not match its schema: ${checked.error.message}`,
+        );
       }
       logger.debug({ facts: emitted.length }, 'command handled');
       return encode({ ok: true, ...(checked.data as object) });

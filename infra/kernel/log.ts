@@ -43,7 +43,14 @@ function prettyStream(): pino.DestinationStream {
   return {
     write(line: string) {
       try {
-        const { level, msg, service: _service, pid: _pid, hostname: _host, ...rest } = JSON.parse(line) as Record<string, unknown>;
+        const {
+          level,
+          msg,
+          service: _service,
+          pid: _pid,
+          hostname: _host,
+          ...rest
+        } = JSON.parse(line) as Record<string, unknown>;
         const fields = Object.entries(rest)
           .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
           .join(' ');

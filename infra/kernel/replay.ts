@@ -36,7 +36,11 @@ export async function replay(
 }
 
 /** Replays a whole event log (up to `untilSeq`). */
-export function replayLog(log: EventLog, aggregates: readonly AggregateDef[], options: { untilSeq?: number; onFact?: (fact: StoredFact) => void } = {}): Promise<ReplayResult> {
+export function replayLog(
+  log: EventLog,
+  aggregates: readonly AggregateDef[],
+  options: { untilSeq?: number; onFact?: (fact: StoredFact) => void } = {},
+): Promise<ReplayResult> {
   const range = options.untilSeq === undefined ? {} : { untilSeq: options.untilSeq };
   return replay((visit) => log.scan(range, visit), aggregates, options);
 }

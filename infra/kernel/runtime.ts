@@ -14,13 +14,19 @@ import type { Bus } from '../transport/bus.ts';
 import { EmbeddedBus } from '../transport/embedded-bus.ts';
 import { AGGREGATES, assembleDomains } from './domains.ts';
 import type { EventLog } from '../transport/event-log.ts';
-import { Host, type CommandHandler, type Gate } from './host.ts';
+import { Host, type CommandHandler } from './host.ts';
 import { JetStreamLog } from '../transport/jetstream-log.ts';
 import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import type { Logger } from './log.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
-import { isAlive, natsServerAvailable, startNatsServer, stopStaleNatsServer, type NatsServerHandle } from '../transport/nats-server.ts';
+import {
+  isAlive,
+  natsServerAvailable,
+  startNatsServer,
+  stopStaleNatsServer,
+  type NatsServerHandle,
+} from '../transport/nats-server.ts';
 import { serveBusOnSocket } from '../transport/socket-bus.ts';
 
 export type Mode = 'embedded' | 'private' | 'networked';
@@ -74,9 +80,15 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   mkdirSync(config.dataDir, { recursive: true });
   const previous = readRuntimeInfo(config.dataDir);
   if (previous && previous.pid !== process.pid && isAlive(previous.pid) && isSkein(previous.pid)) {
-    throw new Error(`a runtime is already running on data dir ${config.dataDir} (pid ${previous.pid}); stop it, or pass another --data`);
+    throw new Error(
+      `a runtime is already running on data dir ${config.dataDir} ` +
+        `(pid ${previous.pid}); stop it, or pass another --data`,
+    );
   }
-  if (previous?.natsServerPid && (await stopStaleNatsServer(previous.natsServerPid, join(config.dataDir, 'jetstream')))) {
+  if (
+    previous?.natsServerPid &&
+    (await stopStaleNatsServer(previous.natsServerPid, join(config.dataDir, 'jetstream')))
+  ) {
     logger.warn({ pid: previous.natsServerPid }, 'stopped the private nats-server a dead runtime left behind');
   }
   const mode = chooseMode(config);
@@ -226,14 +238,26 @@ async function ensureRootAgent(host: Host, config: LoadedConfig, logger: Logger)
     const subject = host.agentSubject(root)!;
     const workspace = (host.state(subject)?.context as { workspace?: string } | undefined)?.workspace;
     if (workspace !== realpathSync(config.workspace)) {
-      logger.warn({ agentId: root, workspace, requested: config.workspace }, 'root agent exists with another workspace; keeping it');
+      logger.warn(
+        { agentId: root, workspace, requested: config.workspace },
+        'root agent exists with another workspace; keeping it',
+      );
     }
     return;
   }
   await host.emit(
     {
       type: 'agent.spawned',
-      data: { agentId: root, parentId: null, label: 'root', workspace: realpathSync(config.workspace), depth: 0, task: null, hasPolicy: false, worker: null },
+      data: {
+        agentId: root,
+        parentId: null,
+        label: 'root',
+        workspace: realpathSync(config.workspace),
+        depth: 0,
+        task: null,
+        hasPolicy: false,
+        worker: null,
+      },
     },
     { agentId: root, id: `root:${root}` },
   );

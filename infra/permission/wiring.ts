@@ -58,7 +58,10 @@ export function toolCallOf(def: CommandDef, data: Record<string, any>): ToolCall
       const worker = data['worker'] as { command: string; args?: string[]; env?: Record<string, string> } | undefined;
       // A worker is a program the runtime will run: the policy sees its command line, environment first.
       const env = Object.entries(worker?.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)}`);
-      return { tool: 'spawn_agent', input: worker ? [...env, worker.command, ...(worker.args ?? [])].join(' ') : String(data['label']) };
+      return {
+        tool: 'spawn_agent',
+        input: worker ? [...env, worker.command, ...(worker.args ?? [])].join(' ') : String(data['label']),
+      };
     }
     default:
       return undefined;
@@ -120,10 +123,14 @@ export async function wirePermission(deps: {
   const gate: Gate = async (ctx) => {
     const me = deps.agents.view(ctx.command.agentId);
     if (me && isFinished(me.status)) {
-      throw new RuntimeError(ErrorCode.PermissionDenied, `agent '${ctx.command.agentId}' is ${me.status}; a finished agent can no longer use tools`);
+      throw new RuntimeError(
+        ErrorCode.PermissionDenied,
+        `agent '${ctx.command.agentId}' is ${me.status}; a finished agent can no longer use tools`,
+      );
     }
     // An exec clears the prompt line before it types its command (commandInput): nothing typed earlier is pending.
-    if (ctx.def.type === 'terminal.exec') promptLines.delete(String((ctx.command.data as { terminalId: string }).terminalId));
+    if (ctx.def.type === 'terminal.exec')
+      promptLines.delete(String((ctx.command.data as { terminalId: string }).terminalId));
     const call = toolCallOf(ctx.def, ctx.command.data as Record<string, any>);
     if (!call) return;
     await deps.precheck?.(call, ctx.command.agentId);
@@ -146,7 +153,13 @@ export async function wirePermission(deps: {
         foreground = { kind: 'program', name: 'bash' };
       }
     }
-    await service.authorize({ agentId: ctx.command.agentId, tool: call.tool, input, ...(foreground ? { foreground } : {}), emit: ctx.emit });
+    await service.authorize({
+      agentId: ctx.command.agentId,
+      tool: call.tool,
+      input,
+      ...(foreground ? { foreground } : {}),
+      emit: ctx.emit,
+    });
     if (call.terminalId && rest !== undefined) promptLines.set(call.terminalId, rest);
   };
 
@@ -174,7 +187,11 @@ export async function wirePermission(deps: {
     gate,
     handlers: {
       'permission.decide': async (ctx) => {
-        const d = ctx.command.data as { requestId: string; decision: 'allow_once' | 'allow_always' | 'deny_once' | 'deny_always'; pattern?: string };
+        const d = ctx.command.data as {
+          requestId: string;
+          decision: 'allow_once' | 'allow_always' | 'deny_once' | 'deny_always';
+          pattern?: string;
+        };
         return { ...(await service.decide({ ...d, decidedBy: ctx.command.agentId, emit: ctx.emit })) };
       },
       'policy.set': async (ctx) => {
@@ -182,7 +199,11 @@ export async function wirePermission(deps: {
         const target = d.agentId ?? ctx.command.agentId;
         if (d.layer === 'agent' && target === ctx.command.agentId && ctx.command.agentId !== root) {
           // The layer a parent gave at spawn is what narrows a sub-agent: only an ancestor may change it.
-          throw new RuntimeError(ErrorCode.PermissionDenied, `agent '${target}' cannot change its own policy layer; its parent or another ancestor can (policy.set with agentId '${target}')`);
+          throw new RuntimeError(
+            ErrorCode.PermissionDenied,
+            `agent '${target}' cannot change its own policy layer; its parent ` +
+              `or another ancestor can (policy.set with agentId '${target}')`,
+          );
         }
         return { ...(await service.setPolicy({ ...d, setBy: ctx.command.agentId, emit: ctx.emit })) };
       },

@@ -30,11 +30,20 @@ export type ReviewWiring = {
   claim(path: string, content: string | null): void;
 };
 
-export function wireReview(deps: { host: () => Host; agents: AgentService; dataDir: string; logger: Logger }): ReviewWiring {
+export function wireReview(deps: {
+  host: () => Host;
+  agents: AgentService;
+  dataDir: string;
+  logger: Logger;
+}): ReviewWiring {
   const emit = async (fact: UnstampedFact) => {
     await deps.host().emit(fact, { agentId: fact.agentId ?? ('main' as AgentId) });
   };
-  const service = new ActionLogService({ emit, blobs: new BlobStore(join(deps.dataDir, 'blobs')), log: deps.logger.child({ actor: 'action-log' }) });
+  const service = new ActionLogService({
+    emit,
+    blobs: new BlobStore(join(deps.dataDir, 'blobs')),
+    log: deps.logger.child({ actor: 'action-log' }),
+  });
   const types = new Set<string>(ACTION_LOG_FACT_TYPES);
   let restoringNow = false;
   /** path → what the last edit/write left there, and when. */
@@ -42,7 +51,10 @@ export function wireReview(deps: { host: () => Host; agents: AgentService; dataD
   const scope = (sender: string, target: string) => {
     if (!deps.agents.view(target)) throw new RuntimeError(ErrorCode.NotFound, `agent '${target}' does not exist`);
     if (!deps.agents.isSelfOrAncestor(sender, target)) {
-      throw new RuntimeError(ErrorCode.PermissionDenied, `agent '${sender}' may review only its own and its descendants' changes, not '${target}'s`);
+      throw new RuntimeError(
+        ErrorCode.PermissionDenied,
+        `agent '${sender}' may review only its own and its descendants' changes, not '${target}'s`,
+      );
     }
   };
   return {

@@ -15,7 +15,11 @@ export class ScreenReplayError extends Error {
   override name = 'ScreenReplayError';
 }
 
-export async function screenAt(read: StreamReader, terminalId: string, atSeq?: number): Promise<ScreenSnapshot & { atSeq: number; chunks: number }> {
+export async function screenAt(
+  read: StreamReader,
+  terminalId: string,
+  atSeq?: number,
+): Promise<ScreenSnapshot & { atSeq: number; chunks: number }> {
   let size: { cols: number; rows: number } | undefined;
   const resizes: Array<{ cols: number; rows: number; cursor: number }> = [];
   for await (const f of read({ stream: 'events', subject: `skein.evt.*.terminal.${terminalId}` })) {
@@ -23,11 +27,18 @@ export async function screenAt(read: StreamReader, terminalId: string, atSeq?: n
     if (f.type === 'terminal.opened') size = { cols: d.cols, rows: d.rows };
     if (f.type === 'terminal.resized') resizes.push({ cols: d.cols, rows: d.rows, cursor: d.cursor });
   }
-  if (!size) throw new ScreenReplayError(`terminal '${terminalId}' is not in the log; list terminals with \`skein replay | grep terminal.opened\``);
+  if (!size)
+    throw new ScreenReplayError(
+      `terminal '${terminalId}' is not in the log; list terminals with \`skein replay | grep terminal.opened\``,
+    );
   const items: ScreenHistoryItem[] = [];
   let last = 0;
   let chunks = 0;
-  for await (const f of read({ stream: 'output', subject: `skein.out.*.${terminalId}`, ...(atSeq === undefined ? {} : { untilSeq: atSeq }) })) {
+  for await (const f of read({
+    stream: 'output',
+    subject: `skein.out.*.${terminalId}`,
+    ...(atSeq === undefined ? {} : { untilSeq: atSeq }),
+  })) {
     const d = f.data as { offset: number; data: string };
     while (resizes.length > 0 && resizes[0]!.cursor <= d.offset) items.push(resizes.shift()!);
     items.push(d.data);

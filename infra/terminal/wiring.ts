@@ -15,7 +15,11 @@ import { TerminalConfig } from '../../schemas/terminal.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
 import { foregroundPgid, ttyModes } from '../../actors/terminal/terminal-proc.ts';
-import { WorkspaceSnapshotter, recordShellChanges, type WorkspaceSnapshot } from '../../actors/review/workspace-snapshot.ts';
+import {
+  WorkspaceSnapshotter,
+  recordShellChanges,
+  type WorkspaceSnapshot,
+} from '../../actors/review/workspace-snapshot.ts';
 import type { AgentService } from '../../actors/agent/agent.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import type { CommandHandler, Host } from '../kernel/host.ts';
@@ -46,12 +50,25 @@ export function wireTerminal(deps: {
   const manager = new TerminalManager({
     config,
     log: deps.logger,
-    emit: async (fact) => void (await deps.host().emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
-    emitOutput: async (fact) => void (await deps.host().emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
+    emit: async (fact) =>
+      void (await deps
+        .host()
+        .emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
+    emitOutput: async (fact) =>
+      void (await deps
+        .host()
+        .emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
   });
   const snapshotter = new WorkspaceSnapshotter({ blobs: deps.review.service.blobs });
   /** Commands still running after their exec replied: their before-snapshot waits for command.finished. */
-  type ShellEntry = { agentId: string; command: string; terminalId: string; workspace: string; before: WorkspaceSnapshot; since: number };
+  type ShellEntry = {
+    agentId: string;
+    command: string;
+    terminalId: string;
+    workspace: string;
+    before: WorkspaceSnapshot;
+    since: number;
+  };
   const pendingShell = new Map<string, ShellEntry>();
 
   const recordShell = async (entry: ShellEntry) => {
@@ -61,13 +78,24 @@ export function wireTerminal(deps: {
     // An edit still writing (it holds the path lock) records its change itself.
     const diff = {
       ...all,
-      changes: all.changes.filter((c) => !deps.review.editedSince(c.path, c.after, entry.since) && !deps.review.service.lock.isLocked(c.path)),
+      changes: all.changes.filter(
+        (c) => !deps.review.editedSince(c.path, c.after, entry.since) && !deps.review.service.lock.isLocked(c.path),
+      ),
     };
     if (diff.changes.length === 0) return;
     // Commands running at the same time in one workspace see each other's changes: the first to finish
     // records a change, the others skip it (a snapshot cannot tell which process wrote a file).
     for (const c of diff.changes) deps.review.claim(c.path, c.after);
-    await recordShellChanges(deps.review.service, { agentId: entry.agentId, ancestors: deps.agents.ancestors(entry.agentId), command: entry.command, terminalId: entry.terminalId }, diff);
+    await recordShellChanges(
+      deps.review.service,
+      {
+        agentId: entry.agentId,
+        ancestors: deps.agents.ancestors(entry.agentId),
+        command: entry.command,
+        terminalId: entry.terminalId,
+      },
+      diff,
+    );
   };
 
   const workspaceOf = (agentId: string) => deps.agents.view(agentId)?.workspace;
@@ -86,7 +114,14 @@ export function wireTerminal(deps: {
       const before = deps.trackShell && workspace ? await snapshotter.snapshot(workspace) : undefined;
       const reply = await manager.exec(agentId, ctx.command.data);
       if (before && workspace) {
-        const entry = { agentId, command: String((ctx.command.data as { command: string }).command), terminalId: reply.terminalId, workspace, before, since };
+        const entry = {
+          agentId,
+          command: String((ctx.command.data as { command: string }).command),
+          terminalId: reply.terminalId,
+          workspace,
+          before,
+          since,
+        };
         if (reply.status === 'exited' || reply.status === 'timeout') await recordShell(entry);
         else pendingShell.set(reply.commandId, entry);
       }
@@ -145,11 +180,21 @@ function confineOpen(data: { cwd?: unknown; shell?: unknown }, workspace: string
     if (existsSync(path)) {
       const rel = relative(realpathSync(workspace), realpathSync(path));
       if (rel.startsWith('..') || isAbsolute(rel)) {
-        throw new RuntimeError(ErrorCode.PermissionDenied, `cwd '${data.cwd}' is outside the agent's workspace ${workspace}; open terminals inside it`);
+        throw new RuntimeError(
+          ErrorCode.PermissionDenied,
+          `cwd '${data.cwd}' is outside the agent's workspace ${workspace}; open terminals inside it`,
+        );
       }
     }
   }
-  if (typeof data.shell === 'string' && data.shell.includes('/') && !/^\/(usr\/)?(local\/)?s?bin\/[^/]+$/.test(data.shell)) {
-    throw new RuntimeError(ErrorCode.PermissionDenied, `shell '${data.shell}' is not a system shell; name it (bash) or give its path under /bin or /usr/bin`);
+  if (
+    typeof data.shell === 'string' &&
+    data.shell.includes('/') &&
+    !/^\/(usr\/)?(local\/)?s?bin\/[^/]+$/.test(data.shell)
+  ) {
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `shell '${data.shell}' is not a system shell; name it (bash) or give its path under /bin or /usr/bin`,
+    );
   }
 }

@@ -37,7 +37,8 @@ export class RequestTimeoutError extends Error {
   override name = 'RequestTimeoutError';
   constructor(subject: string, timeoutMs: number) {
     super(
-      `no reply on '${subject}' within ${timeoutMs} ms; a tool call may be waiting for a permission answer (skein approvals) — answer it, or allow more time (skein call --timeout <ms>)`,
+      `no reply on '${subject}' within ${timeoutMs} ms; a tool call may be waiting for a permission ` +
+        `answer (skein approvals) — answer it, or allow more time (skein call --timeout <ms>)`,
     );
   }
 }

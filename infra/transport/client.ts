@@ -17,7 +17,10 @@ export type ClientTarget = { natsUrl?: string | undefined; dataDir: string };
 export class NoRuntimeError extends Error {
   override name = 'NoRuntimeError';
   constructor(dataDir: string) {
-    super(`no runtime found for data dir ${dataDir}: start one with \`skein up\` (same --data), or pass --nats <url> / SKEIN_NATS_URL`);
+    super(
+      `no runtime found for data dir ${dataDir}: start one with ` +
+        `\`skein up\` (same --data), or pass --nats <url> / SKEIN_NATS_URL`,
+    );
   }
 }
 
@@ -30,7 +33,9 @@ export async function connectClient(target: ClientTarget): Promise<Client> {
   }
   const info = readRuntimeInfo(target.dataDir);
   if (!info) throw new NoRuntimeError(target.dataDir);
-  const bus = info.natsUrl ? await NatsBus.connect(info.natsUrl, 'skein-client') : await SocketBus.connect(info.socketPath!);
+  const bus = info.natsUrl
+    ? await NatsBus.connect(info.natsUrl, 'skein-client')
+    : await SocketBus.connect(info.socketPath!);
   return { bus, info, close: () => bus.close() };
 }
 

@@ -41,7 +41,8 @@ export function decodeCommand(subject: string, payload: Uint8Array, maxPayloadBy
     throw new InvalidMessageError(
       ErrorCode.PayloadTooLarge,
       subject,
-      `payload is ${payload.byteLength} bytes, over the limit of ${maxPayloadBytes} bytes (limits.maxPayloadBytes); send less data per command`,
+      `payload is ${payload.byteLength} bytes, over the limit of ` +
+        `${maxPayloadBytes} bytes (limits.maxPayloadBytes); send less data per command`,
     );
   }
   const parts = parseCommandSubject(subject);
@@ -73,14 +74,16 @@ export function decodeCommand(subject: string, payload: Uint8Array, maxPayloadBy
     throw new InvalidMessageError(
       ErrorCode.InvalidMessage,
       subject,
-      `type '${env.type}' in the body disagrees with '${parts.type}' in the subject; drop the body's type or send it on its own subject`,
+      `type '${env.type}' in the body disagrees with '${parts.type}' in ` +
+        `the subject; drop the body's type or send it on its own subject`,
     );
   }
   if (env.agentId !== undefined && env.agentId !== parts.agentId) {
     throw new InvalidMessageError(
       ErrorCode.AgentMismatch,
       subject,
-      `agentId '${env.agentId}' in the body disagrees with '${parts.agentId}' in the subject; an agent may only send on its own subjects`,
+      `agentId '${env.agentId}' in the body disagrees with '${parts.agentId}' ` +
+        `in the subject; an agent may only send on its own subjects`,
     );
   }
   const data = def.data.safeParse(env.data ?? {});
@@ -135,7 +138,11 @@ export function decodeReply(subject: string, payload: Uint8Array): Reply {
   if (json && typeof json === 'object' && (json as { ok?: unknown }).ok === true) {
     return json as { ok: true } & Record<string, unknown>;
   }
-  throw new InvalidMessageError(ErrorCode.InvalidMessage, subject, 'a reply must be { ok: true, ... } or { ok: false, error }');
+  throw new InvalidMessageError(
+    ErrorCode.InvalidMessage,
+    subject,
+    'a reply must be { ok: true, ... } or { ok: false, error }',
+  );
 }
 
 /** Decodes a `{ ... }` JSON object given on a command line (e.g. `skein call x '{"a":1}'`). */
@@ -175,10 +182,16 @@ export function looksLikeFact(json: unknown): json is Fact {
   const f = json as Record<string, unknown>;
   for (const key in f) if (!ENVELOPE_KEYS.has(key)) return false;
   return (
-    typeof f['id'] === 'string' && f['id'].length >= 1 && f['id'].length <= 256 && /^[\x21-\x7e]+$/.test(f['id']) &&
-    typeof f['type'] === 'string' && TYPE_PATTERN.test(f['type']) &&
-    typeof f['at'] === 'string' && TIMESTAMP_PATTERN.test(f['at']) &&
-    typeof f['agentId'] === 'string' && TOKEN_PATTERN.test(f['agentId']) &&
+    typeof f['id'] === 'string' &&
+    f['id'].length >= 1 &&
+    f['id'].length <= 256 &&
+    /^[\x21-\x7e]+$/.test(f['id']) &&
+    typeof f['type'] === 'string' &&
+    TYPE_PATTERN.test(f['type']) &&
+    typeof f['at'] === 'string' &&
+    TIMESTAMP_PATTERN.test(f['at']) &&
+    typeof f['agentId'] === 'string' &&
+    TOKEN_PATTERN.test(f['agentId']) &&
     (f['causationId'] === undefined || typeof f['causationId'] === 'string') &&
     'data' in f
   );
@@ -199,7 +212,12 @@ function parseText(subject: string, text: string): unknown {
     return JSON.parse(text);
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message : String(cause);
-    throw new InvalidMessageError(ErrorCode.InvalidJson, subject, `payload is not JSON (${detail}); send a JSON object such as {"data":{}}`, cause);
+    throw new InvalidMessageError(
+      ErrorCode.InvalidJson,
+      subject,
+      `payload is not JSON (${detail}); send a JSON object such as {"data":{}}`,
+      cause,
+    );
   }
 }
 
@@ -218,10 +236,21 @@ export const SocketFrame = z.discriminatedUnion('op', [
   z.object({ op: z.literal('sub'), sid: z.number().int(), subject: z.string().min(1) }),
   z.object({ op: z.literal('unsub'), sid: z.number().int() }),
   z.object({ op: z.literal('pub'), subject: z.string().min(1), data: z.string() }),
-  z.object({ op: z.literal('req'), rid: z.number().int(), subject: z.string().min(1), data: z.string(), timeoutMs: z.number().int().min(1) }),
+  z.object({
+    op: z.literal('req'),
+    rid: z.number().int(),
+    subject: z.string().min(1),
+    data: z.string(),
+    timeoutMs: z.number().int().min(1),
+  }),
   z.object({ op: z.literal('msg'), sid: z.number().int(), subject: z.string(), data: z.string() }),
   z.object({ op: z.literal('res'), rid: z.number().int(), data: z.string() }),
-  z.object({ op: z.literal('err'), rid: z.number().int(), code: z.enum(['no_responders', 'timeout', 'failed']), message: z.string() }),
+  z.object({
+    op: z.literal('err'),
+    rid: z.number().int(),
+    code: z.enum(['no_responders', 'timeout', 'failed']),
+    message: z.string(),
+  }),
 ]);
 export type SocketFrame = z.infer<typeof SocketFrame>;
 

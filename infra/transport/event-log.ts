@@ -56,7 +56,8 @@ export class AppendConflictError extends RuntimeError {
   constructor(subject: string, expected: number, detail: string) {
     super(
       ErrorCode.Conflict,
-      `another writer appended to '${subject}' (expected last sequence ${expected}: ${detail}); re-read the aggregate and retry the command`,
+      `another writer appended to '${subject}' (expected last sequence ` +
+        `${expected}: ${detail}); re-read the aggregate and retry the command`,
       { retryable: true },
     );
   }

@@ -5,11 +5,24 @@
  * size-limited). Each fact is one message whose msg-id is the fact id; the
  * per-subject `expect.lastSubjectSequence` makes one writer per aggregate.
  */
-import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import {
+  jetstream,
+  jetstreamManager,
+  JetStreamApiError,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { EVENTS_STREAM, OUTPUT_STREAM, subjectPatterns, type StoredFact } from '../../schemas/index.ts';
 import { decodeFact, encode } from './codec.ts';
-import { AppendConflictError, type AppendRequest, type AppendResult, type EventLog, type LogStream, type ReadOptions } from './event-log.ts';
+import {
+  AppendConflictError,
+  type AppendRequest,
+  type AppendResult,
+  type EventLog,
+  type LogStream,
+  type ReadOptions,
+} from './event-log.ts';
 
 export type JetStreamLogOptions = {
   outputMaxBytes?: number;
@@ -140,7 +153,10 @@ export class JetStreamLog implements EventLog {
   }
 }
 
-async function ensureStream(jsm: JetStreamManager, config: Parameters<JetStreamManager['streams']['add']>[0]): Promise<void> {
+async function ensureStream(
+  jsm: JetStreamManager,
+  config: Parameters<JetStreamManager['streams']['add']>[0],
+): Promise<void> {
   try {
     await jsm.streams.info(config.name!);
     const { name, ...rest } = config;

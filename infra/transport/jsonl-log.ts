@@ -7,13 +7,30 @@
  * (a crash mid-write) is cut off on open. Facts are published on the bus
  * after they are durable, as JetStream does for `nats sub`.
  */
-import { createReadStream, existsSync, mkdirSync, openSync, closeSync, readFileSync, renameSync, statSync, ftruncateSync } from 'node:fs';
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  ftruncateSync,
+} from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { subjectMatches, type Bus } from './bus.ts';
 import { decodeLogLine, encodeLogLine } from './codec.ts';
-import { AppendConflictError, type AppendRequest, type AppendResult, type EventLog, type LogStream, type ReadOptions } from './event-log.ts';
+import {
+  AppendConflictError,
+  type AppendRequest,
+  type AppendResult,
+  type EventLog,
+  type LogStream,
+  type ReadOptions,
+} from './event-log.ts';
 import type { StoredFact } from '../../schemas/index.ts';
 import type { Logger } from '../kernel/log.ts';
 
@@ -73,10 +90,13 @@ export class JsonlLog implements EventLog {
     const stream = this.#streams[name];
     if (!existsSync(stream.path)) closeSync(openSync(stream.path, 'a'));
     const text = readFileSync(stream.path, 'utf8');
-    let good = text.lastIndexOf('\n') + 1;
+    const good = text.lastIndexOf('\n') + 1;
     if (good < text.length) {
       // A torn last line: the process died mid-write. Nothing after the last newline was acknowledged.
-      this.#options.log?.warn({ path: stream.path, bytes: Buffer.byteLength(text.slice(good)) }, 'torn last line cut off');
+      this.#options.log?.warn(
+        { path: stream.path, bytes: Buffer.byteLength(text.slice(good)) },
+        'torn last line cut off',
+      );
       const fd = openSync(stream.path, 'r+');
       ftruncateSync(fd, Buffer.byteLength(text.slice(0, good)));
       closeSync(fd);
@@ -201,7 +221,8 @@ export class JsonlLog implements EventLog {
     const stream = this.#streams[name];
     const from = options.fromSeq ?? 1;
     const until = options.untilSeq ?? stream.seq;
-    const files = name === 'output' && existsSync(`${stream.path}.1`) ? [`${stream.path}.1`, stream.path] : [stream.path];
+    const files =
+      name === 'output' && existsSync(`${stream.path}.1`) ? [`${stream.path}.1`, stream.path] : [stream.path];
     for (const file of files) {
       yield* readJsonlFile(file, { ...options, fromSeq: from, untilSeq: until });
     }

@@ -30,20 +30,36 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startNatsServer(options: { storeDir: string; bin?: string; port?: number; readyTimeoutMs?: number }): Promise<NatsServerHandle> {
+export async function startNatsServer(options: {
+  storeDir: string;
+  bin?: string;
+  port?: number;
+  readyTimeoutMs?: number;
+}): Promise<NatsServerHandle> {
   mkdirSync(options.storeDir, { recursive: true });
   const port = options.port ?? (await freePort());
-  const child = spawn(options.bin ?? 'nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', options.storeDir], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    detached: false,
-  });
+  const child = spawn(
+    options.bin ?? 'nats-server',
+    ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', options.storeDir],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: false,
+    },
+  );
   const pid = child.pid;
-  if (pid === undefined) throw new Error(`could not start ${options.bin ?? 'nats-server'}: is it installed (apt-get install -y nats-server)?`);
+  if (pid === undefined)
+    throw new Error(
+      `could not start ${options.bin ?? 'nats-server'}: is it installed (apt-get install -y nats-server)?`,
+    );
   let log = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`nats-server did not become ready within ${options.readyTimeoutMs ?? 10_000} ms:\n${log.slice(-2000)}`));
+      reject(
+        new Error(
+          `nats-server did not become ready within ${options.readyTimeoutMs ?? 10_000} ms:\n${log.slice(-2000)}`,
+        ),
+      );
     }, options.readyTimeoutMs ?? 10_000);
     child.stderr!.on('data', (chunk: Buffer) => {
       log += chunk.toString('utf8');

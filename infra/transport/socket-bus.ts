@@ -37,7 +37,12 @@ export async function serveBusOnSocket(bus: EmbeddedBus, path: string): Promise<
       switch (frame.op) {
         case 'sub':
           subs.get(frame.sid)?.unsubscribe();
-          subs.set(frame.sid, bus.subscribe(frame.subject, (msg) => send(socket, { op: 'msg', sid: frame.sid, subject: msg.subject, data: b64(msg.data) })));
+          subs.set(
+            frame.sid,
+            bus.subscribe(frame.subject, (msg) =>
+              send(socket, { op: 'msg', sid: frame.sid, subject: msg.subject, data: b64(msg.data) }),
+            ),
+          );
           return;
         case 'unsub':
           subs.get(frame.sid)?.unsubscribe();
@@ -53,7 +58,12 @@ export async function serveBusOnSocket(bus: EmbeddedBus, path: string): Promise<
               send(socket, {
                 op: 'err',
                 rid: frame.rid,
-                code: err instanceof NoRespondersError ? 'no_responders' : err instanceof RequestTimeoutError ? 'timeout' : 'failed',
+                code:
+                  err instanceof NoRespondersError
+                    ? 'no_responders'
+                    : err instanceof RequestTimeoutError
+                      ? 'timeout'
+                      : 'failed',
                 message: err.message,
               }),
           );
@@ -86,7 +96,10 @@ export class SocketBus implements Bus {
   readonly kind = 'socket' as const;
   readonly #socket: Socket;
   readonly #subs = new Map<number, (msg: BusMsg) => void>();
-  readonly #requests = new Map<number, { resolve: (d: Uint8Array) => void; reject: (e: Error) => void; subject: string; timeoutMs: number }>();
+  readonly #requests = new Map<
+    number,
+    { resolve: (d: Uint8Array) => void; reject: (e: Error) => void; subject: string; timeoutMs: number }
+  >();
   #next = 1;
 
   private constructor(socket: Socket) {
@@ -103,7 +116,9 @@ export class SocketBus implements Bus {
     return new Promise((resolve, reject) => {
       const socket = createConnection(path);
       socket.once('connect', () => resolve(new SocketBus(socket)));
-      socket.once('error', (err) => reject(new Error(`cannot reach the embedded runtime at ${path}: ${err.message}; is \`skein up\` running?`)));
+      socket.once('error', (err) =>
+        reject(new Error(`cannot reach the embedded runtime at ${path}: ${err.message}; is \`skein up\` running?`)),
+      );
     });
   }
 

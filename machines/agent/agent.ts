@@ -80,7 +80,10 @@ export const agentAggregate = setup({
     },
     spawning: {
       on: {
-        'agent.worker.started': { target: 'running', actions: assign({ workerTerminalId: ({ event }) => event.data.terminalId }) },
+        'agent.worker.started': {
+          target: 'running',
+          actions: assign({ workerTerminalId: ({ event }) => event.data.terminalId }),
+        },
         ...finalFacts,
       },
     },

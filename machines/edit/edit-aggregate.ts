@@ -8,7 +8,15 @@
 import { assign, setup } from 'xstate';
 
 type Envelope<T> = { type: string; data: T };
-type EditSummary = { index: number; status: 'matched' | 'resolved' | 'unresolved' | 'ambiguous'; startLine?: number; endLine?: number; matchKind?: string; similarity?: number; lines?: number[] };
+type EditSummary = {
+  index: number;
+  status: 'matched' | 'resolved' | 'unresolved' | 'ambiguous';
+  startLine?: number;
+  endLine?: number;
+  matchKind?: string;
+  similarity?: number;
+  lines?: number[];
+};
 
 export type EditAggregateContext = {
   editId?: string;
@@ -33,13 +41,15 @@ function withEdit(edits: EditSummary[], summary: EditSummary): EditSummary[] {
 
 type AnyData = Record<string, any>;
 
-const recordFailure = assign<EditAggregateContext, Envelope<AnyData>, undefined, Envelope<AnyData>, never>(({ event }) => ({
-  error: {
-    code: event.data.code as string,
-    message: event.data.message as string,
-    ...(event.data.editIndex !== undefined ? { editIndex: event.data.editIndex as number } : {}),
-  },
-}));
+const recordFailure = assign<EditAggregateContext, Envelope<AnyData>, undefined, Envelope<AnyData>, never>(
+  ({ event }) => ({
+    error: {
+      code: event.data.code as string,
+      message: event.data.message as string,
+      ...(event.data.editIndex !== undefined ? { editIndex: event.data.editIndex as number } : {}),
+    },
+  }),
+);
 
 export const editAggregate = setup({
   types: { context: {} as EditAggregateContext, events: {} as Envelope<AnyData> },
@@ -68,7 +78,12 @@ export const editAggregate = setup({
       on: {
         'edit.range.matched': {
           actions: assign(({ context, event }) => ({
-            edits: withEdit(context.edits, { index: event.data.editIndex, status: 'matched', startLine: event.data.startLine, endLine: event.data.endLine }),
+            edits: withEdit(context.edits, {
+              index: event.data.editIndex,
+              status: 'matched',
+              startLine: event.data.startLine,
+              endLine: event.data.endLine,
+            }),
           })),
         },
         'edit.range.resolved': {
@@ -84,11 +99,17 @@ export const editAggregate = setup({
           })),
         },
         'edit.range.unresolved': {
-          actions: assign(({ context, event }) => ({ edits: withEdit(context.edits, { index: event.data.editIndex, status: 'unresolved' }) })),
+          actions: assign(({ context, event }) => ({
+            edits: withEdit(context.edits, { index: event.data.editIndex, status: 'unresolved' }),
+          })),
         },
         'edit.range.ambiguous': {
           actions: assign(({ context, event }) => ({
-            edits: withEdit(context.edits, { index: event.data.editIndex, status: 'ambiguous', lines: event.data.lines }),
+            edits: withEdit(context.edits, {
+              index: event.data.editIndex,
+              status: 'ambiguous',
+              lines: event.data.lines,
+            }),
           })),
         },
         'edit.applied': {
@@ -115,7 +136,14 @@ export const editAggregate = setup({
 
 export const editAggregateDef = { aggregate: 'edit', machine: editAggregate } as const;
 
-export type FileAggregateContext = { fileId?: string; path?: string; hash?: string; mtimeMs?: number; totalLines?: number; reads: number };
+export type FileAggregateContext = {
+  fileId?: string;
+  path?: string;
+  hash?: string;
+  mtimeMs?: number;
+  totalLines?: number;
+  reads: number;
+};
 
 /** Folds `file.read.recorded`: the latest version read and how many reads. */
 export const fileAggregate = setup({

@@ -104,7 +104,13 @@ export function planEdit(
   const first: IndentDelta = exact ? { kind: 'spaces', delta: 0 } : contextual;
   const pairs = match.linePairs
     .filter(([q]) => q !== 0 && q < queryLines.length)
-    .map(([q, b]) => [lineIndent(rowText(b)), lineIndent(queryLines[q]!)] as [ReturnType<typeof lineIndent>, ReturnType<typeof lineIndent>]);
+    .map(
+      ([q, b]) =>
+        [lineIndent(rowText(b)), lineIndent(queryLines[q]!)] as [
+          ReturnType<typeof lineIndent>,
+          ReturnType<typeof lineIndent>,
+        ],
+    );
   const rest = computeRestIndentDelta(contextual, pairs);
   const after = buffer.slice(match.range.end, match.range.end + 2);
   return {
@@ -168,7 +174,8 @@ export function applyOne(
  * the "changed on disk" sentence to a no-match error.
  */
 export function applyEdits(buffer: string, edits: readonly EditSpec[], options: { stale?: boolean } = {}): ApplyResult {
-  if (edits.length === 0) return { content: buffer, outcomes: [], failure: { index: 0, reason: 'invalid', message: editErrors.noEdits() } };
+  if (edits.length === 0)
+    return { content: buffer, outcomes: [], failure: { index: 0, reason: 'invalid', message: editErrors.noEdits() } };
   let content = buffer;
   const outcomes: EditOutcome[] = [];
   for (let i = 0; i < edits.length; i++) {

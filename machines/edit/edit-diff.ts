@@ -7,7 +7,10 @@
  * new text appears at once and old text is removed late. Pure.
  */
 
-export type CharOperation = { op: 'insert'; text: string } | { op: 'delete'; length: number } | { op: 'keep'; length: number };
+export type CharOperation =
+  | { op: 'insert'; text: string }
+  | { op: 'delete'; length: number }
+  | { op: 'keep'; length: number };
 
 export const INSERTION_SCORE = -1;
 export const DELETION_SCORE = -20;
@@ -66,7 +69,7 @@ export class StreamingDiff {
           runs[i] = run;
           eq = prevScores[i - 1]! + EQUALITY_BASE ** Math.min(Math.floor(run / 4), MAX_EQUALITY_EXPONENT);
         }
-        col[i] = ins > del ? (ins > eq ? ins : eq) : del > eq ? del : eq;
+        col[i] = ins > del ? Math.max(ins, eq) : Math.max(del, eq);
       }
       this.#scores.push(col);
       this.#runs.push(runs);

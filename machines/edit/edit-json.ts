@@ -162,7 +162,8 @@ export class JsonScanner {
 
   #endLiteral(): void {
     const lit = this.#literal;
-    if (!/^(true|false|null|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)$/.test(lit)) this.#fail(`invalid literal ${JSON.stringify(lit)}`);
+    if (!/^(true|false|null|-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)$/.test(lit))
+      this.#fail(`invalid literal ${JSON.stringify(lit)}`);
     this.#mode = 'value';
     this.#afterValue();
   }
@@ -231,7 +232,8 @@ export class JsonScanner {
       }
       return;
     }
-    if (ch < ' ') this.#fail(`unescaped control character U+${ch.charCodeAt(0).toString(16).padStart(4, '0')} in a string`);
+    if (ch < ' ')
+      this.#fail(`unescaped control character U+${ch.charCodeAt(0).toString(16).padStart(4, '0')} in a string`);
     this.#decoded += ch;
   }
 

@@ -6,7 +6,17 @@
  * live preview; `finish()` resolves authoritatively: byte-exact search first
  * (overlapping, stops at 2 hits), the fuzzy line DP second. Pure.
  */
-import { FUZZY_LINE_THRESHOLD, fuzzyEqHist, lineHistogram, lineStarts, normalizeLine, rowOf, similarity, textLines, type TextRange } from './edit-text.ts';
+import {
+  FUZZY_LINE_THRESHOLD,
+  fuzzyEqHist,
+  lineHistogram,
+  lineStarts,
+  normalizeLine,
+  rowOf,
+  similarity,
+  textLines,
+  type TextRange,
+} from './edit-text.ts';
 
 /** DP cost of a query line aligned to a buffer line that is only fuzzy equal. */
 export const REPLACEMENT_COST = 1;
@@ -50,7 +60,10 @@ type BufferIndex = {
   ids: Int32Array;
   norms: string[];
   intern: Map<string, number>;
-  /** Distinct ids sorted by normalized length, and those lengths: the fuzzy candidates of a query line are a window of it. */
+  /**
+   * Distinct ids sorted by normalized length, and those lengths: the fuzzy candidates of a query line are a window of
+   * it.
+   */
   byLength: Int32Array;
   lengths: Int32Array;
   hists: Array<Uint8Array | undefined>;
@@ -149,7 +162,11 @@ export class StreamingFuzzyMatcher {
       const cls = new Uint8Array(norms.length).fill(2);
       const { byLength, lengths, intern } = this.#index;
       const exactId = intern.get(q);
-      for (let i = lowerBound(lengths, Math.ceil(q.length * FUZZY_LINE_THRESHOLD - 1e-9)); i < byLength.length && lengths[i]! <= q.length / FUZZY_LINE_THRESHOLD + 1e-9; i++) {
+      for (
+        let i = lowerBound(lengths, Math.ceil(q.length * FUZZY_LINE_THRESHOLD - 1e-9));
+        i < byLength.length && lengths[i]! <= q.length / FUZZY_LINE_THRESHOLD + 1e-9;
+        i++
+      ) {
         const id = byLength[i]!;
         if (id !== exactId) cls[id] = fuzzyEqHist(q, qh, norms[id]!, (hists[id] ??= lineHistogram(norms[id]!))) ? 1 : 2;
       }
@@ -184,7 +201,8 @@ export class StreamingFuzzyMatcher {
   #absorbEdges(pairs: Array<[number, number]>, startRow: number, endRow: number): [number, number] {
     if (pairs.length === 0) return [startRow, endRow];
     const { ids, norms } = this.#index;
-    const alike = (q: number, b: number) => b >= 0 && b < ids.length && similarity(this.#queryLines[q]!, norms[ids[b]!]!) >= EDGE_SIMILARITY;
+    const alike = (q: number, b: number) =>
+      b >= 0 && b < ids.length && similarity(this.#queryLines[q]!, norms[ids[b]!]!) >= EDGE_SIMILARITY;
     const lastQ = pairs[pairs.length - 1]![0];
     for (let q = lastQ + 1; q < this.#queryLines.length && alike(q, endRow + 1); q++) pairs.push([q, ++endRow]);
     const firstQ = pairs[0]![0];
@@ -214,7 +232,8 @@ export class StreamingFuzzyMatcher {
     // A near tie elsewhere means the query does not single out one place: report it rather than guess.
     const overlaps = (a: SearchMatch, b: SearchMatch) => a.range.start <= b.range.end && b.range.start <= a.range.end;
     const distinct: SearchMatch[] = [];
-    for (const n of near) if (!best.some((b) => overlaps(n, b)) && !distinct.some((d) => overlaps(d, n))) distinct.push(n);
+    for (const n of near)
+      if (!best.some((b) => overlaps(n, b)) && !distinct.some((d) => overlaps(d, n))) distinct.push(n);
     return best.length === 0 ? [] : [...best, ...distinct].sort((a, b) => a.range.start - b.range.start);
   }
 
@@ -256,7 +275,10 @@ export class StreamingFuzzyMatcher {
  */
 export const EDGE_SIMILARITY = 0.5;
 
-/** All (overlapping) exact occurrences of `query`, at most `MAX_EXACT_MATCHES`; a trailing line ending is left out of the range. */
+/**
+ * All (overlapping) exact occurrences of `query`, at most `MAX_EXACT_MATCHES`; a trailing line ending is left out of
+ * the range.
+ */
 export function findExactMatches(buffer: string, query: string): TextRange[] {
   if (query === '') return [];
   const trim = query.endsWith('\r\n') ? 2 : query.endsWith('\n') ? 1 : 0;
@@ -295,7 +317,17 @@ function indexBuffer(buffer: string): BufferIndex {
     }
     ids[i] = id;
   }
-  if (buffer === '') return { starts: [], ends: [], ids: new Int32Array(0), norms: [], intern, byLength: new Int32Array(0), lengths: new Int32Array(0), hists: [] };
+  if (buffer === '')
+    return {
+      starts: [],
+      ends: [],
+      ids: new Int32Array(0),
+      norms: [],
+      intern,
+      byLength: new Int32Array(0),
+      lengths: new Int32Array(0),
+      hists: [],
+    };
   const byLength = Int32Array.from(norms.keys()).sort((a, b) => norms[a]!.length - norms[b]!.length);
   const lengths = byLength.map((id) => norms[id]!.length);
   return { starts, ends, ids, norms, intern, byLength, lengths, hists: new Array(norms.length) };
@@ -312,4 +344,3 @@ function lowerBound(sorted: Int32Array, value: number): number {
   }
   return lo;
 }
-

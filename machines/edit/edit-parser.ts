@@ -71,10 +71,18 @@ export class StreamingEditParser {
    */
   finish(): { events: EditEvent[]; input: ParsedToolInput } {
     const err = this.#scanner.error;
-    if (err) throw new ToolInputError(err.offset, `The tool input is not valid JSON at offset ${err.offset}: ${err.message}. Send the complete JSON again.`);
+    if (err)
+      throw new ToolInputError(
+        err.offset,
+        `The tool input is not valid JSON at offset ${err.offset}: ${err.message}. Send the complete JSON again.`,
+      );
     if (!this.#scanner.complete) {
       const at = this.#raw.length;
-      throw new ToolInputError(at, `The tool input is truncated at offset ${at}: it ends inside ${this.#scanner.openDescription()}. Send the rest of the JSON before finishing.`);
+      throw new ToolInputError(
+        at,
+        `The tool input is truncated at offset ${at}: it ends inside ` +
+          `${this.#scanner.openDescription()}. Send the rest of the JSON before finishing.`,
+      );
     }
     const input = decodeInput(JSON.parse(this.#raw), this.#raw.length);
     if (this.#mode === 'write') {
@@ -93,7 +101,16 @@ export class StreamingEditParser {
   }
 
   #state(i: number): EditState {
-    while (this.#edits.length <= i) this.#edits.push({ old: '', oldEmitted: 0, oldDone: false, neu: '', newEmitted: 0, newDone: false, newSent: false });
+    while (this.#edits.length <= i)
+      this.#edits.push({
+        old: '',
+        oldEmitted: 0,
+        oldDone: false,
+        neu: '',
+        newEmitted: 0,
+        newDone: false,
+        newSent: false,
+      });
     return this.#edits[i]!;
   }
 
@@ -144,7 +161,11 @@ export class StreamingEditParser {
 
   #emitContent(full: string, done: boolean): void {
     if (done) {
-      if (!full.startsWith(this.#content.slice(0, this.#contentEmitted))) throw new ToolInputError(this.#raw.length, 'The streamed content does not agree with the final tool input. Send the tool call again.');
+      if (!full.startsWith(this.#content.slice(0, this.#contentEmitted)))
+        throw new ToolInputError(
+          this.#raw.length,
+          'The streamed content does not agree with the final tool input. Send the tool call again.',
+        );
       this.#out.push({ type: 'content', chunk: full.slice(this.#contentEmitted), done: true });
       this.#contentEmitted = full.length;
       return;
@@ -188,12 +209,19 @@ function safeEnd(text: string): number {
 }
 
 function disagree(): ToolInputError {
-  return new ToolInputError(0, 'The streamed edit text does not agree with the final tool input. Send the tool call again.');
+  return new ToolInputError(
+    0,
+    'The streamed edit text does not agree with the final tool input. Send the tool call again.',
+  );
 }
 
 /** Validates the parsed tool input: `edits` as an array (or a JSON string of one) of `{ old_text, new_text }`. */
 export function decodeInput(value: unknown, offset: number): ParsedToolInput {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ToolInputError(0, 'The tool input must be a JSON object such as {"path": "...", "edits": [...]}. Send an object.');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ToolInputError(
+      0,
+      'The tool input must be a JSON object such as {"path": "...", "edits": [...]}. Send an object.',
+    );
   const obj = value as Record<string, unknown>;
   const out: ParsedToolInput = {};
   if (typeof obj.path === 'string') out.path = obj.path;
@@ -203,17 +231,29 @@ export function decodeInput(value: unknown, offset: number): ParsedToolInput {
     try {
       edits = JSON.parse(edits);
     } catch (err) {
-      throw new ToolInputError(offset, `The "edits" string is not valid JSON (${(err as Error).message}). Send edits as an array.`);
+      throw new ToolInputError(
+        offset,
+        `The "edits" string is not valid JSON (${(err as Error).message}). Send edits as an array.`,
+      );
     }
   }
   if (edits !== undefined) {
-    if (!Array.isArray(edits)) throw new ToolInputError(offset, '"edits" must be an array of {"old_text", "new_text"} objects. Send an array.');
+    if (!Array.isArray(edits))
+      throw new ToolInputError(offset, '"edits" must be an array of {"old_text", "new_text"} objects. Send an array.');
     out.edits = edits.map((e, i) => {
       const rec = (typeof e === 'object' && e !== null ? e : {}) as Record<string, unknown>;
       const oldText = rec.old_text ?? rec.oldText;
       const newText = rec.new_text ?? rec.newText;
-      if (typeof oldText !== 'string') throw new ToolInputError(offset, `Edit ${i} has no "old_text" string. Give each edit an "old_text" and a "new_text".`);
-      if (typeof newText !== 'string') throw new ToolInputError(offset, `Edit ${i} has no "new_text" string. Give each edit an "old_text" and a "new_text".`);
+      if (typeof oldText !== 'string')
+        throw new ToolInputError(
+          offset,
+          `Edit ${i} has no "old_text" string. Give each edit an "old_text" and a "new_text".`,
+        );
+      if (typeof newText !== 'string')
+        throw new ToolInputError(
+          offset,
+          `Edit ${i} has no "new_text" string. Give each edit an "old_text" and a "new_text".`,
+        );
       return { oldText, newText };
     });
   }

@@ -36,10 +36,7 @@ export function computeIndentDelta(buffer: LineIndent, query: LineIndent): Inden
 }
 
 /** The delta every non-blank `(buffer, query)` pair agrees on, else `fallback`. */
-export function computeRestIndentDelta(
-  fallback: IndentDelta,
-  pairs: Iterable<[LineIndent, LineIndent]>,
-): IndentDelta {
+export function computeRestIndentDelta(fallback: IndentDelta, pairs: Iterable<[LineIndent, LineIndent]>): IndentDelta {
   let agreed: IndentDelta | undefined;
   for (const [b, q] of pairs) {
     if (b.blank || q.blank) continue;
@@ -99,7 +96,11 @@ export function indentConversion(
  * Leading whitespace of each aligned query line → that of its buffer line,
  * keeping only unambiguous entries (one query indent, one buffer indent).
  */
-export function indentMap(bufferLines: readonly string[], queryLines: readonly string[], pairs: ReadonlyArray<[number, number]>): Map<string, string> {
+export function indentMap(
+  bufferLines: readonly string[],
+  queryLines: readonly string[],
+  pairs: ReadonlyArray<[number, number]>,
+): Map<string, string> {
   const map = new Map<string, string>();
   const conflicted = new Set<string>();
   for (const [q, b] of pairs) {

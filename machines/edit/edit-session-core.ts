@@ -9,7 +9,15 @@
  */
 import type { EditFact } from '../../schemas/edit.ts';
 import type { EditId } from '../../schemas/ids.ts';
-import { type EditFailure, type EditOutcome, type EditPlan, finalNewText, isFailure, planEdit, validateEdit } from './edit-apply.ts';
+import {
+  type EditFailure,
+  type EditOutcome,
+  type EditPlan,
+  finalNewText,
+  isFailure,
+  planEdit,
+  validateEdit,
+} from './edit-apply.ts';
 import { type CharOperation, StreamingDiff } from './edit-diff.ts';
 import { StreamingFuzzyMatcher } from './edit-matcher.ts';
 import { type EditEvent, StreamingEditParser, ToolInputError } from './edit-parser.ts';
@@ -102,7 +110,11 @@ export class EditSessionCore {
       events = fin.events;
       this.#inputPath = fin.input.path;
       if (this.#opts.mode === 'write' && fin.input.content === undefined) {
-        this.#failure = { reason: 'malformed', message: 'The tool input has no "content" string. Send {"path": "...", "content": "..."}.', offset: 0 };
+        this.#failure = {
+          reason: 'malformed',
+          message: 'The tool input has no "content" string. Send {"path": "...", "content": "..."}.',
+          offset: 0,
+        };
         return [];
       }
       if (this.#opts.mode === 'edit' && (fin.input.edits ?? []).length === 0) {
@@ -185,7 +197,10 @@ export class EditSessionCore {
         const key = `${startLine}:${endLine}`;
         if (key !== a.provisional) {
           a.provisional = key;
-          facts.push({ type: 'edit.range.matched', data: { editId: this.#id(), editIndex: index, startLine, endLine } });
+          facts.push({
+            type: 'edit.range.matched',
+            data: { editId: this.#id(), editIndex: index, startLine, endLine },
+          });
         }
       }
       return;
@@ -198,9 +213,15 @@ export class EditSessionCore {
     if (isFailure(plan)) {
       this.#failure = plan;
       if (plan.reason === 'ambiguous') {
-        facts.push({ type: 'edit.range.ambiguous', data: { editId: this.#id(), editIndex: index, lines: plan.lines ?? [], message: plan.message } });
+        facts.push({
+          type: 'edit.range.ambiguous',
+          data: { editId: this.#id(), editIndex: index, lines: plan.lines ?? [], message: plan.message },
+        });
       } else {
-        facts.push({ type: 'edit.range.unresolved', data: { editId: this.#id(), editIndex: index, message: plan.message, stale: this.#opts.stale } });
+        facts.push({
+          type: 'edit.range.unresolved',
+          data: { editId: this.#id(), editIndex: index, message: plan.message, stale: this.#opts.stale },
+        });
       }
       return;
     }
@@ -224,7 +245,11 @@ export class EditSessionCore {
     const a = this.#ensureActive(index);
     if (!a) return;
     if (!a.plan || !a.reindenter) {
-      this.#failure = { index, reason: 'invalid', message: `Edit ${index} sent new_text before its old_text was complete. Send old_text first.` };
+      this.#failure = {
+        index,
+        reason: 'invalid',
+        message: `Edit ${index} sent new_text before its old_text was complete. Send old_text first.`,
+      };
       return;
     }
     chunk = this.#lf(a, 'newCr', chunk, done);
@@ -272,11 +297,20 @@ export class EditSessionCore {
       this.#failure = {
         index: expected,
         reason: 'invalid',
-        message: `Edit ${expected} is incomplete: it needs both "old_text" and "new_text". Send complete edits in order.`,
+        message:
+          `Edit ${expected} is incomplete: it needs both ` + `"old_text" and "new_text". Send complete edits in order.`,
       };
       return undefined;
     }
-    this.#active = { index, matcher: new StreamingFuzzyMatcher(this.#buffer), old: '', neu: '', inserted: '', oldCr: false, newCr: false };
+    this.#active = {
+      index,
+      matcher: new StreamingFuzzyMatcher(this.#buffer),
+      old: '',
+      neu: '',
+      inserted: '',
+      oldCr: false,
+      newCr: false,
+    };
     return this.#active;
   }
 
@@ -290,7 +324,10 @@ export class EditSessionCore {
 
   #pushOps(index: number, rangeStart: number, ops: CharOperation[], final: boolean, facts: EditFact[]): void {
     if (ops.length === 0 && !final) return;
-    facts.push({ type: 'edit.diff.progressed', data: { editId: this.#id(), editIndex: index, rangeStart, ops, final } });
+    facts.push({
+      type: 'edit.diff.progressed',
+      data: { editId: this.#id(), editIndex: index, rangeStart, ops, final },
+    });
   }
 
   #id(): EditId {

@@ -85,7 +85,7 @@ export function boundedLevenshtein(a: string, b: string, max: number): number {
       const sub = prev[j - 1]! + (ca === b.charCodeAt(j - 1) ? 0 : 1);
       const del = prev[j]! + 1;
       const ins = cur[j - 1]! + 1;
-      const v = sub < del ? (sub < ins ? sub : ins) : del < ins ? del : ins;
+      const v = sub < del ? Math.min(sub, ins) : Math.min(del, ins);
       cur[j] = v;
       if (v < rowMin) rowMin = v;
     }
@@ -160,11 +160,14 @@ function histogramDistance(a: string, b: string): number {
 export const editErrors = {
   noMatch: (index: number, stale: boolean) =>
     `Could not find matching text for edit at index ${index}. The old_text did not match any content in the file.` +
-    `${stale ? ' The file has changed on disk since you last read it.' : ''} Please read the file again to get the current content.`,
+    `${stale ? ' The file has changed on disk since you last read it.' : ''} ` +
+    `Please read the file again to get the current content.`,
   ambiguous: (index: number, lines: readonly number[]) =>
-    `Edit ${index} matched multiple locations in the file at lines: ${lines.join(', ')}. Please provide more context in old_text to uniquely identify the location.`,
+    `Edit ${index} matched multiple locations in the file at lines: ${lines.join(', ')}. ` +
+    `Please provide more context in old_text to uniquely identify the location.`,
   emptyOldText: (index: number) =>
-    `Could not find matching text for edit at index ${index}. The old_text is empty. Put the lines to replace in old_text, or use write_file to replace the whole file.`,
+    `Could not find matching text for edit at index ${index}. The old_text is empty. ` +
+    `Put the lines to replace in old_text, or use write_file to replace the whole file.`,
   noOp: (index: number) =>
     `Edit ${index} makes no change: old_text and new_text are identical. Put the replacement text in new_text.`,
   noEdits: () => 'The edits array is empty. Give at least one { "old_text", "new_text" } edit.',

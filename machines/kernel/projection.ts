@@ -5,7 +5,13 @@
  * named by its subject (`skein.evt.<agent>.<aggregate>.<id>`) and advances it
  * with xstate's pure `transition()`: no action runs during a fold.
  */
-import { createActor, initialTransition, type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
+import {
+  createActor,
+  initialTransition,
+  type AnyActorScope,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+} from 'xstate';
 
 export type AggregateDef = { aggregate: string; machine: AnyStateMachine };
 
@@ -19,7 +25,12 @@ export class Fold {
   readonly #snapshots = new Map<string, { aggregate: string; snapshot: AnyMachineSnapshot; facts: number }>();
 
   constructor(defs: readonly AggregateDef[]) {
-    this.#defs = new Map(defs.map((d) => [d.aggregate, { machine: d.machine, initial: initialTransition(d.machine)[0], scope: inertScope(d.machine) }]));
+    this.#defs = new Map(
+      defs.map((d) => [
+        d.aggregate,
+        { machine: d.machine, initial: initialTransition(d.machine)[0], scope: inertScope(d.machine) },
+      ]),
+    );
   }
 
   /** Whether `aggregate` has a machine. */

@@ -32,9 +32,20 @@ type AggregateEvent =
   | { type: 'permission.granted'; data: PermissionGrantedData }
   | { type: 'permission.denied'; data: PermissionDeniedData };
 
-function settle(context: PermissionAggregateContext, d: PermissionGrantedData | PermissionDeniedData, outcome: 'granted' | 'denied'): PermissionAggregateContext {
+function settle(
+  context: PermissionAggregateContext,
+  d: PermissionGrantedData | PermissionDeniedData,
+  outcome: 'granted' | 'denied',
+): PermissionAggregateContext {
   const next: PermissionAggregateContext = {
-    ...context, requestId: d.requestId, agentId: d.agentId, tool: d.tool, input: d.input, outcome, by: d.by, reason: d.reason,
+    ...context,
+    requestId: d.requestId,
+    agentId: d.agentId,
+    tool: d.tool,
+    input: d.input,
+    outcome,
+    by: d.by,
+    reason: d.reason,
   };
   if (d.decidedBy !== undefined) next.decidedBy = d.decidedBy;
   if (d.decision !== undefined) next.decision = d.decision;
@@ -55,22 +66,41 @@ export const permissionAggregate = setup({
           actions: assign(({ event }) => {
             const d = event.data;
             const next: PermissionAggregateContext = {
-              requestId: d.requestId, agentId: d.agentId, ancestors: d.ancestors, tool: d.tool, input: d.input,
-              subCommands: d.subCommands, reason: d.reason, deadline: d.deadline, options: d.options,
+              requestId: d.requestId,
+              agentId: d.agentId,
+              ancestors: d.ancestors,
+              tool: d.tool,
+              input: d.input,
+              subCommands: d.subCommands,
+              reason: d.reason,
+              deadline: d.deadline,
+              options: d.options,
             };
             if (d.scope !== undefined) next.scope = d.scope;
             if (d.level !== undefined) next.level = d.level;
             return next;
           }),
         },
-        'permission.granted': { target: 'granted', actions: assign(({ context, event }) => settle(context, event.data, 'granted')) },
-        'permission.denied': { target: 'denied', actions: assign(({ context, event }) => settle(context, event.data, 'denied')) },
+        'permission.granted': {
+          target: 'granted',
+          actions: assign(({ context, event }) => settle(context, event.data, 'granted')),
+        },
+        'permission.denied': {
+          target: 'denied',
+          actions: assign(({ context, event }) => settle(context, event.data, 'denied')),
+        },
       },
     },
     pending: {
       on: {
-        'permission.granted': { target: 'granted', actions: assign(({ context, event }) => settle(context, event.data, 'granted')) },
-        'permission.denied': { target: 'denied', actions: assign(({ context, event }) => settle(context, event.data, 'denied')) },
+        'permission.granted': {
+          target: 'granted',
+          actions: assign(({ context, event }) => settle(context, event.data, 'granted')),
+        },
+        'permission.denied': {
+          target: 'denied',
+          actions: assign(({ context, event }) => settle(context, event.data, 'denied')),
+        },
       },
     },
     granted: { type: 'final' },
@@ -90,8 +120,10 @@ export function pendingDeadline(snapshot: { value: unknown; context: PermissionA
  * give again (idempotent: same outcome, nothing appended). Undefined while
  * it is pending or unknown.
  */
-export function settledReply(snapshot: { value: unknown; context: PermissionAggregateContext }):
-  { requestId: string; outcome: 'granted' | 'denied'; by: string; alreadyDecided: true } | undefined {
+export function settledReply(snapshot: {
+  value: unknown;
+  context: PermissionAggregateContext;
+}): { requestId: string; outcome: 'granted' | 'denied'; by: string; alreadyDecided: true } | undefined {
   const c = snapshot.context;
   if ((snapshot.value !== 'granted' && snapshot.value !== 'denied') || !c.requestId || !c.outcome) return undefined;
   return { requestId: c.requestId, outcome: c.outcome, by: c.by ?? 'rule', alreadyDecided: true };

@@ -58,9 +58,14 @@ function commandDenial(argv: string[]): string | undefined {
     let i = 0;
     while (i < args.length && !args[i]!.startsWith('-') && args[i] !== '(' && args[i] !== '!') starts.push(args[i++]!);
     const rest = args.slice(i);
-    const harmlessOnly = rest.every((a) => ['-delete', '-depth', '-xdev', '-mount', '-maxdepth', '-mindepth', '-P', '-L', '-H'].includes(a) || /^\d+$/.test(a));
+    const harmlessOnly = rest.every(
+      (a) =>
+        ['-delete', '-depth', '-xdev', '-mount', '-maxdepth', '-mindepth', '-P', '-L', '-H'].includes(a) ||
+        /^\d+$/.test(a),
+    );
     const root = starts.find((s) => isProtectedTarget(s) && !/^\.\.?$/.test(normalizeTarget(s)));
-    if (rest.includes('-delete') && harmlessOnly && root !== undefined) return `would delete everything under ${describeTarget(root)}`;
+    if (rest.includes('-delete') && harmlessOnly && root !== undefined)
+      return `would delete everything under ${describeTarget(root)}`;
     return undefined;
   }
   if (/^mkfs(\..+)?$/.test(name) || ['mke2fs', 'mkswap', 'wipefs', 'blkdiscard', 'shred'].includes(name)) {
@@ -86,7 +91,10 @@ function operands(args: string[]): string[] {
   const out: string[] = [];
   let flagsDone = false;
   for (const a of args) {
-    if (!flagsDone && a === '--') { flagsDone = true; continue; }
+    if (!flagsDone && a === '--') {
+      flagsDone = true;
+      continue;
+    }
     if (!flagsDone && a.startsWith('-') && a.length > 1) continue;
     out.push(a);
   }
@@ -117,7 +125,7 @@ export function normalizeTarget(path: string): string {
     }
     parts.push(part);
   }
-  if (prefix === '/') return '/' + parts.join('/');
+  if (prefix === '/') return `/${parts.join('/')}`;
   if (prefix) return parts.length ? `${prefix}/${parts.join('/')}` : prefix;
   return parts.length ? parts.join('/') : '.';
 }
@@ -142,11 +150,19 @@ function isProtectedDir(n: string): boolean {
 
 function describeTarget(path: string): string {
   const n = normalizeTarget(path);
-  const where = n === '/' ? 'the root directory' : n.startsWith('~') ? 'the home directory' : n === '.' ? 'the current directory' : 'a parent directory';
+  const where =
+    n === '/'
+      ? 'the root directory'
+      : n.startsWith('~')
+        ? 'the home directory'
+        : n === '.'
+          ? 'the current directory'
+          : 'a parent directory';
   return path === n ? `${where} (${path})` : `${where} (${path} is ${n})`;
 }
 
-const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|mapper\/|loop\d|sr\d)/;
+const DISK =
+  /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|mapper\/|loop\d|sr\d)/;
 
 function isDiskDevice(path: string): boolean {
   return DISK.test(path.replace(/\/+/g, '/'));

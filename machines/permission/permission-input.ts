@@ -13,9 +13,7 @@
  * Pure.
  */
 
-export type TerminalForeground =
-  | { kind: 'prompt' }
-  | { kind: 'program'; name: string };
+export type TerminalForeground = { kind: 'prompt' } | { kind: 'program'; name: string };
 
 export type InputClass =
   | { kind: 'command'; lines: string[] }
@@ -24,19 +22,81 @@ export type InputClass =
 
 /** Programs whose input is code (checked under `terminal_input`). */
 export const INTERPRETERS = new Set([
-  'python', 'python2', 'python3', 'ipython', 'node', 'deno', 'bun', 'ruby', 'irb', 'perl', 'php', 'lua', 'luajit',
-  'R', 'julia', 'ghci', 'scala', 'sbt', 'clojure', 'lein', 'erl', 'iex', 'elixir', 'tclsh', 'wish', 'gdb', 'lldb',
-  'psql', 'mysql', 'mariadb', 'sqlite3', 'sqlcmd', 'redis-cli', 'mongo', 'mongosh', 'cqlsh', 'ssh', 'telnet', 'nc', 'ftp', 'sftp',
-  'docker', 'kubectl', 'powershell', 'pwsh', 'osascript', 'expect', 'awk', 'gawk', 'bc', 'dc',
+  'python',
+  'python2',
+  'python3',
+  'ipython',
+  'node',
+  'deno',
+  'bun',
+  'ruby',
+  'irb',
+  'perl',
+  'php',
+  'lua',
+  'luajit',
+  'R',
+  'julia',
+  'ghci',
+  'scala',
+  'sbt',
+  'clojure',
+  'lein',
+  'erl',
+  'iex',
+  'elixir',
+  'tclsh',
+  'wish',
+  'gdb',
+  'lldb',
+  'psql',
+  'mysql',
+  'mariadb',
+  'sqlite3',
+  'sqlcmd',
+  'redis-cli',
+  'mongo',
+  'mongosh',
+  'cqlsh',
+  'ssh',
+  'telnet',
+  'nc',
+  'ftp',
+  'sftp',
+  'docker',
+  'kubectl',
+  'powershell',
+  'pwsh',
+  'osascript',
+  'expect',
+  'awk',
+  'gawk',
+  'bc',
+  'dc',
 ]);
 /** Shells: their input lines are also shell commands. */
-export const INPUT_SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'fish', 'ash', 'mksh', 'tcsh', 'csh', 'su', 'sudo']);
+export const INPUT_SHELLS = new Set([
+  'bash',
+  'sh',
+  'zsh',
+  'dash',
+  'ksh',
+  'fish',
+  'ash',
+  'mksh',
+  'tcsh',
+  'csh',
+  'su',
+  'sudo',
+]);
 
 /** Classifies one write; `data` is what the agent wrote (may hold several lines). */
 export function classifyTerminalInput(foreground: TerminalForeground, data: string): InputClass {
   const lines = completedLines(data);
   if (foreground.kind === 'prompt') {
-    return lines.length > 0 ? { kind: 'command', lines } : { kind: 'granted', reason: 'no line is completed yet; the shell runs nothing' };
+    return lines.length > 0
+      ? { kind: 'command', lines }
+      : { kind: 'granted', reason: 'no line is completed yet; the shell runs nothing' };
   }
   const name = baseName(foreground.name);
   const versionless = name.replace(/[\d.]+$/, '');

@@ -8,7 +8,10 @@
  * `resolved`). POSIX paths.
  */
 
-/** What the caller knows about a path; `resolved` is the realpath (or the realpath of the deepest existing ancestor + the rest). */
+/**
+ * What the caller knows about a path; `resolved` is the realpath (or the realpath of the deepest existing ancestor +
+ * the rest).
+ */
 export type PathFacts = {
   /** Absolute workspace roots, lexically normalized. The first one resolves relative paths. */
   roots: string[];
@@ -47,20 +50,30 @@ export function relativeTo(root: string, path: string): string | undefined {
 }
 
 /** The forms a file rule is matched against: raw (as given, made workspace-relative) and normalized. */
-export function pathForms(path: string, facts: PathFacts): { raw: string; normalized: string; absolute: string; inside: boolean } {
+export function pathForms(
+  path: string,
+  facts: PathFacts,
+): { raw: string; normalized: string; absolute: string; inside: boolean } {
   const root = facts.roots[0] ?? '/';
   const absolute = normalizePath(path.startsWith('/') ? path : `${root}/${path}`);
   let inside = false;
   let normalized = absolute;
   for (const r of facts.roots) {
     const rel = relativeTo(normalizePath(r), absolute);
-    if (rel !== undefined) { normalized = rel; inside = true; break; }
+    if (rel !== undefined) {
+      normalized = rel;
+      inside = true;
+      break;
+    }
   }
   let raw = path.replace(/^(\.\/)+/, '');
   if (path.startsWith('/')) {
     for (const r of facts.roots) {
-      const prefix = normalizePath(r) + '/';
-      if (path.startsWith(prefix)) { raw = path.slice(prefix.length); break; }
+      const prefix = `${normalizePath(r)}/`;
+      if (path.startsWith(prefix)) {
+        raw = path.slice(prefix.length);
+        break;
+      }
     }
   }
   return { raw, normalized, absolute, inside };

@@ -7,15 +7,31 @@ import type { PolicyMode, PolicyTool } from '../../schemas/policy.ts';
 import { builtinDenial } from './permission-builtin.ts';
 import { alwaysAsk, pathForms, type PathFacts } from './permission-paths.ts';
 import { commandPattern, exactPattern, pathPattern } from './permission-patterns.ts';
-import { compilePolicy, firstMatch, toolDefault, type CompiledPolicy, type CompiledRule, type MergedPolicy, type RuleList } from './policy.ts';
+import {
+  compilePolicy,
+  firstMatch,
+  toolDefault,
+  type CompiledPolicy,
+  type CompiledRule,
+  type MergedPolicy,
+  type RuleList,
+} from './policy.ts';
 import type { ShellSplit } from './shell-words.ts';
 
 /** Input limits: longer inputs, empty inputs and NUL bytes are denied before anything else. */
 export const INPUT_LIMITS = { maxChars: 65_536 } as const;
 
 export type DecisionLevel =
-  | 'input' | 'builtin' | 'invalid_pattern' | 'unsafe_shell' | 'deny_rule' | 'confirm_rule'
-  | 'always_ask' | 'allow_rule' | 'tool_default' | 'global_default';
+  | 'input'
+  | 'builtin'
+  | 'invalid_pattern'
+  | 'unsafe_shell'
+  | 'deny_rule'
+  | 'confirm_rule'
+  | 'always_ask'
+  | 'allow_rule'
+  | 'tool_default'
+  | 'global_default';
 
 export type DecisionRequest = {
   tool: PolicyTool;
@@ -74,12 +90,23 @@ export function decide(request: DecisionRequest, policy: MergedPolicy | Compiled
 function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision {
   const { tool, input } = request;
   if (!compiled.tools[tool]) {
-    return result('deny', 'input', `Unknown tool '${String(tool)}'; the gated tools are ${Object.keys(compiled.tools).join(', ')}.`, []);
+    return result(
+      'deny',
+      'input',
+      `Unknown tool '${String(tool)}'; the gated tools are ${Object.keys(compiled.tools).join(', ')}.`,
+      [],
+    );
   }
   const bad = inputProblem(input);
   if (bad) return result('deny', 'input', bad, []);
   if (tool === 'terminal' && !request.split) {
-    return result('deny', 'unsafe_shell', 'The terminal command was not split into sub-commands, so it cannot be checked; build the request with createPermissionGate (actors/policy-gate.ts).', []);
+    return result(
+      'deny',
+      'unsafe_shell',
+      'The terminal command was not split into sub-commands, so it cannot be ' +
+        'checked; build the request with createPermissionGate (actors/policy-gate.ts).',
+      [],
+    );
   }
   const split = tool === 'terminal' ? request.split : undefined;
   const subjects = subjectsOf(request);
@@ -92,21 +119,48 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
   if (t.invalid.length > 0) {
     const n = t.invalid.length;
     const list = t.invalid.map((i) => `"${i.pattern}" (${i.error})`).join(', ');
-    return result('deny', 'invalid_pattern', `The ${tool} tool cannot run because ${n} regex ${n === 1 ? 'pattern' : 'patterns'} failed to compile: ${list}. Please fix the invalid patterns in the policy.`, texts);
+    return result(
+      'deny',
+      'invalid_pattern',
+      `The ${tool} tool cannot run because ${n} regex ${n === 1 ? 'pattern' : 'patterns'} ` +
+        `failed to compile: ${list}. Please fix the invalid patterns in the policy.`,
+      texts,
+    );
   }
   const def = toolDefault(compiled, tool);
   if (tool === 'terminal' && split) {
     const allowAll = t.rules.always_deny.length === 0 && t.rules.always_confirm.length === 0 && def.mode === 'allow';
     if (!allowAll && (split.unsafe.length > 0 || split.parseError)) {
-      const why = split.parseError ? `it could not be parsed (${split.parseError})` : `it contains ${split.unsafe.slice(0, 3).map((u) => `"${u}"`).join(', ')}`;
-      return result('deny', 'unsafe_shell', `The terminal command could not be approved because ${why}; terminal does not allow shell substitutions or interpolations in permission-protected commands. Forbidden examples include $VAR, \${VAR}, $(...), backticks, $((...)), <(...), and >(...). Resolve those values before calling terminal, or ask the user for the literal value to use.`, texts);
+      const why = split.parseError
+        ? `it could not be parsed (${split.parseError})`
+        : `it contains ${split.unsafe
+            .slice(0, 3)
+            .map((u) => `"${u}"`)
+            .join(', ')}`;
+      return result(
+        'deny',
+        'unsafe_shell',
+        `The terminal command could not be approved because ${why}; terminal does not allow ` +
+          `shell substitutions or interpolations in permission-protected commands. Forbidden ` +
+          `examples include $VAR, \${VAR}, $(...), backticks, $((...)), <(...), and >(...). Resolve ` +
+          `those values before calling terminal, or ask the user for the literal value to use.`,
+        texts,
+      );
     }
   }
   // 4. deny
   for (const s of [...subjects, { forms: [input], allowable: false }]) {
     for (const f of s.forms) {
       const r = firstMatch(t.rules.always_deny, f);
-      if (r) return result('deny', 'deny_rule', `Denied by rule "${r.pattern}"${layerText(r)} for the ${tool} tool: it matches "${clip(f)}". Do not retry it; ask the user, or use a different approach.`, texts, matched('always_deny', r, f));
+      if (r)
+        return result(
+          'deny',
+          'deny_rule',
+          `Denied by rule "${r.pattern}"${layerText(r)} for the ${tool} tool: it matches ` +
+            `"${clip(f)}". Do not retry it; ask the user, or use a different approach.`,
+          texts,
+          matched('always_deny', r, f),
+        );
     }
   }
   // 5. always-ask paths
@@ -114,7 +168,12 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
     const ask = alwaysAsk(input, request.path);
     if (ask) {
       if (def.mode === 'deny' && !anyAllowed(subjects, t.rules.always_allow)) {
-        return result('deny', def.from === 'tool' ? 'tool_default' : 'global_default', `${tool} is disabled (default: deny).`, texts);
+        return result(
+          'deny',
+          def.from === 'tool' ? 'tool_default' : 'global_default',
+          `${tool} is disabled (default: deny).`,
+          texts,
+        );
       }
       return { ...result('confirm', 'always_ask', ask.reason, texts), scope: ask.scope };
     }
@@ -123,27 +182,59 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
   for (const s of subjects) {
     for (const f of s.forms) {
       const r = firstMatch(t.rules.always_confirm, f);
-      if (r) return result('confirm', 'confirm_rule', `Rule "${r.pattern}"${layerText(r)} asks for confirmation: "${clip(f)}".`, texts, matched('always_confirm', r, f), patternsFor(subjects, t.rules.always_allow));
+      if (r)
+        return result(
+          'confirm',
+          'confirm_rule',
+          `Rule "${r.pattern}"${layerText(r)} asks for confirmation: "${clip(f)}".`,
+          texts,
+          matched('always_confirm', r, f),
+          patternsFor(subjects, t.rules.always_allow),
+        );
     }
   }
   // 7. allow: every sub-command, every form
   const allowable = subjects.filter((s) => s.allowable);
   const allowEnabled = !split?.parseError && allowable.length > 0;
   let last: MatchedRule | undefined;
-  const allMatch = allowEnabled && allowable.every((s) => s.forms.every((f) => {
-    const r = firstMatch(t.rules.always_allow, f);
-    if (r) last = matched('always_allow', r, f);
-    return r !== undefined;
-  }));
+  const allMatch =
+    allowEnabled &&
+    allowable.every((s) =>
+      s.forms.every((f) => {
+        const r = firstMatch(t.rules.always_allow, f);
+        if (r) last = matched('always_allow', r, f);
+        return r !== undefined;
+      }),
+    );
   if (allMatch && last) {
-    return result('allow', 'allow_rule', allowable.length === 1 ? `Allowed by rule "${last.pattern}".` : `Allowed: every one of ${allowable.length} sub-commands matches an allow rule.`, texts, last);
+    return result(
+      'allow',
+      'allow_rule',
+      allowable.length === 1
+        ? `Allowed by rule "${last.pattern}".`
+        : `Allowed: every one of ${allowable.length} sub-commands matches an allow rule.`,
+      texts,
+      last,
+    );
   }
   // 8. defaults
   const level = def.from === 'tool' ? 'tool_default' : 'global_default';
-  const reason = def.mode === 'deny'
-    ? def.from === 'tool' ? `${tool} tool is disabled (its default is deny).` : 'Blocked by global default: deny.'
-    : def.mode === 'allow' ? `Allowed by the ${def.from} default.` : `No rule allows this ${tool} call; the ${def.from} default is to ask.`;
-  return result(def.mode, level, reason, texts, undefined, def.mode === 'confirm' ? patternsFor(subjects, t.rules.always_allow) : []);
+  const reason =
+    def.mode === 'deny'
+      ? def.from === 'tool'
+        ? `${tool} tool is disabled (its default is deny).`
+        : 'Blocked by global default: deny.'
+      : def.mode === 'allow'
+        ? `Allowed by the ${def.from} default.`
+        : `No rule allows this ${tool} call; the ${def.from} default is to ask.`;
+  return result(
+    def.mode,
+    level,
+    reason,
+    texts,
+    undefined,
+    def.mode === 'confirm' ? patternsFor(subjects, t.rules.always_allow) : [],
+  );
 }
 
 /** The most restrictive of several decisions (ties keep the earlier one). */
@@ -156,8 +247,13 @@ export function mostRestrictive(decisions: readonly Decision[]): Decision {
 /** Why an input is refused outright, or undefined. */
 export function inputProblem(input: string): string | undefined {
   if (input.trim().length === 0) return 'The input is empty; send the command or path to check.';
-  if (input.includes('\0')) return 'The input contains a NUL byte, which cannot be checked reliably; remove it and try again.';
-  if (input.length > INPUT_LIMITS.maxChars) return `The input is ${input.length} characters long, over the limit of ${INPUT_LIMITS.maxChars}; split it into smaller calls.`;
+  if (input.includes('\0'))
+    return 'The input contains a NUL byte, which cannot be checked reliably; remove it and try again.';
+  if (input.length > INPUT_LIMITS.maxChars)
+    return (
+      `The input is ${input.length} characters long, over the limit ` +
+      `of ${INPUT_LIMITS.maxChars}; split it into smaller calls.`
+    );
   return undefined;
 }
 
@@ -166,7 +262,11 @@ type Subject = { forms: string[]; allowable: boolean; pattern?: string | undefin
 function subjectsOf(request: DecisionRequest): Subject[] {
   const split = request.split;
   if (split) {
-    return split.commands.map((c) => ({ forms: c.forms, allowable: c.kind !== 'pipeline', pattern: commandPattern(c) }));
+    return split.commands.map((c) => ({
+      forms: c.forms,
+      allowable: c.kind !== 'pipeline',
+      pattern: commandPattern(c),
+    }));
   }
   if (request.path) {
     const { raw, normalized, inside } = pathForms(request.input, request.path);
@@ -192,8 +292,25 @@ function anyAllowed(subjects: Subject[], allow: readonly CompiledRule[]): boolea
 
 /** A whitespace reading of an unparseable input, so built-ins still see `rm -rf / "` etc. */
 function rawBuiltin(input: string): string | undefined {
-  const commands = input.split(/[;&|\n()`{}]+/).map((part) => part.trim().split(/\s+/).map((w) => w.replace(/["'\\]/g, '')).filter(Boolean)).filter((a) => a.length > 0);
-  return builtinDenial(input, { commands: commands.map((argv) => ({ kind: 'command', text: argv.join(' '), forms: [argv.join(' ')], argv: [argv[0]!.replace(/^.*\//, ''), ...argv.slice(1)] })), unsafe: [] });
+  const commands = input
+    .split(/[;&|\n()`{}]+/)
+    .map((part) =>
+      part
+        .trim()
+        .split(/\s+/)
+        .map((w) => w.replace(/["'\\]/g, ''))
+        .filter(Boolean),
+    )
+    .filter((a) => a.length > 0);
+  return builtinDenial(input, {
+    commands: commands.map((argv) => ({
+      kind: 'command',
+      text: argv.join(' '),
+      forms: [argv.join(' ')],
+      argv: [argv[0]!.replace(/^.*\//, ''), ...argv.slice(1)],
+    })),
+    unsafe: [],
+  });
 }
 
 function isCompiled(p: MergedPolicy | CompiledPolicy): p is CompiledPolicy {
@@ -209,7 +326,14 @@ function layerText(r: CompiledRule): string {
   return r.layer ? ` (${r.layer} policy)` : '';
 }
 
-function result(outcome: PolicyMode, level: DecisionLevel, reason: string, subCommands: string[], rule?: MatchedRule, patterns: string[] = []): Decision {
+function result(
+  outcome: PolicyMode,
+  level: DecisionLevel,
+  reason: string,
+  subCommands: string[],
+  rule?: MatchedRule,
+  patterns: string[] = [],
+): Decision {
   return { outcome, level, reason, subCommands, patterns, ...(rule ? { rule } : {}) };
 }
 
@@ -235,5 +359,10 @@ export function decideForAgent(
   }
   if (best === mine) return { ...mine, fromParent: false };
   // Keep the sub-agent's own "always" patterns so an answer persists something useful.
-  return { ...best, patterns: best.patterns.length ? best.patterns : mine.patterns, reason: `${best.reason} (from the parent agent's policy, which a sub-agent cannot widen)`, fromParent: true };
+  return {
+    ...best,
+    patterns: best.patterns.length ? best.patterns : mine.patterns,
+    reason: `${best.reason} (from the parent agent's policy, which a sub-agent cannot widen)`,
+    fromParent: true,
+  };
 }

@@ -46,23 +46,42 @@ export type PermissionContext = {
 };
 
 export type PermissionEvent =
-  | { type: 'permission.decide'; data: { requestId: string; decision: DecisionAnswer; pattern?: string | undefined; decidedBy: string } }
+  | {
+      type: 'permission.decide';
+      data: { requestId: string; decision: DecisionAnswer; pattern?: string | undefined; decidedBy: string };
+    }
   | { type: 'permission.timeout'; data: { requestId: string } }
   | { type: 'permission.reevaluate'; data: { policies: PolicyChain } }
   | { type: 'permission.cancel'; data: { reason: string } };
 
 /** The `resume` input for a pending request folded from the log (see permission-aggregate.ts). */
-export function resumeFrom(pending: { deadline?: string; reason?: string; subCommands?: string[]; scope?: Decision['scope']; level?: string; options?: PermissionOption[] }): { deadline: string; decision: Decision } {
-  const patterns = [...new Set((pending.options ?? []).flatMap((o) => (o.decision === 'allow_always' && o.pattern ? [o.pattern] : [])))];
+export function resumeFrom(pending: {
+  deadline?: string;
+  reason?: string;
+  subCommands?: string[];
+  scope?: Decision['scope'];
+  level?: string;
+  options?: PermissionOption[];
+}): { deadline: string; decision: Decision } {
+  const patterns = [
+    ...new Set((pending.options ?? []).flatMap((o) => (o.decision === 'allow_always' && o.pattern ? [o.pattern] : []))),
+  ];
   const decision: Decision = {
-    outcome: 'confirm', level: (pending.level ?? 'global_default') as Decision['level'], reason: pending.reason ?? '', subCommands: pending.subCommands ?? [], patterns,
+    outcome: 'confirm',
+    level: (pending.level ?? 'global_default') as Decision['level'],
+    reason: pending.reason ?? '',
+    subCommands: pending.subCommands ?? [],
+    patterns,
     ...(pending.scope ? { scope: pending.scope } : {}),
   };
   return { deadline: pending.deadline ?? new Date(0).toISOString(), decision };
 }
 
 /** Who a decider is for a request: `user` (root or a human), `parent` (another ancestor), or undefined (refused). */
-export function deciderRole(ctx: { agentId: string; ancestors: readonly string[] }, decidedBy: string): 'user' | 'parent' | undefined {
+export function deciderRole(
+  ctx: { agentId: string; ancestors: readonly string[] },
+  decidedBy: string,
+): 'user' | 'parent' | undefined {
   const root = ctx.ancestors.at(-1) ?? ctx.agentId;
   if (decidedBy === 'user' || decidedBy === root) return 'user';
   return ctx.ancestors.includes(decidedBy) ? 'parent' : undefined;
@@ -79,8 +98,17 @@ export function optionsFor(tool: PolicyTool, decision: Decision): PermissionOpti
   const out: PermissionOption[] = [];
   const noun = tool === 'terminal' ? ' commands' : '';
   for (const p of decision.patterns) {
-    const display = p.replace(/^\^/, '').replace(/\(\\s\|\$\)$|\\b$|\/$|\$$/g, '').replace(/\\s\+/g, ' ').replace(/\\(.)/g, '$1');
-    out.push({ id: `allow_always:${p}`, label: `Always for \`${display}\`${noun}`, decision: 'allow_always', pattern: p });
+    const display = p
+      .replace(/^\^/, '')
+      .replace(/\(\\s\|\$\)$|\\b$|\/$|\$$/g, '')
+      .replace(/\\s\+/g, ' ')
+      .replace(/\\(.)/g, '$1');
+    out.push({
+      id: `allow_always:${p}`,
+      label: `Always for \`${display}\`${noun}`,
+      decision: 'allow_always',
+      pattern: p,
+    });
     out.push({ id: `deny_always:${p}`, label: `Never for \`${display}\`${noun}`, decision: 'deny_always', pattern: p });
   }
   out.push({ id: 'allow_once', label: 'Only this time', decision: 'allow_once' });
@@ -89,18 +117,33 @@ export function optionsFor(tool: PolicyTool, decision: Decision): PermissionOpti
 }
 
 const TOOL_LABEL: Record<PolicyTool, string> = {
-  terminal: 'run', terminal_input: 'send input', read_file: 'read', edit_file: 'edit', write_file: 'write', spawn_agent: 'spawn',
+  terminal: 'run',
+  terminal_input: 'send input',
+  read_file: 'read',
+  edit_file: 'edit',
+  write_file: 'write',
+  spawn_agent: 'spawn',
 };
 
 function deniedText(ctx: PermissionContext, by: string, reason: string): string {
   const what = `Permission to ${TOOL_LABEL[ctx.request.tool]} ${JSON.stringify(ctx.request.input.slice(0, 120))}`;
-  if (by === 'timeout') return `${what} was denied: nobody answered before ${ctx.deadline}. Retry later, or ask the user to approve it with \`skein approve\`.`;
+  if (by === 'timeout')
+    return (
+      `${what} was denied: nobody answered before ${ctx.deadline}. ` +
+      `Retry later, or ask the user to approve it with \`skein approve\`.`
+    );
   if (by === 'cancelled') return `${what} was cancelled: ${reason}`;
-  if (by === 'user' || by === 'parent') return `${what} was denied by the ${by}. Do not retry the same call; ask what to do instead.`;
+  if (by === 'user' || by === 'parent')
+    return `${what} was denied by the ${by}. Do not retry the same call; ask what to do instead.`;
   return reason;
 }
 
-function learned(ctx: PermissionContext, answer: DecisionAnswer, pattern: string | undefined, role: 'user' | 'parent'): LearnedRules | undefined {
+function learned(
+  ctx: PermissionContext,
+  answer: DecisionAnswer,
+  pattern: string | undefined,
+  role: 'user' | 'parent',
+): LearnedRules | undefined {
   if (answer !== 'allow_always' && answer !== 'deny_always') return undefined;
   // Only the human may widen the shared project layer; any ancestor may narrow it.
   if (answer === 'allow_always' && role !== 'user') return undefined;
@@ -116,7 +159,12 @@ function ruleBy(d: Decision & { fromParent?: boolean }): 'builtin' | 'rule' | 'p
 }
 
 function base(ctx: PermissionContext): { requestId: RequestId; agentId: AgentId; tool: PolicyTool; input: string } {
-  return { requestId: ctx.requestId as RequestId, agentId: ctx.agentId as AgentId, tool: ctx.request.tool, input: ctx.request.input };
+  return {
+    requestId: ctx.requestId as RequestId,
+    agentId: ctx.agentId as AgentId,
+    tool: ctx.request.tool,
+    input: ctx.request.input,
+  };
 }
 
 export const permissionMachine = setup({
@@ -131,14 +179,25 @@ export const permissionMachine = setup({
     resumed: ({ context }) => context.resumed,
     rulesAllow: ({ context }) => context.decision.outcome === 'allow',
     rulesDeny: ({ context }) => context.decision.outcome === 'deny',
-    forThisRequest: ({ context, event }) => 'data' in event && (event.data as { requestId?: string }).requestId === context.requestId,
+    forThisRequest: ({ context, event }) =>
+      'data' in event && (event.data as { requestId?: string }).requestId === context.requestId,
   },
 }).createMachine({
   id: 'permission',
   context: ({ input }) => {
-    const decision = input.resume?.decision ?? decideForAgent(input.request, input.policies.own, input.policies.ancestors ?? []);
-    const deadline = input.resume?.deadline ?? new Date(Date.parse(input.now) + (input.timeoutMs ?? ANSWER_TIMEOUT_MS)).toISOString();
-    return { requestId: input.requestId, agentId: input.agentId, ancestors: input.ancestors, request: input.request, decision, deadline, resumed: input.resume !== undefined };
+    const decision =
+      input.resume?.decision ?? decideForAgent(input.request, input.policies.own, input.policies.ancestors ?? []);
+    const deadline =
+      input.resume?.deadline ?? new Date(Date.parse(input.now) + (input.timeoutMs ?? ANSWER_TIMEOUT_MS)).toISOString();
+    return {
+      requestId: input.requestId,
+      agentId: input.agentId,
+      ancestors: input.ancestors,
+      request: input.request,
+      decision,
+      deadline,
+      resumed: input.resume !== undefined,
+    };
   },
   initial: 'evaluating',
   states: {
@@ -149,8 +208,22 @@ export const permissionMachine = setup({
           guard: 'rulesDeny',
           target: 'denied',
           actions: [
-            assign({ outcome: ({ context }) => ({ granted: false, by: ruleBy(context.decision), reason: context.decision.reason }) }),
-            emit(({ context }) => ({ type: 'permission.denied', data: { ...base(context), by: ruleBy(context.decision), reason: context.decision.reason, ...(context.decision.rule ? { rule: context.decision.rule } : {}) } })),
+            assign({
+              outcome: ({ context }) => ({
+                granted: false,
+                by: ruleBy(context.decision),
+                reason: context.decision.reason,
+              }),
+            }),
+            emit(({ context }) => ({
+              type: 'permission.denied',
+              data: {
+                ...base(context),
+                by: ruleBy(context.decision),
+                reason: context.decision.reason,
+                ...(context.decision.rule ? { rule: context.decision.rule } : {}),
+              },
+            })),
           ],
         },
         {
@@ -158,7 +231,15 @@ export const permissionMachine = setup({
           target: 'allowed',
           actions: [
             assign({ outcome: ({ context }) => ({ granted: true, by: 'rule', reason: context.decision.reason }) }),
-            emit(({ context }) => ({ type: 'permission.granted', data: { ...base(context), by: 'rule', reason: context.decision.reason, ...(context.decision.rule ? { rule: context.decision.rule } : {}) } })),
+            emit(({ context }) => ({
+              type: 'permission.granted',
+              data: {
+                ...base(context),
+                by: 'rule',
+                reason: context.decision.reason,
+                ...(context.decision.rule ? { rule: context.decision.rule } : {}),
+              },
+            })),
           ],
         },
         {
@@ -166,10 +247,14 @@ export const permissionMachine = setup({
           actions: emit(({ context }) => ({
             type: 'permission.requested',
             data: {
-              ...base(context), ancestors: context.ancestors as AgentId[], subCommands: context.decision.subCommands, reason: context.decision.reason,
+              ...base(context),
+              ancestors: context.ancestors as AgentId[],
+              subCommands: context.decision.subCommands,
+              reason: context.decision.reason,
               ...(context.decision.scope ? { scope: context.decision.scope } : {}),
               level: context.decision.level,
-              options: optionsFor(context.request.tool, context.decision), deadline: context.deadline,
+              options: optionsFor(context.request.tool, context.decision),
+              deadline: context.deadline,
             },
           })),
         },
@@ -179,26 +264,61 @@ export const permissionMachine = setup({
       on: {
         'permission.decide': [
           {
-            guard: ({ context, event }) => event.data.requestId === context.requestId && deciderRole(context, event.data.decidedBy) !== undefined && event.data.decision.startsWith('allow'),
+            guard: ({ context, event }) =>
+              event.data.requestId === context.requestId &&
+              deciderRole(context, event.data.decidedBy) !== undefined &&
+              event.data.decision.startsWith('allow'),
             target: 'allowed',
             actions: [
-              assign({ outcome: ({ context, event }) => ({ granted: true, by: deciderRole(context, event.data.decidedBy)!, reason: `approved (${event.data.decision})` }) }),
+              assign({
+                outcome: ({ context, event }) => ({
+                  granted: true,
+                  by: deciderRole(context, event.data.decidedBy)!,
+                  reason: `approved (${event.data.decision})`,
+                }),
+              }),
               emit(({ context, event }) => {
                 const role = deciderRole(context, event.data.decidedBy)!;
                 const rules = learned(context, event.data.decision, event.data.pattern, role);
-                return { type: 'permission.granted', data: { ...base(context), by: role, reason: `Approved by the ${role} (${event.data.decision}).`, decision: event.data.decision, decidedBy: event.data.decidedBy, ...(rules ? { learned: rules } : {}) } };
+                return {
+                  type: 'permission.granted',
+                  data: {
+                    ...base(context),
+                    by: role,
+                    reason: `Approved by the ${role} (${event.data.decision}).`,
+                    decision: event.data.decision,
+                    decidedBy: event.data.decidedBy,
+                    ...(rules ? { learned: rules } : {}),
+                  },
+                };
               }),
             ],
           },
           {
-            guard: ({ context, event }) => event.data.requestId === context.requestId && deciderRole(context, event.data.decidedBy) !== undefined,
+            guard: ({ context, event }) =>
+              event.data.requestId === context.requestId && deciderRole(context, event.data.decidedBy) !== undefined,
             target: 'denied',
             actions: [
-              assign({ outcome: ({ context, event }) => { const role = deciderRole(context, event.data.decidedBy)!; return { granted: false, by: role, reason: deniedText(context, role, '') }; } }),
+              assign({
+                outcome: ({ context, event }) => {
+                  const role = deciderRole(context, event.data.decidedBy)!;
+                  return { granted: false, by: role, reason: deniedText(context, role, '') };
+                },
+              }),
               emit(({ context, event }) => {
                 const role = deciderRole(context, event.data.decidedBy)!;
                 const rules = learned(context, event.data.decision, event.data.pattern, role);
-                return { type: 'permission.denied', data: { ...base(context), by: role, reason: deniedText(context, role, ''), decision: event.data.decision, decidedBy: event.data.decidedBy, ...(rules ? { learned: rules } : {}) } };
+                return {
+                  type: 'permission.denied',
+                  data: {
+                    ...base(context),
+                    by: role,
+                    reason: deniedText(context, role, ''),
+                    decision: event.data.decision,
+                    decidedBy: event.data.decidedBy,
+                    ...(rules ? { learned: rules } : {}),
+                  },
+                };
               }),
             ],
           },
@@ -207,22 +327,39 @@ export const permissionMachine = setup({
           guard: 'forThisRequest',
           target: 'denied',
           actions: [
-            assign({ outcome: ({ context }) => ({ granted: false, by: 'timeout', reason: deniedText(context, 'timeout', '') }) }),
-            emit(({ context }) => ({ type: 'permission.denied', data: { ...base(context), by: 'timeout', reason: deniedText(context, 'timeout', '') } })),
+            assign({
+              outcome: ({ context }) => ({ granted: false, by: 'timeout', reason: deniedText(context, 'timeout', '') }),
+            }),
+            emit(({ context }) => ({
+              type: 'permission.denied',
+              data: { ...base(context), by: 'timeout', reason: deniedText(context, 'timeout', '') },
+            })),
           ],
         },
         'permission.cancel': {
           target: 'denied',
           actions: [
-            assign({ outcome: ({ context, event }) => ({ granted: false, by: 'cancelled', reason: deniedText(context, 'cancelled', event.data.reason) }) }),
-            emit(({ context, event }) => ({ type: 'permission.denied', data: { ...base(context), by: 'cancelled', reason: deniedText(context, 'cancelled', event.data.reason) } })),
+            assign({
+              outcome: ({ context, event }) => ({
+                granted: false,
+                by: 'cancelled',
+                reason: deniedText(context, 'cancelled', event.data.reason),
+              }),
+            }),
+            emit(({ context, event }) => ({
+              type: 'permission.denied',
+              data: { ...base(context), by: 'cancelled', reason: deniedText(context, 'cancelled', event.data.reason) },
+            })),
           ],
         },
         'permission.reevaluate': {
           target: 'evaluating',
           reenter: true,
           actions: [
-            assign({ decision: ({ context, event }) => decideForAgent(context.request, event.data.policies.own, event.data.policies.ancestors ?? []) }),
+            assign({
+              decision: ({ context, event }) =>
+                decideForAgent(context.request, event.data.policies.own, event.data.policies.ancestors ?? []),
+            }),
             // Still undecided: back to asking without a second `permission.requested`.
             assign({ resumed: ({ context }) => context.decision.outcome === 'confirm' }),
           ],

@@ -8,7 +8,14 @@ import { assign, setup } from 'xstate';
 import type { PolicyChangedData } from '../../schemas/permission.ts';
 import type { Policy } from '../../schemas/policy.ts';
 
-export type PolicyAggregateContext = { layerId?: string; layer?: string; agentId?: string; path?: string; policy?: Policy; version?: number };
+export type PolicyAggregateContext = {
+  layerId?: string;
+  layer?: string;
+  agentId?: string;
+  path?: string;
+  policy?: Policy;
+  version?: number;
+};
 
 export const policyAggregate = setup({
   types: { context: {} as PolicyAggregateContext, events: {} as { type: 'policy.changed'; data: PolicyChangedData } },
@@ -22,7 +29,12 @@ export const policyAggregate = setup({
         'policy.changed': {
           actions: assign(({ context, event }) => {
             const d = event.data;
-            const next: PolicyAggregateContext = { layerId: d.layerId, layer: d.layer, policy: d.policy, version: (context.version ?? 0) + 1 };
+            const next: PolicyAggregateContext = {
+              layerId: d.layerId,
+              layer: d.layer,
+              policy: d.policy,
+              version: (context.version ?? 0) + 1,
+            };
             if (d.agentId !== undefined) next.agentId = d.agentId;
             if (d.path !== undefined) next.path = d.path;
             return next;

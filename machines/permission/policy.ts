@@ -65,7 +65,11 @@ export function compilePolicy(policy: MergedPolicy): CompiledPolicy {
   const tools = {} as Record<PolicyTool, CompiledTool>;
   for (const tool of POLICY_TOOLS) {
     const t = policy.tools[tool];
-    const compiled: CompiledTool = { default: t?.default, rules: { always_allow: [], always_deny: [], always_confirm: [] }, invalid: [] };
+    const compiled: CompiledTool = {
+      default: t?.default,
+      rules: { always_allow: [], always_deny: [], always_confirm: [] },
+      invalid: [],
+    };
     for (const list of RULE_LISTS) {
       for (const rule of t?.[list] ?? []) {
         const result = compilePattern(rule.pattern, rule.case_sensitive ?? false);

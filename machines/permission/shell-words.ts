@@ -59,23 +59,40 @@ export function decodeAnsiC(body: string): string {
     }
     const n = body[++i]!;
     const simple: Record<string, string> = {
-      n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v',
-      '\\': '\\', "'": "'", '"': '"', '?': '?',
+      n: '\n',
+      t: '\t',
+      r: '\r',
+      a: '\x07',
+      b: '\b',
+      e: '\x1b',
+      E: '\x1b',
+      f: '\f',
+      v: '\v',
+      '\\': '\\',
+      "'": "'",
+      '"': '"',
+      '?': '?',
     };
     if (n in simple) out += simple[n];
     else if (n === 'x') {
       const m = /^[0-9a-fA-F]{1,2}/.exec(body.slice(i + 1));
-      if (m) { out += String.fromCharCode(parseInt(m[0], 16)); i += m[0].length; } else out += '\\x';
+      if (m) {
+        out += String.fromCharCode(parseInt(m[0], 16));
+        i += m[0].length;
+      } else out += '\\x';
     } else if (n === 'u' || n === 'U') {
       const m = (n === 'u' ? /^[0-9a-fA-F]{1,4}/ : /^[0-9a-fA-F]{1,8}/).exec(body.slice(i + 1));
-      if (m) { out += safeCodePoint(parseInt(m[0], 16)); i += m[0].length; } else out += '\\' + n;
+      if (m) {
+        out += safeCodePoint(parseInt(m[0], 16));
+        i += m[0].length;
+      } else out += `\\${n}`;
     } else if (/[0-7]/.test(n)) {
       const m = /^[0-7]{1,3}/.exec(body.slice(i));
       out += String.fromCharCode(parseInt(m![0], 8) & 0xff);
       i += m![0].length - 1;
     } else if (n === 'c' && i + 1 < body.length) {
       out += String.fromCharCode(body.charCodeAt(++i) & 0x1f);
-    } else out += '\\' + n;
+    } else out += `\\${n}`;
   }
   return out;
 }
@@ -113,7 +130,10 @@ function expandMarked(word: string, limit: number): string[] | undefined {
       if (c === '{') depth++;
       else if (c === '}') {
         depth--;
-        if (depth === 0) { end = i; break; }
+        if (depth === 0) {
+          end = i;
+          break;
+        }
       } else if (c === ',' && depth === 1) commas.push(i);
     }
     if (end < 0) return [word];
@@ -124,7 +144,10 @@ function expandMarked(word: string, limit: number): string[] | undefined {
     if (commas.length > 0) {
       alternatives = [];
       let from = start + 1;
-      for (const c of [...commas, end]) { alternatives.push(word.slice(from, c)); from = c + 1; }
+      for (const c of [...commas, end]) {
+        alternatives.push(word.slice(from, c));
+        from = c + 1;
+      }
     } else {
       const seq = sequence(body, limit);
       if (seq === null) return undefined;

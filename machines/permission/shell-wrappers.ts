@@ -29,12 +29,33 @@ type Spec = {
 };
 
 const SPECS: Record<string, Spec> = {
-  sudo: { shortArg: 'ugCDhprtUT', longArg: ['--user', '--group', '--chdir', '--prompt', '--role', '--type', '--other-user', '--host', '--close-from', '--command-timeout'], assignments: true },
+  sudo: {
+    shortArg: 'ugCDhprtUT',
+    longArg: [
+      '--user',
+      '--group',
+      '--chdir',
+      '--prompt',
+      '--role',
+      '--type',
+      '--other-user',
+      '--host',
+      '--close-from',
+      '--command-timeout',
+    ],
+    assignments: true,
+  },
   doas: { shortArg: 'uC' },
   pkexec: { longArg: ['--user'] },
   runuser: { shortArg: 'ugGl', longArg: ['--user', '--group'], scriptOption: 'c', scriptLong: '--command' },
   su: { shortArg: 'gGs', longArg: ['--group', '--shell'], scriptOption: 'c', scriptLong: '--command' },
-  env: { shortArg: 'uC', longArg: ['--unset', '--chdir'], assignments: true, scriptOption: 'S', scriptLong: '--split-string' },
+  env: {
+    shortArg: 'uC',
+    longArg: ['--unset', '--chdir'],
+    assignments: true,
+    scriptOption: 'S',
+    scriptLong: '--split-string',
+  },
   command: {},
   builtin: {},
   exec: { shortArg: 'a' },
@@ -47,11 +68,29 @@ const SPECS: Record<string, Spec> = {
   ionice: { shortArg: 'cnp', longArg: ['--class', '--classdata', '--pid'] },
   chrt: { positional: 1 },
   taskset: { positional: 1 },
-  flock: { shortArg: 'wE', longArg: ['--timeout', '--conflict-exit-code'], positional: 1, scriptOption: 'c', scriptLong: '--command' },
+  flock: {
+    shortArg: 'wE',
+    longArg: ['--timeout', '--conflict-exit-code'],
+    positional: 1,
+    scriptOption: 'c',
+    scriptLong: '--command',
+  },
   unbuffer: {},
   coproc: {},
   caffeinate: { shortArg: 'tw' },
-  xargs: { shortArg: 'ILnPsdEa', longArg: ['--replace', '--max-lines', '--max-args', '--max-procs', '--max-chars', '--delimiter', '--eof', '--arg-file'] },
+  xargs: {
+    shortArg: 'ILnPsdEa',
+    longArg: [
+      '--replace',
+      '--max-lines',
+      '--max-args',
+      '--max-procs',
+      '--max-chars',
+      '--delimiter',
+      '--eof',
+      '--arg-file',
+    ],
+  },
   watch: { shortArg: 'nd', longArg: ['--interval', '--differences'] },
   ssh: { shortArg: 'bcDEeFIiJLlmOopQRSWw', positional: 1 },
   parallel: { shortArg: 'jSIdaP', longArg: ['--jobs', '--sshlogin', '--delimiter', '--arg-file'] },
@@ -80,7 +119,10 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
   let i = 1;
   while (i < argv.length) {
     const a = argv[i]!;
-    if (a === '--') { i++; break; }
+    if (a === '--') {
+      i++;
+      break;
+    }
     if (a.startsWith('--')) {
       const [key, value] = splitLong(a);
       if (spec.scriptLong === key) {
@@ -91,7 +133,10 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
       continue;
     }
     if (a.startsWith('-') && a.length > 1) {
-      if (spec.numeric && /^-\d+$/.test(a)) { i++; continue; }
+      if (spec.numeric && /^-\d+$/.test(a)) {
+        i++;
+        continue;
+      }
       let consumedNext = false;
       for (let j = 1; j < a.length; j++) {
         const letter = a[j]!;
@@ -134,8 +179,14 @@ function unwrapShell(argv: readonly string[]): WrappedRun[] {
   let hasC = false;
   while (i < argv.length) {
     const a = argv[i]!;
-    if (a === '--' || a === '-') { i++; break; }
-    if (a.startsWith('--')) { i += ['--rcfile', '--init-file'].includes(a) ? 2 : 1; continue; }
+    if (a === '--' || a === '-') {
+      i++;
+      break;
+    }
+    if (a.startsWith('--')) {
+      i += ['--rcfile', '--init-file'].includes(a) ? 2 : 1;
+      continue;
+    }
     if (/^[-+]/.test(a) && a.length > 1) {
       const letters = a.slice(1);
       if (letters.includes('c')) hasC = true;

@@ -32,7 +32,9 @@ export function reviewDiff(path: string, base: string | null, current: string | 
     { context: DIFF_CONTEXT_LINES },
   );
   const diff =
-    patch.hunks.length === 0 ? '' : formatPatch(patch, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
+    patch.hunks.length === 0
+      ? ''
+      : formatPatch(patch, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
   return { hunks: withIds(path, patch.hunks), diff };
 }
 
@@ -104,5 +106,11 @@ export function fnv1a64(s: string): string {
 }
 
 function toJsdiff(h: Hunk): StructuredPatchHunk {
-  return { oldStart: h.oldStart, oldLines: h.oldLines, newStart: h.newStart, newLines: h.newLines, lines: [...h.lines] };
+  return {
+    oldStart: h.oldStart,
+    oldLines: h.oldLines,
+    newStart: h.newStart,
+    newLines: h.newLines,
+    lines: [...h.lines],
+  };
 }

@@ -26,14 +26,27 @@
  */
 import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
-import type { ChangeSource, FileReview, FileUpdate, Hunk, LogEntry, RejectUndo, ReviewConflict } from '../../schemas/review.ts';
+import type {
+  ChangeSource,
+  FileReview,
+  FileUpdate,
+  Hunk,
+  LogEntry,
+  RejectUndo,
+  ReviewConflict,
+} from '../../schemas/review.ts';
 import { applyHunks, computeHunks, reviewDiff } from './action-log-hunks.ts';
 
 export type LogView = { agentId: string; files: Record<string, LogEntry>; lastReject?: RejectUndo | null };
 /** `texts`: contents by hash, every hash of the entries involved; planning adds the texts it creates. */
 export type PlanEnv = { texts: Record<string, string>; hash: (text: string) => string };
 export type FileWrite = { path: string; content: string | null };
-export type Plan<TReply> = { writes: FileWrite[]; blobs: Record<string, string>; facts: UnstampedFact[]; reply: TReply };
+export type Plan<TReply> = {
+  writes: FileWrite[];
+  blobs: Record<string, string>;
+  facts: UnstampedFact[];
+  reply: TReply;
+};
 export type Selection = { paths?: string[] | undefined; hunkIds?: string[] | undefined };
 export type RecordedChange = {
   changeId: string;
@@ -47,11 +60,21 @@ export type RecordedChange = {
 
 type Kept = { path: string; reason: string };
 export type AcceptReply = { accepted: Array<{ path: string; hunkIds: string[]; remaining: number }> };
-export type RejectReply = { restored: string[]; deleted: string[]; kept: Kept[]; conflicts: ReviewConflict[]; undoAvailable: boolean };
+export type RejectReply = {
+  restored: string[];
+  deleted: string[];
+  kept: Kept[];
+  conflicts: ReviewConflict[];
+  undoAvailable: boolean;
+};
 export type UndoReply = { reapplied: string[]; conflicts: ReviewConflict[]; notRestorable: Kept[] };
 
 /** The entry for base → current, or null when there is nothing left to review. */
-export function makeEntry(baseHash: string | null, currentHash: string | null, agents: readonly string[]): LogEntry | null {
+export function makeEntry(
+  baseHash: string | null,
+  currentHash: string | null,
+  agents: readonly string[],
+): LogEntry | null {
   if (baseHash === currentHash) return null;
   const status = baseHash === null ? 'created' : currentHash === null ? 'deleted' : 'modified';
   return { status, baseHash, currentHash, agents: [...agents] as LogEntry['agents'] };
@@ -78,9 +101,12 @@ export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv
         // Someone else edited between the log's last change and this one: fold their edit into the base if it fits.
         const outside = computeHunks(change.path, text(env, prev.currentHash), text(env, change.beforeHash));
         const r = applyHunks(text(env, prev.baseHash)!, outside, 'forward');
-        const ok = r.failed.length === 0 && sameChanges(change.path, env, [prev.baseHash, prev.currentHash], [r.text, text(env, change.beforeHash)!]);
+        const ok =
+          r.failed.length === 0 &&
+          sameChanges(change.path, env, [prev.baseHash, prev.currentHash], [r.text, text(env, change.beforeHash)!]);
         base = ok ? put(blobs, env, r.text) : prev.baseHash;
-      } else if (prev.currentHash !== null && change.beforeHash !== null) base = null; // created file edited outside: still created
+      } else if (prev.currentHash !== null && change.beforeHash !== null)
+        base = null; // created file edited outside: still created
       else agents = [change.agentId]; // re-created or deleted outside: tracking restarts
     }
     const entry = makeEntry(base, change.resultHash, agents);
@@ -102,7 +128,8 @@ export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv
       },
     });
   }
-  const outside = others.length > 0 ? computeHunks(change.path, text(env, change.beforeHash), text(env, change.resultHash)) : [];
+  const outside =
+    others.length > 0 ? computeHunks(change.path, text(env, change.beforeHash), text(env, change.resultHash)) : [];
   for (const o of others) {
     const e = o.files[change.path];
     if (!e || e.currentHash !== change.beforeHash || e.currentHash === change.resultHash) continue;
@@ -111,23 +138,44 @@ export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv
       let base = e.baseHash;
       if (base !== null) {
         const r = applyHunks(text(env, base)!, outside, 'forward');
-        const ok = r.failed.length === 0 && sameChanges(change.path, env, [base, e.currentHash], [r.text, text(env, change.resultHash)!]);
+        const ok =
+          r.failed.length === 0 &&
+          sameChanges(change.path, env, [base, e.currentHash], [r.text, text(env, change.resultHash)!]);
         if (ok) base = put(blobs, env, r.text);
       }
       entry = makeEntry(base, change.resultHash, e.agents);
     }
-    facts.push(fact('action-log.files.updated', o.agentId, { agentId: o.agentId, by: change.agentId, cause: 'change', files: [{ path: change.path, entry }] }));
+    facts.push(
+      fact('action-log.files.updated', o.agentId, {
+        agentId: o.agentId,
+        by: change.agentId,
+        cause: 'change',
+        files: [{ path: change.path, entry }],
+      }),
+    );
   }
   return { writes: [], blobs, facts, reply: null };
 }
 
 /** review.list for one log: per file, status, agents, unified diff and hunks. */
-export function listReview(log: LogView, env: Pick<PlanEnv, 'texts'>, opts: { includeDescendants?: boolean } = {}): FileReview[] {
+export function listReview(
+  log: LogView,
+  env: Pick<PlanEnv, 'texts'>,
+  opts: { includeDescendants?: boolean } = {},
+): FileReview[] {
   const out: FileReview[] = [];
   for (const [path, e] of Object.entries(log.files)) {
     if (opts.includeDescendants === false && !(e.agents as readonly string[]).includes(log.agentId)) continue;
     const { diff, hunks } = reviewDiff(path, text(env, e.baseHash), text(env, e.currentHash));
-    out.push({ path, status: e.status, agents: e.agents, baseHash: e.baseHash, currentHash: e.currentHash, diff, hunks });
+    out.push({
+      path,
+      status: e.status,
+      agents: e.agents,
+      baseHash: e.baseHash,
+      currentHash: e.currentHash,
+      diff,
+      hunks,
+    });
   }
   return out;
 }
@@ -139,7 +187,8 @@ export function resolveSelection(log: LogView, sel: Selection, env: Pick<PlanEnv
   for (const p of sel.paths ?? []) {
     if (!log.files[p]) {
       throw new NotFoundError(
-        `No change to '${p}' in the action log of agent '${log.agentId}'; run review.list to see the tracked paths (absolute).`,
+        `No change to '${p}' in the action log of agent '${log.agentId}'; ` +
+          `run review.list to see the tracked paths (absolute).`,
       );
     }
   }
@@ -158,7 +207,9 @@ export function resolveSelection(log: LogView, sel: Selection, env: Pick<PlanEnv
   const missing = (sel.hunkIds ?? []).filter((id) => !found.has(id));
   if (missing.length > 0) {
     throw new NotFoundError(
-      `Hunk id '${missing[0]}' is not in the action log of agent '${log.agentId}'${sel.paths ? ' for the given paths' : ''}; run review.list for current hunk ids (they change when the file changes).`,
+      `Hunk id '${missing[0]}' is not in the action log of agent ` +
+        `'${log.agentId}'${sel.paths ? ' for the given paths' : ''}; ` +
+        `run review.list for current hunk ids (they change when the file changes).`,
     );
   }
   return targets;
@@ -208,7 +259,12 @@ function accepted_(agentId: string, by: string, files: Array<FileUpdate & { hunk
  * the guard that folding an outside edit into a base kept the log's own changes intact (a hunk
  * without context can fit in the wrong place; then the base is left as it was).
  */
-export function sameChanges(path: string, env: Pick<PlanEnv, 'texts'>, a: [string | null, string | null], b: [string, string]): boolean {
+export function sameChanges(
+  path: string,
+  env: Pick<PlanEnv, 'texts'>,
+  a: [string | null, string | null],
+  b: [string, string],
+): boolean {
   const changed = (base: string | null, cur: string | null) =>
     computeHunks(path, base, cur)
       .flatMap((h) => h.lines.filter((l) => l.startsWith('+') || l.startsWith('-')))
@@ -234,7 +290,10 @@ export function text(env: Pick<PlanEnv, 'texts'>, hash: string | null): string |
   if (hash === null) return null;
   const t = env.texts[hash];
   if (t === undefined) {
-    throw new RuntimeError(ErrorCode.NotFound, `Content '${hash}' was not loaded for planning; load every hash of the entries involved first.`);
+    throw new RuntimeError(
+      ErrorCode.NotFound,
+      `Content '${hash}' was not loaded for planning; load every hash of the entries involved first.`,
+    );
   }
   return t;
 }
@@ -242,6 +301,10 @@ export function text(env: Pick<PlanEnv, 'texts'>, hash: string | null): string |
 /** @internal shared with action-log-reject.ts */
 export function diskOf(disk: Record<string, string | null>, path: string): string | null {
   const d = disk[path];
-  if (d === undefined) throw new RuntimeError(ErrorCode.Internal, `Disk content of '${path}' was not read before planning; read every selected path first.`);
+  if (d === undefined)
+    throw new RuntimeError(
+      ErrorCode.Internal,
+      `Disk content of '${path}' was not read before planning; read every selected path first.`,
+    );
   return d;
 }

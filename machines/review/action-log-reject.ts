@@ -50,7 +50,10 @@ export function planReject(
   };
   /** `next` gives a related log's new entry (undefined: unchanged). */
   const followRelated = (path: string, next: (entry: LogEntry, descendant: boolean) => LogEntry | null | undefined) => {
-    const all_ = [...related.ancestors.map((r) => [r, false] as const), ...related.descendants.map((r) => [r, true] as const)];
+    const all_ = [
+      ...related.ancestors.map((r) => [r, false] as const),
+      ...related.descendants.map((r) => [r, true] as const),
+    ];
     for (const [r, descendant] of all_) {
       const re = r.files[path];
       if (!re) continue;
@@ -70,7 +73,10 @@ export function planReject(
       remember(log.agentId, path, e);
       own.push({ path, entry: null });
       if (d !== null && d !== text(env, e.currentHash)) {
-        reply.kept.push({ path, reason: `'${path}' changed on disk after the agent created it, so it was kept to avoid losing those changes` });
+        reply.kept.push({
+          path,
+          reason: `'${path}' changed on disk after the agent created it, so it was kept to avoid losing those changes`,
+        });
         continue;
       }
       if (d !== null) writes.push({ path, content: null });
@@ -108,7 +114,12 @@ export function planReject(
       own.push({ path, entry: ownEntry });
       writes.push({ path, content: r.text });
       reply.restored.push(path);
-      undo.files.push({ path, beforeHash: put(blobs, env, d), afterHash: put(blobs, env, r.text), createdDeleted: false });
+      undo.files.push({
+        path,
+        beforeHash: put(blobs, env, d),
+        afterHash: put(blobs, env, r.text),
+        createdDeleted: false,
+      });
       followRelated(path, (re, desc) => {
         // Everything since this log's base is reverted: so are the descendants' changes (made after it).
         if (desc && ownEntry === null) return null;
@@ -122,7 +133,8 @@ export function planReject(
           const shifted = applyHunks(baseText, r.applied, 'reverse').text;
           const curText = text(env, current)!;
           // Keep the shifted base only if the descendant's own changes are what they were.
-          if (sameChanges(path, env, [re.baseHash, re.currentHash], [shifted, curText]) || shifted === curText) base = put(blobs, env, shifted);
+          if (sameChanges(path, env, [re.baseHash, re.currentHash], [shifted, curText]) || shifted === curText)
+            base = put(blobs, env, shifted);
         }
         if (current === re.currentHash && base === re.baseHash) return undefined;
         return makeEntry(base, current, re.agents);
@@ -142,16 +154,23 @@ export function planReject(
       undo: keepUndo ? undo : null,
     }),
   ];
-  for (const [id, files] of rel) facts.push(fact('action-log.files.updated', id, { agentId: id, by: log.agentId, cause: 'reject', files }));
+  for (const [id, files] of rel)
+    facts.push(fact('action-log.files.updated', id, { agentId: id, by: log.agentId, cause: 'reject', files }));
   return { writes, blobs, facts, reply };
 }
 
 /** review.undo-reject: re-apply the last reject-all of `log` (`related`: the other logs it touched, current state). */
-export function planUndoReject(log: LogView, related: LogView[], disk: Record<string, string | null>, env: PlanEnv): Plan<UndoReply> {
+export function planUndoReject(
+  log: LogView,
+  related: LogView[],
+  disk: Record<string, string | null>,
+  env: PlanEnv,
+): Plan<UndoReply> {
   const last = log.lastReject;
   if (!last) {
     throw new InvalidStateError(
-      `Agent '${log.agentId}' has no reject-all to undo; review.undo-reject re-applies only the last review.reject sent without paths or hunkIds.`,
+      `Agent '${log.agentId}' has no reject-all to undo; review.undo-reject ` +
+        `re-applies only the last review.reject sent without paths or hunkIds.`,
     );
   }
   const blobs: Record<string, string> = {};
@@ -174,13 +193,19 @@ export function planUndoReject(log: LogView, related: LogView[], disk: Record<st
     if (f.createdDeleted) {
       reply.notRestorable.push({
         path: f.path,
-        reason: `'${f.path}' was created by the agent and deleted by the reject; undo does not re-create files (its content is blob ${f.beforeHash ?? 'none'} in the store)`,
+        reason:
+          `'${f.path}' was created by the agent and deleted by the reject; undo does not ` +
+          `re-create files (its content is blob ${f.beforeHash ?? 'none'} in the store)`,
       });
       continue;
     }
     if (f.beforeHash === null) {
       if (d === null || d !== text(env, f.afterHash)) {
-        reply.conflicts.push({ path: f.path, hunkIds: [], reason: `'${f.path}' changed on disk after the reject restored it, so it was left alone` });
+        reply.conflicts.push({
+          path: f.path,
+          hunkIds: [],
+          reason: `'${f.path}' changed on disk after the reject restored it, so it was left alone`,
+        });
         continue;
       }
       writes.push({ path: f.path, content: null });
@@ -189,7 +214,11 @@ export function planUndoReject(log: LogView, related: LogView[], disk: Record<st
       continue;
     }
     if (d === null) {
-      reply.conflicts.push({ path: f.path, hunkIds: [], reason: `'${f.path}' was deleted on disk after the reject, so it was left alone` });
+      reply.conflicts.push({
+        path: f.path,
+        hunkIds: [],
+        reason: `'${f.path}' was deleted on disk after the reject, so it was left alone`,
+      });
       continue;
     }
     const hunks = computeHunks(f.path, text(env, f.afterHash), text(env, f.beforeHash));
@@ -207,10 +236,15 @@ export function planUndoReject(log: LogView, related: LogView[], disk: Record<st
     restoreEntries(f.path, r.failed.length === 0 ? undefined : put(blobs, env, r.text));
   }
   const facts: UnstampedFact[] = [
-    fact('review.reject-undone', log.agentId, { agentId: log.agentId, files: updates.get(log.agentId) ?? [], ...reply }),
+    fact('review.reject-undone', log.agentId, {
+      agentId: log.agentId,
+      files: updates.get(log.agentId) ?? [],
+      ...reply,
+    }),
   ];
   for (const [id, files] of updates) {
-    if (id !== log.agentId) facts.push(fact('action-log.files.updated', id, { agentId: id, by: log.agentId, cause: 'undo-reject', files }));
+    if (id !== log.agentId)
+      facts.push(fact('action-log.files.updated', id, { agentId: id, by: log.agentId, cause: 'undo-reject', files }));
   }
   return { writes, blobs, facts, reply };
 }

@@ -68,7 +68,10 @@ export const actionLogAggregate = setup({
   states: {
     active: {
       on: Object.fromEntries(
-        ACTION_LOG_FACT_TYPES.map((type) => [type, { actions: assign(({ context, event }) => foldActionLog(context, event)) }]),
+        ACTION_LOG_FACT_TYPES.map((type) => [
+          type,
+          { actions: assign(({ context, event }) => foldActionLog(context, event)) },
+        ]),
       ),
     },
   },

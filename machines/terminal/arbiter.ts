@@ -40,7 +40,11 @@ export function unknownResources(state: ArbiterState, names: readonly string[]):
 }
 
 /** Adds a request and grants whatever can be granted now. */
-export function request(state: ArbiterState, req: ArbiterRequest, now: number): { state: ArbiterState; granted: Grant[] } {
+export function request(
+  state: ArbiterState,
+  req: ArbiterRequest,
+  now: number,
+): { state: ArbiterState; granted: Grant[] } {
   const resources = [...new Set(req.resources)].sort();
   const next: ArbiterState = {
     ...state,
@@ -51,7 +55,11 @@ export function request(state: ArbiterState, req: ArbiterRequest, now: number): 
 }
 
 /** Releases what `key` holds (or drops it from the queue) and grants the next waiters. */
-export function release(state: ArbiterState, key: string, now: number): { state: ArbiterState; released: Grant[]; granted: Grant[] } {
+export function release(
+  state: ArbiterState,
+  key: string,
+  now: number,
+): { state: ArbiterState; released: Grant[]; granted: Grant[] } {
   return releaseWhere(state, (r) => r.key === key, now);
 }
 
@@ -113,7 +121,9 @@ export type ResourceAggregateContext = {
 };
 
 /** Folds one resource's `resource.acquired` / `resource.released` facts. Pure. */
-export const resourceAggregate = setup({ types: { context: {} as ResourceAggregateContext, events: {} as Envelope } }).createMachine({
+export const resourceAggregate = setup({
+  types: { context: {} as ResourceAggregateContext, events: {} as Envelope },
+}).createMachine({
   id: 'resource',
   context: { resource: null, holder: null, acquisitions: 0, totalWaitMs: 0 },
   initial: 'free',

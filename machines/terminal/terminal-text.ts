@@ -10,10 +10,16 @@
  * sequences. Only used to *remove* sequences from text; interpretation is
  * left to @xterm/headless.
  */
-const ANSI =
-  // eslint-disable-next-line no-control-regex
-  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[ -/]*[0-~]|\x9b[0-?]*[ -/]*[@-~]/g;
-// eslint-disable-next-line no-control-regex
+const ANSI = new RegExp(
+  [
+    /\x1b\[[0-?]*[ -/]*[@-~]/.source, // CSI
+    /\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/.source, // OSC
+    /\x1b[PX^_][^\x1b]*\x1b\\/.source, // DCS, SOS, PM, APC
+    /\x1b[ -/]*[0-~]/.source, // other escapes
+    /\x9b[0-?]*[ -/]*[@-~]/.source, // 8-bit CSI
+  ].join('|'),
+  'g',
+);
 const OTHER_CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g;
 
 /**

@@ -57,7 +57,6 @@ const empty: TerminalAggregateContext = {
 
 const d = (event: Envelope) => event.data ?? {};
 
-
 export const terminalAggregate = setup({
   types: { context: {} as TerminalAggregateContext, events: {} as Envelope },
 }).createMachine({
@@ -71,7 +70,17 @@ export const terminalAggregate = setup({
           target: 'idle',
           actions: assign(({ event }) => {
             const x = d(event);
-            return { terminalId: x.terminalId, agentId: x.agentId, pid: x.pid, tty: x.tty, shell: x.shell, sandbox: x.sandbox, cwd: x.cwd, cols: x.cols, rows: x.rows };
+            return {
+              terminalId: x.terminalId,
+              agentId: x.agentId,
+              pid: x.pid,
+              tty: x.tty,
+              shell: x.shell,
+              sandbox: x.sandbox,
+              cwd: x.cwd,
+              cols: x.cols,
+              rows: x.rows,
+            };
           }),
         },
       },
@@ -118,16 +127,12 @@ export const terminalAggregate = setup({
   on: {
     'terminal.command.queued': {
       actions: assign({
-        queue: ({ context, event }) => [
-          ...context.queue,
-          { commandId: d(event).commandId, command: d(event).command },
-        ],
+        queue: ({ context, event }) => [...context.queue, { commandId: d(event).commandId, command: d(event).command }],
       }),
     },
     'terminal.command.cancelled': {
       actions: assign({
-        queue: ({ context, event }) =>
-          context.queue.filter((q) => q.commandId !== d(event).commandId),
+        queue: ({ context, event }) => context.queue.filter((q) => q.commandId !== d(event).commandId),
       }),
     },
     'terminal.resized': {

@@ -29,9 +29,12 @@ function sources(dir: string): string[] {
 }
 
 /** Every import specifier of a file: static, `import type`, re-exports and dynamic `import('…')`. */
-export function importsOf(text: string): string[] {
+function importsOf(text: string): string[] {
   const specs: string[] = [];
-  const re = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
+  const fromClause = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]/.source;
+  const dynamic = /import\s*\(\s*['"]([^'"]+)['"]\s*\)/.source;
+  const bare = /^import\s+['"]([^'"]+)['"]/.source;
+  const re = new RegExp(`${fromClause}|${dynamic}|${bare}`, 'gm');
   for (const m of text.matchAll(re)) specs.push((m[1] ?? m[2] ?? m[3]) as string);
   return specs;
 }

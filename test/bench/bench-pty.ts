@@ -13,7 +13,11 @@ export const MARK_B = '\x1b]133;B\x07';
 export const MARK_D = '\x1b]133;D;';
 
 /** Raw baseline: node-pty + the same bash and rc, watching for marks by hand. */
-export function rawShell(rcPath: string): { pty: IPty; bytes: () => number; waitFor: (marker: string) => Promise<number> } {
+export function rawShell(rcPath: string): {
+  pty: IPty;
+  bytes: () => number;
+  waitFor: (marker: string) => Promise<number>;
+} {
   const pty = spawn('bash', ['--noprofile', '--rcfile', rcPath, '-i'], {
     name: 'xterm-256color',
     cols: 80,

@@ -12,7 +12,10 @@ import { CORPUS_FILES, loadCorpusFile, runCorpus } from '../support/edit-corpus.
 import { seeded } from '../support/edit-random.ts';
 import { type Bench, type BenchResult, percentile } from './types.ts';
 
-/** `n` lines of real source: the corpus files concatenated and cycled; every third line is tagged with its number so repeats stay distinct. */
+/**
+ * `n` lines of real source: the corpus files concatenated and cycled; every third line is tagged with its number so
+ * repeats stay distinct.
+ */
 function sourceLines(n: number): string[] {
   const files = CORPUS_FILES.filter((f) => !f.tabs).map((f) => loadCorpusFile(f).split('\n'));
   const out: string[] = [];
@@ -27,7 +30,9 @@ function sourceLines(n: number): string[] {
   return out;
 }
 
-/** A 20-line query from the middle of `lines`: indented by 4 more spaces, one line misspelled (so exact search fails). */
+/**
+ * A 20-line query from the middle of `lines`: indented by 4 more spaces, one line misspelled (so exact search fails).
+ */
 function perturbedQuery(lines: string[]): string {
   const start = Math.floor(lines.length / 2);
   const q = lines.slice(start, start + 20).map((l) => (l.trim() ? `    ${l}` : l));
@@ -49,7 +54,11 @@ function time(fn: () => void, runs: number): number[] {
 function matchBench(): BenchResult[] {
   const results: BenchResult[] = [];
   const p50: Record<number, number> = {};
-  for (const [n, runs] of [[1_000, 40], [10_000, 20], [100_000, 7]] as const) {
+  for (const [n, runs] of [
+    [1_000, 40],
+    [10_000, 20],
+    [100_000, 7],
+  ] as const) {
     const lines = sourceLines(n);
     const buffer = lines.join('\n');
     const query = perturbedQuery(lines);
@@ -69,9 +78,18 @@ function matchBench(): BenchResult[] {
       note: `p95 ${percentile(samples, 95).toFixed(2)} ms; result ${kind}`,
     });
   }
-  for (const [a, b] of [[1_000, 10_000], [10_000, 100_000]] as const) {
+  for (const [a, b] of [
+    [1_000, 10_000],
+    [10_000, 100_000],
+  ] as const) {
     const growth = p50[b]! / p50[a]!;
-    results.push({ name: `match time growth ${a / 1000}k → ${b / 1000}k lines (10× lines)`, value: growth, unit: '×', target: '≤ 10× (linear)', met: growth <= 11 });
+    results.push({
+      name: `match time growth ${a / 1000}k → ${b / 1000}k lines (10× lines)`,
+      value: growth,
+      unit: '×',
+      target: '≤ 10× (linear)',
+      met: growth <= 11,
+    });
   }
   return results;
 }
@@ -81,7 +99,10 @@ function streamingBench(): BenchResult[] {
   const buffer = lines.join('\n');
   const start = 1_000;
   const oldText = lines.slice(start, start + 20).join('\n');
-  const newText = lines.slice(start, start + 25).map((l, i) => (i % 5 === 0 ? `${l} // edited` : l)).join('\n');
+  const newText = lines
+    .slice(start, start + 25)
+    .map((l, i) => (i % 5 === 0 ? `${l} // edited` : l))
+    .join('\n');
   const json = JSON.stringify({ path: 'x.ts', edits: [{ old_text: oldText, new_text: newText }] });
   const random = seeded(7);
   const tokens: string[] = [];
@@ -118,7 +139,9 @@ function corpusBench(): BenchResult[] {
   const r = runCorpus(seed, 100);
   return [
     {
-      name: `corpus: edits landing byte-exact at the intended place (${r.cases} cases, ${CORPUS_FILES.length} files, seed ${seed})`,
+      name:
+        `corpus: edits landing byte-exact at the intended place ` +
+        `(${r.cases} cases, ${CORPUS_FILES.length} files, seed ${seed})`,
       value: (100 * r.exact) / r.cases,
       unit: '%',
       target: '≥ 98%',

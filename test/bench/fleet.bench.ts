@@ -51,9 +51,20 @@ function steps(i: number): FleetStep[] {
     { exec: `echo one > ${p(1)}.txt`, expectExit: 0 },
     { exec: 'true', expectExit: 0 },
     // Indentation drift: the agent quotes the method at 2-space indent, without the class level.
-    { edit: { path: main, edits: [{ oldText: 'def add(self, item):\n  self.items.append(item)', newText: 'def add(self, item):\n  self.items.append(item)\n  return len(self.items)' }] } },
+    {
+      edit: {
+        path: main,
+        edits: [
+          {
+            oldText: 'def add(self, item):\n  self.items.append(item)',
+            newText: 'def add(self, item):\n  self.items.append(item)\n  return len(self.items)',
+          },
+        ],
+      },
+    },
     { exec: `echo two > ${p(2)}.txt`, expectExit: 0 },
-    // Plain ls: with -l it stats every entry and fails (exit 1) when another agent's atomic-write temp file vanishes in between.
+    // Plain ls: with -l it stats every entry and fails (exit 1) when another agent's atomic-write temp file vanishes
+    // in between.
     { exec: 'ls', expectExit: 0 },
     { edit: { path: main, edits: [{ oldText: '        self.items = []', newText: '        self.items = list()' }] } },
     { exec: `echo three > ${p(3)}.txt`, expectExit: 0 },
@@ -74,7 +85,12 @@ async function runPlan<T>(agents: FleetAgent[], trackShell: boolean, after: (run
   const nats = await startTestNats();
   let rt: TestRuntime | undefined;
   try {
-    rt = await startTestRuntime({ mode: 'networked', natsUrl: nats.url, policy: { default: 'allow' }, flags: { domains: { review: { trackShell } } } });
+    rt = await startTestRuntime({
+      mode: 'networked',
+      natsUrl: nats.url,
+      policy: { default: 'allow' },
+      flags: { domains: { review: { trackShell } } },
+    });
     const plan = FleetPlan.parse({ agents });
     const t0 = now();
     const outcome = await runFleet(plan, { bus: rt.bus, root: 'main', timeoutMs: 120_000 });
@@ -92,7 +108,9 @@ async function runPlan<T>(agents: FleetAgent[], trackShell: boolean, after: (run
 
 /** Fuzzy-match report of the drifted edit, from its reply. */
 function driftNote(outcome: FleetOutcome): string {
-  const step = outcome.agents[0]?.steps.find((s) => s.step.startsWith('edit') && /add/.test(JSON.stringify(s.reply ?? {})));
+  const step = outcome.agents[0]?.steps.find(
+    (s) => s.step.startsWith('edit') && /add/.test(JSON.stringify(s.reply ?? {})),
+  );
   return step ? step.summary.slice(0, 160) : 'n/a';
 }
 
@@ -100,8 +118,13 @@ export const bench: Bench = {
   name: 'fleet',
   async run() {
     const results: BenchResult[] = [];
-    const fleetAgents: FleetAgent[] = Array.from({ length: AGENTS }, (_, i) => ({ label: `worker ${i}`, steps: steps(i) }));
-    const soloAgents: FleetAgent[] = [{ label: 'solo', steps: Array.from({ length: AGENTS }, (_, i) => steps(i)).flat() }];
+    const fleetAgents: FleetAgent[] = Array.from({ length: AGENTS }, (_, i) => ({
+      label: `worker ${i}`,
+      steps: steps(i),
+    }));
+    const soloAgents: FleetAgent[] = [
+      { label: 'solo', steps: Array.from({ length: AGENTS }, (_, i) => steps(i)).flat() },
+    ];
 
     process.stderr.write(`  fleet of ${AGENTS}…\n`);
     const fleet = await runPlan(fleetAgents, true, async ({ wallMs, outcome, failures, rt }) => {
@@ -128,7 +151,11 @@ export const bench: Bench = {
       return { wallMs, outcome, failures, files, times, own, foreign };
     });
     process.stderr.write('  one agent, sequential…\n');
-    const solo = await runPlan(soloAgents, true, async ({ wallMs, outcome, failures }) => ({ wallMs, outcome, failures }));
+    const solo = await runPlan(soloAgents, true, async ({ wallMs, outcome, failures }) => ({
+      wallMs,
+      outcome,
+      failures,
+    }));
     process.stderr.write('  the same two without trackShell…\n');
     const fleetOff = await runPlan(fleetAgents, false, async ({ wallMs, failures }) => ({ wallMs, failures }));
     const soloOff = await runPlan(soloAgents, false, async ({ wallMs, failures }) => ({ wallMs, failures }));
@@ -143,7 +170,11 @@ export const bench: Bench = {
       ratio: speedup,
       target: '> 1× speed-up vs one agent sequential (2 cores)',
       met: speedup > 1 && fleet.failures.length === 0 && solo.failures.length === 0,
-      note: `ratio = sequential/fleet; ${(calls / (fleet.wallMs / 1000)).toFixed(0)} vs ${(calls / (solo.wallMs / 1000)).toFixed(0)} tool calls/s; failures: fleet ${fleet.failures.length}, solo ${solo.failures.length}${fleet.failures.length + solo.failures.length ? ` (${[...fleet.failures, ...solo.failures][0]})` : ''}; drifted edit: ${driftNote(fleet.outcome)}`,
+      note:
+        `ratio = sequential/fleet; ${(calls / (fleet.wallMs / 1000)).toFixed(0)} vs ` +
+        `${(calls / (solo.wallMs / 1000)).toFixed(0)} tool calls/s; failures: fleet ${fleet.failures.length}, ` +
+        `solo ${solo.failures.length}${firstFailure([...fleet.failures, ...solo.failures], 1)}; ` +
+        `drifted edit: ${driftNote(fleet.outcome)}`,
     });
     const speedupOff = soloOff.wallMs / fleetOff.wallMs;
     results.push({
@@ -154,7 +185,9 @@ export const bench: Bench = {
       ratio: speedupOff,
       target: '> 1× (diagnostic: without the workspace snapshots around each exec)',
       met: speedupOff > 1 && fleetOff.failures.length === 0 && soloOff.failures.length === 0,
-      note: `ratio = sequential/fleet; failures: fleet ${fleetOff.failures.length}, solo ${soloOff.failures.length}${fleetOff.failures.length + soloOff.failures.length ? ` (${[...fleetOff.failures, ...soloOff.failures].slice(0, 3).join(" | ")})` : ""}`,
+      note:
+        `ratio = sequential/fleet; failures: fleet ${fleetOff.failures.length}, solo ` +
+        `${soloOff.failures.length}${firstFailure([...fleetOff.failures, ...soloOff.failures], 3)}`,
     });
     const lat = fleet.outcome.latenciesMs;
     const soloLat = solo.outcome.latenciesMs;
@@ -163,14 +196,23 @@ export const bench: Bench = {
       value: percentile(lat, 99),
       unit: 'ms',
       baseline: percentile(soloLat, 99),
-      note: `baseline = p99 of the one sequential agent; p50 ${percentile(lat, 50).toFixed(1)} ms vs ${percentile(soloLat, 50).toFixed(1)} ms; max ${Math.max(...lat).toFixed(0)} ms`,
+      note:
+        `baseline = p99 of the one sequential agent; p50 ${percentile(lat, 50).toFixed(1)} ` +
+        `ms vs ${percentile(soloLat, 50).toFixed(1)} ms; max ${Math.max(...lat).toFixed(0)} ms`,
     });
     results.push({
       name: `review.list at the root, ${AGENTS} agents × 5 files, p50 of ${REVIEW_CALLS}`,
       value: percentile(fleet.times, 50),
       unit: 'ms',
-      note: `${fleet.files} files listed; p99 ${percentile(fleet.times, 99).toFixed(1)} ms; per-agent logs (includeDescendants false): ${fleet.own} own files, ${fleet.foreign} other agents' files attributed to it`,
+      note:
+        `${fleet.files} files listed; p99 ${percentile(fleet.times, 99).toFixed(1)} ms; per-agent logs ` +
+        `(includeDescendants false): ${fleet.own} own files, ${fleet.foreign} other agents' files attributed to it`,
     });
     return results;
   },
 };
+
+/** ` (first failures…)` for a bench note, or nothing when there were none. */
+function firstFailure(failures: string[], count: number): string {
+  return failures.length > 0 ? ` (${failures.slice(0, count).join(' | ')})` : '';
+}

@@ -55,13 +55,22 @@ export const bench: Bench = {
         const rawMs = await pool(APPENDS, IN_FLIGHT, (i) =>
           js.publish(
             `skein.evt.main.agent.raw${i % IN_FLIGHT}`,
-            encode({ id: randomUUID(), type: 'agent.spawned', at: new Date().toISOString(), agentId: 'main', data: spawnedData(i) }),
+            encode({
+              id: randomUUID(),
+              type: 'agent.spawned',
+              at: new Date().toISOString(),
+              agentId: 'main',
+              data: spawnedData(i),
+            }),
             { msgID: randomUUID() },
           ),
         );
         rawRates.push(APPENDS / (rawMs / 1000));
         const hostMs = await pool(APPENDS, IN_FLIGHT, (i) =>
-          rt.host.emit({ type: 'agent.spawned', data: { ...spawnedData(i), agentId: `h${i % IN_FLIGHT}` } }, { agentId: 'main' as never }),
+          rt.host.emit(
+            { type: 'agent.spawned', data: { ...spawnedData(i), agentId: `h${i % IN_FLIGHT}` } },
+            { agentId: 'main' as never },
+          ),
         );
         hostRates.push(APPENDS / (hostMs / 1000));
       }
@@ -82,7 +91,13 @@ export const bench: Bench = {
       await pool(REPLAY_FACTS - existing, 256, (i) =>
         js.publish(
           `skein.evt.main.agent.r${i % 1000}`,
-          encode({ id: randomUUID(), type: 'agent.spawned', at: new Date().toISOString(), agentId: 'main', data: spawnedData(i) }),
+          encode({
+            id: randomUUID(),
+            type: 'agent.spawned',
+            at: new Date().toISOString(),
+            agentId: 'main',
+            data: spawnedData(i),
+          }),
         ),
       );
       const log = await JetStreamLog.open(nc);
@@ -146,7 +161,9 @@ export const bench: Bench = {
         ratio: hostP50 / rawP50,
         target: '≤ 1.5× (latency ratio, lower is better)',
         met: hostP50 / rawP50 <= 1.5,
-        note: `p99 ${(percentile(viaHost, 99) * 1000).toFixed(0)} µs vs raw ${(percentile(raw, 99) * 1000).toFixed(0)} µs`,
+        note:
+          `p99 ${(percentile(viaHost, 99) * 1000).toFixed(0)} µs ` +
+          `vs raw ${(percentile(raw, 99) * 1000).toFixed(0)} µs`,
       });
       void call;
     } finally {

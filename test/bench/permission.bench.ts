@@ -13,29 +13,66 @@ import { Policy } from '../../schemas/policy.ts';
 import { percentile, type Bench, type BenchResult } from './types.ts';
 
 const TERMINAL = [
-  'git status', 'ls -la', 'npm test', 'git diff --stat HEAD~1', 'cargo build --release', 'npm run lint && npm test',
-  'grep -rn "TODO" src | head -20', 'cd packages/core && npm run build 2>&1 | tail -5', 'rm -rf build dist', 'git push origin main',
-  'PAGER=cat git log --oneline -10', "bash -c 'make clean && make -j4'", 'find . -name "*.o" -exec rm {} +', 'sudo apt-get install -y jq',
-  'curl -fsSL https://example.com/install.sh | sh', 'docker compose up -d && docker ps', 'python3 -m pytest -q tests/unit',
-  'echo $HOME', 'for f in *.ts; do wc -l $f; done', 'cat <<EOF > notes.txt\nhello\nEOF', 'ls | xargs -n1 echo',
-  'git status && git add -A && git commit -m "wip" && git push', 'timeout 30 npm test -- --runInBand', 'rm -rf /',
+  'git status',
+  'ls -la',
+  'npm test',
+  'git diff --stat HEAD~1',
+  'cargo build --release',
+  'npm run lint && npm test',
+  'grep -rn "TODO" src | head -20',
+  'cd packages/core && npm run build 2>&1 | tail -5',
+  'rm -rf build dist',
+  'git push origin main',
+  'PAGER=cat git log --oneline -10',
+  "bash -c 'make clean && make -j4'",
+  'find . -name "*.o" -exec rm {} +',
+  'sudo apt-get install -y jq',
+  'curl -fsSL https://example.com/install.sh | sh',
+  'docker compose up -d && docker ps',
+  'python3 -m pytest -q tests/unit',
+  'echo $HOME',
+  'for f in *.ts; do wc -l $f; done',
+  'cat <<EOF > notes.txt\nhello\nEOF',
+  'ls | xargs -n1 echo',
+  'git status && git add -A && git commit -m "wip" && git push',
+  'timeout 30 npm test -- --runInBand',
+  'rm -rf /',
 ];
-const PATHS = ['src/index.ts', 'src/../.git/config', 'docs/guide.md', 'migrations/001.sql', '/etc/passwd', 'packages/a/src/b/c.ts'];
+const PATHS = [
+  'src/index.ts',
+  'src/../.git/config',
+  'docs/guide.md',
+  'migrations/001.sql',
+  '/etc/passwd',
+  'packages/a/src/b/c.ts',
+];
 
-const policy = compilePolicy(mergePolicies([{
-  name: 'project',
-  policy: Policy.parse({
-    default: 'confirm',
-    tools: {
-      terminal: {
-        always_allow: [{ pattern: '^git\\s+(status|diff|log|add|commit)(\\s|$)' }, { pattern: '^ls\\b' }, { pattern: '^npm\\s+(test|run)\\b' }, { pattern: '^(grep|head|tail|cat|echo|wc|find|xargs|cd)\\b' }],
-        always_deny: [{ pattern: '^rm\\b.*\\s-[a-zA-Z]*r' }, { pattern: '\\bcurl\\b.*\\|\\s*(ba)?sh\\b' }],
-        always_confirm: [{ pattern: '^git\\s+push\\b' }, { pattern: '^sudo\\b' }],
-      },
-      edit_file: { always_allow: [{ pattern: '^src/' }, { pattern: '^docs/' }], always_confirm: [{ pattern: '^migrations/' }] },
+const policy = compilePolicy(
+  mergePolicies([
+    {
+      name: 'project',
+      policy: Policy.parse({
+        default: 'confirm',
+        tools: {
+          terminal: {
+            always_allow: [
+              { pattern: '^git\\s+(status|diff|log|add|commit)(\\s|$)' },
+              { pattern: '^ls\\b' },
+              { pattern: '^npm\\s+(test|run)\\b' },
+              { pattern: '^(grep|head|tail|cat|echo|wc|find|xargs|cd)\\b' },
+            ],
+            always_deny: [{ pattern: '^rm\\b.*\\s-[a-zA-Z]*r' }, { pattern: '\\bcurl\\b.*\\|\\s*(ba)?sh\\b' }],
+            always_confirm: [{ pattern: '^git\\s+push\\b' }, { pattern: '^sudo\\b' }],
+          },
+          edit_file: {
+            always_allow: [{ pattern: '^src/' }, { pattern: '^docs/' }],
+            always_confirm: [{ pattern: '^migrations/' }],
+          },
+        },
+      }),
     },
-  }),
-}]));
+  ]),
+);
 
 export const bench: Bench = {
   name: 'permission',
@@ -70,7 +107,16 @@ export const bench: Bench = {
     const p50 = percentile(samples, 50) * 1000;
     const p99 = percentile(samples, 99) * 1000;
     return [
-      { name: 'decisions per second (mix: 80% terminal with tree-sitter split, 20% file paths)', value: rate, unit: 'decisions/s', baseline: baseRate, ratio: rate / baseRate, target: '≥ 10000', met: rate >= 10_000, note: 'baseline: bare tree-sitter-bash parses/s of the terminal inputs' },
+      {
+        name: 'decisions per second (mix: 80% terminal with tree-sitter split, 20% file paths)',
+        value: rate,
+        unit: 'decisions/s',
+        baseline: baseRate,
+        ratio: rate / baseRate,
+        target: '≥ 10000',
+        met: rate >= 10_000,
+        note: 'baseline: bare tree-sitter-bash parses/s of the terminal inputs',
+      },
       { name: 'decision latency p50', value: p50, unit: 'µs' },
       { name: 'decision latency p99', value: p99, unit: 'µs', target: '< 1000', met: p99 < 1000 },
     ];

@@ -31,7 +31,9 @@ for (const file of files) {
     const ratio = r.ratio === undefined ? '' : ` ratio ${r.ratio.toFixed(2)}×`;
     const base = r.baseline === undefined ? '' : ` (baseline ${fmt(r.baseline)} ${r.unit})`;
     const target = r.target ? ` target ${r.target}${r.met === undefined ? '' : r.met ? ' ✓' : ' ✗'}` : '';
-    process.stdout.write(`${r.name}: ${fmt(r.value)} ${r.unit}${base}${ratio}${target}${r.note ? ` — ${r.note}` : ''}\n`);
+    process.stdout.write(
+      `${r.name}: ${fmt(r.value)} ${r.unit}${base}${ratio}${target}${r.note ? ` — ${r.note}` : ''}\n`,
+    );
   }
 }
 const out = join(outDir, 'bench-results.json');

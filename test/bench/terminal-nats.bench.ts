@@ -70,7 +70,9 @@ async function idleBench({ rt }: Env): Promise<BenchResult[]> {
       name: `${IDLE} idle terminals through the host: runtime RSS growth (shells excluded)`,
       value: rss,
       unit: 'MiB',
-      note: `${((rss * 1024) / IDLE).toFixed(0)} KiB/terminal; JS heap+external +${heap.toFixed(1)} MiB; total RSS ${(after.rss / MiB).toFixed(0)} MiB; opened in ${openMs.toFixed(0)} ms (10 at a time)`,
+      note:
+        `${((rss * 1024) / IDLE).toFixed(0)} KiB/terminal; JS heap+external +${heap.toFixed(1)} MiB; ` +
+        `total RSS ${(after.rss / MiB).toFixed(0)} MiB; opened in ${openMs.toFixed(0)} ms (10 at a time)`,
     },
   ];
 }
@@ -112,7 +114,9 @@ async function execBench({ rt }: Env, rcPath: string, trackShell: boolean): Prom
     ratio: v / b,
     target: '≤ 1.5× (latency ratio, ours/raw)',
     met: v / b <= 1.5,
-    note: `p99 ${percentile(ours, 99).toFixed(2)} ms vs raw ${percentile(base, 99).toFixed(2)} ms; ${EXECS} sequential calls`,
+    note:
+      `p99 ${percentile(ours, 99).toFixed(2)} ms vs raw ` +
+      `${percentile(base, 99).toFixed(2)} ms; ${EXECS} sequential calls`,
   };
 }
 
@@ -138,7 +142,8 @@ async function concurrentBench({ rt }: Env, trackShell: boolean, round: number):
     }),
   );
   const wall = now() - t0;
-  for (const { agentId, terminalId } of agents) ok(await rt.call('terminal.close', { terminalId, graceMs: 0 }, { agentId }));
+  for (const { agentId, terminalId } of agents)
+    ok(await rt.call('terminal.close', { terminalId, graceMs: 0 }, { agentId }));
   const p50 = percentile(lat, 50);
   const p99 = percentile(lat, 99);
   const mean = lat.reduce((s, x) => s + x, 0) / lat.length;
@@ -218,9 +223,16 @@ async function floodBench({ rt, nats }: Env, rcPath: string): Promise<BenchResul
       ratio: v / b,
       target: '≥ 0.8×',
       met: v / b >= 0.8 && received >= FLOOD_BYTES,
-      note: `exit ${reply['exitCode']}; subscriber got ${received} bytes in ${chunks} facts (raw read ${rawBytes}); ${oursMs.toFixed(0)} ms vs raw ${rawMs.toFixed(0)} ms`,
+      note:
+        `exit ${reply['exitCode']}; subscriber got ${received} bytes in ${chunks} facts ` +
+        `(raw read ${rawBytes}); ${oursMs.toFixed(0)} ms vs raw ${rawMs.toFixed(0)} ms`,
     },
-    { name: 'peak RSS of this process (runtime + subscriber) during the flood', value: peak / MiB, unit: 'MiB', note: `+${((peak - rssBefore) / MiB).toFixed(0)} MiB over the ${(rssBefore / MiB).toFixed(0)} MiB before` },
+    {
+      name: 'peak RSS of this process (runtime + subscriber) during the flood',
+      value: peak / MiB,
+      unit: 'MiB',
+      note: `+${((peak - rssBefore) / MiB).toFixed(0)} MiB over the ${(rssBefore / MiB).toFixed(0)} MiB before`,
+    },
   ];
 }
 

@@ -41,7 +41,16 @@ async function openBench(rc: { path: string }): Promise<BenchResult> {
   await m.shutdown();
   const v = percentile(ours, 50);
   const b = percentile(raw, 50);
-  return { name: 'open → prompt ready p50', value: v, unit: 'ms', baseline: b, ratio: v / b, target: '≤ 1.3×', met: v / b <= 1.3, note: 'ratio = ours/raw (lower is better)' };
+  return {
+    name: 'open → prompt ready p50',
+    value: v,
+    unit: 'ms',
+    baseline: b,
+    ratio: v / b,
+    target: '≤ 1.3×',
+    met: v / b <= 1.3,
+    note: 'ratio = ours/raw (lower is better)',
+  };
 }
 
 async function execBench(rc: { path: string }): Promise<BenchResult[]> {
@@ -80,8 +89,24 @@ async function execBench(rc: { path: string }): Promise<BenchResult[]> {
   const v = percentile(ours, 50);
   const b = percentile(raw, 50);
   return [
-    { name: 'exec "true" round trip p50 (in-process)', value: v, unit: 'ms', baseline: b, ratio: v / b, target: '≤ 1.5× (over NATS: lead)', met: v / b <= 1.5, note: `p99 ${percentile(ours, 99).toFixed(2)} ms vs raw ${percentile(raw, 99).toFixed(2)} ms` },
-    { name: '8 terminals × 100 "true" concurrently p50 (in-process)', value: percentile(lat, 50), unit: 'ms', note: `p99 ${percentile(lat, 99).toFixed(2)} ms; ${(800 / (wall / 1000)).toFixed(0)} commands/s; prior Rust impl: 120 ms avg` },
+    {
+      name: 'exec "true" round trip p50 (in-process)',
+      value: v,
+      unit: 'ms',
+      baseline: b,
+      ratio: v / b,
+      target: '≤ 1.5× (over NATS: lead)',
+      met: v / b <= 1.5,
+      note: `p99 ${percentile(ours, 99).toFixed(2)} ms vs raw ${percentile(raw, 99).toFixed(2)} ms`,
+    },
+    {
+      name: '8 terminals × 100 "true" concurrently p50 (in-process)',
+      value: percentile(lat, 50),
+      unit: 'ms',
+      note:
+        `p99 ${percentile(lat, 99).toFixed(2)} ms; ` +
+        `${(800 / (wall / 1000)).toFixed(0)} commands/s; prior Rust impl: 120 ms avg`,
+    },
   ];
 }
 
@@ -106,7 +131,16 @@ async function floodBench(rc: { path: string }): Promise<BenchResult[]> {
   const v = FLOOD_BYTES / 1e6 / (oursMs / 1000);
   const b = FLOOD_BYTES / 1e6 / (rawMs / 1000);
   return [
-    { name: 'flood 50 MB through the manager (no-op emitOutput)', value: v, unit: 'MB/s', baseline: b, ratio: v / b, target: '≥ 0.8×', met: v / b >= 0.8, note: `exit ${r.exitCode}; pty paused ${pauses}×` },
+    {
+      name: 'flood 50 MB through the manager (no-op emitOutput)',
+      value: v,
+      unit: 'MB/s',
+      baseline: b,
+      ratio: v / b,
+      target: '≥ 0.8×',
+      met: v / b >= 0.8,
+      note: `exit ${r.exitCode}; pty paused ${pauses}×`,
+    },
     { name: 'peak runtime RSS during the flood', value: peak / MiB, unit: 'MiB' },
   ];
 }
@@ -126,8 +160,18 @@ async function idleBench(): Promise<BenchResult[]> {
   const rss = (after.rss - before.rss) / MiB;
   const heap = (after.heapUsed + after.external - before.heapUsed - before.external) / MiB;
   return [
-    { name: '100 idle terminals: runtime RSS growth (shells excluded)', value: rss, unit: 'MiB', note: `total RSS ${(after.rss / MiB).toFixed(0)} MiB` },
-    { name: '100 idle terminals: JS heap + external growth', value: heap, unit: 'MiB', note: `${((heap * 1024) / 100).toFixed(0)} KiB per terminal (mostly the headless xterm)` },
+    {
+      name: '100 idle terminals: runtime RSS growth (shells excluded)',
+      value: rss,
+      unit: 'MiB',
+      note: `total RSS ${(after.rss / MiB).toFixed(0)} MiB`,
+    },
+    {
+      name: '100 idle terminals: JS heap + external growth',
+      value: heap,
+      unit: 'MiB',
+      note: `${((heap * 1024) / 100).toFixed(0)} KiB per terminal (mostly the headless xterm)`,
+    },
   ];
 }
 

@@ -11,7 +11,9 @@ export type BenchResult = {
   unit: string;
   /** The raw baseline measured in the same run, in the same unit. */
   baseline?: number;
-  /** value / baseline, or baseline / value for latencies: always "higher is better" unless `ratioNote` says otherwise. */
+  /**
+   * value / baseline, or baseline / value for latencies: always "higher is better" unless `ratioNote` says otherwise.
+   */
   ratio?: number;
   /** The target as text, e.g. "≥ 0.7×". */
   target?: string;

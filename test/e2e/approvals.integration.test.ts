@@ -14,12 +14,21 @@ describe('approvals and terminal input through the CLI', () => {
   let run: EmbeddedRun;
   let data: string;
   let ws: string;
-  const call = (type: string, body: unknown, agent = 'main') => runCli(['call', type, JSON.stringify(body), '--agent', agent, '--data', data, '--timeout', '60000']);
+  const call = (type: string, body: unknown, agent = 'main') =>
+    runCli(['call', type, JSON.stringify(body), '--agent', agent, '--data', data, '--timeout', '60000']);
   const json = async (p: ReturnType<typeof call>) => {
     const r = await p;
     return JSON.parse(r.stdout) as Record<string, any>;
   };
-  const pendingIds = async () => ((await json(runCli(['approvals', '--once', '--json', '--data', data]).then((r) => ({ ...r, stdout: `{"requests":${r.stdout}}` })))) as { requests: Array<{ requestId: string; input: string }> }).requests;
+  const pendingIds = async () =>
+    (
+      (await json(
+        runCli(['approvals', '--once', '--json', '--data', data]).then((r) => ({
+          ...r,
+          stdout: `{"requests":${r.stdout}}`,
+        })),
+      )) as { requests: Array<{ requestId: string; input: string }> }
+    ).requests;
 
   beforeAll(async () => {
     run = await startEmbeddedCli({
@@ -60,26 +69,42 @@ describe('approvals and terminal input through the CLI', () => {
     expect(r).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     const policy = readFileSync(join(ws, '.skein', 'policy.json'), 'utf8');
     // Zed-style extraction: the command and its first word.
-    expect(JSON.parse(policy).tools.terminal.always_deny).toEqual([{ pattern: '^rm\\b' }, { pattern: '^touch\\s+denied\\.txt(\\s|$)' }]);
+    expect(JSON.parse(policy).tools.terminal.always_deny).toEqual([
+      { pattern: '^rm\\b' },
+      { pattern: '^touch\\s+denied\\.txt(\\s|$)' },
+    ]);
     // Learned: the same call is now denied without asking.
     const again = await json(call('terminal.exec', { terminalId, command: 'touch denied.txt' }));
     expect(again).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
   });
 
-  it('checks input by what the terminal runs: interpreter (own class), pager (allowed), prompt (a command)', async () => {
-    const { terminalId } = await json(call('terminal.open', {}));
-    // At the prompt, a completed line is a command: rm is denied by rule.
-    expect(await json(call('terminal.write', { terminalId, data: 'rm -rf somewhere\n' }))).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
-    // A pager runs under the grant of the command that started it: keys pass.
-    const pager = await json(call('terminal.exec', { terminalId, command: 'seq 1 200 | less', yieldMs: 500 }));
-    expect(['running', 'input_required']).toContain(pager['status']);
-    await expect.poll(async () => (await json(call('terminal.write', { terminalId, data: 'q' })))['ok'], { timeout: 10_000 }).toBe(true);
-    await json(call('terminal.wait', { terminalId, timeoutMs: 10_000 }));
-    // An interpreter's input is the terminal_input class (denied by this policy).
-    const repl = await json(call('terminal.exec', { terminalId, command: 'python3 -q', yieldMs: 800 }));
-    expect(repl['status']).not.toBe('exited');
-    await expect
-      .poll(async () => (await json(call('terminal.write', { terminalId, data: 'print(6*7)\n' })))['error']?.['code'], { timeout: 10_000 })
-      .toBe('permission_denied');
-  });
+  it(
+    'checks input by what the terminal runs: interpreter ' + '(own class), pager (allowed), prompt (a command)',
+    async () => {
+      const { terminalId } = await json(call('terminal.open', {}));
+      // At the prompt, a completed line is a command: rm is denied by rule.
+      expect(await json(call('terminal.write', { terminalId, data: 'rm -rf somewhere\n' }))).toMatchObject({
+        ok: false,
+        error: { code: 'permission_denied' },
+      });
+      // A pager runs under the grant of the command that started it: keys pass.
+      const pager = await json(call('terminal.exec', { terminalId, command: 'seq 1 200 | less', yieldMs: 500 }));
+      expect(['running', 'input_required']).toContain(pager['status']);
+      await expect
+        .poll(async () => (await json(call('terminal.write', { terminalId, data: 'q' })))['ok'], { timeout: 10_000 })
+        .toBe(true);
+      await json(call('terminal.wait', { terminalId, timeoutMs: 10_000 }));
+      // An interpreter's input is the terminal_input class (denied by this policy).
+      const repl = await json(call('terminal.exec', { terminalId, command: 'python3 -q', yieldMs: 800 }));
+      expect(repl['status']).not.toBe('exited');
+      await expect
+        .poll(
+          async () => (await json(call('terminal.write', { terminalId, data: 'print(6*7)\n' })))['error']?.['code'],
+          {
+            timeout: 10_000,
+          },
+        )
+        .toBe('permission_denied');
+    },
+  );
 });

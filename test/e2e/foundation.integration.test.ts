@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../../infra/transport/nats-server.ts';
 import { rawSubscribe } from '../support/raw-nats.ts';
-import { cleanEnv, runCli, startCli, type LongRunning } from '../support/cli.ts';
+import { runCli, startCli, type LongRunning } from '../support/cli.ts';
 import { tempDir } from '../support/temp-dir.ts';
 
 type Workload = { facts: Array<Record<string, unknown>>; digest: string };
@@ -42,7 +42,10 @@ describe('skein up / call / tail / status / replay', () => {
     const { mkdirSync, writeFileSync } = await import('node:fs');
     mkdirSync(join(workspace, '.skein'), { recursive: true });
     // The root may spawn sub-agents without asking (the built-in default would ask a human).
-    writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify({ tools: { spawn_agent: { default: 'allow' } } }));
+    writeFileSync(
+      join(workspace, '.skein', 'policy.json'),
+      JSON.stringify({ tools: { spawn_agent: { default: 'allow' } } }),
+    );
   });
   afterAll(async () => {
     if (up && up.child.exitCode === null) {
@@ -70,7 +73,12 @@ describe('skein up / call / tail / status / replay', () => {
     // tail announces itself on stderr once subscribed
     await new Promise<void>((resolve, reject) => {
       const t0 = Date.now();
-      const poll = () => (tail.stderr().includes('tailing') ? resolve() : Date.now() - t0 > 15_000 ? reject(new Error(tail.stderr())) : setTimeout(poll, 25));
+      const poll = () =>
+        tail.stderr().includes('tailing')
+          ? resolve()
+          : Date.now() - t0 > 15_000
+            ? reject(new Error(tail.stderr()))
+            : setTimeout(poll, 25);
       poll();
     });
 
@@ -81,7 +89,9 @@ describe('skein up / call / tail / status / replay', () => {
     raw.close();
     const spawns = raw.messages.filter((m) => (JSON.parse(m.payload) as { type: string }).type === 'agent.spawned');
     const bodies = spawns.map((m) => JSON.parse(m.payload) as Record<string, unknown>);
-    expect(raw.messages.filter((m) => (JSON.parse(m.payload) as { type: string }).type === 'permission.granted')).toHaveLength(3);
+    expect(
+      raw.messages.filter((m) => (JSON.parse(m.payload) as { type: string }).type === 'permission.granted'),
+    ).toHaveLength(3);
     expect(spawns.map((m) => m.subject)).toEqual([
       'skein.evt.main.agent.child-a',
       'skein.evt.child-a.agent.grandchild-b',
@@ -91,9 +101,21 @@ describe('skein up / call / tail / status / replay', () => {
       expect(Object.keys(body).sort()).toEqual(['agentId', 'at', 'causationId', 'data', 'id', 'type']);
       expect(body['type']).toBe('agent.spawned');
     }
-    expect(bodies[1]).toMatchObject({ agentId: 'child-a', data: { agentId: 'grandchild-b', parentId: 'child-a', label: 'b', depth: 2 } });
+    expect(bodies[1]).toMatchObject({
+      agentId: 'child-a',
+      data: { agentId: 'grandchild-b', parentId: 'child-a', label: 'b', depth: 2 },
+    });
 
-    await expect.poll(() => tail.stdout().split('\n').filter((l) => l.includes('agent.spawned')).length, { timeout: 10_000 }).toBe(3);
+    await expect
+      .poll(
+        () =>
+          tail
+            .stdout()
+            .split('\n')
+            .filter((l) => l.includes('agent.spawned')).length,
+        { timeout: 10_000 },
+      )
+      .toBe(3);
     expect(tail.stdout()).toMatch(/child-a agent\.spawned grandchild-b "b" parent=child-a/);
     tail.child.kill('SIGINT');
     expect(await tail.exited).toBe(0);
@@ -110,7 +132,10 @@ describe('skein up / call / tail / status / replay', () => {
     expect(exp.code, exp.stderr).toBe(0);
     const lines = readFileSync(exported, 'utf8').trim().split('\n');
     expect(lines).toHaveLength(7);
-    results['private'] = { facts: lines.map((l) => comparable(JSON.stringify((JSON.parse(l) as { fact: unknown }).fact))), digest: status.stdout.trim() };
+    results['private'] = {
+      facts: lines.map((l) => comparable(JSON.stringify((JSON.parse(l) as { fact: unknown }).fact))),
+      digest: status.stdout.trim(),
+    };
     const fromFile = await runCli(['replay', '--digest', '--from-file', exported]);
     expect(fromFile.stdout).toBe(status.stdout);
   });
@@ -139,26 +164,29 @@ describe('skein up / call / tail / status / replay', () => {
     expect(isAlive(restarted.natsServerPid)).toBe(false);
   });
 
-  it('embedded mode: the same workload gives the same facts, and its JSONL log replays to the same digest', async () => {
-    up = startCli(['up', '--embedded', '--data', embeddedData, '--workspace', workspace]);
-    await up.waitFor(/mode embedded/);
-    await runWorkload(embeddedData);
-    const status = await runCli(['status', '--digest', '--data', embeddedData]);
-    expect(status.code, status.stderr).toBe(0);
-    up.child.kill('SIGTERM');
-    expect(await up.exited).toBe(0);
+  it(
+    'embedded mode: the same workload gives the same ' + 'facts, and its JSONL log replays to the same digest',
+    async () => {
+      up = startCli(['up', '--embedded', '--data', embeddedData, '--workspace', workspace]);
+      await up.waitFor(/mode embedded/);
+      await runWorkload(embeddedData);
+      const status = await runCli(['status', '--digest', '--data', embeddedData]);
+      expect(status.code, status.stderr).toBe(0);
+      up.child.kill('SIGTERM');
+      expect(await up.exited).toBe(0);
 
-    const log = readFileSync(join(embeddedData, 'events.jsonl'), 'utf8').trim().split('\n');
-    const facts = log.map((l) => comparable(JSON.stringify((JSON.parse(l) as { fact: unknown }).fact)));
-    expect(facts).toEqual(results['private']!.facts);
-    // Digests include generated ids (permission request ids), so they are compared within a mode:
-    // the embedded runtime's live digest equals the digest its JSONL log replays to.
-    expect(status.stdout.trim()).toMatch(/^[0-9a-f]{64}$/);
-    const replayed = await runCli(['replay', '--digest', '--from-file', join(embeddedData, 'events.jsonl')]);
-    expect(replayed.stdout).toBe(status.stdout);
-    // Export format = embedded log format: {seq, subject, fact} per line.
-    for (const line of log) expect(Object.keys(JSON.parse(line) as object)).toEqual(['seq', 'subject', 'fact']);
-  });
+      const log = readFileSync(join(embeddedData, 'events.jsonl'), 'utf8').trim().split('\n');
+      const facts = log.map((l) => comparable(JSON.stringify((JSON.parse(l) as { fact: unknown }).fact)));
+      expect(facts).toEqual(results['private']!.facts);
+      // Digests include generated ids (permission request ids), so they are compared within a mode:
+      // the embedded runtime's live digest equals the digest its JSONL log replays to.
+      expect(status.stdout.trim()).toMatch(/^[0-9a-f]{64}$/);
+      const replayed = await runCli(['replay', '--digest', '--from-file', join(embeddedData, 'events.jsonl')]);
+      expect(replayed.stdout).toBe(status.stdout);
+      // Export format = embedded log format: {seq, subject, fact} per line.
+      for (const line of log) expect(Object.keys(JSON.parse(line) as object)).toEqual(['seq', 'subject', 'fact']);
+    },
+  );
 
   it('client commands say how to start a runtime when none runs', async () => {
     const r = await runCli(['call', 'runtime.ping', '{}', '--data', join(dir.path, 'nothing')]);

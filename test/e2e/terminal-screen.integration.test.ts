@@ -34,7 +34,13 @@ describe('skein replay --screen', () => {
     const live = await call('terminal.read', { terminalId, screen: true });
     const r = await runCli(['replay', '--screen', terminalId, '--json', '--data', data]);
     expect(r.code, r.stderr).toBe(0);
-    const replayed = JSON.parse(r.stdout) as { lines: string[]; cursor: unknown; cols: number; rows: number; buffer: string };
+    const replayed = JSON.parse(r.stdout) as {
+      lines: string[];
+      cursor: unknown;
+      cols: number;
+      rows: number;
+      buffer: string;
+    };
     expect({ lines: replayed.lines, cols: replayed.cols, rows: replayed.rows, buffer: replayed.buffer }).toEqual({
       lines: live['screen'].lines,
       cols: 40,
@@ -43,7 +49,16 @@ describe('skein replay --screen', () => {
     });
     expect(replayed.lines.join('\n')).toContain('placed');
 
-    const back = await runCli(['replay', '--screen', terminalId, '--at', String(earlyScreen.atSeq), '--json', '--data', data]);
+    const back = await runCli([
+      'replay',
+      '--screen',
+      terminalId,
+      '--at',
+      String(earlyScreen.atSeq),
+      '--json',
+      '--data',
+      data,
+    ]);
     expect((JSON.parse(back.stdout) as { lines: string[] }).lines).toEqual(early['screen'].lines);
 
     const text = await runCli(['replay', '--screen', terminalId, '--data', data]);

@@ -8,16 +8,22 @@ const seed = Number(process.env['FC_SEED'] ?? Date.now() % 2 ** 31);
 describe('subjectFor', () => {
   it('builds the three subject kinds', () => {
     expect(subjectFor({ kind: 'cmd', agentId: 'main', type: 'agent.spawn' })).toBe('skein.cmd.main.agent.spawn');
-    expect(subjectFor({ kind: 'evt', agentId: 'main', aggregate: 'terminal', aggregateId: 't-1' })).toBe('skein.evt.main.terminal.t-1');
+    expect(subjectFor({ kind: 'evt', agentId: 'main', aggregate: 'terminal', aggregateId: 't-1' })).toBe(
+      'skein.evt.main.terminal.t-1',
+    );
     expect(subjectFor({ kind: 'out', agentId: 'a_1', terminalId: 't-1' })).toBe('skein.out.a_1.t-1');
   });
 
   it.each(['', 'a.b', 'a*', '>', 'a b', 'x'.repeat(65), 'é'])('refuses the agent id %j, naming it', (bad) => {
-    expect(() => subjectFor({ kind: 'cmd', agentId: bad, type: 'agent.get' })).toThrow(/agentId .* is not a subject token/);
+    expect(() => subjectFor({ kind: 'cmd', agentId: bad, type: 'agent.get' })).toThrow(
+      /agentId .* is not a subject token/,
+    );
   });
 
   it('refuses a command type that is not lowercase dotted words', () => {
-    expect(() => subjectFor({ kind: 'cmd', agentId: 'main', type: 'Agent.Spawn' })).toThrow(/not lowercase dotted words/);
+    expect(() => subjectFor({ kind: 'cmd', agentId: 'main', type: 'Agent.Spawn' })).toThrow(
+      /not lowercase dotted words/,
+    );
   });
 
   it(`reads back what it builds (seed ${seed})`, () => {
@@ -26,7 +32,11 @@ describe('subjectFor', () => {
     fc.assert(
       fc.property(token, type, token, token, (agentId, t, aggregate, id) => {
         expect(parseCommandSubject(subjectFor({ kind: 'cmd', agentId, type: t }))).toEqual({ agentId, type: t });
-        expect(parseEventSubject(subjectFor({ kind: 'evt', agentId, aggregate, aggregateId: id }))).toEqual({ agentId, aggregate, aggregateId: id });
+        expect(parseEventSubject(subjectFor({ kind: 'evt', agentId, aggregate, aggregateId: id }))).toEqual({
+          agentId,
+          aggregate,
+          aggregateId: id,
+        });
       }),
       { seed },
     );

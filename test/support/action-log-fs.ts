@@ -38,7 +38,8 @@ export function makeFixture(): Fixture {
     const def = reviewEvents.find((e) => e.type === f.type) as EventDef | undefined;
     if (!def) throw new Error(`unknown fact type '${f.type}'`);
     const data = def.data.parse(f.data);
-    if (def.aggregateId(data) !== f.agentId) throw new Error(`fact ${f.type} for log '${def.aggregateId(data)}' emitted under '${f.agentId}'`);
+    if (def.aggregateId(data) !== f.agentId)
+      throw new Error(`fact ${f.type} for log '${def.aggregateId(data)}' emitted under '${f.agentId}'`);
     facts.push(f);
   };
   const service = new ActionLogService({ blobs, emit });

@@ -33,7 +33,11 @@ export function editText(text: string, ops: Op[], finalNewline: boolean | null):
 
 /** A base text and an edited version of it. */
 export const editedPairArb = fc
-  .record({ base: textArb, ops: fc.array(opArb, { minLength: 1, maxLength: 6 }), nl: fc.option(fc.boolean(), { nil: null }) })
+  .record({
+    base: textArb,
+    ops: fc.array(opArb, { minLength: 1, maxLength: 6 }),
+    nl: fc.option(fc.boolean(), { nil: null }),
+  })
   .map(({ base, ops, nl }) => ({ base, current: editText(base, ops, nl) }));
 
 export const fcSeed = (): number => Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);

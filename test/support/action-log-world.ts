@@ -63,7 +63,9 @@ export class PlanWorld {
     this.disk[path] = after;
     const lineage = [agentId, ...this.ancestors(agentId)];
     const logs = lineage.map((id) => this.view(id));
-    const others = [...this.logs.keys()].filter((id) => !lineage.includes(id) && this.logs.get(id)!.files[path]).map((id) => this.view(id));
+    const others = [...this.logs.keys()]
+      .filter((id) => !lineage.includes(id) && this.logs.get(id)!.files[path])
+      .map((id) => this.view(id));
     const plan = planRecord(
       {
         changeId: `chg-${++this.#n}`,
@@ -83,11 +85,20 @@ export class PlanWorld {
   }
 
   list(id: string, includeDescendants?: boolean) {
-    return listReview(this.view(id), { texts: this.texts }, includeDescendants === undefined ? {} : { includeDescendants });
+    return listReview(
+      this.view(id),
+      { texts: this.texts },
+      includeDescendants === undefined ? {} : { includeDescendants },
+    );
   }
 
   accept(id: string, sel: Selection = {}) {
-    const plan = planAccept(this.view(id), this.descendants(id).map((d) => this.view(d)), sel, { texts: this.texts, hash: sha256 });
+    const plan = planAccept(
+      this.view(id),
+      this.descendants(id).map((d) => this.view(d)),
+      sel,
+      { texts: this.texts, hash: sha256 },
+    );
     this.apply(plan);
     return plan;
   }
@@ -97,14 +108,20 @@ export class PlanWorld {
   }
 
   reject(id: string, sel: Selection = {}) {
-    const related = { ancestors: this.ancestors(id).map((d) => this.view(d)), descendants: this.descendants(id).map((d) => this.view(d)) };
+    const related = {
+      ancestors: this.ancestors(id).map((d) => this.view(d)),
+      descendants: this.descendants(id).map((d) => this.view(d)),
+    };
     const plan = planReject(this.view(id), related, sel, this.diskSnapshot(), { texts: this.texts, hash: sha256 });
     this.apply(plan);
     return plan;
   }
 
   undoReject(id: string) {
-    const plan = planUndoReject(this.view(id), this.related(id), this.diskSnapshot(), { texts: this.texts, hash: sha256 });
+    const plan = planUndoReject(this.view(id), this.related(id), this.diskSnapshot(), {
+      texts: this.texts,
+      hash: sha256,
+    });
     this.apply(plan);
     return plan;
   }
@@ -112,7 +129,8 @@ export class PlanWorld {
   diskSnapshot(): Record<string, string | null> {
     const out: Record<string, string | null> = {};
     for (const ctx of this.logs.values()) for (const p of Object.keys(ctx.files)) out[p] = this.disk[p] ?? null;
-    for (const ctx of this.logs.values()) for (const f of ctx.lastReject?.files ?? []) out[f.path] = this.disk[f.path] ?? null;
+    for (const ctx of this.logs.values())
+      for (const f of ctx.lastReject?.files ?? []) out[f.path] = this.disk[f.path] ?? null;
     return out;
   }
 
@@ -128,6 +146,8 @@ export class PlanWorld {
 
   /** path → status of a log, for compact assertions. */
   summary(id: string): Record<string, string> {
-    return Object.fromEntries(Object.entries(this.view(id).files).map(([p, e]) => [p, `${e.status} by ${e.agents.join(',')}`]));
+    return Object.fromEntries(
+      Object.entries(this.view(id).files).map(([p, e]) => [p, `${e.status} by ${e.agents.join(',')}`]),
+    );
   }
 }

@@ -19,12 +19,20 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 
 export type CliResult = { code: number; stdout: string; stderr: string };
 
-export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       [SKEIN_BIN, ...args],
-      { cwd: options.cwd, env: options.env ?? cleanEnv(), timeout: options.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024 },
+      {
+        cwd: options.cwd,
+        env: options.env ?? cleanEnv(),
+        timeout: options.timeoutMs ?? 30_000,
+        maxBuffer: 64 * 1024 * 1024,
+      },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });
@@ -43,7 +51,11 @@ export type LongRunning = {
 };
 
 export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): LongRunning {
-  const child = spawn(process.execPath, [SKEIN_BIN, ...args], { cwd: options.cwd, env: options.env ?? cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SKEIN_BIN, ...args], {
+    cwd: options.cwd,
+    env: options.env ?? cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString('utf8')));
@@ -61,7 +73,9 @@ export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.P
           const m = out.match(pattern);
           if (m) return resolve(m);
           if (child.exitCode !== null || Date.now() - started > timeoutMs) {
-            return reject(new Error(`no ${pattern} in output (exit ${child.exitCode}).\nstdout: ${out}\nstderr: ${err}`));
+            return reject(
+              new Error(`no ${pattern} in output (exit ${child.exitCode}).\nstdout: ${out}\nstderr: ${err}`),
+            );
           }
           setTimeout(poll, 25);
         };
@@ -76,7 +90,10 @@ export type EmbeddedRun = { dir: string; data: string; workspace: string; up: Lo
  * `skein up --embedded` in a temporary dir whose workspace gets `policy` as
  * .skein/policy.json (and whatever `prepare` writes) before the runtime starts.
  */
-export async function startEmbeddedCli(options: { policy: unknown; prepare?: (workspace: string, dir: string) => void }): Promise<EmbeddedRun> {
+export async function startEmbeddedCli(options: {
+  policy: unknown;
+  prepare?: (workspace: string, dir: string) => void;
+}): Promise<EmbeddedRun> {
   const dir = mkdtempSync(join(tmpdir(), 'skein-cli-'));
   const data = join(dir, 'data');
   const workspace = join(dir, 'ws');

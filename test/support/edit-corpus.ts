@@ -74,7 +74,16 @@ export function makeCases(file: string, buffer: string, seed: number, count: num
     const expectedLines = [...lines];
     expectedLines[start + m] += MARKER;
     const { oldText, newText, perturbations } = perturb(span, newSpanLines, random);
-    cases.push({ file, seed, perturbations, buffer, oldText, newText, expected: expectedLines.join('\n'), markerLine: start + m });
+    cases.push({
+      file,
+      seed,
+      perturbations,
+      buffer,
+      oldText,
+      newText,
+      expected: expectedLines.join('\n'),
+      markerLine: start + m,
+    });
   }
   return cases;
 }
@@ -84,7 +93,11 @@ const SHARED = ['indent+4', 'indent-2', 'strip-first-indent', 'tabs<->spaces'] a
 const OLD_ONLY = ['trailing-ws', 'crlf', 'drop-blank', 'misspell', 'misspell-short', 'smart-quotes-nbsp'] as const;
 
 /** Applies 1-2 perturbations: whitespace style to both texts (the model's style), copy errors to old_text only. */
-function perturb(oldL: Lines, newL: Lines, random: () => number): { oldText: string; newText: string; perturbations: string[] } {
+function perturb(
+  oldL: Lines,
+  newL: Lines,
+  random: () => number,
+): { oldText: string; newText: string; perturbations: string[] } {
   const all = [...SHARED, ...OLD_ONLY];
   const picks = new Set<string>();
   const n = 1 + Math.floor(random() * 2);
@@ -93,7 +106,8 @@ function perturb(oldL: Lines, newL: Lines, random: () => number): { oldText: str
   let nw = [...newL];
   const applied: string[] = [];
   for (const p of picks) {
-    if (p === 'indent+4') [o, nw] = [o.map((l) => (l.trim() ? `    ${l}` : l)), nw.map((l) => (l.trim() ? `    ${l}` : l))];
+    if (p === 'indent+4')
+      [o, nw] = [o.map((l) => (l.trim() ? `    ${l}` : l)), nw.map((l) => (l.trim() ? `    ${l}` : l))];
     else if (p === 'indent-2') {
       const min = Math.min(...o.filter((l) => l.trim()).map((l) => /^[ \t]*/.exec(l)![0].length));
       if (min < 2 || o.some((l) => l.startsWith('\t'))) continue;
@@ -102,24 +116,33 @@ function perturb(oldL: Lines, newL: Lines, random: () => number): { oldText: str
       o[0] = o[0]!.trimStart();
       nw[0] = nw[0]!.trimStart();
     } else if (p === 'tabs<->spaces') {
-      const swap = (l: string) => l.replace(/^[ \t]+/, (ws) => (ws.includes('\t') ? ws.replace(/\t/g, '    ') : '\t'.repeat(Math.floor(ws.length / 4)) + ' '.repeat(ws.length % 4)));
+      const swap = (l: string) =>
+        l.replace(/^[ \t]+/, (ws) =>
+          ws.includes('\t')
+            ? ws.replace(/\t/g, '    ')
+            : '\t'.repeat(Math.floor(ws.length / 4)) + ' '.repeat(ws.length % 4),
+        );
       [o, nw] = [o.map(swap), nw.map(swap)];
     } else if (p === 'trailing-ws') {
       // Not on a final '' (that is the span's closing newline, not a line).
-      o = o.map((l, i) => (random() < 0.5 && !(i === o.length - 1 && l === '') ? `${l}${random() < 0.5 ? '  ' : '\t'}` : l));
-    }
-    else if (p === 'crlf') {
+      o = o.map((l, i) =>
+        random() < 0.5 && !(i === o.length - 1 && l === '') ? `${l}${random() < 0.5 ? '  ' : '\t'}` : l,
+      );
+    } else if (p === 'crlf') {
       applied.push(p);
       continue; // applied when joining
     } else if (p === 'drop-blank') {
       // A blank line between two non-blank ones, dropped while copying old_text; new_text keeps it.
-      const blanks = o.map((l, i) => (l.trim() === '' && i > 0 && i < o.length - 1 && o[i - 1]!.trim() && o[i + 1]!.trim() ? i : -1)).filter((i) => i >= 0);
+      const blanks = o
+        .map((l, i) => (l.trim() === '' && i > 0 && i < o.length - 1 && o[i - 1]!.trim() && o[i + 1]!.trim() ? i : -1))
+        .filter((i) => i >= 0);
       if (blanks.length === 0) continue;
       o.splice(blanks[Math.floor(random() * blanks.length)]!, 1);
     } else if (p === 'misspell' || p === 'misspell-short') {
       // One changed letter in a long line, or one changed character in a short line (`});` → `}):`).
       const short = p === 'misspell-short';
-      const fits = (l: string) => (short ? l.trim().length >= 4 && l.trim().length < 12 : l.trim().length >= 12 && /[a-zA-Z]/.test(l));
+      const fits = (l: string) =>
+        short ? l.trim().length >= 4 && l.trim().length < 12 : l.trim().length >= 12 && /[a-zA-Z]/.test(l);
       const long = o.map((l, i) => (fits(l) ? i : -1)).filter((i) => i >= 0);
       if (long.length === 0) continue;
       const i = long[Math.floor(random() * long.length)]!;
@@ -128,7 +151,12 @@ function perturb(oldL: Lines, newL: Lines, random: () => number): { oldText: str
       const at = letters[Math.floor(random() * letters.length)]!;
       o[i] = line.slice(0, at) + (line[at] === 'e' ? 'a' : 'e') + line.slice(at + 1);
     } else if (p === 'smart-quotes-nbsp') {
-      o = o.map((l) => l.replace(/"([^"]*)"/g, '\u201c$1\u201d').replace(/'/g, '\u2019').replace(/ = /g, '\u00a0= '));
+      o = o.map((l) =>
+        l
+          .replace(/"([^"]*)"/g, '\u201c$1\u201d')
+          .replace(/'/g, '\u2019')
+          .replace(/ = /g, '\u00a0= '),
+      );
     }
     applied.push(p);
   }
@@ -148,10 +176,26 @@ export function runCase(c: CorpusCase): { outcome: CorpusOutcome; message?: stri
   return { outcome: 'wrong' };
 }
 
-export type CorpusReport = { cases: number; exact: number; whitespace: number; failed: number; wrong: number; byPerturbation: Record<string, Record<CorpusOutcome, number>>; failures: string[] };
+export type CorpusReport = {
+  cases: number;
+  exact: number;
+  whitespace: number;
+  failed: number;
+  wrong: number;
+  byPerturbation: Record<string, Record<CorpusOutcome, number>>;
+  failures: string[];
+};
 
 export function runCorpus(seed: number, perFile: number): CorpusReport {
-  const report: CorpusReport = { cases: 0, exact: 0, whitespace: 0, failed: 0, wrong: 0, byPerturbation: {}, failures: [] };
+  const report: CorpusReport = {
+    cases: 0,
+    exact: 0,
+    whitespace: 0,
+    failed: 0,
+    wrong: 0,
+    byPerturbation: {},
+    failures: [],
+  };
   CORPUS_FILES.forEach((f, fi) => {
     const buffer = loadCorpusFile(f);
     for (const c of makeCases(f.name, buffer, seed + fi * 1009, perFile)) {
@@ -161,7 +205,10 @@ export function runCorpus(seed: number, perFile: number): CorpusReport {
       const key = c.perturbations.join('+');
       const row = (report.byPerturbation[key] ??= { exact: 0, whitespace: 0, failed: 0, wrong: 0 });
       row[outcome]++;
-      if (outcome !== 'exact' && report.failures.length < 40) report.failures.push(`${outcome} ${c.file} line ${c.markerLine + 1} [${key}]${message ? `: ${message.slice(0, 100)}` : ''}`);
+      if (outcome !== 'exact' && report.failures.length < 40)
+        report.failures.push(
+          `${outcome} ${c.file} line ${c.markerLine + 1} [${key}]${message ? `: ${message.slice(0, 100)}` : ''}`,
+        );
     }
   });
   return report;

@@ -28,7 +28,7 @@ export function mark(text: string, ranges: readonly TextRange[]): string {
   let out = '';
   let at = 0;
   for (const r of [...ranges].sort((a, b) => a.start - b.start)) {
-    out += text.slice(at, r.start) + '«' + text.slice(r.start, r.end) + '»';
+    out += `${text.slice(at, r.start)}«${text.slice(r.start, r.end)}»`;
     at = r.end;
   }
   return out + text.slice(at);

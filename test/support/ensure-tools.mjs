@@ -9,14 +9,20 @@ const need = [
 
 if (need.length > 0) {
   const packages = need.map(([, pkg]) => pkg);
-  const canInstall = process.getuid?.() === 0 && spawnSync('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' }).status === 0;
+  const canInstall =
+    process.getuid?.() === 0 && spawnSync('sh', ['-c', 'command -v apt-get'], { stdio: 'ignore' }).status === 0;
   if (!canInstall) {
-    process.stderr.write(`skein tests need ${packages.join(' and ')}: install with \`sudo apt-get install -y ${packages.join(' ')}\`\n`);
+    process.stderr.write(
+      `skein tests need ${packages.join(' and ')}: install with \`sudo apt-get install -y ${packages.join(' ')}\`\n`,
+    );
     process.exit(1);
   }
   process.stderr.write(`installing ${packages.join(', ')} (apt-get)\n`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', ...packages]]) {
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', ...packages],
+  ]) {
     const r = spawnSync('apt-get', args, { stdio: 'inherit', env });
     if (r.status !== 0) process.exit(r.status ?? 1);
   }

@@ -5,7 +5,10 @@
 import { Writable } from 'node:stream';
 import { createLogger, type Logger } from '../../infra/kernel/log.ts';
 
-export function memoryLogger(level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent' = 'warn'): { logger: Logger; lines: Array<Record<string, unknown>> } {
+export function memoryLogger(level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent' = 'warn'): {
+  logger: Logger;
+  lines: Array<Record<string, unknown>>;
+} {
   const lines: Array<Record<string, unknown>> = [];
   const destination = new Writable({
     write(chunk, _encoding, callback) {

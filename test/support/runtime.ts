@@ -21,7 +21,10 @@ export type TestRuntime = Runtime & {
   dispose(): Promise<void>;
 };
 
-/** The project policy tests get unless they give one: tools allowed, so that tests of other domains do not wait for a human. */
+/**
+ * The project policy tests get unless they give one: tools allowed, so that tests of other domains do not wait for a
+ * human.
+ */
 export const ALLOW_ALL_POLICY = { default: 'allow' };
 
 export async function startTestRuntime(
@@ -51,7 +54,13 @@ export async function startTestRuntime(
       ...(options.natsUrl ? { natsUrl: options.natsUrl } : {}),
       ...options.flags,
       // Never the developer's ~/.config/skein/policy.json.
-      domains: { ...(options.flags?.domains ?? {}), permission: { globalPolicy: join(dir, 'no-global-policy.json'), ...((options.flags?.domains as Record<string, object> | undefined)?.['permission'] ?? {}) } },
+      domains: {
+        ...(options.flags?.domains ?? {}),
+        permission: {
+          globalPolicy: join(dir, 'no-global-policy.json'),
+          ...((options.flags?.domains as Record<string, object> | undefined)?.['permission'] ?? {}),
+        },
+      },
     },
   });
   const { logger } = memoryLogger('silent');
@@ -60,7 +69,8 @@ export async function startTestRuntime(
     ...runtime,
     dir,
     workspace: realpathSync(workspace),
-    call: (type, data = {}, o = {}) => call(runtime.bus, o.agentId ?? 'main', type, data, { timeoutMs: 15_000, ...(o.id ? { id: o.id } : {}) }),
+    call: (type, data = {}, o = {}) =>
+      call(runtime.bus, o.agentId ?? 'main', type, data, { timeoutMs: 15_000, ...(o.id ? { id: o.id } : {}) }),
     async dispose() {
       await runtime.stop();
       temp?.dispose();
@@ -69,7 +79,9 @@ export async function startTestRuntime(
 }
 
 /** A private nats-server and a networked runtime on it; `dispose` stops both. */
-export async function startNetworkedRuntime(options: Omit<Parameters<typeof startTestRuntime>[0], 'mode' | 'natsUrl'> = {}): Promise<TestRuntime> {
+export async function startNetworkedRuntime(
+  options: Omit<Parameters<typeof startTestRuntime>[0], 'mode' | 'natsUrl'> = {},
+): Promise<TestRuntime> {
   const nats = await startTestNats();
   try {
     const rt = await startTestRuntime({ ...options, mode: 'networked', natsUrl: nats.url });

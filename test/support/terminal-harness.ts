@@ -18,7 +18,10 @@ export function terminalHarness(config: z.input<typeof TerminalConfig> = {}) {
   const facts: RecordedFact[] = [];
   const output: OutputFact[] = [];
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'skein-term-')));
-  const log = createLogger({ level: process.env.SKEIN_TEST_LOG === '1' ? 'debug' : 'silent', destination: { write: (l: string) => process.stderr.write(l) } });
+  const log = createLogger({
+    level: process.env.SKEIN_TEST_LOG === '1' ? 'debug' : 'silent',
+    destination: { write: (l: string) => process.stderr.write(l) },
+  });
   const manager = new TerminalManager({
     config,
     log,
@@ -38,8 +41,13 @@ export function terminalHarness(config: z.input<typeof TerminalConfig> = {}) {
     factsOf: (terminalId: string) => facts.filter((f) => f.data?.terminalId === terminalId),
     types: (terminalId: string) => facts.filter((f) => f.data?.terminalId === terminalId).map((f) => f.type),
     /** The output stream of a terminal, reassembled. */
-    rawOutput: (terminalId: string) => output.filter((f) => f.data.terminalId === terminalId).map((f) => f.data.data).join(''),
-    open: (agentId = 'a1', data: Record<string, unknown> = {}) => manager.open(agentId, { cwd: workspace, ...data }, { workspace }),
+    rawOutput: (terminalId: string) =>
+      output
+        .filter((f) => f.data.terminalId === terminalId)
+        .map((f) => f.data.data)
+        .join(''),
+    open: (agentId = 'a1', data: Record<string, unknown> = {}) =>
+      manager.open(agentId, { cwd: workspace, ...data }, { workspace }),
     async dispose() {
       await manager.shutdown();
       rmSync(workspace, { recursive: true, force: true });

@@ -26,7 +26,9 @@ describe.each(cases)('fixture %s (before → edits → after)', (name) => {
   const after = files.find((f) => f.startsWith('after.'))!;
   const ext = before.slice('before'.length);
   const edits = decodeInput(
-    ((v: unknown) => (Array.isArray(v) ? { edits: v } : v))(JSON.parse(readFileSync(join(root, name, 'edits.json'), 'utf8'))),
+    ((v: unknown) => (Array.isArray(v) ? { edits: v } : v))(
+      JSON.parse(readFileSync(join(root, name, 'edits.json'), 'utf8')),
+    ),
     0,
   ).edits!;
   const beforeText = readFileSync(join(root, name, before), 'utf8');
@@ -47,7 +49,8 @@ describe.each(cases)('fixture %s (before → edits → after)', (name) => {
     writeFileSync(path, beforeText);
     const ctx = { agentId: 'a', emit: async () => {} };
     const { editId } = await service.begin(ctx, { path });
-    for (const ch of JSON.stringify({ path, edits: edits.map((e) => ({ old_text: e.oldText, new_text: e.newText })) })) await service.input(ctx, { editId, chunk: ch });
+    for (const ch of JSON.stringify({ path, edits: edits.map((e) => ({ old_text: e.oldText, new_text: e.newText })) }))
+      await service.input(ctx, { editId, chunk: ch });
     await service.finish(ctx, { editId });
     expect(readFileSync(path, 'utf8')).toBe(afterText);
   });

@@ -1,5 +1,15 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,11 +35,16 @@ describe('workspace confinement', () => {
     symlinkSync(join(dir, 'secret'), join(ws, 'link'));
     symlinkSync(dir, join(ws, 'dirlink'));
     await expect(resolveInWorkspace([ws], '../secret')).rejects.toThrow(/is outside the agent's workspace/);
-    await expect(resolveInWorkspace([ws], 'link')).rejects.toThrow(/resolves through a symlink to ".*secret", outside the agent's workspace/);
+    await expect(resolveInWorkspace([ws], 'link')).rejects.toThrow(
+      /resolves through a symlink to ".*secret", outside the agent's workspace/,
+    );
     await expect(resolveInWorkspace([ws], 'dirlink/new.txt')).rejects.toThrow(/outside the agent's workspace/);
   });
   it('names the missing parent directory', async () => {
-    await expect(resolveInWorkspace([ws], 'no/such/file.ts')).rejects.toThrow(`Can't create file: parent directory doesn't exist: "${join(ws, 'no/such')}". Create the directory first, then write the file.`);
+    await expect(resolveInWorkspace([ws], 'no/such/file.ts')).rejects.toThrow(
+      `Can't create file: parent directory doesn't exist: ` +
+        `"${join(ws, 'no/such')}". Create the directory first, then write the file.`,
+    );
   });
 });
 
@@ -49,9 +64,15 @@ describe('decoding and encoding', () => {
     writeFileSync(join(ws, 'bin'), Buffer.from([1, 2, 0, 3]));
     writeFileSync(join(ws, 'latin1'), Buffer.from([0x61, 0x62, 0xe9, 0x0a]));
     writeFileSync(join(ws, 'big'), 'x'.repeat(100));
-    await expect(readTextFile(join(ws, 'bin'), 1000, 'bin')).rejects.toThrow(`Can't edit file: "bin" is a binary file (it contains NUL bytes). Only UTF-8 text files can be edited.`);
-    await expect(readTextFile(join(ws, 'latin1'), 1000, 'latin1')).rejects.toThrow(`Can't edit file: "latin1" is not valid UTF-8 (at byte 2). Only UTF-8 text files can be edited.`);
-    await expect(readTextFile(join(ws, 'big'), 10, 'big')).rejects.toThrow(`Can't edit file: "big" is 100 bytes, over the 10-byte limit. Edit a smaller file or raise maxFileBytes.`);
+    await expect(readTextFile(join(ws, 'bin'), 1000, 'bin')).rejects.toThrow(
+      `Can't edit file: "bin" is a binary file (it contains NUL bytes). Only UTF-8 text files can be edited.`,
+    );
+    await expect(readTextFile(join(ws, 'latin1'), 1000, 'latin1')).rejects.toThrow(
+      `Can't edit file: "latin1" is not valid UTF-8 (at byte 2). Only UTF-8 text files can be edited.`,
+    );
+    await expect(readTextFile(join(ws, 'big'), 10, 'big')).rejects.toThrow(
+      `Can't edit file: "big" is 100 bytes, over the 10-byte limit. Edit a smaller file or raise maxFileBytes.`,
+    );
   });
 });
 
@@ -72,13 +93,18 @@ describe('atomic write', () => {
     writeFileSync(f, Buffer.alloc(size, 'O'));
     const script = fileURLToPath(new URL('../../support/edit-atomic-writer.ts', import.meta.url));
     for (let round = 0; round < 3; round++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', script, f, String(size)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', script, f, String(size)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
       // Let it get into a write (16 MB takes a while on this VM), then kill it hard.
-      await vi.waitFor(() => {
-        const temps = readdirSync(ws).filter((n) => n.endsWith('.tmp'));
-        if (temps.length === 0) throw new Error('no write in progress yet');
-      }, { timeout: 20_000, interval: 5 });
+      await vi.waitFor(
+        () => {
+          const temps = readdirSync(ws).filter((n) => n.endsWith('.tmp'));
+          if (temps.length === 0) throw new Error('no write in progress yet');
+        },
+        { timeout: 20_000, interval: 5 },
+      );
       child.kill('SIGKILL');
       await new Promise((resolve) => child.once('exit', resolve));
       const data = readFileSync(f);

@@ -41,7 +41,11 @@ beforeEach(() => {
   mkdirSync(ws);
   facts = [];
   bases = new Map();
-  service = new EditService({ workspaceRoots: { a1: [ws] }, maxFileBytes: 1_000_000, storeBase: (h, b) => void bases.set(h, b) });
+  service = new EditService({
+    workspaceRoots: { a1: [ws] },
+    maxFileBytes: 1_000_000,
+    storeBase: (h, b) => void bases.set(h, b),
+  });
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -62,39 +66,72 @@ describe('file.edit', () => {
       syntaxErrors: { before: 0, after: 0, introduced: [], language: 'typescript' },
       message: 'Edited a.ts successfully',
     });
-    expect(reply.diff).toBe('--- a/a.ts\n+++ b/a.ts\n@@ -1,3 +1,3 @@\n export function f() {\n-  return 1;\n+  return 2;\n }\n');
+    expect(reply.diff).toBe(
+      '--- a/a.ts\n+++ b/a.ts\n@@ -1,3 +1,3 @@\n export function f() {\n-  return 1;\n+  return 2;\n }\n',
+    );
     expect(validated().map((f) => f.type)).toEqual(['edit.started', 'edit.range.resolved', 'edit.applied']);
     const applied = facts[2]!.data as Record<string, unknown>;
-    expect(applied).toMatchObject({ baseHash: sha(before), resultHash: sha(after), created: false, partial: false, lineEnding: 'lf', bom: false });
+    expect(applied).toMatchObject({
+      baseHash: sha(before),
+      resultHash: sha(after),
+      created: false,
+      partial: false,
+      lineEnding: 'lf',
+      bom: false,
+    });
     expect(bases.get(sha(before))?.toString()).toBe(before);
   });
 
   it('reports a fuzzy match honestly', async () => {
     writeFileSync(file('b.py'), 'def f():\n    x = 1\n    return x\n');
-    const reply = await service.edit(ctx(), { path: 'b.py', edits: [{ oldText: 'x = 1  \nreturn x', newText: 'x = 2\nreturn x' }] });
+    const reply = await service.edit(ctx(), {
+      path: 'b.py',
+      edits: [{ oldText: 'x = 1  \nreturn x', newText: 'x = 2\nreturn x' }],
+    });
     expect(readFileSync(file('b.py'), 'utf8')).toBe('def f():\n    x = 2\n    return x\n');
-    expect(reply.message).toBe('Edited b.py successfully. Matched fuzzily, not byte for byte: edit 0 at lines 2-3 (line similarity 1.00 after normalizing whitespace and quotes).');
+    expect(reply.message).toBe(
+      'Edited b.py successfully. Matched fuzzily, not byte for byte: edit 0 at ' +
+        'lines 2-3 (line similarity 1.00 after normalizing whitespace and quotes).',
+    );
   });
 
   it('keeps CRLF (inserted lines too), BOM and mode bits', async () => {
     const f = file('w.cs');
     writeFileSync(f, Buffer.from('\ufeffclass W {\r\n    int a;\r\n}\r\n', 'utf8'));
     chmodSync(f, 0o640);
-    await service.edit(ctx(), { path: 'w.cs', edits: [{ oldText: '    int a;\n', newText: '    int a;\n    int b;\n' }] });
+    await service.edit(ctx(), {
+      path: 'w.cs',
+      edits: [{ oldText: '    int a;\n', newText: '    int a;\n    int b;\n' }],
+    });
     expect(readFileSync(f).toString('utf8')).toBe('\ufeffclass W {\r\n    int a;\r\n    int b;\r\n}\r\n');
     expect(statSync(f).mode & 0o777).toBe(0o640);
   });
 
   it('on failure keeps and writes the edits before it, and replies with the error and their diff', async () => {
     writeFileSync(file('c.txt'), 'one\ntwo\n');
-    const err = await failure(service.edit(ctx(), { path: 'c.txt', edits: [{ oldText: 'one', newText: 'ONE' }, { oldText: 'zzz', newText: 'x' }] }));
+    const err = await failure(
+      service.edit(ctx(), {
+        path: 'c.txt',
+        edits: [
+          { oldText: 'one', newText: 'ONE' },
+          { oldText: 'zzz', newText: 'x' },
+        ],
+      }),
+    );
     expect(readFileSync(file('c.txt'), 'utf8')).toBe('ONE\ntwo\n');
     expect(err.code).toBe('not_found');
     expect(err.message).toBe(
-      'Could not find matching text for edit at index 1. The old_text did not match any content in the file. Please read the file again to get the current content.\n' +
+      'Could not find matching text for edit at index 1. The old_text did not match ' +
+        'any content in the file. Please read the file again to get the current content.\n' +
         'Edited c.txt:\n\n```diff\n--- a/c.txt\n+++ b/c.txt\n@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n```',
     );
-    expect(validated().map((f) => f.type)).toEqual(['edit.started', 'edit.range.resolved', 'edit.range.unresolved', 'edit.applied', 'edit.failed']);
+    expect(validated().map((f) => f.type)).toEqual([
+      'edit.started',
+      'edit.range.resolved',
+      'edit.range.unresolved',
+      'edit.applied',
+      'edit.failed',
+    ]);
     expect(facts[3]!.data).toMatchObject({ partial: true });
     expect(facts[4]!.data).toMatchObject({ editIndex: 1, code: 'not_found', appliedCount: 1 });
   });
@@ -105,16 +142,22 @@ describe('file.edit', () => {
     writeFileSync(file('d.txt'), 'beta\n');
     const err = await failure(service.edit(ctx(), { path: 'd.txt', edits: [{ oldText: 'alpha', newText: 'gamma' }] }));
     expect(err.message).toBe(
-      'Could not find matching text for edit at index 0. The old_text did not match any content in the file. The file has changed on disk since you last read it. Please read the file again to get the current content.\nNo edits were made.',
+      'Could not find matching text for edit at index 0. The ' +
+        'old_text did not match any content in the file. The file has ' +
+        'changed on disk since you last read it. Please read the ' +
+        'file again to get the current content.\nNo edits were made.',
     );
   });
 
   it('reports syntax errors the edit introduced (and still applies it)', async () => {
     writeFileSync(file('e.ts'), 'const a = 1;\nconst b = 2;\n');
-    const reply = await service.edit(ctx(), { path: 'e.ts', edits: [{ oldText: 'const b = 2;', newText: 'const b = (2;' }] });
+    const reply = await service.edit(ctx(), {
+      path: 'e.ts',
+      edits: [{ oldText: 'const b = 2;', newText: 'const b = (2;' }],
+    });
     expect(reply.syntaxErrors?.before).toBe(0);
     expect(reply.syntaxErrors?.introduced.length).toBeGreaterThan(0);
-    expect(reply.syntaxErrors?.introduced[0]!.line).toBe(2);
+    expect(reply.syntaxErrors!.introduced[0]!.line).toBe(2);
     expect(readFileSync(file('e.ts'), 'utf8')).toBe('const a = 1;\nconst b = (2;\n');
   });
 
@@ -123,12 +166,19 @@ describe('file.edit', () => {
     symlinkSync(join(dir, 'outside.txt'), file('out-link'));
     mkdirSync(file('sub'));
     writeFileSync(file('bin.dat'), Buffer.from([0x7f, 0x45, 0, 1]));
-    const e = (path: string) => failure(service.edit(ctx(), { path, edits: [{ oldText: 'x', newText: 'y' }] })).then((r) => r.message);
-    expect(await e('missing.ts')).toBe(`Can't edit file: path not found: "missing.ts". Check the path, or create the file with write_file.`);
+    const e = (path: string) =>
+      failure(service.edit(ctx(), { path, edits: [{ oldText: 'x', newText: 'y' }] })).then((r) => r.message);
+    expect(await e('missing.ts')).toBe(
+      `Can't edit file: path not found: "missing.ts". Check the path, or create the file with write_file.`,
+    );
     expect(await e('sub')).toBe(`Can't edit file: path is a directory: "sub". Give the path of a file.`);
     expect(await e('../outside.txt')).toMatch(/^Path "..\/outside.txt" is outside the agent's workspace/);
-    expect(await e('out-link')).toMatch(/^Path "out-link" resolves through a symlink to ".*outside.txt", outside the agent's workspace/);
-    expect(await e('bin.dat')).toBe(`Can't edit file: "bin.dat" is a binary file (it contains NUL bytes). Only UTF-8 text files can be edited.`);
+    expect(await e('out-link')).toMatch(
+      /^Path "out-link" resolves through a symlink to ".*outside.txt", outside the agent's workspace/,
+    );
+    expect(await e('bin.dat')).toBe(
+      `Can't edit file: "bin.dat" is a binary file (it contains NUL bytes). Only UTF-8 text files can be edited.`,
+    );
     expect(facts).toEqual([]);
   });
 });
@@ -136,21 +186,31 @@ describe('file.edit', () => {
 describe('bad edit input', () => {
   it('an empty edits array, a no-op and an empty old_text each get a clear error and write nothing', async () => {
     writeFileSync(file('n.txt'), 'abc\n');
-    const msg = (edits: Array<{ oldText: string; newText: string }>) => failure(service.edit(ctx(), { path: 'n.txt', edits })).then((e) => e.message);
-    expect(await msg([])).toBe('The edits array is empty. Give at least one { "old_text", "new_text" } edit.\nNo edits were made.');
-    expect(await msg([{ oldText: 'abc', newText: 'abc' }])).toBe('Edit 0 makes no change: old_text and new_text are identical. Put the replacement text in new_text.\nNo edits were made.');
-    expect(await msg([{ oldText: '', newText: 'x' }])).toMatch(/^Could not find matching text for edit at index 0\. The old_text is empty\./);
+    const msg = (edits: Array<{ oldText: string; newText: string }>) =>
+      failure(service.edit(ctx(), { path: 'n.txt', edits })).then((e) => e.message);
+    expect(await msg([])).toBe(
+      'The edits array is empty. Give at least one { "old_text", "new_text" } edit.\nNo edits were made.',
+    );
+    expect(await msg([{ oldText: 'abc', newText: 'abc' }])).toBe(
+      'Edit 0 makes no change: old_text and new_text are identical. ' +
+        'Put the replacement text in new_text.\nNo edits were made.',
+    );
+    expect(await msg([{ oldText: '', newText: 'x' }])).toMatch(
+      /^Could not find matching text for edit at index 0\. The old_text is empty\./,
+    );
     expect(readFileSync(file('n.txt'), 'utf8')).toBe('abc\n');
   });
   it('text that is not valid UTF-8 (a lone surrogate) is refused', async () => {
     writeFileSync(file('s.txt'), 'abc\n');
-    expect((await failure(service.edit(ctx(), { path: 's.txt', edits: [{ oldText: 'abc', newText: 'x\ud800' }] }))).message).toBe(
-      'The new_text of edit 0 contains a lone UTF-16 surrogate, which is not valid UTF-8. Send well-formed text.',
-    );
+    expect(
+      (await failure(service.edit(ctx(), { path: 's.txt', edits: [{ oldText: 'abc', newText: 'x\ud800' }] }))).message,
+    ).toBe('The new_text of edit 0 contains a lone UTF-16 surrogate, which is not valid UTF-8. Send well-formed text.');
   });
   it('a parent that is a file is named', async () => {
     writeFileSync(file('f'), '');
-    expect((await failure(service.write(ctx(), { path: 'f/x.txt', content: '' }))).message).toBe(`Can't create file: parent is not a directory: "${file('f')}". Choose a path whose parent is a directory.`);
+    expect((await failure(service.write(ctx(), { path: 'f/x.txt', content: '' }))).message).toBe(
+      `Can't create file: parent is not a directory: "${file('f')}". Choose a path whose parent is a directory.`,
+    );
   });
 });
 
@@ -158,9 +218,20 @@ describe('editHandlers (host contract)', () => {
   it('maps command types to service calls and emits through ctx.emit', async () => {
     const { editHandlers } = await import('../../../actors/edit/edit-handlers.ts');
     const handlers = editHandlers(service);
-    expect(Object.keys(handlers)).toEqual(['file.read', 'file.edit', 'file.write', 'edit.begin', 'edit.input', 'edit.finish', 'edit.cancel']);
+    expect(Object.keys(handlers)).toEqual([
+      'file.read',
+      'file.edit',
+      'file.write',
+      'edit.begin',
+      'edit.input',
+      'edit.finish',
+      'edit.cancel',
+    ]);
     const emitted: string[] = [];
-    const reply = await handlers['file.write']!({ command: { id: 'c1', type: 'file.write', agentId: 'a1', data: { path: 'h.txt', content: 'x' } }, emit: async (f) => void emitted.push(f.type) });
+    const reply = await handlers['file.write']!({
+      command: { id: 'c1', type: 'file.write', agentId: 'a1', data: { path: 'h.txt', content: 'x' } },
+      emit: async (f) => void emitted.push(f.type),
+    });
     expect(reply).toMatchObject({ created: true, path: 'h.txt' });
     expect(emitted).toEqual(['edit.started', 'edit.applied']);
   });
@@ -177,14 +248,18 @@ describe('file.write', () => {
   });
   it('names a missing parent directory, refuses a directory and over-size', async () => {
     expect((await failure(service.write(ctx(), { path: 'a/b/c.txt', content: '' }))).message).toBe(
-      `Can't create file: parent directory doesn't exist: "${join(ws, 'a/b')}". Create the directory first, then write the file.`,
+      `Can't create file: parent directory doesn't exist: ` +
+        `"${join(ws, 'a/b')}". Create the directory first, then write the file.`,
     );
     mkdirSync(file('d'));
-    expect((await failure(service.write(ctx(), { path: 'd', content: '' }))).message).toBe(`Can't write to file: path is a directory: "d". Give the path of a file.`);
+    expect((await failure(service.write(ctx(), { path: 'd', content: '' }))).message).toBe(
+      `Can't write to file: path is a directory: "d". Give the path of a file.`,
+    );
     writeFileSync(file('huge.txt'), 'x'.repeat(1_000_001));
     expect((await failure(service.write(ctx(), { path: 'huge.txt', content: '' }))).code).toBe('limit_exceeded');
     expect((await failure(service.write(ctx(), { path: 'big-new.txt', content: 'y'.repeat(1_000_001) }))).message).toBe(
-      'The new content of "big-new.txt" would be 1000001 bytes, over the 1000000-byte limit. Write a smaller file or raise maxFileBytes.',
+      'The new content of "big-new.txt" would be 1000001 bytes, over ' +
+        'the 1000000-byte limit. Write a smaller file or raise maxFileBytes.',
     );
     expect(facts.slice(-2).map((f) => f.type)).toEqual(['edit.started', 'edit.failed']);
   });
@@ -202,18 +277,38 @@ describe('file.read', () => {
       hash: sha('l1\nl2\nl3\nl4\n'),
     });
     expect(validated()).toEqual([
-      { type: 'file.read.recorded', data: { fileId: expect.stringMatching(/^f-[0-9a-f]{16}$/), path: file('r.txt'), hash: sha('l1\nl2\nl3\nl4\n'), mtimeMs: expect.any(Number), totalLines: 4 } },
+      {
+        type: 'file.read.recorded',
+        data: {
+          fileId: expect.stringMatching(/^f-[0-9a-f]{16}$/),
+          path: file('r.txt'),
+          hash: sha('l1\nl2\nl3\nl4\n'),
+          mtimeMs: expect.any(Number),
+          totalLines: 4,
+        },
+      },
     ]);
-    expect((await failure(service.read(ctx(), { path: 'r.txt', startLine: 9 }))).message).toBe('startLine 9 is past the end of "r.txt", which has 4 lines. Ask for a line between 1 and 4.');
+    expect((await failure(service.read(ctx(), { path: 'r.txt', startLine: 9 }))).message).toBe(
+      'startLine 9 is past the end of "r.txt", which has 4 lines. Ask for a line between 1 and 4.',
+    );
   });
 
   it('returns an outline with a hint for a large file read without a range', async () => {
-    const src = Array.from({ length: 800 }, (_, i) => `export function f${i}(x: number): number {\n  return x + ${i};\n}\n`).join('') + 'export class Big {\n  method(): void {}\n}\n';
+    const src = `${Array.from(
+      { length: 800 },
+      (_, i) => `export function f${i}(x: number): number {\n  return x + ${i};\n}\n`,
+    ).join('')}export class Big {\n  method(): void {}\n}\n`;
     writeFileSync(file('big.ts'), src);
     const reply = await service.read(ctx(), { path: 'big.ts' });
     expect(reply.content).toBe('');
     expect(reply.totalLines).toBe(2403);
-    expect(reply.outline?.[0]).toEqual({ kind: 'function_declaration', name: 'f0', startLine: 1, endLine: 3, depth: 0 });
+    expect(reply.outline?.[0]).toEqual({
+      kind: 'function_declaration',
+      name: 'f0',
+      startLine: 1,
+      endLine: 3,
+      depth: 0,
+    });
     expect(reply.outline?.slice(-2)).toEqual([
       { kind: 'class_declaration', name: 'Big', startLine: 2401, endLine: 2403, depth: 0 },
       { kind: 'method_definition', name: 'method', startLine: 2402, endLine: 2402, depth: 1 },
@@ -235,8 +330,12 @@ describe('streaming edit', () => {
     expect(types[0]).toBe('edit.started');
     expect(types.at(-1)).toBe('edit.applied');
     expect(types).toContain('edit.diff.progressed');
-    expect((await failure(service.input(ctx(), { editId, chunk: 'x' }))).message).toBe(`Edit "${editId}" is already finished. Begin a new edit with edit.begin.`);
-    expect((await failure(service.input(ctx(), { editId: 'e-nope', chunk: 'x' }))).message).toBe('No streaming edit "e-nope" for this agent. Begin one with edit.begin and use the editId it returns.');
+    expect((await failure(service.input(ctx(), { editId, chunk: 'x' }))).message).toBe(
+      `Edit "${editId}" is already finished. Begin a new edit with edit.begin.`,
+    );
+    expect((await failure(service.input(ctx(), { editId: 'e-nope', chunk: 'x' }))).message).toBe(
+      'No streaming edit "e-nope" for this agent. Begin one with edit.begin and use the editId it returns.',
+    );
   });
 
   it('an unresolvable old_text fails the input that completes it', async () => {
@@ -253,7 +352,10 @@ describe('streaming edit', () => {
     await service.input(ctx(), { editId, chunk: '{"edits":[{"old_text":"abc",,' });
     const err = await failure(service.finish(ctx(), { editId }));
     expect(err.code).toBe('invalid_json');
-    expect(err.message).toBe(`The tool input is not valid JSON at offset 28: expected a property name in double quotes, got ",". Send the complete JSON again.\nNo edits were made.`);
+    expect(err.message).toBe(
+      `The tool input is not valid JSON at offset 28: expected a property name in ` +
+        `double quotes, got ",". Send the complete JSON again.\nNo edits were made.`,
+    );
     expect(readFileSync(file('m.txt'), 'utf8')).toBe('abc\n');
   });
 
@@ -262,7 +364,8 @@ describe('streaming edit', () => {
     const { editId } = await service.begin(ctx(), { path: 'p.txt' });
     await service.input(ctx(), { editId, chunk: '{"path":"other.txt","edits":[{"old_text":"abc","new_text":"x"}]}' });
     expect((await failure(service.finish(ctx(), { editId }))).message).toBe(
-      'The tool input names path "other.txt" but the edit began on "p.txt". Begin a new edit for that path.\nNo edits were made.',
+      'The tool input names path "other.txt" but the edit began on ' +
+        '"p.txt". Begin a new edit for that path.\nNo edits were made.',
     );
     expect(readFileSync(file('p.txt'), 'utf8')).toBe('abc\n');
   });
@@ -279,7 +382,8 @@ describe('streaming edit', () => {
   it('a CRLF file edited with CRLF old/new text streamed char by char: exact match, CRLF kept', async () => {
     writeFileSync(file('c.txt'), 'one\r\ntwo\r\nthree\r\n');
     const { editId } = await service.begin(ctx(), { path: 'c.txt' });
-    for (const ch of JSON.stringify({ edits: [{ old_text: 'one\r\ntwo\r\n', new_text: 'one\r\n2\r\nextra\r\n' }] })) await service.input(ctx(), { editId, chunk: ch });
+    for (const ch of JSON.stringify({ edits: [{ old_text: 'one\r\ntwo\r\n', new_text: 'one\r\n2\r\nextra\r\n' }] }))
+      await service.input(ctx(), { editId, chunk: ch });
     const reply = await service.finish(ctx(), { editId });
     expect(reply.edits).toEqual([{ index: 0, matchKind: 'exact', similarity: 1, startLine: 1, endLine: 2 }]);
     expect(readFileSync(file('c.txt'), 'utf8')).toBe('one\r\n2\r\nextra\r\nthree\r\n');

@@ -30,7 +30,10 @@ describe('runPolicyCheck', () => {
         'decision: allow (allow_rule)',
         'reason: Allowed: every one of 2 sub-commands matches an allow rule.',
         `rule: always_allow "^ls(\\s|$)" from ${policy} matched "ls -la"`,
-        'sub-commands (2):', '  git status', '  ls -la', '',
+        'sub-commands (2):',
+        '  git status',
+        '  ls -la',
+        '',
       ].join('\n'),
     });
   });
@@ -40,17 +43,39 @@ describe('runPolicyCheck', () => {
     const ask = await runPolicyCheck({ policy: [policy], tool: 'terminal', input: 'cargo build' });
     expect(ask.code).toBe(3);
     expect(ask.stdout).toContain('"always" would persist: ^cargo\\s+build(\\s|$)');
-    expect(await runPolicyCheck({ policy: [policy], tool: 'shell', input: 'x' })).toEqual({ code: 2, stdout: '', stderr: "skein policy check: unknown tool 'shell'; use one of terminal, terminal_input, read_file, edit_file, write_file, spawn_agent\n" });
-    expect((await runPolicyCheck({ policy: [join(dir, 'missing.json')], tool: 'terminal', input: 'x' })).stderr).toMatch(/does not exist/);
+    expect(await runPolicyCheck({ policy: [policy], tool: 'shell', input: 'x' })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        "skein policy check: unknown tool 'shell'; use one of terminal, " +
+        'terminal_input, read_file, edit_file, write_file, spawn_agent\n',
+    });
+    expect(
+      (await runPolicyCheck({ policy: [join(dir, 'missing.json')], tool: 'terminal', input: 'x' })).stderr,
+    ).toMatch(/does not exist/);
     writeFileSync(policy, JSON.stringify({ tools: { terminal: { always_allow: 'ls' } } }));
-    expect(await runPolicyCheck({ policy: [policy], tool: 'terminal', input: 'ls' })).toMatchObject({ code: 2, stderr: expect.stringMatching(/tools\.terminal\.always_allow: Invalid input: expected array/) });
+    expect(await runPolicyCheck({ policy: [policy], tool: 'terminal', input: 'ls' })).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/tools\.terminal\.always_allow: Invalid input: expected array/),
+    });
   });
 
   it('checks file paths against the workspace, with --json', async () => {
     writeFileSync(policy, JSON.stringify({ tools: { edit_file: { always_allow: [{ pattern: '^src/' }] } } }));
-    const r = await runPolicyCheck({ policy: [policy], tool: 'edit_file', input: 'src/../.git/config', workspace: dir, json: true });
+    const r = await runPolicyCheck({
+      policy: [policy],
+      tool: 'edit_file',
+      input: 'src/../.git/config',
+      workspace: dir,
+      json: true,
+    });
     expect(r.code).toBe(3);
-    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'confirm', level: 'always_ask', scope: 'sensitive', subCommands: ['.git/config', 'src/../.git/config'] });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      outcome: 'confirm',
+      level: 'always_ask',
+      scope: 'sensitive',
+      subCommands: ['.git/config', 'src/../.git/config'],
+    });
   });
 });
 
@@ -58,14 +83,22 @@ describe('as a process', () => {
   it('registers on a commander program and sets the exit code', () => {
     const root = fileURLToPath(new URL('../../..', import.meta.url));
     const script = join(dir, 'cli.mjs');
-    writeFileSync(script, `
-      import { Command } from ${JSON.stringify(pathToFileURL(createRequire(import.meta.url).resolve('commander')).href)};
+    const commander = pathToFileURL(createRequire(import.meta.url).resolve('commander')).href;
+    writeFileSync(
+      script,
+      `
+      import { Command } from ${JSON.stringify(commander)};
       import { registerPolicyCommands } from ${JSON.stringify(join(root, 'infra/cli/policy-command.ts'))};
       const program = new Command('skein').exitOverride();
       registerPolicyCommands(program);
       try { await program.parseAsync(process.argv); } catch (e) { process.exitCode = e.exitCode === 0 ? 0 : 2; }
-    `);
-    const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', script, 'policy', 'check', ...args], { cwd: root, encoding: 'utf8' });
+    `,
+    );
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', script, 'policy', 'check', ...args], {
+        cwd: root,
+        encoding: 'utf8',
+      });
     const deny = run('--policy', policy, '--tool', 'terminal', '--input', 'curl x | sh');
     expect(deny.status).toBe(4);
     expect(deny.stdout).toMatch(/^decision: deny \(deny_rule\)\n/);

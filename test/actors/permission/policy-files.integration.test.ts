@@ -3,10 +3,27 @@
  * key, atomic persistence of learned rules, and symlink escapes with real
  * symlinks.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { globalPolicyPath, loadPolicyFile, loadPolicyLayers, persistLearnedRules, projectPolicyPath, resolvePathFacts, writePolicyFile } from '../../../actors/permission/policy-files.ts';
+import {
+  globalPolicyPath,
+  loadPolicyFile,
+  loadPolicyLayers,
+  persistLearnedRules,
+  projectPolicyPath,
+  resolvePathFacts,
+  writePolicyFile,
+} from '../../../actors/permission/policy-files.ts';
 import { decide } from '../../../machines/permission/permission-policy.ts';
 import { mergePolicies } from '../../../machines/permission/policy.ts';
 
@@ -27,9 +44,14 @@ describe('loading', () => {
   it('loads global and project layers in order; a missing file is no layer', async () => {
     const global = join(dir, 'global.json');
     writeFileSync(global, JSON.stringify({ tool_permissions: { default: 'deny' } }));
-    expect(await loadPolicyLayers({ workspace: ws, globalPath: global })).toEqual([{ name: 'global', policy: { default: 'deny', tools: {} } }]);
+    expect(await loadPolicyLayers({ workspace: ws, globalPath: global })).toEqual([
+      { name: 'global', policy: { default: 'deny', tools: {} } },
+    ]);
     mkdirSync(join(ws, '.skein'));
-    writeFileSync(projectPolicyPath(ws), JSON.stringify({ tools: { terminal: { always_allow: [{ pattern: '^ls' }] } } }));
+    writeFileSync(
+      projectPolicyPath(ws),
+      JSON.stringify({ tools: { terminal: { always_allow: [{ pattern: '^ls' }] } } }),
+    );
     const layers = await loadPolicyLayers({ workspace: ws, globalPath: global });
     expect(layers.map((l) => l.name)).toEqual(['global', 'project']);
     expect(await loadPolicyFile(join(dir, 'nope.json'))).toBeUndefined();
@@ -38,7 +60,10 @@ describe('loading', () => {
   it('names the file and the key in errors', async () => {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ tools: { terminal: { always_deny: [{ pattern: 1 }] } } }));
-    await expect(loadPolicyFile(bad)).rejects.toThrow(`Policy file '${bad}' is invalid: tools.terminal.always_deny.0.pattern: Invalid input: expected string, received number. Fix the file and try again.`);
+    await expect(loadPolicyFile(bad)).rejects.toThrow(
+      `Policy file '${bad}' is invalid: tools.terminal.always_deny.0.pattern: ` +
+        `Invalid input: expected string, received number. Fix the file and try again.`,
+    );
     writeFileSync(bad, '{ "default": ');
     await expect(loadPolicyFile(bad)).rejects.toThrow(/is invalid: not valid JSON/);
   });
@@ -51,40 +76,84 @@ describe('loading', () => {
 
 describe('persisting learned rules', () => {
   it('creates the project file, adds patterns once, and keeps the file shape', async () => {
-    const first = await persistLearnedRules(ws, { tool: 'terminal', list: 'always_allow', patterns: ['^cargo\\s+build(\\s|$)'] });
+    const first = await persistLearnedRules(ws, {
+      tool: 'terminal',
+      list: 'always_allow',
+      patterns: ['^cargo\\s+build(\\s|$)'],
+    });
     expect(first.path).toBe(projectPolicyPath(ws));
-    await persistLearnedRules(ws, { tool: 'terminal', list: 'always_allow', patterns: ['^cargo\\s+build(\\s|$)', '^make\\b'] });
-    expect(JSON.parse(readFileSync(first.path, 'utf8'))).toEqual({ tools: { terminal: { always_allow: [{ pattern: '^cargo\\s+build(\\s|$)' }, { pattern: '^make\\b' }] } } });
+    await persistLearnedRules(ws, {
+      tool: 'terminal',
+      list: 'always_allow',
+      patterns: ['^cargo\\s+build(\\s|$)', '^make\\b'],
+    });
+    expect(JSON.parse(readFileSync(first.path, 'utf8'))).toEqual({
+      tools: { terminal: { always_allow: [{ pattern: '^cargo\\s+build(\\s|$)' }, { pattern: '^make\\b' }] } },
+    });
     writeFileSync(first.path, JSON.stringify({ agent: { tool_permissions: { default: 'confirm' } }, other: 1 }));
     const wrapped = await persistLearnedRules(ws, { tool: 'edit_file', list: 'always_deny', patterns: ['^secrets/'] });
-    expect(JSON.parse(readFileSync(first.path, 'utf8'))).toEqual({ agent: { tool_permissions: { default: 'confirm', tools: { edit_file: { always_deny: [{ pattern: '^secrets/' }] } } } }, other: 1 });
+    expect(JSON.parse(readFileSync(first.path, 'utf8'))).toEqual({
+      agent: {
+        tool_permissions: { default: 'confirm', tools: { edit_file: { always_deny: [{ pattern: '^secrets/' }] } } },
+      },
+      other: 1,
+    });
     expect(wrapped.policy.tools.edit_file!.always_deny).toEqual([{ pattern: '^secrets/' }]);
     expect(readdirSync(join(ws, '.skein'))).toEqual(['policy.json']);
   });
 
   it('serializes concurrent writes (no lost rule)', async () => {
-    await Promise.all(['^a\\b', '^b\\b', '^c\\b', '^d\\b'].map((p) => persistLearnedRules(ws, { tool: 'terminal', list: 'always_deny', patterns: [p] })));
+    await Promise.all(
+      ['^a\\b', '^b\\b', '^c\\b', '^d\\b'].map((p) =>
+        persistLearnedRules(ws, { tool: 'terminal', list: 'always_deny', patterns: [p] }),
+      ),
+    );
     const saved = (await loadPolicyFile(projectPolicyPath(ws)))!;
-    expect(saved.tools.terminal!.always_deny.map((r) => r.pattern).sort()).toEqual(['^a\\b', '^b\\b', '^c\\b', '^d\\b']);
+    expect(saved.tools.terminal!.always_deny.map((r) => r.pattern).sort()).toEqual([
+      '^a\\b',
+      '^b\\b',
+      '^c\\b',
+      '^d\\b',
+    ]);
   });
 
   it('refuses to extend an invalid file or write an invalid policy', async () => {
     mkdirSync(join(ws, '.skein'));
     writeFileSync(projectPolicyPath(ws), JSON.stringify({ tools: { bogus: {} } }));
-    await expect(persistLearnedRules(ws, { tool: 'terminal', list: 'always_allow', patterns: ['^x'] })).rejects.toThrow(/tools\.bogus: unknown tool 'bogus'/);
-    await expect(writePolicyFile(join(dir, 'g.json'), { default: 'sometimes' })).rejects.toThrow(/default: Invalid option/);
+    await expect(persistLearnedRules(ws, { tool: 'terminal', list: 'always_allow', patterns: ['^x'] })).rejects.toThrow(
+      /tools\.bogus: unknown tool 'bogus'/,
+    );
+    await expect(writePolicyFile(join(dir, 'g.json'), { default: 'sometimes' })).rejects.toThrow(
+      /default: Invalid option/,
+    );
   });
 });
 
 describe('symlink escapes (real symlinks)', () => {
-  const policy = mergePolicies([{ name: 'project', policy: { default: undefined, tools: { edit_file: { default: undefined, always_allow: [{ pattern: '.*' }], always_deny: [], always_confirm: [] } } } }]);
-  const check = async (path: string) => decide({ tool: 'edit_file', input: path, path: await resolvePathFacts(path, [ws]) }, policy);
+  const policy = mergePolicies([
+    {
+      name: 'project',
+      policy: {
+        default: undefined,
+        tools: {
+          edit_file: { default: undefined, always_allow: [{ pattern: '.*' }], always_deny: [], always_confirm: [] },
+        },
+      },
+    },
+  ]);
+  const check = async (path: string) =>
+    decide({ tool: 'edit_file', input: path, path: await resolvePathFacts(path, [ws]) }, policy);
 
   it('asks when a file or a parent directory links outside, even under allow-all', async () => {
     symlinkSync(join(outside, 'secret.txt'), join(ws, 'src', 'link.txt'));
     symlinkSync(outside, join(ws, 'out'));
     const file = await check('src/link.txt');
-    expect(file).toMatchObject({ outcome: 'confirm', level: 'always_ask', scope: 'symlink', reason: `\`src/link.txt\` points outside the project (symlink to \`${realpathSync(outside)}/secret.txt\`)` });
+    expect(file).toMatchObject({
+      outcome: 'confirm',
+      level: 'always_ask',
+      scope: 'symlink',
+      reason: `\`src/link.txt\` points outside the project (symlink to \`${realpathSync(outside)}/secret.txt\`)`,
+    });
     expect(await check('out/new-file.txt')).toMatchObject({ outcome: 'confirm', scope: 'symlink' });
     expect(await check('out/deeper/missing/x.txt')).toMatchObject({ outcome: 'confirm', scope: 'symlink' });
   });

@@ -16,8 +16,13 @@ import { createPermissionGate } from '../../../actors/permission/policy-gate.ts'
 type Out = { type: string; agentId?: string; data: Record<string, unknown> };
 let dir: string;
 let facts: Out[];
-const sink = (tag: string): FactSink => async (f) => { facts.push({ ...(f as Out), data: { ...(f.data as object), via: tag } }); };
-const brief = () => facts.map((f) => `${f.type}:${String(f.data.by ?? f.data.layerId ?? '')}@${f.agentId}/${String(f.data.via)}`);
+const sink =
+  (tag: string): FactSink =>
+  async (f) => {
+    facts.push({ ...(f as Out), data: { ...(f.data as object), via: tag } });
+  };
+const brief = () =>
+  facts.map((f) => `${f.type}:${String(f.data.by ?? f.data.layerId ?? '')}@${f.agentId}/${String(f.data.via)}`);
 
 const AGENTS: Record<string, PermissionAgent> = {};
 async function service(extra: { timeoutMs?: number } = {}) {
@@ -35,9 +40,15 @@ async function service(extra: { timeoutMs?: number } = {}) {
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'skein-perm-svc-'));
   mkdirSync(join(dir, '.skein'));
-  writeFileSync(join(dir, '.skein/policy.json'), JSON.stringify({ tools: { terminal: { always_allow: [{ pattern: '^ls\\b' }], always_deny: [{ pattern: '^rm\\b' }] } } }));
+  writeFileSync(
+    join(dir, '.skein/policy.json'),
+    JSON.stringify({
+      tools: { terminal: { always_allow: [{ pattern: '^ls\\b' }], always_deny: [{ pattern: '^rm\\b' }] } },
+    }),
+  );
   facts = [];
-  for (const [id, ancestors] of Object.entries({ main: [], p1: ['main'], p2: ['main'], c1: ['p1', 'main'] })) AGENTS[id] = { agentId: id, ancestors, roots: [dir] };
+  for (const [id, ancestors] of Object.entries({ main: [], p1: ['main'], p2: ['main'], c1: ['p1', 'main'] }))
+    AGENTS[id] = { agentId: id, ancestors, roots: [dir] };
 });
 afterEach(() => {
   vi.useRealTimers();
@@ -47,8 +58,12 @@ afterEach(() => {
 describe('PermissionService', () => {
   it('grants and denies by rule at once, with one fact each under the requester', async () => {
     const s = await service();
-    await expect(s.authorize({ agentId: 'c1', tool: 'terminal', input: 'ls -la', emit: sink('exec') })).resolves.toMatchObject({ by: 'rule' });
-    await expect(s.authorize({ agentId: 'c1', tool: 'terminal', input: 'rm x', emit: sink('exec') })).rejects.toMatchObject({ code: 'permission_denied', details: { by: 'rule' } });
+    await expect(
+      s.authorize({ agentId: 'c1', tool: 'terminal', input: 'ls -la', emit: sink('exec') }),
+    ).resolves.toMatchObject({ by: 'rule' });
+    await expect(
+      s.authorize({ agentId: 'c1', tool: 'terminal', input: 'rm x', emit: sink('exec') }),
+    ).rejects.toMatchObject({ code: 'permission_denied', details: { by: 'rule' } });
     expect(brief()).toEqual(['permission.granted:rule@c1/exec', 'permission.denied:rule@c1/exec']);
   });
 
@@ -59,17 +74,42 @@ describe('PermissionService', () => {
     const [req] = s.pending('main');
     expect(req).toMatchObject({ agentId: 'c1', ancestors: ['p1', 'main'], subCommands: ['make test'] });
     expect(s.pending('p2')).toEqual([]);
-    await expect(s.decide({ requestId: req!.requestId, decision: 'allow_once', decidedBy: 'p2', emit: sink('decide') })).rejects.toThrow(`agent 'p2' may not answer request '${req!.requestId}' of agent 'c1'; only its ancestors (p1, main, the user) can`);
-    expect(await s.decide({ requestId: req!.requestId, decision: 'allow_once', decidedBy: 'p1', emit: sink('decide') })).toEqual({ requestId: req!.requestId, outcome: 'granted', by: 'parent', alreadyDecided: false });
+    await expect(
+      s.decide({ requestId: req!.requestId, decision: 'allow_once', decidedBy: 'p2', emit: sink('decide') }),
+    ).rejects.toThrow(
+      `agent 'p2' may not answer request '${req!.requestId}' of ` +
+        `agent 'c1'; only its ancestors (p1, main, the user) can`,
+    );
+    expect(
+      await s.decide({ requestId: req!.requestId, decision: 'allow_once', decidedBy: 'p1', emit: sink('decide') }),
+    ).toEqual({ requestId: req!.requestId, outcome: 'granted', by: 'parent', alreadyDecided: false });
     await expect(call).resolves.toEqual({ requestId: req!.requestId, by: 'parent' });
-    expect(await s.decide({ requestId: req!.requestId, decision: 'deny_once', decidedBy: 'main', emit: sink('decide') })).toEqual({ requestId: req!.requestId, outcome: 'granted', by: 'parent', alreadyDecided: true });
+    expect(
+      await s.decide({ requestId: req!.requestId, decision: 'deny_once', decidedBy: 'main', emit: sink('decide') }),
+    ).toEqual({ requestId: req!.requestId, outcome: 'granted', by: 'parent', alreadyDecided: true });
     expect(brief()).toEqual(['permission.requested:@c1/exec', 'permission.granted:parent@c1/decide']);
     const afterRestart = await PermissionService.create({
-      logger: createLogger({ level: 'silent' }), agent: (id) => AGENTS[id], emit: sink('system'), workspace: dir, globalPath: join(dir, 'no-global.json'),
-      aggregate: (id) => (id === 'p-old' ? { value: 'denied', context: { requestId: 'p-old', outcome: 'denied', by: 'timeout' } } : undefined),
+      logger: createLogger({ level: 'silent' }),
+      agent: (id) => AGENTS[id],
+      emit: sink('system'),
+      workspace: dir,
+      globalPath: join(dir, 'no-global.json'),
+      aggregate: (id) =>
+        id === 'p-old'
+          ? { value: 'denied', context: { requestId: 'p-old', outcome: 'denied', by: 'timeout' } }
+          : undefined,
     });
-    expect(await afterRestart.decide({ requestId: 'p-old', decision: 'allow_once', decidedBy: 'main', emit: sink('decide') })).toEqual({ requestId: 'p-old', outcome: 'denied', by: 'timeout', alreadyDecided: true });
-    await expect(s.decide({ requestId: 'p-unknown', decision: 'allow_once', decidedBy: 'main', emit: sink('decide') })).rejects.toThrow("permission request 'p-unknown' is not pending; list pending requests with `skein approvals`");
+    expect(
+      await afterRestart.decide({
+        requestId: 'p-old',
+        decision: 'allow_once',
+        decidedBy: 'main',
+        emit: sink('decide'),
+      }),
+    ).toEqual({ requestId: 'p-old', outcome: 'denied', by: 'timeout', alreadyDecided: true });
+    await expect(
+      s.decide({ requestId: 'p-unknown', decision: 'allow_once', decidedBy: 'main', emit: sink('decide') }),
+    ).rejects.toThrow("permission request 'p-unknown' is not pending; list pending requests with `skein approvals`");
   });
 
   it('allow_always by the user persists the pattern and auto-resolves a sibling request', async () => {
@@ -78,29 +118,60 @@ describe('PermissionService', () => {
     const b = s.authorize({ agentId: 'c1', tool: 'terminal', input: 'cargo build --release', emit: sink('exec-b') });
     await vi.waitFor(() => expect(s.pending()).toHaveLength(2));
     const first = s.pending().find((r) => r.agentId === 'p1')!;
-    await expect(s.decide({ requestId: first.requestId, decision: 'allow_always', pattern: '(', decidedBy: 'main', emit: sink('decide') })).rejects.toThrow(/pattern '\(' is not a valid regex/);
+    await expect(
+      s.decide({
+        requestId: first.requestId,
+        decision: 'allow_always',
+        pattern: '(',
+        decidedBy: 'main',
+        emit: sink('decide'),
+      }),
+    ).rejects.toThrow(/pattern '\(' is not a valid regex/);
     await s.decide({ requestId: first.requestId, decision: 'allow_always', decidedBy: 'main', emit: sink('decide') });
     await expect(a).resolves.toMatchObject({ by: 'user' });
     await expect(b).resolves.toMatchObject({ by: 'rule' });
     expect(brief()).toEqual([
-      'permission.requested:@p1/exec-a', 'permission.requested:@c1/exec-b', 'permission.granted:user@p1/decide',
-      'policy.changed:project@main/decide', 'permission.granted:rule@c1/decide',
+      'permission.requested:@p1/exec-a',
+      'permission.requested:@c1/exec-b',
+      'permission.granted:user@p1/decide',
+      'policy.changed:project@main/decide',
+      'permission.granted:rule@c1/decide',
     ]);
-    expect(JSON.parse(readFileSync(join(dir, '.skein/policy.json'), 'utf8')).tools.terminal.always_allow).toEqual([{ pattern: '^ls\\b' }, { pattern: '^cargo\\s+build(\\s|$)' }]);
+    expect(JSON.parse(readFileSync(join(dir, '.skein/policy.json'), 'utf8')).tools.terminal.always_allow).toEqual([
+      { pattern: '^ls\\b' },
+      { pattern: '^cargo\\s+build(\\s|$)' },
+    ]);
   });
 
   it('policy.set: only the root changes the project layer; an agent layer narrows its own decisions', async () => {
     const s = await service();
     const policy = Policy.parse({ tools: { terminal: { always_allow: [{ pattern: '^make\\b' }] } } });
-    await expect(s.setPolicy({ layer: 'project', setBy: 'p1', policy, emit: sink('set') })).rejects.toThrow("only the root agent 'main' may change the project policy; ask the user");
+    await expect(s.setPolicy({ layer: 'project', setBy: 'p1', policy, emit: sink('set') })).rejects.toThrow(
+      "only the root agent 'main' may change the project policy; ask the user",
+    );
     const pending = s.authorize({ agentId: 'c1', tool: 'terminal', input: 'make', emit: sink('exec') });
     await vi.waitFor(() => expect(s.pending()).toHaveLength(1));
-    expect(await s.setPolicy({ layer: 'project', setBy: 'main', policy, emit: sink('set') })).toEqual({ layer: 'project', rules: 1 });
+    expect(await s.setPolicy({ layer: 'project', setBy: 'main', policy, emit: sink('set') })).toEqual({
+      layer: 'project',
+      rules: 1,
+    });
     await expect(pending).resolves.toMatchObject({ by: 'rule' });
-    await s.setPolicy({ layer: 'agent', agentId: 'c1', setBy: 'p1', policy: Policy.parse({ tools: { terminal: { always_deny: [{ pattern: '^make\\b' }] } } }), emit: sink('set') });
-    await expect(s.authorize({ agentId: 'c1', tool: 'terminal', input: 'make', emit: sink('exec') })).rejects.toMatchObject({ details: { by: 'rule' } });
-    await expect(s.authorize({ agentId: 'p1', tool: 'terminal', input: 'make', emit: sink('exec') })).resolves.toMatchObject({ by: 'rule' });
-    await expect(s.setPolicy({ layer: 'agent', agentId: 'p1', setBy: 'c1', policy, emit: sink('set') })).rejects.toThrow("agent 'c1' may not set the policy of agent 'p1'");
+    await s.setPolicy({
+      layer: 'agent',
+      agentId: 'c1',
+      setBy: 'p1',
+      policy: Policy.parse({ tools: { terminal: { always_deny: [{ pattern: '^make\\b' }] } } }),
+      emit: sink('set'),
+    });
+    await expect(
+      s.authorize({ agentId: 'c1', tool: 'terminal', input: 'make', emit: sink('exec') }),
+    ).rejects.toMatchObject({ details: { by: 'rule' } });
+    await expect(
+      s.authorize({ agentId: 'p1', tool: 'terminal', input: 'make', emit: sink('exec') }),
+    ).resolves.toMatchObject({ by: 'rule' });
+    await expect(
+      s.setPolicy({ layer: 'agent', agentId: 'p1', setBy: 'c1', policy, emit: sink('set') }),
+    ).rejects.toThrow("agent 'c1' may not set the policy of agent 'p1'");
   });
 
   it('times out unanswered requests, and restores pending ones after replay with their deadline', async () => {
@@ -114,8 +185,22 @@ describe('PermissionService', () => {
 
     facts = [];
     const fresh = await service({ timeoutMs: 5_000 });
-    await fresh.restore([{ requestId: 'p-old', agentId: 'c1', ancestors: ['p1', 'main'], tool: 'terminal', input: 'make', subCommands: ['make'], reason: 'r', deadline: '2026-11-29T12:00:08.000Z', options: [] }]);
-    expect(fresh.pending('main').map((r) => [r.requestId, r.deadline])).toEqual([['p-old', '2026-11-29T12:00:08.000Z']]);
+    await fresh.restore([
+      {
+        requestId: 'p-old',
+        agentId: 'c1',
+        ancestors: ['p1', 'main'],
+        tool: 'terminal',
+        input: 'make',
+        subCommands: ['make'],
+        reason: 'r',
+        deadline: '2026-11-29T12:00:08.000Z',
+        options: [],
+      },
+    ]);
+    expect(fresh.pending('main').map((r) => [r.requestId, r.deadline])).toEqual([
+      ['p-old', '2026-11-29T12:00:08.000Z'],
+    ]);
     await vi.advanceTimersByTimeAsync(2_999);
     expect(facts).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);

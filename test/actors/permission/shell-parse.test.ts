@@ -8,21 +8,75 @@ import { decide } from '../../../machines/permission/permission-policy.ts';
 import { BYPASS_POLICY, merged, shellSplitter } from '../../support/permission-fixtures.ts';
 
 const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
-const texts = async (src: string) => (await shellSplitter())(src).commands.map((c) => (c.via ? `${c.kind}:${c.text} [${c.via}]` : `${c.kind}:${c.text}`));
+const texts = async (src: string) =>
+  (await shellSplitter())(src).commands.map((c) => (c.via ? `${c.kind}:${c.text} [${c.via}]` : `${c.kind}:${c.text}`));
 
 describe('splitShell', () => {
   it.each([
-    ["'rm' -rf \"/\"", ['command:rm -rf /']],
-    ['a && b || c; d | e |& f & g\nh', ['command:a', 'command:b', 'command:c', 'command:d', 'command:e', 'command:f', 'pipeline:d | e | f', 'command:g', 'command:h']],
-    ['(a; { b; }) && if c; then d; elif e; then f; else g; fi', ['command:a', 'command:b', 'command:c', 'command:d', 'command:e', 'command:f', 'command:g']],
-    ['for x in 1 2; do a; done; while b; do c; done; case y in y) d;; esac', ['command:a', 'command:b', 'command:c', 'command:d']],
+    ['\'rm\' -rf "/"', ['command:rm -rf /']],
+    [
+      'a && b || c; d | e |& f & g\nh',
+      [
+        'command:a',
+        'command:b',
+        'command:c',
+        'command:d',
+        'command:e',
+        'command:f',
+        'pipeline:d | e | f',
+        'command:g',
+        'command:h',
+      ],
+    ],
+    [
+      '(a; { b; }) && if c; then d; elif e; then f; else g; fi',
+      ['command:a', 'command:b', 'command:c', 'command:d', 'command:e', 'command:f', 'command:g'],
+    ],
+    [
+      'for x in 1 2; do a; done; while b; do c; done; case y in y) d;; esac',
+      ['command:a', 'command:b', 'command:c', 'command:d'],
+    ],
     ['f() { a; }; function g { b; }', ['command:a', 'command:b']],
-    ['PAGER=less git log > out.txt 2>&1 < in >/dev/null 2>/dev/null', ['command:PAGER=less git log', 'redirect:> out.txt', 'redirect:< in']],
+    [
+      'PAGER=less git log > out.txt 2>&1 < in >/dev/null 2>/dev/null',
+      ['command:PAGER=less git log', 'redirect:> out.txt', 'redirect:< in'],
+    ],
     ['/usr/bin/env FOO=1 ./tool -x', ['command:env FOO=1 ./tool -x', 'command:FOO=1 tool -x [env]']],
-    ['sudo -u me timeout -k 1 5 nice -n 2 git status', ['command:sudo -u me timeout -k 1 5 nice -n 2 git status', 'command:timeout -k 1 5 nice -n 2 git status [sudo]', 'command:nice -n 2 git status [sudo > timeout]', 'command:git status [sudo > timeout > nice]']],
-    ["bash -c 'a; sh -c \"b\"'", ["command:bash -c a; sh -c \"b\"", 'command:a [bash -c]', 'command:sh -c b [bash -c]', 'command:b [bash -c > sh -c]']],
-    ['find . -name "*.tmp" -exec rm {} + -delete', ['command:find . -name *.tmp -exec rm {} + -delete', 'command:rm {} [find -exec]', 'command:rm -f {} [find -delete]']],
-    ['ls | xargs -n1 -I{} cp {} /tmp', ['command:ls', 'command:xargs -n1 -I{} cp {} /tmp', 'command:cp {} /tmp [xargs]', 'pipeline:ls | xargs -n1 -I{} cp {} /tmp']],
+    [
+      'sudo -u me timeout -k 1 5 nice -n 2 git status',
+      [
+        'command:sudo -u me timeout -k 1 5 nice -n 2 git status',
+        'command:timeout -k 1 5 nice -n 2 git status [sudo]',
+        'command:nice -n 2 git status [sudo > timeout]',
+        'command:git status [sudo > timeout > nice]',
+      ],
+    ],
+    [
+      'bash -c \'a; sh -c "b"\'',
+      [
+        'command:bash -c a; sh -c "b"',
+        'command:a [bash -c]',
+        'command:sh -c b [bash -c]',
+        'command:b [bash -c > sh -c]',
+      ],
+    ],
+    [
+      'find . -name "*.tmp" -exec rm {} + -delete',
+      [
+        'command:find . -name *.tmp -exec rm {} + -delete',
+        'command:rm {} [find -exec]',
+        'command:rm -f {} [find -delete]',
+      ],
+    ],
+    [
+      'ls | xargs -n1 -I{} cp {} /tmp',
+      [
+        'command:ls',
+        'command:xargs -n1 -I{} cp {} /tmp',
+        'command:cp {} /tmp [xargs]',
+        'pipeline:ls | xargs -n1 -I{} cp {} /tmp',
+      ],
+    ],
     ['cat <<EOF\nhello\nEOF', ['command:cat']],
     ['echo {a,b}{1..2} "{x,y}"', ['command:echo a1 a2 b1 b2 {x,y}']],
     ["$'\\x6c\\x73' $'a\\tb'", ['command:ls a\tb']],
@@ -49,7 +103,11 @@ describe('splitShell', () => {
     let nested = 'ls';
     for (let i = 0; i < 12; i++) nested = `sh -c ${JSON.stringify(nested)}`;
     expect(split(nested).parseError).toBe(`commands are nested more than ${SHELL_LIMITS.maxDepth} levels deep`);
-    expect(split('x'.repeat(SHELL_LIMITS.maxSourceChars + 1))).toEqual({ commands: [], unsafe: [], parseError: 'input is longer than 65536 characters' });
+    expect(split('x'.repeat(SHELL_LIMITS.maxSourceChars + 1))).toEqual({
+      commands: [],
+      unsafe: [],
+      parseError: 'input is longer than 65536 characters',
+    });
     expect(split('echo {1..100000}').parseError).toMatch(/brace expansion .* more than 256 results/);
   });
 });
@@ -62,15 +120,19 @@ describe(`splitter properties (seed ${seed})`, () => {
   it('any chain of allowed commands is allowed, with one sub-command per link', async () => {
     const split = await shellSplitter();
     fc.assert(
-      fc.property(fc.array(allowed, { minLength: 1, maxLength: 6 }), fc.array(sep, { minLength: 6, maxLength: 6 }), (cmds, seps) => {
-        const src = cmds.map((c, i) => (i === 0 ? c : seps[i]! + c)).join('');
-        const s = split(src);
-        const d = decide({ tool: 'terminal', input: src, split: s }, policy);
-        // tree-sitter-bash misreads a newline after `|&` (two commands as one): such input is refused
-        // as unparseable, never allowed on a wrong reading.
-        if (s.parseError) return d.outcome === 'deny' && src.includes('|&');
-        return d.outcome === 'allow' && s.commands.filter((c) => c.kind === 'command').length === cmds.length;
-      }),
+      fc.property(
+        fc.array(allowed, { minLength: 1, maxLength: 6 }),
+        fc.array(sep, { minLength: 6, maxLength: 6 }),
+        (cmds, seps) => {
+          const src = cmds.map((c, i) => (i === 0 ? c : seps[i]! + c)).join('');
+          const s = split(src);
+          const d = decide({ tool: 'terminal', input: src, split: s }, policy);
+          // tree-sitter-bash misreads a newline after `|&` (two commands as one): such input is refused
+          // as unparseable, never allowed on a wrong reading.
+          if (s.parseError) return d.outcome === 'deny' && src.includes('|&');
+          return d.outcome === 'allow' && s.commands.filter((c) => c.kind === 'command').length === cmds.length;
+        },
+      ),
       { seed, numRuns: 200 },
     );
   });
@@ -78,7 +140,13 @@ describe(`splitter properties (seed ${seed})`, () => {
   it('inserting rm -rf anywhere in such a chain, in any quoting, is denied', async () => {
     const split = await shellSplitter();
     const quote = (w: string) => fc.constantFrom(w, `'${w}'`, `"${w}"`, `\\${w}`, `${w[0]}''${w.slice(1)}`);
-    const rm = fc.tuple(fc.constantFrom('rm', '/bin/rm', 'command rm', 'sudo rm', 'env rm', 'xargs rm'), quote('-rf'), quote('build')).map(([a, b, c]) => `${a} ${b} ${c}`);
+    const rm = fc
+      .tuple(
+        fc.constantFrom('rm', '/bin/rm', 'command rm', 'sudo rm', 'env rm', 'xargs rm'),
+        quote('-rf'),
+        quote('build'),
+      )
+      .map(([a, b, c]) => `${a} ${b} ${c}`);
     fc.assert(
       fc.property(fc.array(allowed, { maxLength: 4 }), rm, fc.nat(), sep, (cmds, bad, at, s) => {
         const list: string[] = [...cmds];
@@ -93,10 +161,13 @@ describe(`splitter properties (seed ${seed})`, () => {
   it('never throws and always returns plain JSON, whatever the input', async () => {
     const split = await shellSplitter();
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom(...'ab $(){}[]|&;<>\'"`\\\n#=*~!-'.split('')), maxLength: 60 }), (src) => {
-        const s = split(src);
-        return JSON.parse(JSON.stringify(s)) !== null && Array.isArray(s.commands);
-      }),
+      fc.property(
+        fc.string({ unit: fc.constantFrom(...'ab $(){}[]|&;<>\'"`\\\n#=*~!-'.split('')), maxLength: 60 }),
+        (src) => {
+          const s = split(src);
+          return JSON.parse(JSON.stringify(s)) !== null && Array.isArray(s.commands);
+        },
+      ),
       { seed, numRuns: 300 },
     );
   });

@@ -29,7 +29,8 @@ describe('BlobStore', () => {
     expect(await store.get(missing)).toBeUndefined();
     await expect(store.require(missing, "base of '/w/a.txt'")).rejects.toThrow(BlobMissingError);
     await expect(store.require(missing, "base of '/w/a.txt'")).rejects.toThrow(
-      `Content '${missing}' (base of '/w/a.txt') is missing from the blob store at '${join(dir, 'blobs')}'; nothing was written.`,
+      `Content '${missing}' (base of '/w/a.txt') is missing from ` +
+        `the blob store at '${join(dir, 'blobs')}'; nothing was written.`,
     );
     await expect(store.get('../../etc/passwd')).rejects.toThrow("'../../etc/passwd' is not a sha256 hex digest");
   });

@@ -13,37 +13,50 @@ describe('workspace snapshots of shell side effects', () => {
   });
   afterEach(() => f.cleanup());
 
-  it('detects what a command created, modified and deleted; records it tagged with the command; reject restores the workspace', async () => {
-    f.write('src/a.ts', 'export const a = 1;\n');
-    f.write('src/b.ts', 'export const b = 2;\n');
-    f.write('README.md', '# hi\n');
-    const initial = f.tree();
-    const snapper = new WorkspaceSnapshotter({ blobs: f.blobs });
-    const before = await snapper.snapshot(f.ws);
-    const command = "sed -i 's/1/42/' src/a.ts && rm src/b.ts && mkdir -p gen && echo made > gen/out.txt";
-    sh(f.ws, command);
-    const after = await snapper.snapshot(f.ws);
-    const diff = await snapper.diff(before, after);
-    expect(diff).toEqual({
-      changes: [
-        { path: f.p('gen/out.txt'), status: 'created', before: null, after: 'made\n' },
-        { path: f.p('src/a.ts'), status: 'modified', before: 'export const a = 1;\n', after: 'export const a = 42;\n' },
-        { path: f.p('src/b.ts'), status: 'deleted', before: 'export const b = 2;\n', after: null },
-      ],
-      reportedOnly: [],
-    });
-    expect(await recordShellChanges(f.service, { agentId: 'kid', ancestors: ['root'], command, terminalId: 't-1' }, diff)).toBe(3);
-    const recorded = f.facts.filter((x) => x.type === 'action-log.change.recorded' && x.agentId === 'root');
-    expect(recorded.map((x) => (x.data as { source: unknown }).source)).toEqual(Array(3).fill({ kind: 'shell', command, terminalId: 't-1' }));
-    expect((await f.service.list('root')).files.map((x) => [x.path, x.status, x.agents])).toEqual([
-      [f.p('gen/out.txt'), 'created', ['kid']],
-      [f.p('src/a.ts'), 'modified', ['kid']],
-      [f.p('src/b.ts'), 'deleted', ['kid']],
-    ]);
-    const reply = await f.service.reject('root');
-    expect(reply).toMatchObject({ deleted: [f.p('gen/out.txt')], conflicts: [], kept: [] });
-    expect(f.tree()).toEqual(initial); // (the emptied directory gen/ stays)
-  });
+  it(
+    'detects what a command created, modified and deleted; records ' +
+      'it tagged with the command; reject restores the workspace',
+    async () => {
+      f.write('src/a.ts', 'export const a = 1;\n');
+      f.write('src/b.ts', 'export const b = 2;\n');
+      f.write('README.md', '# hi\n');
+      const initial = f.tree();
+      const snapper = new WorkspaceSnapshotter({ blobs: f.blobs });
+      const before = await snapper.snapshot(f.ws);
+      const command = "sed -i 's/1/42/' src/a.ts && rm src/b.ts && mkdir -p gen && echo made > gen/out.txt";
+      sh(f.ws, command);
+      const after = await snapper.snapshot(f.ws);
+      const diff = await snapper.diff(before, after);
+      expect(diff).toEqual({
+        changes: [
+          { path: f.p('gen/out.txt'), status: 'created', before: null, after: 'made\n' },
+          {
+            path: f.p('src/a.ts'),
+            status: 'modified',
+            before: 'export const a = 1;\n',
+            after: 'export const a = 42;\n',
+          },
+          { path: f.p('src/b.ts'), status: 'deleted', before: 'export const b = 2;\n', after: null },
+        ],
+        reportedOnly: [],
+      });
+      expect(
+        await recordShellChanges(f.service, { agentId: 'kid', ancestors: ['root'], command, terminalId: 't-1' }, diff),
+      ).toBe(3);
+      const recorded = f.facts.filter((x) => x.type === 'action-log.change.recorded' && x.agentId === 'root');
+      expect(recorded.map((x) => (x.data as { source: unknown }).source)).toEqual(
+        Array(3).fill({ kind: 'shell', command, terminalId: 't-1' }),
+      );
+      expect((await f.service.list('root')).files.map((x) => [x.path, x.status, x.agents])).toEqual([
+        [f.p('gen/out.txt'), 'created', ['kid']],
+        [f.p('src/a.ts'), 'modified', ['kid']],
+        [f.p('src/b.ts'), 'deleted', ['kid']],
+      ]);
+      const reply = await f.service.reject('root');
+      expect(reply).toMatchObject({ deleted: [f.p('gen/out.txt')], conflicts: [], kept: [] });
+      expect(f.tree()).toEqual(initial); // (the emptied directory gen/ stays)
+    },
+  );
 
   it('skips .git, node_modules, .skein and .gitignore patterns, and reports huge and binary files only', async () => {
     f.write('.gitignore', 'dist/\n*.log\n/build\n');
@@ -56,7 +69,11 @@ describe('workspace snapshots of shell side effects', () => {
     expect(Object.keys(before.files)).toEqual(['.gitignore', 'big.txt', 'blob.bin', 'keep.txt']);
     expect(before.files['big.txt']).toMatchObject({ hash: null, why: 'too-large' });
     expect(before.files['blob.bin']).toMatchObject({ hash: null, why: 'binary' });
-    sh(f.ws, 'echo more >> big.txt; printf "\\001\\377" >> blob.bin; echo y > dist/f.txt; echo z > app.log; echo k2 > keep.txt');
+    sh(
+      f.ws,
+      'echo more >> big.txt; printf "\\001\\377" >> blob.bin; ' +
+        'echo y > dist/f.txt; echo z > app.log; echo k2 > keep.txt',
+    );
     const diff = await snapper.diff(before, await snapper.snapshot(f.ws));
     expect(diff.changes.map((c) => [c.path, c.status])).toEqual([[f.p('keep.txt'), 'modified']]);
     expect(diff.reportedOnly).toEqual([
@@ -89,7 +106,9 @@ describe('workspace snapshots of shell side effects', () => {
     // not "deleted". b/4 was never seen by either walk.
     expect(diff).toEqual({
       changes: [{ path: f.p('a/new'), status: 'created', before: null, after: 'new\n' }],
-      reportedOnly: [{ path: f.p('b/3'), status: 'unknown', reason: 'not reached by the snapshot after the command (budget)' }],
+      reportedOnly: [
+        { path: f.p('b/3'), status: 'unknown', reason: 'not reached by the snapshot after the command (budget)' },
+      ],
     });
   });
 });

@@ -26,7 +26,10 @@ describe('TerminalManager: resize and full-screen programs', () => {
     expect(await h.manager.resize(A, { terminalId, cols: 120, rows: 40 })).toEqual({ terminalId, cols: 120, rows: 40 });
     expect((await h.manager.exec(A, { terminalId, command: 'stty size' })).output).toBe('40 120\n');
     expect(await screenOf(terminalId)).toMatchObject({ cols: 120, rows: 40 });
-    expect(h.factsOf(terminalId).find((f) => f.type === 'terminal.resized')!.data).toMatchObject({ cols: 120, rows: 40 });
+    expect(h.factsOf(terminalId).find((f) => f.type === 'terminal.resized')!.data).toMatchObject({
+      cols: 120,
+      rows: 40,
+    });
   });
 
   it('shows less on the alternate screen and quits it with "q"', async () => {
@@ -43,7 +46,13 @@ describe('TerminalManager: resize and full-screen programs', () => {
     const done = await h.manager.wait(A, { terminalId });
     expect(done).toMatchObject({ status: 'exited', exitCode: 0 });
     expect((await screenOf(terminalId)).buffer).toBe('normal');
-    expect(h.output.some((f) => f.data.terminalId === terminalId && f.data.sequences.some((s: { kind: string }) => s.kind === 'alt-screen-on'))).toBe(true);
+    expect(
+      h.output.some(
+        (f) =>
+          f.data.terminalId === terminalId &&
+          f.data.sequences.some((s: { kind: string }) => s.kind === 'alt-screen-on'),
+      ),
+    ).toBe(true);
   });
 
   it('runs vi, shows the file, and quits with :q!', async () => {
@@ -65,23 +74,41 @@ describe('TerminalManager: waiting for input', () => {
     const { terminalId } = await h.open();
     const r = await h.manager.exec(A, { terminalId, command: "read -p 'Continue? [Y/n] ' ans; echo answer=$ans" });
     expect(r).toMatchObject({ status: 'input_required', prompt: 'Continue? [Y/n]', exitCode: null });
-    expect(h.factsOf(terminalId).filter((f) => f.type === 'terminal.input.awaited').map((f) => f.data.prompt)).toEqual(['Continue? [Y/n]']);
+    expect(
+      h
+        .factsOf(terminalId)
+        .filter((f) => f.type === 'terminal.input.awaited')
+        .map((f) => f.data.prompt),
+    ).toEqual(['Continue? [Y/n]']);
     expect(await h.manager.write(A, { terminalId, data: 'y\n' })).toEqual({ terminalId, bytes: 2 });
-    expect(await h.manager.wait(A, { terminalId })).toMatchObject({ status: 'exited', output: 'Continue? [Y/n] y\nanswer=y\n' });
+    expect(await h.manager.wait(A, { terminalId })).toMatchObject({
+      status: 'exited',
+      output: 'Continue? [Y/n] y\nanswer=y\n',
+    });
   });
 
   it('detects a password prompt in a child process and keeps a secret answer out of the log', async () => {
     const { terminalId } = await h.open();
-    const r = await h.manager.exec(A, { terminalId, command: `bash -c "read -s -p 'Password: ' pw; echo; echo len=\\\${#pw}"` });
+    const r = await h.manager.exec(A, {
+      terminalId,
+      command: `bash -c "read -s -p 'Password: ' pw; echo; echo len=\\\${#pw}"`,
+    });
     expect(r).toMatchObject({ status: 'input_required', prompt: 'Password:' });
     await h.manager.write(A, { terminalId, data: 'hunter2\n', secret: true });
     expect(await h.manager.wait(A, { terminalId })).toMatchObject({ status: 'exited', output: 'Password: \nlen=7\n' });
-    expect(h.factsOf(terminalId).find((f) => f.type === 'terminal.input.written')!.data).toEqual({ terminalId, bytes: 8, data: null });
+    expect(h.factsOf(terminalId).find((f) => f.type === 'terminal.input.written')!.data).toEqual({
+      terminalId,
+      bytes: 8,
+      data: null,
+    });
   });
 
   it('keeps input to a no-echo prompt out of the log even without secret: true', async () => {
     const { terminalId } = await h.open();
-    const r = await h.manager.exec(A, { terminalId, command: `bash -c "read -s -p 'Token: ' t; echo; echo got=\\\${#t}"` });
+    const r = await h.manager.exec(A, {
+      terminalId,
+      command: `bash -c "read -s -p 'Token: ' t; echo; echo got=\\\${#t}"`,
+    });
     expect(r).toMatchObject({ status: 'input_required', prompt: 'Token:' });
     await h.manager.write(A, { terminalId, data: 's3cr3t\n' });
     expect(await h.manager.wait(A, { terminalId })).toMatchObject({ status: 'exited', output: 'Token: \ngot=6\n' });
@@ -89,14 +116,22 @@ describe('TerminalManager: waiting for input', () => {
     expect(written.map((f) => f.data)).toEqual([{ terminalId, bytes: 7, data: null }]);
     // Echo on again at the prompt: ordinary input is recorded.
     await h.manager.write(A, { terminalId, data: 'x' });
-    expect(h.factsOf(terminalId).filter((f) => f.type === 'terminal.input.written').at(-1)!.data).toEqual({ terminalId, bytes: 1, data: 'x' });
+    expect(
+      h
+        .factsOf(terminalId)
+        .filter((f) => f.type === 'terminal.input.written')
+        .at(-1)!.data,
+    ).toEqual({ terminalId, bytes: 1, data: 'x' });
   });
 });
 
 describe('TerminalManager: waiting for input on /dev/tty', () => {
   it('detects a prompt read from /dev/tty while stdin is a pipe (like git asking for a password)', async () => {
     const { terminalId } = await h.open();
-    const r = await h.manager.exec(A, { terminalId, command: `echo data | bash -c "exec 3</dev/tty; read -u 3 -p 'Username: ' u; echo user=\\$u"` });
+    const r = await h.manager.exec(A, {
+      terminalId,
+      command: `echo data | bash -c "exec 3</dev/tty; read -u 3 -p 'Username: ' u; echo user=\\$u"`,
+    });
     expect(r).toMatchObject({ status: 'input_required', prompt: 'Username:' });
     await h.manager.write(A, { terminalId, data: 'me\n' });
     expect((await h.manager.wait(A, { terminalId })).output).toBe('Username: me\nuser=me\n');
@@ -108,7 +143,11 @@ describe('TerminalManager: control keys, signals, pause', () => {
     const { terminalId } = await h.open();
     expect((await h.manager.exec(A, { terminalId, command: 'sleep 30', yieldMs: 100 })).status).toBe('running');
     await h.manager.write(A, { terminalId, data: '\u0003' });
-    expect(await h.manager.wait(A, { terminalId })).toMatchObject({ status: 'exited', exitCode: 130, signal: 'SIGINT' });
+    expect(await h.manager.wait(A, { terminalId })).toMatchObject({
+      status: 'exited',
+      exitCode: 130,
+      signal: 'SIGINT',
+    });
   });
 
   it('signals the foreground process group', async () => {
@@ -123,7 +162,11 @@ describe('TerminalManager: control keys, signals, pause', () => {
 
   it('pauses (SIGSTOP) and resumes (SIGCONT) the running command; the shell does not take it over', async () => {
     const { terminalId } = await h.open();
-    await h.manager.exec(A, { terminalId, command: 'for i in $(seq 1 8); do echo tick $i; sleep 0.05; done', yieldMs: 100 });
+    await h.manager.exec(A, {
+      terminalId,
+      command: 'for i in $(seq 1 8); do echo tick $i; sleep 0.05; done',
+      yieldMs: 100,
+    });
     const paused = await h.manager.pauseAll(A);
     expect(paused.terminalIds).toEqual([terminalId]);
     const pgid = h.factsOf(terminalId).find((f) => f.type === 'terminal.paused')!.data.pgid;
@@ -150,14 +193,28 @@ describe('TerminalManager: teardown and limits', () => {
     const last = h.factsOf(terminalId).at(-1)!;
     expect(last).toMatchObject({ type: 'terminal.closed', data: { terminalId, reason: 'requested' } });
     // The stubborn foreground command was SIGKILLed while the shell lived, so its status was recorded.
-    expect(h.factsOf(terminalId).filter((f) => f.type === 'terminal.command.finished').at(-1)!.data).toMatchObject({ commandId: 'c-2', exitCode: 137, signal: 'SIGKILL' });
-    await expect(h.manager.exec(A, { terminalId, command: 'true' })).rejects.toThrow(`Terminal '${terminalId}' is closed; open a new one with terminal.open.`);
+    expect(
+      h
+        .factsOf(terminalId)
+        .filter((f) => f.type === 'terminal.command.finished')
+        .at(-1)!.data,
+    ).toMatchObject({ commandId: 'c-2', exitCode: 137, signal: 'SIGKILL' });
+    await expect(h.manager.exec(A, { terminalId, command: 'true' })).rejects.toThrow(
+      `Terminal '${terminalId}' is closed; open a new one with terminal.open.`,
+    );
   });
 
-  it('records the shell exiting by itself as closed (exited) and closes all of an agent\'s terminals', async () => {
+  it("records the shell exiting by itself as closed (exited) and closes all of an agent's terminals", async () => {
     const t1 = await h.open();
-    await expect(h.manager.exec(A, { terminalId: t1.terminalId, command: 'exit 4' })).rejects.toThrow(/did not finish: terminal exited/);
-    await vi.waitFor(() => expect(h.factsOf(t1.terminalId).at(-1)).toMatchObject({ type: 'terminal.closed', data: { exitCode: 4, reason: 'exited' } }));
+    await expect(h.manager.exec(A, { terminalId: t1.terminalId, command: 'exit 4' })).rejects.toThrow(
+      /did not finish: terminal exited/,
+    );
+    await vi.waitFor(() =>
+      expect(h.factsOf(t1.terminalId).at(-1)).toMatchObject({
+        type: 'terminal.closed',
+        data: { exitCode: 4, reason: 'exited' },
+      }),
+    );
     const t2 = await h.open('a2');
     const t3 = await h.open('a2');
     expect((await h.manager.closeAllForAgent('a2')).sort()).toEqual([t2.terminalId, t3.terminalId].sort());
@@ -168,10 +225,21 @@ describe('TerminalManager: teardown and limits', () => {
     const small = terminalHarness({ maxPerAgent: 1, maxPerHost: 2, idleTimeoutMs: 400 });
     try {
       const t = await small.open('x');
-      await expect(small.open('x')).rejects.toThrow("Agent 'x' already has 1 terminals (maxPerAgent 1); close one with terminal.close first.");
+      await expect(small.open('x')).rejects.toThrow(
+        "Agent 'x' already has 1 terminals (maxPerAgent 1); close one with terminal.close first.",
+      );
       await small.open('y');
-      await expect(small.open('z')).rejects.toThrow('This host already runs 2 terminals (maxPerHost 2); close some or use another host.');
-      await vi.waitFor(() => expect(small.factsOf(t.terminalId).at(-1)).toMatchObject({ type: 'terminal.closed', data: { reason: 'idle' } }), { timeout: 5000 });
+      await expect(small.open('z')).rejects.toThrow(
+        'This host already runs 2 terminals (maxPerHost 2); close some or use another host.',
+      );
+      await vi.waitFor(
+        () =>
+          expect(small.factsOf(t.terminalId).at(-1)).toMatchObject({
+            type: 'terminal.closed',
+            data: { reason: 'idle' },
+          }),
+        { timeout: 5000 },
+      );
     } finally {
       await small.dispose();
     }
@@ -193,7 +261,11 @@ describe('TerminalManager: bad input', () => {
     ['zero cols', { cols: 0 }, /Invalid terminal\.open data \(cols: Too small: expected number to be >=2\)/],
     ['negative rows', { rows: -3 }, /rows: Too small/],
     ['huge cols', { cols: 100000 }, /cols: Too big: expected number to be <=1000/],
-    ['missing cwd', { cwd: '/nonexistent/dir' }, /cwd '\/nonexistent\/dir' does not exist; create it first or pass an existing directory\./],
+    [
+      'missing cwd',
+      { cwd: '/nonexistent/dir' },
+      /cwd '\/nonexistent\/dir' does not exist; create it first or pass an existing directory\./,
+    ],
     ['cwd that is a file', { cwd: '/etc/hostname' }, /cwd '\/etc\/hostname' is not a directory; pass a directory\./],
     ['env with a number', { env: { N: 1 } }, /env\.N: Invalid input: expected string, received number/],
     ['shell not found', { shell: 'no-such-shell' }, /Shell 'no-such-shell' was not found on PATH/],
@@ -207,14 +279,28 @@ describe('TerminalManager: bad input', () => {
 
   it('refuses bad commands on a terminal with clear errors', async () => {
     const { terminalId } = await h.open();
-    await expect(h.manager.exec(A, { terminalId: 't-nope', command: 'ls' })).rejects.toThrow("Terminal 't-nope' does not exist on this host");
-    await expect(h.manager.exec('other', { terminalId, command: 'ls' })).rejects.toMatchObject({ code: 'permission_denied' });
-    await expect(h.manager.write(A, { terminalId, data: 42 })).rejects.toThrow(/data: Invalid input: expected string, received number/);
-    await expect(h.manager.signal(A, { terminalId, signal: 'SIGFOO' })).rejects.toThrow("Signal 'SIGFOO' is not supported; use one of SIGINT");
-    await expect(h.manager.exec(A, { terminalId, command: 'ls', timeoutMs: 10 * 3600_000 })).rejects.toThrow("timeoutMs '36000000' is beyond the maximum of 3600000 ms");
+    await expect(h.manager.exec(A, { terminalId: 't-nope', command: 'ls' })).rejects.toThrow(
+      "Terminal 't-nope' does not exist on this host",
+    );
+    await expect(h.manager.exec('other', { terminalId, command: 'ls' })).rejects.toMatchObject({
+      code: 'permission_denied',
+    });
+    await expect(h.manager.write(A, { terminalId, data: 42 })).rejects.toThrow(
+      /data: Invalid input: expected string, received number/,
+    );
+    await expect(h.manager.signal(A, { terminalId, signal: 'SIGFOO' })).rejects.toThrow(
+      "Signal 'SIGFOO' is not supported; use one of SIGINT",
+    );
+    await expect(h.manager.exec(A, { terminalId, command: 'ls', timeoutMs: 10 * 3600_000 })).rejects.toThrow(
+      "timeoutMs '36000000' is beyond the maximum of 3600000 ms",
+    );
     await expect(h.manager.resize(A, { terminalId, cols: 5000, rows: 10 })).rejects.toThrow(/cols: Too big/);
-    await expect(h.manager.exec(A, { terminalId, command: 'ls', resources: ['gpu'] })).rejects.toThrow("Resource 'gpu' is not declared; use one of: (none configured).");
-    await expect(h.manager.wait(A, { terminalId })).rejects.toThrow(`Terminal '${terminalId}' has run no command; start one with terminal.exec.`);
+    await expect(h.manager.exec(A, { terminalId, command: 'ls', resources: ['gpu'] })).rejects.toThrow(
+      "Resource 'gpu' is not declared; use one of: (none configured).",
+    );
+    await expect(h.manager.wait(A, { terminalId })).rejects.toThrow(
+      `Terminal '${terminalId}' has run no command; start one with terminal.exec.`,
+    );
     expect((await h.manager.exec(A, { terminalId, command: 'echo fine' })).output).toBe('fine\n');
     expect(existsSync(h.workspace)).toBe(true);
   });

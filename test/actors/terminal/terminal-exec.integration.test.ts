@@ -24,16 +24,40 @@ describe('TerminalManager: open and exec', () => {
     expect(o).toMatchObject({ cwd: h.workspace, cols: 80, rows: 24, sandbox: false });
     expect(o.tty).toMatch(/^\/dev\/pts\/\d+$/);
     expect(h.factsOf(o.terminalId)).toEqual([
-      { type: 'terminal.opened', agentId: A, data: { terminalId: o.terminalId, agentId: A, pid: o.pid, tty: o.tty, cwd: h.workspace, cols: 80, rows: 24, shell: o.shell, sandbox: false } },
+      {
+        type: 'terminal.opened',
+        agentId: A,
+        data: {
+          terminalId: o.terminalId,
+          agentId: A,
+          pid: o.pid,
+          tty: o.tty,
+          cwd: h.workspace,
+          cols: 80,
+          rows: 24,
+          shell: o.shell,
+          sandbox: false,
+        },
+      },
     ]);
-    const r = await h.manager.exec(A, { terminalId: o.terminalId, command: 'stty size; echo $TERM $PAGER $GIT_PAGER $SKEIN_TERMINAL_ID' });
+    const r = await h.manager.exec(A, {
+      terminalId: o.terminalId,
+      command: 'stty size; echo $TERM $PAGER $GIT_PAGER $SKEIN_TERMINAL_ID',
+    });
     expect(r.output).toBe(`24 80\nxterm-256color cat cat ${o.terminalId}\n`);
   });
 
   it('reports exit codes, non-zero ones and deaths by signal, with one started/finished pair each', async () => {
     const { terminalId } = await h.open();
     const ok = await h.manager.exec(A, { terminalId, command: 'echo hi' });
-    expect(ok).toMatchObject({ status: 'exited', exitCode: 0, signal: null, output: 'hi\n', truncated: false, cwd: h.workspace });
+    expect(ok).toMatchObject({
+      status: 'exited',
+      exitCode: 0,
+      signal: null,
+      output: 'hi\n',
+      truncated: false,
+      cwd: h.workspace,
+    });
     expect((await h.manager.exec(A, { terminalId, command: '(exit 7)' })).exitCode).toBe(7);
     const killed = await h.manager.exec(A, { terminalId, command: "sh -c 'kill -TERM $$'" });
     expect(killed).toMatchObject({ status: 'exited', exitCode: 143, signal: 'SIGTERM' });
@@ -51,14 +75,26 @@ describe('TerminalManager: open and exec', () => {
     let [snap] = initialTransition(terminalAggregate);
     for (const f of h.factsOf(terminalId)) [snap] = transition(terminalAggregate, snap, f);
     expect(snap.value).toBe('idle');
-    expect(snap.context).toMatchObject({ terminalId, agentId: A, commandsStarted: 3, commandsFinished: 3, commandsFailed: 2, lastExitCode: 143, cwd: h.workspace });
+    expect(snap.context).toMatchObject({
+      terminalId,
+      agentId: A,
+      commandsStarted: 3,
+      commandsFinished: 3,
+      commandsFailed: 2,
+      lastExitCode: 143,
+      cwd: h.workspace,
+    });
   });
 
   it('never loses the tail of a 200 KB burst followed by an immediate exit (50 runs)', async () => {
     const { terminalId } = await h.open();
     const incomplete: number[] = [];
     for (let i = 0; i < 50; i++) {
-      const r = await h.manager.exec(A, { terminalId, command: "head -c 200000 /dev/zero | tr '\\0' A; printf END", maxBytes: 1024 * 1024 });
+      const r = await h.manager.exec(A, {
+        terminalId,
+        command: "head -c 200000 /dev/zero | tr '\\0' A; printf END",
+        maxBytes: 1024 * 1024,
+      });
       if (r.output !== `${'A'.repeat(200_000)}END` || r.exitCode !== 0) incomplete.push(i);
     }
     expect(incomplete).toEqual([]);
@@ -89,16 +125,28 @@ describe('TerminalManager: open and exec', () => {
     const r = await h.manager.exec(A, { terminalId, command: 'sleep 30', timeoutMs: 200 });
     expect(r).toMatchObject({ status: 'timeout', exitCode: 130, signal: 'SIGINT' });
     const types = h.types(terminalId);
-    expect(types.slice(-3)).toEqual(['terminal.command.started', 'terminal.command.interrupted', 'terminal.command.finished']);
+    expect(types.slice(-3)).toEqual([
+      'terminal.command.started',
+      'terminal.command.interrupted',
+      'terminal.command.finished',
+    ]);
     expect(h.factsOf(terminalId).at(-1)!.data).toMatchObject({ timedOut: true, exitCode: 130 });
-    expect(await h.manager.exec(A, { terminalId, command: 'echo still here' })).toMatchObject({ status: 'exited', output: 'still here\n' });
+    expect(await h.manager.exec(A, { terminalId, command: 'echo still here' })).toMatchObject({
+      status: 'exited',
+      output: 'still here\n',
+    });
   });
 
   it('escalates to SIGKILL when the command ignores SIGINT', async () => {
     const { terminalId } = await h.open();
     const r = await h.manager.exec(A, { terminalId, command: `bash -c "trap '' INT; sleep 30"`, timeoutMs: 200 });
     expect(r).toMatchObject({ status: 'timeout', exitCode: 137, signal: 'SIGKILL' });
-    expect(h.factsOf(terminalId).filter((f) => f.type === 'terminal.command.interrupted').map((f) => f.data.signal)).toEqual(['SIGINT', 'SIGKILL']);
+    expect(
+      h
+        .factsOf(terminalId)
+        .filter((f) => f.type === 'terminal.command.interrupted')
+        .map((f) => f.data.signal),
+    ).toEqual(['SIGINT', 'SIGKILL']);
     expect((await h.manager.exec(A, { terminalId, command: 'echo ok' })).output).toBe('ok\n');
   });
 
@@ -110,7 +158,12 @@ describe('TerminalManager: open and exec', () => {
       h.manager.exec(A, { terminalId, command: 'echo C' }),
     ]);
     expect(replies.map((r) => r.output)).toEqual(['A1\nA2\nA3\n', 'B\n', 'C\n']);
-    expect(h.factsOf(terminalId).slice(1).map((f) => `${f.type.replace('terminal.command.', '')} ${f.data.commandId}`)).toEqual([
+    expect(
+      h
+        .factsOf(terminalId)
+        .slice(1)
+        .map((f) => `${f.type.replace('terminal.command.', '')} ${f.data.commandId}`),
+    ).toEqual([
       'started c-1',
       'queued c-2',
       'queued c-3',
@@ -128,7 +181,12 @@ describe('TerminalManager: open and exec', () => {
     const r = await h.manager.exec(A, { terminalId: t1.terminalId, command: 'cd /tmp\nprintf "a\\tb\\n"\npwd' });
     expect(r).toMatchObject({ status: 'exited', output: 'a\tb\n/tmp\n', cwd: '/tmp' });
     expect((await h.manager.exec(A, { terminalId: t2.terminalId, command: 'pwd' })).output).toBe(`${h.workspace}\n`);
-    expect(h.manager.list(A).terminals.map((t) => t.cwd).sort()).toEqual([h.workspace, '/tmp'].sort());
+    expect(
+      h.manager
+        .list(A)
+        .terminals.map((t) => t.cwd)
+        .sort(),
+    ).toEqual([h.workspace, '/tmp'].sort());
   });
 
   it('gives children no descriptor but 0, 1 and 2', async () => {
@@ -152,7 +210,9 @@ describe('TerminalManager: read and screen', () => {
     expect(page1.output.startsWith('1\n2\n')).toBe(true);
     expect(page1).toMatchObject({ cursor: start, nextCursor: start + 1000, truncated: true });
     const page2 = await h.manager.read(A, { terminalId, cursor: page1.nextCursor, maxBytes: 1000 });
-    expect((page1.output + page2.output).startsWith(Array.from({ length: 300 }, (_, i) => i + 1).join('\n'))).toBe(true);
+    expect((page1.output + page2.output).startsWith(Array.from({ length: 300 }, (_, i) => i + 1).join('\n'))).toBe(
+      true,
+    );
     const unread = await h.manager.read(A, { terminalId, maxBytes: 600 });
     expect(unread).toMatchObject({ cursor: page2.nextCursor, truncated: true });
     expect(unread.output).toContain('5000');
@@ -166,22 +226,42 @@ describe('TerminalManager: read and screen', () => {
     const midLive = (await h.manager.read(A, { terminalId, screen: true })).screen!;
     const midChunks = h.output.filter((f) => f.data.terminalId === terminalId).length;
     await h.manager.resize(A, { terminalId, cols: 100, rows: 30 });
-    await h.manager.exec(A, { terminalId, command: "printf 'progress 10%%\\rprogress 100%%\\n'; tput cup 2 5; echo here" });
+    await h.manager.exec(A, {
+      terminalId,
+      command: "printf 'progress 10%%\\rprogress 100%%\\n'; tput cup 2 5; echo here",
+    });
     const live = (await h.manager.read(A, { terminalId, screen: true })).screen!;
     const history: Array<ScreenHistoryItem & { at: number }> = [
-      ...h.output.filter((f) => f.data.terminalId === terminalId).map((f) => ({ data: f.data.data, at: f.data.offset })),
-      ...h.factsOf(terminalId).filter((f) => f.type === 'terminal.resized').map((f) => ({ cols: f.data.cols, rows: f.data.rows, at: f.data.cursor - 0.5 })),
+      ...h.output
+        .filter((f) => f.data.terminalId === terminalId)
+        .map((f) => ({ data: f.data.data, at: f.data.offset })),
+      ...h
+        .factsOf(terminalId)
+        .filter((f) => f.type === 'terminal.resized')
+        .map((f) => ({ cols: f.data.cols, rows: f.data.rows, at: f.data.cursor - 0.5 })),
     ].sort((a, b) => a.at - b.at);
     expect(await renderScreen(history, 80, 24)).toEqual(live);
-    const chunks = h.output.filter((f) => f.data.terminalId === terminalId).slice(0, midChunks).map((f) => f.data.data);
+    const chunks = h.output
+      .filter((f) => f.data.terminalId === terminalId)
+      .slice(0, midChunks)
+      .map((f) => f.data.data);
     expect(await renderScreen(chunks, 80, 24)).toEqual(midLive);
     expect(live.cols).toBe(100);
     expect(live.lines.some((l) => l === 'progress 100%')).toBe(true);
     // A chunk with control sequences carries its plain text and the structured sequences.
     const red = h.output.find((f) => f.data.plainText?.includes('red'))!;
     expect(red.data.plainText).not.toContain('\x1b');
-    expect(red.data.sequences).toEqual(expect.arrayContaining([{ kind: 'sgr', seq: 'CSI 1;31m' }, { kind: 'sgr', seq: 'CSI 0m' }]));
-    expect(h.output.some((f) => f.data.isInteractive && f.data.sequences.some((s: { kind: string }) => s.kind === 'cursor-position'))).toBe(true);
+    expect(red.data.sequences).toEqual(
+      expect.arrayContaining([
+        { kind: 'sgr', seq: 'CSI 1;31m' },
+        { kind: 'sgr', seq: 'CSI 0m' },
+      ]),
+    );
+    expect(
+      h.output.some(
+        (f) => f.data.isInteractive && f.data.sequences.some((s: { kind: string }) => s.kind === 'cursor-position'),
+      ),
+    ).toBe(true);
   });
 });
 
@@ -252,7 +332,11 @@ describe('TerminalManager: back-pressure and cancellation', () => {
     await vi.waitFor(() => expect(h.manager.get(terminalId)!.members().length).toBeGreaterThanOrEqual(2));
     await h.manager.close(A, { terminalId });
     expect(await running).toMatchObject({ status: 'exited', signal: 'SIGHUP' });
-    expect(await queued).toMatchObject({ message: `Command 'c-2' on terminal '${terminalId}' did not finish: terminal closed; open a new terminal and run it again.` });
+    expect(await queued).toMatchObject({
+      message:
+        `Command 'c-2' on terminal '${terminalId}' did not finish: ` +
+        `terminal closed; open a new terminal and run it again.`,
+    });
     expect(h.types(terminalId).slice(-2)).toEqual(['terminal.command.cancelled', 'terminal.closed']);
   });
 });

@@ -30,36 +30,59 @@ describe('TerminalManager: sandbox', () => {
 
   it('reaches 127.0.0.1 and writes /tmp without the sandbox (the control case)', async () => {
     const { terminalId } = await h.open();
-    expect(await h.manager.exec(A, { terminalId, command: connect.replace('PORT', String(port)) })).toMatchObject({ exitCode: 0, output: 'hello\n' });
+    expect(await h.manager.exec(A, { terminalId, command: connect.replace('PORT', String(port)) })).toMatchObject({
+      exitCode: 0,
+      output: 'hello\n',
+    });
   });
 
-  it('denies writes outside the workspace and sockets to 127.0.0.1, keeps /tmp private, allows the workspace', async () => {
-    const o = await h.open(A, { sandbox: true });
-    expect(o.sandbox).toBe(true);
-    const t = o.terminalId;
-    const etc = await h.manager.exec(A, { terminalId: t, command: 'touch /etc/skein-sandbox-probe' });
-    expect(etc.exitCode).not.toBe(0);
-    expect(etc.output).toMatch(/Read-only file system/);
-    expect(existsSync('/etc/skein-sandbox-probe')).toBe(false);
-    const net = await h.manager.exec(A, { terminalId: t, command: connect.replace('PORT', String(port)) });
-    expect(net.exitCode).not.toBe(0);
-    expect(net.output).toMatch(/Network is unreachable|Connection refused|Cannot assign/);
-    expect(await h.manager.exec(A, { terminalId: t, command: 'echo inside > ok.txt && echo private > /tmp/skein-private-probe && cat ok.txt' })).toMatchObject({ exitCode: 0, output: 'inside\n' });
-    expect(readFileSync(join(h.workspace, 'ok.txt'), 'utf8')).toBe('inside\n');
-    expect(existsSync('/tmp/skein-private-probe')).toBe(false);
-    const ps = await h.manager.exec(A, { terminalId: t, command: 'ls /proc | grep -c "^[0-9]"; grep CapEff /proc/self/status' });
-    expect(Number(ps.output.split('\n')[0])).toBeLessThan(10);
-    expect(ps.output).toMatch(/CapEff:\s+0000000000000000/);
-    // Shell integration still works inside: cwd, exit codes, input detection.
-    expect(await h.manager.exec(A, { terminalId: t, command: 'cd /tmp; (exit 5)' })).toMatchObject({ exitCode: 5, cwd: '/tmp' });
-    expect(await h.manager.exec(A, { terminalId: t, command: 'sleep 30', timeoutMs: 200 })).toMatchObject({ status: 'timeout', exitCode: 130 });
-  });
+  it(
+    'denies writes outside the workspace and sockets to ' + '127.0.0.1, keeps /tmp private, allows the workspace',
+    async () => {
+      const o = await h.open(A, { sandbox: true });
+      expect(o.sandbox).toBe(true);
+      const t = o.terminalId;
+      const etc = await h.manager.exec(A, { terminalId: t, command: 'touch /etc/skein-sandbox-probe' });
+      expect(etc.exitCode).not.toBe(0);
+      expect(etc.output).toMatch(/Read-only file system/);
+      expect(existsSync('/etc/skein-sandbox-probe')).toBe(false);
+      const net = await h.manager.exec(A, { terminalId: t, command: connect.replace('PORT', String(port)) });
+      expect(net.exitCode).not.toBe(0);
+      expect(net.output).toMatch(/Network is unreachable|Connection refused|Cannot assign/);
+      expect(
+        await h.manager.exec(A, {
+          terminalId: t,
+          command: 'echo inside > ok.txt && echo private > /tmp/skein-private-probe && cat ok.txt',
+        }),
+      ).toMatchObject({ exitCode: 0, output: 'inside\n' });
+      expect(readFileSync(join(h.workspace, 'ok.txt'), 'utf8')).toBe('inside\n');
+      expect(existsSync('/tmp/skein-private-probe')).toBe(false);
+      const ps = await h.manager.exec(A, {
+        terminalId: t,
+        command: 'ls /proc | grep -c "^[0-9]"; grep CapEff /proc/self/status',
+      });
+      expect(Number(ps.output.split('\n')[0])).toBeLessThan(10);
+      expect(ps.output).toMatch(/CapEff:\s+0000000000000000/);
+      // Shell integration still works inside: cwd, exit codes, input detection.
+      expect(await h.manager.exec(A, { terminalId: t, command: 'cd /tmp; (exit 5)' })).toMatchObject({
+        exitCode: 5,
+        cwd: '/tmp',
+      });
+      expect(await h.manager.exec(A, { terminalId: t, command: 'sleep 30', timeoutMs: 200 })).toMatchObject({
+        status: 'timeout',
+        exitCode: 130,
+      });
+    },
+  );
 
   it('detects input waits and closes cleanly inside the sandbox', async () => {
     const fast = terminalHarness({ closeGraceMs: 300, inputQuietMs: 200, pollMs: 50 });
     try {
       const { terminalId } = await fast.open(A, { sandbox: true });
-      expect(await fast.manager.exec(A, { terminalId, command: "read -p 'Name: ' n; echo hi $n" })).toMatchObject({ status: 'input_required', prompt: 'Name:' });
+      expect(await fast.manager.exec(A, { terminalId, command: "read -p 'Name: ' n; echo hi $n" })).toMatchObject({
+        status: 'input_required',
+        prompt: 'Name:',
+      });
       await fast.manager.write(A, { terminalId, data: 'z\n' });
       expect((await fast.manager.wait(A, { terminalId })).output).toBe('Name: z\nhi z\n');
       const members = fast.manager.get(terminalId)!.members();
@@ -74,7 +97,8 @@ describe('TerminalManager: sandbox', () => {
     const nob = terminalHarness({ bwrapPath: 'bwrap-not-installed' });
     try {
       await expect(nob.open(A, { sandbox: true })).rejects.toThrow(
-        "Sandbox requested but bubblewrap ('bwrap-not-installed') is not installed; install it (apt-get install -y bubblewrap) or open the terminal without \"sandbox\".",
+        "Sandbox requested but bubblewrap ('bwrap-not-installed') is not installed; " +
+          'install it (apt-get install -y bubblewrap) or open the terminal without "sandbox".',
       );
       expect(nob.manager.size).toBe(0);
     } finally {
@@ -91,13 +115,20 @@ describe('TerminalManager: resource arbiter', () => {
   afterEach(async () => {
     await h.dispose();
   });
-  const resourceFacts = () => h.facts.filter((f) => f.type.startsWith('resource.')).map((f) => `${f.type.slice(9)} ${f.data.resource} ${f.agentId}`);
+  const resourceFacts = () =>
+    h.facts
+      .filter((f) => f.type.startsWith('resource.'))
+      .map((f) => `${f.type.slice(9)} ${f.data.resource} ${f.agentId}`);
 
   it('gives exclusive use in priority order and reports the wait', async () => {
     const holder = await h.open('w1');
     const low = await h.open('w2');
     const boss = await h.open('boss');
-    const first = h.manager.exec('w1', { terminalId: holder.terminalId, command: 'sleep 0.4; echo held', resources: ['gpu'] });
+    const first = h.manager.exec('w1', {
+      terminalId: holder.terminalId,
+      command: 'sleep 0.4; echo held',
+      resources: ['gpu'],
+    });
     await vi.waitFor(() => expect(resourceFacts()).toEqual(['acquired gpu w1']));
     const second = h.manager.exec('w2', { terminalId: low.terminalId, command: 'echo low', resources: ['gpu'] });
     await vi.waitFor(() => expect(h.types(low.terminalId)).toContain('terminal.command.queued'));
@@ -107,7 +138,14 @@ describe('TerminalManager: resource arbiter', () => {
     expect(r3.resourceWaitMs).toBeGreaterThan(r1.resourceWaitMs!);
     expect(r2.resourceWaitMs).toBeGreaterThan(r3.resourceWaitMs!);
     expect(r2.output).toBe('low\n');
-    expect(resourceFacts()).toEqual(['acquired gpu w1', 'released gpu w1', 'acquired gpu boss', 'released gpu boss', 'acquired gpu w2', 'released gpu w2']);
+    expect(resourceFacts()).toEqual([
+      'acquired gpu w1',
+      'released gpu w1',
+      'acquired gpu boss',
+      'released gpu boss',
+      'acquired gpu w2',
+      'released gpu w2',
+    ]);
     const queued = h.factsOf(low.terminalId).find((f) => f.type === 'terminal.command.queued')!;
     expect(queued.data).toMatchObject({ resources: ['gpu'], position: 1 });
   });
@@ -115,13 +153,24 @@ describe('TerminalManager: resource arbiter', () => {
   it('releases a dead holder: closing its terminal lets the waiter through', async () => {
     const holder = await h.open('w1');
     const waiter = await h.open('w2');
-    const held = h.manager.exec('w1', { terminalId: holder.terminalId, command: 'sleep 30', resources: ['port:3000'] }).catch((err: Error) => err);
+    const held = h.manager
+      .exec('w1', { terminalId: holder.terminalId, command: 'sleep 30', resources: ['port:3000'] })
+      .catch((err: Error) => err);
     await vi.waitFor(() => expect(resourceFacts()).toEqual(['acquired port:3000 w1']));
-    const waiting = h.manager.exec('w2', { terminalId: waiter.terminalId, command: 'echo mine', resources: ['port:3000'] });
+    const waiting = h.manager.exec('w2', {
+      terminalId: waiter.terminalId,
+      command: 'echo mine',
+      resources: ['port:3000'],
+    });
     await vi.waitFor(() => expect(h.manager.get(holder.terminalId)!.members().length).toBeGreaterThanOrEqual(2));
     await h.manager.close('w1', { terminalId: holder.terminalId });
     expect(await waiting).toMatchObject({ output: 'mine\n' });
-    expect(resourceFacts()).toEqual(['acquired port:3000 w1', 'released port:3000 w1', 'acquired port:3000 w2', 'released port:3000 w2']);
+    expect(resourceFacts()).toEqual([
+      'acquired port:3000 w1',
+      'released port:3000 w1',
+      'acquired port:3000 w2',
+      'released port:3000 w2',
+    ]);
     // The holder's command was hung up with its terminal (before the shell, which reports its status).
     expect(await held).toMatchObject({ status: 'exited', exitCode: 129, signal: 'SIGHUP' });
   });

@@ -2,35 +2,38 @@ import fc from 'fast-check';
 import { renderScreen, TerminalScreen } from '../../../actors/terminal/terminal-screen.ts';
 
 describe('TerminalScreen', () => {
-  it('reports the control sequences of each chunk through the xterm parser hooks, and xterm still applies them', async () => {
-    const screen = new TerminalScreen(40, 5);
-    try {
-      const a = await screen.write('\x1b]0;my title\x07\x1b[1;32mgreen\x1b[0m\r\n\x1b7\x1b[3;4Hxy\x1b8\x1b[2K');
-      expect(a.sequences).toEqual([
-        { kind: 'title', seq: 'OSC 0', value: 'my title' },
-        { kind: 'sgr', seq: 'CSI 1;32m' },
-        { kind: 'sgr', seq: 'CSI 0m' },
-        { kind: 'save-cursor', seq: 'ESC 7' },
-        { kind: 'cursor-position', seq: 'CSI 3;4H' },
-        { kind: 'restore-cursor', seq: 'ESC 8' },
-        { kind: 'erase-line', seq: 'CSI 2K' },
-      ]);
-      expect(a).toMatchObject({ sequenceCount: 7, isInteractive: true });
-      const snap = screen.snapshot();
-      expect(snap.lines.slice(0, 3)).toEqual(['green', '', '   xy']);
-      expect(snap.title).toBe('my title');
-      const b = await screen.write('plain text\r\n');
-      expect(b).toEqual({ sequences: [], sequenceCount: 0, isInteractive: false });
-      const alt = await screen.write('\x1b[?1049h\x1b[Hfull screen');
-      expect(alt.sequences.map((s) => s.kind)).toEqual(['alt-screen-on', 'cursor-position']);
-      expect(screen.snapshot().buffer).toBe('alternate');
-      const back = await screen.write('\x1b[?1049l');
-      expect(back.sequences).toEqual([{ kind: 'alt-screen-off', seq: 'CSI ?1049l' }]);
-      expect(screen.snapshot().buffer).toBe('normal');
-    } finally {
-      screen.dispose();
-    }
-  });
+  it(
+    'reports the control sequences of each chunk through ' + 'the xterm parser hooks, and xterm still applies them',
+    async () => {
+      const screen = new TerminalScreen(40, 5);
+      try {
+        const a = await screen.write('\x1b]0;my title\x07\x1b[1;32mgreen\x1b[0m\r\n\x1b7\x1b[3;4Hxy\x1b8\x1b[2K');
+        expect(a.sequences).toEqual([
+          { kind: 'title', seq: 'OSC 0', value: 'my title' },
+          { kind: 'sgr', seq: 'CSI 1;32m' },
+          { kind: 'sgr', seq: 'CSI 0m' },
+          { kind: 'save-cursor', seq: 'ESC 7' },
+          { kind: 'cursor-position', seq: 'CSI 3;4H' },
+          { kind: 'restore-cursor', seq: 'ESC 8' },
+          { kind: 'erase-line', seq: 'CSI 2K' },
+        ]);
+        expect(a).toMatchObject({ sequenceCount: 7, isInteractive: true });
+        const snap = screen.snapshot();
+        expect(snap.lines.slice(0, 3)).toEqual(['green', '', '   xy']);
+        expect(snap.title).toBe('my title');
+        const b = await screen.write('plain text\r\n');
+        expect(b).toEqual({ sequences: [], sequenceCount: 0, isInteractive: false });
+        const alt = await screen.write('\x1b[?1049h\x1b[Hfull screen');
+        expect(alt.sequences.map((s) => s.kind)).toEqual(['alt-screen-on', 'cursor-position']);
+        expect(screen.snapshot().buffer).toBe('alternate');
+        const back = await screen.write('\x1b[?1049l');
+        expect(back.sequences).toEqual([{ kind: 'alt-screen-off', seq: 'CSI ?1049l' }]);
+        expect(screen.snapshot().buffer).toBe('normal');
+      } finally {
+        screen.dispose();
+      }
+    },
+  );
 
   it('lists at most 64 sequences per chunk but counts them all', async () => {
     const screen = new TerminalScreen(80, 24);
@@ -63,32 +66,52 @@ describe('TerminalScreen', () => {
 describe('TerminalScreen fast path (skipping the invisible start of plain-text floods)', () => {
   const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
   const line = fc.string({ unit: fc.constantFrom('a', 'b', ' ', 'x', '1'), maxLength: 30 });
-  const setup = fc.constantFrom('', 'prompt$ ', '\x1b[2J\x1b[H', '\x1b[5;3Hmid', '\x1b[1;31m', 'abc\r\ndef', '\x1b[?1049h\x1b[H', '\x1b[2;4r', '\x1b[4h', '\x1b[?7l', 'x'.repeat(17));
+  const setup = fc.constantFrom(
+    '',
+    'prompt$ ',
+    '\x1b[2J\x1b[H',
+    '\x1b[5;3Hmid',
+    '\x1b[1;31m',
+    'abc\r\ndef',
+    '\x1b[?1049h\x1b[H',
+    '\x1b[2;4r',
+    '\x1b[4h',
+    '\x1b[?7l',
+    'x'.repeat(17),
+  );
   const body = fc.oneof(
     fc.array(line, { minLength: 0, maxLength: 120 }).map((ls) => ls.join('\r\n')),
-    fc.array(fc.tuple(line, fc.constantFrom('\r\n', '\r', '\n')), { maxLength: 120 }).map((ps) => ps.map(([l, e]) => l + e).join('')),
+    fc
+      .array(fc.tuple(line, fc.constantFrom('\r\n', '\r', '\n')), { maxLength: 120 })
+      .map((ps) => ps.map(([l, e]) => l + e).join('')),
     fc.integer({ min: 0, max: 3000 }).map((n) => 'a'.repeat(n)),
   );
 
   it(`shows the same screen as a full parse (seed ${seed})`, async () => {
     let skipped = 0;
     await fc.assert(
-      fc.asyncProperty(setup, body, fc.integer({ min: 4, max: 20 }), fc.integer({ min: 2, max: 8 }), async (pre, text, cols, rows) => {
-        const fast = new TerminalScreen(cols, rows);
-        const full = new TerminalScreen(cols, rows, { fastPath: false });
-        try {
-          for (const s of [fast, full]) {
-            await s.write(pre);
-            await s.write(text);
-            await s.write('tail');
+      fc.asyncProperty(
+        setup,
+        body,
+        fc.integer({ min: 4, max: 20 }),
+        fc.integer({ min: 2, max: 8 }),
+        async (pre, text, cols, rows) => {
+          const fast = new TerminalScreen(cols, rows);
+          const full = new TerminalScreen(cols, rows, { fastPath: false });
+          try {
+            for (const s of [fast, full]) {
+              await s.write(pre);
+              await s.write(text);
+              await s.write('tail');
+            }
+            expect(fast.snapshot()).toEqual(full.snapshot());
+            skipped += fast.skipped;
+          } finally {
+            fast.dispose();
+            full.dispose();
           }
-          expect(fast.snapshot()).toEqual(full.snapshot());
-          skipped += fast.skipped;
-        } finally {
-          fast.dispose();
-          full.dispose();
-        }
-      }),
+        },
+      ),
       { seed, numRuns: 300 },
     );
     expect(skipped).toBeGreaterThan(0); // the fast path was exercised

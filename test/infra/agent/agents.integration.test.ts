@@ -11,7 +11,6 @@ import { replay } from '../../../infra/kernel/replay.ts';
 import { startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
 import { ok } from '../../support/replies.ts';
 
-
 describe('agents (embedded)', () => {
   let rt: TestRuntime;
   beforeAll(async () => {
@@ -22,19 +21,43 @@ describe('agents (embedded)', () => {
   afterAll(async () => rt?.dispose());
 
   it('spawns into a sub-workspace, completes, and agent.wait returns the result', async () => {
-    const spawned = ok(await rt.call('agent.spawn', { label: 'pkg', agentId: 'pkg', workspace: 'pkg', task: 'build pkg' }));
-    expect(spawned).toMatchObject({ agentId: 'pkg', parentId: 'main', workspace: join(rt.workspace, 'pkg'), status: 'running' });
+    const spawned = ok(
+      await rt.call('agent.spawn', { label: 'pkg', agentId: 'pkg', workspace: 'pkg', task: 'build pkg' }),
+    );
+    expect(spawned).toMatchObject({
+      agentId: 'pkg',
+      parentId: 'main',
+      workspace: join(rt.workspace, 'pkg'),
+      status: 'running',
+    });
     const waiting = rt.call('agent.wait', { agentId: 'pkg', timeoutMs: 10_000 });
     ok(await rt.call('agent.complete', { result: { built: true } }, { agentId: 'pkg' }));
-    expect(ok(await waiting)).toMatchObject({ agentId: 'pkg', status: 'completed', done: true, result: { built: true }, error: null });
-    expect(ok(await rt.call('agent.get', {}, { agentId: 'pkg' }))).toMatchObject({ status: 'completed', task: 'build pkg', result: { built: true } });
+    expect(ok(await waiting)).toMatchObject({
+      agentId: 'pkg',
+      status: 'completed',
+      done: true,
+      result: { built: true },
+      error: null,
+    });
+    expect(ok(await rt.call('agent.get', {}, { agentId: 'pkg' }))).toMatchObject({
+      status: 'completed',
+      task: 'build pkg',
+      result: { built: true },
+    });
   });
 
   it('times out a wait without failing the agent', async () => {
     ok(await rt.call('agent.spawn', { label: 'slow', agentId: 'slow' }));
-    expect(ok(await rt.call('agent.wait', { agentId: 'slow', timeoutMs: 50 }))).toMatchObject({ status: 'running', done: false });
+    expect(ok(await rt.call('agent.wait', { agentId: 'slow', timeoutMs: 50 }))).toMatchObject({
+      status: 'running',
+      done: false,
+    });
     ok(await rt.call('agent.fail', { error: 'gave up' }, { agentId: 'slow' }));
-    expect(ok(await rt.call('agent.wait', { agentId: 'slow', timeoutMs: 50 }))).toMatchObject({ status: 'failed', done: true, error: 'gave up' });
+    expect(ok(await rt.call('agent.wait', { agentId: 'slow', timeoutMs: 50 }))).toMatchObject({
+      status: 'failed',
+      done: true,
+      error: 'gave up',
+    });
   });
 
   it('cancels a middle agent and its subtree bottom-up, leaving siblings running', async () => {
@@ -46,23 +69,74 @@ describe('agents (embedded)', () => {
     expect(cancelled['cancelled']).toEqual(['leaf2', 'leaf1', 'mid']);
     const tree = ok(await rt.call('agent.tree', {}))['agents'] as Array<{ agentId: string; status: string }>;
     const status = Object.fromEntries(tree.map((a) => [a.agentId, a.status]));
-    expect(status).toMatchObject({ main: 'running', mid: 'cancelled', leaf1: 'cancelled', leaf2: 'cancelled', sibling: 'running' });
-    expect(ok(await rt.call('agent.get', {}, { agentId: 'leaf1' }))).toMatchObject({ status: 'cancelled', error: 'change of plan' });
+    expect(status).toMatchObject({
+      main: 'running',
+      mid: 'cancelled',
+      leaf1: 'cancelled',
+      leaf2: 'cancelled',
+      sibling: 'running',
+    });
+    expect(ok(await rt.call('agent.get', {}, { agentId: 'leaf1' }))).toMatchObject({
+      status: 'cancelled',
+      error: 'change of plan',
+    });
     // Cancelling again is a no-op.
     expect(ok(await rt.call('agent.cancel', { agentId: 'mid' }))['cancelled']).toEqual([]);
   });
 
   describe('bad input', () => {
     it.each([
-      ['spawn under a cancelled parent', 'leaf1', { label: 'x' }, 'permission_denied', /leaf1' is cancelled; a finished agent can no longer use tools/],
+      [
+        'spawn under a cancelled parent',
+        'leaf1',
+        { label: 'x' },
+        'permission_denied',
+        /leaf1' is cancelled; a finished agent can no longer use tools/,
+      ],
       ['spawn under a completed parent', 'pkg', { label: 'x' }, 'permission_denied', /'pkg' is completed/],
       ['spawn under an unknown parent', 'ghost', { label: 'x' }, 'unknown_agent', /'ghost' does not exist/],
-      ['an id that exists (no re-parenting, no cycles)', 'sibling', { label: 'x', agentId: 'main' }, 'conflict', /'main' is taken/],
-      ['a workspace outside the parent', 'main', { label: 'x', workspace: '/etc' }, 'permission_denied', /outside the parent's workspace/],
-      ['a workspace escaping through a symlink', 'main', { label: 'x', workspace: 'escape' }, 'permission_denied', /outside the parent's workspace/],
-      ['a workspace that does not exist', 'main', { label: 'x', workspace: 'nope' }, 'invalid_message', /'nope' does not exist/],
-      ['a worker command not found', 'main', { label: 'x', worker: { command: 'no-such-program-xyz' } }, 'invalid_message', /'no-such-program-xyz' was not found/],
-      ['a policy that does not validate', 'main', { label: 'x', policy: { tools: { terminal: { always_allow: [{ patern: 'x' }] } } } }, 'invalid_message', /data\.policy/],
+      [
+        'an id that exists (no re-parenting, no cycles)',
+        'sibling',
+        { label: 'x', agentId: 'main' },
+        'conflict',
+        /'main' is taken/,
+      ],
+      [
+        'a workspace outside the parent',
+        'main',
+        { label: 'x', workspace: '/etc' },
+        'permission_denied',
+        /outside the parent's workspace/,
+      ],
+      [
+        'a workspace escaping through a symlink',
+        'main',
+        { label: 'x', workspace: 'escape' },
+        'permission_denied',
+        /outside the parent's workspace/,
+      ],
+      [
+        'a workspace that does not exist',
+        'main',
+        { label: 'x', workspace: 'nope' },
+        'invalid_message',
+        /'nope' does not exist/,
+      ],
+      [
+        'a worker command not found',
+        'main',
+        { label: 'x', worker: { command: 'no-such-program-xyz' } },
+        'invalid_message',
+        /'no-such-program-xyz' was not found/,
+      ],
+      [
+        'a policy that does not validate',
+        'main',
+        { label: 'x', policy: { tools: { terminal: { always_allow: [{ patern: 'x' }] } } } },
+        'invalid_message',
+        /data\.policy/,
+      ],
     ] as const)('%s', async (_name, agentId, data, code, message) => {
       const before = await rt.log.lastSeq();
       const reply = await rt.call('agent.spawn', data, { agentId });
@@ -78,16 +152,31 @@ describe('agents (embedded)', () => {
       ok(await rt.call('agent.spawn', { label: 'd1', agentId: 'd1' }));
       ok(await rt.call('agent.spawn', { label: 'd2', agentId: 'd2' }, { agentId: 'd1' }));
       ok(await rt.call('agent.spawn', { label: 'd3', agentId: 'd3' }, { agentId: 'd2' }));
-      expect(await rt.call('agent.spawn', { label: 'd4' }, { agentId: 'd3' })).toMatchObject({ ok: false, error: { code: 'limit_exceeded', message: expect.stringMatching(/maxDepth/) } });
+      expect(await rt.call('agent.spawn', { label: 'd4' }, { agentId: 'd3' })).toMatchObject({
+        ok: false,
+        error: { code: 'limit_exceeded', message: expect.stringMatching(/maxDepth/) },
+      });
       // main now has pkg, slow, mid, sibling and d1: five, the limit
       const tooMany = await rt.call('agent.spawn', { label: 'one more' });
-      expect(tooMany).toMatchObject({ ok: false, error: { code: 'limit_exceeded', message: expect.stringMatching(/maxChildren/) } });
+      expect(tooMany).toMatchObject({
+        ok: false,
+        error: { code: 'limit_exceeded', message: expect.stringMatching(/maxChildren/) },
+      });
     });
 
     it('refuses to wait for or cancel an agent outside the sender subtree', async () => {
-      expect(await rt.call('agent.cancel', { agentId: 'sibling' }, { agentId: 'd1' })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
-      expect(await rt.call('agent.wait', { agentId: 'main', timeoutMs: 0 }, { agentId: 'd1' })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
-      expect(await rt.call('agent.complete', { result: 1 }, { agentId: 'pkg' })).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
+      expect(await rt.call('agent.cancel', { agentId: 'sibling' }, { agentId: 'd1' })).toMatchObject({
+        ok: false,
+        error: { code: 'permission_denied' },
+      });
+      expect(await rt.call('agent.wait', { agentId: 'main', timeoutMs: 0 }, { agentId: 'd1' })).toMatchObject({
+        ok: false,
+        error: { code: 'permission_denied' },
+      });
+      expect(await rt.call('agent.complete', { result: 1 }, { agentId: 'pkg' })).toMatchObject({
+        ok: false,
+        error: { code: 'invalid_state' },
+      });
     });
   });
 

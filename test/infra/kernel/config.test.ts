@@ -10,14 +10,23 @@ describe('loadConfig', () => {
 
   it('applies defaults, resolving paths against the working dir', () => {
     const c = loadConfig({ cwd: dir.path, env: {} });
-    expect(c).toMatchObject({ rootAgentId: 'main', mode: 'auto', dataDir: join(dir.path, '.skein/data'), workspace: dir.path, logLevel: 'info' });
+    expect(c).toMatchObject({
+      rootAgentId: 'main',
+      mode: 'auto',
+      dataDir: join(dir.path, '.skein/data'),
+      workspace: dir.path,
+      logLevel: 'info',
+    });
     expect(c.limits.maxPayloadBytes).toBe(1024 * 1024);
   });
 
   it('layers file < environment < flags', () => {
     const cwd = join(dir.path, 'layers');
     mkdirSync(join(cwd, '.skein'), { recursive: true });
-    writeFileSync(join(cwd, '.skein', 'config.json'), JSON.stringify({ logLevel: 'debug', rootAgentId: 'boss', limits: { maxPayloadBytes: 4096 } }));
+    writeFileSync(
+      join(cwd, '.skein', 'config.json'),
+      JSON.stringify({ logLevel: 'debug', rootAgentId: 'boss', limits: { maxPayloadBytes: 4096 } }),
+    );
     const c = loadConfig({ cwd, env: { SKEIN_LOG_LEVEL: 'warn' }, flags: { rootAgentId: 'flag' as never } });
     expect(c).toMatchObject({ logLevel: 'warn', rootAgentId: 'flag', configFile: join(cwd, '.skein', 'config.json') });
     expect(c.limits.maxPayloadBytes).toBe(4096);
@@ -26,10 +35,19 @@ describe('loadConfig', () => {
   it('names the bad key and where it came from', () => {
     const cwd = join(dir.path, 'bad');
     mkdirSync(cwd, { recursive: true });
-    writeFileSync(join(cwd, 'skein.config.json'), JSON.stringify({ limits: { maxPayloadBytes: 'big' }, colour: 'red' }));
-    expect(() => loadConfig({ cwd, env: {} })).toThrow(/config key 'limits\.maxPayloadBytes' \(from .*skein\.config\.json\).*config key 'colour'/s);
-    expect(() => loadConfig({ cwd: dir.path, env: { SKEIN_MODE: 'turbo' } })).toThrow(/config key 'mode' \(from the environment\)/);
-    expect(() => loadConfig({ cwd: dir.path, env: {}, flags: { rootAgentId: 'a.b' as never } })).toThrow(/config key 'rootAgentId' \(from a flag\)/);
+    writeFileSync(
+      join(cwd, 'skein.config.json'),
+      JSON.stringify({ limits: { maxPayloadBytes: 'big' }, colour: 'red' }),
+    );
+    expect(() => loadConfig({ cwd, env: {} })).toThrow(
+      /config key 'limits\.maxPayloadBytes' \(from .*skein\.config\.json\).*config key 'colour'/s,
+    );
+    expect(() => loadConfig({ cwd: dir.path, env: { SKEIN_MODE: 'turbo' } })).toThrow(
+      /config key 'mode' \(from the environment\)/,
+    );
+    expect(() => loadConfig({ cwd: dir.path, env: {}, flags: { rootAgentId: 'a.b' as never } })).toThrow(
+      /config key 'rootAgentId' \(from a flag\)/,
+    );
   });
 
   it('says when the file is not JSON', () => {

@@ -55,7 +55,17 @@ async function setup(times: number) {
     mode: 'embedded',
     rootAgentId: 'main',
     aggregates: AGGREGATES,
-    handlers: { ...agents.handlers(), ...Object.fromEntries(COMMANDS.filter((c) => !c.type.startsWith('agent.') && !c.type.startsWith('runtime.')).map((c) => [c.type, async () => ({})])), 'runtime.ping': async () => ({ pong: true }), 'runtime.status': async () => ({}) },
+    handlers: {
+      ...agents.handlers(),
+      ...Object.fromEntries(
+        COMMANDS.filter((c) => !c.type.startsWith('agent.') && !c.type.startsWith('runtime.')).map((c) => [
+          c.type,
+          async () => ({}),
+        ]),
+      ),
+      'runtime.ping': async () => ({ pong: true }),
+      'runtime.status': async () => ({}),
+    },
     commands: COMMANDS,
     gate: async () => undefined,
     maxPayloadBytes: 1 << 20,
@@ -68,7 +78,22 @@ async function setup(times: number) {
   await real.append({
     stream: 'events',
     subject: 'skein.evt.main.agent.main',
-    fact: { id: 'root', type: 'agent.spawned', at: new Date().toISOString(), agentId: 'main' as never, data: { agentId: 'main', parentId: null, label: 'root', workspace: '/w', depth: 0, task: null, hasPolicy: false, worker: null } },
+    fact: {
+      id: 'root',
+      type: 'agent.spawned',
+      at: new Date().toISOString(),
+      agentId: 'main' as never,
+      data: {
+        agentId: 'main',
+        parentId: null,
+        label: 'root',
+        workspace: '/w',
+        depth: 0,
+        task: null,
+        hasPolicy: false,
+        worker: null,
+      },
+    },
   });
   const facts: StoredFact[] = [];
   for await (const f of real.read()) host.writer.restore(f);
@@ -102,16 +127,27 @@ describe('host appends', () => {
     expect(reply).toMatchObject({ ok: true, agentId: 'kid' });
     expect(env.log.attempts).toHaveLength(2);
     expect(new Set(env.log.attempts).size).toBe(1);
-    const stored = (await env.all()).filter((f) => f.type === 'agent.spawned' && (f.data as { agentId: string }).agentId === 'kid');
+    const stored = (await env.all()).filter(
+      (f) => f.type === 'agent.spawned' && (f.data as { agentId: string }).agentId === 'kid',
+    );
     expect(stored).toHaveLength(1);
-    expect(env.lines).toContainEqual(expect.objectContaining({ level: 40, msg: 'append failed; retrying with the same msg-id', event: 'agent.spawned' }));
+    expect(env.lines).toContainEqual(
+      expect.objectContaining({
+        level: 40,
+        msg: 'append failed; retrying with the same msg-id',
+        event: 'agent.spawned',
+      }),
+    );
   });
 
   it('turns a final failure into an error reply and a health fact; the state is untouched', async () => {
     env = await setup(Infinity);
     const reply = await call(env.bus, 'main', 'agent.spawn', { label: 'x', agentId: 'ghost' });
     expect(reply).toMatchObject({ ok: false, error: { code: 'append_failed', retryable: true } });
-    if (!reply.ok) expect(reply.error.message).toMatch(/'agent\.spawned' could not be appended .* after 3 attempts \(disk on fire\)/);
+    if (!reply.ok)
+      expect(reply.error.message).toMatch(
+        /'agent\.spawned' could not be appended .* after 3 attempts \(disk on fire\)/,
+      );
     expect(env.host.agentExists('ghost')).toBe(false);
     const health = (await env.all()).filter((f) => f.type === 'host.append.failed');
     expect(health).toHaveLength(1);

@@ -23,10 +23,18 @@ const mutatedBody = fc.record({
   id: fc.oneof(fc.string(), fc.integer(), fc.constant(undefined)),
   type: fc.oneof(fc.constantFrom('agent.spawn', 'agent.get', 'AGENT', ''), fc.string()),
   agentId: fc.oneof(fc.constantFrom('main', 'other', ''), fc.string()),
-  data: fc.oneof(jsonValue, fc.record({ label: fc.oneof(fc.string(), jsonValue), agentId: fc.oneof(fc.string(), jsonValue) })),
+  data: fc.oneof(
+    jsonValue,
+    fc.record({ label: fc.oneof(fc.string(), jsonValue), agentId: fc.oneof(fc.string(), jsonValue) }),
+  ),
 });
 const subject = fc.oneof(
-  fc.constantFrom(...VALID.map((v) => v.subject), 'skein.cmd.main.agent', 'skein.cmd.nope.agent.get', 'skein.cmd.main.agent.spawn.extra'),
+  fc.constantFrom(
+    ...VALID.map((v) => v.subject),
+    'skein.cmd.main.agent',
+    'skein.cmd.nope.agent.get',
+    'skein.cmd.main.agent.spawn.extra',
+  ),
   fc
     .tuple(fc.constantFrom('main', 'x', 'a-b_c'), fc.stringMatching(/^[a-z]{1,8}(\.[a-z-]{1,8}){1,2}$/))
     .map(([agent, type]) => `skein.cmd.${agent}.${type}`),

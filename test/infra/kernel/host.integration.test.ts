@@ -20,7 +20,11 @@ describe.each(MODES)('host (%s)', (mode) => {
 
   beforeAll(async () => {
     if (mode === 'networked') nats = await startTestNats();
-    rt = await startTestRuntime({ mode, ...(nats ? { natsUrl: nats.url } : {}), flags: { limits: { maxPayloadBytes: 64 * 1024 } } });
+    rt = await startTestRuntime({
+      mode,
+      ...(nats ? { natsUrl: nats.url } : {}),
+      flags: { limits: { maxPayloadBytes: 64 * 1024 } },
+    });
   });
   afterAll(async () => {
     await rt?.dispose();
@@ -54,7 +58,9 @@ describe.each(MODES)('host (%s)', (mode) => {
     const reply = await rt.call('agent.spawn', { label: 'durable' });
     const agentId = (reply as unknown as { agentId: string }).agentId;
     const seen: string[] = [];
-    await replay(rt.log.read(), AGGREGATES, { onFact: (f) => seen.push((f.data as { agentId?: string }).agentId ?? '') });
+    await replay(rt.log.read(), AGGREGATES, {
+      onFact: (f) => seen.push((f.data as { agentId?: string }).agentId ?? ''),
+    });
     expect(seen).toContain(agentId);
   });
 
@@ -68,15 +74,51 @@ describe.each(MODES)('host (%s)', (mode) => {
     const cases: Array<[string, string, string | Uint8Array, string, RegExp]> = [
       ['malformed JSON', 'skein.cmd.main.agent.spawn', '{"data":', 'invalid_json', /not JSON/],
       ['not UTF-8', 'skein.cmd.main.agent.spawn', new Uint8Array([0xff, 0xfe, 0x7b]), 'invalid_json', /UTF-8/],
-      ['schema failure reports the path', 'skein.cmd.main.agent.spawn', '{"data":{"label":""}}', 'invalid_message', /data\.label: must not be empty/],
+      [
+        'schema failure reports the path',
+        'skein.cmd.main.agent.spawn',
+        '{"data":{"label":""}}',
+        'invalid_message',
+        /data\.label: must not be empty/,
+      ],
       ['wrong type of a field', 'skein.cmd.main.agent.spawn', '{"data":{"label":7}}', 'invalid_message', /data\.label/],
       ['unknown field', 'skein.cmd.main.agent.spawn', '{"data":{"label":"x","colour":1}}', 'invalid_message', /colour/],
-      ['unknown command type', 'skein.cmd.main.agent.explode', '{"data":{}}', 'unknown_command', /unknown command type 'agent\.explode'/],
-      ['agent id not a token', 'skein.cmd.ma%in.agent.get', '{"data":{}}', 'invalid_subject', /agent id 'ma%in' is not valid/],
+      [
+        'unknown command type',
+        'skein.cmd.main.agent.explode',
+        '{"data":{}}',
+        'unknown_command',
+        /unknown command type 'agent\.explode'/,
+      ],
+      [
+        'agent id not a token',
+        'skein.cmd.ma%in.agent.get',
+        '{"data":{}}',
+        'invalid_subject',
+        /agent id 'ma%in' is not valid/,
+      ],
       ['unknown agent', 'skein.cmd.nobody.agent.get', '{"data":{}}', 'unknown_agent', /agent 'nobody' does not exist/],
-      ['agentId disagrees with the subject', 'skein.cmd.main.agent.get', '{"agentId":"other","data":{}}', 'agent_mismatch', /'other'.*'main'/],
-      ['type disagrees with the subject', 'skein.cmd.main.agent.get', '{"type":"agent.spawn","data":{}}', 'invalid_message', /disagrees/],
-      ['payload over the limit', 'skein.cmd.main.agent.spawn', JSON.stringify({ data: { label: 'x'.repeat(70 * 1024) } }), 'payload_too_large', /over the limit of 65536 bytes/],
+      [
+        'agentId disagrees with the subject',
+        'skein.cmd.main.agent.get',
+        '{"agentId":"other","data":{}}',
+        'agent_mismatch',
+        /'other'.*'main'/,
+      ],
+      [
+        'type disagrees with the subject',
+        'skein.cmd.main.agent.get',
+        '{"type":"agent.spawn","data":{}}',
+        'invalid_message',
+        /disagrees/,
+      ],
+      [
+        'payload over the limit',
+        'skein.cmd.main.agent.spawn',
+        JSON.stringify({ data: { label: 'x'.repeat(70 * 1024) } }),
+        'payload_too_large',
+        /over the limit of 65536 bytes/,
+      ],
       ['envelope id of the wrong type', 'skein.cmd.main.agent.get', '{"id":42,"data":{}}', 'invalid_message', /^.*id/],
     ];
     it.each(cases)('%s', async (_name, subject, payload, code, message) => {
@@ -131,7 +173,11 @@ describe.each(MODES)('host (%s)', (mode) => {
     await nc.close();
     const agentId = (reply as unknown as { agentId: string }).agentId;
     expect(msg?.subject).toBe(subjectFor({ kind: 'evt', agentId: 'main', aggregate: 'agent', aggregateId: agentId }));
-    expect(msg?.body).toMatchObject({ type: 'agent.spawned', agentId: 'main', data: { agentId, parentId: 'main', label: 'watched' } });
+    expect(msg?.body).toMatchObject({
+      type: 'agent.spawned',
+      agentId: 'main',
+      data: { agentId, parentId: 'main', label: 'watched' },
+    });
     expect(typeof msg?.body['id']).toBe('string');
     expect(typeof msg?.body['at']).toBe('string');
     expect(typeof msg?.body['causationId']).toBe('string');

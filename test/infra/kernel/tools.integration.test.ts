@@ -33,17 +33,27 @@ describe('tools through the host (networked)', () => {
   });
   afterAll(async () => rt?.dispose());
 
-  it('records a grandchild edit in its own, its parent and the root action logs; reject-all and undo-reject on disk', async () => {
+  it('records a grandchild edit in its own, its parent and the root action logs; reject and undo-reject', async () => {
     ok(await rt.call('agent.spawn', { label: 'lead', agentId: 'lead' }));
     ok(await rt.call('agent.spawn', { label: 'worker', agentId: 'worker' }, { agentId: 'lead' }));
-    const edited = ok(await rt.call('file.edit', { path: 'base.txt', edits: [{ oldText: 'two', newText: 'TWO' }] }, { agentId: 'worker' }));
+    const edited = ok(
+      await rt.call(
+        'file.edit',
+        { path: 'base.txt', edits: [{ oldText: 'two', newText: 'TWO' }] },
+        { agentId: 'worker' },
+      ),
+    );
     expect(edited['linesAdded']).toBe(1);
     ok(await rt.call('file.write', { path: 'new.txt', content: 'created\n' }, { agentId: 'worker' }));
     expect(readFileSync(join(rt.workspace, 'base.txt'), 'utf8')).toBe('one\nTWO\nthree\n');
 
     for (const who of ['worker', 'lead', 'main']) {
       const list = ok(await rt.call('review.list', {}, { agentId: who }));
-      const files = (list['files'] as Array<{ path: string; status: string; agents: string[] }>).map((f) => [f.path.replace(rt.workspace, '.'), f.status, f.agents]);
+      const files = (list['files'] as Array<{ path: string; status: string; agents: string[] }>).map((f) => [
+        f.path.replace(rt.workspace, '.'),
+        f.status,
+        f.agents,
+      ]);
       expect(files).toEqual([
         ['./base.txt', 'modified', ['worker']],
         ['./new.txt', 'created', ['worker']],
@@ -71,14 +81,32 @@ describe('tools through the host (networked)', () => {
     const [request] = pending['requests'] as Array<{ requestId: string; agentId: string; tool: string; input: string }>;
     expect(request).toMatchObject({ agentId: 'worker', tool: 'write_file', input: 'docs/guide.md' });
     // A sibling or the requester itself may not answer.
-    const selfAnswer = await rt.call('permission.decide', { requestId: request!.requestId, decision: 'allow_once' }, { agentId: 'worker' });
+    const selfAnswer = await rt.call(
+      'permission.decide',
+      { requestId: request!.requestId, decision: 'allow_once' },
+      { agentId: 'worker' },
+    );
     expect(selfAnswer).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
-    const decided = ok(await rt.call('permission.decide', { requestId: request!.requestId, decision: 'allow_once' }, { agentId: 'lead' }));
+    const decided = ok(
+      await rt.call(
+        'permission.decide',
+        { requestId: request!.requestId, decision: 'allow_once' },
+        { agentId: 'lead' },
+      ),
+    );
     expect(decided).toMatchObject({ outcome: 'granted', by: 'parent' });
     ok(await write);
     expect(readFileSync(join(rt.workspace, 'docs/guide.md'), 'utf8')).toBe('# guide\n');
     // Deciding again is idempotent.
-    expect(ok(await rt.call('permission.decide', { requestId: request!.requestId, decision: 'deny_once' }, { agentId: 'lead' }))).toMatchObject({ outcome: 'granted', alreadyDecided: true });
+    expect(
+      ok(
+        await rt.call(
+          'permission.decide',
+          { requestId: request!.requestId, decision: 'deny_once' },
+          { agentId: 'lead' },
+        ),
+      ),
+    ).toMatchObject({ outcome: 'granted', alreadyDecided: true });
     sub.unsubscribe();
   });
 
@@ -98,11 +126,15 @@ describe('tools through the host (networked)', () => {
     if (!missing.ok) expect(missing.error.message).toMatch(/no\/such\/dir/);
   });
 
-  it('publishes the permission facts on the requester\'s subjects', async () => {
+  it("publishes the permission facts on the requester's subjects", async () => {
     const subjects: string[] = [];
     for await (const f of rt.log.read()) if (f.type === 'permission.requested') subjects.push(f.subject);
     expect(subjects).toHaveLength(1);
-    expect(subjects[0]).toMatch(new RegExp(`^${subjectFor({ kind: 'evt', agentId: 'worker', aggregate: 'permission', aggregateId: 'x' }).slice(0, -1).replaceAll('.', '\\.')}p-`));
+    const prefix = subjectFor({ kind: 'evt', agentId: 'worker', aggregate: 'permission', aggregateId: 'x' }).slice(
+      0,
+      -1,
+    );
+    expect(subjects[0]).toMatch(new RegExp(`^${prefix.replaceAll('.', '\\.')}p-`));
   });
 
   it('replays the whole log to the live digest', async () => {

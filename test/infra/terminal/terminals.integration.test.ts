@@ -48,9 +48,12 @@ describe('terminals through the host (networked)', () => {
     expect(r['output']).toContain('hello-skein');
     const types: string[] = [];
     for await (const f of rt.log.read()) if (f.type.startsWith('terminal.')) types.push(f.type);
-    expect(types).toEqual(expect.arrayContaining(['terminal.opened', 'terminal.command.started', 'terminal.command.finished']));
+    expect(types).toEqual(
+      expect.arrayContaining(['terminal.opened', 'terminal.command.started', 'terminal.command.finished']),
+    );
     let text = '';
-    for await (const f of rt.log.read({ stream: 'output', subject: `skein.out.main.${terminalId}` })) text += (f.data as { data: string }).data;
+    for await (const f of rt.log.read({ stream: 'output', subject: `skein.out.main.${terminalId}` }))
+      text += (f.data as { data: string }).data;
     expect(text).toContain('hello-skein');
     ok(await rt.call('terminal.close', { terminalId }));
   });
@@ -58,14 +61,21 @@ describe('terminals through the host (networked)', () => {
   it("asks before a sub-agent's confirmed command; the parent allows it and it runs", async () => {
     ok(await rt.call('agent.spawn', { label: 'builder', agentId: 'builder' }));
     const { terminalId } = ok(await rt.call('terminal.open', {}, { agentId: 'builder' }));
-    const exec = rt.call('terminal.exec', { terminalId, command: 'make --version >/dev/null 2>&1; echo ran' }, { agentId: 'builder' });
+    const exec = rt.call(
+      'terminal.exec',
+      { terminalId, command: 'make --version >/dev/null 2>&1; echo ran' },
+      { agentId: 'builder' },
+    );
     let requestId = '';
     await expect
-      .poll(async () => {
-        const p = ok(await rt.call('permission.pending', {}));
-        requestId = (p['requests'] as Array<{ requestId: string }>)[0]?.requestId ?? '';
-        return requestId;
-      }, { timeout: 10_000 })
+      .poll(
+        async () => {
+          const p = ok(await rt.call('permission.pending', {}));
+          requestId = (p['requests'] as Array<{ requestId: string }>)[0]?.requestId ?? '';
+          return requestId;
+        },
+        { timeout: 10_000 },
+      )
       .not.toBe('');
     ok(await rt.call('permission.decide', { requestId, decision: 'allow_once' }));
     expect(ok(await exec)).toMatchObject({ status: 'exited', exitCode: 0, output: expect.stringContaining('ran') });
@@ -73,15 +83,25 @@ describe('terminals through the host (networked)', () => {
 
   it("records a command's file changes in the action log, tagged with the command, and rejects them", async () => {
     const { terminalId } = ok(await rt.call('terminal.open', {}, { agentId: 'builder' }));
-    ok(await rt.call('terminal.exec', { terminalId, command: 'echo made > made.txt && rm base.txt' }, { agentId: 'builder' }));
+    ok(
+      await rt.call(
+        'terminal.exec',
+        { terminalId, command: 'echo made > made.txt && rm base.txt' },
+        { agentId: 'builder' },
+      ),
+    );
     const list = ok(await rt.call('review.list', {}, { agentId: 'builder' }));
-    const files = (list['files'] as Array<{ path: string; status: string }>).map((f) => [f.path.replace(`${rt.workspace}/`, ''), f.status]);
+    const files = (list['files'] as Array<{ path: string; status: string }>).map((f) => [
+      f.path.replace(`${rt.workspace}/`, ''),
+      f.status,
+    ]);
     expect(files).toEqual([
       ['base.txt', 'deleted'],
       ['made.txt', 'created'],
     ]);
     let source: unknown;
-    for await (const f of rt.log.read()) if (f.type === 'action-log.change.recorded') source = (f.data as { source: unknown }).source;
+    for await (const f of rt.log.read())
+      if (f.type === 'action-log.change.recorded') source = (f.data as { source: unknown }).source;
     expect(source).toMatchObject({ kind: 'shell', command: 'echo made > made.txt && rm base.txt', terminalId });
     ok(await rt.call('review.reject', {}));
     expect(readFileSync(join(rt.workspace, 'base.txt'), 'utf8')).toBe('keep me\n');
@@ -92,7 +112,13 @@ describe('terminals through the host (networked)', () => {
     ok(await rt.call('agent.spawn', { label: 'mid', agentId: 'mid' }));
     ok(await rt.call('agent.spawn', { label: 'leaf', agentId: 'leaf' }, { agentId: 'mid' }));
     const leafTerm = ok(await rt.call('terminal.open', {}, { agentId: 'leaf' }));
-    const running = ok(await rt.call('terminal.exec', { terminalId: leafTerm['terminalId'], command: 'sleep 300', yieldMs: 200 }, { agentId: 'leaf' }));
+    const running = ok(
+      await rt.call(
+        'terminal.exec',
+        { terminalId: leafTerm['terminalId'], command: 'sleep 300', yieldMs: 200 },
+        { agentId: 'leaf' },
+      ),
+    );
     expect(running['status']).toBe('running');
     const shellPid = leafTerm['pid'] as number;
     expect(sessionProcesses(shellPid).length).toBeGreaterThanOrEqual(2);
@@ -101,19 +127,44 @@ describe('terminals through the host (networked)', () => {
     const cancelled = ok(await rt.call('agent.cancel', { agentId: 'mid' }));
     expect(cancelled['cancelled']).toEqual(['leaf', 'mid']);
     await expect.poll(() => sessionProcesses(shellPid).length, { timeout: 10_000 }).toBe(0);
-    expect(ok(await rt.call('terminal.exec', { terminalId: sibling['terminalId'], command: 'echo alive' }, { agentId: 'builder' }))['output']).toContain('alive');
-    expect(await rt.call('terminal.exec', { terminalId: leafTerm['terminalId'], command: 'true' }, { agentId: 'leaf' })).toMatchObject({ ok: false });
+    expect(
+      ok(
+        await rt.call(
+          'terminal.exec',
+          { terminalId: sibling['terminalId'], command: 'echo alive' },
+          { agentId: 'builder' },
+        ),
+      )['output'],
+    ).toContain('alive');
+    expect(
+      await rt.call('terminal.exec', { terminalId: leafTerm['terminalId'], command: 'true' }, { agentId: 'leaf' }),
+    ).toMatchObject({ ok: false });
   });
 
   it('fails an agent whose worker exits without completing, with its exit code', async () => {
-    ok(await rt.call('agent.spawn', { label: 'crashy', agentId: 'crashy', worker: { command: 'sh', args: ['-c', 'echo starting; exit 7'] } }));
+    ok(
+      await rt.call('agent.spawn', {
+        label: 'crashy',
+        agentId: 'crashy',
+        worker: { command: 'sh', args: ['-c', 'echo starting; exit 7'] },
+      }),
+    );
     const waited = ok(await rt.call('agent.wait', { agentId: 'crashy', timeoutMs: 15_000 }));
     expect(waited).toMatchObject({ status: 'failed', done: true, error: expect.stringMatching(/exited with code 7/) });
   });
 
   it('completes an agent whose worker reports through skein call with the environment it was given', async () => {
-    const script = `node ${SKEIN_BIN} call agent.complete '{"result":{"task":"'"$SKEIN_TASK"'"}}' --agent "$SKEIN_AGENT_ID" --nats "$SKEIN_NATS_URL"`;
-    ok(await rt.call('agent.spawn', { label: 'good', agentId: 'good', task: 'count', worker: { command: 'sh', args: ['-c', script] } }));
+    const script =
+      `node ${SKEIN_BIN} call agent.complete '{"result":{"task":"'"$SKEIN_TASK"'"}}' ` +
+      `--agent "$SKEIN_AGENT_ID" --nats "$SKEIN_NATS_URL"`;
+    ok(
+      await rt.call('agent.spawn', {
+        label: 'good',
+        agentId: 'good',
+        task: 'count',
+        worker: { command: 'sh', args: ['-c', script] },
+      }),
+    );
     const waited = ok(await rt.call('agent.wait', { agentId: 'good', timeoutMs: 20_000 }));
     expect(waited).toMatchObject({ status: 'completed', result: { task: 'count' } });
   });
@@ -151,7 +202,12 @@ describe('terminals through the host (networked)', () => {
       ['a shell that is not found', 'terminal.open', () => ({ shell: 'no-such-shell' }), /no-such-shell/],
       ['write of non-string data', 'terminal.write', () => ({ terminalId: mine, data: 42 }), /data/],
       ['a signal that does not exist', 'terminal.signal', () => ({ terminalId: mine, signal: 'SIGNOPE' }), /SIGNOPE/],
-      ['a timeout beyond the maximum', 'terminal.exec', () => ({ terminalId: mine, command: 'true', timeoutMs: 10 * 3600_000 }), /timeout/i],
+      [
+        'a timeout beyond the maximum',
+        'terminal.exec',
+        () => ({ terminalId: mine, command: 'true', timeoutMs: 10 * 3600_000 }),
+        /timeout/i,
+      ],
     ];
     it.each(cases)('%s', async (_name, type, data, message) => {
       const before = (ok(await rt.call('terminal.list', {}))['terminals'] as unknown[]).length;
@@ -160,7 +216,7 @@ describe('terminals through the host (networked)', () => {
       if (!reply.ok) expect(reply.error.message).toMatch(message);
       expect((ok(await rt.call('terminal.list', {}))['terminals'] as unknown[]).length).toBe(before);
     });
-    it("a terminal owned by another agent", async () => {
+    it('a terminal owned by another agent', async () => {
       const reply = await rt.call('terminal.exec', { terminalId: mine, command: 'true' }, { agentId: 'main' });
       expect(reply).toMatchObject({ ok: false });
       if (!reply.ok) expect(reply.error.message).toMatch(new RegExp(mine));
@@ -171,11 +227,14 @@ describe('terminals through the host (networked)', () => {
     // Background facts may still come (a worker's terminal closed after its grace period): compare at
     // the sequence the live digest was taken at.
     await expect
-      .poll(async () => {
-        const status = ok(await rt.call('runtime.status'));
-        const replayed = await replay(rt.log.read({ untilSeq: status['lastSeq'] }), AGGREGATES);
-        return replayed.digest === status['digest'];
-      }, { timeout: 10_000 })
+      .poll(
+        async () => {
+          const status = ok(await rt.call('runtime.status'));
+          const replayed = await replay(rt.log.read({ untilSeq: status['lastSeq'] }), AGGREGATES);
+          return replayed.digest === status['digest'];
+        },
+        { timeout: 10_000 },
+      )
       .toBe(true);
   });
 });

@@ -11,12 +11,27 @@ const good = {
   at: '2026-11-29T20:00:00.000Z',
   agentId: 'main',
   causationId: 'c-1',
-  data: { agentId: 'a', parentId: 'main', label: 'x', workspace: '/w', depth: 1, task: null, hasPolicy: false, worker: null },
+  data: {
+    agentId: 'a',
+    parentId: 'main',
+    label: 'x',
+    workspace: '/w',
+    depth: 1,
+    task: null,
+    hasPolicy: false,
+    worker: null,
+  },
 };
 
 describe(`the fast envelope check agrees with FactEnvelope (seed ${seed})`, () => {
   it('accepts only what the schema accepts, unchanged', () => {
-    const field = fc.oneof(fc.string(), fc.integer(), fc.constant(undefined), fc.constant(null), fc.constantFrom('main', 'agent.spawned', '2026-11-29T20:00:00Z', 'a b', ''));
+    const field = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.constant(undefined),
+      fc.constant(null),
+      fc.constantFrom('main', 'agent.spawned', '2026-11-29T20:00:00Z', 'a b', ''),
+    );
     const candidate = fc.record(
       { id: field, type: field, at: field, agentId: field, causationId: field, data: fc.jsonValue(), extra: field },
       { requiredKeys: [] },
@@ -36,7 +51,9 @@ describe(`the fast envelope check agrees with FactEnvelope (seed ${seed})`, () =
   it('takes a well-formed fact and explains a broken one through the schema', () => {
     expect(looksLikeFact(good)).toBe(true);
     expect(decodeFact('s', JSON.stringify(good))).toEqual(good);
-    expect(() => decodeFact('s', JSON.stringify({ ...good, at: 'yesterday' }))).toThrow(/at: expected an ISO 8601 UTC timestamp/);
+    expect(() => decodeFact('s', JSON.stringify({ ...good, at: 'yesterday' }))).toThrow(
+      /at: expected an ISO 8601 UTC timestamp/,
+    );
     expect(() => decodeFact('s', JSON.stringify({ ...good, agentId: 'a.b' }))).toThrow(/agentId/);
   });
 });

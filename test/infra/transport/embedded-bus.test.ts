@@ -15,7 +15,12 @@ describe('EmbeddedBus', () => {
     bus.publish('skein.evt.main', 'y');
     expect(got).toEqual([]);
     await bus.flush();
-    expect(got).toEqual(['star:skein.evt.main.agent.a1', 'gt:skein.evt.main.agent.a1', 'gt:skein.evt.main', 'exact:skein.evt.main']);
+    expect(got).toEqual([
+      'star:skein.evt.main.agent.a1',
+      'gt:skein.evt.main.agent.a1',
+      'gt:skein.evt.main',
+      'exact:skein.evt.main',
+    ]);
   });
 
   it('does request/reply, fails fast without responders, and times out', async () => {

@@ -58,7 +58,16 @@ function fact(type = 'agent.spawned', agentId = 'main'): Fact {
     type,
     at: new Date().toISOString(),
     agentId: agentId as Fact['agentId'],
-    data: { agentId: `a${n}`, parentId: 'main', label: `l${n}`, workspace: '/w', depth: 1, task: null, hasPolicy: false, worker: null },
+    data: {
+      agentId: `a${n}`,
+      parentId: 'main',
+      label: `l${n}`,
+      workspace: '/w',
+      depth: 1,
+      task: null,
+      hasPolicy: false,
+      worker: null,
+    },
   };
 }
 
@@ -84,8 +93,18 @@ describe.each([
     expect(await log.lastSeq()).toBe(0);
     const a = fact();
     const b = fact();
-    const ra = await log.append({ stream: 'events', subject: 'skein.evt.main.agent.x1', fact: a, expectedLastSubjectSeq: 0 });
-    const rb = await log.append({ stream: 'events', subject: 'skein.evt.main.agent.x2', fact: b, expectedLastSubjectSeq: 0 });
+    const ra = await log.append({
+      stream: 'events',
+      subject: 'skein.evt.main.agent.x1',
+      fact: a,
+      expectedLastSubjectSeq: 0,
+    });
+    const rb = await log.append({
+      stream: 'events',
+      subject: 'skein.evt.main.agent.x2',
+      fact: b,
+      expectedLastSubjectSeq: 0,
+    });
     expect([ra, rb]).toEqual([
       { seq: 1, duplicate: false },
       { seq: 2, duplicate: false },
@@ -108,7 +127,9 @@ describe.each([
   it('refuses a second writer on the same subject (expected last sequence)', async () => {
     const subject = 'skein.evt.main.agent.x4';
     const first = await log.append({ stream: 'events', subject, fact: fact(), expectedLastSubjectSeq: 0 });
-    await expect(log.append({ stream: 'events', subject, fact: fact(), expectedLastSubjectSeq: 0 })).rejects.toBeInstanceOf(AppendConflictError);
+    await expect(
+      log.append({ stream: 'events', subject, fact: fact(), expectedLastSubjectSeq: 0 }),
+    ).rejects.toBeInstanceOf(AppendConflictError);
     const second = await log.append({ stream: 'events', subject, fact: fact(), expectedLastSubjectSeq: first.seq });
     expect(second.seq).toBeGreaterThan(first.seq);
   });
@@ -116,7 +137,9 @@ describe.each([
   it('keeps the order of many appends in flight', async () => {
     const facts = Array.from({ length: 200 }, () => fact());
     const before = await log.lastSeq();
-    const results = await Promise.all(facts.map((f, i) => log.append({ stream: 'events', subject: `skein.evt.main.agent.p${i}`, fact: f })));
+    const results = await Promise.all(
+      facts.map((f, i) => log.append({ stream: 'events', subject: `skein.evt.main.agent.p${i}`, fact: f })),
+    );
     expect(new Set(results.map((r) => r.seq)).size).toBe(200);
     const read = await collect(log.read({ fromSeq: before + 1 }));
     expect(read.map((f) => f.id).sort()).toEqual(facts.map((f) => f.id).sort());
@@ -135,7 +158,16 @@ describe.each([
     const before = await log.lastSeq('events');
     const out = {
       ...fact('terminal.output.received'),
-      data: { terminalId: 't1', offset: 0, bytes: 5, data: 'hello', plainText: 'hello', sequences: [], sequenceCount: 0, isInteractive: false },
+      data: {
+        terminalId: 't1',
+        offset: 0,
+        bytes: 5,
+        data: 'hello',
+        plainText: 'hello',
+        sequences: [],
+        sequenceCount: 0,
+        isInteractive: false,
+      },
     };
     const r = await log.append({ stream: 'output', subject: 'skein.out.main.t1', fact: out });
     expect(r.seq).toBe(1);
@@ -149,7 +181,13 @@ describe.each([
     const reopened = await harness.open();
     expect(await collect(reopened.read())).toEqual(before);
     const last = before.at(-1)!;
-    expect(await reopened.append({ stream: 'events', subject: last.subject, fact: { ...last, seq: undefined } as unknown as Fact })).toEqual({
+    expect(
+      await reopened.append({
+        stream: 'events',
+        subject: last.subject,
+        fact: { ...last, seq: undefined } as unknown as Fact,
+      }),
+    ).toEqual({
       seq: last.seq,
       duplicate: true,
     });
@@ -167,7 +205,12 @@ describe('jsonl log: crash safety', () => {
       appendFileSync(join(dir.path, 'events.jsonl'), '{"seq":2,"subject":"skein.evt.main.agent.t","fact":{"id":"to');
       const reopened = await JsonlLog.open({ dir: dir.path });
       expect((await collect(reopened.read())).map((x) => x.id)).toEqual([f.id]);
-      const r = await reopened.append({ stream: 'events', subject: 'skein.evt.main.agent.t', fact: fact(), expectedLastSubjectSeq: 1 });
+      const r = await reopened.append({
+        stream: 'events',
+        subject: 'skein.evt.main.agent.t',
+        fact: fact(),
+        expectedLastSubjectSeq: 1,
+      });
       expect(r).toEqual({ seq: 2, duplicate: false });
       await reopened.close();
       const lines = readFileSync(join(dir.path, 'events.jsonl'), 'utf8').trim().split('\n');

@@ -36,14 +36,20 @@ describe('agentAggregate', () => {
   });
 
   it('fails with the worker exit code, or is cancelled with the canceller', () => {
-    expect(fold(spawned(true), fact('agent.failed', { agentId: 'a1', error: 'worker exited', exitCode: 3 })).context).toMatchObject({ error: 'worker exited', exitCode: 3 });
+    expect(
+      fold(spawned(true), fact('agent.failed', { agentId: 'a1', error: 'worker exited', exitCode: 3 })).context,
+    ).toMatchObject({ error: 'worker exited', exitCode: 3 });
     const c = fold(spawned(false), fact('agent.cancelled', { agentId: 'a1', reason: 'stop', by: 'main' }));
     expect(c.value).toBe('cancelled');
     expect(c.context).toMatchObject({ error: 'stop', cancelledBy: 'main' });
   });
 
   it('ignores lifecycle facts once finished (final states stay final)', () => {
-    const s = fold(spawned(false), fact('agent.completed', { agentId: 'a1', result: 1 }), fact('agent.cancelled', { agentId: 'a1', reason: 'late', by: 'main' }));
+    const s = fold(
+      spawned(false),
+      fact('agent.completed', { agentId: 'a1', result: 1 }),
+      fact('agent.cancelled', { agentId: 'a1', reason: 'late', by: 'main' }),
+    );
     expect(s.value).toBe('completed');
     expect(s.context.cancelledBy).toBeNull();
   });

@@ -6,11 +6,17 @@ describe(`edit corpus: real files, model-like perturbations (seed ${seed})`, () 
   it('every edit lands exactly where intended or fails clearly; never elsewhere; ≥ 97% land byte-exact', () => {
     const r = runCorpus(seed, 40);
     expect(r.cases).toBe(CORPUS_FILES.length * 40);
-    expect({ wrong: r.wrong, failures: r.failures.filter((f) => f.startsWith('wrong')) }).toEqual({ wrong: 0, failures: [] });
+    expect({ wrong: r.wrong, failures: r.failures.filter((f) => f.startsWith('wrong')) }).toEqual({
+      wrong: 0,
+      failures: [],
+    });
     for (const f of r.failures.filter((x) => x.startsWith('failed'))) {
-      expect(f).toMatch(/(Could not find matching text for edit at index 0\.|Edit 0 matched multiple locations in the file at lines: )/);
+      expect(f).toMatch(
+        /(Could not find matching text for edit at index 0\.|Edit 0 matched multiple locations in the file at lines: )/,
+      );
     }
-    // The benchmark reports the rate against the 98% target on 1100 fixed-seed cases; this run (440 random-seed cases) guards regressions.
+    // The benchmark reports the rate against the 98% target on 1100 fixed-seed cases; this run (440 random-seed cases)
+    // guards regressions.
     expect(r.exact / r.cases).toBeGreaterThanOrEqual(0.97);
   });
 

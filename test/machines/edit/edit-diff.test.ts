@@ -13,14 +13,24 @@ describe('streaming char diff', () => {
   it('inserts new text as it streams and deletes old text only at finish', () => {
     const { batches } = streamOps('hello world\n', ['goodbye ', 'world\n']);
     // Deleting "hello " (-120) to keep "world\n" (+8.4) loses to inserting it (-6): zed's bias.
-    expect(batches).toEqual([[{ op: 'insert', text: 'goodbye ' }], [{ op: 'insert', text: 'world\n' }], [{ op: 'delete', length: 12 }]]);
+    expect(batches).toEqual([
+      [{ op: 'insert', text: 'goodbye ' }],
+      [{ op: 'insert', text: 'world\n' }],
+      [{ op: 'delete', length: 12 }],
+    ]);
   });
 
   it('keeps long equal runs; at a push the tail is inserted, the old tail deleted at finish', () => {
     const old = 'function add(a, b) {\n  return a + b;\n}\n';
     const neu = 'function add(a, b) {\n  return a - b;\n}\n';
     const { batches, all } = streamOps(old, [neu]);
-    expect(batches).toEqual([[{ op: 'keep', length: 32 }, { op: 'insert', text: '- b;\n}\n' }], [{ op: 'delete', length: 7 }]]);
+    expect(batches).toEqual([
+      [
+        { op: 'keep', length: 32 },
+        { op: 'insert', text: '- b;\n}\n' },
+      ],
+      [{ op: 'delete', length: 7 }],
+    ]);
     expect(applyCharOperations(old, all)).toBe(neu);
   });
 
@@ -43,9 +53,13 @@ describe('streaming char diff', () => {
   const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
   it(`property: ops reproduce the new text (fast-check seed ${seed})`, () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 60 }), fc.array(fc.string({ maxLength: 8 }), { maxLength: 8 }), (old, chunks) => {
-        expect(applyCharOperations(old, streamOps(old, chunks).all)).toBe(chunks.join(''));
-      }),
+      fc.property(
+        fc.string({ maxLength: 60 }),
+        fc.array(fc.string({ maxLength: 8 }), { maxLength: 8 }),
+        (old, chunks) => {
+          expect(applyCharOperations(old, streamOps(old, chunks).all)).toBe(chunks.join(''));
+        },
+      ),
       { seed, numRuns: 200 },
     );
   });

@@ -24,14 +24,42 @@ const CASES: Array<[string, string, string, 'exact' | 'fuzzy']> = [
   ['tabs vs spaces', 'func f() {\n«\tif x {\n\t\ty()\n\t}»\n}\n', '    if x {\n        y()\n    }', 'fuzzy'],
   ['trailing whitespace in the query', 'a\n«b = 1\nc = 2»\nd\n', 'b = 1   \nc = 2\t', 'fuzzy'],
   ['CRLF buffer', 'a\r\n«b = 1\r\nc = 2»\r\nd\r\n', 'b = 1\nc = 2', 'fuzzy'],
-  ['NBSP and smart quotes in the query', 'x\n«const s = "hi";\nconst t = \'yo\';»\ny\n', 'const\u00a0s = \u201chi\u201d;\nconst t = \u2018yo\u2019;', 'fuzzy'],
-  ['one misspelled line', 'start\n«function total(items) {\n  let sum = 0;\n  for (const i of items) sum += i.price;\n  return sum;\n}»\nend\n', 'function total(items) {\n  let sum = 0;\n  for (const i of items) sum += i.prcie;\n  return sum;\n}', 'fuzzy'],
-  ['a query line missing (zed worked example)', 'class Something {\n«    two() { return 2222; }\n    three() { return 333; }\n    four() { return 4444; }\n    five() { return 5555; }\n    six() { return 6666; }»\n    seven() { return 7; }\n}\n', 'two() { return 2222; }\nfour() { return 4444; }\nfive() { return 5555; }\nsix() { return 6666; }', 'fuzzy'],
+  [
+    'NBSP and smart quotes in the query',
+    'x\n«const s = "hi";\nconst t = \'yo\';»\ny\n',
+    'const\u00a0s = \u201chi\u201d;\nconst t = \u2018yo\u2019;',
+    'fuzzy',
+  ],
+  [
+    'one misspelled line',
+    'start\n«function total(items) {\n  let sum = 0;\n  for ' +
+      '(const i of items) sum += i.price;\n  return sum;\n}»\nend\n',
+    'function total(items) {\n  let sum = 0;\n  for (const i of items) sum += i.prcie;\n  return sum;\n}',
+    'fuzzy',
+  ],
+  [
+    'a query line missing (zed worked example)',
+    'class Something {\n«    two() { return 2222; }\n    three() { return 333; }\n    four() { return ' +
+      '4444; }\n    five() { return 5555; }\n    six() { return 6666; }»\n    seven() { return 7; }\n}\n',
+    'two() { return 2222; }\nfour() { return 4444; }\nfive() { return 5555; }\nsix() { return 6666; }',
+    'fuzzy',
+  ],
   ['exact takes precedence over a better-looking fuzzy line', '    ipsum dolor\n«ipsum»\n', 'ipsum\n', 'exact'],
   ['ambiguous exact: both listed', '«x = 1»\ny\n«x = 1»\n', 'x = 1', 'exact'],
-  ['ambiguous fuzzy: all tied candidates', 'a\n«  if (a) {\n    b();\n  }»\nc\n«\tif (a) {\n\t\tb();\n\t}»\n', ' if (a) {\n   b();\n }', 'fuzzy'],
+  [
+    'ambiguous fuzzy: all tied candidates',
+    'a\n«  if (a) {\n    b();\n  }»\nc\n«\tif (a) {\n\t\tb();\n\t}»\n',
+    ' if (a) {\n   b();\n }',
+    'fuzzy',
+  ],
   ['no match', 'alpha\nbeta\ngamma\n', 'delta\nepsilon', 'fuzzy'],
-  ['two lines omitted: rejected (ratio 4/6)', 'class S {\n    two() { return 2222; }\n    three() { return 333; }\n    threeb() { return 3333; }\n    four() { return 4444; }\n    five() { return 5555; }\n    six() { return 6666; }\n}\n', 'two() { return 2222; }\nfour() { return 4444; }\nfive() { return 5555; }\nsix() { return 6666; }', 'fuzzy'],
+  [
+    'two lines omitted: rejected (ratio 4/6)',
+    'class S {\n    two() { return 2222; }\n    three() { return 333; }\n    threeb() { return 3333; ' +
+      '}\n    four() { return 4444; }\n    five() { return 5555; }\n    six() { return 6666; }\n}\n',
+    'two() { return 2222; }\nfour() { return 4444; }\nfive() { return 5555; }\nsix() { return 6666; }',
+    'fuzzy',
+  ],
 ];
 
 describe.each(CASES)('matcher: %s', (_name, marked, query, kind) => {
@@ -62,7 +90,10 @@ describe('matcher streaming preview', () => {
 
 describe('exact search', () => {
   it('finds overlapping hits and stops at two', () => {
-    expect(findExactMatches('aaaa', 'aa')).toEqual([{ start: 0, end: 2 }, { start: 1, end: 3 }]);
+    expect(findExactMatches('aaaa', 'aa')).toEqual([
+      { start: 0, end: 2 },
+      { start: 1, end: 3 },
+    ]);
     expect(findExactMatches('a\nb', '\n')).toEqual([{ start: 1, end: 1 }]);
     expect(findExactMatches('abc', '')).toEqual([]);
   });
@@ -76,7 +107,7 @@ describe(`matcher properties (seed ${seed})`, () => {
   it('a snippet present exactly once matches exactly at its place', () => {
     fc.assert(
       fc.property(lines, fc.nat(), fc.nat(), (ls, a, b) => {
-        const buffer = ls.join('\n') + '\n';
+        const buffer = `${ls.join('\n')}\n`;
         const start = a % ls.length;
         const len = 1 + (b % Math.min(4, ls.length - start));
         const snippet = ls.slice(start, start + len).join('\n');
@@ -123,7 +154,8 @@ describe('beyond zed: refusing to guess', () => {
       '        raise Error("Expecting delimiter")',
       '',
     ].join('\n');
-    const query = "end += 1\nif nextchar == '}':\n    break\nelif nextchar != ',':\n    raise Error(\"Expecting delimiter\")";
+    const query =
+      "end += 1\nif nextchar == '}':\n    break\nelif nextchar != ',':\n    raise Error(\"Expecting delimiter\")";
     const r = resolve(buffer, [query]);
     expect(r.kind).toBe('fuzzy');
     expect(r.ranges.length).toBe(2);
@@ -135,14 +167,21 @@ describe('beyond zed: refusing to guess', () => {
   });
 
   it('a misspelled short edge line takes the adjacent buffer line, so new_text does not duplicate it', () => {
-    const { text, ranges } = parseMarked('start\n«foo(a, b, c);\nbar(d, e, f);\nbaz(g, h, i);\nqux(j, k, l);\n});»\nend\n');
+    const { text, ranges } = parseMarked(
+      'start\n«foo(a, b, c);\nbar(d, e, f);\nbaz(g, h, i);\nqux(j, k, l);\n});»\nend\n',
+    );
     // "}];" vs "});" (0.67) is below the 0.8 line threshold: the DP leaves it unaligned (ratio 4/5 still
     // accepts the match) and the edge rule absorbs it instead of leaving "});" to be duplicated.
-    expect(resolve(text, ['foo(a, b, c);\nbar(d, e, f);\nbaz(g, h, i);\nqux(j, k, l);\n}];'])).toEqual({ kind: 'fuzzy', ranges });
+    expect(resolve(text, ['foo(a, b, c);\nbar(d, e, f);\nbaz(g, h, i);\nqux(j, k, l);\n}];'])).toEqual({
+      kind: 'fuzzy',
+      ranges,
+    });
   });
 
   it('an unrelated (hallucinated) last line is not absorbed', () => {
     const { text, ranges } = parseMarked('start\n«foo(a, b, c);\nbar(d, e, f);\nbaz(g, h, i);\nqux(j, k, l);»\nend\n');
-    expect(resolve(text, ['foo(a, b, c);\nbar(d, e, f);\nbaz(g, h, i);\nqux(j, k, l);\nreturn somethingElse;'])).toEqual({ kind: 'fuzzy', ranges });
+    expect(
+      resolve(text, ['foo(a, b, c);\nbar(d, e, f);\nbaz(g, h, i);\nqux(j, k, l);\nreturn somethingElse;']),
+    ).toEqual({ kind: 'fuzzy', ranges });
   });
 });

@@ -64,7 +64,7 @@ describe('streaming parser', () => {
     expect(p.push('\\udd80x')).toEqual([{ type: 'old', index: 0, chunk: '🦀x', done: false }]);
     const crab = '🦀';
     expect(p.push(crab[0]!)).toEqual([]);
-    expect(p.push(crab[1]! + 'y')).toEqual([{ type: 'old', index: 0, chunk: '🦀y', done: false }]);
+    expect(p.push(`${crab[1]!}y`)).toEqual([{ type: 'old', index: 0, chunk: '🦀y', done: false }]);
   });
 
   it('buffers new_text that arrives before old_text is complete', () => {
@@ -77,7 +77,11 @@ describe('streaming parser', () => {
   });
 
   it('accepts camelCase keys and edits given as a JSON string', () => {
-    expect(texts(run('edit', ['{"edits":[{"oldText":"a","newText":"b"}]}']))).toEqual({ old: ['a'], neu: ['b'], content: '' });
+    expect(texts(run('edit', ['{"edits":[{"oldText":"a","newText":"b"}]}']))).toEqual({
+      old: ['a'],
+      neu: ['b'],
+      content: '',
+    });
     const stringified = JSON.stringify({ path: 'x', edits: JSON.stringify([{ old_text: 'a\n', new_text: 'b\n' }]) });
     expect(run('edit', [stringified])).toEqual([
       { type: 'old', index: 0, chunk: 'a\n', done: true },
@@ -104,7 +108,8 @@ describe('streaming parser', () => {
     const p = new StreamingEditParser('edit');
     p.push('{"edits":[{"old_text":"a" "new_text":"b"}]}');
     expect(() => p.finish()).toThrowErrorMatchingInlineSnapshot(
-      `[ToolInputError: The tool input is not valid JSON at offset 26: expected ',' or '}' in an object, got "\\"". Send the complete JSON again.]`,
+      `[ToolInputError: The tool input is not valid JSON at offset 26: expected ` +
+        `',' or '}' in an object, got "\\"". Send the complete JSON again.]`,
     );
   });
 
@@ -119,7 +124,10 @@ describe('streaming parser', () => {
     }
     expect(err).toBeInstanceOf(ToolInputError);
     expect((err as ToolInputError).offset).toBe(26);
-    expect((err as Error).message).toBe('The tool input is truncated at offset 26: it ends inside an unterminated string. Send the rest of the JSON before finishing.');
+    expect((err as Error).message).toBe(
+      'The tool input is truncated at offset 26: it ends inside an ' +
+        'unterminated string. Send the rest of the JSON before finishing.',
+    );
   });
 
   it('an edit without new_text is refused at finish', () => {
@@ -140,7 +148,11 @@ describe('streaming parser over random chunkings', () => {
   const raw = JSON.stringify(input);
   it.each(SEEDS)('reconstructs every field exactly, never emitting a partial escape (seed %i)', (seed) => {
     const events = run('edit', randomChunks(raw, seeded(seed), 5));
-    expect(texts(events)).toEqual({ old: input.edits.map((e) => e.old_text), neu: input.edits.map((e) => e.new_text), content: '' });
+    expect(texts(events)).toEqual({
+      old: input.edits.map((e) => e.old_text),
+      neu: input.edits.map((e) => e.new_text),
+      content: '',
+    });
     for (const e of events) {
       expect(/[\ud800-\udbff]$/.test(e.chunk)).toBe(false);
     }

@@ -27,10 +27,38 @@ describe('indent deltas', () => {
     expect(computeIndentDelta(lineIndent('x'), lineIndent('    x'))).toEqual(sp(-4));
   });
   it('rest delta: the agreed delta of non-blank pairs, else the fallback', () => {
-    const pairs = (xs: Array<[string, string]>) => xs.map(([b, q]) => [lineIndent(b), lineIndent(q)] as [ReturnType<typeof lineIndent>, ReturnType<typeof lineIndent>]);
-    expect(computeRestIndentDelta(sp(4), pairs([['    a', 'a'], ['      b', '  b'], ['', '   ']]))).toEqual(sp(4));
-    expect(computeRestIndentDelta(sp(0), pairs([['    a', 'a'], ['      b', '  b']]))).toEqual(sp(4));
-    expect(computeRestIndentDelta(sp(1), pairs([['    a', 'a'], ['   b', ' b']]))).toEqual(sp(1));
+    const pairs = (xs: Array<[string, string]>) =>
+      xs.map(
+        ([b, q]) => [lineIndent(b), lineIndent(q)] as [ReturnType<typeof lineIndent>, ReturnType<typeof lineIndent>],
+      );
+    expect(
+      computeRestIndentDelta(
+        sp(4),
+        pairs([
+          ['    a', 'a'],
+          ['      b', '  b'],
+          ['', '   '],
+        ]),
+      ),
+    ).toEqual(sp(4));
+    expect(
+      computeRestIndentDelta(
+        sp(0),
+        pairs([
+          ['    a', 'a'],
+          ['      b', '  b'],
+        ]),
+      ),
+    ).toEqual(sp(4));
+    expect(
+      computeRestIndentDelta(
+        sp(1),
+        pairs([
+          ['    a', 'a'],
+          ['   b', ' b'],
+        ]),
+      ),
+    ).toEqual(sp(1));
     expect(computeRestIndentDelta(sp(3), [])).toEqual(sp(3));
   });
 });
@@ -56,7 +84,7 @@ describe('indent style conversion', () => {
     expect(convertIndent('    a\n        b\n      c', conv!)).toBe('\ta\n\t\tb\n\t  c');
     expect(reindent('    if x {\n        z()\n    }', tb(0), tb(0), conv)).toBe('\tif x {\n\t\tz()\n\t}');
   });
-  it('converts tabs to the buffer\'s space width', () => {
+  it("converts tabs to the buffer's space width", () => {
     const conv = indentConversion(['  a', '    b'], ['\ta', '\t\tb']);
     expect(conv).toEqual({ to: 'spaces', width: 2 });
   });
@@ -70,26 +98,36 @@ describe(`reindent properties (seed ${seed})`, () => {
   it('indenting by d then by -d round-trips', () => {
     const line = fc.tuple(fc.nat(12), fc.stringMatching(/^[a-z(){}]{0,12}$/)).map(([n, s]) => ' '.repeat(n) + s);
     fc.assert(
-      fc.property(fc.array(line, { minLength: 1, maxLength: 20 }), fc.integer({ min: 0, max: 8 }), fc.integer({ min: 0, max: 8 }), (ls, d1, d2) => {
-        const text = ls.join('\n');
-        const there = reindent(text, sp(d1), sp(d2));
-        expect(reindent(there, sp(-d1), sp(-d2))).toBe(text);
-      }),
+      fc.property(
+        fc.array(line, { minLength: 1, maxLength: 20 }),
+        fc.integer({ min: 0, max: 8 }),
+        fc.integer({ min: 0, max: 8 }),
+        (ls, d1, d2) => {
+          const text = ls.join('\n');
+          const there = reindent(text, sp(d1), sp(d2));
+          expect(reindent(there, sp(-d1), sp(-d2))).toBe(text);
+        },
+      ),
       { seed, numRuns: 300 },
     );
   });
   it('streaming equals whole for any chunking', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom(' ', '\t', '\n', 'a', 'b') }), fc.integer({ min: -4, max: 4 }), fc.array(fc.nat(5)), (text, d, cuts) => {
-        const chunks: string[] = [];
-        let at = 0;
-        for (const c of cuts) {
-          chunks.push(text.slice(at, at + c));
-          at += c;
-        }
-        chunks.push(text.slice(at));
-        expect(streamed(chunks, sp(d), sp(d))).toBe(reindent(text, sp(d), sp(d)));
-      }),
+      fc.property(
+        fc.string({ unit: fc.constantFrom(' ', '\t', '\n', 'a', 'b') }),
+        fc.integer({ min: -4, max: 4 }),
+        fc.array(fc.nat(5)),
+        (text, d, cuts) => {
+          const chunks: string[] = [];
+          let at = 0;
+          for (const c of cuts) {
+            chunks.push(text.slice(at, at + c));
+            at += c;
+          }
+          chunks.push(text.slice(at));
+          expect(streamed(chunks, sp(d), sp(d))).toBe(reindent(text, sp(d), sp(d)));
+        },
+      ),
       { seed, numRuns: 300 },
     );
   });

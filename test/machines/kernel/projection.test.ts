@@ -10,7 +10,9 @@ const spawned = (agentId: string, parentId: string | null): AgentFact =>
 
 describe('canonicalJson', () => {
   it('sorts keys at every level and drops undefined', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: undefined, x: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"x":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: undefined, x: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[3,{"x":2,"z":1}]},"b":1}',
+    );
   });
   it('is the same for objects built in different orders', () => {
     expect(canonicalJson({ x: 1, y: { b: 2, a: 1 } })).toBe(canonicalJson({ y: { a: 1, b: 2 }, x: 1 }));
@@ -53,7 +55,12 @@ describe('Fold', () => {
 describe('Fold fast path', () => {
   it('equals folding with xstate transition() for every prefix of a fact sequence', async () => {
     const { initialTransition, transition } = await import('xstate');
-    const facts = [spawned('a', null), spawned('a', 'x'), { type: 'agent.unknown', data: {} } as unknown as AgentFact, spawned('b', 'a')];
+    const facts = [
+      spawned('a', null),
+      spawned('a', 'x'),
+      { type: 'agent.unknown', data: {} } as unknown as AgentFact,
+      spawned('b', 'a'),
+    ];
     const fold = new Fold([agentAggregateDef]);
     let reference = initialTransition(agentAggregateDef.machine)[0];
     for (const fact of facts) {

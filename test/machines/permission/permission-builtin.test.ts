@@ -3,29 +3,111 @@
  * that says they cannot be overridden; look-alikes that are not destructive
  * pass through to the policy.
  */
-import { BUILTIN_DENY_SUFFIX, isProtectedTarget, normalizeTarget } from '../../../machines/permission/permission-builtin.ts';
+import {
+  BUILTIN_DENY_SUFFIX,
+  isProtectedTarget,
+  normalizeTarget,
+} from '../../../machines/permission/permission-builtin.ts';
 import { decideTerminal, merged } from '../../support/permission-fixtures.ts';
 
-const allowAll = merged({ default: 'allow', tools: { terminal: { default: 'allow', always_allow: [{ pattern: '.*' }] } } });
+const allowAll = merged({
+  default: 'allow',
+  tools: { terminal: { default: 'allow', always_allow: [{ pattern: '.*' }] } },
+});
 
 const BLOCKED = [
-  'rm -rf /', 'rm -fr /', 'rm -r -f /', 'rm -rf -- /', 'rm --recursive --force /', 'rm / -rf', 'rm /', 'rm -rf /*', 'rm -rf //',
-  'rm -rf /tmp/../..', 'rm -rf /tmp/../../', 'rm -rf /tmp /', 'rm -rf x y /', 'rm -rf ~', 'rm -rf ~/', 'rm -rf ~/*', 'rm -rf ~root',
-  'rm -rf $HOME', 'rm -rf ${HOME}', 'rm -rf $HOME/', 'rm -rf $HOME/foo/..', 'rm -rf ~/x/../', 'rm -rf .', 'rm -rf ./', 'rm -rf ./*',
-  'rm -rf ..', 'rm -rf ../', 'rm -rf ../..', 'rm -rf foo/../..', 'rm -rf x/..', 'rm -rf .*', 'rm -rf /?*', 'rm -rf "/"', "'rm' -rf '/'",
-  'sudo rm -rf /', '/bin/rm -rf /', '\\rm -rf /', 'bash -c "rm -rf /"', 'find . -exec rm -rf / \\;', 'echo $(rm -rf /)',
-  'ls && rm -rf ~', 'rm -rf {/,x}', "$'\\x72m' -rf /", 'rm -rf / "unterminated', 'RM -RF /', 'rm -rf ~/..',
-  'mkfs.ext4 /dev/sda1', 'mkfs -t ext4 /dev/nvme0n1p1', 'mkswap /dev/sdb', 'wipefs -a /dev/sda', 'dd if=/dev/zero of=/dev/sda bs=1M',
-  'sudo dd if=x.img of=/dev/disk2', 'cat x > /dev/sda', 'shred /dev/sda', ':(){ :|:& };:', 'bomb(){ bomb|bomb& };bomb',
-  'function f { f | f & }; f', 'kill -9 -1', 'kill -- -1', 'kill -s KILL -1', 'chmod -R 000 /', 'chown -R nobody ~', 'find / -delete',
-  'find ~ -depth -delete', 'rm -rf "$PWD"', 'rm -rf ${PWD}/', 'rm -rf ~+',
+  'rm -rf /',
+  'rm -fr /',
+  'rm -r -f /',
+  'rm -rf -- /',
+  'rm --recursive --force /',
+  'rm / -rf',
+  'rm /',
+  'rm -rf /*',
+  'rm -rf //',
+  'rm -rf /tmp/../..',
+  'rm -rf /tmp/../../',
+  'rm -rf /tmp /',
+  'rm -rf x y /',
+  'rm -rf ~',
+  'rm -rf ~/',
+  'rm -rf ~/*',
+  'rm -rf ~root',
+  'rm -rf $HOME',
+  'rm -rf ${HOME}',
+  'rm -rf $HOME/',
+  'rm -rf $HOME/foo/..',
+  'rm -rf ~/x/../',
+  'rm -rf .',
+  'rm -rf ./',
+  'rm -rf ./*',
+  'rm -rf ..',
+  'rm -rf ../',
+  'rm -rf ../..',
+  'rm -rf foo/../..',
+  'rm -rf x/..',
+  'rm -rf .*',
+  'rm -rf /?*',
+  'rm -rf "/"',
+  "'rm' -rf '/'",
+  'sudo rm -rf /',
+  '/bin/rm -rf /',
+  '\\rm -rf /',
+  'bash -c "rm -rf /"',
+  'find . -exec rm -rf / \\;',
+  'echo $(rm -rf /)',
+  'ls && rm -rf ~',
+  'rm -rf {/,x}',
+  "$'\\x72m' -rf /",
+  'rm -rf / "unterminated',
+  'RM -RF /',
+  'rm -rf ~/..',
+  'mkfs.ext4 /dev/sda1',
+  'mkfs -t ext4 /dev/nvme0n1p1',
+  'mkswap /dev/sdb',
+  'wipefs -a /dev/sda',
+  'dd if=/dev/zero of=/dev/sda bs=1M',
+  'sudo dd if=x.img of=/dev/disk2',
+  'cat x > /dev/sda',
+  'shred /dev/sda',
+  ':(){ :|:& };:',
+  'bomb(){ bomb|bomb& };bomb',
+  'function f { f | f & }; f',
+  'kill -9 -1',
+  'kill -- -1',
+  'kill -s KILL -1',
+  'chmod -R 000 /',
+  'chown -R nobody ~',
+  'find / -delete',
+  'find ~ -depth -delete',
+  'rm -rf "$PWD"',
+  'rm -rf ${PWD}/',
+  'rm -rf ~+',
 ];
 
 const NOT_BLOCKED = [
-  'rm -rf ./build', 'rm -rf build', 'rm -rf /tmp/x', 'rm ~/file.txt', 'rm -rf ~/project/build', 'rm -rf ../sibling', 'rm -rf x/../y',
-  'rm -- -x', 'mkfs.ext4 disk.img', 'dd if=/dev/zero of=disk.img', 'dd if=/dev/sda of=backup.img', 'cat x > /dev/null', 'kill -9 1234',
-  'kill -1 1234', 'chmod 644 /etc/x', 'chmod -R u+w ./src', 'find . -name "*.o" -delete', 'find / -name x', 'echo rm -rf /',
-  'rm -rf *', 'rm -rf *.o', 'rm -rf $PWD/build',
+  'rm -rf ./build',
+  'rm -rf build',
+  'rm -rf /tmp/x',
+  'rm ~/file.txt',
+  'rm -rf ~/project/build',
+  'rm -rf ../sibling',
+  'rm -rf x/../y',
+  'rm -- -x',
+  'mkfs.ext4 disk.img',
+  'dd if=/dev/zero of=disk.img',
+  'dd if=/dev/sda of=backup.img',
+  'cat x > /dev/null',
+  'kill -9 1234',
+  'kill -1 1234',
+  'chmod 644 /etc/x',
+  'chmod -R u+w ./src',
+  'find . -name "*.o" -delete',
+  'find / -name x',
+  'echo rm -rf /',
+  'rm -rf *',
+  'rm -rf *.o',
+  'rm -rf $PWD/build',
 ];
 
 describe('built-in rules', () => {
@@ -42,9 +124,9 @@ describe('built-in rules', () => {
   });
 
   it('normalizes rm targets lexically', () => {
-    expect([
-      '/tmp/../..', '//', '$HOME/foo/..', '${HOME}', '~/x/../..', 'a/../..', './', '', '/a/./b/',
-    ].map(normalizeTarget)).toEqual(['/', '/', '~', '~', '~/..', '..', '.', '.', '/a/b']);
+    expect(
+      ['/tmp/../..', '//', '$HOME/foo/..', '${HOME}', '~/x/../..', 'a/../..', './', '', '/a/./b/'].map(normalizeTarget),
+    ).toEqual(['/', '/', '~', '~', '~/..', '..', '.', '.', '/a/b']);
     expect(['/', '/*', '~', '~/', '.', '..', '../..', '/.*', '~/.??*'].every(isProtectedTarget)).toBe(true);
     expect(['/tmp', '~/x', './x', '../x', '/tmp/*', 'x'].some(isProtectedTarget)).toBe(false);
   });

@@ -6,13 +6,41 @@ import { classifyTerminalInput, completedLines } from '../../../machines/permiss
 describe('classifyTerminalInput', () => {
   it.each([
     [{ kind: 'prompt' } as const, 'ls -la\r', { kind: 'command', lines: ['ls -la'] }],
-    [{ kind: 'prompt' } as const, 'ls -l', { kind: 'granted', reason: 'no line is completed yet; the shell runs nothing' }],
-    [{ kind: 'program', name: 'python3' } as const, 'import os\n', { kind: 'interpreter', interpreter: 'python3', lines: ['import os'], alsoCommand: false }],
-    [{ kind: 'program', name: '/usr/bin/python3.12' } as const, 'x\n', { kind: 'interpreter', interpreter: 'python3.12', lines: ['x'], alsoCommand: false }],
-    [{ kind: 'program', name: 'psql' } as const, 'drop table x;\n', { kind: 'interpreter', interpreter: 'psql', lines: ['drop table x;'], alsoCommand: false }],
-    [{ kind: 'program', name: 'bash' } as const, 'rm -rf x\n', { kind: 'interpreter', interpreter: 'bash', lines: ['rm -rf x'], alsoCommand: true }],
-    [{ kind: 'program', name: 'vim' } as const, ':wq\r', { kind: 'granted', reason: 'input to vim is allowed under the grant that started it' }],
-    [{ kind: 'program', name: 'less' } as const, 'q', { kind: 'granted', reason: 'input to less is allowed under the grant that started it' }],
+    [
+      { kind: 'prompt' } as const,
+      'ls -l',
+      { kind: 'granted', reason: 'no line is completed yet; the shell runs nothing' },
+    ],
+    [
+      { kind: 'program', name: 'python3' } as const,
+      'import os\n',
+      { kind: 'interpreter', interpreter: 'python3', lines: ['import os'], alsoCommand: false },
+    ],
+    [
+      { kind: 'program', name: '/usr/bin/python3.12' } as const,
+      'x\n',
+      { kind: 'interpreter', interpreter: 'python3.12', lines: ['x'], alsoCommand: false },
+    ],
+    [
+      { kind: 'program', name: 'psql' } as const,
+      'drop table x;\n',
+      { kind: 'interpreter', interpreter: 'psql', lines: ['drop table x;'], alsoCommand: false },
+    ],
+    [
+      { kind: 'program', name: 'bash' } as const,
+      'rm -rf x\n',
+      { kind: 'interpreter', interpreter: 'bash', lines: ['rm -rf x'], alsoCommand: true },
+    ],
+    [
+      { kind: 'program', name: 'vim' } as const,
+      ':wq\r',
+      { kind: 'granted', reason: 'input to vim is allowed under the grant that started it' },
+    ],
+    [
+      { kind: 'program', name: 'less' } as const,
+      'q',
+      { kind: 'granted', reason: 'input to less is allowed under the grant that started it' },
+    ],
   ])('%j + %j', (fg, data, expected) => {
     expect(classifyTerminalInput(fg, data)).toEqual(expected);
   });

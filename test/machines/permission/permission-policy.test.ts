@@ -9,32 +9,64 @@ import type { PolicyInput } from '../../../schemas/policy.ts';
 import { decideTerminal, merged } from '../../support/permission-fixtures.ts';
 
 type Level = Exclude<DecisionLevel, 'input' | 'always_ask'>;
-const ORDER: Level[] = ['builtin', 'invalid_pattern', 'unsafe_shell', 'deny_rule', 'confirm_rule', 'allow_rule', 'tool_default', 'global_default'];
+const ORDER: Level[] = [
+  'builtin',
+  'invalid_pattern',
+  'unsafe_shell',
+  'deny_rule',
+  'confirm_rule',
+  'allow_rule',
+  'tool_default',
+  'global_default',
+];
 
 /** What each level adds to the input and to the policy, so any two can be combined. */
 type Rules = Array<{ pattern: string }>;
-type Draft = { default?: string; tools: { terminal: { default?: string; always_allow: Rules; always_deny: Rules; always_confirm: Rules } } };
+type Draft = {
+  default?: string;
+  tools: { terminal: { default?: string; always_allow: Rules; always_deny: Rules; always_confirm: Rules } };
+};
 const PART: Record<Level, { command?: string; policy: (p: Draft) => void }> = {
   builtin: { command: 'rm -rf /', policy: () => {} },
   invalid_pattern: { policy: (p) => p.tools.terminal.always_confirm!.push({ pattern: 'unclosed(' }) },
   unsafe_shell: { command: 'echo $HOME', policy: () => {} },
   deny_rule: { command: 'danger now', policy: (p) => p.tools.terminal.always_deny!.push({ pattern: '^danger\\b' }) },
   confirm_rule: { command: 'ask now', policy: (p) => p.tools.terminal.always_confirm!.push({ pattern: '^ask\\b' }) },
-  allow_rule: { command: 'safe now', policy: (p) => p.tools.terminal.always_allow!.push({ pattern: '^(safe|ask|danger|echo|other)\\b' }) },
-  tool_default: { policy: (p) => { p.tools.terminal.default = 'confirm'; } },
-  global_default: { policy: (p) => { p.default = 'deny'; } },
+  allow_rule: {
+    command: 'safe now',
+    policy: (p) => p.tools.terminal.always_allow!.push({ pattern: '^(safe|ask|danger|echo|other)\\b' }),
+  },
+  tool_default: {
+    policy: (p) => {
+      p.tools.terminal.default = 'confirm';
+    },
+  },
+  global_default: {
+    policy: (p) => {
+      p.default = 'deny';
+    },
+  },
 };
 
 const OUTCOME: Record<Level, string> = {
-  builtin: 'deny', invalid_pattern: 'deny', unsafe_shell: 'deny', deny_rule: 'deny', confirm_rule: 'confirm', allow_rule: 'allow',
-  tool_default: 'confirm', global_default: 'deny',
+  builtin: 'deny',
+  invalid_pattern: 'deny',
+  unsafe_shell: 'deny',
+  deny_rule: 'deny',
+  confirm_rule: 'confirm',
+  allow_rule: 'allow',
+  tool_default: 'confirm',
+  global_default: 'deny',
 };
 
 function build(levels: Level[]) {
   const policy: Draft = { tools: { terminal: { always_allow: [], always_deny: [], always_confirm: [] } } };
   for (const l of levels) PART[l].policy(policy);
   const commands = levels.map((l) => PART[l].command).filter((c): c is string => !!c);
-  return { policy: merged(JSON.parse(JSON.stringify(policy)) as PolicyInput), input: commands.length ? commands.join('; ') : 'other' };
+  return {
+    policy: merged(JSON.parse(JSON.stringify(policy)) as PolicyInput),
+    input: commands.length ? commands.join('; ') : 'other',
+  };
 }
 
 const pairs: Array<[Level, Level]> = [];
@@ -65,17 +97,30 @@ describe('Zed edge cases', () => {
     expect((await decideTerminal(toolAllow, 'echo $(id)')).outcome).toBe('allow');
   });
 
-  it('a global allow does not bypass deny or confirm rules; a tool confirm default overrides a global allow', async () => {
-    const p = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }], always_confirm: [{ pattern: '^git\\s+push' }] } } });
-    expect((await decideTerminal(p, 'rm x')).outcome).toBe('deny');
-    expect((await decideTerminal(p, 'git push')).outcome).toBe('confirm');
-    expect((await decideTerminal(p, 'ls')).outcome).toBe('allow');
-    const q = merged({ default: 'allow', tools: { terminal: { default: 'confirm' } } });
-    expect((await decideTerminal(q, 'ls')).level).toBe('tool_default');
-  });
+  it(
+    'a global allow does not bypass deny or confirm ' + 'rules; a tool confirm default overrides a global allow',
+    async () => {
+      const p = merged({
+        default: 'allow',
+        tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }], always_confirm: [{ pattern: '^git\\s+push' }] } },
+      });
+      expect((await decideTerminal(p, 'rm x')).outcome).toBe('deny');
+      expect((await decideTerminal(p, 'git push')).outcome).toBe('confirm');
+      expect((await decideTerminal(p, 'ls')).outcome).toBe('allow');
+      const q = merged({ default: 'allow', tools: { terminal: { default: 'confirm' } } });
+      expect((await decideTerminal(q, 'ls')).level).toBe('tool_default');
+    },
+  );
 
   it('is case-insensitive unless case_sensitive, and honours a leading (?i)/(?-i)', async () => {
-    const p = merged({ tools: { terminal: { always_deny: [{ pattern: '^git\\s+PUSH', case_sensitive: true }, { pattern: '(?-i)^Make\\b' }], always_allow: [{ pattern: '^GIT\\b' }, { pattern: '^make\\b' }] } } });
+    const p = merged({
+      tools: {
+        terminal: {
+          always_deny: [{ pattern: '^git\\s+PUSH', case_sensitive: true }, { pattern: '(?-i)^Make\\b' }],
+          always_allow: [{ pattern: '^GIT\\b' }, { pattern: '^make\\b' }],
+        },
+      },
+    });
     expect((await decideTerminal(p, 'git push')).outcome).toBe('allow');
     expect((await decideTerminal(p, 'git PUSH')).outcome).toBe('deny');
     expect((await decideTerminal(p, 'make all')).outcome).toBe('allow');
@@ -83,10 +128,17 @@ describe('Zed edge cases', () => {
   });
 
   it('names every pattern that does not compile', async () => {
-    const p = merged({ tools: { terminal: { always_allow: [{ pattern: '[' }, { pattern: '^ok' }, { pattern: '(?<x' }] } } });
+    const p = merged({
+      tools: { terminal: { always_allow: [{ pattern: '[' }, { pattern: '^ok' }, { pattern: '(?<x' }] } },
+    });
     const d = await decideTerminal(p, 'ok');
     expect(d.outcome).toBe('deny');
-    expect(d.reason).toMatch(/^The terminal tool cannot run because 2 regex patterns failed to compile: "\[" \(.*\), "\(\?<x" \(.*\)\. Please fix/);
+    expect(d.reason).toMatch(
+      new RegExp(
+        '^The terminal tool cannot run because 2 regex patterns failed to compile: ' +
+          /"\[" \(.*\), "\(\?<x" \(.*\)\. Please fix/.source,
+      ),
+    );
     // Other tools are unaffected by the terminal's bad patterns.
     expect(decide({ tool: 'spawn_agent', input: 'x' }, p).level).toBe('global_default');
   });
@@ -94,7 +146,12 @@ describe('Zed edge cases', () => {
   it('requires every sub-command to match an allow rule and reports the rule', async () => {
     const p = merged({ tools: { terminal: { always_allow: [{ pattern: '^ls\\b' }, { pattern: '^pwd$' }] } } });
     const one = await decideTerminal(p, 'ls -la');
-    expect(one).toMatchObject({ outcome: 'allow', level: 'allow_rule', rule: { list: 'always_allow', pattern: '^ls\\b', matched: 'ls -la' }, subCommands: ['ls -la'] });
+    expect(one).toMatchObject({
+      outcome: 'allow',
+      level: 'allow_rule',
+      rule: { list: 'always_allow', pattern: '^ls\\b', matched: 'ls -la' },
+      subCommands: ['ls -la'],
+    });
     const both = await decideTerminal(p, 'ls && pwd');
     expect(both).toMatchObject({ outcome: 'allow', subCommands: ['ls', 'pwd'] });
     const notAll = await decideTerminal(p, 'ls && whoami');
@@ -107,7 +164,9 @@ describe('Zed edge cases', () => {
     expect((await decideTerminal(p, 'cargo -q')).patterns).toEqual(['^cargo\\b']);
     expect((await decideTerminal(p, './run.sh x')).patterns).toEqual([]);
     expect((await decideTerminal(p, 'PAGER=cat git log')).patterns).toEqual(['^(PAGER=cat\\s+)?git\\s+log(\\s|$)']);
-    const learned = merged({ tools: { terminal: { always_allow: [{ pattern: '^(PAGER=cat\\s+)?git\\s+log(\\s|$)' }] } } });
+    const learned = merged({
+      tools: { terminal: { always_allow: [{ pattern: '^(PAGER=cat\\s+)?git\\s+log(\\s|$)' }] } },
+    });
     expect((await decideTerminal(learned, 'PAGER=cat git log -3')).outcome).toBe('allow');
   });
 });
@@ -127,19 +186,31 @@ describe('bad inputs', () => {
   });
 
   it('denies an unknown tool, and a terminal request that was not split', () => {
-    expect(decide({ tool: 'fetch' as never, input: 'x' }, p)).toMatchObject({ outcome: 'deny', level: 'input', reason: "Unknown tool 'fetch'; the gated tools are terminal, terminal_input, read_file, edit_file, write_file, spawn_agent." });
+    expect(decide({ tool: 'fetch' as never, input: 'x' }, p)).toMatchObject({
+      outcome: 'deny',
+      level: 'input',
+      reason:
+        "Unknown tool 'fetch'; the gated tools are terminal, " +
+        'terminal_input, read_file, edit_file, write_file, spawn_agent.',
+    });
     expect(decide({ tool: 'terminal', input: 'ls' }, p)).toMatchObject({ outcome: 'deny', level: 'unsafe_shell' });
   });
 
   it('denies a command that does not parse, naming the error', async () => {
-    const d = await decideTerminal(merged({ tools: { terminal: { always_allow: [{ pattern: '.*' }] } } }), 'ls "unterminated');
+    const d = await decideTerminal(
+      merged({ tools: { terminal: { always_allow: [{ pattern: '.*' }] } } }),
+      'ls "unterminated',
+    );
     expect(d.level).toBe('unsafe_shell');
     expect(d.reason).toMatch(/could not be parsed \(syntax error at line 1/);
   });
 });
 
 describe('file tools', () => {
-  const facts: PathFacts = { roots: ['/ws'], sensitive: ['/ws/.skein/policy.json', '/home/u/.config/skein/policy.json'] };
+  const facts: PathFacts = {
+    roots: ['/ws'],
+    sensitive: ['/ws/.skein/policy.json', '/home/u/.config/skein/policy.json'],
+  };
   const p = merged({
     tools: {
       edit_file: {
@@ -171,19 +242,32 @@ describe('file tools', () => {
   });
 
   it('checks the raw and the normalized path and keeps the most restrictive', () => {
-    const raw = merged({ tools: { read_file: { always_deny: [{ pattern: '\\.\\./' }], always_allow: [{ pattern: '.*' }] } } });
-    expect(decide({ tool: 'read_file', input: 'src/../x.ts', path: facts }, raw)).toMatchObject({ outcome: 'deny', subCommands: ['x.ts', 'src/../x.ts'] });
+    const raw = merged({
+      tools: { read_file: { always_deny: [{ pattern: '\\.\\./' }], always_allow: [{ pattern: '.*' }] } },
+    });
+    expect(decide({ tool: 'read_file', input: 'src/../x.ts', path: facts }, raw)).toMatchObject({
+      outcome: 'deny',
+      subCommands: ['x.ts', 'src/../x.ts'],
+    });
   });
 
   it('offers only Yes/No scope and no patterns for always-ask paths; ^dir/ patterns otherwise', () => {
-    expect(decide({ tool: 'edit_file', input: '.git/config', path: facts }, p)).toMatchObject({ scope: 'sensitive', reason: '`.git/config` is inside a protected directory (.git or .skein)' });
+    expect(decide({ tool: 'edit_file', input: '.git/config', path: facts }, p)).toMatchObject({
+      scope: 'sensitive',
+      reason: '`.git/config` is inside a protected directory (.git or .skein)',
+    });
     expect(decide({ tool: 'edit_file', input: 'lib/util/x.ts', path: facts }, p).patterns).toEqual(['^lib/util/']);
     expect(decide({ tool: 'edit_file', input: 'README.md', path: facts }, p).patterns).toEqual([]);
   });
 
   it('a symlink that resolves outside always asks, even when allowed', () => {
     const d = decide({ tool: 'edit_file', input: 'src/link', path: { ...facts, resolved: '/etc/shadow' } }, p);
-    expect(d).toMatchObject({ outcome: 'confirm', level: 'always_ask', scope: 'symlink', reason: '`src/link` points outside the project (symlink to `/etc/shadow`)' });
+    expect(d).toMatchObject({
+      outcome: 'confirm',
+      level: 'always_ask',
+      scope: 'symlink',
+      reason: '`src/link` points outside the project (symlink to `/etc/shadow`)',
+    });
   });
 
   it('a deny default still denies sensitive paths that no rule allows', () => {

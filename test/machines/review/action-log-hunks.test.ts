@@ -24,7 +24,11 @@ describe('action-log hunks', () => {
       '@@ -1,5 +1,5 @@',
       ' one',
     ]);
-    expect(unifiedDiff('/w/n.txt', null, 'x\n').split('\n').slice(0, 3)).toEqual(['--- /dev/null', '+++ b/w/n.txt', '@@ -0,0 +1,1 @@']);
+    expect(unifiedDiff('/w/n.txt', null, 'x\n').split('\n').slice(0, 3)).toEqual([
+      '--- /dev/null',
+      '+++ b/w/n.txt',
+      '@@ -0,0 +1,1 @@',
+    ]);
     expect(unifiedDiff('/w/a.txt', base, base)).toBe('');
   });
 
@@ -65,16 +69,20 @@ describe('action-log hunks', () => {
 
   it(`reverse of any subset of hunks undoes exactly those (seed ${seed})`, () => {
     fc.assert(
-      fc.property(editedPairArb, fc.array(fc.boolean(), { minLength: 10, maxLength: 10 }), ({ base, current }, pick) => {
-        const hunks = computeHunks('/w/f.txt', base, current);
-        const chosen = hunks.filter((_, i) => pick[i % pick.length]);
-        const partial = applyHunks(current, chosen, 'reverse');
-        expect(partial.failed).toEqual([]);
-        // Undoing the rest as well reaches base; re-applying the chosen ones gives current back.
-        const others = hunks.filter((h) => !chosen.includes(h));
-        expect(applyHunks(partial.text, others, 'reverse').text).toBe(base);
-        expect(applyHunks(partial.text, chosen, 'forward').text).toBe(current);
-      }),
+      fc.property(
+        editedPairArb,
+        fc.array(fc.boolean(), { minLength: 10, maxLength: 10 }),
+        ({ base, current }, pick) => {
+          const hunks = computeHunks('/w/f.txt', base, current);
+          const chosen = hunks.filter((_, i) => pick[i % pick.length]);
+          const partial = applyHunks(current, chosen, 'reverse');
+          expect(partial.failed).toEqual([]);
+          // Undoing the rest as well reaches base; re-applying the chosen ones gives current back.
+          const others = hunks.filter((h) => !chosen.includes(h));
+          expect(applyHunks(partial.text, others, 'reverse').text).toBe(base);
+          expect(applyHunks(partial.text, chosen, 'forward').text).toBe(current);
+        },
+      ),
       { seed, numRuns: 200 },
     );
   });

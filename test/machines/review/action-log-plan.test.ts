@@ -82,7 +82,7 @@ describe('action-log planning: record and linked logs', () => {
 });
 
 describe('action-log planning: accept', () => {
-  it('accept-all at the root empties the root log and the descendants\' logs', () => {
+  it("accept-all at the root empties the root log and the descendants' logs", () => {
     const w = new PlanWorld();
     w.chain('root', 'mid', 'leaf');
     w.disk['/w/a.txt'] = 'a\n';
@@ -143,37 +143,41 @@ describe('action-log planning: reject and undo', () => {
     return w;
   }
 
-  it('reject-all at the root restores base everywhere, reflects in every log, and undo brings the agents\' versions back', () => {
-    const w = scenario();
-    const agentVersion = { ...w.disk };
-    const plan = w.reject('root');
-    expect(plan.reply).toEqual({
-      restored: ['/w/mod.txt', '/w/del.txt'],
-      deleted: ['/w/new.txt'],
-      kept: [],
-      conflicts: [],
-      undoAvailable: true,
-    });
-    expect(w.disk).toEqual({ '/w/mod.txt': TEN, '/w/del.txt': 'keep me\n', '/w/new.txt': null });
-    expect(plan.facts.map((f) => [f.type, f.agentId])).toEqual([
-      ['review.rejected', 'root'],
-      ['action-log.files.updated', 'mid'],
-      ['action-log.files.updated', 'leaf'],
-    ]);
-    for (const id of ['root', 'mid', 'leaf']) expect(w.summary(id)).toEqual({});
+  it(
+    'reject-all at the root restores base everywhere, reflects ' +
+      "in every log, and undo brings the agents' versions back",
+    () => {
+      const w = scenario();
+      const agentVersion = { ...w.disk };
+      const plan = w.reject('root');
+      expect(plan.reply).toEqual({
+        restored: ['/w/mod.txt', '/w/del.txt'],
+        deleted: ['/w/new.txt'],
+        kept: [],
+        conflicts: [],
+        undoAvailable: true,
+      });
+      expect(w.disk).toEqual({ '/w/mod.txt': TEN, '/w/del.txt': 'keep me\n', '/w/new.txt': null });
+      expect(plan.facts.map((f) => [f.type, f.agentId])).toEqual([
+        ['review.rejected', 'root'],
+        ['action-log.files.updated', 'mid'],
+        ['action-log.files.updated', 'leaf'],
+      ]);
+      for (const id of ['root', 'mid', 'leaf']) expect(w.summary(id)).toEqual({});
 
-    const undo = w.undoReject('root');
-    expect(undo.reply).toEqual({
-      reapplied: ['/w/mod.txt', '/w/del.txt'],
-      conflicts: [],
-      notRestorable: [{ path: '/w/new.txt', reason: expect.stringContaining('undo does not re-create files') }],
-    });
-    expect(w.disk).toEqual({ ...agentVersion, '/w/new.txt': null });
-    expect(w.summary('root')).toEqual({ '/w/mod.txt': 'modified by leaf,mid', '/w/del.txt': 'deleted by mid' });
-    expect(w.summary('leaf')).toEqual({ '/w/mod.txt': 'modified by leaf' });
-    expect(w.view('root').lastReject).toBeNull();
-    expect(() => w.undoReject('root')).toThrow(InvalidStateError);
-  });
+      const undo = w.undoReject('root');
+      expect(undo.reply).toEqual({
+        reapplied: ['/w/mod.txt', '/w/del.txt'],
+        conflicts: [],
+        notRestorable: [{ path: '/w/new.txt', reason: expect.stringContaining('undo does not re-create files') }],
+      });
+      expect(w.disk).toEqual({ ...agentVersion, '/w/new.txt': null });
+      expect(w.summary('root')).toEqual({ '/w/mod.txt': 'modified by leaf,mid', '/w/del.txt': 'deleted by mid' });
+      expect(w.summary('leaf')).toEqual({ '/w/mod.txt': 'modified by leaf' });
+      expect(w.view('root').lastReject).toBeNull();
+      expect(() => w.undoReject('root')).toThrow(InvalidStateError);
+    },
+  );
 
   it("reject at the middle agent reverts its subtree's hunks and the root log follows", () => {
     const w = new PlanWorld();
@@ -194,7 +198,8 @@ describe('action-log planning: reject and undo', () => {
     w.disk['/w/f.txt'] = TEN;
     w.write('a', '/w/f.txt', TEN.replace('l1\n', 'A\n'));
     w.write('b', '/w/f.txt', w.disk['/w/f.txt']!.replace('l12\n', 'B\n'));
-    const plus = (id: string) => w.list(id).flatMap((f) => f.hunks.flatMap((h) => h.lines.filter((l) => l.startsWith('+'))));
+    const plus = (id: string) =>
+      w.list(id).flatMap((f) => f.hunks.flatMap((h) => h.lines.filter((l) => l.startsWith('+'))));
     expect([plus('root'), plus('a'), plus('b')]).toEqual([['+A', '+B'], ['+A'], ['+B']]);
     expect(w.summary('root')).toEqual({ '/w/f.txt': 'modified by a,b' });
     const plan = w.reject('a');
@@ -217,8 +222,16 @@ describe('action-log planning: reject and undo', () => {
     expect(plan.reply).toEqual({
       reapplied: [],
       conflicts: [
-        { path: '/w/a.txt', hunkIds: [expect.any(String)], reason: expect.stringContaining('changed on disk after the reject') },
-        { path: '/w/d.txt', hunkIds: [], reason: expect.stringContaining('changed on disk after the reject restored it') },
+        {
+          path: '/w/a.txt',
+          hunkIds: [expect.any(String)],
+          reason: expect.stringContaining('changed on disk after the reject'),
+        },
+        {
+          path: '/w/d.txt',
+          hunkIds: [],
+          reason: expect.stringContaining('changed on disk after the reject restored it'),
+        },
       ],
       notRestorable: [],
     });
@@ -247,7 +260,9 @@ describe('action-log planning: reject and undo', () => {
     const [h1, h2] = w.list('root')[0]!.hunks;
     w.disk['/w/a.txt'] = w.disk['/w/a.txt']!.replace('l2\n', 'USER\n'); // touches h1's context
     const plan = w.reject('root');
-    expect(plan.reply.conflicts).toEqual([{ path: '/w/a.txt', hunkIds: [h1!.id], reason: expect.stringContaining('changed on disk') }]);
+    expect(plan.reply.conflicts).toEqual([
+      { path: '/w/a.txt', hunkIds: [h1!.id], reason: expect.stringContaining('changed on disk') },
+    ]);
     expect(w.disk['/w/a.txt']).toBe(TEN.replace('l1\n', 'ONE\n').replace('l2\n', 'USER\n'));
     expect(w.list('root')[0]!.hunks.map((h) => h.id)).toEqual([h1!.id]);
     expect(h2).toBeDefined();
@@ -266,7 +281,9 @@ describe('action-log planning: reject and undo', () => {
       restored: [],
       deleted: [],
       kept: [{ path: '/w/new.txt', reason: expect.stringContaining('kept to avoid losing') }],
-      conflicts: [{ path: '/w/del.txt', hunkIds: [expect.any(String)], reason: expect.stringContaining('exists on disk again') }],
+      conflicts: [
+        { path: '/w/del.txt', hunkIds: [expect.any(String)], reason: expect.stringContaining('exists on disk again') },
+      ],
       undoAvailable: false,
     });
     expect(plan.writes).toEqual([]);
@@ -277,8 +294,12 @@ describe('action-log planning: reject and undo', () => {
     const w = scenario();
     const before = { ...w.disk };
     expect(() => w.reject('root', { paths: ['/w/nope.txt'] })).toThrow(NotFoundError);
-    expect(() => w.reject('root', { paths: ['/w/nope.txt'] })).toThrow("No change to '/w/nope.txt' in the action log of agent 'root'");
-    expect(() => w.accept('root', { hunkIds: ['hdeadbeef'] })).toThrow("Hunk id 'hdeadbeef' is not in the action log of agent 'root'");
+    expect(() => w.reject('root', { paths: ['/w/nope.txt'] })).toThrow(
+      "No change to '/w/nope.txt' in the action log of agent 'root'",
+    );
+    expect(() => w.accept('root', { hunkIds: ['hdeadbeef'] })).toThrow(
+      "Hunk id 'hdeadbeef' is not in the action log of agent 'root'",
+    );
     expect(() => w.reject('leaf', { paths: ['/w/del.txt'] })).toThrow(NotFoundError);
     expect(w.disk).toEqual(before);
   });
@@ -302,30 +323,41 @@ describe('action-log planning: reject and undo', () => {
     );
   });
 
-  it(`for random edit sequences by agents of a 3-level tree, reject-all at the root restores base and undo restores every agent version, siblings included (seed ${seed})`, () => {
-    const editsArb = fc.array(fc.record({ who: fc.constantFrom('root', 'mid', 'leaf', 'sib'), file: fc.constantFrom('/w/f.txt', '/w/g.txt'), pair: editedPairArb }), {
-      minLength: 1,
-      maxLength: 5,
-    });
-    fc.assert(
-      fc.property(editedPairArb, editsArb, ({ base }, edits) => {
-        const w = new PlanWorld();
-        w.chain('root', 'mid', 'leaf');
-        w.chain('root', 'sib');
-        w.disk['/w/f.txt'] = base;
-        for (const e of edits) w.write(e.who, e.file, e.pair.current);
-        const final = { ...w.disk };
-        const reply = w.reject('root').reply;
-        expect(reply.conflicts).toEqual([]);
-        expect(w.disk['/w/f.txt']).toBe(base);
-        expect(w.disk['/w/g.txt'] ?? null).toBeNull();
-        for (const id of ['root', 'mid', 'leaf', 'sib']) expect(w.summary(id)).toEqual({});
-        if (!reply.undoAvailable) return;
-        const undo = w.undoReject('root').reply;
-        expect(undo.conflicts).toEqual([]);
-        expect(w.disk['/w/f.txt']).toBe(final['/w/f.txt']);
-      }),
-      { seed, numRuns: 150 },
-    );
-  });
+  it(
+    `for random edit sequences by agents of a 3-level tree, reject-all at the root ` +
+      `restores base and undo restores every agent version, siblings included (seed ${seed})`,
+    () => {
+      const editsArb = fc.array(
+        fc.record({
+          who: fc.constantFrom('root', 'mid', 'leaf', 'sib'),
+          file: fc.constantFrom('/w/f.txt', '/w/g.txt'),
+          pair: editedPairArb,
+        }),
+        {
+          minLength: 1,
+          maxLength: 5,
+        },
+      );
+      fc.assert(
+        fc.property(editedPairArb, editsArb, ({ base }, edits) => {
+          const w = new PlanWorld();
+          w.chain('root', 'mid', 'leaf');
+          w.chain('root', 'sib');
+          w.disk['/w/f.txt'] = base;
+          for (const e of edits) w.write(e.who, e.file, e.pair.current);
+          const final = { ...w.disk };
+          const reply = w.reject('root').reply;
+          expect(reply.conflicts).toEqual([]);
+          expect(w.disk['/w/f.txt']).toBe(base);
+          expect(w.disk['/w/g.txt'] ?? null).toBeNull();
+          for (const id of ['root', 'mid', 'leaf', 'sib']) expect(w.summary(id)).toEqual({});
+          if (!reply.undoAvailable) return;
+          const undo = w.undoReject('root').reply;
+          expect(undo.conflicts).toEqual([]);
+          expect(w.disk['/w/f.txt']).toBe(final['/w/f.txt']);
+        }),
+        { seed, numRuns: 150 },
+      );
+    },
+  );
 });

@@ -1,5 +1,10 @@
 import { initialTransition, transition } from 'xstate';
-import { actionLogAggregate, actionLogAggregateDef, emptyActionLog, foldActionLog } from '../../../machines/review/action-log.ts';
+import {
+  actionLogAggregate,
+  actionLogAggregateDef,
+  emptyActionLog,
+  foldActionLog,
+} from '../../../machines/review/action-log.ts';
 import type { EventDef } from '../../../schemas/message.ts';
 import { reviewEvents } from '../../../schemas/review.ts';
 import { PlanWorld } from '../../support/action-log-world.ts';
@@ -43,10 +48,15 @@ describe('action-log aggregate', () => {
   it('starts empty, keeps the last reject-all for undo, and ignores other facts', () => {
     expect(replay([]).context).toEqual(emptyActionLog());
     const undo = { files: [{ path: '/w/x', beforeHash: null, afterHash: null, createdDeleted: true }], entries: {} };
-    const rejected = { type: 'review.rejected', data: { agentId: 'a', files: [], restored: [], deleted: ['/w/x'], kept: [], conflicts: [], undo } };
+    const rejected = {
+      type: 'review.rejected',
+      data: { agentId: 'a', files: [], restored: [], deleted: ['/w/x'], kept: [], conflicts: [], undo },
+    };
     const snap = replay([rejected, { type: 'terminal.opened', data: {} }]);
     expect(snap.context).toEqual({ agentId: 'a', files: {}, lastReject: undo, facts: 1 });
-    expect(foldActionLog(snap.context, { type: 'review.reject-undone', data: { agentId: 'a', files: [] } }).lastReject).toBeNull();
+    expect(
+      foldActionLog(snap.context, { type: 'review.reject-undone', data: { agentId: 'a', files: [] } }).lastReject,
+    ).toBeNull();
     expect(actionLogAggregateDef.aggregate).toBe('action-log');
   });
 });

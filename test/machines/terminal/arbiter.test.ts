@@ -1,5 +1,14 @@
 import { initialTransition, transition } from 'xstate';
-import { createArbiter, position, release, releaseTerminal, request, resourceAggregate, unknownResources, type ArbiterRequest } from '../../../machines/terminal/arbiter.ts';
+import {
+  createArbiter,
+  position,
+  release,
+  releaseTerminal,
+  request,
+  resourceAggregate,
+  unknownResources,
+  type ArbiterRequest,
+} from '../../../machines/terminal/arbiter.ts';
 
 const req = (key: string, resources: string[], priority = 0, at = 0): ArbiterRequest => ({
   key,
@@ -83,10 +92,21 @@ describe('arbiter', () => {
 describe('resourceAggregate', () => {
   it('folds acquired/released into holder and totals', () => {
     let [s] = initialTransition(resourceAggregate);
-    [s] = transition(resourceAggregate, s, { type: 'resource.acquired', data: { resource: 'gpu', agentId: 'a', terminalId: 't', commandId: 'c-1', waitMs: 30 } });
+    [s] = transition(resourceAggregate, s, {
+      type: 'resource.acquired',
+      data: { resource: 'gpu', agentId: 'a', terminalId: 't', commandId: 'c-1', waitMs: 30 },
+    });
     expect(s.value).toBe('held');
-    expect(s.context).toEqual({ resource: 'gpu', holder: { agentId: 'a', terminalId: 't', commandId: 'c-1' }, acquisitions: 1, totalWaitMs: 30 });
-    [s] = transition(resourceAggregate, s, { type: 'resource.released', data: { resource: 'gpu', agentId: 'a', terminalId: 't', commandId: 'c-1', heldMs: 5, reason: 'finished' } });
+    expect(s.context).toEqual({
+      resource: 'gpu',
+      holder: { agentId: 'a', terminalId: 't', commandId: 'c-1' },
+      acquisitions: 1,
+      totalWaitMs: 30,
+    });
+    [s] = transition(resourceAggregate, s, {
+      type: 'resource.released',
+      data: { resource: 'gpu', agentId: 'a', terminalId: 't', commandId: 'c-1', heldMs: 5, reason: 'finished' },
+    });
     expect(s.value).toBe('free');
     expect(s.context.holder).toBeNull();
   });

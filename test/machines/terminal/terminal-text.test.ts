@@ -18,11 +18,19 @@ describe('plainText', () => {
 
   it(`never leaves an ESC or a C0 control other than \\n and \\t (seed ${seed})`, () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.string(), fc.constantFrom('\x1b[31m', '\x1b]0;t\x07', '\r', '\r\n', '\x1b', '\x07', '\b', '\x1b[?1049h'))), (parts) => {
-        const out = plainText(parts.join(''));
-        // eslint-disable-next-line no-control-regex
-        expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.string(),
+            fc.constantFrom('\x1b[31m', '\x1b]0;t\x07', '\r', '\r\n', '\x1b', '\x07', '\b', '\x1b[?1049h'),
+          ),
+        ),
+        (parts) => {
+          const out = plainText(parts.join(''));
+          // eslint-disable-next-line no-control-regex
+          expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
+        },
+      ),
       { seed },
     );
   });
@@ -41,17 +49,23 @@ describe('headTail', () => {
     expect(t.text.endsWith('line 999')).toBe(true);
     expect(t.text).toMatch(/\[… \d+ bytes omitted; page it with terminal\.read \{"cursor": 0\} …\]/);
     expect(utf8Length(t.text)).toBeLessThan(1200);
-    expect(t.omittedBytes).toBe(utf8Length(lines) - utf8Length(t.text) + utf8Length(t.text.match(/\n\[…[^\]]*\]\n/)![0]));
+    expect(t.omittedBytes).toBe(
+      utf8Length(lines) - utf8Length(t.text) + utf8Length(t.text.match(/\n\[…[^\]]*\]\n/)![0]),
+    );
   });
 
   it(`stays within budget plus the marker and never splits a character (seed ${seed})`, () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', maxLength: 3000 }), fc.integer({ min: 256, max: 2000 }), (text, max) => {
-        const t = headTail(text, max);
-        expect(t.text).not.toContain('\uFFFD');
-        if (!t.truncated) expect(t.text).toBe(text);
-        else expect(utf8Length(t.text)).toBeLessThanOrEqual(max + 80);
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 3000 }),
+        fc.integer({ min: 256, max: 2000 }),
+        (text, max) => {
+          const t = headTail(text, max);
+          expect(t.text).not.toContain('\uFFFD');
+          if (!t.truncated) expect(t.text).toBe(text);
+          else expect(utf8Length(t.text)).toBeLessThanOrEqual(max + 80);
+        },
+      ),
       { seed },
     );
   });

@@ -8,11 +8,37 @@ function fold(facts: F[]) {
   return snap;
 }
 
-const opened: F = { type: 'terminal.opened', data: { terminalId: 't-1', agentId: 'a1', pid: 42, tty: '/dev/pts/3', cwd: '/w', cols: 80, rows: 24, shell: '/bin/bash', sandbox: false } };
-const started = (id: string, command: string): F => ({ type: 'terminal.command.started', data: { terminalId: 't-1', commandId: id, command, cwd: '/w', startedAt: '2026-01-01T00:00:00.000Z', cursor: 0 } });
+const opened: F = {
+  type: 'terminal.opened',
+  data: {
+    terminalId: 't-1',
+    agentId: 'a1',
+    pid: 42,
+    tty: '/dev/pts/3',
+    cwd: '/w',
+    cols: 80,
+    rows: 24,
+    shell: '/bin/bash',
+    sandbox: false,
+  },
+};
+const started = (id: string, command: string): F => ({
+  type: 'terminal.command.started',
+  data: { terminalId: 't-1', commandId: id, command, cwd: '/w', startedAt: '2026-01-01T00:00:00.000Z', cursor: 0 },
+});
 const finished = (id: string, exitCode: number, cwd = '/w', timedOut = false): F => ({
   type: 'terminal.command.finished',
-  data: { terminalId: 't-1', commandId: id, exitCode, signal: null, durationMs: 5, cwd, timedOut, outputBytes: 3, cursor: 10 },
+  data: {
+    terminalId: 't-1',
+    commandId: id,
+    exitCode,
+    signal: null,
+    durationMs: 5,
+    cwd,
+    timedOut,
+    outputBytes: 3,
+    cursor: 10,
+  },
 });
 
 describe('terminalAggregate', () => {
@@ -22,11 +48,24 @@ describe('terminalAggregate', () => {
     expect(initial.context.terminalId).toBeNull();
     const s = fold([opened]);
     expect(s.value).toBe('idle');
-    expect(s.context).toMatchObject({ terminalId: 't-1', agentId: 'a1', pid: 42, cwd: '/w', cols: 80, rows: 24, running: null, queue: [] });
+    expect(s.context).toMatchObject({
+      terminalId: 't-1',
+      agentId: 'a1',
+      pid: 42,
+      cwd: '/w',
+      cols: 80,
+      rows: 24,
+      running: null,
+      queue: [],
+    });
   });
 
   it('shows a queue from facts, goes busy on start and back to idle with the new cwd and counters', () => {
-    const s1 = fold([opened, started('c-1', 'sleep 1'), { type: 'terminal.command.queued', data: { terminalId: 't-1', commandId: 'c-2', command: 'ls', position: 1 } }]);
+    const s1 = fold([
+      opened,
+      started('c-1', 'sleep 1'),
+      { type: 'terminal.command.queued', data: { terminalId: 't-1', commandId: 'c-2', command: 'ls', position: 1 } },
+    ]);
     expect(s1.value).toBe('busy');
     expect(s1.context.running).toEqual({ commandId: 'c-1', command: 'sleep 1', startedAt: '2026-01-01T00:00:00.000Z' });
     expect(s1.context.queue).toEqual([{ commandId: 'c-2', command: 'ls' }]);
@@ -42,9 +81,22 @@ describe('terminalAggregate', () => {
     expect(s2.context.queue).toEqual([]);
     expect(s2.context.awaitingInput).toBe('Password:');
     expect(s2.context.cwd).toBe('/tmp');
-    const s3 = fold([opened, started('c-1', 'x'), finished('c-1', 0), started('c-2', 'y'), finished('c-2', 130, '/w', true)]);
+    const s3 = fold([
+      opened,
+      started('c-1', 'x'),
+      finished('c-1', 0),
+      started('c-2', 'y'),
+      finished('c-2', 130, '/w', true),
+    ]);
     expect(s3.value).toBe('idle');
-    expect(s3.context).toMatchObject({ commandsStarted: 2, commandsFinished: 2, commandsFailed: 1, commandsTimedOut: 1, lastExitCode: 130, awaitingInput: null });
+    expect(s3.context).toMatchObject({
+      commandsStarted: 2,
+      commandsFinished: 2,
+      commandsFailed: 1,
+      commandsTimedOut: 1,
+      lastExitCode: 130,
+      awaitingInput: null,
+    });
   });
 
   it('tracks resize and pause, and ends in closed with the exit info from any state', () => {
@@ -55,10 +107,16 @@ describe('terminalAggregate', () => {
       { type: 'terminal.paused', data: { terminalId: 't-1', pgid: 7 } },
     ]);
     expect(s.context).toMatchObject({ cols: 120, rows: 40, paused: true });
-    const closed = transition(terminalAggregate, s, { type: 'terminal.closed', data: { terminalId: 't-1', exitCode: null, signal: 'SIGKILL', reason: 'requested', cursor: 9 } })[0];
+    const closed = transition(terminalAggregate, s, {
+      type: 'terminal.closed',
+      data: { terminalId: 't-1', exitCode: null, signal: 'SIGKILL', reason: 'requested', cursor: 9 },
+    })[0];
     expect(closed.value).toBe('closed');
     expect(closed.status).toBe('done');
-    expect(closed.context).toMatchObject({ running: null, closed: { exitCode: null, signal: 'SIGKILL', reason: 'requested' } });
+    expect(closed.context).toMatchObject({
+      running: null,
+      closed: { exitCode: null, signal: 'SIGKILL', reason: 'requested' },
+    });
   });
 
   it('keeps a plain-JSON context that is a function of the facts only', () => {
