@@ -28,6 +28,7 @@ import {
   type NatsServerHandle,
 } from '../transport/nats-server.ts';
 import { serveBusOnSocket } from '../transport/socket-bus.ts';
+import { microService } from '../discovery/micro-service.ts';
 
 export type Mode = 'embedded' | 'private' | 'networked';
 
@@ -169,6 +170,16 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       digest: ctx.host.digest(),
     }),
   };
+  // NATS service discovery ($SRV.PING/INFO/STATS): counts what the handlers serve, answers beside the host.
+  const discovery = microService({
+    bus,
+    id: hostId,
+    version: '0.1.0',
+    description: 'skein: terminals, edits, permissions and sub-agents for AI coding agents',
+    metadata: { mode, root_agent: config.rootAgentId },
+    commands: COMMANDS,
+  });
+  for (const [type, handler] of Object.entries(handlers)) handlers[type] = discovery.instrument(type, handler);
   host = new Host({
     bus,
     log,
@@ -192,6 +203,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     await ensureRootAgent(host, config, logger);
     // Commands are taken only once every domain is ready and the root exists.
     await host.serve();
+    discovery.start();
+    cleanups.unshift(async () => discovery.stop());
   } catch (err) {
     await domains.stop().catch(() => undefined);
     await log.close().catch(() => undefined);
