@@ -90,10 +90,10 @@ export function registerFileTools(server: McpServer, session: AgentSession): voi
 
 /** The reply, with a text that says how each edit matched, so a fuzzy match is never silent. */
 function applied(reply: CommandReply<'file.edit'>) {
-  const matches = reply.edits.map(
-    (e) =>
-      `edit ${e.index + 1}: ${e.matchKind} match (similarity ${e.similarity.toFixed(2)}) at lines ${e.startLine}-${e.endLine}`,
-  );
+  const matches = reply.edits.map((e) => {
+    const similarity = e.similarity.toFixed(2);
+    return `edit ${e.index + 1}: ${e.matchKind} match (similarity ${similarity}) at lines ${e.startLine}-${e.endLine}`;
+  });
   return result(reply, [reply.message, ...matches, '', reply.diff].join('\n'));
 }
 
