@@ -193,6 +193,7 @@ program
   .option('--http <port>', 'serve Streamable HTTP on this port (0: a free one) instead of stdio')
   .option('--host <address>', 'address to listen on with --http (default 127.0.0.1)')
   .option('--token <token>', 'bearer token for --http (or SKEIN_MCP_TOKEN; default: a random one, printed)')
+  .option('--workspace <dir>', 'the project to serve, when the client starts servers elsewhere (default: cwd)')
   .option('--private', 'start a private nats-server when no runtime runs (default: embedded)')
   .addOption(nats())
   .addOption(data())

@@ -20,6 +20,8 @@ export type McpOptions = {
   token?: string;
   data?: string;
   nats?: string;
+  /** Where to look for the runtime (and start one): for clients that launch servers outside the project. */
+  workspace?: string;
   private?: boolean;
   logLevel?: LogLevel;
 };
@@ -41,6 +43,7 @@ export async function mcp(opts: McpOptions): Promise<number> {
     );
   }
   const link = await linkRuntime({
+    ...(opts.workspace ? { cwd: opts.workspace } : {}),
     ...(opts.data ? { dataDir: opts.data } : {}),
     ...(opts.nats ? { natsUrl: opts.nats } : {}),
     mode: opts.private ? 'private' : 'embedded',

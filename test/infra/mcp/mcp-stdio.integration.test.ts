@@ -128,6 +128,12 @@ describe('skein mcp lifecycle', () => {
       const second = await stdioClient(join(ws.dir, 'src', 'deep'));
       const r = await second.client.callTool({ name: 'terminal_exec', arguments: { command: 'pwd' } });
       expect((r.structuredContent as { output: string }).output.trim()).toBe(ws.dir);
+      // A client that starts servers outside the project (Claude Desktop) names it with --workspace.
+      const { tmpdir } = await import('node:os');
+      const third = await stdioClient(tmpdir(), { args: ['--workspace', ws.dir] });
+      const r3 = await third.client.callTool({ name: 'terminal_exec', arguments: { command: 'pwd' } });
+      expect((r3.structuredContent as { output: string }).output.trim()).toBe(ws.dir);
+      await third.close();
       await second.close();
       await first.close();
       await expect
