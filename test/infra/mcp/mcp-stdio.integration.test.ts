@@ -112,6 +112,31 @@ describe('skein mcp over stdio', () => {
   });
 });
 
+describe('skein mcp when nobody answers', () => {
+  it('returns a permission timeout as a tool error that says nobody answered', async () => {
+    const ws = mcpWorkspace();
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(
+      join(ws.dir, '.skein', 'config.json'),
+      JSON.stringify({ domains: { permission: { timeoutMs: 1500 } } }),
+    );
+    const c = await stdioClient(ws.dir, { elicitation: false });
+    try {
+      const r = await c.client.callTool(
+        { name: 'terminal_exec', arguments: { command: 'touch canary-timeout.txt' } },
+        undefined,
+        { timeout: 60_000 },
+      );
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(/permission denied: .*nobody answered before/);
+      expect(existsSync(join(ws.dir, 'canary-timeout.txt'))).toBe(false);
+    } finally {
+      await c.close();
+      ws.dispose();
+    }
+  }, 60_000);
+});
+
 describe('skein mcp lifecycle', () => {
   it('starts a runtime when none runs, finds it from a subdirectory, and stops it with the session', async () => {
     const ws = mcpWorkspace();
