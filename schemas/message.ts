@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { AgentId, MessageId } from './ids.ts';
 import { ErrorInfo } from './errors.ts';
+import type { ToolDecl } from './tool.ts';
 
 /** A message type: lowercase dotted words, e.g. `agent.spawned`, `review.undo-reject`. */
 export const TYPE_PATTERN = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/;
@@ -77,16 +78,18 @@ export type StoredFact<TData = unknown> = Fact<TData> & { seq: number; subject: 
 /** A fact as an actor emits it, before the host stamps id/at/agentId/causationId. */
 export type UnstampedFact<TData = unknown> = { type: string; data: TData; agentId?: AgentId };
 
-export type ToolName = 'terminal' | 'read_file' | 'edit_file' | 'write_file' | 'spawn_agent';
-
 export type CommandDef<TType extends string = string, TData = any, TReply = any> = {
   kind: 'command';
   type: TType;
   data: z.ZodType<TData>;
   reply: z.ZodType<TReply>;
   summary: string;
-  /** The permission tool this command is a call of; the host refuses to run it without a gate. */
-  tool?: ToolName | undefined;
+  /**
+   * The tool call this command is, declared once: the gate judges what `tool.call(data)` returns, `skein
+   * policy check --command` and docs/protocol.md read the same declaration. The host refuses to run a
+   * command that has one without a gate.
+   */
+  tool?: ToolDecl<TData> | undefined;
 };
 
 export type EventDef<TType extends string = string, TData = any> = {
@@ -110,7 +113,7 @@ export type EventDef<TType extends string = string, TData = any> = {
 /** Declares a command: `data` is what the client sends, `reply` the fields of `{ ok: true, ... }`. */
 export function defineCommand<const TType extends string, TData, TReply>(
   type: TType,
-  spec: { data: z.ZodType<TData>; reply: z.ZodType<TReply>; summary: string; tool?: ToolName },
+  spec: { data: z.ZodType<TData>; reply: z.ZodType<TReply>; summary: string; tool?: ToolDecl<TData> },
 ): CommandDef<TType, TData, TReply> {
   if (!TYPE_PATTERN.test(type)) throw new Error(`command type '${type}' is not lowercase dotted words`);
   return { kind: 'command', type, ...spec };

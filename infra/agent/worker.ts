@@ -8,7 +8,7 @@
  * after the agent completes it may linger for `workerGraceMs`, then its
  * terminal is closed.
  */
-import type { AgentId, AgentsConfig, StoredFact, WorkerSpec } from '../../schemas/index.ts';
+import { shellQuote, type AgentId, type AgentsConfig, type StoredFact, type WorkerSpec } from '../../schemas/index.ts';
 import { isFinished } from '../../machines/agent/agent.ts';
 import type { AgentService, AgentView } from '../../actors/agent/agent.ts';
 import type { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
@@ -105,8 +105,4 @@ export function wireWorkers(deps: {
     }
     await deps.manager.close(w.agentId, { terminalId: w.terminalId }).catch(() => undefined);
   }
-}
-
-function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -16,10 +16,12 @@ import {
   type StoredFact,
 } from '../../schemas/index.ts';
 import { PermissionConfig } from '../../schemas/permission.ts';
-import { Policy, type PolicyTool } from '../../schemas/policy.ts';
+import { Policy } from '../../schemas/policy.ts';
+import type { ToolCall } from '../../schemas/tool.ts';
 import type { PermissionAggregateContext } from '../../machines/permission/permission-aggregate.ts';
 import { isFinished } from '../../machines/agent/agent.ts';
-import { typedLines, type TerminalForeground } from '../../machines/permission/permission-input.ts';
+import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
+import { judgeWrite, PromptLines } from '../../machines/permission/prompt-lines.ts';
 import { PermissionService } from '../../actors/permission/policy-service.ts';
 import type { AgentService } from '../../actors/agent/agent.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
@@ -27,49 +29,12 @@ import type { Bus } from '../transport/bus.ts';
 import type { CommandHandler, Gate, Host } from '../kernel/host.ts';
 import type { Logger } from '../kernel/log.ts';
 
-export type ToolCall = { tool: PolicyTool; input: string; terminalId?: string };
-
 /**
- * What a command asks the policy about, or undefined when it runs nothing a
- * policy could judge (open a shell, read its screen, resize, close…).
+ * What the gate judges for a command: the tool call its CommandDef declares (`tool.call`), or undefined when
+ * it runs nothing a policy could judge (open a shell without env, read its screen, resize, close…).
  */
-export function toolCallOf(def: CommandDef, data: Record<string, any>): ToolCall | undefined {
-  switch (def.type) {
-    case 'terminal.open': {
-      // The environment a shell starts with is like commands it runs first: PATH=/tmp/evil would make an
-      // allowed `git status` run anything. The policy judges it as the `export` lines it amounts to.
-      const env = Object.entries((data['env'] ?? {}) as Record<string, unknown>);
-      if (env.length === 0) return undefined;
-      return { tool: 'terminal', input: env.map(([k, v]) => `export ${k}=${shellQuote(String(v))}`).join('\n') };
-    }
-    case 'terminal.exec':
-      return { tool: 'terminal', input: String(data['command']) };
-    case 'terminal.write':
-      return { tool: 'terminal_input', input: String(data['data']), terminalId: String(data['terminalId']) };
-    case 'file.read':
-      return { tool: 'read_file', input: String(data['path']) };
-    case 'file.edit':
-      return { tool: 'edit_file', input: String(data['path']) };
-    case 'file.write':
-      return { tool: 'write_file', input: String(data['path']) };
-    case 'edit.begin':
-      return { tool: data['mode'] === 'write' ? 'write_file' : 'edit_file', input: String(data['path']) };
-    case 'agent.spawn': {
-      const worker = data['worker'] as { command: string; args?: string[]; env?: Record<string, string> } | undefined;
-      // A worker is a program the runtime will run: the policy sees its command line, environment first.
-      const env = Object.entries(worker?.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)}`);
-      return {
-        tool: 'spawn_agent',
-        input: worker ? [...env, worker.command, ...(worker.args ?? [])].join(' ') : String(data['label']),
-      };
-    }
-    default:
-      return undefined;
-  }
-}
-
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
+export function toolCallOf<TData>(def: CommandDef<string, TData>, data: TData): ToolCall | undefined {
+  return def.tool?.call?.(data);
 }
 
 export type PermissionWiring = {
@@ -99,8 +64,7 @@ export async function wirePermission(deps: {
   precheck?: (call: ToolCall, agentId: string) => Promise<void>;
 }): Promise<PermissionWiring> {
   const config = domainConfig(deps.config, 'permission', PermissionConfig);
-  /** Per terminal: the unfinished line typed at the shell prompt by earlier writes. */
-  const promptLines = new Map<string, string>();
+  const promptLines = new PromptLines();
   const requestSubjects = new Map<string, string>();
   const root = deps.config.rootAgentId as AgentId;
   const service = await PermissionService.create({
@@ -129,29 +93,22 @@ export async function wirePermission(deps: {
       );
     }
     // An exec clears the prompt line before it types its command (commandInput): nothing typed earlier is pending.
-    if (ctx.def.type === 'terminal.exec')
-      promptLines.delete(String((ctx.command.data as { terminalId: string }).terminalId));
-    const call = toolCallOf(ctx.def, ctx.command.data as Record<string, any>);
+    if (ctx.def.type === 'terminal.exec') promptLines.clear((ctx.command.data as { terminalId: string }).terminalId);
+    const call = toolCallOf(ctx.def, ctx.command.data);
     if (!call) return;
     await deps.precheck?.(call, ctx.command.agentId);
     let foreground = call.terminalId ? deps.foreground?.(call.terminalId) : undefined;
     let input = call.input;
     let rest: string | undefined;
-    if (call.terminalId && foreground?.kind === 'prompt') {
-      // At the prompt, what runs is the line as typed over several writes, not this write alone.
-      const typed = typedLines(promptLines.get(call.terminalId) ?? '', call.input);
-      rest = typed.rest;
-      input = typed.completed.length > 0 ? `${typed.completed.join('\n')}\n${typed.rest}` : call.input;
-      // Arrow keys and the like make the typed text uncertain: judged as input to a shell, never as a
-      // plain command line that an allow rule could match.
-      if (typed.uncertain) foreground = { kind: 'program', name: 'bash' };
-    } else if (call.terminalId) {
-      promptLines.delete(call.terminalId);
-      // A program that reads lines (or reads nothing, like `ls -R /` still running) leaves typed-ahead lines
-      // to the shell once it exits: judge them as shell input. Programs reading keys (vim, less) keep their grant.
-      if (foreground?.kind === 'program' && /[\r\n]/.test(call.input) && (deps.canonical?.(call.terminalId) ?? true)) {
-        foreground = { kind: 'program', name: 'bash' };
-      }
+    if (call.terminalId) {
+      const judged = judgeWrite(
+        promptLines.pending(call.terminalId),
+        call.input,
+        foreground,
+        deps.canonical?.(call.terminalId) ?? true,
+      );
+      ({ input, foreground, rest } = judged);
+      if (rest === undefined) promptLines.clear(call.terminalId);
     }
     await service.authorize({
       agentId: ctx.command.agentId,
@@ -160,7 +117,7 @@ export async function wirePermission(deps: {
       ...(foreground ? { foreground } : {}),
       emit: ctx.emit,
     });
-    if (call.terminalId && rest !== undefined) promptLines.set(call.terminalId, rest);
+    if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest);
   };
 
   let restoring = false;
