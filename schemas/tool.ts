@@ -24,7 +24,7 @@ export type ToolCall = { tool: ToolName; input: string; terminalId?: string | un
  */
 export type ToolDecl<TData> = {
   tools: readonly [ToolName, ...ToolName[]];
-  call?: ((data: TData) => ToolCall | undefined) | undefined;
+  call?(data: TData): ToolCall | undefined;
 };
 
 /**
