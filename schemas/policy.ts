@@ -118,7 +118,7 @@ export const PolicyFile = z.preprocess((raw) => {
   return raw;
 }, Policy);
 
-/** The layers, in merge order. `builtin` is not a file: it is the code in machines/permission-builtin.ts. */
+/** The layers, in merge order. `builtin` is not a file: it is the code in machines/permission/permission-builtin.ts. */
 export const PolicyLayerName = z.enum(['global', 'project', 'agent']);
 export type PolicyLayerName = z.infer<typeof PolicyLayerName>;
 
