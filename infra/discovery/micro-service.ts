@@ -37,6 +37,8 @@ export type MicroServiceOptions = {
 export type MicroService = {
   /** Wraps a command handler so its calls count in `$SRV.STATS`. */
   instrument<H extends (...args: never[]) => Promise<unknown>>(type: string, handler: H): H;
+  /** `instrument` over a domain's handler table (type → handler). */
+  instrumentAll<T extends Record<string, unknown>>(handlers: T): T;
   start(): void;
   stop(): void;
 };
@@ -109,6 +111,16 @@ export function microService(options: MicroServiceOptions): MicroService {
           s.processing_time += Number(process.hrtime.bigint() - t0);
         }
       }) as typeof handler;
+    },
+    instrumentAll(handlers) {
+      const wrapped: Record<string, unknown> = {};
+      for (const [type, handler] of Object.entries(handlers)) {
+        wrapped[type] =
+          typeof handler === 'function'
+            ? this.instrument(type, handler as (...args: never[]) => Promise<unknown>)
+            : handler;
+      }
+      return wrapped as typeof handlers;
     },
     start() {
       for (const verb of VERBS) {

@@ -7,7 +7,8 @@
  */
 import type { Logger } from 'pino';
 import { clientOn, connect, findRuntime, type SkeinClient } from '../client/index.ts';
-import { type Mode, startRuntime } from '../kernel/runtime.ts';
+import type { RuntimeMode } from '../../schemas/mode.ts';
+import { startRuntime } from '../kernel/runtime.ts';
 import { ApprovalBridge } from './approvals.ts';
 
 export type RuntimeLink = {
@@ -24,7 +25,7 @@ export type LinkOptions = {
   dataDir?: string;
   natsUrl?: string;
   /** Mode of a runtime this process starts; default embedded (no broker to leave behind). */
-  mode?: Mode;
+  mode?: RuntimeMode;
   logger: Logger;
 };
 
