@@ -19,7 +19,7 @@ import type { EditId } from '../../schemas/ids.ts';
 import { newId } from '../../schemas/ids.ts';
 import { failureMessage, successMessage, unifiedDiff } from './edit-report.ts';
 import { relativeInside } from '../../machines/common/confine.ts';
-import { writeConfined } from '../common/confined-fs.ts';
+import { readConfined, writeConfined } from '../common/confined-fs.ts';
 import {
   assertWellFormed,
   detectLineEnding,
@@ -104,6 +104,19 @@ export class EditService {
   /** Resolves a path for `agentId` (for the permission gate): the real path, confined to the workspace. */
   async resolvePath(agentId: string, path: string): Promise<string> {
     return (await resolveInWorkspace(this.roots(agentId), path)).path;
+  }
+
+  /**
+   * The text at a resolved path as the action log records it, or null when there is none to record (absent,
+   * or not a readable single-link regular file): confined like every read, so a FIFO never blocks it.
+   */
+  async readRecorded(agentId: string, path: string): Promise<string | null> {
+    try {
+      const file = await readConfined(this.roots(agentId), path, this.maxFileBytes);
+      return file ? file.bytes.toString('utf8') : null;
+    } catch {
+      return null;
+    }
   }
 
   async read(

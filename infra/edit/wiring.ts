@@ -6,7 +6,6 @@
  * recorded in the agent's action log (and its ancestors') with the content
  * before and after. Streaming edits of a cancelled agent are cancelled.
  */
-import { readFile } from 'node:fs/promises';
 import { ErrorCode, RuntimeError, type AgentId } from '../../schemas/index.ts';
 import { EditService } from '../../actors/edit/edit-service.ts';
 import { editHandlers, type EditHandlerContext } from '../../actors/edit/edit-handlers.ts';
@@ -49,7 +48,7 @@ export function wireEdit(deps: {
       const path = await pathOf(ctx);
       if (!path) return (await run(ctx)) as Record<string, unknown>;
       return deps.review.service.lock.withLock([path], async () => {
-        const before = await readText(path);
+        const before = await service.readRecorded(ctx.command.agentId, path);
         let reply: Record<string, unknown> | undefined;
         let failure: unknown;
         try {
@@ -57,7 +56,7 @@ export function wireEdit(deps: {
         } catch (err) {
           failure = err; // edits before a failing one are written: record them too
         }
-        const after = await readText(path);
+        const after = await service.readRecorded(ctx.command.agentId, path);
         if (before !== after) {
           const editId = String(
             reply?.['editId'] ?? (ctx.command.data as { editId?: string }).editId ?? ctx.command.id,
@@ -155,14 +154,6 @@ export function wireEdit(deps: {
       }
     },
   };
-}
-
-async function readText(path: string): Promise<string | null> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch {
-    return null;
-  }
 }
 
 export type { AgentId };
