@@ -13,7 +13,7 @@
  * effects) or have more than one hard link (a hard link can share its content with a file outside).
  */
 import { constants } from 'node:fs';
-import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readlink, realpath, unlink } from 'node:fs/promises';
 import { confine, normalizePath } from '../../machines/common/confine.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { pathProblem } from '../../schemas/paths.ts';
@@ -68,7 +68,12 @@ function checkGiven(given: string, roots: readonly string[]): void {
  * Walks `given` from the roots without following symlinks, down to the directory that holds its last
  * component. Symlinks met on the way are resolved by the walk itself, inside the roots. The caller closes.
  */
-async function walk(roots: readonly string[], given: string, followFinal: boolean): Promise<Walked> {
+async function walk(
+  roots: readonly string[],
+  given: string,
+  followFinal: boolean,
+  createParents = false,
+): Promise<Walked> {
   checkGiven(given, roots);
   const real = await realRoots(roots);
   const spellings = roots.map((r, i) => [real[i]!, normalizePath(r.startsWith('/') ? r : `${process.cwd()}/${r}`)]);
@@ -156,7 +161,11 @@ async function walk(roots: readonly string[], given: string, followFinal: boolea
         continue;
       }
       if (last) return { dir: top, dirPath: here(), name, close };
-      if (!st)
+      if (!st && createParents)
+        await mkdir(at).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'EEXIST') throw err;
+        });
+      else if (!st)
         throw new RuntimeError(
           ErrorCode.NotFound,
           `Can't create file: parent directory doesn't exist: ` +
@@ -336,8 +345,9 @@ export async function stageConfined(
   given: string,
   data: Uint8Array | string,
   mode?: number,
+  createParents = false,
 ): Promise<Staged> {
-  const w = await walk(roots, given, true);
+  const w = await walk(roots, given, true, createParents);
   let staged: Staged;
   try {
     if (w.name === undefined) throw checkDirectory(given);
@@ -352,6 +362,26 @@ export async function stageConfined(
     commit: () => staged.commit().finally(w.close),
     discard: () => staged.discard().finally(w.close),
   };
+}
+
+/**
+ * Removes the file `given` confined to the roots (unlinked from the directory the walk reached, so a
+ * directory swapped for a symlink cannot make it delete a file outside). A missing file is not an error.
+ */
+export async function removeConfined(roots: readonly string[], given: string): Promise<void> {
+  const w = await walk(roots, given, false).catch((err: unknown) => {
+    if (err instanceof RuntimeError && err.code === ErrorCode.NotFound) return undefined; // its directory is gone
+    throw err;
+  });
+  if (!w) return;
+  try {
+    if (w.name === undefined) throw checkDirectory(given);
+    await unlink(atFd(w.dir.fd, w.name)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  } finally {
+    await w.close();
+  }
 }
 
 function checkDirectory(shown: string): RuntimeError {

@@ -11,6 +11,7 @@ import { mkdir, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { FileWrite } from '../../machines/review/action-log-plan.ts';
 import { type Staged, stageFile } from '../common/atomic-write.ts';
+import { removeConfined, stageConfined } from '../common/confined-fs.ts';
 
 /**
  * A per-path async mutex. `withLock(paths, fn)` takes the locks of all paths
@@ -67,14 +68,22 @@ export async function readDisk(paths: Iterable<string>): Promise<Record<string, 
   return out;
 }
 
-/** Writes (content) and deletions (null) of a plan; see the module doc for the order. */
-export async function applyWrites(writes: readonly FileWrite[]): Promise<void> {
+/**
+ * Writes (content) and deletions (null) of a plan; see the module doc for the order. With `roots`, every
+ * write and deletion is confined to them (`confined-fs.ts`): a directory an agent swapped for a symlink
+ * since the change was recorded cannot make a reject write or delete outside.
+ */
+export async function applyWrites(writes: readonly FileWrite[], roots?: readonly string[]): Promise<void> {
   const staged: Staged[] = [];
   try {
     for (const w of writes) {
       if (w.content === null) continue;
-      await mkdir(dirname(w.path), { recursive: true });
-      staged.push(await stageFile(w.path, w.content, await modeOf(w.path)));
+      const mode = await modeOf(w.path);
+      if (roots) staged.push(await stageConfined(roots, w.path, w.content, mode, true));
+      else {
+        await mkdir(dirname(w.path), { recursive: true });
+        staged.push(await stageFile(w.path, w.content, mode));
+      }
     }
   } catch (err) {
     await Promise.all(staged.map((s) => s.discard()));
@@ -83,6 +92,10 @@ export async function applyWrites(writes: readonly FileWrite[]): Promise<void> {
   for (const s of staged) await s.commit();
   for (const w of writes) {
     if (w.content !== null) continue;
+    if (roots) {
+      await removeConfined(roots, w.path);
+      continue;
+    }
     try {
       await unlink(w.path);
     } catch (err) {

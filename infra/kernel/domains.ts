@@ -64,7 +64,14 @@ export type Domains = {
 export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
   const agentsConfig = domainConfig(deps.config, 'agents', AgentsConfig);
   const agents = new AgentService(deps.host, agentsConfig);
-  const review = wireReview({ host: deps.host, agents, dataDir: deps.config.dataDir, logger: deps.logger });
+  const review = wireReview({
+    host: deps.host,
+    agents,
+    dataDir: deps.config.dataDir,
+    logger: deps.logger,
+    // Every agent works inside the root's workspace: review writes are confined to it.
+    workspace: () => agents.view(deps.config.rootAgentId as AgentId)?.workspace ?? deps.config.workspace,
+  });
   const edit = wireEdit({ host: deps.host, agents, review });
   const reviewConfig = domainConfig(deps.config, 'review', ReviewConfig);
   const terminal = wireTerminal({

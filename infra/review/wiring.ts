@@ -35,6 +35,8 @@ export function wireReview(deps: {
   agents: AgentService;
   dataDir: string;
   logger: Logger;
+  /** The root workspace, which review writes and deletions are confined to. */
+  workspace?: () => string;
 }): ReviewWiring {
   const emit = async (fact: UnstampedFact) => {
     await deps.host().emit(fact, { agentId: fact.agentId ?? ('main' as AgentId) });
@@ -43,6 +45,7 @@ export function wireReview(deps: {
     emit,
     blobs: new BlobStore(join(deps.dataDir, 'blobs')),
     log: deps.logger.child({ actor: 'action-log' }),
+    ...(deps.workspace ? { roots: () => [deps.workspace!()] } : {}),
   });
   const types = new Set<string>(ACTION_LOG_FACT_TYPES);
   let restoringNow = false;

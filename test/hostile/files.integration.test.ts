@@ -358,6 +358,32 @@ describe('hostile agent vs file tools (live over NATS)', () => {
     });
   }
 
+  it.each([
+    ['a created file', false],
+    ['a modified file', true],
+  ])(
+    'review.reject after the agent swapped its directory for a symlink out never touches outside (%s)',
+    async (_n, existed) => {
+      mkdirSync(join(ws, 'swap'));
+      if (existed) writeFileSync(join(ws, 'swap', 'victim.txt'), 'before\n');
+      // The outside file matches what the agent wrote, so the review would act on it if it followed the link.
+      writeFileSync(join(outside, 'victim.txt'), 'agent\n');
+      expect((await rt.call('file.write', { path: 'swap/victim.txt', content: 'agent\n' })).ok).toBe(true);
+      rmSync(join(ws, 'swap'), { recursive: true });
+      symlinkSync(outside, join(ws, 'swap'));
+      const before = outsideState();
+      const r = await rt.call('review.reject', {});
+      // Canary: the outside file with the same name is neither deleted nor restored over.
+      expect(readFileSync(join(outside, 'victim.txt'), 'utf8')).toBe('agent\n');
+      expect(outsideState()).toEqual(before);
+      expect(tempFiles(dir)).toEqual([]);
+      expect(r.ok, JSON.stringify(r)).toBe(false);
+      rmSync(join(outside, 'victim.txt'));
+      // Clear the log for the next case: accept what is left.
+      await rt.call('review.accept', {});
+    },
+  );
+
   it('a refusal says why: the hard-link error names the link count and what to do', async () => {
     linkSync(join(outside, 'secret.txt'), join(ws, 'hl'));
     const r = await attempt('read', 'hl');
