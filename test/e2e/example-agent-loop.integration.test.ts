@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultDataDir } from '../../infra/kernel/data-dir.ts';
 import { cleanEnv } from '../support/cli.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -26,12 +27,15 @@ const TEST =
   "if (add(2, 3) !== 5) { console.log('FAIL add(2, 3) = ' + add(2, 3)); process.exit(1); }\n" +
   "console.log('ok 1 - add');\n";
 
+/** The XDG_STATE_HOME of the test's runtime: where the example looks for the data dir. */
+let state = '';
+
 function runExample(cwd: string, args: string[] = []) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
       ['--import', TSX, EXAMPLE, ...args],
-      { cwd, env: cleanEnv(), timeout: 60_000 },
+      { cwd, env: cleanEnv({ XDG_STATE_HOME: state }), timeout: 60_000 },
       (error, stdout, stderr) =>
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
@@ -57,8 +61,14 @@ describe('the example agent loop (docs/examples/agent-loop.ts)', () => {
     });
     const dir = mkdtempSync(join(tmpdir(), 'skein-example-'));
     ws = join(dir, 'ws');
-    // The runtime's data dir is the workspace's own .skein/data, as `skein up` in the workspace makes it.
-    rt = await startTestRuntime({ mode: 'embedded', dir, flags: { dataDir: join(ws, '.skein', 'data') } });
+    state = join(dir, 'state');
+    // The data dir `skein up` in the workspace would use (outside it, under XDG_STATE_HOME), so the example
+    // finds the runtime by the same rule as every client.
+    rt = await startTestRuntime({
+      mode: 'embedded',
+      dir,
+      flags: { dataDir: defaultDataDir(ws, { XDG_STATE_HOME: state }) },
+    });
     writeFileSync(join(ws, 'package.json'), '{"type":"module"}\n');
     writeFileSync(join(ws, 'calc.js'), CALC);
     writeFileSync(join(ws, 'test.js'), TEST);

@@ -8,8 +8,8 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, SKEIN_BIN } from '../support/cli.ts';
-import { mcpWorkspace } from '../support/mcp.ts';
+import { SKEIN_BIN } from '../support/cli.ts';
+import { mcpEnv, mcpWorkspace } from '../support/mcp.ts';
 import { EXPECTED_TOOLS } from '../infra/mcp/acceptance.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -18,7 +18,7 @@ const TOKEN = 'inspector-token-0123456789';
 
 function inspect(cwd: string, args: string[]) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(INSPECTOR, ['--cli', ...args], { cwd, env: cleanEnv(), timeout: 60_000 }, (error, stdout, stderr) =>
+    execFile(INSPECTOR, ['--cli', ...args], { cwd, env: mcpEnv(), timeout: 60_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
@@ -66,7 +66,7 @@ describe('the MCP inspector CLI against skein mcp', () => {
   it('lists the tools over HTTP with the token, and is refused without it', async () => {
     http = spawn(process.execPath, [SKEIN_BIN, 'mcp', '--http', '0'], {
       cwd: ws.dir,
-      env: cleanEnv({ SKEIN_MCP_TOKEN: TOKEN }),
+      env: mcpEnv({ SKEIN_MCP_TOKEN: TOKEN }),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     const url = await new Promise<string>((resolve, reject) => {

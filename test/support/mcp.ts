@@ -5,7 +5,8 @@
  * executable as a child process) or Streamable HTTP, answering elicitations
  * with a scripted choice and recording what it was shown.
  */
-import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -13,6 +14,17 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { cleanEnv, SKEIN_BIN } from './cli.ts';
 import { tempDir } from './temp-dir.ts';
+
+/**
+ * Runtimes started by `skein mcp` keep their data dir under $XDG_STATE_HOME (outside the workspace): one
+ * temporary state dir per test file, never the developer's ~/.local/state.
+ */
+export const MCP_STATE_HOME = realpathSync(mkdtempSync(join(tmpdir(), 'skein-mcp-state-')));
+
+/** The environment every `skein mcp` (and inspector) child of these tests gets. */
+export function mcpEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return cleanEnv({ XDG_STATE_HOME: MCP_STATE_HOME, ...extra });
+}
 
 /** Allows everything except `touch` (asks) and `rm` (denied): enough to see each path of the gate. */
 export const MCP_TEST_POLICY = {
@@ -63,7 +75,7 @@ export async function stdioClient(cwd: string, options: { elicitation?: boolean;
     command: process.execPath,
     args: [SKEIN_BIN, 'mcp', ...(options.args ?? [])],
     cwd,
-    env: cleanEnv() as Record<string, string>,
+    env: mcpEnv() as Record<string, string>,
     stderr: 'pipe',
   });
   let stderr = '';

@@ -8,8 +8,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, SKEIN_BIN } from '../../support/cli.ts';
-import { httpClient, mcpWorkspace, type TestClient } from '../../support/mcp.ts';
+import { SKEIN_BIN } from '../../support/cli.ts';
+import { httpClient, mcpEnv, mcpWorkspace, type TestClient } from '../../support/mcp.ts';
 import { acceptance } from './acceptance.ts';
 
 const TOKEN = 'test-token-0123456789abcdef';
@@ -24,7 +24,7 @@ describe('skein mcp --http', () => {
     ws = mcpWorkspace();
     child = spawn(process.execPath, [SKEIN_BIN, 'mcp', '--http', '0'], {
       cwd: ws.dir,
-      env: cleanEnv({ SKEIN_MCP_TOKEN: TOKEN }),
+      env: mcpEnv({ SKEIN_MCP_TOKEN: TOKEN }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     url = await new Promise<string>((resolve, reject) => {

@@ -8,7 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../../infra/client/index.ts';
-import { mcpWorkspace, stdioClient, type TestClient } from '../../support/mcp.ts';
+import { defaultDataDir } from '../../../infra/kernel/data-dir.ts';
+import { mcpEnv, mcpWorkspace, stdioClient, type TestClient } from '../../support/mcp.ts';
 import { acceptance } from './acceptance.ts';
 
 type Text = { type: string; text: string };
@@ -85,7 +86,7 @@ describe('skein mcp over stdio', () => {
   it('without elicitation, waits for skein approvals and runs once approved elsewhere', async () => {
     const plain = await stdioClient(ws.dir, { elicitation: false });
     try {
-      const skein = await connect({ cwd: ws.dir });
+      const skein = await connect({ dataDir: defaultDataDir(ws.dir, mcpEnv()) });
       try {
         const answered = new Promise<string>((resolve) => {
           skein.on('permission.requested', (fact) => {
@@ -142,7 +143,10 @@ describe('skein mcp lifecycle', () => {
     const ws = mcpWorkspace();
     try {
       const first = await stdioClient(ws.dir);
-      const info = JSON.parse(readFileSync(join(ws.dir, '.skein', 'data', 'runtime.json'), 'utf8')) as {
+      // The data dir is outside the workspace, where every client looks for it.
+      const dataDir = defaultDataDir(ws.dir, mcpEnv());
+      expect(existsSync(join(ws.dir, '.skein', 'data'))).toBe(false);
+      const info = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as {
         pid: number;
         mode: string;
       };
