@@ -46,8 +46,8 @@ export type DomainDeps = {
   config: LoadedConfig;
   logger: Logger;
   mode: 'embedded' | 'private' | 'networked';
-  /** How workers reach this runtime. */
-  connect: { natsUrl?: string | undefined; dataDir: string };
+  /** How workers reach this runtime; `mintCreds` gives a worker its own bus credentials (private broker). */
+  connect: { natsUrl?: string | undefined; dataDir: string; mintCreds?: (agentId: string) => Promise<string> };
 };
 
 export type Domains = {

@@ -20,14 +20,10 @@ import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import type { Logger } from './log.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
-import {
-  isAlive,
-  natsServerAvailable,
-  startNatsServer,
-  stopStaleNatsServer,
-  type NatsServerHandle,
-} from '../transport/nats-server.ts';
+import { isAlive, natsServerAvailable, stopStaleNatsServer, type NatsServerHandle } from '../transport/nats-server.ts';
 import { serveBusOnSocket } from '../transport/socket-bus.ts';
+import { startAuthBroker, type AuthBroker } from '../transport/auth/broker.ts';
+import { revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
 
 export type Mode = 'embedded' | 'private' | 'networked';
 
@@ -39,6 +35,7 @@ export const RuntimeInfo = z.object({
   natsUrl: z.string().optional(),
   socketPath: z.string().optional(),
   natsServerPid: z.number().int().optional(),
+  websocketUrl: z.string().optional(),
   rootAgentId: z.string(),
   workspace: z.string(),
   dataDir: z.string(),
@@ -51,6 +48,8 @@ export type Runtime = {
   bus: Bus;
   log: EventLog;
   info: RuntimeInfo;
+  /** Private broker: the identities (mint, revoke); undefined in the other modes. */
+  auth?: AuthBroker | undefined;
   stop(): Promise<void>;
 };
 
@@ -95,6 +94,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   const hostId = `h-${randomBytes(4).toString('hex')}`;
   const cleanups: Array<() => Promise<void>> = [];
   let natsServer: NatsServerHandle | undefined;
+  let broker: AuthBroker | undefined;
   let bus: Bus;
   let log: EventLog;
   let socketPath: string | undefined;
@@ -116,15 +116,21 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       cleanups.push(() => server.close());
     } else {
       if (mode === 'private') {
-        natsServer = await startNatsServer({ storeDir: join(config.dataDir, 'jetstream'), bin: config.natsServerBin });
-        const server = natsServer;
-        cleanups.push(() => server.stop());
-        natsUrl = natsServer.url;
+        // Operator-mode auth: nothing listens without credentials (auth/broker.ts).
+        broker = await startAuthBroker({ dataDir: config.dataDir, bin: config.natsServerBin, logger });
+        natsServer = broker.server;
+        const started = broker;
+        cleanups.push(() => started.stop());
+        natsUrl = broker.url;
       } else {
         natsUrl = config.natsUrl;
         if (!natsUrl) throw new Error('networked mode needs --nats <url> or SKEIN_NATS_URL');
       }
-      const natsBus = await NatsBus.connect(natsUrl, `skein-host-${hostId}`);
+      const natsBus = await NatsBus.connect(
+        natsUrl,
+        `skein-host-${hostId}`,
+        broker ? { creds: broker.hostCreds } : undefined,
+      );
       bus = natsBus;
       cleanups.unshift(() => natsBus.close());
       log = await JetStreamLog.open(natsBus.nc, {
@@ -147,7 +153,13 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       config,
       logger,
       mode,
-      connect: { natsUrl, dataDir: config.dataDir },
+      connect: {
+        natsUrl,
+        dataDir: config.dataDir,
+        ...(broker
+          ? { mintCreds: (agentId: string) => broker!.authority.mintAgent(agentId).then((m) => m.creds) }
+          : {}),
+      },
     });
   } catch (err) {
     // A bad policy file or domain config: nothing may be left running.
@@ -188,6 +200,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   domains.beforeRestore();
   try {
     await host.start();
+    if (broker) revokeOnFinish(host, broker, logger);
     await domains.afterRestore();
     await ensureRootAgent(host, config, logger);
     // Commands are taken only once every domain is ready and the root exists.
@@ -206,6 +219,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     ...(natsUrl ? { natsUrl } : {}),
     ...(socketPath ? { socketPath } : {}),
     ...(natsServer ? { natsServerPid: natsServer.pid } : {}),
+    ...(broker ? { websocketUrl: broker.websocketUrl } : {}),
     rootAgentId: config.rootAgentId,
     workspace: config.workspace,
     dataDir: config.dataDir,
@@ -221,6 +235,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     bus,
     log,
     info,
+    auth: broker,
     stop: () =>
       (stopping ??= (async () => {
         await host!.stop();
