@@ -24,6 +24,8 @@ import { isAlive, natsServerAvailable, stopStaleNatsServer, type NatsServerHandl
 import { serveBusOnSocket } from '../transport/socket-bus.ts';
 import { startAuthBroker, type AuthBroker } from '../transport/auth/broker.ts';
 import { revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
+import { guardLog } from '../transport/log-guard.ts';
+import { verifySeal } from '../transport/log-seal.ts';
 
 export type Mode = 'embedded' | 'private' | 'networked';
 
@@ -133,6 +135,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       );
       bus = natsBus;
       cleanups.unshift(() => natsBus.close());
+      // Before the log is opened (which would create a missing stream): never begin a fresh log silently.
+      await verifySeal(natsBus.nc, config.dataDir);
       log = await JetStreamLog.open(natsBus.nc, {
         outputMaxBytes: config.log.outputMaxBytes,
         duplicateWindowMs: config.log.duplicateWindowMs,
@@ -201,6 +205,19 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   try {
     await host.start();
     if (broker) revokeOnFinish(host, broker, logger);
+    if (bus instanceof NatsBus) {
+      const nc = bus.nc;
+      const keeper = await guardLog({
+        host,
+        nc,
+        dataDir: config.dataDir,
+        hostId,
+        rootAgentId: config.rootAgentId,
+        logger,
+      });
+      // Runs before the bus closes (cleanups run in order; the bus close was put first).
+      cleanups.unshift(() => keeper.stop());
+    }
     await domains.afterRestore();
     await ensureRootAgent(host, config, logger);
     // Commands are taken only once every domain is ready and the root exists.
