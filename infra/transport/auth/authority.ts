@@ -80,20 +80,8 @@ export class Authority {
   static openOrCreate(dir: string): Authority {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     chmodSync(dir, 0o700);
-    const path = join(dir, 'keys.json');
-    if (existsSync(path)) {
-      let raw: unknown;
-      try {
-        raw = JSON.parse(readFileSync(path, 'utf8'));
-      } catch (err) {
-        throw new Error(`${path} is not valid JSON (${(err as Error).message}); restore it from a backup`);
-      }
-      const parsed = Stored.safeParse(raw);
-      if (!parsed.success) {
-        throw new Error(`${path} does not hold skein's bus keys (${parsed.error.message}); restore it from a backup`);
-      }
-      return new Authority(dir, parsed.data);
-    }
+    const stored = Authority.#load(dir);
+    if (stored) return new Authority(dir, stored);
     const seed = (kp: KeyPair) => new TextDecoder().decode(kp.getSeed());
     const authority = new Authority(dir, {
       operator: seed(createOperator()),
@@ -107,6 +95,39 @@ export class Authority {
     });
     authority.#save();
     return authority;
+  }
+
+  /** Opens existing keys only (the CLI's `skein creds`); undefined when the dir has none. */
+  static open(dir: string): Authority | undefined {
+    const stored = Authority.#load(dir);
+    return stored ? new Authority(dir, stored) : undefined;
+  }
+
+  static #load(dir: string): Stored | undefined {
+    const path = join(dir, 'keys.json');
+    if (existsSync(path)) {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(readFileSync(path, 'utf8'));
+      } catch (err) {
+        throw new Error(`${path} is not valid JSON (${(err as Error).message}); restore it from a backup`);
+      }
+      const parsed = Stored.safeParse(raw);
+      if (!parsed.success) {
+        throw new Error(`${path} does not hold skein's bus keys (${parsed.error.message}); restore it from a backup`);
+      }
+      return parsed.data;
+    }
+    return undefined;
+  }
+
+  /**
+   * Re-reads what another process (the CLI's `skein creds`) recorded, so that a save here never drops
+   * a user it minted: revocation must reach every credential of an agent.
+   */
+  #refresh(): void {
+    const latest = Authority.#load(this.dir);
+    if (latest) this.#stored = latest;
   }
 
   get systemAccount(): string {
@@ -166,12 +187,14 @@ export class Authority {
 
   /** A new user for agent `agentId` with exactly its permissions; recorded so revocation reaches it. */
   async mintAgent(agentId: string): Promise<Minted> {
+    this.#refresh();
     if (this.isRevoked(agentId)) {
       throw new Error(`agent '${agentId}' has finished and its credentials are revoked; spawn a new agent instead`);
     }
     const minted = await this.#mint(agentId, agentPermissions(agentId), this.#keys.account, this.#keys.signing, {
       exp: Math.floor(Date.now() / 1000) + AGENT_TTL_S,
     });
+    this.#refresh();
     const users = this.#stored.issued[agentId] ?? [];
     users.push(minted.userPub);
     this.#stored.issued[agentId] = users;
@@ -190,6 +213,7 @@ export class Authority {
    */
   async revokeAgent(agentId: string): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
+    this.#refresh();
     for (const pub of this.#stored.issued[agentId] ?? []) this.#stored.revocations[pub] = now;
     if (!this.isRevoked(agentId)) this.#stored.finished.push(agentId);
     delete this.#stored.issued[agentId];

@@ -16,6 +16,7 @@ import { inboxPrefixFor } from '../../../../infra/transport/auth/permissions.ts'
 import { call } from '../../../../infra/transport/client.ts';
 import { decodeFact, encode } from '../../../../infra/transport/codec.ts';
 import { NatsBus } from '../../../../infra/transport/nats-bus.ts';
+import { runCli } from '../../../support/cli.ts';
 import { ok } from '../../../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../../../support/runtime.ts';
 
@@ -230,6 +231,28 @@ describe('per-agent identities on the private broker', () => {
     // Gone once the worker exited, and revoked with its agent.
     expect(existsSync(credsPath!)).toBe(false);
     await expect(connectWith(url, creds, 'wkr')).rejects.toThrow(/Authorization Violation/);
+  });
+
+  it('`skein creds` writes a .creds file that acts as exactly that agent, and refuses unknown agents', async () => {
+    const data = join(rt.dir, 'data');
+    const out = join(rt.dir, 'b.creds');
+    const written = await runCli(['creds', 'b', '--out', out, '--data', data]);
+    expect(written.code, written.stderr).toBe(0);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    const creds = readFileSync(out, 'utf8');
+    const nc = await connectWith(url, creds, 'b');
+    const b = { nc, bus: new NatsBus(nc), errors: watchErrors(nc), creds };
+    agents.push(b);
+    expect(ok(await call(b.bus, 'b', 'agent.get', {}))).toMatchObject({ agentId: 'b' });
+    nc.publish('skein.cmd.a.agent.get', encode({ id: 'x9', data: {} }));
+    await nc.flush();
+    await expect.poll(() => b.errors).toEqual(['Permissions Violation for Publish to "skein.cmd.a.agent.get"']);
+    const unknown = await runCli(['creds', 'nobody', '--data', data]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/agent 'nobody'.*does not exist/);
+    expect(unknown.stdout).toBe('');
+    const bad = await runCli(['creds', 'no/such', '--data', data]);
+    expect(bad.stderr).toMatch(/agent id 'no\/such' is not valid/);
   });
 
   it('a terminal that is not a worker gets no credentials', async () => {
