@@ -102,7 +102,10 @@ describe('the audit log guard', () => {
       const dir = await stoppedWithLog();
       await tamper(dir, async (jsm) => void (await jsm.streams.delete(EVENTS_STREAM)));
       await expect(running(dir)).rejects.toThrow(
-        /SKEIN_EVENTS is not the one this data dir sealed.*deleted \(it held facts up to sequence \d+\).*Restore the JetStream store/,
+        new RegExp(
+          'SKEIN_EVENTS is not the one this data dir sealed.*deleted \\(it held facts up to sequence \\d+\\)' +
+            '.*Restore the JetStream store',
+        ),
       );
     });
 
