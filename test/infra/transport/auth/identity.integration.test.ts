@@ -5,8 +5,11 @@
  * grandchild's ask; a cancelled agent's connection is closed and its creds
  * refused; a worker gets its own creds and nothing broader.
  */
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { decode, type User } from '@nats-io/jwt';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
@@ -19,6 +22,8 @@ import { NatsBus } from '../../../../infra/transport/nats-bus.ts';
 import { runCli } from '../../../support/cli.ts';
 import { ok } from '../../../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../../../support/runtime.ts';
+
+const run = promisify(execFile);
 
 type Agent = { nc: NatsConnection; bus: NatsBus; errors: string[]; creds: string };
 
@@ -253,6 +258,27 @@ describe('per-agent identities on the private broker', () => {
     expect(unknown.stdout).toBe('');
     const bad = await runCli(['creds', 'no/such', '--data', data]);
     expect(bad.stderr).toMatch(/agent id 'no\/such' is not valid/);
+  });
+
+  it('the websocket listener is on loopback and applies the same permissions', async () => {
+    expect(rt.info.websocketUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    const credsFile = join(rt.dir, 'ws-b.creds');
+    writeFileSync(credsFile, (await rt.auth!.authority.mintAgent('b')).creds, { mode: 0o600 });
+    const probe = fileURLToPath(new URL('../../../support/ws-probe.mjs', import.meta.url));
+    const { stdout } = await run(
+      process.execPath,
+      ['--experimental-websocket', probe, rt.info.websocketUrl!, credsFile, 'b'],
+      {
+        timeout: 20_000,
+      },
+    );
+    const [first, second] = stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+    expect(first.reply).toMatchObject({ ok: true, agentId: 'b' });
+    expect(second.errors).toEqual(['Permissions Violation for Publish to "skein.cmd.main.agent.get"']);
   });
 
   it('a terminal that is not a worker gets no credentials', async () => {
