@@ -175,7 +175,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       },
     });
     await host.start();
-    if (broker) revokeOnFinish(host, broker, logger);
+    if (broker) await revokeOnFinish(host, broker, logger);
     if (bus instanceof NatsBus) {
       const nc = bus.nc;
       const keeper = await guardLog({

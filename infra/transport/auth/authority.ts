@@ -193,6 +193,12 @@ export class Authority {
     return { ...minted, agentId };
   }
 
+  /** Agents that hold unrevoked users (for the catch-up at start). */
+  agentsWithCreds(): string[] {
+    this.#refresh();
+    return Object.keys(this.#stored.issued);
+  }
+
   /** Whether `agentId` was revoked (every user it had is on the revocation list). */
   isRevoked(agentId: string): boolean {
     return this.#stored.finished.includes(agentId);
