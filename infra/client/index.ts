@@ -16,9 +16,11 @@
  * A refused command throws `SkeinCallError` carrying the reply's error code.
  */
 import { randomUUID } from 'node:crypto';
+import { dirname } from 'node:path';
 import { eventsByType } from '../../schemas/catalog.ts';
 import { subjectFor, subjectPatterns } from '../../schemas/subjects.ts';
 import type { Bus, Subscription } from '../transport/bus.ts';
+import { clientAuth } from '../transport/auth/client-auth.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
 import { decodeFact, decodeReply, encode } from '../transport/codec.ts';
 import { SocketBus } from '../transport/socket-bus.ts';
@@ -107,7 +109,9 @@ export async function connect(options: ConnectOptions = {}): Promise<SkeinClient
   let info: RuntimeInfo | undefined;
   let rootAgentId = 'main';
   if (natsUrl) {
-    bus = await NatsBus.connect(natsUrl, name);
+    // A private broker wants credentials: SKEIN_NATS_CREDS, or the operator creds in the given data dir.
+    const auth = options.dataDir ? clientAuth(options.dataDir) : clientAuthFromEnv();
+    bus = await NatsBus.connect(natsUrl, name, auth);
   } else {
     const found = findRuntime({ ...(options.cwd ? { cwd: options.cwd } : {}), dataDir: options.dataDir });
     info = found.info;
@@ -118,7 +122,9 @@ export async function connect(options: ConnectOptions = {}): Promise<SkeinClient
           'in the workspace, or pass natsUrl / dataDir to connect()',
       );
     }
-    bus = info.natsUrl ? await NatsBus.connect(info.natsUrl, name) : await SocketBus.connect(info.socketPath!);
+    bus = info.natsUrl
+      ? await NatsBus.connect(info.natsUrl, name, clientAuth(found.config.dataDir))
+      : await SocketBus.connect(info.socketPath!);
   }
   return clientOn(bus, { info, rootAgentId: info?.rootAgentId ?? rootAgentId });
 }
@@ -196,4 +202,10 @@ export function clientOn(
       await bus.close();
     },
   };
+}
+
+/** SKEIN_NATS_CREDS when set (networked mode with credentials); else no credentials. */
+function clientAuthFromEnv(): ReturnType<typeof clientAuth> {
+  const path = process.env['SKEIN_NATS_CREDS'];
+  return path ? clientAuth(dirname(path), process.env) : undefined;
 }
