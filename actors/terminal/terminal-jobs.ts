@@ -8,7 +8,7 @@
  * The session's public fields (`status`, `queue`, `current`, ...) stay on
  * `TerminalSession`; this runner drives them.
  */
-import { commandInput, type Mark } from './shell-integration.ts';
+import { commandInput, type Mark, writeCommand } from './shell-integration.ts';
 import { type Job, newJob, wake } from './terminal-exec.ts';
 import { foregroundPgid, readStat, SIGNAL_NAMES, signalSafely, ttyReader } from './terminal-proc.ts';
 import type { Fact, SessionDeps, TerminalSession } from './terminal-session.ts';
@@ -39,8 +39,15 @@ export class JobRunner {
 
   /** C mark: the running command's output starts here. */
   onOutputStart(mark: Mark): void {
-    const job = this.#session.current;
+    const s = this.#session;
+    const job = s.current;
     if (job?.state === 'running' && job.outputEnd === undefined) job.outputStart = mark.end;
+    else if (!job && s.status === 'idle') {
+      // A line typed with terminal.write runs: the shell is busy until its next prompt. A command typed now
+      // would be typeahead (discarded at that prompt), so the queue waits for the prompt.
+      s.status = 'busy';
+      this.#promptSeen = false;
+    }
   }
 
   /** D mark: the running command ended with this status. */
@@ -163,7 +170,8 @@ export class JobRunner {
     });
     job.started.catch((err) => s.log.error({ err }, 'command start not recorded'));
     if (s.status === 'closing' || s.status === 'closed') return;
-    s.pty.write(commandInput(job.command));
+    writeCommand(s.rc.commandPath, job.command);
+    s.pty.write(commandInput(s.rc.commandPath));
     job.timers.push(setTimeout(() => void this.#interrupt(job), job.timeoutMs));
     this.#poll ??= setInterval(() => this.#checkInput(), this.#deps.config.pollMs);
   }

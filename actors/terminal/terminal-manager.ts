@@ -26,7 +26,6 @@ import {
   TerminalWrite,
 } from '../../schemas/terminal.ts';
 import { checkEnv, resolveCwd, resolveShell } from './pty-spawn.ts';
-import { writeRcFile } from './shell-integration.ts';
 import { execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
 import type { OutputFact } from './terminal-output.ts';
 import { type Emit, type Job, normalizeSignal, TerminalSession } from './terminal-session.ts';
@@ -54,7 +53,6 @@ export class TerminalManager {
   #waiters = new Map<string, (waitMs: number) => void>();
   #idleTimer: NodeJS.Timeout | undefined;
   #shuttingDown = false;
-  #rc: ReturnType<typeof writeRcFile> | undefined;
 
   constructor(options: TerminalManagerOptions) {
     this.config = TerminalConfig.parse(options.config ?? {});
@@ -130,7 +128,6 @@ export class TerminalManager {
       acquire: (s, job) => this.#acquire(s, job),
       release: (s, job, reason) => this.#release(s, job, reason),
       onClosed: (s) => this.#onClosed(s),
-      rc: (this.#rc ??= writeRcFile()),
     });
     this.#sessions.set(session.terminalId, session);
     try {
@@ -261,8 +258,6 @@ export class TerminalManager {
     this.#shuttingDown = true;
     if (this.#idleTimer) clearInterval(this.#idleTimer);
     await Promise.all([...this.#sessions.values()].map((s) => s.close('shutdown', this.config.closeGraceMs)));
-    this.#rc?.remove();
-    this.#rc = undefined;
   }
 
   /** The live session (tests, replay tooling). */

@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import { ErrorCode, InvalidStateError, RuntimeError } from '../../schemas/errors.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
 import { type SpawnSpec, spawnPty } from './pty-spawn.ts';
-import { type Mark, MarkScanner } from './shell-integration.ts';
+import { type Mark, MarkScanner, type RcFiles, writeRcFile } from './shell-integration.ts';
 import type { Job } from './terminal-exec.ts';
 import { JobRunner } from './terminal-jobs.ts';
 import { type OutputFact, TerminalOutput } from './terminal-output.ts';
@@ -47,8 +47,6 @@ export type SessionDeps = {
   acquire: (session: TerminalSession, job: Job) => Promise<number>;
   release: (session: TerminalSession, job: Job, reason: 'finished' | 'cancelled') => Promise<void>;
   onClosed: (session: TerminalSession) => void;
-  /** The rc file (shared by the manager's terminals) and its directory. */
-  rc: { path: string; dir: string };
 };
 
 export class TerminalSession {
@@ -57,6 +55,8 @@ export class TerminalSession {
   readonly spec: SpawnSpec;
   readonly output: TerminalOutput;
   readonly log: Logger;
+  /** This terminal's private rc directory: the rc file and the file commands are delivered through. */
+  readonly rc: RcFiles;
   pty: IPty;
   tty = '';
   shellPid: number;
@@ -91,7 +91,13 @@ export class TerminalSession {
     this.rows = deps.spec.rows;
     this.log = deps.log.child({ terminalId: this.terminalId, agentId: this.agentId });
     this.#jobs = new JobRunner(this, deps, (fact) => this.#emit(fact));
-    this.pty = spawnPty(deps.spec, deps.rc.path, deps.rc.dir);
+    this.rc = writeRcFile();
+    try {
+      this.pty = spawnPty(deps.spec, this.rc.path, this.rc.dir);
+    } catch (err) {
+      this.rc.remove();
+      throw err;
+    }
     this.shellPid = this.pty.pid;
     const c = deps.config;
     this.output = new TerminalOutput({
@@ -359,6 +365,7 @@ export class TerminalSession {
         },
       });
     this.output.dispose();
+    this.rc.remove();
     this.log.info({ reason, ...this.closed }, 'terminal closed');
     this.#deps.onClosed(this);
   }
