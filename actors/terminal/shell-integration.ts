@@ -26,7 +26,8 @@ import { utf8Length } from '../../machines/terminal/terminal-text.ts';
  * partial line becomes readable) and `-t 0.001` returns as soon as the queue is
  * empty. It runs before the D mark: once the host has seen a command end, no
  * later write can be discarded by mistake.
- * Everything is done with builtins: no fork per prompt.
+ * Everything is done with builtins (called through `builtin`, so that a function
+ * the agent names `printf` or `read` cannot silence the marks): no fork per prompt.
  */
 export const BASH_RC = [
   '# skein shell integration (generated)',
@@ -42,9 +43,10 @@ export const BASH_RC = [
   "bind 'set bell-style none' 2>/dev/null",
   '__skein_prompt() {',
   '  local ec=$? p=$PWD',
-  "  while read -r -s -t 0.001 -n 65536 -d '' __skein_typeahead 2>/dev/null; do :; done; unset __skein_typeahead",
+  "  while builtin read -r -s -t 0.001 -n 65536 -d '' __skein_typeahead 2>/dev/null; do :; done",
+  '  builtin unset __skein_typeahead',
   "  p=${p//%/%25}; p=${p// /%20}; p=${p//$'\\a'/%07}; p=${p//$'\\e'/%1B}",
-  '  printf \'\\033]7;file://%s%s\\007\\033]133;D;%s\\007\' "$HOSTNAME" "$p" "$ec"',
+  '  builtin printf \'\\033]7;file://%s%s\\007\\033]133;D;%s\\007\' "$HOSTNAME" "$p" "$ec"',
   '}',
   'PROMPT_COMMAND=__skein_prompt',
   "PS1='\\[\\033]133;A\\007\\]$ \\[\\033]133;B\\007\\]'",
