@@ -102,10 +102,9 @@ function traced(): string[][] {
 }
 
 /**
- * The rule issue 11 gives the gate (refuse control characters other than \n and \t, naming them); it lands
- * with the gate's own change, after which `decide` refuses these inputs itself and this check is redundant.
+ * Inputs holding control characters other than \n and \t, which issue 11 has the gate refuse (that lands with
+ * the gate's own change; until then today's `decide` allows some, and they are checked as described below).
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this finds
 const CONTROL_CHARACTER = /[\x00-\x08\x0b-\x1f\x7f]/;
 
 describe('the gate judges what bash runs', () => {
