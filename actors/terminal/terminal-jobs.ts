@@ -6,26 +6,57 @@
  * the poll that notices a quiet command blocked reading the terminal, their
  * end from the D mark, and cancelling what is left when the session closes.
  * The session's public fields (`status`, `queue`, `current`, ...) stay on
- * `TerminalSession`; this runner drives them.
+ * the session (`JobHost`); this runner drives them.
  */
 import { commandInput, type Mark, writeCommand } from './shell-integration.ts';
-import { type Job, newJob, wake } from './terminal-exec.ts';
+import type { IPty } from '@lydell/node-pty';
+import type { Logger } from 'pino';
+import type { TerminalConfig } from '../../schemas/terminal.ts';
+import type { RcFiles } from './shell-integration.ts';
+import { type Fact, type Job, newJob, wake } from './terminal-job.ts';
+import type { TerminalOutput } from './terminal-output.ts';
 import { foregroundPgid, readStat, SIGNAL_NAMES, signalSafely, ttyReader } from './terminal-proc.ts';
-import type { Fact, SessionDeps, TerminalSession } from './terminal-session.ts';
+
+/** The session state the runner drives (TerminalSession implements it). */
+export type JobHost = {
+  readonly terminalId: string;
+  readonly output: TerminalOutput;
+  readonly log: Logger;
+  readonly rc: RcFiles;
+  readonly pty: IPty;
+  readonly tty: string;
+  readonly shellPid: number;
+  readonly cwd: string;
+  readonly pausedPgid: number | undefined;
+  status: 'starting' | 'idle' | 'busy' | 'closing' | 'closed';
+  readonly jobs: Map<string, Job>;
+  readonly queue: Job[];
+  current: Job | undefined;
+  lastJob: Job | undefined;
+  lastActivity: number;
+};
+
+/** What the runner needs from outside: the config and the resource arbiter. */
+export type JobDeps = {
+  config: TerminalConfig;
+  /** Waits for a job's resources; resolves with the wait in ms. */
+  acquire: (job: Job) => Promise<number>;
+  release: (job: Job, reason: 'finished' | 'cancelled') => Promise<void>;
+};
 
 /** Jobs remembered per terminal for terminal.wait. */
 const MAX_JOBS_KEPT = 200;
 
 export class JobRunner {
-  #session: TerminalSession;
-  #deps: SessionDeps;
+  #session: JobHost;
+  #deps: JobDeps;
   #emit: (fact: Fact) => Promise<void>;
   #nextCommand = 1;
   #promptSeen = true;
   #finishing = false;
   #poll: NodeJS.Timeout | undefined;
 
-  constructor(session: TerminalSession, deps: SessionDeps, emit: (fact: Fact) => Promise<void>) {
+  constructor(session: JobHost, deps: JobDeps, emit: (fact: Fact) => Promise<void>) {
     this.#session = session;
     this.#deps = deps;
     this.#emit = emit;
@@ -85,7 +116,7 @@ export class JobRunner {
       });
       // The output tail and the finish go to different streams: appended side by side, both awaited.
       await Promise.all([flushed, finished]);
-      if (job.resources.length) await this.#deps.release(s, job, 'finished');
+      if (job.resources.length) await this.#deps.release(job, 'finished');
     } catch (err) {
       s.log.error({ err }, 'command finish not recorded');
     }
@@ -147,7 +178,7 @@ export class JobRunner {
     const s = this.#session;
     if (job.resources.length) {
       job.state = 'acquiring';
-      job.resourceWaitMs = await this.#deps.acquire(s, job);
+      job.resourceWaitMs = await this.#deps.acquire(job);
       if (job.state !== 'acquiring') return; // cancelled while waiting
     }
     job.state = 'running';
@@ -260,7 +291,7 @@ export class JobRunner {
           type: 'terminal.command.cancelled',
           data: { terminalId: s.terminalId, commandId: job.commandId, reason },
         });
-        if (job.resources.length && !wasAcquiring) await this.#deps.release(s, job, 'cancelled');
+        if (job.resources.length && !wasAcquiring) await this.#deps.release(job, 'cancelled');
       }
       wake(job);
     }

@@ -16,7 +16,7 @@ import { ErrorCode, InvalidStateError, RuntimeError } from '../../schemas/errors
 import type { TerminalConfig } from '../../schemas/terminal.ts';
 import { type SpawnSpec, spawnPty } from './pty-spawn.ts';
 import { type Mark, MarkScanner, type RcFiles, writeRcFile } from './shell-integration.ts';
-import type { Job } from './terminal-exec.ts';
+import type { Emit, Fact, Job } from './terminal-job.ts';
 import { JobRunner } from './terminal-jobs.ts';
 import { type OutputFact, TerminalOutput } from './terminal-output.ts';
 import {
@@ -32,10 +32,7 @@ import {
 } from './terminal-proc.ts';
 
 export { normalizeSignal };
-export type { Job };
-
-export type Fact = { type: string; data: Record<string, unknown>; agentId?: string };
-export type Emit = (fact: Fact) => Promise<void>;
+export type { Emit, Fact, Job };
 
 export type SessionDeps = {
   spec: SpawnSpec;
@@ -90,7 +87,15 @@ export class TerminalSession {
     this.cols = deps.spec.cols;
     this.rows = deps.spec.rows;
     this.log = deps.log.child({ terminalId: this.terminalId, agentId: this.agentId });
-    this.#jobs = new JobRunner(this, deps, (fact) => this.#emit(fact));
+    this.#jobs = new JobRunner(
+      this,
+      {
+        config: deps.config,
+        acquire: (job) => deps.acquire(this, job),
+        release: (job, reason) => deps.release(this, job, reason),
+      },
+      (fact) => this.#emit(fact),
+    );
     this.rc = writeRcFile();
     try {
       this.pty = spawnPty(deps.spec, this.rc.path, this.rc.dir);
