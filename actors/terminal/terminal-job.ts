@@ -32,7 +32,6 @@ export type Job = {
   cancelReason: string | undefined;
   /** Wakes whoever waits on this job (finish, input awaited, cancel). */
   changed: Set<() => void>;
-  timers: NodeJS.Timeout[];
 };
 
 export function newJob(
@@ -62,7 +61,6 @@ export function newJob(
     inputAwaited: undefined,
     cancelReason: undefined,
     changed: new Set(),
-    timers: [],
   };
 }
 

@@ -2,7 +2,8 @@
  * @module
  * The command side of a terminal session: the queue of jobs run one at a
  * time when the shell is idle, their start (after any resources are
- * acquired), their timeout (SIGINT to the foreground group, then SIGKILL),
+ * acquired), what their timeout does (SIGINT to the foreground group, then
+ * SIGKILL; the terminal machine keeps the deadlines),
  * the poll that notices a quiet command blocked reading the terminal, their
  * end from the D mark, and cancelling what is left when the session closes.
  * The session's public fields (`status`, `queue`, `current`, ...) stay on
@@ -96,7 +97,6 @@ export class JobRunner {
 
   async #finish(job: Job): Promise<void> {
     const s = this.#session;
-    stopJobTimers(job);
     try {
       const flushed = s.output.flush();
       await job.started;
@@ -197,20 +197,25 @@ export class JobRunner {
         cwd: s.cwd,
         startedAt: new Date(job.startedAt).toISOString(),
         cursor: job.cursor,
+        // The terminal machine arms the command's deadline from this (and re-arms it from the log).
+        timeoutMs: job.timeoutMs,
       },
     });
     job.started.catch((err) => s.log.error({ err }, 'command start not recorded'));
     if (s.status === 'closing' || s.status === 'closed') return;
     writeCommand(s.rc.commandPath, job.command);
     s.pty.write(commandInput(s.rc.commandPath));
-    job.timers.push(setTimeout(() => void this.#interrupt(job), job.timeoutMs));
     this.#poll ??= setInterval(() => this.#checkInput(), this.#deps.config.pollMs);
   }
 
-  /** Timeout: SIGINT to the foreground group, then SIGKILL if it is still running after the grace period. */
-  async #interrupt(job: Job): Promise<void> {
+  /**
+   * The running command reached its timeout (the terminal machine's deadline): SIGINT to the foreground
+   * group. The machine calls `onGraceOver` a grace period later unless the command finished.
+   */
+  async onDeadline(): Promise<void> {
     const s = this.#session;
-    if (job.state !== 'running' || job.outputEnd !== undefined) return;
+    const job = s.current;
+    if (job?.state !== 'running' || job.outputEnd !== undefined) return;
     job.timedOut = true;
     const pgid = foregroundPgid(s.pty.pid);
     if (pgid > 0) signalSafely(-pgid, 'SIGINT');
@@ -219,30 +224,26 @@ export class JobRunner {
       type: 'terminal.command.interrupted',
       data: { terminalId: s.terminalId, commandId: job.commandId, signal: 'SIGINT', pgid, reason: 'timeout' },
     });
-    job.timers.push(
-      setTimeout(() => {
-        if (job.outputEnd !== undefined || s.status === 'closed') return;
-        const fg = foregroundPgid(s.pty.pid);
-        const shellPgid = readStat(s.shellPid)?.pgrp ?? s.shellPid;
-        if (fg > 0 && fg !== shellPgid) {
-          signalSafely(-fg, 'SIGCONT');
-          signalSafely(-fg, 'SIGKILL');
-          void this.#emit({
-            type: 'terminal.command.interrupted',
-            data: {
-              terminalId: s.terminalId,
-              commandId: job.commandId,
-              signal: 'SIGKILL',
-              pgid: fg,
-              reason: 'timeout',
-            },
-          });
-        } else {
-          // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
-          s.pty.write('\x03');
-        }
-      }, this.#deps.config.interruptGraceMs),
-    );
+  }
+
+  /** Still running a grace period after the timeout's SIGINT: SIGKILL the foreground group. */
+  onGraceOver(): void {
+    const s = this.#session;
+    const job = s.current;
+    if (!job?.timedOut || job.outputEnd !== undefined || s.status === 'closed') return;
+    const fg = foregroundPgid(s.pty.pid);
+    const shellPgid = readStat(s.shellPid)?.pgrp ?? s.shellPid;
+    if (fg > 0 && fg !== shellPgid) {
+      signalSafely(-fg, 'SIGCONT');
+      signalSafely(-fg, 'SIGKILL');
+      void this.#emit({
+        type: 'terminal.command.interrupted',
+        data: { terminalId: s.terminalId, commandId: job.commandId, signal: 'SIGKILL', pgid: fg, reason: 'timeout' },
+      });
+    } else {
+      // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
+      s.pty.write('\x03');
+    }
   }
 
   /** While a command runs and is quiet: is its foreground process blocked reading the terminal? */
@@ -282,7 +283,6 @@ export class JobRunner {
   async cancelAll(reason: string): Promise<void> {
     const s = this.#session;
     for (const job of [...s.queue, ...(s.current ? [s.current] : [])]) {
-      stopJobTimers(job);
       const wasAcquiring = job.state === 'acquiring';
       if (job.state !== 'finished') {
         job.state = 'cancelled';
@@ -298,9 +298,4 @@ export class JobRunner {
     s.queue.length = 0;
     s.current = undefined;
   }
-}
-
-function stopJobTimers(job: Job): void {
-  for (const t of job.timers) clearTimeout(t);
-  job.timers = [];
 }

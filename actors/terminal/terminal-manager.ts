@@ -51,7 +51,6 @@ export class TerminalManager {
   #closedIds = new Set<string>();
   #arbiter: arbiter.ArbiterState;
   #waiters = new Map<string, (waitMs: number) => void>();
-  #idleTimer: NodeJS.Timeout | undefined;
   #shuttingDown = false;
 
   constructor(options: TerminalManagerOptions) {
@@ -70,13 +69,6 @@ export class TerminalManager {
             `id '${t}'; rename one in domains.terminal.resources.`,
         );
       tokens.set(t, r);
-    }
-    if (this.config.idleTimeoutMs > 0) {
-      this.#idleTimer = setInterval(
-        () => this.#closeIdle(),
-        Math.max(100, Math.min(60_000, this.config.idleTimeoutMs / 4)),
-      );
-      this.#idleTimer.unref();
     }
   }
 
@@ -253,10 +245,9 @@ export class TerminalManager {
     };
   }
 
-  /** Host stop: close every terminal, then stop timers. */
+  /** Host stop: close every terminal (each one's deadlines stop with its machine). */
   async shutdown(): Promise<void> {
     this.#shuttingDown = true;
-    if (this.#idleTimer) clearInterval(this.#idleTimer);
     await Promise.all([...this.#sessions.values()].map((s) => s.close('shutdown', this.config.closeGraceMs)));
   }
 
@@ -312,15 +303,6 @@ export class TerminalManager {
       );
     }
     return ms;
-  }
-
-  #closeIdle(): void {
-    const now = Date.now();
-    for (const s of this.#sessions.values()) {
-      if (s.status === 'idle' && s.queue.length === 0 && now - s.lastActivity > this.config.idleTimeoutMs) {
-        void s.close('idle', this.config.closeGraceMs);
-      }
-    }
   }
 
   #onClosed(s: TerminalSession): void {

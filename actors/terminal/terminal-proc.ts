@@ -191,3 +191,13 @@ export function ttyModes(tty: string): { echo: boolean; canonical: boolean } | u
   if (r.status !== 0) return undefined;
   return { echo: !/(^|\s)-echo(\s|$)/.test(r.stdout), canonical: !/(^|\s)-icanon(\s|$)/.test(r.stdout) };
 }
+
+/**
+ * Whether the terminal is at a password-style prompt: echo off in canonical (line) mode, as `read -s`,
+ * ssh and sudo set it. Readline (the shell's own prompt) and full-screen programs also turn echo off,
+ * but in non-canonical mode: their input is recorded.
+ */
+export function echoIsOff(tty: string): boolean {
+  const modes = ttyModes(tty);
+  return modes !== undefined && !modes.echo && modes.canonical;
+}
