@@ -69,7 +69,8 @@ export function execReply(session: ExecView, job: Job, maxBytes: number): ExecRe
       `Still ${status}: call terminal.wait {"terminalId": "${session.terminalId}", ` +
       `"commandId": "${job.commandId}"} or terminal.read {"cursor": ${end}}.`;
   } else if (status === 'timeout') {
-    reply.hint = `The command reached its timeout and was interrupted (exit ${job.exitCode}); the terminal is usable again.`;
+    const exit = `exit ${job.exitCode}`;
+    reply.hint = `The command reached its timeout and was interrupted (${exit}); the terminal is usable again.`;
   }
   if (lost)
     reply.hint =
