@@ -201,3 +201,36 @@ export function echoIsOff(tty: string): boolean {
   const modes = ttyModes(tty);
   return modes !== undefined && !modes.echo && modes.canonical;
 }
+
+/**
+ * Ends every process of a terminal's session: the shell's children first (SIGTERM, then SIGKILL after
+ * `graceMs`) while the shell lives to reap them (an orphan's zombie waits for PID 1); then, once the shell
+ * has reported the killed command's status (`commandSettled`), the shell itself; bubblewrap's processes exit
+ * (and reap) on their own when it is gone. Resolves when the session is empty or the waits ran out.
+ */
+export async function stopSession(o: {
+  leader: number;
+  shellPid: number;
+  sandbox: boolean;
+  graceMs: number;
+  commandSettled: () => boolean;
+  exited: Promise<unknown>;
+}): Promise<void> {
+  const wrapper = (m: { pid: number; comm: string }) =>
+    m.pid === o.leader || m.pid === o.shellPid || (o.sandbox && m.comm === 'bwrap');
+  const others = () => sessionMembers(o.leader).filter((m) => !wrapper(m));
+  signalAll(others(), 'SIGTERM', [o.leader, o.shellPid]);
+  if (!(await until(() => others().length === 0, o.graceMs))) {
+    signalAll(others(), 'SIGKILL', [o.leader, o.shellPid]);
+    await until(() => others().length === 0, 1_000);
+  }
+  await until(o.commandSettled, 500);
+  signalSafely(o.shellPid, 'SIGKILL');
+  const exited = await Promise.race([o.exited.then(() => true), sleep(1_000).then(() => false)]);
+  if (!exited) {
+    signalAll(sessionMembers(o.leader), 'SIGKILL', []);
+    signalSafely(-o.leader, 'SIGKILL');
+    await Promise.race([o.exited, sleep(2_000)]);
+  }
+  await until(() => sessionMembers(o.leader).length === 0, 1_000);
+}

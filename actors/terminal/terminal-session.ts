@@ -33,6 +33,7 @@ import {
   signalAll,
   signalSafely,
   sleep,
+  stopSession,
   until,
 } from './terminal-proc.ts';
 
@@ -334,27 +335,14 @@ export class TerminalSession {
     this.#ready?.reject(new InvalidStateError(`Terminal '${this.terminalId}' closed before its shell was ready.`));
     if (wasOpen) {
       this.pty.resume();
-      // Children first, while the shell is alive to reap them (an orphan's zombie waits for PID 1).
-      const leader = this.pty.pid;
-      const wrapper = (m: { pid: number; comm: string }) =>
-        m.pid === leader || m.pid === this.shellPid || (this.spec.sandbox && m.comm === 'bwrap');
-      const others = () => sessionMembers(leader).filter((m) => !wrapper(m));
-      signalAll(others(), 'SIGTERM', [leader, this.shellPid]);
-      if (!(await until(() => others().length === 0, graceMs))) {
-        signalAll(others(), 'SIGKILL', [leader, this.shellPid]);
-        await until(() => others().length === 0, 1_000);
-      }
-      // The shell reports the killed command's status (D mark): record it before the shell goes.
-      await until(() => this.current?.state !== 'running', 500);
-      // Then the shell; bubblewrap's processes exit (and reap) on their own when it is gone.
-      signalSafely(this.shellPid, 'SIGKILL');
-      const exited = await Promise.race([this.#exited.then(() => true), sleep(1_000).then(() => false)]);
-      if (!exited) {
-        signalAll(sessionMembers(leader), 'SIGKILL', []);
-        signalSafely(-leader, 'SIGKILL');
-        await Promise.race([this.#exited, sleep(2_000)]);
-      }
-      await until(() => sessionMembers(leader).length === 0, 1_000);
+      await stopSession({
+        leader: this.pty.pid,
+        shellPid: this.shellPid,
+        sandbox: this.spec.sandbox,
+        graceMs,
+        commandSettled: () => this.current?.state !== 'running',
+        exited: this.#exited,
+      });
     }
     const exit = await Promise.race([this.#exited, sleep(100).then(() => undefined)]);
     await this.#teardown(reason, exit);
