@@ -141,3 +141,20 @@ describe('typeahead never runs later as a command line (hole 5)', () => {
     expect(r).toMatchObject({ status: 'exited', exitCode: 0, output: 'after\n' });
   });
 });
+
+describe('the command file cannot be planted from a sandboxed shell', () => {
+  it("is read-only inside the sandbox, and no other terminal's command file is visible there", async () => {
+    const other = await h.open();
+    const otherDir = h.manager.get(other.terminalId)!.rc.dir;
+    const { terminalId } = await h.open(A, { sandbox: true });
+    const own = h.manager.get(terminalId)!.rc;
+    const canary = join(h.workspace, 'canary-planted');
+    const plant = await h.manager.exec(A, { terminalId, command: `echo 'touch ${canary}' > ${own.commandPath}` });
+    expect(plant.exitCode).not.toBe(0);
+    expect(plant.output).toMatch(/Read-only file system/);
+    expect(await h.manager.exec(A, { terminalId, command: 'echo mine' })).toMatchObject({ output: 'mine\n' });
+    expect(existsSync(canary)).toBe(false);
+    const look = await h.manager.exec(A, { terminalId, command: `ls ${otherDir}` });
+    expect(look.exitCode).not.toBe(0);
+  });
+});
