@@ -19,9 +19,21 @@
  * - idle: the idle check, re-armed until `idleExpired` holds, then `closeIdle`.
  * The default implementations do nothing: a replay has no terminal to act on.
  */
+import type { DataOf } from '../../schemas/message.ts';
+import type {
+  TerminalClosed,
+  TerminalCommandCancelled,
+  TerminalCommandFinished,
+  TerminalCommandQueued,
+  TerminalCommandStarted,
+  TerminalInputAwaited,
+  TerminalOpened,
+  TerminalResized,
+} from '../../schemas/terminal.ts';
 import { assign, cancel, fromCallback, raise, setup } from 'xstate';
 
-type Envelope = { type: string; data?: any; at?: string };
+/** A fact; the log holds only facts validated by their schema, so `data` is the event's data. */
+type Envelope = { type: string; data?: unknown; at?: string };
 
 export type TerminalCommandView = { commandId: string; command: string };
 /** The running command; `timeoutMs` when its started fact carries one (older logs do not). */
@@ -70,7 +82,8 @@ const empty: TerminalAggregateContext = {
   closed: null,
 };
 
-const d = (event: Envelope) => event.data ?? {};
+/** The data of `event`, typed by the event it is (`E`: its definition in schemas/terminal.ts). */
+const d = <E>(event: Envelope) => (event.data ?? {}) as DataOf<E>;
 
 /** setTimeout's ceiling: a deadline that is off (or absurdly far) waits this long, and is re-armed after. */
 export const NEVER_MS = 2 ** 31 - 1;
@@ -115,7 +128,7 @@ export const terminalMachine = setup({
         'terminal.opened': {
           target: 'idle',
           actions: assign(({ event }) => {
-            const x = d(event);
+            const x = d<typeof TerminalOpened>(event);
             return {
               terminalId: x.terminalId,
               agentId: x.agentId,
@@ -142,7 +155,7 @@ export const terminalMachine = setup({
         'terminal.command.started': {
           target: 'busy',
           actions: assign(({ context, event }) => {
-            const x = d(event);
+            const x = d<typeof TerminalCommandStarted>(event);
             return {
               running: {
                 commandId: x.commandId,
@@ -173,7 +186,7 @@ export const terminalMachine = setup({
         'terminal.command.finished': {
           target: 'idle',
           actions: assign(({ context, event }) => {
-            const x = d(event);
+            const x = d<typeof TerminalCommandFinished>(event);
             return {
               running: null,
               cwd: x.cwd,
@@ -185,7 +198,9 @@ export const terminalMachine = setup({
             };
           }),
         },
-        'terminal.input.awaited': { actions: assign({ awaitingInput: ({ event }) => d(event).prompt }) },
+        'terminal.input.awaited': {
+          actions: assign({ awaitingInput: ({ event }) => d<typeof TerminalInputAwaited>(event).prompt }),
+        },
         'terminal.input.written': { actions: assign({ awaitingInput: null }) },
       },
     },
@@ -194,23 +209,37 @@ export const terminalMachine = setup({
   on: {
     'terminal.command.queued': {
       actions: assign({
-        queue: ({ context, event }) => [...context.queue, { commandId: d(event).commandId, command: d(event).command }],
+        queue: ({ context, event }) => [
+          ...context.queue,
+          {
+            commandId: d<typeof TerminalCommandQueued>(event).commandId,
+            command: d<typeof TerminalCommandQueued>(event).command,
+          },
+        ],
       }),
     },
     'terminal.command.cancelled': {
       actions: assign({
-        queue: ({ context, event }) => context.queue.filter((q) => q.commandId !== d(event).commandId),
+        queue: ({ context, event }) =>
+          context.queue.filter((q) => q.commandId !== d<typeof TerminalCommandCancelled>(event).commandId),
       }),
     },
     'terminal.resized': {
-      actions: assign({ cols: ({ event }) => d(event).cols, rows: ({ event }) => d(event).rows }),
+      actions: assign({
+        cols: ({ event }) => d<typeof TerminalResized>(event).cols,
+        rows: ({ event }) => d<typeof TerminalResized>(event).rows,
+      }),
     },
     'terminal.paused': { actions: assign({ paused: true }) },
     'terminal.resumed': { actions: assign({ paused: false }) },
     'terminal.closed': {
       target: '.closed',
       actions: assign({
-        closed: ({ event }) => ({ exitCode: d(event).exitCode, signal: d(event).signal, reason: d(event).reason }),
+        closed: ({ event }) => ({
+          exitCode: d<typeof TerminalClosed>(event).exitCode,
+          signal: d<typeof TerminalClosed>(event).signal,
+          reason: d<typeof TerminalClosed>(event).reason,
+        }),
         running: null,
         queue: [],
         awaitingInput: null,
