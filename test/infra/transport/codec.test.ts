@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FactEnvelope } from '../../../schemas/index.ts';
 import { decodeFact, looksLikeFact } from '../../../infra/transport/codec.ts';
+import { propertySeed } from '../../support/seed.ts';
 
-const seed = Number(process.env['FC_SEED'] ?? Date.now() % 2 ** 31);
+const seed = propertySeed();
 
 const good = {
   id: 'c-1:0',

@@ -4,6 +4,7 @@ import { editAggregate, fileAggregate } from '../../../machines/edit/edit-aggreg
 import { editSessionMachine, type EditSessionInput } from '../../../machines/edit/edit-session.ts';
 import type { EditFact } from '../../../schemas/edit.ts';
 import { feeds, seeds } from '../../support/edit-random.ts';
+import { propertySeed } from '../../support/seed.ts';
 
 const SEEDS = seeds(15);
 
@@ -224,7 +225,7 @@ describe('edit aggregate', () => {
   });
 });
 
-const fcSeed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+const fcSeed = propertySeed();
 describe(`streamed and one-shot edits agree (fast-check seed ${fcSeed})`, () => {
   const seed = fcSeed;
   it('same content and outcomes for any chunking of the tool JSON', async () => {
