@@ -108,7 +108,7 @@ describe('digestOf', () => {
     const f = new Fold(defs);
     const seen = new Set([digestOf(f)]);
     for (let i = 1; i <= 20; i++) {
-      f.apply('k', 'counter', { type: 'counter.added', by: i });
+      f.apply('k', 'counter', { type: 'counter.added', by: i } as { type: string });
       seen.add(digestOf(f));
     }
     expect(seen.size).toBe(21);
