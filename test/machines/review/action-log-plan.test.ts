@@ -265,7 +265,10 @@ describe('action-log planning: reject and undo', () => {
     ]);
     expect(w.disk['/w/a.txt']).toBe(TEN.replace('l1\n', 'ONE\n').replace('l2\n', 'USER\n'));
     expect(w.list('root')[0]!.hunks.map((h) => h.id)).toEqual([h1!.id]);
-    expect(h2).toBeDefined();
+    // h2 (line 12) is far from the user's change: it was reverted, by a single write of the merged text.
+    expect(h2!.id).not.toBe(h1!.id);
+    expect(plan.reply).toMatchObject({ restored: ['/w/a.txt'], deleted: [], kept: [] });
+    expect(plan.writes).toHaveLength(1);
   });
 
   it('keeps a created file changed on disk since, and leaves a re-created deleted file alone', () => {
