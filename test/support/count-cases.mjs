@@ -32,4 +32,6 @@ function collect() {
 
 const tests = JSON.parse(collect());
 const cases = new Set(tests.map((t) => `${t.file}\u0000${caseOf(t.name)}`));
-console.log(`tests: ${tests.length} collected, ${cases.size} distinct cases (same case in other chunkings/seeds counted once)`);
+console.log(
+  `tests: ${tests.length} collected, ${cases.size} distinct cases (same case in other chunkings/seeds counted once)`,
+);
