@@ -165,7 +165,7 @@ describe('FactWriter failures', () => {
     ]);
   });
 
-  it('after the last retry: AppendFailedError naming type, subject and attempts, and a host.append.failed fact', async () => {
+  it('after the last retry: AppendFailedError naming type, subject, attempts; a host.append.failed fact', async () => {
     const { w, real, fold, lines } = await writer((r) =>
       r.fact.type === 'agent.spawned' ? new Error('disk full') : undefined,
     );

@@ -117,7 +117,10 @@ describe('decodeCommand', () => {
       SUBJECT,
       '{"data":',
       ErrorCode.InvalidJson,
-      /^Invalid message on 'skein\.cmd\.main\.agent\.spawn': payload is not JSON \(.+\); send a JSON object such as \{"data":\{\}\}$/,
+      new RegExp(
+        "^Invalid message on 'skein\\.cmd\\.main\\.agent\\.spawn': payload is not JSON \\(.+\\); " +
+          'send a JSON object such as \\{"data":\\{\\}\\}$',
+      ),
     ],
   ])('refuses %s with a message that says what to do', (_name, subject, payload, code, message) => {
     const f = failure(() => decodeCommand(subject, bytes(payload), 100));

@@ -97,7 +97,7 @@ describe('Zed edge cases', () => {
     expect((await decideTerminal(toolAllow, 'echo $(id)')).outcome).toBe('allow');
   });
 
-  it('a default allow with a confirm rule is not an allow-all: an expansion that hides the rule is denied', async () => {
+  it('default allow plus a confirm rule is not an allow-all: an expansion hiding the rule is denied', async () => {
     // The attack: `git $X` with X=push reads as `git <something>` to the rule, runs as `git push`.
     const p = merged({ default: 'allow', tools: { terminal: { always_confirm: [{ pattern: '^git\\s+push' }] } } });
     for (const input of ['X=push; git $X', 'git ${X:-push}', 'git $(echo push)', 'git `echo push`']) {
