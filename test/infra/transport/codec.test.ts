@@ -68,3 +68,48 @@ describe(`the fast envelope check agrees with FactEnvelope (seed ${seed})`, () =
     expect(() => decodeFact('s', JSON.stringify({ ...good, agentId: 'a.b' }))).toThrow(/agentId/);
   });
 });
+
+describe('the fast envelope check, field by field', () => {
+  it('takes the edge values the schema takes', () => {
+    expect(looksLikeFact({ ...good, id: 'x' })).toBe(true);
+    expect(looksLikeFact({ ...good, id: 'x'.repeat(256) })).toBe(true);
+    expect(looksLikeFact({ ...good, id: '!~' })).toBe(true);
+    expect(looksLikeFact({ ...good, causationId: undefined })).toBe(true);
+    const { causationId: _c, ...noCause } = good;
+    expect(looksLikeFact(noCause)).toBe(true);
+    expect(looksLikeFact({ ...good, data: null })).toBe(true);
+  });
+
+  it.each([
+    ['an empty id', { id: '' }],
+    ['an id over 256 characters', { id: 'x'.repeat(257) }],
+    ['an id with a space inside', { id: 'a b' }],
+    ['an id with a space at the end', { id: 'ab ' }],
+    ['an id with a space at the start', { id: ' ab' }],
+    ['a numeric id', { id: 7 }],
+    ['a numeric type', { type: 7 }],
+    ['a type that is not a dotted path', { type: 'Agent Spawned' }],
+    ['a numeric at', { at: 7 }],
+    ['an at that is not a timestamp', { at: 'yesterday' }],
+    ['a numeric agentId', { agentId: 7 }],
+    ['an agentId with a dot', { agentId: 'a.b' }],
+    ['a numeric causationId', { causationId: 7 }],
+    ['an extra key', { extra: 1 }],
+  ])('refuses %s', (_name, change) => {
+    const value = { ...good, ...change };
+    expect(looksLikeFact(value)).toBe(false);
+  });
+
+  it.each([[null], [[good]], ['fact'], [7]])('refuses %j', (value) => {
+    expect(looksLikeFact(value)).toBe(false);
+  });
+
+  it('refuses an envelope without data', () => {
+    const { data: _d, ...noData } = good;
+    expect(looksLikeFact(noData)).toBe(false);
+  });
+
+  it('decodes through the schema what the fast check refuses but the schema takes (an extra key, stripped)', () => {
+    expect(decodeFact('s', JSON.stringify({ ...good, extra: 1 }))).toEqual(good);
+  });
+});
