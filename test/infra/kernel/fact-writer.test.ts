@@ -165,6 +165,53 @@ describe('FactWriter failures', () => {
     ]);
   });
 
+  it('an append stored but not acknowledged is retried, found as a duplicate, and folded once', async () => {
+    const { log, real, requests } = await faultyLog();
+    let lost = false;
+    const lossy: EventLog = {
+      ...log,
+      append: async (request) => {
+        const result = await log.append(request);
+        if (!lost) {
+          lost = true;
+          throw new Error('ack lost');
+        }
+        return result;
+      },
+    };
+    const fold = new Fold([agentAggregateDef]);
+    const w = new FactWriter({
+      log: lossy,
+      fold,
+      logger: memoryLogger('silent').logger,
+      hostId: 'h1',
+      retries: 2,
+      retryDelayMs: 1,
+    });
+    const stored = await w.write(spawned('ack1'), { ...main, id: 'ack:0' });
+    expect(requests).toHaveLength(2);
+    expect(await all(real)).toEqual([stored]);
+    expect({ facts: w.facts, lastSeq: w.lastSeq }).toEqual({ facts: 1, lastSeq: 1 });
+    expect(fold.get('skein.evt.main.agent.ack1')?.value).toBe('running');
+  });
+
+  it('backs off longer after each failed attempt', async () => {
+    const { log } = await faultyLog((_r, attempt) => (attempt <= 2 ? new Error('busy') : undefined));
+    const fold = new Fold([agentAggregateDef]);
+    const w = new FactWriter({
+      log,
+      fold,
+      logger: memoryLogger('silent').logger,
+      hostId: 'h1',
+      retries: 2,
+      retryDelayMs: 60,
+    });
+    const started = performance.now();
+    await w.write(spawned('b1'), main);
+    // 60 ms after the first failure, 120 ms after the second.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(175);
+  });
+
   it('after the last retry: AppendFailedError naming type, subject, attempts; a host.append.failed fact', async () => {
     const { w, real, fold, lines } = await writer((r) =>
       r.fact.type === 'agent.spawned' ? new Error('disk full') : undefined,
@@ -193,7 +240,10 @@ describe('FactWriter failures', () => {
       },
     });
     expect(fold.get('skein.evt.main.agent.f1')).toBeUndefined();
-    expect(lines.filter((l) => l['msg'] === 'fact not appended')).toHaveLength(1);
+    expect(lines.filter((l) => l['msg'] === 'fact not appended')).toEqual([
+      expect.objectContaining({ subject: 'skein.evt.main.agent.f1', event: 'agent.spawned', attempts: 3 }),
+    ]);
+    expect((err as Error).name).toBe('AppendFailedError');
   });
 
   it('a conflict is not retried: it is rethrown as is, with a health fact of one attempt', async () => {
@@ -209,7 +259,9 @@ describe('FactWriter failures', () => {
     const { w, requests, lines } = await writer(() => new Error('log gone'), 0);
     await expect(w.write(spawned('z1'), main)).rejects.toBeInstanceOf(AppendFailedError);
     expect(requests.map((r) => r.fact.type)).toEqual(['agent.spawned', 'host.append.failed']);
-    expect(lines.map((l) => l['msg'])).toContain('health fact not appended either');
+    expect(lines.filter((l) => l['msg'] === 'health fact not appended either')).toEqual([
+      expect.objectContaining({ err: expect.objectContaining({ message: expect.stringContaining('log gone') }) }),
+    ]);
   });
 
   it('a listener that throws is logged and does not stop the others or the write', async () => {
@@ -223,7 +275,10 @@ describe('FactWriter failures', () => {
     off();
     await w.write(spawned('l2'), main);
     expect(heard).toEqual(['agent.spawned']);
-    expect(lines.filter((l) => l['msg'] === 'fact listener failed')).toHaveLength(2);
+    expect(lines.filter((l) => l['msg'] === 'fact listener failed')).toEqual([
+      expect.objectContaining({ event: 'agent.spawned', err: expect.objectContaining({ message: 'listener bug' }) }),
+      expect.objectContaining({ event: 'agent.spawned', err: expect.objectContaining({ message: 'listener bug' }) }),
+    ]);
   });
 });
 
@@ -253,6 +308,20 @@ describe('FactWriter output and restore', () => {
     expect(await all(real, 'events')).toEqual([]);
     expect({ facts: w.facts, lastSeq: w.lastSeq, folded: fold.size }).toEqual({ facts: 0, lastSeq: 0, folded: 0 });
     expect(heard).toEqual(['terminal.output.received']);
+  });
+
+  it('restore counts a stored fact of a type this version does not know, without folding it', async () => {
+    const { w, fold } = await writer();
+    w.restore({
+      id: 'new:0',
+      type: 'agent.levitated',
+      at: '2026-01-01T00:00:00.000Z',
+      agentId: 'main' as AgentId,
+      data: {},
+      seq: 4,
+      subject: 'skein.evt.main.agent.n1',
+    } as unknown as StoredFact);
+    expect({ facts: w.facts, lastSeq: w.lastSeq, folded: fold.size }).toEqual({ facts: 1, lastSeq: 4, folded: 0 });
   });
 
   it('restore folds a stored fact and the next write on its subject expects its sequence', async () => {
