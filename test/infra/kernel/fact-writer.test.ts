@@ -147,7 +147,7 @@ describe('FactWriter.write', () => {
 
 describe('FactWriter failures', () => {
   it('retries a failed append with the same msg-id, then stores and folds it once', async () => {
-    const { w, fold, lines, requests, real } = await writer((r, attempt) =>
+    const { w, fold, lines, requests, real } = await writer((_r, attempt) =>
       attempt <= 2 ? new Error(`disk hiccup ${attempt}`) : undefined,
     );
     const heard: string[] = [];
