@@ -238,6 +238,7 @@ describe('frames, arguments and issues', () => {
     ];
     for (const f of frames) expect(decodeFrame(JSON.stringify(f))).toEqual(f);
     expect(failure(() => decodeFrame('{"op":"nope"}')).message).toMatch(/^Invalid message on 'socket': op: /);
+    expect(failure(() => decodeFrame('{"op":')).message).toMatch(/^Invalid message on 'socket': payload is not JSON/);
     expect(failure(() => decodeFrame('{"op":"req","rid":1,"subject":"a","data":"","timeoutMs":0}')).message).toMatch(
       /timeoutMs/,
     );

@@ -95,6 +95,10 @@ describe('the fast envelope check, field by field', () => {
     ['an agentId with a dot', { agentId: 'a.b' }],
     ['a numeric causationId', { causationId: 7 }],
     ['an extra key', { extra: 1 }],
+    // Arrays whose text form would pass the patterns: the type checks, not the regexes, must refuse them.
+    ['a type in an array', { type: ['agent.spawned'] }],
+    ['an at in an array', { at: ['2026-11-29T20:00:00.000Z'] }],
+    ['an agentId in an array', { agentId: ['main'] }],
   ])('refuses %s', (_name, change) => {
     const value = { ...good, ...change };
     expect(looksLikeFact(value)).toBe(false);
