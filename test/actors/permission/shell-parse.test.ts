@@ -6,8 +6,9 @@ import fc from 'fast-check';
 import { SHELL_LIMITS } from '../../../actors/permission/shell-parse.ts';
 import { decide } from '../../../machines/permission/permission-policy.ts';
 import { BYPASS_POLICY, merged, shellSplitter } from '../../support/permission-fixtures.ts';
+import { propertySeed } from '../../support/seed.ts';
 
-const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+const seed = propertySeed();
 const texts = async (src: string) =>
   (await shellSplitter())(src).commands.map((c) => (c.via ? `${c.kind}:${c.text} [${c.via}]` : `${c.kind}:${c.text}`));
 

@@ -19,8 +19,9 @@ import fc from 'fast-check';
 import { decide } from '../../../machines/permission/permission-policy.ts';
 import { merged, shellSplitter } from '../../support/permission-fixtures.ts';
 import { terminalHarness } from '../../support/terminal-harness.ts';
+import { propertySeed } from '../../support/seed.ts';
 
-const seed = Number(process.env.FC_SEED ?? (process.env.CI ? 20261130 : Date.now() % 2 ** 31));
+const seed = propertySeed();
 const numRuns = Number(process.env.FC_RUNS ?? 300);
 const A = 'a1';
 const ALLOWED = ['echo', 'printf', 'true', 'ls'];
