@@ -140,11 +140,13 @@ export async function wirePermission(deps: {
     if (call.terminalId && foreground?.kind === 'prompt') {
       // At the prompt, what runs is the line as typed over several writes, not this write alone.
       const typed = typedLines(promptLines.get(call.terminalId) ?? '', call.input);
+      // Keys the line model cannot follow exactly (ESC sequences, tab, Ctrl-W, Ctrl-O…) act as they arrive:
+      // refused before any byte reaches the shell, so the carried line stays as it was.
+      if (typed.refused) {
+        throw new RuntimeError(ErrorCode.PermissionDenied, `terminal.write to '${call.terminalId}': ${typed.refused}`);
+      }
       rest = typed.rest;
       input = typed.completed.length > 0 ? `${typed.completed.join('\n')}\n${typed.rest}` : call.input;
-      // Arrow keys and the like make the typed text uncertain: judged as input to a shell, never as a
-      // plain command line that an allow rule could match.
-      if (typed.uncertain) foreground = { kind: 'program', name: 'bash' };
     } else if (call.terminalId) {
       promptLines.delete(call.terminalId);
       // A program that reads lines (or reads nothing, like `ls -R /` still running) leaves typed-ahead lines

@@ -20,11 +20,16 @@ export const ISSUE_11_POLICY = {
   default: 'deny',
   tools: {
     terminal: {
-      always_allow: ['^ls\\b', '^git\\s+status\\b', '^echo\\b', '^cat\\b'],
-      always_deny: ['^rm\\b', 'curl'],
+      always_allow: [
+        { pattern: '^ls\\b' },
+        { pattern: '^git\\s+status\\b' },
+        { pattern: '^echo\\b' },
+        { pattern: '^cat\\b' },
+      ],
+      always_deny: [{ pattern: '^rm\\b' }, { pattern: 'curl' }],
     },
     terminal_input: { default: 'allow' },
-    spawn_agent: { always_allow: ['^echo\\b'] },
+    spawn_agent: { always_allow: [{ pattern: '^echo\\b' }] },
   },
 };
 
