@@ -176,18 +176,24 @@ export class AgentService {
             `go ${this.#config.maxDepth} levels deep (domains.agents.maxDepth)`,
         );
       }
-      const siblings = this.children(parentId).length;
-      if (siblings >= this.#config.maxChildren) {
+      // Only live children count: completed, failed and cancelled ones hold nothing, and counting them
+      // would lock a parent out for good (the fold, and so the count, survives restarts).
+      const live = this.children(parentId).filter((id) => {
+        const child = this.view(id);
+        return child !== undefined && !isFinished(child.status);
+      }).length;
+      if (live >= this.#config.maxChildren) {
         throw new LimitExceededError(
-          `agent '${parentId}' already has ${siblings} children, the ` +
-            `limit (domains.agents.maxChildren); wait for or cancel some first`,
+          `agent '${parentId}' already has ${live} live (unfinished) children, the limit ` +
+            `domains.agents.maxChildren = ${this.#config.maxChildren}; wait for one to finish, cancel one ` +
+            `(agent.cancel), or raise domains.agents.maxChildren in the runtime config`,
         );
       }
       const active = this.#activeAgents();
       if (active >= this.#config.maxAgents) {
         throw new LimitExceededError(
-          `this host runs ${active} unfinished agents, the limit ` +
-            `(domains.agents.maxAgents); cancel or finish some first`,
+          `this host runs ${active} unfinished agents, the limit domains.agents.maxAgents = ` +
+            `${this.#config.maxAgents}; cancel or finish some, or raise domains.agents.maxAgents in the runtime config`,
         );
       }
       const agentId = (data.agentId ?? newId('a')) as AgentId;
