@@ -15,6 +15,7 @@ import { TerminalConfig } from '../../schemas/terminal.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
 import { foregroundPgid, ttyModes } from '../../actors/terminal/terminal-proc.ts';
+import { which } from '../../actors/terminal/pty-spawn.ts';
 import {
   WorkspaceSnapshotter,
   recordShellChanges,
@@ -45,7 +46,14 @@ export function wireTerminal(deps: {
   /** Record shell side effects in the action log (workspace snapshots around each exec). */
   trackShell: boolean;
 }): TerminalWiring {
-  const config = domainConfig(deps.config, 'terminal', TerminalConfig);
+  const configured = domainConfig(deps.config, 'terminal', TerminalConfig);
+  // The sandbox is on wherever bubblewrap is installed unless the operator's config says otherwise, and the
+  // runtime's own data dir (socket, event log) is never visible from inside it.
+  const config = {
+    ...configured,
+    sandbox: configured.sandbox ?? which(configured.bwrapPath) !== undefined,
+    sandboxHide: [...configured.sandboxHide, deps.config.dataDir],
+  };
   const root = deps.config.rootAgentId;
   const manager = new TerminalManager({
     config,
@@ -105,7 +113,9 @@ export function wireTerminal(deps: {
     'terminal.open': async (ctx) => {
       const workspace = workspaceOf(ctx.command.agentId) ?? deps.config.workspace;
       confineOpen(ctx.command.data as { cwd?: unknown; shell?: unknown }, workspace);
-      return manager.open(ctx.command.agentId, ctx.command.data, { workspace });
+      const data = { ...(ctx.command.data as Record<string, unknown>) };
+      data['sandbox'] = sandboxFloor(config, ctx.command.agentId, data['sandbox']);
+      return manager.open(ctx.command.agentId, data, { workspace });
     },
     'terminal.exec': async (ctx) => {
       const agentId = ctx.command.agentId;
@@ -197,4 +207,26 @@ function confineOpen(data: { cwd?: unknown; shell?: unknown }, workspace: string
       `shell '${data.shell}' is not a system shell; name it (bash) or give its path under /bin or /usr/bin`,
     );
   }
+}
+
+/**
+ * Whether a terminal an agent opens is sandboxed: the operator's config is a floor the agent cannot lower.
+ * `domains.terminal.sandbox` (default: on when bwrap is installed) applies to every agent except those in
+ * `domains.terminal.sandboxOffFor`; only those may ask for `sandbox: false`. Anyone may ask for `true`.
+ */
+export function sandboxFloor(
+  config: { sandbox: boolean; sandboxOffFor: string[] },
+  agentId: string,
+  asked: unknown,
+): boolean {
+  const floor = config.sandbox && !config.sandboxOffFor.includes(agentId);
+  if (asked === false && floor) {
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `terminal.open: agent '${agentId}' may not turn the sandbox off (data.sandbox: false); the operator's ` +
+        `config decides that: domains.terminal.sandbox, or domains.terminal.sandboxOffFor for one agent. ` +
+        `Omit "sandbox" to open a sandboxed terminal.`,
+    );
+  }
+  return asked === true || floor;
 }

@@ -33,9 +33,12 @@ export const ISSUE_11_POLICY = {
   },
 };
 
-/** A networked runtime over a private nats-server with `policy` as the project policy. */
+/**
+ * A networked runtime over a private nats-server with `policy` as the project policy. Terminals get the
+ * runtime's own default (sandboxed when bwrap is installed), as an operator who configured nothing would.
+ */
 export function hostileRuntime(policy: unknown = ISSUE_11_POLICY, flags?: Partial<ConfigInput>): Promise<TestRuntime> {
-  return startNetworkedRuntime({ policy, ...(flags ? { flags } : {}) });
+  return startNetworkedRuntime({ policy, sandbox: 'auto', ...(flags ? { flags } : {}) });
 }
 
 const counts = new Map<string, number>();
