@@ -159,7 +159,10 @@ export function wireTerminal(deps: {
       const session = manager.get(terminalId);
       if (!session) return undefined;
       const pgid = foregroundPgid(session.pty.pid);
-      if (pgid <= 0 || pgid === session.pty.pid) return { kind: 'prompt' };
+      // In the sandbox the PTY's process is bwrap and the shell runs under it: its group is the prompt too.
+      // Otherwise a sandboxed prompt would be read as "bash running", and lines typed over several writes
+      // would be judged one write at a time.
+      if (pgid <= 0 || pgid === session.pty.pid || pgid === session.shellPid) return { kind: 'prompt' };
       try {
         return { kind: 'program', name: readFileSync(`/proc/${pgid}/comm`, 'utf8').trim() };
       } catch {

@@ -73,13 +73,18 @@ export type Canary = {
 
 let serial = 0;
 
-/** A fresh canary (unique path and marker). */
-export function canary(): Canary {
-  const dir = mkdtempSync(join(tmpdir(), 'skein-canary-'));
+/**
+ * A fresh canary (unique path and marker) in a new directory under `parent` (default: the system temp
+ * dir). Attacks through a sandboxed terminal need a parent in the workspace: the sandbox's /tmp is
+ * private, so a canary there would stay invisible to the test even when the attack worked.
+ */
+export function canary(parent: string = tmpdir()): Canary {
+  const dir = mkdtempSync(join(parent, 'skein-canary-'));
   const marker = `CANARY${process.pid}x${++serial}x${Math.random().toString(36).slice(2, 8)}`;
   const cut = Math.floor(marker.length / 2);
   const halves: [string, string] = [marker.slice(0, cut), marker.slice(cut)];
-  return { path: join(dir, marker), marker, halves, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+  // The path never holds the marker: a refused command that names the path is stored in a fact.
+  return { path: join(dir, 'pwned'), marker, halves, dispose: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** Every stored fact and output chunk, as text (to look for a marker). */
