@@ -106,7 +106,8 @@ export async function decideLikeRuntime(args: {
     try {
       await resolveInWorkspace([args.workspace], args.input);
     } catch (err) {
-      const reason = `Refused before the policy (the runtime confines files to the workspace): ${(err as Error).message}`;
+      const why = (err as Error).message;
+      const reason = `Refused before the policy (the runtime confines files to the workspace): ${why}`;
       return { outcome: 'deny', level: 'builtin', reason, subCommands: [args.input], patterns: [] };
     }
   }

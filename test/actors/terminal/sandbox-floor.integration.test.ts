@@ -109,7 +109,8 @@ describe('sandbox floor, live', () => {
     const plant = [
       'mkdir -p evil/objects evil/refs',
       'echo "ref: refs/heads/main" > evil/HEAD',
-      `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = "touch ${canary}"\\n' > evil/config`,
+      `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ..\\n' > evil/config`,
+      `printf '\\tfsmonitor = "touch ${canary}"\\n' >> evil/config`,
     ].join(' && ');
     expect((await run(plant)).exitCode).toBe(0);
     const status = await run('cd evil && git status; cd ..');
