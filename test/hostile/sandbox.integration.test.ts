@@ -10,7 +10,17 @@ import { mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { TestRuntime } from '../support/runtime.ts';
-import { attack, canary, expectNoCanary, hostileRuntime, outcome, reportAttacks, type Canary } from './support.ts';
+import {
+  attack,
+  canary,
+  cliVerdict,
+  expectNoCanary,
+  hostileRuntime,
+  outcome,
+  reportAttacks,
+  runtimeVerdict,
+  type Canary,
+} from './support.ts';
 
 const TRUSTED = 'trusted';
 const LIMIT = 8;
@@ -31,7 +41,13 @@ beforeAll(async () => {
   port = (server.address() as { port: number }).port;
   rt = await hostileRuntime(
     { default: 'allow' },
-    { domains: { terminal: { sandboxOffFor: [TRUSTED] }, agents: { maxChildren: LIMIT } } },
+    {
+      domains: {
+        terminal: { sandboxOffFor: [TRUSTED] },
+        agents: { maxChildren: LIMIT },
+        permission: { timeoutMs: 1000 },
+      },
+    },
   );
   mkdirSync(join(rt.workspace, 'canaries'));
   mkdirSync(join(rt.workspace, '.git', 'hooks'), { recursive: true });
@@ -234,6 +250,29 @@ describe('spawn limits count live children only (hole 14)', () => {
       expect(outcome(await rt.call('agent.complete', { result: i }, { agentId: id }))).toBe('ok');
     }
   });
+});
+
+// Under an allow-all policy the runtime still refuses paths outside the workspace before the policy; the
+// issue's `skein policy check` said confirm for /etc/passwd (hole 15).
+const AGREEMENT: Array<[string, string]> = [
+  ['read_file', '/etc/passwd'],
+  ['read_file', '../outside.txt'],
+  ['read_file', '/tmp'],
+  ['write_file', '/etc/passwd'],
+  ['write_file', '../ws-evil/x'],
+  ['write_file', 'nodir/x.txt'],
+  ['write_file', 'ok.txt'],
+  ['read_file', '.skein/policy.json'],
+  ['terminal', 'echo x\rrm -rf /'],
+  ['terminal', 'ls -la'],
+];
+
+describe('skein policy check agrees with the runtime under allow-all (hole 15)', () => {
+  for (const [tool, input] of AGREEMENT) {
+    attack('policy-check', `${tool} ${JSON.stringify(input)}`, async () => {
+      expect(await cliVerdict(rt, tool, input)).toBe(await runtimeVerdict(rt, terminalId, tool, input));
+    });
+  }
 });
 
 // Self-checks of the harness (not attacks): each canary does fire when an attack works, so a silent pass

@@ -7,18 +7,19 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runPolicyCheck } from '../../infra/cli/policy-command.ts';
 import { describeChar } from '../../machines/permission/permission-control.ts';
 import type { TestRuntime } from '../support/runtime.ts';
 import {
   attack,
   canary,
+  cliVerdict,
   expectNoCanary,
   hostileRuntime,
   ISSUE_11_POLICY,
   logText,
   outcome,
   reportAttacks,
+  runtimeVerdict,
   settle,
   type Canary,
 } from './support.ts';
@@ -232,20 +233,6 @@ describe('plain commands stay allowed (control group)', () => {
   }
 });
 
-/** The runtime's verdict for one call: allow (it ran), confirm (it asked), or deny. */
-async function runtimeVerdict(tool: string, input: string): Promise<string> {
-  const before = (await logText(rt)).split('\n').length;
-  const reply =
-    tool === 'terminal'
-      ? await exec(input)
-      : tool === 'read_file'
-        ? await rt.call('file.read', { path: input })
-        : await rt.call('file.write', { path: input, content: 'x\n' });
-  if (reply.ok) return 'allow';
-  const after = (await logText(rt)).split('\n').slice(before - 1);
-  return after.some((l) => l.includes('"permission.requested"')) ? 'confirm' : 'deny';
-}
-
 const AGREEMENT: Array<[string, string]> = [
   ['terminal', 'ls -la'],
   ['terminal', 'git status'],
@@ -276,15 +263,7 @@ const AGREEMENT: Array<[string, string]> = [
 describe('skein policy check agrees with the runtime (hole 15)', () => {
   for (const [tool, input] of AGREEMENT) {
     attack('policy-check', `${tool} ${JSON.stringify(input)}`, async () => {
-      const cli = await runPolicyCheck({
-        policy: [join(rt.workspace, '.skein', 'policy.json')],
-        tool,
-        input,
-        workspace: rt.workspace,
-        json: true,
-      });
-      const verdict = (JSON.parse(cli.stdout) as { outcome: string }).outcome;
-      expect(verdict).toBe(await runtimeVerdict(tool, input));
+      expect(await cliVerdict(rt, tool, input)).toBe(await runtimeVerdict(rt, terminalId, tool, input));
     });
   }
 });

@@ -115,3 +115,38 @@ export async function settle(ms: number, check: () => boolean = () => false): Pr
   const end = Date.now() + ms;
   while (Date.now() < end && !check()) await new Promise((r) => setTimeout(r, 25));
 }
+
+/** The runtime's verdict for one call: allow (it ran), confirm (it asked a human), or deny. */
+export async function runtimeVerdict(
+  rt: TestRuntime,
+  terminalId: string,
+  tool: string,
+  input: string,
+): Promise<string> {
+  const before = await rt.log.lastSeq('events');
+  const reply =
+    tool === 'terminal'
+      ? await rt.call('terminal.exec', { terminalId, command: input, timeoutMs: 10_000 })
+      : tool === 'read_file'
+        ? await rt.call('file.read', { path: input })
+        : await rt.call('file.write', { path: input, content: 'x\n' });
+  if (reply.ok) return 'allow';
+  let asked = false;
+  await rt.log.scan({ stream: 'events', fromSeq: before + 1 }, (f) => {
+    if (f.type === 'permission.requested') asked = true;
+  });
+  return asked ? 'confirm' : 'deny';
+}
+
+/** `skein policy check`'s verdict for the same call, with the runtime's project policy and workspace. */
+export async function cliVerdict(rt: TestRuntime, tool: string, input: string): Promise<string> {
+  const { runPolicyCheck } = await import('../../infra/cli/policy-command.ts');
+  const cli = await runPolicyCheck({
+    policy: [join(rt.workspace, '.skein', 'policy.json')],
+    tool,
+    input,
+    workspace: rt.workspace,
+    json: true,
+  });
+  return (JSON.parse(cli.stdout) as { outcome: string }).outcome;
+}
