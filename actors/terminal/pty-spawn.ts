@@ -235,7 +235,21 @@ export function bwrapArgs(
   const opts = spec.sandboxOptions ?? {};
   const ws = spec.workspace;
   const within = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+  // The rc file's dir first: a later mount can hide or protect, never be undone by it.
+  const args = [
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+    '--ro-bind',
+    rcDir,
+    rcDir,
+  ];
   // Host daemons listen on unix sockets under /run (mysqld, postgres, dbus, docker): an empty /run instead.
   for (const run of ['/run', '/var/run']) if (host.isDir(run) && !host.isLink(run)) args.push('--tmpfs', run);
   for (const home of host.homes) {
@@ -259,7 +273,7 @@ export function bwrapArgs(
     if (host.isDir(path)) args.push('--tmpfs', path, '--remount-ro', path);
     else args.push('--ro-bind', '/dev/null', path);
   }
-  args.push('--ro-bind', rcDir, rcDir, '--unshare-pid', '--as-pid-1');
+  args.push('--unshare-pid', '--as-pid-1');
   if (!opts.network) args.push('--unshare-net');
   args.push('--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--die-with-parent', '--chdir', spec.cwd, '--');
   return args;
