@@ -6,8 +6,7 @@
  */
 import { z } from 'zod';
 import { AgentId } from './ids.ts';
-
-export const MODES = ['auto', 'embedded', 'private', 'networked'] as const;
+import { MODES } from './mode.ts';
 
 export const LimitsConfig = z
   .object({
