@@ -50,8 +50,11 @@ export const Config = z
     dataDir: z
       .string()
       .min(1)
-      .default('.skein/data')
-      .describe('Where logs, the private broker store and runtime.json live.'),
+      .optional()
+      .describe(
+        'Where logs, the private broker store, the socket and runtime.json live; ' +
+          'default: $XDG_STATE_HOME/skein/<workspace id> (~/.local/state when unset), outside the workspace.',
+      ),
     mode: z.enum(MODES).default('auto'),
     natsUrl: z.string().min(1).optional(),
     natsServerBin: z.string().min(1).default('nats-server'),

@@ -8,11 +8,9 @@
 import { z } from 'zod';
 import { defineCommand, defineEvent } from './message.ts';
 import { EditId, Token } from './ids.ts';
+import { FilePath } from './paths.ts';
 
-const Path = z
-  .string()
-  .min(1, 'must not be empty')
-  .describe("File path, absolute or relative to the agent's first workspace root.");
+const Path = FilePath.describe("File path, absolute or relative to the agent's first workspace root.");
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a sha256 hex digest');
 const Line = z.number().int().min(1);
 

@@ -14,3 +14,4 @@ export * from './catalog.ts';
 export * from './agent.ts';
 export * from './runtime.ts';
 export * from './fleet.ts';
+export * from './paths.ts';

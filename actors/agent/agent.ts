@@ -9,8 +9,9 @@
  * edits) is given to the constructor: nothing is plugged in afterwards.
  */
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { isInside } from '../../machines/common/confine.ts';
 import {
   ErrorCode,
   InvalidStateError,
@@ -327,8 +328,7 @@ export function confineWorkspace(parentWorkspace: string, requested: string | un
   if (!statSync(real).isDirectory())
     throw new RuntimeError(ErrorCode.InvalidMessage, `workspace '${requested}' is not a directory`);
   const parentReal = realpathSync(parentWorkspace);
-  const rel = relative(parentReal, real);
-  if (rel.startsWith('..') || isAbsolute(rel)) {
+  if (!isInside(parentReal, real)) {
     throw new RuntimeError(
       ErrorCode.PermissionDenied,
       `workspace '${requested}' resolves to ${real}, outside the parent's workspace ` +

@@ -6,7 +6,6 @@
  * recorded in the agent's action log (and its ancestors') with the content
  * before and after. Streaming edits of a cancelled agent are cancelled.
  */
-import { readFile } from 'node:fs/promises';
 import { ErrorCode, RuntimeError, type AgentId } from '../../schemas/index.ts';
 import { editAggregateDef, fileAggregateDef } from '../../machines/edit/edit-aggregate.ts';
 import { EditService, type EditCallContext } from '../../actors/edit/edit-service.ts';
@@ -51,7 +50,7 @@ export function wireEdit(deps: {
   ): Promise<R> => {
     if (!path) return run();
     return deps.review.service.lock.withLock([path], async () => {
-      const before = await readText(path);
+      const before = await service.readRecorded(ctx.command.agentId, path);
       let reply: R | undefined;
       let failure: unknown;
       try {
@@ -59,7 +58,7 @@ export function wireEdit(deps: {
       } catch (err) {
         failure = err; // edits before a failing one are written: record them too
       }
-      const after = await readText(path);
+      const after = await service.readRecorded(ctx.command.agentId, path);
       if (before !== after) {
         const mode = reply && 'mode' in reply ? reply.mode : undefined;
         const kind = type === 'file.write' || mode === 'write' ? 'write' : 'edit';
@@ -166,12 +165,4 @@ export function wireEdit(deps: {
       }
     },
   };
-}
-
-async function readText(path: string): Promise<string | null> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch {
-    return null;
-  }
 }

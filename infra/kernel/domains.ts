@@ -65,7 +65,14 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
   const agentsConfig = domainConfig(config, 'agents', AgentsConfig);
   const reviewConfig = domainConfig(config, 'review', ReviewConfig);
   const directory = new AgentDirectory(host);
-  const review = wireReview({ host, directory, dataDir: config.dataDir, rootAgentId, logger });
+  const review = wireReview({
+    host,
+    directory,
+    dataDir: config.dataDir,
+    rootAgentId,
+    logger,
+    workspace: config.workspace,
+  });
   const edit = wireEdit({ host, directory, review });
   const terminal = wireTerminal({ host, directory, review, config, logger, trackShell: reviewConfig.trackShell });
   const workers = wireWorkers({

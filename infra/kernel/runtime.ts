@@ -6,10 +6,12 @@
  * clients find it. `stop()` drains and tears everything down.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from 'pino';
+import { writeFileAtomic } from '../../actors/common/atomic-write.ts';
+import { isInside } from '../../machines/common/confine.ts';
 import { COMMANDS, RuntimeMode, type AgentId } from '../../schemas/index.ts';
 import type { Bus } from '../transport/bus.ts';
 import { EmbeddedBus } from '../transport/embedded-bus.ts';
@@ -75,7 +77,15 @@ export function chooseMode(config: LoadedConfig): RuntimeMode {
 }
 
 export async function startRuntime(config: LoadedConfig, logger: Logger): Promise<Runtime> {
-  mkdirSync(config.dataDir, { recursive: true });
+  // Owner only: the directory holds the socket (whoever connects acts as any agent) and the event log.
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(config.dataDir, 0o700);
+  if (dataDirInsideWorkspace(config))
+    logger.warn(
+      { dataDir: config.dataDir, workspace: config.workspace },
+      'the data dir is inside the workspace, so shells there can reach the socket and the event log; ' +
+        'drop --data/dataDir to use the default outside it',
+    );
   const previous = readRuntimeInfo(config.dataDir);
   if (previous && previous.pid !== process.pid && isAlive(previous.pid) && isSkein(previous.pid)) {
     throw new Error(
@@ -183,8 +193,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     startedAt: host.startedAt,
   };
   const infoPath = runtimeInfoPath(config.dataDir);
-  writeFileSync(`${infoPath}.tmp`, `${JSON.stringify(info, null, 2)}\n`);
-  renameSync(`${infoPath}.tmp`, infoPath);
+  await writeFileAtomic(infoPath, `${JSON.stringify(info, null, 2)}\n`, 0o600);
 
   let stopping: Promise<void> | undefined;
   return {
@@ -232,6 +241,14 @@ async function ensureRootAgent(host: Host, config: LoadedConfig, logger: Logger)
     { agentId: root, id: `root:${root}` },
   );
   logger.info({ agentId: root, workspace: config.workspace }, 'root agent created');
+}
+
+function dataDirInsideWorkspace(config: LoadedConfig): boolean {
+  try {
+    return isInside(realpathSync(config.workspace), realpathSync(config.dataDir));
+  } catch {
+    return false; // a missing workspace is reported when the root agent is created
+  }
 }
 
 function isSkein(pid: number): boolean {

@@ -39,6 +39,8 @@ export function wireReview(deps: {
   /** Whose subjects carry a fact that names no agent. */
   rootAgentId: AgentId;
   logger: Logger;
+  /** Where review writes and deletions are confined when the root agent is not known yet. */
+  workspace?: string;
 }) {
   const emit = async (fact: UnstampedFact) => {
     await deps.host.emit(fact, { agentId: fact.agentId ?? deps.rootAgentId });
@@ -47,6 +49,11 @@ export function wireReview(deps: {
     emit,
     blobs: new BlobStore(join(deps.dataDir, 'blobs')),
     log: deps.logger.child({ actor: 'action-log' }),
+    // Every agent works inside the root's workspace: review writes and deletions are confined to it.
+    roots: () => {
+      const ws = deps.directory.view(deps.rootAgentId)?.workspace ?? deps.workspace;
+      return ws ? [ws] : [];
+    },
   });
   const types: readonly string[] = ACTION_LOG_FACT_TYPES;
   /** path → what the last edit/write left there, and when. */

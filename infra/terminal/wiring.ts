@@ -8,8 +8,9 @@
  * modified or deleted in the agent's workspace recorded in its action log.
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { isInside } from '../../machines/common/confine.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
 import type { AgentId, StoredFact } from '../../schemas/index.ts';
 import { TerminalConfig } from '../../schemas/terminal.ts';
@@ -188,8 +189,7 @@ function confineOpen(data: { cwd?: unknown; shell?: unknown }, workspace: string
   if (typeof data.cwd === 'string') {
     const path = isAbsolute(data.cwd) ? data.cwd : resolve(workspace, data.cwd);
     if (existsSync(path)) {
-      const rel = relative(realpathSync(workspace), realpathSync(path));
-      if (rel.startsWith('..') || isAbsolute(rel)) {
+      if (!isInside(realpathSync(workspace), realpathSync(path))) {
         throw new RuntimeError(
           ErrorCode.PermissionDenied,
           `cwd '${data.cwd}' is outside the agent's workspace ${workspace}; open terminals inside it`,
