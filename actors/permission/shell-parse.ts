@@ -215,6 +215,11 @@ function handleCommand(node: Node, ctx: Ctx): void {
     if (child.type === 'variable_assignment' && words.length === 0) assignments.push(wordText(child));
     else if (field === 'name' || field === 'argument') {
       if (child.isMissing || (child.firstChild?.isMissing ?? false)) continue;
+      // tree-sitter-bash can fold a line break into a word (`echo \n\\touch x` reads as one echo with the
+      // argument "\ntouch"); bash ends the command there and runs `touch`. An unquoted line break in a word
+      // is a misparse: refuse it.
+      if (segments(child.type === 'command_name' ? (child.firstChild ?? child) : child).some(unquotedBreak))
+        ctx.state.errors.push(`a line break inside "${clip(node.text)}" was not read as the end of a command`);
       const expanded = wordValues(child.type === 'command_name' ? (child.firstChild ?? child) : child);
       if (!expanded) overflow = true;
       else words.push(...expanded);
@@ -416,6 +421,10 @@ function segments(node: Node): WordSegment[] {
     default:
       return EXPANSIONS.has(node.type) ? [{ text: node.text, quoted: true }] : [{ text: node.text, quoted: false }];
   }
+}
+
+function unquotedBreak(segment: WordSegment): boolean {
+  return !segment.quoted && segment.text.includes('\n');
 }
 
 function unescapeWord(text: string): WordSegment[] {
