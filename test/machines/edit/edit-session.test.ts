@@ -183,7 +183,7 @@ describe('edit aggregate', () => {
 
   it('folds the facts of one edit into plain JSON with the pure transition()', () => {
     let [state] = initialTransition(editAggregate);
-    for (const f of facts) [state] = transition(editAggregate, state, f);
+    for (const f of facts) [state] = transition(editAggregate, state, f as never);
     expect({ value: state.value, context: JSON.parse(JSON.stringify(state.context)) }).toEqual({
       value: 'failed',
       context: {
@@ -209,7 +209,7 @@ describe('edit aggregate', () => {
   it('file aggregate counts reads and keeps the last version', () => {
     let [state] = initialTransition(fileAggregate);
     const read = (hash: string) => ({
-      type: 'file.read.recorded',
+      type: 'file.read.recorded' as const,
       data: { fileId: 'f-1', path: '/w/a', hash, mtimeMs: 1, totalLines: 3 },
     });
     [state] = transition(fileAggregate, state, read('a'.repeat(64)));
