@@ -41,8 +41,7 @@ async function ids(log: JsonlLog): Promise<string[]> {
   return out.map((f) => f.id);
 }
 
-const line = (seq: number, f: Fact) =>
-  JSON.stringify({ seq, subject: `skein.evt.main.agent.${f.id}`, fact: f });
+const line = (seq: number, f: Fact) => JSON.stringify({ seq, subject: `skein.evt.main.agent.${f.id}`, fact: f });
 
 describe('jsonl log: damaged tail on open', () => {
   it('cuts a glued last line (half a fact + a whole one), keeps the whole one, and reports it', async () => {
