@@ -56,6 +56,8 @@ export type HostOptions = {
   commandCacheSize: number;
   appendRetries: number;
   appendRetryDelayMs: number;
+  /** Throws a retryable `unavailable` error while the event log is unreachable (broker down). */
+  assertAvailable?: (() => void) | undefined;
 };
 
 export class Host {
@@ -83,6 +85,7 @@ export class Host {
       hostId: options.hostId,
       retries: options.appendRetries,
       retryDelayMs: options.appendRetryDelayMs,
+      assertAvailable: options.assertAvailable,
     });
     this.writer.onFact((fact) => {
       if (fact.causationId) this.#handled.add(commandKey(fact.agentId, fact.causationId));

@@ -27,6 +27,7 @@ import {
   stopStaleNatsServer,
   type NatsServerHandle,
 } from '../transport/nats-server.ts';
+import { superviseNatsServer } from '../transport/nats-supervisor.ts';
 import { serveBusOnSocket } from '../transport/socket-bus.ts';
 
 export type Mode = 'embedded' | 'private' | 'networked';
@@ -99,6 +100,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   let log: EventLog;
   let socketPath: string | undefined;
   let natsUrl: string | undefined;
+  let assertAvailable: (() => void) | undefined;
+  let rewriteInfo: ((natsServerPid: number) => void) | undefined;
 
   try {
     if (mode === 'embedded') {
@@ -117,14 +120,20 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     } else {
       if (mode === 'private') {
         natsServer = await startNatsServer({ storeDir: join(config.dataDir, 'jetstream'), bin: config.natsServerBin });
-        const server = natsServer;
-        cleanups.push(() => server.stop());
+        // A private broker that dies is started again on the same port; runtime.json follows its pid.
+        const supervisor = superviseNatsServer(natsServer, {
+          bin: config.natsServerBin,
+          logger,
+          onRestart: (server) => rewriteInfo?.(server.pid),
+        });
+        cleanups.push(() => supervisor.stop());
         natsUrl = natsServer.url;
       } else {
         natsUrl = config.natsUrl;
         if (!natsUrl) throw new Error('networked mode needs --nats <url> or SKEIN_NATS_URL');
       }
-      const natsBus = await NatsBus.connect(natsUrl, `skein-host-${hostId}`);
+      const natsBus = await NatsBus.connect(natsUrl, { name: `skein-host-${hostId}`, logger });
+      assertAvailable = () => natsBus.assertConnected();
       bus = natsBus;
       cleanups.unshift(() => natsBus.close());
       log = await JetStreamLog.open(natsBus.nc, {
@@ -184,6 +193,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     commandCacheSize: config.limits.commandCacheSize,
     appendRetries: config.log.appendRetries,
     appendRetryDelayMs: config.log.appendRetryDelayMs,
+    assertAvailable,
   });
   domains.beforeRestore();
   try {
@@ -214,6 +224,11 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   const infoPath = runtimeInfoPath(config.dataDir);
   writeFileSync(`${infoPath}.tmp`, `${JSON.stringify(info, null, 2)}\n`);
   renameSync(`${infoPath}.tmp`, infoPath);
+  rewriteInfo = (natsServerPid) => {
+    info.natsServerPid = natsServerPid;
+    writeFileSync(`${infoPath}.tmp`, `${JSON.stringify(info, null, 2)}\n`);
+    renameSync(`${infoPath}.tmp`, infoPath);
+  };
 
   let stopping: Promise<void> | undefined;
   return {
