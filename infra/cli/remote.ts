@@ -3,7 +3,7 @@
  * One command to the runtime, its reply rendered: the shared body of the
  * thin CLI commands (agents, review, approvals…). `--json` prints the reply.
  */
-import { call, connectClient, type Client } from '../transport/client.ts';
+import { call, callAllPages, connectClient, type Client } from '../transport/client.ts';
 import type { Reply } from '../transport/codec.ts';
 import { EXIT } from './output.ts';
 import { clientTarget } from './target.ts';
@@ -31,9 +31,16 @@ export async function callAndPrint(
   data: unknown,
   render: (reply: Record<string, any>) => string,
   agentId?: string,
+  /** The reply is paged (review.list): follow nextCursor and merge this array. */
+  pagedKey?: string,
 ): Promise<number> {
   return withClient(opts, async (client, root) => {
-    const reply: Reply = await call(client.bus, agentId ?? root, type, data, { timeoutMs: 60_000 });
+    const reply: Reply = pagedKey
+      ? await callAllPages(client.bus, agentId ?? root, type, data as Record<string, unknown>, {
+          key: pagedKey,
+          timeoutMs: 60_000,
+        })
+      : await call(client.bus, agentId ?? root, type, data, { timeoutMs: 60_000 });
     if (opts.json) {
       process.stdout.write(`${JSON.stringify(reply, null, 2)}\n`);
     } else if (reply.ok) {

@@ -178,7 +178,23 @@ export class Host {
       this.#logger.warn({ err: toErrorInfo(err), subject: msg.subject }, 'command refused');
       reply = encode({ ok: false, error: toErrorInfo(err) });
     }
+    if (reply.byteLength > this.options.maxPayloadBytes) reply = this.#tooLarge(msg.subject, reply.byteLength);
     if (msg.reply) msg.respond(reply);
+  }
+
+  /** A reply the bus would drop (over max_payload) becomes an error the client gets at once. */
+  #tooLarge(subject: string, bytes: number): Uint8Array {
+    this.#logger.error({ subject, bytes, max: this.options.maxPayloadBytes }, 'reply too large; sent an error instead');
+    return encode({
+      ok: false,
+      error: {
+        code: ErrorCode.PayloadTooLarge,
+        message:
+          `the reply on '${subject}' is ${bytes} bytes, over the ${this.options.maxPayloadBytes}-byte message ` +
+          'limit (limits.maxPayloadBytes / NATS max_payload); ask for less (a narrower path, a page cursor)',
+        retryable: false,
+      },
+    });
   }
 
   async #run(command: Command, def: CommandDef): Promise<Uint8Array> {

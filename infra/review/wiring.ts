@@ -12,6 +12,7 @@ import { BlobStore } from '../../actors/review/blob-store.ts';
 import type { AgentService } from '../../actors/agent/agent.ts';
 import type { CommandHandler, Host } from '../kernel/host.ts';
 import type { Logger } from '../kernel/log.ts';
+import { pageOfFiles } from './review-pages.ts';
 
 export type ReviewWiring = {
   service: ActionLogService;
@@ -82,10 +83,12 @@ export function wireReview(deps: {
     },
     handlers: {
       'review.list': async (ctx) => {
-        const data = ctx.command.data as { agentId?: string; includeDescendants?: boolean };
+        const data = ctx.command.data as { agentId?: string; includeDescendants?: boolean; cursor?: string };
         const target = data.agentId ?? ctx.command.agentId;
         scope(ctx.command.agentId, target);
-        return { ...(await service.list(target, data)) };
+        const list = await service.list(target, data);
+        // Paged so that every reply fits one message (NATS drops a bigger one).
+        return { ...list, ...pageOfFiles(list.files, data.cursor, ctx.host.options.maxPayloadBytes) };
       },
       'review.accept': async (ctx) => ({ ...(await service.accept(ctx.command.agentId, ctx.command.data)) }),
       'review.reject': async (ctx) => ({ ...(await service.reject(ctx.command.agentId, ctx.command.data)) }),
