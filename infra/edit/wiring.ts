@@ -13,6 +13,8 @@ import { editHandlers, type EditHandlerContext } from '../../actors/edit/edit-ha
 import type { AgentService } from '../../actors/agent/agent.ts';
 import type { CommandHandler, HandlerContext, Host } from '../kernel/host.ts';
 import type { ReviewWiring } from '../review/wiring.ts';
+import type { Logger } from 'pino';
+import { UnrecordedChanges } from './unrecorded.ts';
 
 export type EditWiring = {
   service: EditService;
@@ -24,6 +26,7 @@ export function wireEdit(deps: {
   host: () => Host;
   agents: AgentService;
   review: ReviewWiring;
+  logger: Logger;
   maxFileBytes?: number;
 }): EditWiring {
   const service = new EditService({
@@ -42,6 +45,7 @@ export function wireEdit(deps: {
     log: ctx.logger,
   });
 
+  const unrecorded = new UnrecordedChanges({ logger: deps.logger });
   /** Runs a writing handler under the path lock and records what changed on disk. */
   const recorded =
     (run: (ctx: HandlerContext) => Promise<unknown>, pathOf: (ctx: HandlerContext) => Promise<string | undefined>) =>
@@ -62,11 +66,29 @@ export function wireEdit(deps: {
           const editId = String(
             reply?.['editId'] ?? (ctx.command.data as { editId?: string }).editId ?? ctx.command.id,
           );
-          const kind = ctx.command.type === 'file.write' || reply?.['mode'] === 'write' ? 'write' : 'edit';
-          await deps.review.record(
-            { agentId: ctx.command.agentId, path, before, after, source: { kind, editId: editId as never } },
-            { lockHeld: true },
-          );
+          const kind: 'write' | 'edit' =
+            ctx.command.type === 'file.write' || reply?.['mode'] === 'write' ? 'write' : 'edit';
+          const input = {
+            agentId: ctx.command.agentId,
+            path,
+            before,
+            after,
+            source: { kind, editId: editId as never },
+          };
+          try {
+            await deps.review.record(input, { lockHeld: true });
+          } catch (err) {
+            // The file changed but its record is not in the log: kept and retried, so it reaches review.
+            unrecorded.add(
+              {
+                path,
+                record: () =>
+                  deps.review.service.lock.withLock([path], () => deps.review.record(input, { lockHeld: true })),
+              },
+              err,
+            );
+            failure ??= err;
+          }
         }
         if (failure !== undefined) throw failure;
         return reply!;

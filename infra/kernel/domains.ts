@@ -65,7 +65,7 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
   const agentsConfig = domainConfig(deps.config, 'agents', AgentsConfig);
   const agents = new AgentService(deps.host, agentsConfig);
   const review = wireReview({ host: deps.host, agents, dataDir: deps.config.dataDir, logger: deps.logger });
-  const edit = wireEdit({ host: deps.host, agents, review });
+  const edit = wireEdit({ host: deps.host, agents, review, logger: deps.logger });
   const reviewConfig = domainConfig(deps.config, 'review', ReviewConfig);
   const terminal = wireTerminal({
     host: deps.host,

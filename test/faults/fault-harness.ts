@@ -57,6 +57,8 @@ export async function startHost(options: {
   dir: string;
   mode: 'networked' | 'embedded';
   natsUrl?: string;
+  /** Default `<dir>/data`. */
+  dataDir?: string;
 }): Promise<HostProcess> {
   const workspace = join(options.dir, 'ws');
   mkdirSync(join(workspace, '.skein'), { recursive: true });
@@ -66,7 +68,7 @@ export async function startHost(options: {
     SKEIN_BIN,
     'up',
     '--data',
-    join(options.dir, 'data'),
+    options.dataDir ?? join(options.dir, 'data'),
     '--workspace',
     workspace,
     '--log-level',
