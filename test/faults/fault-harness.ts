@@ -55,7 +55,7 @@ export type HostProcess = {
 /** `skein up` in its own process, under `--unhandled-rejections=strict`. */
 export async function startHost(options: {
   dir: string;
-  mode: 'networked' | 'embedded';
+  mode: 'networked' | 'embedded' | 'private';
   natsUrl?: string;
   /** Default `<dir>/data`. */
   dataDir?: string;
@@ -73,7 +73,7 @@ export async function startHost(options: {
     workspace,
     '--log-level',
     'info',
-    ...(options.mode === 'embedded' ? ['--embedded'] : ['--nats', options.natsUrl!]),
+    ...(options.mode === 'networked' ? ['--nats', options.natsUrl!] : [`--${options.mode}`]),
   ];
   const child = spawn(process.execPath, args, {
     cwd: options.dir,
