@@ -121,7 +121,16 @@ export class FactWriter {
     if (stream === 'output') return this.#appendWithRetry(stream, subject, fact, undefined);
     // One writer per aggregate: appends to a subject are serialized and carry the last sequence seen.
     return this.#lock.run(subject, async () => {
-      if (this.#inDoubt.has(subject)) await this.#resync(subject);
+      if (this.#inDoubt.has(subject)) {
+        await this.#resync(subject).catch((err: unknown) => {
+          throw new RuntimeError(
+            ErrorCode.Unavailable,
+            `could not re-read '${subject}' from the event log after an append in doubt ` +
+              `(${String((err as Error)?.message ?? err)}); nothing was appended — retry shortly`,
+            { retryable: true, cause: err },
+          );
+        });
+      }
       const stored = await this.#appendWithRetry(stream, subject, fact, this.#lastBySubject.get(subject) ?? 0);
       // A duplicate (a fact id stored earlier) reports its old sequence: never move backwards.
       this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));

@@ -15,7 +15,8 @@ import {
   type Subscription,
 } from './bus.ts';
 
-type Sub = { pattern: string; handler: (msg: BusMsg) => void };
+/** `order`: subscription order, kept in delivery as NATS keeps it for one connection. */
+type Sub = { pattern: string; handler: (msg: BusMsg) => void; order: number };
 
 export class EmbeddedBus implements Bus {
   readonly kind = 'embedded' as const;
@@ -27,6 +28,7 @@ export class EmbeddedBus implements Bus {
   readonly #exact = new Map<string, Set<Sub>>();
   readonly #wild = new Set<Sub>();
   #closed = false;
+  #order = 0;
 
   publish(subject: string, data: Uint8Array | string, reply?: string): void {
     if (this.#closed) return;
@@ -55,8 +57,9 @@ export class EmbeddedBus implements Bus {
 
   #targets(subject: string): Sub[] {
     const targets = [...(this.#exact.get(subject) ?? [])];
+    const exact = targets.length;
     for (const sub of this.#wild) if (subjectMatches(sub.pattern, subject)) targets.push(sub);
-    return targets;
+    return exact > 0 && targets.length > exact ? targets.sort((a, b) => a.order - b.order) : targets;
   }
 
   #has(sub: Sub): boolean {
@@ -71,7 +74,7 @@ export class EmbeddedBus implements Bus {
   }
 
   subscribe(pattern: string, handler: (msg: BusMsg) => void): Subscription {
-    const sub: Sub = { pattern, handler };
+    const sub: Sub = { pattern, handler, order: this.#order++ };
     if (/(^|\.)(\*|>)(\.|$)/.test(pattern)) {
       this.#wild.add(sub);
       return { unsubscribe: () => void this.#wild.delete(sub) };

@@ -39,6 +39,7 @@ describe('review.list pages', () => {
 
     const first = await call(rt.bus, 'main', 'review.list', {}, { timeoutMs: 10_000 });
     expect(first.ok, JSON.stringify(first).slice(0, 300)).toBe(true);
+    if (!first.ok) return;
     expect(typeof first['nextCursor']).toBe('string');
 
     let pages = 0;
@@ -46,6 +47,7 @@ describe('review.list pages', () => {
     const sizes: number[] = [];
     const all = await callAllPages(rt.bus, 'main', 'review.list', {}, { timeoutMs: 10_000 });
     expect(all.ok).toBe(true);
+    if (!all.ok) return;
     const files = all['files'] as FileReview[];
     expect(files.map((f) => f.path)).toEqual(expected);
     // Every diff is complete except the one that cannot fit any message.
@@ -62,6 +64,7 @@ describe('review.list pages', () => {
     do {
       const page = await call(rt.bus, 'main', 'review.list', cursor ? { cursor } : {}, { timeoutMs: 10_000 });
       expect(page.ok).toBe(true);
+      if (!page.ok) return;
       const size = Buffer.byteLength(JSON.stringify(page));
       sizes.push(size);
       biggest = Math.max(biggest, size);
