@@ -1,7 +1,7 @@
 /**
  * Big files do not stall the host: an 8 MB file (the edit domain's cap) and a 50k-line file are written,
- * overwritten and edited while a client pings the runtime back to back; every ping's round trip is measured. Before the bounded
- * diff, a 4k-line overwrite stalled pings for 6.8 s and 12k lines for ~108 s.
+ * overwritten and edited while a client pings the runtime back to back; every ping's round trip is
+ * measured. Before the bounded diff, a 4k-line overwrite stalled pings for 6.8 s and 12k lines for ~108 s.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

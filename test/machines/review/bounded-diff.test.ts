@@ -11,7 +11,7 @@ import { editedPairArb, fcSeed } from '../../support/action-log-text.ts';
 const seed = fcSeed();
 const linesArb = fc
   .array(fc.constantFrom('a', 'b', 'c', '', 'a b', '  x'), { maxLength: 30 })
-  .chain((lines) => fc.boolean().map((nl) => (lines.length === 0 ? '' : lines.join('\n') + (nl ? '\n' : ''))));
+  .chain((lines) => fc.boolean().map((nl) => (lines.length === 0 ? '' : `${lines.join('\n')}${nl ? '\n' : ''}`)));
 
 describe('bounded diff', () => {
   it(`the coarse hunk applies forward and in reverse, newline at end or not (seed ${seed})`, () => {
@@ -44,8 +44,8 @@ describe('bounded diff', () => {
   });
 
   it('rewrites a 50k-line file in linear time, with hunks that still undo it exactly', () => {
-    const before = Array.from({ length: 50_000 }, (_, i) => `const old${i} = ${i * 7};`).join('\n') + '\n';
-    const after = Array.from({ length: 50_000 }, (_, i) => `let fresh${i} = "${i}";`).join('\n') + '\n';
+    const before = `${Array.from({ length: 50_000 }, (_, i) => `const old${i} = ${i * 7};`).join('\n')}\n`;
+    const after = `${Array.from({ length: 50_000 }, (_, i) => `let fresh${i} = "${i}";`).join('\n')}\n`;
     const started = performance.now();
     const hunks = computeHunks('/w/big.ts', before, after);
     const ms = performance.now() - started;
