@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { AgentId } from './ids.ts';
 import { defineCommand, defineEvent } from './message.ts';
+import { shellQuote } from './shell-quote.ts';
 
 export const AgentLabel = z
   .string()
@@ -63,7 +64,20 @@ export const AgentSpawn = defineCommand('agent.spawn', {
     })
     .strict(),
   reply: z.object({ agentId: AgentId, parentId: AgentId, workspace: z.string(), status: AgentStatus }),
-  tool: 'spawn_agent',
+  // A worker is a program the runtime will run: the policy sees its command line, environment first.
+  tool: {
+    tools: ['spawn_agent'],
+    call: (d) => ({
+      tool: 'spawn_agent',
+      input: d.worker
+        ? [
+            ...Object.entries(d.worker.env).map(([k, v]) => `${k}=${shellQuote(v)}`),
+            d.worker.command,
+            ...d.worker.args,
+          ].join(' ')
+        : d.label,
+    }),
+  },
 });
 
 export const AgentGet = defineCommand('agent.get', {

@@ -12,7 +12,8 @@ import { reviewCommands, reviewEvents } from './review.ts';
 import { runtimeCommands, runtimeEvents } from './runtime.ts';
 import { terminalCommands, terminalEvents } from './terminal.ts';
 
-export const COMMANDS: readonly CommandDef[] = [
+/** Every command with its own type kept: what a domain's handlers are checked against. */
+const COMMAND_DEFS = [
   ...runtimeCommands,
   ...agentCommands,
   ...reviewCommands,
@@ -20,6 +21,14 @@ export const COMMANDS: readonly CommandDef[] = [
   ...editCommands,
   ...terminalCommands,
 ];
+export const COMMANDS: readonly CommandDef[] = COMMAND_DEFS;
+
+/** A command of the catalogue, by its own type (data and reply typed). */
+export type CatalogCommand = (typeof COMMAND_DEFS)[number];
+/** Every command type of the catalogue: each must have exactly one handler. */
+export type CommandType = CatalogCommand['type'];
+/** The CommandDef of one command type. */
+export type CommandOf<T extends CommandType> = Extract<CatalogCommand, { type: T }>;
 export const EVENTS: readonly EventDef[] = [
   ...runtimeEvents,
   ...agentEvents,

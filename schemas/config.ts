@@ -6,8 +6,7 @@
  */
 import { z } from 'zod';
 import { AgentId } from './ids.ts';
-
-export const MODES = ['auto', 'embedded', 'private', 'networked'] as const;
+import { MODES } from './mode.ts';
 
 export const LimitsConfig = z
   .object({
@@ -51,8 +50,11 @@ export const Config = z
     dataDir: z
       .string()
       .min(1)
-      .default('.skein/data')
-      .describe('Where logs, the private broker store and runtime.json live.'),
+      .optional()
+      .describe(
+        'Where logs, the private broker store, the socket and runtime.json live; ' +
+          'default: $XDG_STATE_HOME/skein/<workspace id> (~/.local/state when unset), outside the workspace.',
+      ),
     mode: z.enum(MODES).default('auto'),
     natsUrl: z.string().min(1).optional(),
     natsServerBin: z.string().min(1).default('nats-server'),

@@ -8,11 +8,9 @@
 import { z } from 'zod';
 import { defineCommand, defineEvent } from './message.ts';
 import { EditId, Token } from './ids.ts';
+import { FilePath } from './paths.ts';
 
-const Path = z
-  .string()
-  .min(1, 'must not be empty')
-  .describe("File path, absolute or relative to the agent's first workspace root.");
+const Path = FilePath.describe("File path, absolute or relative to the agent's first workspace root.");
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a sha256 hex digest');
 const Line = z.number().int().min(1);
 
@@ -92,7 +90,7 @@ export const fileRead = defineCommand('file.read', {
     hint: z.string().optional(),
   }),
   summary: 'Read a file (or a line range of it); large files return an outline of symbols instead.',
-  tool: 'read_file',
+  tool: { tools: ['read_file'], call: (d) => ({ tool: 'read_file', input: d.path }) },
 });
 
 export const fileEdit = defineCommand('file.edit', {
@@ -102,21 +100,24 @@ export const fileEdit = defineCommand('file.edit', {
   }),
   reply: AppliedReply,
   summary: 'Replace old_text with new_text in a file, once per edit, tolerating whitespace drift.',
-  tool: 'edit_file',
+  tool: { tools: ['edit_file'], call: (d) => ({ tool: 'edit_file', input: d.path }) },
 });
 
 export const fileWrite = defineCommand('file.write', {
   data: z.object({ path: Path, content: z.string().describe('The whole new content of the file.') }),
   reply: AppliedReply,
   summary: 'Create or overwrite a file.',
-  tool: 'write_file',
+  tool: { tools: ['write_file'], call: (d) => ({ tool: 'write_file', input: d.path }) },
 });
 
 export const editBegin = defineCommand('edit.begin', {
   data: z.object({ path: Path, mode: z.enum(['edit', 'write']).default('edit') }),
   reply: z.object({ editId: EditId }),
   summary: 'Start a streaming edit; then send the tool-call JSON with edit.input and close with edit.finish.',
-  tool: 'edit_file',
+  tool: {
+    tools: ['edit_file', 'write_file'],
+    call: (d) => ({ tool: d.mode === 'write' ? 'write_file' : 'edit_file', input: d.path }),
+  },
 });
 
 export const editInput = defineCommand('edit.input', {

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { AgentId, MessageId } from './ids.ts';
 import { ErrorInfo } from './errors.ts';
+import type { ToolDecl } from './tool.ts';
 
 /** A message type: lowercase dotted words, e.g. `agent.spawned`, `review.undo-reject`. */
 export const TYPE_PATTERN = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/;
@@ -77,19 +78,26 @@ export type StoredFact<TData = unknown> = Fact<TData> & { seq: number; subject: 
 /** A fact as an actor emits it, before the host stamps id/at/agentId/causationId. */
 export type UnstampedFact<TData = unknown> = { type: string; data: TData; agentId?: AgentId };
 
-export type ToolName = 'terminal' | 'read_file' | 'edit_file' | 'write_file' | 'spawn_agent';
-
-export type CommandDef<TType extends string = string, TData = any, TReply = any> = {
+/**
+ * A command's declaration. Functions of its data are declared as methods: checked bivariantly, so any
+ * command's def is a `CommandDef` (of unknown data) where the catalogue lists them together.
+ */
+export type CommandDef<TType extends string = string, TData = unknown, TReply = unknown, TReplyIn = unknown> = {
   kind: 'command';
   type: TType;
   data: z.ZodType<TData>;
-  reply: z.ZodType<TReply>;
+  /** The reply fields: what a handler returns (`TReplyIn`), parsed into what is sent (`TReply`). */
+  reply: z.ZodType<TReply, TReplyIn>;
   summary: string;
-  /** The permission tool this command is a call of; the host refuses to run it without a gate. */
-  tool?: ToolName | undefined;
+  /**
+   * The tool call this command is, declared once: the gate judges what `tool.call(data)` returns, `skein
+   * policy check --command` and docs/protocol.md read the same declaration. The host refuses to run a
+   * command that has one without a gate.
+   */
+  tool?: ToolDecl<TData> | undefined;
 };
 
-export type EventDef<TType extends string = string, TData = any> = {
+export type EventDef<TType extends string = string, TData = unknown> = {
   kind: 'event';
   type: TType;
   data: z.ZodType<TData>;
@@ -97,9 +105,9 @@ export type EventDef<TType extends string = string, TData = any> = {
   /** Aggregate kind: the 4th subject token (`skein.evt.<agent>.<aggregate>.<id>`). */
   aggregate: string;
   /** Where the aggregate id is in the data. */
-  aggregateId: (data: TData) => string;
+  aggregateId(data: TData): string;
   /** One readable line for `skein tail` (without time/agent/type); defaults to key fields. */
-  describe?: ((data: TData) => string) | undefined;
+  describe?(data: TData): string;
   /**
    * `output`: published to `skein.out.<agentId>.<aggregateId>` (stream SKEIN_OUTPUT, size-limited) and
    * not folded into aggregate state. Default `events`: `skein.evt.…`, stream SKEIN_EVENTS, folded.
@@ -108,10 +116,10 @@ export type EventDef<TType extends string = string, TData = any> = {
 };
 
 /** Declares a command: `data` is what the client sends, `reply` the fields of `{ ok: true, ... }`. */
-export function defineCommand<const TType extends string, TData, TReply>(
+export function defineCommand<const TType extends string, TData, TReply, TReplyIn>(
   type: TType,
-  spec: { data: z.ZodType<TData>; reply: z.ZodType<TReply>; summary: string; tool?: ToolName },
-): CommandDef<TType, TData, TReply> {
+  spec: { data: z.ZodType<TData>; reply: z.ZodType<TReply, TReplyIn>; summary: string; tool?: ToolDecl<TData> },
+): CommandDef<TType, TData, TReply, TReplyIn> {
   if (!TYPE_PATTERN.test(type)) throw new Error(`command type '${type}' is not lowercase dotted words`);
   return { kind: 'command', type, ...spec };
 }
@@ -132,9 +140,12 @@ export function defineEvent<const TType extends string, TData>(
   return { kind: 'event', type, ...spec };
 }
 
-export type DataOf<T> =
-  T extends CommandDef<string, infer D, unknown> ? D : T extends EventDef<string, infer D> ? D : never;
-export type ReplyOf<T> = T extends CommandDef<string, unknown, infer R> ? R : never;
+/** The (parsed) data of a command or fact declaration. */
+export type DataOf<T> = T extends { data: z.ZodType<infer D> } ? D : never;
+/** What a command's handler returns: the reply fields before the reply schema parses them. */
+export type ReplyInputOf<T> = T extends { kind: 'command'; reply: z.ZodType<unknown, infer I> } ? I : never;
+/** The reply fields of a command declaration (as sent). */
+export type ReplyOf<T> = T extends { kind: 'command'; reply: z.ZodType<infer R> } ? R : never;
 
 /** `{ ok: false, error }`: the only failure reply shape. */
 export const ErrorReply = z.object({ ok: z.literal(false), error: ErrorInfo });

@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { AgentId, RequestId, Token } from './ids.ts';
 import { defineCommand, defineEvent } from './message.ts';
-import { Policy, PolicyLayerName, PolicyTool } from './policy.ts';
+import { Policy, PolicyLayerName } from './policy.ts';
+import { ToolName } from './tool.ts';
 
 export const DecisionAnswer = z.enum(['allow_once', 'allow_always', 'deny_once', 'deny_always']);
 export type DecisionAnswer = z.infer<typeof DecisionAnswer>;
@@ -30,7 +31,7 @@ export const MatchedRuleInfo = z.object({
 
 /** A learned rule an "always" answer adds to the project layer. */
 export const LearnedRules = z.object({
-  tool: PolicyTool,
+  tool: ToolName,
   list: z.enum(['always_allow', 'always_deny']),
   patterns: z.array(z.string()),
 });
@@ -81,7 +82,7 @@ export const PermissionRequested = defineEvent('permission.requested', {
     requestId: RequestId,
     agentId: AgentId,
     ancestors: z.array(AgentId).describe('Parent first, root last: who may answer.'),
-    tool: PolicyTool,
+    tool: ToolName,
     input: z.string(),
     subCommands: z.array(z.string()),
     reason: z.string(),
@@ -100,7 +101,7 @@ export const PermissionGranted = defineEvent('permission.granted', {
   data: z.object({
     requestId: RequestId,
     agentId: AgentId,
-    tool: PolicyTool,
+    tool: ToolName,
     input: z.string(),
     by: z.enum(['rule', 'user', 'parent']),
     reason: z.string(),
@@ -119,7 +120,7 @@ export const PermissionDenied = defineEvent('permission.denied', {
   data: z.object({
     requestId: RequestId,
     agentId: AgentId,
-    tool: PolicyTool,
+    tool: ToolName,
     input: z.string(),
     by: z.enum(['builtin', 'rule', 'user', 'parent', 'timeout', 'cancelled']),
     reason: z.string(),

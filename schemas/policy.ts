@@ -6,18 +6,7 @@
  * (unwrapped by `PolicyFile`). Validation errors name the key (zod issue path).
  */
 import { z } from 'zod';
-
-/** The five gated tools, plus `terminal_input`: data written to a running interpreter. */
-export const POLICY_TOOLS = [
-  'terminal',
-  'terminal_input',
-  'read_file',
-  'edit_file',
-  'write_file',
-  'spawn_agent',
-] as const;
-export const PolicyTool = z.enum(POLICY_TOOLS);
-export type PolicyTool = z.infer<typeof PolicyTool>;
+import { TOOLS, ToolName } from './tool.ts';
 
 export const PolicyMode = z.enum(['allow', 'deny', 'confirm']);
 export type PolicyMode = z.infer<typeof PolicyMode>;
@@ -95,23 +84,23 @@ const PolicyRaw = z.strictObject({
             });
           continue;
         }
-        if (!(POLICY_TOOLS as readonly string[]).includes(key)) {
+        if (!(TOOLS as readonly string[]).includes(key)) {
           ctx.addIssue({
             code: 'custom',
             path: [key],
-            message: `unknown tool '${key}'; use one of ${POLICY_TOOLS.join(', ')}`,
+            message: `unknown tool '${key}'; use one of ${TOOLS.join(', ')}`,
           });
         }
       }
     })
     .transform((tools) => (tools ? Object.fromEntries(Object.entries(tools).filter(([k]) => !isZedOnly(k))) : tools))
-    .pipe(z.partialRecord(PolicyTool, ToolPolicy).optional()),
+    .pipe(z.partialRecord(ToolName, ToolPolicy).optional()),
 });
 
 /** One policy layer (global file, project file, or an agent's spawn policy), normalized. */
 export const Policy = PolicyRaw.transform((p) => ({
   default: p.default ?? p.default_mode,
-  tools: (p.tools ?? {}) as Partial<Record<PolicyTool, ToolPolicy>>,
+  tools: (p.tools ?? {}) as Partial<Record<ToolName, ToolPolicy>>,
 }));
 export type Policy = z.output<typeof Policy>;
 /** The JSON a user writes (before normalization). */
@@ -129,7 +118,7 @@ export const PolicyFile = z.preprocess((raw) => {
   return raw;
 }, Policy);
 
-/** The layers, in merge order. `builtin` is not a file: it is the code in machines/permission-builtin.ts. */
+/** The layers, in merge order. `builtin` is not a file: it is the code in machines/permission/permission-builtin.ts. */
 export const PolicyLayerName = z.enum(['global', 'project', 'agent']);
 export type PolicyLayerName = z.infer<typeof PolicyLayerName>;
 

@@ -10,7 +10,7 @@
  * subjects sees its whole subtree's changes.
  *
  * Entries travel whole in every fact (`entry`, null = no longer tracked), so
- * folding is a plain "set": the pure planning in `machines/action-log-plan.ts`
+ * folding is a plain "set": the pure planning in `machines/review/action-log-plan.ts`
  * decides, the fold only stores.
  */
 import { z } from 'zod';

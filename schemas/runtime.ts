@@ -6,13 +6,14 @@
 import { z } from 'zod';
 import { ErrorInfo } from './errors.ts';
 import { defineCommand, defineEvent } from './message.ts';
+import { RuntimeMode } from './mode.ts';
 
 export const RuntimeStatus = defineCommand('runtime.status', {
   summary: 'Live status of the host: mode, log position, aggregate count and the state digest.',
   data: z.object({}).strict(),
   reply: z.object({
     hostId: z.string(),
-    mode: z.enum(['embedded', 'private', 'networked']),
+    mode: RuntimeMode,
     rootAgentId: z.string(),
     startedAt: z.string(),
     lastSeq: z.number().int(),

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { AgentId, TerminalId } from './ids.ts';
 import { defineCommand, defineEvent } from './message.ts';
+import { envAsExports } from './tool.ts';
 import {
   Cols,
   CommandId,
@@ -53,7 +54,14 @@ const OpenedTerminal = z.object({
 
 export const TerminalOpen = defineCommand('terminal.open', {
   summary: 'Open a terminal: a PTY running a long-lived shell. Replies once the first prompt is ready.',
-  tool: 'terminal',
+  // The environment a shell starts with is judged as the export lines it amounts to (see envAsExports).
+  tool: {
+    tools: ['terminal'],
+    call: (d) => {
+      const input = envAsExports(d.env ?? {});
+      return input === undefined ? undefined : { tool: 'terminal', input };
+    },
+  },
   data: z
     .object({
       cwd: z.string().min(1).optional().describe('Starting directory (absolute, or relative to the agent workspace).'),
@@ -71,7 +79,7 @@ export const TerminalExec = defineCommand('terminal.exec', {
   summary:
     'Run a shell command in a terminal; queued behind a running ' +
     'one. Replies when it ends, at the yield window, or on timeout.',
-  tool: 'terminal',
+  tool: { tools: ['terminal'], call: (d) => ({ tool: 'terminal', input: d.command }) },
   data: z
     .object({
       terminalId: TerminalId,
@@ -96,7 +104,7 @@ export const TerminalExec = defineCommand('terminal.exec', {
 
 export const TerminalWait = defineCommand('terminal.wait', {
   summary: 'Wait for a command (default: the latest) to finish, up to timeoutMs; the command is not interrupted.',
-  tool: 'terminal',
+  tool: { tools: ['terminal'] },
   data: z
     .object({
       terminalId: TerminalId,
@@ -111,7 +119,7 @@ export const TerminalWait = defineCommand('terminal.wait', {
 export const TerminalRead = defineCommand('terminal.read', {
   summary:
     'Page the terminal output from a cursor (plain text, head+tail truncated), and optionally the rendered screen.',
-  tool: 'terminal',
+  tool: { tools: ['terminal'] },
   data: z
     .object({
       terminalId: TerminalId,
@@ -134,7 +142,12 @@ export const TerminalRead = defineCommand('terminal.read', {
 
 export const TerminalWrite = defineCommand('terminal.write', {
   summary: 'Write raw input to the terminal (keys, control characters such as "\\u0003" for Ctrl-C).',
-  tool: 'terminal',
+  // Input to a running terminal: the gate judges it against what the terminal runs (at the prompt, as the
+  // line the shell will run; see machines/permission/prompt-line.ts).
+  tool: {
+    tools: ['terminal_input'],
+    call: (d) => ({ tool: 'terminal_input', input: d.data, terminalId: d.terminalId }),
+  },
   data: z
     .object({
       terminalId: TerminalId,
@@ -147,14 +160,14 @@ export const TerminalWrite = defineCommand('terminal.write', {
 
 export const TerminalResize = defineCommand('terminal.resize', {
   summary: 'Resize the terminal window (the program gets SIGWINCH).',
-  tool: 'terminal',
+  tool: { tools: ['terminal'] },
   data: z.object({ terminalId: TerminalId, cols: Cols, rows: Rows }).strict(),
   reply: z.object({ terminalId: TerminalId, cols: z.number().int(), rows: z.number().int() }),
 });
 
 export const TerminalSignal = defineCommand('terminal.signal', {
   summary: "Send a signal to the terminal's foreground process group.",
-  tool: 'terminal',
+  tool: { tools: ['terminal'] },
   data: z
     .object({
       terminalId: TerminalId,
@@ -182,7 +195,7 @@ export const TerminalResumeAll = defineCommand('terminal.resume-all', {
 
 export const TerminalClose = defineCommand('terminal.close', {
   summary: 'Close a terminal: SIGTERM to its process group, SIGKILL after a grace period.',
-  tool: 'terminal',
+  tool: { tools: ['terminal'] },
   data: z.object({ terminalId: TerminalId, graceMs: z.number().int().min(0).max(60_000).optional() }).strict(),
   reply: z.object({ terminalId: TerminalId, exitCode: z.number().int().nullable(), signal: z.string().nullable() }),
 });

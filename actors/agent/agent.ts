@@ -1,14 +1,17 @@
 /**
  * @module
- * The agent domain's effects and command handlers: spawn (limits, workspace
- * confinement, worker launch), complete/fail, wait, cancel of a whole
- * subtree, tree. An agent's state is its aggregate (machines/agent.ts) folded
- * from facts; decisions about one agent are taken under its parent's lock.
- * Other domains plug in through hooks: closing terminals, denying pending
- * requests and cancelling edits of a cancelled agent, launching workers.
+ * The agent domain's effects: spawn (limits, workspace confinement, worker
+ * launch), complete/fail, wait, cancel of a whole subtree, tree. An agent's
+ * state is its aggregate (machines/agent/agent.ts) folded from facts, read
+ * through the AgentDirectory; decisions about one agent are taken under its
+ * parent's lock. What other domains do for an agent (record its spawn policy,
+ * start its worker, release a cancelled agent's terminals, requests and
+ * edits) is given to the constructor: nothing is plugged in afterwards.
  */
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { isInside } from '../../machines/common/confine.ts';
 import {
   ErrorCode,
   InvalidStateError,
@@ -16,124 +19,87 @@ import {
   NotFoundError,
   RuntimeError,
   newId,
-  parseEventSubject,
   type AgentId,
   type AgentNode,
   type AgentsConfig,
-  type AgentStatus,
   type StoredFact,
+  type UnstampedFact,
   type WorkerSpec,
 } from '../../schemas/index.ts';
-import { isFinished, type AgentContext } from '../../machines/agent/agent.ts';
-import type { CommandHandler, HandlerContext, Host } from '../../infra/kernel/host.ts';
+import { isFinished } from '../../machines/agent/agent.ts';
+import type { AgentDirectory, AgentView } from './agent-directory.ts';
 
-export type AgentView = AgentContext & { agentId: AgentId; status: AgentStatus };
+export type { AgentView } from './agent-directory.ts';
 
-export type AgentHooks = {
+/** One command's call into the service: who sent it, and how its facts are appended. */
+export type AgentCall = {
+  /** The sender (the agent in the command's subject). */
+  agentId: AgentId;
+  /** Appends a fact caused by the command; resolves once durable. */
+  emit(fact: UnstampedFact): Promise<StoredFact>;
+  logger: Logger;
+};
+
+/** Serialises work per key (a parent's spawns, an agent's finish). */
+export type Locks = { run<T>(key: string, fn: () => Promise<T>): Promise<T> };
+
+export type AgentServiceDeps = {
+  directory: AgentDirectory;
+  locks: Locks;
+  config: AgentsConfig;
   /** Validates a spawn policy before anything is appended; throws naming the bad key. */
-  validatePolicy?: (policy: unknown) => void;
-  /** After agent.spawned: record the agent's own policy layer, etc. */
-  afterSpawn?: (ctx: HandlerContext, agent: AgentView, spawn: { policy?: unknown }) => Promise<void>;
-  /** Launches a worker for a spawned agent; resolves once it runs (the hook emits agent.worker.started). */
-  startWorker?: (agent: AgentView, worker: WorkerSpec) => Promise<void>;
-  /** Releases what a cancelled agent holds (terminals, pending requests, edits); called bottom-up. */
-  onCancel: Array<(agentId: AgentId, reason: string) => Promise<void>>;
+  validatePolicy(policy: unknown): void;
+  /** After agent.spawned, before its worker starts: records the child's own policy layer. */
+  setSpawnPolicy(call: AgentCall, child: AgentView, policy: unknown): Promise<void>;
+  /** Launches a worker for a spawned agent; resolves once it runs. Undefined: this host runs no workers. */
+  startWorker?: ((agent: AgentView, worker: WorkerSpec) => Promise<void>) | undefined;
+  /** Release what a cancelled agent holds (pending requests, edits, terminals); called bottom-up, in order. */
+  release: ReadonlyArray<(agentId: AgentId, reason: string) => Promise<void>>;
+};
+
+export type SpawnData = {
+  label: string;
+  agentId?: AgentId | undefined;
+  task?: string | undefined;
+  policy?: unknown;
+  workspace?: string | undefined;
+  worker?: WorkerSpec | undefined;
 };
 
 export class AgentService {
-  readonly #host: () => Host;
-  readonly #config: AgentsConfig;
-  readonly hooks: AgentHooks;
+  readonly #deps: AgentServiceDeps;
   readonly #waiters = new Set<(fact: StoredFact) => void>();
   readonly #reserved = new Set<string>();
 
-  constructor(host: () => Host, config: AgentsConfig, hooks: Partial<AgentHooks> = {}) {
-    this.#host = host;
-    this.#config = config;
-    this.hooks = { onCancel: [], ...hooks };
+  constructor(deps: AgentServiceDeps) {
+    this.#deps = deps;
   }
 
-  /** Call once the host exists: wakes `agent.wait` callers on lifecycle facts. */
-  attach(): void {
-    this.#host().writer.onFact((fact) => {
-      if (fact.type.startsWith('agent.')) for (const waiter of this.#waiters) waiter(fact);
-    });
+  get directory(): AgentDirectory {
+    return this.#deps.directory;
+  }
+
+  /** Wakes `agent.wait` callers; the agent domain reacts to every live `agent.*` fact with it. */
+  notify(fact: StoredFact): void {
+    for (const waiter of this.#waiters) waiter(fact);
   }
 
   view(agentId: string): AgentView | undefined {
-    const host = this.#host();
-    const subject = host.agentSubject(agentId);
-    const snapshot = subject ? host.state(subject) : undefined;
-    if (!snapshot) return undefined;
+    return this.#deps.directory.view(agentId);
+  }
+
+  get(agentId: AgentId) {
+    const view = this.view(agentId)!;
     return {
-      ...(snapshot.context as AgentContext),
-      agentId: agentId as AgentId,
-      status: String(snapshot.value) as AgentStatus,
-    };
-  }
-
-  /** Ids of an agent's children (their facts are on the parent's subjects). */
-  children(agentId: string): AgentId[] {
-    const out: AgentId[] = [];
-    for (const key of this.#host().fold.keys()) {
-      const parts = parseEventSubject(key);
-      if (parts?.aggregate === 'agent' && parts.agentId === agentId && parts.aggregateId !== agentId)
-        out.push(parts.aggregateId as AgentId);
-    }
-    return out;
-  }
-
-  /** Nearest first: parent, grandparent, …, root. */
-  ancestors(agentId: string): AgentId[] {
-    const out: AgentId[] = [];
-    let current = this.view(agentId)?.parentId ?? null;
-    while (current && out.length < 128) {
-      out.push(current as AgentId);
-      current = this.view(current)?.parentId ?? null;
-    }
-    return out;
-  }
-
-  /** Whether `ancestor` is `agentId` itself or above it. */
-  isSelfOrAncestor(ancestor: string, agentId: string): boolean {
-    return ancestor === agentId || this.ancestors(agentId).includes(ancestor as AgentId);
-  }
-
-  /** The subtree below `agentId`, children after their parent (pre-order). */
-  descendants(agentId: string): AgentId[] {
-    const out: AgentId[] = [];
-    const visit = (id: string) => {
-      for (const child of this.children(id)) {
-        out.push(child);
-        visit(child);
-      }
-    };
-    visit(agentId);
-    return out;
-  }
-
-  handlers(): Record<string, CommandHandler> {
-    return {
-      'agent.spawn': (ctx) => this.#spawn(ctx),
-      'agent.get': async (ctx) => {
-        const view = this.view(ctx.command.agentId)!;
-        return {
-          agentId: view.agentId,
-          parentId: view.parentId,
-          label: view.label,
-          workspace: view.workspace,
-          status: view.status,
-          task: view.task,
-          ...(view.result === undefined ? {} : { result: view.result }),
-          error: view.error,
-          children: this.children(ctx.command.agentId),
-        };
-      },
-      'agent.complete': (ctx) => this.#finish(ctx, 'agent.completed', { result: ctx.command.data.result }),
-      'agent.fail': (ctx) => this.#finish(ctx, 'agent.failed', { error: ctx.command.data.error, exitCode: null }),
-      'agent.wait': (ctx) => this.#wait(ctx),
-      'agent.cancel': (ctx) => this.#cancel(ctx),
-      'agent.tree': async (ctx) => ({ agents: this.tree(ctx.command.agentId) }),
+      agentId: view.agentId,
+      parentId: view.parentId as AgentId | null,
+      label: view.label,
+      workspace: view.workspace,
+      status: view.status,
+      task: view.task,
+      ...(view.result === undefined ? {} : { result: view.result }),
+      error: view.error,
+      children: this.#deps.directory.children(agentId),
     };
   }
 
@@ -149,20 +115,13 @@ export class AgentService {
         workspace: v.workspace,
       };
     };
-    return [node(agentId), ...this.descendants(agentId).map(node)];
+    return [node(agentId), ...this.#deps.directory.descendants(agentId).map(node)];
   }
 
-  async #spawn(ctx: HandlerContext): Promise<Record<string, unknown>> {
-    const data = ctx.command.data as {
-      label: string;
-      agentId?: string;
-      task?: string;
-      policy?: unknown;
-      workspace?: string;
-      worker?: WorkerSpec;
-    };
-    const parentId = ctx.command.agentId;
-    return ctx.host.locks.run(`agent:${parentId}`, async () => {
+  async spawn(call: AgentCall, data: SpawnData) {
+    const parentId = call.agentId;
+    const config = this.#deps.config;
+    return this.#deps.locks.run(`agent:${parentId}`, async () => {
       const parent = this.view(parentId);
       if (!parent) throw new RuntimeError(ErrorCode.UnknownAgent, `agent '${parentId}' does not exist`);
       if (parent.status !== 'running') {
@@ -170,27 +129,27 @@ export class AgentService {
           `agent '${parentId}' is ${parent.status}; only a running agent can spawn sub-agents`,
         );
       }
-      if (parent.depth + 1 > this.#config.maxDepth) {
+      if (parent.depth + 1 > config.maxDepth) {
         throw new LimitExceededError(
           `agent '${parentId}' is at depth ${parent.depth}; sub-agents may ` +
-            `go ${this.#config.maxDepth} levels deep (domains.agents.maxDepth)`,
+            `go ${config.maxDepth} levels deep (domains.agents.maxDepth)`,
         );
       }
-      const siblings = this.children(parentId).length;
-      if (siblings >= this.#config.maxChildren) {
+      const siblings = this.#deps.directory.children(parentId).length;
+      if (siblings >= config.maxChildren) {
         throw new LimitExceededError(
           `agent '${parentId}' already has ${siblings} children, the ` +
             `limit (domains.agents.maxChildren); wait for or cancel some first`,
         );
       }
-      const active = this.#activeAgents();
-      if (active >= this.#config.maxAgents) {
+      const active = this.#deps.directory.active();
+      if (active >= config.maxAgents) {
         throw new LimitExceededError(
           `this host runs ${active} unfinished agents, the limit ` +
             `(domains.agents.maxAgents); cancel or finish some first`,
         );
       }
-      const agentId = (data.agentId ?? newId('a')) as AgentId;
+      const agentId = data.agentId ?? (newId('a') as AgentId);
       if (RESERVED_AGENT_IDS.has(agentId)) {
         throw new RuntimeError(
           ErrorCode.InvalidMessage,
@@ -208,24 +167,19 @@ export class AgentService {
       }
       this.#reserved.add(agentId);
       try {
-        return await this.#spawnReserved(ctx, parent, agentId, data);
+        return await this.#spawnReserved(call, parent, agentId, data);
       } finally {
         this.#reserved.delete(agentId);
       }
     });
   }
 
-  async #spawnReserved(
-    ctx: HandlerContext,
-    parent: AgentView,
-    agentId: AgentId,
-    data: { label: string; task?: string; policy?: unknown; workspace?: string; worker?: WorkerSpec },
-  ): Promise<Record<string, unknown>> {
+  async #spawnReserved(call: AgentCall, parent: AgentView, agentId: AgentId, data: SpawnData) {
     const parentId = parent.agentId;
     const workspace = confineWorkspace(parent.workspace, data.workspace);
-    if (data.policy !== undefined) this.hooks.validatePolicy?.(data.policy);
+    if (data.policy !== undefined) this.#deps.validatePolicy(data.policy);
     if (data.worker) assertRunnable(data.worker.command);
-    await ctx.emit({
+    await call.emit({
       type: 'agent.spawned',
       agentId: parentId,
       data: {
@@ -240,37 +194,46 @@ export class AgentService {
       },
     });
     const child = this.view(agentId)!;
-    await this.hooks.afterSpawn?.(ctx, child, { policy: data.policy });
+    // The policy is in place before a worker could make its first call.
+    if (data.policy !== undefined) await this.#deps.setSpawnPolicy(call, child, data.policy);
     if (data.worker) {
-      if (!this.hooks.startWorker)
+      if (!this.#deps.startWorker)
         throw new RuntimeError(
           ErrorCode.Unavailable,
           'workers need the terminal domain, which is not running on this host',
         );
-      await this.hooks.startWorker(child, data.worker);
+      await this.#deps.startWorker(child, data.worker);
     }
     return { agentId, parentId, workspace, status: this.view(agentId)!.status };
   }
 
-  async #finish(ctx: HandlerContext, type: 'agent.completed' | 'agent.failed', data: Record<string, unknown>) {
-    const agentId = ctx.command.agentId;
+  complete(call: AgentCall, result: unknown) {
+    return this.#finish(call, 'agent.completed', { result });
+  }
+
+  fail(call: AgentCall, error: string) {
+    return this.#finish(call, 'agent.failed', { error, exitCode: null });
+  }
+
+  async #finish(call: AgentCall, type: 'agent.completed' | 'agent.failed', data: Record<string, unknown>) {
+    const agentId = call.agentId;
     const view = this.view(agentId)!;
     const owner = (view.parentId ?? agentId) as AgentId;
-    return ctx.host.locks.run(`agent:${owner}`, async () => {
+    return this.#deps.locks.run(`agent:${owner}`, async () => {
       const current = this.view(agentId)!;
       if (isFinished(current.status)) {
         throw new InvalidStateError(
           `agent '${agentId}' is already ${current.status}; a finished agent cannot complete or fail again`,
         );
       }
-      await ctx.emit({ type, agentId: owner, data: { agentId, ...data } });
+      await call.emit({ type, agentId: owner, data: { agentId, ...data } });
       return { agentId, status: this.view(agentId)!.status };
     });
   }
 
-  async #wait(ctx: HandlerContext) {
-    const { agentId, timeoutMs } = ctx.command.data as { agentId: AgentId; timeoutMs: number };
-    this.#assertInScope(ctx.command.agentId, agentId);
+  async wait(call: AgentCall, data: { agentId: AgentId; timeoutMs: number }) {
+    const { agentId, timeoutMs } = data;
+    this.#assertInScope(call.agentId, agentId);
     const answer = () => {
       const v = this.view(agentId)!;
       return {
@@ -297,10 +260,11 @@ export class AgentService {
     return answer();
   }
 
-  async #cancel(ctx: HandlerContext) {
-    const { agentId: target = ctx.command.agentId, reason } = ctx.command.data as { agentId?: AgentId; reason: string };
-    this.#assertInScope(ctx.command.agentId, target);
-    const order = [target, ...this.descendants(target)].reverse(); // deepest last in pre-order → reversed: bottom-up
+  async cancel(call: AgentCall, data: { agentId?: AgentId | undefined; reason: string }) {
+    const { agentId: target = call.agentId, reason } = data;
+    this.#assertInScope(call.agentId, target);
+    // Pre-order reversed: bottom-up.
+    const order = [target, ...this.#deps.directory.descendants(target)].reverse();
     const cancelled: AgentId[] = [];
     for (const id of order) {
       const view = this.view(id)!;
@@ -308,17 +272,17 @@ export class AgentService {
       const owner = (view.parentId ?? id) as AgentId;
       // Under the owner's lock: a spawn of this agent (and its worker start) finishes first, and no
       // new child of it is spawned between the release and the fact.
-      await ctx.host.locks.run(`agent:${owner}`, async () => {
+      await this.#deps.locks.run(`agent:${owner}`, async () => {
         if (isFinished(this.view(id)!.status)) return;
-        for (const release of this.hooks.onCancel) {
+        for (const release of this.#deps.release) {
           await release(id, reason).catch((err) =>
-            ctx.logger.warn({ err, agentId: id }, 'releasing a cancelled agent failed'),
+            call.logger.warn({ err, agentId: id }, 'releasing a cancelled agent failed'),
           );
         }
-        await ctx.emit({
+        await call.emit({
           type: 'agent.cancelled',
           agentId: owner,
-          data: { agentId: id, reason, by: ctx.command.agentId },
+          data: { agentId: id, reason, by: call.agentId },
         });
         cancelled.push(id);
       });
@@ -329,23 +293,13 @@ export class AgentService {
   #assertInScope(sender: string, target: string): void {
     if (!this.view(target))
       throw new NotFoundError(`agent '${target}' does not exist; list agents with \`skein agents --tree\``);
-    if (!this.isSelfOrAncestor(sender, target)) {
+    if (!this.#deps.directory.isSelfOrAncestor(sender, target)) {
       throw new RuntimeError(
         ErrorCode.PermissionDenied,
         `agent '${sender}' is not '${target}' nor one of its ` +
           `ancestors; only an agent itself or its ancestors may do this`,
       );
     }
-  }
-
-  #activeAgents(): number {
-    let n = 0;
-    for (const key of this.#host().fold.keys()) {
-      if (!key.includes('.agent.')) continue;
-      const snapshot = this.#host().state(key);
-      if (snapshot && !isFinished(String(snapshot.value))) n++;
-    }
-    return n;
   }
 }
 
@@ -368,8 +322,7 @@ export function confineWorkspace(parentWorkspace: string, requested: string | un
   if (!statSync(real).isDirectory())
     throw new RuntimeError(ErrorCode.InvalidMessage, `workspace '${requested}' is not a directory`);
   const parentReal = realpathSync(parentWorkspace);
-  const rel = relative(parentReal, real);
-  if (rel.startsWith('..') || isAbsolute(rel)) {
+  if (!isInside(parentReal, real)) {
     throw new RuntimeError(
       ErrorCode.PermissionDenied,
       `workspace '${requested}' resolves to ${real}, outside the parent's workspace ` +

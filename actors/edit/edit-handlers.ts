@@ -5,22 +5,34 @@
  * (which emits facts through `ctx.emit` before the reply is returned).
  */
 import type { Logger } from 'pino';
+import type { CommandOf, DataOf } from '../../schemas/index.ts';
 import type { EditFact } from '../../schemas/edit.ts';
 import type { EditService } from './edit-service.ts';
 
-/** What the host passes a handler. */
-export type EditHandlerContext = {
-  command: { id: string; type: string; agentId: string; data: any };
+type EditCommand =
+  | 'file.read'
+  | 'file.edit'
+  | 'file.write'
+  | 'edit.begin'
+  | 'edit.input'
+  | 'edit.finish'
+  | 'edit.cancel';
+
+/** What a handler is given: the command (its data typed by its CommandDef) and how to append facts. */
+export type EditHandlerContext<TData = unknown> = {
+  command: { id: string; type: string; agentId: string; data: TData };
   emit: (fact: { type: string; data: unknown }) => Promise<void>;
   log?: Logger;
 };
 
-export type EditHandler = (ctx: EditHandlerContext) => Promise<unknown>;
+export type EditHandler<T extends EditCommand = EditCommand> = (
+  ctx: EditHandlerContext<DataOf<CommandOf<T>>>,
+) => Promise<unknown>;
 
 /**
  * Handlers keyed by command type: file.read, file.edit, file.write, edit.begin, edit.input, edit.finish, edit.cancel.
  */
-export function editHandlers(service: EditService): Record<string, EditHandler> {
+export function editHandlers(service: EditService): { [T in EditCommand]: EditHandler<T> } {
   const call = (ctx: EditHandlerContext) => ({
     agentId: ctx.command.agentId,
     emit: (fact: EditFact) => ctx.emit(fact),

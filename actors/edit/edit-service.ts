@@ -7,8 +7,7 @@
  * files are confined to the agent's workspace roots, written atomically with
  * their BOM, line endings and mode bits, and checked with tree-sitter.
  */
-import { stat } from 'node:fs/promises';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createActor, type ActorRefFrom } from 'xstate';
 import type { Logger } from 'pino';
 import { type EditSessionInput, editSessionMachine } from '../../machines/edit/edit-session.ts';
@@ -19,9 +18,10 @@ import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { newId } from '../../schemas/ids.ts';
 import { failureMessage, successMessage, unifiedDiff } from './edit-report.ts';
+import { relativeInside } from '../../machines/common/confine.ts';
+import { readConfined, writeConfined } from '../common/confined-fs.ts';
 import {
   assertWellFormed,
-  atomicWrite,
   detectLineEnding,
   DEFAULT_MAX_FILE_BYTES,
   encodeText,
@@ -104,6 +104,19 @@ export class EditService {
   /** Resolves a path for `agentId` (for the permission gate): the real path, confined to the workspace. */
   async resolvePath(agentId: string, path: string): Promise<string> {
     return (await resolveInWorkspace(this.roots(agentId), path)).path;
+  }
+
+  /**
+   * The text at a resolved path as the action log records it, or null when there is none to record (absent,
+   * or not a readable single-link regular file): confined like every read, so a FIFO never blocks it.
+   */
+  async readRecorded(agentId: string, path: string): Promise<string | null> {
+    try {
+      const file = await readConfined(this.roots(agentId), path, this.maxFileBytes);
+      return file ? file.bytes.toString('utf8') : null;
+    } catch {
+      return null;
+    }
   }
 
   async read(
@@ -228,13 +241,15 @@ export class EditService {
         );
       return { path: resolved.path, display, file: undefined, given };
     }
-    return { path: resolved.path, display, file: await readTextFile(resolved.path, this.maxFileBytes, given), given };
+    // Read through the resolved real path: the same confined walk again, so a swap since resolving is refused.
+    const file = await readTextFile(this.roots(agentId), resolved.path, this.maxFileBytes, given);
+    return { path: resolved.path, display, file, given };
   }
 
   async #display(agentId: string, abs: string): Promise<string> {
     for (const root of await realRoots(this.roots(agentId))) {
-      const rel = relative(root, abs);
-      if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) return rel;
+      const rel = relativeInside(root, abs);
+      if (rel !== undefined && rel !== '.') return rel;
     }
     return abs;
   }
@@ -350,7 +365,7 @@ export class EditService {
     let base = target.file;
     // The file may have moved on disk while the edit streamed: re-apply the edits to what is there now.
     const now = base
-      ? await readTextFile(target.path, this.maxFileBytes, target.display).catch(() => undefined)
+      ? await readTextFile(this.roots(s.agentId), target.path, this.maxFileBytes, target.display).catch(() => undefined)
       : undefined;
     if (base && now && now.hash !== base.hash) {
       if (s.mode === 'edit') {
@@ -378,11 +393,12 @@ export class EditService {
     }
     const resultHash = sha256(bytes);
     const created = base === undefined;
+    let mtimeMs = base?.mtimeMs ?? 0;
     if (!base || !bytes.equals(base.bytes)) {
       if (base) await this.#config.storeBase?.(base.hash, base.bytes);
-      await atomicWrite(target.path, bytes, base?.mode);
+      // Confined again at write time: the path is walked from the root without following symlinks out.
+      ({ mtimeMs } = await writeConfined(this.roots(s.agentId), target.path, bytes, base?.mode, target.display));
     }
-    const { mtimeMs } = await stat(target.path);
     this.#seen.set(s.agentId, target.path, { hash: resultHash, mtimeMs });
     const report = capDiff(unifiedDiff(target.display, base?.text ?? '', content));
     let syntaxErrors: SyntaxReport | undefined;

@@ -8,10 +8,11 @@
  * file's own shape (bare, or wrapped in `tool_permissions`). Also resolves a
  * path's symlinks for the file tools' escape check.
  */
-import { mkdir, open, readFile, realpath, rename, rm } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { writeFileAtomic } from '../common/atomic-write.ts';
 import type { LearnedRules } from '../../schemas/permission.ts';
 import { formatPolicyIssues, type Policy, PolicyFile } from '../../schemas/policy.ts';
 import type { PathFacts } from '../../machines/permission/permission-paths.ts';
@@ -117,7 +118,7 @@ export function persistLearnedRules(
     for (const pattern of learned.patterns) if (!list.some((r) => r.pattern === pattern)) list.push({ pattern });
     const out = `${JSON.stringify(raw, null, 2)}\n`;
     const policy = parsePolicyText(out, path);
-    await writeAtomic(path, out);
+    await writeFileAtomic(path, out, 0o644);
     return { path, policy };
   });
 }
@@ -127,7 +128,7 @@ export function writePolicyFile(path: string, policy: unknown): Promise<Policy> 
   return serialized(path, async () => {
     const out = `${JSON.stringify(policy, null, 2)}\n`;
     const parsed = parsePolicyText(out, path);
-    await writeAtomic(path, out);
+    await writeFileAtomic(path, out, 0o644);
     return parsed;
   });
 }
@@ -139,24 +140,6 @@ function policyObject(raw: Record<string, unknown>): Record<string, unknown> {
   if (raw.tool_permissions && typeof raw.tool_permissions === 'object')
     return raw.tool_permissions as Record<string, unknown>;
   return raw;
-}
-
-async function writeAtomic(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  const handle = await open(tmp, 'w', 0o644);
-  try {
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
 }
 
 /**

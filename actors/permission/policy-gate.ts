@@ -7,7 +7,7 @@
  */
 import type { DecisionRequest } from '../../machines/permission/permission-policy.ts';
 import { classifyTerminalInput, type TerminalForeground } from '../../machines/permission/permission-input.ts';
-import type { PolicyTool } from '../../schemas/policy.ts';
+import type { ToolName } from '../../schemas/tool.ts';
 import { createShellSplitter, type ShellSplitter } from './shell-parse.ts';
 import { globalPolicyPath, projectPolicyPath, resolvePathFacts } from './policy-files.ts';
 
@@ -26,7 +26,7 @@ export type GateRequest =
   /** `terminal_input` to a program that is not an interpreter: allowed under the grant that started it. */
   | { kind: 'granted'; reason: string };
 
-export type PermissionGate = { build: (tool: PolicyTool, input: string, options: GateOptions) => Promise<GateRequest> };
+export type PermissionGate = { build: (tool: ToolName, input: string, options: GateOptions) => Promise<GateRequest> };
 
 /** Loads the bash grammar once; `build` then prepares requests. */
 export async function createPermissionGate(splitter?: ShellSplitter): Promise<PermissionGate> {

@@ -17,7 +17,8 @@ import type { Logger } from 'pino';
 import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
 import { newId, type AgentId } from '../../schemas/ids.ts';
 import type { DecisionAnswer, PermissionFact, PermissionRequestedData } from '../../schemas/permission.ts';
-import type { Policy, PolicyLayerName, PolicyTool } from '../../schemas/policy.ts';
+import type { Policy, PolicyLayerName } from '../../schemas/policy.ts';
+import type { ToolName } from '../../schemas/tool.ts';
 import { deciderRole, permissionMachine, resumeFrom, type PolicyChain } from '../../machines/permission/permission.ts';
 import { settledReply, type PermissionAggregateContext } from '../../machines/permission/permission-aggregate.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
@@ -132,7 +133,7 @@ export class PermissionService {
    */
   async authorize(args: {
     agentId: string;
-    tool: PolicyTool;
+    tool: ToolName;
     input: string;
     foreground?: TerminalForeground;
     emit: FactSink;
@@ -288,7 +289,7 @@ export class PermissionService {
       if (!c.requestId || !c.agentId || !c.tool || c.input === undefined || this.#pending.has(c.requestId)) continue;
       const agent = this.#deps.agent(c.agentId);
       if (!agent) continue;
-      const built = await this.#gate.build(c.tool as PolicyTool, c.input, { roots: agent.roots });
+      const built = await this.#gate.build(c.tool as ToolName, c.input, { roots: agent.roots });
       if (built.kind !== 'decide') continue;
       this.#start(agent, c.requestId, {
         request: built.request,
@@ -387,7 +388,7 @@ export class PermissionService {
         requestId: requestId as PermissionRequestedData['requestId'],
         agentId: agent.agentId as AgentId,
         ancestors: agent.ancestors as AgentId[],
-        tool: c.tool as PolicyTool,
+        tool: c.tool as ToolName,
         input: c.input ?? '',
         subCommands: c.subCommands ?? [],
         reason: c.reason ?? '',

@@ -7,10 +7,11 @@
  * then deletions run. A failure while staging removes the temps and writes
  * nothing. Also the per-path lock that serializes review with edits.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { mkdir, readFile, stat, unlink } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { FileWrite } from '../../machines/review/action-log-plan.ts';
+import { type Staged, stageFile } from '../common/atomic-write.ts';
+import { removeConfined, stageConfined } from '../common/confined-fs.ts';
 
 /**
  * A per-path async mutex. `withLock(paths, fn)` takes the locks of all paths
@@ -67,32 +68,34 @@ export async function readDisk(paths: Iterable<string>): Promise<Record<string, 
   return out;
 }
 
-/** Writes (content) and deletions (null) of a plan; see the module doc for the order. */
-export async function applyWrites(writes: readonly FileWrite[]): Promise<void> {
-  const staged: Array<{ tmp: string; target: string }> = [];
+/**
+ * Writes (content) and deletions (null) of a plan; see the module doc for the order. With `roots`, every
+ * write and deletion is confined to them (`confined-fs.ts`): a directory an agent swapped for a symlink
+ * since the change was recorded cannot make a reject write or delete outside.
+ */
+export async function applyWrites(writes: readonly FileWrite[], roots?: readonly string[]): Promise<void> {
+  const staged: Staged[] = [];
   try {
     for (const w of writes) {
       if (w.content === null) continue;
-      await mkdir(dirname(w.path), { recursive: true });
       const mode = await modeOf(w.path);
-      const tmp = join(dirname(w.path), `.${basename(w.path)}.skein-${randomBytes(5).toString('hex')}.tmp`);
-      const fh = await open(tmp, 'wx', mode ?? 0o644);
-      staged.push({ tmp, target: w.path });
-      try {
-        await fh.writeFile(w.content, 'utf8');
-        if (mode !== undefined) await fh.chmod(mode);
-        await fh.sync();
-      } finally {
-        await fh.close();
+      if (roots) staged.push(await stageConfined(roots, w.path, w.content, mode, true));
+      else {
+        await mkdir(dirname(w.path), { recursive: true });
+        staged.push(await stageFile(w.path, w.content, mode));
       }
     }
   } catch (err) {
-    await Promise.all(staged.map((s) => rm(s.tmp, { force: true })));
+    await Promise.all(staged.map((s) => s.discard()));
     throw err;
   }
-  for (const s of staged) await rename(s.tmp, s.target);
+  for (const s of staged) await s.commit();
   for (const w of writes) {
     if (w.content !== null) continue;
+    if (roots) {
+      await removeConfined(roots, w.path);
+      continue;
+    }
     try {
       await unlink(w.path);
     } catch (err) {

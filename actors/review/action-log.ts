@@ -68,6 +68,8 @@ export type ActionLogServiceDeps = {
   /** Shared with the edit wiring; a new one when missing. */
   lock?: PathLock;
   log?: Logger;
+  /** The workspace roots review writes are confined to (all of them when missing: tests of plans alone). */
+  roots?: () => readonly string[];
 };
 
 export class ActionLogService {
@@ -75,6 +77,7 @@ export class ActionLogService {
   readonly blobs: BlobStore;
   #emit: ActionLogServiceDeps['emit'];
   #log: Logger | undefined;
+  #roots: ActionLogServiceDeps['roots'];
   #logs = new Map<string, ActionLogContext>();
   #parents = new Map<string, string | null>();
 
@@ -83,6 +86,7 @@ export class ActionLogService {
     this.blobs = deps.blobs;
     this.lock = deps.lock ?? new PathLock();
     this.#log = deps.log;
+    this.#roots = deps.roots;
   }
 
   /** Rebuilds the logs and the agent tree from stored facts (replay / restart). */
@@ -255,7 +259,7 @@ export class ActionLogService {
 
   async #commit<T>(plan: Plan<T>): Promise<void> {
     for (const content of Object.values(plan.blobs)) await this.blobs.put(content);
-    if (plan.writes.length > 0) await applyWrites(plan.writes);
+    if (plan.writes.length > 0) await applyWrites(plan.writes, this.#roots?.());
     for (const fact of plan.facts) {
       await this.#emit(fact);
       this.#fold(fact as ActionLogFact & { agentId?: string });

@@ -5,10 +5,11 @@
  * fsync, rename), so a blob is either whole or absent. Holds action-log
  * bases and results; facts reference them by hash.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { writeFileAtomic } from '../common/atomic-write.ts';
 
 const HASH = /^[0-9a-f]{64}$/;
 
@@ -48,21 +49,7 @@ export class BlobStore {
     if (typeof content === 'string') this.#remember(hash, content, Buffer.byteLength(content, 'utf8'));
     const target = this.pathOf(hash);
     if (await exists(target)) return hash;
-    await mkdir(join(this.dir, hash.slice(0, 2)), { recursive: true });
-    const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-    const fh = await open(tmp, 'wx', 0o644);
-    try {
-      await fh.writeFile(content);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    try {
-      await rename(tmp, target);
-    } catch (err) {
-      await rm(tmp, { force: true });
-      throw err;
-    }
+    await writeFileAtomic(target, content, 0o644);
     return hash;
   }
 

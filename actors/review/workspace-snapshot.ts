@@ -107,14 +107,16 @@ export class WorkspaceSnapshotter {
         return; // vanished or unreadable: not covered
       }
       entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      // A nested .gitignore applies to everything below its directory.
+      if (entries.some((e) => e.name === '.gitignore' && e.isFile())) await ignore.enter(rel);
       for (const ent of entries) {
         if (!snap.complete) return;
         const childRel = rel === '' ? ent.name : `${rel}/${ent.name}`;
         if (ent.isDirectory()) {
-          if (!ignore(childRel, true)) await walk(childRel);
+          if (!ignore.ignores(childRel, true)) await walk(childRel);
           continue;
         }
-        if (!ent.isFile() || ignore(childRel, false)) continue;
+        if (!ent.isFile() || ignore.ignores(childRel, false)) continue;
         if (++count > this.budget.maxFiles) return stop('maxFiles');
         if (performance.now() - started > this.budget.maxMs) return stop('maxMs');
         const state = await this.#fileState(join(root, childRel), prev?.files[childRel], snap);

@@ -8,21 +8,22 @@
  * after the agent completes it may linger for `workerGraceMs`, then its
  * terminal is closed.
  */
-import type { AgentId, AgentsConfig, StoredFact, WorkerSpec } from '../../schemas/index.ts';
+import { shellQuote, type AgentId, type AgentsConfig, type StoredFact, type WorkerSpec } from '../../schemas/index.ts';
 import { isFinished } from '../../machines/agent/agent.ts';
-import type { AgentService, AgentView } from '../../actors/agent/agent.ts';
+import type { Logger } from 'pino';
+import type { AgentDirectory, AgentView } from '../../actors/agent/agent-directory.ts';
 import type { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
+import type { Reaction } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
-import type { Logger } from '../kernel/log.ts';
 
 export function wireWorkers(deps: {
-  host: () => Host;
-  agents: AgentService;
+  host: Host;
+  directory: AgentDirectory;
   manager: TerminalManager;
   config: AgentsConfig;
   connect: { natsUrl?: string | undefined; dataDir: string };
   logger: Logger;
-}): { startWorker: (agent: AgentView, worker: WorkerSpec) => Promise<void>; attach(): void } {
+}): { startWorker: (agent: AgentView, worker: WorkerSpec) => Promise<void>; reactions: readonly Reaction[] } {
   /** commandId → the agent whose worker it is. */
   const running = new Map<string, { agentId: AgentId; terminalId: string }>();
   const owner = (agent: AgentView) => (agent.parentId ?? agent.agentId) as AgentId;
@@ -40,7 +41,7 @@ export function wireWorkers(deps: {
         const command = [worker.command, ...worker.args].map(shellQuote).join(' ');
         const reply = await deps.manager.exec(agent.agentId, { terminalId: opened.terminalId, command, yieldMs: 0 });
         running.set(reply.commandId, { agentId: agent.agentId, terminalId: opened.terminalId });
-        await deps.host().emit(
+        await deps.host.emit(
           {
             type: 'agent.worker.started',
             data: { agentId: agent.agentId, terminalId: opened.terminalId, command: worker.command },
@@ -49,7 +50,7 @@ export function wireWorkers(deps: {
         );
         if (reply.status === 'exited') await onExit(reply.commandId, reply.exitCode ?? 1);
       } catch (err) {
-        await deps.host().emit(
+        await deps.host.emit(
           {
             type: 'agent.failed',
             data: {
@@ -62,34 +63,43 @@ export function wireWorkers(deps: {
         );
       }
     },
-    attach() {
-      deps.host().writer.onFact((fact: StoredFact) => {
-        if (fact.type === 'terminal.command.finished') {
-          const d = fact.data as { commandId: string; exitCode: number };
-          void onExit(d.commandId, d.exitCode);
-        } else if (fact.type === 'agent.completed' || fact.type === 'agent.failed' || fact.type === 'agent.cancelled') {
-          const agentId = (fact.data as { agentId: string }).agentId;
-          for (const [commandId, w] of running) {
-            if (w.agentId !== agentId) continue;
-            running.delete(commandId);
-            // The worker reported; give it a moment to exit by itself, then close its terminal.
-            setTimeout(() => {
-              deps.manager.close(agentId, { terminalId: w.terminalId }).catch(() => undefined);
-            }, deps.config.workerGraceMs).unref();
+    // A worker's command ending fails its agent; an agent finishing lets its worker go.
+    reactions: [
+      {
+        on: ['terminal.command.finished', 'agent.completed', 'agent.failed', 'agent.cancelled'],
+        when: 'live',
+        run: (fact: StoredFact) => {
+          if (fact.type === 'terminal.command.finished') {
+            const d = fact.data as { commandId: string; exitCode: number };
+            void onExit(d.commandId, d.exitCode);
+          } else if (
+            fact.type === 'agent.completed' ||
+            fact.type === 'agent.failed' ||
+            fact.type === 'agent.cancelled'
+          ) {
+            const agentId = (fact.data as { agentId: string }).agentId;
+            for (const [commandId, w] of running) {
+              if (w.agentId !== agentId) continue;
+              running.delete(commandId);
+              // The worker reported; give it a moment to exit by itself, then close its terminal.
+              setTimeout(() => {
+                deps.manager.close(agentId, { terminalId: w.terminalId }).catch(() => undefined);
+              }, deps.config.workerGraceMs).unref();
+            }
           }
-        }
-      });
-    },
+        },
+      },
+    ],
   };
 
   async function onExit(commandId: string, exitCode: number): Promise<void> {
     const w = running.get(commandId);
     if (!w) return;
     running.delete(commandId);
-    const view = deps.agents.view(w.agentId);
+    const view = deps.directory.view(w.agentId);
     if (!view || isFinished(view.status)) return;
     try {
-      await deps.host().emit(
+      await deps.host.emit(
         {
           type: 'agent.failed',
           data: {
@@ -105,8 +115,4 @@ export function wireWorkers(deps: {
     }
     await deps.manager.close(w.agentId, { terminalId: w.terminalId }).catch(() => undefined);
   }
-}
-
-function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }

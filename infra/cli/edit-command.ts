@@ -100,7 +100,7 @@ function service(_file: string): EditService {
 }
 
 async function dryRun(file: string, edits: Array<{ oldText: string; newText: string }>) {
-  const f = await readTextFile(resolve(file), 8 * 1024 * 1024, file);
+  const f = await readTextFile(['/'], resolve(file), 8 * 1024 * 1024, file);
   const r = applyEdits(f.text, edits);
   const report = unifiedDiff(file, f.text, r.content);
   if (r.failure) {

@@ -23,7 +23,11 @@ const logLevel = () =>
     'fatal',
     'silent',
   ]);
-const data = () => new Option('--data <dir>', 'data dir (default .skein/data, or SKEIN_DATA)');
+const data = () =>
+  new Option(
+    '--data <dir>',
+    'data dir (or SKEIN_DATA; default $XDG_STATE_HOME/skein/<workspace id>, ~/.local/state if unset)',
+  );
 const nats = () =>
   new Option('--nats <url>', 'NATS URL of a runtime (or SKEIN_NATS_URL); default: the runtime in --data');
 

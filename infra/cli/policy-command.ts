@@ -1,16 +1,29 @@
 /**
  * @module
- * `skein policy check --policy <file>… --tool <tool> --input <value>
- * [--workspace <dir>] [--json]`: decides one tool call against policy files,
+ * `skein policy check --policy <file>… (--tool <tool> --input <value> |
+ * --command <type> --data <json>) [--workspace <dir>] [--json]`: decides one
+ * tool call against policy files,
  * standalone (no runtime). Prints the decision, reason, matched rule and the
  * sub-commands it saw. Exit 0 allow, 3 confirm, 4 deny, 2 bad usage.
- * Without `--policy`, the global and project files are used.
+ * Without `--policy`, the global and project files are used. With
+ * `--command`, the tool and input are what that command's CommandDef declares
+ * (the gate's own view of it).
  */
 import type { Command } from 'commander';
+import { TOOLS } from '../../schemas/tool.ts';
 
 export const POLICY_EXIT = { allow: 0, confirm: 3, deny: 4, usage: 2 } as const;
 
-export type PolicyCheckOptions = { policy?: string[]; tool: string; input: string; workspace?: string; json?: boolean };
+export type PolicyCheckOptions = {
+  policy?: string[];
+  tool?: string;
+  input?: string;
+  /** A command type (e.g. terminal.exec): the tool call is what its CommandDef declares for `data`. */
+  command?: string;
+  data?: string;
+  workspace?: string;
+  json?: boolean;
+};
 
 /** Registers `skein policy check` on the program. */
 export function registerPolicyCommands(program: Command): void {
@@ -19,8 +32,10 @@ export function registerPolicyCommands(program: Command): void {
     .command('check')
     .description('Decide one tool call against policy files (exit 0 allow, 3 confirm, 4 deny, 2 bad usage).')
     .option('--policy <file...>', 'policy file(s), merged in order (default: global + project files)')
-    .requiredOption('--tool <tool>', 'terminal, terminal_input, read_file, edit_file, write_file or spawn_agent')
-    .requiredOption('--input <value>', 'the command line, path or input to check')
+    .option('--tool <tool>', TOOLS.join(', '))
+    .option('--input <value>', 'the command line, path or input to check')
+    .option('--command <type>', 'a command type (e.g. terminal.exec): judge the tool call it declares for --data')
+    .option('--data <json>', "the command's data, as JSON (with --command)")
     .option('--workspace <dir>', 'workspace root for file paths and the project policy (default: current directory)')
     .option('--json', 'print the decision as JSON')
     .action(async (opts: PolicyCheckOptions) => {
@@ -35,11 +50,14 @@ export function registerPolicyCommands(program: Command): void {
 export async function runPolicyCheck(
   opts: PolicyCheckOptions,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { PolicyTool } = await import('../../schemas/policy.ts');
-  const tool = PolicyTool.safeParse(opts.tool);
+  const call = await toolCallFromOptions(opts);
+  if ('error' in call) return usage(call.error);
+  const { ToolName } = await import('../../schemas/tool.ts');
+  const tool = ToolName.safeParse(call.tool);
   if (!tool.success) {
-    return usage(`unknown tool '${opts.tool}'; use one of ${PolicyTool.options.join(', ')}`);
+    return usage(`unknown tool '${call.tool}'; use one of ${ToolName.options.join(', ')}`);
   }
+  const input = call.input;
   const { resolve } = await import('node:path');
   const files = await import('../../actors/permission/policy-files.ts');
   const { mergePolicies } = await import('../../machines/permission/policy.ts');
@@ -63,12 +81,12 @@ export async function runPolicyCheck(
   const merged = mergePolicies(layers);
   const request: import('../../machines/permission/permission-policy.ts').DecisionRequest = {
     tool: tool.data,
-    input: opts.input,
+    input,
   };
   if (tool.data === 'terminal' || tool.data === 'terminal_input') {
     if (tool.data === 'terminal') {
       const { createShellSplitter } = await import('../../actors/permission/shell-parse.ts');
-      request.split = (await createShellSplitter())(opts.input);
+      request.split = (await createShellSplitter())(input);
     }
   } else if (tool.data !== 'spawn_agent') {
     const sensitive = [
@@ -76,12 +94,11 @@ export async function runPolicyCheck(
       files.globalPolicyPath(),
       ...(opts.policy ?? []).map((f) => resolve(f)),
     ];
-    request.path = await files.resolvePathFacts(opts.input, [workspace], sensitive);
+    request.path = await files.resolvePathFacts(input, [workspace], sensitive);
   }
   const d = decide(request, merged);
   const code = POLICY_EXIT[d.outcome];
-  if (opts.json)
-    return { code, stdout: `${JSON.stringify({ ...d, tool: tool.data, input: opts.input }, null, 2)}\n`, stderr: '' };
+  if (opts.json) return { code, stdout: `${JSON.stringify({ ...d, tool: tool.data, input }, null, 2)}\n`, stderr: '' };
   const lines = [`decision: ${d.outcome} (${d.level})`, `reason: ${d.reason}`];
   if (d.rule)
     lines.push(
@@ -92,6 +109,37 @@ export async function runPolicyCheck(
   lines.push(`sub-commands (${d.subCommands.length}):`, ...d.subCommands.map((s) => `  ${s}`));
   if (d.patterns.length > 0) lines.push(`"always" would persist: ${d.patterns.join('  ')}`);
   return { code, stdout: `${lines.join('\n')}\n`, stderr: '' };
+}
+
+/** The tool call to judge: given as --tool/--input, or what --command's CommandDef declares for --data. */
+async function toolCallFromOptions(
+  opts: PolicyCheckOptions,
+): Promise<{ tool: string; input: string } | { error: string }> {
+  if (opts.command === undefined) {
+    if (opts.tool === undefined || opts.input === undefined) {
+      return { error: 'give --tool and --input, or --command and --data' };
+    }
+    return { tool: opts.tool, input: opts.input };
+  }
+  if (opts.tool !== undefined || opts.input !== undefined) {
+    return { error: '--command takes the tool and input from the command; drop --tool and --input' };
+  }
+  const { commandsByType } = await import('../../schemas/catalog.ts');
+  const { formatIssues } = await import('../transport/codec.ts');
+  const def = commandsByType.get(opts.command);
+  if (!def) return { error: `unknown command '${opts.command}'; \`skein schema\` lists them` };
+  if (!def.tool) return { error: `command '${opts.command}' is not a tool call; the gate does not judge it` };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(opts.data ?? '{}');
+  } catch (err) {
+    return { error: `--data is not valid JSON (${(err as Error).message}); give the command's data object` };
+  }
+  const data = def.data.safeParse(raw);
+  if (!data.success) return { error: `--data does not fit '${opts.command}': ${formatIssues(data.error, 'data')}` };
+  const call = def.tool.call?.(data.data);
+  if (!call) return { error: `this '${opts.command}' runs nothing a policy judges; it is allowed for a live agent` };
+  return call;
 }
 
 function usage(message: string): { code: number; stdout: string; stderr: string } {

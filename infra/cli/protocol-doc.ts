@@ -60,7 +60,10 @@ The embedded log (\`<data>/events.jsonl\`) and \`skein replay --export\` write o
 export function renderProtocolDoc(): string {
   const schema = protocolSchema() as {
     envelopes: Record<string, unknown>;
-    commands: Record<string, { summary: string; tool?: string; data: unknown; reply: unknown }>;
+    commands: Record<
+      string,
+      { summary: string; tool?: { tools: string[]; judged: boolean }; data: unknown; reply: unknown }
+    >;
     events: Record<string, { summary: string; aggregate: string; stream: string; data: unknown }>;
   };
   const block = (value: unknown) => `\`\`\`json\n${JSON.stringify(strip(value), null, 2)}\n\`\`\``;
@@ -70,7 +73,7 @@ export function renderProtocolDoc(): string {
   out.push('## Commands\n');
   out.push('| type | summary |\n|---|---|');
   for (const [type, c] of Object.entries(schema.commands))
-    out.push(`| \`${type}\` | ${c.summary}${c.tool ? ` (tool \`${c.tool}\`: passes the permission gate)` : ''} |`);
+    out.push(`| \`${type}\` | ${c.summary}${toolNote(c.tool)} |`);
   out.push('');
   for (const [type, c] of Object.entries(schema.commands)) {
     out.push(
@@ -99,4 +102,13 @@ function strip(value: unknown): unknown {
     );
   }
   return value;
+}
+
+/** How a command passes the permission gate, as its CommandDef declares it. */
+function toolNote(tool: { tools: string[]; judged: boolean } | undefined): string {
+  if (!tool) return '';
+  const names = tool.tools.map((t) => `\`${t}\``).join(' or ');
+  return tool.judged
+    ? ` (tool ${names}: passes the permission gate, which judges its input)`
+    : ` (tool ${names}: passes the permission gate, which refuses a finished agent; no input is judged)`;
 }

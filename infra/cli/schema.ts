@@ -15,7 +15,13 @@ export function protocolSchema(): Record<string, unknown> {
     commands: Object.fromEntries(
       COMMANDS.map((c) => [
         c.type,
-        { summary: c.summary, ...(c.tool ? { tool: c.tool } : {}), data: json(c.data, 'input'), reply: json(c.reply) },
+        {
+          summary: c.summary,
+          // The tool call as its CommandDef declares it: which tools, and whether the policy judges an input.
+          ...(c.tool ? { tool: { tools: [...c.tool.tools], judged: c.tool.call !== undefined } } : {}),
+          data: json(c.data, 'input'),
+          reply: json(c.reply),
+        },
       ]),
     ),
     events: Object.fromEntries(

@@ -44,7 +44,8 @@ export async function up(opts: UpOptions): Promise<void> {
     process.stdout.write(
       [
         `skein up: mode ${info.mode}, ${where}`,
-        `root agent '${info.rootAgentId}', workspace ${info.workspace}, data ${config.dataDir}`,
+        `root agent '${info.rootAgentId}', workspace ${info.workspace}`,
+        `data dir ${config.dataDir} (log, socket, runtime.json; owner-only; --data or SKEIN_DATA to move it)`,
         info.natsUrl ? `watch: nats sub --server ${info.natsUrl} 'skein.evt.>'   or: skein tail` : 'watch: skein tail',
         `try:   skein agents --tree; skein call agent.spawn '{"label":"helper"}' ` +
           `(tool calls ask first: skein approvals, skein approve <id>)`,

@@ -1,144 +1,141 @@
 /**
  * @module
- * Wires the edit kernel into the host: file.* and edit.* handlers confined
+ * The edit domain: file.* and edit.* handlers confined
  * to the agent's workspace, each write taken under the action log's path
  * lock (so accept/reject never interleave with an edit of the same file) and
  * recorded in the agent's action log (and its ancestors') with the content
  * before and after. Streaming edits of a cancelled agent are cancelled.
  */
-import { readFile } from 'node:fs/promises';
 import { ErrorCode, RuntimeError, type AgentId } from '../../schemas/index.ts';
-import { EditService } from '../../actors/edit/edit-service.ts';
-import { editHandlers, type EditHandlerContext } from '../../actors/edit/edit-handlers.ts';
-import type { AgentService } from '../../actors/agent/agent.ts';
-import type { CommandHandler, HandlerContext, Host } from '../kernel/host.ts';
-import type { ReviewWiring } from '../review/wiring.ts';
+import { editAggregateDef, fileAggregateDef } from '../../machines/edit/edit-aggregate.ts';
+import { EditService, type EditCallContext } from '../../actors/edit/edit-service.ts';
+import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
+import { defineDomain, type HandlerContext } from '../kernel/domain.ts';
+import type { Host } from '../kernel/host.ts';
+import type { ReviewRecorder } from '../review/wiring.ts';
 import type { Logger } from 'pino';
 import { UnrecordedChanges } from './unrecorded.ts';
 
-export type EditWiring = {
-  service: EditService;
-  handlers: Record<string, CommandHandler>;
-  cancelAgent(agentId: string): Promise<void>;
-};
+export type EditWiring = ReturnType<typeof wireEdit>;
+
+/** The edit commands that write a file: recorded in the action log under the path lock. */
+type WritingCommand = 'file.edit' | 'file.write' | 'edit.finish';
 
 export function wireEdit(deps: {
-  host: () => Host;
-  agents: AgentService;
-  review: ReviewWiring;
+  host: Host;
+  directory: AgentDirectory;
+  review: ReviewRecorder;
   logger: Logger;
   maxFileBytes?: number;
-}): EditWiring {
+}) {
   const service = new EditService({
     workspaceRoots: (agentId) => {
-      const view = deps.agents.view(agentId);
+      const view = deps.directory.view(agentId);
       return view ? [view.workspace] : [];
     },
     ...(deps.maxFileBytes ? { maxFileBytes: deps.maxFileBytes } : {}),
   });
-  const raw = editHandlers(service);
   /** Streaming sessions: editId → agent, the path as given and as resolved at begin (lock, cancel, re-check). */
   const open = new Map<string, { agentId: string; path: string; given: string }>();
-  const toEdit = (ctx: HandlerContext): EditHandlerContext => ({
-    command: ctx.command,
+  const call = (ctx: HandlerContext): EditCallContext => ({
+    agentId: ctx.command.agentId,
     emit: async (f) => void (await ctx.emit(f)),
     log: ctx.logger,
   });
 
   const unrecorded = new UnrecordedChanges({ logger: deps.logger });
   /** Runs a writing handler under the path lock and records what changed on disk. */
-  const recorded =
-    (run: (ctx: HandlerContext) => Promise<unknown>, pathOf: (ctx: HandlerContext) => Promise<string | undefined>) =>
-    async (ctx: HandlerContext) => {
-      const path = await pathOf(ctx);
-      if (!path) return (await run(ctx)) as Record<string, unknown>;
-      return deps.review.service.lock.withLock([path], async () => {
-        const before = await readText(path);
-        let reply: Record<string, unknown> | undefined;
-        let failure: unknown;
+  const recorded = async <R extends object>(
+    ctx: HandlerContext,
+    type: WritingCommand,
+    path: string | undefined,
+    editId: string,
+    run: () => Promise<R>,
+  ): Promise<R> => {
+    if (!path) return run();
+    return deps.review.service.lock.withLock([path], async () => {
+      const before = await service.readRecorded(ctx.command.agentId, path);
+      let reply: R | undefined;
+      let failure: unknown;
+      try {
+        reply = await run();
+      } catch (err) {
+        failure = err; // edits before a failing one are written: record them too
+      }
+      const after = await service.readRecorded(ctx.command.agentId, path);
+      if (before !== after) {
+        const mode = reply && 'mode' in reply ? reply.mode : undefined;
+        const kind: 'write' | 'edit' = type === 'file.write' || mode === 'write' ? 'write' : 'edit';
+        // The edit's own id when it got that far; else the streaming edit's, else the command's.
+        const id = String(reply && 'editId' in reply ? reply.editId : editId);
+        const input = { agentId: ctx.command.agentId, path, before, after, source: { kind, editId: id as never } };
         try {
-          reply = (await run(ctx)) as Record<string, unknown>;
+          await deps.review.record(input, { lockHeld: true });
         } catch (err) {
-          failure = err; // edits before a failing one are written: record them too
-        }
-        const after = await readText(path);
-        if (before !== after) {
-          const editId = String(
-            reply?.['editId'] ?? (ctx.command.data as { editId?: string }).editId ?? ctx.command.id,
+          // The file changed but its record is not in the log: kept and retried, so it reaches review.
+          unrecorded.add(
+            {
+              path,
+              record: () =>
+                deps.review.service.lock.withLock([path], () => deps.review.record(input, { lockHeld: true })),
+            },
+            err,
           );
-          const kind: 'write' | 'edit' =
-            ctx.command.type === 'file.write' || reply?.['mode'] === 'write' ? 'write' : 'edit';
-          const input = {
-            agentId: ctx.command.agentId,
-            path,
-            before,
-            after,
-            source: { kind, editId: editId as never },
-          };
-          try {
-            await deps.review.record(input, { lockHeld: true });
-          } catch (err) {
-            // The file changed but its record is not in the log: kept and retried, so it reaches review.
-            unrecorded.add(
-              {
-                path,
-                record: () =>
-                  deps.review.service.lock.withLock([path], () => deps.review.record(input, { lockHeld: true })),
-              },
-              err,
-            );
-            failure ??= err;
-          }
+          failure ??= err;
         }
-        if (failure !== undefined) throw failure;
-        return reply!;
-      });
-    };
+      }
+      if (failure !== undefined) throw failure;
+      return reply!;
+    });
+  };
   /** A streaming edit's session, only for the agent that began it. */
-  const sessionOf = (ctx: HandlerContext) => {
-    const editId = String((ctx.command.data as { editId: string }).editId);
+  const sessionOf = (agentId: string, editId: string) => {
     const session = open.get(editId);
-    if (session && session.agentId !== ctx.command.agentId) {
+    if (session && session.agentId !== agentId) {
       throw new RuntimeError(
         ErrorCode.NotFound,
-        `edit '${editId}' is not one of agent '${ctx.command.agentId}''s ` +
+        `edit '${editId}' is not one of agent '${agentId}''s ` +
           `streaming edits; use the editId edit.begin returned to you`,
       );
     }
-    return { editId, session };
+    return session;
   };
-  const resolved = async (ctx: HandlerContext) => {
+  const resolved = async (agentId: string, path: string) => {
     try {
-      return await service.resolvePath(ctx.command.agentId, String((ctx.command.data as { path: string }).path));
+      return await service.resolvePath(agentId, path);
     } catch {
       return undefined; // the handler itself reports the bad path
     }
   };
 
-  return {
-    service,
-    handlers: {
-      'file.read': (ctx) => raw['file.read']!(toEdit(ctx)) as Promise<Record<string, unknown>>,
-      'file.edit': recorded((ctx) => raw['file.edit']!(toEdit(ctx)), resolved),
-      'file.write': recorded((ctx) => raw['file.write']!(toEdit(ctx)), resolved),
+  const domain = defineDomain({
+    name: 'edit',
+    aggregates: [editAggregateDef, fileAggregateDef],
+    commands: {
+      'file.read': (ctx) => service.read(call(ctx), ctx.command.data),
+      'file.edit': async (ctx) => {
+        const path = await resolved(ctx.command.agentId, ctx.command.data.path);
+        return recorded(ctx, 'file.edit', path, ctx.command.id, () => service.edit(call(ctx), ctx.command.data));
+      },
+      'file.write': async (ctx) => {
+        const path = await resolved(ctx.command.agentId, ctx.command.data.path);
+        return recorded(ctx, 'file.write', path, ctx.command.id, () => service.write(call(ctx), ctx.command.data));
+      },
       'edit.begin': async (ctx) => {
-        const reply = (await raw['edit.begin']!(toEdit(ctx))) as { editId: string };
-        const path = await resolved(ctx);
-        if (path)
-          open.set(reply.editId, {
-            agentId: ctx.command.agentId,
-            path,
-            given: String((ctx.command.data as { path: string }).path),
-          });
+        const reply = await service.begin(call(ctx), ctx.command.data);
+        const given = ctx.command.data.path;
+        const path = await resolved(ctx.command.agentId, given);
+        if (path) open.set(reply.editId, { agentId: ctx.command.agentId, path, given });
         return reply;
       },
       'edit.input': async (ctx) => {
-        sessionOf(ctx);
-        return raw['edit.input']!(toEdit(ctx)) as Promise<Record<string, unknown>>;
+        sessionOf(ctx.command.agentId, ctx.command.data.editId);
+        return service.input(call(ctx), ctx.command.data);
       },
-      'edit.finish': recorded(
-        async (ctx) => {
-          const { editId, session } = sessionOf(ctx);
+      'edit.finish': async (ctx) => {
+        const { editId } = ctx.command.data;
+        const session = sessionOf(ctx.command.agentId, editId);
+        return recorded(ctx, 'edit.finish', session?.path, editId, async () => {
           if (session) {
             // A streamed edit is written long after edit.begin checked its path: a directory on the way may
             // have become a symlink (out of the workspace, into .git/) since. Resolve again; refuse a change.
@@ -151,26 +148,32 @@ export function wireEdit(deps: {
               );
             }
           }
-          const reply = await raw['edit.finish']!(toEdit(ctx));
+          const reply = await service.finish(call(ctx), ctx.command.data);
           open.delete(editId);
           return reply;
-        },
-        async (ctx) => sessionOf(ctx).session?.path,
-      ),
+        });
+      },
       'edit.cancel': async (ctx) => {
-        const { editId } = sessionOf(ctx);
-        const reply = (await raw['edit.cancel']!(toEdit(ctx))) as Record<string, unknown>;
+        const { editId } = ctx.command.data;
+        sessionOf(ctx.command.agentId, editId);
+        const reply = await service.cancel(call(ctx), ctx.command.data);
         open.delete(editId);
         return reply;
       },
     },
-    async cancelAgent(agentId) {
+  });
+
+  return {
+    service,
+    domain,
+    /** Cancels the streaming edits of a cancelled agent. */
+    async cancelAgent(agentId: string): Promise<void> {
       for (const [editId, session] of open) {
         if (session.agentId !== agentId) continue;
         open.delete(editId);
         await service
           .cancel(
-            { agentId, emit: async (fact) => void (await deps.host().emit(fact, { agentId: agentId as AgentId })) },
+            { agentId, emit: async (fact) => void (await deps.host.emit(fact, { agentId: agentId as AgentId })) },
             { editId },
           )
           .catch(() => undefined);
@@ -178,13 +181,3 @@ export function wireEdit(deps: {
     },
   };
 }
-
-async function readText(path: string): Promise<string | null> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch {
-    return null;
-  }
-}
-
-export type { AgentId };

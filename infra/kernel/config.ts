@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { Config, RuntimeError, type ConfigInput } from '../../schemas/index.ts';
+import { defaultDataDir } from './data-dir.ts';
 
 export class ConfigError extends RuntimeError {
   override name = 'ConfigError';
@@ -27,7 +28,7 @@ export const ENV_KEYS: Record<string, keyof ConfigInput> = {
   SKEIN_MODE: 'mode',
 };
 
-export type LoadedConfig = Config & { workspace: string; configFile: string | undefined };
+export type LoadedConfig = Config & { dataDir: string; workspace: string; configFile: string | undefined };
 
 export function loadConfig(
   options: { cwd?: string; flags?: Partial<ConfigInput>; env?: NodeJS.ProcessEnv; file?: string } = {},
@@ -74,10 +75,16 @@ export function loadConfig(
     throw new ConfigError(`${problems.join('; ')}. Fix the value or remove the key; see README "Configuration".`);
   }
   const config = parsed.data;
+  const workspace = resolve(cwd, config.workspace ?? '.');
   return {
     ...config,
-    dataDir: isAbsolute(config.dataDir) ? config.dataDir : resolve(cwd, config.dataDir),
-    workspace: resolve(cwd, config.workspace ?? '.'),
+    dataDir:
+      config.dataDir === undefined
+        ? defaultDataDir(workspace, env)
+        : isAbsolute(config.dataDir)
+          ? config.dataDir
+          : resolve(cwd, config.dataDir),
+    workspace,
     configFile: file,
   };
 }

@@ -1,12 +1,17 @@
 /**
  * @module
- * Every domain, assembled for one host: the aggregate machines (the live host
- * and replay fold with the same list, so their digests can be compared), the
- * command handlers, the permission gate, and the hooks between domains
- * (a cancelled agent's terminals closed, an edit recorded in the action log…).
+ * Every domain, built for one host and registered with it: the aggregate
+ * machines (the live host and replay fold with the same list, so their
+ * digests can be compared), and each domain given what it uses of the others
+ * at construction: the agent directory, the action-log recorder, the
+ * terminal's foreground for the gate, the permission service for a spawn's
+ * policy, and what a cancelled agent releases (pending requests, edits,
+ * terminals). Nothing is plugged in after construction.
  */
-import { AgentsConfig, ErrorCode, RuntimeError, type AgentId } from '../../schemas/index.ts';
+import type { Logger } from 'pino';
+import { AgentsConfig, ErrorCode, RuntimeError, type AgentId, type RuntimeMode } from '../../schemas/index.ts';
 import { Policy } from '../../schemas/policy.ts';
+import { ReviewConfig } from '../../schemas/review.ts';
 import { permissionAggregateDef } from '../../machines/permission/permission-aggregate.ts';
 import { policyAggregateDef } from '../../machines/permission/policy-aggregate.ts';
 import { editAggregateDef, fileAggregateDef } from '../../machines/edit/edit-aggregate.ts';
@@ -15,11 +20,12 @@ import { resourceAggregateDef } from '../../machines/terminal/arbiter.ts';
 import { agentAggregateDef } from '../../machines/agent/agent.ts';
 import { actionLogAggregateDef } from '../../machines/review/action-log.ts';
 import type { AggregateDef } from '../../machines/kernel/projection.ts';
+import { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { AgentService } from '../../actors/agent/agent.ts';
-import { domainConfig } from './config.ts';
-import type { LoadedConfig } from './config.ts';
-import type { CommandHandler, Gate, Host } from './host.ts';
-import type { Logger } from './log.ts';
+import { domainConfig, type LoadedConfig } from './config.ts';
+import { registerDomains } from './domain.ts';
+import type { Host } from './host.ts';
+import { runtimeDomain } from './runtime-domain.ts';
 import { formatIssues } from '../transport/codec.ts';
 import type { Bus } from '../transport/bus.ts';
 import { wirePermission } from '../permission/wiring.ts';
@@ -27,8 +33,9 @@ import { wireEdit } from '../edit/wiring.ts';
 import { wireReview } from '../review/wiring.ts';
 import { wireTerminal } from '../terminal/wiring.ts';
 import { wireWorkers } from '../agent/worker.ts';
-import { ReviewConfig } from '../../schemas/review.ts';
+import { agentDomain } from '../agent/domain.ts';
 
+/** Every aggregate machine; each domain declares its own, and the host checks they are all here. */
 export const AGGREGATES: readonly AggregateDef[] = [
   agentAggregateDef,
   actionLogAggregateDef,
@@ -41,55 +48,47 @@ export const AGGREGATES: readonly AggregateDef[] = [
 ];
 
 export type DomainDeps = {
-  host: () => Host;
+  host: Host;
   bus: Bus;
   config: LoadedConfig;
   logger: Logger;
-  mode: 'embedded' | 'private' | 'networked';
+  /** What `runtime.status` reports. */
+  runtime: { hostId: string; mode: RuntimeMode };
   /** How workers reach this runtime. */
   connect: { natsUrl?: string | undefined; dataDir: string };
 };
 
-export type Domains = {
-  handlers: Record<string, CommandHandler>;
-  gate: Gate | undefined;
-  agents: AgentService;
-  /** Before the host replays the log: listeners that rebuild domain state. */
-  beforeRestore(): void;
-  /** After the replay, before commands are served. */
-  afterRestore(): Promise<void>;
-  stop(): Promise<void>;
-};
-
-export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
-  const agentsConfig = domainConfig(deps.config, 'agents', AgentsConfig);
-  const agents = new AgentService(deps.host, agentsConfig);
-  const review = wireReview({ host: deps.host, agents, dataDir: deps.config.dataDir, logger: deps.logger });
-  const edit = wireEdit({ host: deps.host, agents, review, logger: deps.logger });
-  const reviewConfig = domainConfig(deps.config, 'review', ReviewConfig);
-  const terminal = wireTerminal({
-    host: deps.host,
-    agents,
-    review,
-    config: deps.config,
-    logger: deps.logger,
-    trackShell: reviewConfig.trackShell,
+/** Builds every domain and registers it with the host (before `host.start()`). */
+export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: AgentService }> {
+  const { host, config, logger } = deps;
+  const rootAgentId = config.rootAgentId as AgentId;
+  const agentsConfig = domainConfig(config, 'agents', AgentsConfig);
+  const reviewConfig = domainConfig(config, 'review', ReviewConfig);
+  const directory = new AgentDirectory(host);
+  const review = wireReview({
+    host,
+    directory,
+    dataDir: config.dataDir,
+    rootAgentId,
+    logger,
+    workspace: config.workspace,
   });
+  const edit = wireEdit({ host, directory, review, logger });
+  const terminal = wireTerminal({ host, directory, review, config, logger, trackShell: reviewConfig.trackShell });
   const workers = wireWorkers({
-    host: deps.host,
-    agents,
+    host,
+    directory,
     manager: terminal.manager,
     config: agentsConfig,
     connect: deps.connect,
-    logger: deps.logger,
+    logger,
   });
-  agents.hooks.startWorker = workers.startWorker;
   const permission = await wirePermission({
-    host: deps.host,
+    host,
     bus: deps.bus,
-    agents,
-    config: deps.config,
-    logger: deps.logger,
+    directory,
+    config,
+    logger,
     foreground: (terminalId) => terminal.foreground(terminalId),
     canonical: (terminalId) => terminal.canonical(terminalId),
     // Edits are confined to the workspace (a hard rule): a path outside it is refused, not asked about.
@@ -98,60 +97,38 @@ export async function assembleDomains(deps: DomainDeps): Promise<Domains> {
         await edit.service.resolvePath(agentId, call.input);
     },
   });
-  const stops: Array<() => Promise<void>> = [() => terminal.stop(), () => permission.stop()];
-
-  agents.hooks.validatePolicy = (policy) => {
-    const parsed = Policy.safeParse(policy);
-    if (!parsed.success) {
-      throw new RuntimeError(
-        ErrorCode.InvalidMessage,
-        `the spawn policy is not valid: ${formatIssues(parsed.error, 'data.policy')}`,
-      );
-    }
-  };
-  agents.hooks.afterSpawn = async (ctx, child, spawn) => {
-    if (spawn.policy === undefined) return;
-    await permission.service.setPolicy({
-      layer: 'agent',
-      agentId: child.agentId,
-      policy: Policy.parse(spawn.policy),
-      setBy: ctx.command.agentId,
-      emit: ctx.emit,
-    });
-  };
-  agents.hooks.onCancel.push(async (agentId, reason) => {
-    await permission.service.cancelAgent(agentId, `agent '${agentId}' was cancelled (${reason})`);
-    await edit.cancelAgent(agentId);
-    await terminal.manager.closeAllForAgent(agentId);
+  const agents = new AgentService({
+    directory,
+    locks: host.locks,
+    config: agentsConfig,
+    validatePolicy: (policy) => {
+      const parsed = Policy.safeParse(policy);
+      if (!parsed.success) {
+        throw new RuntimeError(
+          ErrorCode.InvalidMessage,
+          `the spawn policy is not valid: ${formatIssues(parsed.error, 'data.policy')}`,
+        );
+      }
+    },
+    setSpawnPolicy: (call, child, policy) =>
+      permission.setSpawnPolicy(call.agentId, child.agentId, Policy.parse(policy), call.emit),
+    startWorker: workers.startWorker,
+    // Bottom-up per agent: its pending requests are denied, its edits cancelled, its terminals closed.
+    release: [
+      async (agentId, reason) => void (await permission.cancelAgent(agentId, reason)),
+      (agentId) => edit.cancelAgent(agentId),
+      async (agentId) => void (await terminal.manager.closeAllForAgent(agentId)),
+    ],
   });
 
-  const handlers: Record<string, CommandHandler> = {
-    ...agents.handlers(),
-    ...review.handlers,
-    ...permission.handlers,
-    ...edit.handlers,
-    ...terminal.handlers,
-  };
-
-  return {
-    handlers,
-    gate: permission.gate,
-    agents,
-    beforeRestore() {
-      review.restoring(true);
-      permission.beforeRestore();
-    },
-    async afterRestore() {
-      review.restoring(false);
-      agents.attach();
-      terminal.attach();
-      workers.attach();
-      await permission.afterRestore();
-    },
-    async stop() {
-      for (const stop of stops.reverse()) await stop();
-    },
-  };
+  // Stopped in reverse: permission (suspends deadlines) before terminal (closes PTYs), as before.
+  registerDomains(host, [
+    runtimeDomain(host, { ...deps.runtime, rootAgentId }),
+    agentDomain(agents, workers.reactions),
+    review.domain,
+    edit.domain,
+    terminal.domain,
+    permission.domain,
+  ]);
+  return { agents };
 }
-
-export type { AgentId };

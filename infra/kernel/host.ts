@@ -5,6 +5,8 @@
  * emits facts → every fact durably appended → reply. The reply is sent only
  * after the facts the command caused are in the log. Bad input gets an error
  * reply naming the field; nothing is appended for it and the host keeps going.
+ * The host is built first; domains (`defineDomain`) register with it before
+ * `start()`, which reads the log back through their reactions and restores them.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -13,7 +15,6 @@ import {
   parseEventSubject,
   subjectPatterns,
   toErrorInfo,
-  type AgentId,
   type Command,
   type CommandDef,
   type StoredFact,
@@ -25,33 +26,26 @@ import { decodeCommand, encode } from '../transport/codec.ts';
 import type { EventLog } from '../transport/event-log.ts';
 import { FactWriter, type StampOptions } from './fact-writer.ts';
 import { KeyedLock } from './keyed-lock.ts';
-import type { Logger } from './log.ts';
+import type { Logger } from 'pino';
+import type { AnyDomain, Gate, HandlerContext, Reaction } from './domain.ts';
 
-export type HandlerContext<TData = any> = {
-  command: Command<TData>;
-  def: CommandDef;
-  logger: Logger;
-  /** Appends a fact caused by this command; resolves once durable. Defaults to the command's agent subjects. */
-  emit(fact: UnstampedFact): Promise<StoredFact>;
-  host: Host;
-};
+export type { Gate, HandlerContext } from './domain.ts';
 
-export type CommandHandler<TData = any> = (ctx: HandlerContext<TData>) => Promise<Record<string, unknown>>;
+/** A handler as the host stores it: any command's, called with that command's context. */
+type StoredHandler = (ctx: HandlerContext) => Promise<unknown>;
 
-/** Decides whether a tool call may run; throws a RuntimeError (permission_denied) when not. */
-export type Gate = (ctx: HandlerContext) => Promise<void>;
+/** A reply and whether it may be retried (a retryable failure is not remembered as the answer). */
+type Outcome = { bytes: Uint8Array; retryable: boolean };
 
 export type HostOptions = {
   bus: Bus;
   log: EventLog;
   logger: Logger;
   hostId: string;
-  mode: 'embedded' | 'private' | 'networked';
-  rootAgentId: string;
+  /** Every aggregate machine; the same list replay folds with, so live and replayed digests compare. */
   aggregates: readonly AggregateDef[];
-  handlers: Readonly<Record<string, CommandHandler>>;
+  /** The catalogue: every command must have a handler once the domains are registered. */
   commands: readonly CommandDef[];
-  gate?: Gate | undefined;
   maxPayloadBytes: number;
   commandCacheSize: number;
   appendRetries: number;
@@ -67,7 +61,12 @@ export class Host {
   readonly locks = new KeyedLock();
   readonly startedAt = new Date().toISOString();
   readonly #logger: Logger;
-  readonly #replies = new Map<string, Promise<Uint8Array>>();
+  readonly #replies = new Map<string, Promise<Outcome>>();
+  readonly #handlers = new Map<string, { handler: StoredHandler; domain: string }>();
+  readonly #domains: AnyDomain[] = [];
+  readonly #reactions: Reaction[] = [];
+  #gate: Gate | undefined;
+  #phase: 'registering' | 'restoring' | 'live' = 'registering';
   /** Ids of commands whose facts are in the log (before this start or since): never run twice. */
   readonly #handled = new Set<string>();
   readonly #inFlight = new Set<Promise<unknown>>();
@@ -91,17 +90,53 @@ export class Host {
       if (fact.causationId) this.#handled.add(commandKey(fact.agentId, fact.causationId));
       const parts = parseEventSubject(fact.subject);
       if (parts?.aggregate === 'agent') this.#agentSubjects.set(parts.aggregateId, fact.subject);
+      this.#react(fact);
     });
-    for (const def of options.commands) {
-      if (!options.handlers[def.type]) throw new Error(`command '${def.type}' has no handler`);
-      if (def.tool && !options.gate) {
-        throw new Error(`command '${def.type}' is a '${def.tool}' tool call but no permission gate is installed`);
-      }
-    }
   }
 
-  /** Rebuilds state from the log, then starts taking commands. */
+  /**
+   * Adds a domain: its handlers, gate and reactions. Only before `start()`; a command handled twice, a
+   * second gate or an aggregate the host does not fold (replay would not see it) is an error.
+   */
+  register(domain: AnyDomain): void {
+    if (this.#phase !== 'registering') {
+      throw new Error(`domain '${domain.name}' registered after start(); register every domain first`);
+    }
+    for (const [type, handler] of Object.entries(domain.commands)) {
+      const taken = this.#handlers.get(type);
+      if (taken) throw new Error(`command '${type}' has handlers in domains '${taken.domain}' and '${domain.name}'`);
+      this.#handlers.set(type, { handler: handler as StoredHandler, domain: domain.name });
+    }
+    for (const def of domain.aggregates ?? []) {
+      if (!this.options.aggregates.includes(def)) {
+        throw new Error(
+          `domain '${domain.name}' declares aggregate '${def.aggregate}' that the host does not fold; ` +
+            'add it to the aggregate list (AGGREGATES) so live state and replay agree',
+        );
+      }
+    }
+    if (domain.gate) {
+      if (this.#gate) throw new Error(`domain '${domain.name}' installs a second permission gate`);
+      this.#gate = domain.gate;
+    }
+    this.#reactions.push(...(domain.reactions ?? []));
+    this.#domains.push(domain);
+  }
+
+  /**
+   * Checks that every command has a handler (the type of `registerDomains` says so too), reads the log back
+   * (reactions marked `restore` see each fact), then lets each domain restore. Call `serve()` after.
+   */
   async start(): Promise<void> {
+    for (const def of this.options.commands) {
+      if (!this.#handlers.has(def.type)) throw new Error(`command '${def.type}' has no handler`);
+      if (def.tool && !this.#gate) {
+        throw new Error(
+          `command '${def.type}' is a '${def.tool.tools.join('/')}' tool call but no permission gate is installed`,
+        );
+      }
+    }
+    this.#phase = 'restoring';
     let count = 0;
     const onInvalid = (seq: number, subject: string, err: Error) =>
       this.#logger.warn({ seq, subject, err: err.message }, 'skipped a stored message that is not a valid fact');
@@ -110,6 +145,8 @@ export class Host {
       count++;
     });
     this.#logger.info({ facts: count, aggregates: this.fold.size }, 'state restored from the log');
+    this.#phase = 'live';
+    for (const domain of this.#domains) await domain.restore?.();
   }
 
   /** Starts taking commands; call once every domain is ready. */
@@ -124,8 +161,13 @@ export class Host {
   }
 
   /** A fold snapshot by subject, e.g. `skein.evt.main.agent.main`. */
-  state(subject: string): { value: unknown; context: any } | undefined {
+  state(subject: string): { value: unknown; context: unknown } | undefined {
     return this.fold.get(subject);
+  }
+
+  /** Every aggregate's subject. */
+  subjects(): IterableIterator<string> {
+    return this.fold.keys();
   }
 
   /** sha256 of every aggregate state in canonical form; equals a replay's digest. */
@@ -144,6 +186,25 @@ export class Host {
     const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
     await Promise.race([Promise.allSettled([...this.#inFlight]), deadline]);
     clearTimeout(timer);
+    // Last registered first: a domain stops before those it was built on.
+    for (const domain of [...this.#domains].reverse()) {
+      await domain.stop?.().catch((err) => this.#logger.warn({ err, domain: domain.name }, 'domain stop failed'));
+    }
+    this.#domains.length = 0;
+  }
+
+  #react(fact: StoredFact): void {
+    const phase = this.#phase === 'restoring' ? 'restore' : 'live';
+    for (const reaction of this.#reactions) {
+      if (reaction.when !== 'always' && reaction.when !== phase) continue;
+      if (typeof reaction.on === 'function' ? !reaction.on(fact.type) : !reaction.on.includes(fact.type)) continue;
+      try {
+        const done = reaction.run(fact);
+        if (done) done.catch((err) => this.#logger.warn({ err, event: fact.type }, 'a reaction to a fact failed'));
+      } catch (err) {
+        this.#logger.warn({ err, event: fact.type }, 'a reaction to a fact failed');
+      }
+    }
   }
 
   #receive(msg: BusMsg): void {
@@ -162,7 +223,7 @@ export class Host {
       const key = commandKey(command.agentId, command.id);
       const cached = this.#replies.get(key);
       if (cached) {
-        reply = await cached;
+        reply = (await cached).bytes;
       } else if (this.#handled.has(key)) {
         throw new RuntimeError(
           ErrorCode.Conflict,
@@ -172,7 +233,7 @@ export class Host {
       } else {
         const pending = this.#run(command, def);
         this.#remember(key, pending);
-        reply = await pending;
+        reply = (await pending).bytes;
       }
     } catch (err) {
       this.#logger.warn({ err: toErrorInfo(err), subject: msg.subject }, 'command refused');
@@ -197,15 +258,14 @@ export class Host {
     });
   }
 
-  async #run(command: Command, def: CommandDef): Promise<Uint8Array> {
+  async #run(command: Command, def: CommandDef): Promise<Outcome> {
     const logger = this.#logger.child({ agentId: command.agentId, event: command.type, commandId: command.id });
     const emitted: Array<Promise<StoredFact>> = [];
     let n = 0;
     const ctx: HandlerContext = {
-      command,
-      def,
+      command: command as HandlerContext['command'],
+      def: def as HandlerContext['def'],
       logger,
-      host: this,
       emit: (fact) => {
         const stored = this.writer.write(fact, {
           agentId: command.agentId,
@@ -224,8 +284,10 @@ export class Host {
             `(agent.spawn on its parent) or check the id with \`skein status\``,
         );
       }
-      if (def.tool) await this.options.gate!(ctx);
-      const result = await this.options.handlers[def.type]!(ctx);
+      if (def.tool) await this.#gate!(ctx);
+      const handler = this.#handlers.get(def.type);
+      if (!handler) throw new RuntimeError(ErrorCode.Internal, `command '${def.type}' has no handler on this host`);
+      const result = await handler.handler(ctx);
       // The reply waits for every fact the command caused, including ones the handler did not await.
       await Promise.all(emitted);
       const checked = def.reply.safeParse(result);
@@ -237,10 +299,11 @@ export class Host {
         );
       }
       logger.debug({ facts: emitted.length }, 'command handled');
-      return encode({ ok: true, ...(checked.data as object) });
+      return { bytes: encode({ ok: true, ...(checked.data as object) }), retryable: false };
     } catch (err) {
       await Promise.allSettled(emitted);
-      return encode({ ok: false, error: toErrorInfo(err) });
+      const error = toErrorInfo(err);
+      return { bytes: encode({ ok: false, error }), retryable: error.retryable };
     }
   }
 
@@ -254,11 +317,11 @@ export class Host {
     return this.#agentSubjects.get(agentId);
   }
 
-  #remember(id: string, reply: Promise<Uint8Array>): void {
+  #remember(id: string, reply: Promise<Outcome>): void {
     this.#replies.set(id, reply);
     // A retryable failure is not the answer forever: the same id may try again.
-    void reply.then((bytes) => {
-      if (bytes.byteLength < 4096 && /"retryable":true/.test(new TextDecoder().decode(bytes))) this.#replies.delete(id);
+    void reply.then((outcome) => {
+      if (outcome.retryable && this.#replies.get(id) === reply) this.#replies.delete(id);
     });
     if (this.#replies.size > this.options.commandCacheSize) {
       const oldest = this.#replies.keys().next().value;
@@ -274,5 +337,3 @@ function commandKey(agentId: string, commandId: string): string {
 export function digestOf(fold: Fold): string {
   return createHash('sha256').update(canonicalJson(fold.states())).digest('hex');
 }
-
-export type { AgentId };

@@ -6,19 +6,21 @@
  * clients find it. `stop()` drains and tears everything down.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { COMMANDS, type AgentId } from '../../schemas/index.ts';
+import type { Logger } from 'pino';
+import { writeFileAtomic } from '../../actors/common/atomic-write.ts';
+import { isInside } from '../../machines/common/confine.ts';
+import { COMMANDS, RuntimeMode, type AgentId } from '../../schemas/index.ts';
 import type { Bus } from '../transport/bus.ts';
 import { EmbeddedBus } from '../transport/embedded-bus.ts';
-import { AGGREGATES, assembleDomains } from './domains.ts';
+import { AGGREGATES, registerAllDomains } from './domains.ts';
 import type { EventLog } from '../transport/event-log.ts';
-import { Host, type CommandHandler } from './host.ts';
+import { Host } from './host.ts';
 import { JetStreamLog } from '../transport/jetstream-log.ts';
 import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
-import type { Logger } from './log.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
 import {
   isAlive,
@@ -30,13 +32,11 @@ import {
 import { superviseNatsServer } from '../transport/nats-supervisor.ts';
 import { serveBusOnSocket } from '../transport/socket-bus.ts';
 
-export type Mode = 'embedded' | 'private' | 'networked';
-
 /** What `skein up` writes to `<dataDir>/runtime.json` for clients. */
 export const RuntimeInfo = z.object({
   pid: z.number().int(),
   hostId: z.string(),
-  mode: z.enum(['embedded', 'private', 'networked']),
+  mode: RuntimeMode,
   natsUrl: z.string().optional(),
   socketPath: z.string().optional(),
   natsServerPid: z.number().int().optional(),
@@ -71,14 +71,22 @@ export function readRuntimeInfo(dataDir: string): RuntimeInfo | undefined {
   }
 }
 
-export function chooseMode(config: LoadedConfig): Mode {
+export function chooseMode(config: LoadedConfig): RuntimeMode {
   if (config.mode !== 'auto') return config.mode;
   if (config.natsUrl) return 'networked';
   return natsServerAvailable(config.natsServerBin) ? 'private' : 'embedded';
 }
 
 export async function startRuntime(config: LoadedConfig, logger: Logger): Promise<Runtime> {
-  mkdirSync(config.dataDir, { recursive: true });
+  // Owner only: the directory holds the socket (whoever connects acts as any agent) and the event log.
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(config.dataDir, 0o700);
+  if (dataDirInsideWorkspace(config))
+    logger.warn(
+      { dataDir: config.dataDir, workspace: config.workspace },
+      'the data dir is inside the workspace, so shells there can reach the socket and the event log; ' +
+        'drop --data/dataDir to use the default outside it',
+    );
   const previous = readRuntimeInfo(config.dataDir);
   if (previous && previous.pid !== process.pid && isAlive(previous.pid) && isSkein(previous.pid)) {
     throw new Error(
@@ -147,63 +155,36 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     throw err;
   }
 
-  let host: Host | undefined;
-  let domains: Awaited<ReturnType<typeof assembleDomains>>;
-  try {
-    domains = await assembleDomains({
-      host: () => host!,
-      bus,
-      config,
-      logger,
-      mode,
-      connect: { natsUrl, dataDir: config.dataDir },
-    });
-  } catch (err) {
-    // A bad policy file or domain config: nothing may be left running.
-    await log.close().catch(() => undefined);
-    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
-    throw err;
-  }
-  const handlers: Record<string, CommandHandler> = {
-    ...domains.handlers,
-    'runtime.ping': async () => ({ pong: true }),
-    'runtime.status': async (ctx) => ({
-      hostId,
-      mode,
-      rootAgentId: config.rootAgentId,
-      startedAt: ctx.host.startedAt,
-      lastSeq: ctx.host.writer.lastSeq,
-      facts: ctx.host.writer.facts,
-      aggregates: ctx.host.fold.size,
-      digest: ctx.host.digest(),
-    }),
-  };
-  host = new Host({
+  // The host first; every domain is built with it and registers before the log is read back.
+  const host = new Host({
     bus,
     log,
     logger,
     hostId,
-    mode,
-    rootAgentId: config.rootAgentId,
     aggregates: AGGREGATES,
-    handlers,
     commands: COMMANDS,
-    gate: domains.gate,
     maxPayloadBytes: config.limits.maxPayloadBytes,
     commandCacheSize: config.limits.commandCacheSize,
     appendRetries: config.log.appendRetries,
     appendRetryDelayMs: config.log.appendRetryDelayMs,
     assertAvailable,
   });
-  domains.beforeRestore();
   try {
+    await registerAllDomains({
+      host,
+      bus,
+      config,
+      logger,
+      runtime: { hostId, mode },
+      connect: { natsUrl, dataDir: config.dataDir },
+    });
     await host.start();
-    await domains.afterRestore();
     await ensureRootAgent(host, config, logger);
     // Commands are taken only once every domain is ready and the root exists.
     await host.serve();
   } catch (err) {
-    await domains.stop().catch(() => undefined);
+    // A bad policy file or domain config, or a log that cannot be read: nothing may be left running.
+    await host.stop(0).catch(() => undefined);
     await log.close().catch(() => undefined);
     for (const cleanup of cleanups) await cleanup().catch(() => undefined);
     throw err;
@@ -222,24 +203,23 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     startedAt: host.startedAt,
   };
   const infoPath = runtimeInfoPath(config.dataDir);
-  writeFileSync(`${infoPath}.tmp`, `${JSON.stringify(info, null, 2)}\n`);
-  renameSync(`${infoPath}.tmp`, infoPath);
+  await writeFileAtomic(infoPath, `${JSON.stringify(info, null, 2)}\n`, 0o600);
   rewriteInfo = (natsServerPid) => {
     info.natsServerPid = natsServerPid;
-    writeFileSync(`${infoPath}.tmp`, `${JSON.stringify(info, null, 2)}\n`);
-    renameSync(`${infoPath}.tmp`, infoPath);
+    writeFileAtomic(infoPath, `${JSON.stringify(info, null, 2)}\n`, 0o600).catch((err: unknown) =>
+      logger.warn({ err, path: infoPath }, 'runtime.json not updated with the restarted nats-server pid'),
+    );
   };
 
   let stopping: Promise<void> | undefined;
   return {
-    host: host!,
+    host,
     bus,
     log,
     info,
     stop: () =>
       (stopping ??= (async () => {
-        await host!.stop();
-        await domains.stop();
+        await host.stop();
         await log.close();
         for (const cleanup of cleanups) await cleanup().catch((err) => logger.warn({ err }, 'cleanup failed'));
         rmSync(infoPath, { force: true });
@@ -277,6 +257,14 @@ async function ensureRootAgent(host: Host, config: LoadedConfig, logger: Logger)
     { agentId: root, id: `root:${root}` },
   );
   logger.info({ agentId: root, workspace: config.workspace }, 'root agent created');
+}
+
+function dataDirInsideWorkspace(config: LoadedConfig): boolean {
+  try {
+    return isInside(realpathSync(config.workspace), realpathSync(config.dataDir));
+  } catch {
+    return false; // a missing workspace is reported when the root agent is created
+  }
 }
 
 function isSkein(pid: number): boolean {

@@ -1,12 +1,13 @@
 /**
  * @module
- * Wires permission decisions into the host: the gate in front of every tool
- * call (command → tool and input), the permission.decide / policy.set /
+ * The permission domain: the gate in front of every tool call (the tool and
+ * input each CommandDef declares), the permission.decide / policy.set /
  * permission.pending handlers, a copy of each request on
  * `skein.ask.<ancestor>.<requestId>` for every ancestor's driver, agent
  * policy layers restored from `policy.changed` facts, and pending requests
  * resumed (deadline re-armed) after a restart.
  */
+import type { Logger } from 'pino';
 import {
   ErrorCode,
   RuntimeError,
@@ -16,75 +17,38 @@ import {
   type StoredFact,
 } from '../../schemas/index.ts';
 import { PermissionConfig } from '../../schemas/permission.ts';
-import { Policy, type PolicyTool } from '../../schemas/policy.ts';
-import type { PermissionAggregateContext } from '../../machines/permission/permission-aggregate.ts';
+import { Policy } from '../../schemas/policy.ts';
+import type { ToolCall, ToolDecl } from '../../schemas/tool.ts';
+import {
+  permissionAggregateDef,
+  type PermissionAggregateContext,
+} from '../../machines/permission/permission-aggregate.ts';
+import { policyAggregateDef } from '../../machines/permission/policy-aggregate.ts';
 import { isFinished } from '../../machines/agent/agent.ts';
-import { typedLines, type TerminalForeground } from '../../machines/permission/permission-input.ts';
+import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
+import { judgeWrite, PromptLines } from '../../machines/permission/prompt-lines.ts';
 import { PermissionService } from '../../actors/permission/policy-service.ts';
-import type { AgentService } from '../../actors/agent/agent.ts';
+import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import type { Bus } from '../transport/bus.ts';
-import type { CommandHandler, Gate, Host } from '../kernel/host.ts';
-import type { Logger } from '../kernel/log.ts';
-
-export type ToolCall = { tool: PolicyTool; input: string; terminalId?: string };
+import { dataIf, defineDomain, type Gate, type Reaction } from '../kernel/domain.ts';
+import type { Host } from '../kernel/host.ts';
 
 /**
- * What a command asks the policy about, or undefined when it runs nothing a
- * policy could judge (open a shell, read its screen, resize, close…).
+ * What the gate judges for a command: the tool call its CommandDef declares (`tool.call`), or undefined when
+ * it runs nothing a policy could judge (open a shell without env, read its screen, resize, close…).
  */
-export function toolCallOf(def: CommandDef, data: Record<string, any>): ToolCall | undefined {
-  switch (def.type) {
-    case 'terminal.open': {
-      // The environment a shell starts with is like commands it runs first: PATH=/tmp/evil would make an
-      // allowed `git status` run anything. The policy judges it as the `export` lines it amounts to.
-      const env = Object.entries((data['env'] ?? {}) as Record<string, unknown>);
-      if (env.length === 0) return undefined;
-      return { tool: 'terminal', input: env.map(([k, v]) => `export ${k}=${shellQuote(String(v))}`).join('\n') };
-    }
-    case 'terminal.exec':
-      return { tool: 'terminal', input: String(data['command']) };
-    case 'terminal.write':
-      return { tool: 'terminal_input', input: String(data['data']), terminalId: String(data['terminalId']) };
-    case 'file.read':
-      return { tool: 'read_file', input: String(data['path']) };
-    case 'file.edit':
-      return { tool: 'edit_file', input: String(data['path']) };
-    case 'file.write':
-      return { tool: 'write_file', input: String(data['path']) };
-    case 'edit.begin':
-      return { tool: data['mode'] === 'write' ? 'write_file' : 'edit_file', input: String(data['path']) };
-    case 'agent.spawn': {
-      const worker = data['worker'] as { command: string; args?: string[]; env?: Record<string, string> } | undefined;
-      // A worker is a program the runtime will run: the policy sees its command line, environment first.
-      const env = Object.entries(worker?.env ?? {}).map(([k, v]) => `${k}=${shellQuote(v)}`);
-      return {
-        tool: 'spawn_agent',
-        input: worker ? [...env, worker.command, ...(worker.args ?? [])].join(' ') : String(data['label']),
-      };
-    }
-    default:
-      return undefined;
-  }
+export function toolCallOf(def: CommandDef, data: unknown): ToolCall | undefined {
+  // `data` was validated against `def.data` by the codec: it is the data this declaration reads.
+  return (def.tool as ToolDecl<unknown> | undefined)?.call?.(data);
 }
 
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
-export type PermissionWiring = {
-  service: PermissionService;
-  gate: Gate;
-  handlers: Record<string, CommandHandler>;
-  beforeRestore(): void;
-  afterRestore(): Promise<void>;
-  stop(): Promise<void>;
-};
+export type PermissionWiring = Awaited<ReturnType<typeof wirePermission>>;
 
 export async function wirePermission(deps: {
-  host: () => Host;
+  host: Host;
   bus: Bus;
-  agents: AgentService;
+  directory: AgentDirectory;
   config: LoadedConfig;
   logger: Logger;
   /** What a terminal is running, for input written to it. */
@@ -97,10 +61,9 @@ export async function wirePermission(deps: {
    * once rather than asking a human about them.
    */
   precheck?: (call: ToolCall, agentId: string) => Promise<void>;
-}): Promise<PermissionWiring> {
+}) {
   const config = domainConfig(deps.config, 'permission', PermissionConfig);
-  /** Per terminal: the unfinished line typed at the shell prompt by earlier writes. */
-  const promptLines = new Map<string, string>();
+  const promptLines = new PromptLines();
   const requestSubjects = new Map<string, string>();
   const root = deps.config.rootAgentId as AgentId;
   const service = await PermissionService.create({
@@ -109,19 +72,19 @@ export async function wirePermission(deps: {
     timeoutMs: config.timeoutMs,
     ...(config.globalPolicy ? { globalPath: config.globalPolicy } : {}),
     agent: (id) => {
-      const view = deps.agents.view(id);
-      return view ? { agentId: id, ancestors: deps.agents.ancestors(id), roots: [view.workspace] } : undefined;
+      const view = deps.directory.view(id);
+      return view ? { agentId: id, ancestors: deps.directory.ancestors(id), roots: [view.workspace] } : undefined;
     },
-    emit: (fact) => deps.host().emit(fact, { agentId: fact.agentId ?? root }),
+    emit: (fact) => deps.host.emit(fact, { agentId: fact.agentId ?? root }),
     aggregate: (requestId) => {
       const subject = requestSubjects.get(requestId);
-      const snapshot = subject ? deps.host().state(subject) : undefined;
+      const snapshot = subject ? deps.host.state(subject) : undefined;
       return snapshot ? { value: snapshot.value, context: snapshot.context as PermissionAggregateContext } : undefined;
     },
   });
 
   const gate: Gate = async (ctx) => {
-    const me = deps.agents.view(ctx.command.agentId);
+    const me = deps.directory.view(ctx.command.agentId);
     if (me && isFinished(me.status)) {
       throw new RuntimeError(
         ErrorCode.PermissionDenied,
@@ -129,29 +92,23 @@ export async function wirePermission(deps: {
       );
     }
     // An exec clears the prompt line before it types its command (commandInput): nothing typed earlier is pending.
-    if (ctx.def.type === 'terminal.exec')
-      promptLines.delete(String((ctx.command.data as { terminalId: string }).terminalId));
-    const call = toolCallOf(ctx.def, ctx.command.data as Record<string, any>);
+    const exec = dataIf(ctx, 'terminal.exec');
+    if (exec) promptLines.clear(exec.terminalId);
+    const call = toolCallOf(ctx.def, ctx.command.data);
     if (!call) return;
     await deps.precheck?.(call, ctx.command.agentId);
     let foreground = call.terminalId ? deps.foreground?.(call.terminalId) : undefined;
     let input = call.input;
     let rest: string | undefined;
-    if (call.terminalId && foreground?.kind === 'prompt') {
-      // At the prompt, what runs is the line as typed over several writes, not this write alone.
-      const typed = typedLines(promptLines.get(call.terminalId) ?? '', call.input);
-      rest = typed.rest;
-      input = typed.completed.length > 0 ? `${typed.completed.join('\n')}\n${typed.rest}` : call.input;
-      // Arrow keys and the like make the typed text uncertain: judged as input to a shell, never as a
-      // plain command line that an allow rule could match.
-      if (typed.uncertain) foreground = { kind: 'program', name: 'bash' };
-    } else if (call.terminalId) {
-      promptLines.delete(call.terminalId);
-      // A program that reads lines (or reads nothing, like `ls -R /` still running) leaves typed-ahead lines
-      // to the shell once it exits: judge them as shell input. Programs reading keys (vim, less) keep their grant.
-      if (foreground?.kind === 'program' && /[\r\n]/.test(call.input) && (deps.canonical?.(call.terminalId) ?? true)) {
-        foreground = { kind: 'program', name: 'bash' };
-      }
+    if (call.terminalId) {
+      const judged = judgeWrite(
+        promptLines.pending(call.terminalId),
+        call.input,
+        foreground,
+        deps.canonical?.(call.terminalId) ?? true,
+      );
+      ({ input, foreground, rest } = judged);
+      if (rest === undefined) promptLines.clear(call.terminalId);
     }
     await service.authorize({
       agentId: ctx.command.agentId,
@@ -160,42 +117,54 @@ export async function wirePermission(deps: {
       ...(foreground ? { foreground } : {}),
       emit: ctx.emit,
     });
-    if (call.terminalId && rest !== undefined) promptLines.set(call.terminalId, rest);
+    if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest);
   };
 
-  let restoring = false;
-  const onFact = (fact: StoredFact) => {
-    if (fact.type.startsWith('permission.')) {
-      const requestId = (fact.data as { requestId?: string }).requestId;
-      if (requestId) requestSubjects.set(requestId, fact.subject);
-    }
-    if (restoring && fact.type === 'policy.changed') {
-      const d = fact.data as { layer: string; agentId?: string; policy: unknown };
-      if (d.layer === 'agent' && d.agentId) service.setAgentLayer(d.agentId, Policy.parse(d.policy));
-    }
-    if (!restoring && fact.type === 'permission.requested') {
-      // Every ancestor's driver sees the request on its own subjects (a copy, not stored).
-      const d = fact.data as { requestId: string; agentId: string };
-      for (const ancestor of deps.agents.ancestors(d.agentId)) {
-        deps.bus.publish(subjectFor({ kind: 'ask', agentId: ancestor, requestId: d.requestId }), JSON.stringify(fact));
-      }
-    }
-  };
-
-  return {
-    service,
-    gate,
-    handlers: {
-      'permission.decide': async (ctx) => {
-        const d = ctx.command.data as {
-          requestId: string;
-          decision: 'allow_once' | 'allow_always' | 'deny_once' | 'deny_always';
-          pattern?: string;
-        };
-        return { ...(await service.decide({ ...d, decidedBy: ctx.command.agentId, emit: ctx.emit })) };
+  const reactions: Reaction[] = [
+    {
+      // Where each request's aggregate is, to read its state back.
+      on: (type) => type.startsWith('permission.'),
+      when: 'always',
+      run: (fact: StoredFact) => {
+        const requestId = (fact.data as { requestId?: string }).requestId;
+        if (requestId) requestSubjects.set(requestId, fact.subject);
       },
+    },
+    {
+      // Agent policy layers given at spawn or set later, as they were.
+      on: ['policy.changed'],
+      when: 'restore',
+      run: (fact: StoredFact) => {
+        const d = fact.data as { layer: string; agentId?: string; policy: unknown };
+        if (d.layer === 'agent' && d.agentId) service.setAgentLayer(d.agentId, Policy.parse(d.policy));
+      },
+    },
+    {
+      // Every ancestor's driver sees the request on its own subjects (a copy, not stored).
+      on: ['permission.requested'],
+      when: 'live',
+      run: (fact: StoredFact) => {
+        const d = fact.data as { requestId: string; agentId: string };
+        for (const ancestor of deps.directory.ancestors(d.agentId)) {
+          deps.bus.publish(
+            subjectFor({ kind: 'ask', agentId: ancestor, requestId: d.requestId }),
+            JSON.stringify(fact),
+          );
+        }
+      },
+    },
+  ];
+
+  const domain = defineDomain({
+    name: 'permission',
+    aggregates: [permissionAggregateDef, policyAggregateDef],
+    gate,
+    reactions,
+    commands: {
+      'permission.decide': async (ctx) =>
+        service.decide({ ...ctx.command.data, decidedBy: ctx.command.agentId, emit: ctx.emit }),
       'policy.set': async (ctx) => {
-        const d = ctx.command.data as { layer: 'global' | 'project' | 'agent'; agentId?: string; policy: Policy };
+        const d = ctx.command.data;
         const target = d.agentId ?? ctx.command.agentId;
         if (d.layer === 'agent' && target === ctx.command.agentId && ctx.command.agentId !== root) {
           // The layer a parent gave at spawn is what narrows a sub-agent: only an ancestor may change it.
@@ -205,19 +174,15 @@ export async function wirePermission(deps: {
               `or another ancestor can (policy.set with agentId '${target}')`,
           );
         }
-        return { ...(await service.setPolicy({ ...d, setBy: ctx.command.agentId, emit: ctx.emit })) };
+        return service.setPolicy({ ...d, setBy: ctx.command.agentId, emit: ctx.emit });
       },
       'permission.pending': async (ctx) => ({ requests: service.pending(ctx.command.agentId) }),
     },
-    beforeRestore() {
-      restoring = true;
-      deps.host().writer.onFact(onFact);
-    },
-    async afterRestore() {
-      restoring = false;
+    // Pending requests resume (their deadlines re-armed) once the log is read back.
+    async restore() {
       const pending: PermissionAggregateContext[] = [];
       for (const subject of new Set(requestSubjects.values())) {
-        const snapshot = deps.host().state(subject);
+        const snapshot = deps.host.state(subject);
         if (snapshot?.value === 'pending') pending.push(snapshot.context as PermissionAggregateContext);
       }
       await service.restore(pending);
@@ -225,5 +190,17 @@ export async function wirePermission(deps: {
     async stop() {
       service.suspend();
     },
+  });
+
+  return {
+    service,
+    domain,
+    /** Records a spawned agent's own policy layer (given by its parent at spawn). */
+    async setSpawnPolicy(setBy: AgentId, agentId: AgentId, policy: Policy, emit: Parameters<Gate>[0]['emit']) {
+      await service.setPolicy({ layer: 'agent', agentId, policy, setBy, emit });
+    },
+    /** Denies the pending requests of a cancelled agent. */
+    cancelAgent: (agentId: AgentId, reason: string) =>
+      service.cancelAgent(agentId, `agent '${agentId}' was cancelled (${reason})`),
   };
 }

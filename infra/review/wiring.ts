@@ -1,26 +1,28 @@
 /**
  * @module
- * Wires the action log into the host: review.* handlers (scoped to the
- * sender and its descendants), restore from the log at start-up, and the
- * `record` function other domains call when an agent changes a file.
+ * The review domain (action log): review.* handlers (scoped to the sender
+ * and its descendants), the action log restored from the log's facts at
+ * start-up (a reaction), and the `record` function the edit and terminal
+ * domains are given to record an agent's change to a file.
  */
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError, type AgentId, type UnstampedFact } from '../../schemas/index.ts';
-import { ACTION_LOG_FACT_TYPES } from '../../machines/review/action-log.ts';
+import { ACTION_LOG_FACT_TYPES, actionLogAggregateDef } from '../../machines/review/action-log.ts';
 import { ActionLogService, type RecordChangeInput } from '../../actors/review/action-log.ts';
 import { BlobStore } from '../../actors/review/blob-store.ts';
-import type { AgentService } from '../../actors/agent/agent.ts';
-import type { CommandHandler, Host } from '../kernel/host.ts';
-import type { Logger } from '../kernel/log.ts';
+import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
+import { defineDomain } from '../kernel/domain.ts';
+import type { Host } from '../kernel/host.ts';
 import { pageOfFiles } from './review-pages.ts';
 
-export type ReviewWiring = {
+export type ReviewWiring = ReturnType<typeof wireReview>;
+
+/** What the edit and terminal domains use of the review domain. */
+export type ReviewRecorder = {
   service: ActionLogService;
-  handlers: Record<string, CommandHandler>;
   /** Records a change by `agentId` in its log and every ancestor's. */
   record(input: Omit<RecordChangeInput, 'ancestors'>, opts?: { lockHeld?: boolean }): Promise<void>;
-  /** Feeds facts read at start-up (before the host serves commands). */
-  restoring(on: boolean): void;
   /**
    * Whether `content` at `path` is what an edit or write recorded at or after
    * `since` (ms epoch) left there: a shell snapshot running at the same time
@@ -32,47 +34,45 @@ export type ReviewWiring = {
 };
 
 export function wireReview(deps: {
-  host: () => Host;
-  agents: AgentService;
+  host: Host;
+  directory: AgentDirectory;
   dataDir: string;
+  /** Whose subjects carry a fact that names no agent. */
+  rootAgentId: AgentId;
   logger: Logger;
-}): ReviewWiring {
+  /** Where review writes and deletions are confined when the root agent is not known yet. */
+  workspace?: string;
+}) {
   const emit = async (fact: UnstampedFact) => {
-    await deps.host().emit(fact, { agentId: fact.agentId ?? ('main' as AgentId) });
+    await deps.host.emit(fact, { agentId: fact.agentId ?? deps.rootAgentId });
   };
   const service = new ActionLogService({
     emit,
     blobs: new BlobStore(join(deps.dataDir, 'blobs')),
     log: deps.logger.child({ actor: 'action-log' }),
+    // Every agent works inside the root's workspace: review writes and deletions are confined to it.
+    roots: () => {
+      const ws = deps.directory.view(deps.rootAgentId)?.workspace ?? deps.workspace;
+      return ws ? [ws] : [];
+    },
   });
-  const types = new Set<string>(ACTION_LOG_FACT_TYPES);
-  let restoringNow = false;
+  const types: readonly string[] = ACTION_LOG_FACT_TYPES;
   /** path → what the last edit/write left there, and when. */
   const recentEdits = new Map<string, { content: string | null; at: number }>();
   const scope = (sender: string, target: string) => {
-    if (!deps.agents.view(target)) throw new RuntimeError(ErrorCode.NotFound, `agent '${target}' does not exist`);
-    if (!deps.agents.isSelfOrAncestor(sender, target)) {
+    if (!deps.directory.view(target)) throw new RuntimeError(ErrorCode.NotFound, `agent '${target}' does not exist`);
+    if (!deps.directory.isSelfOrAncestor(sender, target)) {
       throw new RuntimeError(
         ErrorCode.PermissionDenied,
         `agent '${sender}' may review only its own and its descendants' changes, not '${target}'s`,
       );
     }
   };
-  return {
+  const recorder: ReviewRecorder = {
     service,
-    restoring(on) {
-      if (on) {
-        restoringNow = true;
-        deps.host().writer.onFact((fact) => {
-          if (restoringNow && types.has(fact.type)) service.restore([fact]);
-        });
-      } else {
-        restoringNow = false;
-      }
-    },
     async record(input, opts) {
       if (input.source.kind !== 'shell') recentEdits.set(input.path, { content: input.after, at: Date.now() });
-      await service.recordChange({ ...input, ancestors: deps.agents.ancestors(input.agentId) }, opts);
+      await service.recordChange({ ...input, ancestors: deps.directory.ancestors(input.agentId) }, opts);
     },
     claim(path, content) {
       recentEdits.set(path, { content, at: Date.now() });
@@ -81,18 +81,25 @@ export function wireReview(deps: {
       const recent = recentEdits.get(path);
       return recent !== undefined && recent.at >= since && recent.content === content;
     },
-    handlers: {
+  };
+  const domain = defineDomain({
+    name: 'review',
+    aggregates: [actionLogAggregateDef],
+    commands: {
       'review.list': async (ctx) => {
-        const data = ctx.command.data as { agentId?: string; includeDescendants?: boolean; cursor?: string };
+        const data = ctx.command.data;
         const target = data.agentId ?? ctx.command.agentId;
         scope(ctx.command.agentId, target);
         const list = await service.list(target, data);
         // Paged so that every reply fits one message (NATS drops a bigger one).
-        return { ...list, ...pageOfFiles(list.files, data.cursor, ctx.host.options.maxPayloadBytes) };
+        return { ...list, ...pageOfFiles(list.files, data.cursor, deps.host.options.maxPayloadBytes) };
       },
-      'review.accept': async (ctx) => ({ ...(await service.accept(ctx.command.agentId, ctx.command.data)) }),
-      'review.reject': async (ctx) => ({ ...(await service.reject(ctx.command.agentId, ctx.command.data)) }),
-      'review.undo-reject': async (ctx) => ({ ...(await service.undoReject(ctx.command.agentId)) }),
+      'review.accept': (ctx) => service.accept(ctx.command.agentId, ctx.command.data),
+      'review.reject': (ctx) => service.reject(ctx.command.agentId, ctx.command.data),
+      'review.undo-reject': (ctx) => service.undoReject(ctx.command.agentId),
     },
-  };
+    // The action log is rebuilt from the facts read back at start; live ones it folds as it writes them.
+    reactions: [{ on: types, when: 'restore', run: (fact) => service.restore([fact]) }],
+  });
+  return { ...recorder, domain };
 }

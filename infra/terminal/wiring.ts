@@ -1,6 +1,6 @@
 /**
  * @module
- * Wires terminals into the host: terminal.* handlers on a TerminalManager
+ * The terminal domain: terminal.* handlers on a TerminalManager
  * whose facts (including those that come between commands: a command
  * finishing after its yield, input awaited, idle close) are appended under
  * the terminal owner's subjects, output chunks to the output stream; the
@@ -8,10 +8,14 @@
  * modified or deleted in the agent's workspace recorded in its action log.
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { isInside } from '../../machines/common/confine.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
 import type { AgentId, StoredFact } from '../../schemas/index.ts';
 import { TerminalConfig } from '../../schemas/terminal.ts';
+import { terminalAggregateDef } from '../../machines/terminal/terminal.ts';
+import { resourceAggregateDef } from '../../machines/terminal/arbiter.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
 import { foregroundPgid, ttyModes } from '../../actors/terminal/terminal-proc.ts';
@@ -20,44 +24,32 @@ import {
   recordShellChanges,
   type WorkspaceSnapshot,
 } from '../../actors/review/workspace-snapshot.ts';
-import type { AgentService } from '../../actors/agent/agent.ts';
+import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
-import type { CommandHandler, Host } from '../kernel/host.ts';
-import type { Logger } from '../kernel/log.ts';
-import type { ReviewWiring } from '../review/wiring.ts';
+import { defineDomain } from '../kernel/domain.ts';
+import type { Host } from '../kernel/host.ts';
+import type { ReviewRecorder } from '../review/wiring.ts';
 
-export type TerminalWiring = {
-  manager: TerminalManager;
-  handlers: Record<string, CommandHandler>;
-  foreground(terminalId: string): TerminalForeground | undefined;
-  /** Whether the terminal reads lines (canonical mode) rather than keys (an editor, a pager). */
-  canonical(terminalId: string): boolean;
-  attach(): void;
-  stop(): Promise<void>;
-};
+export type TerminalWiring = ReturnType<typeof wireTerminal>;
 
 export function wireTerminal(deps: {
-  host: () => Host;
-  agents: AgentService;
-  review: ReviewWiring;
+  host: Host;
+  directory: AgentDirectory;
+  review: ReviewRecorder;
   config: LoadedConfig;
   logger: Logger;
   /** Record shell side effects in the action log (workspace snapshots around each exec). */
   trackShell: boolean;
-}): TerminalWiring {
+}) {
   const config = domainConfig(deps.config, 'terminal', TerminalConfig);
   const root = deps.config.rootAgentId;
   const manager = new TerminalManager({
     config,
     log: deps.logger,
     emit: async (fact) =>
-      void (await deps
-        .host()
-        .emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
+      void (await deps.host.emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
     emitOutput: async (fact) =>
-      void (await deps
-        .host()
-        .emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
+      void (await deps.host.emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
   });
   const snapshotter = new WorkspaceSnapshotter({ blobs: deps.review.service.blobs });
   /** Commands still running after their exec replied: their before-snapshot waits for command.finished. */
@@ -90,7 +82,7 @@ export function wireTerminal(deps: {
       deps.review.service,
       {
         agentId: entry.agentId,
-        ancestors: deps.agents.ancestors(entry.agentId),
+        ancestors: deps.directory.ancestors(entry.agentId),
         command: entry.command,
         terminalId: entry.terminalId,
       },
@@ -98,54 +90,72 @@ export function wireTerminal(deps: {
     );
   };
 
-  const workspaceOf = (agentId: string) => deps.agents.view(agentId)?.workspace;
+  const workspaceOf = (agentId: string) => deps.directory.view(agentId)?.workspace;
   const isRoot = (agentId: string) => agentId === root;
 
-  const handlers: Record<string, CommandHandler> = {
-    'terminal.open': async (ctx) => {
-      const workspace = workspaceOf(ctx.command.agentId) ?? deps.config.workspace;
-      confineOpen(ctx.command.data as { cwd?: unknown; shell?: unknown }, workspace);
-      return manager.open(ctx.command.agentId, ctx.command.data, { workspace });
-    },
-    'terminal.exec': async (ctx) => {
-      const agentId = ctx.command.agentId;
-      const workspace = workspaceOf(agentId);
-      const since = Date.now();
-      const before = deps.trackShell && workspace ? await snapshotter.snapshot(workspace) : undefined;
-      const reply = await manager.exec(agentId, ctx.command.data);
-      if (before && workspace) {
-        const entry = {
-          agentId,
-          command: String((ctx.command.data as { command: string }).command),
-          terminalId: reply.terminalId,
-          workspace,
-          before,
-          since,
-        };
-        if (reply.status === 'exited' || reply.status === 'timeout') await recordShell(entry);
-        else pendingShell.set(reply.commandId, entry);
-      }
-      return reply;
-    },
-    'terminal.wait': async (ctx) => manager.wait(ctx.command.agentId, ctx.command.data),
-    'terminal.read': async (ctx) => manager.read(ctx.command.agentId, ctx.command.data),
-    'terminal.write': async (ctx) => manager.write(ctx.command.agentId, ctx.command.data),
-    'terminal.resize': async (ctx) => manager.resize(ctx.command.agentId, ctx.command.data),
-    'terminal.signal': async (ctx) => manager.signal(ctx.command.agentId, ctx.command.data),
-    'terminal.pause-all': async (ctx) => manager.pauseAll(ctx.command.agentId, { all: isRoot(ctx.command.agentId) }),
-    'terminal.resume-all': async (ctx) => manager.resumeAll(ctx.command.agentId, { all: isRoot(ctx.command.agentId) }),
-    'terminal.close': async (ctx) => manager.close(ctx.command.agentId, ctx.command.data),
-    'terminal.list': async (ctx) => manager.list(ctx.command.agentId, { all: isRoot(ctx.command.agentId) }),
+  /** A command that finished after its exec replied: its shell side effects are recorded now. */
+  const onCommandEnd = (fact: StoredFact) => {
+    const commandId = (fact.data as { commandId?: string }).commandId;
+    const entry = commandId ? pendingShell.get(commandId) : undefined;
+    if (!entry) return;
+    pendingShell.delete(commandId!);
+    recordShell(entry).catch((err) => deps.logger.warn({ err, commandId }, 'recording shell side effects failed'));
   };
+
+  const domain = defineDomain({
+    name: 'terminal',
+    aggregates: [terminalAggregateDef, resourceAggregateDef],
+    commands: {
+      'terminal.open': async (ctx) => {
+        const workspace = workspaceOf(ctx.command.agentId) ?? deps.config.workspace;
+        confineOpen(ctx.command.data, workspace);
+        return manager.open(ctx.command.agentId, ctx.command.data, { workspace });
+      },
+      'terminal.exec': async (ctx) => {
+        const agentId = ctx.command.agentId;
+        const workspace = workspaceOf(agentId);
+        const since = Date.now();
+        const before = deps.trackShell && workspace ? await snapshotter.snapshot(workspace) : undefined;
+        const reply = await manager.exec(agentId, ctx.command.data);
+        if (before && workspace) {
+          const entry = {
+            agentId,
+            command: ctx.command.data.command,
+            terminalId: reply.terminalId,
+            workspace,
+            before,
+            since,
+          };
+          if (reply.status === 'exited' || reply.status === 'timeout') await recordShell(entry);
+          else pendingShell.set(reply.commandId, entry);
+        }
+        return reply;
+      },
+      'terminal.wait': async (ctx) => manager.wait(ctx.command.agentId, ctx.command.data),
+      'terminal.read': async (ctx) => manager.read(ctx.command.agentId, ctx.command.data),
+      'terminal.write': async (ctx) => manager.write(ctx.command.agentId, ctx.command.data),
+      'terminal.resize': async (ctx) => manager.resize(ctx.command.agentId, ctx.command.data),
+      'terminal.signal': async (ctx) => manager.signal(ctx.command.agentId, ctx.command.data),
+      'terminal.pause-all': async (ctx) => manager.pauseAll(ctx.command.agentId, { all: isRoot(ctx.command.agentId) }),
+      'terminal.resume-all': async (ctx) =>
+        manager.resumeAll(ctx.command.agentId, { all: isRoot(ctx.command.agentId) }),
+      'terminal.close': async (ctx) => manager.close(ctx.command.agentId, ctx.command.data),
+      'terminal.list': async (ctx) => manager.list(ctx.command.agentId, { all: isRoot(ctx.command.agentId) }),
+    },
+    reactions: [{ on: ['terminal.command.finished', 'terminal.command.interrupted'], when: 'live', run: onCommandEnd }],
+    stop: () => manager.shutdown(),
+  });
 
   return {
     manager,
-    handlers,
-    canonical(terminalId) {
+    domain,
+    /** Whether the terminal reads lines (canonical mode) rather than keys (an editor, a pager). */
+    canonical(terminalId: string): boolean {
       const session = manager.get(terminalId);
       return session ? (ttyModes(session.tty)?.canonical ?? true) : true;
     },
-    foreground(terminalId) {
+    /** What a terminal is running: its shell at the prompt, or a program. */
+    foreground(terminalId: string): TerminalForeground | undefined {
       const session = manager.get(terminalId);
       if (!session) return undefined;
       const pgid = foregroundPgid(session.pty.pid);
@@ -156,17 +166,6 @@ export function wireTerminal(deps: {
         return { kind: 'prompt' };
       }
     },
-    attach() {
-      deps.host().writer.onFact((fact: StoredFact) => {
-        if (fact.type !== 'terminal.command.finished' && fact.type !== 'terminal.command.interrupted') return;
-        const commandId = (fact.data as { commandId?: string }).commandId;
-        const entry = commandId ? pendingShell.get(commandId) : undefined;
-        if (!entry) return;
-        pendingShell.delete(commandId!);
-        recordShell(entry).catch((err) => deps.logger.warn({ err, commandId }, 'recording shell side effects failed'));
-      });
-    },
-    stop: () => manager.shutdown(),
   };
 }
 
@@ -178,8 +177,7 @@ function confineOpen(data: { cwd?: unknown; shell?: unknown }, workspace: string
   if (typeof data.cwd === 'string') {
     const path = isAbsolute(data.cwd) ? data.cwd : resolve(workspace, data.cwd);
     if (existsSync(path)) {
-      const rel = relative(realpathSync(workspace), realpathSync(path));
-      if (rel.startsWith('..') || isAbsolute(rel)) {
+      if (!isInside(realpathSync(workspace), realpathSync(path))) {
         throw new RuntimeError(
           ErrorCode.PermissionDenied,
           `cwd '${data.cwd}' is outside the agent's workspace ${workspace}; open terminals inside it`,

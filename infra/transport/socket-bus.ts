@@ -6,7 +6,7 @@
  * JSON frames (`decodeFrame`), payloads base64 so any bytes pass through.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { existsSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Bus, type BusMsg, type Subscription } from './bus.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
@@ -83,6 +83,8 @@ export async function serveBusOnSocket(bus: EmbeddedBus, path: string): Promise<
     server.once('error', reject);
     server.listen(path, () => resolve());
   });
+  // Only the owner may connect: whoever reaches the socket can act as any agent.
+  chmodSync(path, 0o600);
   return {
     close: () =>
       new Promise<void>((resolve) => {

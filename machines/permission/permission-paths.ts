@@ -7,6 +7,7 @@
  * resolution is an effect: actors/policy-files.ts `resolvePathFacts` gives
  * `resolved`). POSIX paths.
  */
+import { normalizePath, relativeInside } from '../common/confine.ts';
 
 /**
  * What the caller knows about a path; `resolved` is the realpath (or the realpath of the deepest existing ancestor +
@@ -25,29 +26,10 @@ export type PathFacts = {
 /** Why a path always asks, with the prompt text. */
 export type AlwaysAsk = { scope: 'symlink' | 'sensitive' | 'outside'; reason: string };
 
-/** Lexical normalization: `.` and empty parts dropped, `..` resolved (never above `/` for absolute paths). */
-export function normalizePath(path: string): string {
-  const absolute = path.startsWith('/');
-  const parts: string[] = [];
-  for (const part of path.split('/')) {
-    if (part === '' || part === '.') continue;
-    if (part === '..') {
-      if (parts.length > 0 && parts[parts.length - 1] !== '..') parts.pop();
-      else if (!absolute) parts.push('..');
-      continue;
-    }
-    parts.push(part);
-  }
-  const joined = parts.join('/');
-  return absolute ? `/${joined}` : joined || '.';
-}
+export { normalizePath };
 
-/** `path` relative to `root` when inside it (both absolute, normalized); undefined when outside. */
-export function relativeTo(root: string, path: string): string | undefined {
-  if (path === root) return '.';
-  const prefix = root.endsWith('/') ? root : `${root}/`;
-  return path.startsWith(prefix) ? path.slice(prefix.length) : undefined;
-}
+/** `path` relative to `root` when inside it (both absolute); undefined when outside. One rule: `confine.ts`. */
+export const relativeTo = relativeInside;
 
 /** The forms a file rule is matched against: raw (as given, made workspace-relative) and normalized. */
 export function pathForms(

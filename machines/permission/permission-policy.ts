@@ -3,7 +3,8 @@
  * The permission decision: a pure function of the request, its shell split
  * or path facts, and the compiled policy. See `decide` for the precedence.
  */
-import type { PolicyMode, PolicyTool } from '../../schemas/policy.ts';
+import type { PolicyMode } from '../../schemas/policy.ts';
+import type { ToolName } from '../../schemas/tool.ts';
 import { builtinDenial } from './permission-builtin.ts';
 import { alwaysAsk, pathForms, type PathFacts } from './permission-paths.ts';
 import { commandPattern, exactPattern, pathPattern } from './permission-patterns.ts';
@@ -34,7 +35,7 @@ export type DecisionLevel =
   | 'global_default';
 
 export type DecisionRequest = {
-  tool: PolicyTool;
+  tool: ToolName;
   /** The command line, path, interpreter input or spawn spec, as given. */
   input: string;
   /** Terminal tools: the split from actors/shell-parse.ts. */

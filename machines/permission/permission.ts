@@ -10,7 +10,7 @@
  */
 import { assign, emit, setup } from 'xstate';
 import type { DecisionAnswer, LearnedRules, PermissionFact, PermissionOption } from '../../schemas/permission.ts';
-import type { PolicyTool } from '../../schemas/policy.ts';
+import type { ToolName } from '../../schemas/tool.ts';
 import type { AgentId, RequestId } from '../../schemas/ids.ts';
 import { decideForAgent, type Decision, type DecisionRequest } from './permission-policy.ts';
 import type { CompiledPolicy, MergedPolicy } from './policy.ts';
@@ -88,7 +88,7 @@ export function deciderRole(
 }
 
 /** The options offered for a confirm decision. */
-export function optionsFor(tool: PolicyTool, decision: Decision): PermissionOption[] {
+export function optionsFor(tool: ToolName, decision: Decision): PermissionOption[] {
   if (decision.scope === 'symlink' || decision.scope === 'sensitive') {
     return [
       { id: 'allow_once', label: 'Yes', decision: 'allow_once' },
@@ -116,7 +116,7 @@ export function optionsFor(tool: PolicyTool, decision: Decision): PermissionOpti
   return out;
 }
 
-const TOOL_LABEL: Record<PolicyTool, string> = {
+const TOOL_LABEL: Record<ToolName, string> = {
   terminal: 'run',
   terminal_input: 'send input',
   read_file: 'read',
@@ -158,7 +158,7 @@ function ruleBy(d: Decision & { fromParent?: boolean }): 'builtin' | 'rule' | 'p
   return d.fromParent ? 'parent' : 'rule';
 }
 
-function base(ctx: PermissionContext): { requestId: RequestId; agentId: AgentId; tool: PolicyTool; input: string } {
+function base(ctx: PermissionContext): { requestId: RequestId; agentId: AgentId; tool: ToolName; input: string } {
   return {
     requestId: ctx.requestId as RequestId,
     agentId: ctx.agentId as AgentId,

@@ -7,8 +7,8 @@
  * `invalid`, which denies the tool). Pure; compiled forms are cached per
  * merged object.
  */
-import type { Policy, PolicyLayerName, PolicyMode, PolicyRule, PolicyTool } from '../../schemas/policy.ts';
-import { POLICY_TOOLS } from '../../schemas/policy.ts';
+import type { Policy, PolicyLayerName, PolicyMode, PolicyRule } from '../../schemas/policy.ts';
+import { TOOLS, type ToolName } from '../../schemas/tool.ts';
 
 export type RuleList = 'always_allow' | 'always_deny' | 'always_confirm';
 export const RULE_LISTS: readonly RuleList[] = ['always_deny', 'always_confirm', 'always_allow'];
@@ -21,7 +21,7 @@ export type MergedToolPolicy = { default?: PolicyMode | undefined } & Record<Rul
 /** Several layers merged into one; plain JSON. */
 export type MergedPolicy = {
   default?: PolicyMode | undefined;
-  tools: Partial<Record<PolicyTool, MergedToolPolicy>>;
+  tools: Partial<Record<ToolName, MergedToolPolicy>>;
 };
 
 /** One layer to merge: its name (`global`, `project`, `agent:<id>`, …) and policy. */
@@ -33,7 +33,7 @@ export type CompiledTool = {
   rules: Record<RuleList, CompiledRule[]>;
   invalid: Array<{ pattern: string; layer?: string; error: string }>;
 };
-export type CompiledPolicy = { default: PolicyMode; tools: Record<PolicyTool, CompiledTool> };
+export type CompiledPolicy = { default: PolicyMode; tools: Record<ToolName, CompiledTool> };
 
 /** The default when no layer sets one. */
 export const GLOBAL_DEFAULT: PolicyMode = 'confirm';
@@ -43,7 +43,7 @@ export function mergePolicies(layers: readonly PolicyLayer[]): MergedPolicy {
   const merged: MergedPolicy = { tools: {} };
   for (const { name, policy } of layers) {
     if (policy.default !== undefined) merged.default = policy.default;
-    for (const tool of POLICY_TOOLS) {
+    for (const tool of TOOLS) {
       const t = policy.tools[tool];
       if (!t) continue;
       const into = (merged.tools[tool] ??= { always_allow: [], always_deny: [], always_confirm: [] });
@@ -62,8 +62,8 @@ const cache = new WeakMap<object, CompiledPolicy>();
 export function compilePolicy(policy: MergedPolicy): CompiledPolicy {
   const hit = cache.get(policy);
   if (hit) return hit;
-  const tools = {} as Record<PolicyTool, CompiledTool>;
-  for (const tool of POLICY_TOOLS) {
+  const tools = {} as Record<ToolName, CompiledTool>;
+  for (const tool of TOOLS) {
     const t = policy.tools[tool];
     const compiled: CompiledTool = {
       default: t?.default,
@@ -106,7 +106,7 @@ export function compilePattern(pattern: string, caseSensitive: boolean): RegExp 
  * (code typed into a running interpreter) does not inherit a global `allow`:
  * unset, it is `confirm`.
  */
-export function toolDefault(policy: CompiledPolicy, tool: PolicyTool): { mode: PolicyMode; from: 'tool' | 'global' } {
+export function toolDefault(policy: CompiledPolicy, tool: ToolName): { mode: PolicyMode; from: 'tool' | 'global' } {
   const own = policy.tools[tool].default;
   if (own !== undefined) return { mode: own, from: 'tool' };
   if (tool === 'terminal_input' && policy.default === 'allow') return { mode: 'confirm', from: 'tool' };
@@ -120,7 +120,7 @@ export function firstMatch(rules: readonly CompiledRule[], text: string): Compil
 }
 
 /** Adds learned rules to a policy layer (returns a new layer; duplicates are not added twice). */
-export function addRules(policy: Policy, tool: PolicyTool, list: RuleList, patterns: readonly string[]): Policy {
+export function addRules(policy: Policy, tool: ToolName, list: RuleList, patterns: readonly string[]): Policy {
   const current = policy.tools[tool] ?? { default: undefined, always_allow: [], always_deny: [], always_confirm: [] };
   const existing = new Set(current[list].map((r) => r.pattern));
   const added = patterns.filter((p) => !existing.has(p)).map((pattern) => ({ pattern }));

@@ -4,7 +4,7 @@
  * large "new" content over and over (alternating two versions) through
  * `atomicWrite`, printing "ready" after the first write starts, until killed.
  */
-import { atomicWrite } from '../../actors/edit/file-io.ts';
+import { writeFileAtomic as atomicWrite } from '../../actors/common/atomic-write.ts';
 
 const path = process.argv[2]!;
 const size = Number(process.argv[3] ?? 32 * 1024 * 1024);

@@ -13,7 +13,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { atomicWrite, decodeText, encodeText, readTextFile, resolveInWorkspace } from '../../../actors/edit/file-io.ts';
+import { writeFileAtomic as atomicWrite } from '../../../actors/common/atomic-write.ts';
+import { decodeText, encodeText, readTextFile, resolveInWorkspace } from '../../../actors/edit/file-io.ts';
 
 let dir: string;
 let ws: string;
@@ -64,13 +65,13 @@ describe('decoding and encoding', () => {
     writeFileSync(join(ws, 'bin'), Buffer.from([1, 2, 0, 3]));
     writeFileSync(join(ws, 'latin1'), Buffer.from([0x61, 0x62, 0xe9, 0x0a]));
     writeFileSync(join(ws, 'big'), 'x'.repeat(100));
-    await expect(readTextFile(join(ws, 'bin'), 1000, 'bin')).rejects.toThrow(
+    await expect(readTextFile([ws], 'bin', 1000, 'bin')).rejects.toThrow(
       `Can't edit file: "bin" is a binary file (it contains NUL bytes). Only UTF-8 text files can be edited.`,
     );
-    await expect(readTextFile(join(ws, 'latin1'), 1000, 'latin1')).rejects.toThrow(
+    await expect(readTextFile([ws], 'latin1', 1000, 'latin1')).rejects.toThrow(
       `Can't edit file: "latin1" is not valid UTF-8 (at byte 2). Only UTF-8 text files can be edited.`,
     );
-    await expect(readTextFile(join(ws, 'big'), 10, 'big')).rejects.toThrow(
+    await expect(readTextFile([ws], 'big', 10, 'big')).rejects.toThrow(
       `Can't edit file: "big" is 100 bytes, over the 10-byte limit. Edit a smaller file or raise maxFileBytes.`,
     );
   });

@@ -79,6 +79,52 @@ describe('runPolicyCheck', () => {
   });
 });
 
+describe('runPolicyCheck --command', () => {
+  it("judges the tool call the command's CommandDef declares, as the gate does", async () => {
+    const exec = await runPolicyCheck({
+      policy: [policy],
+      command: 'terminal.exec',
+      data: JSON.stringify({ terminalId: 't-1', command: 'sudo rm -rf build' }),
+      json: true,
+    });
+    expect(exec.code).toBe(4);
+    expect(JSON.parse(exec.stdout)).toMatchObject({ tool: 'terminal', input: 'sudo rm -rf build' });
+    // terminal.write is input to a terminal, not a terminal command: the terminal_input class decides.
+    const write = await runPolicyCheck({
+      policy: [policy],
+      command: 'terminal.write',
+      data: JSON.stringify({ terminalId: 't-1', data: 'ls\n' }),
+      json: true,
+    });
+    expect(JSON.parse(write.stdout)).toMatchObject({ tool: 'terminal_input', input: 'ls\n' });
+    const begin = await runPolicyCheck({
+      policy: [policy],
+      command: 'edit.begin',
+      data: JSON.stringify({ path: 'new.ts', mode: 'write' }),
+      workspace: dir,
+      json: true,
+    });
+    expect(JSON.parse(begin.stdout)).toMatchObject({ tool: 'write_file', input: 'new.ts' });
+  });
+
+  it('refuses bad usage with exit 2 and says what to do', async () => {
+    const bad = (opts: Parameters<typeof runPolicyCheck>[0]) => runPolicyCheck({ policy: [policy], ...opts });
+    expect((await bad({ command: 'terminal.nope' })).stderr).toContain("unknown command 'terminal.nope'");
+    expect((await bad({ command: 'agent.get' })).stderr).toContain('is not a tool call');
+    expect((await bad({ command: 'terminal.exec', data: '{' })).stderr).toContain('--data is not valid JSON');
+    const missing = await bad({ command: 'terminal.exec', data: '{"terminalId":"t-1"}' });
+    expect(missing).toMatchObject({ code: 2 });
+    expect(missing.stderr).toContain('data.command');
+    expect((await bad({ command: 'terminal.read', data: '{"terminalId":"t-1"}' })).stderr).toContain(
+      'runs nothing a policy judges',
+    );
+    expect((await bad({ command: 'terminal.exec', tool: 'terminal', data: '{}' })).stderr).toContain(
+      'drop --tool and --input',
+    );
+    expect((await bad({})).stderr).toContain('give --tool and --input, or --command and --data');
+  });
+});
+
 describe('as a process', () => {
   it('registers on a commander program and sets the exit code', () => {
     const root = fileURLToPath(new URL('../../..', import.meta.url));

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { WorkspaceSnapshotter, recordShellChanges } from '../../../actors/review/workspace-snapshot.ts';
-import { compileIgnore } from '../../../actors/review/workspace-snapshot-ignore.ts';
+import { compileIgnore, loadIgnore } from '../../../actors/review/workspace-snapshot-ignore.ts';
 import { makeFixture, type Fixture } from '../../support/action-log-fs.ts';
 
 const sh = (cwd: string, script: string) => execFileSync('/bin/sh', ['-c', script], { cwd });
@@ -131,5 +131,51 @@ describe('snapshot ignore rules', () => {
       m('src/.git', true),
       m('src/index.ts', false),
     ]).toEqual([true, false, true, true, true, true, false, true, true, false, true, true, false]);
+  });
+
+  it('follows git: ! negation, [abc] classes and ? wildcards', () => {
+    const m = compileIgnore(['*.log', '!keep.log', 'build/', '!build/', 'tmp[0-9]', 'cache-[ab].txt', 'x?.bin']);
+    expect([
+      m('x.log', false),
+      m('keep.log', false),
+      m('a/keep.log', false),
+      m('build', true),
+      m('tmp1', true),
+      m('tmpx', true),
+      m('cache-a.txt', false),
+      m('cache-c.txt', false),
+      m('x1.bin', false),
+      m('x12.bin', false),
+    ]).toEqual([true, false, false, false, true, false, true, false, true, false]);
+  });
+
+  it('applies a nested .gitignore below its directory, where it may re-include what the root excluded', async () => {
+    const f = makeFixture();
+    onTestFinished(() => f.cleanup());
+    f.write('.gitignore', '*.gen.ts\nsecret/\n');
+    f.write('pkg/.gitignore', '!keep.gen.ts\nlocal.txt\n');
+    f.write('pkg/keep.gen.ts', 'k\n');
+    f.write('pkg/drop.gen.ts', 'd\n');
+    f.write('pkg/local.txt', 'l\n');
+    f.write('local.txt', 'root\n');
+    f.write('other/local.txt', 'o\n');
+    f.write('secret/canary.txt', 'CANARY-IGNORED\n');
+    const matcher = await loadIgnore(f.ws);
+    await matcher.enter('pkg');
+    expect(matcher.ignores('pkg/keep.gen.ts', false)).toBe(false);
+    expect(matcher.ignores('pkg/drop.gen.ts', false)).toBe(true);
+    expect(matcher.ignores('pkg/local.txt', false)).toBe(true);
+    expect(matcher.ignores('local.txt', false)).toBe(false);
+    expect(matcher.ignores('other/local.txt', false)).toBe(false);
+    // Through a whole snapshot: the walk reads the nested file itself.
+    const snap = await new WorkspaceSnapshotter({ blobs: f.blobs }).snapshot(f.ws);
+    expect(Object.keys(snap.files).sort()).toEqual([
+      '.gitignore',
+      'local.txt',
+      'other/local.txt',
+      'pkg/.gitignore',
+      'pkg/keep.gen.ts',
+    ]);
+    expect(JSON.stringify(snap)).not.toContain('canary');
   });
 });

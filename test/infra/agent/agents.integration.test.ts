@@ -180,6 +180,24 @@ describe('agents (embedded)', () => {
     });
   });
 
+  it("holds every agent's live snapshot equal to the one replayed from the log", async () => {
+    const replayed = await replay(rt.log.read(), AGGREGATES);
+    const live = rt.host.fold.states();
+    const agents = Object.entries(live).filter(([, state]) => state.aggregate === 'agent');
+    expect(agents.length).toBeGreaterThan(5);
+    for (const [subject, state] of agents) {
+      const again = replayed.fold.states()[subject];
+      expect({ subject, value: again?.value, context: again?.context }).toEqual({
+        subject,
+        value: state.value,
+        context: state.context,
+      });
+    }
+    expect(new Set(agents.map(([, s]) => String(s.value)))).toEqual(
+      new Set(['running', 'completed', 'cancelled', 'failed']),
+    );
+  });
+
   it('replays agent trees to the live digest', async () => {
     const status = ok(await rt.call('runtime.status'));
     expect((await replay(rt.log.read(), AGGREGATES)).digest).toBe(status['digest']);

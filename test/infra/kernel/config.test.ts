@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../infra/kernel/config.ts';
+import { workspaceId } from '../../../infra/kernel/data-dir.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 
 describe('loadConfig', () => {
@@ -9,11 +10,12 @@ describe('loadConfig', () => {
   afterAll(() => dir.dispose());
 
   it('applies defaults, resolving paths against the working dir', () => {
-    const c = loadConfig({ cwd: dir.path, env: {} });
+    const state = join(dir.path, 'state');
+    const c = loadConfig({ cwd: dir.path, env: { XDG_STATE_HOME: state } });
     expect(c).toMatchObject({
       rootAgentId: 'main',
       mode: 'auto',
-      dataDir: join(dir.path, '.skein/data'),
+      dataDir: join(state, 'skein', workspaceId(dir.path)),
       workspace: dir.path,
       logLevel: 'info',
     });

@@ -131,7 +131,7 @@ describe('hardening (embedded)', () => {
             timeout: 10_000,
           })
           .toBe(1);
-        expect(requests[0]).toMatchObject({ tool: 'terminal', input: "export PATH='/tmp/evil:/usr/bin:/bin'" });
+        expect(requests[0]).toMatchObject({ tool: 'terminal', input: 'export PATH=/tmp/evil:/usr/bin:/bin' });
         ok(await strict.call('permission.decide', { requestId: requests[0]!.requestId, decision: 'deny_once' }));
         expect(await open).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
         // Without env nothing needs judging.

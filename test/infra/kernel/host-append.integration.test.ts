@@ -7,6 +7,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMMANDS, type StoredFact } from '../../../schemas/index.ts';
 import { AgentService } from '../../../actors/agent/agent.ts';
+import { AgentDirectory } from '../../../actors/agent/agent-directory.ts';
+import { agentDomain } from '../../../infra/agent/domain.ts';
+import type { AnyDomain } from '../../../infra/kernel/domain.ts';
 import { AgentsConfig } from '../../../schemas/index.ts';
 import { call } from '../../../infra/transport/client.ts';
 import { AGGREGATES } from '../../../infra/kernel/domains.ts';
@@ -44,35 +47,39 @@ async function setup(times: number) {
   const real = await JsonlLog.open({ dir: dir.path, bus });
   const log = faulty(real, 'agent.spawned', times);
   const { logger, lines } = memoryLogger('warn');
-  // eslint-disable-next-line prefer-const
-  let host: Host;
-  const agents = new AgentService(() => host, AgentsConfig.parse({}));
-  host = new Host({
+  const host = new Host({
     bus,
     log,
     logger,
     hostId: 'h-test',
-    mode: 'embedded',
-    rootAgentId: 'main',
     aggregates: AGGREGATES,
-    handlers: {
-      ...agents.handlers(),
-      ...Object.fromEntries(
-        COMMANDS.filter((c) => !c.type.startsWith('agent.') && !c.type.startsWith('runtime.')).map((c) => [
-          c.type,
-          async () => ({}),
-        ]),
-      ),
-      'runtime.ping': async () => ({ pong: true }),
-      'runtime.status': async () => ({}),
-    },
     commands: COMMANDS,
-    gate: async () => undefined,
     maxPayloadBytes: 1 << 20,
     commandCacheSize: 100,
     appendRetries: 2,
     appendRetryDelayMs: 1,
   });
+  const agents = new AgentService({
+    directory: new AgentDirectory(host),
+    locks: host.locks,
+    config: AgentsConfig.parse({}),
+    validatePolicy: () => undefined,
+    setSpawnPolicy: async () => undefined,
+    release: [],
+  });
+  host.register(agentDomain(agents));
+  // Every other command answers {} (this test is about appends); a gate that allows everything.
+  const rest: AnyDomain = {
+    name: 'rest',
+    gate: async () => undefined,
+    commands: Object.fromEntries(
+      COMMANDS.filter((c) => !c.type.startsWith('agent.')).map((c) => [
+        c.type,
+        c.type === 'runtime.ping' ? async () => ({ pong: true }) : async () => ({}),
+      ]),
+    ),
+  };
+  host.register(rest);
   await host.start();
   // The root, written straight to the real log.
   await real.append({

@@ -1,0 +1,121 @@
+/**
+ * @module
+ * The one atomic write in skein: a temp file created beside the target (`.name.skein-<pid>-<hex>.tmp`, a
+ * name the workspace snapshots ignore), written, mode set, fsync'd, renamed over the target, then the
+ * directory fsync'd. Readers see the old file or the new one, never a torn one; the temp file is removed on
+ * every failure path.
+ *
+ * Everything happens relative to an open directory descriptor, through `/proc/self/fd/<dirfd>/<name>`, so
+ * once the directory is open nothing can redirect the write elsewhere (a directory swapped for a symlink
+ * mid-write changes nothing: the descriptor still names the directory that was opened). The confined file
+ * tools pass a descriptor they reached without following symlinks (`confined-fs.ts`); trusted locations
+ * skein owns (the data dir, policy files) use `writeFileAtomic`, which opens the parent by path.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+
+/** A path through an open directory descriptor: the kernel resolves `name` inside exactly that directory. */
+export function atFd(dirFd: number, name: string): string {
+  return `/proc/self/fd/${dirFd}/${name}`;
+}
+
+/** Temp names keep a readable prefix of the target but stay under NAME_MAX (255 bytes). */
+function tempName(name: string): string {
+  let prefix = name;
+  while (Buffer.byteLength(prefix, 'utf8') > 200) prefix = prefix.slice(0, -1);
+  return `.${prefix}.skein-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+}
+
+/** A temp file written and fsync'd beside its target, waiting to be renamed into place or discarded. */
+export type Staged = {
+  /** Renames the temp file over the target (atomic), then fsyncs the directory. */
+  commit(): Promise<void>;
+  /** Removes the temp file (never throws). */
+  discard(): Promise<void>;
+  /** mtime of the written file, from its descriptor. */
+  mtimeMs: number;
+};
+
+/**
+ * Writes `data` into a new temp file in the directory `dirFd` and fsyncs it; `commit()` renames it onto
+ * `name` in that same directory. `mode` (permission bits) is applied exactly when given.
+ */
+export async function stageIn(dirFd: number, name: string, data: Uint8Array | string, mode?: number): Promise<Staged> {
+  const tmp = tempName(name);
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  const fh = await open(atFd(dirFd, tmp), flags, mode ?? 0o666);
+  const discard = () => unlink(atFd(dirFd, tmp)).catch(() => undefined);
+  let mtimeMs: number;
+  try {
+    await fh.writeFile(data);
+    if (mode !== undefined) await fh.chmod(mode);
+    await fh.sync();
+    mtimeMs = (await fh.stat()).mtimeMs;
+  } catch (err) {
+    await fh.close().catch(() => undefined);
+    await discard();
+    throw err;
+  }
+  await fh.close();
+  return {
+    mtimeMs,
+    discard,
+    async commit() {
+      try {
+        await rename(atFd(dirFd, tmp), atFd(dirFd, name));
+      } catch (err) {
+        await discard();
+        throw err;
+      }
+      // Durability of the rename itself; a file system that cannot fsync a directory still renamed.
+      const dh = await open(atFd(dirFd, '.'), constants.O_RDONLY | constants.O_DIRECTORY).catch(() => undefined);
+      if (dh) {
+        await dh.sync().catch(() => undefined);
+        await dh.close();
+      }
+    },
+  };
+}
+
+/** Stages and commits in one step: the atomic write of `name` in the open directory `dirFd`. */
+export async function atomicWriteIn(
+  dirFd: number,
+  name: string,
+  data: Uint8Array | string,
+  mode?: number,
+): Promise<{ mtimeMs: number }> {
+  const staged = await stageIn(dirFd, name, data, mode);
+  await staged.commit();
+  return { mtimeMs: staged.mtimeMs };
+}
+
+/**
+ * Stages a write of the file at `path` in a directory skein trusts (its data dir, a policy file's
+ * directory), creating the directory when missing. Not for workspace files: those go through
+ * `confined-fs.ts`.
+ */
+export async function stageFile(path: string, data: Uint8Array | string, mode?: number): Promise<Staged> {
+  await mkdir(dirname(path), { recursive: true });
+  const dh = await open(dirname(path), constants.O_RDONLY | constants.O_DIRECTORY);
+  let staged: Staged;
+  try {
+    staged = await stageIn(dh.fd, basename(path), data, mode);
+  } catch (err) {
+    await dh.close();
+    throw err;
+  }
+  const close = () => dh.close().catch(() => undefined);
+  return {
+    mtimeMs: staged.mtimeMs,
+    commit: () => staged.commit().finally(close),
+    discard: () => staged.discard().finally(close),
+  };
+}
+
+/** Atomically replaces the file at `path` (a trusted location; see `stageFile`). */
+export async function writeFileAtomic(path: string, data: Uint8Array | string, mode?: number): Promise<void> {
+  const staged = await stageFile(path, data, mode);
+  await staged.commit();
+}

@@ -1,0 +1,204 @@
+/**
+ * @module
+ * Race-proof file operations inside an agent's workspace roots, on what the confined walk
+ * (`confined-walk.ts`) reaches: resolve, read, write (atomic, the temp file created and renamed in the
+ * walked directory: `atomic-write.ts`), stage for all-or-nothing plans, and remove.
+ *
+ * Files are refused when they are not regular (FIFOs, devices, sockets: opening them can block or have
+ * effects) or have more than one hard link (a hard link can share its content with a file outside).
+ */
+import { constants } from 'node:fs';
+import { lstat, open, unlink } from 'node:fs/promises';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { atFd, atomicWriteIn, type Staged, stageIn } from './atomic-write.ts';
+import { walk } from './confined-walk.ts';
+
+export { realRoots } from './confined-walk.ts';
+
+/** A path resolved inside a root: its real absolute path and what is there. */
+export type ResolvedPath = { path: string; exists: boolean; isDirectory: boolean };
+
+/**
+ * Resolves `given` (absolute, or relative to the first root) to its real path inside a root, following
+ * symlinks only inside the roots. A missing file is allowed (for creation) when its directory exists; a
+ * dangling symlink is refused.
+ */
+export async function resolveInWorkspace(roots: readonly string[], given: string): Promise<ResolvedPath> {
+  const w = await walk(roots, given, true);
+  try {
+    if (w.name === undefined) return { path: w.dirPath, exists: true, isDirectory: true };
+    const path = `${w.dirPath}/${w.name}`;
+    const st = await lstat(atFd(w.dir.fd, w.name)).catch(() => undefined);
+    if (st?.isSymbolicLink())
+      throw new RuntimeError(
+        ErrorCode.PermissionDenied,
+        `Path ${JSON.stringify(given)} is a symlink to a missing target. Edit a regular file inside the workspace.`,
+      );
+    return { path, exists: st !== undefined, isDirectory: st?.isDirectory() ?? false };
+  } finally {
+    await w.close();
+  }
+}
+
+/** A file read through the confined walk. */
+export type ConfinedFile = { path: string; bytes: Buffer; mode: number; mtimeMs: number };
+
+/** Refuses what is not a single-link regular file, naming `shown` and saying why. */
+function checkFile(st: { isDirectory(): boolean; isFile(): boolean; nlink: number }, shown: string, verb: string) {
+  if (st.isDirectory())
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `Can't ${verb} file: path is a directory: ${JSON.stringify(shown)}. Give the path of a file.`,
+    );
+  if (!st.isFile())
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      `Can't ${verb} file: ${JSON.stringify(shown)} is not a regular file (a FIFO, socket or device). ` +
+        `Only regular files can be read and written.`,
+    );
+  if (st.nlink > 1)
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `Can't ${verb} file: ${JSON.stringify(shown)} has ${st.nlink} hard links, and a hard link can share its ` +
+        `content with a file outside the workspace, so skein refuses it. Replace it with a copy ` +
+        `(cp --remove-destination) if it is meant to be in the workspace.`,
+      { details: { path: shown, nlink: st.nlink } },
+    );
+}
+
+/**
+ * Reads a file confined to the roots: the file is opened with `O_NOFOLLOW` from its directory's
+ * descriptor, checked on that descriptor (regular, one link, at most `maxBytes`) and read from it. Returns
+ * undefined when the file does not exist.
+ */
+export async function readConfined(
+  roots: readonly string[],
+  given: string,
+  maxBytes: number,
+  shown = given,
+): Promise<ConfinedFile | undefined> {
+  const w = await walk(roots, given, true);
+  try {
+    if (w.name === undefined) checkFile({ isDirectory: () => true, isFile: () => false, nlink: 1 }, shown, 'read');
+    const at = atFd(w.dir.fd, w.name!);
+    const pre = await lstat(at).catch(() => undefined);
+    if (!pre) return undefined;
+    // Checked before opening too: opening a FIFO or a device can block or act.
+    checkFile(pre, shown, 'read');
+    const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+    const fh = await open(at, flags).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ELOOP')
+        throw new RuntimeError(
+          ErrorCode.Conflict,
+          `Path ${JSON.stringify(shown)} was replaced by a symlink while being read. Read it again.`,
+        );
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (!fh) return undefined;
+    try {
+      const st = await fh.stat();
+      checkFile(st, shown, 'read');
+      if (st.size > maxBytes)
+        throw new RuntimeError(
+          ErrorCode.LimitExceeded,
+          `Can't edit file: ${JSON.stringify(shown)} is ${st.size} bytes, over ` +
+            `the ${maxBytes}-byte limit. Edit a smaller file or raise maxFileBytes.`,
+        );
+      const bytes = await fh.readFile();
+      return { path: `${w.dirPath}/${w.name}`, bytes, mode: st.mode & 0o7777, mtimeMs: st.mtimeMs };
+    } finally {
+      await fh.close();
+    }
+  } finally {
+    await w.close();
+  }
+}
+
+/** Checks what a write would replace: nothing, or a single-link regular file. */
+async function checkTarget(dirFd: number, name: string, shown: string): Promise<void> {
+  const st = await lstat(atFd(dirFd, name)).catch(() => undefined);
+  if (st?.isSymbolicLink())
+    throw new RuntimeError(
+      ErrorCode.Conflict,
+      `Path ${JSON.stringify(shown)} became a symlink while being written. Read it again and retry.`,
+    );
+  if (st) checkFile(st, shown, 'write');
+}
+
+/**
+ * Atomically writes `data` to `given` confined to the roots: the temp file is created and renamed inside the
+ * directory reached by the walk (never through a path that could be swapped). Returns the real path written.
+ */
+export async function writeConfined(
+  roots: readonly string[],
+  given: string,
+  data: Uint8Array | string,
+  mode?: number,
+  shown = given,
+): Promise<{ path: string; mtimeMs: number }> {
+  const w = await walk(roots, given, true);
+  try {
+    if (w.name === undefined) throw checkDirectory(shown);
+    await checkTarget(w.dir.fd, w.name, shown);
+    const { mtimeMs } = await atomicWriteIn(w.dir.fd, w.name, data, mode);
+    return { path: `${w.dirPath}/${w.name}`, mtimeMs };
+  } finally {
+    await w.close();
+  }
+}
+
+/**
+ * Stages a confined write (for plans that write several files all-or-nothing): the directory stays open
+ * until `commit()` or `discard()`.
+ */
+export async function stageConfined(
+  roots: readonly string[],
+  given: string,
+  data: Uint8Array | string,
+  mode?: number,
+  createParents = false,
+): Promise<Staged> {
+  const w = await walk(roots, given, true, createParents);
+  let staged: Staged;
+  try {
+    if (w.name === undefined) throw checkDirectory(given);
+    await checkTarget(w.dir.fd, w.name, given);
+    staged = await stageIn(w.dir.fd, w.name, data, mode);
+  } catch (err) {
+    await w.close();
+    throw err;
+  }
+  return {
+    mtimeMs: staged.mtimeMs,
+    commit: () => staged.commit().finally(w.close),
+    discard: () => staged.discard().finally(w.close),
+  };
+}
+
+/**
+ * Removes the file `given` confined to the roots (unlinked from the directory the walk reached, so a
+ * directory swapped for a symlink cannot make it delete a file outside). A missing file is not an error.
+ */
+export async function removeConfined(roots: readonly string[], given: string): Promise<void> {
+  const w = await walk(roots, given, false).catch((err: unknown) => {
+    if (err instanceof RuntimeError && err.code === ErrorCode.NotFound) return undefined; // its directory is gone
+    throw err;
+  });
+  if (!w) return;
+  try {
+    if (w.name === undefined) throw checkDirectory(given);
+    await unlink(atFd(w.dir.fd, w.name)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  } finally {
+    await w.close();
+  }
+}
+
+function checkDirectory(shown: string): RuntimeError {
+  return new RuntimeError(
+    ErrorCode.InvalidMessage,
+    `Can't write to file: path is a directory: ${JSON.stringify(shown)}. Give the path of a file.`,
+  );
+}

@@ -1,0 +1,214 @@
+/**
+ * @module
+ * The confined walk under every workspace file access: a path is walked one component at a time from an
+ * open descriptor of its root; each directory is opened through `/proc/self/fd/<parent>/<name>` with
+ * `O_NOFOLLOW | O_DIRECTORY`, so the kernel never follows a symlink on skein's behalf. A symlink met on the
+ * way is read (`readlink`) and its target walked the same way, from the root it lands in; a target outside
+ * every root, or a `..` that would climb above a root, is refused. Whatever a concurrent process renames or
+ * swaps meanwhile, the walk ends at a directory reached from the root without following a link: it can fail
+ * (bounded retries), never escape. The operations on what it reaches are in `confined-fs.ts`.
+ */
+import { constants } from 'node:fs';
+import { type FileHandle, lstat, mkdir, open, readlink, realpath } from 'node:fs/promises';
+import { confine, normalizePath } from '../../machines/common/confine.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { pathProblem } from '../../schemas/paths.ts';
+import { atFd } from './atomic-write.ts';
+
+/** Linux's limit on symlinks followed in one resolution (MAXSYMLINKS). */
+const MAX_SYMLINKS = 40;
+/** Times one walk looks again at components that changed under it before giving up. */
+const MAX_RETRIES = 16;
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/** Real paths of the roots (resolved once per call; roots must exist). */
+export async function realRoots(roots: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const r of roots) {
+    try {
+      out.push(await realpath(r));
+    } catch {
+      throw new RuntimeError(
+        ErrorCode.NotFound,
+        `Worktree at '${r}' does not exist. Configure an existing workspace root for this agent.`,
+      );
+    }
+  }
+  return out;
+}
+
+/** The end of a walk: the open directory that holds `name` (undefined name: the root itself). */
+export type Walked = {
+  dir: FileHandle;
+  /** Real absolute path of `dir`. */
+  dirPath: string;
+  name: string | undefined;
+  close(): Promise<void>;
+};
+
+function checkGiven(given: string, roots: readonly string[]): void {
+  const problem = pathProblem(given);
+  if (problem)
+    throw new RuntimeError(ErrorCode.InvalidMessage, `Path ${JSON.stringify(given.slice(0, 80))} ${problem}.`, {
+      details: { field: 'path' },
+    });
+  if (roots.length === 0)
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      'This agent has no workspace roots, so it cannot touch files. Configure a workspace root for the agent.',
+    );
+}
+
+/**
+ * Walks `given` from the roots without following symlinks, down to the directory that holds its last
+ * component. Symlinks met on the way are resolved by the walk itself, inside the roots. The caller closes.
+ */
+export async function walk(
+  roots: readonly string[],
+  given: string,
+  followFinal: boolean,
+  createParents = false,
+): Promise<Walked> {
+  checkGiven(given, roots);
+  const real = await realRoots(roots);
+  const spellings = roots.map((r, i) => [real[i]!, normalizePath(r.startsWith('/') ? r : `${process.cwd()}/${r}`)]);
+  const start = confine(spellings, given);
+  if (!start.ok)
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `Path ${JSON.stringify(given)} is outside the agent's workspace ` +
+        `(${real.join(', ')}). Use a path inside a workspace root.`,
+      { details: { path: given } },
+    );
+  const held: FileHandle[] = [];
+  const close = async () => {
+    for (const h of held.splice(0)) await h.close().catch(() => undefined);
+  };
+  // `stack` holds the descriptors of the directories from the root down; `names` their real names.
+  let names: string[] = [];
+  let rootIndex = start.root;
+  const openRoot = async (i: number): Promise<FileHandle> => {
+    const h = await open(real[i]!, constants.O_RDONLY | constants.O_DIRECTORY);
+    held.push(h);
+    return h;
+  };
+  let stack: FileHandle[] = [];
+  try {
+    stack = [await openRoot(rootIndex)];
+    const queue = [...start.parts];
+    let hops = 0;
+    let retries = 0;
+    /** A component that changed between two looks is looked at again, a bounded number of times. */
+    const retry = (name: string) => {
+      if (++retries > MAX_RETRIES)
+        throw new RuntimeError(
+          ErrorCode.Conflict,
+          `Path ${JSON.stringify(given)} keeps changing while it is resolved (something renames it in a loop). ` +
+            `Retry when it is stable.`,
+          { retryable: true },
+        );
+      queue.unshift(name);
+    };
+    const here = () => [real[rootIndex]!, ...names].join('/');
+    const escaped = (target: string) =>
+      new RuntimeError(
+        ErrorCode.PermissionDenied,
+        `Path ${JSON.stringify(given)} resolves through a symlink to ${JSON.stringify(target)}, ` +
+          `outside the agent's workspace. Edit files inside the workspace, or ask for permission.`,
+        { details: { path: given, target } },
+      );
+    while (queue.length > 0) {
+      const name = queue.shift()!;
+      if (name === '' || name === '.') continue;
+      const last = queue.every((n) => n === '' || n === '.');
+      if (name === '..') {
+        // Only reachable from a symlink's target (the request itself was normalized): never above a root.
+        if (stack.length === 1) throw escaped(normalizePath(`${here()}/..`));
+        stack.pop();
+        names = names.slice(0, -1);
+        continue;
+      }
+      const top = stack[stack.length - 1]!;
+      const at = atFd(top.fd, name);
+      const st = await lstat(at).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return undefined;
+        throw err;
+      });
+      if (st?.isSymbolicLink() && (!last || followFinal)) {
+        if (++hops > MAX_SYMLINKS)
+          throw new RuntimeError(
+            ErrorCode.InvalidMessage,
+            `Path ${JSON.stringify(given)} goes through more than ${MAX_SYMLINKS} symlinks. Use a direct path.`,
+          );
+        let target: string;
+        try {
+          target = await readlink(at);
+        } catch (err) {
+          // Swapped for something else since the lstat: look at this component again.
+          if ((err as NodeJS.ErrnoException).code === 'EINVAL' || (err as NodeJS.ErrnoException).code === 'ENOENT') {
+            retry(name);
+            continue;
+          }
+          throw err;
+        }
+        const absolute = normalizePath(target.startsWith('/') ? target : `${here()}/${target}`);
+        if (target.startsWith('/')) {
+          const landed = confine(spellings, target);
+          if (!landed.ok) throw escaped(absolute);
+          rootIndex = landed.root;
+          stack = [await openRoot(rootIndex)];
+          names = [];
+          queue.unshift(...landed.parts);
+        } else {
+          // A relative target is walked from this directory; its `..` pop the stack, never past the root.
+          const lexical = confine(spellings, absolute);
+          if (!lexical.ok) throw escaped(absolute);
+          queue.unshift(...target.split('/'));
+        }
+        continue;
+      }
+      if (last) return { dir: top, dirPath: here(), name, close };
+      if (!st && createParents)
+        await mkdir(at).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'EEXIST') throw err;
+        });
+      else if (!st)
+        throw new RuntimeError(
+          ErrorCode.NotFound,
+          `Can't create file: parent directory doesn't exist: ` +
+            `${JSON.stringify([here(), name, ...queue.slice(0, -1)].join('/'))}. ` +
+            `Create the directory first, then write the file.`,
+        );
+      let dir: FileHandle;
+      try {
+        dir = await open(at, DIR_FLAGS);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOTDIR' || code === 'ELOOP') {
+          const now = await lstat(at).catch(() => undefined);
+          if (now?.isSymbolicLink()) {
+            retry(name); // became a symlink since the lstat: resolve it as one
+            continue;
+          }
+          throw new RuntimeError(
+            ErrorCode.InvalidMessage,
+            `Can't create file: parent is not a directory: ` +
+              `${JSON.stringify(`${here()}/${name}`)}. Choose a path whose parent is a directory.`,
+          );
+        }
+        if (code === 'ENOENT') {
+          retry(name);
+          continue;
+        }
+        throw err;
+      }
+      held.push(dir);
+      stack.push(dir);
+      names = [...names, name];
+    }
+    return { dir: stack[stack.length - 1]!, dirPath: here(), name: undefined, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * @module
+ * `defineDomain`: how a domain (terminal, edit, permission, review, agent,
+ * runtime) plugs into the host. A domain declares its command handlers,
+ * typed from their CommandDefs (data and reply inferred, as Hono types
+ * routes), its aggregates, its reactions to facts and its lifecycle. The host
+ * is built first; domains are built with what they need (the host, each
+ * other's services) and registered with `registerDomains`, whose type says
+ * that every command of the catalogue has exactly one handler: a command
+ * without one does not compile (and `Host.start` refuses it too).
+ */
+import type { Logger } from 'pino';
+import type {
+  CatalogCommand,
+  Command,
+  CommandOf,
+  CommandType,
+  DataOf,
+  ReplyInputOf,
+  StoredFact,
+  UnstampedFact,
+} from '../../schemas/index.ts';
+import type { AggregateDef } from '../../machines/kernel/projection.ts';
+
+/** What the host hands a handler for one command. */
+export type HandlerContext<TDef extends CatalogCommand = CatalogCommand> = {
+  command: Command<DataOf<TDef>>;
+  def: TDef;
+  logger: Logger;
+  /** Appends a fact caused by this command; resolves once durable. Defaults to the command's agent subjects. */
+  emit(fact: UnstampedFact): Promise<StoredFact>;
+};
+
+/**
+ * A command's handler: its data typed from the CommandDef; its reply is what the reply schema accepts (the
+ * host parses it before it is sent, so ids come back branded and defaults filled in).
+ */
+export type Handler<TDef extends CatalogCommand> = (ctx: HandlerContext<TDef>) => Promise<ReplyInputOf<TDef>>;
+
+/** The handlers of some commands, each typed by its own CommandDef. */
+export type Handlers<TTypes extends CommandType> = { [T in TTypes]: Handler<CommandOf<T>> };
+
+/**
+ * The command's data when it is a `type` command, else undefined: narrows a context the gate sees for every
+ * command (where TypeScript cannot correlate `def.type` with `command.data`).
+ */
+export function dataIf<T extends CommandType>(ctx: HandlerContext, type: T): DataOf<CommandOf<T>> | undefined {
+  // The codec validated data against this very CommandDef, so the type names the data's shape.
+  return ctx.def.type === type ? (ctx.command.data as DataOf<CommandOf<T>>) : undefined;
+}
+
+/** Decides whether a tool call may run; throws a RuntimeError (permission_denied) when not. */
+export type Gate = (ctx: HandlerContext) => Promise<void>;
+
+/**
+ * A reaction to facts: `restore` runs for facts read back from the log at start, `live` for facts appended
+ * while serving, `always` for both. Reactions run after the fact is folded, in registration order; a
+ * reaction's failure is logged, never the writer's.
+ */
+export type Reaction = {
+  on: readonly string[] | ((type: string) => boolean);
+  when: 'restore' | 'live' | 'always';
+  run(fact: StoredFact): void | Promise<void>;
+};
+
+/** What every domain may declare besides its handlers. */
+export type DomainParts = {
+  name: string;
+  aggregates?: readonly AggregateDef[] | undefined;
+  /** The permission gate in front of every tool call (one domain provides it). */
+  gate?: Gate | undefined;
+  reactions?: readonly Reaction[] | undefined;
+  /** After the log is read back, before commands are served: resume timers, pending work. */
+  restore?: (() => Promise<void>) | undefined;
+  /** Once the host stops taking commands: release what the domain holds (PTYs, timers). */
+  stop?: (() => Promise<void>) | undefined;
+};
+
+export type Domain<TTypes extends CommandType = never> = DomainParts & { commands: Handlers<TTypes> };
+
+/** A domain whose command types are known only as "some of the catalogue" (what the host stores). */
+export type AnyDomain = DomainParts & { commands: Partial<Record<CommandType, unknown>> };
+
+/** Declares a domain; its command types are inferred from the handler keys. */
+export function defineDomain<const TTypes extends CommandType = never>(domain: Domain<TTypes>): Domain<TTypes> {
+  return domain;
+}
+
+type TypesOf<D> = D extends { commands: infer C } ? keyof C & CommandType : never;
+
+/** The catalogue's commands no domain of `Ds` handles. */
+export type MissingHandlers<Ds extends readonly AnyDomain[]> = Exclude<CommandType, TypesOf<Ds[number]>>;
+
+/**
+ * `Ds` when together they handle every command of the catalogue; otherwise a type naming the ones missing,
+ * so `registerDomains(host, [...])` does not compile.
+ */
+export type Complete<Ds extends readonly AnyDomain[]> = [MissingHandlers<Ds>] extends [never]
+  ? Ds
+  : { error: 'these commands have no handler'; missing: MissingHandlers<Ds> };
+
+/** Registers domains with the host, in order; the type requires every catalogue command to be handled. */
+export function registerDomains<const Ds extends readonly AnyDomain[]>(
+  host: { register(domain: AnyDomain): void },
+  domains: Ds & Complete<Ds>,
+): void {
+  for (const domain of domains) host.register(domain);
+}

@@ -1,0 +1,61 @@
+/**
+ * @module
+ * What a write to a terminal amounts to for the policy. At the shell prompt
+ * what runs is the line as typed over several writes, not one write alone: the
+ * unfinished line is kept per terminal (`PromptLines`) and each write is judged
+ * with what came before it. Pure: no I/O, the caller says what the terminal runs.
+ */
+import { typedLines, type TerminalForeground } from './permission-input.ts';
+
+/** What the policy judges for one `terminal_input` call. */
+export type JudgedWrite = {
+  input: string;
+  foreground: TerminalForeground | undefined;
+  /** The unfinished line to keep once the write is allowed; undefined: nothing is pending afterwards. */
+  rest: string | undefined;
+};
+
+/**
+ * Judges `data` written to a terminal running `foreground`, after `pending` (earlier unfinished input at the
+ * prompt). `canonical`: whether the terminal is in line mode.
+ */
+export function judgeWrite(
+  pending: string,
+  data: string,
+  foreground: TerminalForeground | undefined,
+  canonical: boolean,
+): JudgedWrite {
+  if (foreground?.kind === 'prompt') {
+    const typed = typedLines(pending, data);
+    const input = typed.completed.length > 0 ? `${typed.completed.join('\n')}\n${typed.rest}` : data;
+    // Arrow keys and the like make the typed text uncertain: judged as input to a shell, never as a
+    // plain command line that an allow rule could match.
+    return { input, foreground: typed.uncertain ? { kind: 'program', name: 'bash' } : foreground, rest: typed.rest };
+  }
+  // A program that reads lines (or reads nothing, like `ls -R /` still running) leaves typed-ahead lines
+  // to the shell once it exits: judge them as shell input. Programs reading keys (vim, less) keep their grant.
+  if (foreground?.kind === 'program' && /[\r\n]/.test(data) && canonical) {
+    return { input: data, foreground: { kind: 'program', name: 'bash' }, rest: undefined };
+  }
+  return { input: data, foreground, rest: undefined };
+}
+
+/** Per terminal: the unfinished line typed at the shell prompt by earlier writes. */
+export class PromptLines {
+  readonly #lines = new Map<string, string>();
+
+  pending(terminalId: string): string {
+    return this.#lines.get(terminalId) ?? '';
+  }
+
+  /** After an allowed write: keep what is unfinished, or forget the terminal's line. */
+  settle(terminalId: string, rest: string | undefined): void {
+    if (rest === undefined) this.#lines.delete(terminalId);
+    else this.#lines.set(terminalId, rest);
+  }
+
+  /** An exec clears the prompt line before it types its command: nothing typed earlier is pending. */
+  clear(terminalId: string): void {
+    this.#lines.delete(terminalId);
+  }
+}

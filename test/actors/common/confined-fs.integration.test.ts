@@ -1,0 +1,99 @@
+/**
+ * The confined walk and atomic write on real files, without a runtime: temp files never outlive a failed
+ * write, and a tight rename loop racing 2,000 direct writes and reads never lets one out of the workspace.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  readConfined,
+  removeConfined,
+  resolveInWorkspace,
+  stageConfined,
+  writeConfined,
+} from '../../../actors/common/confined-fs.ts';
+import { tempDir } from '../../support/temp-dir.ts';
+
+const dir = tempDir('skein-confined-');
+const root = realpathSync(dir.path);
+const ws = join(root, 'ws');
+const outside = join(root, 'outside');
+mkdirSync(ws);
+mkdirSync(outside);
+writeFileSync(join(outside, 'secret.txt'), 'SECRET\n');
+afterAll(() => dir.dispose());
+
+const temps = (p: string) => readdirSync(p, { recursive: true }).filter((f) => /\.skein-.*\.tmp$/.test(String(f)));
+
+describe('confined file operations', () => {
+  it('writes, reads and resolves inside; keeps mode bits', async () => {
+    mkdirSync(join(ws, 'd'));
+    const w = await writeConfined([ws], 'd/f.txt', 'hello\n', 0o640);
+    expect(w.path).toBe(join(ws, 'd', 'f.txt'));
+    const r = await readConfined([ws], 'd/f.txt', 1024);
+    expect(r?.bytes.toString()).toBe('hello\n');
+    expect(r?.mode).toBe(0o640);
+    expect(await readConfined([ws], 'd/missing.txt', 1024)).toBeUndefined();
+    expect(await resolveInWorkspace([ws], 'd')).toEqual({ path: join(ws, 'd'), exists: true, isDirectory: true });
+    expect(temps(ws)).toEqual([]);
+  });
+
+  it('a staged write that is discarded, or whose rename fails, leaves no temp file', async () => {
+    const staged = await stageConfined([ws], 'x.txt', 'x');
+    expect(temps(ws)).toHaveLength(1);
+    await staged.discard();
+    expect(temps(ws)).toEqual([]);
+    const doomed = await stageConfined([ws], 'becomes-dir', 'x');
+    // The target turns into a non-empty directory before the commit: rename fails, the temp goes.
+    mkdirSync(join(ws, 'becomes-dir'));
+    writeFileSync(join(ws, 'becomes-dir', 'child'), '');
+    await expect(doomed.commit()).rejects.toThrow(/EISDIR|ENOTEMPTY|EEXIST/);
+    expect(temps(ws)).toEqual([]);
+  });
+
+  it('creates missing parents only inside, and removes only inside', async () => {
+    symlinkSync(outside, join(ws, 'out'));
+    await expect(stageConfined([ws], 'out/new/x.txt', 'x', undefined, true)).rejects.toThrow(/outside/);
+    expect(readdirSync(outside)).toEqual(['secret.txt']);
+    await expect(removeConfined([ws], 'out/secret.txt')).rejects.toThrow(/outside/);
+    expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('SECRET\n');
+    const s = await stageConfined([ws], 'a/b/c.txt', 'c', undefined, true);
+    await s.commit();
+    expect(readFileSync(join(ws, 'a', 'b', 'c.txt'), 'utf8')).toBe('c');
+    await removeConfined([ws], 'a/b/c.txt');
+    expect(readdirSync(join(ws, 'a', 'b'))).toEqual([]);
+  });
+
+  it('2,000 direct writes and reads racing a rename loop never escape', async () => {
+    mkdirSync(join(ws, 'race_dir'));
+    writeFileSync(join(ws, 'race_dir', 'secret.txt'), 'inside\n');
+    const loop =
+      `ln -s ${JSON.stringify(outside)} race_link; ` +
+      'while :; do mv -T race_dir race; mv -T race race_dir; mv -T race_link race; mv -T race race_link; done';
+    const swapper: ChildProcess = spawn('sh', ['-c', loop], { cwd: ws, stdio: 'ignore' });
+    let wrote = 0;
+    let leaked = 0;
+    try {
+      for (let i = 0; i < 2000; i++) {
+        if (
+          await writeConfined([ws], 'race/x.txt', `${i}\n`).then(
+            () => true,
+            () => false,
+          )
+        )
+          wrote++;
+        const r = await readConfined([ws], 'race/secret.txt', 1024).catch(() => undefined);
+        if (r?.bytes.toString().includes('SECRET')) leaked++;
+      }
+    } finally {
+      const exited = new Promise((r) => swapper.once('exit', r));
+      swapper.kill('SIGKILL');
+      await exited;
+    }
+    expect(leaked).toBe(0);
+    expect(readdirSync(outside).sort()).toEqual(['secret.txt']);
+    expect(temps(ws)).toEqual([]);
+    expect(wrote).toBeGreaterThan(0);
+  }, 120_000);
+});

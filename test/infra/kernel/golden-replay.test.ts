@@ -1,0 +1,69 @@
+/**
+ * @module
+ * The golden demo log, recorded before the domain redesign (issue 9), replays
+ * to the same digest: the whole state, and each aggregate kind on its own (so
+ * a change that alters one kind's state shape names which kind it was).
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { StoredFact } from '../../../schemas/index.ts';
+import { canonicalJson } from '../../../machines/kernel/projection.ts';
+import { AGGREGATES } from '../../../infra/kernel/domains.ts';
+import { replay } from '../../../infra/kernel/replay.ts';
+
+const GOLDEN = fileURLToPath(new URL('../../fixtures/golden/demo-events.jsonl', import.meta.url));
+const DIGEST = '84da63c8867cd4a450e73bcd867f6295011bce1cd9f0285a0e0843f0e2ce2c2f';
+
+/** Per aggregate kind: sha256 of that kind's states in canonical form. */
+const KIND_DIGESTS: Record<string, string> = {
+  'action-log': '3f5ac2b79188559dc51deec6a3efd77c0439cf86a69045248e347d17d38bb38c',
+  agent: '5dff2a45aa9feab46bd209c66451698e8af96fe2e2a340e615a2b8a06a55005a',
+  edit: '71cc3db01319c7efd928ee3ad826a72ecbd4c7691b4d76f2d11d10ea953da492',
+  file: 'a86606b350547954415b2347ea9dd9fed67d48ac5933166c1525fd046e41a40e',
+  permission: '18fe358846bc04d809538650d61f45485dbf4a1b00f4d8f9be5ec62dfe0ff327',
+  terminal: '363118cb4c6eb9a5ab77a4aa050f079e0e84807d8c851900e9c8486c82f77c4e',
+};
+
+function goldenFacts(): StoredFact[] {
+  return readFileSync(GOLDEN, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const { seq, subject, fact } = JSON.parse(line) as { seq: number; subject: string; fact: StoredFact };
+      return { ...fact, seq, subject };
+    });
+}
+
+async function digestsByKind(): Promise<{ digest: string; kinds: Record<string, string>; facts: number }> {
+  const result = await replay(
+    (async function* () {
+      yield* goldenFacts();
+    })(),
+    AGGREGATES,
+  );
+  const byKind = new Map<string, Record<string, unknown>>();
+  for (const [key, state] of Object.entries(result.fold.states())) {
+    const kind = byKind.get(state.aggregate) ?? {};
+    kind[key] = state;
+    byKind.set(state.aggregate, kind);
+  }
+  const kinds: Record<string, string> = {};
+  for (const [kind, states] of [...byKind].sort(([a], [b]) => a.localeCompare(b))) {
+    kinds[kind] = createHash('sha256').update(canonicalJson(states)).digest('hex');
+  }
+  return { digest: result.digest, kinds, facts: result.facts };
+}
+
+describe('golden demo log', () => {
+  it('replays every fact to the digest recorded before the redesign', async () => {
+    const { digest, facts } = await digestsByKind();
+    expect(facts).toBe(47);
+    expect(digest).toBe(DIGEST);
+  });
+
+  it('replays each aggregate kind to its recorded digest', async () => {
+    const { kinds } = await digestsByKind();
+    expect(kinds).toEqual(KIND_DIGESTS);
+  });
+});
