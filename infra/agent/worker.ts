@@ -15,17 +15,20 @@ import type { AgentDirectory, AgentView } from '../../actors/agent/agent-directo
 import type { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
 import type { Reaction } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
+import { removeWorkerCreds, writeWorkerCreds } from '../transport/auth/worker-creds.ts';
 
 export function wireWorkers(deps: {
   host: Host;
   directory: AgentDirectory;
   manager: TerminalManager;
   config: AgentsConfig;
-  connect: { natsUrl?: string | undefined; dataDir: string };
+  connect: { natsUrl?: string | undefined; dataDir: string; mintCreds?: (agentId: string) => Promise<string> };
   logger: Logger;
 }): { startWorker: (agent: AgentView, worker: WorkerSpec) => Promise<void>; reactions: readonly Reaction[] } {
   /** commandId → the agent whose worker it is. */
   const running = new Map<string, { agentId: AgentId; terminalId: string }>();
+  /** agentId → its worker's creds file, removed when the worker exits or the agent finishes. */
+  const credsFiles = new Map<string, string>();
   const owner = (agent: AgentView) => (agent.parentId ?? agent.agentId) as AgentId;
 
   return {
@@ -36,6 +39,11 @@ export function wireWorkers(deps: {
         SKEIN_TASK: agent.task ?? '',
         ...(deps.connect.natsUrl ? { SKEIN_NATS_URL: deps.connect.natsUrl } : { SKEIN_DATA: deps.connect.dataDir }),
       };
+      if (deps.connect.mintCreds) {
+        const path = writeWorkerCreds(deps.connect.dataDir, agent.agentId, await deps.connect.mintCreds(agent.agentId));
+        credsFiles.set(agent.agentId, path);
+        env.SKEIN_NATS_CREDS = path;
+      }
       try {
         const opened = await deps.manager.open(agent.agentId, { env }, { workspace: agent.workspace });
         const command = [worker.command, ...worker.args].map(shellQuote).join(' ');
@@ -78,6 +86,8 @@ export function wireWorkers(deps: {
             fact.type === 'agent.cancelled'
           ) {
             const agentId = (fact.data as { agentId: string }).agentId;
+            removeWorkerCreds(credsFiles.get(agentId));
+            credsFiles.delete(agentId);
             for (const [commandId, w] of running) {
               if (w.agentId !== agentId) continue;
               running.delete(commandId);
@@ -96,6 +106,8 @@ export function wireWorkers(deps: {
     const w = running.get(commandId);
     if (!w) return;
     running.delete(commandId);
+    removeWorkerCreds(credsFiles.get(w.agentId));
+    credsFiles.delete(w.agentId);
     const view = deps.directory.view(w.agentId);
     if (!view || isFinished(view.status)) return;
     try {

@@ -68,6 +68,14 @@ program
   .action(async (pattern, opts) => (await import('./tail.ts')).tail(pattern, opts));
 
 program
+  .command('creds')
+  .description('Write a NATS .creds file for one agent (operator only): an external brain acts as exactly that agent.')
+  .argument('<agentId>', 'the agent (must exist and be running)')
+  .option('--out <file>', 'write here (0600) instead of stdout')
+  .addOption(data())
+  .action(async (agentId, opts) => (await import('./creds.ts')).credsCommand(agentId, opts));
+
+program
   .command('replay')
   .description('Rebuild state from the log; print a timeline, the digest, an export, or a terminal screen.')
   .option('--until <seq>', 'stop after this sequence number')

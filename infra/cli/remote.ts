@@ -3,6 +3,7 @@
  * One command to the runtime, its reply rendered: the shared body of the
  * thin CLI commands (agents, review, approvals…). `--json` prints the reply.
  */
+import type { CommandOf, CommandType, ReplyOf } from '../../schemas/index.ts';
 import { call, callAllPages, connectClient, type Client } from '../transport/client.ts';
 import type { Reply } from '../transport/codec.ts';
 import { EXIT } from './output.ts';
@@ -24,12 +25,15 @@ export async function withClient<T>(
   }
 }
 
-/** Sends `type` and prints the reply with `render` (or as JSON with --json); exit 1 when refused. */
-export async function callAndPrint(
+/**
+ * Sends `type` and prints the reply with `render` (or as JSON with --json); exit 1 when refused. The reply is
+ * typed by the command's reply schema (the runtime parsed it before sending).
+ */
+export async function callAndPrint<T extends CommandType>(
   opts: RemoteOptions,
-  type: string,
+  type: T,
   data: unknown,
-  render: (reply: Record<string, any>) => string,
+  render: (reply: ReplyOf<CommandOf<T>>) => string,
   agentId?: string,
   /** The reply is paged (review.list): follow nextCursor and merge this array. */
   pagedKey?: string,
@@ -44,7 +48,7 @@ export async function callAndPrint(
     if (opts.json) {
       process.stdout.write(`${JSON.stringify(reply, null, 2)}\n`);
     } else if (reply.ok) {
-      const text = render(reply);
+      const text = render(reply as unknown as ReplyOf<CommandOf<T>>);
       if (text) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
     } else {
       process.stderr.write(`skein: ${reply.error.message}\n`);

@@ -22,15 +22,12 @@ import { JetStreamLog } from '../transport/jetstream-log.ts';
 import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
-import {
-  isAlive,
-  natsServerAvailable,
-  startNatsServer,
-  stopStaleNatsServer,
-  type NatsServerHandle,
-} from '../transport/nats-server.ts';
-import { superviseNatsServer } from '../transport/nats-supervisor.ts';
+import { isAlive, natsServerAvailable, stopStaleNatsServer, type NatsServerHandle } from '../transport/nats-server.ts';
 import { serveBusOnSocket } from '../transport/socket-bus.ts';
+import { startAuthBroker, type AuthBroker } from '../transport/auth/broker.ts';
+import { revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
+import { guardLog } from '../transport/log-guard.ts';
+import { verifySeal } from '../transport/log-seal.ts';
 
 /** What `skein up` writes to `<dataDir>/runtime.json` for clients. */
 export const RuntimeInfo = z.object({
@@ -40,6 +37,7 @@ export const RuntimeInfo = z.object({
   natsUrl: z.string().optional(),
   socketPath: z.string().optional(),
   natsServerPid: z.number().int().optional(),
+  websocketUrl: z.string().optional(),
   rootAgentId: z.string(),
   workspace: z.string(),
   dataDir: z.string(),
@@ -52,6 +50,8 @@ export type Runtime = {
   bus: Bus;
   log: EventLog;
   info: RuntimeInfo;
+  /** Private broker: the identities (mint, revoke); undefined in the other modes. */
+  auth?: AuthBroker | undefined;
   stop(): Promise<void>;
 };
 
@@ -104,12 +104,12 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   const hostId = `h-${randomBytes(4).toString('hex')}`;
   const cleanups: Array<() => Promise<void>> = [];
   let natsServer: NatsServerHandle | undefined;
+  let broker: AuthBroker | undefined;
   let bus: Bus;
   let log: EventLog;
   let socketPath: string | undefined;
   let natsUrl: string | undefined;
   let assertAvailable: (() => void) | undefined;
-  let rewriteInfo: ((natsServerPid: number) => void) | undefined;
 
   try {
     if (mode === 'embedded') {
@@ -127,23 +127,26 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       cleanups.push(() => server.close());
     } else {
       if (mode === 'private') {
-        natsServer = await startNatsServer({ storeDir: join(config.dataDir, 'jetstream'), bin: config.natsServerBin });
-        // A private broker that dies is started again on the same port; runtime.json follows its pid.
-        const supervisor = superviseNatsServer(natsServer, {
-          bin: config.natsServerBin,
-          logger,
-          onRestart: (server) => rewriteInfo?.(server.pid),
-        });
-        cleanups.push(() => supervisor.stop());
-        natsUrl = natsServer.url;
+        // Operator-mode auth: nothing listens without credentials (auth/broker.ts).
+        broker = await startAuthBroker({ dataDir: config.dataDir, bin: config.natsServerBin, logger });
+        natsServer = broker.server;
+        const started = broker;
+        cleanups.push(() => started.stop());
+        natsUrl = broker.url;
       } else {
         natsUrl = config.natsUrl;
         if (!natsUrl) throw new Error('networked mode needs --nats <url> or SKEIN_NATS_URL');
       }
-      const natsBus = await NatsBus.connect(natsUrl, { name: `skein-host-${hostId}`, logger });
+      const natsBus = await NatsBus.connect(
+        natsUrl,
+        { name: `skein-host-${hostId}`, logger },
+        broker ? { creds: broker.hostCreds } : undefined,
+      );
       assertAvailable = () => natsBus.assertConnected();
       bus = natsBus;
       cleanups.unshift(() => natsBus.close());
+      // Before the log is opened (which would create a missing stream): never begin a fresh log silently.
+      await verifySeal(natsBus.nc, config.dataDir);
       log = await JetStreamLog.open(natsBus.nc, {
         outputMaxBytes: config.log.outputMaxBytes,
         duplicateWindowMs: config.log.duplicateWindowMs,
@@ -176,9 +179,29 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       config,
       logger,
       runtime: { hostId, mode },
-      connect: { natsUrl, dataDir: config.dataDir },
+      connect: {
+        natsUrl,
+        dataDir: config.dataDir,
+        ...(broker
+          ? { mintCreds: (agentId: string) => broker!.authority.mintAgent(agentId).then((m) => m.creds) }
+          : {}),
+      },
     });
     await host.start();
+    if (broker) await revokeOnFinish(host, broker, logger);
+    if (bus instanceof NatsBus) {
+      const nc = bus.nc;
+      const keeper = await guardLog({
+        host,
+        nc,
+        dataDir: config.dataDir,
+        hostId,
+        rootAgentId: config.rootAgentId,
+        logger,
+      });
+      // Runs before the bus closes (cleanups run in order; the bus close was put first).
+      cleanups.unshift(() => keeper.stop());
+    }
     await ensureRootAgent(host, config, logger);
     // Commands are taken only once every domain is ready and the root exists.
     await host.serve();
@@ -197,6 +220,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     ...(natsUrl ? { natsUrl } : {}),
     ...(socketPath ? { socketPath } : {}),
     ...(natsServer ? { natsServerPid: natsServer.pid } : {}),
+    ...(broker ? { websocketUrl: broker.websocketUrl } : {}),
     rootAgentId: config.rootAgentId,
     workspace: config.workspace,
     dataDir: config.dataDir,
@@ -204,12 +228,6 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   };
   const infoPath = runtimeInfoPath(config.dataDir);
   await writeFileAtomic(infoPath, `${JSON.stringify(info, null, 2)}\n`, 0o600);
-  rewriteInfo = (natsServerPid) => {
-    info.natsServerPid = natsServerPid;
-    writeFileAtomic(infoPath, `${JSON.stringify(info, null, 2)}\n`, 0o600).catch((err: unknown) =>
-      logger.warn({ err, path: infoPath }, 'runtime.json not updated with the restarted nats-server pid'),
-    );
-  };
 
   let stopping: Promise<void> | undefined;
   return {
@@ -217,6 +235,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     bus,
     log,
     info,
+    auth: broker,
     stop: () =>
       (stopping ??= (async () => {
         await host.stop();

@@ -6,13 +6,16 @@
  * reconnected, closed), and while it is down a request fails at once with a
  * retryable `unavailable` instead of hanging until its timeout.
  */
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
 import { NoRespondersError, RequestTimeoutError, type Bus, type BusMsg, type Subscription } from './bus.ts';
 
+export type NatsAuth = { creds: string; inboxPrefix?: string };
+
 export type NatsBusOptions = {
   name?: string;
+  auth?: NatsAuth | undefined;
   logger?: Logger | undefined;
   /** First reconnect delay; doubles per failed attempt up to `reconnectMaxMs`. */
   reconnectMinMs?: number;
@@ -46,8 +49,14 @@ export class NatsBus implements Bus {
     void this.#watch(logger);
   }
 
-  static async connect(url: string, nameOrOptions: string | NatsBusOptions = 'skein'): Promise<NatsBus> {
+  /** `auth`: a `.creds` text and, for an agent's creds, its inbox prefix (`auth/permissions.ts`). */
+  static async connect(
+    url: string,
+    nameOrOptions: string | NatsBusOptions = 'skein',
+    auth?: NatsAuth,
+  ): Promise<NatsBus> {
     const options = typeof nameOrOptions === 'string' ? { name: nameOrOptions } : nameOrOptions;
+    const creds = auth ?? options.auth;
     const min = options.reconnectMinMs ?? 100;
     const max = options.reconnectMaxMs ?? 2_000;
     let bus: NatsBus | undefined;
@@ -62,6 +71,8 @@ export class NatsBus implements Bus {
         const delay = Math.min(max, min * 2 ** attempt);
         return delay / 2 + Math.random() * (delay / 2);
       },
+      ...(creds ? { authenticator: credsAuthenticator(new TextEncoder().encode(creds.creds)) } : {}),
+      ...(creds?.inboxPrefix ? { inboxPrefix: creds.inboxPrefix } : {}),
     });
     bus = new NatsBus(nc, url, options.logger);
     return bus;

@@ -5,8 +5,9 @@
  * but `assign`; context is plain JSON and a function of the facts only, so a
  * replay with `transition()` rebuilds exactly the live state.
  */
-import { assign, setup } from 'xstate';
-import type { Fact } from '../../schemas/index.ts';
+import { assertEvent, assign, setup } from 'xstate';
+import type { DataOf, Fact } from '../../schemas/index.ts';
+import type { agentEvents } from '../../schemas/agent.ts';
 
 export type AgentContext = {
   agentId: string | null;
@@ -24,7 +25,15 @@ export type AgentContext = {
   cancelledBy: string | null;
 };
 
-export type AgentFact = Fact<any> & { type: `agent.${string}` };
+type AgentEventDef = (typeof agentEvents)[number];
+
+/** One of the agent's facts, its data typed by its EventDef. */
+export type AgentFact = {
+  [T in AgentEventDef['type']]: Omit<Fact, 'data' | 'type'> & {
+    type: T;
+    data: DataOf<Extract<AgentEventDef, { type: T }>>;
+  };
+}[AgentEventDef['type']];
 
 const finalFacts = {
   'agent.completed': { target: 'completed', actions: 'completed' },
@@ -36,6 +45,7 @@ export const agentAggregate = setup({
   types: { context: {} as AgentContext, events: {} as AgentFact },
   actions: {
     record: assign(({ event }) => {
+      assertEvent(event, 'agent.spawned');
       const d = event.data;
       return {
         agentId: d.agentId,
@@ -48,9 +58,18 @@ export const agentAggregate = setup({
         worker: d.worker ?? null,
       };
     }),
-    completed: assign({ result: ({ event }) => event.data.result }),
-    failed: assign({ error: ({ event }) => event.data.error, exitCode: ({ event }) => event.data.exitCode ?? null }),
-    cancelled: assign({ error: ({ event }) => event.data.reason, cancelledBy: ({ event }) => event.data.by }),
+    completed: assign(({ event }) => {
+      assertEvent(event, 'agent.completed');
+      return { result: event.data.result };
+    }),
+    failed: assign(({ event }) => {
+      assertEvent(event, 'agent.failed');
+      return { error: event.data.error, exitCode: event.data.exitCode ?? null };
+    }),
+    cancelled: assign(({ event }) => {
+      assertEvent(event, 'agent.cancelled');
+      return { error: event.data.reason, cancelledBy: event.data.by };
+    }),
   },
 }).createMachine({
   id: 'agent',

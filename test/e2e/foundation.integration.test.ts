@@ -66,7 +66,12 @@ describe('skein up / call / tail / status / replay', () => {
   it('private broker: raw subscriber and tail see facts; status digest equals replay digest', async () => {
     up = startCli(['up', '--private', '--data', privateData, '--workspace', workspace]);
     const [, url] = await up.waitFor(/mode private, private broker at (nats:\/\/127\.0\.0\.1:\d+)/);
-    const raw = await rawSubscribe(url!, 'skein.evt.>');
+    // The private broker has identities: a raw client needs the operator's creds from the data dir.
+    const raw = await rawSubscribe(
+      url!,
+      'skein.evt.>',
+      readFileSync(join(privateData, 'auth', 'operator.creds'), 'utf8'),
+    );
     const tail = startCli(['tail', '--data', privateData]);
     await new Promise((r) => setTimeout(r, 50));
     await tail.waitFor(/^/);

@@ -29,7 +29,7 @@ export const ALLOW_ALL_POLICY = { default: 'allow' };
 
 export async function startTestRuntime(
   options: {
-    mode: 'embedded' | 'networked';
+    mode: 'embedded' | 'networked' | 'private';
     natsUrl?: string;
     flags?: Partial<ConfigInput>;
     dir?: string;

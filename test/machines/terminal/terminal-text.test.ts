@@ -61,7 +61,9 @@ describe('headTail', () => {
         fc.integer({ min: 256, max: 2000 }),
         (text, max) => {
           const t = headTail(text, max);
-          expect(t.text).not.toContain('\uFFFD');
+          // A split character shows up as U+FFFD: count them, since the generated text may hold some itself.
+          const replacements = (x: string) => x.split('\uFFFD').length - 1;
+          expect(replacements(t.text)).toBeLessThanOrEqual(replacements(text));
           if (!t.truncated) expect(t.text).toBe(text);
           else expect(utf8Length(t.text)).toBeLessThanOrEqual(max + 80);
         },

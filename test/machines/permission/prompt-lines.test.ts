@@ -1,0 +1,55 @@
+/**
+ * What a write to a terminal amounts to for the policy (pure): at the prompt,
+ * the line as typed over several writes; keys that make the line uncertain
+ * judged as shell input; typed-ahead lines under a line-mode program judged as
+ * shell input; and the per-terminal unfinished line kept only when told.
+ */
+import { judgeWrite, PromptLines } from '../../../machines/permission/prompt-lines.ts';
+
+const prompt = { kind: 'prompt' } as const;
+
+describe('judgeWrite', () => {
+  it('judges a line completed across writes as the whole line, never the last write alone (canary)', () => {
+    const first = judgeWrite('', 'echo CANARY; rm -rf ', prompt, true);
+    expect(first).toEqual({ input: 'echo CANARY; rm -rf ', foreground: prompt, rest: 'echo CANARY; rm -rf ' });
+    const second = judgeWrite(first.rest!, '/\r', prompt, true);
+    expect(second.input).toBe('echo CANARY; rm -rf /\n');
+    expect(second.rest).toBe('');
+    expect(second.foreground).toEqual(prompt);
+  });
+
+  it('applies backspace and Ctrl-U to the pending line', () => {
+    expect(judgeWrite('ls', '\x7f\x7fcat x\r', prompt, true).input).toBe('cat x\n');
+    expect(judgeWrite('sudo rm', '\x15git status\r', prompt, true).input).toBe('git status\n');
+  });
+
+  it('judges a line edited with escape sequences as input to a shell', () => {
+    const judged = judgeWrite('git status', '\x1b[D\x1b[Drm -rf /\r', prompt, true);
+    expect(judged.foreground).toEqual({ kind: 'program', name: 'bash' });
+  });
+
+  it('judges lines typed ahead under a line-mode program as shell input; a key-reading program keeps its grant', () => {
+    const cat = { kind: 'program', name: 'cat' } as const;
+    expect(judgeWrite('', 'rm -rf /\n', cat, true)).toEqual({
+      input: 'rm -rf /\n',
+      foreground: { kind: 'program', name: 'bash' },
+      rest: undefined,
+    });
+    const vim = { kind: 'program', name: 'vim' } as const;
+    expect(judgeWrite('', ':wq\r', vim, false)).toEqual({ input: ':wq\r', foreground: vim, rest: undefined });
+    expect(judgeWrite('', 'x', undefined, true)).toEqual({ input: 'x', foreground: undefined, rest: undefined });
+  });
+});
+
+describe('PromptLines', () => {
+  it('keeps what is unfinished per terminal, and forgets it on settle(undefined) or clear', () => {
+    const lines = new PromptLines();
+    lines.settle('t-1', 'rm -r');
+    lines.settle('t-2', 'ls');
+    expect(lines.pending('t-1')).toBe('rm -r');
+    lines.clear('t-1');
+    expect(lines.pending('t-1')).toBe('');
+    lines.settle('t-2', undefined);
+    expect(lines.pending('t-2')).toBe('');
+  });
+});
