@@ -55,8 +55,13 @@ export async function ensureOutputStream(jsm: JetStreamManager, wanted: number, 
       () => false,
     );
     const { name, ...rest } = config(max);
-    if (exists) await jsm.streams.update(name, rest);
-    else await jsm.streams.add(config(max));
+    // A client without the right to update (an agent's or the CLI's identity) keeps the stream as it is,
+    // as before: only a store that cannot hold the limit is an error here.
+    if (exists) {
+      await jsm.streams.update(name, rest).catch((err: unknown) => {
+        if (storeError(err) && !/no responders|503/i.test(String((err as Error)?.message))) throw err;
+      });
+    } else await jsm.streams.add(config(max));
   };
   try {
     await attempt(wanted);
