@@ -28,6 +28,7 @@ import { startAuthBroker, type AuthBroker } from '../transport/auth/broker.ts';
 import { revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
 import { guardLog } from '../transport/log-guard.ts';
 import { verifySeal } from '../transport/log-seal.ts';
+import { microService } from '../discovery/micro-service.ts';
 
 /** What `skein up` writes to `<dataDir>/runtime.json` for clients. */
 export const RuntimeInfo = z.object({
@@ -172,6 +173,17 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     appendRetryDelayMs: config.log.appendRetryDelayMs,
     assertAvailable,
   });
+  // NATS service discovery ($SRV.PING/INFO/STATS), answered beside the host; STATS count what handlers serve.
+  const discovery = microService({
+    bus,
+    id: hostId,
+    version: '0.1.0',
+    description: 'skein: terminals, edits, permissions and sub-agents for AI coding agents',
+    metadata: { mode, root_agent: config.rootAgentId },
+    commands: COMMANDS,
+  });
+  const register = host.register.bind(host);
+  host.register = (domain) => register({ ...domain, commands: discovery.instrumentAll(domain.commands) });
   try {
     await registerAllDomains({
       host,
@@ -205,6 +217,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     await ensureRootAgent(host, config, logger);
     // Commands are taken only once every domain is ready and the root exists.
     await host.serve();
+    discovery.start();
+    cleanups.unshift(async () => discovery.stop());
   } catch (err) {
     // A bad policy file or domain config, or a log that cannot be read: nothing may be left running.
     await host.stop(0).catch(() => undefined);

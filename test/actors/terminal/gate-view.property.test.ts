@@ -17,10 +17,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { decide } from '../../../machines/permission/permission-policy.ts';
-import { merged, shellSplitter } from '../../support/permission-fixtures.ts';
+import { BYPASS_POLICY, merged, shellSplitter } from '../../support/permission-fixtures.ts';
 import { terminalHarness } from '../../support/terminal-harness.ts';
+import { propertySeed } from '../../support/seed.ts';
 
-const seed = Number(process.env.FC_SEED ?? (process.env.CI ? 20261130 : Date.now() % 2 ** 31));
+const seed = propertySeed();
 const numRuns = Number(process.env.FC_RUNS ?? 300);
 const A = 'a1';
 const ALLOWED = ['echo', 'printf', 'true', 'ls'];
@@ -46,9 +47,9 @@ const CONTROL = [
 const char = fc.oneof(
   { weight: 12, arbitrary: fc.constantFrom(...'abcxyz019 -_./=') },
   { weight: 2, arbitrary: fc.constantFrom(...CONTROL) },
-  // No newline inside words (newlines still separate commands): the parser reads `echo <NL>\\touch x` as one
-  // echo while bash runs `touch` (and `"<NL>"` as an empty word): reported to the gate's owner, see the todo below.
-  { weight: 2, arbitrary: fc.constantFrom(';', '&', '|', '#', "'", '"', '\\', '\t', '*', '~', '{', '}', '(') },
+  // Newlines inside words too: the parser once read `echo <NL>\\touch x` as one echo while bash ran `touch`
+  // (found by this property; the gate now refuses an unquoted line break inside a word).
+  { weight: 2, arbitrary: fc.constantFrom(';', '&', '|', '#', "'", '"', '\\', '\t', '\n', '*', '~', '{', '}', '(') },
   // No bare `$`: the parser reads `"$"` as an empty word where bash keeps `$` (reported to the gate's owner);
   // `$'…'` quoting is still generated below.
   { weight: 1, arbitrary: fc.constantFrom('`', '<', '>') },
@@ -141,10 +142,15 @@ describe('the gate judges what bash runs', () => {
       { seed, numRuns },
     );
     // The generator must exercise the bash side, not only produce inputs the gate refuses.
-    expect(runs.allowed + runs.control).toBeGreaterThan(numRuns / 10);
-    expect(runs.control).toBeGreaterThan(0);
-    expect(runs.allowed).toBeGreaterThan(0);
+    expect(runs.allowed).toBeGreaterThan(numRuns / 20);
+    // The gate refuses every control character other than \n and \t (issue 11): none is ever allowed.
+    expect(runs.control).toBe(0);
   }, 120_000);
 
-  it.todo('gate parser: `echo <NL>\\touch x` is judged as one echo, bash runs touch (found by this property)');
+  it('refuses `echo <NL>\\touch x`, which the parser once judged as one echo while bash ran touch', async () => {
+    const split = await shellSplitter();
+    const input = 'echo \n\\touch /tmp/x';
+    expect(split(input).parseError).toMatch(/line break inside/);
+    expect(decide({ tool: 'terminal', input, split: split(input) }, merged(BYPASS_POLICY)).outcome).toBe('deny');
+  });
 });

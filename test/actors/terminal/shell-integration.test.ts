@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { commandInput, MarkScanner, type Mark } from '../../../actors/terminal/shell-integration.ts';
 import { utf8Length } from '../../../machines/terminal/terminal-text.ts';
+import { propertySeed } from '../../support/seed.ts';
 
-const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+const seed = propertySeed();
 const stream = 'é out\x1b]133;C\x07data ✓\n\x1b]7;file://h/tmp/a%20b\x07\x1b]133;D;3\x07\x1b]133;A\x07$ \x1b]133;B\x07';
 
 function scanAll(chunks: string[]): Mark[] {
