@@ -16,6 +16,7 @@ import { COMMANDS, RuntimeMode, type AgentId } from '../../schemas/index.ts';
 import type { Bus } from '../transport/bus.ts';
 import { EmbeddedBus } from '../transport/embedded-bus.ts';
 import { AGGREGATES, registerAllDomains } from './domains.ts';
+import type { LiveAgents } from '../../actors/agent/live-agents.ts';
 import type { EventLog } from '../transport/event-log.ts';
 import { Host } from './host.ts';
 import { JetStreamLog } from '../transport/jetstream-log.ts';
@@ -51,6 +52,8 @@ export type Runtime = {
   bus: Bus;
   log: EventLog;
   info: RuntimeInfo;
+  /** The live agent actors (tests compare their snapshots with the replayed ones). */
+  agents: LiveAgents;
   stop(): Promise<void>;
 };
 
@@ -159,15 +162,16 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     appendRetries: config.log.appendRetries,
     appendRetryDelayMs: config.log.appendRetryDelayMs,
   });
+  let agents: LiveAgents;
   try {
-    await registerAllDomains({
+    ({ live: agents } = await registerAllDomains({
       host,
       bus,
       config,
       logger,
       runtime: { hostId, mode },
       connect: { natsUrl, dataDir: config.dataDir },
-    });
+    }));
     await host.start();
     await ensureRootAgent(host, config, logger);
     // Commands are taken only once every domain is ready and the root exists.
@@ -201,6 +205,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     bus,
     log,
     info,
+    agents,
     stop: () =>
       (stopping ??= (async () => {
         await host.stop();
