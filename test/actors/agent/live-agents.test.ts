@@ -140,7 +140,7 @@ describe('LiveAgents', () => {
     live.stop();
   });
 
-  it('re-arms the grace from context when facts are read back: at once when it passed, else for what is left', async () => {
+  it('re-arms the grace from context when facts are read back: at once if passed, else what is left', async () => {
     const rec = recording(10_000, { now: T0 + 60_000 });
     const live = new LiveAgents(rec.effects);
     // Finished a minute ago with a 10 s grace: the host was down past the deadline.

@@ -175,7 +175,7 @@ describe('terminals through the host (networked)', () => {
     expect(waited).toMatchObject({ status: 'completed', result: { task: 'count' } });
   });
 
-  it("closes a worker that lingers after completing once its agent's grace is over, without failing the agent", async () => {
+  it('closes a worker lingering after its agent completed once the grace is over; agent stays completed', async () => {
     // The worker completes its agent, then tries to keep running past the grace (2 s) and write a canary.
     const canary = join(rt.workspace, 'linger-canary.txt');
     const script =
