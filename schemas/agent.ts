@@ -221,7 +221,12 @@ export const agentEvents = [AgentSpawned, AgentWorkerStarted, AgentCompleted, Ag
 export const AgentsConfig = z
   .object({
     maxDepth: z.number().int().min(1).max(64).default(8).describe('Deepest sub-agent level below the root.'),
-    maxChildren: z.number().int().min(1).default(64).describe('Children per agent (all states).'),
+    maxChildren: z
+      .number()
+      .int()
+      .min(1)
+      .default(64)
+      .describe('Live (unfinished) children per agent; finished ones do not count.'),
     maxAgents: z.number().int().min(1).default(1000).describe('Agents per host that are not finished.'),
     workerGraceMs: z
       .number()

@@ -44,5 +44,19 @@ export const HostAppendFailed = defineEvent('host.append.failed', {
   describe: (d) => `${d.factType} not appended after ${d.attempts} attempts: ${d.error.message}`,
 });
 
+export const HostLogLost = defineEvent('host.log.lost', {
+  summary:
+    'The audit log stream was deleted or altered while the host ran; the host refuses commands ' +
+    '(`unavailable`) until an operator restores the stream and restarts it.',
+  aggregate: 'host',
+  aggregateId: (d) => d.hostId,
+  data: z.object({
+    hostId: z.string(),
+    stream: z.string(),
+    change: z.string().describe('What changed, e.g. "deleted" or "max_msgs 5 (was -1)".'),
+  }),
+  describe: (d) => `audit log ${d.stream} ${d.change}; commands refused until it is restored`,
+});
+
 export const runtimeCommands = [RuntimeStatus, RuntimePing];
-export const runtimeEvents = [HostAppendFailed];
+export const runtimeEvents = [HostAppendFailed, HostLogLost];

@@ -175,7 +175,22 @@ export const TerminalConfig = z
       .default(400)
       .describe('Quiet time before a tty read counts as waiting for input.'),
     pollMs: z.number().int().min(20).default(100),
-    sandbox: z.boolean().default(false),
+    sandbox: z
+      .boolean()
+      .optional()
+      .describe(
+        'Run terminals under bubblewrap. Unset: on whenever bwrap is installed. Only this key (or ' +
+          'sandboxOffFor) turns it off; an agent asking terminal.open for sandbox: false is refused.',
+      ),
+    sandboxOffFor: z
+      .array(z.string())
+      .default([])
+      .describe('Agents whose terminals may run without the sandbox (the operator opts them out one by one).'),
+    sandboxNetwork: z.boolean().default(false).describe('Let sandboxed terminals use the network.'),
+    sandboxHide: z
+      .array(z.string())
+      .default([])
+      .describe('More absolute paths hidden inside the sandbox (the data dir is always hidden).'),
     bwrapPath: z.string().default('bwrap'),
     memoryLimitBytes: z.number().int().min(0).default(0).describe('RLIMIT_AS for the shell (prlimit); 0: none.'),
     cpuLimitSeconds: z.number().int().min(0).default(0).describe('RLIMIT_CPU for the shell (prlimit); 0: none.'),

@@ -254,6 +254,8 @@ export const TerminalCommandStarted = defineEvent('terminal.command.started', {
     cwd: z.string(),
     startedAt: z.string(),
     cursor: z.number().int(),
+    /** The command's timeout: the terminal machine's deadline, re-armed from the log. Absent in older logs. */
+    timeoutMs: z.number().int().nonnegative().optional(),
   }),
   describe: (d) => `${d.terminalId} ${d.commandId} $ ${clip(d.command)}`,
 });

@@ -135,18 +135,24 @@ export class AgentService {
             `go ${config.maxDepth} levels deep (domains.agents.maxDepth)`,
         );
       }
-      const siblings = this.#deps.directory.children(parentId).length;
-      if (siblings >= config.maxChildren) {
+      // Only live children count: completed, failed and cancelled ones hold nothing, and counting them
+      // would lock a parent out for good (the fold, and so the count, survives restarts).
+      const live = this.#deps.directory.children(parentId).filter((id) => {
+        const child = this.view(id);
+        return child !== undefined && !isFinished(child.status);
+      }).length;
+      if (live >= config.maxChildren) {
         throw new LimitExceededError(
-          `agent '${parentId}' already has ${siblings} children, the ` +
-            `limit (domains.agents.maxChildren); wait for or cancel some first`,
+          `agent '${parentId}' already has ${live} live (unfinished) children, the limit ` +
+            `domains.agents.maxChildren = ${config.maxChildren}; wait for one to finish, cancel one ` +
+            `(agent.cancel), or raise domains.agents.maxChildren in the runtime config`,
         );
       }
       const active = this.#deps.directory.active();
       if (active >= config.maxAgents) {
         throw new LimitExceededError(
-          `this host runs ${active} unfinished agents, the limit ` +
-            `(domains.agents.maxAgents); cancel or finish some first`,
+          `this host runs ${active} unfinished agents, the limit domains.agents.maxAgents = ` +
+            `${config.maxAgents}; cancel or finish some, or raise domains.agents.maxAgents in the runtime config`,
         );
       }
       const agentId = data.agentId ?? (newId('a') as AgentId);

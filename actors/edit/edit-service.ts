@@ -193,7 +193,7 @@ export class EditService {
       await this.#flush(ctx, s);
       const snap = s.actor.getSnapshot();
       if (snap.value === 'failed') await this.#complete(ctx, s);
-      return { editId: s.editId, received: snap.context.core.received, state: String(snap.value) };
+      return { editId: s.editId, received: snap.context.received, state: String(snap.value) };
     });
   }
 
@@ -286,7 +286,7 @@ export class EditService {
   async #complete(ctx: EditCallContext, s: Session): Promise<AppliedReply> {
     this.#close(s);
     await this.#flush(ctx, s);
-    const result: SessionResult = s.actor.getSnapshot().context.core.result();
+    const result: SessionResult = s.actor.getSnapshot().context.result;
     const { target } = s;
     const mismatch = this.#pathMismatch(s, result);
     const failure = mismatch ?? result.failure;

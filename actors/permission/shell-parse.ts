@@ -39,7 +39,7 @@ export async function createShellSplitter(): Promise<ShellSplitter> {
 
 /** Splits `source` with an already loaded bash `parser`. */
 export function splitShell(parser: Parser, source: string): ShellSplit {
-  const state: State = { parser, commands: [], unsafe: [], errors: [] };
+  const state: State = { parser, commands: [], unsafe: [], errors: [], source };
   if (source.length > SHELL_LIMITS.maxSourceChars) {
     return { commands: [], unsafe: [], parseError: `input is longer than ${SHELL_LIMITS.maxSourceChars} characters` };
   }
@@ -49,7 +49,14 @@ export function splitShell(parser: Parser, source: string): ShellSplit {
   return split;
 }
 
-type State = { parser: Parser; commands: ShellSubCommand[]; unsafe: string[]; errors: string[] };
+type State = {
+  parser: Parser;
+  commands: ShellSubCommand[];
+  unsafe: string[];
+  errors: string[];
+  /** The text being parsed (the top-level input, or a nested script while it is parsed). */
+  source: string;
+};
 type Ctx = { state: State; via: string | undefined; depth: number };
 
 const SUBSTITUTIONS = new Set(['command_substitution', 'process_substitution']);
@@ -65,6 +72,8 @@ function parseScript(state: State, source: string, via: string | undefined, dept
     state.errors.push('tree-sitter could not parse the input');
     return;
   }
+  const outer = state.source;
+  state.source = source;
   try {
     const root = tree.rootNode;
     if (root.hasError) state.errors.push(describeError(root));
@@ -72,8 +81,37 @@ function parseScript(state: State, source: string, via: string | undefined, dept
     if (root.hasError)
       push({ state, via, depth }, { kind: 'command', text: source.trim(), forms: [source.trim()], argv: [] });
   } finally {
+    state.source = outer;
     tree.delete();
   }
+}
+
+/** Why a here-doc's end cannot be found reliably (see the `heredoc_start` case), or undefined. */
+function heredocProblem(start: Node, source: string): string | undefined {
+  const raw = start.text;
+  if (/['"\\$`]/.test(raw)) {
+    return (
+      `the here-doc delimiter ${clip(raw)} is quoted or escaped; bash and the permission check could ` +
+      `disagree on where the here-doc ends. Use a bare delimiter (<<EOF), or write the text with file.write`
+    );
+  }
+  const op = start.parent?.children.find((c) => c && !c.isNamed && c.type.startsWith('<<'))?.type;
+  // The body and its end line follow the operator's line; look from the operator to the end of the input.
+  const after = source.slice(start.startIndex);
+  if (/\\\r?\n/.test(after)) {
+    return (
+      `a line continuation (backslash at the end of a line) follows the here-doc <<${clip(raw)}; bash joins ` +
+      `those lines before it looks for the delimiter, so the here-doc could end elsewhere than checked. ` +
+      `Remove the continuation, or write the text with file.write`
+    );
+  }
+  if (op === '<<-' && /\n\t/.test(after)) {
+    return (
+      `the here-doc <<-${clip(raw)} has lines starting with tabs, which bash strips before it compares ` +
+      `them with the delimiter; use <<${clip(raw)} without tab indentation`
+    );
+  }
+  return undefined;
 }
 
 function walk(node: Node, ctx: Ctx): void {
@@ -127,17 +165,13 @@ function walk(node: Node, ctx: Ctx): void {
       break;
     }
     case 'heredoc_start': {
-      // Bash ends a here-doc at the delimiter with its quotes and backslashes removed (`<<E"O"F` ends at
-      // `EOF`); tree-sitter-bash waits for the raw text. Only the plain and the wholly quoted forms are
-      // read the same by both: anything else is refused as unparseable.
-      const raw = node.text;
-      const bare = raw.replace(/['"\\]/g, '');
-      if (raw !== bare && raw !== `'${bare}'` && raw !== `"${bare}"`) {
-        ctx.state.errors.push(
-          `the here-doc delimiter ${clip(raw)} is quoted in a way that ` +
-            `cannot be read reliably; quote it whole ('EOF') or not at all`,
-        );
-      }
+      // Where a here-doc ends decides which lines are data and which run, and bash and tree-sitter-bash
+      // find that end differently whenever the delimiter is not plain: bash removes quotes and backslashes
+      // from it (`<<E"O"F` ends at `EOF`), joins backslash-newline pairs in an unquoted body before it
+      // compares lines (`EO\<newline>F` ends the here-doc early), and strips leading tabs for `<<-`.
+      // Only a bare delimiter with no line continuation after it and no tab-stripping is read the same.
+      const problem = heredocProblem(node, ctx.state.source);
+      if (problem) ctx.state.errors.push(problem);
       break;
     }
     case 'heredoc_body': {
@@ -181,6 +215,11 @@ function handleCommand(node: Node, ctx: Ctx): void {
     if (child.type === 'variable_assignment' && words.length === 0) assignments.push(wordText(child));
     else if (field === 'name' || field === 'argument') {
       if (child.isMissing || (child.firstChild?.isMissing ?? false)) continue;
+      // tree-sitter-bash can fold a line break into a word (`echo \n\\touch x` reads as one echo with the
+      // argument "\ntouch"); bash ends the command there and runs `touch`. An unquoted line break in a word
+      // is a misparse: refuse it.
+      if (segments(child.type === 'command_name' ? (child.firstChild ?? child) : child).some(unquotedBreak))
+        ctx.state.errors.push(`a line break inside "${clip(node.text)}" was not read as the end of a command`);
       const expanded = wordValues(child.type === 'command_name' ? (child.firstChild ?? child) : child);
       if (!expanded) overflow = true;
       else words.push(...expanded);
@@ -382,6 +421,10 @@ function segments(node: Node): WordSegment[] {
     default:
       return EXPANSIONS.has(node.type) ? [{ text: node.text, quoted: true }] : [{ text: node.text, quoted: false }];
   }
+}
+
+function unquotedBreak(segment: WordSegment): boolean {
+  return !segment.quoted && segment.text.includes('\n');
 }
 
 function unescapeWord(text: string): WordSegment[] {

@@ -5,8 +5,8 @@
  * (sandbox) and prlimit (memory/CPU limits) when asked. Every refusal is a
  * RuntimeError naming the bad value, raised before anything is spawned.
  */
-import { accessSync, constants, statSync } from 'node:fs';
-import { hostname, userInfo } from 'node:os';
+import { accessSync, constants, existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
+import { homedir, hostname, userInfo } from 'node:os';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import { spawn, type IPty } from '@lydell/node-pty';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
@@ -26,9 +26,18 @@ export type SpawnSpec = {
   rows: number;
   shellPath: string;
   sandbox: boolean;
+  /** What the sandbox lets through besides the workspace: network, and more paths to hide. */
+  sandboxOptions?: SandboxOptions;
   bwrapPath: string;
   memoryLimitBytes: number;
   cpuLimitSeconds: number;
+};
+
+export type SandboxOptions = {
+  /** Keep the host's network (default: a new, empty network namespace). */
+  network?: boolean;
+  /** Absolute paths hidden inside the sandbox (the runtime's data dir, anything the operator lists). */
+  hide?: string[];
 };
 
 function invalid(message: string): RuntimeError {
@@ -101,7 +110,7 @@ export function checkEnv(env: Record<string, unknown> | undefined): Record<strin
  * LOGNAME and LANG; set so that agents get predictable, non-interactive
  * output (TERM=xterm-256color, PAGER/GIT_PAGER/MANPAGER/SYSTEMD_PAGER=cat,
  * DEBIAN_FRONTEND=noninteractive) plus SKEIN_TERMINAL_ID/SKEIN_AGENT_ID.
- * The caller's `env` overrides all of it.
+ * The caller's `env` overrides all of it but the git protections (GIT_PROTECTIONS).
  */
 export function terminalEnv(
   spec: Pick<SpawnSpec, 'terminalId' | 'agentId' | 'env' | 'shellPath'>,
@@ -129,18 +138,105 @@ export function terminalEnv(
     SKEIN_TERMINAL_ID: spec.terminalId,
     SKEIN_AGENT_ID: spec.agentId,
     ...spec.env,
+    ...GIT_PROTECTIONS,
   };
 }
 
 /**
- * bubblewrap arguments: read-only root, writable workspace, private /tmp, new
- * pid/net/ipc namespaces, no capabilities. `--as-pid-1` makes the shell the
- * namespace's init: it reaps orphans itself, and no bwrap init is left as a
- * zombie for the host's PID 1 when the terminal closes. No `--new-session`:
- * the shell must keep the PTY as its controlling terminal (job control, ^C).
+ * Git settings every terminal runs with, after the caller's env (a floor, like the sandbox): an allow rule
+ * for `git status` must never run code an agent planted. Passed as command-line scope config
+ * (`GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`), which wins over repository config:
+ * - `safe.bareRepository=explicit`: a planted bare repository (`evil/HEAD`, `evil/config` with
+ *   `core.fsmonitor`, `core.worktree = ..`) is not discovered from its directory;
+ * - `core.fsmonitor=false`: no fsmonitor hook from any repository's config;
+ * - `core.hooksPath=/dev/null`: no hook (pre-commit, post-checkout…) an agent wrote into a repository runs.
+ * Not covered: `filter.<driver>` and `diff.<driver>.textconv` in a repository config an agent can write;
+ * the sandbox keeps `.git` read-only for that.
  */
-export function bwrapArgs(spec: Pick<SpawnSpec, 'workspace' | 'cwd'>, rcDir: string): string[] {
-  return [
+export const GIT_PROTECTIONS: Record<string, string> = gitConfigEnv([
+  ['safe.bareRepository', 'explicit'],
+  ['core.fsmonitor', 'false'],
+  ['core.hooksPath', '/dev/null'],
+]);
+
+function gitConfigEnv(pairs: Array<[string, string]>): Record<string, string> {
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(pairs.length) };
+  pairs.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return env;
+}
+
+/** Files and directories of the workspace an agent must not change from a sandbox: they run later, outside. */
+export const PROTECTED_IN_WORKSPACE = ['.git', '.skein', 'skein.config.json', '.gitmodules'] as const;
+
+/** Secrets of the host user that a sandboxed shell never sees (under the home directory). */
+export const HIDDEN_IN_HOME = ['.config', '.ssh', '.gnupg', '.aws', '.kube', '.docker', '.netrc', '.git-credentials'];
+
+/** Host files replaced by an empty file inside the sandbox. */
+export const HIDDEN_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-', '/etc/sudoers'];
+
+/** What bwrapArgs needs to know of the host (injected by tests). */
+export type SandboxHost = {
+  home: string;
+  homes: string[];
+  exists: (path: string) => boolean;
+  isDir: (path: string) => boolean;
+  /** Whether the path is a symlink (bwrap follows it: /var/run → /run is hidden with /run). */
+  isLink: (path: string) => boolean;
+};
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The host as it is: the user's home, and every home directory under /home plus /root. */
+export function realSandboxHost(): SandboxHost {
+  let homes: string[] = [];
+  try {
+    homes = readdirSync('/home').map((n) => join('/home', n));
+  } catch {
+    // no /home
+  }
+  return { home: homedir(), exists: existsSync, isDir, isLink, homes: [...homes, '/root'] };
+}
+
+/**
+ * bubblewrap arguments: read-only root, writable workspace, private /tmp, new pid/net/ipc namespaces, no
+ * capabilities. `--as-pid-1` makes the shell the namespace's init: it reaps orphans itself, and no bwrap
+ * init is left as a zombie for the host's PID 1 when the terminal closes. No `--new-session`: the shell
+ * must keep the PTY as its controlling terminal (job control, ^C).
+ *
+ * The sandbox is a floor an agent cannot lower from inside (issue 11): `/run` and `/var/run` (host daemons'
+ * unix sockets), other users' homes, the user's `~/.config`, `~/.ssh` and other credentials, and
+ * `/etc/shadow` are hidden; the workspace's `.git`, `.skein`, `skein.config.json` are read-only (hooks,
+ * git config and policy run later outside the sandbox); the runtime's data dir (socket, event log) is
+ * hidden; no network unless the operator allows it. Order matters: bwrap applies mounts in order, so the
+ * hiding comes before the workspace bind (a workspace under /home stays visible) and the protections after.
+ */
+export function bwrapArgs(
+  spec: Pick<SpawnSpec, 'workspace' | 'cwd' | 'sandboxOptions'>,
+  rcDir: string,
+  host: SandboxHost = realSandboxHost(),
+): string[] {
+  const opts = spec.sandboxOptions ?? {};
+  const ws = spec.workspace;
+  const within = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
+  // The rc file's dir first: a later mount can hide or protect, never be undone by it.
+  const args = [
     '--ro-bind',
     '/',
     '/',
@@ -150,23 +246,37 @@ export function bwrapArgs(spec: Pick<SpawnSpec, 'workspace' | 'cwd'>, rcDir: str
     '/proc',
     '--tmpfs',
     '/tmp',
-    '--bind',
-    spec.workspace,
-    spec.workspace,
     '--ro-bind',
     rcDir,
     rcDir,
-    '--unshare-pid',
-    '--as-pid-1',
-    '--unshare-net',
-    '--unshare-ipc',
-    '--cap-drop',
-    'ALL',
-    '--die-with-parent',
-    '--chdir',
-    spec.cwd,
-    '--',
   ];
+  // Host daemons listen on unix sockets under /run (mysqld, postgres, dbus, docker): an empty /run instead.
+  for (const run of ['/run', '/var/run']) if (host.isDir(run) && !host.isLink(run)) args.push('--tmpfs', run);
+  for (const home of host.homes) {
+    if (home === host.home || !host.isDir(home) || within(ws, home)) continue;
+    args.push('--tmpfs', home);
+  }
+  for (const name of HIDDEN_IN_HOME) {
+    const path = join(host.home, name);
+    if (!host.exists(path) || within(ws, path)) continue;
+    if (host.isDir(path)) args.push('--tmpfs', path);
+    else args.push('--ro-bind', '/dev/null', path);
+  }
+  for (const file of HIDDEN_FILES) if (host.exists(file)) args.push('--ro-bind', '/dev/null', file);
+  args.push('--bind', ws, ws);
+  for (const name of PROTECTED_IN_WORKSPACE) {
+    const path = join(ws, name);
+    if (host.exists(path)) args.push('--ro-bind', path, path);
+  }
+  for (const path of opts.hide ?? []) {
+    if (!isAbsolute(path) || !host.exists(path)) continue;
+    if (host.isDir(path)) args.push('--tmpfs', path, '--remount-ro', path);
+    else args.push('--ro-bind', '/dev/null', path);
+  }
+  args.push('--unshare-pid', '--as-pid-1');
+  if (!opts.network) args.push('--unshare-net');
+  args.push('--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--die-with-parent', '--chdir', spec.cwd, '--');
+  return args;
 }
 
 /** The program and arguments that run the shell with the rc file, wrapped as asked. */

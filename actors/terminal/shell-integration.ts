@@ -3,7 +3,8 @@
  * Shell integration: the rc file skein gives bash so that it reports prompt,
  * command and exit-status marks (OSC 133 A/B/C/D) and its cwd (OSC 7), the
  * scanner that finds those marks in the raw output stream (marks may be split
- * across PTY reads), and how a command line is typed into the shell.
+ * across PTY reads), and how a command is delivered to the shell: its exact
+ * bytes in a private file that a fixed typed line sources (see `commandInput`).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,16 @@ import { utf8Length } from '../../machines/terminal/terminal-text.ts';
  *   (cwd first, so the cwd is known when the end mark arrives),
  * - `OSC 133 ; A` / `B` around the prompt text `$ ` (also for root),
  * - `OSC 133 ; C` (PS0) when a command line has been read and starts running.
- * Everything is done with builtins: no fork per prompt.
+ * Before the D mark it discards typeahead: bytes that reached the terminal
+ * while the last command ran and that it did not read (`cat` ended by a Ctrl-D
+ * with `touch x` after it). Left in the tty's input queue, readline would take
+ * them as the start of the next line, glued in front of a judged `ls\r`. bash
+ * cannot tcflush, but `read -n` switches the tty to non-canonical mode (so a
+ * partial line becomes readable) and `-t 0.001` returns as soon as the queue is
+ * empty. It runs before the D mark: once the host has seen a command end, no
+ * later write can be discarded by mistake.
+ * Everything is done with builtins (called through `builtin`, so that a function
+ * the agent names `printf` or `read` cannot silence the marks): no fork per prompt.
  */
 export const BASH_RC = [
   '# skein shell integration (generated)',
@@ -33,8 +43,10 @@ export const BASH_RC = [
   "bind 'set bell-style none' 2>/dev/null",
   '__skein_prompt() {',
   '  local ec=$? p=$PWD',
+  "  while builtin read -r -s -t 0.001 -n 65536 -d '' __skein_typeahead 2>/dev/null; do :; done",
+  '  builtin unset __skein_typeahead',
   "  p=${p//%/%25}; p=${p// /%20}; p=${p//$'\\a'/%07}; p=${p//$'\\e'/%1B}",
-  '  printf \'\\033]7;file://%s%s\\007\\033]133;D;%s\\007\' "$HOSTNAME" "$p" "$ec"',
+  '  builtin printf \'\\033]7;file://%s%s\\007\\033]133;D;%s\\007\' "$HOSTNAME" "$p" "$ec"',
   '}',
   'PROMPT_COMMAND=__skein_prompt',
   "PS1='\\[\\033]133;A\\007\\]$ \\[\\033]133;B\\007\\]'",
@@ -46,12 +58,39 @@ export const BASH_RC = [
 /** Shells skein can integrate with; others get a clear error. */
 export const SUPPORTED_SHELLS = ['bash'] as const;
 
-/** Writes the rc file into a fresh private directory; returns its path and a cleanup. */
-export function writeRcFile(): { dir: string; path: string; remove: () => void } {
+/** The file in a terminal's rc directory that holds the command being run. */
+export const COMMAND_FILE = 'command';
+
+export type RcFiles = {
+  dir: string;
+  path: string;
+  /** Where commands are delivered (see `commandInput`). */
+  commandPath: string;
+  remove: () => void;
+};
+
+/**
+ * Writes the rc file into a fresh private directory (0700; one per terminal, so a sandboxed shell, which sees
+ * the directory read-only, sees only its own commands); returns its paths and a cleanup.
+ */
+export function writeRcFile(): RcFiles {
   const dir = mkdtempSync(join(tmpdir(), 'skein-rc-'));
+  // The command path is typed at the prompt: it must read back as one word, whatever TMPDIR holds.
+  if (/[^A-Za-z0-9/._+-]/.test(dir)) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(
+      `The temporary directory '${dir}' holds characters that cannot be typed safely at a shell prompt; ` +
+        'set TMPDIR to a plain path (letters, digits, / . _ + -).',
+    );
+  }
   const path = join(dir, 'bashrc');
   writeFileSync(path, BASH_RC, { mode: 0o600 });
-  return { dir, path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    path,
+    commandPath: join(dir, COMMAND_FILE),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 export type Mark =
@@ -119,18 +158,27 @@ function parse(code: string, payload: string, start: number, end: number): Mark 
 }
 
 /**
- * The bytes that type `command` at the prompt and press Enter. A one-line
- * command is typed as is. Anything with newlines, tabs or other control
- * characters is sent as a bracketed paste (readline inserts it literally:
- * no tab completion) wrapped in `{ …; }` so bash reads one compound command
- * and reports one exit status.
+ * How a command reaches bash: its exact bytes go into `commandPath` (written by
+ * `writeCommand`), and the only thing typed at the prompt is the fixed line
+ * returned here, which sources that file. Typing the command itself is not
+ * safe: readline and the tty line discipline act on bytes before bash parses
+ * them (CR ends the line, Ctrl-C, Ctrl-\ and Ctrl-Z signal, Ctrl-U/Ctrl-W erase,
+ * Ctrl-D, Ctrl-V/Ctrl-O…), so `echo hi\rtouch x`, judged as one `echo`, would
+ * run `touch`. Bracketed paste does not help: ISIG characters are acted on by
+ * the kernel whatever readline does. Read from a file, the bytes reach bash's
+ * parser untouched, exactly as the gate judged them; the exit status is that of
+ * the last command, as for a typed line.
+ *
+ * Before the line: Ctrl-G (abort a pending ESC/Ctrl-X prefix, numeric argument
+ * or incremental search that an earlier `terminal.write` left), then Ctrl-E
+ * Ctrl-U (discard whatever was typed at the prompt), so nothing earlier can
+ * join the line. `\.` is quoted so that no alias can stand in for it.
  */
-export function commandInput(command: string): string {
-  // Ctrl-E Ctrl-U first: whatever terminal.write left typed at the prompt is discarded, so it can never
-  // run glued to the front of this (permission-checked) command.
-  const clear = '\x05\x15';
-  // eslint-disable-next-line no-control-regex
-  if (!/[\x00-\x1f\x7f]/.test(command)) return `${clear}${command}\r`;
-  const body = command.replace(/\r\n?/g, '\n').replace(/\x1b/g, '');
-  return `${clear}\x1b[200~{ ${body}\n}\x1b[201~\r`;
+export function commandInput(commandPath: string): string {
+  return `\x07\x05\x15\\. ${commandPath}\r`;
+}
+
+/** Writes the command's exact bytes where `commandInput`'s line reads them (0600, in the private rc dir). */
+export function writeCommand(commandPath: string, command: string): void {
+  writeFileSync(commandPath, command, { mode: 0o600 });
 }

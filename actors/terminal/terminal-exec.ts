@@ -1,102 +1,27 @@
 /**
  * @module
- * Commands on a terminal (jobs) and the replies for exec, wait and read:
- * waits on a job until it finishes, its yield window or wait timeout passes,
- * or it asks for input; renders its output as plain text with head+tail
- * truncation and paging hints.
+ * The replies for exec, wait and read: a job's status and output as plain
+ * text with head+tail truncation and paging hints (waiting on a job is in
+ * `terminal-job.ts`).
  */
 import { headTail, plainText } from '../../machines/terminal/terminal-text.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { TerminalId } from '../../schemas/ids.ts';
 import type { ExecReply, ScreenSnapshot } from '../../schemas/terminal.ts';
-import type { TerminalSession } from './terminal-session.ts';
+import type { Job } from './terminal-job.ts';
+import type { TerminalOutput } from './terminal-output.ts';
 
-export type Job = {
-  /** The append of terminal.command.started, still in flight while the command runs. */
-  started?: Promise<void>;
-  commandId: string;
-  command: string;
-  timeoutMs: number;
-  resources: string[];
-  state: 'queued' | 'acquiring' | 'running' | 'finished' | 'cancelled';
-  queuedAt: number;
-  startedAt: number;
-  /** Byte offsets: where the command was typed, where its output starts (C mark) and ends (D mark). */
-  cursor: number;
-  outputStart: number;
-  outputEnd: number | undefined;
-  exitCode: number | undefined;
-  signal: string | null;
-  durationMs: number | undefined;
-  timedOut: boolean;
-  resourceWaitMs: number | undefined;
-  inputAwaited: string | undefined;
-  cancelReason: string | undefined;
-  /** Wakes whoever waits on this job (finish, input awaited, cancel). */
-  changed: Set<() => void>;
-  timers: NodeJS.Timeout[];
+export { type Job, newJob, settle, wake } from './terminal-job.ts';
+
+/** What the replies read of a session: its id, cwd, read position and output. */
+export type ExecView = {
+  readonly terminalId: string;
+  readonly cwd: string;
+  readCursor: number;
+  readonly output: Pick<TerminalOutput, 'end' | 'retainedStart' | 'slice' | 'snapshot'>;
 };
 
-export function newJob(
-  commandId: string,
-  command: string,
-  timeoutMs: number,
-  resources: string[],
-  now: number,
-  cursor: number,
-): Job {
-  return {
-    commandId,
-    command,
-    timeoutMs,
-    resources,
-    state: 'queued',
-    queuedAt: now,
-    startedAt: 0,
-    cursor,
-    outputStart: cursor,
-    outputEnd: undefined,
-    exitCode: undefined,
-    signal: null,
-    durationMs: undefined,
-    timedOut: false,
-    resourceWaitMs: undefined,
-    inputAwaited: undefined,
-    cancelReason: undefined,
-    changed: new Set(),
-    timers: [],
-  };
-}
-
-/** Tells whoever waits on a job that it changed. */
-export function wake(job: Job): void {
-  for (const fn of [...job.changed]) fn();
-}
-
-/** Resolves when the job finishes, is cancelled, asks for input, or after `ms` (undefined: no limit). */
-export function settle(job: Job, ms: number | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () =>
-      job.state === 'finished' ||
-      job.state === 'cancelled' ||
-      (job.inputAwaited !== undefined && job.inputAwaited !== '');
-    if (done() || ms === 0) return resolve();
-    let timer: NodeJS.Timeout | undefined;
-    const check = () => {
-      if (!done()) return;
-      finish();
-    };
-    const finish = () => {
-      if (timer) clearTimeout(timer);
-      job.changed.delete(check);
-      resolve();
-    };
-    job.changed.add(check);
-    if (ms !== undefined) timer = setTimeout(finish, ms);
-  });
-}
-
-export function execReply(session: TerminalSession, job: Job, maxBytes: number): ExecReply {
+export function execReply(session: ExecView, job: Job, maxBytes: number): ExecReply {
   if (job.state === 'cancelled') {
     throw new RuntimeError(
       ErrorCode.InvalidState,
@@ -144,8 +69,8 @@ export function execReply(session: TerminalSession, job: Job, maxBytes: number):
       `Still ${status}: call terminal.wait {"terminalId": "${session.terminalId}", ` +
       `"commandId": "${job.commandId}"} or terminal.read {"cursor": ${end}}.`;
   } else if (status === 'timeout') {
-    reply.hint =
-      `The command reached its timeout and was interrupted ` + `(exit ${job.exitCode}); the terminal is usable again.`;
+    const exit = `exit ${job.exitCode}`;
+    reply.hint = `The command reached its timeout and was interrupted (${exit}); the terminal is usable again.`;
   }
   if (lost)
     reply.hint =
@@ -158,7 +83,7 @@ export function execReply(session: TerminalSession, job: Job, maxBytes: number):
  * Plain text of the output between two offsets, head+tail truncated. For big
  * outputs only the two ends are rendered (a 50 MB flood costs two small slices).
  */
-function outputText(session: TerminalSession, from: number, to: number, maxBytes: number) {
+function outputText(session: ExecView, from: number, to: number, maxBytes: number) {
   const hint = `page it with terminal.read {"cursor": ${from}}`;
   const start = Math.max(from, session.output.retainedStart);
   const window = 4 * maxBytes;
@@ -192,7 +117,7 @@ export type ReadReply = {
  * the previous read, head+tail truncated.
  */
 export async function readOutput(
-  session: TerminalSession,
+  session: ExecView,
   cursor: number | undefined,
   maxBytes: number,
   screen: boolean,

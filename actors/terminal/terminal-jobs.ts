@@ -2,30 +2,62 @@
  * @module
  * The command side of a terminal session: the queue of jobs run one at a
  * time when the shell is idle, their start (after any resources are
- * acquired), their timeout (SIGINT to the foreground group, then SIGKILL),
+ * acquired), what their timeout does (SIGINT to the foreground group, then
+ * SIGKILL; the terminal machine keeps the deadlines),
  * the poll that notices a quiet command blocked reading the terminal, their
  * end from the D mark, and cancelling what is left when the session closes.
  * The session's public fields (`status`, `queue`, `current`, ...) stay on
- * `TerminalSession`; this runner drives them.
+ * the session (`JobHost`); this runner drives them.
  */
-import { commandInput, type Mark } from './shell-integration.ts';
-import { type Job, newJob, wake } from './terminal-exec.ts';
+import { commandInput, type Mark, writeCommand } from './shell-integration.ts';
+import type { IPty } from '@lydell/node-pty';
+import type { Logger } from 'pino';
+import type { TerminalConfig } from '../../schemas/terminal.ts';
+import type { RcFiles } from './shell-integration.ts';
+import { type Fact, type Job, newJob, wake } from './terminal-job.ts';
+import type { TerminalOutput } from './terminal-output.ts';
 import { foregroundPgid, readStat, SIGNAL_NAMES, signalSafely, ttyReader } from './terminal-proc.ts';
-import type { Fact, SessionDeps, TerminalSession } from './terminal-session.ts';
+
+/** The session state the runner drives (TerminalSession implements it). */
+export type JobHost = {
+  readonly terminalId: string;
+  readonly output: TerminalOutput;
+  readonly log: Logger;
+  readonly rc: RcFiles;
+  readonly pty: IPty;
+  readonly tty: string;
+  readonly shellPid: number;
+  readonly cwd: string;
+  readonly pausedPgid: number | undefined;
+  status: 'starting' | 'idle' | 'busy' | 'closing' | 'closed';
+  readonly jobs: Map<string, Job>;
+  readonly queue: Job[];
+  current: Job | undefined;
+  lastJob: Job | undefined;
+  lastActivity: number;
+};
+
+/** What the runner needs from outside: the config and the resource arbiter. */
+export type JobDeps = {
+  config: TerminalConfig;
+  /** Waits for a job's resources; resolves with the wait in ms. */
+  acquire: (job: Job) => Promise<number>;
+  release: (job: Job, reason: 'finished' | 'cancelled') => Promise<void>;
+};
 
 /** Jobs remembered per terminal for terminal.wait. */
 const MAX_JOBS_KEPT = 200;
 
 export class JobRunner {
-  #session: TerminalSession;
-  #deps: SessionDeps;
+  #session: JobHost;
+  #deps: JobDeps;
   #emit: (fact: Fact) => Promise<void>;
   #nextCommand = 1;
   #promptSeen = true;
   #finishing = false;
   #poll: NodeJS.Timeout | undefined;
 
-  constructor(session: TerminalSession, deps: SessionDeps, emit: (fact: Fact) => Promise<void>) {
+  constructor(session: JobHost, deps: JobDeps, emit: (fact: Fact) => Promise<void>) {
     this.#session = session;
     this.#deps = deps;
     this.#emit = emit;
@@ -39,8 +71,15 @@ export class JobRunner {
 
   /** C mark: the running command's output starts here. */
   onOutputStart(mark: Mark): void {
-    const job = this.#session.current;
+    const s = this.#session;
+    const job = s.current;
     if (job?.state === 'running' && job.outputEnd === undefined) job.outputStart = mark.end;
+    else if (!job && s.status === 'idle') {
+      // A line typed with terminal.write runs: the shell is busy until its next prompt. A command typed now
+      // would be typeahead (discarded at that prompt), so the queue waits for the prompt.
+      s.status = 'busy';
+      this.#promptSeen = false;
+    }
   }
 
   /** D mark: the running command ended with this status. */
@@ -58,7 +97,6 @@ export class JobRunner {
 
   async #finish(job: Job): Promise<void> {
     const s = this.#session;
-    stopJobTimers(job);
     try {
       const flushed = s.output.flush();
       await job.started;
@@ -78,7 +116,7 @@ export class JobRunner {
       });
       // The output tail and the finish go to different streams: appended side by side, both awaited.
       await Promise.all([flushed, finished]);
-      if (job.resources.length) await this.#deps.release(s, job, 'finished');
+      if (job.resources.length) await this.#deps.release(job, 'finished');
     } catch (err) {
       s.log.error({ err }, 'command finish not recorded');
     }
@@ -140,7 +178,7 @@ export class JobRunner {
     const s = this.#session;
     if (job.resources.length) {
       job.state = 'acquiring';
-      job.resourceWaitMs = await this.#deps.acquire(s, job);
+      job.resourceWaitMs = await this.#deps.acquire(job);
       if (job.state !== 'acquiring') return; // cancelled while waiting
     }
     job.state = 'running';
@@ -159,19 +197,25 @@ export class JobRunner {
         cwd: s.cwd,
         startedAt: new Date(job.startedAt).toISOString(),
         cursor: job.cursor,
+        // The terminal machine arms the command's deadline from this (and re-arms it from the log).
+        timeoutMs: job.timeoutMs,
       },
     });
     job.started.catch((err) => s.log.error({ err }, 'command start not recorded'));
     if (s.status === 'closing' || s.status === 'closed') return;
-    s.pty.write(commandInput(job.command));
-    job.timers.push(setTimeout(() => void this.#interrupt(job), job.timeoutMs));
+    writeCommand(s.rc.commandPath, job.command);
+    s.pty.write(commandInput(s.rc.commandPath));
     this.#poll ??= setInterval(() => this.#checkInput(), this.#deps.config.pollMs);
   }
 
-  /** Timeout: SIGINT to the foreground group, then SIGKILL if it is still running after the grace period. */
-  async #interrupt(job: Job): Promise<void> {
+  /**
+   * The running command reached its timeout (the terminal machine's deadline): SIGINT to the foreground
+   * group. The machine calls `onGraceOver` a grace period later unless the command finished.
+   */
+  async onDeadline(): Promise<void> {
     const s = this.#session;
-    if (job.state !== 'running' || job.outputEnd !== undefined) return;
+    const job = s.current;
+    if (job?.state !== 'running' || job.outputEnd !== undefined) return;
     job.timedOut = true;
     const pgid = foregroundPgid(s.pty.pid);
     if (pgid > 0) signalSafely(-pgid, 'SIGINT');
@@ -180,30 +224,26 @@ export class JobRunner {
       type: 'terminal.command.interrupted',
       data: { terminalId: s.terminalId, commandId: job.commandId, signal: 'SIGINT', pgid, reason: 'timeout' },
     });
-    job.timers.push(
-      setTimeout(() => {
-        if (job.outputEnd !== undefined || s.status === 'closed') return;
-        const fg = foregroundPgid(s.pty.pid);
-        const shellPgid = readStat(s.shellPid)?.pgrp ?? s.shellPid;
-        if (fg > 0 && fg !== shellPgid) {
-          signalSafely(-fg, 'SIGCONT');
-          signalSafely(-fg, 'SIGKILL');
-          void this.#emit({
-            type: 'terminal.command.interrupted',
-            data: {
-              terminalId: s.terminalId,
-              commandId: job.commandId,
-              signal: 'SIGKILL',
-              pgid: fg,
-              reason: 'timeout',
-            },
-          });
-        } else {
-          // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
-          s.pty.write('\x03');
-        }
-      }, this.#deps.config.interruptGraceMs),
-    );
+  }
+
+  /** Still running a grace period after the timeout's SIGINT: SIGKILL the foreground group. */
+  onGraceOver(): void {
+    const s = this.#session;
+    const job = s.current;
+    if (!job?.timedOut || job.outputEnd !== undefined || s.status === 'closed') return;
+    const fg = foregroundPgid(s.pty.pid);
+    const shellPgid = readStat(s.shellPid)?.pgrp ?? s.shellPid;
+    if (fg > 0 && fg !== shellPgid) {
+      signalSafely(-fg, 'SIGCONT');
+      signalSafely(-fg, 'SIGKILL');
+      void this.#emit({
+        type: 'terminal.command.interrupted',
+        data: { terminalId: s.terminalId, commandId: job.commandId, signal: 'SIGKILL', pgid: fg, reason: 'timeout' },
+      });
+    } else {
+      // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
+      s.pty.write('\x03');
+    }
   }
 
   /** While a command runs and is quiet: is its foreground process blocked reading the terminal? */
@@ -243,7 +283,6 @@ export class JobRunner {
   async cancelAll(reason: string): Promise<void> {
     const s = this.#session;
     for (const job of [...s.queue, ...(s.current ? [s.current] : [])]) {
-      stopJobTimers(job);
       const wasAcquiring = job.state === 'acquiring';
       if (job.state !== 'finished') {
         job.state = 'cancelled';
@@ -252,16 +291,11 @@ export class JobRunner {
           type: 'terminal.command.cancelled',
           data: { terminalId: s.terminalId, commandId: job.commandId, reason },
         });
-        if (job.resources.length && !wasAcquiring) await this.#deps.release(s, job, 'cancelled');
+        if (job.resources.length && !wasAcquiring) await this.#deps.release(job, 'cancelled');
       }
       wake(job);
     }
     s.queue.length = 0;
     s.current = undefined;
   }
-}
-
-function stopJobTimers(job: Job): void {
-  for (const t of job.timers) clearTimeout(t);
-  job.timers = [];
 }

@@ -26,7 +26,6 @@ import {
   TerminalWrite,
 } from '../../schemas/terminal.ts';
 import { checkEnv, resolveCwd, resolveShell } from './pty-spawn.ts';
-import { writeRcFile } from './shell-integration.ts';
 import { execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
 import type { OutputFact } from './terminal-output.ts';
 import { type Emit, type Job, normalizeSignal, TerminalSession } from './terminal-session.ts';
@@ -52,9 +51,7 @@ export class TerminalManager {
   #closedIds = new Set<string>();
   #arbiter: arbiter.ArbiterState;
   #waiters = new Map<string, (waitMs: number) => void>();
-  #idleTimer: NodeJS.Timeout | undefined;
   #shuttingDown = false;
-  #rc: ReturnType<typeof writeRcFile> | undefined;
 
   constructor(options: TerminalManagerOptions) {
     this.config = TerminalConfig.parse(options.config ?? {});
@@ -72,13 +69,6 @@ export class TerminalManager {
             `id '${t}'; rename one in domains.terminal.resources.`,
         );
       tokens.set(t, r);
-    }
-    if (this.config.idleTimeoutMs > 0) {
-      this.#idleTimer = setInterval(
-        () => this.#closeIdle(),
-        Math.max(100, Math.min(60_000, this.config.idleTimeoutMs / 4)),
-      );
-      this.#idleTimer.unref();
     }
   }
 
@@ -118,7 +108,8 @@ export class TerminalManager {
         cols: d.cols ?? this.config.defaultCols,
         rows: d.rows ?? this.config.defaultRows,
         shellPath,
-        sandbox: d.sandbox ?? this.config.sandbox,
+        sandbox: d.sandbox ?? this.config.sandbox ?? false,
+        sandboxOptions: { network: this.config.sandboxNetwork, hide: this.config.sandboxHide },
         bwrapPath: this.config.bwrapPath,
         memoryLimitBytes: this.config.memoryLimitBytes,
         cpuLimitSeconds: this.config.cpuLimitSeconds,
@@ -130,7 +121,6 @@ export class TerminalManager {
       acquire: (s, job) => this.#acquire(s, job),
       release: (s, job, reason) => this.#release(s, job, reason),
       onClosed: (s) => this.#onClosed(s),
-      rc: (this.#rc ??= writeRcFile()),
     });
     this.#sessions.set(session.terminalId, session);
     try {
@@ -256,13 +246,10 @@ export class TerminalManager {
     };
   }
 
-  /** Host stop: close every terminal, then stop timers. */
+  /** Host stop: close every terminal (each one's deadlines stop with its machine). */
   async shutdown(): Promise<void> {
     this.#shuttingDown = true;
-    if (this.#idleTimer) clearInterval(this.#idleTimer);
     await Promise.all([...this.#sessions.values()].map((s) => s.close('shutdown', this.config.closeGraceMs)));
-    this.#rc?.remove();
-    this.#rc = undefined;
   }
 
   /** The live session (tests, replay tooling). */
@@ -317,15 +304,6 @@ export class TerminalManager {
       );
     }
     return ms;
-  }
-
-  #closeIdle(): void {
-    const now = Date.now();
-    for (const s of this.#sessions.values()) {
-      if (s.status === 'idle' && s.queue.length === 0 && now - s.lastActivity > this.config.idleTimeoutMs) {
-        void s.close('idle', this.config.closeGraceMs);
-      }
-    }
   }
 
   #onClosed(s: TerminalSession): void {

@@ -6,6 +6,7 @@
  * `emitOutput` as a `terminal.output.received` fact. When too many chunks are
  * in flight (the log falls behind) the producer is paused, and resumed at half.
  */
+import type { ControlSequence } from '../../schemas/terminal.ts';
 import type { Logger } from 'pino';
 import { plainText, utf8Length } from '../../machines/terminal/terminal-text.ts';
 import type { ScreenSnapshot } from '../../schemas/terminal.ts';
@@ -19,7 +20,7 @@ export type OutputFact = {
     bytes: number;
     data: string;
     plainText?: string;
-    sequences: Array<{ kind: any; seq: string; value?: string }>;
+    sequences: Array<{ kind: ControlSequence['kind']; seq: string; value?: string }>;
     sequenceCount: number;
     isInteractive: boolean;
   };

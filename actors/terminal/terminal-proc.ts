@@ -191,3 +191,46 @@ export function ttyModes(tty: string): { echo: boolean; canonical: boolean } | u
   if (r.status !== 0) return undefined;
   return { echo: !/(^|\s)-echo(\s|$)/.test(r.stdout), canonical: !/(^|\s)-icanon(\s|$)/.test(r.stdout) };
 }
+
+/**
+ * Whether the terminal is at a password-style prompt: echo off in canonical (line) mode, as `read -s`,
+ * ssh and sudo set it. Readline (the shell's own prompt) and full-screen programs also turn echo off,
+ * but in non-canonical mode: their input is recorded.
+ */
+export function echoIsOff(tty: string): boolean {
+  const modes = ttyModes(tty);
+  return modes !== undefined && !modes.echo && modes.canonical;
+}
+
+/**
+ * Ends every process of a terminal's session: the shell's children first (SIGTERM, then SIGKILL after
+ * `graceMs`) while the shell lives to reap them (an orphan's zombie waits for PID 1); then, once the shell
+ * has reported the killed command's status (`commandSettled`), the shell itself; bubblewrap's processes exit
+ * (and reap) on their own when it is gone. Resolves when the session is empty or the waits ran out.
+ */
+export async function stopSession(o: {
+  leader: number;
+  shellPid: number;
+  sandbox: boolean;
+  graceMs: number;
+  commandSettled: () => boolean;
+  exited: Promise<unknown>;
+}): Promise<void> {
+  const wrapper = (m: { pid: number; comm: string }) =>
+    m.pid === o.leader || m.pid === o.shellPid || (o.sandbox && m.comm === 'bwrap');
+  const others = () => sessionMembers(o.leader).filter((m) => !wrapper(m));
+  signalAll(others(), 'SIGTERM', [o.leader, o.shellPid]);
+  if (!(await until(() => others().length === 0, o.graceMs))) {
+    signalAll(others(), 'SIGKILL', [o.leader, o.shellPid]);
+    await until(() => others().length === 0, 1_000);
+  }
+  await until(o.commandSettled, 500);
+  signalSafely(o.shellPid, 'SIGKILL');
+  const exited = await Promise.race([o.exited.then(() => true), sleep(1_000).then(() => false)]);
+  if (!exited) {
+    signalAll(sessionMembers(o.leader), 'SIGKILL', []);
+    signalSafely(-o.leader, 'SIGKILL');
+    await Promise.race([o.exited, sleep(2_000)]);
+  }
+  await until(() => sessionMembers(o.leader).length === 0, 1_000);
+}

@@ -4,23 +4,28 @@
  * runs commands one at a time (the rest queue in order), finds their end and
  * exit status from OSC 133 marks, interrupts them at their timeout, notices
  * when they wait for terminal input, and tears the whole session down on
- * close. Facts go out through the injected `emit`; output through
- * `TerminalOutput`. The job lifecycle (queue, timeouts, input-awaited
- * detection) lives in `terminal-jobs.ts`; replies are built by
- * `terminal-exec.ts`.
+ * close. Facts go out through the injected `emit`, each one first through
+ * the live terminal machine (terminal-actor.ts), which owns the PTY (its
+ * invoked callback actor) and the deadlines, and whose snapshot equals a
+ * replay of the facts; output goes through `TerminalOutput`. The job
+ * lifecycle (queue, what a timeout does, input-awaited detection) lives in
+ * `terminal-jobs.ts`; replies are built by `terminal-exec.ts`.
  */
 import { readlinkSync } from 'node:fs';
 import type { IPty } from '@lydell/node-pty';
 import type { Logger } from 'pino';
+import type { TerminalAggregateContext } from '../../machines/terminal/terminal.ts';
+import { startTerminalActor, type TerminalActor } from './terminal-actor.ts';
+import type { PtyExit } from './terminal-pty.ts';
 import { ErrorCode, InvalidStateError, RuntimeError } from '../../schemas/errors.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
-import { type SpawnSpec, spawnPty } from './pty-spawn.ts';
-import { type Mark, MarkScanner } from './shell-integration.ts';
-import type { Job } from './terminal-exec.ts';
+import type { SpawnSpec } from './pty-spawn.ts';
+import { type Mark, MarkScanner, type RcFiles, writeRcFile } from './shell-integration.ts';
+import type { Emit, Fact, Job } from './terminal-job.ts';
 import { JobRunner } from './terminal-jobs.ts';
 import { type OutputFact, TerminalOutput } from './terminal-output.ts';
 import {
-  ttyModes,
+  echoIsOff,
   foregroundPgid,
   normalizeSignal,
   sessionMembers,
@@ -28,14 +33,12 @@ import {
   signalAll,
   signalSafely,
   sleep,
+  stopSession,
   until,
 } from './terminal-proc.ts';
 
 export { normalizeSignal };
-export type { Job };
-
-export type Fact = { type: string; data: Record<string, unknown>; agentId?: string };
-export type Emit = (fact: Fact) => Promise<void>;
+export type { Emit, Fact, Job };
 
 export type SessionDeps = {
   spec: SpawnSpec;
@@ -47,8 +50,6 @@ export type SessionDeps = {
   acquire: (session: TerminalSession, job: Job) => Promise<number>;
   release: (session: TerminalSession, job: Job, reason: 'finished' | 'cancelled') => Promise<void>;
   onClosed: (session: TerminalSession) => void;
-  /** The rc file (shared by the manager's terminals) and its directory. */
-  rc: { path: string; dir: string };
 };
 
 export class TerminalSession {
@@ -57,6 +58,8 @@ export class TerminalSession {
   readonly spec: SpawnSpec;
   readonly output: TerminalOutput;
   readonly log: Logger;
+  /** This terminal's private rc directory: the rc file and the file commands are delivered through. */
+  readonly rc: RcFiles;
   pty: IPty;
   tty = '';
   shellPid: number;
@@ -78,6 +81,8 @@ export class TerminalSession {
   #scanner = new MarkScanner();
   #jobs: JobRunner;
   #ready: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  /** The terminal machine, live: every fact this session emits goes through it; it keeps the deadlines. */
+  #machine: TerminalActor;
   #exited: Promise<{ exitCode: number; signal?: number }>;
   #closing: Promise<void> | undefined;
 
@@ -90,8 +95,49 @@ export class TerminalSession {
     this.cols = deps.spec.cols;
     this.rows = deps.spec.rows;
     this.log = deps.log.child({ terminalId: this.terminalId, agentId: this.agentId });
-    this.#jobs = new JobRunner(this, deps, (fact) => this.#emit(fact));
-    this.pty = spawnPty(deps.spec, deps.rc.path, deps.rc.dir);
+    this.#jobs = new JobRunner(
+      this,
+      {
+        config: deps.config,
+        acquire: (job) => deps.acquire(this, job),
+        release: (job, reason) => deps.release(this, job, reason),
+      },
+      (fact) => this.#emit(fact),
+    );
+    this.rc = writeRcFile();
+    let exitSeen = false;
+    let resolveExit: (e: PtyExit) => void = () => undefined;
+    this.#exited = new Promise((resolve) => (resolveExit = resolve));
+    let attached: { pty: IPty } | { error: unknown } | undefined;
+    this.#machine = startTerminalActor(
+      deps.config,
+      {
+        onDeadline: () => void this.#jobs.onDeadline().catch((err) => this.log.error({ err }, 'interrupt failed')),
+        onGraceOver: () => this.#jobs.onGraceOver(),
+        closeIdle: () => void this.close('idle', deps.config.closeGraceMs),
+        idleFor: () => Date.now() - this.lastActivity,
+        idleClosable: () => this.status === 'idle' && this.queue.length === 0,
+      },
+      {
+        spec: deps.spec,
+        rc: this.rc,
+        attach: (result) => (attached = result),
+        onData: (data) => this.#onData(data),
+        onExit: (e) => {
+          exitSeen = true;
+          resolveExit(e);
+        },
+        exited: () => exitSeen,
+      },
+    );
+    // Set synchronously by the PTY actor while the machine started (TypeScript cannot see the callback).
+    const spawned = attached as { pty: IPty } | { error: unknown } | undefined;
+    if (!spawned || 'error' in spawned) {
+      this.#machine.stop();
+      this.rc.remove();
+      throw spawned ? spawned.error : new Error(`The PTY of terminal '${this.terminalId}' was not spawned.`);
+    }
+    this.pty = spawned.pty;
     this.shellPid = this.pty.pid;
     const c = deps.config;
     this.output = new TerminalOutput({
@@ -109,8 +155,6 @@ export class TerminalSession {
       respond: (data) => this.status !== 'closed' && this.pty.write(data),
       log: this.log,
     });
-    this.pty.onData((data) => this.#onData(data));
-    this.#exited = new Promise((resolve) => this.pty.onExit((e) => resolve(e)));
     void this.#exited.then((e) => this.#onExit(e));
     this.log.debug({ pid: this.pty.pid, sandbox: deps.spec.sandbox }, 'pty spawned');
   }
@@ -291,27 +335,14 @@ export class TerminalSession {
     this.#ready?.reject(new InvalidStateError(`Terminal '${this.terminalId}' closed before its shell was ready.`));
     if (wasOpen) {
       this.pty.resume();
-      // Children first, while the shell is alive to reap them (an orphan's zombie waits for PID 1).
-      const leader = this.pty.pid;
-      const wrapper = (m: { pid: number; comm: string }) =>
-        m.pid === leader || m.pid === this.shellPid || (this.spec.sandbox && m.comm === 'bwrap');
-      const others = () => sessionMembers(leader).filter((m) => !wrapper(m));
-      signalAll(others(), 'SIGTERM', [leader, this.shellPid]);
-      if (!(await until(() => others().length === 0, graceMs))) {
-        signalAll(others(), 'SIGKILL', [leader, this.shellPid]);
-        await until(() => others().length === 0, 1_000);
-      }
-      // The shell reports the killed command's status (D mark): record it before the shell goes.
-      await until(() => this.current?.state !== 'running', 500);
-      // Then the shell; bubblewrap's processes exit (and reap) on their own when it is gone.
-      signalSafely(this.shellPid, 'SIGKILL');
-      const exited = await Promise.race([this.#exited.then(() => true), sleep(1_000).then(() => false)]);
-      if (!exited) {
-        signalAll(sessionMembers(leader), 'SIGKILL', []);
-        signalSafely(-leader, 'SIGKILL');
-        await Promise.race([this.#exited, sleep(2_000)]);
-      }
-      await until(() => sessionMembers(leader).length === 0, 1_000);
+      await stopSession({
+        leader: this.pty.pid,
+        shellPid: this.shellPid,
+        sandbox: this.spec.sandbox,
+        graceMs,
+        commandSettled: () => this.current?.state !== 'running',
+        exited: this.#exited,
+      });
     }
     const exit = await Promise.race([this.#exited, sleep(100).then(() => undefined)]);
     await this.#teardown(reason, exit);
@@ -359,6 +390,8 @@ export class TerminalSession {
         },
       });
     this.output.dispose();
+    this.#machine.stop();
+    this.rc.remove();
     this.log.info({ reason, ...this.closed }, 'terminal closed');
     this.#deps.onClosed(this);
   }
@@ -372,21 +405,20 @@ export class TerminalSession {
   }
 
   #emit(fact: Fact): Promise<void> {
+    // The machine sees the fact when it is emitted, in emission order (the order of the log), so that its
+    // deadlines start with the command and the live snapshot is the one a replay of the log folds.
+    this.#machine.send({ type: fact.type, data: fact.data });
     return this.#deps.emit({ ...fact, agentId: this.agentId });
+  }
+
+  /** The terminal machine's state: equal to a replay of this terminal's facts. */
+  machineState(): { value: unknown; context: TerminalAggregateContext } {
+    const snapshot = this.#machine.getSnapshot();
+    return { value: snapshot.value, context: snapshot.context };
   }
 
   /** For tests and close: the pids of the session (host pid namespace). */
   members(): number[] {
     return sessionMembers(this.pty.pid, true).map((m) => m.pid);
   }
-}
-
-/**
- * Whether the terminal is at a password-style prompt: echo off in canonical (line) mode, as `read -s`,
- * ssh and sudo set it. Readline (the shell's own prompt) and full-screen programs also turn echo off,
- * but in non-canonical mode: their input is recorded.
- */
-function echoIsOff(tty: string): boolean {
-  const modes = ttyModes(tty);
-  return modes !== undefined && !modes.echo && modes.canonical;
 }

@@ -19,13 +19,14 @@ import type { LiveAgentEffects } from '../../actors/agent/live-agents.ts';
 import type { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
 import type { Reaction } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
+import { removeWorkerCreds, writeWorkerCreds } from '../transport/auth/worker-creds.ts';
 
 export function wireWorkers(deps: {
   host: Host;
   directory: AgentDirectory;
   manager: TerminalManager;
   config: AgentsConfig;
-  connect: { natsUrl?: string | undefined; dataDir: string };
+  connect: { natsUrl?: string | undefined; dataDir: string; mintCreds?: (agentId: string) => Promise<string> };
   logger: Logger;
 }): {
   startWorker: (agent: AgentView, worker: WorkerSpec) => Promise<void>;
@@ -36,7 +37,13 @@ export function wireWorkers(deps: {
    * Worker terminal → the worker's command in it (only workers' commands are followed). Keyed by terminal:
    * command ids count per terminal (`c-1` in every worker's terminal), so an id alone names no worker.
    */
-  const commands = new Map<string, string>();
+  const commands = new Map<string, { commandId: string; agentId: string }>();
+  /** agentId → its worker's creds file, removed when the worker exits or the agent finishes. */
+  const credsFiles = new Map<string, string>();
+  const dropCreds = (agentId: string) => {
+    removeWorkerCreds(credsFiles.get(agentId));
+    credsFiles.delete(agentId);
+  };
   /** Worker terminal → its exit code, once its command ended (it may end before its watcher starts). */
   const exits = new Map<string, number>();
   /** Worker terminal → its watcher (the running agent's invoked actor). */
@@ -95,12 +102,21 @@ export function wireWorkers(deps: {
         SKEIN_TASK: agent.task ?? '',
         ...(deps.connect.natsUrl ? { SKEIN_NATS_URL: deps.connect.natsUrl } : { SKEIN_DATA: deps.connect.dataDir }),
       };
+      if (deps.connect.mintCreds) {
+        const path = writeWorkerCreds(deps.connect.dataDir, agent.agentId, await deps.connect.mintCreds(agent.agentId));
+        credsFiles.set(agent.agentId, path);
+        env.SKEIN_NATS_CREDS = path;
+      }
       try {
         const opened = await deps.manager.open(agent.agentId, { env }, { workspace: agent.workspace });
         const command = [worker.command, ...worker.args].map(shellQuote).join(' ');
         const reply = await deps.manager.exec(agent.agentId, { terminalId: opened.terminalId, command, yieldMs: 0 });
-        commands.set(opened.terminalId, reply.commandId);
-        if (reply.status === 'exited') exited(opened.terminalId, reply.exitCode ?? 1);
+        commands.set(opened.terminalId, { commandId: reply.commandId, agentId: agent.agentId });
+        if (reply.status === 'exited') {
+          commands.delete(opened.terminalId);
+          dropCreds(agent.agentId);
+          exited(opened.terminalId, reply.exitCode ?? 1);
+        }
         // Once folded, the agent runs and its actor's watcher reports an exit seen before or after.
         await deps.host.emit(
           {
@@ -123,16 +139,23 @@ export function wireWorkers(deps: {
         );
       }
     },
-    // A worker's command ending is handed to its watcher.
+    // A worker's command ending is handed to its watcher; an agent finishing revokes its worker's creds file.
     reactions: [
       {
-        on: ['terminal.command.finished'],
+        on: ['terminal.command.finished', 'agent.completed', 'agent.failed', 'agent.cancelled'],
         when: 'live',
         run: (fact: StoredFact) => {
-          const d = fact.data as { terminalId: string; commandId: string; exitCode: number };
-          if (commands.get(d.terminalId) !== d.commandId) return;
-          commands.delete(d.terminalId);
-          exited(d.terminalId, d.exitCode);
+          if (fact.type === 'terminal.command.finished') {
+            const d = fact.data as { terminalId: string; commandId: string; exitCode: number };
+            const worker = commands.get(d.terminalId);
+            if (worker?.commandId !== d.commandId) return;
+            commands.delete(d.terminalId);
+            dropCreds(worker.agentId);
+            exited(d.terminalId, d.exitCode);
+          } else {
+            // The agent finished: its worker's identity goes now; its terminal after the grace (the agent's actor).
+            dropCreds((fact.data as { agentId: string }).agentId);
+          }
         },
       },
     ],

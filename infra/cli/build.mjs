@@ -18,3 +18,17 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+
+// `skein/client` (package.json exports): the typed client SDK as one ESM file, packages external.
+await build({
+  absWorkingDir: root,
+  entryPoints: ['infra/client/index.ts'],
+  outdir: 'dist/client',
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});

@@ -5,7 +5,7 @@
  * subcommands add their own, e.g. `policy check`).
  */
 import { Command, CommanderError, Option } from 'commander';
-import { EXIT, fail } from './output.ts';
+import { action, EXIT, fail } from './output.ts';
 
 const program = new Command('skein')
   .description('A runtime that lets AI coding agents operate a machine: terminals, edits, permissions, sub-agents.')
@@ -66,6 +66,14 @@ program
   .addOption(nats())
   .addOption(data())
   .action(async (pattern, opts) => (await import('./tail.ts')).tail(pattern, opts));
+
+program
+  .command('creds')
+  .description('Write a NATS .creds file for one agent (operator only): an external brain acts as exactly that agent.')
+  .argument('<agentId>', 'the agent (must exist and be running)')
+  .option('--out <file>', 'write here (0600) instead of stdout')
+  .addOption(data())
+  .action(async (agentId, opts) => (await import('./creds.ts')).credsCommand(agentId, opts));
 
 program
   .command('replay')
@@ -186,6 +194,27 @@ program
   )
   .option('--keep', 'keep the temporary workspace and log')
   .action(async (opts) => (await import('./demo.ts')).demo(opts));
+
+program
+  .command('mcp')
+  .description(
+    'MCP server (stdio; --http for Streamable HTTP) for Claude Code, Cursor, Zed…: one session is one agent. ' +
+      'Uses the runtime serving this workspace, or starts one until the session ends.',
+  )
+  .option('--agent <id>', 'act as this existing agent (default: a new child of the root agent)')
+  .option('--http <port>', 'serve Streamable HTTP on this port (0: a free one) instead of stdio')
+  .option('--host <address>', 'address to listen on with --http (default 127.0.0.1)')
+  .option('--token <token>', 'bearer token for --http (or SKEIN_MCP_TOKEN; default: a random one, printed)')
+  .option('--workspace <dir>', 'the project to serve, when the client starts servers elsewhere (default: cwd)')
+  .option('--private', 'start a private nats-server when no runtime runs (default: embedded)')
+  .addOption(nats())
+  .addOption(data())
+  .addOption(logLevel())
+  .action(async (opts) => {
+    await action(async () => (await import('../mcp/command.ts')).mcp(opts));
+    // A finished session must not linger on a socket or timer the runtime left.
+    process.exit(process.exitCode ?? 0);
+  });
 
 const fleet = program.command('fleet').description('Fleets of scripted sub-agents.');
 fleet

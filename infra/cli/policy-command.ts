@@ -61,7 +61,6 @@ export async function runPolicyCheck(
   const { resolve } = await import('node:path');
   const files = await import('../../actors/permission/policy-files.ts');
   const { mergePolicies } = await import('../../machines/permission/policy.ts');
-  const { decide } = await import('../../machines/permission/permission-policy.ts');
   const workspace = resolve(opts.workspace ?? process.cwd());
   let layers: Awaited<ReturnType<typeof files.loadPolicyLayers>>;
   try {
@@ -79,24 +78,13 @@ export async function runPolicyCheck(
     return usage((err as Error).message);
   }
   const merged = mergePolicies(layers);
-  const request: import('../../machines/permission/permission-policy.ts').DecisionRequest = {
+  const d = await decideLikeRuntime({
     tool: tool.data,
     input,
-  };
-  if (tool.data === 'terminal' || tool.data === 'terminal_input') {
-    if (tool.data === 'terminal') {
-      const { createShellSplitter } = await import('../../actors/permission/shell-parse.ts');
-      request.split = (await createShellSplitter())(input);
-    }
-  } else if (tool.data !== 'spawn_agent') {
-    const sensitive = [
-      files.projectPolicyPath(workspace),
-      files.globalPolicyPath(),
-      ...(opts.policy ?? []).map((f) => resolve(f)),
-    ];
-    request.path = await files.resolvePathFacts(input, [workspace], sensitive);
-  }
-  const d = decide(request, merged);
+    workspace,
+    policy: merged,
+    sensitive: (opts.policy ?? []).map((f) => resolve(f)),
+  });
   const code = POLICY_EXIT[d.outcome];
   if (opts.json) return { code, stdout: `${JSON.stringify({ ...d, tool: tool.data, input }, null, 2)}\n`, stderr: '' };
   const lines = [`decision: ${d.outcome} (${d.level})`, `reason: ${d.reason}`];
@@ -109,6 +97,45 @@ export async function runPolicyCheck(
   lines.push(`sub-commands (${d.subCommands.length}):`, ...d.subCommands.map((s) => `  ${s}`));
   if (d.patterns.length > 0) lines.push(`"always" would persist: ${d.patterns.join('  ')}`);
   return { code, stdout: `${lines.join('\n')}\n`, stderr: '' };
+}
+
+type Decision = import('../../machines/permission/permission-policy.ts').Decision;
+
+/**
+ * One tool call decided by the runtime's own code path, for the root agent of `workspace`: file paths first
+ * go through the workspace confinement the runtime applies before any policy (`resolveInWorkspace`, the
+ * function behind the edit service's `resolvePath`: a path outside is refused, not asked about), then the
+ * permission gate builds the request (shell split, path facts, terminal-input class) and `decide` judges it.
+ */
+export async function decideLikeRuntime(args: {
+  tool: import('../../schemas/tool.ts').ToolName;
+  input: string;
+  workspace: string;
+  policy: import('../../machines/permission/policy.ts').MergedPolicy;
+  sensitive?: string[];
+}): Promise<Decision> {
+  const { decide, inputProblem } = await import('../../machines/permission/permission-policy.ts');
+  const { createPermissionGate } = await import('../../actors/permission/policy-gate.ts');
+  if (args.tool === 'read_file' || args.tool === 'edit_file' || args.tool === 'write_file') {
+    const bad = inputProblem(args.input);
+    if (bad) return { outcome: 'deny', level: 'input', reason: bad, subCommands: [], patterns: [] };
+    const { resolveInWorkspace } = await import('../../actors/edit/file-io.ts');
+    try {
+      await resolveInWorkspace([args.workspace], args.input);
+    } catch (err) {
+      const why = (err as Error).message;
+      const reason = `Refused before the policy (the runtime confines files to the workspace): ${why}`;
+      return { outcome: 'deny', level: 'builtin', reason, subCommands: [args.input], patterns: [] };
+    }
+  }
+  const built = await (await createPermissionGate()).build(args.tool, args.input, {
+    roots: [args.workspace],
+    ...(args.sensitive ? { sensitive: args.sensitive } : {}),
+  });
+  if (built.kind === 'granted') {
+    return { outcome: 'allow', level: 'tool_default', reason: built.reason, subCommands: [], patterns: [] };
+  }
+  return decide(built.request, args.policy);
 }
 
 /** The tool call to judge: given as --tool/--input, or what --command's CommandDef declares for --data. */

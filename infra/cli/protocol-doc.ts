@@ -4,6 +4,7 @@
  * the envelopes, and every command (data, reply) and fact (data) as JSON
  * Schema. `npm run docs` writes it; a test fails when it is stale.
  */
+import { identitiesSection } from '../transport/auth/permissions-doc.ts';
 import { protocolSchema } from './schema.ts';
 
 const HEADER = `# skein protocol
@@ -67,7 +68,7 @@ export function renderProtocolDoc(): string {
     events: Record<string, { summary: string; aggregate: string; stream: string; data: unknown }>;
   };
   const block = (value: unknown) => `\`\`\`json\n${JSON.stringify(strip(value), null, 2)}\n\`\`\``;
-  const out = [HEADER];
+  const out = [HEADER, identitiesSection()];
   out.push('## Envelopes\n');
   for (const [name, value] of Object.entries(schema.envelopes)) out.push(`### ${name}\n\n${block(value)}\n`);
   out.push('## Commands\n');

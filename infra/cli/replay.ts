@@ -5,6 +5,9 @@
  * export. Works while the runtime runs and after it died: a private-broker
  * store is opened with a temporary nats-server.
  */
+import { pino } from 'pino';
+import { authDir, startAuthBroker } from '../transport/auth/broker.ts';
+import { clientAuth, type ClientAuth } from '../transport/auth/client-auth.ts';
 import { createWriteStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeLogLine } from '../transport/codec.ts';
@@ -95,17 +98,24 @@ async function openSource(opts: ReplayOptions, untilSeq: number | undefined): Pr
     return fileSource(opts.fromFile, range);
   }
   const target = clientTarget(opts);
-  if (target.natsUrl) return natsSource(target.natsUrl, range, async () => undefined);
+  const auth = clientAuth(target.dataDir);
+  if (target.natsUrl) return natsSource(target.natsUrl, range, async () => undefined, auth);
   const info = readRuntimeInfo(target.dataDir);
   const eventsFile = join(target.dataDir, 'events.jsonl');
   if (info?.mode === 'embedded' || (!info && existsSync(eventsFile)))
     return fileSource(eventsFile, range, target.dataDir);
-  if (info?.natsUrl && isAlive(info.pid)) return natsSource(info.natsUrl, range, async () => undefined);
+  if (info?.natsUrl && isAlive(info.pid)) return natsSource(info.natsUrl, range, async () => undefined, auth);
   const store = join(target.dataDir, 'jetstream');
   if (!existsSync(store))
     throw new UsageError(`no event log in ${target.dataDir}: run \`skein up\` first, or pass --from-file / --nats`);
   // The runtime is gone: open its store with a temporary private server.
   if (info?.natsServerPid) await stopStaleNatsServer(info.natsServerPid, store);
+  if (existsSync(join(authDir(target.dataDir), 'keys.json'))) {
+    // A private broker with identities keeps the store under the account: open it the same way.
+    const logger = pino({ level: 'warn' });
+    const broker = await startAuthBroker({ dataDir: target.dataDir, bin: target.config.natsServerBin, logger });
+    return natsSource(broker.url, range, () => broker.stop(), { creds: broker.hostCreds });
+  }
   const server = await startNatsServer({ storeDir: store, bin: target.config.natsServerBin });
   return natsSource(server.url, range, () => server.stop());
 }
@@ -165,8 +175,13 @@ function fileSource(path: string, range: { untilSeq?: number }, dataDir?: string
   };
 }
 
-async function natsSource(url: string, range: { untilSeq?: number }, stopServer: () => Promise<void>): Promise<Source> {
-  const bus = await NatsBus.connect(url, 'skein-replay');
+async function natsSource(
+  url: string,
+  range: { untilSeq?: number },
+  stopServer: () => Promise<void>,
+  auth?: ClientAuth,
+): Promise<Source> {
+  const bus = await NatsBus.connect(url, 'skein-replay', auth);
   const log: EventLog = await JetStreamLog.open(bus.nc);
   return {
     read: (options) => log.read({ ...options, onInvalid }),

@@ -55,8 +55,8 @@ export type DomainDeps = {
   logger: Logger;
   /** What `runtime.status` reports. */
   runtime: { hostId: string; mode: RuntimeMode };
-  /** How workers reach this runtime. */
-  connect: { natsUrl?: string | undefined; dataDir: string };
+  /** How workers reach this runtime; `mintCreds` gives a worker its own bus credentials (private broker). */
+  connect: { natsUrl?: string | undefined; dataDir: string; mintCreds?: (agentId: string) => Promise<string> };
 };
 
 /** Builds every domain and registers it with the host (before `host.start()`). */

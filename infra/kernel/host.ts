@@ -69,6 +69,7 @@ export class Host {
   readonly #handled = new Set<string>();
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #agentSubjects = new Map<string, string>();
+  #unavailable: string | undefined;
   #subscription: Subscription | undefined;
 
   constructor(options: HostOptions) {
@@ -204,6 +205,11 @@ export class Host {
     }
   }
 
+  /** Refuse every command from now on with `unavailable` and `reason` (the audit log was lost). */
+  markUnavailable(reason: string): void {
+    this.#unavailable ??= reason;
+  }
+
   #receive(msg: BusMsg): void {
     const work = this.#handle(msg).catch((err) =>
       this.#logger.error({ err, subject: msg.subject }, 'command handling crashed'),
@@ -215,6 +221,7 @@ export class Host {
   async #handle(msg: BusMsg): Promise<void> {
     let reply: Uint8Array;
     try {
+      if (this.#unavailable) throw new RuntimeError(ErrorCode.Unavailable, this.#unavailable, { retryable: true });
       const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes);
       // Command ids are the client's: one agent's id never answers for another agent's command.
       const key = commandKey(command.agentId, command.id);

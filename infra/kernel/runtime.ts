@@ -23,14 +23,13 @@ import { JetStreamLog } from '../transport/jetstream-log.ts';
 import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
-import {
-  isAlive,
-  natsServerAvailable,
-  startNatsServer,
-  stopStaleNatsServer,
-  type NatsServerHandle,
-} from '../transport/nats-server.ts';
+import { isAlive, natsServerAvailable, stopStaleNatsServer, type NatsServerHandle } from '../transport/nats-server.ts';
 import { serveBusOnSocket } from '../transport/socket-bus.ts';
+import { startAuthBroker, type AuthBroker } from '../transport/auth/broker.ts';
+import { revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
+import { guardLog } from '../transport/log-guard.ts';
+import { verifySeal } from '../transport/log-seal.ts';
+import { microService } from '../discovery/micro-service.ts';
 
 /** What `skein up` writes to `<dataDir>/runtime.json` for clients. */
 export const RuntimeInfo = z.object({
@@ -40,6 +39,7 @@ export const RuntimeInfo = z.object({
   natsUrl: z.string().optional(),
   socketPath: z.string().optional(),
   natsServerPid: z.number().int().optional(),
+  websocketUrl: z.string().optional(),
   rootAgentId: z.string(),
   workspace: z.string(),
   dataDir: z.string(),
@@ -54,6 +54,8 @@ export type Runtime = {
   info: RuntimeInfo;
   /** The live agent actors (tests compare their snapshots with the replayed ones). */
   agents: LiveAgents;
+  /** Private broker: the identities (mint, revoke); undefined in the other modes. */
+  auth?: AuthBroker | undefined;
   stop(): Promise<void>;
 };
 
@@ -106,6 +108,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   const hostId = `h-${randomBytes(4).toString('hex')}`;
   const cleanups: Array<() => Promise<void>> = [];
   let natsServer: NatsServerHandle | undefined;
+  let broker: AuthBroker | undefined;
   let bus: Bus;
   let log: EventLog;
   let socketPath: string | undefined;
@@ -127,17 +130,25 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       cleanups.push(() => server.close());
     } else {
       if (mode === 'private') {
-        natsServer = await startNatsServer({ storeDir: join(config.dataDir, 'jetstream'), bin: config.natsServerBin });
-        const server = natsServer;
-        cleanups.push(() => server.stop());
-        natsUrl = natsServer.url;
+        // Operator-mode auth: nothing listens without credentials (auth/broker.ts).
+        broker = await startAuthBroker({ dataDir: config.dataDir, bin: config.natsServerBin, logger });
+        natsServer = broker.server;
+        const started = broker;
+        cleanups.push(() => started.stop());
+        natsUrl = broker.url;
       } else {
         natsUrl = config.natsUrl;
         if (!natsUrl) throw new Error('networked mode needs --nats <url> or SKEIN_NATS_URL');
       }
-      const natsBus = await NatsBus.connect(natsUrl, `skein-host-${hostId}`);
+      const natsBus = await NatsBus.connect(
+        natsUrl,
+        `skein-host-${hostId}`,
+        broker ? { creds: broker.hostCreds } : undefined,
+      );
       bus = natsBus;
       cleanups.unshift(() => natsBus.close());
+      // Before the log is opened (which would create a missing stream): never begin a fresh log silently.
+      await verifySeal(natsBus.nc, config.dataDir);
       log = await JetStreamLog.open(natsBus.nc, {
         outputMaxBytes: config.log.outputMaxBytes,
         duplicateWindowMs: config.log.duplicateWindowMs,
@@ -162,6 +173,17 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     appendRetries: config.log.appendRetries,
     appendRetryDelayMs: config.log.appendRetryDelayMs,
   });
+  // NATS service discovery ($SRV.PING/INFO/STATS), answered beside the host; STATS count what handlers serve.
+  const discovery = microService({
+    bus,
+    id: hostId,
+    version: '0.1.0',
+    description: 'skein: terminals, edits, permissions and sub-agents for AI coding agents',
+    metadata: { mode, root_agent: config.rootAgentId },
+    commands: COMMANDS,
+  });
+  const register = host.register.bind(host);
+  host.register = (domain) => register({ ...domain, commands: discovery.instrumentAll(domain.commands) });
   let agents: LiveAgents;
   try {
     ({ live: agents } = await registerAllDomains({
@@ -170,12 +192,34 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       config,
       logger,
       runtime: { hostId, mode },
-      connect: { natsUrl, dataDir: config.dataDir },
+      connect: {
+        natsUrl,
+        dataDir: config.dataDir,
+        ...(broker
+          ? { mintCreds: (agentId: string) => broker!.authority.mintAgent(agentId).then((m) => m.creds) }
+          : {}),
+      },
     }));
     await host.start();
+    if (broker) await revokeOnFinish(host, broker, logger);
+    if (bus instanceof NatsBus) {
+      const nc = bus.nc;
+      const keeper = await guardLog({
+        host,
+        nc,
+        dataDir: config.dataDir,
+        hostId,
+        rootAgentId: config.rootAgentId,
+        logger,
+      });
+      // Runs before the bus closes (cleanups run in order; the bus close was put first).
+      cleanups.unshift(() => keeper.stop());
+    }
     await ensureRootAgent(host, config, logger);
     // Commands are taken only once every domain is ready and the root exists.
     await host.serve();
+    discovery.start();
+    cleanups.unshift(async () => discovery.stop());
   } catch (err) {
     // A bad policy file or domain config, or a log that cannot be read: nothing may be left running.
     await host.stop(0).catch(() => undefined);
@@ -191,6 +235,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     ...(natsUrl ? { natsUrl } : {}),
     ...(socketPath ? { socketPath } : {}),
     ...(natsServer ? { natsServerPid: natsServer.pid } : {}),
+    ...(broker ? { websocketUrl: broker.websocketUrl } : {}),
     rootAgentId: config.rootAgentId,
     workspace: config.workspace,
     dataDir: config.dataDir,
@@ -206,6 +251,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     log,
     info,
     agents,
+    auth: broker,
     stop: () =>
       (stopping ??= (async () => {
         await host.stop();

@@ -107,6 +107,9 @@ export async function wirePermission(deps: {
         foreground,
         deps.canonical?.(call.terminalId) ?? true,
       );
+      if (judged.refused) {
+        throw new RuntimeError(ErrorCode.PermissionDenied, `terminal.write to '${call.terminalId}': ${judged.refused}`);
+      }
       ({ input, foreground, rest } = judged);
       if (rest === undefined) promptLines.clear(call.terminalId);
     }

@@ -19,6 +19,7 @@ import { resourceAggregateDef } from '../../machines/terminal/arbiter.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
 import { foregroundPgid, ttyModes } from '../../actors/terminal/terminal-proc.ts';
+import { which } from '../../actors/terminal/pty-spawn.ts';
 import {
   WorkspaceSnapshotter,
   recordShellChanges,
@@ -41,7 +42,14 @@ export function wireTerminal(deps: {
   /** Record shell side effects in the action log (workspace snapshots around each exec). */
   trackShell: boolean;
 }) {
-  const config = domainConfig(deps.config, 'terminal', TerminalConfig);
+  const configured = domainConfig(deps.config, 'terminal', TerminalConfig);
+  // The sandbox is on wherever bubblewrap is installed unless the operator's config says otherwise, and the
+  // runtime's own data dir (socket, event log) is never visible from inside it.
+  const config = {
+    ...configured,
+    sandbox: configured.sandbox ?? which(configured.bwrapPath) !== undefined,
+    sandboxHide: [...configured.sandboxHide, deps.config.dataDir],
+  };
   const root = deps.config.rootAgentId;
   const manager = new TerminalManager({
     config,
@@ -109,7 +117,8 @@ export function wireTerminal(deps: {
       'terminal.open': async (ctx) => {
         const workspace = workspaceOf(ctx.command.agentId) ?? deps.config.workspace;
         confineOpen(ctx.command.data, workspace);
-        return manager.open(ctx.command.agentId, ctx.command.data, { workspace });
+        const sandbox = sandboxFloor(config, ctx.command.agentId, ctx.command.data.sandbox);
+        return manager.open(ctx.command.agentId, { ...ctx.command.data, sandbox }, { workspace });
       },
       'terminal.exec': async (ctx) => {
         const agentId = ctx.command.agentId;
@@ -159,7 +168,10 @@ export function wireTerminal(deps: {
       const session = manager.get(terminalId);
       if (!session) return undefined;
       const pgid = foregroundPgid(session.pty.pid);
-      if (pgid <= 0 || pgid === session.pty.pid) return { kind: 'prompt' };
+      // In the sandbox the PTY's process is bwrap and the shell runs under it: its group is the prompt too.
+      // Otherwise a sandboxed prompt would be read as "bash running", and lines typed over several writes
+      // would be judged one write at a time.
+      if (pgid <= 0 || pgid === session.pty.pid || pgid === session.shellPid) return { kind: 'prompt' };
       try {
         return { kind: 'program', name: readFileSync(`/proc/${pgid}/comm`, 'utf8').trim() };
       } catch {
@@ -195,4 +207,26 @@ function confineOpen(data: { cwd?: unknown; shell?: unknown }, workspace: string
       `shell '${data.shell}' is not a system shell; name it (bash) or give its path under /bin or /usr/bin`,
     );
   }
+}
+
+/**
+ * Whether a terminal an agent opens is sandboxed: the operator's config is a floor the agent cannot lower.
+ * `domains.terminal.sandbox` (default: on when bwrap is installed) applies to every agent except those in
+ * `domains.terminal.sandboxOffFor`; only those may ask for `sandbox: false`. Anyone may ask for `true`.
+ */
+export function sandboxFloor(
+  config: { sandbox: boolean; sandboxOffFor: string[] },
+  agentId: string,
+  asked: unknown,
+): boolean {
+  const floor = config.sandbox && !config.sandboxOffFor.includes(agentId);
+  if (asked === false && floor) {
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `terminal.open: agent '${agentId}' may not turn the sandbox off (data.sandbox: false); the operator's ` +
+        `config decides that: domains.terminal.sandbox, or domains.terminal.sandboxOffFor for one agent. ` +
+        `Omit "sandbox" to open a sandboxed terminal.`,
+    );
+  }
+  return asked === true || floor;
 }

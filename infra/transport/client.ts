@@ -11,6 +11,7 @@ import { decodeReply, encode, type Reply } from './codec.ts';
 import { NatsBus } from './nats-bus.ts';
 import { readRuntimeInfo, type RuntimeInfo } from '../kernel/runtime.ts';
 import { SocketBus } from './socket-bus.ts';
+import { clientAuth } from './auth/client-auth.ts';
 
 export type ClientTarget = { natsUrl?: string | undefined; dataDir: string };
 
@@ -28,13 +29,13 @@ export type Client = { bus: Bus; info: RuntimeInfo | undefined; close(): Promise
 
 export async function connectClient(target: ClientTarget): Promise<Client> {
   if (target.natsUrl) {
-    const bus = await NatsBus.connect(target.natsUrl, 'skein-client');
+    const bus = await NatsBus.connect(target.natsUrl, 'skein-client', clientAuth(target.dataDir));
     return { bus, info: readRuntimeInfo(target.dataDir), close: () => bus.close() };
   }
   const info = readRuntimeInfo(target.dataDir);
   if (!info) throw new NoRuntimeError(target.dataDir);
   const bus = info.natsUrl
-    ? await NatsBus.connect(info.natsUrl, 'skein-client')
+    ? await NatsBus.connect(info.natsUrl, 'skein-client', clientAuth(target.dataDir))
     : await SocketBus.connect(info.socketPath!);
   return { bus, info, close: () => bus.close() };
 }

@@ -2,7 +2,7 @@
  * @module
  * The bus over a real NATS connection (@nats-io/transport-node 3.3).
  */
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { NoRespondersError, RequestTimeoutError, type Bus, type BusMsg, type Subscription } from './bus.ts';
 
 export class NatsBus implements Bus {
@@ -13,8 +13,16 @@ export class NatsBus implements Bus {
     this.nc = nc;
   }
 
-  static async connect(url: string, name = 'skein'): Promise<NatsBus> {
-    const nc = await connect({ servers: url, name, maxReconnectAttempts: 10, reconnectTimeWait: 250 });
+  /** `auth`: a `.creds` text and, for an agent's creds, its inbox prefix (`auth/permissions.ts`). */
+  static async connect(url: string, name = 'skein', auth?: { creds: string; inboxPrefix?: string }): Promise<NatsBus> {
+    const nc = await connect({
+      servers: url,
+      name,
+      maxReconnectAttempts: 10,
+      reconnectTimeWait: 250,
+      ...(auth ? { authenticator: credsAuthenticator(new TextEncoder().encode(auth.creds)) } : {}),
+      ...(auth?.inboxPrefix ? { inboxPrefix: auth.inboxPrefix } : {}),
+    });
     return new NatsBus(nc);
   }
 

@@ -35,12 +35,17 @@ export async function startNatsServer(options: {
   bin?: string;
   port?: number;
   readyTimeoutMs?: number;
+  /** A config file (operator-mode auth: `auth/server-config.ts`); the flags below still set address and store. */
+  configFile?: string;
 }): Promise<NatsServerHandle> {
   mkdirSync(options.storeDir, { recursive: true });
   const port = options.port ?? (await freePort());
   const child = spawn(
     options.bin ?? 'nats-server',
-    ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', options.storeDir],
+    [
+      ...(options.configFile ? ['-c', options.configFile] : []),
+      ...['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', options.storeDir],
+    ],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
       detached: false,

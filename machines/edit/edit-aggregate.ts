@@ -5,9 +5,31 @@
  * plain-JSON summary for replay and the state digest; and the tiny `file`
  * aggregate that records the versions agents have read. Pure; assign only.
  */
-import { assign, setup } from 'xstate';
+import { assertEvent, assign, setup } from 'xstate';
+import type { DataOf } from '../../schemas/index.ts';
+import type {
+  editApplied,
+  editFailed,
+  editRangeAmbiguous,
+  editRangeMatched,
+  editRangeResolved,
+  editRangeUnresolved,
+  editStarted,
+  fileReadRecorded,
+} from '../../schemas/edit.ts';
 
-type Envelope<T> = { type: string; data: T };
+/** A fact as the fold hands it over, its data typed by its EventDef. */
+type FactOf<TDef> = TDef extends { type: infer T } ? { type: T; data: DataOf<TDef> } : never;
+type EditFact = FactOf<
+  | typeof editStarted
+  | typeof editRangeMatched
+  | typeof editRangeResolved
+  | typeof editRangeUnresolved
+  | typeof editRangeAmbiguous
+  | typeof editApplied
+  | typeof editFailed
+>;
+type FileFact = FactOf<typeof fileReadRecorded>;
 type EditSummary = {
   index: number;
   status: 'matched' | 'resolved' | 'unresolved' | 'ambiguous';
@@ -39,20 +61,19 @@ function withEdit(edits: EditSummary[], summary: EditSummary): EditSummary[] {
   return [...rest, summary].sort((a, b) => a.index - b.index);
 }
 
-type AnyData = Record<string, any>;
-
-const recordFailure = assign<EditAggregateContext, Envelope<AnyData>, undefined, Envelope<AnyData>, never>(
-  ({ event }) => ({
+const recordFailure = assign<EditAggregateContext, EditFact, undefined, EditFact, never>(({ event }) => {
+  assertEvent(event, 'edit.failed');
+  return {
     error: {
-      code: event.data.code as string,
-      message: event.data.message as string,
-      ...(event.data.editIndex !== undefined ? { editIndex: event.data.editIndex as number } : {}),
+      code: event.data.code,
+      message: event.data.message,
+      ...(event.data.editIndex !== undefined ? { editIndex: event.data.editIndex } : {}),
     },
-  }),
-);
+  };
+});
 
 export const editAggregate = setup({
-  types: { context: {} as EditAggregateContext, events: {} as Envelope<AnyData> },
+  types: { context: {} as EditAggregateContext, events: {} as EditFact },
   actions: { recordFailure },
 }).createMachine({
   id: 'editAggregate',
@@ -147,7 +168,7 @@ export type FileAggregateContext = {
 
 /** Folds `file.read.recorded`: the latest version read and how many reads. */
 export const fileAggregate = setup({
-  types: { context: {} as FileAggregateContext, events: {} as Envelope<AnyData> },
+  types: { context: {} as FileAggregateContext, events: {} as FileFact },
 }).createMachine({
   id: 'fileAggregate',
   context: { reads: 0 },

@@ -12,6 +12,7 @@
  * - any other program (vim, less, htop, …) → allowed under the grant that started it.
  * Pure.
  */
+import { describeChar, firstControl } from './permission-control.ts';
 
 export type TerminalForeground = { kind: 'prompt' } | { kind: 'program'; name: string };
 
@@ -125,34 +126,51 @@ export type TypedLines = {
   completed: string[];
   /** The line still being typed after this write (carried to the next write). */
   rest: string;
-  /** A completed line held escape sequences or other control keys (arrows, Ctrl-A…): its text is not certain. */
-  uncertain: boolean;
+  /**
+   * Set when the write holds a key whose effect the model cannot know exactly (ESC sequences, tab completion,
+   * Ctrl-W, Ctrl-O, Ctrl-V, signals…): why it is refused, naming the character and its position.
+   */
+  refused?: string;
 };
 
 /**
  * Replays what was typed at a shell prompt: `prior` (the unfinished line from earlier writes) plus `data`.
  * Checking each write alone would let `rm -rf x` typed in one write and Enter in the next run unchecked.
+ *
+ * Only keys whose effect on readline's line is certain are applied: Enter (CR, LF) ends the line;
+ * backspace (DEL, Ctrl-H) removes the last character; Ctrl-U kills the whole line and Ctrl-C aborts it
+ * (the cursor is always at the end, since nothing that moves it is accepted). Any other control character
+ * refuses the whole write, at once, even before a line is completed: readline acts on it as it arrives
+ * (Ctrl-O runs the line, Ctrl-\ and Ctrl-Z are signals that flush or keep text, a tab completes words).
  */
 export function typedLines(prior: string, data: string): TypedLines {
   const completed: string[] = [];
-  let line = '';
-  let lineUncertain = /[\x00-\x08\x0b-\x1f]/.test(prior);
-  let uncertain = false;
-  for (const ch of prior + data) {
+  let line = [...prior];
+  let index = 0;
+  for (const ch of data) {
     if (ch === '\r' || ch === '\n') {
-      completed.push(line);
-      uncertain ||= lineUncertain;
-      line = '';
-      lineUncertain = false;
+      completed.push(line.join(''));
+      line = [];
     } else if (ch === '\x03' || ch === '\x15') {
-      line = '';
-      lineUncertain = false;
+      line = [];
     } else if (ch === '\x7f' || ch === '\b') {
-      line = line.slice(0, -1);
+      line.pop();
+    } else if (firstControl(ch, PROMPT_CONTROL)) {
+      return {
+        completed: [],
+        rest: prior,
+        refused:
+          `the input holds ${describeChar(ch)} at position ${index} (0-based), a key bash's line editor ` +
+          `acts on in a way the permission check cannot follow; type plain text and Enter (backspace, ` +
+          `Ctrl-U and Ctrl-C are understood), or run the command with terminal.exec`,
+      };
     } else {
-      if (ch !== '\t' && ch < ' ') lineUncertain = true;
-      line += ch;
+      line.push(ch);
     }
+    index += ch.length;
   }
-  return { completed, rest: line, uncertain };
+  return { completed, rest: line.join('') };
 }
+
+/** At the prompt every control character is a key, tab included (completion). */
+const PROMPT_CONTROL = /[\x00-\x1f\x7f-\x9f]/;

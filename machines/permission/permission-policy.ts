@@ -6,6 +6,7 @@
 import type { PolicyMode } from '../../schemas/policy.ts';
 import type { ToolName } from '../../schemas/tool.ts';
 import { builtinDenial } from './permission-builtin.ts';
+import { controlProblem } from './permission-control.ts';
 import { alwaysAsk, pathForms, type PathFacts } from './permission-paths.ts';
 import { commandPattern, exactPattern, pathPattern } from './permission-patterns.ts';
 import {
@@ -64,7 +65,8 @@ const RANK: Record<PolicyMode, number> = { allow: 0, confirm: 1, deny: 2 };
 /**
  * Decides one tool call. Precedence, highest first:
  *
- * 0. input limits: empty, NUL bytes, longer than `INPUT_LIMITS.maxChars` → deny;
+ * 0. input limits: empty, NUL bytes, longer than `INPUT_LIMITS.maxChars` → deny; terminal commands and
+ *    worker command lines holding control characters other than newline and tab → deny (permission-control.ts);
  * 1. built-in rules (terminal, terminal_input): host-destroying commands → deny, never overridable;
  * 2. invalid patterns for the tool → deny naming them;
  * 3. terminal only, unless the policy is an unconditional allow-all: expansions,
@@ -100,6 +102,12 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
   }
   const bad = inputProblem(input);
   if (bad) return result('deny', 'input', bad, []);
+  // Commands and worker command lines are typed into a terminal: a control byte there is acted on by the
+  // tty and readline, not by the parser that judged the text. Refused even under an allow-all policy.
+  if (tool === 'terminal' || tool === 'spawn_agent') {
+    const control = controlProblem(input, tool === 'terminal' ? 'The command' : 'The worker command line');
+    if (control) return result('deny', 'input', control, []);
+  }
   if (tool === 'terminal' && !request.split) {
     return result(
       'deny',

@@ -13,6 +13,8 @@ export type JudgedWrite = {
   foreground: TerminalForeground | undefined;
   /** The unfinished line to keep once the write is allowed; undefined: nothing is pending afterwards. */
   rest: string | undefined;
+  /** Set when the write is refused outright (a key the line model cannot follow): why, naming the key. */
+  refused?: string;
 };
 
 /**
@@ -27,10 +29,11 @@ export function judgeWrite(
 ): JudgedWrite {
   if (foreground?.kind === 'prompt') {
     const typed = typedLines(pending, data);
+    // Keys the line model cannot follow exactly (ESC sequences, tab, Ctrl-W, Ctrl-O…) act as they arrive:
+    // the write is refused before any byte reaches the shell, and the pending line stays as it was.
+    if (typed.refused) return { input: data, foreground, rest: pending, refused: typed.refused };
     const input = typed.completed.length > 0 ? `${typed.completed.join('\n')}\n${typed.rest}` : data;
-    // Arrow keys and the like make the typed text uncertain: judged as input to a shell, never as a
-    // plain command line that an allow rule could match.
-    return { input, foreground: typed.uncertain ? { kind: 'program', name: 'bash' } : foreground, rest: typed.rest };
+    return { input, foreground, rest: typed.rest };
   }
   // A program that reads lines (or reads nothing, like `ls -R /` still running) leaves typed-ahead lines
   // to the shell once it exits: judge them as shell input. Programs reading keys (vim, less) keep their grant.

@@ -9,6 +9,8 @@
  * a dead holder never blocks anyone. Pure functions on plain JSON state, plus
  * the `resource` aggregate machine that folds resource facts.
  */
+import type { DataOf } from '../../schemas/message.ts';
+import type { ResourceAcquired } from '../../schemas/terminal.ts';
 import { assign, setup } from 'xstate';
 
 export type ArbiterRequest = {
@@ -112,7 +114,9 @@ function grant(state: ArbiterState, now: number): { state: ArbiterState; granted
   return { state: { ...state, holders, waiting: stillWaiting }, granted };
 }
 
-type Envelope = { type: string; data?: any };
+/** A fact; the log holds only facts validated by their schema, so `data` is the event's data. */
+type Envelope = { type: string; data?: unknown };
+type AcquiredData = DataOf<typeof ResourceAcquired>;
 export type ResourceAggregateContext = {
   resource: string | null;
   holder: { agentId: string; terminalId: string; commandId: string } | null;
@@ -132,12 +136,15 @@ export const resourceAggregate = setup({
       on: {
         'resource.acquired': {
           target: 'held',
-          actions: assign(({ context, event }) => ({
-            resource: event.data.resource,
-            holder: { agentId: event.data.agentId, terminalId: event.data.terminalId, commandId: event.data.commandId },
-            acquisitions: context.acquisitions + 1,
-            totalWaitMs: context.totalWaitMs + event.data.waitMs,
-          })),
+          actions: assign(({ context, event }) => {
+            const x = event.data as AcquiredData;
+            return {
+              resource: x.resource,
+              holder: { agentId: x.agentId, terminalId: x.terminalId, commandId: x.commandId },
+              acquisitions: context.acquisitions + 1,
+              totalWaitMs: context.totalWaitMs + x.waitMs,
+            };
+          }),
         },
       },
     },

@@ -1,16 +1,43 @@
 /**
  * @module
- * The terminal aggregate: folds one terminal's facts (never its output
- * chunks) into its lifecycle (opening → idle ⇄ busy → closed), cwd, window
- * size, running command, queue and counters. Pure: no input, empty initial
- * context, only `assign`; the host folds the log through it for replay and the
- * state digest, so the context is plain JSON and a function of the facts.
+ * The terminal machine: one machine that both runs a live terminal and
+ * replays one. It folds the terminal's facts (never its output chunks) into
+ * its lifecycle (opening → idle ⇄ busy → closed), cwd, window size, running
+ * command, queue and counters, with `assign` only: the context is plain JSON
+ * and a function of the facts, so the host folds the log through it (pure
+ * `transition()`, actions discarded) for replay and the state digest.
+ *
+ * Live, a TerminalSession runs an actor of the same machine, provided with
+ * effects (`.provide()`: the PTY is its invoked callback actor, see
+ * actors/terminal/terminal-actor.ts), and sends it every fact it emits, so the
+ * live snapshot is the replayed one by construction. The machine owns the
+ * terminal's deadlines as `after` delays:
+ * - busy: the running command's timeout, computed from the context (its start
+ *   and `timeoutMs`), so an actor restored from the log re-arms it with what is
+ *   left; then `interrupt` (SIGINT), and `escalate` (SIGKILL) a grace period
+ *   later unless the command finished;
+ * - idle: the idle check, re-armed until `idleExpired` holds, then `closeIdle`.
+ * The default implementations do nothing: a replay has no terminal to act on.
  */
-import { assign, setup } from 'xstate';
+import type { DataOf } from '../../schemas/message.ts';
+import type {
+  TerminalClosed,
+  TerminalCommandCancelled,
+  TerminalCommandFinished,
+  TerminalCommandQueued,
+  TerminalCommandStarted,
+  TerminalInputAwaited,
+  TerminalOpened,
+  TerminalResized,
+} from '../../schemas/terminal.ts';
+import { assign, cancel, fromCallback, raise, setup } from 'xstate';
 
-type Envelope = { type: string; data?: any; at?: string };
+/** A fact; the log holds only facts validated by their schema, so `data` is the event's data. */
+type Envelope = { type: string; data?: unknown; at?: string };
 
 export type TerminalCommandView = { commandId: string; command: string };
+/** The running command; `timeoutMs` when its started fact carries one (older logs do not). */
+export type TerminalRunning = TerminalCommandView & { startedAt: string; timeoutMs?: number };
 export type TerminalAggregateContext = {
   terminalId: string | null;
   agentId: string | null;
@@ -21,7 +48,7 @@ export type TerminalAggregateContext = {
   cwd: string | null;
   cols: number;
   rows: number;
-  running: (TerminalCommandView & { startedAt: string }) | null;
+  running: TerminalRunning | null;
   queue: TerminalCommandView[];
   commandsStarted: number;
   commandsFinished: number;
@@ -55,13 +82,45 @@ const empty: TerminalAggregateContext = {
   closed: null,
 };
 
-const d = (event: Envelope) => event.data ?? {};
+/** The data of `event`, typed by the event it is (`E`: its definition in schemas/terminal.ts). */
+const d = <E>(event: Envelope) => (event.data ?? {}) as DataOf<E>;
 
-export const terminalAggregate = setup({
+/** setTimeout's ceiling: a deadline that is off (or absurdly far) waits this long, and is re-armed after. */
+export const NEVER_MS = 2 ** 31 - 1;
+
+/** Milliseconds left before the running command's timeout: from the context, so a restored actor re-arms it. */
+export function commandDeadlineMs(context: TerminalAggregateContext, now: number): number {
+  const r = context.running;
+  if (!r || r.timeoutMs === undefined) return NEVER_MS;
+  return Math.min(NEVER_MS, Math.max(0, Date.parse(r.startedAt) + r.timeoutMs - now));
+}
+
+export const terminalMachine = setup({
   types: { context: {} as TerminalAggregateContext, events: {} as Envelope },
+  actors: {
+    /** The PTY running the shell, for as long as the machine runs (none in a replay). */
+    pty: fromCallback(() => undefined),
+  },
+  actions: {
+    /** The command reached its timeout: SIGINT its foreground group. */
+    interrupt: () => undefined,
+    /** Still running a grace period after the SIGINT: SIGKILL. */
+    escalate: () => undefined,
+    /** Idle for longer than the configured idle timeout: close. */
+    closeIdle: () => undefined,
+  },
+  guards: {
+    idleExpired: () => false,
+  },
+  delays: {
+    commandTimeout: ({ context }) => commandDeadlineMs(context, Date.now()),
+    interruptGrace: NEVER_MS,
+    idleCheck: NEVER_MS,
+  },
 }).createMachine({
   id: 'terminal',
   context: empty,
+  invoke: { id: 'pty', src: 'pty' },
   initial: 'opening',
   states: {
     opening: {
@@ -69,7 +128,7 @@ export const terminalAggregate = setup({
         'terminal.opened': {
           target: 'idle',
           actions: assign(({ event }) => {
-            const x = d(event);
+            const x = d<typeof TerminalOpened>(event);
             return {
               terminalId: x.terminalId,
               agentId: x.agentId,
@@ -86,13 +145,24 @@ export const terminalAggregate = setup({
       },
     },
     idle: {
+      after: {
+        idleCheck: [
+          { guard: 'idleExpired', actions: 'closeIdle' },
+          { target: 'idle', reenter: true },
+        ],
+      },
       on: {
         'terminal.command.started': {
           target: 'busy',
           actions: assign(({ context, event }) => {
-            const x = d(event);
+            const x = d<typeof TerminalCommandStarted>(event);
             return {
-              running: { commandId: x.commandId, command: x.command, startedAt: x.startedAt },
+              running: {
+                commandId: x.commandId,
+                command: x.command,
+                startedAt: x.startedAt,
+                ...(typeof x.timeoutMs === 'number' ? { timeoutMs: x.timeoutMs } : {}),
+              },
               queue: context.queue.filter((q) => q.commandId !== x.commandId),
               commandsStarted: context.commandsStarted + 1,
               awaitingInput: null,
@@ -102,11 +172,21 @@ export const terminalAggregate = setup({
       },
     },
     busy: {
+      after: {
+        commandTimeout: {
+          actions: [
+            'interrupt',
+            raise({ type: 'terminal.deadline.escalate' }, { id: 'escalate', delay: 'interruptGrace' }),
+          ],
+        },
+      },
+      exit: cancel('escalate'),
       on: {
+        'terminal.deadline.escalate': { actions: 'escalate' },
         'terminal.command.finished': {
           target: 'idle',
           actions: assign(({ context, event }) => {
-            const x = d(event);
+            const x = d<typeof TerminalCommandFinished>(event);
             return {
               running: null,
               cwd: x.cwd,
@@ -118,7 +198,9 @@ export const terminalAggregate = setup({
             };
           }),
         },
-        'terminal.input.awaited': { actions: assign({ awaitingInput: ({ event }) => d(event).prompt }) },
+        'terminal.input.awaited': {
+          actions: assign({ awaitingInput: ({ event }) => d<typeof TerminalInputAwaited>(event).prompt }),
+        },
         'terminal.input.written': { actions: assign({ awaitingInput: null }) },
       },
     },
@@ -127,23 +209,37 @@ export const terminalAggregate = setup({
   on: {
     'terminal.command.queued': {
       actions: assign({
-        queue: ({ context, event }) => [...context.queue, { commandId: d(event).commandId, command: d(event).command }],
+        queue: ({ context, event }) => [
+          ...context.queue,
+          {
+            commandId: d<typeof TerminalCommandQueued>(event).commandId,
+            command: d<typeof TerminalCommandQueued>(event).command,
+          },
+        ],
       }),
     },
     'terminal.command.cancelled': {
       actions: assign({
-        queue: ({ context, event }) => context.queue.filter((q) => q.commandId !== d(event).commandId),
+        queue: ({ context, event }) =>
+          context.queue.filter((q) => q.commandId !== d<typeof TerminalCommandCancelled>(event).commandId),
       }),
     },
     'terminal.resized': {
-      actions: assign({ cols: ({ event }) => d(event).cols, rows: ({ event }) => d(event).rows }),
+      actions: assign({
+        cols: ({ event }) => d<typeof TerminalResized>(event).cols,
+        rows: ({ event }) => d<typeof TerminalResized>(event).rows,
+      }),
     },
     'terminal.paused': { actions: assign({ paused: true }) },
     'terminal.resumed': { actions: assign({ paused: false }) },
     'terminal.closed': {
       target: '.closed',
       actions: assign({
-        closed: ({ event }) => ({ exitCode: d(event).exitCode, signal: d(event).signal, reason: d(event).reason }),
+        closed: ({ event }) => ({
+          exitCode: d<typeof TerminalClosed>(event).exitCode,
+          signal: d<typeof TerminalClosed>(event).signal,
+          reason: d<typeof TerminalClosed>(event).reason,
+        }),
         running: null,
         queue: [],
         awaitingInput: null,
@@ -152,4 +248,6 @@ export const terminalAggregate = setup({
   },
 });
 
-export const terminalAggregateDef = { aggregate: 'terminal', machine: terminalAggregate };
+/** The same machine under the name the aggregate list and the replay tests use. */
+export const terminalAggregate = terminalMachine;
+export const terminalAggregateDef = { aggregate: 'terminal', machine: terminalMachine };

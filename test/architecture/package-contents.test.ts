@@ -20,7 +20,10 @@ describe('npm pack', () => {
     expect(paths).toContain('infra/cli/skein.mjs');
     expect(paths).toContain('schemas/index.ts');
     expect(paths).toContain('docs/protocol.md');
-    const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { exports: Record<string, string> };
-    for (const target of Object.values(pkg.exports)) expect(paths).toContain(target.replace(/^\.\//, ''));
+    type Target = string | Record<string, string>;
+    const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { exports: Record<string, Target> };
+    // A conditional entry (`skein/client`: types + import) names a shipped file under every condition.
+    const targets = Object.values(pkg.exports).flatMap((t) => (typeof t === 'string' ? [t] : Object.values(t)));
+    for (const target of targets) expect(paths).toContain(target.replace(/^\.\//, ''));
   });
 });

@@ -5,7 +5,7 @@
  * interpreter is its own rule class, to a pager it is allowed under the
  * grant that started it, and a line typed at the prompt is a command.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startEmbeddedCli, type EmbeddedRun } from '../support/cli.ts';
@@ -52,10 +52,14 @@ describe('approvals and terminal input through the CLI', () => {
     expect(pending[0]!.input).toBe('touch approved.txt');
     const listed = await runCli(['approvals', '--once', '--data', data]);
     expect(listed.stdout).toContain(`${pending[0]!.requestId}  main  terminal: touch approved.txt`);
+    // Nothing runs while the request waits.
+    expect(existsSync(join(ws, 'approved.txt'))).toBe(false);
     const approved = await runCli(['approve', pending[0]!.requestId, '--data', data]);
     expect(approved.stdout).toMatch(/granted by user/);
     const r = JSON.parse((await exec).stdout) as { ok: boolean; status: string };
-    expect(r).toMatchObject({ ok: true, status: 'exited' });
+    expect(r).toMatchObject({ ok: true, status: 'exited', exitCode: 0 });
+    // The approved command really ran, in the workspace.
+    expect(existsSync(join(ws, 'approved.txt'))).toBe(true);
   });
 
   it('refuses with deny --always and learns a rule into the project policy', async () => {
@@ -67,6 +71,7 @@ describe('approvals and terminal input through the CLI', () => {
     expect(denied.code).toBe(0);
     const r = JSON.parse((await exec).stdout) as { ok: boolean; error: { code: string; message: string } };
     expect(r).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect(existsSync(join(ws, 'denied.txt'))).toBe(false);
     const policy = readFileSync(join(ws, '.skein', 'policy.json'), 'utf8');
     // Zed-style extraction: the command and its first word.
     expect(JSON.parse(policy).tools.terminal.always_deny).toEqual([
@@ -76,6 +81,7 @@ describe('approvals and terminal input through the CLI', () => {
     // Learned: the same call is now denied without asking.
     const again = await json(call('terminal.exec', { terminalId, command: 'touch denied.txt' }));
     expect(again).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect(existsSync(join(ws, 'denied.txt'))).toBe(false);
   });
 
   it(

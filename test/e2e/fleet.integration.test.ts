@@ -98,8 +98,10 @@ describe('fleets, review and demo through the CLI', () => {
   });
 
   it('keeps a concurrent on-disk change, reports the conflict, and restores the rest byte for byte', async () => {
-    // Somebody edits README.md after the agent did: its line must survive a reject.
-    writeFileSync(join(ws, 'README.md'), '# app\n\nNow with docs.\nhand-written line\n');
+    // Somebody edits the very line the agent wrote: rejecting the agent's hunk would clobber it, so the
+    // reject must leave README.md alone and report it as a conflict.
+    const handEdited = '# app\n\nNow with docs, and a line by hand.\n';
+    writeFileSync(join(ws, 'README.md'), handEdited);
     const reject = await runCli(['reject', '--json', '--data', data]);
     expect(reject.code, reject.stderr).toBe(0);
     const result = JSON.parse(reject.stdout) as {
@@ -108,12 +110,11 @@ describe('fleets, review and demo through the CLI', () => {
       deleted: string[];
     };
     const readme = readFileSync(join(ws, 'README.md'), 'utf8');
-    expect(readme).toContain('hand-written line');
     const conflicted = result.conflicts.map((c) => relative(ws, c.path));
     const restored = [...result.restored, ...result.deleted].map((p) => relative(ws, p)).sort();
-    expect(restored).toEqual(expect.arrayContaining(['src/api.ts', 'src/db.ts', 'src/gen.txt', 'src/old.ts']));
-    // The README hunk either reversed cleanly around the new line or was left alone as a conflict; never clobbered.
-    if (!conflicted.includes('README.md')) expect(readme).toBe('# app\nhand-written line\n');
+    expect(conflicted).toEqual(['README.md']);
+    expect(readme).toBe(handEdited);
+    expect(restored).toEqual(['src/api.ts', 'src/db.ts', 'src/gen.txt', 'src/old.ts']);
     const now = tree(ws);
     for (const path of Object.keys(before)) if (path !== 'README.md') expect(now[path], path).toBe(before[path]);
     expect(Object.keys(now).sort()).toEqual(Object.keys(before).sort());

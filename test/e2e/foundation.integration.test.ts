@@ -12,8 +12,6 @@ import { rawSubscribe } from '../support/raw-nats.ts';
 import { runCli, startCli, type LongRunning } from '../support/cli.ts';
 import { tempDir } from '../support/temp-dir.ts';
 
-type Workload = { facts: Array<Record<string, unknown>>; digest: string };
-
 const WORKLOAD: Array<[agent: string, data: Record<string, unknown>]> = [
   ['main', { label: 'a', agentId: 'child-a' }],
   ['child-a', { label: 'b', agentId: 'grandchild-b' }],
@@ -29,13 +27,38 @@ function comparable(line: string): Record<string, unknown> {
   return { ...rest, data };
 }
 
+/**
+ * The facts WORKLOAD must produce, in the comparable form, written out: both modes are checked against
+ * this list, so neither test reads the other's result and each fails on its own when its mode is wrong.
+ */
+function expectedFacts(workspace: string): Array<Record<string, unknown>> {
+  const spawned = (by: string, agentId: string, parentId: string | null, label: string, depth: number) => ({
+    type: 'agent.spawned',
+    agentId: by,
+    data: { agentId, parentId, label, workspace, depth, task: null, hasPolicy: false, worker: null },
+  });
+  const granted = (agentId: string, input: string) => ({
+    type: 'permission.granted',
+    agentId,
+    data: { agentId, tool: 'spawn_agent', input, by: 'rule', reason: 'Allowed by the tool default.' },
+  });
+  return [
+    spawned('main', 'main', null, 'root', 0),
+    granted('main', 'a'),
+    spawned('main', 'child-a', 'main', 'a', 1),
+    granted('child-a', 'b'),
+    spawned('child-a', 'grandchild-b', 'child-a', 'b', 2),
+    granted('main', 'c'),
+    spawned('main', 'child-c', 'main', 'c', 1),
+  ];
+}
+
 describe('skein up / call / tail / status / replay', () => {
   const dir = tempDir('skein-e2e-');
   const workspace = join(dir.path, 'ws');
   const privateData = join(dir.path, 'private');
   const embeddedData = join(dir.path, 'embedded');
   let up: LongRunning | undefined;
-  const results: Record<string, Workload> = {};
 
   beforeAll(async () => {
     await runCli(['--version']);
@@ -66,7 +89,12 @@ describe('skein up / call / tail / status / replay', () => {
   it('private broker: raw subscriber and tail see facts; status digest equals replay digest', async () => {
     up = startCli(['up', '--private', '--data', privateData, '--workspace', workspace]);
     const [, url] = await up.waitFor(/mode private, private broker at (nats:\/\/127\.0\.0\.1:\d+)/);
-    const raw = await rawSubscribe(url!, 'skein.evt.>');
+    // The private broker has identities: a raw client needs the operator's creds from the data dir.
+    const raw = await rawSubscribe(
+      url!,
+      'skein.evt.>',
+      readFileSync(join(privateData, 'auth', 'operator.creds'), 'utf8'),
+    );
     const tail = startCli(['tail', '--data', privateData]);
     await new Promise((r) => setTimeout(r, 50));
     await tail.waitFor(/^/);
@@ -131,11 +159,9 @@ describe('skein up / call / tail / status / replay', () => {
     const exp = await runCli(['replay', '--export', exported, '--data', privateData]);
     expect(exp.code, exp.stderr).toBe(0);
     const lines = readFileSync(exported, 'utf8').trim().split('\n');
-    expect(lines).toHaveLength(7);
-    results['private'] = {
-      facts: lines.map((l) => comparable(JSON.stringify((JSON.parse(l) as { fact: unknown }).fact))),
-      digest: status.stdout.trim(),
-    };
+    expect(lines.map((l) => comparable(JSON.stringify((JSON.parse(l) as { fact: unknown }).fact)))).toEqual(
+      expectedFacts(workspace),
+    );
     const fromFile = await runCli(['replay', '--digest', '--from-file', exported]);
     expect(fromFile.stdout).toBe(status.stdout);
   });
@@ -177,7 +203,8 @@ describe('skein up / call / tail / status / replay', () => {
 
       const log = readFileSync(join(embeddedData, 'events.jsonl'), 'utf8').trim().split('\n');
       const facts = log.map((l) => comparable(JSON.stringify((JSON.parse(l) as { fact: unknown }).fact)));
-      expect(facts).toEqual(results['private']!.facts);
+      // The same facts as the private broker's run (each is checked against the same written-out list).
+      expect(facts).toEqual(expectedFacts(workspace));
       // Digests include generated ids (permission request ids), so they are compared within a mode:
       // the embedded runtime's live digest equals the digest its JSONL log replays to.
       expect(status.stdout.trim()).toMatch(/^[0-9a-f]{64}$/);

@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCommandSubject, parseEventSubject, subjectFor, subjectPatterns } from '../../schemas/index.ts';
 import { subjectMatches } from '../../infra/transport/bus.ts';
+import { propertySeed } from '../support/seed.ts';
 
-const seed = Number(process.env['FC_SEED'] ?? Date.now() % 2 ** 31);
+const seed = propertySeed();
 
 describe('subjectFor', () => {
   it('builds the three subject kinds', () => {

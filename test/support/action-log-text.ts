@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
+import { propertySeed } from './seed.ts';
 
 export const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 
@@ -40,4 +41,4 @@ export const editedPairArb = fc
   })
   .map(({ base, ops, nl }) => ({ base, current: editText(base, ops, nl) }));
 
-export const fcSeed = (): number => Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+export const fcSeed = (): number => propertySeed();

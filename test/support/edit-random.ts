@@ -3,6 +3,7 @@
  * Seeded randomness for edit-kernel tests: mulberry32, chunking a text at
  * random boundaries, and a list of seeds (`FC_SEED`/`EDIT_SEED` pins one).
  */
+import { propertySeed } from './seed.ts';
 
 /** mulberry32: a tiny seeded PRNG returning floats in [0, 1). */
 export function seeded(seed: number): () => number {
@@ -30,7 +31,7 @@ export function randomChunks(text: string, random: () => number, maxLen = 8): st
 
 /** `count` seeds starting from `EDIT_SEED` (or a time-based base), printed in test names. */
 export function seeds(count: number): number[] {
-  const base = Number(process.env.EDIT_SEED ?? process.env.FC_SEED ?? Date.now() % 2 ** 31);
+  const base = propertySeed();
   return Array.from({ length: count }, (_, i) => (base + i * 7919) % 2 ** 31);
 }
 

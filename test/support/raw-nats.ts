@@ -5,10 +5,16 @@
  * no skein (or nats.js) code involved.
  */
 import { createConnection, type Socket } from 'node:net';
+import { fromSeed } from '@nats-io/nkeys';
 
 export type RawMessage = { subject: string; payload: string };
 
-export async function rawSubscribe(url: string, subject: string): Promise<{ messages: RawMessage[]; close(): void }> {
+/** `creds`: a `.creds` text for a broker with operator-mode auth (the nonce is signed with its nkey). */
+export async function rawSubscribe(
+  url: string,
+  subject: string,
+  creds?: string,
+): Promise<{ messages: RawMessage[]; close(): void }> {
   const { hostname, port } = new URL(url.replace(/^nats:/, 'http:'));
   const socket: Socket = createConnection({ host: hostname, port: Number(port) });
   const messages: RawMessage[] = [];
@@ -32,7 +38,15 @@ export async function rawSubscribe(url: string, subject: string): Promise<{ mess
       }
       buffer = buffer.subarray(eol + 2);
       if (line.startsWith('INFO ')) {
-        socket.write(`CONNECT {"verbose":false,"pedantic":false,"name":"raw-test"}\r\nSUB ${subject} 1\r\nPING\r\n`);
+        const connect: Record<string, unknown> = { verbose: false, pedantic: false, name: 'raw-test' };
+        if (creds) {
+          const jwt = /NATS USER JWT-----\s*(\S+)/.exec(creds)![1]!;
+          const seed = /NKEY SEED-----\s*(SU[A-Z0-9]+)/.exec(creds)![1]!;
+          const nonce = (JSON.parse(line.slice(5)) as { nonce: string }).nonce;
+          const sig = fromSeed(new TextEncoder().encode(seed)).sign(new TextEncoder().encode(nonce));
+          Object.assign(connect, { jwt, sig: Buffer.from(sig).toString('base64url') });
+        }
+        socket.write(`CONNECT ${JSON.stringify(connect)}\r\nSUB ${subject} 1\r\nPING\r\n`);
       } else if (line === 'PING') {
         socket.write('PONG\r\n');
       } else if (line === 'PONG') {

@@ -29,12 +29,17 @@ export const ALLOW_ALL_POLICY = { default: 'allow' };
 
 export async function startTestRuntime(
   options: {
-    mode: 'embedded' | 'networked';
+    mode: 'embedded' | 'networked' | 'private';
     natsUrl?: string;
     flags?: Partial<ConfigInput>;
     dir?: string;
     /** Written to <workspace>/.skein/policy.json; null writes none (the built-in default, confirm, applies). */
     policy?: unknown;
+    /**
+     * `domains.terminal.sandbox` unless `flags` set it: tests of other domains run unsandboxed (said explicitly,
+     * since the runtime sandboxes by default when bwrap is installed); 'auto' leaves the runtime's default.
+     */
+    sandbox?: boolean | 'auto';
   } = { mode: 'embedded' },
 ): Promise<TestRuntime> {
   const temp = options.dir ? undefined : tempDir('skein-rt-');
@@ -56,6 +61,10 @@ export async function startTestRuntime(
       // Never the developer's ~/.config/skein/policy.json.
       domains: {
         ...(options.flags?.domains ?? {}),
+        terminal: {
+          ...(options.sandbox === 'auto' ? {} : { sandbox: options.sandbox ?? false }),
+          ...((options.flags?.domains as Record<string, object> | undefined)?.['terminal'] ?? {}),
+        },
         permission: {
           globalPolicy: join(dir, 'no-global-policy.json'),
           ...((options.flags?.domains as Record<string, object> | undefined)?.['permission'] ?? {}),

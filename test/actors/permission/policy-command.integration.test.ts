@@ -4,7 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -62,6 +62,8 @@ describe('runPolicyCheck', () => {
 
   it('checks file paths against the workspace, with --json', async () => {
     writeFileSync(policy, JSON.stringify({ tools: { edit_file: { always_allow: [{ pattern: '^src/' }] } } }));
+    // As in the runtime, a file can only be created in an existing directory of the workspace.
+    mkdirSync(join(dir, '.git'));
     const r = await runPolicyCheck({
       policy: [policy],
       tool: 'edit_file',

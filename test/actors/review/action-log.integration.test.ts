@@ -261,33 +261,30 @@ describe('ActionLogService on real files', () => {
     expect((await copy.list('leaf')).files).toEqual([]);
   });
 
-  it(
-    `for random texts and edits on real files, reject ` + `restores the bytes and undo the agent's (seed ${seed})`,
-    async () => {
-      await fc.assert(
-        fc.asyncProperty(editedPairArb, fc.boolean(), async ({ base, current }, crlf) => {
-          const g = makeFixture();
-          try {
-            const [b, c] = crlf ? [base.replace(/\n/g, '\r\n'), current.replace(/\n/g, '\r\n')] : [base, current];
-            g.write('f.txt', b);
-            await agentWrites(g, 'kid', ['root'], 'f.txt', c);
-            if (b === c) return;
-            await g.service.reject('root');
-            expect(g.read('f.txt')).toBe(b);
-            expect(await g.service.undoReject('root')).toEqual({
-              reapplied: [g.p('f.txt')],
-              conflicts: [],
-              notRestorable: [],
-            });
-            expect(g.read('f.txt')).toBe(c);
-          } finally {
-            g.cleanup();
-          }
-        }),
-        { seed, numRuns: 25 },
-      );
-    },
-  );
+  it(`for random texts and edits on real files, reject restores the bytes and undo the agent's (seed ${seed})`, async () => {
+    await fc.assert(
+      fc.asyncProperty(editedPairArb, fc.boolean(), async ({ base, current }, crlf) => {
+        const g = makeFixture();
+        try {
+          const [b, c] = crlf ? [base.replace(/\n/g, '\r\n'), current.replace(/\n/g, '\r\n')] : [base, current];
+          g.write('f.txt', b);
+          await agentWrites(g, 'kid', ['root'], 'f.txt', c);
+          if (b === c) return;
+          await g.service.reject('root');
+          expect(g.read('f.txt')).toBe(b);
+          expect(await g.service.undoReject('root')).toEqual({
+            reapplied: [g.p('f.txt')],
+            conflicts: [],
+            notRestorable: [],
+          });
+          expect(g.read('f.txt')).toBe(c);
+        } finally {
+          g.cleanup();
+        }
+      }),
+      { seed, numRuns: 25 },
+    );
+  });
 
   it('keeps the file mode when restoring', async () => {
     f.write('run.sh', '#!/bin/sh\necho hi\n');

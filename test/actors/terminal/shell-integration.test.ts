@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { commandInput, MarkScanner, type Mark } from '../../../actors/terminal/shell-integration.ts';
 import { utf8Length } from '../../../machines/terminal/terminal-text.ts';
+import { propertySeed } from '../../support/seed.ts';
 
-const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+const seed = propertySeed();
 const stream = 'é out\x1b]133;C\x07data ✓\n\x1b]7;file://h/tmp/a%20b\x07\x1b]133;D;3\x07\x1b]133;A\x07$ \x1b]133;B\x07';
 
 function scanAll(chunks: string[]): Mark[] {
@@ -46,11 +47,7 @@ describe('MarkScanner', () => {
 });
 
 describe('commandInput', () => {
-  it('clears the prompt line (Ctrl-E Ctrl-U), then types a one-line command as is', () => {
-    expect(commandInput('ls -l')).toBe('\x05\x15ls -l\r');
-  });
-  it('sends multi-line or tabbed commands as one bracketed-paste compound command', () => {
-    expect(commandInput('cd /tmp\npwd')).toBe('\x05\x15\x1b[200~{ cd /tmp\npwd\n}\x1b[201~\r');
-    expect(commandInput('printf "a\tb"')).toBe('\x05\x15\x1b[200~{ printf "a\tb"\n}\x1b[201~\r');
+  it('types only a fixed line: abort any prefix (Ctrl-G), clear the prompt (Ctrl-E Ctrl-U), source the file', () => {
+    expect(commandInput('/tmp/skein-rc-x/command')).toBe('\x07\x05\x15\\. /tmp/skein-rc-x/command\r');
   });
 });

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { renderScreen, TerminalScreen } from '../../../actors/terminal/terminal-screen.ts';
+import { propertySeed } from '../../support/seed.ts';
 
 describe('TerminalScreen', () => {
   it(
@@ -64,7 +65,7 @@ describe('TerminalScreen', () => {
 });
 
 describe('TerminalScreen fast path (skipping the invisible start of plain-text floods)', () => {
-  const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+  const seed = propertySeed();
   const line = fc.string({ unit: fc.constantFrom('a', 'b', ' ', 'x', '1'), maxLength: 30 });
   const setup = fc.constantFrom(
     '',

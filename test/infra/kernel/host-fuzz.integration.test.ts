@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeReply } from '../../../infra/transport/codec.ts';
 import { startTestNats, type TestNats } from '../../support/nats-server.ts';
 import { startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
+import { propertySeed } from '../../support/seed.ts';
 
-const seed = Number(process.env['FC_SEED'] ?? Date.now() % 2 ** 31);
+const seed = propertySeed();
 
 const VALID = [
   { subject: 'skein.cmd.main.agent.spawn', body: { id: 'x', data: { label: 'fuzz' } } },

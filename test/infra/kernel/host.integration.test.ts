@@ -157,20 +157,36 @@ describe.each(MODES)('host (%s)', (mode) => {
   });
 
   it('publishes self-describing facts on skein.evt.> (raw subscriber)', async () => {
-    if (mode !== 'networked') return expect(rt.bus.kind).toBe('embedded');
-    const nc = await connect({ servers: nats!.url });
-    const sub = nc.subscribe('skein.evt.>');
-    const got = (async () => {
-      for await (const m of sub) {
-        const body = JSON.parse(m.string()) as Record<string, unknown>;
-        if (body['type'] === 'agent.spawned') return { subject: m.subject, body };
-      }
-      return undefined;
-    })();
-    await nc.flush();
+    // Networked: a separate NATS connection; embedded: a plain subscription on the in-process bus. Both
+    // see the bytes a client would, decoded here with JSON.parse rather than the codec.
+    type Seen = { subject: string; body: Record<string, unknown> };
+    let stop: () => Promise<void>;
+    let got: Promise<Seen | undefined>;
+    if (mode === 'networked') {
+      const nc = await connect({ servers: nats!.url });
+      const sub = nc.subscribe('skein.evt.>');
+      got = (async () => {
+        for await (const m of sub) {
+          const body = JSON.parse(m.string()) as Record<string, unknown>;
+          if (body['type'] === 'agent.spawned') return { subject: m.subject, body };
+        }
+        return undefined;
+      })();
+      await nc.flush();
+      stop = () => nc.close();
+    } else {
+      expect(rt.bus.kind).toBe('embedded');
+      let resolve!: (seen: Seen) => void;
+      got = new Promise<Seen>((r) => (resolve = r));
+      const sub = rt.bus.subscribe('skein.evt.>', (m) => {
+        const body = JSON.parse(new TextDecoder().decode(m.data)) as Record<string, unknown>;
+        if (body['type'] === 'agent.spawned') resolve({ subject: m.subject, body });
+      });
+      stop = async () => sub.unsubscribe();
+    }
     const reply = await rt.call('agent.spawn', { label: 'watched' });
     const msg = await got;
-    await nc.close();
+    await stop();
     const agentId = (reply as unknown as { agentId: string }).agentId;
     expect(msg?.subject).toBe(subjectFor({ kind: 'evt', agentId: 'main', aggregate: 'agent', aggregateId: agentId }));
     expect(msg?.body).toMatchObject({

@@ -1,6 +1,7 @@
 import { CORPUS_FILES, loadCorpusFile, makeCases, runCase, runCorpus } from '../../support/edit-corpus.ts';
+import { propertySeed } from '../../support/seed.ts';
 
-const seed = Number(process.env.EDIT_SEED ?? process.env.FC_SEED ?? Date.now() % 2 ** 31);
+const seed = propertySeed();
 
 describe(`edit corpus: real files, model-like perturbations (seed ${seed})`, () => {
   it('every edit lands exactly where intended or fails clearly; never elsewhere; ≥ 97% land byte-exact', () => {

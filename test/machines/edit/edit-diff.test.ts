@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { applyCharOperations, type CharOperation, StreamingDiff } from '../../../machines/edit/edit-diff.ts';
 import { randomChunks, seeded, seeds } from '../../support/edit-random.ts';
+import { propertySeed } from '../../support/seed.ts';
 
 function streamOps(old: string, chunks: readonly string[]): { batches: CharOperation[][]; all: CharOperation[] } {
   const d = new StreamingDiff(old);
@@ -50,7 +51,7 @@ describe('streaming char diff', () => {
     expect(applyCharOperations(old, streamOps(old, randomChunks(neu, random, 6)).all)).toBe(neu);
   });
 
-  const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+  const seed = propertySeed();
   it(`property: ops reproduce the new text (fast-check seed ${seed})`, () => {
     fc.assert(
       fc.property(

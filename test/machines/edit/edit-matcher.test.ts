@@ -3,6 +3,7 @@ import { findExactMatches, StreamingFuzzyMatcher } from '../../../machines/edit/
 import type { TextRange } from '../../../machines/edit/edit-text.ts';
 import { parseMarked } from '../../support/edit-marked.ts';
 import { feeds, seeds } from '../../support/edit-random.ts';
+import { propertySeed } from '../../support/seed.ts';
 
 const SEEDS = seeds(20);
 
@@ -99,7 +100,7 @@ describe('exact search', () => {
   });
 });
 
-const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+const seed = propertySeed();
 describe(`matcher properties (seed ${seed})`, () => {
   const line = fc.stringMatching(/^[a-z(){};= ]{1,24}$/);
   const lines = fc.array(line, { minLength: 3, maxLength: 30 });

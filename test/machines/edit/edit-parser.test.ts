@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { type EditEvent, StreamingEditParser, ToolInputError } from '../../../machines/edit/edit-parser.ts';
 import { randomChunks, seeded, seeds } from '../../support/edit-random.ts';
+import { propertySeed } from '../../support/seed.ts';
 
 const SEEDS = seeds(30);
 
@@ -158,7 +159,7 @@ describe('streaming parser over random chunkings', () => {
     }
   });
 
-  const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+  const seed = propertySeed();
   it(`every intermediate emission is a prefix of the final text (fast-check seed ${seed})`, () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.nat(), (oldText, newText, s) => {

@@ -10,6 +10,7 @@ import {
   reindent,
 } from '../../../machines/edit/edit-reindent.ts';
 import { feeds, seeds } from '../../support/edit-random.ts';
+import { propertySeed } from '../../support/seed.ts';
 
 const SEEDS = seeds(10);
 const sp = (delta: number) => ({ kind: 'spaces' as const, delta });
@@ -93,7 +94,7 @@ describe('indent style conversion', () => {
   });
 });
 
-const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+const seed = propertySeed();
 describe(`reindent properties (seed ${seed})`, () => {
   it('indenting by d then by -d round-trips', () => {
     const line = fc.tuple(fc.nat(12), fc.stringMatching(/^[a-z(){}]{0,12}$/)).map(([n, s]) => ' '.repeat(n) + s);

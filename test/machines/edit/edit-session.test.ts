@@ -4,6 +4,7 @@ import { editAggregate, fileAggregate } from '../../../machines/edit/edit-aggreg
 import { editSessionMachine, type EditSessionInput } from '../../../machines/edit/edit-session.ts';
 import type { EditFact } from '../../../schemas/edit.ts';
 import { feeds, seeds } from '../../support/edit-random.ts';
+import { propertySeed } from '../../support/seed.ts';
 
 const SEEDS = seeds(15);
 
@@ -38,7 +39,7 @@ describe('edit session statechart', () => {
       actor.send({ type: 'edit.finish' });
       const snap = actor.getSnapshot();
       expect(snap.value).toBe('applied');
-      const result = snap.context.core.result();
+      const result = snap.context.result;
       expect(result.content).toBe(EXPECTED);
       expect(result.outcomes.map((o) => [o.index, o.matchKind, o.startLine, o.endLine])).toEqual([
         [0, 'fuzzy', 2, 4],
@@ -91,7 +92,7 @@ describe('edit session statechart', () => {
       },
     });
     expect(actor.getSnapshot().value).toBe('failed');
-    const r = actor.getSnapshot().context.core.result();
+    const r = actor.getSnapshot().context.result;
     expect(r.content).toBe(BUFFER.replace('return 1;', 'return 0;'));
     expect(r.failure?.message).toBe(
       'Could not find matching text for edit at index 1. The old_text did not match any content in the file. ' +
@@ -108,7 +109,7 @@ describe('edit session statechart', () => {
     actor.send({ type: 'edit.input', data: { chunk: '{"edits":[{"old_text":"one' } });
     actor.send({ type: 'edit.finish' });
     expect(actor.getSnapshot().value).toBe('failed');
-    expect(actor.getSnapshot().context.core.result().failure).toEqual({
+    expect(actor.getSnapshot().context.result.failure).toEqual({
       reason: 'malformed',
       offset: 26,
       message:
@@ -121,7 +122,7 @@ describe('edit session statechart', () => {
     const { actor } = session({ buffer: BUFFER });
     actor.send({ type: 'edit.input', data: { chunk: '{"edits":[]}' } });
     actor.send({ type: 'edit.finish' });
-    expect(actor.getSnapshot().context.core.result().failure?.message).toBe(
+    expect(actor.getSnapshot().context.result.failure?.message).toBe(
       'The edits array is empty. Give at least one { "old_text", "new_text" } edit.',
     );
   });
@@ -131,7 +132,7 @@ describe('edit session statechart', () => {
     for (const ch of '{"content":"new\\ntext\\n"}') actor.send({ type: 'edit.input', data: { chunk: ch } });
     actor.send({ type: 'edit.finish' });
     expect(actor.getSnapshot().value).toBe('applied');
-    expect(actor.getSnapshot().context.core.result().content).toBe('new\ntext\n');
+    expect(actor.getSnapshot().context.result.content).toBe('new\ntext\n');
     const ops = facts.flatMap((f) => (f.type === 'edit.diff.progressed' ? (f.data.ops as CharOperation[]) : []));
     expect(applyCharOperations('old\n', ops)).toBe('new\ntext\n');
   });
@@ -182,7 +183,7 @@ describe('edit aggregate', () => {
 
   it('folds the facts of one edit into plain JSON with the pure transition()', () => {
     let [state] = initialTransition(editAggregate);
-    for (const f of facts) [state] = transition(editAggregate, state, f);
+    for (const f of facts) [state] = transition(editAggregate, state, f as never);
     expect({ value: state.value, context: JSON.parse(JSON.stringify(state.context)) }).toEqual({
       value: 'failed',
       context: {
@@ -208,7 +209,7 @@ describe('edit aggregate', () => {
   it('file aggregate counts reads and keeps the last version', () => {
     let [state] = initialTransition(fileAggregate);
     const read = (hash: string) => ({
-      type: 'file.read.recorded',
+      type: 'file.read.recorded' as const,
       data: { fileId: 'f-1', path: '/w/a', hash, mtimeMs: 1, totalLines: 3 },
     });
     [state] = transition(fileAggregate, state, read('a'.repeat(64)));
@@ -224,7 +225,7 @@ describe('edit aggregate', () => {
   });
 });
 
-const fcSeed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+const fcSeed = propertySeed();
 describe(`streamed and one-shot edits agree (fast-check seed ${fcSeed})`, () => {
   const seed = fcSeed;
   it('same content and outcomes for any chunking of the tool JSON', async () => {
@@ -252,7 +253,7 @@ describe(`streamed and one-shot edits agree (fast-check seed ${fcSeed})`, () => 
           const json = JSON.stringify({ edits: [{ old_text: edit.oldText, new_text: edit.newText }] });
           for (const c of randomChunks(json, seeded(s), 7)) core.send({ type: 'edit.input', data: { chunk: c } });
           core.send({ type: 'edit.finish' });
-          const streamed = core.getSnapshot().context.core.result();
+          const streamed = core.getSnapshot().context.result;
           expect(streamed.content).toBe(oneShot.content);
           expect(streamed.failure?.message).toBe(oneShot.failure?.message);
           expect(streamed.outcomes).toEqual(oneShot.outcomes);
@@ -260,5 +261,31 @@ describe(`streamed and one-shot edits agree (fast-check seed ${fcSeed})`, () => 
       ),
       { seed, numRuns: 150 },
     );
+  });
+});
+
+describe('edit session snapshot', () => {
+  it('is plain JSON at every step and round-trips through JSON.parse into an equal, restorable state', () => {
+    const { actor } = session({ buffer: BUFFER });
+    const steps = [...Array.from({ length: 4 }, (_, i) => TOOL.slice(i * 40, (i + 1) * 40)), TOOL.slice(160)];
+    for (const chunk of steps) {
+      actor.send({ type: 'edit.input', data: { chunk } });
+      const persisted = actor.getPersistedSnapshot();
+      const json = JSON.stringify(persisted);
+      // Nothing dropped or turned into {} by JSON: no class instance, Map, function or undefined hides in it.
+      expect(JSON.parse(json)).toEqual(persisted);
+      expect(JSON.stringify(JSON.parse(json))).toBe(json);
+    }
+    actor.send({ type: 'edit.finish' });
+    const done = actor.getSnapshot();
+    expect(done.value).toBe('applied');
+    const restored = createActor(editSessionMachine, {
+      snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())),
+      input: { editId: 'e-1', mode: 'edit', stale: false, preview: true, buffer: BUFFER },
+    }).start();
+    const again = restored.getSnapshot();
+    expect({ value: again.value, context: again.context }).toEqual({ value: 'applied', context: done.context });
+    expect(again.context.result.content).toBe(EXPECTED);
+    expect(again.context.received).toBe(TOOL.length);
   });
 });

@@ -14,6 +14,25 @@ describe('canonicalJson', () => {
       '{"a":{"c":null,"d":[3,{"x":2,"z":1}]},"b":1}',
     );
   });
+  it('writes undefined and functions as JSON does: null alone or in an array, dropped from an object', () => {
+    expect(canonicalJson(undefined)).toBe('null');
+    expect(canonicalJson(() => 1)).toBe('null');
+    expect(canonicalJson([1, undefined, 'x'])).toBe('[1,null,"x"]');
+    expect(canonicalJson({ f: () => 1, u: undefined, n: null, k: 1 })).toBe('{"k":1,"n":null}');
+    expect(canonicalJson({ a: [undefined] })).toBe(JSON.stringify({ a: [undefined] }));
+  });
+
+  it('sorts any number of keys given in any order', () => {
+    const letters = 'qwertyuiopasdfghjklzxcvbnm'.split('');
+    const expected = `{${[...letters]
+      .sort()
+      .map((k) => `"${k}":1`)
+      .join(',')}}`;
+    for (const order of [letters, [...letters].sort().reverse(), [...letters].sort()]) {
+      expect(canonicalJson(Object.fromEntries(order.map((k) => [k, 1])))).toBe(expected);
+    }
+  });
+
   it('is the same for objects built in different orders', () => {
     expect(canonicalJson({ x: 1, y: { b: 2, a: 1 } })).toBe(canonicalJson({ y: { a: 1, b: 2 }, x: 1 }));
   });
@@ -39,6 +58,19 @@ describe('Fold', () => {
         context: expect.objectContaining({ agentId: 'a1', parentId: 'main', label: 'a1', workspace: '/w', depth: 1 }),
       },
     });
+  });
+
+  it('knows its aggregate kinds, counts its aggregates, and has nothing for an unknown key', () => {
+    const fold = new Fold([agentAggregateDef]);
+    expect([fold.knows('agent'), fold.knows('widget')]).toEqual([true, false]);
+    expect(fold.size).toBe(0);
+    expect(fold.get('skein.evt.main.agent.nobody')).toBeUndefined();
+    fold.apply('k1', 'agent', spawned('x', null));
+    fold.apply('k2', 'agent', spawned('y', 'x'));
+    fold.apply('k1', 'agent', spawned('x', null));
+    expect(fold.size).toBe(2);
+    expect([...fold.keys()]).toEqual(['k1', 'k2']);
+    expect(fold.states()['k1']?.facts).toBe(2);
   });
 
   it('gives the same states whatever the interleaving of different aggregates', () => {

@@ -265,8 +265,34 @@ const ALLOWED = [
 const count = Object.values(DENY).flat().length + Object.values(ASK).flat().length;
 
 describe(`bypass suite (${count} inputs)`, () => {
-  it('has at least 100 bypass inputs', () => {
+  it('denies every bypass for its payload, not for an unrelated reason such as a broken policy', async () => {
+    // A policy whose patterns failed to compile denies everything (level invalid_pattern), and an input over
+    // the limits is denied before it is read: either would make the families below pass without testing them.
+    const levels = new Set<string>();
+    const wrong: string[] = [];
+    for (const input of Object.values(DENY).flat()) {
+      const d = await decideTerminal(policy, input);
+      levels.add(d.level);
+      // `input`: a control character the tty or readline would act on (issue 11), refused before parsing.
+      if (!['builtin', 'deny_rule', 'unsafe_shell', 'input'].includes(d.level))
+        wrong.push(`${JSON.stringify(input)} → ${d.level}`);
+    }
+    expect(wrong).toEqual([]);
+    // Both the rules and the parser's refusal are exercised, not only one of them.
+    expect([...levels].sort()).toEqual(['deny_rule', 'input', 'unsafe_shell']);
     expect(count).toBeGreaterThanOrEqual(100);
+  });
+
+  it('needs its deny rules: without them, the plain payloads are not denied', async () => {
+    // If the payloads were denied whatever the policy, the suite would not show that the rules hold.
+    const open = merged({
+      default: 'confirm',
+      tools: { terminal: { always_allow: [{ pattern: '^git\\s+status(\\s|$)' }, { pattern: '^ls(\\s|$)' }] } },
+    });
+    expect((await decideTerminal(open, 'rm -rf build')).outcome).not.toBe('deny');
+    expect((await decideTerminal(open, 'curl x | sh')).outcome).not.toBe('deny');
+    expect((await decideTerminal(policy, 'rm -rf build')).level).toBe('deny_rule');
+    expect((await decideTerminal(policy, 'curl x | sh')).level).toBe('deny_rule');
   });
 
   for (const [family, inputs] of Object.entries(DENY)) {

@@ -53,15 +53,43 @@ describe('classifyTerminalInput', () => {
 describe('typedLines', () => {
   it('joins a line typed over writes and applies backspace, Ctrl-U and Ctrl-C', async () => {
     const { typedLines } = await import('../../../machines/permission/permission-input.ts');
-    expect(typedLines('rm -rf x', '\n')).toEqual({ completed: ['rm -rf x'], rest: '', uncertain: false });
-    expect(typedLines('', 'ls\rgit st')).toEqual({ completed: ['ls'], rest: 'git st', uncertain: false });
-    expect(typedLines('lx', '\x7f\x7fls\n')).toEqual({ completed: ['ls'], rest: '', uncertain: false });
-    expect(typedLines('rm -rf /', '\x15ls\n')).toEqual({ completed: ['ls'], rest: '', uncertain: false });
-    expect(typedLines('rm -rf /', '\x03')).toEqual({ completed: [], rest: '', uncertain: false });
+    expect(typedLines('rm -rf x', '\n')).toEqual({ completed: ['rm -rf x'], rest: '' });
+    expect(typedLines('', 'ls\rgit st')).toEqual({ completed: ['ls'], rest: 'git st' });
+    expect(typedLines('lx', '\x7f\x7fls\n')).toEqual({ completed: ['ls'], rest: '' });
+    expect(typedLines('lé', '\x7f\bls\n')).toEqual({ completed: ['ls'], rest: '' });
+    expect(typedLines('rm -rf /', '\x15ls\n')).toEqual({ completed: ['ls'], rest: '' });
+    expect(typedLines('rm -rf /', '\x03')).toEqual({ completed: [], rest: '' });
   });
-  it('marks a line edited with escape sequences (arrow keys) as uncertain', async () => {
+
+  // Issue 11, hole 2: each of these keys makes readline run, join or keep text the line model never saw.
+  it.each([
+    ['\x1c', 'U+001C INFORMATION SEPARATOR FOUR (Ctrl-\\)'],
+    ['\x17', 'U+0017 END OF TRANSMISSION BLOCK (Ctrl-W)'],
+    ['\x04', 'U+0004 END OF TRANSMISSION (Ctrl-D)'],
+    ['\x1a', 'U+001A SUBSTITUTE (Ctrl-Z)'],
+    ['\x0f', 'U+000F SHIFT IN (Ctrl-O)'],
+    ['\x16', 'U+0016 SYNCHRONOUS IDLE (Ctrl-V)'],
+    ['\x01', 'U+0001 START OF HEADING (Ctrl-A)'],
+    ['\x18', 'U+0018 CANCEL (Ctrl-X)'],
+    ['\x1b', 'U+001B ESCAPE (Ctrl-[)'],
+    ['\t', 'U+0009 CHARACTER TABULATION (Ctrl-I)'],
+    ['\u009b', 'U+009B C1 CONTROL'],
+  ])('refuses a write holding %j at once, naming it and its position', async (key, name) => {
     const { typedLines } = await import('../../../machines/permission/permission-input.ts');
-    expect(typedLines('xm -rf x', '\x1b[H\x1b[3~r\n')).toMatchObject({ uncertain: true });
-    expect(typedLines('', 'printf "a\tb"\n')).toMatchObject({ uncertain: false });
+    for (const data of [`echo x${key}Xtouch f\r`, `echo x${key}Xtouch f`]) {
+      const typed = typedLines('ls', data);
+      expect(typed.completed).toEqual([]);
+      expect(typed.rest).toBe('ls');
+      expect(typed.refused).toContain(`${name} at position 6`);
+    }
+  });
+
+  it('refuses arrow keys, so a line edited out of sight is never judged as typed', async () => {
+    const { typedLines } = await import('../../../machines/permission/permission-input.ts');
+    expect(typedLines('xm -rf x', '\x1b[H\x1b[3~r\n').refused).toContain('U+001B ESCAPE');
+    // Home then Ctrl-U kills nothing before the cursor: "echo hi; " would be typed in front of "touch f".
+    expect(typedLines('touch f', '\x01\x15echo hi; \r').refused).toContain('U+0001 START OF HEADING');
+    // Ctrl-V makes the next Ctrl-C a literal character, not a line abort.
+    expect(typedLines('touch f #', '\x16\x03echo hi\r').refused).toContain('U+0016');
   });
 });

@@ -97,6 +97,20 @@ describe('Zed edge cases', () => {
     expect((await decideTerminal(toolAllow, 'echo $(id)')).outcome).toBe('allow');
   });
 
+  it('default allow plus a confirm rule is not an allow-all: an expansion hiding the rule is denied', async () => {
+    // The attack: `git $X` with X=push reads as `git <something>` to the rule, runs as `git push`.
+    const p = merged({ default: 'allow', tools: { terminal: { always_confirm: [{ pattern: '^git\\s+push' }] } } });
+    for (const input of ['X=push; git $X', 'git ${X:-push}', 'git $(echo push)', 'git `echo push`']) {
+      const d = await decideTerminal(p, input);
+      expect({ input, outcome: d.outcome, level: d.level }).toEqual({ input, outcome: 'deny', level: 'unsafe_shell' });
+    }
+    expect((await decideTerminal(p, 'git push')).outcome).toBe('confirm');
+    expect((await decideTerminal(p, 'git status')).outcome).toBe('allow');
+    // A tool-level allow with a confirm rule is not an allow-all either.
+    const tool = merged({ tools: { terminal: { default: 'allow', always_confirm: [{ pattern: '^git\\s+push' }] } } });
+    expect((await decideTerminal(tool, 'X=push; git $X')).outcome).toBe('deny');
+  });
+
   it(
     'a global allow does not bypass deny or confirm ' + 'rules; a tool confirm default overrides a global allow',
     async () => {

@@ -23,9 +23,12 @@ describe('judgeWrite', () => {
     expect(judgeWrite('sudo rm', '\x15git status\r', prompt, true).input).toBe('git status\n');
   });
 
-  it('judges a line edited with escape sequences as input to a shell', () => {
+  // Stricter since issue 11: a key the line model cannot follow (arrows move the cursor) refuses the write at
+  // once, naming it; the pending line stays as it was, since nothing reached the shell.
+  it('refuses a line edited with escape sequences, naming the key', () => {
     const judged = judgeWrite('git status', '\x1b[D\x1b[Drm -rf /\r', prompt, true);
-    expect(judged.foreground).toEqual({ kind: 'program', name: 'bash' });
+    expect(judged.refused).toContain('U+001B ESCAPE (Ctrl-[) at position 0');
+    expect(judged.rest).toBe('git status');
   });
 
   it('judges lines typed ahead under a line-mode program as shell input; a key-reading program keeps its grant', () => {

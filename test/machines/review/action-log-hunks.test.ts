@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { applyHunks, computeHunks, unifiedDiff } from '../../../machines/review/action-log-hunks.ts';
+import { applyHunks, computeHunks, fnv1a64, unifiedDiff } from '../../../machines/review/action-log-hunks.ts';
 import { editedPairArb, fcSeed } from '../../support/action-log-text.ts';
 
 const seed = fcSeed();
@@ -39,6 +39,56 @@ describe('action-log hunks', () => {
     const ids = computeHunks('/w/r.txt', base, current).map((h) => h.id);
     expect(ids).toHaveLength(2);
     expect(new Set(ids).size).toBe(2);
+  });
+
+  it('hashes ids with FNV-1a in two 32-bit halves (values computed independently, in Python)', () => {
+    expect(fnv1a64('')).toBe('811c9dc5050c5d1f');
+    expect(fnv1a64('a')).toBe('e40c292cacf8e444');
+    expect(fnv1a64('hello\nworld')).toBe('a2cdf7f9c5e808d0');
+    // The id of a hunk is h + the hash of its path and lines; repeats get -1, -2, ….
+    expect(computeHunks('/w/a.txt', 'a\n', null)).toEqual([
+      { id: `h${fnv1a64('/w/a.txt\n-a')}`, oldStart: 1, oldLines: 1, newStart: 1, newLines: 0, lines: ['-a'] },
+    ]);
+    const block = 'p\nq\nr\ns\nt\nu\nv\nw\n';
+    const base = `${block}x\n${block}x\n${block}x\n${block}`;
+    const ids = computeHunks('/w/r.txt', base, base.replaceAll('x\n', 'X\n')).map((h) => h.id);
+    expect(ids).toEqual([ids[0], `${ids[0]}-1`, `${ids[0]}-2`]);
+  });
+
+  it('diffs a deleted file against /dev/null, and a CRLF text as it is', () => {
+    expect(unifiedDiff('/w/d.txt', 'gone\n', null).split('\n').slice(0, 3)).toEqual([
+      '--- a/w/d.txt',
+      '+++ /dev/null',
+      '@@ -1,1 +0,0 @@',
+    ]);
+    // Line endings are kept: reverting a CRLF edit gives the CRLF text back, byte for byte.
+    const base = 'a\r\nb\r\nc\r\n';
+    const current = 'a\r\nB\r\nc\r\n';
+    const hunks = computeHunks('/w/c.txt', base, current);
+    expect(applyHunks(current, hunks, 'reverse').text).toBe(base);
+    expect(applyHunks(base, hunks, 'forward').text).toBe(current);
+    expect(applyHunks('a\nB\nc\n', hunks, 'reverse').failed).toEqual(hunks);
+  });
+
+  it('applies several hunks given in any order, and lists applied and failed in file order', () => {
+    const lines = Array.from({ length: 40 }, (_, i) => `l${i}`);
+    const base = `${lines.join('\n')}\n`;
+    const current = base.replace('l2\n', 'L2\n').replace('l15\n', 'L15\nadded\n').replace('l30\n', '');
+    const hunks = computeHunks('/w/m.txt', base, current);
+    expect(hunks).toHaveLength(3);
+    const shuffled = [hunks[1]!, hunks[2]!, hunks[0]!];
+    const back = applyHunks(current, shuffled, 'reverse');
+    expect(back.text).toBe(base);
+    expect(back.applied.map((h) => h.id)).toEqual(hunks.map((h) => h.id));
+    const fwd = applyHunks(base, shuffled, 'forward');
+    expect(fwd.text).toBe(current);
+    expect(fwd.applied.map((h) => h.id)).toEqual(hunks.map((h) => h.id));
+    // Two hunks whose context is gone fail, and are listed in file order too.
+    const disk = current.replace('l4\n', 'x\n').replace('l32\n', 'y\n');
+    const partial = applyHunks(disk, shuffled, 'reverse');
+    expect(partial.failed.map((h) => h.id)).toEqual([hunks[0]!.id, hunks[2]!.id]);
+    expect(partial.applied.map((h) => h.id)).toEqual([hunks[1]!.id]);
+    expect(partial.text).toBe(disk.replace('L15\nadded\n', 'l15\n'));
   });
 
   it('reports a hunk whose context changed as failed and applies the rest', () => {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { NotFoundError, InvalidStateError } from '../../../schemas/errors.ts';
 import { PlanWorld } from '../../support/action-log-world.ts';
+import { diskOf, put, text } from '../../../machines/review/action-log-plan.ts';
 import { editedPairArb, fcSeed, sha256 } from '../../support/action-log-text.ts';
 
 const seed = fcSeed();
@@ -265,7 +266,10 @@ describe('action-log planning: reject and undo', () => {
     ]);
     expect(w.disk['/w/a.txt']).toBe(TEN.replace('l1\n', 'ONE\n').replace('l2\n', 'USER\n'));
     expect(w.list('root')[0]!.hunks.map((h) => h.id)).toEqual([h1!.id]);
-    expect(h2).toBeDefined();
+    // h2 (line 12) is far from the user's change: it was reverted, by a single write of the merged text.
+    expect(h2!.id).not.toBe(h1!.id);
+    expect(plan.reply).toMatchObject({ restored: ['/w/a.txt'], deleted: [], kept: [] });
+    expect(plan.writes).toHaveLength(1);
   });
 
   it('keeps a created file changed on disk since, and leaves a re-created deleted file alone', () => {
@@ -302,6 +306,55 @@ describe('action-log planning: reject and undo', () => {
     );
     expect(() => w.reject('leaf', { paths: ['/w/del.txt'] })).toThrow(NotFoundError);
     expect(w.disk).toEqual(before);
+  });
+
+  it('says in full what to run next when a path, a hunk id or an undo is unknown', () => {
+    const w = scenario();
+    expect(() => w.reject('root', { paths: ['/w/nope.txt'] })).toThrow(
+      "No change to '/w/nope.txt' in the action log of agent 'root'; run review.list to see the tracked paths " +
+        '(absolute).',
+    );
+    expect(() => w.accept('root', { hunkIds: ['hdeadbeef'] })).toThrow(
+      "Hunk id 'hdeadbeef' is not in the action log of agent 'root'; run review.list for current hunk ids " +
+        '(they change when the file changes).',
+    );
+    const path = Object.keys(w.view('root').files)[0]!;
+    expect(() => w.reject('root', { paths: [path], hunkIds: ['hdeadbeef'] })).toThrow(
+      "Hunk id 'hdeadbeef' is not in the action log of agent 'root' for the given paths; run review.list",
+    );
+    const fresh = new PlanWorld();
+    fresh.chain('solo');
+    expect(() => fresh.undoReject('solo')).toThrow(
+      "Agent 'solo' has no reject-all to undo; review.undo-reject re-applies only the last review.reject sent " +
+        'without paths or hunkIds.',
+    );
+  });
+
+  it('refuses to plan with content or disk text it was not given, naming the hash or path', () => {
+    expect(text({ texts: { h1: 'x' } }, 'h1')).toBe('x');
+    expect(text({ texts: {} }, null)).toBeNull();
+    expect(() => text({ texts: {} }, 'h2')).toThrow(
+      "Content 'h2' was not loaded for planning; load every hash of the entries involved first.",
+    );
+    expect(diskOf({ '/w/a': null, '/w/b': 'b' }, '/w/a')).toBeNull();
+    expect(diskOf({ '/w/a': null, '/w/b': 'b' }, '/w/b')).toBe('b');
+    expect(() => diskOf({}, '/w/c')).toThrow(
+      "Disk content of '/w/c' was not read before planning; read every selected path first.",
+    );
+  });
+
+  it('stores a blob only when the planner does not have it yet, under its sha256', () => {
+    const blobs: Record<string, string> = {};
+    const env = { texts: { [sha256('old')]: 'old' }, hash: sha256 } as unknown as Parameters<typeof put>[1];
+    expect(put(blobs, env, 'old')).toBe(sha256('old'));
+    expect(blobs).toEqual({});
+    expect(put(blobs, env, 'new')).toBe(sha256('new'));
+    expect(blobs).toEqual({ [sha256('new')]: 'new' });
+    // Known now: the second time it is not a new blob, and the planner can read it back.
+    delete blobs[sha256('new')];
+    expect(put(blobs, env, 'new')).toBe(sha256('new'));
+    expect(blobs).toEqual({});
+    expect(text(env, sha256('new'))).toBe('new');
   });
 
   it(`for random texts and edits, rejecting every hunk restores the base exactly (seed ${seed})`, () => {

@@ -121,10 +121,28 @@ describe('terminalAggregate', () => {
 
   it('keeps a plain-JSON context that is a function of the facts only', () => {
     const facts = [opened, started('c-1', 'x'), finished('c-1', 2)];
+    // Folded at two different times with two different random sources: a context that read the clock or
+    // Math.random (not only the facts) would differ.
+    vi.useFakeTimers();
+    vi.setSystemTime(new Date('2020-01-01T00:00:00Z'));
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.1);
     const a = fold(facts);
+    vi.setSystemTime(new Date('2031-06-01T12:00:00Z'));
+    random.mockReturnValue(0.9);
     const b = fold(facts);
+    random.mockRestore();
+    vi.useRealTimers();
+    expect(b.context).toEqual(a.context);
     expect(JSON.parse(JSON.stringify(a.context))).toEqual(a.context);
-    expect(a.context).toEqual(b.context);
+    // A snapshot restored from its JSON (as after a restart) folds the rest of the facts to the same state.
+    const half = fold(facts.slice(0, 2));
+    const restored = terminalAggregate.resolveState(
+      JSON.parse(JSON.stringify({ value: half.value, context: half.context })),
+    );
+    const [resumed] = transition(terminalAggregate, restored, facts[2]!);
+    expect({ value: resumed.value, context: resumed.context }).toEqual({ value: a.value, context: a.context });
+    // And the facts do matter: another exit code is another context.
+    expect(fold([opened, started('c-1', 'x'), finished('c-1', 3)]).context).not.toEqual(a.context);
   });
 
   it('ignores a finish without a start (no state change)', () => {

@@ -1,0 +1,48 @@
+/**
+ * @module
+ * `skein creds <agentId> [--out file]`: a standard NATS `.creds` file for one
+ * agent, so an external brain (another language, an MCP bridge, a script)
+ * can act as exactly that agent and no more. Operator only: it needs the
+ * bus keys in the data dir (0600, readable by whoever runs skein).
+ */
+import { join } from 'node:path';
+import { AgentId } from '../../schemas/index.ts';
+import { Authority, writePrivate } from '../transport/auth/authority.ts';
+import { call, connectClient } from '../transport/client.ts';
+import { action, UsageError } from './output.ts';
+import { clientTarget } from './target.ts';
+
+export async function credsCommand(agentId: string, opts: { out?: string; data?: string }): Promise<void> {
+  await action(async () => {
+    if (!AgentId.safeParse(agentId).success) {
+      throw new UsageError(`agent id '${agentId}' is not valid: use 1-64 characters from [A-Za-z0-9_-]`);
+    }
+    const target = clientTarget(opts);
+    const authority = Authority.open(join(target.dataDir, 'auth'));
+    if (!authority) {
+      throw new UsageError(
+        `no bus identities in ${target.dataDir}: they exist once \`skein up\` ran with a private broker ` +
+          '(or after `skein auth init`); pass the --data of that runtime',
+      );
+    }
+    // Only for an agent the runtime knows: a typo would otherwise mint creds nobody revokes.
+    const client = await connectClient(target);
+    try {
+      const reply = await call(client.bus, agentId, 'agent.get', {}, { timeoutMs: 10_000 });
+      if (!reply.ok) throw new UsageError(`agent '${agentId}': ${reply.error.message}`);
+      if (['completed', 'failed', 'cancelled'].includes(String(reply['status']))) {
+        throw new UsageError(`agent '${agentId}' has ${reply['status']}: its credentials are revoked`);
+      }
+    } finally {
+      await client.close();
+    }
+    const minted = await authority.mintAgent(agentId);
+    if (opts.out) {
+      writePrivate(opts.out, minted.creds);
+      process.stderr.write(`wrote ${opts.out} (0600) for agent ${agentId}; revoked when the agent finishes\n`);
+    } else {
+      process.stdout.write(minted.creds);
+    }
+    return undefined;
+  });
+}

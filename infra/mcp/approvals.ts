@@ -1,0 +1,149 @@
+/**
+ * @module
+ * Confirm-level permission requests as MCP elicitations. While a tool call
+ * runs, requests of the session agent (appended under its own subjects) and
+ * of its sub-agents (copied to `skein.ask.<agent>.*`) are shown to the
+ * person at the MCP client as allow once / always / deny, with the exact
+ * command or the diff/content; the answer goes back as `permission.decide`
+ * from an agent entitled to answer. A client without elicitation, or a
+ * request that arrives with no call running, is left to skein's usual paths
+ * (`skein approvals`, the parent agent); the call then simply waits.
+ */
+import type { Logger } from 'pino';
+import type { PermissionRequestedData } from '../../schemas/permission.ts';
+import { subjectPatterns } from '../../schemas/subjects.ts';
+import type { SkeinClient } from '../client/index.ts';
+import { decodeFact } from '../transport/codec.ts';
+
+/** The three answers offered; `deny` denies once (a learned deny rule is a policy edit, not a click). */
+export const ELICIT_CHOICES = [
+  { const: 'allow_once', title: 'Allow once' },
+  { const: 'allow_always', title: 'Always allow (learns a rule)' },
+  { const: 'deny_once', title: 'Deny' },
+] as const;
+
+export type ElicitAnswer = { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> | undefined };
+
+/** What a running tool call offers to show a request to its client; undefined when the client cannot. */
+export type Elicitor = (message: string, schema: ElicitSchema) => Promise<ElicitAnswer>;
+
+export type ElicitSchema = {
+  type: 'object';
+  properties: { decision: { type: 'string'; title: string; oneOf: Array<{ const: string; title: string }> } };
+  required: ['decision'];
+};
+
+const SCHEMA: ElicitSchema = {
+  type: 'object',
+  properties: { decision: { type: 'string', title: 'Decision', oneOf: ELICIT_CHOICES.map((c) => ({ ...c })) } },
+  required: ['decision'],
+};
+
+/** The text a person sees: who asks, for what tool, the exact input, why, and what "always" would learn. */
+export function describeRequest(r: PermissionRequestedData): string {
+  const always = r.options.find((o) => o.decision === 'allow_always')?.pattern;
+  const lines = [`skein: agent '${r.agentId}' asks to use ${r.tool}:`, '', r.input];
+  if (r.subCommands.length > 1) lines.push(`parts: ${r.subCommands.join(' | ')}`);
+  lines.push('', `why it asks: ${r.reason}`);
+  if (always) lines.push(`"Always allow" adds the ${r.tool} rule ${always}`);
+  lines.push(`unanswered, it is denied at ${r.deadline}`);
+  return lines.join('\n');
+}
+
+export class ApprovalBridge {
+  readonly #client: SkeinClient;
+  readonly #agentId: string;
+  readonly #parentId: string | null;
+  readonly #logger: Logger;
+  readonly #calls: Elicitor[] = [];
+  readonly #seen = new Set<string>();
+  readonly #unsubscribe: Array<() => void> = [];
+  /** Whole text shown for an edit/write request, set by the file tools just before they call. */
+  readonly #details = new Map<string, string>();
+
+  constructor(options: { client: SkeinClient; agentId: string; parentId: string | null; logger: Logger }) {
+    this.#client = options.client;
+    this.#agentId = options.agentId;
+    this.#parentId = options.parentId;
+    this.#logger = options.logger;
+    const bus = this.#client.bus;
+    const onFact = (subject: string, data: Uint8Array) => {
+      try {
+        const fact = decodeFact(subject, data);
+        if (fact.type === 'permission.requested') this.#onRequest(fact.data as PermissionRequestedData);
+      } catch {
+        // Not a fact this catalogue reads: not ours to answer.
+      }
+    };
+    // Own requests are appended under the requester's subjects; sub-agents' are copied to our ask subject.
+    const own = bus.subscribe(`skein.evt.${this.#agentId}.permission.*`, (m) => onFact(m.subject, m.data));
+    const asks = bus.subscribe(subjectPatterns.agentAsks(this.#agentId), (m) => onFact(m.subject, m.data));
+    this.#unsubscribe.push(
+      () => own.unsubscribe(),
+      () => asks.unsubscribe(),
+    );
+  }
+
+  /** Runs `work` with `elicit` as the way to ask the person; requests during it are shown there. */
+  async during<T>(elicit: Elicitor | undefined, work: () => Promise<T>): Promise<T> {
+    if (!elicit) return work();
+    this.#calls.push(elicit);
+    try {
+      return await work();
+    } finally {
+      this.#calls.splice(this.#calls.indexOf(elicit), 1);
+    }
+  }
+
+  /** Extra text (a diff, a file's content) to show with the next request for `path`. */
+  detail(input: string, text: string): void {
+    this.#details.set(input, text);
+    // Details of calls that never asked would pile up: keep the latest few.
+    if (this.#details.size > 32) this.#details.delete(this.#details.keys().next().value!);
+  }
+
+  close(): void {
+    for (const u of this.#unsubscribe.splice(0)) u();
+  }
+
+  #onRequest(r: PermissionRequestedData): void {
+    const mine = r.agentId === this.#agentId || r.ancestors.includes(this.#agentId as never);
+    if (!mine || this.#seen.has(r.requestId)) return;
+    this.#seen.add(r.requestId);
+    const elicit = this.#calls.at(-1);
+    if (!elicit) {
+      this.#logger.info({ requestId: r.requestId }, 'permission request left to skein approvals: no call to ask in');
+      return;
+    }
+    void this.#ask(elicit, r);
+  }
+
+  async #ask(elicit: Elicitor, r: PermissionRequestedData): Promise<void> {
+    // The gate names the resolved path; the tool saw the path the model gave (often relative).
+    const key = [...this.#details.keys()].find((k) => r.input === k || r.input.endsWith(`/${k.replace(/^\.\//, '')}`));
+    const extra = key === undefined ? undefined : this.#details.get(key);
+    if (key !== undefined) this.#details.delete(key);
+    const message = extra ? `${describeRequest(r)}\n\n${extra}` : describeRequest(r);
+    let answer: ElicitAnswer;
+    try {
+      answer = await elicit(message, SCHEMA);
+    } catch (err) {
+      // The client failed or timed out the elicitation: the request stays pending for skein's usual paths.
+      this.#logger.warn({ err, requestId: r.requestId }, 'elicitation failed; request left pending');
+      return;
+    }
+    const choice = answer.action === 'accept' ? String(answer.content?.['decision'] ?? '') : 'deny_once';
+    const decision = ELICIT_CHOICES.some((c) => c.const === choice) ? choice : 'deny_once';
+    // Our own request is answered by our parent (the person at the client stands for it); a root agent
+    // answers for itself as "the user", and a sub-agent's request by us, its ancestor.
+    const decider = r.agentId === this.#agentId ? (this.#parentId ?? this.#agentId) : this.#agentId;
+    try {
+      await this.#client.agent(decider).permission.decide({
+        requestId: r.requestId,
+        decision: decision as 'allow_once' | 'allow_always' | 'deny_once',
+      });
+    } catch (err) {
+      this.#logger.warn({ err, requestId: r.requestId }, 'permission.decide failed');
+    }
+  }
+}

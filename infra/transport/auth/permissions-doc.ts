@@ -1,0 +1,45 @@
+/**
+ * @module
+ * The "Identities" section of docs/protocol.md, rendered from the same
+ * functions that mint the users (`permissions.ts`), so the document cannot
+ * drift from what the broker enforces.
+ */
+import { agentPermissions, inboxPrefixFor, operatorPermissions } from './permissions.ts';
+
+const AGENT = "agent `<A>` (a worker's SKEIN_NATS_CREDS, `skein creds <A>`)";
+const OPERATOR = 'operator (`<data>/auth/operator.creds`: people, the CLI)';
+
+export function identitiesSection(): string {
+  const agent = agentPermissions('<A>');
+  const operator = operatorPermissions();
+  const list = (subjects: string[] | undefined) => (subjects ?? []).map((s) => `\`${s}\``).join(', ') || '—';
+  const row = (cells: Array<string | string[] | undefined>) =>
+    `| ${cells.map((c) => (typeof c === 'string' ? c : list(c))).join(' | ')} |`;
+  return `## Identities (private broker: enforced by nats-server)
+
+Every client presents NATS credentials (operator-mode JWTs); nothing listens without them. The host mints users
+with the permissions below; anything not allowed is refused **by the broker** with a permissions violation.
+
+| identity | publish allow | publish deny | subscribe allow | subscribe deny |
+|---|---|---|---|---|
+${row([AGENT, agent.pub.allow, 'everything else', agent.sub.allow, 'everything else'])}
+${row([OPERATOR, operator.pub.allow, operator.pub.deny, operator.sub.allow, operator.sub.deny])}
+| host | everything in the SKEIN account | — | everything in the SKEIN account | — |
+| system (host only) | \`$SYS.REQ.ACCOUNT.<SKEIN>.CLAIMS.UPDATE\` (revocations) | | | |
+
+- **Reply inbox.** An agent connects with \`inboxPrefix: "${inboxPrefixFor('<A>')}"\` (nats.js); with the default
+  \`_INBOX.\` its requests fail with a subscription violation.
+- **Subtree.** Subjects nest where a parent needs them, so permissions never grow after minting: a child's
+  lifecycle facts are on its parent's \`skein.evt.<parent>.agent.<child>\`, and every ask is copied to
+  \`skein.ask.<ancestor>.<requestId>\` for **each** ancestor, so a grandparent sees and answers
+  (\`permission.decide\` on its own \`skein.cmd.<grandparent>.…\`; the host checks ancestry) a grandchild's ask.
+  A descendant's terminal output and other facts are read through commands on the parent's own subjects
+  (\`agent.tree\`, \`permission.pending\`, \`review.list\`), which the host answers for the subtree only.
+  A child sees neither its parent nor its siblings.
+- **End.** When an agent completes, fails or is cancelled, every user minted for it is put on the SKEIN account's
+  revocation list (pushed through the system account): its connections close at once and reconnects are
+  refused. No new credentials are minted for a finished agent. Agent users expire after 7 days.
+- **The audit log.** Only the host may call \`$JS.API.>\` on the SKEIN_* streams or publish \`skein.evt.>\`, so a
+  fact in the log was written by the host.
+`;
+}

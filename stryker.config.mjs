@@ -1,0 +1,32 @@
+/**
+ * @module
+ * Stryker for one module of test/mutation/modules.mjs, named by SKEIN_MUTATE
+ * (test/mutation/run.mjs sets it). Two shared cores: concurrency 2.
+ */
+import { MODULES } from './test/mutation/modules.mjs';
+
+const name = process.env.SKEIN_MUTATE ?? 'policy';
+const module = MODULES[name];
+if (!module) throw new Error(`SKEIN_MUTATE='${name}' is not a module; use one of ${Object.keys(MODULES).join(', ')}`);
+
+export default {
+  testRunner: 'vitest',
+  plugins: ['@stryker-mutator/vitest-runner'],
+  mutate: module.mutate,
+  testFiles: module.tests,
+  vitest: { configFile: 'vitest.config.ts', related: false },
+  coverageAnalysis: 'perTest',
+  concurrency: 2,
+  timeoutMS: 20_000,
+  reporters: ['clear-text', 'progress', 'json'],
+  jsonReporter: { fileName: `reports/mutation/${name}.json` },
+  clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },
+  // Stryker rewrites the tsconfig through TypeScript's JS API, which TypeScript 7 (native) no longer has;
+  // skein's tsconfig has no extends/references to rewrite, so point it at a file that does not exist.
+  tsconfigFile: 'no-tsconfig-rewrite.json',
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: true,
+  ignorePatterns: ['dist', 'reports', '.skein', 'coverage'],
+  // A checker would compile every mutant; the tests run tsx without a typecheck, so a mutant that
+  // does not type-check still runs and is killed or survives on its behaviour.
+};

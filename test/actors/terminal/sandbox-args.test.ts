@@ -1,0 +1,140 @@
+/**
+ * The bubblewrap arguments and the terminal environment, as data (issue 10: dropping `--unshare-ipc` or
+ * `--die-with-parent` went unnoticed; issue 11: the sandbox must hide the host's secrets and keep the
+ * workspace's git and skein files read-only). The live counterpart is sandbox-floor.integration.test.ts.
+ */
+import { bwrapArgs, GIT_PROTECTIONS, terminalEnv, type SandboxHost } from '../../../actors/terminal/pty-spawn.ts';
+import { sandboxFloor } from '../../../infra/terminal/wiring.ts';
+
+const WS = '/home/dev/proj';
+const host: SandboxHost = {
+  home: '/home/dev',
+  homes: ['/home/dev', '/home/other', '/root'],
+  exists: (p) =>
+    [
+      '/home/dev/.config',
+      '/home/dev/.ssh',
+      '/home/dev/.netrc',
+      '/etc/shadow',
+      `${WS}/.git`,
+      `${WS}/.skein`,
+      `${WS}/skein.config.json`,
+      `${WS}/.skein/data`,
+      '/run',
+    ].includes(p),
+  isLink: (p) => p === '/var/run',
+  isDir: (p) => !['/home/dev/.netrc', '/etc/shadow', `${WS}/skein.config.json`].includes(p),
+};
+const args = (options?: { network?: boolean; hide?: string[] }) =>
+  bwrapArgs({ workspace: WS, cwd: WS, ...(options ? { sandboxOptions: options } : {}) }, '/tmp/rc', host);
+
+/** The argument list as mount steps: `--tmpfs /run` → "--tmpfs /run", `--bind a a` → "--bind a". */
+function steps(list: string[]): string[] {
+  const out: string[] = [];
+  const arity: Record<string, number> = { '--ro-bind': 2, '--bind': 2, '--tmpfs': 1, '--remount-ro': 1, '--dev': 1 };
+  arity['--proc'] = 1;
+  arity['--chdir'] = 1;
+  arity['--cap-drop'] = 1;
+  for (let i = 0; i < list.length; i++) {
+    const a = list[i]!;
+    const n = arity[a] ?? 0;
+    out.push(n === 2 ? `${a} ${list[i + 1]} ${list[i + 2]}` : n === 1 ? `${a} ${list[i + 1]}` : a);
+    i += n;
+  }
+  return out;
+}
+
+describe('bwrapArgs', () => {
+  it('isolates IPC, PIDs, network, UTS, drops capabilities and dies with its parent', () => {
+    const s = steps(args());
+    for (const flag of ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--die-with-parent']) {
+      expect(s).toContain(flag);
+    }
+    expect(s).toContain('--cap-drop ALL');
+    expect(s).toContain('--as-pid-1');
+    expect(s.at(-1)).toBe('--');
+    expect(s).toContain(`--chdir ${WS}`);
+  });
+
+  it('is exactly this mount plan (order matters: hide, then bind the workspace, then protect)', () => {
+    expect(steps(args({ hide: ['/home/dev/proj/.skein/data', '/nonexistent'] }))).toEqual([
+      '--ro-bind / /',
+      '--dev /dev',
+      '--proc /proc',
+      '--tmpfs /tmp',
+      '--ro-bind /tmp/rc /tmp/rc',
+      '--tmpfs /run',
+      '--tmpfs /home/other',
+      '--tmpfs /root',
+      '--tmpfs /home/dev/.config',
+      '--tmpfs /home/dev/.ssh',
+      '--ro-bind /dev/null /home/dev/.netrc',
+      '--ro-bind /dev/null /etc/shadow',
+      `--bind ${WS} ${WS}`,
+      `--ro-bind ${WS}/.git ${WS}/.git`,
+      `--ro-bind ${WS}/.skein ${WS}/.skein`,
+      `--ro-bind ${WS}/skein.config.json ${WS}/skein.config.json`,
+      `--tmpfs ${WS}/.skein/data`,
+      `--remount-ro ${WS}/.skein/data`,
+      '--unshare-pid',
+      '--as-pid-1',
+      '--unshare-net',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--cap-drop ALL',
+      '--die-with-parent',
+      `--chdir ${WS}`,
+      '--',
+    ]);
+  });
+
+  it('keeps the network only when the operator allows it', () => {
+    expect(args({ network: true })).not.toContain('--unshare-net');
+    expect(args({ network: false })).toContain('--unshare-net');
+  });
+
+  it('never hides a home that holds the workspace', () => {
+    const s = steps(bwrapArgs({ workspace: '/home/other/ws', cwd: '/home/other/ws' }, '/tmp/rc', host));
+    expect(s).not.toContain('--tmpfs /home/other');
+    expect(s).toContain('--bind /home/other/ws /home/other/ws');
+  });
+});
+
+describe('terminal environment', () => {
+  it('runs git with bare-repository discovery off, no fsmonitor and no hooks, whatever env the agent gives', () => {
+    const env = terminalEnv({
+      terminalId: 't1',
+      agentId: 'a1',
+      shellPath: '/bin/bash',
+      env: { GIT_CONFIG_COUNT: '0', GIT_CONFIG_KEY_0: 'core.fsmonitor', GIT_CONFIG_VALUE_0: 'touch /tmp/x' },
+    });
+    expect(env).toMatchObject(GIT_PROTECTIONS);
+    expect(GIT_PROTECTIONS).toEqual({
+      GIT_CONFIG_COUNT: '3',
+      GIT_CONFIG_KEY_0: 'safe.bareRepository',
+      GIT_CONFIG_VALUE_0: 'explicit',
+      GIT_CONFIG_KEY_1: 'core.fsmonitor',
+      GIT_CONFIG_VALUE_1: 'false',
+      GIT_CONFIG_KEY_2: 'core.hooksPath',
+      GIT_CONFIG_VALUE_2: '/dev/null',
+    });
+  });
+});
+
+describe('sandboxFloor (the operator decides, the agent cannot lower it)', () => {
+  const on = { sandbox: true, sandboxOffFor: ['trusted'] };
+  it('refuses sandbox: false from an agent, naming the config keys', () => {
+    expect(() => sandboxFloor(on, 'a1', false)).toThrow(/domains\.terminal\.sandbox.*sandboxOffFor/);
+  });
+  it('sandboxes by default and honours an explicit true', () => {
+    expect(sandboxFloor(on, 'a1', undefined)).toBe(true);
+    expect(sandboxFloor(on, 'a1', true)).toBe(true);
+    expect(sandboxFloor({ sandbox: false, sandboxOffFor: [] }, 'a1', true)).toBe(true);
+  });
+  it('lets the operator turn it off globally or for one agent', () => {
+    expect(sandboxFloor({ sandbox: false, sandboxOffFor: [] }, 'a1', undefined)).toBe(false);
+    expect(sandboxFloor({ sandbox: false, sandboxOffFor: [] }, 'a1', false)).toBe(false);
+    expect(sandboxFloor(on, 'trusted', undefined)).toBe(false);
+    expect(sandboxFloor(on, 'trusted', false)).toBe(false);
+  });
+});

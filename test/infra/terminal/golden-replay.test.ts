@@ -1,0 +1,32 @@
+/**
+ * The golden demo log replays to the digest it had before the terminal
+ * machine became the live one: the terminal aggregate's state shape (and every
+ * other aggregate kind's) is unchanged for logs written before (their
+ * `terminal.command.started` facts carry no `timeoutMs`).
+ */
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AGGREGATES } from '../../../infra/kernel/domains.ts';
+import { replayLog } from '../../../infra/kernel/replay.ts';
+import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
+import { tempDir } from '../../support/temp-dir.ts';
+
+// Moved only by the agent context's `finishedAt` (the worker-grace deadline); test/infra/kernel/golden-replay.test.ts
+// pins each kind's digest, the terminal kind's unchanged.
+const GOLDEN_DIGEST = '3b09f185a2fc0153c3b9a28108b8547753cc4f4ad609c7b68140f1f360c89826';
+
+it('replays the golden demo log to its recorded digest, terminals closed', async () => {
+  const dir = tempDir('skein-golden-');
+  try {
+    copyFileSync(join(import.meta.dirname, '../../fixtures/golden/demo-events.jsonl'), join(dir.path, 'events.jsonl'));
+    const log = await JsonlLog.open({ dir: dir.path });
+    const result = await replayLog(log, AGGREGATES);
+    await log.close();
+    expect(result.facts).toBe(47);
+    expect(result.digest).toBe(GOLDEN_DIGEST);
+    const terminals = Object.values(result.fold.states()).filter((s) => s.aggregate === 'terminal');
+    expect(terminals.map((t) => t.value)).toEqual(['closed', 'closed']);
+  } finally {
+    dir.dispose();
+  }
+});

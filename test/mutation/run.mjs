@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+/**
+ * @module
+ * `npm run mutate [-- <module>...]`: runs Stryker once per module of
+ * modules.mjs (all when none is named), then prints the score table that
+ * docs/quality.md records (module, killed, survived, timeout, no coverage,
+ * score). Exits 1 when a module is under the 85% target.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { MODULES } from './modules.mjs';
+
+const TARGET = 85;
+const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const onlyTable = process.argv.includes('--table');
+for (const name of names) {
+  if (!MODULES[name]) {
+    console.error(`unknown module '${name}'; the modules are: ${Object.keys(MODULES).join(', ')}`);
+    process.exit(2);
+  }
+}
+const chosen = names.length > 0 ? names : Object.keys(MODULES);
+
+if (!onlyTable) {
+  for (const name of chosen) {
+    console.log(`== mutate ${name}`);
+    const r = spawnSync('npx', ['stryker', 'run'], { stdio: 'inherit', env: { ...process.env, SKEIN_MUTATE: name } });
+    if (r.status !== 0) console.error(`stryker failed for ${name} (exit ${r.status}); its row is missing below`);
+  }
+}
+
+/** Counts by status from Stryker's mutation-testing-report-schema JSON. */
+function score(name) {
+  const file = `reports/mutation/${name}.json`;
+  if (!existsSync(file)) return undefined;
+  const report = JSON.parse(readFileSync(file, 'utf8'));
+  const n = { Killed: 0, Survived: 0, Timeout: 0, NoCoverage: 0, CompileError: 0, RuntimeError: 0, Ignored: 0 };
+  for (const f of Object.values(report.files)) for (const m of f.mutants) n[m.status] = (n[m.status] ?? 0) + 1;
+  const detected = n.Killed + n.Timeout;
+  const valid = detected + n.Survived + n.NoCoverage;
+  return { ...n, score: valid === 0 ? 100 : (100 * detected) / valid };
+}
+
+let under = false;
+const rows = [['module', 'killed', 'survived', 'timeout', 'no coverage', 'score']];
+for (const name of chosen) {
+  const s = score(name);
+  if (!s) continue;
+  if (s.score < TARGET) under = true;
+  rows.push([name, s.Killed, s.Survived, s.Timeout, s.NoCoverage, `${s.score.toFixed(1)}%`].map(String));
+}
+console.log('');
+for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+if (under) console.log(`\nat least one module is under the ${TARGET}% target`);
+process.exit(under ? 1 : 0);
