@@ -123,9 +123,18 @@ export const ReviewList = defineCommand('review.list', {
         .describe(
           'Default true. false: only files the agent itself changed (the diff still shows every change since base).',
         ),
+      cursor: z.string().max(4096).optional().describe('nextCursor of the previous page; omit for the first page.'),
     })
     .strict(),
-  reply: z.object({ agentId: AgentId, files: z.array(FileReview), undoAvailable: z.boolean() }),
+  reply: z.object({
+    agentId: AgentId,
+    files: z.array(FileReview).describe('One page of files, ordered by path; the page fits one message.'),
+    undoAvailable: z.boolean(),
+    nextCursor: z
+      .string()
+      .optional()
+      .describe('Present when more files follow: send it back as cursor to get the next page.'),
+  }),
 });
 
 export const ReviewAccept = defineCommand('review.accept', {

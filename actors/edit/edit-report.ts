@@ -1,19 +1,18 @@
 /**
  * @module
  * What an applied edit looks like to people and models: the unified diff
- * (jsdiff, 3 lines of context), added/removed line counts, and the tool
+ * (bounded jsdiff, 3 lines of context), added/removed line counts, and the tool
  * messages in zed's words (`Edited {path} successfully`, or the error
  * followed by the diff of what was applied before it, or `No edits were made.`).
  */
-import { structuredPatch } from 'diff';
 import type { EditOutcome } from '../../machines/edit/edit-apply.ts';
+import { boundedStructuredPatch } from '../../machines/review/bounded-diff.ts';
 
 export type DiffReport = { diff: string; linesAdded: number; linesRemoved: number };
 
 export function unifiedDiff(displayPath: string, before: string, after: string): DiffReport {
-  const patch = structuredPatch(`a/${displayPath}`, `b/${displayPath}`, before, after, undefined, undefined, {
-    context: 3,
-  });
+  // Bounded cost: a rewritten big file is one coarse hunk, not a quadratic diff blocking the host.
+  const patch = boundedStructuredPatch(`a/${displayPath}`, `b/${displayPath}`, before, after, 3);
   let linesAdded = 0;
   let linesRemoved = 0;
   const body: string[] = [`--- a/${displayPath}`, `+++ b/${displayPath}`];

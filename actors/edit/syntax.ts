@@ -43,7 +43,10 @@ export async function syntaxIssues(grammar: GrammarName, source: string): Promis
   });
 }
 
-/** Compares syntax before and after a change; undefined when no grammar fits the path. */
+/** Above this many characters (before + after), a change is not syntax-checked (see `checkSyntax`). */
+export const SYNTAX_CHECK_MAX_CHARS = 256 * 1024;
+
+/** Compares syntax before and after a change; undefined when no grammar fits the path or it is too big. */
 export async function checkSyntax(
   path: string,
   before: string | undefined,
@@ -51,6 +54,9 @@ export async function checkSyntax(
 ): Promise<SyntaxReport | undefined> {
   const grammar = grammarFor(path);
   if (!grammar) return undefined;
+  // tree-sitter parses on the event loop at ~5 MB/s: past the cut-off the check would stall every other
+  // command (a 50k-line file took ~0.4 s per parse), so big files get no syntax report.
+  if (after.length + (before?.length ?? 0) > SYNTAX_CHECK_MAX_CHARS) return undefined;
   const prior = before === undefined ? [] : await syntaxIssues(grammar, before);
   const now = await syntaxIssues(grammar, after);
   const seen = new Map<string, number>();

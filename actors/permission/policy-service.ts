@@ -364,7 +364,13 @@ export class PermissionService {
     actor.on('*', (fact) => {
       const f = fact as PermissionFact;
       if (f.type === 'permission.requested') p.requested = f.data;
-      p.writes.push(p.sink({ ...f, agentId: agent.agentId as AgentId }));
+      const write = p.sink({ ...f, agentId: agent.agentId as AgentId });
+      // Timeouts, cancels and rule grants are written while nobody awaits them: a failed append (full
+      // disk, broker down) is logged here and reported by the fact writer, never an unhandled rejection.
+      write.catch((err: unknown) =>
+        this.#deps.logger.warn({ err, requestId, event: f.type }, 'permission fact not appended'),
+      );
+      p.writes.push(write);
     });
     actor.subscribe((snap) => {
       if (snap.status !== 'done') return;

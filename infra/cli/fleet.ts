@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { FleetPlan, type FleetPlan as Plan } from '../../schemas/index.ts';
 import type { FileReview } from '../../schemas/review.ts';
-import { call } from '../transport/client.ts';
+import { callAllPages } from '../transport/client.ts';
 import { formatIssues } from '../transport/codec.ts';
 import { formatFleet, runFleet } from '../agent/fleet.ts';
 import { action, EXIT, UsageError } from './output.ts';
@@ -40,7 +40,7 @@ export async function fleetRun(planPath: string, opts: RemoteOptions & { diff?: 
         process.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
       } else {
         process.stdout.write(`${formatFleet(outcome)}\n`);
-        const review = await call(client.bus, root, 'review.list', {}, { timeoutMs: 30_000 });
+        const review = await callAllPages(client.bus, root, 'review.list', {}, { timeoutMs: 30_000 });
         if (review.ok) {
           const files = review['files'] as FileReview[];
           process.stdout.write(`\nreview of ${root} (${files.length} file(s)):\n`);

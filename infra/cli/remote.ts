@@ -4,7 +4,7 @@
  * thin CLI commands (agents, review, approvals…). `--json` prints the reply.
  */
 import type { CommandOf, CommandType, ReplyOf } from '../../schemas/index.ts';
-import { call, connectClient, type Client } from '../transport/client.ts';
+import { call, callAllPages, connectClient, type Client } from '../transport/client.ts';
 import type { Reply } from '../transport/codec.ts';
 import { EXIT } from './output.ts';
 import { clientTarget } from './target.ts';
@@ -35,9 +35,16 @@ export async function callAndPrint<T extends CommandType>(
   data: unknown,
   render: (reply: ReplyOf<CommandOf<T>>) => string,
   agentId?: string,
+  /** The reply is paged (review.list): follow nextCursor and merge this array. */
+  pagedKey?: string,
 ): Promise<number> {
   return withClient(opts, async (client, root) => {
-    const reply: Reply = await call(client.bus, agentId ?? root, type, data, { timeoutMs: 60_000 });
+    const reply: Reply = pagedKey
+      ? await callAllPages(client.bus, agentId ?? root, type, data as Record<string, unknown>, {
+          key: pagedKey,
+          timeoutMs: 60_000,
+        })
+      : await call(client.bus, agentId ?? root, type, data, { timeoutMs: 60_000 });
     if (opts.json) {
       process.stdout.write(`${JSON.stringify(reply, null, 2)}\n`);
     } else if (reply.ok) {

@@ -10,20 +10,27 @@ import { callAndPrint, type RemoteOptions } from './remote.ts';
 
 export async function review(opts: RemoteOptions & { diff?: boolean; of?: string }): Promise<void> {
   await action(() =>
-    callAndPrint(opts, 'review.list', opts.of ? { agentId: opts.of } : {}, (reply) => {
-      const files = reply['files'] as FileReview[];
-      if (files.length === 0) return 'no changes to review';
-      const lines: string[] = [];
-      for (const f of files) {
-        lines.push(
-          `${f.status.padEnd(8)} ${f.path}  by ${f.agents.join(', ')} ` +
-            ` hunks: ${f.hunks.map((h) => h.id).join(' ') || '-'}`,
-        );
-        if (opts.diff) lines.push(f.diff);
-      }
-      if (reply['undoAvailable']) lines.push('(undo-reject available)');
-      return lines.join('\n');
-    }),
+    callAndPrint(
+      opts,
+      'review.list',
+      opts.of ? { agentId: opts.of } : {},
+      (reply) => {
+        const files = reply['files'] as FileReview[];
+        if (files.length === 0) return 'no changes to review';
+        const lines: string[] = [];
+        for (const f of files) {
+          lines.push(
+            `${f.status.padEnd(8)} ${f.path}  by ${f.agents.join(', ')} ` +
+              ` hunks: ${f.hunks.map((h) => h.id).join(' ') || '-'}`,
+          );
+          if (opts.diff) lines.push(f.diff);
+        }
+        if (reply['undoAvailable']) lines.push('(undo-reject available)');
+        return lines.join('\n');
+      },
+      undefined,
+      'files',
+    ),
   );
 }
 

@@ -13,6 +13,8 @@ import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { defineDomain, type HandlerContext } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
+import type { Logger } from 'pino';
+import { UnrecordedChanges } from './unrecorded.ts';
 
 export type EditWiring = ReturnType<typeof wireEdit>;
 
@@ -23,6 +25,7 @@ export function wireEdit(deps: {
   host: Host;
   directory: AgentDirectory;
   review: ReviewRecorder;
+  logger: Logger;
   maxFileBytes?: number;
 }) {
   const service = new EditService({
@@ -40,6 +43,7 @@ export function wireEdit(deps: {
     log: ctx.logger,
   });
 
+  const unrecorded = new UnrecordedChanges({ logger: deps.logger });
   /** Runs a writing handler under the path lock and records what changed on disk. */
   const recorded = async <R extends object>(
     ctx: HandlerContext,
@@ -61,13 +65,24 @@ export function wireEdit(deps: {
       const after = await service.readRecorded(ctx.command.agentId, path);
       if (before !== after) {
         const mode = reply && 'mode' in reply ? reply.mode : undefined;
-        const kind = type === 'file.write' || mode === 'write' ? 'write' : 'edit';
+        const kind: 'write' | 'edit' = type === 'file.write' || mode === 'write' ? 'write' : 'edit';
         // The edit's own id when it got that far; else the streaming edit's, else the command's.
         const id = String(reply && 'editId' in reply ? reply.editId : editId);
-        await deps.review.record(
-          { agentId: ctx.command.agentId, path, before, after, source: { kind, editId: id as never } },
-          { lockHeld: true },
-        );
+        const input = { agentId: ctx.command.agentId, path, before, after, source: { kind, editId: id as never } };
+        try {
+          await deps.review.record(input, { lockHeld: true });
+        } catch (err) {
+          // The file changed but its record is not in the log: kept and retried, so it reaches review.
+          unrecorded.add(
+            {
+              path,
+              record: () =>
+                deps.review.service.lock.withLock([path], () => deps.review.record(input, { lockHeld: true })),
+            },
+            err,
+          );
+          failure ??= err;
+        }
       }
       if (failure !== undefined) throw failure;
       return reply!;

@@ -74,7 +74,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     logger,
     workspace: config.workspace,
   });
-  const edit = wireEdit({ host, directory, review });
+  const edit = wireEdit({ host, directory, review, logger });
   const terminal = wireTerminal({ host, directory, review, config, logger, trackShell: reviewConfig.trackShell });
   const workers = wireWorkers({
     host,

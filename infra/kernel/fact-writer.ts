@@ -41,6 +41,8 @@ export type FactWriterOptions = {
   hostId: string;
   retries: number;
   retryDelayMs: number;
+  /** Throws a retryable `unavailable` error while the log cannot be reached (broker down): fail fast. */
+  assertAvailable?: (() => void) | undefined;
 };
 
 export class AppendFailedError extends RuntimeError {
@@ -61,6 +63,11 @@ export class FactWriter {
   readonly #lastBySubject = new Map<string, number>();
   readonly #lock = new KeyedLock();
   readonly #listeners = new Set<(fact: StoredFact) => void>();
+  /**
+   * Subjects whose last append ended in doubt (a timeout, a dropped connection): the fact may still be
+   * stored later. Before the next append there, the subject is re-read from the log, never guessed.
+   */
+  readonly #inDoubt = new Set<string>();
   #facts = 0;
   #lastSeq = 0;
 
@@ -114,6 +121,16 @@ export class FactWriter {
     if (stream === 'output') return this.#appendWithRetry(stream, subject, fact, undefined);
     // One writer per aggregate: appends to a subject are serialized and carry the last sequence seen.
     return this.#lock.run(subject, async () => {
+      if (this.#inDoubt.has(subject)) {
+        await this.#resync(subject).catch((err: unknown) => {
+          throw new RuntimeError(
+            ErrorCode.Unavailable,
+            `could not re-read '${subject}' from the event log after an append in doubt ` +
+              `(${String((err as Error)?.message ?? err)}); nothing was appended — retry shortly`,
+            { retryable: true, cause: err },
+          );
+        });
+      }
       const stored = await this.#appendWithRetry(stream, subject, fact, this.#lastBySubject.get(subject) ?? 0);
       // A duplicate (a fact id stored earlier) reports its old sequence: never move backwards.
       this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
@@ -129,7 +146,16 @@ export class FactWriter {
   ): Promise<StoredFact> {
     const { retries, retryDelayMs, logger } = this.#o;
     let lastError: unknown;
+    let attempts = 0;
     for (let attempt = 1; attempt <= retries + 1; attempt++) {
+      try {
+        this.#o.assertAvailable?.();
+      } catch (err) {
+        // The broker is down: waiting out the retries would only delay the same answer.
+        lastError = err;
+        break;
+      }
+      attempts = attempt;
       try {
         const result = await this.#o.log.append({ stream, subject, fact, expectedLastSubjectSeq: expected });
         const stored: StoredFact = { ...fact, seq: result.seq, subject };
@@ -138,19 +164,47 @@ export class FactWriter {
       } catch (err) {
         lastError = err;
         if (err instanceof AppendConflictError) break;
+        if (isUnavailable(err)) break;
         logger.warn({ err, subject, event: fact.type, attempt }, 'append failed; retrying with the same msg-id');
         await sleep(retryDelayMs * attempt);
       }
     }
-    const attempts = lastError instanceof AppendConflictError ? 1 : retries + 1;
+    // Whatever the failure, the log may hold more on this subject than this writer knows (a timed-out
+    // append stored later, another writer): the next append re-reads the subject first.
+    if (stream === 'events') this.#inDoubt.add(subject);
     logger.error({ err: lastError, subject, event: fact.type, attempts }, 'fact not appended');
     await this.#reportHealth(fact, subject, attempts, lastError);
-    if (lastError instanceof AppendConflictError) throw lastError;
+    if (lastError instanceof AppendConflictError || isUnavailable(lastError)) throw lastError;
     throw new AppendFailedError(fact.type, subject, attempts, lastError);
+  }
+
+  /**
+   * Folds what the log holds on `subject` past the last sequence this writer saw (an append that timed
+   * out but was stored after all), so the next append expects the true last sequence and live state
+   * stays equal to a replay. Throws (and stays in doubt) when the log cannot be read.
+   */
+  async #resync(subject: string): Promise<void> {
+    const known = this.#lastBySubject.get(subject) ?? 0;
+    let found = 0;
+    for await (const stored of this.#o.log.read({ subject, fromSeq: known + 1 })) {
+      if (stored.seq <= (this.#lastBySubject.get(subject) ?? 0)) continue;
+      this.#lastBySubject.set(subject, stored.seq);
+      this.#apply(stored);
+      found++;
+    }
+    this.#inDoubt.delete(subject);
+    if (found > 0) {
+      this.#o.logger.warn(
+        { subject, found, lastSeq: this.#lastBySubject.get(subject) },
+        'facts whose append had timed out were stored after all; folded them before appending more',
+      );
+    }
   }
 
   async #reportHealth(fact: Fact, subject: string, attempts: number, error: unknown): Promise<void> {
     if (fact.type === 'host.append.failed') return;
+    // With the log unreachable the health fact cannot be stored either; the log line above says it.
+    if (isUnavailable(error)) return;
     try {
       await this.write(
         {
@@ -193,4 +247,8 @@ export function subjectOf(def: EventDef, agentId: string, data: unknown): string
   return def.stream === 'output'
     ? subjectFor({ kind: 'out', agentId, terminalId: aggregateId })
     : subjectFor({ kind: 'evt', agentId, aggregate: def.aggregate, aggregateId });
+}
+
+function isUnavailable(err: unknown): boolean {
+  return err instanceof RuntimeError && err.code === ErrorCode.Unavailable;
 }

@@ -50,6 +50,8 @@ export type HostOptions = {
   commandCacheSize: number;
   appendRetries: number;
   appendRetryDelayMs: number;
+  /** Throws a retryable `unavailable` error while the event log is unreachable (broker down). */
+  assertAvailable?: (() => void) | undefined;
 };
 
 export class Host {
@@ -83,6 +85,7 @@ export class Host {
       hostId: options.hostId,
       retries: options.appendRetries,
       retryDelayMs: options.appendRetryDelayMs,
+      assertAvailable: options.assertAvailable,
     });
     this.writer.onFact((fact) => {
       if (fact.causationId) this.#handled.add(commandKey(fact.agentId, fact.causationId));
@@ -243,7 +246,23 @@ export class Host {
       this.#logger.warn({ err: toErrorInfo(err), subject: msg.subject }, 'command refused');
       reply = encode({ ok: false, error: toErrorInfo(err) });
     }
+    if (reply.byteLength > this.options.maxPayloadBytes) reply = this.#tooLarge(msg.subject, reply.byteLength);
     if (msg.reply) msg.respond(reply);
+  }
+
+  /** A reply the bus would drop (over max_payload) becomes an error the client gets at once. */
+  #tooLarge(subject: string, bytes: number): Uint8Array {
+    this.#logger.error({ subject, bytes, max: this.options.maxPayloadBytes }, 'reply too large; sent an error instead');
+    return encode({
+      ok: false,
+      error: {
+        code: ErrorCode.PayloadTooLarge,
+        message:
+          `the reply on '${subject}' is ${bytes} bytes, over the ${this.options.maxPayloadBytes}-byte message ` +
+          'limit (limits.maxPayloadBytes / NATS max_payload); ask for less (a narrower path, a page cursor)',
+        retryable: false,
+      },
+    });
   }
 
   async #run(command: Command, def: CommandDef): Promise<Outcome> {

@@ -113,6 +113,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   let log: EventLog;
   let socketPath: string | undefined;
   let natsUrl: string | undefined;
+  let assertAvailable: (() => void) | undefined;
 
   try {
     if (mode === 'embedded') {
@@ -142,9 +143,10 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       }
       const natsBus = await NatsBus.connect(
         natsUrl,
-        `skein-host-${hostId}`,
+        { name: `skein-host-${hostId}`, logger },
         broker ? { creds: broker.hostCreds } : undefined,
       );
+      assertAvailable = () => natsBus.assertConnected();
       bus = natsBus;
       cleanups.unshift(() => natsBus.close());
       // Before the log is opened (which would create a missing stream): never begin a fresh log silently.
@@ -172,6 +174,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     commandCacheSize: config.limits.commandCacheSize,
     appendRetries: config.log.appendRetries,
     appendRetryDelayMs: config.log.appendRetryDelayMs,
+    assertAvailable,
   });
   // NATS service discovery ($SRV.PING/INFO/STATS), answered beside the host; STATS count what handlers serve.
   const discovery = microService({

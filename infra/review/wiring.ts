@@ -14,6 +14,7 @@ import { BlobStore } from '../../actors/review/blob-store.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { defineDomain } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
+import { pageOfFiles } from './review-pages.ts';
 
 export type ReviewWiring = ReturnType<typeof wireReview>;
 
@@ -89,7 +90,9 @@ export function wireReview(deps: {
         const data = ctx.command.data;
         const target = data.agentId ?? ctx.command.agentId;
         scope(ctx.command.agentId, target);
-        return service.list(target, data);
+        const list = await service.list(target, data);
+        // Paged so that every reply fits one message (NATS drops a bigger one).
+        return { ...list, ...pageOfFiles(list.files, data.cursor, deps.host.options.maxPayloadBytes) };
       },
       'review.accept': (ctx) => service.accept(ctx.command.agentId, ctx.command.data),
       'review.reject': (ctx) => service.reject(ctx.command.agentId, ctx.command.data),

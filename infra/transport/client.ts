@@ -55,5 +55,31 @@ export async function call(
   return decodeReply(subject, bytes);
 }
 
+/**
+ * Sends a paged command (`review.list`) and follows `nextCursor` until the last page, concatenating the
+ * `key` arrays: the whole answer, each page within one message. A refused page is returned as is.
+ */
+export async function callAllPages(
+  bus: Bus,
+  agentId: string,
+  type: string,
+  data: Record<string, unknown>,
+  options: { key?: string; timeoutMs?: number; maxPages?: number } = {},
+): Promise<Reply> {
+  const key = options.key ?? 'files';
+  let merged: (Reply & { ok: true }) | undefined;
+  let cursor: string | undefined;
+  for (let page = 0; page < (options.maxPages ?? 10_000); page++) {
+    const reply = await call(bus, agentId, type, cursor === undefined ? data : { ...data, cursor }, options);
+    if (!reply.ok) return reply;
+    const items = (reply[key] as unknown[] | undefined) ?? [];
+    merged = merged ? { ...merged, [key]: [...(merged[key] as unknown[]), ...items] } : reply;
+    cursor = typeof reply['nextCursor'] === 'string' ? reply['nextCursor'] : undefined;
+    if (cursor === undefined) break;
+  }
+  const { nextCursor: _done, ...whole } = merged!;
+  return whole as Reply;
+}
+
 /** One readable line for a fact: time, agent, type and key fields. */
 export type FactLine = (fact: StoredFact | Omit<StoredFact, 'seq'>) => string;

@@ -15,21 +15,29 @@ import {
   type Subscription,
 } from './bus.ts';
 
-type Sub = { pattern: string; handler: (msg: BusMsg) => void };
+/** `order`: subscription order, kept in delivery as NATS keeps it for one connection. */
+type Sub = { pattern: string; handler: (msg: BusMsg) => void; order: number };
 
 export class EmbeddedBus implements Bus {
   readonly kind = 'embedded' as const;
-  readonly #subs = new Set<Sub>();
+  /**
+   * Subscriptions without wildcards (every request's inbox, most subjects) by subject, so a publish
+   * costs O(wildcard subscriptions), not O(all subscriptions): with 1,000 requests in flight, scanning
+   * every inbox per message made load quadratic.
+   */
+  readonly #exact = new Map<string, Set<Sub>>();
+  readonly #wild = new Set<Sub>();
   #closed = false;
+  #order = 0;
 
   publish(subject: string, data: Uint8Array | string, reply?: string): void {
     if (this.#closed) return;
-    const bytes = toBytes(data);
-    const targets = [...this.#subs].filter((s) => subjectMatches(s.pattern, subject));
+    const targets = this.#targets(subject);
     if (targets.length === 0) return;
+    const bytes = toBytes(data);
     setImmediate(() => {
       for (const sub of targets) {
-        if (!this.#subs.has(sub)) continue;
+        if (!this.#has(sub)) continue;
         const msg: BusMsg = {
           subject,
           data: bytes,
@@ -47,16 +55,40 @@ export class EmbeddedBus implements Bus {
     });
   }
 
+  #targets(subject: string): Sub[] {
+    const targets = [...(this.#exact.get(subject) ?? [])];
+    const exact = targets.length;
+    for (const sub of this.#wild) if (subjectMatches(sub.pattern, subject)) targets.push(sub);
+    return exact > 0 && targets.length > exact ? targets.sort((a, b) => a.order - b.order) : targets;
+  }
+
+  #has(sub: Sub): boolean {
+    return this.#wild.has(sub) || this.#exact.get(sub.pattern)?.has(sub) === true;
+  }
+
   /** Whether anyone listens on `subject` (used for fast "no responders"). */
   hasSubscriber(subject: string): boolean {
-    for (const sub of this.#subs) if (subjectMatches(sub.pattern, subject)) return true;
+    if ((this.#exact.get(subject)?.size ?? 0) > 0) return true;
+    for (const sub of this.#wild) if (subjectMatches(sub.pattern, subject)) return true;
     return false;
   }
 
   subscribe(pattern: string, handler: (msg: BusMsg) => void): Subscription {
-    const sub: Sub = { pattern, handler };
-    this.#subs.add(sub);
-    return { unsubscribe: () => void this.#subs.delete(sub) };
+    const sub: Sub = { pattern, handler, order: this.#order++ };
+    if (/(^|\.)(\*|>)(\.|$)/.test(pattern)) {
+      this.#wild.add(sub);
+      return { unsubscribe: () => void this.#wild.delete(sub) };
+    }
+    let set = this.#exact.get(pattern);
+    if (!set) this.#exact.set(pattern, (set = new Set()));
+    set.add(sub);
+    return {
+      unsubscribe: () => {
+        const current = this.#exact.get(pattern);
+        if (!current?.delete(sub)) return;
+        if (current.size === 0) this.#exact.delete(pattern);
+      },
+    };
   }
 
   request(subject: string, data: Uint8Array | string, options: { timeoutMs: number }): Promise<Uint8Array> {
@@ -82,6 +114,7 @@ export class EmbeddedBus implements Bus {
 
   async close(): Promise<void> {
     this.#closed = true;
-    this.#subs.clear();
+    this.#exact.clear();
+    this.#wild.clear();
   }
 }

@@ -15,6 +15,7 @@ import {
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { EVENTS_STREAM, OUTPUT_STREAM, subjectPatterns, type StoredFact } from '../../schemas/index.ts';
 import { decodeFact, encode } from './codec.ts';
+import { ensureOutputStream, storeError } from './jetstream-limits.ts';
 import {
   AppendConflictError,
   type AppendRequest,
@@ -61,15 +62,7 @@ export class JetStreamLog implements EventLog {
       duplicate_window: window,
       allow_direct: true,
     });
-    await ensureStream(jsm, {
-      name: OUTPUT_STREAM,
-      subjects: [subjectPatterns.allOutput],
-      storage: 'file',
-      retention: 'limits',
-      discard: 'old',
-      max_bytes: options.outputMaxBytes ?? 256 * 1024 * 1024,
-      duplicate_window: window,
-    });
+    await ensureOutputStream(jsm, options.outputMaxBytes ?? 256 * 1024 * 1024, window);
     return new JetStreamLog(jetstream(nc), jsm, options.appendTimeoutMs ?? 5_000);
   }
 
@@ -86,7 +79,7 @@ export class JetStreamLog implements EventLog {
       if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) {
         throw new AppendConflictError(subject, expectedLastSubjectSeq ?? 0, err.message);
       }
-      throw err;
+      throw storeError(err) ?? err;
     }
   }
 

@@ -3,26 +3,20 @@
  * The embedded event log: an append-only JSONL file per stream, one
  * `{ seq, subject, fact }` per line (the same format `skein replay --export`
  * writes). Appends are group-committed: every append waiting when a flush
- * starts is written and fsync'd together, then all resolve. A torn last line
- * (a crash mid-write) is cut off on open. Facts are published on the bus
+ * starts is written and fsync'd together, then all resolve. A batch is
+ * acknowledged only when every byte is written and synced; a failed or short
+ * write is cut off again and rejected (`unavailable` when the disk is full). A
+ * damaged tail (torn or glued last line) is cut off and reported on open. Facts are published on the bus
  * after they are durable, as JetStream does for `nats sub`.
  */
-import {
-  createReadStream,
-  existsSync,
-  mkdirSync,
-  openSync,
-  closeSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  ftruncateSync,
-} from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, openSync, closeSync, renameSync, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { subjectMatches, type Bus } from './bus.ts';
-import { decodeLogLine, encodeLogLine } from './codec.ts';
+import { encodeLogLine } from './codec.ts';
+import { diskError, isDiskFull, ShortWriteError } from './disk-errors.ts';
+import { decodeSalvaging, loadAndRepair } from './jsonl-tail.ts';
 import {
   AppendConflictError,
   type AppendRequest,
@@ -54,6 +48,10 @@ class JsonlStream {
   handle: FileHandle | undefined;
   queue: Pending[] = [];
   flushing: Promise<void> | undefined;
+  /** A failed write may have left bytes past `size`; they are cut before the next write. */
+  dirty = false;
+  /** Writes are failing (reported once, until one succeeds). */
+  failing = false;
 
   constructor(path: string) {
     this.path = path;
@@ -89,27 +87,13 @@ export class JsonlLog implements EventLog {
   async #load(name: LogStream): Promise<void> {
     const stream = this.#streams[name];
     if (!existsSync(stream.path)) closeSync(openSync(stream.path, 'a'));
-    const text = readFileSync(stream.path, 'utf8');
-    const good = text.lastIndexOf('\n') + 1;
-    if (good < text.length) {
-      // A torn last line: the process died mid-write. Nothing after the last newline was acknowledged.
-      this.#options.log?.warn(
-        { path: stream.path, bytes: Buffer.byteLength(text.slice(good)) },
-        'torn last line cut off',
-      );
-      const fd = openSync(stream.path, 'r+');
-      ftruncateSync(fd, Buffer.byteLength(text.slice(0, good)));
-      closeSync(fd);
-    }
     const cutoff = Date.now() - (this.#options.duplicateWindowMs ?? 120_000);
     if (name === 'output' && existsSync(`${stream.path}.1`)) {
-      const older = readFileSync(`${stream.path}.1`, 'utf8').split('\n').filter(Boolean);
-      const last = older.at(-1);
-      if (last) stream.seq = decodeLogLine(`${stream.path}.1`, last).seq;
+      const older = loadAndRepair(`${stream.path}.1`, this.#options.log).facts.at(-1);
+      if (older) stream.seq = older.seq;
     }
-    for (const line of text.slice(0, good).split('\n')) {
-      if (!line) continue;
-      const fact = decodeLogLine(stream.path, line);
+    const loaded = loadAndRepair(stream.path, this.#options.log);
+    for (const fact of loaded.facts) {
       stream.seq = fact.seq;
       stream.lastBySubject.set(fact.subject, fact.seq);
       const at = Date.parse(fact.at);
@@ -178,16 +162,26 @@ export class JsonlLog implements EventLog {
       accepted.push({ pending, stored });
     }
     if (lines.length === 0) return;
-    const text = `${lines.join('\n')}\n`;
+    const bytes = Buffer.from(`${lines.join('\n')}\n`);
     try {
-      await stream.handle!.write(text);
+      await this.#repairTail(stream);
+      await writeAll(stream, bytes);
       await stream.handle!.datasync();
     } catch (err) {
-      await stream.handle!.truncate(stream.size).catch(() => undefined);
-      for (const { pending } of accepted) pending.reject(err);
+      // Nothing of the batch is acknowledged; what reached the file is cut off again (or on the next
+      // write, or on open), so no half line is ever followed by another fact.
+      stream.dirty = true;
+      await this.#repairTail(stream).catch(() => undefined);
+      const reported = diskError(this.#options.dir, err);
+      this.#reportFailure(stream, err);
+      for (const { pending } of accepted) pending.reject(reported);
       return;
     }
-    stream.size += Buffer.byteLength(text);
+    if (stream.failing) {
+      stream.failing = false;
+      this.#options.log?.info({ path: stream.path }, 'event log writable again');
+    }
+    stream.size += bytes.length;
     stream.seq = seq;
     for (const [subject, last] of batchLast) stream.lastBySubject.set(subject, last);
     for (const [id, at] of batchIds) stream.recentIds.set(id, { seq: at, at: now });
@@ -197,6 +191,24 @@ export class JsonlLog implements EventLog {
       this.#options.bus?.publish(subject, JSON.stringify(fact));
     }
     if (name === 'output') await this.#rotateOutput(stream);
+  }
+
+  /** Cuts whatever a failed write left past the last acknowledged byte. */
+  async #repairTail(stream: JsonlStream): Promise<void> {
+    if (!stream.dirty) return;
+    await stream.handle!.truncate(stream.size);
+    await stream.handle!.datasync();
+    stream.dirty = false;
+  }
+
+  /** One log line per change of state (failing / writable again), not one per failed batch. */
+  #reportFailure(stream: JsonlStream, err: unknown): void {
+    if (stream.failing) return;
+    stream.failing = true;
+    this.#options.log?.error(
+      { err, path: stream.path, dataDir: this.#options.dir, diskFull: isDiskFull(err) },
+      'event log write failed; appends are refused (retryable) until it can be written again',
+    );
   }
 
   #expireIds(stream: JsonlStream, now: number): void {
@@ -253,15 +265,11 @@ export async function* readJsonlFile(path: string, options: ReadOptions = {}): A
   const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line) continue;
-    let fact: StoredFact;
-    try {
-      fact = decodeLogLine(path, line);
-    } catch (err) {
-      // Only the last line can be torn (no newline yet); anything else is reported and skipped.
-      if (!line.endsWith('}')) break;
-      options.onInvalid?.(0, path, err as Error);
-      continue;
-    }
+    const decoded = decodeSalvaging(path, line);
+    if (decoded.damaged) options.onInvalid?.(decoded.fact?.seq ?? 0, path, new Error(decoded.error));
+    // A damaged line may still end with a whole fact glued after a torn one (open keeps it too).
+    const fact = decoded.fact;
+    if (!fact) continue;
     if (fact.seq < from) continue;
     if (fact.seq > until) break;
     if (options.subject && !subjectMatches(options.subject, fact.subject)) continue;
@@ -282,4 +290,14 @@ function chain(first: Pending, second: Pending): Pending {
       second.reject(e);
     },
   };
+}
+
+/** Writes every byte or throws: a short write (a disk filling mid-write) is an error, never a success. */
+async function writeAll(stream: JsonlStream, bytes: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const { bytesWritten } = await stream.handle!.write(bytes, offset, bytes.length - offset);
+    if (bytesWritten <= 0) throw new ShortWriteError(stream.path, offset, bytes.length);
+    offset += bytesWritten;
+  }
 }

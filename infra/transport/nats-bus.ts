@@ -1,29 +1,129 @@
 /**
  * @module
- * The bus over a real NATS connection (@nats-io/transport-node 3.3).
+ * The bus over a real NATS connection (@nats-io/transport-node 3.3). A broker
+ * outage is waited out, never fatal: the connection reconnects forever with a
+ * capped exponential backoff, logs one line per change of state (disconnected,
+ * reconnected, closed), and while it is down a request fails at once with a
+ * retryable `unavailable` instead of hanging until its timeout.
  */
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
 import { NoRespondersError, RequestTimeoutError, type Bus, type BusMsg, type Subscription } from './bus.ts';
+
+export type NatsAuth = { creds: string; inboxPrefix?: string };
+
+export type NatsBusOptions = {
+  name?: string;
+  auth?: NatsAuth | undefined;
+  logger?: Logger | undefined;
+  /** First reconnect delay; doubles per failed attempt up to `reconnectMaxMs`. */
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
+};
+
+/** The broker is unreachable right now; the connection keeps trying. */
+export class BrokerUnavailableError extends RuntimeError {
+  override name = 'BrokerUnavailableError';
+  constructor(server: string, since: number) {
+    super(
+      ErrorCode.Unavailable,
+      `the NATS broker at ${server} is unreachable (disconnected ${Math.round((Date.now() - since) / 1000)} s ` +
+        'ago); skein reconnects by itself — retry shortly, or check that nats-server is running',
+      { retryable: true },
+    );
+  }
+}
 
 export class NatsBus implements Bus {
   readonly kind = 'nats' as const;
   readonly nc: NatsConnection;
+  readonly #server: string;
+  readonly #listeners = new Set<(connected: boolean) => void>();
+  #disconnectedAt: number | undefined;
+  #attempts = 0;
 
-  constructor(nc: NatsConnection) {
+  constructor(nc: NatsConnection, server = nc.getServer(), logger?: Logger) {
     this.nc = nc;
+    this.#server = server;
+    void this.#watch(logger);
   }
 
   /** `auth`: a `.creds` text and, for an agent's creds, its inbox prefix (`auth/permissions.ts`). */
-  static async connect(url: string, name = 'skein', auth?: { creds: string; inboxPrefix?: string }): Promise<NatsBus> {
+  static async connect(
+    url: string,
+    nameOrOptions: string | NatsBusOptions = 'skein',
+    auth?: NatsAuth,
+  ): Promise<NatsBus> {
+    const options = typeof nameOrOptions === 'string' ? { name: nameOrOptions } : nameOrOptions;
+    const creds = auth ?? options.auth;
+    const min = options.reconnectMinMs ?? 100;
+    const max = options.reconnectMaxMs ?? 2_000;
+    let bus: NatsBus | undefined;
     const nc = await connect({
       servers: url,
-      name,
-      maxReconnectAttempts: 10,
-      reconnectTimeWait: 250,
-      ...(auth ? { authenticator: credsAuthenticator(new TextEncoder().encode(auth.creds)) } : {}),
-      ...(auth?.inboxPrefix ? { inboxPrefix: auth.inboxPrefix } : {}),
+      name: options.name ?? 'skein',
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: min,
+      // Backoff: 100 ms, 200, 400 … 2 s, with jitter so many clients do not return in lockstep.
+      reconnectDelayHandler: () => {
+        const attempt = bus ? bus.#attempts++ : 0;
+        const delay = Math.min(max, min * 2 ** attempt);
+        return delay / 2 + Math.random() * (delay / 2);
+      },
+      ...(creds ? { authenticator: credsAuthenticator(new TextEncoder().encode(creds.creds)) } : {}),
+      ...(creds?.inboxPrefix ? { inboxPrefix: creds.inboxPrefix } : {}),
     });
-    return new NatsBus(nc);
+    bus = new NatsBus(nc, url, options.logger);
+    return bus;
+  }
+
+  /** Whether the connection is up now. */
+  get connected(): boolean {
+    return this.#disconnectedAt === undefined && !this.nc.isClosed();
+  }
+
+  /** Called with `false` when the connection drops and `true` when it is back. */
+  onConnectionChange(listener: (connected: boolean) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Throws `BrokerUnavailableError` while the connection is down. */
+  assertConnected(): void {
+    if (this.#disconnectedAt !== undefined) throw new BrokerUnavailableError(this.#server, this.#disconnectedAt);
+  }
+
+  async #watch(logger: Logger | undefined): Promise<void> {
+    const log = logger?.child({ actor: 'nats', server: this.#server });
+    const set = (connected: boolean) => {
+      for (const listener of this.#listeners) listener(connected);
+    };
+    try {
+      for await (const s of this.nc.status()) {
+        if (s.type === 'disconnect' && this.#disconnectedAt === undefined) {
+          this.#disconnectedAt = Date.now();
+          log?.warn('broker connection lost; reconnecting with backoff (commands get unavailable meanwhile)');
+          set(false);
+        } else if (s.type === 'reconnect' && this.#disconnectedAt !== undefined) {
+          log?.info(
+            { downMs: Date.now() - this.#disconnectedAt, attempts: this.#attempts },
+            'broker connection restored',
+          );
+          this.#disconnectedAt = undefined;
+          this.#attempts = 0;
+          set(true);
+        }
+      }
+    } catch (err) {
+      log?.error({ err }, 'broker status stream failed');
+    }
+    void this.nc
+      .closed()
+      .then((err) => {
+        if (err) log?.error({ err }, 'broker connection closed with an error');
+      })
+      .catch(() => undefined);
   }
 
   publish(subject: string, data: Uint8Array | string): void {
@@ -39,7 +139,12 @@ export class NatsBus implements Bus {
           data: msg.data,
           reply: msg.reply,
           respond: (answer) => {
-            msg.respond(answer);
+            // A reply to a requester that vanished, or over a dropped connection, is lost, not fatal.
+            try {
+              msg.respond(answer);
+            } catch {
+              // The requester times out and may retry with the same command id.
+            }
           },
         });
       },
@@ -48,6 +153,7 @@ export class NatsBus implements Bus {
   }
 
   async request(subject: string, data: Uint8Array | string, options: { timeoutMs: number }): Promise<Uint8Array> {
+    this.assertConnected();
     try {
       const msg = await this.nc.request(subject, data, { timeout: options.timeoutMs });
       return msg.data;
@@ -55,6 +161,7 @@ export class NatsBus implements Bus {
       const text = String((err as Error)?.message ?? err);
       if (/no responders/i.test(text)) throw new NoRespondersError(subject);
       if (/timeout/i.test(text)) throw new RequestTimeoutError(subject, options.timeoutMs);
+      if (this.#disconnectedAt !== undefined) throw new BrokerUnavailableError(this.#server, this.#disconnectedAt);
       throw err;
     }
   }
@@ -64,6 +171,12 @@ export class NatsBus implements Bus {
   }
 
   async close(): Promise<void> {
-    if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
+    if (this.nc.isClosed()) return;
+    // Draining needs the broker; with it gone, give up after a moment and close.
+    let timer: NodeJS.Timeout | undefined;
+    const giveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, 2_000)));
+    await Promise.race([this.nc.drain().catch(() => undefined), giveUp]);
+    clearTimeout(timer);
+    if (!this.nc.isClosed()) await this.nc.close().catch(() => undefined);
   }
 }

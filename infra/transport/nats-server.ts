@@ -8,7 +8,15 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
-export type NatsServerHandle = { url: string; port: number; pid: number; storeDir: string; stop(): Promise<void> };
+export type NatsServerHandle = {
+  url: string;
+  port: number;
+  pid: number;
+  storeDir: string;
+  /** Resolves when the process exits, for whatever reason (stop, crash, kill -9). */
+  exited: Promise<void>;
+  stop(): Promise<void>;
+};
 
 /** Whether `bin` is runnable (on PATH or a path). */
 export function natsServerAvailable(bin = 'nats-server'): boolean {
@@ -95,6 +103,7 @@ export async function startNatsServer(options: {
     port,
     pid,
     storeDir: options.storeDir,
+    exited,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

@@ -9,6 +9,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Bus, type BusMsg, type Subscription } from './bus.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
 import { decodeFrame, type SocketFrame } from './codec.ts';
 import type { EmbeddedBus } from './embedded-bus.ts';
 
@@ -94,30 +95,62 @@ export async function serveBusOnSocket(bus: EmbeddedBus, path: string): Promise<
   };
 }
 
+/** The embedded runtime behind the socket is gone (stopped or died). */
+export class RuntimeGoneError extends RuntimeError {
+  override name = 'RuntimeGoneError';
+  constructor(path: string) {
+    super(
+      ErrorCode.Unavailable,
+      `the embedded runtime at ${path} closed the connection (it stopped or died); ` +
+        'start it again with `skein up` and reconnect',
+      { retryable: true },
+    );
+  }
+}
+
 export class SocketBus implements Bus {
   readonly kind = 'socket' as const;
   readonly #socket: Socket;
   readonly #subs = new Map<number, (msg: BusMsg) => void>();
   readonly #requests = new Map<
     number,
-    { resolve: (d: Uint8Array) => void; reject: (e: Error) => void; subject: string; timeoutMs: number }
+    {
+      resolve: (d: Uint8Array) => void;
+      reject: (e: Error) => void;
+      subject: string;
+      timeoutMs: number;
+      timer: NodeJS.Timeout;
+    }
   >();
+  readonly #path: string;
   #next = 1;
+  #closed: Error | undefined;
 
-  private constructor(socket: Socket) {
+  private constructor(socket: Socket, path: string) {
     this.#socket = socket;
+    this.#path = path;
     const lines = createInterface({ input: socket, crlfDelay: Infinity });
     lines.on('line', (line) => this.#receive(line));
-    socket.on('close', () => {
-      for (const r of this.#requests.values()) r.reject(new Error('the embedded runtime closed the connection'));
-      this.#requests.clear();
-    });
+    // readline forwards the socket's errors (ECONNRESET when the runtime is killed): handled by 'close'.
+    lines.on('error', () => undefined);
+    // The runtime died or stopped: every call in flight, and every later one, fails at once.
+    socket.on('close', () => this.#fail(new RuntimeGoneError(this.#path)));
+    socket.on('error', () => socket.destroy());
+  }
+
+  #fail(error: Error): void {
+    this.#closed ??= error;
+    for (const r of this.#requests.values()) {
+      clearTimeout(r.timer);
+      r.reject(this.#closed);
+    }
+    this.#requests.clear();
   }
 
   static connect(path: string): Promise<SocketBus> {
     return new Promise((resolve, reject) => {
       const socket = createConnection(path);
-      socket.once('connect', () => resolve(new SocketBus(socket)));
+      socket.once('connect', () => resolve(new SocketBus(socket, path)));
       socket.once('error', (err) =>
         reject(new Error(`cannot reach the embedded runtime at ${path}: ${err.message}; is \`skein up\` running?`)),
       );
@@ -137,6 +170,7 @@ export class SocketBus implements Bus {
       const pending = this.#requests.get(frame.rid);
       if (!pending) return;
       this.#requests.delete(frame.rid);
+      clearTimeout(pending.timer);
       if (frame.op === 'res') pending.resolve(unb64(frame.data));
       else if (frame.code === 'no_responders') pending.reject(new NoRespondersError(pending.subject));
       else if (frame.code === 'timeout') pending.reject(new RequestTimeoutError(pending.subject, pending.timeoutMs));
@@ -162,8 +196,16 @@ export class SocketBus implements Bus {
 
   request(subject: string, data: Uint8Array | string, options: { timeoutMs: number }): Promise<Uint8Array> {
     const rid = this.#next++;
+    if (this.#closed || this.#socket.destroyed) return Promise.reject(this.#closed ?? new RuntimeGoneError(this.#path));
     return new Promise((resolve, reject) => {
-      this.#requests.set(rid, { resolve, reject, subject, timeoutMs: options.timeoutMs });
+      // The runtime answers timeouts itself, but a runtime that hangs or dies cannot: the client keeps its own
+      // clock (a little later than the runtime's, so the runtime's own answer wins when it can give one).
+      const timer = setTimeout(() => {
+        if (!this.#requests.delete(rid)) return;
+        reject(new RequestTimeoutError(subject, options.timeoutMs));
+      }, options.timeoutMs + 250);
+      timer.unref();
+      this.#requests.set(rid, { resolve, reject, subject, timeoutMs: options.timeoutMs, timer });
       send(this.#socket, { op: 'req', rid, subject, data: b64(data), timeoutMs: options.timeoutMs });
     });
   }
@@ -174,6 +216,7 @@ export class SocketBus implements Bus {
   }
 
   async close(): Promise<void> {
+    this.#fail(new Error('this client closed its connection to the embedded runtime'));
     this.#socket.end();
     this.#socket.destroy();
   }

@@ -1,15 +1,16 @@
 /**
  * @module
- * Hunks of an action-log entry: jsdiff `structuredPatch` (3 lines of
- * context) from base to current, each with a stable id, and applying chosen
+ * Hunks of an action-log entry: a bounded jsdiff `structuredPatch` (3 lines
+ * of context, `bounded-diff.ts`) from base to current, each with a stable id, and applying chosen
  * hunks forward (accept: move the base) or in reverse (reject: undo the
  * agent's change) with their context, one hunk at a time from the bottom up,
  * so a hunk whose context no longer matches is reported instead of applied.
  * Pure: jsdiff only.
  */
-import { applyPatch, formatPatch, reversePatch, structuredPatch } from 'diff';
+import { applyPatch, formatPatch, reversePatch } from 'diff';
 import type { StructuredPatch, StructuredPatchHunk } from 'diff';
 import type { Hunk } from '../../schemas/review.ts';
+import { boundedStructuredPatch } from './bounded-diff.ts';
 
 export const DIFF_CONTEXT_LINES = 3;
 
@@ -22,14 +23,13 @@ export function computeHunks(path: string, base: string | null, current: string 
 
 /** Hunks and the unified diff (see `unifiedDiff`) from one diff computation. */
 export function reviewDiff(path: string, base: string | null, current: string | null): { hunks: Hunk[]; diff: string } {
-  const patch = structuredPatch(
+  // Bounded: a rewritten big file gets one coarse hunk instead of a quadratic diff on the event loop.
+  const patch = boundedStructuredPatch(
     base === null ? '/dev/null' : `a${path}`,
     current === null ? '/dev/null' : `b${path}`,
     base ?? '',
     current ?? '',
-    undefined,
-    undefined,
-    { context: DIFF_CONTEXT_LINES },
+    DIFF_CONTEXT_LINES,
   );
   const diff =
     patch.hunks.length === 0

@@ -261,7 +261,7 @@ describe('ActionLogService on real files', () => {
     expect((await copy.list('leaf')).files).toEqual([]);
   });
 
-  it(`for random texts and edits on real files, reject restores the bytes and undo the agent's (seed ${seed})`, async () => {
+  it(`random texts and edits on real files: reject restores the bytes, undo the agent's (seed ${seed})`, async () => {
     await fc.assert(
       fc.asyncProperty(editedPairArb, fc.boolean(), async ({ base, current }, crlf) => {
         const g = makeFixture();

@@ -1,0 +1,43 @@
+/**
+ * @module
+ * Disk failures of the embedded log as errors a client can act on: a full
+ * disk (ENOSPC, EDQUOT) or a short write is `unavailable` and retryable, with
+ * a message naming the data dir, because the runtime recovers by itself once
+ * space returns. Anything else stays what it was.
+ */
+import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
+
+const FULL = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
+
+/** The disk holding `dir` is full (or over quota): retry after freeing space. */
+export class DiskFullError extends RuntimeError {
+  override name = 'DiskFullError';
+  constructor(dir: string, detail: string, cause?: unknown) {
+    super(
+      ErrorCode.Unavailable,
+      `the event log in data dir ${dir} could not be written (${detail}); nothing was acknowledged — ` +
+        'free space on that disk (or move --data) and retry; the runtime recovers by itself',
+      { retryable: true, cause },
+    );
+  }
+}
+
+/** A write that stored fewer bytes than asked and reported no error (the disk filled mid-write). */
+export class ShortWriteError extends Error {
+  override name = 'ShortWriteError';
+  constructor(path: string, written: number, wanted: number) {
+    super(`short write on ${path}: ${written} of ${wanted} bytes stored`);
+  }
+}
+
+export function isDiskFull(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return err instanceof ShortWriteError || (typeof code === 'string' && FULL.has(code));
+}
+
+/** Maps a write failure on the log to what the caller should see. */
+export function diskError(dir: string, err: unknown): unknown {
+  if (!isDiskFull(err)) return err;
+  const code = (err as NodeJS.ErrnoException).code ?? 'short write';
+  return new DiskFullError(dir, `${code}: disk full`, err);
+}
