@@ -141,7 +141,24 @@ export function planReject(
       });
     }
   }
-  const keepUndo = all && undo.files.length > 0;
+  // A path only descendants still track is one this log's subtree left where this log's base has it (its
+  // own entry went away when a descendant changed it back): a reject-all has nothing to write there, but
+  // the descendants' entries describe changes that are undone from this log's view, so they are cleared
+  // and remembered for undo-reject. No disk read needed: nothing is written.
+  let entriesOnly = false;
+  if (all) {
+    for (const d of related.descendants) {
+      for (const [path, de] of Object.entries(d.files)) {
+        if (log.files[path]) continue;
+        remember(d.agentId, path, de);
+        const list = rel.get(d.agentId) ?? [];
+        list.push({ path, entry: null });
+        rel.set(d.agentId, list);
+        entriesOnly = true;
+      }
+    }
+  }
+  const keepUndo = all && (undo.files.length > 0 || entriesOnly);
   reply.undoAvailable = keepUndo || log.lastReject != null;
   const facts: UnstampedFact[] = [
     fact('review.rejected', log.agentId, {
@@ -234,6 +251,19 @@ export function planUndoReject(
     writes.push({ path: f.path, content: r.text });
     reply.reapplied.push(f.path);
     restoreEntries(f.path, r.failed.length === 0 ? undefined : put(blobs, env, r.text));
+  }
+  // Entries the reject cleared without writing (paths only descendants tracked): back as they were,
+  // unless the log tracks the path again since.
+  const written = new Set(last.files.map((f) => f.path));
+  for (const [logId, byPath] of Object.entries(last.entries)) {
+    const l = logs.get(logId);
+    if (logId === log.agentId || !l) continue;
+    for (const [path, prev] of Object.entries(byPath)) {
+      if (written.has(path) || prev === null || l.files[path]) continue;
+      const list = updates.get(logId) ?? [];
+      list.push({ path, entry: prev });
+      updates.set(logId, list);
+    }
   }
   const facts: UnstampedFact[] = [
     fact('review.reject-undone', log.agentId, {

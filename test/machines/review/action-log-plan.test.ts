@@ -240,6 +240,35 @@ describe('action-log planning: reject and undo', () => {
     expect(w.view('root').lastReject).toBeNull();
   });
 
+  it(
+    "reject-all at the root clears a child's change that ended where the root started, and undo brings it back " +
+      '(regression, seed 773227821)',
+    () => {
+      const w = new PlanWorld();
+      w.chain('root', 'mid');
+      w.disk['/w/f.txt'] = '';
+      w.write('root', '/w/f.txt', 'a');
+      w.write('mid', '/w/f.txt', '');
+      w.write('root', '/w/f.txt', '');
+      // The root's net change is none; mid still shows removing the root's 'a'.
+      expect(w.summary('root')).toEqual({});
+      expect(w.summary('mid')).toEqual({ '/w/f.txt': 'modified by mid' });
+      const midEntry = w.view('mid').files['/w/f.txt'];
+      const plan = w.reject('root');
+      expect(plan.writes).toEqual([]);
+      expect(plan.reply).toMatchObject({ restored: [], conflicts: [], undoAvailable: true });
+      expect(w.disk['/w/f.txt']).toBe('');
+      expect(w.summary('root')).toEqual({});
+      expect(w.summary('mid')).toEqual({});
+      const undo = w.undoReject('root');
+      expect(undo.writes).toEqual([]);
+      expect(undo.reply.conflicts).toEqual([]);
+      expect(w.disk['/w/f.txt']).toBe('');
+      expect(w.view('mid').files['/w/f.txt']).toEqual(midEntry);
+      expect(w.summary('root')).toEqual({});
+    },
+  );
+
   it('per-hunk reject reverts only that hunk', () => {
     const w = new PlanWorld();
     w.chain('root');
