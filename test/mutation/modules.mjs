@@ -63,10 +63,11 @@ export const MODULES = {
     mutate: ['machines/common/confine.ts'],
     tests: ['test/machines/common/confine.test.ts'],
   },
-  // The mount plan and the git protections; the rest of pty-spawn.ts (which, env checks, spawning) is
-  // exercised by the PTY integration tests, too slow to run per mutant.
+  // The mount plan (bwrapArgs). The constants it reads (HIDDEN_*, GIT_PROTECTIONS) are module-level, which the
+  // runner cannot mutate per test (docs/quality.md); they and the rest of pty-spawn.ts (which, env checks,
+  // spawning) are pinned by sandbox-args.test.ts and the live sandbox-floor tests, too slow to run per mutant.
   sandbox: {
-    mutate: ['actors/terminal/pty-spawn.ts:157-283'],
+    mutate: ['actors/terminal/pty-spawn.ts:231-281'],
     tests: ['test/actors/terminal/pty-spawn*.test.ts', 'test/actors/terminal/sandbox-args*.test.ts'],
   },
 };

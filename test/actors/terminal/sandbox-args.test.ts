@@ -178,3 +178,20 @@ describe('bwrapArgs at its edges', () => {
     expect(s).toContain('--tmpfs /var/run');
   });
 });
+
+describe('bwrapArgs and the homes', () => {
+  it("leaves the user's own home and non-directories alone, and empties every other home", () => {
+    const homesHost: SandboxHost = {
+      home: '/home/dev',
+      homes: ['/home/dev', '/home/other', '/home/notes.txt', '/root'],
+      exists: () => false,
+      isLink: () => false,
+      isDir: (p) => p !== '/home/notes.txt',
+    };
+    const s = steps(bwrapArgs({ workspace: '/srv/ws', cwd: '/srv/ws' }, '/tmp/rc', homesHost));
+    expect(s.filter((a) => a.startsWith('--tmpfs /home') || a === '--tmpfs /root')).toEqual([
+      '--tmpfs /home/other',
+      '--tmpfs /root',
+    ]);
+  });
+});
