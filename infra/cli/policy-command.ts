@@ -154,7 +154,9 @@ async function toolCallFromOptions(
   const { commandsByType } = await import('../../schemas/catalog.ts');
   const { formatIssues } = await import('../transport/codec.ts');
   const def = commandsByType.get(opts.command);
-  if (!def) return { error: `unknown command '${opts.command}'; \`skein schema\` lists them` };
+  if (!def) {
+    return { error: `unknown command '${opts.command}'; run \`skein schema ${opts.command}\` for the close matches` };
+  }
   if (!def.tool) return { error: `command '${opts.command}' is not a tool call; the gate does not judge it` };
   let raw: unknown;
   try {
