@@ -228,6 +228,7 @@ fleet
   .description('Run a plan (JSON or YAML): sub-agents in parallel under the root, then print results and the review.')
   .argument('<plan>', 'plan.json or plan.yaml')
   .option('--diff', 'print the diffs of the review')
+  .option('--timeout <ms>', 'stop waiting after this many ms and exit 1 (default: wait for every agent)')
   .addOption(agentOpt())
   .addOption(json())
   .addOption(nats())
