@@ -5,6 +5,7 @@
  * (sandbox) and prlimit (memory/CPU limits) when asked. Every refusal is a
  * RuntimeError naming the bad value, raised before anything is spawned.
  */
+import { isInside } from '../../machines/common/confine.ts';
 import { accessSync, constants, existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
@@ -234,7 +235,7 @@ export function bwrapArgs(
 ): string[] {
   const opts = spec.sandboxOptions ?? {};
   const ws = spec.workspace;
-  const within = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
+  const within = (path: string, dir: string) => isInside(dir, path);
   // The rc file's dir first: a later mount can hide or protect, never be undone by it.
   const args = [
     '--ro-bind',

@@ -1,11 +1,14 @@
 /**
  * @module
  * The agent domain: agent.* commands on the AgentService, the agent
- * aggregate, `agent.wait` woken by live agent facts, and the workers'
- * reactions (a worker's exit fails its agent).
+ * aggregate, `agent.wait` woken by live agent facts, the live agent actors
+ * (one per agent, fed every agent fact, those read back at start too) and
+ * the workers' reactions (a worker's command ending reaches its watcher).
  */
 import { agentAggregateDef } from '../../machines/agent/agent.ts';
 import type { AgentCall, AgentService } from '../../actors/agent/agent.ts';
+import type { LiveAgents } from '../../actors/agent/live-agents.ts';
+import type { StoredFact } from '../../schemas/index.ts';
 import { defineDomain, type HandlerContext, type Reaction } from '../kernel/domain.ts';
 
 /** The service's view of one command. */
@@ -13,8 +16,15 @@ export function agentCall(ctx: HandlerContext): AgentCall {
   return { agentId: ctx.command.agentId, emit: ctx.emit, logger: ctx.logger };
 }
 
-/** `more`: other reactions to agent facts (a worker let go when its agent finishes). */
-export function agentDomain(agents: AgentService, more: readonly Reaction[] = []) {
+/**
+ * `live`: the live agent actors (a host without workers may run without them); `more`: other reactions (the
+ * workers' command endings).
+ */
+export function agentDomain(
+  agents: AgentService,
+  parts: { live?: LiveAgents | undefined; more?: readonly Reaction[] | undefined } = {},
+) {
+  const { live, more = [] } = parts;
   return defineDomain({
     name: 'agent',
     aggregates: [agentAggregateDef],
@@ -27,6 +37,16 @@ export function agentDomain(agents: AgentService, more: readonly Reaction[] = []
       'agent.cancel': (ctx) => agents.cancel(agentCall(ctx), ctx.command.data),
       'agent.tree': async (ctx) => ({ agents: agents.tree(ctx.command.agentId) }),
     },
-    reactions: [{ on: (type) => type.startsWith('agent.'), when: 'live', run: (fact) => agents.notify(fact) }, ...more],
+    reactions: [
+      // Folded first, then fed: the actor's effects read the directory, which must already see the fact.
+      ...(live ? [{ on: isAgentFact, when: 'always' as const, run: (fact: StoredFact) => live.feed(fact) }] : []),
+      { on: isAgentFact, when: 'live', run: (fact) => agents.notify(fact) },
+      ...more,
+    ],
+    stop: live ? async () => live.stop() : undefined,
   });
+}
+
+function isAgentFact(type: string): boolean {
+  return type.startsWith('agent.');
 }

@@ -6,12 +6,16 @@
  * runtime (SKEIN_NATS_URL, or SKEIN_DATA for an embedded runtime). If it
  * exits before the agent completes, the agent fails with its exit code;
  * after the agent completes it may linger for `workerGraceMs`, then its
- * terminal is closed.
+ * terminal is closed. Here are the launch and the effects the live agent
+ * actors (actors/agent/live-agents.ts) are given: the watcher of a worker's
+ * command, its exit recorded, its terminal closed; the agent's machine
+ * decides when each runs.
  */
 import { shellQuote, type AgentId, type AgentsConfig, type StoredFact, type WorkerSpec } from '../../schemas/index.ts';
 import { isFinished } from '../../machines/agent/agent.ts';
 import type { Logger } from 'pino';
 import type { AgentDirectory, AgentView } from '../../actors/agent/agent-directory.ts';
+import type { LiveAgentEffects } from '../../actors/agent/live-agents.ts';
 import type { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
 import type { Reaction } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
@@ -24,14 +28,73 @@ export function wireWorkers(deps: {
   config: AgentsConfig;
   connect: { natsUrl?: string | undefined; dataDir: string; mintCreds?: (agentId: string) => Promise<string> };
   logger: Logger;
-}): { startWorker: (agent: AgentView, worker: WorkerSpec) => Promise<void>; reactions: readonly Reaction[] } {
-  /** commandId → the agent whose worker it is. */
-  const running = new Map<string, { agentId: AgentId; terminalId: string }>();
+}): {
+  startWorker: (agent: AgentView, worker: WorkerSpec) => Promise<void>;
+  effects: LiveAgentEffects;
+  reactions: readonly Reaction[];
+} {
+  /**
+   * Worker terminal → the worker's command in it (only workers' commands are followed). Keyed by terminal:
+   * command ids count per terminal (`c-1` in every worker's terminal), so an id alone names no worker.
+   */
+  const commands = new Map<string, { commandId: string; agentId: string }>();
   /** agentId → its worker's creds file, removed when the worker exits or the agent finishes. */
   const credsFiles = new Map<string, string>();
+  const dropCreds = (agentId: string) => {
+    removeWorkerCreds(credsFiles.get(agentId));
+    credsFiles.delete(agentId);
+  };
+  /** Worker terminal → its exit code, once its command ended (it may end before its watcher starts). */
+  const exits = new Map<string, number>();
+  /** Worker terminal → its watcher (the running agent's invoked actor). */
+  const watchers = new Map<string, (exitCode: number) => void>();
   const owner = (agent: AgentView) => (agent.parentId ?? agent.agentId) as AgentId;
 
+  const exited = (terminalId: string, exitCode: number) => {
+    exits.set(terminalId, exitCode);
+    watchers.get(terminalId)?.(exitCode);
+  };
+
+  const effects: LiveAgentEffects = {
+    graceMs: deps.config.workerGraceMs,
+    logger: deps.logger,
+    watchWorker({ terminalId }, onExit) {
+      const known = exits.get(terminalId);
+      if (known !== undefined) {
+        onExit(known);
+        return () => undefined;
+      }
+      watchers.set(terminalId, onExit);
+      return () => {
+        watchers.delete(terminalId);
+      };
+    },
+    async workerExited({ agentId, terminalId }, exitCode) {
+      const view = deps.directory.view(agentId);
+      if (!view || isFinished(view.status)) return;
+      await deps.host.emit(
+        {
+          type: 'agent.failed',
+          data: { agentId, error: `the worker exited with code ${exitCode} without completing the agent`, exitCode },
+        },
+        { agentId: owner(view) },
+      );
+      await closeIfOpen(agentId, terminalId);
+    },
+    closeWorker: ({ agentId, terminalId }) => closeIfOpen(agentId, terminalId),
+  };
+
+  async function closeIfOpen(agentId: string, terminalId: string): Promise<void> {
+    exits.delete(terminalId);
+    commands.delete(terminalId);
+    // A restored agent's worker terminal died with the previous host: nothing to close.
+    const session = deps.manager.get(terminalId);
+    if (!session || session.status === 'closed' || session.status === 'closing') return;
+    await deps.manager.close(agentId, { terminalId });
+  }
+
   return {
+    effects,
     async startWorker(agent, worker) {
       const env: Record<string, string> = {
         ...worker.env,
@@ -48,7 +111,13 @@ export function wireWorkers(deps: {
         const opened = await deps.manager.open(agent.agentId, { env }, { workspace: agent.workspace });
         const command = [worker.command, ...worker.args].map(shellQuote).join(' ');
         const reply = await deps.manager.exec(agent.agentId, { terminalId: opened.terminalId, command, yieldMs: 0 });
-        running.set(reply.commandId, { agentId: agent.agentId, terminalId: opened.terminalId });
+        commands.set(opened.terminalId, { commandId: reply.commandId, agentId: agent.agentId });
+        if (reply.status === 'exited') {
+          commands.delete(opened.terminalId);
+          dropCreds(agent.agentId);
+          exited(opened.terminalId, reply.exitCode ?? 1);
+        }
+        // Once folded, the agent runs and its actor's watcher reports an exit seen before or after.
         await deps.host.emit(
           {
             type: 'agent.worker.started',
@@ -56,7 +125,6 @@ export function wireWorkers(deps: {
           },
           { agentId: owner(agent) },
         );
-        if (reply.status === 'exited') await onExit(reply.commandId, reply.exitCode ?? 1);
       } catch (err) {
         await deps.host.emit(
           {
@@ -71,60 +139,25 @@ export function wireWorkers(deps: {
         );
       }
     },
-    // A worker's command ending fails its agent; an agent finishing lets its worker go.
+    // A worker's command ending is handed to its watcher; an agent finishing revokes its worker's creds file.
     reactions: [
       {
         on: ['terminal.command.finished', 'agent.completed', 'agent.failed', 'agent.cancelled'],
         when: 'live',
         run: (fact: StoredFact) => {
           if (fact.type === 'terminal.command.finished') {
-            const d = fact.data as { commandId: string; exitCode: number };
-            void onExit(d.commandId, d.exitCode);
-          } else if (
-            fact.type === 'agent.completed' ||
-            fact.type === 'agent.failed' ||
-            fact.type === 'agent.cancelled'
-          ) {
-            const agentId = (fact.data as { agentId: string }).agentId;
-            removeWorkerCreds(credsFiles.get(agentId));
-            credsFiles.delete(agentId);
-            for (const [commandId, w] of running) {
-              if (w.agentId !== agentId) continue;
-              running.delete(commandId);
-              // The worker reported; give it a moment to exit by itself, then close its terminal.
-              setTimeout(() => {
-                deps.manager.close(agentId, { terminalId: w.terminalId }).catch(() => undefined);
-              }, deps.config.workerGraceMs).unref();
-            }
+            const d = fact.data as { terminalId: string; commandId: string; exitCode: number };
+            const worker = commands.get(d.terminalId);
+            if (worker?.commandId !== d.commandId) return;
+            commands.delete(d.terminalId);
+            dropCreds(worker.agentId);
+            exited(d.terminalId, d.exitCode);
+          } else {
+            // The agent finished: its worker's identity goes now; its terminal after the grace (the agent's actor).
+            dropCreds((fact.data as { agentId: string }).agentId);
           }
         },
       },
     ],
   };
-
-  async function onExit(commandId: string, exitCode: number): Promise<void> {
-    const w = running.get(commandId);
-    if (!w) return;
-    running.delete(commandId);
-    removeWorkerCreds(credsFiles.get(w.agentId));
-    credsFiles.delete(w.agentId);
-    const view = deps.directory.view(w.agentId);
-    if (!view || isFinished(view.status)) return;
-    try {
-      await deps.host.emit(
-        {
-          type: 'agent.failed',
-          data: {
-            agentId: w.agentId,
-            error: `the worker exited with code ${exitCode} without completing the agent`,
-            exitCode,
-          },
-        },
-        { agentId: owner(view) },
-      );
-    } catch (err) {
-      deps.logger.error({ err, agentId: w.agentId }, 'could not record the worker exit');
-    }
-    await deps.manager.close(w.agentId, { terminalId: w.terminalId }).catch(() => undefined);
-  }
 }

@@ -22,6 +22,7 @@ import { actionLogAggregateDef } from '../../machines/review/action-log.ts';
 import type { AggregateDef } from '../../machines/kernel/projection.ts';
 import { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { AgentService } from '../../actors/agent/agent.ts';
+import { LiveAgents } from '../../actors/agent/live-agents.ts';
 import { domainConfig, type LoadedConfig } from './config.ts';
 import { registerDomains } from './domain.ts';
 import type { Host } from './host.ts';
@@ -59,7 +60,7 @@ export type DomainDeps = {
 };
 
 /** Builds every domain and registers it with the host (before `host.start()`). */
-export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: AgentService }> {
+export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: AgentService; live: LiveAgents }> {
   const { host, config, logger } = deps;
   const rootAgentId = config.rootAgentId as AgentId;
   const agentsConfig = domainConfig(config, 'agents', AgentsConfig);
@@ -127,14 +128,15 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     ],
   });
 
+  const live = new LiveAgents(workers.effects);
   // Stopped in reverse: permission (suspends deadlines) before terminal (closes PTYs), as before.
   registerDomains(host, [
     runtimeDomain(host, { ...deps.runtime, rootAgentId }),
-    agentDomain(agents, workers.reactions),
+    agentDomain(agents, { live, more: workers.reactions }),
     review.domain,
     edit.domain,
     terminal.domain,
     permission.domain,
   ]);
-  return { agents };
+  return { agents, live };
 }

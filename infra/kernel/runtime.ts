@@ -16,6 +16,7 @@ import { COMMANDS, RuntimeMode, type AgentId } from '../../schemas/index.ts';
 import type { Bus } from '../transport/bus.ts';
 import { EmbeddedBus } from '../transport/embedded-bus.ts';
 import { AGGREGATES, registerAllDomains } from './domains.ts';
+import type { LiveAgents } from '../../actors/agent/live-agents.ts';
 import type { EventLog } from '../transport/event-log.ts';
 import { Host } from './host.ts';
 import { JetStreamLog } from '../transport/jetstream-log.ts';
@@ -51,6 +52,8 @@ export type Runtime = {
   bus: Bus;
   log: EventLog;
   info: RuntimeInfo;
+  /** The live agent actors (tests compare their snapshots with the replayed ones). */
+  agents: LiveAgents;
   /** Private broker: the identities (mint, revoke); undefined in the other modes. */
   auth?: AuthBroker | undefined;
   stop(): Promise<void>;
@@ -184,8 +187,9 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   });
   const register = host.register.bind(host);
   host.register = (domain) => register({ ...domain, commands: discovery.instrumentAll(domain.commands) });
+  let agents: LiveAgents;
   try {
-    await registerAllDomains({
+    ({ live: agents } = await registerAllDomains({
       host,
       bus,
       config,
@@ -198,7 +202,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
           ? { mintCreds: (agentId: string) => broker!.authority.mintAgent(agentId).then((m) => m.creds) }
           : {}),
       },
-    });
+    }));
     await host.start();
     if (broker) await revokeOnFinish(host, broker, logger);
     if (bus instanceof NatsBus) {
@@ -249,6 +253,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     bus,
     log,
     info,
+    agents,
     auth: broker,
     stop: () =>
       (stopping ??= (async () => {

@@ -1,11 +1,16 @@
 /**
  * @module
  * The agent aggregate: one agent's lifecycle folded from its facts
- * (spawning → running → completed | failed | cancelled). Pure: no actions
- * but `assign`; context is plain JSON and a function of the facts only, so a
- * replay with `transition()` rebuilds exactly the live state.
+ * (spawning → running → completed | failed | cancelled). The same machine
+ * is the replay fold (pure `transition()`, no effect runs) and, with its
+ * effects provided (actors/agent/live-agents.ts), the live actor of each
+ * agent: while running it invokes `watchWorker` (a worker's exit fails the
+ * agent), and once finished it closes the worker's terminal after a grace
+ * delay computed from context (`finishedAt`, the finishing fact's time), so a
+ * restored agent re-arms it and one whose deadline passed acts at once.
+ * Context is plain JSON and a function of the facts only.
  */
-import { assertEvent, assign, setup } from 'xstate';
+import { assertEvent, assign, fromCallback, setup } from 'xstate';
 import type { DataOf, Fact } from '../../schemas/index.ts';
 import type { agentEvents } from '../../schemas/agent.ts';
 
@@ -23,7 +28,15 @@ export type AgentContext = {
   error: string | null;
   exitCode: number | null;
   cancelledBy: string | null;
+  /** When the agent finished (the finishing fact's `at`): the worker-grace deadline counts from it. */
+  finishedAt: string | null;
 };
+
+/** What the live actor's worker watcher reports: the worker's command ended. */
+export type WorkerExited = { type: 'worker.exited'; exitCode: number };
+
+/** Who the worker watcher watches. */
+export type WorkerWatch = { agentId: string; terminalId: string };
 
 type AgentEventDef = (typeof agentEvents)[number];
 
@@ -35,6 +48,15 @@ export type AgentFact = {
   };
 }[AgentEventDef['type']];
 
+/**
+ * Milliseconds until a finished agent's worker terminal is closed: `graceMs` after `finishedAt`, 0 when that
+ * has passed (a restored agent whose deadline passed while the host was down acts at once).
+ */
+export function workerGraceDelay(context: AgentContext, graceMs: number, nowMs: number): number {
+  if (context.finishedAt === null) return 0;
+  return Math.max(0, Date.parse(context.finishedAt) + graceMs - nowMs);
+}
+
 const finalFacts = {
   'agent.completed': { target: 'completed', actions: 'completed' },
   'agent.failed': { target: 'failed', actions: 'failed' },
@@ -42,8 +64,18 @@ const finalFacts = {
 } as const;
 
 export const agentAggregate = setup({
-  types: { context: {} as AgentContext, events: {} as AgentFact },
+  types: { context: {} as AgentContext, events: {} as AgentFact | WorkerExited },
+  // Effects are provided by the live actor; the fold keeps these inert defaults.
+  actors: { watchWorker: fromCallback<WorkerExited, WorkerWatch>(() => undefined) },
+  delays: { workerGrace: 0 },
+  guards: {
+    hasWorkerTerminal: ({ context }) => context.workerTerminalId !== null,
+  },
   actions: {
+    /** Effect: the worker exited while its agent ran (the live actor records the agent's failure). */
+    reportWorkerExit: () => undefined,
+    /** Effect: the grace after the agent finished is over; close the worker's terminal. */
+    closeWorker: () => undefined,
     record: assign(({ event }) => {
       assertEvent(event, 'agent.spawned');
       const d = event.data;
@@ -60,15 +92,15 @@ export const agentAggregate = setup({
     }),
     completed: assign(({ event }) => {
       assertEvent(event, 'agent.completed');
-      return { result: event.data.result };
+      return { result: event.data.result, finishedAt: event.at };
     }),
     failed: assign(({ event }) => {
       assertEvent(event, 'agent.failed');
-      return { error: event.data.error, exitCode: event.data.exitCode ?? null };
+      return { error: event.data.error, exitCode: event.data.exitCode ?? null, finishedAt: event.at };
     }),
     cancelled: assign(({ event }) => {
       assertEvent(event, 'agent.cancelled');
-      return { error: event.data.reason, cancelledBy: event.data.by };
+      return { error: event.data.reason, cancelledBy: event.data.by, finishedAt: event.at };
     }),
   },
 }).createMachine({
@@ -86,6 +118,7 @@ export const agentAggregate = setup({
     error: null,
     exitCode: null,
     cancelledBy: null,
+    finishedAt: null,
   },
   initial: 'absent',
   states: {
@@ -106,10 +139,17 @@ export const agentAggregate = setup({
         ...finalFacts,
       },
     },
-    running: { on: { ...finalFacts } },
-    completed: {},
-    failed: {},
-    cancelled: {},
+    running: {
+      invoke: {
+        src: 'watchWorker',
+        input: ({ context }) => ({ agentId: context.agentId ?? '', terminalId: context.workerTerminalId ?? '' }),
+      },
+      on: { ...finalFacts, 'worker.exited': { actions: 'reportWorkerExit' } },
+    },
+    // Targetless: the grace fires once per entry and changes no context, so live and replay stay equal.
+    completed: { after: { workerGrace: { guard: 'hasWorkerTerminal', actions: 'closeWorker' } } },
+    failed: { after: { workerGrace: { guard: 'hasWorkerTerminal', actions: 'closeWorker' } } },
+    cancelled: { after: { workerGrace: { guard: 'hasWorkerTerminal', actions: 'closeWorker' } } },
   },
 });
 

@@ -138,3 +138,43 @@ describe('sandboxFloor (the operator decides, the agent cannot lower it)', () =>
     expect(sandboxFloor(on, 'trusted', false)).toBe(false);
   });
 });
+
+describe('bwrapArgs at its edges', () => {
+  it('keeps a workspace under another home or a hidden entry visible, and hides only what it can', () => {
+    const ws = '/home/dev/.config/proj';
+    const edgeHost: SandboxHost = {
+      home: '/home/dev',
+      homes: ['/home/dev', '/home/dev/.config', '/home/other'],
+      exists: (p) => ['/home/dev/.config', '/home/dev/.ssh', '/etc/hosts', '/srv/data', 'rel/x'].includes(p),
+      isLink: () => false,
+      isDir: (p) => !['/etc/hosts'].includes(p),
+    };
+    const s = steps(
+      bwrapArgs(
+        {
+          workspace: ws,
+          cwd: ws,
+          sandboxOptions: { network: true, hide: ['rel/x', '/etc/hosts', '/srv/data', '/gone'] },
+        },
+        '/tmp/rc',
+        edgeHost,
+      ),
+    );
+    // The home that holds the workspace, and the hidden entry that holds it, are not covered.
+    expect(s).not.toContain('--tmpfs /home/dev/.config');
+    expect(s).toContain('--tmpfs /home/other');
+    expect(s).toContain('--tmpfs /home/dev/.ssh');
+    // Operator-hidden paths: a directory becomes an empty read-only tmpfs, a file /dev/null; relative or
+    // missing paths are skipped, never bound.
+    expect(s).toContain('--ro-bind /dev/null /etc/hosts');
+    expect(s).toContain('--tmpfs /srv/data');
+    expect(s).toContain('--remount-ro /srv/data');
+    expect(s.join(' ')).not.toMatch(/rel\/x|\/gone/);
+    // network allowed by the operator: no --unshare-net, the rest of the isolation stays.
+    expect(s).not.toContain('--unshare-net');
+    expect(s).toContain('--unshare-ipc');
+    // /var/run that is a real directory (not the usual symlink to /run) is emptied too.
+    expect(s).toContain('--tmpfs /run');
+    expect(s).toContain('--tmpfs /var/run');
+  });
+});

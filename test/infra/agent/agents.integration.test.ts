@@ -205,6 +205,23 @@ describe('agents (embedded)', () => {
     );
   });
 
+  it("holds every live agent actor's snapshot equal to the one replayed from the log", async () => {
+    const replayed = (await replay(rt.log.read(), AGGREGATES)).fold.states();
+    const subjects = Object.keys(replayed).filter((s) => replayed[s]?.aggregate === 'agent');
+    expect(subjects.length).toBeGreaterThan(5);
+    // One live actor per agent in the log, no more.
+    expect(rt.agents.ids().sort()).toEqual(subjects.map((s) => s.split('.').at(-1)).sort());
+    for (const subject of subjects) {
+      const agentId = subject.split('.').at(-1)!;
+      const snap = rt.agents.snapshot(agentId);
+      expect({ agentId, value: snap?.value, context: snap?.context }).toEqual({
+        agentId,
+        value: replayed[subject]?.value,
+        context: replayed[subject]?.context,
+      });
+    }
+  });
+
   it('replays agent trees to the live digest', async () => {
     const status = ok(await rt.call('runtime.status'));
     expect((await replay(rt.log.read(), AGGREGATES)).digest).toBe(status['digest']);

@@ -11,7 +11,9 @@ import { replayLog } from '../../../infra/kernel/replay.ts';
 import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 
-const GOLDEN_DIGEST = '84da63c8867cd4a450e73bcd867f6295011bce1cd9f0285a0e0843f0e2ce2c2f';
+// Moved only by the agent context's `finishedAt` (the worker-grace deadline); test/infra/kernel/golden-replay.test.ts
+// pins each kind's digest, the terminal kind's unchanged.
+const GOLDEN_DIGEST = '3b09f185a2fc0153c3b9a28108b8547753cc4f4ad609c7b68140f1f360c89826';
 
 it('replays the golden demo log to its recorded digest, terminals closed', async () => {
   const dir = tempDir('skein-golden-');

@@ -31,6 +31,12 @@ function sessionProcesses(sid: number): number[] {
   return out;
 }
 
+/** The ids of the terminals `agentId` has open. */
+async function openTerminals(rt: TestRuntime, agentId: string): Promise<string[]> {
+  const terminals = ok(await rt.call('terminal.list', {}, { agentId }))['terminals'] as Array<{ terminalId: string }>;
+  return terminals.map((t) => t.terminalId);
+}
+
 describe('terminals through the host (networked)', () => {
   let rt: TestRuntime;
   beforeAll(async () => {
@@ -167,6 +173,40 @@ describe('terminals through the host (networked)', () => {
     );
     const waited = ok(await rt.call('agent.wait', { agentId: 'good', timeoutMs: 20_000 }));
     expect(waited).toMatchObject({ status: 'completed', result: { task: 'count' } });
+  });
+
+  it('closes a worker lingering after its agent completed once the grace is over; agent stays completed', async () => {
+    // The worker completes its agent, then tries to keep running past the grace (2 s) and write a canary.
+    const canary = join(rt.workspace, 'linger-canary.txt');
+    const script =
+      `node ${SKEIN_BIN} call agent.complete '{"result":"done"}' --agent "$SKEIN_AGENT_ID" --nats "$SKEIN_NATS_URL"; ` +
+      `sleep 5; echo LINGER-CANARY > ${canary}`;
+    ok(
+      await rt.call('agent.spawn', {
+        label: 'lingerer',
+        agentId: 'lingerer',
+        worker: { command: 'sh', args: ['-c', script] },
+      }),
+    );
+    const waited = ok(await rt.call('agent.wait', { agentId: 'lingerer', timeoutMs: 20_000 }));
+    // A command of another worker's terminal ending (command ids count per terminal) must not fail it.
+    expect(waited, JSON.stringify(waited)).toMatchObject({ status: 'completed', done: true });
+    const terminalId = rt.agents.snapshot('lingerer')?.context.workerTerminalId;
+    expect(terminalId).toMatch(/^t/);
+    // Still open right after completing (the grace), closed by the agent's actor once it is over.
+    const open = () => openTerminals(rt, 'lingerer');
+    expect(await open()).toContain(terminalId);
+    await expect.poll(open, { timeout: 6_000, interval: 200 }).not.toContain(terminalId);
+    await new Promise((r) => setTimeout(r, 4_000));
+    expect(existsSync(canary)).toBe(false);
+    // Closing the worker's terminal ended its command: the agent stays completed.
+    expect(ok(await rt.call('agent.get', {}, { agentId: 'lingerer' }))).toMatchObject({ status: 'completed' });
+    const snap = rt.agents.snapshot('lingerer')!;
+    const replayed = (await replay(rt.log.read(), AGGREGATES)).fold.states()['skein.evt.main.agent.lingerer'];
+    expect({ value: snap.value, context: snap.context }).toEqual({
+      value: replayed?.value,
+      context: replayed?.context,
+    });
   });
 
   it('gives every terminal fact a readable tail line that never dumps output', async () => {

@@ -82,3 +82,44 @@ describe('confine', () => {
     );
   });
 });
+
+describe('normalizePath, relativeInside and confine at their edges', () => {
+  it.each([
+    ['', '.'],
+    ['.', '.'],
+    ['a/./b//c/', 'a/b/c'],
+    ['a/..', '.'],
+    ['a/../..', '..'],
+    ['../x', '../x'],
+    ['../../x', '../../x'],
+    ['a/../../b', '../b'],
+    ['/..', '/'],
+    ['/a/../..', '/'],
+    ['/a/b/../c', '/a/c'],
+    ['//a//b/', '/a/b'],
+  ])('normalizes %j to %j', (given, expected) => {
+    expect(normalizePath(given)).toBe(expected);
+  });
+
+  it('answers only for absolute roots and paths', () => {
+    expect(relativeInside('ws', 'ws/a')).toBeUndefined();
+    expect(relativeInside('/ws', 'ws/a')).toBeUndefined();
+    expect(relativeInside('ws', '/ws/a')).toBeUndefined();
+    expect(relativeInside('/ws', '/ws/a')).toBe('a');
+  });
+
+  it('treats the filesystem root as containing every absolute path', () => {
+    expect(relativeInside('/', '/')).toBe('.');
+    expect(relativeInside('/', '/etc/passwd')).toBe('etc/passwd');
+    expect(relativeInside('/w/ws/', '/w/ws')).toBe('.');
+  });
+
+  it('resolves a relative path against the first spelling of the first root, and / without roots', () => {
+    expect(confine([], 'etc/x')).toEqual({ ok: false, absolute: '/etc/x' });
+    expect(confine([['/w/ws', '/real/ws'], ['/w/other']], 'a/b')).toEqual({ ok: true, root: 0, parts: ['a', 'b'] });
+    expect(confine([['/w/ws', '/real/ws'], ['/w/other']], '/real/ws/a')).toEqual({ ok: true, root: 0, parts: ['a'] });
+    expect(confine([['/w/ws'], ['/w/other']], '/w/other/z')).toEqual({ ok: true, root: 1, parts: ['z'] });
+    expect(confine([['/w/ws'], ['/w/other']], '/w/ws')).toEqual({ ok: true, root: 0, parts: [] });
+    expect(confine([['/w/ws']], '../ws-evil/x')).toEqual({ ok: false, absolute: '/w/ws-evil/x' });
+  });
+});
