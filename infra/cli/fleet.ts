@@ -50,7 +50,7 @@ export function parseTimeout(value: string | undefined): number | undefined {
   return ms;
 }
 
-/** `work`, or a failure once `ms` have passed (the fleet's agents keep running in the runtime; the CLI stops waiting). */
+/** `work`, or a failure once `ms` have passed (the fleet's agents keep running; only the CLI stops waiting). */
 async function within<T>(ms: number | undefined, work: Promise<T>): Promise<T> {
   if (ms === undefined) return work;
   let timer: NodeJS.Timeout | undefined;

@@ -123,9 +123,13 @@ export async function decideLikeRuntime(args: {
     try {
       await resolveInWorkspace([args.workspace], args.input);
     } catch (err) {
-      const why = (err as Error).message;
-      const reason = `Refused before the policy (the runtime confines files to the workspace): ${why}`;
-      return { outcome: 'deny', level: 'builtin', reason, subCommands: [args.input], patterns: [] };
+      // As the runtime's precheck: a write may create its missing parents once allowed, so that is no refusal.
+      const missingParent = err instanceof Error && (err as { code?: unknown }).code === 'not_found';
+      if (!(args.tool === 'write_file' && missingParent)) {
+        const why = (err as Error).message;
+        const reason = `Refused before the policy (the runtime confines files to the workspace): ${why}`;
+        return { outcome: 'deny', level: 'builtin', reason, subCommands: [args.input], patterns: [] };
+      }
     }
   }
   const built = await (await createPermissionGate()).build(args.tool, args.input, {
