@@ -9,6 +9,9 @@ import { AgentId } from './ids.ts';
 
 const Path = z.string().min(1).describe('Path, relative to the agent workspace or absolute inside it.');
 
+/** The kinds of step a plan may use: one key each (`- exec: npm test`). Named in errors about a bad step. */
+export const FLEET_STEP_KINDS = ['exec', 'write', 'edit', 'read', 'spawn'] as const;
+
 export const FleetStep: z.ZodType<FleetStep> = z.lazy(() =>
   z.union([
     z

@@ -20,11 +20,17 @@ export type ResolvedPath = { path: string; exists: boolean; isDirectory: boolean
 
 /**
  * Resolves `given` (absolute, or relative to the first root) to its real path inside a root, following
- * symlinks only inside the roots. A missing file is allowed (for creation) when its directory exists; a
+ * symlinks only inside the roots. A missing file is allowed (for creation) when its directory exists, or,
+ * with `createParents`, once the walk has created the missing directories (each one inside the directory it
+ * reached, so a parent that is a symlink out of the workspace is refused before anything is created); a
  * dangling symlink is refused.
  */
-export async function resolveInWorkspace(roots: readonly string[], given: string): Promise<ResolvedPath> {
-  const w = await walk(roots, given, true);
+export async function resolveInWorkspace(
+  roots: readonly string[],
+  given: string,
+  createParents = false,
+): Promise<ResolvedPath> {
+  const w = await walk(roots, given, true, createParents);
   try {
     if (w.name === undefined) return { path: w.dirPath, exists: true, isDirectory: true };
     const path = `${w.dirPath}/${w.name}`;

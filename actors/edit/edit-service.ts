@@ -101,9 +101,12 @@ export class EditService {
     return typeof r === 'function' ? r(agentId) : (r[agentId] ?? []);
   }
 
-  /** Resolves a path for `agentId` (for the permission gate): the real path, confined to the workspace. */
-  async resolvePath(agentId: string, path: string): Promise<string> {
-    return (await resolveInWorkspace(this.roots(agentId), path)).path;
+  /**
+   * Resolves a path for `agentId` (for the permission gate and the action log): the real path, confined to
+   * the workspace. `createParents` (file.write) creates missing parent directories, confined the same way.
+   */
+  async resolvePath(agentId: string, path: string, createParents = false): Promise<string> {
+    return (await resolveInWorkspace(this.roots(agentId), path, createParents)).path;
   }
 
   /**
@@ -225,7 +228,8 @@ export class EditService {
   }
 
   async #target(agentId: string, given: string, mode: 'edit' | 'write'): Promise<Target> {
-    const resolved = await resolveInWorkspace(this.roots(agentId), given);
+    // A whole-file write may create its parents (an agent without a shell `mkdir` could never make one).
+    const resolved = await resolveInWorkspace(this.roots(agentId), given, mode === 'write');
     const display = await this.#display(agentId, resolved.path);
     if (resolved.isDirectory) {
       const what =

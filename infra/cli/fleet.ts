@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { FLEET_STEP_KINDS } from '../../schemas/fleet.ts';
 import { FleetPlan, type FleetPlan as Plan } from '../../schemas/index.ts';
 import type { FileReview } from '../../schemas/review.ts';
 import { callAllPages } from '../transport/client.ts';
@@ -27,15 +28,60 @@ export function loadPlan(path: string): Plan {
     );
   }
   const parsed = FleetPlan.safeParse(raw);
-  if (!parsed.success) throw new UsageError(`plan '${path}' is not a fleet plan: ${formatIssues(parsed.error)}`);
+  if (!parsed.success) {
+    // A step matches none of the union's shapes: zod's message alone does not say which shapes exist.
+    const badStep = parsed.error.issues.some((i) => i.path.includes('steps'));
+    const kinds = badStep
+      ? `. A step is one object with one of: ${FLEET_STEP_KINDS.join(', ')} (e.g. \`- exec: npm test\`, ` +
+        '`- write: { path: a.txt, content: "hi" }`); see README "Sub-agents, workers and fleets"'
+      : '';
+    throw new UsageError(`plan '${path}' is not a fleet plan: ${formatIssues(parsed.error)}${kinds}`);
+  }
   return parsed.data;
 }
 
-export async function fleetRun(planPath: string, opts: RemoteOptions & { diff?: boolean }): Promise<void> {
+/** `--timeout <ms>`: a positive whole number of milliseconds, or a usage error naming the flag and the value. */
+export function parseTimeout(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(ms) || ms < 1) {
+    throw new UsageError(`--timeout '${value}' is not a positive whole number of milliseconds; e.g. --timeout 600000`);
+  }
+  return ms;
+}
+
+/** `work`, or a failure once `ms` have passed (the fleet's agents keep running; only the CLI stops waiting). */
+async function within<T>(ms: number | undefined, work: Promise<T>): Promise<T> {
+  if (ms === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `fleet run did not finish within ${ms} ms (--timeout); its agents may still be running: ` +
+              'see `skein agents`, or raise --timeout',
+          ),
+        ),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function fleetRun(
+  planPath: string,
+  opts: RemoteOptions & { diff?: boolean; timeout?: string },
+): Promise<void> {
   await action(async () => {
+    const timeoutMs = parseTimeout(opts.timeout);
     const plan = loadPlan(planPath);
     return withClient(opts, async (client, root) => {
-      const outcome = await runFleet(plan, { bus: client.bus, root });
+      const outcome = await within(timeoutMs, runFleet(plan, { bus: client.bus, root }));
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
       } else {

@@ -7,6 +7,12 @@
 import { Command, CommanderError, Option } from 'commander';
 import { action, EXIT, fail } from './output.ts';
 
+// `skein schema | head` closes stdout early: that is the reader's choice, not an error worth a stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+  throw err;
+});
+
 const program = new Command('skein')
   .description('A runtime that lets AI coding agents operate a machine: terminals, edits, permissions, sub-agents.')
   .version('0.1.0')
@@ -222,6 +228,7 @@ fleet
   .description('Run a plan (JSON or YAML): sub-agents in parallel under the root, then print results and the review.')
   .argument('<plan>', 'plan.json or plan.yaml')
   .option('--diff', 'print the diffs of the review')
+  .option('--timeout <ms>', 'stop waiting after this many ms and exit 1 (default: wait for every agent)')
   .addOption(agentOpt())
   .addOption(json())
   .addOption(nats())
@@ -245,8 +252,14 @@ else
 
 program
   .command('schema')
-  .description('Print JSON Schema for every command, event and reply.')
-  .action(async () => (await import('./schema.ts')).printSchema());
+  .description('Print JSON Schema for every command, event and reply, or for one type (skein schema agent.spawn).')
+  .argument('[type]', 'one command or fact type, e.g. file.write or agent.spawned')
+  .action(async (type?: string) =>
+    action(async () => {
+      await (await import('./schema.ts')).printSchema(type);
+      return EXIT.ok;
+    }),
+  );
 
 try {
   await program.parseAsync(process.argv);

@@ -123,9 +123,13 @@ export async function decideLikeRuntime(args: {
     try {
       await resolveInWorkspace([args.workspace], args.input);
     } catch (err) {
-      const why = (err as Error).message;
-      const reason = `Refused before the policy (the runtime confines files to the workspace): ${why}`;
-      return { outcome: 'deny', level: 'builtin', reason, subCommands: [args.input], patterns: [] };
+      // As the runtime's precheck: a write may create its missing parents once allowed, so that is no refusal.
+      const missingParent = err instanceof Error && (err as { code?: unknown }).code === 'not_found';
+      if (!(args.tool === 'write_file' && missingParent)) {
+        const why = (err as Error).message;
+        const reason = `Refused before the policy (the runtime confines files to the workspace): ${why}`;
+        return { outcome: 'deny', level: 'builtin', reason, subCommands: [args.input], patterns: [] };
+      }
     }
   }
   const built = await (await createPermissionGate()).build(args.tool, args.input, {
@@ -154,7 +158,9 @@ async function toolCallFromOptions(
   const { commandsByType } = await import('../../schemas/catalog.ts');
   const { formatIssues } = await import('../transport/codec.ts');
   const def = commandsByType.get(opts.command);
-  if (!def) return { error: `unknown command '${opts.command}'; \`skein schema\` lists them` };
+  if (!def) {
+    return { error: `unknown command '${opts.command}'; run \`skein schema ${opts.command}\` for the close matches` };
+  }
   if (!def.tool) return { error: `command '${opts.command}' is not a tool call; the gate does not judge it` };
   let raw: unknown;
   try {

@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import type { FileReview } from '../../schemas/review.ts';
 import { action } from './output.ts';
+import { renderDiff, wantsColor } from './review-diff.ts';
 import { callAndPrint, type RemoteOptions } from './remote.ts';
 
 export async function review(opts: RemoteOptions & { diff?: boolean; of?: string }): Promise<void> {
@@ -23,7 +24,9 @@ export async function review(opts: RemoteOptions & { diff?: boolean; of?: string
             `${f.status.padEnd(8)} ${f.path}  by ${f.agents.join(', ')} ` +
               ` hunks: ${f.hunks.map((h) => h.id).join(' ') || '-'}`,
           );
-          if (opts.diff) lines.push(f.diff);
+          if (opts.diff && f.diff !== '') {
+            lines.push(renderDiff(f, { cwd: process.cwd(), color: wantsColor(process.stdout) }));
+          }
         }
         if (reply['undoAvailable']) lines.push('(undo-reject available)');
         return lines.join('\n');

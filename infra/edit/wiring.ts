@@ -100,9 +100,9 @@ export function wireEdit(deps: {
     }
     return session;
   };
-  const resolved = async (agentId: string, path: string) => {
+  const resolved = async (agentId: string, path: string, createParents = false) => {
     try {
-      return await service.resolvePath(agentId, path);
+      return await service.resolvePath(agentId, path, createParents);
     } catch {
       return undefined; // the handler itself reports the bad path
     }
@@ -118,7 +118,8 @@ export function wireEdit(deps: {
         return recorded(ctx, 'file.edit', path, ctx.command.id, () => service.edit(call(ctx), ctx.command.data));
       },
       'file.write': async (ctx) => {
-        const path = await resolved(ctx.command.agentId, ctx.command.data.path);
+        // Parents created here already, so the path is known and the write is recorded in the action log.
+        const path = await resolved(ctx.command.agentId, ctx.command.data.path, true);
         return recorded(ctx, 'file.write', path, ctx.command.id, () => service.write(call(ctx), ctx.command.data));
       },
       'edit.begin': async (ctx) => {

@@ -28,7 +28,13 @@ export const ENV_KEYS: Record<string, keyof ConfigInput> = {
   SKEIN_MODE: 'mode',
 };
 
-export type LoadedConfig = Config & { dataDir: string; workspace: string; configFile: string | undefined };
+export type LoadedConfig = Config & {
+  dataDir: string;
+  workspace: string;
+  configFile: string | undefined;
+  /** Whether the file, env or flags set the data dir / workspace (false: derived from the working dir). */
+  explicit: { dataDir: boolean; workspace: boolean };
+};
 
 export function loadConfig(
   options: { cwd?: string; flags?: Partial<ConfigInput>; env?: NodeJS.ProcessEnv; file?: string } = {},
@@ -86,6 +92,7 @@ export function loadConfig(
           : resolve(cwd, config.dataDir),
     workspace,
     configFile: file,
+    explicit: { dataDir: config.dataDir !== undefined, workspace: config.workspace !== undefined },
   };
 }
 

@@ -7,9 +7,9 @@
  * and every client command derive it by this one rule, so they meet without a flag.
  */
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 
 /** A short, stable, readable id of a workspace: its basename and 12 hex chars of sha256 of its real path. */
 export function workspaceId(workspace: string): string {
@@ -30,4 +30,19 @@ export function defaultDataDir(workspace: string, env: NodeJS.ProcessEnv = proce
   const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
   const state = xdg && isAbsolute(xdg) ? xdg : join(home, '.local', 'state');
   return join(state, 'skein', workspaceId(workspace));
+}
+
+/**
+ * The nearest directory at or above `start` whose default data dir holds a `runtime.json` (a runtime serves
+ * it), so a client command run from `src/` of a workspace meets the runtime started at the workspace root.
+ * Stops at `/`; undefined when none serves.
+ */
+export function findServedWorkspace(start: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  let dir = resolve(start);
+  for (;;) {
+    if (existsSync(join(defaultDataDir(dir, env), 'runtime.json'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
 }

@@ -94,8 +94,14 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     canonical: (terminalId) => terminal.canonical(terminalId),
     // Edits are confined to the workspace (a hard rule): a path outside it is refused, not asked about.
     precheck: async (call, agentId) => {
-      if (call.tool === 'read_file' || call.tool === 'edit_file' || call.tool === 'write_file')
-        await edit.service.resolvePath(agentId, call.input);
+      if (call.tool === 'read_file' || call.tool === 'edit_file' || call.tool === 'write_file') {
+        await edit.service.resolvePath(agentId, call.input).catch((err: unknown) => {
+          // A write may create missing parents, but only after the gate allows it: nothing is created here.
+          // The walk met no escape up to the missing directory, and nothing below a missing one can be a link.
+          if (call.tool === 'write_file' && err instanceof RuntimeError && err.code === ErrorCode.NotFound) return;
+          throw err;
+        });
+      }
     },
   });
   const agents = new AgentService({

@@ -61,7 +61,7 @@ export function decodeCommand(subject: string, payload: Uint8Array, maxPayloadBy
     throw new InvalidMessageError(
       ErrorCode.UnknownCommand,
       subject,
-      `unknown command type '${parts.type}'; run \`skein schema\` for the list of commands`,
+      `unknown command type '${parts.type}'; run \`skein schema ${parts.type}\` for the close matches`,
     );
   }
   const json = parseJson(subject, payload);

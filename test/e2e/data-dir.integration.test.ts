@@ -64,6 +64,28 @@ describe('default data dir (real skein up --embedded, real CLI)', () => {
     expect(replay.stdout).toMatch(/agent\.spawned/);
   });
 
+  it('status and call run from a subdirectory of the workspace walk up to the runtime serving it', async () => {
+    const sub = join(workspace, 'src', 'deep');
+    mkdirSync(sub, { recursive: true });
+    const status = await runCli(['status'], { cwd: sub, env });
+    expect(status.stderr).toBe('');
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/embedded/);
+    const call = await runCli(['call', 'runtime.ping'], { cwd: sub, env });
+    expect(call.stdout).toMatch(/pong/);
+  });
+
+  it('a directory outside any served workspace still finds no runtime, and --data overrides the walk', async () => {
+    const outside = join(dir, 'outside');
+    mkdirSync(outside, { recursive: true });
+    const none = await runCli(['status'], { cwd: outside, env });
+    expect(none.code).not.toBe(0);
+    const sub = join(workspace, 'src');
+    const forced = await runCli(['status', '--data', join(dir, 'nowhere')], { cwd: sub, env });
+    expect(forced.code).not.toBe(0);
+    expect(forced.stdout).not.toMatch(/embedded/);
+  });
+
   it('--data still overrides the rule', async () => {
     const elsewhere = await runCli(['status', '--data', join(dir, 'nowhere')], { cwd: workspace, env });
     expect(elsewhere.code).not.toBe(0);

@@ -141,6 +141,29 @@ describe('fleets, review and demo through the CLI', () => {
     const r = await runCli(['fleet', 'run', join(dir.path, 'bad.yaml'), '--data', data]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/agents\.0\.steps\.0/);
+    expect(r.stderr).toMatch(/A step is one object with one of: exec, write, edit, read, spawn/);
+    writeFileSync(join(dir.path, 'typo.yaml'), 'agents:\n  - label: x\n    steps:\n      - run: npm test\n');
+    const typo = await runCli(['fleet', 'run', join(dir.path, 'typo.yaml'), '--data', data]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/exec, write, edit, read, spawn/);
+  });
+
+  it('--timeout stops waiting for a fleet that outlives it, and a bad value is a usage error', async () => {
+    writeFileSync(
+      join(dir.path, 'slow.yaml'),
+      'agents:\n  - label: slow\n    agentId: slow\n    steps:\n      - exec: sleep 25\n',
+    );
+    const t0 = Date.now();
+    const r = await runCli(['fleet', 'run', join(dir.path, 'slow.yaml'), '--timeout', '1500', '--data', data]);
+    const took = Date.now() - t0;
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/fleet run did not finish within 1500 ms \(--timeout\)/);
+    expect(took).toBeLessThan(20_000);
+    for (const bad of ['0', 'soon', '-5', '1.5']) {
+      const u = await runCli(['fleet', 'run', join(dir.path, 'slow.yaml'), '--timeout', bad, '--data', data]);
+      expect(u.code, bad).toBe(2);
+      expect(u.stderr).toContain(`--timeout '${bad}' is not a positive whole number of milliseconds`);
+    }
   });
 
   it('skein demo runs the whole story from a clean state in a few seconds', async () => {

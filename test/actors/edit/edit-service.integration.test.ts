@@ -1,5 +1,16 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EditService } from '../../../actors/edit/edit-service.ts';
@@ -246,11 +257,40 @@ describe('file.write', () => {
     await service.write(ctx(), { path: 'crlf.txt', content: 'x\ny\n' });
     expect(readFileSync(file('crlf.txt'), 'utf8')).toBe('x\r\ny\r\n');
   });
-  it('names a missing parent directory, refuses a directory and over-size', async () => {
-    expect((await failure(service.write(ctx(), { path: 'a/b/c.txt', content: '' }))).message).toBe(
-      `Can't create file: parent directory doesn't exist: ` +
-        `"${join(ws, 'a/b')}". Create the directory first, then write the file.`,
+  it('creates missing parent directories inside the workspace (an agent may have no mkdir)', async () => {
+    const reply = await service.write(ctx(), { path: 'a/b/c.txt', content: 'made\n' });
+    expect(reply).toMatchObject({ created: true });
+    expect(readFileSync(file('a/b/c.txt'), 'utf8')).toBe('made\n');
+    expect(statSync(file('a/b')).isDirectory()).toBe(true);
+  });
+  it('never creates a directory outside: a symlinked parent, a symlink deeper in, or ../', async () => {
+    const outside = join(dir, 'outside');
+    mkdirSync(outside);
+    symlinkSync(outside, file('out'));
+    mkdirSync(file('in'));
+    symlinkSync('../../outside', file('in/up'));
+    for (const path of ['out/canary/x.txt', 'in/up/canary/x.txt', '../canary/x.txt', `${outside}/canary/x.txt`]) {
+      const err = await failure(service.write(ctx(), { path, content: 'CANARY' }));
+      expect(err.code, path).toBe('permission_denied');
+      expect(err.message, path).toMatch(/outside the agent's workspace/);
+    }
+    expect(readdirSync(outside)).toEqual([]);
+    expect(existsSync(join(dir, 'canary'))).toBe(false);
+    // A parent that is a file is named, not replaced.
+    writeFileSync(file('f'), 'file');
+    expect((await failure(service.write(ctx(), { path: 'f/g/h.txt', content: '' }))).message).toMatch(
+      /parent is not a directory: ".*\/f"/,
     );
+    expect(readFileSync(file('f'), 'utf8')).toBe('file');
+  });
+  it('still names a missing parent directory for file.edit, refuses a directory and over-size', async () => {
+    expect(
+      (await failure(service.edit(ctx(), { path: 'p/q/r.txt', edits: [{ oldText: 'a', newText: 'b' }] }))).message,
+    ).toBe(
+      `Can't create file: parent directory doesn't exist: ` +
+        `"${join(ws, 'p/q')}". Create the directory first, then write the file.`,
+    );
+    expect(existsSync(file('p'))).toBe(false);
     mkdirSync(file('d'));
     expect((await failure(service.write(ctx(), { path: 'd', content: '' }))).message).toBe(
       `Can't write to file: path is a directory: "d". Give the path of a file.`,

@@ -121,7 +121,12 @@ describe('tools through the host (networked)', () => {
     const outside = await rt.call('file.write', { path: '../escape.txt', content: 'x' }, { agentId: 'worker' });
     expect(outside).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     expect(existsSync(join(rt.workspace, '../escape.txt'))).toBe(false);
-    const missing = await rt.call('file.write', { path: 'no/such/dir/x.txt', content: 'x' }, { agentId: 'worker' });
+    // file.write creates missing parents (issue 14); file.edit still names the missing directory.
+    const missing = await rt.call(
+      'file.edit',
+      { path: 'no/such/dir/x.txt', edits: [{ oldText: 'a', newText: 'b' }] },
+      { agentId: 'worker' },
+    );
     expect(missing.ok).toBe(false);
     if (!missing.ok) expect(missing.error.message).toMatch(/no\/such\/dir/);
   });

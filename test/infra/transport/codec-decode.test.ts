@@ -94,7 +94,7 @@ describe('decodeCommand', () => {
       '{}',
       ErrorCode.UnknownCommand,
       "Invalid message on 'skein.cmd.main.agent.teleport': unknown command type 'agent.teleport'; run " +
-        '`skein schema` for the list of commands',
+        '`skein schema agent.teleport` for the close matches',
     ],
     [
       'a body whose type disagrees',
