@@ -43,9 +43,13 @@ describe('symlink race against the file tools (live over NATS, real shell loop)'
     mkdirSync(join(rt.workspace, 'race_dir'));
     writeFileSync(join(rt.workspace, 'race_dir', 'secret.txt'), 'inside\n');
     // The loop renames (atomic) so `race` is, in turn: the real directory, missing, the symlink, missing.
+    // `file.write` creates missing parents, so a write that lands while `race` is missing makes a real `race`
+    // directory inside the workspace (legitimate); each round removes it and restores the link it may have
+    // displaced, so the swap never jams.
+    const link = `ln -s ${JSON.stringify(outside)} race_link`;
     const loop =
-      `ln -s ${JSON.stringify(outside)} race_link; ` +
-      'while :; do mv -T race_dir race; mv -T race race_dir; mv -T race_link race; mv -T race race_link; done';
+      `${link}; while :; do rm -rf race; [ -L race_link ] || { rm -rf race_link; ${link}; }; ` +
+      'mv -T race_dir race; mv -T race race_dir; mv -T race_link race; mv -T race race_link; done';
     swapper = spawn('sh', ['-c', loop], { cwd: rt.workspace, stdio: 'ignore' });
     // The racer is a sub-agent: when the gate sees `race` as a symlink out, it asks the parent, who denies.
     ok(await rt.call('agent.spawn', { label: 'racer', agentId: 'racer' }));
@@ -78,7 +82,10 @@ describe('symlink race against the file tools (live over NATS, real shell loop)'
           { agentId: 'racer' },
         );
         if (w.ok) wrote++;
-        const r = await rt.call('file.read', { path: 'race/secret.txt' }, { agentId: 'racer' });
+        // Half the reads aim at the outside secret's name, half at the file the writes leave in whatever
+        // directory `race` was: both must never return the outside content.
+        const target = (i + k) % 2 === 0 ? 'race/secret.txt' : 'race/x.txt';
+        const r = await rt.call('file.read', { path: target }, { agentId: 'racer' });
         if (r.ok) read++;
         if (JSON.stringify(r).includes(SECRET)) leaks.push(`read ${i + k}`);
         if (existsSync(join(outside, 'x.txt'))) leaks.push(`x.txt outside after write ${i + k}`);
