@@ -13,25 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConfigInput } from '../../schemas/index.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
+import { ISSUE_11_POLICY } from '../support/permission-fixtures.ts';
 import { startNetworkedRuntime, type TestRuntime } from '../support/runtime.ts';
 
-/** The policy of issue 11's reproductions: default deny, a few plain commands allowed, rm and curl denied. */
-export const ISSUE_11_POLICY = {
-  default: 'deny',
-  tools: {
-    terminal: {
-      always_allow: [
-        { pattern: '^ls\\b' },
-        { pattern: '^git\\s+status\\b' },
-        { pattern: '^echo\\b' },
-        { pattern: '^cat\\b' },
-      ],
-      always_deny: [{ pattern: '^rm\\b' }, { pattern: 'curl' }],
-    },
-    terminal_input: { default: 'allow' },
-    spawn_agent: { always_allow: [{ pattern: '^echo\\b' }] },
-  },
-};
+export { ISSUE_11_POLICY };
 
 /**
  * A networked runtime over a private nats-server with `policy` as the project policy. Terminals get the

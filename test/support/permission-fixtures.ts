@@ -42,3 +42,21 @@ export async function decideTerminal(policy: MergedPolicy, command: string): Pro
   const split = (await shellSplitter())(command);
   return decide({ tool: 'terminal', input: command, split }, policy);
 }
+
+/** The policy of issue 11's reproductions: default deny, a few plain commands allowed, rm and curl denied. */
+export const ISSUE_11_POLICY = {
+  default: 'deny',
+  tools: {
+    terminal: {
+      always_allow: [
+        { pattern: '^ls\\b' },
+        { pattern: '^git\\s+status\\b' },
+        { pattern: '^echo\\b' },
+        { pattern: '^cat\\b' },
+      ],
+      always_deny: [{ pattern: '^rm\\b' }, { pattern: 'curl' }],
+    },
+    terminal_input: { default: 'allow' },
+    spawn_agent: { always_allow: [{ pattern: '^echo\\b' }] },
+  },
+};

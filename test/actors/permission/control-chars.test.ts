@@ -9,23 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decide } from '../../../machines/permission/permission-policy.ts';
 import { describeChar } from '../../../machines/permission/permission-control.ts';
-import { BYPASS_POLICY, decideTerminal, merged } from '../../support/permission-fixtures.ts';
+import type { PolicyInput } from '../../../schemas/policy.ts';
+import { BYPASS_POLICY, decideTerminal, ISSUE_11_POLICY, merged } from '../../support/permission-fixtures.ts';
 
-const ISSUE_POLICY = merged({
-  default: 'deny',
-  tools: {
-    terminal: {
-      always_allow: [
-        { pattern: '^ls\\b' },
-        { pattern: '^git\\s+status\\b' },
-        { pattern: '^echo\\b' },
-        { pattern: '^cat\\b' },
-      ],
-      always_deny: [{ pattern: '^rm\\b' }, { pattern: 'curl' }],
-    },
-    spawn_agent: { always_allow: [{ pattern: '^echo\\b' }] },
-  },
-});
+const ISSUE_POLICY = merged(ISSUE_11_POLICY as PolicyInput);
 
 /** Every C0 control but LF and TAB, DEL and a C1 control. */
 const CONTROLS = [

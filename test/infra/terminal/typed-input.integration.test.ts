@@ -11,24 +11,11 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../../support/replies.ts';
+import { ISSUE_11_POLICY } from '../../support/permission-fixtures.ts';
 import { startNetworkedRuntime, type TestRuntime } from '../../support/runtime.ts';
 
-const POLICY = {
-  default: 'deny',
-  tools: {
-    terminal: {
-      always_allow: [
-        { pattern: '^ls\\b' },
-        { pattern: '^git\\s+status\\b' },
-        { pattern: '^echo\\b' },
-        { pattern: '^cat\\b' },
-      ],
-      always_deny: [{ pattern: '^rm\\b' }, { pattern: 'curl' }],
-    },
-    terminal_input: { default: 'allow' },
-    spawn_agent: { default: 'allow' },
-  },
-};
+/** Issue 11's policy, with workers allowed so their command lines reach the gate's control check. */
+const POLICY = { ...ISSUE_11_POLICY, tools: { ...ISSUE_11_POLICY.tools, spawn_agent: { default: 'allow' } } };
 
 describe('typed input over NATS cannot run what the gate did not judge', () => {
   let rt: TestRuntime;
