@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeFact } from '../../infra/transport/codec.ts';
 import { ok } from '../support/replies.ts';
 import { startNetworkedRuntime, type TestRuntime } from '../support/runtime.ts';
+import { killGroup } from '../support/process-group.ts';
 
 const SECRET = `CANARY-RACE-SECRET-${process.pid}`;
 const ROUNDS = 1000;
@@ -50,7 +51,7 @@ describe('symlink race against the file tools (live over NATS, real shell loop)'
     const loop =
       `${link}; while :; do rm -rf race; [ -L race_link ] || { rm -rf race_link; ${link}; }; ` +
       'mv -T race_dir race; mv -T race race_dir; mv -T race_link race; mv -T race race_link; done';
-    swapper = spawn('sh', ['-c', loop], { cwd: rt.workspace, stdio: 'ignore' });
+    swapper = spawn('sh', ['-c', loop], { cwd: rt.workspace, stdio: 'ignore', detached: true });
     // The racer is a sub-agent: when the gate sees `race` as a symlink out, it asks the parent, who denies.
     ok(await rt.call('agent.spawn', { label: 'racer', agentId: 'racer' }));
     asks = rt.bus.subscribe('skein.ask.main.>', (msg) => {
@@ -64,7 +65,7 @@ describe('symlink race against the file tools (live over NATS, real shell loop)'
   afterAll(async () => {
     asks?.unsubscribe();
     if (swapper && swapper.exitCode === null && swapper.signalCode === null) {
-      swapper.kill('SIGKILL');
+      killGroup(swapper);
       await new Promise((r) => swapper.once('exit', r));
     }
     await rt?.dispose();
@@ -93,7 +94,7 @@ describe('symlink race against the file tools (live over NATS, real shell loop)'
       await Promise.all(batch);
     }
     const exited = new Promise((r) => swapper.once('exit', r));
-    swapper.kill('SIGKILL');
+    killGroup(swapper);
     await exited;
     expect(leaks).toEqual([]);
     expect(readdirSync(outside)).toEqual(['secret.txt']);

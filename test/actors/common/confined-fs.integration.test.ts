@@ -14,6 +14,7 @@ import {
   writeConfined,
 } from '../../../actors/common/confined-fs.ts';
 import { tempDir } from '../../support/temp-dir.ts';
+import { killGroup } from '../../support/process-group.ts';
 
 const dir = tempDir('skein-confined-');
 const root = realpathSync(dir.path);
@@ -71,7 +72,7 @@ describe('confined file operations', () => {
     const loop =
       `ln -s ${JSON.stringify(outside)} race_link; ` +
       'while :; do mv -T race_dir race; mv -T race race_dir; mv -T race_link race; mv -T race race_link; done';
-    const swapper: ChildProcess = spawn('sh', ['-c', loop], { cwd: ws, stdio: 'ignore' });
+    const swapper: ChildProcess = spawn('sh', ['-c', loop], { cwd: ws, stdio: 'ignore', detached: true });
     let wrote = 0;
     let leaked = 0;
     try {
@@ -88,7 +89,7 @@ describe('confined file operations', () => {
       }
     } finally {
       const exited = new Promise((r) => swapper.once('exit', r));
-      swapper.kill('SIGKILL');
+      killGroup(swapper);
       await exited;
     }
     expect(leaked).toBe(0);
