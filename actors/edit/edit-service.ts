@@ -9,28 +9,16 @@
  */
 import { resolve } from 'node:path';
 import { createActor, type ActorRefFrom } from 'xstate';
-import type { Logger } from 'pino';
 import { type EditSessionInput, editSessionMachine } from '../../machines/edit/edit-session.ts';
 import type { SessionFailure, SessionResult } from '../../machines/edit/edit-session-core.ts';
-import { applyEdits } from '../../machines/edit/edit-apply.ts';
-import type { EditFact, EditOutcomeInfo, SyntaxReport } from '../../schemas/edit.ts';
+import type { EditFact } from '../../schemas/edit.ts';
 import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { newId } from '../../schemas/ids.ts';
-import { failureMessage, successMessage, unifiedDiff } from './edit-report.ts';
+import { failureMessage, successMessage } from './edit-report.ts';
 import { relativeInside } from '../../machines/common/confine.ts';
-import { readConfined, writeConfined } from '../common/confined-fs.ts';
-import {
-  assertWellFormed,
-  detectLineEnding,
-  DEFAULT_MAX_FILE_BYTES,
-  encodeText,
-  readTextFile,
-  realRoots,
-  resolveInWorkspace,
-  sha256,
-  type TextFile,
-} from './file-io.ts';
+import { readConfined } from '../common/confined-fs.ts';
+import { assertWellFormed, DEFAULT_MAX_FILE_BYTES, readTextFile, realRoots, resolveInWorkspace } from './file-io.ts';
 import {
   DEFAULT_READ_LIMITS,
   fileIdOf,
@@ -40,11 +28,9 @@ import {
   readRange,
   SeenVersions,
 } from './file-read.ts';
-import { checkSyntax } from './syntax.ts';
+import { type AppliedReply, commitEdit, type EditCallContext, type EditTarget } from './edit-commit.ts';
 
-export type Emit = (fact: EditFact) => Promise<void>;
-/** Who is calling and how its facts are appended (the handler's `ctx`). */
-export type EditCallContext = { agentId: string; emit: Emit; log?: Logger | undefined };
+export type { EditCallContext, Emit } from './edit-commit.ts';
 
 export type EditServiceConfig = {
   /** Workspace roots per agent: a map, or a function of the agent id. */
@@ -57,20 +43,9 @@ export type EditServiceConfig = {
   syntaxCheck?: boolean;
 };
 
-export type AppliedReply = {
-  editId: EditId;
-  path: string;
-  mode: 'edit' | 'write';
-  created: boolean;
-  diff: string;
-  linesAdded: number;
-  linesRemoved: number;
-  edits: EditOutcomeInfo[];
-  syntaxErrors?: SyntaxReport;
-  message: string;
-};
+export type { AppliedReply } from './edit-commit.ts';
 
-type Target = { path: string; display: string; file: TextFile | undefined; given: string };
+type Target = EditTarget;
 type Session = {
   editId: EditId;
   agentId: string;
@@ -299,7 +274,19 @@ export class EditService {
     let written: Omit<AppliedReply, 'message'> | undefined;
     if (!nothing) {
       try {
-        written = await this.#write(ctx, s, result, failure !== undefined);
+        written = await commitEdit(
+          {
+            roots: this.roots(s.agentId),
+            maxFileBytes: this.maxFileBytes,
+            storeBase: this.#config.storeBase,
+            syntaxCheck: this.#config.syntaxCheck !== false,
+            seen: this.#seen,
+          },
+          ctx,
+          { editId: s.editId, agentId: s.agentId, mode: s.mode, target: s.target },
+          result,
+          failure !== undefined,
+        );
       } catch (err) {
         // Nothing was written (the write is atomic): close the session in the log, then reply with the cause.
         const info = toErrorInfo(err);
@@ -357,96 +344,6 @@ export class EditService {
     };
   }
 
-  async #write(
-    ctx: EditCallContext,
-    s: Session,
-    result: SessionResult,
-    partial: boolean,
-  ): Promise<Omit<AppliedReply, 'message'>> {
-    const { target } = s;
-    let content = result.content;
-    assertWellFormed(content, 'new text');
-    let base = target.file;
-    // The file may have moved on disk while the edit streamed: re-apply the edits to what is there now.
-    const now = base
-      ? await readTextFile(this.roots(s.agentId), target.path, this.maxFileBytes, target.display).catch(() => undefined)
-      : undefined;
-    if (base && now && now.hash !== base.hash) {
-      if (s.mode === 'edit') {
-        const again = applyEdits(now.text, result.specs);
-        if (again.failure) {
-          throw new RuntimeError(
-            ErrorCode.Conflict,
-            `${target.display} changed on disk while the edit was streaming and the edits no longer ` +
-              `apply (${again.failure.message}) Please read the file again to get the current content.`,
-          );
-        }
-        content = again.content;
-      }
-      base = now;
-    }
-    // A new file is written exactly as given; an existing one keeps its BOM and line endings.
-    const format = base ?? { bom: false, lineEnding: 'mixed' as const };
-    const bytes = encodeText(content, format);
-    if (bytes.length > this.maxFileBytes) {
-      throw new RuntimeError(
-        ErrorCode.LimitExceeded,
-        `The new content of ${JSON.stringify(target.display)} would be ${bytes.length} bytes, ` +
-          `over the ${this.maxFileBytes}-byte limit. Write a smaller file or raise maxFileBytes.`,
-      );
-    }
-    const resultHash = sha256(bytes);
-    const created = base === undefined;
-    let mtimeMs = base?.mtimeMs ?? 0;
-    if (!base || !bytes.equals(base.bytes)) {
-      if (base) await this.#config.storeBase?.(base.hash, base.bytes);
-      // Confined again at write time: the path is walked from the root without following symlinks out.
-      ({ mtimeMs } = await writeConfined(this.roots(s.agentId), target.path, bytes, base?.mode, target.display));
-    }
-    this.#seen.set(s.agentId, target.path, { hash: resultHash, mtimeMs });
-    const report = capDiff(unifiedDiff(target.display, base?.text ?? '', content));
-    let syntaxErrors: SyntaxReport | undefined;
-    if (this.#config.syntaxCheck !== false) {
-      syntaxErrors = await checkSyntax(target.path, base?.text, content).catch((err: unknown) => {
-        ctx.log?.warn({ err, editId: s.editId }, 'syntax check failed');
-        return undefined;
-      });
-    }
-    const edits: EditOutcomeInfo[] = result.outcomes.map((o) => ({
-      index: o.index,
-      matchKind: o.matchKind,
-      similarity: o.similarity,
-      startLine: o.startLine,
-      endLine: o.endLine,
-    }));
-    await ctx.emit({
-      type: 'edit.applied',
-      data: {
-        editId: s.editId,
-        path: target.path,
-        mode: s.mode,
-        baseHash: base?.hash ?? null,
-        resultHash,
-        created,
-        ...report,
-        edits,
-        partial,
-        lineEnding: base ? base.lineEnding : detectLineEnding(content),
-        bom: format.bom,
-        ...(syntaxErrors ? { syntaxErrors } : {}),
-      },
-    });
-    return {
-      editId: s.editId,
-      path: target.display,
-      mode: s.mode,
-      created,
-      ...report,
-      edits,
-      ...(syntaxErrors ? { syntaxErrors } : {}),
-    };
-  }
-
   #session(agentId: string, editId: string): Session {
     const s = this.#sessions.get(editId);
     if (s && s.agentId === agentId) return s;
@@ -476,20 +373,6 @@ export class EditService {
     s.lock = next.catch(() => undefined);
     return next;
   }
-}
-
-/** Diffs in replies and facts stay under this many characters (a whole-file rewrite can be megabytes). */
-export const MAX_DIFF_CHARS = 256 * 1024;
-
-function capDiff<T extends { diff: string }>(report: T): T {
-  if (report.diff.length <= MAX_DIFF_CHARS) return report;
-  const cut = report.diff.lastIndexOf('\n', MAX_DIFF_CHARS) + 1;
-  return {
-    ...report,
-    diff:
-      `${report.diff.slice(0, cut)}… diff truncated: ` +
-      `${report.diff.length - cut} more characters; read the file for the rest.\n`,
-  };
 }
 
 function lf(text: string): string {

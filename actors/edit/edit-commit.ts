@@ -1,0 +1,155 @@
+/**
+ * @module
+ * The commit step of an edit session: re-apply the edits to the file as it is now on disk (it may have moved
+ * while the edit streamed), encode with the file's BOM and line endings, write it through the confined walk,
+ * and report the diff, the syntax check and the `edit.applied` fact. Called once per session by `EditService`.
+ */
+import { applyEdits } from '../../machines/edit/edit-apply.ts';
+import type { SessionResult } from '../../machines/edit/edit-session-core.ts';
+import type { Logger } from 'pino';
+import type { EditFact, EditOutcomeInfo, SyntaxReport } from '../../schemas/edit.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import type { EditId } from '../../schemas/ids.ts';
+import { writeConfined } from '../common/confined-fs.ts';
+import { unifiedDiff } from './edit-report.ts';
+import { assertWellFormed, detectLineEnding, encodeText, readTextFile, sha256, type TextFile } from './file-io.ts';
+import type { SeenVersions } from './file-read.ts';
+import { checkSyntax } from './syntax.ts';
+
+export type Emit = (fact: EditFact) => Promise<void>;
+/** Who is calling and how its facts are appended (the handler's `ctx`). */
+export type EditCallContext = { agentId: string; emit: Emit; log?: Logger | undefined };
+
+/** The file an edit session is about: its absolute path, how it is shown, and its content when it began. */
+export type EditTarget = { path: string; display: string; file: TextFile | undefined; given: string };
+
+export type AppliedReply = {
+  editId: EditId;
+  path: string;
+  mode: 'edit' | 'write';
+  created: boolean;
+  diff: string;
+  linesAdded: number;
+  linesRemoved: number;
+  edits: EditOutcomeInfo[];
+  syntaxErrors?: SyntaxReport;
+  message: string;
+};
+
+/** What the commit needs of the service: the agent's roots, limits, the base store and the seen versions. */
+export type CommitDeps = {
+  roots: readonly string[];
+  maxFileBytes: number;
+  storeBase?: ((hash: string, bytes: Buffer) => void | Promise<void>) | undefined;
+  syntaxCheck: boolean;
+  seen: SeenVersions;
+};
+
+/** The session being committed. */
+export type CommitSession = { editId: EditId; agentId: string; mode: 'edit' | 'write'; target: EditTarget };
+
+/** Writes what the session produced and emits `edit.applied`; throws (having written nothing) on failure. */
+export async function commitEdit(
+  deps: CommitDeps,
+  ctx: EditCallContext,
+  s: CommitSession,
+  result: SessionResult,
+  partial: boolean,
+): Promise<Omit<AppliedReply, 'message'>> {
+  const { target } = s;
+  let content = result.content;
+  assertWellFormed(content, 'new text');
+  let base = target.file;
+  // The file may have moved on disk while the edit streamed: re-apply the edits to what is there now.
+  const now = base
+    ? await readTextFile(deps.roots, target.path, deps.maxFileBytes, target.display).catch(() => undefined)
+    : undefined;
+  if (base && now && now.hash !== base.hash) {
+    if (s.mode === 'edit') {
+      const again = applyEdits(now.text, result.specs);
+      if (again.failure) {
+        throw new RuntimeError(
+          ErrorCode.Conflict,
+          `${target.display} changed on disk while the edit was streaming and the edits no longer ` +
+            `apply (${again.failure.message}) Please read the file again to get the current content.`,
+        );
+      }
+      content = again.content;
+    }
+    base = now;
+  }
+  // A new file is written exactly as given; an existing one keeps its BOM and line endings.
+  const format = base ?? { bom: false, lineEnding: 'mixed' as const };
+  const bytes = encodeText(content, format);
+  if (bytes.length > deps.maxFileBytes) {
+    throw new RuntimeError(
+      ErrorCode.LimitExceeded,
+      `The new content of ${JSON.stringify(target.display)} would be ${bytes.length} bytes, ` +
+        `over the ${deps.maxFileBytes}-byte limit. Write a smaller file or raise maxFileBytes.`,
+    );
+  }
+  const resultHash = sha256(bytes);
+  const created = base === undefined;
+  let mtimeMs = base?.mtimeMs ?? 0;
+  if (!base || !bytes.equals(base.bytes)) {
+    if (base) await deps.storeBase?.(base.hash, base.bytes);
+    // Confined again at write time: the path is walked from the root without following symlinks out.
+    ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, base?.mode, target.display));
+  }
+  deps.seen.set(s.agentId, target.path, { hash: resultHash, mtimeMs });
+  const report = capDiff(unifiedDiff(target.display, base?.text ?? '', content));
+  let syntaxErrors: SyntaxReport | undefined;
+  if (deps.syntaxCheck) {
+    syntaxErrors = await checkSyntax(target.path, base?.text, content).catch((err: unknown) => {
+      ctx.log?.warn({ err, editId: s.editId }, 'syntax check failed');
+      return undefined;
+    });
+  }
+  const edits: EditOutcomeInfo[] = result.outcomes.map((o) => ({
+    index: o.index,
+    matchKind: o.matchKind,
+    similarity: o.similarity,
+    startLine: o.startLine,
+    endLine: o.endLine,
+  }));
+  await ctx.emit({
+    type: 'edit.applied',
+    data: {
+      editId: s.editId,
+      path: target.path,
+      mode: s.mode,
+      baseHash: base?.hash ?? null,
+      resultHash,
+      created,
+      ...report,
+      edits,
+      partial,
+      lineEnding: base ? base.lineEnding : detectLineEnding(content),
+      bom: format.bom,
+      ...(syntaxErrors ? { syntaxErrors } : {}),
+    },
+  });
+  return {
+    editId: s.editId,
+    path: target.display,
+    mode: s.mode,
+    created,
+    ...report,
+    edits,
+    ...(syntaxErrors ? { syntaxErrors } : {}),
+  };
+}
+
+/** Diffs in replies and facts stay under this many characters (a whole-file rewrite can be megabytes). */
+export const MAX_DIFF_CHARS = 256 * 1024;
+
+function capDiff<T extends { diff: string }>(report: T): T {
+  if (report.diff.length <= MAX_DIFF_CHARS) return report;
+  const cut = report.diff.lastIndexOf('\n', MAX_DIFF_CHARS) + 1;
+  return {
+    ...report,
+    diff:
+      `${report.diff.slice(0, cut)}… diff truncated: ` +
+      `${report.diff.length - cut} more characters; read the file for the rest.\n`,
+  };
+}
