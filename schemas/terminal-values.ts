@@ -202,3 +202,15 @@ export const TerminalConfig = z
   })
   .strict();
 export type TerminalConfig = z.infer<typeof TerminalConfig>;
+
+/** What terminal.open replies is what terminal.opened records (plus the owner). */
+export const OpenedTerminal = z.object({
+  terminalId: TerminalId,
+  pid: z.number().int(),
+  tty: z.string(),
+  cwd: z.string(),
+  cols: z.number().int(),
+  rows: z.number().int(),
+  shell: z.string(),
+  sandbox: z.boolean(),
+});
