@@ -14,15 +14,17 @@
  */
 import type { Node, Parser } from 'web-tree-sitter';
 import { parserFor } from '../common/tree-sitter.ts';
-import {
-  canonicalName,
-  decodeAnsiC,
-  expandBraces,
-  type ShellSplit,
-  type ShellSubCommand,
-  type WordSegment,
-} from '../../machines/permission/shell-words.ts';
+import { canonicalName, type ShellSplit, type ShellSubCommand } from '../../machines/permission/shell-words.ts';
 import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
+import {
+  commandWords,
+  EXPANSIONS,
+  SUBSTITUTIONS,
+  segments,
+  unquotedBreak,
+  wordText,
+  wordValues,
+} from './shell-node-words.ts';
 
 export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
 
@@ -58,9 +60,6 @@ type State = {
   source: string;
 };
 type Ctx = { state: State; via: string | undefined; depth: number };
-
-const SUBSTITUTIONS = new Set(['command_substitution', 'process_substitution']);
-const EXPANSIONS = new Set(['simple_expansion', 'expansion', 'arithmetic_expansion', ...SUBSTITUTIONS]);
 
 function parseScript(state: State, source: string, via: string | undefined, depth: number): void {
   if (depth > SHELL_LIMITS.maxDepth) {
@@ -343,17 +342,6 @@ function canonicalArgv(words: string[]): string[] {
   return [canonicalName(words[0]!).name, ...words.slice(1)];
 }
 
-function commandWords(node: Node): string[] {
-  const words: string[] = [];
-  for (let i = 0; i < node.childCount; i++) {
-    const child = node.child(i);
-    const field = node.fieldNameForChild(i);
-    if (!child || (field !== 'name' && field !== 'argument')) continue;
-    words.push(...(wordValues(child.type === 'command_name' ? (child.firstChild ?? child) : child) ?? []));
-  }
-  return words;
-}
-
 /** Bodies of here-docs and here-strings attached to a command. */
 function stdinScripts(command: Node): string[] {
   const scripts: string[] = [];
@@ -380,67 +368,6 @@ function push(ctx: Ctx, entry: ShellSubCommand): void {
     return;
   }
   ctx.state.commands.push(ctx.via ? { ...entry, via: ctx.via } : entry);
-}
-
-/** A word's values after quote removal and brace expansion; undefined when braces expand too far. */
-function wordValues(node: Node): string[] | undefined {
-  return expandBraces(segments(node));
-}
-
-/** A word's text after quote removal (no brace expansion). */
-function wordText(node: Node): string {
-  return segments(node)
-    .map((s) => s.text)
-    .join('');
-}
-
-function segments(node: Node): WordSegment[] {
-  switch (node.type) {
-    case 'word':
-      return unescapeWord(node.text);
-    case 'raw_string':
-      return [{ text: node.text.slice(1, -1), quoted: true }];
-    case 'ansi_c_string':
-      return [{ text: decodeAnsiC(node.text.slice(2, -1)), quoted: true }];
-    case 'string':
-    case 'translated_string': {
-      const out: WordSegment[] = [];
-      for (const c of node.namedChildren) {
-        if (!c) continue;
-        out.push({ text: c.type === 'string_content' ? unescapeDouble(c.text) : c.text, quoted: true });
-      }
-      return out;
-    }
-    case 'concatenation':
-    case 'variable_assignment':
-      return node.children
-        .filter((c): c is Node => !!c)
-        .flatMap((c) => (c.isNamed ? segments(c) : [{ text: c.type, quoted: false }]));
-    case 'variable_name':
-      return [{ text: node.text, quoted: false }];
-    default:
-      return EXPANSIONS.has(node.type) ? [{ text: node.text, quoted: true }] : [{ text: node.text, quoted: false }];
-  }
-}
-
-function unquotedBreak(segment: WordSegment): boolean {
-  return !segment.quoted && segment.text.includes('\n');
-}
-
-function unescapeWord(text: string): WordSegment[] {
-  if (!text.includes('\\')) return [{ text, quoted: false }];
-  const out: WordSegment[] = [];
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === '\\' && i + 1 < text.length) {
-      i++;
-      if (text[i] !== '\n') out.push({ text: text[i]!, quoted: true });
-    } else out.push({ text: text[i]!, quoted: false });
-  }
-  return out;
-}
-
-function unescapeDouble(text: string): string {
-  return text.replace(/\\([\\"$`\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
 }
 
 function describeError(root: Node): string {

@@ -27,6 +27,7 @@ export const MODULES = {
       'machines/permission/shell-words.ts',
       'machines/permission/shell-wrappers.ts',
       'actors/permission/shell-parse.ts',
+      'actors/permission/shell-node-words.ts',
     ],
     tests: [
       'test/actors/permission/shell-parse.test.ts',

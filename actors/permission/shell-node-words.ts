@@ -1,0 +1,85 @@
+/**
+ * @module
+ * The words of a tree-sitter-bash node as bash reads them: quote removal, backslash escapes, `$'…'`
+ * decoding and brace expansion, with each piece marked quoted or not (an unquoted `*` globs, an unquoted
+ * line break ends a command). Used by `shell-parse.ts`; the pure string rules are in
+ * `machines/permission/shell-words.ts`.
+ */
+import type { Node } from 'web-tree-sitter';
+import { decodeAnsiC, expandBraces, type WordSegment } from '../../machines/permission/shell-words.ts';
+
+export const SUBSTITUTIONS = new Set(['command_substitution', 'process_substitution']);
+export const EXPANSIONS = new Set(['simple_expansion', 'expansion', 'arithmetic_expansion', ...SUBSTITUTIONS]);
+
+/** The words of a simple command's name and arguments, after quote removal and brace expansion. */
+export function commandWords(node: Node): string[] {
+  const words: string[] = [];
+  for (let i = 0; i < node.childCount; i++) {
+    const child = node.child(i);
+    const field = node.fieldNameForChild(i);
+    if (!child || (field !== 'name' && field !== 'argument')) continue;
+    words.push(...(wordValues(child.type === 'command_name' ? (child.firstChild ?? child) : child) ?? []));
+  }
+  return words;
+}
+
+/** A word's values after quote removal and brace expansion; undefined when braces expand too far. */
+export function wordValues(node: Node): string[] | undefined {
+  return expandBraces(segments(node));
+}
+
+/** A word's text after quote removal (no brace expansion). */
+export function wordText(node: Node): string {
+  return segments(node)
+    .map((s) => s.text)
+    .join('');
+}
+
+export function segments(node: Node): WordSegment[] {
+  switch (node.type) {
+    case 'word':
+      return unescapeWord(node.text);
+    case 'raw_string':
+      return [{ text: node.text.slice(1, -1), quoted: true }];
+    case 'ansi_c_string':
+      return [{ text: decodeAnsiC(node.text.slice(2, -1)), quoted: true }];
+    case 'string':
+    case 'translated_string': {
+      const out: WordSegment[] = [];
+      for (const c of node.namedChildren) {
+        if (!c) continue;
+        out.push({ text: c.type === 'string_content' ? unescapeDouble(c.text) : c.text, quoted: true });
+      }
+      return out;
+    }
+    case 'concatenation':
+    case 'variable_assignment':
+      return node.children
+        .filter((c): c is Node => !!c)
+        .flatMap((c) => (c.isNamed ? segments(c) : [{ text: c.type, quoted: false }]));
+    case 'variable_name':
+      return [{ text: node.text, quoted: false }];
+    default:
+      return EXPANSIONS.has(node.type) ? [{ text: node.text, quoted: true }] : [{ text: node.text, quoted: false }];
+  }
+}
+
+export function unquotedBreak(segment: WordSegment): boolean {
+  return !segment.quoted && segment.text.includes('\n');
+}
+
+function unescapeWord(text: string): WordSegment[] {
+  if (!text.includes('\\')) return [{ text, quoted: false }];
+  const out: WordSegment[] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '\\' && i + 1 < text.length) {
+      i++;
+      if (text[i] !== '\n') out.push({ text: text[i]!, quoted: true });
+    } else out.push({ text: text[i]!, quoted: false });
+  }
+  return out;
+}
+
+function unescapeDouble(text: string): string {
+  return text.replace(/\\([\\"$`\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
+}
