@@ -4,8 +4,8 @@
  * of every tool call (runs a `permissionMachine` per call and waits while it
  * asks), `decide` handles `permission.decide`, `setPolicy` handles
  * `policy.set`, `pending` lists open requests (`skein approvals`), `restore`
- * resumes pending requests after replay. It owns the policy layers (global →
- * project → each agent's), the deadline timers, persistence of learned rules
+ * resumes pending requests after replay. It holds the policy layers (global →
+ * project → each agent's, `policy-layers.ts`), the deadline timers, persistence of learned rules
  * and auto-resolution of pending requests when a layer changes. Facts go out
  * through the `emit` of the command that caused them (the tool call, the
  * decide, the policy.set) or, for timeouts and restores, `deps.emit`; every
@@ -23,21 +23,11 @@ import { deciderRole, permissionMachine, resumeFrom, type PolicyChain } from '..
 import { settledReply, type PermissionAggregateContext } from '../../machines/permission/permission-aggregate.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import type { DecisionRequest } from '../../machines/permission/permission-policy.ts';
-import {
-  compilePattern,
-  mergePolicies,
-  type MergedPolicy,
-  type PolicyLayer,
-} from '../../machines/permission/policy.ts';
+import { compilePattern, type PolicyLayer } from '../../machines/permission/policy.ts';
 import { armDeadline } from './policy-deadline.ts';
-import {
-  globalPolicyPath,
-  loadPolicyLayers,
-  persistLearnedRules,
-  projectPolicyPath,
-  writePolicyFile,
-} from './policy-files.ts';
+import { globalPolicyPath, loadPolicyLayers, persistLearnedRules } from './policy-files.ts';
 import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
+import { PolicyLayers, ruleCount } from './policy-layers.ts';
 
 export type PermissionAgent = { agentId: string; ancestors: string[]; roots: string[] };
 export type FactSink = (fact: { type: string; data: unknown; agentId?: AgentId }) => Promise<unknown>;
@@ -83,17 +73,12 @@ export class PermissionService {
   readonly #gate: PermissionGate;
   readonly #pending = new Map<string, Pending>();
   readonly #settled = new Map<string, DecideReply>();
-  #global: Policy | undefined;
-  #project: Policy | undefined;
-  readonly #agentLayers = new Map<string, Policy>();
+  readonly #layers: PolicyLayers;
 
   private constructor(deps: PermissionServiceDeps, gate: PermissionGate, layers: PolicyLayer[]) {
     this.#deps = deps;
     this.#gate = gate;
-    for (const l of layers) {
-      if (l.name === 'global') this.#global = l.policy as Policy;
-      if (l.name === 'project') this.#project = l.policy as Policy;
-    }
+    this.#layers = new PolicyLayers(layers);
   }
 
   /** Loads the global and project files (invalid files throw, naming the key) and the bash grammar. */
@@ -107,24 +92,12 @@ export class PermissionService {
 
   /** The agent layer given at spawn (narrows only: decisions also take every ancestor's). */
   setAgentLayer(agentId: string, policy: Policy): void {
-    this.#agentLayers.set(agentId, policy);
+    this.#layers.setAgent(agentId, policy);
   }
 
   /** The policy chain for an agent: its own stack and each ancestor's. */
   policiesFor(agentId: string): PolicyChain {
-    const agent = this.#agent(agentId);
-    const lineage = [...agent.ancestors].reverse(); // root first
-    const stack = (upTo: string[]): MergedPolicy =>
-      mergePolicies([
-        ...(this.#global ? [{ name: 'global', policy: this.#global }] : []),
-        ...(this.#project ? [{ name: 'project', policy: this.#project }] : []),
-        ...upTo.flatMap((id) => {
-          const p = this.#agentLayers.get(id);
-          return p ? [{ name: `agent:${id}`, policy: p }] : [];
-        }),
-      ]);
-    const ancestors = agent.ancestors.map((_, i) => stack(lineage.slice(0, lineage.length - i)));
-    return { own: stack([...lineage, agentId]), ancestors };
+    return this.#layers.chainFor(agentId, this.#agent(agentId).ancestors);
   }
 
   /**
@@ -202,7 +175,7 @@ export class PermissionService {
     const learned = outcomeFact && 'learned' in outcomeFact.data ? outcomeFact.data.learned : undefined;
     if (learned) {
       const { path, policy } = await persistLearnedRules(this.#deps.workspace, learned);
-      this.#project = policy;
+      this.#layers.setProject(policy);
       await args.emit({
         type: 'policy.changed',
         agentId: this.#root(req) as AgentId,
@@ -241,7 +214,7 @@ export class PermissionService {
             `'${target.agentId}'; only the agent itself or its ancestors can`,
         );
       }
-      this.#agentLayers.set(target.agentId, args.policy);
+      this.#layers.setAgent(target.agentId, args.policy);
       layerId = target.agentId;
     } else {
       if (args.setBy !== root)
@@ -249,13 +222,10 @@ export class PermissionService {
           ErrorCode.PermissionDenied,
           `only the root agent '${root}' may change the ${args.layer} policy; ask the user`,
         );
-      path =
-        args.layer === 'global'
-          ? (this.#deps.globalPath ?? globalPolicyPath())
-          : projectPolicyPath(this.#deps.workspace);
-      const written = await writePolicyFile(path, toFileShape(args.policy));
-      if (args.layer === 'global') this.#global = written;
-      else this.#project = written;
+      path = await this.#layers.writeFileLayer(args.layer, args.policy, {
+        workspace: this.#deps.workspace,
+        globalPath: this.#deps.globalPath,
+      });
       layerId = args.layer;
     }
     await args.emit({
@@ -270,11 +240,7 @@ export class PermissionService {
       },
     });
     await this.#reevaluateAll(args.emit);
-    const rules = Object.values(args.policy.tools).reduce(
-      (n, t) => n + (t ? t.always_allow.length + t.always_deny.length + t.always_confirm.length : 0),
-      0,
-    );
-    return { layer: args.layer, rules };
+    return { layer: args.layer, rules: ruleCount(args.policy) };
   }
 
   /** Open requests (for `skein approvals`), optionally only those an agent may answer or made. */
@@ -457,9 +423,4 @@ export class PermissionService {
   #nowIso(): string {
     return new Date((this.#deps.now ?? Date.now)()).toISOString();
   }
-}
-
-/** A normalized policy back in the file's JSON shape (no undefined defaults). */
-function toFileShape(policy: Policy): unknown {
-  return JSON.parse(JSON.stringify(policy));
 }

@@ -1,0 +1,72 @@
+/**
+ * @module
+ * The policy layers a decision merges: the global file, the project file (`.skein/policy.json`) and each
+ * agent's layer given at spawn or by `policy.set`. An agent's chain is its own stack (global → project →
+ * every ancestor's layer → its own) and, for escalation, each ancestor's stack. Writing the global or project
+ * layer rewrites its file atomically.
+ */
+import type { Policy, PolicyLayerName } from '../../schemas/policy.ts';
+import type { PolicyChain } from '../../machines/permission/permission.ts';
+import { mergePolicies, type MergedPolicy, type PolicyLayer } from '../../machines/permission/policy.ts';
+import { globalPolicyPath, projectPolicyPath, writePolicyFile } from './policy-files.ts';
+
+export class PolicyLayers {
+  #global: Policy | undefined;
+  #project: Policy | undefined;
+  readonly #agents = new Map<string, Policy>();
+
+  constructor(files: PolicyLayer[]) {
+    for (const l of files) {
+      if (l.name === 'global') this.#global = l.policy as Policy;
+      if (l.name === 'project') this.#project = l.policy as Policy;
+    }
+  }
+
+  /** Sets an agent's layer (narrows only: decisions also take every ancestor's). */
+  setAgent(agentId: string, policy: Policy): void {
+    this.#agents.set(agentId, policy);
+  }
+
+  /** The chain for an agent, given its ancestors (parent first, root last). */
+  chainFor(agentId: string, ancestors: readonly string[]): PolicyChain {
+    const lineage = [...ancestors].reverse(); // root first
+    const stack = (upTo: string[]): MergedPolicy =>
+      mergePolicies([
+        ...(this.#global ? [{ name: 'global', policy: this.#global }] : []),
+        ...(this.#project ? [{ name: 'project', policy: this.#project }] : []),
+        ...upTo.flatMap((id) => {
+          const p = this.#agents.get(id);
+          return p ? [{ name: `agent:${id}`, policy: p }] : [];
+        }),
+      ]);
+    const chain = ancestors.map((_, i) => stack(lineage.slice(0, lineage.length - i)));
+    return { own: stack([...lineage, agentId]), ancestors: chain };
+  }
+
+  /** Takes `policy` as the project layer (after learned rules were written to its file). */
+  setProject(policy: Policy): void {
+    this.#project = policy;
+  }
+
+  /** Rewrites the global or project file with `policy` and takes it as the layer; returns the file's path. */
+  async writeFileLayer(
+    layer: Exclude<PolicyLayerName, 'agent'>,
+    policy: Policy,
+    where: { workspace: string; globalPath?: string | undefined },
+  ): Promise<string> {
+    const path = layer === 'global' ? (where.globalPath ?? globalPolicyPath()) : projectPolicyPath(where.workspace);
+    // The normalized policy back in the file's JSON shape (no undefined defaults).
+    const written = await writePolicyFile(path, JSON.parse(JSON.stringify(policy)));
+    if (layer === 'global') this.#global = written;
+    else this.#project = written;
+    return path;
+  }
+}
+
+/** How many rules a policy holds, over every tool. */
+export function ruleCount(policy: Policy): number {
+  return Object.values(policy.tools).reduce(
+    (n, t) => n + (t ? t.always_allow.length + t.always_deny.length + t.always_confirm.length : 0),
+    0,
+  );
+}
