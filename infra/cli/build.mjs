@@ -5,30 +5,19 @@ import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-await build({
+/** Our TypeScript bundled as ESM for Node 20; packages stay in node_modules. */
+const common = {
   absWorkingDir: root,
-  entryPoints: ['infra/cli/main.ts'],
-  outdir: 'dist/cli',
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
   packages: 'external',
   sourcemap: 'linked',
   logLevel: 'warning',
-});
+};
 
-// `skein/client` (package.json exports): the typed client SDK as one ESM file, packages external.
-await build({
-  absWorkingDir: root,
-  entryPoints: ['infra/client/index.ts'],
-  outdir: 'dist/client',
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  packages: 'external',
-  sourcemap: 'linked',
-  logLevel: 'warning',
-});
+await build({ ...common, entryPoints: ['infra/cli/main.ts'], outdir: 'dist/cli', splitting: true });
+
+// `skein/client` (package.json exports): the typed client SDK as one ESM file.
+await build({ ...common, entryPoints: ['infra/client/index.ts'], outdir: 'dist/client' });
