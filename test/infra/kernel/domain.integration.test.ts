@@ -14,6 +14,7 @@ import { EmbeddedBus } from '../../../infra/transport/embedded-bus.ts';
 import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
+import { spawnedFact } from '../../support/agent-facts.ts';
 
 async function newHost(dir: string, aggregates = AGGREGATES) {
   const bus = new EmbeddedBus();
@@ -119,19 +120,7 @@ describe('Host with domains', () => {
     const first = await newHost(dir.path);
     first.host.register(allBut([]));
     await first.host.start();
-    const spawned = (id: string) => ({
-      type: 'agent.spawned',
-      data: {
-        agentId: id,
-        parentId: null,
-        label: id,
-        workspace: '/w',
-        depth: 0,
-        task: null,
-        hasPolicy: false,
-        worker: null,
-      },
-    });
+    const spawned = (id: string) => spawnedFact(id);
     await first.host.emit(spawned('old'), { agentId: 'old' as never });
     await first.host.stop(0);
     await first.log.close();

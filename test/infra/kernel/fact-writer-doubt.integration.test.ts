@@ -16,6 +16,7 @@ import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import type { AgentId } from '../../../schemas/index.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
+import { spawnedFact } from '../../support/agent-facts.ts';
 
 /** Stores the first append of `type`, then answers it with a timeout, as a stalled broker does. */
 function losesFirstAnswer(log: EventLog, type: string): EventLog {
@@ -42,19 +43,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) d.dispose();
 });
 
-const spawned = (id: string) => ({
-  type: 'agent.spawned',
-  data: {
-    agentId: id,
-    parentId: null,
-    label: id,
-    workspace: '/w',
-    depth: 0,
-    task: null,
-    hasPolicy: false,
-    worker: null,
-  },
-});
+const spawned = (id: string) => spawnedFact(id);
 
 describe('fact writer: appends in doubt', () => {
   it('re-reads the subject after a timed-out append that was stored, instead of wedging it', async () => {

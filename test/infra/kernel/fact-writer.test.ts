@@ -15,6 +15,7 @@ import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import { AppendConflictError, type AppendRequest, type EventLog } from '../../../infra/transport/event-log.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
+import { spawnedData as childData, spawnedFact } from '../../support/agent-facts.ts';
 
 const dir = tempDir('skein-fact-writer-');
 afterAll(() => dir.dispose());
@@ -48,17 +49,8 @@ async function writer(fail?: Parameters<typeof faultyLog>[0], retries = 2) {
   return { w, fold, lines, requests, real };
 }
 
-const spawnedData = (agentId: string) => ({
-  agentId,
-  parentId: 'main',
-  label: agentId,
-  workspace: '/w',
-  depth: 1,
-  task: null,
-  hasPolicy: false,
-  worker: null,
-});
-const spawned = (agentId: string) => ({ type: 'agent.spawned', data: spawnedData(agentId) });
+const spawnedData = (agentId: string) => childData(agentId, 'main');
+const spawned = (agentId: string) => spawnedFact(agentId, 'main');
 const main = { agentId: 'main' as AgentId };
 
 async function all(log: EventLog, stream: 'events' | 'output' = 'events'): Promise<StoredFact[]> {
