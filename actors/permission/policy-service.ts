@@ -25,6 +25,7 @@ import type { TerminalForeground } from '../../machines/permission/permission-in
 import type { DecisionRequest } from '../../machines/permission/permission-policy.ts';
 import { compilePattern, type PolicyLayer } from '../../machines/permission/policy.ts';
 import { armDeadline } from './policy-deadline.ts';
+import { HOST_RESTARTED, restartDenial } from './restart-denial.ts';
 import { globalPolicyPath, loadPolicyLayers, persistLearnedRules } from './policy-files.ts';
 import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
 import { PolicyLayers, ruleCount } from './policy-layers.ts';
@@ -249,22 +250,38 @@ export class PermissionService {
     return agentId ? all.filter((r) => r.agentId === agentId || (r.ancestors as string[]).includes(agentId)) : all;
   }
 
-  /** After replay: resume requests still pending in the log, with their deadlines (already passed → denied at once). */
-  async restore(pending: PermissionAggregateContext[]): Promise<void> {
+  /**
+   * After replay: every request still pending in the log is denied (by: cancelled, reason naming
+   * `host_restarted`). The command it was for died with the previous host, so granting it now would grant
+   * and do nothing; the caller retrying that command id gets this denial, and a new id asks again.
+   */
+  async restore(pending: PermissionAggregateContext[]): Promise<number> {
+    let denied = 0;
     for (const c of pending) {
       if (!c.requestId || !c.agentId || !c.tool || c.input === undefined || this.#pending.has(c.requestId)) continue;
       const agent = this.#deps.agent(c.agentId);
-      if (!agent) continue;
-      const built = await this.#gate.build(c.tool as ToolName, c.input, { roots: agent.roots });
-      if (built.kind !== 'decide') continue;
-      this.#start(agent, c.requestId, {
-        request: built.request,
+      if (!agent) {
+        // No agent to run a machine for (not in the directory): the denial is appended as the machine would.
+        await this.#deps
+          .emit(restartDenial(c))
+          .catch((err: unknown) => this.#deps.logger.warn({ err, requestId: c.requestId }, 'denial not appended'));
+        denied++;
+        continue;
+      }
+      // Resumed from the log: the machine takes the folded decision and goes straight to asking.
+      const p = this.#start(agent, c.requestId, {
+        request: { tool: c.tool as ToolName, input: c.input },
         now: this.#nowIso(),
         sink: this.#deps.emit,
         resume: resumeFrom(c),
         requested: c,
       });
+      this.#send(p, this.#deps.emit, { type: 'permission.cancel', data: { reason: HOST_RESTARTED } });
+      await Promise.allSettled(p.writes);
+      denied++;
     }
+    if (denied > 0) this.#deps.logger.info({ denied }, 'pending permission requests denied: the host restarted');
+    return denied;
   }
 
   /** Denies the pending requests an agent made (by: cancelled): its agent was cancelled. */

@@ -27,7 +27,7 @@ import { policyAggregateDef } from '../../machines/permission/policy-aggregate.t
 import { isFinished } from '../../machines/agent/agent.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import { judgeWrite, PromptLines } from '../../machines/permission/prompt-lines.ts';
-import { PermissionService } from '../../actors/permission/policy-service.ts';
+import { PermissionDeniedError, PermissionService } from '../../actors/permission/policy-service.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import type { Bus } from '../transport/bus.ts';
@@ -163,6 +163,19 @@ export async function wirePermission(deps: {
     aggregates: [permissionAggregateDef, policyAggregateDef],
     gate,
     reactions,
+    // A tool call retried after a restart whose request was denied (at restart: host_restarted) gets that denial.
+    retried: (_command, facts) => {
+      for (const fact of facts) {
+        if (fact.type !== 'permission.requested') continue;
+        const snapshot = deps.host.state(fact.subject);
+        const c = snapshot?.context as PermissionAggregateContext | undefined;
+        if (snapshot?.value !== 'denied' || !c?.requestId) continue;
+        return {
+          error: new PermissionDeniedError(c.reason ?? 'denied', { requestId: c.requestId, by: c.by ?? 'cancelled' }),
+        };
+      }
+      return undefined;
+    },
     commands: {
       'permission.decide': async (ctx) =>
         service.decide({ ...ctx.command.data, decidedBy: ctx.command.agentId, emit: ctx.emit }),
@@ -181,7 +194,7 @@ export async function wirePermission(deps: {
       },
       'permission.pending': async (ctx) => ({ requests: service.pending(ctx.command.agentId) }),
     },
-    // Pending requests resume (their deadlines re-armed) once the log is read back.
+    // Requests still pending in the log are denied (host_restarted) once it is read back: their calls died.
     async restore() {
       const pending: PermissionAggregateContext[] = [];
       for (const subject of new Set(requestSubjects.values())) {

@@ -174,36 +174,49 @@ describe('PermissionService', () => {
     ).rejects.toThrow("agent 'c1' may not set the policy of agent 'p1'");
   });
 
-  it('times out unanswered requests, and restores pending ones after replay with their deadline', async () => {
+  it('times out unanswered requests', async () => {
     vi.useFakeTimers({ now: Date.parse('2026-11-29T12:00:00.000Z') });
     const s = await service({ timeoutMs: 5_000 });
     const call = s.authorize({ agentId: 'c1', tool: 'terminal', input: 'make', emit: sink('exec') });
     const rejected = expect(call).rejects.toMatchObject({ details: { by: 'timeout' } });
-    await vi.advanceTimersByTimeAsync(5_000);
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(brief()).toEqual(['permission.requested:@c1/exec']);
+    await vi.advanceTimersByTimeAsync(1);
     await rejected;
     expect(brief()).toEqual(['permission.requested:@c1/exec', 'permission.denied:timeout@c1/system']);
+  });
 
-    facts = [];
+  it('denies requests still pending after a restart (host_restarted): an approval could never run them', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-11-29T12:00:00.000Z') });
     const fresh = await service({ timeoutMs: 5_000 });
-    await fresh.restore([
-      {
-        requestId: 'p-old',
-        agentId: 'c1',
-        ancestors: ['p1', 'main'],
-        tool: 'terminal',
-        input: 'make',
-        subCommands: ['make'],
-        reason: 'r',
-        deadline: '2026-11-29T12:00:08.000Z',
-        options: [],
-      },
+    const pending = (requestId: string, agentId: string) => ({
+      requestId,
+      agentId,
+      ancestors: agentId === 'c1' ? ['p1', 'main'] : [],
+      tool: 'terminal',
+      input: 'make',
+      subCommands: ['make'],
+      reason: 'r',
+      deadline: '2026-11-29T12:00:08.000Z',
+      options: [],
+    });
+    // One whose agent is gone from the directory is denied too, never left pending forever.
+    expect(await fresh.restore([pending('p-old', 'c1'), pending('p-orphan', 'ghost')])).toBe(2);
+    expect(fresh.pending('main')).toEqual([]);
+    expect(facts.map((f) => [f.type, f.data.requestId, f.data.by, f.agentId])).toEqual([
+      ['permission.denied', 'p-old', 'cancelled', 'c1'],
+      ['permission.denied', 'p-orphan', 'cancelled', 'ghost'],
     ]);
-    expect(fresh.pending('main').map((r) => [r.requestId, r.deadline])).toEqual([
-      ['p-old', '2026-11-29T12:00:08.000Z'],
-    ]);
-    await vi.advanceTimersByTimeAsync(2_999);
-    expect(facts).toEqual([]);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(brief()).toEqual(['permission.denied:timeout@c1/system']);
+    expect(String(facts[0]!.data.reason)).toMatch(/host_restarted: the runtime restarted while this request waited/);
+    // Approving it now is refused as already decided, and no timer fires later.
+    const late = await fresh.decide({
+      requestId: 'p-old',
+      decision: 'allow_once',
+      decidedBy: 'main',
+      emit: sink('late'),
+    });
+    expect(late).toMatchObject({ outcome: 'denied', alreadyDecided: true });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(facts).toHaveLength(2);
   });
 });
