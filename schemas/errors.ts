@@ -17,6 +17,8 @@ export const ErrorCode = {
   PayloadTooLarge: 'payload_too_large',
   NotFound: 'not_found',
   Conflict: 'conflict',
+  /** A repeated command id whose facts are in the log but whose reply cannot be rebuilt: re-read, then decide. */
+  InDoubt: 'in_doubt',
   InvalidState: 'invalid_state',
   LimitExceeded: 'limit_exceeded',
   PermissionDenied: 'permission_denied',

@@ -14,6 +14,7 @@ import { defineDomain, type HandlerContext } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
 import type { Logger } from 'pino';
+import { retriedEdit } from './retried.ts';
 import { UnrecordedChanges } from './unrecorded.ts';
 
 export type EditWiring = ReturnType<typeof wireEdit>;
@@ -111,6 +112,7 @@ export function wireEdit(deps: {
   const domain = defineDomain({
     name: 'edit',
     aggregates: [editAggregateDef, fileAggregateDef],
+    retried: retriedEdit,
     commands: {
       'file.read': (ctx) => service.read(call(ctx), ctx.command.data),
       'file.edit': async (ctx) => {

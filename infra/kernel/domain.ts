@@ -17,6 +17,7 @@ import type {
   CommandType,
   DataOf,
   ReplyInputOf,
+  RuntimeError,
   StoredFact,
   UnstampedFact,
 } from '../../schemas/index.ts';
@@ -49,6 +50,9 @@ export function dataIf<T extends CommandType>(ctx: HandlerContext, type: T): Dat
   return ctx.def.type === type ? (ctx.command.data as DataOf<CommandOf<T>>) : undefined;
 }
 
+/** A reply rebuilt from the log: the reply fields (parsed by the command's reply schema) or the error it had. */
+export type RetriedReply = { reply: object } | { error: RuntimeError };
+
 /** Decides whether a tool call may run; throws a RuntimeError (permission_denied) when not. */
 export type Gate = (ctx: HandlerContext) => Promise<void>;
 
@@ -72,6 +76,11 @@ export type DomainParts = {
   reactions?: readonly Reaction[] | undefined;
   /** After the log is read back, before commands are served: resume timers, pending work. */
   restore?: (() => Promise<void>) | undefined;
+  /**
+   * A command id sent again after its reply was lost (a restart): the reply rebuilt from the facts that
+   * command caused, or a thrown RuntimeError (the answer it had), or undefined when this domain cannot tell.
+   */
+  retried?: ((command: Command, facts: readonly StoredFact[]) => RetriedReply | undefined) | undefined;
   /** Once the host stops taking commands: release what the domain holds (PTYs, timers). */
   stop?: (() => Promise<void>) | undefined;
 };

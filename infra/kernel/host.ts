@@ -69,6 +69,8 @@ export class Host {
   #phase: 'registering' | 'restoring' | 'live' = 'registering';
   /** Ids of commands whose facts are in the log (before this start or since): never run twice. */
   readonly #handled = new Set<string>();
+  /** The facts of the most recent commands, by command key: a retry after a restart is answered from them. */
+  readonly #caused = new Map<string, StoredFact[]>();
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
@@ -88,7 +90,7 @@ export class Host {
       assertAvailable: options.assertAvailable,
     });
     this.writer.onFact((fact) => {
-      if (fact.causationId) this.#handled.add(commandKey(fact.agentId, fact.causationId));
+      if (fact.causationId) this.#noteCaused(commandKey(fact.agentId, fact.causationId), fact);
       const parts = parseEventSubject(fact.subject);
       if (parts?.aggregate === 'agent') this.#agentSubjects.set(parts.aggregateId, fact.subject);
       this.#react(fact);
@@ -232,11 +234,7 @@ export class Host {
       if (cached) {
         reply = (await cached).bytes;
       } else if (this.#handled.has(key)) {
-        throw new RuntimeError(
-          ErrorCode.Conflict,
-          `command id '${command.id}' was already handled (its facts are in the ` +
-            `log) and its reply is no longer kept; send a new id to run it again.`,
-        );
+        reply = this.#rebuild(command, def, key);
       } else {
         const pending = this.#run(command, def);
         this.#remember(key, pending);
@@ -314,6 +312,43 @@ export class Host {
     }
   }
 
+  #noteCaused(key: string, fact: StoredFact): void {
+    this.#handled.add(key);
+    const facts = this.#caused.get(key);
+    if (facts) {
+      facts.push(fact);
+      return;
+    }
+    this.#caused.set(key, [fact]);
+    if (this.#caused.size > CAUSED_KEPT) this.#caused.delete(this.#caused.keys().next().value!);
+  }
+
+  /**
+   * The reply to a command id whose facts are in the log but whose reply is gone (sent again after a
+   * restart): rebuilt by the domain that knows those facts, or `in_doubt` naming them so the caller re-reads
+   * before deciding. Never run twice.
+   */
+  #rebuild(command: Command, def: CommandDef, key: string): Uint8Array {
+    const facts = this.#caused.get(key) ?? [];
+    for (const domain of this.#domains) {
+      const rebuilt = facts.length > 0 ? domain.retried?.(command, facts) : undefined;
+      if (!rebuilt) continue;
+      if ('error' in rebuilt) return encode({ ok: false, error: toErrorInfo(rebuilt.error) });
+      const checked = def.reply.safeParse(rebuilt.reply);
+      if (checked.success) return encode({ ok: true, ...(checked.data as object) });
+      this.#logger.warn({ err: checked.error.message, event: def.type }, 'a rebuilt reply does not match its schema');
+    }
+    const seen = facts.map((f) => `${f.type} on ${f.subject}`);
+    throw new RuntimeError(
+      ErrorCode.InDoubt,
+      `command id '${command.id}' was already handled (its facts are in the log) and its reply cannot be ` +
+        `rebuilt${seen.length > 0 ? ` from ${seen.slice(0, 5).join(', ')}${seen.length > 5 ? ', …' : ''}` : ''}; ` +
+        're-read the state it changed (review.list, file.read, agent.get…) before deciding, and send a new ' +
+        'id to run it again.',
+      { details: { facts: facts.slice(0, 20).map((f) => ({ type: f.type, subject: f.subject, seq: f.seq })) } },
+    );
+  }
+
   /** Whether an agent aggregate exists (its facts are under its parent's subjects, so search by id). */
   agentExists(agentId: string): boolean {
     return this.agentSubject(agentId) !== undefined;
@@ -336,6 +371,9 @@ export class Host {
     }
   }
 }
+
+/** How many recent commands keep their facts for rebuilding a reply after a restart. */
+const CAUSED_KEPT = 4_096;
 
 function commandKey(agentId: string, commandId: string): string {
   return `${agentId}\u0000${commandId}`;

@@ -66,15 +66,31 @@ describe('hardening (embedded)', () => {
     expect([mine['agentId'], theirs['agentId']]).toEqual(['a', 'b']);
   });
 
-  it('refuses a command id re-sent after its reply was forgotten, and the aggregate keeps working', async () => {
-    ok(await rt.call('file.write', { path: 'once.txt', content: '1' }, { agentId: 'a', id: 'write-once' }));
+  it('answers a command id re-sent after its reply was forgotten from the log, never running it twice', async () => {
+    const first = ok(
+      await rt.call('file.write', { path: 'once.txt', content: '1' }, { agentId: 'a', id: 'write-once' }),
+    );
+    ok(await rt.call('agent.spawn', { label: 'k', agentId: 'k' }, { agentId: 'a', id: 'spawn-once' }));
     for (let i = 0; i < 20; i++) ok(await rt.call('agent.get', {}, { agentId: 'a', id: `filler-${i}` }));
-    const again = await rt.call('file.write', { path: 'once.txt', content: '2' }, { agentId: 'a', id: 'write-once' });
-    expect(again).toMatchObject({
-      ok: false,
-      error: { code: 'conflict', message: expect.stringMatching(/already handled/) },
-    });
+    const again = ok(
+      await rt.call('file.write', { path: 'once.txt', content: '2' }, { agentId: 'a', id: 'write-once' }),
+    );
+    // The reply rebuilt from edit.applied: the same fields, a message saying where it came from.
+    const { message, ...rest } = first;
+    expect(again).toMatchObject(rest);
+    expect(again['message']).toMatch(/already applied; the reply is rebuilt from the log/);
+    expect(String(message)).toMatch(/^Created once.txt/);
     expect(readFileSync(join(rt.workspace, 'once.txt'), 'utf8')).toBe('1');
+    // A command whose reply cannot be rebuilt: in_doubt, naming its facts, not retryable, not run again.
+    const doubt = await rt.call('agent.spawn', { label: 'k', agentId: 'k' }, { agentId: 'a', id: 'spawn-once' });
+    expect(doubt).toMatchObject({
+      ok: false,
+      error: {
+        code: 'in_doubt',
+        retryable: false,
+        message: expect.stringMatching(/agent.spawned on skein.evt.a.agent.k.*re-read the state it changed/),
+      },
+    });
     ok(await rt.call('file.write', { path: 'once.txt', content: '3' }, { agentId: 'a' }));
   });
 
