@@ -244,6 +244,42 @@ export const editApplied = defineEvent('edit.applied', {
   describe: (d) => `${d.path} +${d.linesAdded} -${d.linesRemoved}${d.partial ? ' (partial)' : ''}`,
 });
 
+export const editWriting = defineEvent('edit.writing', {
+  data: z.object({
+    editId: EditId,
+    path: z.string().describe('Absolute path about to be written.'),
+    baseHash: Sha256.nullable().describe('sha256 of the bytes there now; null when the file does not exist.'),
+    resultHash: Sha256.describe('sha256 of the bytes about to be written.'),
+  }),
+  summary:
+    'Intent, appended before the disk is touched: a host that dies before edit.applied leaves this, and the ' +
+    'next start compares the disk with both hashes (edit.abandoned says what it found).',
+  aggregate: 'edit',
+  aggregateId: byEdit,
+  describe: (d) => `${d.path} ${d.baseHash?.slice(0, 8) ?? 'new'} → ${d.resultHash.slice(0, 8)}`,
+});
+
+export const editAbandoned = defineEvent('edit.abandoned', {
+  data: z.object({
+    editId: EditId,
+    path: z.string(),
+    reason: z.literal('host_restarted'),
+    disk: z
+      .enum(['not_written', 'unchanged', 'written', 'changed', 'unreadable'])
+      .describe(
+        'What the start found: no write was intended (not_written); the base is still there (unchanged); the ' +
+          'intended bytes are there (written); something else is (changed); the file could not be read.',
+      ),
+    diskHash: Sha256.nullable().describe('sha256 of the bytes found; null when absent or not read.'),
+    recorded: z.boolean().describe('The change found on disk was recorded in the action log (review shows it).'),
+    tempFilesRemoved: z.number().int().min(0).describe('Leftover temp files of the atomic write removed.'),
+  }),
+  summary: 'An edit session the previous host left open (it died), closed at start with what is on disk.',
+  aggregate: 'edit',
+  aggregateId: byEdit,
+  describe: (d) => `${d.path} abandoned (${d.reason}): disk ${d.disk}${d.recorded ? ', in review' : ''}`,
+});
+
 export const editFailed = defineEvent('edit.failed', {
   data: z.object({
     editId: EditId,
@@ -281,6 +317,8 @@ export const editEvents = [
   editRangeAmbiguous,
   editDiffProgressed,
   editApplied,
+  editWriting,
+  editAbandoned,
   editFailed,
   fileReadRecorded,
 ] as const;
@@ -293,5 +331,7 @@ export type EditFact =
   | { type: 'edit.range.ambiguous'; data: z.infer<typeof editRangeAmbiguous.data> }
   | { type: 'edit.diff.progressed'; data: z.infer<typeof editDiffProgressed.data> }
   | { type: 'edit.applied'; data: z.infer<typeof editApplied.data> }
+  | { type: 'edit.writing'; data: z.infer<typeof editWriting.data> }
+  | { type: 'edit.abandoned'; data: z.infer<typeof editAbandoned.data> }
   | { type: 'edit.failed'; data: z.infer<typeof editFailed.data> }
   | { type: 'file.read.recorded'; data: z.infer<typeof fileReadRecorded.data> };

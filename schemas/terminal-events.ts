@@ -163,6 +163,21 @@ export const TerminalClosed = defineEvent('terminal.closed', {
   describe: (d) => `${d.terminalId} closed (${d.reason}) exit=${d.exitCode ?? '-'}${d.signal ? ` ${d.signal}` : ''}`,
 });
 
+export const TerminalLost = defineEvent('terminal.lost', {
+  summary:
+    'Found open in the log at start, but its shell died with the previous host (a crash, SIGKILL): closed, ' +
+    'and the command it was running (if any) never finished.',
+  aggregate: 'terminal',
+  aggregateId: tid,
+  data: z.object({
+    terminalId: TerminalId,
+    reason: z.literal('host_restarted'),
+    commandId: CommandId.nullable().describe('The command that was running, whose outcome is unknown.'),
+    queued: z.array(CommandId).describe('Commands that were waiting; they never ran.'),
+  }),
+  describe: (d) => `${d.terminalId} lost (${d.reason})${d.commandId ? `, ${d.commandId} never finished` : ''}`,
+});
+
 export const TerminalOutputReceived = defineEvent('terminal.output.received', {
   summary: 'A chunk of terminal output (coalesced), with its plain text and the control sequences it held.',
   aggregate: 'terminal',
@@ -240,6 +255,7 @@ export const terminalEvents = [
   TerminalPaused,
   TerminalResumed,
   TerminalClosed,
+  TerminalLost,
   TerminalOutputReceived,
   ResourceAcquired,
   ResourceReleased,

@@ -28,6 +28,12 @@ function tempName(name: string): string {
   return `.${prefix}.skein-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
 }
 
+/** Whether `candidate` is a temp file `tempName(name)` made (by any process: a crashed host leaves them). */
+export function isTempFor(name: string, candidate: string): boolean {
+  const m = /^\.(.+)\.skein-\d+-[0-9a-f]{8}\.tmp$/.exec(candidate);
+  return m !== null && name.startsWith(m[1]!) && Buffer.byteLength(m[1]!, 'utf8') <= 200;
+}
+
 /** A temp file written and fsync'd beside its target, waiting to be renamed into place or discarded. */
 export type Staged = {
   /** Renames the temp file over the target (atomic), then fsyncs the directory. */

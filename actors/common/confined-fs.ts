@@ -8,9 +8,9 @@
  * effects) or have more than one hard link (a hard link can share its content with a file outside).
  */
 import { constants } from 'node:fs';
-import { lstat, open, unlink } from 'node:fs/promises';
+import { lstat, open, readdir, unlink } from 'node:fs/promises';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
-import { atFd, atomicWriteIn, type Staged, stageIn } from './atomic-write.ts';
+import { atFd, atomicWriteIn, isTempFor, type Staged, stageIn } from './atomic-write.ts';
 import { walk } from './confined-walk.ts';
 
 export { realRoots } from './confined-walk.ts';
@@ -207,4 +207,22 @@ function checkDirectory(shown: string): RuntimeError {
     ErrorCode.InvalidMessage,
     `Can't write to file: path is a directory: ${JSON.stringify(shown)}. Give the path of a file.`,
   );
+}
+
+/**
+ * Removes the temp files an atomic write of `given` left beside it (a host killed between staging and
+ * rename), confined like every other access. Returns how many were removed; a missing directory is none.
+ */
+export async function removeStaleTemps(roots: readonly string[], given: string): Promise<number> {
+  const w = await walk(roots, given, false).catch(() => undefined);
+  if (!w) return 0;
+  try {
+    if (w.name === undefined) return 0;
+    const name = w.name;
+    const stale = (await readdir(atFd(w.dir.fd, '.'))).filter((entry) => isTempFor(name, entry));
+    for (const entry of stale) await unlink(atFd(w.dir.fd, entry)).catch(() => undefined);
+    return stale.length;
+  } finally {
+    await w.close();
+  }
 }

@@ -93,6 +93,12 @@ export async function commitEdit(
   let mtimeMs = base?.mtimeMs ?? 0;
   if (!base || !bytes.equals(base.bytes)) {
     if (base) await deps.storeBase?.(base.hash, base.bytes);
+    // Intent before effect: a host that dies between here and edit.applied leaves this in the log, and the
+    // next start compares the disk with both hashes (infra/edit/reconcile.ts).
+    await ctx.emit({
+      type: 'edit.writing',
+      data: { editId: s.editId, path: target.path, baseHash: base?.hash ?? null, resultHash },
+    });
     // Confined again at write time: the path is walked from the root without following symlinks out.
     ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, base?.mode, target.display));
   }

@@ -22,9 +22,14 @@ export function agentCall(ctx: HandlerContext): AgentCall {
  */
 export function agentDomain(
   agents: AgentService,
-  parts: { live?: LiveAgents | undefined; more?: readonly Reaction[] | undefined } = {},
+  parts: {
+    live?: LiveAgents | undefined;
+    more?: readonly Reaction[] | undefined;
+    /** At start: fail the agents whose worker died with the previous host. */
+    reconcile?: (() => Promise<unknown>) | undefined;
+  } = {},
 ) {
-  const { live, more = [] } = parts;
+  const { live, more = [], reconcile } = parts;
   return defineDomain({
     name: 'agent',
     aggregates: [agentAggregateDef],
@@ -43,6 +48,7 @@ export function agentDomain(
       { on: isAgentFact, when: 'live', run: (fact) => agents.notify(fact) },
       ...more,
     ],
+    restore: reconcile ? async () => void (await reconcile()) : undefined,
     stop: live ? async () => live.stop() : undefined,
   });
 }

@@ -11,7 +11,14 @@
  * command, its exit recorded, its terminal closed; the agent's machine
  * decides when each runs.
  */
-import { shellQuote, type AgentId, type AgentsConfig, type StoredFact, type WorkerSpec } from '../../schemas/index.ts';
+import {
+  parseEventSubject,
+  shellQuote,
+  type AgentId,
+  type AgentsConfig,
+  type StoredFact,
+  type WorkerSpec,
+} from '../../schemas/index.ts';
 import { isFinished } from '../../machines/agent/agent.ts';
 import type { Logger } from 'pino';
 import type { AgentDirectory, AgentView } from '../../actors/agent/agent-directory.ts';
@@ -32,6 +39,7 @@ export function wireWorkers(deps: {
   startWorker: (agent: AgentView, worker: WorkerSpec) => Promise<void>;
   effects: LiveAgentEffects;
   reactions: readonly Reaction[];
+  reconcile: () => Promise<number>;
 } {
   /**
    * Worker terminal → the worker's command in it (only workers' commands are followed). Keyed by terminal:
@@ -138,6 +146,26 @@ export function wireWorkers(deps: {
           { agentId: owner(agent) },
         );
       }
+    },
+    // At start: an unfinished agent with a worker lost its process with the previous host (no PTY survives it).
+    async reconcile() {
+      let failed = 0;
+      for (const subject of [...deps.host.subjects()]) {
+        const parts = parseEventSubject(subject);
+        if (parts?.aggregate !== 'agent') continue;
+        const view = deps.directory.view(parts.aggregateId);
+        if (!view?.worker || isFinished(view.status)) continue;
+        const error =
+          'host_restarted: the worker process ended with the previous host (it crashed or was killed) ' +
+          `while the agent was ${view.status}; spawn the agent again to redo its task`;
+        await deps.host.emit(
+          { type: 'agent.failed', data: { agentId: view.agentId as AgentId, error, exitCode: null } },
+          { agentId: owner(view) },
+        );
+        deps.logger.info({ agentId: view.agentId, status: view.status }, 'worker agent failed: the host restarted');
+        failed++;
+      }
+      return failed;
     },
     // A worker's command ending is handed to its watcher; an agent finishing revokes its worker's creds file.
     reactions: [

@@ -14,6 +14,7 @@ import { defineDomain, type HandlerContext } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
 import type { Logger } from 'pino';
+import { reconcileEdits } from './reconcile.ts';
 import { retriedEdit } from './retried.ts';
 import { UnrecordedChanges } from './unrecorded.ts';
 
@@ -35,6 +36,8 @@ export function wireEdit(deps: {
       return view ? [view.workspace] : [];
     },
     ...(deps.maxFileBytes ? { maxFileBytes: deps.maxFileBytes } : {}),
+    // The base is in the blob store before the write, so a start after a crash mid-write can put it in review.
+    storeBase: async (_hash, bytes) => void (await deps.review.service.blobs.put(bytes)),
   });
   /** Streaming sessions: editId → agent, the path as given and as resolved at begin (lock, cancel, re-check). */
   const open = new Map<string, { agentId: string; path: string; given: string }>();
@@ -113,6 +116,11 @@ export function wireEdit(deps: {
     name: 'edit',
     aggregates: [editAggregateDef, fileAggregateDef],
     retried: retriedEdit,
+    // Sessions the previous host left open are closed with what the disk holds (a change found goes to review).
+    restore: async () => {
+      const logger = deps.logger.child({ actor: 'edit-reconcile' });
+      await reconcileEdits({ ...deps, logger, maxFileBytes: service.maxFileBytes });
+    },
     commands: {
       'file.read': (ctx) => service.read(call(ctx), ctx.command.data),
       'file.edit': async (ctx) => {

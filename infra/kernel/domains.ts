@@ -132,7 +132,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
   // Stopped in reverse: permission (suspends deadlines) before terminal (closes PTYs), as before.
   registerDomains(host, [
     runtimeDomain(host, { ...deps.runtime, rootAgentId }),
-    agentDomain(agents, { live, more: workers.reactions }),
+    agentDomain(agents, { live, more: workers.reactions, reconcile: workers.reconcile }),
     review.domain,
     edit.domain,
     terminal.domain,

@@ -30,6 +30,7 @@ import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import { defineDomain } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
+import { reconcileTerminals } from './lost.ts';
 
 export type TerminalWiring = ReturnType<typeof wireTerminal>;
 
@@ -152,6 +153,8 @@ export function wireTerminal(deps: {
       'terminal.list': async (ctx) => manager.list(ctx.command.agentId, { all: isRoot(ctx.command.agentId) }),
     },
     reactions: [{ on: ['terminal.command.finished', 'terminal.command.interrupted'], when: 'live', run: onCommandEnd }],
+    // Terminals the log leaves open died with the previous host: closed with terminal.lost.
+    restore: async () => void (await reconcileTerminals({ host: deps.host, logger: deps.logger })),
     stop: () => manager.shutdown(),
   });
 

@@ -8,6 +8,7 @@
 import { assertEvent, assign, setup } from 'xstate';
 import type { DataOf } from '../../schemas/index.ts';
 import type {
+  editAbandoned,
   editApplied,
   editFailed,
   editRangeAmbiguous,
@@ -15,6 +16,7 @@ import type {
   editRangeResolved,
   editRangeUnresolved,
   editStarted,
+  editWriting,
   fileReadRecorded,
 } from '../../schemas/edit.ts';
 
@@ -27,6 +29,8 @@ type EditFact = FactOf<
   | typeof editRangeUnresolved
   | typeof editRangeAmbiguous
   | typeof editApplied
+  | typeof editWriting
+  | typeof editAbandoned
   | typeof editFailed
 >;
 type FileFact = FactOf<typeof fileReadRecorded>;
@@ -53,6 +57,10 @@ export type EditAggregateContext = {
   linesRemoved?: number;
   edits: EditSummary[];
   error?: { code: string; message: string; editIndex?: number };
+  /** The write intended (edit.writing): set only for edits that got that far, so older logs fold as before. */
+  intent?: { baseHash: string | null; resultHash: string };
+  /** Closed at start after the previous host died (edit.abandoned): what was on disk. */
+  abandoned?: { disk: string; diskHash: string | null; recorded: boolean };
 };
 
 /** Replaces (or appends) the summary of edit `index`. */
@@ -145,8 +153,20 @@ export const editAggregate = setup({
           })),
         },
         'edit.failed': { target: 'failed', actions: 'recordFailure' },
+        'edit.writing': {
+          actions: assign(({ event }) => ({
+            intent: { baseHash: event.data.baseHash, resultHash: event.data.resultHash },
+          })),
+        },
+        'edit.abandoned': {
+          target: 'abandoned',
+          actions: assign(({ event }) => ({
+            abandoned: { disk: event.data.disk, diskHash: event.data.diskHash, recorded: event.data.recorded },
+          })),
+        },
       },
     },
+    abandoned: { type: 'final' },
     applied: {
       // A partial apply is followed by the failure of the edit that stopped it.
       on: { 'edit.failed': { target: 'failed', actions: 'recordFailure' } },

@@ -22,6 +22,7 @@
 import type { DataOf } from '../../schemas/message.ts';
 import type {
   TerminalClosed,
+  TerminalLost,
   TerminalCommandCancelled,
   TerminalCommandFinished,
   TerminalCommandQueued,
@@ -239,6 +240,20 @@ export const terminalMachine = setup({
           exitCode: d<typeof TerminalClosed>(event).exitCode,
           signal: d<typeof TerminalClosed>(event).signal,
           reason: d<typeof TerminalClosed>(event).reason,
+        }),
+        running: null,
+        queue: [],
+        awaitingInput: null,
+      }),
+    },
+    // Open in the log, but its shell died with the previous host: closed, no exit status known.
+    'terminal.lost': {
+      target: '.closed',
+      actions: assign({
+        closed: ({ event }) => ({
+          exitCode: null,
+          signal: null,
+          reason: `lost: ${d<typeof TerminalLost>(event).reason}`,
         }),
         running: null,
         queue: [],

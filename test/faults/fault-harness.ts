@@ -59,10 +59,12 @@ export async function startHost(options: {
   natsUrl?: string;
   /** Default `<dir>/data`. */
   dataDir?: string;
+  /** The project policy (default: allow everything). */
+  policy?: unknown;
 }): Promise<HostProcess> {
   const workspace = join(options.dir, 'ws');
   mkdirSync(join(workspace, '.skein'), { recursive: true });
-  writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify({ default: 'allow' }));
+  writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify(options.policy ?? { default: 'allow' }));
   const args = [
     '--unhandled-rejections=strict',
     SKEIN_BIN,

@@ -80,8 +80,21 @@ describe('file.edit', () => {
     expect(reply.diff).toBe(
       '--- a/a.ts\n+++ b/a.ts\n@@ -1,3 +1,3 @@\n export function f() {\n-  return 1;\n+  return 2;\n }\n',
     );
-    expect(validated().map((f) => f.type)).toEqual(['edit.started', 'edit.range.resolved', 'edit.applied']);
-    const applied = facts[2]!.data as Record<string, unknown>;
+    // The intent (path, base and result hashes) is in the log before the disk is touched.
+    expect(validated().map((f) => f.type)).toEqual([
+      'edit.started',
+      'edit.range.resolved',
+      'edit.writing',
+      'edit.applied',
+    ]);
+    const started = facts[0]!.data as { editId: string; path: string };
+    expect(facts[2]!.data).toEqual({
+      editId: started.editId,
+      path: started.path,
+      baseHash: sha(before),
+      resultHash: sha(after),
+    });
+    const applied = facts[3]!.data as Record<string, unknown>;
     expect(applied).toMatchObject({
       baseHash: sha(before),
       resultHash: sha(after),
@@ -140,11 +153,12 @@ describe('file.edit', () => {
       'edit.started',
       'edit.range.resolved',
       'edit.range.unresolved',
+      'edit.writing',
       'edit.applied',
       'edit.failed',
     ]);
-    expect(facts[3]!.data).toMatchObject({ partial: true });
-    expect(facts[4]!.data).toMatchObject({ editIndex: 1, code: 'not_found', appliedCount: 1 });
+    expect(facts[4]!.data).toMatchObject({ partial: true });
+    expect(facts[5]!.data).toMatchObject({ editIndex: 1, code: 'not_found', appliedCount: 1 });
   });
 
   it('says the file changed on disk since the agent read it', async () => {
@@ -244,7 +258,7 @@ describe('editHandlers (host contract)', () => {
       emit: async (f) => void emitted.push(f.type),
     });
     expect(reply).toMatchObject({ created: true, path: 'h.txt' });
-    expect(emitted).toEqual(['edit.started', 'edit.applied']);
+    expect(emitted).toEqual(['edit.started', 'edit.writing', 'edit.applied']);
   });
 });
 

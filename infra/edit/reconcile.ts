@@ -1,0 +1,114 @@
+/**
+ * @module
+ * At start, before commands are served: every edit session the log leaves open (the previous host died
+ * between `edit.started` and its outcome) is closed with `edit.abandoned`, saying what the disk holds. When
+ * the write's intent (`edit.writing`) is there, the file is compared with the base and intended hashes; a
+ * file that differs from its base is recorded in the agent's action log (so review shows it and reject can
+ * restore the base, kept in the blob store before the write), and temp files the atomic write left beside
+ * it are removed.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { parseEventSubject, type AgentId, type EditId } from '../../schemas/index.ts';
+import type { EditAggregateContext } from '../../machines/edit/edit-aggregate.ts';
+import { readConfined, removeStaleTemps } from '../../actors/common/confined-fs.ts';
+import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
+import type { Host } from '../kernel/host.ts';
+import type { ReviewRecorder } from '../review/wiring.ts';
+
+type Disk = 'not_written' | 'unchanged' | 'written' | 'changed' | 'unreadable';
+
+export async function reconcileEdits(deps: {
+  host: Host;
+  directory: AgentDirectory;
+  review: ReviewRecorder;
+  logger: Logger;
+  maxFileBytes: number;
+}): Promise<number> {
+  let closed = 0;
+  for (const subject of [...deps.host.subjects()]) {
+    const parts = parseEventSubject(subject);
+    if (parts?.aggregate !== 'edit') continue;
+    const state = deps.host.state(subject);
+    const c = state?.context as EditAggregateContext | undefined;
+    if (state?.value !== 'matching' || !c?.editId || !c.path) continue;
+    const agentId = parts.agentId as AgentId;
+    const view = deps.directory.view(agentId);
+    const roots = view ? [view.workspace] : [];
+    let disk: Disk = 'not_written';
+    let diskHash: string | null = null;
+    let recorded = false;
+    let tempFilesRemoved = 0;
+    if (c.intent) {
+      const found = await readConfined(roots, c.path, deps.maxFileBytes).then(
+        (file) => ({ file }),
+        () => undefined,
+      );
+      if (!found) disk = 'unreadable';
+      else {
+        diskHash = found.file ? sha256(found.file.bytes) : null;
+        disk = diskHash === c.intent.baseHash ? 'unchanged' : diskHash === c.intent.resultHash ? 'written' : 'changed';
+        if (disk !== 'unchanged') {
+          recorded = await recordFound(deps, {
+            agentId,
+            editId: c.editId,
+            path: c.path,
+            mode: c.mode ?? 'edit',
+            baseHash: c.intent.baseHash,
+            after: found.file ? found.file.bytes.toString('utf8') : null,
+          });
+        }
+      }
+      tempFilesRemoved = await removeStaleTemps(roots, c.path).catch(() => 0);
+    }
+    await deps.host.emit(
+      {
+        type: 'edit.abandoned',
+        data: {
+          editId: c.editId as EditId,
+          path: c.path,
+          reason: 'host_restarted',
+          disk,
+          diskHash,
+          recorded,
+          tempFilesRemoved,
+        },
+      },
+      { agentId },
+    );
+    deps.logger.info({ editId: c.editId, path: c.path, disk, recorded, tempFilesRemoved }, 'abandoned edit closed');
+    closed++;
+  }
+  return closed;
+}
+
+/** Records what the disk holds against the base as the agent's change; false when the base is not kept. */
+async function recordFound(
+  deps: { review: ReviewRecorder; logger: Logger },
+  found: {
+    agentId: AgentId;
+    editId: string;
+    path: string;
+    mode: 'edit' | 'write';
+    baseHash: string | null;
+    after: string | null;
+  },
+): Promise<boolean> {
+  const base = found.baseHash === null ? null : await deps.review.service.blobs.getBytes(found.baseHash);
+  if (base === undefined) {
+    deps.logger.warn({ path: found.path, baseHash: found.baseHash }, 'base of an abandoned edit not in the blob store');
+    return false;
+  }
+  await deps.review.record({
+    agentId: found.agentId,
+    path: found.path,
+    before: base === null ? null : base.toString('utf8'),
+    after: found.after,
+    source: { kind: found.mode, editId: found.editId as EditId },
+  });
+  return true;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
