@@ -225,6 +225,11 @@ export class EditService {
     return { path: resolved.path, display, file, given };
   }
 
+  /** How a path is shown to an agent: relative to its workspace root when inside it. */
+  displayPath(agentId: string, abs: string): Promise<string> {
+    return this.#display(agentId, abs);
+  }
+
   async #display(agentId: string, abs: string): Promise<string> {
     for (const root of await realRoots(this.roots(agentId))) {
       const rel = relativeInside(root, abs);

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { parseEventSubject, type AgentId, type EditId } from '../../schemas/index.ts';
+import { parseEventSubject, type AgentId, type EditId, type StoredFact } from '../../schemas/index.ts';
 import type { EditAggregateContext } from '../../machines/edit/edit-aggregate.ts';
 import { readConfined, removeStaleTemps } from '../../actors/common/confined-fs.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
@@ -18,14 +18,59 @@ import type { ReviewRecorder } from '../review/wiring.ts';
 
 type Disk = 'not_written' | 'unchanged' | 'written' | 'changed' | 'unreadable';
 
+type Applied = { agentId: AgentId; editId: string; path: string; mode: 'edit' | 'write'; baseHash: string | null };
+
+/**
+ * Read back at start: the last `edit.applied` of each path and the edits the action log recorded. A host killed
+ * between `edit.applied` and its action-log record leaves a change review would not show.
+ */
+export class AppliedEdits {
+  readonly #lastByPath = new Map<string, Applied>();
+  readonly #recorded = new Set<string>();
+
+  see(fact: StoredFact): void {
+    const d = fact.data as Record<string, unknown>;
+    if (fact.type === 'edit.applied') {
+      const path = String(d['path']);
+      this.#lastByPath.set(path, {
+        agentId: fact.agentId as AgentId,
+        editId: String(d['editId']),
+        path,
+        mode: d['mode'] === 'write' ? 'write' : 'edit',
+        baseHash: (d['baseHash'] as string | null) ?? null,
+      });
+    } else if (fact.type === 'action-log.change.recorded') {
+      const editId = (d['source'] as { editId?: string } | undefined)?.editId;
+      if (editId) this.#recorded.add(editId);
+    }
+  }
+
+  /** The last applied edit of each path whose change the action log never recorded; then forgets everything. */
+  take(): Applied[] {
+    const out = [...this.#lastByPath.values()].filter((a) => !this.#recorded.has(a.editId));
+    this.#lastByPath.clear();
+    this.#recorded.clear();
+    return out;
+  }
+}
+
 export async function reconcileEdits(deps: {
   host: Host;
   directory: AgentDirectory;
   review: ReviewRecorder;
   logger: Logger;
   maxFileBytes: number;
+  applied: AppliedEdits;
 }): Promise<number> {
   let closed = 0;
+  for (const a of deps.applied.take()) {
+    // Applied, never recorded: review gets the change from the stored base to what the disk holds now.
+    const roots = [deps.directory.view(a.agentId)?.workspace ?? ''].filter(Boolean);
+    const file = await readConfined(roots, a.path, deps.maxFileBytes).catch(() => null);
+    if (file === null) continue;
+    const recorded = await recordFound(deps, { ...a, after: file ? file.bytes.toString('utf8') : null });
+    deps.logger.info({ editId: a.editId, path: a.path, recorded }, 'applied edit missing from the action log');
+  }
   for (const subject of [...deps.host.subjects()]) {
     const parts = parseEventSubject(subject);
     if (parts?.aggregate !== 'edit') continue;

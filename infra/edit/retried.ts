@@ -15,7 +15,11 @@ type EditFailedData = DataOf<typeof editFailed>;
 
 const WRITING = new Set(['file.write', 'file.edit', 'edit.finish']);
 
-export function retriedEdit(command: Command, facts: readonly StoredFact[]): RetriedReply | undefined {
+export async function retriedEdit(
+  command: Command,
+  facts: readonly StoredFact[],
+  display: (agentId: string, abs: string) => Promise<string>,
+): Promise<RetriedReply | undefined> {
   if (!WRITING.has(command.type)) return undefined;
   const failed = facts.find((f) => f.type === 'edit.failed')?.data as EditFailedData | undefined;
   if (failed) {
@@ -27,12 +31,11 @@ export function retriedEdit(command: Command, facts: readonly StoredFact[]): Ret
   }
   const applied = facts.find((f) => f.type === 'edit.applied')?.data as EditAppliedData | undefined;
   if (!applied) return undefined;
-  const given = (command.data as { path?: unknown }).path;
-  const display = typeof given === 'string' ? given : applied.path;
+  const shown = await display(command.agentId, applied.path);
   return {
     reply: {
       editId: applied.editId,
-      path: display,
+      path: shown,
       mode: applied.mode,
       created: applied.created,
       diff: applied.diff,
@@ -41,7 +44,7 @@ export function retriedEdit(command: Command, facts: readonly StoredFact[]): Ret
       edits: applied.edits,
       ...(applied.syntaxErrors ? { syntaxErrors: applied.syntaxErrors } : {}),
       message:
-        `${applied.mode === 'write' ? (applied.created ? 'Created' : 'Wrote') : 'Edited'} ${display} successfully ` +
+        `${applied.mode === 'write' ? (applied.created ? 'Created' : 'Wrote') : 'Edited'} ${shown} successfully ` +
         '(this command id was already applied; the reply is rebuilt from the log)',
     },
   };

@@ -14,7 +14,7 @@ import { defineDomain, type HandlerContext } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
 import type { Logger } from 'pino';
-import { reconcileEdits } from './reconcile.ts';
+import { AppliedEdits, reconcileEdits } from './reconcile.ts';
 import { retriedEdit } from './retried.ts';
 import { UnrecordedChanges } from './unrecorded.ts';
 
@@ -48,6 +48,8 @@ export function wireEdit(deps: {
   });
 
   const unrecorded = new UnrecordedChanges({ logger: deps.logger });
+  /** Applied edits read back at start, to find those the action log never recorded. */
+  const applied = new AppliedEdits();
   /** Runs a writing handler under the path lock and records what changed on disk. */
   const recorded = async <R extends object>(
     ctx: HandlerContext,
@@ -115,11 +117,14 @@ export function wireEdit(deps: {
   const domain = defineDomain({
     name: 'edit',
     aggregates: [editAggregateDef, fileAggregateDef],
-    retried: retriedEdit,
+    retried: (command, facts) => retriedEdit(command, facts, (agentId, abs) => service.displayPath(agentId, abs)),
     // Sessions the previous host left open are closed with what the disk holds (a change found goes to review).
+    reactions: [
+      { on: ['edit.applied', 'action-log.change.recorded'], when: 'restore', run: (fact) => applied.see(fact) },
+    ],
     restore: async () => {
       const logger = deps.logger.child({ actor: 'edit-reconcile' });
-      await reconcileEdits({ ...deps, logger, maxFileBytes: service.maxFileBytes });
+      await reconcileEdits({ ...deps, logger, maxFileBytes: service.maxFileBytes, applied });
     },
     commands: {
       'file.read': (ctx) => service.read(call(ctx), ctx.command.data),

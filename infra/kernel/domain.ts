@@ -80,7 +80,9 @@ export type DomainParts = {
    * A command id sent again after its reply was lost (a restart): the reply rebuilt from the facts that
    * command caused, or a thrown RuntimeError (the answer it had), or undefined when this domain cannot tell.
    */
-  retried?: ((command: Command, facts: readonly StoredFact[]) => RetriedReply | undefined) | undefined;
+  retried?:
+    | ((command: Command, facts: readonly StoredFact[]) => RetriedReply | undefined | Promise<RetriedReply | undefined>)
+    | undefined;
   /** Once the host stops taking commands: release what the domain holds (PTYs, timers). */
   stop?: (() => Promise<void>) | undefined;
 };

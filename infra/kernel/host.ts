@@ -234,7 +234,7 @@ export class Host {
       if (cached) {
         reply = (await cached).bytes;
       } else if (this.#handled.has(key)) {
-        reply = this.#rebuild(command, def, key);
+        reply = await this.#rebuild(command, def, key);
       } else {
         const pending = this.#run(command, def);
         this.#remember(key, pending);
@@ -328,10 +328,10 @@ export class Host {
    * restart): rebuilt by the domain that knows those facts, or `in_doubt` naming them so the caller re-reads
    * before deciding. Never run twice.
    */
-  #rebuild(command: Command, def: CommandDef, key: string): Uint8Array {
+  async #rebuild(command: Command, def: CommandDef, key: string): Promise<Uint8Array> {
     const facts = this.#caused.get(key) ?? [];
     for (const domain of this.#domains) {
-      const rebuilt = facts.length > 0 ? domain.retried?.(command, facts) : undefined;
+      const rebuilt = facts.length > 0 ? await domain.retried?.(command, facts) : undefined;
       if (!rebuilt) continue;
       if ('error' in rebuilt) return encode({ ok: false, error: toErrorInfo(rebuilt.error) });
       const checked = def.reply.safeParse(rebuilt.reply);
