@@ -108,6 +108,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   const hostId = `h-${randomBytes(4).toString('hex')}`;
   const cleanups: Array<() => Promise<void>> = [];
   let natsServer: NatsServerHandle | undefined;
+  /** runtime.json as written (rewritten when the private broker is restarted). */
+  let info: RuntimeInfo | undefined;
   let broker: AuthBroker | undefined;
   let bus: Bus;
   let log: EventLog;
@@ -132,7 +134,17 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     } else {
       if (mode === 'private') {
         // Operator-mode auth: nothing listens without credentials (auth/broker.ts).
-        broker = await startAuthBroker({ dataDir: config.dataDir, bin: config.natsServerBin, logger });
+        broker = await startAuthBroker({
+          dataDir: config.dataDir,
+          bin: config.natsServerBin,
+          logger,
+          // A restarted server's pid goes into runtime.json, so the next start can stop it after a SIGKILL.
+          onRestart: async (server) => {
+            if (!info) return;
+            info = { ...info, natsServerPid: server.pid };
+            await writeFileAtomic(runtimeInfoPath(config.dataDir), `${JSON.stringify(info, null, 2)}\n`, 0o600);
+          },
+        });
         natsServer = broker.server;
         const started = broker;
         cleanups.push(() => started.stop());
@@ -231,7 +243,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     throw err;
   }
 
-  const info: RuntimeInfo = {
+  info = {
     pid: process.pid,
     hostId,
     mode,

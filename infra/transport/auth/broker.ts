@@ -7,6 +7,7 @@
  * is on loopback.
  */
 import { mkdirSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
@@ -15,7 +16,8 @@ import { Authority, writePrivate } from './authority.ts';
 import { serverConfig } from './server-config.ts';
 
 export type AuthBroker = {
-  server: NatsServerHandle;
+  /** The running server (a new one after the supervisor restarted it). */
+  readonly server: NatsServerHandle;
   authority: Authority;
   url: string;
   websocketUrl: string;
@@ -33,6 +35,8 @@ export async function startAuthBroker(options: {
   dataDir: string;
   bin?: string | undefined;
   logger: Logger;
+  /** Called with each server the supervisor started after the previous one died (runtime.json names its pid). */
+  onRestart?: ((server: NatsServerHandle) => void | Promise<void>) | undefined;
 }): Promise<AuthBroker> {
   const dir = authDir(options.dataDir);
   const authority = Authority.openOrCreate(dir);
@@ -58,12 +62,40 @@ export async function startAuthBroker(options: {
   // The CLI on this machine acts as the operator; agents get their own creds.
   writePrivate(join(dir, 'operator.creds'), await authority.operatorCreds());
   const hostCreds = await authority.hostCreds();
-  const server = await startNatsServer({
-    storeDir,
-    port,
-    configFile: configPath,
-    ...(options.bin ? { bin: options.bin } : {}),
-  });
+  const start = () =>
+    startNatsServer({ storeDir, port, configFile: configPath, ...(options.bin ? { bin: options.bin } : {}) });
+  let server = await start();
+  let stopping = false;
+  /**
+   * The supervisor: a server that dies while skein runs is started again on the same port, config and store
+   * (backoff 250 ms → 5 s), one log line per change of state; the host's connection reconnects by itself and
+   * commands get `unavailable` meanwhile.
+   */
+  const supervise = (watched: NatsServerHandle) =>
+    void watched.exited.then(async () => {
+      if (stopping || server !== watched) return;
+      options.logger.error({ pid: watched.pid, port }, 'private nats-server died; restarting it');
+      let delay = 250;
+      for (let attempt = 1; !stopping; attempt++) {
+        try {
+          const next = await start();
+          if (stopping) return void (await next.stop());
+          server = next;
+          supervise(next);
+          options.logger.info({ pid: next.pid, port, attempt }, 'private nats-server restarted');
+          await options.onRestart?.(next);
+          return;
+        } catch (err) {
+          options.logger.warn(
+            { err: (err as Error).message, attempt, retryInMs: delay },
+            'private nats-server did not restart; retrying',
+          );
+          await sleep(delay);
+          delay = Math.min(delay * 2, 5_000);
+        }
+      }
+    });
+  supervise(server);
   let sys: NatsConnection;
   try {
     sys = await connect({
@@ -76,11 +108,14 @@ export async function startAuthBroker(options: {
     // The resolver may hold an older account JWT (revocations made while no broker ran): push the current one.
     await pushAccount(sys, authority.account, await authority.accountJwt());
   } catch (err) {
+    stopping = true;
     await server.stop();
     throw err;
   }
   return {
-    server,
+    get server() {
+      return server;
+    },
     authority,
     url: server.url,
     websocketUrl: `ws://127.0.0.1:${websocketPort}`,
@@ -91,6 +126,7 @@ export async function startAuthBroker(options: {
       options.logger.info({ agentId }, 'agent credentials revoked');
     },
     async stop() {
+      stopping = true;
       await sys.drain().catch(() => sys.close());
       await server.stop();
     },
