@@ -70,7 +70,8 @@ export class Host {
   /** Ids of commands whose facts are in the log (before this start or since): never run twice. */
   readonly #handled = new Set<string>();
   /** The facts of the most recent commands, by command key: a retry after a restart is answered from them. */
-  readonly #caused = new Map<string, StoredFact[]>();
+  readonly #caused = new Map<string, { facts: StoredFact[]; bytes: number }>();
+  #causedBytes = 0;
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
@@ -314,13 +315,19 @@ export class Host {
 
   #noteCaused(key: string, fact: StoredFact): void {
     this.#handled.add(key);
-    const facts = this.#caused.get(key);
-    if (facts) {
-      facts.push(fact);
-      return;
+    const bytes = JSON.stringify(fact.data).length;
+    const kept = this.#caused.get(key);
+    if (kept) {
+      kept.facts.push(fact);
+      kept.bytes += bytes;
+    } else this.#caused.set(key, { facts: [fact], bytes });
+    this.#causedBytes += bytes;
+    // Bounded by count and size (a write's diff can be large): the oldest go first; their retries get in_doubt.
+    while (this.#caused.size > CAUSED_KEPT || (this.#causedBytes > CAUSED_BYTES && this.#caused.size > 1)) {
+      const [oldest, entry] = this.#caused.entries().next().value!;
+      this.#caused.delete(oldest);
+      this.#causedBytes -= entry.bytes;
     }
-    this.#caused.set(key, [fact]);
-    if (this.#caused.size > CAUSED_KEPT) this.#caused.delete(this.#caused.keys().next().value!);
   }
 
   /**
@@ -329,7 +336,7 @@ export class Host {
    * before deciding. Never run twice.
    */
   async #rebuild(command: Command, def: CommandDef, key: string): Promise<Uint8Array> {
-    const facts = this.#caused.get(key) ?? [];
+    const facts = this.#caused.get(key)?.facts ?? [];
     for (const domain of this.#domains) {
       const rebuilt = facts.length > 0 ? await domain.retried?.(command, facts) : undefined;
       if (!rebuilt) continue;
@@ -374,6 +381,8 @@ export class Host {
 
 /** How many recent commands keep their facts for rebuilding a reply after a restart. */
 const CAUSED_KEPT = 4_096;
+/** …and at most about this many characters of their data. */
+const CAUSED_BYTES = 16 * 1024 * 1024;
 
 function commandKey(agentId: string, commandId: string): string {
   return `${agentId}\u0000${commandId}`;

@@ -166,6 +166,11 @@ export async function wirePermission(deps: {
     // A tool call retried after a restart whose request was denied (at restart: host_restarted) gets that denial.
     retried: (_command, facts) => {
       for (const fact of facts) {
+        if (fact.type === 'permission.denied') {
+          // Denied while the command ran (a rule, a human, a timeout): that was its answer.
+          const d = fact.data as { requestId: string; by: string; reason: string };
+          return { error: new PermissionDeniedError(d.reason, { requestId: d.requestId, by: d.by }) };
+        }
         if (fact.type !== 'permission.requested') continue;
         const snapshot = deps.host.state(fact.subject);
         const c = snapshot?.context as PermissionAggregateContext | undefined;

@@ -71,6 +71,9 @@ describe('hardening (embedded)', () => {
       await rt.call('file.write', { path: 'once.txt', content: '1' }, { agentId: 'a', id: 'write-once' }),
     );
     ok(await rt.call('agent.spawn', { label: 'k', agentId: 'k' }, { agentId: 'a', id: 'spawn-once' }));
+    const deny = { path: 'secret.txt', content: 'x' };
+    const denied = await rt.call('file.write', deny, { agentId: 'b', id: 'denied-once' });
+    expect(denied).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     for (let i = 0; i < 20; i++) ok(await rt.call('agent.get', {}, { agentId: 'a', id: `filler-${i}` }));
     const again = ok(
       await rt.call('file.write', { path: 'once.txt', content: '2' }, { agentId: 'a', id: 'write-once' }),
@@ -81,6 +84,8 @@ describe('hardening (embedded)', () => {
     expect(again['message']).toMatch(/already applied; the reply is rebuilt from the log/);
     expect(String(message)).toMatch(/^Created once.txt/);
     expect(readFileSync(join(rt.workspace, 'once.txt'), 'utf8')).toBe('1');
+    // A denial is the answer it had.
+    expect(await rt.call('file.write', deny, { agentId: 'b', id: 'denied-once' })).toEqual(denied);
     // A command whose reply cannot be rebuilt: in_doubt, naming its facts, not retryable, not run again.
     const doubt = await rt.call('agent.spawn', { label: 'k', agentId: 'k' }, { agentId: 'a', id: 'spawn-once' });
     expect(doubt).toMatchObject({
