@@ -68,6 +68,7 @@ export class FactWriter {
    * stored later. Before the next append there, the subject is re-read from the log, never guessed.
    */
   readonly #inDoubt = new Set<string>();
+  #resyncTimer: NodeJS.Timeout | undefined;
   #facts = 0;
   #lastSeq = 0;
 
@@ -171,11 +172,45 @@ export class FactWriter {
     }
     // Whatever the failure, the log may hold more on this subject than this writer knows (a timed-out
     // append stored later, another writer): the next append re-reads the subject first.
-    if (stream === 'events') this.#inDoubt.add(subject);
+    if (stream === 'events') {
+      this.#inDoubt.add(subject);
+      this.#scheduleResync();
+    }
     logger.error({ err: lastError, subject, event: fact.type, attempts }, 'fact not appended');
     await this.#reportHealth(fact, subject, attempts, lastError);
     if (lastError instanceof AppendConflictError || isUnavailable(lastError)) throw lastError;
     throw new AppendFailedError(fact.type, subject, attempts, lastError);
+  }
+
+  /**
+   * Subjects in doubt are also re-read in the background (backoff 500 ms → 5 s until the log answers), not
+   * only before their next append: an aggregate that never gets another append (an edit, a request) would
+   * otherwise keep live state short of the log after a stall.
+   */
+  #scheduleResync(delayMs = 500): void {
+    if (this.#resyncTimer) return;
+    this.#resyncTimer = setTimeout(() => {
+      this.#resyncTimer = undefined;
+      void this.#resyncAll().then((left) => {
+        if (left > 0) this.#scheduleResync(Math.min(delayMs * 2, 5_000));
+      });
+    }, delayMs);
+    this.#resyncTimer.unref();
+  }
+
+  /** Re-reads every subject in doubt (each under its lock); resolves with how many are still in doubt. */
+  async #resyncAll(): Promise<number> {
+    for (const subject of [...this.#inDoubt]) {
+      try {
+        this.#o.assertAvailable?.();
+        await this.#lock.run(subject, async () => {
+          if (this.#inDoubt.has(subject)) await this.#resync(subject);
+        });
+      } catch {
+        // Still unreachable: stays in doubt; the next round (or the next append there) tries again.
+      }
+    }
+    return this.#inDoubt.size;
   }
 
   /**

@@ -1,10 +1,9 @@
 /**
  * Broker outages against a real `skein up` process (networked mode, `--unhandled-rejections=strict`) and
  * a real nats-server the test kills and restarts on the same port and store, while 3 clients write files:
- * - SIGKILL for 2 s, and for 10 s (the issue asks 30 s; 10 s keeps the suite under its CI budget and is
- *   already 40 reconnect attempts past the old limit of 10 × 250 ms);
- * - SIGSTOP for 12 s (the issue's 25 s shortened the same way; still longer than the 5 s append timeout,
- *   so appends time out and are stored after SIGCONT: the in-doubt path).
+ * - SIGKILL for 2 s, and for 30 s (far past the old limit of 10 reconnect attempts × 250 ms);
+ * - SIGSTOP for 25 s (longer than the 5 s append timeout, so appends time out and are stored after SIGCONT:
+ *   the in-doubt path).
  * Each time: the host survives, logs the outage and the recovery, clients recover without a restart, no
  * `conflict` storm, and the live digest equals a replay of the log.
  */
@@ -136,18 +135,18 @@ describe('broker outages (real nats-server, real host process)', () => {
     expect(messages()).toContain('broker connection restored');
   }, 60_000);
 
-  it('survives a 10 s SIGKILL of the broker', async () => {
-    await outage('kill10', async () => {
+  it('survives a 30 s SIGKILL of the broker', async () => {
+    await outage('kill30', async () => {
       await broker.kill();
-      await sleep(10_000);
+      await sleep(30_000);
       await broker.start();
     });
-  }, 90_000);
+  }, 120_000);
 
-  it('survives a 12 s SIGSTOP of the broker without wedging an aggregate', async () => {
-    await outage('stop12', async () => {
+  it('survives a 25 s SIGSTOP of the broker without wedging an aggregate', async () => {
+    await outage('stop25', async () => {
       process.kill(broker.current()!.pid, 'SIGSTOP');
-      await sleep(12_000);
+      await sleep(25_000);
       process.kill(broker.current()!.pid, 'SIGCONT');
     });
     expect(messages().filter((m) => m === 'fact not appended').length).toBeLessThan(50);

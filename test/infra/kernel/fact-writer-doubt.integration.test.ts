@@ -83,4 +83,34 @@ describe('fact writer: appends in doubt', () => {
     expect(digestOf(fold)).toBe((await replayLog(real, AGGREGATES)).digest);
     await real.close();
   });
+
+  it('folds a fact stored in doubt even when its aggregate never gets another append', async () => {
+    const dir = tempDir('skein-doubt-');
+    dirs.push(dir);
+    const real = await JsonlLog.open({ dir: dir.path });
+    const { logger, lines } = memoryLogger('warn');
+    const fold = new Fold(AGGREGATES);
+    const writer = new FactWriter({
+      log: losesFirstAnswer(real, 'agent.cancelled'),
+      fold,
+      logger,
+      hostId: 'h-test',
+      retries: 0,
+      retryDelayMs: 1,
+    });
+    const agentId = 'root' as AgentId;
+    await writer.write(spawned('root'), { agentId });
+    await expect(
+      writer.write({ type: 'agent.cancelled', data: { agentId, reason: 'stop', by: agentId } }, { agentId }),
+    ).rejects.toMatchObject({ name: 'AppendFailedError' });
+    const replayed = (await replayLog(real, AGGREGATES)).digest;
+    expect(digestOf(fold)).not.toBe(replayed);
+    // Nothing else is appended there: the background re-read folds it by itself.
+    for (let i = 0; i < 100 && digestOf(fold) !== replayed; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(digestOf(fold)).toBe(replayed);
+    expect(lines.map((l) => l.msg)).toContain(
+      'facts whose append had timed out were stored after all; folded them before appending more',
+    );
+    await real.close();
+  });
 });
