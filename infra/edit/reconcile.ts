@@ -32,6 +32,8 @@ export class AppliedEdits {
     const d = fact.data as Record<string, unknown>;
     if (fact.type === 'edit.applied') {
       const path = String(d['path']);
+      // Same bytes before and after: nothing was written, and the action log records nothing for it.
+      if (d['baseHash'] === d['resultHash']) return;
       this.#lastByPath.set(path, {
         agentId: fact.agentId as AgentId,
         editId: String(d['editId']),

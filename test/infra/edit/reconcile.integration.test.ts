@@ -15,6 +15,12 @@ import { ok } from '../../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 
+async function countOf(runtime: TestRuntime, type: string): Promise<number> {
+  let n = 0;
+  await runtime.log.scan({}, (f) => void (f.type === type && n++));
+  return n;
+}
+
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const temp = tempDir('skein-reconcile-');
 let rt: TestRuntime | undefined;
@@ -31,6 +37,7 @@ describe('edits in flight when the host died', () => {
     ok(await rt.call('file.write', { path: 'renamed.txt', content: 'old\n' }));
     ok(await rt.call('file.write', { path: 'kept.txt', content: 'keep\n' }));
     ok(await rt.call('file.write', { path: 'other.txt', content: 'base\n' }));
+    ok(await rt.call('file.write', { path: 'applied.txt', content: 'before\n' }));
     ok(await rt.call('review.accept', {}));
     // What a host killed between edit.writing and edit.applied leaves, for four writes.
     const crash = async (editId: string, name: string, base: string | null, result: string, commandId: string) => {
@@ -49,6 +56,30 @@ describe('edits in flight when the host died', () => {
     await crash('e-kept', 'kept.txt', 'keep\n', 'never\n', 'crash-2');
     await crash('e-other', 'other.txt', 'base\n', 'intended\n', 'crash-3');
     await crash('e-created', 'created.txt', null, 'fresh\n', 'crash-4');
+    // Killed after edit.applied, before its action-log record: the change must still reach review.
+    await crash('e-applied', 'applied.txt', 'before\n', 'after\n', 'crash-5');
+    await rt.host.emit(
+      {
+        type: 'edit.applied',
+        data: {
+          editId: 'e-applied',
+          path: join(ws, 'applied.txt'),
+          mode: 'write',
+          baseHash: sha('before\n'),
+          resultHash: sha('after\n'),
+          created: false,
+          diff: '',
+          linesAdded: 1,
+          linesRemoved: 1,
+          edits: [],
+          partial: false,
+          lineEnding: 'lf',
+          bom: false,
+        },
+      },
+      { agentId: 'main' as AgentId, causationId: 'crash-5', id: 'main/crash-5:2' },
+    );
+    writeFileSync(join(ws, 'applied.txt'), 'after\n');
     writeFileSync(join(ws, 'renamed.txt'), 'new\n');
     writeFileSync(join(ws, '.renamed.txt.skein-4242-0badc0de.tmp'), 'new\n');
     writeFileSync(join(ws, '.kept.txt.skein-4242-deadbeef.tmp'), 'nev');
@@ -78,10 +109,12 @@ describe('edits in flight when the host died', () => {
     // Every file that differs from its base is in review; rejecting restores the bases.
     const files = ok(await rt.call('review.list', {}))['files'] as Array<{ path: string }>;
     expect(files.map((f) => f.path).sort()).toEqual(
-      [join(ws, 'created.txt'), join(ws, 'other.txt'), join(ws, 'renamed.txt')].sort(),
+      [join(ws, 'applied.txt'), join(ws, 'created.txt'), join(ws, 'other.txt'), join(ws, 'renamed.txt')].sort(),
     );
-    ok(await rt.call('review.reject', { paths: [join(ws, 'renamed.txt'), join(ws, 'created.txt')] }));
+    const paths = [join(ws, 'renamed.txt'), join(ws, 'created.txt'), join(ws, 'applied.txt')];
+    ok(await rt.call('review.reject', { paths }));
     expect(readFileSync(join(ws, 'renamed.txt'), 'utf8')).toBe('old\n');
+    expect(readFileSync(join(ws, 'applied.txt'), 'utf8')).toBe('before\n');
     expect(existsSync(join(ws, 'created.txt'))).toBe(false);
 
     // The crashed command's retry: its outcome is not in the log, so in_doubt, and nothing runs again.
@@ -89,11 +122,15 @@ describe('edits in flight when the host died', () => {
     expect(retry).toMatchObject({ ok: false, error: { code: 'in_doubt', retryable: false } });
     expect(readFileSync(join(ws, 'kept.txt'), 'utf8')).toBe('keep\n');
 
+    // The applied one's retry gets its reply, rebuilt from edit.applied.
+    const rebuilt = ok(await rt.call('file.write', { path: 'applied.txt', content: 'after\n' }, { id: 'crash-5' }));
+    expect(rebuilt).toMatchObject({ editId: 'e-applied', path: 'applied.txt', created: false });
+
     // A third start finds nothing left to reconcile.
+    const recordedBefore = (await countOf(rt, 'action-log.change.recorded')) as number;
     await rt.dispose();
     rt = await startTestRuntime({ mode: 'embedded', dir: temp.path });
-    const again: StoredFact[] = [];
-    await rt.log.scan({}, (f) => void again.push(f));
-    expect(again.filter((f) => f.type === 'edit.abandoned')).toHaveLength(4);
+    expect(await countOf(rt, 'edit.abandoned')).toBe(4);
+    expect(await countOf(rt, 'action-log.change.recorded')).toBe(recordedBefore);
   }, 60_000);
 });
