@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import { writeFileAtomic } from '../../actors/common/atomic-write.ts';
 import { isInside } from '../../machines/common/confine.ts';
+import { isFinished } from '../../machines/agent/agent.ts';
 import { COMMANDS, RuntimeMode, type AgentId } from '../../schemas/index.ts';
 import type { Bus } from '../transport/bus.ts';
 import { EmbeddedBus } from '../transport/embedded-bus.ts';
@@ -24,9 +25,11 @@ import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
 import { isAlive, natsServerAvailable, stopStaleNatsServer, type NatsServerHandle } from '../transport/nats-server.ts';
-import { serveBusOnSocket } from '../transport/socket-bus.ts';
+import { serveBusOnSocket, type SocketServer } from '../transport/socket-server.ts';
+import { mintSocketToken, operatorTokenPath, socketKey } from '../transport/auth/socket-tokens.ts';
+import { writePrivate } from '../transport/auth/authority.ts';
 import { startAuthBroker, type AuthBroker } from '../transport/auth/broker.ts';
-import { revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
+import { FINISHED_FACTS, revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
 import { guardLog } from '../transport/log-guard.ts';
 import { verifySeal } from '../transport/log-seal.ts';
 import { microService } from '../discovery/micro-service.ts';
@@ -114,6 +117,11 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   let socketPath: string | undefined;
   let natsUrl: string | undefined;
   let assertAvailable: (() => void) | undefined;
+  let socketServer: SocketServer | undefined;
+  /** Embedded mode: the socket's key; each agent (worker, `skein creds`) gets its own token. */
+  let key: Buffer | undefined;
+  /** Set once the host has restored state: which agents have finished (their tokens are refused). */
+  let finished: (agentId: string) => boolean = () => false;
 
   try {
     if (mode === 'embedded') {
@@ -127,7 +135,14 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
         duplicateWindowMs: config.log.duplicateWindowMs,
       });
       socketPath = join(config.dataDir, 'skein.sock');
-      const server = await serveBusOnSocket(embedded, socketPath);
+      key = socketKey(config.dataDir);
+      writePrivate(operatorTokenPath(config.dataDir), `${mintSocketToken(key, { kind: 'operator' })}\n`);
+      const server = await serveBusOnSocket(embedded, socketPath, {
+        key,
+        isRevoked: (agentId) => finished(agentId),
+        logger: logger.child({ actor: 'socket' }),
+      });
+      socketServer = server;
       cleanups.push(() => server.close());
     } else {
       if (mode === 'private') {
@@ -201,10 +216,28 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
         ...(broker
           ? { mintCreds: (agentId: string) => broker!.authority.mintAgent(agentId).then((m) => m.creds) }
           : {}),
+        ...(key
+          ? {
+              mintCreds: async (agentId: string) => `${mintSocketToken(key!, { kind: 'agent', agentId })}\n`,
+              credsEnv: 'SKEIN_SOCKET_TOKEN' as const,
+            }
+          : {}),
       },
     }));
     await host.start();
     if (broker) await revokeOnFinish(host, broker, logger);
+    if (socketServer) {
+      const server = socketServer;
+      finished = (agentId) => {
+        const subject = host.agentSubject(agentId as AgentId);
+        const status = subject ? host.state(subject)?.value : undefined;
+        return typeof status === 'string' && isFinished(status);
+      };
+      host.writer.onFact((fact) => {
+        if (FINISHED_FACTS.has(fact.type)) server.revoke((fact.data as { agentId: string }).agentId);
+      });
+      server.recheck();
+    }
     if (bus instanceof NatsBus) {
       const nc = bus.nc;
       const keeper = await guardLog({
