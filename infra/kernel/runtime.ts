@@ -133,6 +133,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
         log: logger,
         outputMaxBytes: config.log.outputMaxBytes,
         duplicateWindowMs: config.log.duplicateWindowMs,
+        sealDir: join(config.dataDir, 'auth'),
       });
       socketPath = join(config.dataDir, 'skein.sock');
       key = socketKey(config.dataDir);
