@@ -28,6 +28,7 @@ import { isAlive, natsServerAvailable, stopStaleNatsServer, type NatsServerHandl
 import { serveBusOnSocket, type SocketServer } from '../transport/socket-server.ts';
 import { mintSocketToken, operatorTokenPath, socketKey } from '../transport/auth/socket-tokens.ts';
 import { writePrivate } from '../transport/auth/authority.ts';
+import { openNetworkedIdentities, type NetworkedIdentities } from '../transport/auth/networked.ts';
 import { startAuthBroker, type AuthBroker } from '../transport/auth/broker.ts';
 import { FINISHED_FACTS, revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
 import { guardLog } from '../transport/log-guard.ts';
@@ -118,6 +119,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   let natsUrl: string | undefined;
   let assertAvailable: (() => void) | undefined;
   let socketServer: SocketServer | undefined;
+  /** Networked mode with `--creds` and `--signing-key`: the host mints each agent's user. */
+  let networked: NetworkedIdentities | undefined;
   /** Embedded mode: the socket's key; each agent (worker, `skein creds`) gets its own token. */
   let key: Buffer | undefined;
   /** Set once the host has restored state: which agents have finished (their tokens are refused). */
@@ -156,11 +159,13 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       } else {
         natsUrl = config.natsUrl;
         if (!natsUrl) throw new Error('networked mode needs --nats <url> or SKEIN_NATS_URL');
+        networked = await networkedIdentities(config);
       }
+      const hostCreds = broker?.hostCreds ?? networked?.hostCreds;
       const natsBus = await NatsBus.connect(
         natsUrl,
         { name: `skein-host-${hostId}`, logger },
-        broker ? { creds: broker.hostCreds } : undefined,
+        hostCreds ? { creds: hostCreds } : undefined,
       );
       assertAvailable = () => natsBus.assertConnected();
       bus = natsBus;
@@ -217,6 +222,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
         ...(broker
           ? { mintCreds: (agentId: string) => broker!.authority.mintAgent(agentId).then((m) => m.creds) }
           : {}),
+        ...(networked ? { mintCreds: networked.mintAgent } : {}),
         ...(key
           ? {
               mintCreds: async (agentId: string) => `${mintSocketToken(key!, { kind: 'agent', agentId })}\n`,
@@ -297,6 +303,22 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
         rmSync(infoPath, { force: true });
       })()),
   };
+}
+
+/** `--creds` and `--signing-key` go together: a host with creds but no key could not give workers theirs. */
+async function networkedIdentities(config: LoadedConfig): Promise<NetworkedIdentities | undefined> {
+  if (!config.natsCreds && !config.signingKey) return undefined;
+  if (!config.natsCreds || !config.signingKey) {
+    throw new Error(
+      `networked mode with identities needs both --creds and --signing-key (got only ` +
+        `${config.natsCreds ? '--creds' : '--signing-key'}); \`skein auth init\` writes host.creds and account.nk`,
+    );
+  }
+  return openNetworkedIdentities({
+    credsPath: config.natsCreds,
+    signingKeyPath: config.signingKey,
+    dataDir: config.dataDir,
+  });
 }
 
 async function ensureRootAgent(host: Host, config: LoadedConfig, logger: Logger): Promise<void> {
