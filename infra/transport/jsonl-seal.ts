@@ -82,37 +82,9 @@ export class JsonlSeal {
       if (state.lastSeq > 0) throw tampered([`the log is gone (it held facts up to sequence ${state.lastSeq})`]);
       return new JsonlSeal(key, statePath, state);
     }
-    let prev = genesis(key);
-    let lastMac = prev;
-    let lastSeq = 0;
-    let sealedMacAtLast: string | undefined;
-    for (const line of lines) {
-      const seq = seqOf(line.text);
-      if (seq < state.sealedFrom && !MAC_TAIL.test(line.text)) {
-        lastSeq = seq;
-        continue;
-      }
-      const match = MAC_TAIL.exec(line.text);
-      const bare = match ? `${line.text.slice(0, match.index)}}` : line.text;
-      const expected = chain(key, prev, bare);
-      if (!match || match[1] !== expected) {
-        const what = match ? 'does not carry the seal the host wrote' : 'has no seal';
-        throw tampered([
-          `line ${line.number} (sequence ${seq}) ${what}: ` +
-            'it was altered, moved, or written by someone other than the host',
-        ]);
-      }
-      prev = expected;
-      lastMac = expected;
-      lastSeq = seq;
-      if (seq === state.lastSeq) sealedMacAtLast = expected;
-    }
-    if (lastSeq < state.lastSeq) {
-      throw tampered([`shorter: last sequence ${lastSeq} (sealed up to ${state.lastSeq})`]);
-    }
-    if (state.lastSeq >= state.sealedFrom && sealedMacAtLast !== state.lastMac) {
-      throw tampered([`the line at sequence ${state.lastSeq} is not the one sealed`]);
-    }
+    const checked = verifyChain(lines, key, state);
+    if (checked.changes.length > 0) throw tampered(checked.changes);
+    const { lastSeq, lastMac } = checked;
     // Lines past the seal with a valid chain were written by the host just before it stopped (the seal
     // is moved after each batch is durable, not with it).
     const seal = new JsonlSeal(key, statePath, { ...state, lastSeq, lastMac });
@@ -140,6 +112,60 @@ export class JsonlSeal {
   #save(): void {
     writePrivate(this.#statePath, `${JSON.stringify(this.#state)}\n`);
   }
+}
+
+/**
+ * Read-only: what differs between `logPath` and the seal in `dir` (empty when nothing); undefined when the
+ * log was never sealed there (no key and no seal). `skein replay` reports it.
+ */
+export function checkJsonlSeal(logPath: string, dir: string): string[] | undefined {
+  const keyPath = join(dir, 'log.key');
+  const statePath = join(dir, 'log-seal.json');
+  if (!existsSync(keyPath) && !existsSync(statePath)) return undefined;
+  if (!existsSync(keyPath) || !existsSync(statePath)) {
+    return [`${existsSync(keyPath) ? statePath : keyPath} is missing`];
+  }
+  const state = readState(statePath);
+  if (!existsSync(logPath)) return state.lastSeq > 0 ? [`the log is gone (sealed up to ${state.lastSeq})`] : [];
+  return verifyChain(readLines(logPath), readKey(keyPath), state).changes;
+}
+
+/** Walks the MAC chain of `lines`; `changes` names the first line that breaks it, or a log cut short. */
+function verifyChain(
+  lines: Array<{ number: number; text: string }>,
+  key: Buffer,
+  state: SealState,
+): { changes: string[]; lastSeq: number; lastMac: string } {
+  let lastMac = genesis(key);
+  let lastSeq = 0;
+  let sealedMacAtLast: string | undefined;
+  for (const line of lines) {
+    const seq = seqOf(line.text);
+    const match = MAC_TAIL.exec(line.text);
+    if (seq < state.sealedFrom && !match) {
+      lastSeq = seq;
+      continue;
+    }
+    const bare = match ? `${line.text.slice(0, match.index)}}` : line.text;
+    const expected = chain(key, lastMac, bare);
+    if (!match || match[1] !== expected) {
+      const what = match ? 'does not carry the seal the host wrote' : 'has no seal';
+      const change =
+        `line ${line.number} (sequence ${seq}) ${what}: ` +
+        'it was altered, moved, or written by someone other than the host';
+      return { changes: [change], lastSeq, lastMac };
+    }
+    lastMac = expected;
+    lastSeq = seq;
+    if (seq === state.lastSeq) sealedMacAtLast = expected;
+  }
+  if (lastSeq < state.lastSeq) {
+    return { changes: [`shorter: last sequence ${lastSeq} (sealed up to ${state.lastSeq})`], lastSeq, lastMac };
+  }
+  if (state.lastSeq >= state.sealedFrom && sealedMacAtLast !== state.lastMac) {
+    return { changes: [`the line at sequence ${state.lastSeq} is not the one sealed`], lastSeq, lastMac };
+  }
+  return { changes: [], lastSeq, lastMac };
 }
 
 function chain(key: Buffer, prev: string, line: string): string {

@@ -7,6 +7,7 @@
 import { appendFileSync, cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../support/cli.ts';
 import { ok } from '../../support/replies.ts';
 import { startTestRuntime } from '../../support/runtime.ts';
 import { tempDir } from '../../support/temp-dir.ts';
@@ -68,6 +69,29 @@ describe('the embedded log seal', () => {
     expect(plain).toMatch(/Restore .* from a backup .*skein replay --from-file .* --export <file>/);
     const copied = await restartAfter((_d, events) => void forge(events, true));
     expect(copied).toContain('does not carry the seal the host wrote');
+  });
+
+  it('`skein replay` warns when the log holds a fact the host did not write', async () => {
+    const dir = join(temp.path, `copy-${++copies}`);
+    cpSync(original, dir, { recursive: true });
+    const events = join(dir, 'data', 'events.jsonl');
+    const clean = await runCli(['replay', '--data', join(dir, 'data')]);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(clean.stderr).not.toContain('seal');
+    const last = JSON.parse(lines(events).at(-1)!) as { seq: number };
+    const fact = { id: 'forged', type: 'agent.completed', at: new Date().toISOString(), agentId: 'main' };
+    const forged = { seq: last.seq + 1, subject: 'skein.evt.main.agent.a', fact: { ...fact, data: { agentId: 'a' } } };
+    appendFileSync(events, `${JSON.stringify(forged)}\n`);
+    for (const args of [
+      ['--data', join(dir, 'data')],
+      ['--from-file', events],
+    ]) {
+      const replayed = await runCli(['replay', ...args]);
+      expect(replayed.stderr).toContain(
+        `warning: ${events} does not match its seal in ${join(dir, 'data', 'auth')}: line ${last.seq + 1} ` +
+          `(sequence ${last.seq + 1}) has no seal`,
+      );
+    }
   });
 
   it('refuses a line altered in the middle', async () => {
