@@ -159,7 +159,9 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       } else {
         natsUrl = config.natsUrl;
         if (!natsUrl) throw new Error('networked mode needs --nats <url> or SKEIN_NATS_URL');
-        networked = await networkedIdentities(config);
+        networked = await networkedIdentities(config, logger);
+        const revoker = networked?.revoker;
+        if (revoker) cleanups.push(() => revoker.close());
       }
       const hostCreds = broker?.hostCreds ?? networked?.hostCreds;
       const natsBus = await NatsBus.connect(
@@ -233,6 +235,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     }));
     await host.start();
     if (broker) await revokeOnFinish(host, broker, logger);
+    if (networked?.revoker) await revokeOnFinish(host, networked.revoker, logger);
     if (socketServer) {
       const server = socketServer;
       finished = (agentId) => {
@@ -306,7 +309,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
 }
 
 /** `--creds` and `--signing-key` go together: a host with creds but no key could not give workers theirs. */
-async function networkedIdentities(config: LoadedConfig): Promise<NetworkedIdentities | undefined> {
+async function networkedIdentities(config: LoadedConfig, logger: Logger): Promise<NetworkedIdentities | undefined> {
   if (!config.natsCreds && !config.signingKey) return undefined;
   if (!config.natsCreds || !config.signingKey) {
     throw new Error(
@@ -315,9 +318,11 @@ async function networkedIdentities(config: LoadedConfig): Promise<NetworkedIdent
     );
   }
   return openNetworkedIdentities({
+    natsUrl: config.natsUrl!,
     credsPath: config.natsCreds,
     signingKeyPath: config.signingKey,
     dataDir: config.dataDir,
+    logger,
   });
 }
 

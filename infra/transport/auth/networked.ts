@@ -6,11 +6,16 @@
  * (`host.creds` and the account signing key `account.nk`, both 0600);
  * `skein up --nats <url> --creds host.creds --signing-key account.nk` then
  * mints every agent's user JWT with that signing key, with the same
- * permissions as the private broker (`permissions.ts`).
+ * permissions as the private broker (`permissions.ts`). When the operator
+ * keys (`keys.json`) sit beside the signing key, the host also revokes a
+ * finished agent's users through the system account.
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { decode, type User } from '@nats-io/jwt';
+import { connect, credsAuthenticator } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import { pushAccount } from './broker.ts';
 import { AGENT_TTL_S, Authority, mintUser, writePrivate } from './authority.ts';
 import { fastFromSeed } from './fast-keys.ts';
 import { agentPermissions, operatorPermissions } from './permissions.ts';
@@ -64,6 +69,11 @@ export type NetworkedIdentities = {
   hostCreds: string;
   /** A new user for `agentId` with exactly its permissions, as `.creds` text. */
   mintAgent(agentId: string): Promise<string>;
+  /**
+   * Present when the keys of `skein auth init` (`keys.json`) sit beside the signing key: the host can then
+   * re-sign the account and push revocations through the system account, as the private broker does.
+   */
+  revoker?: { authority: Authority; revoke(agentId: string): Promise<void>; close(): Promise<void> } | undefined;
 };
 
 /**
@@ -71,9 +81,11 @@ export type NetworkedIdentities = {
  * operator creds the CLI on this machine uses (`<data>/auth/operator.creds`, 0600).
  */
 export async function openNetworkedIdentities(options: {
+  natsUrl: string;
   credsPath: string;
   signingKeyPath: string;
   dataDir: string;
+  logger: Logger;
 }): Promise<NetworkedIdentities> {
   const hostCreds = readRequired(options.credsPath, '--creds');
   const jwt = /-----BEGIN NATS USER JWT-----\s*(\S+)\s*------END NATS USER JWT------/.exec(hostCreds)?.[1];
@@ -97,6 +109,37 @@ export async function openNetworkedIdentities(options: {
   mkdirSync(authDir, { recursive: true, mode: 0o700 });
   const operator = await mintUser('skein-operator', operatorPermissions(), account, signer);
   writePrivate(join(authDir, 'operator.creds'), operator.creds);
+  const authority = Authority.open(dirname(options.signingKeyPath));
+  if (
+    authority &&
+    authority.account === account &&
+    authority.accountSigningSeed() === new TextDecoder().decode(signer.getSeed())
+  ) {
+    const sys = await connect({
+      servers: options.natsUrl,
+      name: 'skein-system',
+      authenticator: credsAuthenticator(new TextEncoder().encode(await authority.systemCreds())),
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+    });
+    return {
+      hostCreds,
+      mintAgent: async (agentId) => (await authority.mintAgent(agentId)).creds,
+      revoker: {
+        authority,
+        async revoke(agentId) {
+          await pushAccount(sys, authority.account, await authority.revokeAgent(agentId));
+          options.logger.info({ agentId }, 'agent credentials revoked');
+        },
+        close: () => sys.drain().catch(() => sys.close()),
+      },
+    };
+  }
+  options.logger.warn(
+    { signingKey: options.signingKeyPath },
+    "no operator keys (keys.json of skein auth init) beside the signing key: finished agents' credentials " +
+      'cannot be revoked and stay valid, confined to their agent, until they expire (7 days)',
+  );
   return {
     hostCreds,
     mintAgent: async (agentId) =>

@@ -3,7 +3,8 @@
  * start: `skein auth init` writes the JWTs, keys and config snippet; a
  * nats-server is started from that snippet alone; `skein up --nats --creds
  * --signing-key` mints a worker's creds, and the broker holds that worker to
- * its own subjects (permissions violations), as on the private broker.
+ * its own subjects (permissions violations) and closes it when its agent is
+ * cancelled, as on the private broker.
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -139,5 +140,17 @@ describe('networked mode: skein auth init, then skein up --nats --creds --signin
     const status = await runCli(['call', 'agent.get', '{}', '--agent', 'w', '--data', data]);
     expect(status.code, status.stderr).toBe(0);
     expect(statSync(join(data, 'auth', 'operator.creds')).mode & 0o777).toBe(0o600);
+
+    // The operator keys sit beside account.nk (auth init's dir): cancelling the agent revokes its user.
+    const cancelled = await runCli(['call', 'agent.cancel', '{"agentId":"w"}', '--data', data]);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    await expect.poll(() => errors, { timeout: 5_000 }).toContain('User Authentication Revoked');
+    await expect(
+      connect({
+        servers: server!.url,
+        authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
+        maxReconnectAttempts: 0,
+      }),
+    ).rejects.toThrow(/Authorization Violation/);
   }, 90_000);
 });
