@@ -16,8 +16,9 @@ import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replay } from '../../infra/kernel/replay.ts';
 import { call } from '../../infra/transport/client.ts';
 import { readJsonlFile } from '../../infra/transport/jsonl-log.ts';
-import { SocketBus } from '../../infra/transport/socket-bus.ts';
+import type { SocketBus } from '../../infra/transport/socket-bus.ts';
 import { ok } from '../support/replies.ts';
+import { operatorSocket } from '../support/socket.ts';
 import { startHost, type HostProcess } from './fault-harness.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-fault-restart-'));
@@ -50,7 +51,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>): Prom
 describe('restart after SIGKILL reconciles what died with the host (embedded)', () => {
   it('closes lost terminals, fails worker agents, abandons open edits, denies pending requests', async () => {
     host = await startHost({ dir, mode: 'embedded', dataDir, policy });
-    bus = await SocketBus.connect(join(dataDir, 'skein.sock'));
+    bus = await operatorSocket(dataDir);
     const c = (type: string, data: unknown, id?: string) =>
       call(bus!, 'main', type, data, { timeoutMs: 15_000, ...(id ? { id } : {}) });
 
@@ -79,7 +80,7 @@ describe('restart after SIGKILL reconciles what died with the host (embedded)', 
     await asked;
 
     host = await startHost({ dir, mode: 'embedded', dataDir, policy });
-    bus = await SocketBus.connect(join(dataDir, 'skein.sock'));
+    bus = await operatorSocket(dataDir);
     const after = await facts();
     const find = (type: string, pick: (d: Record<string, unknown>) => boolean) =>
       after.filter((f) => f.type === type && pick(f.data as Record<string, unknown>));
