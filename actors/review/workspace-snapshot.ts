@@ -119,7 +119,7 @@ export class WorkspaceSnapshotter {
         if (!ent.isFile() || ignore.ignores(childRel, false)) continue;
         if (++count > this.budget.maxFiles) return stop('maxFiles');
         if (performance.now() - started > this.budget.maxMs) return stop('maxMs');
-        const state = await this.#fileState(join(root, childRel), prev?.files[childRel], snap);
+        const state = await this.fileState(join(root, childRel), prev?.files[childRel], snap);
         if (state) snap.files[childRel] = state;
       }
       if (snap.complete) snap.doneDirs.push(rel);
@@ -182,7 +182,15 @@ export class WorkspaceSnapshotter {
     return out;
   }
 
-  async #fileState(full: string, prev: FileState | undefined, snap: WorkspaceSnapshot): Promise<FileState | undefined> {
+  /**
+   * One file's state: `prev` itself when its stamp and size are unchanged, else read and stored (counted in
+   * `acc.readBytes`, within the budget); undefined when it cannot be read.
+   */
+  async fileState(
+    full: string,
+    prev: FileState | undefined,
+    acc: { readBytes: number },
+  ): Promise<FileState | undefined> {
     let st: Awaited<ReturnType<typeof lstatBig>>;
     try {
       st = await lstat(full, { bigint: true });
@@ -193,7 +201,7 @@ export class WorkspaceSnapshotter {
     const stamp = `${st.ino}:${st.mtimeNs}:${st.ctimeNs}`;
     if (prev && prev.stamp === stamp && prev.size === size) return prev;
     if (size > this.budget.maxFileBytes) return { size, stamp, hash: null, why: 'too-large' };
-    if (snap.readBytes + size > this.budget.maxStoreBytes) return { size, stamp, hash: null, why: 'over-budget' };
+    if (acc.readBytes + size > this.budget.maxStoreBytes) return { size, stamp, hash: null, why: 'over-budget' };
     let bytes: Buffer;
     try {
       const fh = await open(full, 'r');
@@ -205,7 +213,7 @@ export class WorkspaceSnapshotter {
     } catch {
       return undefined;
     }
-    snap.readBytes += bytes.length;
+    acc.readBytes += bytes.length;
     const text = bytes.toString('utf8');
     if (!Buffer.from(text, 'utf8').equals(bytes)) return { size, stamp, hash: null, why: 'binary' };
     return { size, stamp, hash: await this.#blobs.put(text) };
