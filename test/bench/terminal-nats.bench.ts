@@ -7,6 +7,7 @@
  * idle terminals. Exec round trips are in exec.bench.ts.
  */
 import { connect } from '@nats-io/transport-node';
+import { call } from '../../infra/transport/client.ts';
 import { writeRcFile } from '../../actors/terminal/shell-integration.ts';
 import { startTestNats, type TestNats } from '../support/nats-server.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -105,7 +106,15 @@ async function floodBench({ rt, nats }: Env, rcPath: string): Promise<BenchResul
   let reply: Record<string, any>;
   try {
     t = now();
-    reply = ok(await rt.call('terminal.exec', { terminalId, command: FLOOD, maxBytes: 4096, timeoutMs: 120_000 }));
+    reply = ok(
+      await call(
+        rt.bus,
+        'main',
+        'terminal.exec',
+        { terminalId, command: FLOOD, maxBytes: 4096, timeoutMs: 170_000 },
+        { timeoutMs: 180_000 },
+      ),
+    );
     const replyMs = now() - t;
     // The subscriber may still be behind the reply: wait until it has the whole flood (or goes quiet for 5 s).
     while (received < FLOOD_BYTES && now() - lastAt < 5_000) await new Promise((r) => setTimeout(r, 5));
