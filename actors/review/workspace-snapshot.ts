@@ -87,9 +87,10 @@ export class WorkspaceSnapshotter {
     this.budget = { ...DEFAULT_SNAPSHOT_BUDGET, ...deps.budget };
   }
 
-  /** Walks `root` (absolute) within the budget; see the module doc. */
-  async snapshot(root: string): Promise<WorkspaceSnapshot> {
+  /** Walks `root` (absolute) within the budget (`maxMs` may be given for this walk); see the module doc. */
+  async snapshot(root: string, options: { maxMs?: number } = {}): Promise<WorkspaceSnapshot> {
     const started = performance.now();
+    const maxMs = options.maxMs ?? this.budget.maxMs;
     const prev = this.#last.get(root);
     const ignore = await loadIgnore(root);
     const snap: WorkspaceSnapshot = { root, files: {}, complete: true, doneDirs: [], ms: 0, readBytes: 0 };
@@ -118,7 +119,7 @@ export class WorkspaceSnapshotter {
         }
         if (!ent.isFile() || ignore.ignores(childRel, false)) continue;
         if (++count > this.budget.maxFiles) return stop('maxFiles');
-        if (performance.now() - started > this.budget.maxMs) return stop('maxMs');
+        if (performance.now() - started > maxMs) return stop('maxMs');
         const state = await this.fileState(join(root, childRel), prev?.files[childRel], snap);
         if (state) snap.files[childRel] = state;
       }

@@ -53,6 +53,8 @@ export async function notifyBarrier(): Promise<void> {
 class RootWatch {
   /** False once watching failed: refreshes (for the marks still open) scan the whole workspace. */
   watching = true;
+  /** Why watching stopped. */
+  demoted: string | undefined;
   readonly state = new Map<string, FileState>();
   readonly dirs = new Map<string, Watched>();
   readonly marks = new Set<TrackMark & { kind: 'watch' }>();
@@ -76,13 +78,29 @@ export class WorkspaceTracker {
   readonly #log: Logger | undefined;
   readonly #overflowAt: number;
   readonly #watch: boolean;
+  readonly #firstScanMs: number;
   readonly #roots = new Map<string, RootWatch | 'scan'>();
+  readonly #starting = new Map<string, Promise<RootWatch | 'scan'>>();
 
-  constructor(deps: { snapshotter: WorkspaceSnapshotter; log?: Logger; overflowAt?: number; watch?: boolean }) {
+  constructor(deps: {
+    snapshotter: WorkspaceSnapshotter;
+    log?: Logger;
+    overflowAt?: number;
+    watch?: boolean;
+    /** Wall time of the first scan of a watched root (default 60 s): done once, not around every command. */
+    firstScanMs?: number;
+  }) {
     this.#snapshotter = deps.snapshotter;
     this.#log = deps.log;
     this.#overflowAt = deps.overflowAt ?? 2_048;
     this.#watch = deps.watch ?? true;
+    this.#firstScanMs = deps.firstScanMs ?? 60_000;
+  }
+
+  /** Starts tracking `root` (watch and first scan) ahead of its first command; `begin` waits for it. */
+  prepare(root: string): Promise<unknown> {
+    const r = this.#roots.get(root);
+    return r ? Promise.resolve(r) : this.#start(root);
   }
 
   /** How `root` is tracked: by notifications, or by snapshots (fallback); undefined before its first command. */
@@ -93,8 +111,7 @@ export class WorkspaceTracker {
 
   /** Before a command: brings `root` (absolute) up to date and opens a mark. */
   async begin(root: string): Promise<TrackMark> {
-    let r = this.#roots.get(root);
-    if (r === undefined) r = await this.#start(root);
+    const r = this.#roots.get(root) ?? (await this.#start(root));
     if (r === 'scan') return { kind: 'scan', root, snapshot: await this.#snapshotter.snapshot(root) };
     const rw = r;
     await this.#refresh(rw);
@@ -141,12 +158,19 @@ export class WorkspaceTracker {
     this.#roots.clear();
   }
 
-  async #start(root: string): Promise<RootWatch | 'scan'> {
-    if (!this.#watch) return this.#setScan(root, 'watching is off');
-    const rw = new RootWatch(root, await loadIgnore(root));
-    this.#roots.set(root, rw);
-    await this.#resync(rw);
-    return rw.watching ? rw : 'scan';
+  #start(root: string): Promise<RootWatch | 'scan'> {
+    let starting = this.#starting.get(root);
+    if (!starting) {
+      starting = (async () => {
+        if (!this.#watch) return this.#setScan(root, 'watching is off');
+        const rw = new RootWatch(root, await loadIgnore(root));
+        await this.#resync(rw);
+        if (rw.watching) this.#roots.set(root, rw);
+        return rw.watching ? rw : this.#setScan(root, rw.demoted ?? 'watching stopped');
+      })().finally(() => this.#starting.delete(root));
+      this.#starting.set(root, starting);
+    }
+    return starting;
   }
 
   #setScan(root: string, why: string): 'scan' {
@@ -158,6 +182,7 @@ export class WorkspaceTracker {
   /** Watching failed: this root is scanned around each command from now on; its open marks end by a scan. */
   #demote(rw: RootWatch, why: string): void {
     rw.watching = false;
+    rw.demoted = why;
     this.#unwatchAll(rw);
     if (this.#roots.get(rw.root) === rw) this.#setScan(rw.root, why);
   }
@@ -192,7 +217,9 @@ export class WorkspaceTracker {
         this.#demote(rw, `cannot watch: ${String((err as Error).message ?? err)}`);
       }
     }
-    const snap = await this.#snapshotter.snapshot(rw.root);
+    // While watching, a scan is rare (the first, or after dropped events): it may take longer than one around
+    // every command could.
+    const snap = await this.#snapshotter.snapshot(rw.root, rw.watching ? { maxMs: this.#firstScanMs } : {});
     if (!snap.complete) {
       this.#demote(rw, `the workspace is over the snapshot budget (${snap.stoppedBy})`);
       for (const mark of rw.marks)

@@ -115,6 +115,11 @@ export function wireTerminal(deps: {
         const workspace = workspaceOf(ctx.command.agentId) ?? deps.config.workspace;
         confineOpen(ctx.command.data, workspace);
         const sandbox = sandboxFloor(config, ctx.command.agentId, ctx.command.data.sandbox);
+        // The first scan of a workspace runs while the terminal starts, not in its first exec.
+        const tracked = workspaceOf(ctx.command.agentId);
+        if (deps.trackShell && tracked) {
+          tracker.prepare(tracked).catch((err) => deps.logger.warn({ err, tracked }, 'shell tracking not started'));
+        }
         return manager.open(ctx.command.agentId, { ...ctx.command.data, sandbox }, { workspace });
       },
       'terminal.exec': async (ctx) => {
