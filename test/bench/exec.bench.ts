@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { writeRcFile } from '../../actors/terminal/shell-integration.ts';
+import { call } from '../../infra/transport/client.ts';
 import { startTestNats, type TestNats } from '../support/nats-server.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { MARK_B, MARK_D, now, ok, rawShell } from './bench-pty.ts';
@@ -104,6 +105,8 @@ async function execBench({ rt, nats }: Env, rcPath: string, files: number) {
   fillWorkspace(rt.workspace, files);
   const floor = await floorParts(nats, rcPath);
   const { terminalId } = ok(await rt.call('terminal.open', {}));
+  // The first exec waits for the workspace's first scan (every file hashed and stored): not timed.
+  ok(await call(rt.bus, 'main', 'terminal.exec', { terminalId, command: 'true' }, { timeoutMs: 600_000 }));
   const ours: number[] = [];
   const execs = EXECS[files]!;
   try {

@@ -142,6 +142,25 @@ describe('notification tracking falls back to a scan', () => {
   let f: Fixture;
   afterEach(() => f.cleanup());
 
+  it('prepared ahead (terminal.open): a change before the first command is nobody’s, the command’s own is seen', async () => {
+    f = makeFixture();
+    f.write('a.txt', 'a\n');
+    const tracker = new WorkspaceTracker({ snapshotter: new WorkspaceSnapshotter({ blobs: f.blobs }) });
+    try {
+      await tracker.prepare(f.ws);
+      expect(tracker.mode(f.ws)).toBe('watch');
+      sh(f.ws, 'echo before > a.txt');
+      const mark = await tracker.begin(f.ws);
+      sh(f.ws, 'echo mine > b.txt');
+      const diff = await tracker.end(mark);
+      expect(diff.changes.map((c) => [c.path.slice(f.ws.length + 1), c.status, c.after])).toEqual([
+        ['b.txt', 'created', 'mine\n'],
+      ]);
+    } finally {
+      tracker.close();
+    }
+  });
+
   it('after too many notifications in one interval (overflowAt), still recording every change', async () => {
     f = makeFixture();
     f.write('old.txt', 'o\n');
