@@ -225,8 +225,8 @@ export class WorkspaceTracker {
     const snap = await this.#snapshotter.snapshot(rw.root, rw.watching ? { maxMs: this.#firstScanMs } : {});
     if (!snap.complete) {
       this.#demote(rw, `the workspace is over the snapshot budget (${snap.stoppedBy})`);
-      for (const mark of rw.marks)
-        mark.incomplete = `the workspace scan stopped at its budget (${snap.stoppedBy}); changes beyond it are not classified`;
+      const why = `the workspace scan stopped at its budget (${snap.stoppedBy}); changes beyond it are unclassified`;
+      for (const mark of rw.marks) mark.incomplete = why;
     }
     for (const [rel, s] of rw.state)
       if (snap.complete && !same(snap.files[rel], s)) this.#set(rw, rel, snap.files[rel]);

@@ -61,12 +61,13 @@ describe.each([
     expect(await run('echo two > a.txt && echo one > a.txt')).toEqual([]);
     expect(
       await run(
-        'touch -r a.txt /tmp/.skein-ref-$$ && echo evil > a.txt && touch -r /tmp/.skein-ref-$$ a.txt; rm -f /tmp/.skein-ref-$$',
+        'touch -r a.txt /tmp/.skein-ref-$$ && echo evil > a.txt && ' +
+          'touch -r /tmp/.skein-ref-$$ a.txt; rm -f /tmp/.skein-ref-$$',
       ),
     ).toEqual([['a.txt', 'modified', 'evil\n']]);
   });
 
-  it('writes through symlinks: a link to a workspace file records the file; a link outside records nothing', async () => {
+  it('writes through symlinks: a link to a workspace file records it; a link outside records nothing', async () => {
     f.write('real.txt', 'r\n');
     sh(f.ws, `ln -s real.txt link.txt && ln -s ${outside} out`);
     await run('true'); // the links are in place before the command under test
@@ -89,7 +90,8 @@ describe.each([
     f.write('e/g.txt', 'g\n');
     expect(
       await run(
-        `mv d ${outside}/d && echo evil > ${outside}/d/f.txt && mkdir ${outside}/d/n && echo n > ${outside}/d/n/new && mv ${outside}/d d`,
+        `mv d ${outside}/d && echo evil > ${outside}/d/f.txt && mkdir ${outside}/d/n && ` +
+          `echo n > ${outside}/d/n/new && mv ${outside}/d d`,
       ),
     ).toEqual([
       ['d/f.txt', 'modified', 'evil\n'],
@@ -101,7 +103,7 @@ describe.each([
     ]);
   });
 
-  it('9,000 new files at once (more events than the kernel queues while the loop is blocked) are all recorded', async () => {
+  it('9,000 new files at once (more events than the kernel queues, the loop blocked) are all recorded', async () => {
     f.write('many/keep', 'k\n'); // a directory watched before the command: its files arrive as notifications only
     const changes = await run('cd many && for i in $(seq 1 9000); do echo same > f$i; done');
     expect(changes.length).toBe(9_000);
@@ -109,7 +111,7 @@ describe.each([
     expect(await run('echo 1 > many/f8999')).toEqual([['many/f8999', 'modified', '1\n']]);
   }, 120_000);
 
-  it('changes between commands are nobody’s; commands running at once each see what changed while they ran', async () => {
+  it('changes between commands are nobody’s; commands at once each see what changed while they ran', async () => {
     f.write('x.txt', 'x\n');
     const a = await tracker.begin(f.ws);
     sh(f.ws, 'echo 1 > x.txt');
@@ -132,7 +134,8 @@ describe.each([
     f.write('.gitignore', 'build/\n*.log\n');
     expect(
       await run(
-        'mkdir -p build node_modules/p .git && echo b > build/o && echo l > a.log && echo p > node_modules/p/i && echo s > s.txt',
+        'mkdir -p build node_modules/p .git && echo b > build/o && echo l > a.log && ' +
+          'echo p > node_modules/p/i && echo s > s.txt',
       ),
     ).toEqual([['s.txt', 'created', 's\n']]);
   });
@@ -142,7 +145,7 @@ describe('notification tracking falls back to a scan', () => {
   let f: Fixture;
   afterEach(() => f.cleanup());
 
-  it('prepared ahead (terminal.open): a change before the first command is nobody’s, the command’s own is seen', async () => {
+  it('prepared ahead (terminal.open): a change before the first command is nobody’s, its own is seen', async () => {
     f = makeFixture();
     f.write('a.txt', 'a\n');
     const tracker = new WorkspaceTracker({ snapshotter: new WorkspaceSnapshotter({ blobs: f.blobs }) });
