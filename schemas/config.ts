@@ -58,6 +58,16 @@ export const Config = z
     mode: z.enum(MODES).default('auto'),
     natsUrl: z.string().min(1).optional(),
     natsServerBin: z.string().min(1).default('nats-server'),
+    natsCreds: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Networked mode: the host's own .creds file (written by `skein auth init`); needs signingKey too."),
+    signingKey: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Networked mode: the account signing key (account.nk) the host mints per-agent credentials with.'),
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
     limits: LimitsConfig.default(LimitsConfig.parse({})),
     log: LogConfig.default(LogConfig.parse({})),

@@ -26,7 +26,13 @@ export function wireWorkers(deps: {
   directory: AgentDirectory;
   manager: TerminalManager;
   config: AgentsConfig;
-  connect: { natsUrl?: string | undefined; dataDir: string; mintCreds?: (agentId: string) => Promise<string> };
+  connect: {
+    natsUrl?: string | undefined;
+    dataDir: string;
+    mintCreds?: (agentId: string) => Promise<string>;
+    /** The env var naming the worker's creds file: SKEIN_NATS_CREDS (a broker) or SKEIN_SOCKET_TOKEN (embedded). */
+    credsEnv?: 'SKEIN_NATS_CREDS' | 'SKEIN_SOCKET_TOKEN';
+  };
   logger: Logger;
 }): {
   startWorker: (agent: AgentView, worker: WorkerSpec) => Promise<void>;
@@ -105,7 +111,7 @@ export function wireWorkers(deps: {
       if (deps.connect.mintCreds) {
         const path = writeWorkerCreds(deps.connect.dataDir, agent.agentId, await deps.connect.mintCreds(agent.agentId));
         credsFiles.set(agent.agentId, path);
-        env.SKEIN_NATS_CREDS = path;
+        env[deps.connect.credsEnv ?? 'SKEIN_NATS_CREDS'] = path;
       }
       try {
         const opened = await deps.manager.open(agent.agentId, { env }, { workspace: agent.workspace });

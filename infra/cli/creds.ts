@@ -3,11 +3,15 @@
  * `skein creds <agentId> [--out file]`: a standard NATS `.creds` file for one
  * agent, so an external brain (another language, an MCP bridge, a script)
  * can act as exactly that agent and no more. Operator only: it needs the
- * bus keys in the data dir (0600, readable by whoever runs skein).
+ * bus keys in the data dir (0600, readable by whoever runs skein). For an
+ * embedded runtime it writes the agent's socket token instead (a client
+ * presents it when SKEIN_SOCKET_TOKEN names the file).
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentId } from '../../schemas/index.ts';
 import { Authority, writePrivate } from '../transport/auth/authority.ts';
+import { mintSocketToken, socketKey } from '../transport/auth/socket-tokens.ts';
 import { call, connectClient } from '../transport/client.ts';
 import { action, UsageError } from './output.ts';
 import { clientTarget } from './target.ts';
@@ -19,7 +23,8 @@ export async function credsCommand(agentId: string, opts: { out?: string; data?:
     }
     const target = clientTarget(opts);
     const authority = Authority.open(join(target.dataDir, 'auth'));
-    if (!authority) {
+    const embedded = !authority && existsSync(join(target.dataDir, 'auth', 'socket.key'));
+    if (!authority && !embedded) {
       throw new UsageError(
         `no bus identities in ${target.dataDir}: they exist once \`skein up\` ran with a private broker ` +
           '(or after `skein auth init`); pass the --data of that runtime',
@@ -36,12 +41,15 @@ export async function credsCommand(agentId: string, opts: { out?: string; data?:
     } finally {
       await client.close();
     }
-    const minted = await authority.mintAgent(agentId);
+    // Embedded mode: a socket token (SKEIN_SOCKET_TOKEN names a file holding it); else NATS creds.
+    const text = authority
+      ? (await authority.mintAgent(agentId)).creds
+      : `${mintSocketToken(socketKey(target.dataDir), { kind: 'agent', agentId })}\n`;
     if (opts.out) {
-      writePrivate(opts.out, minted.creds);
+      writePrivate(opts.out, text);
       process.stderr.write(`wrote ${opts.out} (0600) for agent ${agentId}; revoked when the agent finishes\n`);
     } else {
-      process.stdout.write(minted.creds);
+      process.stdout.write(text);
     }
     return undefined;
   });

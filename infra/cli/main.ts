@@ -44,6 +44,8 @@ program
       'else nats-server on PATH → private broker; else embedded.',
   )
   .addOption(nats())
+  .option('--creds <file>', "networked: the host's .creds (from `skein auth init`)")
+  .option('--signing-key <file>', 'networked: the account signing key the host mints agent creds with (account.nk)')
   .option('--embedded', 'force embedded mode (no broker; JSONL log in the data dir)')
   .option('--private', 'force a private nats-server (fails if nats-server is missing)')
   .addOption(data())
@@ -51,6 +53,18 @@ program
   .option('--root <agentId>', 'root agent id (default main)')
   .addOption(logLevel())
   .action(async (opts) => (await import('./up.ts')).up(opts));
+
+program
+  .command('auth')
+  .description('Identities for an existing NATS deployment (networked mode).')
+  .command('init')
+  .description(
+    'Write the operator, account and system JWTs, the account signing key, host creds and a nats-server ' +
+      'config snippet (all 0600) for `skein up --nats <url> --creds host.creds --signing-key account.nk`.',
+  )
+  .option('--out <dir>', 'where to write them (default: <data>/auth); keep it outside the workspace')
+  .addOption(data())
+  .action(async (opts) => (await import('./auth-init.ts')).authInitCommand(opts));
 
 program
   .command('call')

@@ -9,12 +9,13 @@ import { pino } from 'pino';
 import { authDir, startAuthBroker } from '../transport/auth/broker.ts';
 import { clientAuth, type ClientAuth } from '../transport/auth/client-auth.ts';
 import { createWriteStream, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { encodeLogLine } from '../transport/codec.ts';
 import { AGGREGATES } from '../kernel/domains.ts';
 import type { EventLog } from '../transport/event-log.ts';
 import { JetStreamLog } from '../transport/jetstream-log.ts';
 import { readJsonlFile } from '../transport/jsonl-log.ts';
+import { checkJsonlSeal } from '../transport/jsonl-seal.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
 import { isAlive, startNatsServer, stopStaleNatsServer } from '../transport/nats-server.ts';
 import { replay, type FactSource } from '../kernel/replay.ts';
@@ -95,6 +96,7 @@ async function openSource(opts: ReplayOptions, untilSeq: number | undefined): Pr
   const range = untilSeq === undefined ? {} : { untilSeq };
   if (opts.fromFile) {
     if (!existsSync(opts.fromFile)) throw new UsageError(`--from-file '${opts.fromFile}' does not exist`);
+    warnIfUnsealed(opts.fromFile, join(dirname(resolve(opts.fromFile)), 'auth'));
     return fileSource(opts.fromFile, range);
   }
   const target = clientTarget(opts);
@@ -102,8 +104,10 @@ async function openSource(opts: ReplayOptions, untilSeq: number | undefined): Pr
   if (target.natsUrl) return natsSource(target.natsUrl, range, async () => undefined, auth);
   const info = readRuntimeInfo(target.dataDir);
   const eventsFile = join(target.dataDir, 'events.jsonl');
-  if (info?.mode === 'embedded' || (!info && existsSync(eventsFile)))
+  if (info?.mode === 'embedded' || (!info && existsSync(eventsFile))) {
+    warnIfUnsealed(eventsFile, authDir(target.dataDir));
     return fileSource(eventsFile, range, target.dataDir);
+  }
   if (info?.natsUrl && isAlive(info.pid)) return natsSource(info.natsUrl, range, async () => undefined, auth);
   const store = join(target.dataDir, 'jetstream');
   if (!existsSync(store))
@@ -118,6 +122,22 @@ async function openSource(opts: ReplayOptions, untilSeq: number | undefined): Pr
   }
   const server = await startNatsServer({ storeDir: store, bin: target.config.natsServerBin });
   return natsSource(server.url, range, () => server.stop());
+}
+
+/** An embedded log beside its seal: facts the host did not write, or a log cut short, are reported first. */
+function warnIfUnsealed(eventsFile: string, sealDir: string): void {
+  let changes: string[] | undefined;
+  try {
+    changes = checkJsonlSeal(eventsFile, sealDir);
+  } catch (err) {
+    changes = [(err as Error).message];
+  }
+  if (changes && changes.length > 0) {
+    process.stderr.write(
+      `warning: ${eventsFile} does not match its seal in ${sealDir}: ${changes.join('; ')}. ` +
+        'Facts from there on may not have been written by the host.\n',
+    );
+  }
 }
 
 const onInvalid = (seq: number, subject: string, err: Error) =>

@@ -3,6 +3,7 @@
  * `skein up`: run the runtime until Ctrl-C (SIGINT) or SIGTERM, then drain
  * and exit 0.
  */
+import { resolve } from 'node:path';
 import { loadConfig } from '../kernel/config.ts';
 import { createLogger } from '../kernel/log.ts';
 import { startRuntime } from '../kernel/runtime.ts';
@@ -10,6 +11,8 @@ import { action, UsageError } from './output.ts';
 
 type UpOptions = {
   nats?: string;
+  creds?: string;
+  signingKey?: string;
   embedded?: boolean;
   private?: boolean;
   data?: string;
@@ -23,10 +26,15 @@ export async function up(opts: UpOptions): Promise<void> {
     if ([opts.embedded, opts.private, opts.nats !== undefined].filter(Boolean).length > 1) {
       throw new UsageError('choose one of --embedded, --private and --nats <url>');
     }
+    if ((opts.creds || opts.signingKey) && !opts.nats) {
+      throw new UsageError('--creds and --signing-key are for networked mode: add --nats <url>');
+    }
     const mode = opts.embedded ? 'embedded' : opts.private ? 'private' : opts.nats ? 'networked' : undefined;
     const config = loadConfig({
       flags: {
         natsUrl: opts.nats,
+        ...(opts.creds ? { natsCreds: resolve(opts.creds) } : {}),
+        ...(opts.signingKey ? { signingKey: resolve(opts.signingKey) } : {}),
         dataDir: opts.data,
         workspace: opts.workspace,
         rootAgentId: opts.root as never,

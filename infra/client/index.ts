@@ -21,6 +21,7 @@ import { eventsByType } from '../../schemas/catalog.ts';
 import { subjectFor, subjectPatterns } from '../../schemas/subjects.ts';
 import type { Bus, Subscription } from '../transport/bus.ts';
 import { clientAuth } from '../transport/auth/client-auth.ts';
+import { requireSocketToken } from '../transport/auth/socket-tokens.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
 import { decodeFact, decodeReply, encode } from '../transport/codec.ts';
 import { SocketBus } from '../transport/socket-bus.ts';
@@ -124,7 +125,7 @@ export async function connect(options: ConnectOptions = {}): Promise<SkeinClient
     }
     bus = info.natsUrl
       ? await NatsBus.connect(info.natsUrl, name, clientAuth(found.config.dataDir))
-      : await SocketBus.connect(info.socketPath!);
+      : await SocketBus.connect(info.socketPath!, { token: requireSocketToken(found.config.dataDir) });
   }
   return clientOn(bus, { info, rootAgentId: info?.rootAgentId ?? rootAgentId });
 }

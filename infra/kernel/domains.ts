@@ -56,7 +56,13 @@ export type DomainDeps = {
   /** What `runtime.status` reports. */
   runtime: { hostId: string; mode: RuntimeMode };
   /** How workers reach this runtime; `mintCreds` gives a worker its own bus credentials (private broker). */
-  connect: { natsUrl?: string | undefined; dataDir: string; mintCreds?: (agentId: string) => Promise<string> };
+  connect: {
+    natsUrl?: string | undefined;
+    dataDir: string;
+    mintCreds?: (agentId: string) => Promise<string>;
+    /** The env var naming the worker's creds file: SKEIN_NATS_CREDS (a broker) or SKEIN_SOCKET_TOKEN (embedded). */
+    credsEnv?: 'SKEIN_NATS_CREDS' | 'SKEIN_SOCKET_TOKEN';
+  };
 };
 
 /** Builds every domain and registers it with the host (before `host.start()`). */

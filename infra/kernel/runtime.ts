@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import { writeFileAtomic } from '../../actors/common/atomic-write.ts';
 import { isInside } from '../../machines/common/confine.ts';
+import { isFinished } from '../../machines/agent/agent.ts';
 import { COMMANDS, RuntimeMode, type AgentId } from '../../schemas/index.ts';
 import type { Bus } from '../transport/bus.ts';
 import { EmbeddedBus } from '../transport/embedded-bus.ts';
@@ -24,9 +25,12 @@ import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
 import { isAlive, natsServerAvailable, stopStaleNatsServer, type NatsServerHandle } from '../transport/nats-server.ts';
-import { serveBusOnSocket } from '../transport/socket-bus.ts';
+import { serveBusOnSocket, type SocketServer } from '../transport/socket-server.ts';
+import { mintSocketToken, operatorTokenPath, socketKey } from '../transport/auth/socket-tokens.ts';
+import { writePrivate } from '../transport/auth/authority.ts';
+import { openNetworkedIdentities, type NetworkedIdentities } from '../transport/auth/networked.ts';
 import { startAuthBroker, type AuthBroker } from '../transport/auth/broker.ts';
-import { revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
+import { FINISHED_FACTS, revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
 import { guardLog } from '../transport/log-guard.ts';
 import { verifySeal } from '../transport/log-seal.ts';
 import { microService } from '../discovery/micro-service.ts';
@@ -114,6 +118,13 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   let socketPath: string | undefined;
   let natsUrl: string | undefined;
   let assertAvailable: (() => void) | undefined;
+  let socketServer: SocketServer | undefined;
+  /** Networked mode with `--creds` and `--signing-key`: the host mints each agent's user. */
+  let networked: NetworkedIdentities | undefined;
+  /** Embedded mode: the socket's key; each agent (worker, `skein creds`) gets its own token. */
+  let key: Buffer | undefined;
+  /** Set once the host has restored state: which agents have finished (their tokens are refused). */
+  let finished: (agentId: string) => boolean = () => false;
 
   try {
     if (mode === 'embedded') {
@@ -125,9 +136,17 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
         log: logger,
         outputMaxBytes: config.log.outputMaxBytes,
         duplicateWindowMs: config.log.duplicateWindowMs,
+        sealDir: join(config.dataDir, 'auth'),
       });
       socketPath = join(config.dataDir, 'skein.sock');
-      const server = await serveBusOnSocket(embedded, socketPath);
+      key = socketKey(config.dataDir);
+      writePrivate(operatorTokenPath(config.dataDir), `${mintSocketToken(key, { kind: 'operator' })}\n`);
+      const server = await serveBusOnSocket(embedded, socketPath, {
+        key,
+        isRevoked: (agentId) => finished(agentId),
+        logger: logger.child({ actor: 'socket' }),
+      });
+      socketServer = server;
       cleanups.push(() => server.close());
     } else {
       if (mode === 'private') {
@@ -140,11 +159,15 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       } else {
         natsUrl = config.natsUrl;
         if (!natsUrl) throw new Error('networked mode needs --nats <url> or SKEIN_NATS_URL');
+        networked = await networkedIdentities(config, logger);
+        const revoker = networked?.revoker;
+        if (revoker) cleanups.push(() => revoker.close());
       }
+      const hostCreds = broker?.hostCreds ?? networked?.hostCreds;
       const natsBus = await NatsBus.connect(
         natsUrl,
         { name: `skein-host-${hostId}`, logger },
-        broker ? { creds: broker.hostCreds } : undefined,
+        hostCreds ? { creds: hostCreds } : undefined,
       );
       assertAvailable = () => natsBus.assertConnected();
       bus = natsBus;
@@ -201,10 +224,30 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
         ...(broker
           ? { mintCreds: (agentId: string) => broker!.authority.mintAgent(agentId).then((m) => m.creds) }
           : {}),
+        ...(networked ? { mintCreds: networked.mintAgent } : {}),
+        ...(key
+          ? {
+              mintCreds: async (agentId: string) => `${mintSocketToken(key!, { kind: 'agent', agentId })}\n`,
+              credsEnv: 'SKEIN_SOCKET_TOKEN' as const,
+            }
+          : {}),
       },
     }));
     await host.start();
     if (broker) await revokeOnFinish(host, broker, logger);
+    if (networked?.revoker) await revokeOnFinish(host, networked.revoker, logger);
+    if (socketServer) {
+      const server = socketServer;
+      finished = (agentId) => {
+        const subject = host.agentSubject(agentId as AgentId);
+        const status = subject ? host.state(subject)?.value : undefined;
+        return typeof status === 'string' && isFinished(status);
+      };
+      host.writer.onFact((fact) => {
+        if (FINISHED_FACTS.has(fact.type)) server.revoke((fact.data as { agentId: string }).agentId);
+      });
+      server.recheck();
+    }
     if (bus instanceof NatsBus) {
       const nc = bus.nc;
       const keeper = await guardLog({
@@ -263,6 +306,24 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
         rmSync(infoPath, { force: true });
       })()),
   };
+}
+
+/** `--creds` and `--signing-key` go together: a host with creds but no key could not give workers theirs. */
+async function networkedIdentities(config: LoadedConfig, logger: Logger): Promise<NetworkedIdentities | undefined> {
+  if (!config.natsCreds && !config.signingKey) return undefined;
+  if (!config.natsCreds || !config.signingKey) {
+    throw new Error(
+      `networked mode with identities needs both --creds and --signing-key (got only ` +
+        `${config.natsCreds ? '--creds' : '--signing-key'}); \`skein auth init\` writes host.creds and account.nk`,
+    );
+  }
+  return openNetworkedIdentities({
+    natsUrl: config.natsUrl!,
+    credsPath: config.natsCreds,
+    signingKeyPath: config.signingKey,
+    dataDir: config.dataDir,
+    logger,
+  });
 }
 
 async function ensureRootAgent(host: Host, config: LoadedConfig, logger: Logger): Promise<void> {

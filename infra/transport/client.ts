@@ -12,6 +12,7 @@ import { NatsBus } from './nats-bus.ts';
 import { readRuntimeInfo, type RuntimeInfo } from '../kernel/runtime.ts';
 import { SocketBus } from './socket-bus.ts';
 import { clientAuth } from './auth/client-auth.ts';
+import { requireSocketToken } from './auth/socket-tokens.ts';
 
 export type ClientTarget = { natsUrl?: string | undefined; dataDir: string };
 
@@ -36,7 +37,7 @@ export async function connectClient(target: ClientTarget): Promise<Client> {
   if (!info) throw new NoRuntimeError(target.dataDir);
   const bus = info.natsUrl
     ? await NatsBus.connect(info.natsUrl, 'skein-client', clientAuth(target.dataDir))
-    : await SocketBus.connect(info.socketPath!);
+    : await SocketBus.connect(info.socketPath!, { token: requireSocketToken(target.dataDir) });
   return { bus, info, close: () => bus.close() };
 }
 

@@ -233,6 +233,12 @@ export function formatIssues(error: z.ZodError, prefix?: string): string {
 
 /** A frame of the embedded runtime's socket protocol (see socket-server.ts). Payloads inside are base64. */
 export const SocketFrame = z.discriminatedUnion('op', [
+  /** The first frame a client sends: its identity (auth/socket-tokens.ts). */
+  z.object({ op: z.literal('hello'), token: z.string().max(512) }),
+  /** The server's answer to an accepted `hello`: whom it acts as. */
+  z.object({ op: z.literal('welcome'), identity: z.string() }),
+  /** A publish or subscription the identity may not make; the connection stays up (as on a broker). */
+  z.object({ op: z.literal('violation'), message: z.string() }),
   z.object({ op: z.literal('sub'), sid: z.number().int(), subject: z.string().min(1) }),
   z.object({ op: z.literal('unsub'), sid: z.number().int() }),
   z.object({ op: z.literal('pub'), subject: z.string().min(1), data: z.string() }),
@@ -248,7 +254,7 @@ export const SocketFrame = z.discriminatedUnion('op', [
   z.object({
     op: z.literal('err'),
     rid: z.number().int(),
-    code: z.enum(['no_responders', 'timeout', 'failed']),
+    code: z.enum(['no_responders', 'timeout', 'failed', 'permission', 'auth']),
     message: z.string(),
   }),
 ]);

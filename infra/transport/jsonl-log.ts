@@ -17,6 +17,7 @@ import { subjectMatches, type Bus } from './bus.ts';
 import { encodeLogLine } from './codec.ts';
 import { diskError, isDiskFull, ShortWriteError } from './disk-errors.ts';
 import { decodeSalvaging, loadAndRepair } from './jsonl-tail.ts';
+import { JsonlSeal } from './jsonl-seal.ts';
 import {
   AppendConflictError,
   type AppendRequest,
@@ -35,6 +36,11 @@ export type JsonlLogOptions = {
   /** Output stream retention: past this size the file is rotated once (the older half is dropped). */
   outputMaxBytes?: number;
   duplicateWindowMs?: number;
+  /**
+   * Where the seal of `events.jsonl` lives (`jsonl-seal.ts`; the runtime gives `<data>/auth`): every line
+   * is MAC-chained and checked on open. Without it the log is not sealed (tests of the log format).
+   */
+  sealDir?: string | undefined;
 };
 
 type Pending = { request: AppendRequest; resolve: (r: AppendResult) => void; reject: (e: unknown) => void };
@@ -62,6 +68,7 @@ export class JsonlLog implements EventLog {
   readonly kind = 'jsonl' as const;
   readonly #options: JsonlLogOptions;
   readonly #streams: Record<LogStream, JsonlStream>;
+  #seal: JsonlSeal | undefined;
   #closed = false;
 
   private constructor(options: JsonlLogOptions) {
@@ -75,6 +82,8 @@ export class JsonlLog implements EventLog {
   static async open(options: JsonlLogOptions): Promise<JsonlLog> {
     mkdirSync(options.dir, { recursive: true });
     const log = new JsonlLog(options);
+    // Before the file is created or repaired: a missing or altered log is refused, never begun afresh.
+    if (options.sealDir) log.#seal = JsonlSeal.open(log.eventsPath, options.sealDir, options.log);
     for (const name of ['events', 'output'] as const) await log.#load(name);
     return log;
   }
@@ -162,7 +171,8 @@ export class JsonlLog implements EventLog {
       accepted.push({ pending, stored });
     }
     if (lines.length === 0) return;
-    const bytes = Buffer.from(`${lines.join('\n')}\n`);
+    const sealed = name === 'events' ? this.#seal?.seal(lines) : undefined;
+    const bytes = Buffer.from(`${(sealed?.lines ?? lines).join('\n')}\n`);
     try {
       await this.#repairTail(stream);
       await writeAll(stream, bytes);
@@ -183,6 +193,15 @@ export class JsonlLog implements EventLog {
     }
     stream.size += bytes.length;
     stream.seq = seq;
+    if (sealed) {
+      try {
+        this.#seal!.commit(seq, sealed.lastMac);
+      } catch (err) {
+        // The facts are durable and chained; only the record of where the log ends lags (a shorter log
+        // would go unnoticed until the next batch moves it).
+        this.#options.log?.error({ err, dataDir: this.#options.dir }, 'log seal not moved');
+      }
+    }
     for (const [subject, last] of batchLast) stream.lastBySubject.set(subject, last);
     for (const [id, at] of batchIds) stream.recentIds.set(id, { seq: at, at: now });
     for (const { pending, stored } of accepted) {

@@ -6,7 +6,8 @@
  * reconnected, closed), and while it is down a request fails at once with a
  * retryable `unavailable` instead of hanging until its timeout.
  */
-import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { fastCredsAuthenticator } from './auth/client-auth.ts';
 import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
 import { NoRespondersError, RequestTimeoutError, type Bus, type BusMsg, type Subscription } from './bus.ts';
@@ -71,7 +72,7 @@ export class NatsBus implements Bus {
         const delay = Math.min(max, min * 2 ** attempt);
         return delay / 2 + Math.random() * (delay / 2);
       },
-      ...(creds ? { authenticator: credsAuthenticator(new TextEncoder().encode(creds.creds)) } : {}),
+      ...(creds ? { authenticator: fastCredsAuthenticator(creds.creds) } : {}),
       ...(creds?.inboxPrefix ? { inboxPrefix: creds.inboxPrefix } : {}),
     });
     bus = new NatsBus(nc, url, options.logger);

@@ -2,98 +2,24 @@
  * @module
  * Lets clients (`skein call`, `tail`, programs) reach an embedded runtime,
  * which has no broker: the runtime serves its in-process bus on a unix
- * socket in its data dir; `SocketBus` is the client side. Newline-delimited
- * JSON frames (`decodeFrame`), payloads base64 so any bytes pass through.
+ * socket in its data dir (`socket-server.ts`); `SocketBus` is the client
+ * side. It presents a token first (an agent's or the operator's), and what
+ * the token's identity may not do is refused as a broker would: `onError`
+ * hears the violation. Newline-delimited JSON frames (`decodeFrame`),
+ * payloads base64 so any bytes pass through.
  */
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Bus, type BusMsg, type Subscription } from './bus.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
 import { decodeFrame, type SocketFrame } from './codec.ts';
-import type { EmbeddedBus } from './embedded-bus.ts';
+import { REVOKED } from './socket-server.ts';
 
 const b64 = (data: Uint8Array | string) => Buffer.from(toBytes(data)).toString('base64');
 const unb64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
 const send = (socket: Socket, frame: SocketFrame) => {
   if (!socket.destroyed) socket.write(`${JSON.stringify(frame)}\n`);
 };
-
-/** Serves `bus` on the unix socket `path` until `close()`. */
-export async function serveBusOnSocket(bus: EmbeddedBus, path: string): Promise<{ close(): Promise<void> }> {
-  if (existsSync(path)) unlinkSync(path);
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    const subs = new Map<number, Subscription>();
-    const lines = createInterface({ input: socket, crlfDelay: Infinity });
-    lines.on('line', (line) => {
-      let frame: SocketFrame;
-      try {
-        frame = decodeFrame(line);
-      } catch {
-        socket.destroy();
-        return;
-      }
-      switch (frame.op) {
-        case 'sub':
-          subs.get(frame.sid)?.unsubscribe();
-          subs.set(
-            frame.sid,
-            bus.subscribe(frame.subject, (msg) =>
-              send(socket, { op: 'msg', sid: frame.sid, subject: msg.subject, data: b64(msg.data) }),
-            ),
-          );
-          return;
-        case 'unsub':
-          subs.get(frame.sid)?.unsubscribe();
-          subs.delete(frame.sid);
-          return;
-        case 'pub':
-          bus.publish(frame.subject, unb64(frame.data));
-          return;
-        case 'req':
-          bus.request(frame.subject, unb64(frame.data), { timeoutMs: frame.timeoutMs }).then(
-            (data) => send(socket, { op: 'res', rid: frame.rid, data: b64(data) }),
-            (err: Error) =>
-              send(socket, {
-                op: 'err',
-                rid: frame.rid,
-                code:
-                  err instanceof NoRespondersError
-                    ? 'no_responders'
-                    : err instanceof RequestTimeoutError
-                      ? 'timeout'
-                      : 'failed',
-                message: err.message,
-              }),
-          );
-          return;
-        default:
-          return;
-      }
-    });
-    socket.on('close', () => {
-      for (const sub of subs.values()) sub.unsubscribe();
-      sockets.delete(socket);
-    });
-    socket.on('error', () => socket.destroy());
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(path, () => resolve());
-  });
-  // Only the owner may connect: whoever reaches the socket can act as any agent.
-  chmodSync(path, 0o600);
-  return {
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-        if (existsSync(path)) unlinkSync(path);
-      }),
-  };
-}
 
 /** The embedded runtime behind the socket is gone (stopped or died). */
 export class RuntimeGoneError extends RuntimeError {
@@ -107,6 +33,25 @@ export class RuntimeGoneError extends RuntimeError {
     );
   }
 }
+
+/** The embedded runtime refused this client's token, or revoked it. */
+export class SocketAuthError extends RuntimeError {
+  override name = 'SocketAuthError';
+  constructor(path: string, message: string) {
+    super(
+      ErrorCode.PermissionDenied,
+      `the embedded runtime at ${path} refused this client: ${message}. Present a token this runtime issued: ` +
+        "the operator's (<data>/auth/operator.token) or an agent's (skein creds <agentId>; SKEIN_SOCKET_TOKEN)",
+    );
+  }
+}
+
+export type SocketBusOptions = {
+  /** The identity to act as (`auth/socket-tokens.ts`). */
+  token: string;
+  /** Errors the runtime reports on this connection: permission violations, revocation. */
+  onError?: ((message: string) => void) | undefined;
+};
 
 export class SocketBus implements Bus {
   readonly kind = 'socket' as const;
@@ -123,12 +68,15 @@ export class SocketBus implements Bus {
     }
   >();
   readonly #path: string;
+  readonly #onError: ((message: string) => void) | undefined;
   #next = 1;
   #closed: Error | undefined;
+  #welcome: { resolve: () => void; reject: (e: Error) => void } | undefined;
 
-  private constructor(socket: Socket, path: string) {
+  private constructor(socket: Socket, path: string, options: SocketBusOptions) {
     this.#socket = socket;
     this.#path = path;
+    this.#onError = options.onError;
     const lines = createInterface({ input: socket, crlfDelay: Infinity });
     lines.on('line', (line) => this.#receive(line));
     // readline forwards the socket's errors (ECONNRESET when the runtime is killed): handled by 'close'.
@@ -140,6 +88,8 @@ export class SocketBus implements Bus {
 
   #fail(error: Error): void {
     this.#closed ??= error;
+    this.#welcome?.reject(this.#closed);
+    this.#welcome = undefined;
     for (const r of this.#requests.values()) {
       clearTimeout(r.timer);
       r.reject(this.#closed);
@@ -147,14 +97,24 @@ export class SocketBus implements Bus {
     this.#requests.clear();
   }
 
-  static connect(path: string): Promise<SocketBus> {
-    return new Promise((resolve, reject) => {
+  /** Connects and presents `options.token`; rejects with SocketAuthError when the runtime refuses it. */
+  static async connect(path: string, options: SocketBusOptions): Promise<SocketBus> {
+    const socket = await new Promise<Socket>((resolve, reject) => {
       const socket = createConnection(path);
-      socket.once('connect', () => resolve(new SocketBus(socket, path)));
+      socket.once('connect', () => resolve(socket));
       socket.once('error', (err) =>
         reject(new Error(`cannot reach the embedded runtime at ${path}: ${err.message}; is \`skein up\` running?`)),
       );
     });
+    const bus = new SocketBus(socket, path, options);
+    await new Promise<void>((resolve, reject) => {
+      bus.#welcome = { resolve, reject };
+      send(socket, { op: 'hello', token: options.token });
+    }).catch(async (err: unknown) => {
+      await bus.close();
+      throw err;
+    });
+    return bus;
   }
 
   #receive(line: string): void {
@@ -164,7 +124,16 @@ export class SocketBus implements Bus {
     } catch {
       return;
     }
-    if (frame.op === 'msg') {
+    if (frame.op === 'welcome') {
+      this.#welcome?.resolve();
+      this.#welcome = undefined;
+    } else if (frame.op === 'violation') {
+      if (frame.message === REVOKED) this.#fail(new SocketAuthError(this.#path, `${REVOKED} (its agent finished)`));
+      this.#onError?.(frame.message);
+    } else if (frame.op === 'err' && frame.code === 'auth') {
+      this.#fail(new SocketAuthError(this.#path, frame.message));
+      this.#onError?.(frame.message);
+    } else if (frame.op === 'msg') {
       this.#subs.get(frame.sid)?.({ subject: frame.subject, data: unb64(frame.data), respond: () => undefined });
     } else if (frame.op === 'res' || frame.op === 'err') {
       const pending = this.#requests.get(frame.rid);
@@ -174,7 +143,10 @@ export class SocketBus implements Bus {
       if (frame.op === 'res') pending.resolve(unb64(frame.data));
       else if (frame.code === 'no_responders') pending.reject(new NoRespondersError(pending.subject));
       else if (frame.code === 'timeout') pending.reject(new RequestTimeoutError(pending.subject, pending.timeoutMs));
-      else pending.reject(new Error(frame.message));
+      else if (frame.code === 'permission') {
+        this.#onError?.(frame.message);
+        pending.reject(new PermissionViolationError(frame.message));
+      } else pending.reject(new Error(frame.message));
     }
   }
 
@@ -219,5 +191,13 @@ export class SocketBus implements Bus {
     this.#fail(new Error('this client closed its connection to the embedded runtime'));
     this.#socket.end();
     this.#socket.destroy();
+  }
+}
+
+/** The runtime refused a request this identity may not make (a broker's permissions violation). */
+export class PermissionViolationError extends RuntimeError {
+  override name = 'PermissionViolationError';
+  constructor(message: string) {
+    super(ErrorCode.PermissionDenied, `${message}: this identity may not send that; use your own agent's subjects`);
   }
 }

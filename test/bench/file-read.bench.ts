@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call } from '../../infra/transport/client.ts';
 import { NatsBus } from '../../infra/transport/nats-bus.ts';
-import { SocketBus } from '../../infra/transport/socket-bus.ts';
+import { operatorSocket } from '../support/socket.ts';
 import type { Bus } from '../../infra/transport/bus.ts';
 import { startTestNats } from '../support/nats-server.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -60,7 +60,7 @@ export const bench: Bench = {
     const embedded = await startTestRuntime({ mode: 'embedded' });
     try {
       const socket = join(embedded.dir, 'data', 'skein.sock');
-      results.push(...(await load(embedded, () => SocketBus.connect(socket), 'embedded')));
+      results.push(...(await load(embedded, () => operatorSocket(join(embedded.dir, 'data'), socket), 'embedded')));
     } finally {
       await embedded.dispose();
     }

@@ -6,7 +6,8 @@
  * client of a broker without auth, in the same run.
  */
 import { readFileSync } from 'node:fs';
-import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { fastCredsAuthenticator } from '../../infra/transport/auth/client-auth.ts';
 import { inboxPrefixFor } from '../../infra/transport/auth/permissions.ts';
 import { call } from '../../infra/transport/client.ts';
 import { NatsBus } from '../../infra/transport/nats-bus.ts';
@@ -45,7 +46,7 @@ export const bench: Bench = {
       const minted = await authority.mintAgent(agentId);
       return connect({
         servers: url,
-        authenticator: credsAuthenticator(new TextEncoder().encode(minted.creds)),
+        authenticator: fastCredsAuthenticator(minted.creds),
         inboxPrefix: inboxPrefixFor(agentId),
       });
     };
@@ -60,7 +61,7 @@ export const bench: Bench = {
         const t1 = performance.now();
         const nc = await connect({
           servers: url,
-          authenticator: credsAuthenticator(new TextEncoder().encode(minted.creds)),
+          authenticator: fastCredsAuthenticator(minted.creds),
           inboxPrefix: inboxPrefixFor(`m${i}`),
         });
         total.push(performance.now() - t0);

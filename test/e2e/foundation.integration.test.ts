@@ -210,8 +210,9 @@ describe('skein up / call / tail / status / replay', () => {
       expect(status.stdout.trim()).toMatch(/^[0-9a-f]{64}$/);
       const replayed = await runCli(['replay', '--digest', '--from-file', join(embeddedData, 'events.jsonl')]);
       expect(replayed.stdout).toBe(status.stdout);
-      // Export format = embedded log format: {seq, subject, fact} per line.
-      for (const line of log) expect(Object.keys(JSON.parse(line) as object)).toEqual(['seq', 'subject', 'fact']);
+      // Export format = embedded log format: {seq, subject, fact} per line; the log's lines also carry their seal.
+      for (const line of log)
+        expect(Object.keys(JSON.parse(line) as object)).toEqual(['seq', 'subject', 'fact', 'mac']);
     },
   );
 

@@ -15,7 +15,8 @@ import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replay } from '../../infra/kernel/replay.ts';
 import { call, callAllPages } from '../../infra/transport/client.ts';
 import { readJsonlFile } from '../../infra/transport/jsonl-log.ts';
-import { SocketBus } from '../../infra/transport/socket-bus.ts';
+import type { SocketBus } from '../../infra/transport/socket-bus.ts';
+import { operatorSocket } from '../support/socket.ts';
 import { mountTmpfs } from '../support/tmpfs.ts';
 import { startHost, type HostProcess } from './fault-harness.ts';
 
@@ -38,7 +39,7 @@ describe.skipIf(skip !== undefined)('disk full, embedded log on an 8 MiB tmpfs',
     if (typeof disk === 'string') return;
     const dataDir = join(disk.path, 'data');
     host = await startHost({ dir, mode: 'embedded', dataDir });
-    bus = await SocketBus.connect(join(dataDir, 'skein.sock'));
+    bus = await operatorSocket(dataDir);
     const write = (path: string, content: string) =>
       call(bus!, 'main', 'file.write', { path, content }, { timeoutMs: 10_000 });
     for (let i = 0; i < 5; i++) expect((await write(`ok-${i}.txt`, `ok ${i}\n`)).ok).toBe(true);
@@ -88,7 +89,7 @@ describe.skipIf(skip !== undefined)('disk full, embedded log on an 8 MiB tmpfs',
     await bus.close();
     await host.stop();
     host = await startHost({ dir, mode: 'embedded', dataDir });
-    bus = await SocketBus.connect(join(dataDir, 'skein.sock'));
+    bus = await operatorSocket(dataDir);
     const status = await call(bus, 'main', 'runtime.status', {}, { timeoutMs: 10_000 });
     expect(status.ok).toBe(true);
     const replayed = await replay(readJsonlFile(join(dataDir, 'events.jsonl')), AGGREGATES);

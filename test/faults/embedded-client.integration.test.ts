@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RuntimeError } from '../../schemas/index.ts';
 import { RequestTimeoutError } from '../../infra/transport/bus.ts';
 import { call } from '../../infra/transport/client.ts';
-import { SocketBus } from '../../infra/transport/socket-bus.ts';
+import type { SocketBus } from '../../infra/transport/socket-bus.ts';
+import { operatorSocket } from '../support/socket.ts';
 import { startHost, type HostProcess } from './fault-harness.ts';
 
 let dir: string;
@@ -21,7 +22,7 @@ let bus: SocketBus;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'skein-fault-socket-'));
   host = await startHost({ dir, mode: 'embedded' });
-  bus = await SocketBus.connect(join(dir, 'data', 'skein.sock'));
+  bus = await operatorSocket(join(dir, 'data'));
 }, 60_000);
 
 afterAll(async () => {

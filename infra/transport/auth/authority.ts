@@ -46,7 +46,7 @@ const ACCOUNT_LIMITS = {
 };
 
 /** User JWTs of agents expire so revocation lists can be pruned; a live worker's run is far shorter. */
-const AGENT_TTL_S = 7 * 24 * 3600;
+export const AGENT_TTL_S = 7 * 24 * 3600;
 
 export class Authority {
   readonly dir: string;
@@ -159,6 +159,11 @@ export class Authority {
     );
   }
 
+  /** The application account's signing key, encoded (`SA…`): whoever holds it mints users (networked mode). */
+  accountSigningSeed(): string {
+    return this.#stored.accountSigning;
+  }
+
   /** The host's user: unrestricted in the application account. */
   hostCreds(): Promise<string> {
     return this.#mint('skein-host', undefined, this.#keys.account, this.#keys.signing).then((m) => m.creds);
@@ -233,14 +238,7 @@ export class Authority {
     signer: KeyPair,
     opts: { exp?: number } = {},
   ): Promise<Omit<Minted, 'agentId'>> {
-    const user = createFast('user');
-    const jwt = await encodeUser(name, user, account, permissions ?? {}, { signer, ...opts });
-    return {
-      userPub: user.getPublicKey(),
-      jwt,
-      seed: new TextDecoder().decode(user.getSeed()),
-      creds: new TextDecoder().decode(fmtCreds(jwt, user)),
-    };
+    return mintUser(name, permissions, account.getPublicKey(), signer, opts);
   }
 
   #save(): void {
@@ -248,6 +246,24 @@ export class Authority {
     writeFileSync(`${path}.tmp`, `${JSON.stringify(this.#stored, null, 2)}\n`, { mode: 0o600 });
     renameSync(`${path}.tmp`, path);
   }
+}
+
+/** A new user of `account` signed by `signer` (an account signing key), as a `.creds` text and its parts. */
+export async function mintUser(
+  name: string,
+  permissions: Permissions | undefined,
+  account: string,
+  signer: KeyPair,
+  opts: { exp?: number } = {},
+): Promise<Omit<Minted, 'agentId'>> {
+  const user = createFast('user');
+  const jwt = await encodeUser(name, user, account, permissions ?? {}, { signer, ...opts });
+  return {
+    userPub: user.getPublicKey(),
+    jwt,
+    seed: new TextDecoder().decode(user.getSeed()),
+    creds: new TextDecoder().decode(fmtCreds(jwt, user)),
+  };
 }
 
 /** Writes `text` to `path` readable by the owner only (0600), replacing any earlier file atomically. */

@@ -9,6 +9,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode, type User } from '@nats-io/jwt';
+import type { Authenticator } from '@nats-io/transport-node';
+import { fastFromSeed } from './fast-keys.ts';
 
 export type ClientAuth = { creds: string; inboxPrefix?: string };
 
@@ -30,4 +32,22 @@ export function inboxPrefixOf(creds: string): string | undefined {
   const allow = decode<User>(jwt).nats.sub?.allow ?? [];
   const inbox = allow.find((subject) => subject.startsWith('_INBOX_') && subject.endsWith('.>'));
   return inbox?.slice(0, -2);
+}
+
+/**
+ * nats.js's `credsAuthenticator`, signing the server's nonce with node:crypto (`fast-keys.ts`): the stock
+ * one signs in pure JS, ~25 ms per connect; this takes well under 1 ms. The creds are parsed once.
+ */
+export function fastCredsAuthenticator(creds: string): Authenticator {
+  const jwt = /-----BEGIN NATS USER JWT-----\s*(\S+)\s*------END NATS USER JWT------/.exec(creds)?.[1];
+  const seed = /-----BEGIN USER NKEY SEED-----\s*(\S+)\s*------END USER NKEY SEED------/.exec(creds)?.[1];
+  if (!jwt || !seed)
+    throw new Error('the creds hold no NATS user JWT and seed; write them with `skein creds <agentId>`');
+  const kp = fastFromSeed(seed);
+  const nkey = kp.getPublicKey();
+  return (nonce?: string) => ({
+    jwt,
+    nkey,
+    sig: nonce ? Buffer.from(kp.sign(new TextEncoder().encode(nonce))).toString('base64') : '',
+  });
 }

@@ -15,10 +15,13 @@ export function identitiesSection(): string {
   const list = (subjects: string[] | undefined) => (subjects ?? []).map((s) => `\`${s}\``).join(', ') || '—';
   const row = (cells: Array<string | string[] | undefined>) =>
     `| ${cells.map((c) => (typeof c === 'string' ? c : list(c))).join(' | ')} |`;
-  return `## Identities (private broker: enforced by nats-server)
+  return `## Identities (enforced by nats-server, or by the embedded socket)
 
-Every client presents NATS credentials (operator-mode JWTs); nothing listens without them. The host mints users
-with the permissions below; anything not allowed is refused **by the broker** with a permissions violation.
+Every client presents NATS credentials (operator-mode JWTs: private broker, or networked after \`skein auth init\`);
+nothing listens without them. The host mints users with the permissions below; anything not allowed is refused
+**by the broker** with a permissions violation. In embedded mode a socket client's first frame is
+\`{"op":"hello","token":…}\` (an agent's token, SKEIN_SOCKET_TOKEN, or \`<data>/auth/operator.token\`), and the
+socket refuses what these same lists refuse, with a \`violation\` frame worded as nats-server words it.
 
 | identity | publish allow | publish deny | subscribe allow | subscribe deny |
 |---|---|---|---|---|

@@ -13,7 +13,8 @@ import type { StoredFact } from '../../../schemas/index.ts';
 import type { Host } from '../../kernel/host.ts';
 import type { AuthBroker } from './broker.ts';
 
-const FINISHED = new Set(['agent.completed', 'agent.failed', 'agent.cancelled']);
+/** The facts that end an agent, and with it its credentials. */
+export const FINISHED_FACTS: ReadonlySet<string> = new Set(['agent.completed', 'agent.failed', 'agent.cancelled']);
 
 export async function revokeOnFinish(
   host: Host,
@@ -27,7 +28,7 @@ export async function revokeOnFinish(
         logger.error({ err, agentId }, 'could not revoke the credentials of a finished agent; restart skein to retry'),
       );
   host.writer.onFact((fact: StoredFact) => {
-    if (FINISHED.has(fact.type)) void revoke((fact.data as { agentId: string }).agentId);
+    if (FINISHED_FACTS.has(fact.type)) void revoke((fact.data as { agentId: string }).agentId);
   });
   for (const agentId of broker.authority.agentsWithCreds()) {
     const subject = host.agentSubject(agentId);

@@ -8,7 +8,7 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../../schemas/catalog.ts';
-import { SocketBus } from '../../../infra/transport/socket-bus.ts';
+import { operatorSocket } from '../../support/socket.ts';
 import { startNetworkedRuntime, startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
 
 type Info = {
@@ -72,7 +72,7 @@ describe('$SRV discovery on an embedded runtime', () => {
   it('answers $SRV.INFO through the unix socket', async () => {
     const rt = await startTestRuntime({ mode: 'embedded' });
     try {
-      const bus = await SocketBus.connect(rt.info.socketPath!);
+      const bus = await operatorSocket(rt.info.dataDir, rt.info.socketPath!);
       try {
         const bytes = await bus.request('$SRV.INFO.skein', '', { timeoutMs: 5_000 });
         const info = JSON.parse(new TextDecoder().decode(bytes)) as Info;

@@ -6,6 +6,9 @@
 import fc from 'fast-check';
 import { createAccount, createOperator, createUser, fromPublic, fromSeed } from '@nats-io/nkeys';
 import { describe, expect, it } from 'vitest';
+import { encodeUser, fmtCreds } from '@nats-io/jwt';
+import { credsAuthenticator } from '@nats-io/transport-node';
+import { fastCredsAuthenticator } from '../../../../infra/transport/auth/client-auth.ts';
 import { createFast, fastFromSeed } from '../../../../infra/transport/auth/fast-keys.ts';
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -49,5 +52,16 @@ describe('fast nkey pairs', () => {
     const flipped = seed.slice(0, 10) + (seed[10] === 'A' ? 'B' : 'A') + seed.slice(11);
     expect(() => fastFromSeed(flipped)).toThrow(/checksum/);
     expect(() => fastFromSeed(createUser().getPublicKey())).toThrow(/not an nkey seed/);
+  });
+
+  it("answers a server's nonce exactly as nats.js's credsAuthenticator does", async () => {
+    const account = createFast('account');
+    const user = createFast('user');
+    const jwt = await encodeUser('a', user, account, {}, { signer: account });
+    const creds = text(fmtCreds(jwt, user));
+    for (const nonce of ['abc', 'x'.repeat(64), undefined]) {
+      expect(fastCredsAuthenticator(creds)(nonce)).toEqual(credsAuthenticator(new TextEncoder().encode(creds))(nonce));
+    }
+    expect(() => fastCredsAuthenticator('nothing')).toThrow(/no NATS user JWT and seed/);
   });
 });

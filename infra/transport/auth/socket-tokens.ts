@@ -1,0 +1,101 @@
+/**
+ * @module
+ * Identities on the embedded runtime's unix socket: a token per agent (and
+ * one for the operator), an HMAC-SHA256 of the identity under a key kept in
+ * `<data>/auth/socket.key` (0600, never in the workspace). The socket checks
+ * a token on connect and then applies the same publish/subscribe rules the
+ * broker enforces (`permissions.ts`, matched by `subject-rules.ts`).
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Permissions } from '@nats-io/jwt';
+import { writePrivate } from './authority.ts';
+import { agentPermissions, operatorPermissions } from './permissions.ts';
+
+export type SocketIdentity = { kind: 'agent'; agentId: string } | { kind: 'operator' };
+
+const VERSION = 'skt1';
+const AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export class InvalidTokenError extends Error {
+  override name = 'InvalidTokenError';
+}
+
+/** The socket's key: created (32 random bytes, 0600) on first use, in `<data>/auth/`. */
+export function socketKey(dataDir: string): Buffer {
+  const dir = join(dataDir, 'auth');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  const path = join(dir, 'socket.key');
+  if (!existsSync(path)) writePrivate(path, `${randomBytes(32).toString('hex')}\n`);
+  const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
+  if (key.length !== 32) throw new Error(`${path} is not a socket key (64 hex characters); move it away to make one`);
+  return key;
+}
+
+/** A token for `identity`: `skt1.<kind>.<agentId|->.<nonce>.<mac>`. */
+export function mintSocketToken(key: Buffer, identity: SocketIdentity): string {
+  const body = `${VERSION}.${identity.kind}.${identity.kind === 'agent' ? identity.agentId : '-'}.${nonce()}`;
+  return `${body}.${mac(key, body)}`;
+}
+
+/** The identity a token names, or InvalidTokenError when it was not minted with `key`. */
+export function verifySocketToken(key: Buffer, token: string): SocketIdentity {
+  const parts = token.trim().split('.');
+  if (parts.length !== 5 || parts[0] !== VERSION) {
+    throw new InvalidTokenError('not a skein socket token; get one with `skein creds <agentId>`');
+  }
+  const [, kind, agentId, , given] = parts as [string, string, string, string, string];
+  const body = parts.slice(0, 4).join('.');
+  const expected = Buffer.from(mac(key, body), 'hex');
+  const actual = Buffer.from(given, 'hex');
+  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
+    throw new InvalidTokenError('the socket token was not issued by this runtime (bad signature)');
+  }
+  if (kind === 'operator') return { kind: 'operator' };
+  if (kind === 'agent' && AGENT_ID.test(agentId)) return { kind: 'agent', agentId };
+  throw new InvalidTokenError(`the socket token names an unknown identity kind '${kind}'`);
+}
+
+/** What `identity` may publish and subscribe to: the same lists the broker enforces. */
+export function socketPermissions(identity: SocketIdentity): Required<Pick<Permissions, 'pub' | 'sub'>> {
+  return identity.kind === 'agent' ? agentPermissions(identity.agentId) : operatorPermissions();
+}
+
+/** The operator's token for the CLI on this machine: `<data>/auth/operator.token` (0600). */
+export function operatorTokenPath(dataDir: string): string {
+  return join(dataDir, 'auth', 'operator.token');
+}
+
+/** Which token a socket client presents: SKEIN_SOCKET_TOKEN (a file: a worker's own), else the operator's. */
+export function clientSocketToken(dataDir: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const path = env.SKEIN_SOCKET_TOKEN || operatorTokenPath(dataDir);
+  if (!existsSync(path)) {
+    if (env.SKEIN_SOCKET_TOKEN) {
+      throw new Error(`SKEIN_SOCKET_TOKEN names ${path}, which does not exist; check the path`);
+    }
+    return undefined;
+  }
+  return readFileSync(path, 'utf8').trim();
+}
+
+/** Like `clientSocketToken`, but says what to do when there is none. */
+export function requireSocketToken(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  const token = clientSocketToken(dataDir, env);
+  if (token === undefined) {
+    throw new Error(
+      `no token for the embedded runtime of ${dataDir}: the operator's is ${operatorTokenPath(dataDir)} ` +
+        '(readable by the user who ran `skein up`); an agent uses its own (SKEIN_SOCKET_TOKEN, skein creds <agentId>)',
+    );
+  }
+  return token;
+}
+
+function nonce(): string {
+  return randomBytes(9).toString('base64url');
+}
+
+function mac(key: Buffer, body: string): string {
+  return createHmac('sha256', key).update(body).digest('hex');
+}

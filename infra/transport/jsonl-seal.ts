@@ -1,0 +1,207 @@
+/**
+ * @module
+ * The seal of the embedded audit log (`events.jsonl`): every line the host
+ * writes ends with `"mac"`, an HMAC-SHA256 chained over the line before it,
+ * under a key in `<data>/auth/log.key` (0600; the data dir is outside the
+ * workspace and hidden from the sandbox). `<data>/auth/log-seal.json` keeps
+ * the last sequence and MAC, moved after every durable batch. At open a line
+ * the host did not write (no MAC, a wrong one, or out of chain), a changed or
+ * removed line, a shorter or missing log, or a missing key or seal stops the
+ * host with an error that says what changed and how to recover: a fresh log
+ * is never begun silently. What it cannot stop is a process of the same user
+ * that reads the key (see README, "Known limits").
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { writePrivate } from './auth/authority.ts';
+import { LogTamperedError } from './log-seal.ts';
+
+const SealState = z.object({
+  /** Lines before this sequence were written before the log was sealed (an older skein); not checked. */
+  sealedFrom: z.number().int().min(1),
+  lastSeq: z.number().int().min(0),
+  lastMac: z.string().regex(/^[0-9a-f]{64}$/),
+});
+type SealState = z.infer<typeof SealState>;
+
+const MAC_TAIL = /,"mac":"([0-9a-f]{64})"\}$/;
+
+export class JsonlSeal {
+  readonly #key: Buffer;
+  readonly #statePath: string;
+  #state: SealState;
+
+  private constructor(key: Buffer, statePath: string, state: SealState) {
+    this.#key = key;
+    this.#statePath = statePath;
+    this.#state = state;
+  }
+
+  /**
+   * Checks `logPath` against the key and seal in `dir` (before the log is opened or created) and returns
+   * the sealer for new lines. Throws LogTamperedError with what changed and how to recover.
+   */
+  static open(logPath: string, dir: string, log?: Logger): JsonlSeal {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+    const keyPath = join(dir, 'log.key');
+    const statePath = join(dir, 'log-seal.json');
+    const lines = existsSync(logPath) ? readLines(logPath) : undefined;
+    const hasKey = existsSync(keyPath);
+    const hasState = existsSync(statePath);
+    const tampered = (changes: string[]) =>
+      new LogTamperedError(
+        `the embedded audit log ${logPath} is not the one this host sealed: ${changes.join('; ')}. ` +
+          'skein will not begin or continue a log that lost facts or holds facts it did not write. Restore ' +
+          `${logPath} (and ${dir}) from a backup and start again; or, to start over knowingly, export what ` +
+          `is left (skein replay --from-file ${logPath} --export <file>) and move ${logPath}, ${keyPath} and ` +
+          `${statePath} away.`,
+      );
+    if (!hasKey || !hasState) {
+      const sealedLine = lines?.find((l) => MAC_TAIL.test(l.text));
+      if (hasKey || hasState || sealedLine) {
+        throw tampered([
+          `${hasKey ? statePath : keyPath} is missing${sealedLine ? ` but line ${sealedLine.number} is sealed` : ''}`,
+        ]);
+      }
+      // A new data dir, or a log an older skein wrote: sealed from its next line on.
+      const lastSeq = lines?.length ? seqOf(lines.at(-1)!.text) : 0;
+      if (lastSeq > 0) log?.warn({ path: logPath, lastSeq }, 'sealing an event log written before logs were sealed');
+      writePrivate(keyPath, `${randomBytes(32).toString('hex')}\n`);
+      const key = readKey(keyPath);
+      const seal = new JsonlSeal(key, statePath, { sealedFrom: lastSeq + 1, lastSeq, lastMac: genesis(key) });
+      seal.#save();
+      return seal;
+    }
+    const key = readKey(keyPath);
+    const state = readState(statePath);
+    if (!lines) {
+      if (state.lastSeq > 0) throw tampered([`the log is gone (it held facts up to sequence ${state.lastSeq})`]);
+      return new JsonlSeal(key, statePath, state);
+    }
+    const checked = verifyChain(lines, key, state);
+    if (checked.changes.length > 0) throw tampered(checked.changes);
+    const { lastSeq, lastMac } = checked;
+    // Lines past the seal with a valid chain were written by the host just before it stopped (the seal
+    // is moved after each batch is durable, not with it).
+    const seal = new JsonlSeal(key, statePath, { ...state, lastSeq, lastMac });
+    seal.#save();
+    return seal;
+  }
+
+  /** Seals `bare` lines (encodeLogLine output) in order; nothing is recorded until `commit`. */
+  seal(bare: string[]): { lines: string[]; lastMac: string } {
+    let prev = this.#state.lastMac;
+    const lines = bare.map((line) => {
+      prev = chain(this.#key, prev, line);
+      return `${line.slice(0, -1)},"mac":"${prev}"}`;
+    });
+    return { lines, lastMac: prev };
+  }
+
+  /** Moves the seal once the batch ending at `lastSeq` is durable. */
+  commit(lastSeq: number, lastMac: string): void {
+    // In memory first: the next batch chains from here even when writing the seal failed.
+    this.#state = { ...this.#state, lastSeq, lastMac };
+    this.#save();
+  }
+
+  #save(): void {
+    writePrivate(this.#statePath, `${JSON.stringify(this.#state)}\n`);
+  }
+}
+
+/**
+ * Read-only: what differs between `logPath` and the seal in `dir` (empty when nothing); undefined when the
+ * log was never sealed there (no key and no seal). `skein replay` reports it.
+ */
+export function checkJsonlSeal(logPath: string, dir: string): string[] | undefined {
+  const keyPath = join(dir, 'log.key');
+  const statePath = join(dir, 'log-seal.json');
+  if (!existsSync(keyPath) && !existsSync(statePath)) return undefined;
+  if (!existsSync(keyPath) || !existsSync(statePath)) {
+    return [`${existsSync(keyPath) ? statePath : keyPath} is missing`];
+  }
+  const state = readState(statePath);
+  if (!existsSync(logPath)) return state.lastSeq > 0 ? [`the log is gone (sealed up to ${state.lastSeq})`] : [];
+  return verifyChain(readLines(logPath), readKey(keyPath), state).changes;
+}
+
+/** Walks the MAC chain of `lines`; `changes` names the first line that breaks it, or a log cut short. */
+function verifyChain(
+  lines: Array<{ number: number; text: string }>,
+  key: Buffer,
+  state: SealState,
+): { changes: string[]; lastSeq: number; lastMac: string } {
+  let lastMac = genesis(key);
+  let lastSeq = 0;
+  let sealedMacAtLast: string | undefined;
+  for (const line of lines) {
+    const seq = seqOf(line.text);
+    const match = MAC_TAIL.exec(line.text);
+    if (seq < state.sealedFrom && !match) {
+      lastSeq = seq;
+      continue;
+    }
+    const bare = match ? `${line.text.slice(0, match.index)}}` : line.text;
+    const expected = chain(key, lastMac, bare);
+    if (!match || match[1] !== expected) {
+      const what = match ? 'does not carry the seal the host wrote' : 'has no seal';
+      const change =
+        `line ${line.number} (sequence ${seq}) ${what}: ` +
+        'it was altered, moved, or written by someone other than the host';
+      return { changes: [change], lastSeq, lastMac };
+    }
+    lastMac = expected;
+    lastSeq = seq;
+    if (seq === state.lastSeq) sealedMacAtLast = expected;
+  }
+  if (lastSeq < state.lastSeq) {
+    return { changes: [`shorter: last sequence ${lastSeq} (sealed up to ${state.lastSeq})`], lastSeq, lastMac };
+  }
+  if (state.lastSeq >= state.sealedFrom && sealedMacAtLast !== state.lastMac) {
+    return { changes: [`the line at sequence ${state.lastSeq} is not the one sealed`], lastSeq, lastMac };
+  }
+  return { changes: [], lastSeq, lastMac };
+}
+
+function chain(key: Buffer, prev: string, line: string): string {
+  return createHmac('sha256', key).update(prev).update('\n').update(line).digest('hex');
+}
+
+function genesis(key: Buffer): string {
+  return createHmac('sha256', key).update('skein events.jsonl').digest('hex');
+}
+
+function readKey(path: string): Buffer {
+  const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
+  if (key.length !== 32) throw new LogTamperedError(`${path} is not a log key (64 hex characters); restore it`);
+  return key;
+}
+
+function readState(path: string): SealState {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new LogTamperedError(`${path} is not valid JSON (${(err as Error).message}); restore it from a backup`);
+  }
+  const parsed = SealState.safeParse(raw);
+  if (!parsed.success) throw new LogTamperedError(`${path} is not a log seal; restore it from a backup`);
+  return parsed.data;
+}
+
+/** The whole lines of `path`; a torn last one (no newline: never acknowledged) is cut on open, not judged. */
+function readLines(path: string): Array<{ number: number; text: string }> {
+  const pieces = readFileSync(path, 'utf8').split('\n');
+  pieces.pop();
+  return pieces.map((text, i) => ({ number: i + 1, text })).filter((l) => l.text !== '');
+}
+
+function seqOf(line: string): number {
+  const seq = /^\{"seq":(\d+),/.exec(line)?.[1];
+  return seq === undefined ? 0 : Number(seq);
+}

@@ -1,0 +1,213 @@
+/**
+ * @module
+ * The server side of the embedded runtime's unix socket: serves the
+ * in-process bus to clients (`socket-bus.ts` is the client). Each connection
+ * first presents a token (`auth/socket-tokens.ts`) naming an agent or the
+ * operator; from then on the socket applies that identity's publish and
+ * subscribe rules, the same lists a broker enforces (`auth/permissions.ts`).
+ * A refused publish or subscription is answered with a `violation` frame and
+ * the connection stays up, as on nats-server. An agent that finishes has its
+ * connections closed and its tokens refused.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Logger } from 'pino';
+import { NoRespondersError, RequestTimeoutError, toBytes, type Subscription } from './bus.ts';
+import { decodeFrame, type SocketFrame } from './codec.ts';
+import type { EmbeddedBus } from './embedded-bus.ts';
+import { InvalidTokenError, socketPermissions, verifySocketToken, type SocketIdentity } from './auth/socket-tokens.ts';
+import { mayPublish, mayReceive, maySubscribe, type SubjectRules } from './auth/subject-rules.ts';
+
+/** The message a revoked connection gets before it is closed (nats-server's words). */
+export const REVOKED = 'User Authentication Revoked';
+/** A client that does not say who it is within this time is disconnected. */
+const HELLO_TIMEOUT_MS = 5_000;
+
+export type SocketServer = {
+  /** Closes every connection of `agentId` (its agent finished); its tokens are refused from now on. */
+  revoke(agentId: string): void;
+  /** Closes the connections of every agent `isRevoked` now names (once the host has restored its state). */
+  recheck(): void;
+  close(): Promise<void>;
+};
+
+export type SocketServerOptions = {
+  /** The key tokens are checked with (`socketKey(dataDir)`). */
+  key: Buffer;
+  /** Whether `agentId` has finished: its tokens are refused. */
+  isRevoked: (agentId: string) => boolean;
+  logger?: Logger | undefined;
+};
+
+const b64 = (data: Uint8Array | string) => Buffer.from(toBytes(data)).toString('base64');
+const unb64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
+const send = (socket: Socket, frame: SocketFrame) => {
+  if (!socket.destroyed) socket.write(`${JSON.stringify(frame)}\n`);
+};
+
+/** Serves `bus` on the unix socket `path` until `close()`. */
+export async function serveBusOnSocket(
+  bus: EmbeddedBus,
+  path: string,
+  options: SocketServerOptions,
+): Promise<SocketServer> {
+  if (existsSync(path)) unlinkSync(path);
+  const sockets = new Set<Socket>();
+  /** agentId → how to close each of its connections. */
+  const byAgent = new Map<string, Set<() => void>>();
+  const revoked = new Set<string>();
+  const isRevoked = (agentId: string) => revoked.has(agentId) || options.isRevoked(agentId);
+
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    const subs = new Map<number, Subscription>();
+    let identity: SocketIdentity | undefined;
+    let rules: SubjectRules | undefined;
+    let dead = false;
+    const kill = () => {
+      dead = true;
+      for (const sub of subs.values()) sub.unsubscribe();
+      subs.clear();
+      send(socket, { op: 'violation', message: REVOKED });
+      socket.end();
+      setTimeout(() => socket.destroy(), 100).unref();
+    };
+    const refuseAuth = (message: string) => {
+      dead = true;
+      options.logger?.warn({ reason: message }, 'socket client refused');
+      send(socket, { op: 'err', rid: 0, code: 'auth', message });
+      socket.end();
+      setTimeout(() => socket.destroy(), 100).unref();
+    };
+    const hello = setTimeout(() => refuseAuth('no token presented; connect with a token'), HELLO_TIMEOUT_MS);
+    hello.unref();
+    const lines = createInterface({ input: socket, crlfDelay: Infinity });
+    lines.on('line', (line) => {
+      if (dead) return;
+      let frame: SocketFrame;
+      try {
+        frame = decodeFrame(line);
+      } catch {
+        socket.destroy();
+        return;
+      }
+      if (!identity || !rules) {
+        if (frame.op !== 'hello') return refuseAuth('Authorization Violation: the first frame must present a token');
+        clearTimeout(hello);
+        try {
+          identity = verifySocketToken(options.key, frame.token);
+        } catch (err) {
+          if (!(err instanceof InvalidTokenError)) throw err;
+          return refuseAuth(`Authorization Violation: ${err.message}`);
+        }
+        if (identity.kind === 'agent' && isRevoked(identity.agentId)) {
+          const agentId = identity.agentId;
+          identity = undefined;
+          return refuseAuth(`Authorization Violation: agent '${agentId}' has finished; its tokens are revoked`);
+        }
+        rules = socketPermissions(identity);
+        if (identity.kind === 'agent') {
+          const set = byAgent.get(identity.agentId) ?? new Set();
+          set.add(kill);
+          byAgent.set(identity.agentId, set);
+        }
+        send(socket, { op: 'welcome', identity: identity.kind === 'agent' ? identity.agentId : 'operator' });
+        return;
+      }
+      serve(frame, rules);
+    });
+
+    const serve = (frame: SocketFrame, rules: SubjectRules) => {
+      switch (frame.op) {
+        case 'sub':
+          subs.get(frame.sid)?.unsubscribe();
+          subs.delete(frame.sid);
+          if (!maySubscribe(rules, frame.subject)) {
+            send(socket, { op: 'violation', message: `Permissions Violation for Subscription to "${frame.subject}"` });
+            return;
+          }
+          subs.set(
+            frame.sid,
+            bus.subscribe(frame.subject, (msg) => {
+              if (mayReceive(rules, msg.subject)) {
+                send(socket, { op: 'msg', sid: frame.sid, subject: msg.subject, data: b64(msg.data) });
+              }
+            }),
+          );
+          return;
+        case 'unsub':
+          subs.get(frame.sid)?.unsubscribe();
+          subs.delete(frame.sid);
+          return;
+        case 'pub':
+          if (!mayPublish(rules, frame.subject)) {
+            send(socket, { op: 'violation', message: `Permissions Violation for Publish to "${frame.subject}"` });
+            return;
+          }
+          bus.publish(frame.subject, unb64(frame.data));
+          return;
+        case 'req':
+          // The client's flush: a round trip that proves every earlier frame was read; it reaches no one.
+          if (frame.subject === '_skein.flush') {
+            send(socket, { op: 'err', rid: frame.rid, code: 'no_responders', message: 'flush' });
+            return;
+          }
+          if (!mayPublish(rules, frame.subject)) {
+            const message = `Permissions Violation for Publish to "${frame.subject}"`;
+            send(socket, { op: 'err', rid: frame.rid, code: 'permission', message });
+            return;
+          }
+          bus.request(frame.subject, unb64(frame.data), { timeoutMs: frame.timeoutMs }).then(
+            (data) => send(socket, { op: 'res', rid: frame.rid, data: b64(data) }),
+            (err: Error) =>
+              send(socket, {
+                op: 'err',
+                rid: frame.rid,
+                code:
+                  err instanceof NoRespondersError
+                    ? 'no_responders'
+                    : err instanceof RequestTimeoutError
+                      ? 'timeout'
+                      : 'failed',
+                message: err.message,
+              }),
+          );
+          return;
+        default:
+          return;
+      }
+    };
+    socket.on('close', () => {
+      clearTimeout(hello);
+      for (const sub of subs.values()) sub.unsubscribe();
+      subs.clear();
+      sockets.delete(socket);
+      if (identity?.kind === 'agent') byAgent.get(identity.agentId)?.delete(kill);
+    });
+    socket.on('error', () => socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => resolve());
+  });
+  // Only the owner may connect at all; the token then decides what the connection may do.
+  chmodSync(path, 0o600);
+  const revoke = (agentId: string) => {
+    revoked.add(agentId);
+    for (const kill of byAgent.get(agentId) ?? []) kill();
+    byAgent.delete(agentId);
+  };
+  return {
+    revoke,
+    recheck() {
+      for (const agentId of [...byAgent.keys()]) if (options.isRevoked(agentId)) revoke(agentId);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+        if (existsSync(path)) unlinkSync(path);
+      }),
+  };
+}
