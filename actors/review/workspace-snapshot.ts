@@ -87,9 +87,10 @@ export class WorkspaceSnapshotter {
     this.budget = { ...DEFAULT_SNAPSHOT_BUDGET, ...deps.budget };
   }
 
-  /** Walks `root` (absolute) within the budget; see the module doc. */
-  async snapshot(root: string): Promise<WorkspaceSnapshot> {
+  /** Walks `root` (absolute) within the budget (`maxMs` may be given for this walk); see the module doc. */
+  async snapshot(root: string, options: { maxMs?: number } = {}): Promise<WorkspaceSnapshot> {
     const started = performance.now();
+    const maxMs = options.maxMs ?? this.budget.maxMs;
     const prev = this.#last.get(root);
     const ignore = await loadIgnore(root);
     const snap: WorkspaceSnapshot = { root, files: {}, complete: true, doneDirs: [], ms: 0, readBytes: 0 };
@@ -118,8 +119,8 @@ export class WorkspaceSnapshotter {
         }
         if (!ent.isFile() || ignore.ignores(childRel, false)) continue;
         if (++count > this.budget.maxFiles) return stop('maxFiles');
-        if (performance.now() - started > this.budget.maxMs) return stop('maxMs');
-        const state = await this.#fileState(join(root, childRel), prev?.files[childRel], snap);
+        if (performance.now() - started > maxMs) return stop('maxMs');
+        const state = await this.fileState(join(root, childRel), prev?.files[childRel], snap);
         if (state) snap.files[childRel] = state;
       }
       if (snap.complete) snap.doneDirs.push(rel);
@@ -182,7 +183,15 @@ export class WorkspaceSnapshotter {
     return out;
   }
 
-  async #fileState(full: string, prev: FileState | undefined, snap: WorkspaceSnapshot): Promise<FileState | undefined> {
+  /**
+   * One file's state: `prev` itself when its stamp and size are unchanged, else read and stored (counted in
+   * `acc.readBytes`, within the budget); undefined when it cannot be read.
+   */
+  async fileState(
+    full: string,
+    prev: FileState | undefined,
+    acc: { readBytes: number },
+  ): Promise<FileState | undefined> {
     let st: Awaited<ReturnType<typeof lstatBig>>;
     try {
       st = await lstat(full, { bigint: true });
@@ -193,7 +202,7 @@ export class WorkspaceSnapshotter {
     const stamp = `${st.ino}:${st.mtimeNs}:${st.ctimeNs}`;
     if (prev && prev.stamp === stamp && prev.size === size) return prev;
     if (size > this.budget.maxFileBytes) return { size, stamp, hash: null, why: 'too-large' };
-    if (snap.readBytes + size > this.budget.maxStoreBytes) return { size, stamp, hash: null, why: 'over-budget' };
+    if (acc.readBytes + size > this.budget.maxStoreBytes) return { size, stamp, hash: null, why: 'over-budget' };
     let bytes: Buffer;
     try {
       const fh = await open(full, 'r');
@@ -205,7 +214,7 @@ export class WorkspaceSnapshotter {
     } catch {
       return undefined;
     }
-    snap.readBytes += bytes.length;
+    acc.readBytes += bytes.length;
     const text = bytes.toString('utf8');
     if (!Buffer.from(text, 'utf8').equals(bytes)) return { size, stamp, hash: null, why: 'binary' };
     return { size, stamp, hash: await this.#blobs.put(text) };

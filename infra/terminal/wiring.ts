@@ -20,11 +20,8 @@ import type { TerminalForeground } from '../../machines/permission/permission-in
 import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
 import { foregroundPgid, ttyModes } from '../../actors/terminal/terminal-proc.ts';
 import { which } from '../../actors/terminal/pty-spawn.ts';
-import {
-  WorkspaceSnapshotter,
-  recordShellChanges,
-  type WorkspaceSnapshot,
-} from '../../actors/review/workspace-snapshot.ts';
+import { WorkspaceSnapshotter, recordShellChanges } from '../../actors/review/workspace-snapshot.ts';
+import { WorkspaceTracker, type TrackMark } from '../../actors/review/workspace-tracker.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import { defineDomain } from '../kernel/domain.ts';
@@ -40,7 +37,7 @@ export function wireTerminal(deps: {
   review: ReviewRecorder;
   config: LoadedConfig;
   logger: Logger;
-  /** Record shell side effects in the action log (workspace snapshots around each exec). */
+  /** Record shell side effects in the action log (change notifications, or snapshots around each exec). */
   trackShell: boolean;
 }) {
   const configured = domainConfig(deps.config, 'terminal', TerminalConfig);
@@ -61,20 +58,20 @@ export function wireTerminal(deps: {
       void (await deps.host.emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
   });
   const snapshotter = new WorkspaceSnapshotter({ blobs: deps.review.service.blobs });
-  /** Commands still running after their exec replied: their before-snapshot waits for command.finished. */
+  const tracker = new WorkspaceTracker({ snapshotter, log: deps.logger });
+  /** Commands still running after their exec replied: their mark stays open until command.finished. */
   type ShellEntry = {
     agentId: string;
     command: string;
     terminalId: string;
     workspace: string;
-    before: WorkspaceSnapshot;
+    before: TrackMark;
     since: number;
   };
   const pendingShell = new Map<string, ShellEntry>();
 
   const recordShell = async (entry: ShellEntry) => {
-    const after = await snapshotter.snapshot(entry.workspace);
-    const all = await snapshotter.diff(entry.before, after);
+    const all = await tracker.end(entry.before);
     // Another agent's edit made while the command ran is that edit's change, already recorded.
     // An edit still writing (it holds the path lock) records its change itself.
     const diff = {
@@ -119,14 +116,22 @@ export function wireTerminal(deps: {
         const workspace = workspaceOf(ctx.command.agentId) ?? deps.config.workspace;
         confineOpen(ctx.command.data, workspace);
         const sandbox = sandboxFloor(config, ctx.command.agentId, ctx.command.data.sandbox);
+        // The first scan of a workspace runs while the terminal starts, not in its first exec.
+        const tracked = workspaceOf(ctx.command.agentId);
+        if (deps.trackShell && tracked) {
+          tracker.prepare(tracked).catch((err) => deps.logger.warn({ err, tracked }, 'shell tracking not started'));
+        }
         return manager.open(ctx.command.agentId, { ...ctx.command.data, sandbox }, { workspace });
       },
       'terminal.exec': async (ctx) => {
         const agentId = ctx.command.agentId;
         const workspace = workspaceOf(agentId);
         const since = Date.now();
-        const before = deps.trackShell && workspace ? await snapshotter.snapshot(workspace) : undefined;
-        const reply = await manager.exec(agentId, ctx.command.data);
+        const before = deps.trackShell && workspace ? await tracker.begin(workspace) : undefined;
+        const reply = await manager.exec(agentId, ctx.command.data).catch((err: unknown) => {
+          if (before) tracker.discard(before);
+          throw err;
+        });
         if (before && workspace) {
           const entry = {
             agentId,
@@ -155,7 +160,10 @@ export function wireTerminal(deps: {
     reactions: [{ on: ['terminal.command.finished', 'terminal.command.interrupted'], when: 'live', run: onCommandEnd }],
     // Terminals the log leaves open died with the previous host: closed with terminal.lost.
     restore: async () => void (await reconcileTerminals({ host: deps.host, logger: deps.logger })),
-    stop: () => manager.shutdown(),
+    stop: () => {
+      tracker.close();
+      return manager.shutdown();
+    },
   });
 
   return {

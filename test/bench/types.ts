@@ -31,3 +31,13 @@ export function percentile(samples: number[], p: number): number {
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank]!;
 }
+
+/**
+ * `SKEIN_BENCH_SMOKE=1` (the CI smoke test) runs every bench at a tiny size: it checks that they run, never how fast.
+ */
+export const SMOKE = process.env['SKEIN_BENCH_SMOKE'] === '1';
+
+/** `full` in a real run, `smoke` in the smoke test. */
+export function scaled(full: number, smoke: number): number {
+  return SMOKE ? smoke : full;
+}

@@ -1,0 +1,373 @@
+/**
+ * @module
+ * Shell side effects at a cost that does not grow with the workspace: the
+ * files a command changed come from change notifications (inotify, one
+ * non-recursive `fs.watch` per directory, all on libuv's one inotify
+ * descriptor), not from walking the workspace around every command.
+ *
+ * Per workspace root the tracker keeps the state of every file (as a
+ * `WorkspaceSnapshot` holds it) and the paths notified since it last looked.
+ * `begin(root)` brings the state up to date (changes made between commands
+ * are nobody's) and opens a mark; `end(mark)` brings it up to date again and
+ * diffs the old states the mark kept of the paths that changed while it was
+ * open against their new ones. Commands running at once in one workspace each
+ * see every change made while they ran, as with snapshots.
+ *
+ * Nothing is missed for want of a notification:
+ * - Barrier: inotify queues an event inside the write system call, so before
+ *   the shell prints the mark ending a command, the event is queued; two turns
+ *   of the event loop (one full poll) after the command ended deliver it.
+ * - A directory is watched before it is listed; a new directory is watched,
+ *   then walked; a directory whose name was notified is walked again unless
+ *   it is the same directory (inode and ctime); a file is kept only while its
+ *   parent is a watched directory with the same inode (so never through a
+ *   directory swapped for a symlink).
+ * - Fallback to a full scan (`WorkspaceSnapshotter`), then watching again,
+ *   when the kernel may have dropped events: `overflowAt` notifications in
+ *   one interval (the inotify queue holds 16,384 before it drops, and libuv
+ *   drops the overflow event silently), a watcher error, an event without a
+ *   name, or a changed `.gitignore` (the rules changed). When watching cannot
+ *   start (no inotify, watch limit) or the first scan stops at its budget,
+ *   the root is tracked by a snapshot before and after each command instead.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { loadIgnore, type WorkspaceIgnore } from './workspace-snapshot-ignore.ts';
+import type { FileState, SnapshotDiff, WorkspaceSnapshot, WorkspaceSnapshotter } from './workspace-snapshot.ts';
+
+/** An open command's view: the old state of each path that changed since it began (undefined: absent). */
+export type TrackMark =
+  | { kind: 'watch'; root: string; rw: RootWatch; before: Map<string, FileState | undefined>; incomplete?: string }
+  | { kind: 'scan'; root: string; snapshot: WorkspaceSnapshot };
+
+type Watched = { watcher: FSWatcher; ino: bigint; ctime: bigint };
+
+/** Two turns of the event loop: every inotify event queued before the call has been delivered. */
+export async function notifyBarrier(): Promise<void> {
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+}
+
+class RootWatch {
+  /** False once watching failed: refreshes (for the marks still open) scan the whole workspace. */
+  watching = true;
+  /** Why watching stopped. */
+  demoted: string | undefined;
+  readonly state = new Map<string, FileState>();
+  readonly dirs = new Map<string, Watched>();
+  readonly marks = new Set<TrackMark & { kind: 'watch' }>();
+  dirty = new Set<string>();
+  events = 0;
+  /** The kernel may have dropped events, or the rules changed: scan everything at the next refresh. */
+  rescan = false;
+  queue: Promise<unknown> = Promise.resolve();
+
+  readonly root: string;
+  ignore: WorkspaceIgnore;
+
+  constructor(root: string, ignore: WorkspaceIgnore) {
+    this.root = root;
+    this.ignore = ignore;
+  }
+}
+
+export class WorkspaceTracker {
+  readonly #snapshotter: WorkspaceSnapshotter;
+  readonly #log: Logger | undefined;
+  readonly #overflowAt: number;
+  readonly #watch: boolean;
+  readonly #firstScanMs: number;
+  readonly #roots = new Map<string, RootWatch | 'scan'>();
+  readonly #starting = new Map<string, Promise<RootWatch | 'scan'>>();
+
+  constructor(deps: {
+    snapshotter: WorkspaceSnapshotter;
+    log?: Logger;
+    overflowAt?: number;
+    watch?: boolean;
+    /**
+     * Wall time of a watched root's full scan (default 10 min): done once (and after dropped events), not around
+     * every command; the first stores every file's content (about 3 ms a file on a busy 2-core box).
+     */
+    firstScanMs?: number;
+  }) {
+    this.#snapshotter = deps.snapshotter;
+    this.#log = deps.log;
+    this.#overflowAt = deps.overflowAt ?? 2_048;
+    this.#watch = deps.watch ?? true;
+    this.#firstScanMs = deps.firstScanMs ?? 600_000;
+  }
+
+  /** Starts tracking `root` (watch and first scan) ahead of its first command; `begin` waits for it. */
+  prepare(root: string): Promise<unknown> {
+    const r = this.#roots.get(root);
+    return r ? Promise.resolve(r) : this.#start(root);
+  }
+
+  /** How `root` is tracked: by notifications, or by snapshots (fallback); undefined before its first command. */
+  mode(root: string): 'watch' | 'scan' | undefined {
+    const r = this.#roots.get(root);
+    return r === undefined ? undefined : r === 'scan' ? 'scan' : 'watch';
+  }
+
+  /** Before a command: brings `root` (absolute) up to date and opens a mark. */
+  async begin(root: string): Promise<TrackMark> {
+    const r = this.#roots.get(root) ?? (await this.#start(root));
+    if (r === 'scan') return { kind: 'scan', root, snapshot: await this.#snapshotter.snapshot(root) };
+    const rw = r;
+    await this.#refresh(rw);
+    if (!rw.watching) return { kind: 'scan', root, snapshot: await this.#snapshotter.snapshot(root) };
+    const mark = { kind: 'watch' as const, root, rw, before: new Map<string, FileState | undefined>() };
+    rw.marks.add(mark);
+    return mark;
+  }
+
+  /** After the command: what changed while its mark was open; closes the mark. */
+  async end(mark: TrackMark): Promise<SnapshotDiff> {
+    if (mark.kind === 'scan') return this.#snapshotter.diff(mark.snapshot, await this.#snapshotter.snapshot(mark.root));
+    const rw = mark.rw;
+    await this.#refresh(rw);
+    rw.marks.delete(mark);
+    const before: Record<string, FileState> = {};
+    const after: Record<string, FileState> = {};
+    for (const [rel, b] of mark.before) {
+      if (b) before[rel] = b;
+      const a = rw.state.get(rel);
+      if (a) after[rel] = a;
+    }
+    const snap = (files: Record<string, FileState>): WorkspaceSnapshot => ({
+      root: mark.root,
+      files,
+      complete: true,
+      doneDirs: [],
+      ms: 0,
+      readBytes: 0,
+    });
+    const diff = await this.#snapshotter.diff(snap(before), snap(after));
+    if (mark.incomplete) diff.reportedOnly.push({ path: mark.root, status: 'unknown', reason: mark.incomplete });
+    return diff;
+  }
+
+  /** Closes a mark whose command never ran. */
+  discard(mark: TrackMark): void {
+    if (mark.kind === 'watch') mark.rw.marks.delete(mark);
+  }
+
+  /** Stops every watcher. */
+  close(): void {
+    for (const r of this.#roots.values()) if (r instanceof RootWatch) this.#unwatchAll(r);
+    this.#roots.clear();
+  }
+
+  #start(root: string): Promise<RootWatch | 'scan'> {
+    let starting = this.#starting.get(root);
+    if (!starting) {
+      starting = (async () => {
+        if (!this.#watch) return this.#setScan(root, 'watching is off');
+        const rw = new RootWatch(root, await loadIgnore(root));
+        await this.#resync(rw);
+        if (rw.watching) this.#roots.set(root, rw);
+        return rw.watching ? rw : this.#setScan(root, rw.demoted ?? 'watching stopped');
+      })().finally(() => this.#starting.delete(root));
+      this.#starting.set(root, starting);
+    }
+    return starting;
+  }
+
+  #setScan(root: string, why: string): 'scan' {
+    this.#log?.info({ root, why }, 'shell side effects: tracked by snapshots around each command');
+    this.#roots.set(root, 'scan');
+    return 'scan';
+  }
+
+  /** Watching failed: this root is scanned around each command from now on; its open marks end by a scan. */
+  #demote(rw: RootWatch, why: string): void {
+    rw.watching = false;
+    rw.demoted = why;
+    this.#unwatchAll(rw);
+    if (this.#roots.get(rw.root) === rw) this.#setScan(rw.root, why);
+  }
+
+  /** Serialized per root: waits for the notifications already queued, then applies them. */
+  #refresh(rw: RootWatch): Promise<void> {
+    const run = rw.queue.then(async () => {
+      if (rw.watching) await notifyBarrier();
+      if (!rw.watching || rw.rescan || rw.events >= this.#overflowAt) return this.#resync(rw);
+      try {
+        await this.#apply(rw);
+      } catch (err) {
+        // A failed refresh must not hide a change: scan instead, now and from now on.
+        this.#demote(rw, `refresh failed: ${String((err as Error).message ?? err)}`);
+        await this.#resync(rw);
+      }
+    });
+    rw.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Full scan: watch every directory (before listing it), snapshot, and note every path that differs. */
+  async #resync(rw: RootWatch): Promise<void> {
+    rw.rescan = false;
+    rw.events = 0;
+    rw.dirty = new Set();
+    if (rw.watching) {
+      try {
+        rw.ignore = await loadIgnore(rw.root);
+        await this.#watchTree(rw, '');
+      } catch (err) {
+        this.#demote(rw, `cannot watch: ${String((err as Error).message ?? err)}`);
+      }
+    }
+    // While watching, a scan is rare (the first, or after dropped events): it may take longer than one around
+    // every command could.
+    const snap = await this.#snapshotter.snapshot(rw.root, rw.watching ? { maxMs: this.#firstScanMs } : {});
+    if (!snap.complete) {
+      this.#demote(rw, `the workspace is over the snapshot budget (${snap.stoppedBy})`);
+      const why = `the workspace scan stopped at its budget (${snap.stoppedBy}); changes beyond it are unclassified`;
+      for (const mark of rw.marks) mark.incomplete = why;
+    }
+    for (const [rel, s] of rw.state)
+      if (snap.complete && !same(snap.files[rel], s)) this.#set(rw, rel, snap.files[rel]);
+    for (const [rel, s] of Object.entries(snap.files)) if (!same(rw.state.get(rel), s)) this.#set(rw, rel, s);
+  }
+
+  /** Applies the notified paths, shallowest first (a replaced directory is settled before the files below it). */
+  async #apply(rw: RootWatch): Promise<void> {
+    const dirty = [...rw.dirty].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : 1));
+    rw.dirty = new Set();
+    rw.events = 0;
+    const acc = { readBytes: 0 };
+    const parentOk = new Map<string, boolean>();
+    for (const rel of dirty) {
+      if (rw.rescan) return this.#resync(rw);
+      const full = join(rw.root, rel);
+      const st = await lstat(full, { bigint: true }).catch(() => undefined);
+      const parent = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '';
+      let ok = parentOk.get(parent);
+      if (ok === undefined) {
+        const w = rw.dirs.get(parent);
+        const pst = w ? await lstat(join(rw.root, parent), { bigint: true }).catch(() => undefined) : undefined;
+        ok = w !== undefined && pst?.isDirectory() === true && pst.ino === w.ino;
+        parentOk.set(parent, ok);
+      }
+      if (!ok || !st) {
+        this.#dropTree(rw, rel);
+        continue;
+      }
+      if (st.isDirectory()) {
+        const w = rw.dirs.get(rel);
+        if (w && w.ino === st.ino && w.ctime === st.ctimeNs) continue;
+        this.#dropTree(rw, rel);
+        if (!rw.ignore.ignores(rel, true)) await this.#walkNew(rw, rel, acc);
+        continue;
+      }
+      if (rw.dirs.has(rel)) this.#dropTree(rw, rel);
+      if (st.isFile() && !rw.ignore.ignores(rel, false)) {
+        this.#set(rw, rel, await this.#snapshotter.fileState(full, rw.state.get(rel), acc));
+      } else this.#set(rw, rel, undefined);
+    }
+    if (rw.rescan) await this.#resync(rw);
+  }
+
+  /** A directory that appeared (or was replaced): watch it, then walk it. */
+  async #walkNew(rw: RootWatch, rel: string, acc: { readBytes: number }): Promise<void> {
+    if (!(await this.#watchDir(rw, rel))) return;
+    const entries = await readdir(join(rw.root, rel), { withFileTypes: true }).catch(() => []);
+    if (entries.some((e) => e.name === '.gitignore')) rw.rescan = true;
+    for (const e of entries) {
+      const child = `${rel}/${e.name}`;
+      if (e.isDirectory()) {
+        if (!rw.ignore.ignores(child, true)) await this.#walkNew(rw, child, acc);
+      } else if (e.isFile() && !rw.ignore.ignores(child, false)) {
+        this.#set(rw, child, await this.#snapshotter.fileState(join(rw.root, child), rw.state.get(child), acc));
+      }
+    }
+  }
+
+  /** Watches every directory of the tree not ignored (before listing it). */
+  async #watchTree(rw: RootWatch, rel: string): Promise<void> {
+    if (!(await this.#watchDir(rw, rel))) return;
+    const entries = await readdir(rel === '' ? rw.root : join(rw.root, rel), { withFileTypes: true }).catch(() => []);
+    if (entries.some((e) => e.name === '.gitignore' && e.isFile())) await rw.ignore.enter(rel);
+    for (const e of entries) {
+      const child = rel === '' ? e.name : `${rel}/${e.name}`;
+      if (e.isDirectory() && !rw.ignore.ignores(child, true)) await this.#watchTree(rw, child);
+    }
+  }
+
+  /** Watches one directory (again if it was replaced); false when it is not a directory any more. */
+  async #watchDir(rw: RootWatch, rel: string): Promise<boolean> {
+    const full = rel === '' ? rw.root : join(rw.root, rel);
+    const existing = rw.dirs.get(rel);
+    const watcher = existing?.watcher ?? watch(full, { persistent: false });
+    if (!existing) {
+      watcher.on('change', (_type, name) => this.#notified(rw, rel, name));
+      watcher.on('error', (err) => {
+        this.#log?.warn({ err, root: rw.root, dir: rel }, 'shell side effects: watcher failed; scanning');
+        rw.rescan = true;
+      });
+    }
+    // Checked after the watch is set: a directory swapped for a symlink is never watched through it.
+    const st = await lstat(full, { bigint: true }).catch(() => undefined);
+    if (!st?.isDirectory()) {
+      watcher.close();
+      rw.dirs.delete(rel);
+      return false;
+    }
+    rw.dirs.set(rel, { watcher, ino: st.ino, ctime: st.ctimeNs });
+    return true;
+  }
+
+  #notified(rw: RootWatch, dir: string, name: string | Buffer | null): void {
+    if (name === null) {
+      rw.rescan = true;
+      return;
+    }
+    const base = String(name);
+    if (base === '.gitignore') rw.rescan = true;
+    rw.events++;
+    rw.dirty.add(dir === '' ? base : `${dir}/${base}`);
+  }
+
+  /** Sets (or, undefined, removes) a path's state, noting its old state in every open mark. */
+  #set(rw: RootWatch, rel: string, next: FileState | undefined): void {
+    const prev = rw.state.get(rel);
+    if (prev === next) return;
+    for (const mark of rw.marks) if (!mark.before.has(rel)) mark.before.set(rel, prev);
+    if (next) rw.state.set(rel, next);
+    else rw.state.delete(rel);
+  }
+
+  /** Forgets a path and, if it was a watched directory, everything below it. */
+  #dropTree(rw: RootWatch, rel: string): void {
+    this.#set(rw, rel, undefined);
+    if (!rw.dirs.has(rel)) return;
+    const prefix = `${rel}/`;
+    for (const [dir, w] of rw.dirs) {
+      if (dir === rel || dir.startsWith(prefix)) {
+        w.watcher.close();
+        rw.dirs.delete(dir);
+      }
+    }
+    for (const path of [...rw.state.keys()]) if (path.startsWith(prefix)) this.#set(rw, path, undefined);
+  }
+
+  #unwatchAll(rw: RootWatch): void {
+    for (const w of rw.dirs.values()) w.watcher.close();
+    rw.dirs.clear();
+  }
+}
+
+function same(a: FileState | undefined, b: FileState | undefined): boolean {
+  return (
+    a === b || (a !== undefined && b !== undefined && a.stamp === b.stamp && a.size === b.size && a.hash === b.hash)
+  );
+}
+
+function depth(rel: string): number {
+  let n = 0;
+  for (let i = 0; i < rel.length; i++) if (rel.charCodeAt(i) === 47) n++;
+  return n;
+}

@@ -1,0 +1,216 @@
+/**
+ * @module
+ * Exec benchmarks over NATS through the host (issue 15), against the floor
+ * measured in the same run, interleaved with our calls: the sum of the p50s
+ * of a raw in-process PTY exec with OSC 133 (bash + skein's rc, marks found
+ * by hand), one raw NATS request/reply and one acked JetStream publish (file
+ * storage, like the event log). Exec "true" with shell side-effect tracking on
+ * and off, in a workspace of 5,000 and of 50,000 files; then 8 agents × 100
+ * commands at once.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { writeRcFile } from '../../actors/terminal/shell-integration.ts';
+import { call } from '../../infra/transport/client.ts';
+import { startTestNats, type TestNats } from '../support/nats-server.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { MARK_B, MARK_D, now, ok, rawShell } from './bench-pty.ts';
+import { percentile, scaled, type Bench, type BenchResult } from './types.ts';
+
+const AGENTS = scaled(8, 2);
+const PER_AGENT = scaled(100, 5);
+const WORKSPACES = [scaled(5_000, 50), scaled(50_000, 200)];
+const EXECS: Record<number, number> = { [WORKSPACES[0]!]: scaled(200, 5), [WORKSPACES[1]!]: scaled(60, 5) };
+
+type Env = { nats: TestNats; rt: TestRuntime };
+
+async function withRuntime<T>(trackShell: boolean, fn: (env: Env) => Promise<T>): Promise<T> {
+  const nats = await startTestNats();
+  let rt: TestRuntime | undefined;
+  try {
+    rt = await startTestRuntime({
+      mode: 'networked',
+      natsUrl: nats.url,
+      policy: { default: 'allow' },
+      flags: { domains: { review: { trackShell } } },
+    });
+    return await fn({ nats, rt });
+  } finally {
+    await rt?.dispose();
+    await nats.dispose();
+  }
+}
+
+/** `count` small text files under `root`, 100 per directory. */
+function fillWorkspace(root: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const dir = join(root, 'src', `d${Math.floor(i / 100)}`);
+    if (i % 100 === 0) mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `f${i % 100}.txt`), `file ${i}\n`);
+  }
+}
+
+const label = (trackShell: boolean) => (trackShell ? 'tracking on' : 'tracking off');
+
+/** The floor's three raw parts, one sample of each per call of `sample()`. */
+async function floorParts(nats: TestNats, rcPath: string) {
+  const server = await connect({ servers: nats.url });
+  server.subscribe('bench.floor.echo', { callback: (_e, m) => void m.respond(m.data) });
+  await server.flush();
+  const client = await connect({ servers: nats.url });
+  const jsm = await jetstreamManager(client);
+  await jsm.streams.add({ name: 'BENCH_FLOOR', subjects: ['bench.floor.js.>'], storage: 'file' as never });
+  const js = jetstream(client);
+  const raw = rawShell(rcPath);
+  await raw.waitFor(MARK_B);
+  const body = new TextEncoder().encode(JSON.stringify({ type: 'terminal.command.finished', data: { exitCode: 0 } }));
+  const samples = { pty: [] as number[], req: [] as number[], js: [] as number[] };
+  let n = 0;
+  return {
+    samples,
+    async sample(keep: boolean) {
+      let t = now();
+      raw.pty.write('true\r');
+      await raw.waitFor(MARK_D);
+      const pty = now() - t;
+      await raw.waitFor(MARK_B);
+      t = now();
+      await client.request('bench.floor.echo', body, { timeout: 5000 });
+      const req = now() - t;
+      t = now();
+      await js.publish(`bench.floor.js.${n % 64}`, body, { msgID: `floor-${n++}` });
+      const pub = now() - t;
+      if (keep) {
+        samples.pty.push(pty);
+        samples.req.push(req);
+        samples.js.push(pub);
+      }
+    },
+    floor: () => percentile(samples.pty, 50) + percentile(samples.req, 50) + percentile(samples.js, 50),
+    note: () =>
+      `floor = PTY ${percentile(samples.pty, 50).toFixed(2)} + NATS req ${percentile(samples.req, 50).toFixed(2)}` +
+      ` + JetStream ack ${percentile(samples.js, 50).toFixed(2)} ms`,
+    async close() {
+      raw.pty.kill('SIGKILL');
+      await client.close();
+      await server.close();
+    },
+  };
+}
+
+/** exec "true" round trip p50 vs the floor, interleaved; tracking on or off, in a workspace of `files` files. */
+async function execBench({ rt, nats }: Env, rcPath: string, files: number) {
+  fillWorkspace(rt.workspace, files);
+  const floor = await floorParts(nats, rcPath);
+  const { terminalId } = ok(await rt.call('terminal.open', {}));
+  // The first exec waits for the workspace's first scan (every file hashed and stored): not timed.
+  ok(await call(rt.bus, 'main', 'terminal.exec', { terminalId, command: 'true' }, { timeoutMs: 600_000 }));
+  const ours: number[] = [];
+  const execs = EXECS[files]!;
+  try {
+    for (let i = 0; i < 10 + execs; i++) {
+      await floor.sample(i >= 10);
+      const t = now();
+      const r = ok(await rt.call('terminal.exec', { terminalId, command: 'true' }));
+      if (i >= 10) ours.push(now() - t);
+      if (r['exitCode'] !== 0) throw new Error(`exec true: ${JSON.stringify(r)}`);
+    }
+  } finally {
+    await floor.close();
+  }
+  ok(await rt.call('terminal.close', { terminalId, graceMs: 0 }));
+  return { p50: percentile(ours, 50), p99: percentile(ours, 99), floor: floor.floor(), note: floor.note(), execs };
+}
+
+/** 8 agents (agent.spawn), each with its own terminal, 100 commands each, all at once. */
+async function concurrentBench({ rt }: Env, trackShell: boolean): Promise<BenchResult[]> {
+  const agents: Array<{ agentId: string; terminalId: string }> = [];
+  for (let a = 0; a < AGENTS; a++) {
+    const { agentId } = ok(await rt.call('agent.spawn', { label: `bench ${a}` }));
+    const { terminalId } = ok(await rt.call('terminal.open', {}, { agentId }));
+    agents.push({ agentId, terminalId });
+  }
+  const lat: number[] = [];
+  let failed = 0;
+  const t0 = now();
+  await Promise.all(
+    agents.map(async ({ agentId, terminalId }) => {
+      for (let i = 0; i < PER_AGENT; i++) {
+        const s = now();
+        const r = await rt.call('terminal.exec', { terminalId, command: i % 2 ? 'echo x' : 'true' }, { agentId });
+        lat.push(now() - s);
+        if (!r.ok || r['exitCode'] !== 0) failed++;
+      }
+    }),
+  );
+  const wall = now() - t0;
+  for (const { agentId, terminalId } of agents)
+    ok(await rt.call('terminal.close', { terminalId, graceMs: 0 }, { agentId }));
+  const p50 = percentile(lat, 50);
+  const p99 = percentile(lat, 99);
+  const n = AGENTS * PER_AGENT;
+  const what = `${AGENTS} agents × ${PER_AGENT} commands at once, ${label(trackShell)}`;
+  return [
+    {
+      name: `${what}: exec p50`,
+      value: p50,
+      unit: 'ms',
+      target: '≤ 12 ms',
+      met: p50 <= 12 && failed === 0,
+      note: `${(n / (wall / 1000)).toFixed(0)} commands/s; ${failed} failed; seed's Rust runtime: 120 ms mean`,
+    },
+    { name: `${what}: exec p99`, value: p99, unit: 'ms', target: '≤ 50 ms', met: p99 <= 50 && failed === 0 },
+  ];
+}
+
+export const bench: Bench = {
+  name: 'exec over NATS',
+  async run() {
+    const rc = writeRcFile();
+    const results: BenchResult[] = [];
+    const phase = (name: string) => process.stderr.write(`  ${name}…\n`);
+    try {
+      for (const files of WORKSPACES) {
+        phase(`exec round trip, ${files} files, tracking on`);
+        const on = await withRuntime(true, (env) => execBench(env, rc.path, files));
+        phase(`exec round trip, ${files} files, tracking off`);
+        const off = await withRuntime(false, (env) => execBench(env, rc.path, files));
+        for (const [trackShell, r] of [
+          [true, on],
+          [false, off],
+        ] as const) {
+          results.push({
+            name: `exec "true" round trip p50, ${label(trackShell)}, ${files} files`,
+            value: r.p50,
+            unit: 'ms',
+            baseline: r.floor,
+            ratio: r.p50 / r.floor,
+            target: '≤ 1.5× its floor (latency ratio)',
+            met: r.p50 / r.floor <= 1.5,
+            note: `p99 ${r.p99.toFixed(2)} ms; ${r.note}; ${r.execs} calls`,
+          });
+        }
+        results.push({
+          name: `cost of tracking, ${files} files: exec p50 tracking on / off`,
+          value: on.p50,
+          unit: 'ms',
+          baseline: off.p50,
+          ratio: on.p50 / off.p50,
+          target: '≤ 1.2× (latency ratio; the target is stated for 50,000 files)',
+          met: on.p50 / off.p50 <= 1.2,
+          // The two runs are minutes apart on a shared box: each against its own floor too.
+          note: `against each run's floor: ${(on.p50 / on.floor / (off.p50 / off.floor)).toFixed(2)}×`,
+        });
+      }
+      phase(`${AGENTS} agents × ${PER_AGENT}, tracking on`);
+      results.push(...(await withRuntime(true, (env) => concurrentBench(env, true))));
+      phase(`${AGENTS} agents × ${PER_AGENT}, tracking off`);
+      results.push(...(await withRuntime(false, (env) => concurrentBench(env, false))));
+    } finally {
+      rc.remove();
+    }
+    return results;
+  },
+};
