@@ -49,8 +49,17 @@ program
   .addOption(data())
   .option('--workspace <dir>', 'root agent workspace (default: current directory)')
   .option('--root <agentId>', 'root agent id (default main)')
+  .option('--ui', 'also serve the web console (private broker only) and print its one-time URL')
   .addOption(logLevel())
   .action(async (opts) => (await import('./up.ts')).up(opts));
+
+program
+  .command('ui')
+  .description('Serve the web console for the running runtime on loopback; prints a one-time URL (private broker).')
+  .addOption(data())
+  .option('--port <port>', 'HTTP port on 127.0.0.1 (default: a free one)')
+  .addOption(logLevel())
+  .action(async (opts) => (await import('./ui.ts')).uiCommand(opts));
 
 program
   .command('call')

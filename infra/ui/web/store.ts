@@ -1,0 +1,121 @@
+/**
+ * @module
+ * What the agent tree, approvals and review views show, fetched with the
+ * root's read commands (`agent.tree`, `agent.get`, `permission.pending`,
+ * `review.list`) and refetched shortly after any fact that may change it.
+ */
+import type { ConsoleBus } from './bus.ts';
+
+export type AgentRow = {
+  agentId: string;
+  parentId: string | null;
+  label: string;
+  status: string;
+  depth: number;
+  workspace: string;
+  task?: string;
+};
+export type Ask = {
+  requestId: string;
+  agentId: string;
+  tool: string;
+  /** What the gate judged: the command line, the typed line or the path. */
+  input: string;
+  subCommands: string[];
+  reason: string;
+  options: Array<{ id: string; label: string; decision: string; pattern?: string }>;
+  deadline: string;
+};
+export type Hunk = {
+  id: string;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: string[];
+};
+export type ReviewFile = { path: string; status: string; agents: string[]; diff: string; hunks: Hunk[] };
+export type Snapshot = { agents: AgentRow[]; asks: Ask[]; files: ReviewFile[]; undoAvailable: boolean };
+
+const REFRESH_DELAY_MS = 150;
+const MAX_REVIEW_PAGES = 20;
+
+export class Store {
+  snapshot: Snapshot = { agents: [], asks: [], files: [], undoAvailable: false };
+  readonly #bus: ConsoleBus;
+  readonly #listeners: Array<(s: Snapshot) => void> = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  onError: (err: Error) => void = () => undefined;
+
+  constructor(bus: ConsoleBus) {
+    this.#bus = bus;
+  }
+
+  subscribe(fn: (s: Snapshot) => void): void {
+    this.#listeners.push(fn);
+    fn(this.snapshot);
+  }
+
+  /** Refetches soon; bursts of facts cost one fetch. */
+  refreshSoon(): void {
+    if (this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.refresh();
+    }, REFRESH_DELAY_MS);
+  }
+
+  async refresh(): Promise<void> {
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = this.#fetch()
+      .then((snapshot) => {
+        this.snapshot = snapshot;
+        for (const fn of this.#listeners) fn(snapshot);
+      })
+      .catch((err: Error) => this.onError(err))
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#again) {
+          this.#again = false;
+          void this.refresh();
+        }
+      });
+    return this.#running;
+  }
+
+  async #fetch(): Promise<Snapshot> {
+    const root = this.#bus.root;
+    const [tree, pending, review] = await Promise.all([
+      this.#bus.call(root, 'agent.tree'),
+      this.#bus.call(root, 'permission.pending'),
+      this.#review(root),
+    ]);
+    const agents = tree['agents'] as AgentRow[];
+    await Promise.all(
+      agents.map(async (a) => {
+        const got = await this.#bus.call(a.agentId, 'agent.get').catch(() => undefined);
+        if (typeof got?.['task'] === 'string') a.task = got['task'];
+      }),
+    );
+    return { agents, asks: pending['requests'] as Ask[], ...review };
+  }
+
+  async #review(root: string): Promise<{ files: ReviewFile[]; undoAvailable: boolean }> {
+    const files: ReviewFile[] = [];
+    let cursor: string | undefined;
+    let undoAvailable = false;
+    for (let page = 0; page < MAX_REVIEW_PAGES; page++) {
+      const reply = await this.#bus.call(root, 'review.list', cursor ? { cursor } : {});
+      files.push(...(reply['files'] as ReviewFile[]));
+      undoAvailable = reply['undoAvailable'] === true;
+      cursor = reply['nextCursor'] as string | undefined;
+      if (!cursor) break;
+    }
+    return { files, undoAvailable };
+  }
+}
