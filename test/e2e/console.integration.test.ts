@@ -26,7 +26,13 @@ describe('web console', { timeout: 90_000 }, () => {
   beforeAll(async () => {
     rt = await startTestRuntime({
       mode: 'private',
-      policy: { default: 'allow', tools: { write_file: { always_confirm: [{ pattern: '^docs/' }] } } },
+      policy: {
+        default: 'allow',
+        tools: {
+          write_file: { always_confirm: [{ pattern: '^docs/' }] },
+          terminal: { always_deny: [{ pattern: '^touch\\b' }] },
+        },
+      },
     });
     mkdirSync(join(rt.workspace, 'docs'));
     ok(await rt.call('agent.spawn', { label: 'helper', agentId: 'helper', task: 'write the plan' }));
@@ -69,6 +75,25 @@ describe('web console', { timeout: 90_000 }, () => {
     await ask.waitFor({ state: 'detached', ...POLL });
   });
 
+  it('the d key denies the first pending ask (the a key approves; s is Always)', async () => {
+    const write = call(
+      rt.bus,
+      'helper',
+      'file.write',
+      { path: 'docs/denied.md', content: 'canary-denied\n' },
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
+    const ask = ui.page.getByRole('article', { name: /write_file request .* from helper/ });
+    await ask.waitFor(POLL);
+    expect(await ask.getByRole('button', { name: 'Deny' }).getAttribute('aria-keyshortcuts')).toBe('d');
+    await ui.page.locator('body').press('d');
+    expect(await write).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect(existsSync(join(rt.workspace, 'docs', 'denied.md'))).toBe(false);
+  });
+
   it('a hunk rejected in the page is restored on disk, and Undo reject brings the change back', async () => {
     const file = join(rt.workspace, 'notes.txt');
     const base = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`);
@@ -106,10 +131,39 @@ describe('web console', { timeout: 90_000 }, () => {
     const rows = panel.locator('.xterm-rows');
     await expect.poll(() => rows.textContent(), POLL).toContain('out-canary-printed');
     await panel.locator('.xterm-screen').click();
-    await ui.page.keyboard.type('echo typed-$((6*7))');
+    await ui.page.keyboard.type('echo typed-canary-42');
     await ui.page.keyboard.press('Enter');
-    await expect.poll(() => rows.textContent(), POLL).toContain('typed-42');
+    await expect.poll(() => rows.textContent(), POLL).toMatch(/typed-canary-42\s*typed-canary-42/);
     await ui.shot('terminals');
+  });
+
+  it('typing in the page passes the gate: a line the policy denies is refused and never runs', async () => {
+    const { terminalId } = ok(await rt.call('terminal.open', {}));
+    await ui.page.getByRole('tab', { name: 'Terminals' }).click();
+    const panel = ui.page.getByRole('region', { name: `terminal ${terminalId} of main` });
+    await panel.locator('.xterm-screen').click();
+    await ui.page.keyboard.type('touch canary-typed.txt');
+    await ui.page.keyboard.press('Enter');
+    await expect.poll(() => panel.getByRole('status').textContent(), POLL).toContain('typing refused');
+    expect(existsSync(join(rt.workspace, 'canary-typed.txt'))).toBe(false);
+  });
+
+  it('a terminal waiting for input is highlighted, and input typed in the page answers it', async () => {
+    const { terminalId } = ok(await rt.call('terminal.open', {}));
+    const exec = ok(
+      await rt.call('terminal.exec', { terminalId, command: "read -p 'name? ' n; echo got-the-name", yieldMs: 500 }),
+    );
+    expect(exec['status']).not.toBe('exited');
+    await ui.page.getByRole('tab', { name: 'Terminals' }).click();
+    const panel = ui.page.getByRole('region', { name: `terminal ${terminalId} of main` });
+    await expect.poll(() => panel.getAttribute('data-input-required'), POLL).toBe('');
+    expect(await panel.getByRole('status').textContent()).toContain('input required: name?');
+    await ui.shot('input-required');
+    await panel.locator('.xterm-screen').click();
+    await ui.page.keyboard.type('canary');
+    await ui.page.keyboard.press('Enter');
+    await expect.poll(() => panel.locator('.xterm-rows').textContent(), POLL).toContain('got-the-name');
+    await expect.poll(() => panel.getAttribute('data-input-required'), POLL).toBe(null);
   });
 
   it('time travel shows an earlier screen exactly as `skein replay --screen --at` renders it', async () => {
@@ -135,6 +189,21 @@ describe('web console', { timeout: 90_000 }, () => {
     expect(expected.lines.join('\n')).not.toContain('second-screen');
     expect(await ui.page.getByRole('list', { name: 'Facts around this point' }).textContent()).toContain('terminal.');
     await ui.shot('time-travel');
+  });
+
+  it('switches between a light and a dark theme', async () => {
+    const html = ui.page.locator('html');
+    const toggle = ui.page.getByRole('button', { name: 'Dark theme' });
+    if ((await html.getAttribute('data-theme')) === 'dark') await toggle.click();
+    expect(await toggle.getAttribute('aria-pressed')).toBe('false');
+    await toggle.click();
+    expect(await html.getAttribute('data-theme')).toBe('dark');
+    expect(await toggle.getAttribute('aria-pressed')).toBe('true');
+    await ui.shot('time-travel-dark');
+    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
+    await ui.shot('approvals-dark');
+    await toggle.click();
+    expect(await html.getAttribute('data-theme')).toBe('light');
   });
 
   it('without the token the page shows nothing, and a token buys one credential once', async () => {
