@@ -30,6 +30,8 @@ export function renderApprovals(el: HTMLElement, snapshot: Snapshot, answer: (as
                 type: 'button',
                 class: `answer answer-${decision}`,
                 'aria-keyshortcuts': Object.entries(KEYS).find(([, n]) => n === name)?.[0],
+                // What an "always" answer persists, as the gate words it.
+                title: ask.options.find((o) => o.decision === decision)?.label,
                 onclick: () => answer(ask, decision),
               },
               name,
