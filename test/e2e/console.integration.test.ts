@@ -67,6 +67,7 @@ describe('web console', { timeout: 90_000 }, () => {
     const ask = ui.page.getByRole('article', { name: /write_file request .* from helper/ });
     await ask.waitFor(POLL);
     expect(await ask.getByLabel('path').textContent()).toBe('docs/plan.md');
+    expect(await ask.getByLabel('content').textContent()).toBe('canary-approved-plan\n');
     expect(existsSync(target)).toBe(false);
     await ui.shot('approvals');
     await ask.getByRole('button', { name: 'Approve', exact: true }).click();
@@ -144,7 +145,7 @@ describe('web console', { timeout: 90_000 }, () => {
     await panel.locator('.xterm-screen').click();
     await ui.page.keyboard.type('touch canary-typed.txt');
     await ui.page.keyboard.press('Enter');
-    await expect.poll(() => panel.getByRole('status').textContent(), POLL).toContain('typing refused');
+    await expect.poll(() => panel.getByRole('alert').textContent(), POLL).toContain('typing refused');
     expect(existsSync(join(rt.workspace, 'canary-typed.txt'))).toBe(false);
   });
 

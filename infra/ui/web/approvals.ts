@@ -68,12 +68,21 @@ const INPUT_NAMES: Record<string, string> = {
   spawn_agent: 'agent',
 };
 
+/** What the detail of an ask is, per tool. */
+const DETAIL_NAMES: Record<string, string> = { write_file: 'content', edit_file: 'diff' };
+
 /** The judged input, shown verbatim (the exact command line or path), and its parts when the shell split it. */
 function details(ask: Ask): HTMLElement[] {
   const name = INPUT_NAMES[ask.tool] ?? 'input';
   const out = [
     h('div', { class: 'field' }, h('span', { class: 'key' }, name), h('pre', { 'aria-label': name }, ask.input)),
   ];
+  if (ask.detail !== undefined) {
+    const label = DETAIL_NAMES[ask.tool] ?? 'detail';
+    out.push(
+      h('div', { class: 'field' }, h('span', { class: 'key' }, label), h('pre', { 'aria-label': label }, ask.detail)),
+    );
+  }
   if (ask.subCommands.length > 1) {
     const parts = h('pre', { 'aria-label': 'parts' }, ask.subCommands.join('\n'));
     out.push(h('div', { class: 'field' }, h('span', { class: 'key' }, 'parts'), parts));

@@ -25,6 +25,8 @@ export type Ask = {
   reason: string;
   options: Array<{ id: string; label: string; decision: string; pattern?: string }>;
   deadline: string;
+  /** A write's content or an edit's old/new text: shown, not judged. */
+  detail?: string;
 };
 export type Hunk = {
   id: string;

@@ -20,6 +20,8 @@ type Panel = {
   fit: FitAddon;
   el: HTMLElement;
   status: HTMLElement;
+  /** Why the last typed key or resize was refused (the gate's answer). */
+  refused: HTMLElement;
   nextOffset: number;
   /** Live chunks that arrived while the history was still loading. */
   early: Reply[] | undefined;
@@ -58,6 +60,7 @@ export class Terminals {
     const fit = new FitAddon();
     term.loadAddon(fit);
     const status = h('p', { role: 'status', class: 'term-status' });
+    const refused = h('p', { role: 'alert', class: 'term-refused' });
     const screen = h('div', { class: 'term-screen' });
     const el = h(
       'section',
@@ -65,16 +68,18 @@ export class Terminals {
       h('h3', {}, `${terminalId} `, h('span', { class: 'agents' }, `(${agentId})`)),
       screen,
       status,
+      refused,
     );
     this.#el.append(el);
     term.open(screen);
-    const panel: Panel = { agentId, terminalId, term, fit, el, status, nextOffset: 0, early: [] };
+    const panel: Panel = { agentId, terminalId, term, fit, el, status, refused, nextOffset: 0, early: [] };
     this.#panels.set(terminalId, panel);
     term.onData((data) => {
+      // Cleared when the next key is sent, not when an earlier key's reply comes back after the refusal.
+      refused.textContent = '';
       this.#bus
         .call(agentId, 'terminal.write', { terminalId, data }, WRITE_TIMEOUT_MS)
-        .then(() => (status.textContent = ''))
-        .catch((err: Error) => (status.textContent = `typing refused: ${err.message}`));
+        .catch((err: Error) => (refused.textContent = `typing refused: ${err.message}`));
     });
     await this.#history(panel);
     this.#watchSize(panel, screen);
@@ -149,7 +154,7 @@ export class Terminals {
         panel.term.resize(dims.cols, dims.rows);
         void this.#bus
           .call(panel.agentId, 'terminal.resize', { terminalId: panel.terminalId, cols: dims.cols, rows: dims.rows })
-          .catch((err: Error) => (panel.status.textContent = `resize refused: ${err.message}`));
+          .catch((err: Error) => (panel.refused.textContent = `resize refused: ${err.message}`));
       }, 200);
     }).observe(screen);
   }
