@@ -124,6 +124,26 @@ describe('web console', { timeout: 90_000 }, () => {
     await ui.page.getByText('No changes to review.').waitFor(POLL);
   });
 
+  it("reviews any agent's subtree: rejecting a file in the helper's review leaves main's changes alone", async () => {
+    ok(await rt.call('file.write', { path: 'helper-only.txt', content: 'canary-helper\n' }, { agentId: 'helper' }));
+    ok(await rt.call('file.write', { path: 'main-only.txt', content: 'canary-main\n' }));
+    await ui.page.getByRole('tab', { name: 'Review' }).click();
+    await ui.page.getByRole('combobox', { name: 'Review changes of' }).selectOption('helper');
+    const helperFile = ui.page.getByRole('region', { name: `file ${join(rt.workspace, 'helper-only.txt')}` });
+    await helperFile.waitFor(POLL);
+    expect(await ui.page.getByRole('region', { name: /main-only\.txt/ }).count()).toBe(0);
+    await helperFile
+      .getByRole('group', { name: /^file / })
+      .getByRole('button', { name: 'Reject' })
+      .click();
+    await expect.poll(() => existsSync(join(rt.workspace, 'helper-only.txt')), POLL).toBe(false);
+    expect(readFileSync(join(rt.workspace, 'main-only.txt'), 'utf8')).toBe('canary-main\n');
+    await ui.page.getByRole('combobox', { name: 'Review changes of' }).selectOption('main');
+    await ui.page.getByRole('region', { name: /main-only\.txt/ }).waitFor(POLL);
+    await ui.page.getByRole('group', { name: 'all changes' }).getByRole('button', { name: 'Accept' }).click();
+    await ui.page.getByText('No changes to review.').waitFor(POLL);
+  });
+
   it("a command's output and what is typed in the page appear in the rendered terminal", async () => {
     const { terminalId } = ok(await rt.call('terminal.open', {}));
     ok(await rt.call('terminal.exec', { terminalId, command: "printf 'out-%s\\n' canary-printed" }));

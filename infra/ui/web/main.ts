@@ -94,10 +94,11 @@ async function start(grant: Grant): Promise<void> {
       $('review'),
       s,
       (action) =>
-        void runReview(bus, action)
+        void runReview(bus, s.reviewAgent, action)
           .then(notice)
           .catch((err: Error) => notice(err.message))
           .finally(() => store.refreshSoon()),
+      (agentId) => store.reviewOf(agentId),
     );
     void terminals.sync(s.agents.filter((a) => a.status === 'running').map((a) => a.agentId));
   });

@@ -10,7 +10,19 @@ import type { ReviewFile, Snapshot } from './store.ts';
 
 export type ReviewAction = { verb: 'accept' | 'reject'; data: { paths?: string[]; hunkIds?: string[] } };
 
-export function renderReview(el: HTMLElement, snapshot: Snapshot, act: (a: ReviewAction | 'undo') => void) {
+export function renderReview(
+  el: HTMLElement,
+  snapshot: Snapshot,
+  act: (a: ReviewAction | 'undo') => void,
+  choose: (agentId: string) => void,
+) {
+  const scope = h(
+    'select',
+    { 'aria-label': 'Review changes of', onchange: (e) => choose((e.target as HTMLSelectElement).value) },
+    ...snapshot.agents.map((a) =>
+      h('option', { value: a.agentId, selected: a.agentId === snapshot.reviewAgent }, `${a.agentId} and its subtree`),
+    ),
+  );
   const both = (label: string, data: ReviewAction['data']) =>
     h(
       'div',
@@ -23,6 +35,7 @@ export function renderReview(el: HTMLElement, snapshot: Snapshot, act: (a: Revie
     h(
       'div',
       { class: 'review-all' },
+      h('label', {}, 'Changes of ', scope),
       snapshot.files.length > 0 ? both('all changes', {}) : h('p', { class: 'empty' }, 'No changes to review.'),
       h(
         'button',
@@ -54,13 +67,13 @@ export function renderReview(el: HTMLElement, snapshot: Snapshot, act: (a: Revie
   );
 }
 
-/** Runs a review command on the root and reports the outcome in words. */
-export async function runReview(bus: ConsoleBus, action: ReviewAction | 'undo'): Promise<string> {
+/** Runs a review command on `agentId`'s log and reports the outcome in words. */
+export async function runReview(bus: ConsoleBus, agentId: string, action: ReviewAction | 'undo'): Promise<string> {
   if (action === 'undo') {
-    await bus.call(bus.root, 'review.undo-reject');
+    await bus.call(agentId, 'review.undo-reject');
     return 'The last rejection was undone.';
   }
-  const reply = await bus.call(bus.root, `review.${action.verb}`, action.data);
+  const reply = await bus.call(agentId, `review.${action.verb}`, action.data);
   const conflicts = (reply['conflicts'] as unknown[] | undefined)?.length ?? 0;
   const done = action.verb === 'accept' ? 'Accepted' : 'Rejected';
   return conflicts ? `${done} (${conflicts} conflicts left alone).` : `${done}.`;

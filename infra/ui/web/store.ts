@@ -37,13 +37,23 @@ export type Hunk = {
   lines: string[];
 };
 export type ReviewFile = { path: string; status: string; agents: string[]; diff: string; hunks: Hunk[] };
-export type Snapshot = { agents: AgentRow[]; asks: Ask[]; files: ReviewFile[]; undoAvailable: boolean };
+export type Snapshot = {
+  agents: AgentRow[];
+  asks: Ask[];
+  /** Whose action log the review shows (its own and its subtree's changes). */
+  reviewAgent: string;
+  files: ReviewFile[];
+  undoAvailable: boolean;
+  /** The root's files (the whole tree), for the per-agent counts. */
+  allFiles: ReviewFile[];
+};
 
 const REFRESH_DELAY_MS = 150;
 const MAX_REVIEW_PAGES = 20;
 
 export class Store {
-  snapshot: Snapshot = { agents: [], asks: [], files: [], undoAvailable: false };
+  snapshot: Snapshot;
+  #reviewAgent: string;
   readonly #bus: ConsoleBus;
   readonly #listeners: Array<(s: Snapshot) => void> = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -53,6 +63,14 @@ export class Store {
 
   constructor(bus: ConsoleBus) {
     this.#bus = bus;
+    this.#reviewAgent = bus.root;
+    this.snapshot = { agents: [], asks: [], reviewAgent: bus.root, files: [], undoAvailable: false, allFiles: [] };
+  }
+
+  /** Reviews `agentId`'s log (its subtree's changes) from now on. */
+  reviewOf(agentId: string): void {
+    this.#reviewAgent = agentId;
+    void this.refresh();
   }
 
   subscribe(fn: (s: Snapshot) => void): void {
@@ -92,10 +110,12 @@ export class Store {
 
   async #fetch(): Promise<Snapshot> {
     const root = this.#bus.root;
-    const [tree, pending, review] = await Promise.all([
+    const reviewAgent = this.#reviewAgent;
+    const [tree, pending, all, review] = await Promise.all([
       this.#bus.call(root, 'agent.tree'),
       this.#bus.call(root, 'permission.pending'),
       this.#review(root),
+      reviewAgent === root ? undefined : this.#review(reviewAgent),
     ]);
     const agents = tree['agents'] as AgentRow[];
     await Promise.all(
@@ -104,15 +124,15 @@ export class Store {
         if (typeof got?.['task'] === 'string') a.task = got['task'];
       }),
     );
-    return { agents, asks: pending['requests'] as Ask[], ...review };
+    return { agents, asks: pending['requests'] as Ask[], reviewAgent, ...(review ?? all), allFiles: all.files };
   }
 
-  async #review(root: string): Promise<{ files: ReviewFile[]; undoAvailable: boolean }> {
+  async #review(agentId: string): Promise<{ files: ReviewFile[]; undoAvailable: boolean }> {
     const files: ReviewFile[] = [];
     let cursor: string | undefined;
     let undoAvailable = false;
     for (let page = 0; page < MAX_REVIEW_PAGES; page++) {
-      const reply = await this.#bus.call(root, 'review.list', cursor ? { cursor } : {});
+      const reply = await this.#bus.call(agentId, 'review.list', cursor ? { cursor } : {});
       files.push(...(reply['files'] as ReviewFile[]));
       undoAvailable = reply['undoAvailable'] === true;
       cursor = reply['nextCursor'] as string | undefined;

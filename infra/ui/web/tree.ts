@@ -8,7 +8,7 @@ import type { Snapshot } from './store.ts';
 
 export function renderTree(el: HTMLElement, snapshot: Snapshot, hostId: string): void {
   const asks = countBy(snapshot.asks.map((a) => a.agentId));
-  const files = countBy(snapshot.files.flatMap((f) => f.agents));
+  const files = countBy(snapshot.allFiles.flatMap((f) => f.agents));
   fill(
     el,
     h(
