@@ -100,14 +100,14 @@ export const fileEdit = defineCommand('file.edit', {
   }),
   reply: AppliedReply,
   summary: 'Replace old_text with new_text in a file, once per edit, tolerating whitespace drift.',
-  tool: { tools: ['edit_file'], call: (d) => ({ tool: 'edit_file', input: d.path }) },
+  tool: { tools: ['edit_file'], call: (d) => ({ tool: 'edit_file', input: d.path, detail: editsDetail(d.edits) }) },
 });
 
 export const fileWrite = defineCommand('file.write', {
   data: z.object({ path: Path, content: z.string().describe('The whole new content of the file.') }),
   reply: AppliedReply,
   summary: 'Create or overwrite a file.',
-  tool: { tools: ['write_file'], call: (d) => ({ tool: 'write_file', input: d.path }) },
+  tool: { tools: ['write_file'], call: (d) => ({ tool: 'write_file', input: d.path, detail: d.content }) },
 });
 
 export const editBegin = defineCommand('edit.begin', {
@@ -335,3 +335,13 @@ export type EditFact =
   | { type: 'edit.abandoned'; data: z.infer<typeof editAbandoned.data> }
   | { type: 'edit.failed'; data: z.infer<typeof editFailed.data> }
   | { type: 'file.read.recorded'; data: z.infer<typeof fileReadRecorded.data> };
+
+/** An edit's replacements as a person reads them in an ask: each old text (`-`) and its new text (`+`). */
+function editsDetail(edits: EditSpec[]): string {
+  const lines = (prefix: string, text: string) => text.split('\n').map((line) => `${prefix}${line}`);
+  return edits
+    .map((e, i) =>
+      [`@@ edit ${i + 1} of ${edits.length} @@`, ...lines('-', e.oldText), ...lines('+', e.newText)].join('\n'),
+    )
+    .join('\n');
+}

@@ -90,6 +90,10 @@ export const PermissionRequested = defineEvent('permission.requested', {
     level: z.string().optional().describe('Which precedence level asked (e.g. "confirm_rule", "global_default").'),
     options: z.array(PermissionOption),
     deadline: z.iso.datetime().describe('When an unanswered request is denied (by: "timeout").'),
+    detail: z
+      .string()
+      .optional()
+      .describe("Shown to whoever answers, not judged: a write's content or an edit's old/new text (bounded)."),
   }),
 });
 

@@ -15,7 +15,16 @@ export const ToolName = z.enum(TOOLS);
 export type ToolName = z.infer<typeof ToolName>;
 
 /** What the policy is asked about: a tool and its input (`terminalId` for input written to a terminal). */
-export type ToolCall = { tool: ToolName; input: string; terminalId?: string | undefined };
+export type ToolCall = {
+  tool: ToolName;
+  input: string;
+  terminalId?: string | undefined;
+  /**
+   * What a person answering an ask should see beyond `input` (which the policy judges): a write's content,
+   * an edit's old and new text. Shown, never judged; the gate bounds its length.
+   */
+  detail?: string | undefined;
+};
 
 /**
  * How a command is a tool call. The gate runs for every command that has one (a finished agent is refused);

@@ -110,6 +110,8 @@ export class PermissionService {
     tool: ToolName;
     input: string;
     foreground?: TerminalForeground;
+    /** Shown in the ask, never judged (see ToolCall.detail). */
+    detail?: string;
     emit: FactSink;
   }): Promise<{ requestId: string; by: string }> {
     const agent = this.#agent(args.agentId);
@@ -119,7 +121,8 @@ export class PermissionService {
     });
     if (built.kind === 'granted') return { requestId: '', by: 'grant' };
     const requestId = newId('p');
-    const run = this.#start(agent, requestId, { request: built.request, now: this.#nowIso(), sink: args.emit });
+    const request = args.detail === undefined ? built.request : { ...built.request, detail: args.detail };
+    const run = this.#start(agent, requestId, { request, now: this.#nowIso(), sink: args.emit });
     await run.done;
     const out = run.actor.getSnapshot().output!;
     // Granted by the rules without asking: the tool runs while permission.granted is being appended.
@@ -379,6 +382,7 @@ export class PermissionService {
         deadline: actor.getSnapshot().context.deadline,
         ...(c.scope ? { scope: c.scope } : {}),
         ...(c.level ? { level: c.level } : {}),
+        ...(c.detail !== undefined ? { detail: c.detail } : {}),
       };
     }
     this.#pending.set(requestId, p);

@@ -3,6 +3,7 @@
 // to tsx when dist/ is missing or older than a source file.
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
+import { pageBuild } from '../ui/page-build.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** Our TypeScript bundled as ESM for Node 20; packages stay in node_modules. */
@@ -21,3 +22,7 @@ await build({ ...common, entryPoints: ['infra/cli/main.ts'], outdir: 'dist/cli',
 
 // `skein/client` (package.json exports): the typed client SDK as one ESM file.
 await build({ ...common, entryPoints: ['infra/client/index.ts'], outdir: 'dist/client' });
+
+// The web console page (`skein ui`): app.js and app.css for the browser, served from dist/ui when esbuild
+// (a dev dependency) is not installed.
+await build({ ...pageBuild(root), outdir: 'dist/ui' });

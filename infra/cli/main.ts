@@ -51,6 +51,7 @@ program
   .addOption(data())
   .option('--workspace <dir>', 'root agent workspace (default: current directory)')
   .option('--root <agentId>', 'root agent id (default main)')
+  .option('--ui', 'also serve the web console (private broker only) and print its one-time URL')
   .addOption(logLevel())
   .action(async (opts) => (await import('./up.ts')).up(opts));
 
@@ -65,6 +66,14 @@ program
   .option('--out <dir>', 'where to write them (default: <data>/auth); keep it outside the workspace')
   .addOption(data())
   .action(async (opts) => (await import('./auth-init.ts')).authInitCommand(opts));
+
+program
+  .command('ui')
+  .description('Serve the web console for the running runtime on loopback; prints a one-time URL (private broker).')
+  .addOption(data())
+  .option('--port <port>', 'HTTP port on 127.0.0.1 (default: a free one)')
+  .addOption(logLevel())
+  .action(async (opts) => (await import('./ui.ts')).uiCommand(opts));
 
 program
   .command('call')

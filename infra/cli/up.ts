@@ -7,7 +7,9 @@ import { resolve } from 'node:path';
 import { loadConfig } from '../kernel/config.ts';
 import { createLogger } from '../kernel/log.ts';
 import { startRuntime } from '../kernel/runtime.ts';
+import type { ConsoleServer } from '../ui/server.ts';
 import { action, UsageError } from './output.ts';
+import { needsBroker, serveConsole } from './ui.ts';
 
 type UpOptions = {
   nats?: string;
@@ -18,6 +20,7 @@ type UpOptions = {
   data?: string;
   workspace?: string;
   root?: string;
+  ui?: boolean;
   logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 };
 
@@ -61,6 +64,11 @@ export async function up(opts: UpOptions): Promise<void> {
         '',
       ].join('\n'),
     );
+    let consoleServer: ConsoleServer | undefined;
+    if (opts.ui) {
+      if (runtime.auth && info.websocketUrl) consoleServer = await serveConsole(info, runtime.auth.authority, logger);
+      else process.stderr.write(`skein up --ui: ${needsBroker(info)}\n`);
+    }
     await new Promise<void>((resolve) => {
       let stopping = false;
       const stop = (signal: string) => {
@@ -70,7 +78,7 @@ export async function up(opts: UpOptions): Promise<void> {
         }
         stopping = true;
         logger.info({ signal }, 'draining');
-        runtime.stop().then(
+        Promise.all([consoleServer?.close(), runtime.stop()]).then(
           () => {
             logger.info('stopped');
             resolve();

@@ -118,6 +118,7 @@ export async function wirePermission(deps: {
       tool: call.tool,
       input,
       ...(foreground ? { foreground } : {}),
+      ...(call.detail === undefined ? {} : { detail: boundDetail(call.detail) }),
       emit: ctx.emit,
     });
     if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest);
@@ -224,4 +225,12 @@ export async function wirePermission(deps: {
     cancelAgent: (agentId: AgentId, reason: string) =>
       service.cancelAgent(agentId, `agent '${agentId}' was cancelled (${reason})`),
   };
+}
+
+/** An ask's detail is shown to a person and logged: a 5 MB write's content would bloat the log. */
+const DETAIL_MAX_CHARS = 16_384;
+
+function boundDetail(detail: string): string {
+  if (detail.length <= DETAIL_MAX_CHARS) return detail;
+  return `${detail.slice(0, DETAIL_MAX_CHARS)}\n… (${detail.length - DETAIL_MAX_CHARS} more characters not shown)`;
 }

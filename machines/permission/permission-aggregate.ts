@@ -20,6 +20,7 @@ export type PermissionAggregateContext = {
   deadline?: string;
   scope?: 'symlink' | 'sensitive' | 'outside';
   level?: string;
+  detail?: string;
   options?: PermissionRequestedData['options'];
   outcome?: 'granted' | 'denied';
   by?: string;
@@ -78,6 +79,7 @@ export const permissionAggregate = setup({
             };
             if (d.scope !== undefined) next.scope = d.scope;
             if (d.level !== undefined) next.level = d.level;
+            if (d.detail !== undefined) next.detail = d.detail;
             return next;
           }),
         },

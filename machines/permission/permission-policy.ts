@@ -43,6 +43,8 @@ export type DecisionRequest = {
   split?: ShellSplit;
   /** File tools: workspace roots and the resolved path. */
   path?: PathFacts;
+  /** Shown to whoever answers (a write's content, an edit's text); never judged. */
+  detail?: string;
 };
 
 export type MatchedRule = { list: RuleList; pattern: string; layer?: string; matched: string };

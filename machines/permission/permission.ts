@@ -255,6 +255,7 @@ export const permissionMachine = setup({
               level: context.decision.level,
               options: optionsFor(context.request.tool, context.decision),
               deadline: context.deadline,
+              ...(context.request.detail !== undefined ? { detail: context.request.detail } : {}),
             },
           })),
         },

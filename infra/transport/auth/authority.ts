@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds, type KeyPair, type Permissions } from '@nats-io/jwt';
 import { z } from 'zod';
 import { createFast, fastFromSeed } from './fast-keys.ts';
-import { agentPermissions, operatorPermissions } from './permissions.ts';
+import { agentPermissions, browserPermissions, operatorPermissions } from './permissions.ts';
 
 const Stored = z.object({
   operator: z.string(),
@@ -47,6 +47,8 @@ const ACCOUNT_LIMITS = {
 
 /** User JWTs of agents expire so revocation lists can be pruned; a live worker's run is far shorter. */
 export const AGENT_TTL_S = 7 * 24 * 3600;
+/** A console's credential lasts a working day; reopening `skein ui` mints a fresh one. */
+const BROWSER_TTL_S = 12 * 3600;
 
 export class Authority {
   readonly dir: string;
@@ -179,6 +181,13 @@ export class Authority {
     return this.#mint('skein-operator', operatorPermissions(), this.#keys.account, this.#keys.signing).then(
       (m) => m.creds,
     );
+  }
+
+  /** The web console (`skein ui`): see `browserPermissions`; expires after `ttlS` (a token exchange mints one). */
+  browserCreds(ttlS = BROWSER_TTL_S): Promise<string> {
+    return this.#mint('skein-console', browserPermissions(), this.#keys.account, this.#keys.signing, {
+      exp: Math.floor(Date.now() / 1000) + ttlS,
+    }).then((m) => m.creds);
   }
 
   /** A new user for agent `agentId` with exactly its permissions; recorded so revocation reaches it. */

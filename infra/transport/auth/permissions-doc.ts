@@ -4,14 +4,22 @@
  * functions that mint the users (`permissions.ts`), so the document cannot
  * drift from what the broker enforces.
  */
-import { agentPermissions, inboxPrefixFor, operatorPermissions } from './permissions.ts';
+import {
+  agentPermissions,
+  BROWSER_INBOX_PREFIX,
+  browserPermissions,
+  inboxPrefixFor,
+  operatorPermissions,
+} from './permissions.ts';
 
 const AGENT = "agent `<A>` (a worker's SKEIN_NATS_CREDS, `skein creds <A>`)";
+const BROWSER = 'browser (the web console: `skein ui` hands it out for a one-time token)';
 const OPERATOR = 'operator (`<data>/auth/operator.creds`: people, the CLI)';
 
 export function identitiesSection(): string {
   const agent = agentPermissions('<A>');
   const operator = operatorPermissions();
+  const browser = browserPermissions();
   const list = (subjects: string[] | undefined) => (subjects ?? []).map((s) => `\`${s}\``).join(', ') || '—';
   const row = (cells: Array<string | string[] | undefined>) =>
     `| ${cells.map((c) => (typeof c === 'string' ? c : list(c))).join(' | ')} |`;
@@ -27,6 +35,7 @@ socket refuses what these same lists refuse, with a \`violation\` frame worded a
 |---|---|---|---|---|
 ${row([AGENT, agent.pub.allow, 'everything else', agent.sub.allow, 'everything else'])}
 ${row([OPERATOR, operator.pub.allow, operator.pub.deny, operator.sub.allow, operator.sub.deny])}
+${row([BROWSER, browser.pub.allow, 'everything else', browser.sub.allow, 'everything else'])}
 | host | everything in the SKEIN account | — | everything in the SKEIN account | — |
 | system (host only) | \`$SYS.REQ.ACCOUNT.<SKEIN>.CLAIMS.UPDATE\` (revocations) | | | |
 
@@ -39,6 +48,13 @@ ${row([OPERATOR, operator.pub.allow, operator.pub.deny, operator.sub.allow, oper
   A descendant's terminal output and other facts are read through commands on the parent's own subjects
   (\`agent.tree\`, \`permission.pending\`, \`review.list\`), which the host answers for the subtree only.
   A child sees neither its parent nor its siblings.
+- **The browser (web console)** watches every fact, output and ask, and may send only the commands listed:
+  it *answers* an ask with \`permission.decide\` on the root's subject (the human at the root answers anything;
+  the host checks ancestry as for any agent), reviews with \`review.*\`, and reads the log for time travel
+  (stream info and ordered consumers on the two SKEIN streams; nothing that creates, changes or deletes a
+  stream). Typing into a terminal is a \`terminal.write\` on the terminal's agent subject, so it passes the same
+  gate as that agent's own input; it cannot \`terminal.exec\`/\`open\`/\`signal\`, touch files, spawn, cancel or
+  set policy. Its inbox is \`${BROWSER_INBOX_PREFIX}\`. Each token exchange mints a fresh user that expires after 12 h.
 - **End.** When an agent completes, fails or is cancelled, every user minted for it is put on the SKEIN account's
   revocation list (pushed through the system account): its connections close at once and reconnects are
   refused. No new credentials are minted for a finished agent. Agent users expire after 7 days.

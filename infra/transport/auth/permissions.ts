@@ -13,9 +13,13 @@
  *   grow after minting, so a live connection never needs new credentials.
  * - operator (people, the CLI): anything but writing facts, `$SYS`, and the
  *   JetStream calls that change or delete a stream or its messages.
+ * - browser (the web console, `skein ui`): watches everything, answers asks,
+ *   reviews, reads the log, and types into terminals only through the gated
+ *   `terminal.write`; it cannot run anything as an agent.
  * - host: unrestricted in the application account.
  */
 import type { Permissions } from '@nats-io/jwt';
+import { EVENTS_STREAM, OUTPUT_STREAM } from '../../../schemas/index.ts';
 
 /** The reply-inbox prefix an agent's connection must use (nats.js `inboxPrefix`). */
 export function inboxPrefixFor(agentId: string): string {
@@ -57,5 +61,56 @@ export function operatorPermissions(): Required<Pick<Permissions, 'pub' | 'sub'>
   return {
     pub: { allow: ['>'], deny: ['skein.evt.>', 'skein.out.>', 'skein.ask.>', '$SYS.>', ...STREAM_MUTATIONS] },
     sub: { allow: ['>'], deny: ['$SYS.>'] },
+  };
+}
+
+/** The reply-inbox prefix of the web console's connections (a `.` keeps it apart from every `_INBOX_<agent>`). */
+export const BROWSER_INBOX_PREFIX = '_INBOX.console';
+
+/**
+ * Commands the web console may send, on any agent's subject. `permission.decide` is how a human answers an
+ * ask (on the root's subject, the host checks ancestry); `terminal.write` passes the gate exactly as the
+ * agent's own would (judged as that agent's `terminal_input`); `terminal.resize` runs nothing. Everything
+ * that runs or changes something as an agent (`terminal.exec`/`open`/`signal`, `file.*`, `edit.*`,
+ * `agent.spawn`/`cancel`, `policy.set`) is not here, so the broker refuses it.
+ */
+export const BROWSER_COMMANDS = [
+  'agent.tree',
+  'agent.get',
+  'permission.pending',
+  'permission.decide',
+  'review.list',
+  'review.accept',
+  'review.reject',
+  'review.undo-reject',
+  'terminal.list',
+  'terminal.write',
+  'terminal.resize',
+] as const;
+
+/** Read-only JetStream calls on the log's streams (stream info, ordered consumers): time travel reads the log. */
+function logReads(stream: string): string[] {
+  return [
+    `$JS.API.STREAM.INFO.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}.>`,
+    `$JS.API.CONSUMER.INFO.${stream}.>`,
+    `$JS.API.CONSUMER.DELETE.${stream}.>`,
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.>`,
+  ];
+}
+
+/** The web console: watch facts, output and asks; answer, review, type through the gate; read the log. */
+export function browserPermissions(): Required<Pick<Permissions, 'pub' | 'sub'>> {
+  return {
+    pub: {
+      allow: [
+        ...BROWSER_COMMANDS.map((type) => `skein.cmd.*.${type}`),
+        '$JS.API.INFO',
+        ...logReads(EVENTS_STREAM),
+        ...logReads(OUTPUT_STREAM),
+      ],
+    },
+    sub: { allow: ['skein.evt.>', 'skein.out.>', 'skein.ask.>', `${BROWSER_INBOX_PREFIX}.>`] },
   };
 }

@@ -1,0 +1,76 @@
+/**
+ * @module
+ * `skein ui`: serves the web console for the runtime of this workspace on
+ * loopback and prints its URL with a one-time token; `skein up --ui` starts
+ * the same server beside the runtime. The console needs the private broker
+ * (its websocket listener and the bus keys in the data dir).
+ */
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { createLogger } from '../kernel/log.ts';
+import { readRuntimeInfo, type RuntimeInfo } from '../kernel/runtime.ts';
+import { Authority } from '../transport/auth/authority.ts';
+import { startConsoleServer, type ConsoleServer } from '../ui/server.ts';
+import { action, UsageError } from './output.ts';
+import { clientTarget } from './target.ts';
+
+export type UiOptions = { data?: string; port?: string; logLevel?: string };
+
+export async function uiCommand(opts: UiOptions): Promise<void> {
+  await action(async () => {
+    const port = parsePort(opts.port);
+    const { dataDir } = clientTarget(opts);
+    const info = readRuntimeInfo(dataDir);
+    if (!info) throw new UsageError(`no runtime has run with data dir ${dataDir}; start one with \`skein up\``);
+    const authority = Authority.open(join(dataDir, 'auth'));
+    if (!info.websocketUrl || !authority) throw new UsageError(needsBroker(info));
+    const logger = createLogger({ level: (opts.logLevel ?? 'warn') as 'warn' });
+    const server = await serveConsole(info, authority, logger, port);
+    await untilSignal();
+    await server.close();
+    return 0;
+  });
+}
+
+/** Starts the console for a running runtime and prints where to open it. */
+export async function serveConsole(
+  info: RuntimeInfo,
+  authority: Authority,
+  logger: Logger,
+  port?: number,
+): Promise<ConsoleServer> {
+  if (!info.websocketUrl) throw new UsageError(needsBroker(info));
+  const server = await startConsoleServer({
+    websocketUrl: info.websocketUrl,
+    rootAgentId: info.rootAgentId,
+    hostId: info.hostId,
+    mintCreds: () => authority.browserCreds(),
+    logger,
+    ...(port === undefined ? {} : { port }),
+  });
+  process.stdout.write(`console: ${server.url}\n  (one-time link: it works once; run \`skein ui\` for another)\n`);
+  return server;
+}
+
+export function needsBroker(info: RuntimeInfo): string {
+  return (
+    `the console talks to the private broker's websocket listener, and this runtime runs in ${info.mode} mode; ` +
+    'restart it with `skein up --private --ui` (nats-server must be installed)'
+  );
+}
+
+function parsePort(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`--port '${value}' is not a port number (0-65535; 0 picks a free one)`);
+  }
+  return port;
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}

@@ -1,0 +1,91 @@
+/**
+ * @module
+ * Pending approvals: each ask with the exact command, diff or content the
+ * gate judged, and **Approve** / **Always** / **Deny** (keys a, s, d act on
+ * the first ask). The answer is `permission.decide` on the root's subject.
+ */
+import { fill, h } from './dom.ts';
+import type { Ask, Snapshot } from './store.ts';
+
+const DECISIONS = { Approve: 'allow_once', Always: 'allow_always', Deny: 'deny_once' } as const;
+const KEYS: Record<string, keyof typeof DECISIONS> = { a: 'Approve', s: 'Always', d: 'Deny' };
+
+export function renderApprovals(el: HTMLElement, snapshot: Snapshot, answer: (ask: Ask, decision: string) => void) {
+  if (snapshot.asks.length === 0) return fill(el, h('p', { class: 'empty' }, 'No pending approvals.'));
+  fill(
+    el,
+    ...snapshot.asks.map((ask) =>
+      h(
+        'article',
+        { class: 'ask', 'aria-label': `${ask.tool} request ${ask.requestId} from ${ask.agentId}` },
+        h('header', {}, h('strong', {}, ask.tool), ` from ${ask.agentId}: ${ask.reason}`),
+        ...details(ask),
+        h(
+          'div',
+          { role: 'group', 'aria-label': `answer ${ask.requestId}` },
+          ...Object.entries(DECISIONS).map(([name, decision]) =>
+            h(
+              'button',
+              {
+                type: 'button',
+                class: `answer answer-${decision}`,
+                'aria-keyshortcuts': Object.entries(KEYS).find(([, n]) => n === name)?.[0],
+                // What an "always" answer persists, as the gate words it.
+                title: ask.options.find((o) => o.decision === decision)?.label,
+                onclick: () => answer(ask, decision),
+              },
+              name,
+            ),
+          ),
+        ),
+        h('p', { class: 'deadline' }, `denied automatically at ${new Date(ask.deadline).toLocaleTimeString()}`),
+      ),
+    ),
+  );
+}
+
+/** Binds a/s/d to the first pending ask, unless the user is typing (a terminal, an input). */
+export function approvalKeys(current: () => Ask | undefined, answer: (ask: Ask, decision: string) => void): void {
+  document.addEventListener('keydown', (event) => {
+    const target = event.target as HTMLElement | null;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (target?.closest('input, textarea, select, .xterm')) return;
+    const name = KEYS[event.key];
+    const ask = current();
+    if (!name || !ask) return;
+    event.preventDefault();
+    answer(ask, DECISIONS[name]);
+  });
+}
+
+/** What each tool's judged input is, as a field name. */
+const INPUT_NAMES: Record<string, string> = {
+  terminal: 'command',
+  terminal_input: 'typed input',
+  read_file: 'path',
+  edit_file: 'path',
+  write_file: 'path',
+  spawn_agent: 'agent',
+};
+
+/** What the detail of an ask is, per tool. */
+const DETAIL_NAMES: Record<string, string> = { write_file: 'content', edit_file: 'diff' };
+
+/** The judged input, shown verbatim (the exact command line or path), and its parts when the shell split it. */
+function details(ask: Ask): HTMLElement[] {
+  const name = INPUT_NAMES[ask.tool] ?? 'input';
+  const out = [
+    h('div', { class: 'field' }, h('span', { class: 'key' }, name), h('pre', { 'aria-label': name }, ask.input)),
+  ];
+  if (ask.detail !== undefined) {
+    const label = DETAIL_NAMES[ask.tool] ?? 'detail';
+    out.push(
+      h('div', { class: 'field' }, h('span', { class: 'key' }, label), h('pre', { 'aria-label': label }, ask.detail)),
+    );
+  }
+  if (ask.subCommands.length > 1) {
+    const parts = h('pre', { 'aria-label': 'parts' }, ask.subCommands.join('\n'));
+    out.push(h('div', { class: 'field' }, h('span', { class: 'key' }, 'parts'), parts));
+  }
+  return out;
+}

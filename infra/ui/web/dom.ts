@@ -1,0 +1,32 @@
+/**
+ * @module
+ * A tiny element builder for the console page (no framework): attributes,
+ * event handlers (`on<event>`) and children in one call.
+ */
+type Attr = string | number | boolean | undefined | ((event: Event) => void);
+type Child = Node | string | undefined | null | false;
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, Attr> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === false) continue;
+    if (typeof value === 'function') el.addEventListener(name.slice(2), value);
+    else el.setAttribute(name, value === true ? '' : String(value));
+  }
+  for (const child of children) if (child !== undefined && child !== null && child !== false) el.append(child);
+  return el;
+}
+
+/** Replaces the children of `el`. */
+export function fill(el: Element, ...children: Child[]): void {
+  el.replaceChildren(...children.filter((c): c is Node | string => c !== undefined && c !== null && c !== false));
+}
+
+/** The last token of a dotted subject, or the token at `index`. */
+export function token(subject: string, index: number): string {
+  return subject.split('.')[index] ?? '';
+}

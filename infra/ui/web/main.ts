@@ -1,0 +1,151 @@
+/**
+ * @module
+ * The console page: trades the one-time token from the URL fragment for a
+ * browser credential (kept in this tab's sessionStorage so a reload works),
+ * connects to the broker's websocket listener with it, and wires the views.
+ * Without a token or a stored credential it shows only how to get one.
+ */
+import '@xterm/xterm/css/xterm.css';
+import './console.css';
+import { credsAuthenticator, wsconnect } from '@nats-io/nats-core';
+import { renderApprovals, approvalKeys } from './approvals.ts';
+import { ConsoleBus } from './bus.ts';
+import { fill, h } from './dom.ts';
+import { logReader } from './log-reader.ts';
+import { renderReview, runReview } from './review.ts';
+import { Store, type Ask } from './store.ts';
+import { Terminals } from './terminals.ts';
+import { TimeTravel } from './time-travel.ts';
+import { renderTree } from './tree.ts';
+
+type Grant = { creds: string; websocketUrl: string; inboxPrefix: string; rootAgentId: string; hostId: string };
+
+const GRANT_KEY = 'skein-console-grant';
+const $ = (id: string) => document.getElementById(id)!;
+
+themeToggle();
+const grant = await obtainGrant();
+if (grant) await start(grant);
+
+async function obtainGrant(): Promise<Grant | undefined> {
+  const fromUrl = new URLSearchParams(location.hash.slice(1)).get('token');
+  history.replaceState(null, '', location.pathname);
+  if (fromUrl) {
+    const res = await fetch('/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: fromUrl }),
+    });
+    if (!res.ok) return locked(await res.text());
+    const got = (await res.json()) as Grant;
+    sessionStorage.setItem(GRANT_KEY, JSON.stringify(got));
+    return got;
+  }
+  const stored = sessionStorage.getItem(GRANT_KEY);
+  return stored
+    ? (JSON.parse(stored) as Grant)
+    : locked('Open the URL that `skein ui` printed: it carries a one-time token.');
+}
+
+function locked(why: string): undefined {
+  fill($('locked'), h('p', { role: 'alert', class: 'locked' }, why));
+  return undefined;
+}
+
+async function start(grant: Grant): Promise<void> {
+  const status = $('connection');
+  let nc: Awaited<ReturnType<typeof wsconnect>>;
+  try {
+    nc = await wsconnect({
+      servers: grant.websocketUrl,
+      authenticator: credsAuthenticator(new TextEncoder().encode(grant.creds)),
+      inboxPrefix: grant.inboxPrefix,
+      name: 'skein-console',
+    });
+  } catch (err) {
+    sessionStorage.removeItem(GRANT_KEY);
+    return void locked(
+      `Cannot reach the broker at ${grant.websocketUrl}: ${(err as Error).message}. Run \`skein ui\` again.`,
+    );
+  }
+  $('app').hidden = false;
+  status.textContent = `connected to ${grant.websocketUrl} as the console`;
+  const bus = new ConsoleBus(nc, grant.rootAgentId);
+  const reader = await logReader(nc);
+  const store = new Store(bus);
+  const notice = (text: string) => ($('notice').textContent = text);
+  store.onError = (err) => notice(`refresh failed: ${err.message}`);
+
+  const answer = (ask: Ask, decision: string) =>
+    void bus
+      .call(bus.root, 'permission.decide', { requestId: ask.requestId, decision })
+      .then((r) => notice(`${ask.requestId}: ${String(r['outcome'])}`))
+      .catch((err: Error) => notice(err.message))
+      .finally(() => store.refreshSoon());
+  approvalKeys(() => store.snapshot.asks[0], answer);
+
+  const terminals = new Terminals($('terminals'), bus, reader);
+  const timeTravel = new TimeTravel($('time-travel'), reader);
+  store.subscribe((s) => {
+    renderTree($('tree'), s, grant.hostId);
+    renderApprovals($('approvals'), s, answer);
+    $('approvals-count').textContent = String(s.asks.length);
+    renderReview(
+      $('review'),
+      s,
+      (action) =>
+        void runReview(bus, s.reviewAgent, action)
+          .then(notice)
+          .catch((err: Error) => notice(err.message))
+          .finally(() => store.refreshSoon()),
+      (agentId) => store.reviewOf(agentId),
+    );
+    void terminals.sync(s.agents.filter((a) => a.status === 'running').map((a) => a.agentId));
+  });
+  bus.watch('skein.evt.>', (fact) => {
+    if (!String(fact['type']).startsWith('terminal.output')) store.refreshSoon();
+  });
+  bus.watch(`skein.ask.${bus.root}.>`, () => store.refreshSoon());
+  tabs((name) => {
+    if (name === 'time-travel') void timeTravel.load().catch((err: Error) => notice(err.message));
+  });
+  await store.refresh();
+  document.body.dataset['ready'] = 'true';
+}
+
+/** The tab list: arrow keys move between tabs, as the ARIA tabs pattern asks. */
+function tabs(onShow: (name: string) => void): void {
+  const list = [...document.querySelectorAll<HTMLButtonElement>('[role=tab]')];
+  const show = (tab: HTMLButtonElement) => {
+    for (const t of list) {
+      const selected = t === tab;
+      t.setAttribute('aria-selected', String(selected));
+      t.tabIndex = selected ? 0 : -1;
+      $(t.getAttribute('aria-controls')!).hidden = !selected;
+    }
+    onShow(tab.getAttribute('aria-controls')!.replace(/-panel$/, ''));
+  };
+  for (const [i, tab] of list.entries()) {
+    tab.addEventListener('click', () => show(tab));
+    tab.addEventListener('keydown', (e) => {
+      const step = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+      if (!step) return;
+      const next = list[(i + step + list.length) % list.length]!;
+      next.focus();
+      show(next);
+    });
+  }
+}
+
+function themeToggle(): void {
+  const button = $('theme');
+  const apply = (theme: string) => {
+    document.documentElement.dataset['theme'] = theme;
+    button.setAttribute('aria-pressed', String(theme === 'dark'));
+    localStorage.setItem('skein-theme', theme);
+  };
+  apply(localStorage.getItem('skein-theme') ?? (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
+  button.addEventListener('click', () =>
+    apply(document.documentElement.dataset['theme'] === 'dark' ? 'light' : 'dark'),
+  );
+}

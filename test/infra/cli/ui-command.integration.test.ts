@@ -1,0 +1,89 @@
+/**
+ * `skein up --ui` and `skein ui` as a person runs them: a one-time URL on
+ * loopback whose token buys one browser credential, the page and its bundle
+ * served, and clear refusals where the console cannot work (embedded mode,
+ * no runtime, a bad port).
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startCli, startEmbeddedCli, type LongRunning } from '../../support/cli.ts';
+
+const URL_LINE = /console: (http:\/\/127\.0\.0\.1:\d+)\/#token=([\w-]+)/;
+
+async function exchange(origin: string, token: string): Promise<Response> {
+  return fetch(`${origin}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin },
+    body: JSON.stringify({ token }),
+  });
+}
+
+describe('skein ui', { timeout: 90_000 }, () => {
+  let dir: string;
+  let up: LongRunning;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'skein-ui-'));
+    mkdirSync(join(dir, 'ws', '.skein'), { recursive: true });
+    writeFileSync(join(dir, 'ws', '.skein', 'policy.json'), JSON.stringify({ default: 'allow' }));
+    up = startCli(['up', '--private', '--ui', '--data', join(dir, 'data'), '--workspace', join(dir, 'ws')]);
+    await up.waitFor(URL_LINE, 60_000);
+  });
+  afterAll(async () => {
+    if (up?.child.exitCode === null) {
+      up.child.kill('SIGTERM');
+      await up.exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('`skein up --ui` prints a one-time URL whose token buys one browser credential', async () => {
+    const [, origin, token] = up.stdout().match(URL_LINE)!;
+    const page = await fetch(`${origin}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<title>skein console</title>');
+    const app = await fetch(`${origin}/app.js`);
+    expect(app.headers.get('content-type')).toContain('text/javascript');
+    expect((await app.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+    const first = await exchange(origin!, token!);
+    expect(first.status).toBe(200);
+    const grant = (await first.json()) as Record<string, string>;
+    const info = JSON.parse(readFileSync(join(dir, 'data', 'runtime.json'), 'utf8')) as Record<string, string>;
+    expect(grant).toMatchObject({
+      websocketUrl: info['websocketUrl'],
+      rootAgentId: 'main',
+      inboxPrefix: '_INBOX.console',
+    });
+    expect(grant['creds']).toContain('-----BEGIN NATS USER JWT-----');
+    expect((await exchange(origin!, token!)).status).toBe(403);
+  });
+
+  it('`skein ui` serves another console for the running runtime, with its own token, until SIGTERM', async () => {
+    const ui = startCli(['ui', '--data', join(dir, 'data')]);
+    const [, origin, token] = await ui.waitFor(URL_LINE, 60_000);
+    expect(token).not.toBe(up.stdout().match(URL_LINE)![2]);
+    expect((await exchange(origin!, token!)).status).toBe(200);
+    ui.child.kill('SIGTERM');
+    expect(await ui.exited).toBe(0);
+  });
+
+  it('refuses an embedded runtime, a data dir without a runtime and a bad port, saying what to do', async () => {
+    const embedded = await startEmbeddedCli({ policy: { default: 'allow' } });
+    try {
+      const r = await runCli(['ui', '--data', embedded.data]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('this runtime runs in embedded mode');
+      expect(r.stderr).toContain('skein up --private --ui');
+    } finally {
+      await embedded.dispose();
+    }
+    const none = await runCli(['ui', '--data', join(dir, 'no-such-data')]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/no runtime has run with data dir .*no-such-data; start one with `skein up`/);
+    const port = await runCli(['ui', '--data', join(dir, 'data'), '--port', 'eighty']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain("--port 'eighty' is not a port number");
+  });
+});
