@@ -149,8 +149,8 @@ describe('per-agent identities on the embedded socket', () => {
     const before = await rt.log.lastSeq();
     const forged = { id: 'forged', type: 'agent.completed', at: new Date().toISOString(), agentId: 'main' };
     const seen = await hostSees('skein.evt.>', async () => {
-      a.bus.publish('skein.evt.main.agent.a', encode({ ...forged, data: { agentId: 'a', result: 'canary' } }));
-      a.bus.publish('skein.out.b.t1', 'canary-output');
+      a.bus.publish('skein.evt.main.agent.a', encode({ ...forged, data: { agentId: 'a', result: 'canary-forged' } }));
+      a.bus.publish('skein.out.b.t1', 'canary-forged-output');
       a.bus.publish('$JS.API.STREAM.DELETE.SKEIN_EVENTS', '');
       await a.bus.flush();
     });
@@ -161,7 +161,8 @@ describe('per-agent identities on the embedded socket', () => {
       'Permissions Violation for Publish to "$JS.API.STREAM.DELETE.SKEIN_EVENTS"',
     ]);
     expect(await rt.log.lastSeq()).toBe(before);
-    expect(readFileSync(join(dataDir, 'events.jsonl'), 'utf8')).not.toContain('canary');
+    // The forged payloads only: an earlier case's denied write puts its own canary in an ask's shown `detail`.
+    expect(readFileSync(join(dataDir, 'events.jsonl'), 'utf8')).not.toContain('canary-forged');
   });
 
   it("a parent receives its grandchild's ask on its own subjects and answers it", async () => {
