@@ -74,12 +74,26 @@ export class Terminals {
     term.open(screen);
     const panel: Panel = { agentId, terminalId, term, fit, el, status, refused, nextOffset: 0, early: [] };
     this.#panels.set(terminalId, panel);
+    // Keys go out one write at a time, in order: concurrent writes could reach the terminal reordered (a line
+    // judged at Enter without its last letters). Keys typed while a write is in flight are sent together next.
+    let pending = '';
+    let sending = false;
+    const flush = async (): Promise<void> => {
+      sending = true;
+      while (pending !== '') {
+        const data = pending;
+        pending = '';
+        await this.#bus
+          .call(agentId, 'terminal.write', { terminalId, data }, WRITE_TIMEOUT_MS)
+          .catch((err: Error) => (refused.textContent = `typing refused: ${err.message}`));
+      }
+      sending = false;
+    };
     term.onData((data) => {
       // Cleared when the next key is sent, not when an earlier key's reply comes back after the refusal.
       refused.textContent = '';
-      this.#bus
-        .call(agentId, 'terminal.write', { terminalId, data }, WRITE_TIMEOUT_MS)
-        .catch((err: Error) => (refused.textContent = `typing refused: ${err.message}`));
+      pending += data;
+      if (!sending) void flush();
     });
     await this.#history(panel);
     this.#watchSize(panel, screen);
