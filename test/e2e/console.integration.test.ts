@@ -30,6 +30,7 @@ describe('web console', { timeout: 90_000 }, () => {
         default: 'allow',
         tools: {
           write_file: { always_confirm: [{ pattern: '^docs/' }] },
+          read_file: { default: 'confirm' },
           terminal: { always_deny: [{ pattern: '^touch\\b' }] },
         },
       },
@@ -71,6 +72,9 @@ describe('web console', { timeout: 90_000 }, () => {
     expect(existsSync(target)).toBe(false);
     await ui.shot('approvals');
     await ask.getByRole('button', { name: 'Approve', exact: true }).click();
+    // Answered at once: the buttons give way to what was sent, so it can't be sent twice.
+    expect(await ask.getByRole('status').textContent()).toBe('Approve sent');
+    expect(await ask.getByRole('button', { name: 'Approve', exact: true }).count()).toBe(0);
     expect(await write).toMatchObject({ ok: true });
     expect(readFileSync(target, 'utf8')).toBe('canary-approved-plan\n');
     await ask.waitFor({ state: 'detached', ...POLL });
@@ -93,6 +97,24 @@ describe('web console', { timeout: 90_000 }, () => {
     await ui.page.locator('body').press('d');
     expect(await write).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     expect(existsSync(join(rt.workspace, 'docs', 'denied.md'))).toBe(false);
+  });
+
+  it('Always approves a read and learns a rule: the same read again does not ask', async () => {
+    writeFileSync(join(rt.workspace, 'docs', 'always.md'), 'read me\n');
+    const read = (timeoutMs: number) => call(rt.bus, 'helper', 'file.read', { path: 'docs/always.md' }, { timeoutMs });
+    const first = read(60_000);
+    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
+    const ask = ui.page.getByRole('article', { name: /read_file request .* from helper/ });
+    await ask.waitFor(POLL);
+    const always = ask.getByRole('button', { name: 'Always', exact: true });
+    // The button says which rule an "always" answer persists.
+    expect(await always.getAttribute('title')).toMatch(/^Always for `.*docs/);
+    await always.click();
+    expect(await ask.getByRole('status').textContent()).toBe('Always sent');
+    expect(await first).toMatchObject({ ok: true });
+    await ask.waitFor({ state: 'detached', ...POLL });
+    // The learned rule answers the next identical request without a person (no ask: a short timeout suffices).
+    expect(await read(10_000)).toMatchObject({ ok: true });
   });
 
   it('a hunk rejected in the page is restored on disk, and Undo reject brings the change back', async () => {

@@ -10,7 +10,17 @@ import type { Ask, Snapshot } from './store.ts';
 const DECISIONS = { Approve: 'allow_once', Always: 'allow_always', Deny: 'deny_once' } as const;
 const KEYS: Record<string, keyof typeof DECISIONS> = { a: 'Approve', s: 'Always', d: 'Deny' };
 
-export function renderApprovals(el: HTMLElement, snapshot: Snapshot, answer: (ask: Ask, decision: string) => void) {
+/**
+ * `answered` holds the asks this page has already answered (request id →
+ * decision): they show what was sent instead of buttons until the next
+ * refresh drops them, so an answer can't be sent twice.
+ */
+export function renderApprovals(
+  el: HTMLElement,
+  snapshot: Snapshot,
+  answer: (ask: Ask, decision: string) => void,
+  answered: ReadonlyMap<string, string> = new Map(),
+) {
   if (snapshot.asks.length === 0) return fill(el, h('p', { class: 'empty' }, 'No pending approvals.'));
   fill(
     el,
@@ -20,28 +30,35 @@ export function renderApprovals(el: HTMLElement, snapshot: Snapshot, answer: (as
         { class: 'ask', 'aria-label': `${ask.tool} request ${ask.requestId} from ${ask.agentId}` },
         h('header', {}, h('strong', {}, ask.tool), ` from ${ask.agentId}: ${ask.reason}`),
         ...details(ask),
-        h(
-          'div',
-          { role: 'group', 'aria-label': `answer ${ask.requestId}` },
-          ...Object.entries(DECISIONS).map(([name, decision]) =>
-            h(
-              'button',
-              {
-                type: 'button',
-                class: `answer answer-${decision}`,
-                'aria-keyshortcuts': Object.entries(KEYS).find(([, n]) => n === name)?.[0],
-                // What an "always" answer persists, as the gate words it.
-                title: ask.options.find((o) => o.decision === decision)?.label,
-                onclick: () => answer(ask, decision),
-              },
-              name,
+        answeredNote(answered.get(ask.requestId)) ??
+          h(
+            'div',
+            { role: 'group', 'aria-label': `answer ${ask.requestId}` },
+            ...Object.entries(DECISIONS).map(([name, decision]) =>
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: `answer answer-${decision}`,
+                  'aria-keyshortcuts': Object.entries(KEYS).find(([, n]) => n === name)?.[0],
+                  // What an "always" answer persists, as the gate words it.
+                  title: ask.options.find((o) => o.decision === decision)?.label,
+                  onclick: () => answer(ask, decision),
+                },
+                name,
+              ),
             ),
           ),
-        ),
         h('p', { class: 'deadline' }, `denied automatically at ${new Date(ask.deadline).toLocaleTimeString()}`),
       ),
     ),
   );
+}
+
+function answeredNote(decision: string | undefined): HTMLElement | undefined {
+  if (decision === undefined) return undefined;
+  const name = Object.entries(DECISIONS).find(([, d]) => d === decision)?.[0] ?? decision;
+  return h('p', { class: 'answered', role: 'status' }, `${name} sent`);
 }
 
 /** Binds a/s/d to the first pending ask, unless the user is typing (a terminal, an input). */

@@ -76,19 +76,31 @@ async function start(grant: Grant): Promise<void> {
   const notice = (text: string) => ($('notice').textContent = text);
   store.onError = (err) => notice(`refresh failed: ${err.message}`);
 
-  const answer = (ask: Ask, decision: string) =>
+  // Asks answered from this page, until a refresh no longer lists them.
+  const answered = new Map<string, string>();
+  const renderAsks = () => renderApprovals($('approvals'), store.snapshot, answer, answered);
+  const answer = (ask: Ask, decision: string) => {
+    if (answered.has(ask.requestId)) return;
+    answered.set(ask.requestId, decision);
+    renderAsks();
     void bus
       .call(bus.root, 'permission.decide', { requestId: ask.requestId, decision })
       .then((r) => notice(`${ask.requestId}: ${String(r['outcome'])}`))
-      .catch((err: Error) => notice(err.message))
+      .catch((err: Error) => {
+        answered.delete(ask.requestId);
+        renderAsks();
+        notice(err.message);
+      })
       .finally(() => store.refreshSoon());
-  approvalKeys(() => store.snapshot.asks[0], answer);
+  };
+  approvalKeys(() => store.snapshot.asks.find((a) => !answered.has(a.requestId)), answer);
 
   const terminals = new Terminals($('terminals'), bus, reader);
   const timeTravel = new TimeTravel($('time-travel'), reader);
   store.subscribe((s) => {
     renderTree($('tree'), s, grant.hostId);
-    renderApprovals($('approvals'), s, answer);
+    for (const id of answered.keys()) if (!s.asks.some((a) => a.requestId === id)) answered.delete(id);
+    renderAsks();
     $('approvals-count').textContent = String(s.asks.length);
     renderReview(
       $('review'),
