@@ -6,10 +6,12 @@
  * (its websocket listener and the bus keys in the data dir).
  */
 import { join } from 'node:path';
+import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { createLogger } from '../kernel/log.ts';
 import { readRuntimeInfo, type RuntimeInfo } from '../kernel/runtime.ts';
 import { Authority } from '../transport/auth/authority.ts';
+import { pushAccount } from '../transport/auth/broker.ts';
 import { startConsoleServer, type ConsoleServer } from '../ui/server.ts';
 import { action, UsageError } from './output.ts';
 import { clientTarget } from './target.ts';
@@ -32,7 +34,11 @@ export async function uiCommand(opts: UiOptions): Promise<void> {
   });
 }
 
-/** Starts the console for a running runtime and prints where to open it. */
+/**
+ * Starts the console for a running runtime and prints where to open it. The browser credentials it hands
+ * out end with it: `close()` puts them on the account's revocation list and pushes that to the broker,
+ * which closes the pages' connections (a credential that can answer asks must not outlive its console).
+ */
 export async function serveConsole(
   info: RuntimeInfo,
   authority: Authority,
@@ -40,16 +46,55 @@ export async function serveConsole(
   port?: number,
 ): Promise<ConsoleServer> {
   if (!info.websocketUrl) throw new UsageError(needsBroker(info));
+  const handedOut: string[] = [];
   const server = await startConsoleServer({
     websocketUrl: info.websocketUrl,
     rootAgentId: info.rootAgentId,
     hostId: info.hostId,
-    mintCreds: () => authority.browserCreds(),
+    mintCreds: async () => {
+      const minted = await authority.browserCreds();
+      handedOut.push(minted.userPub);
+      return minted.creds;
+    },
     logger,
     ...(port === undefined ? {} : { port }),
   });
   process.stdout.write(`console: ${server.url}\n  (one-time link: it works once; run \`skein ui\` for another)\n`);
-  return server;
+  return {
+    ...server,
+    async close() {
+      await server.close();
+      if (handedOut.length > 0) await revokeConsoleUsers(info, authority, handedOut, logger);
+    },
+  };
+}
+
+/**
+ * Revokes the console's users. Recorded in the keys file first, so a broker that is down now gets the list
+ * when the runtime next starts (it pushes the account at start); then pushed to the running broker.
+ */
+async function revokeConsoleUsers(info: RuntimeInfo, authority: Authority, pubs: string[], logger: Logger) {
+  const jwt = await authority.revokeUsers(pubs);
+  if (!info.natsUrl) return;
+  try {
+    const sys = await connect({
+      servers: info.natsUrl,
+      name: 'skein-ui-revoke',
+      authenticator: credsAuthenticator(new TextEncoder().encode(await authority.systemCreds())),
+      timeout: 5_000,
+    });
+    try {
+      await pushAccount(sys, authority.account, jwt);
+    } finally {
+      await sys.close();
+    }
+    logger.info({ users: pubs.length }, 'console credentials revoked');
+  } catch (err) {
+    logger.warn(
+      { err: (err as Error).message, users: pubs.length },
+      'could not push the console credentials revocation to the broker; it is recorded and applies at next start',
+    );
+  }
 }
 
 export function needsBroker(info: RuntimeInfo): string {

@@ -78,17 +78,20 @@ export async function up(opts: UpOptions): Promise<void> {
         }
         stopping = true;
         logger.info({ signal }, 'draining');
-        Promise.all([consoleServer?.close(), runtime.stop()]).then(
-          () => {
-            logger.info('stopped');
-            resolve();
-          },
-          (err) => {
-            logger.error({ err }, 'stop failed');
-            process.exitCode = 1;
-            resolve();
-          },
-        );
+        // The console first: it revokes its browser credentials on the broker that the runtime then stops.
+        Promise.resolve(consoleServer?.close())
+          .then(() => runtime.stop())
+          .then(
+            () => {
+              logger.info('stopped');
+              resolve();
+            },
+            (err) => {
+              logger.error({ err }, 'stop failed');
+              process.exitCode = 1;
+              resolve();
+            },
+          );
       };
       process.on('SIGINT', () => stop('SIGINT'));
       process.on('SIGTERM', () => stop('SIGTERM'));

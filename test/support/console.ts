@@ -32,7 +32,7 @@ export async function openConsole(rt: TestRuntime): Promise<ConsoleUnderTest> {
     websocketUrl: rt.info.websocketUrl!,
     rootAgentId: rt.info.rootAgentId,
     hostId: rt.info.hostId,
-    mintCreds: () => rt.auth!.authority.browserCreds(),
+    mintCreds: async () => (await rt.auth!.authority.browserCreds()).creds,
     logger,
   });
   const browser = await chromium.launch({ executablePath: CHROMIUM });

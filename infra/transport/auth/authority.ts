@@ -183,11 +183,24 @@ export class Authority {
     );
   }
 
-  /** The web console (`skein ui`): see `browserPermissions`; expires after `ttlS` (a token exchange mints one). */
-  browserCreds(ttlS = BROWSER_TTL_S): Promise<string> {
+  /**
+   * The web console (`skein ui`): see `browserPermissions`; expires after `ttlS` (a token exchange mints one).
+   * `userPub` is what `revokeUsers` takes when the console that handed it out stops.
+   */
+  browserCreds(ttlS = BROWSER_TTL_S): Promise<{ creds: string; userPub: string }> {
     return this.#mint('skein-console', browserPermissions(), this.#keys.account, this.#keys.signing, {
       exp: Math.floor(Date.now() / 1000) + ttlS,
-    }).then((m) => m.creds);
+    }).then((m) => ({ creds: m.creds, userPub: m.userPub }));
+  }
+
+  /** Puts these users on the account's revocation list; returns the re-signed account JWT to push. */
+  async revokeUsers(userPubs: readonly string[]): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    this.#refresh();
+    for (const pub of userPubs) this.#stored.revocations[pub] = now;
+    this.#prune(now);
+    this.#save();
+    return this.accountJwt();
   }
 
   /** A new user for agent `agentId` with exactly its permissions; recorded so revocation reaches it. */

@@ -7,6 +7,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, startEmbeddedCli, type LongRunning } from '../../support/cli.ts';
 
@@ -60,13 +62,32 @@ describe('skein ui', { timeout: 90_000 }, () => {
     expect((await exchange(origin!, token!)).status).toBe(403);
   });
 
-  it('`skein ui` serves another console for the running runtime, with its own token, until SIGTERM', async () => {
+  it('`skein ui` serves another console until SIGTERM; the credential it handed out dies with it', async () => {
     const ui = startCli(['ui', '--data', join(dir, 'data')]);
     const [, origin, token] = await ui.waitFor(URL_LINE, 60_000);
     expect(token).not.toBe(up.stdout().match(URL_LINE)![2]);
-    expect((await exchange(origin!, token!)).status).toBe(200);
+    const got = await exchange(origin!, token!);
+    expect(got.status).toBe(200);
+    const { creds } = (await got.json()) as { creds: string };
+    const info = JSON.parse(readFileSync(join(dir, 'data', 'runtime.json'), 'utf8')) as { natsUrl: string };
+    const open = () =>
+      connect({
+        servers: info.natsUrl,
+        authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
+        inboxPrefix: '_INBOX.console',
+        reconnect: false,
+      });
+    // While the console runs, its credential works and can ask the runtime about the root.
+    const page = await open();
+    const closed = page.closed();
+    const reply = await page.request('skein.cmd.main.permission.pending', JSON.stringify({ data: {} }));
+    expect(new TextDecoder().decode(reply.data)).toContain('"ok":true');
     ui.child.kill('SIGTERM');
     expect(await ui.exited).toBe(0);
+    // The broker closed the page's connection and refuses the credential from now on.
+    await Promise.race([closed, sleep(10_000)]);
+    expect(page.isClosed()).toBe(true);
+    await expect(open()).rejects.toThrow(/Authorization Violation|authentication/i);
   });
 
   it('refuses an embedded runtime, a data dir without a runtime and a bad port, saying what to do', async () => {
