@@ -11,7 +11,7 @@ import type { EditFact, EditOutcomeInfo, SyntaxReport } from '../../schemas/edit
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { writeConfined } from '../common/confined-fs.ts';
-import { unifiedDiff } from './edit-report.ts';
+import { cappedDiff, type DiffReport } from './edit-report.ts';
 import { assertWellFormed, detectLineEnding, encodeText, readTextFile, sha256, type TextFile } from './file-io.ts';
 import type { SeenVersions } from './file-read.ts';
 import { checkSyntax } from './syntax.ts';
@@ -43,6 +43,8 @@ export type CommitDeps = {
   storeBase?: ((hash: string, bytes: Buffer) => void | Promise<void>) | undefined;
   syntaxCheck: boolean;
   seen: SeenVersions;
+  /** The diff of a commit (`cappedDiff` on this thread unless given: the edit wiring moves big ones off it). */
+  diff?: ((display: string, before: string, after: string) => Promise<DiffReport>) | undefined;
 };
 
 /** The session being committed. */
@@ -103,7 +105,9 @@ export async function commitEdit(
     ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, base?.mode, target.display));
   }
   deps.seen.set(s.agentId, target.path, { hash: resultHash, mtimeMs });
-  const report = capDiff(unifiedDiff(target.display, base?.text ?? '', content));
+  const report = deps.diff
+    ? await deps.diff(target.display, base?.text ?? '', content)
+    : cappedDiff(target.display, base?.text ?? '', content);
   let syntaxErrors: SyntaxReport | undefined;
   if (deps.syntaxCheck) {
     syntaxErrors = await checkSyntax(target.path, base?.text, content).catch((err: unknown) => {
@@ -143,19 +147,5 @@ export async function commitEdit(
     ...report,
     edits,
     ...(syntaxErrors ? { syntaxErrors } : {}),
-  };
-}
-
-/** Diffs in replies and facts stay under this many characters (a whole-file rewrite can be megabytes). */
-export const MAX_DIFF_CHARS = 256 * 1024;
-
-function capDiff<T extends { diff: string }>(report: T): T {
-  if (report.diff.length <= MAX_DIFF_CHARS) return report;
-  const cut = report.diff.lastIndexOf('\n', MAX_DIFF_CHARS) + 1;
-  return {
-    ...report,
-    diff:
-      `${report.diff.slice(0, cut)}… diff truncated: ` +
-      `${report.diff.length - cut} more characters; read the file for the rest.\n`,
   };
 }

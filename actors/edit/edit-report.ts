@@ -27,6 +27,22 @@ export function unifiedDiff(displayPath: string, before: string, after: string):
   return { diff: patch.hunks.length === 0 ? '' : `${body.join('\n')}\n`, linesAdded, linesRemoved };
 }
 
+/** Diffs in replies and facts stay under this many characters (a whole-file rewrite can be megabytes). */
+export const MAX_DIFF_CHARS = 256 * 1024;
+
+/** `unifiedDiff`, cut at MAX_DIFF_CHARS on a line boundary with a note saying how much was left out. */
+export function cappedDiff(displayPath: string, before: string, after: string): DiffReport {
+  const report = unifiedDiff(displayPath, before, after);
+  if (report.diff.length <= MAX_DIFF_CHARS) return report;
+  const cut = report.diff.lastIndexOf('\n', MAX_DIFF_CHARS) + 1;
+  return {
+    ...report,
+    diff:
+      `${report.diff.slice(0, cut)}… diff truncated: ` +
+      `${report.diff.length - cut} more characters; read the file for the rest.\n`,
+  };
+}
+
 /** Success text; fuzzy matches are named, so a tolerated drift is never reported as exact. */
 export function successMessage(displayPath: string, outcomes: readonly EditOutcome[]): string {
   const fuzzy = outcomes.filter((o) => o.matchKind === 'fuzzy');

@@ -28,7 +28,13 @@ import {
   readRange,
   SeenVersions,
 } from './file-read.ts';
-import { type AppliedReply, commitEdit, type EditCallContext, type EditTarget } from './edit-commit.ts';
+import {
+  type AppliedReply,
+  type CommitDeps,
+  commitEdit,
+  type EditCallContext,
+  type EditTarget,
+} from './edit-commit.ts';
 
 export type { EditCallContext, Emit } from './edit-commit.ts';
 
@@ -41,6 +47,8 @@ export type EditServiceConfig = {
   storeBase?: (hash: string, bytes: Buffer) => void | Promise<void>;
   /** Run the tree-sitter syntax check after writes (default true). */
   syntaxCheck?: boolean;
+  /** How a commit's diff is made (default: on this thread); see DiffThread. */
+  diff?: CommitDeps['diff'];
 };
 
 export type { AppliedReply } from './edit-commit.ts';
@@ -286,6 +294,7 @@ export class EditService {
             storeBase: this.#config.storeBase,
             syntaxCheck: this.#config.syntaxCheck !== false,
             seen: this.#seen,
+            diff: this.#config.diff,
           },
           ctx,
           { editId: s.editId, agentId: s.agentId, mode: s.mode, target: s.target },

@@ -14,6 +14,7 @@ import { defineDomain, type HandlerContext } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
 import type { Logger } from 'pino';
+import { DiffThread } from '../../actors/edit/diff-thread.ts';
 import { AppliedEdits, reconcileEdits } from './reconcile.ts';
 import { retriedEdit } from './retried.ts';
 import { UnrecordedChanges } from './unrecorded.ts';
@@ -30,7 +31,10 @@ export function wireEdit(deps: {
   logger: Logger;
   maxFileBytes?: number;
 }) {
+  // Big diffs run on a worker thread so the host keeps answering while an 8 MB file is written.
+  const diffThread = new DiffThread(deps.logger);
   const service = new EditService({
+    diff: diffThread.diff,
     workspaceRoots: (agentId) => {
       const view = deps.directory.view(agentId);
       return view ? [view.workspace] : [];
@@ -117,6 +121,7 @@ export function wireEdit(deps: {
   const domain = defineDomain({
     name: 'edit',
     aggregates: [editAggregateDef, fileAggregateDef],
+    stop: () => diffThread.close(),
     retried: (command, facts) => retriedEdit(command, facts, (agentId, abs) => service.displayPath(agentId, abs)),
     // Sessions the previous host left open are closed with what the disk holds (a change found goes to review).
     reactions: [

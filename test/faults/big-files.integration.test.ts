@@ -73,9 +73,8 @@ describe('big files and ping latency', () => {
         `p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`,
     );
     expect(pings.length).toBeGreaterThan(10);
-    // Target 50 ms, not met yet: what is left is linear work on the event loop (JSON, zod, sha256, line
-    // splitting and the GC of 8 MB strings: ~0.3 s per 8 MB step). The bound catches a return of the
-    // quadratic diff (seconds to minutes); the measured figures are printed.
+    // The 50 ms target is a benchmark figure (`npm run bench big-files`), not a timed assertion: the writer
+    // here shares this event loop. The bound catches a return of the quadratic diff (seconds to minutes).
     expect(p99).toBeLessThan(1_000);
   }, 180_000);
 });

@@ -1,0 +1,44 @@
+/**
+ * The diff thread (actors/edit/diff-thread.ts) gives byte for byte the report `cappedDiff` gives on the main
+ * thread, for a big rewrite (worker), a big one-line change (worker, fine hunk) and a small edit (inline).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { DiffThread, OFF_THREAD_CHARS } from '../../../actors/edit/diff-thread.ts';
+import { cappedDiff, MAX_DIFF_CHARS } from '../../../actors/edit/edit-report.ts';
+import { memoryLogger } from '../../support/log-sink.ts';
+
+const lines = (n: number, f: (i: number) => string) => `${Array.from({ length: n }, (_, i) => f(i)).join('\n')}\n`;
+
+describe('DiffThread', () => {
+  const thread = new DiffThread(memoryLogger().logger);
+  afterAll(() => thread.close());
+
+  it('keeps a small diff on this thread', async () => {
+    const report = await thread.diff('a.ts', 'const a = 1;\n', 'const a = 2;\n');
+    expect(report).toEqual(cappedDiff('a.ts', 'const a = 1;\n', 'const a = 2;\n'));
+    expect(report.linesAdded).toBe(1);
+    expect(thread.running).toBe(false);
+  });
+
+  it('diffs a rewritten big file on the worker, with the same capped report', async () => {
+    const before = lines(20_000, (i) => `line ${i} ${'x'.repeat(30)}`);
+    const after = lines(20_000, (i) => `row ${i * 3} ${'y'.repeat(30)}`);
+    expect(before.length + after.length).toBeGreaterThan(OFF_THREAD_CHARS);
+    const report = await thread.diff('big.txt', before, after);
+    expect(thread.running).toBe(true);
+    expect(report).toEqual(cappedDiff('big.txt', before, after));
+    expect(report.linesRemoved).toBe(20_000);
+    expect(report.linesAdded).toBe(20_000);
+    expect(report.diff.length).toBeLessThan(MAX_DIFF_CHARS + 200);
+    expect(report.diff).toContain('diff truncated');
+  });
+
+  it('finds one changed line in a big file on the worker', async () => {
+    const before = lines(40_000, (i) => `export const v${i} = ${i};`);
+    const after = before.replace('export const v20000 = 20000;', 'export const v20000 = 0;');
+    const reports = await Promise.all([thread.diff('m.ts', before, after), thread.diff('m.ts', after, before)]);
+    expect(reports[0]).toEqual(cappedDiff('m.ts', before, after));
+    expect(reports[1]).toEqual(cappedDiff('m.ts', after, before));
+    expect(reports[0]!.diff).toContain('-export const v20000 = 20000;\n+export const v20000 = 0;');
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * @module
+ * Big files and the host's responsiveness (issue 13): while an 8 MB file (the edit domain's cap) is written
+ * and overwritten and a 50k-line file is written, overwritten and edited by a client in another process
+ * (big-files-writer.ts), a client pings the embedded runtime every 5 ms over its socket and the host's
+ * event-loop delay is sampled. Baseline: the same pings on a quiet host. Target: ping p99 ≤ 50 ms. Then
+ * `review.list` of those changes (megabytes of diff) is timed the same way, reported on its own.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { call } from '../../infra/transport/client.ts';
+import type { Bus } from '../../infra/transport/bus.ts';
+import { operatorSocket } from '../support/socket.ts';
+import { startTestRuntime } from '../support/runtime.ts';
+import { percentile, scaled, type Bench, type BenchResult } from './types.ts';
+
+const BIG_LINES = scaled(124_000, 2_000);
+const MANY_LINES = scaled(50_000, 1_000);
+const WRITER = fileURLToPath(new URL('./big-files-writer.ts', import.meta.url));
+
+/**
+ * Sends a ping every 5 ms while `work` runs, without waiting for the previous one (open loop: a host stalled
+ * for 200 ms makes ~40 pings late, not one), and samples the event-loop delay meanwhile.
+ */
+async function pingWhile(pinger: Bus, work: () => Promise<unknown>) {
+  const pings: Promise<number>[] = [];
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  const ping = () => {
+    const t = performance.now();
+    return call(pinger, 'main', 'runtime.ping', {}, { timeoutMs: 60_000 }).then(() => performance.now() - t);
+  };
+  const timer = setInterval(() => pings.push(ping()), 5);
+  const t0 = performance.now();
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  const wall = performance.now() - t0;
+  const times = await Promise.all(pings);
+  delay.disable();
+  const p99 = percentile(times, 99);
+  const note =
+    `${times.length} pings over ${wall.toFixed(0)} ms, p50 ${percentile(times, 50).toFixed(1)}, max ` +
+    `${Math.max(...times).toFixed(1)} ms; host event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms`;
+  return { p99, note };
+}
+
+/** Runs the writer process to the end; rejects with its stderr if a step failed. */
+function runWriter(data: string, socket: string): { ready: Promise<void>; go: () => Promise<string> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', WRITER, data, socket, `${BIG_LINES}`, `${MANY_LINES}`], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b));
+  child.stderr.on('data', (b: Buffer) => (err += b));
+  const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+  return {
+    // Building 8 MB strings and connecting take a moment: give it time before measuring.
+    ready: sleep(scaled(3_000, 1_000)),
+    go: async () => {
+      child.stdin.write('go\n');
+      const code = await exited;
+      if (code !== 0) throw new Error(`big-files writer failed (${code}): ${err}`);
+      return out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { step: string; ms: number })
+        .map((s) => `${s.step} ${s.ms} ms`)
+        .join(', ');
+    },
+  };
+}
+
+export const bench: Bench = {
+  name: 'big files vs ping',
+  async run() {
+    const rt = await startTestRuntime({ mode: 'embedded', flags: { limits: { maxPayloadBytes: 32 * 1024 * 1024 } } });
+    const data = join(rt.dir, 'data');
+    const socket = join(data, 'skein.sock');
+    const pinger = await operatorSocket(data, socket);
+    try {
+      const quiet = await pingWhile(pinger, () => sleep(scaled(2_000, 200)));
+      const writer = runWriter(data, socket);
+      await writer.ready;
+      let steps = '';
+      const busy = await pingWhile(pinger, async () => (steps = await writer.go()));
+      const review = await pingWhile(pinger, async () => {
+        const r = await call(pinger, 'main', 'review.list', {}, { timeoutMs: 120_000 });
+        if (!r.ok) throw new Error(`review.list failed: ${JSON.stringify(r).slice(0, 300)}`);
+      });
+      const results: BenchResult[] = [
+        {
+          name: 'ping p99 while 8 MB and 50k-line files are written and edited',
+          value: busy.p99,
+          unit: 'ms',
+          baseline: quiet.p99,
+          ratio: quiet.p99 / busy.p99,
+          target: '≤ 50 ms',
+          met: busy.p99 <= 50,
+          note: `${busy.note}; steps: ${steps}`,
+        },
+        {
+          name: 'ping p99 during review.list of those changes',
+          value: review.p99,
+          unit: 'ms',
+          baseline: quiet.p99,
+          ratio: quiet.p99 / review.p99,
+          note: review.note,
+        },
+      ];
+      return results;
+    } finally {
+      await pinger.close();
+      await rt.dispose();
+    }
+  },
+};
