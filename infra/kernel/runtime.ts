@@ -25,7 +25,7 @@ import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
 import { isAlive, natsServerAvailable, stopStaleNatsServer, type NatsServerHandle } from '../transport/nats-server.ts';
-import { serveBusOnSocket, type SocketServer } from '../transport/socket-server.ts';
+import { frameLimit, serveBusOnSocket, type SocketServer } from '../transport/socket-server.ts';
 import { mintSocketToken, operatorTokenPath, socketKey } from '../transport/auth/socket-tokens.ts';
 import { writePrivate } from '../transport/auth/authority.ts';
 import { openNetworkedIdentities, type NetworkedIdentities } from '../transport/auth/networked.ts';
@@ -146,6 +146,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       const server = await serveBusOnSocket(embedded, socketPath, {
         key,
         isRevoked: (agentId) => finished(agentId),
+        maxFrameBytes: frameLimit(config.limits.maxPayloadBytes),
         logger: logger.child({ actor: 'socket' }),
       });
       socketServer = server;

@@ -9,11 +9,14 @@
  * payloads base64 so any bytes pass through.
  */
 import { createConnection, type Socket } from 'node:net';
-import { createInterface } from 'node:readline';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Bus, type BusMsg, type Subscription } from './bus.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
 import { decodeFrame, type SocketFrame } from './codec.ts';
+import { readLineFrames } from './line-frames.ts';
 import { REVOKED } from './socket-server.ts';
+
+/** Frames from the runtime are bounded by its maxPayloadBytes; this is only a backstop. */
+const CLIENT_MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
 const b64 = (data: Uint8Array | string) => Buffer.from(toBytes(data)).toString('base64');
 const unb64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
@@ -77,10 +80,15 @@ export class SocketBus implements Bus {
     this.#socket = socket;
     this.#path = path;
     this.#onError = options.onError;
-    const lines = createInterface({ input: socket, crlfDelay: Infinity });
-    lines.on('line', (line) => this.#receive(line));
-    // readline forwards the socket's errors (ECONNRESET when the runtime is killed): handled by 'close'.
-    lines.on('error', () => undefined);
+    readLineFrames(socket, {
+      // The runtime is trusted; the bound only keeps a broken one from exhausting this process's memory.
+      maxBytes: CLIENT_MAX_FRAME_BYTES,
+      onLine: (line) => this.#receive(line),
+      onOversize: (bytes) => {
+        this.#fail(new Error(`the runtime sent a frame of over ${bytes} bytes; disconnected`));
+        socket.destroy();
+      },
+    });
     // The runtime died or stopped: every call in flight, and every later one, fails at once.
     socket.on('close', () => this.#fail(new RuntimeGoneError(this.#path)));
     socket.on('error', () => socket.destroy());

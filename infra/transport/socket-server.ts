@@ -11,12 +11,12 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Subscription } from './bus.ts';
 import { decodeFrame, type SocketFrame } from './codec.ts';
 import type { EmbeddedBus } from './embedded-bus.ts';
 import { InvalidTokenError, socketPermissions, verifySocketToken, type SocketIdentity } from './auth/socket-tokens.ts';
+import { readLineFrames } from './line-frames.ts';
 import { mayPublish, mayReceive, maySubscribe, type SubjectRules } from './auth/subject-rules.ts';
 
 /** The message a revoked connection gets before it is closed (nats-server's words). */
@@ -37,8 +37,19 @@ export type SocketServerOptions = {
   key: Buffer;
   /** Whether `agentId` has finished: its tokens are refused. */
   isRevoked: (agentId: string) => boolean;
+  /** The longest frame a client may send (`frameLimit(limits.maxPayloadBytes)`); a longer one disconnects it. */
+  maxFrameBytes: number;
   logger?: Logger | undefined;
 };
+
+/**
+ * A frame longer than this is decoded on the tick after it was read, and the connection's later frames wait
+ * behind it (order kept): reading and decoding an 8 MB write in one tick kept other clients waiting twice as long.
+ */
+const YIELD_ABOVE_CHARS = 1024 * 1024;
+
+/** A frame carries its payload in base64 (4/3 of it) beside a subject and a reply subject. */
+export const frameLimit = (maxPayloadBytes: number) => Math.ceil((maxPayloadBytes * 4) / 3) + 64 * 1024;
 
 const b64 = (data: Uint8Array | string) => Buffer.from(toBytes(data)).toString('base64');
 const unb64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
@@ -65,14 +76,15 @@ export async function serveBusOnSocket(
     let identity: SocketIdentity | undefined;
     let rules: SubjectRules | undefined;
     let dead = false;
-    const kill = () => {
+    const drop = (message: string) => {
       dead = true;
       for (const sub of subs.values()) sub.unsubscribe();
       subs.clear();
-      send(socket, { op: 'violation', message: REVOKED });
+      send(socket, { op: 'violation', message });
       socket.end();
       setTimeout(() => socket.destroy(), 100).unref();
     };
+    const kill = () => drop(REVOKED);
     const refuseAuth = (message: string) => {
       dead = true;
       options.logger?.warn({ reason: message }, 'socket client refused');
@@ -82,8 +94,7 @@ export async function serveBusOnSocket(
     };
     const hello = setTimeout(() => refuseAuth('no token presented; connect with a token'), HELLO_TIMEOUT_MS);
     hello.unref();
-    const lines = createInterface({ input: socket, crlfDelay: Infinity });
-    lines.on('line', (line) => {
+    const onLine = (line: string) => {
       if (dead) return;
       let frame: SocketFrame;
       try {
@@ -116,6 +127,29 @@ export async function serveBusOnSocket(
         return;
       }
       serve(frame, rules);
+    };
+    let waiting: string[] | undefined;
+    const inOrder = (line: string) => {
+      if (waiting) return void waiting.push(line);
+      if (line.length <= YIELD_ABOVE_CHARS) return onLine(line);
+      waiting = [];
+      setImmediate(() => {
+        onLine(line);
+        const later = waiting ?? [];
+        waiting = undefined;
+        for (const next of later) inOrder(next);
+      });
+    };
+    readLineFrames(socket, {
+      maxBytes: options.maxFrameBytes,
+      onLine: inOrder,
+      onOversize: (bytes) => {
+        options.logger?.warn(
+          { agentId: identity?.kind === 'agent' ? identity.agentId : undefined, bytes, max: options.maxFrameBytes },
+          'socket client sent a frame over the limit; disconnected',
+        );
+        drop(`frame over ${options.maxFrameBytes} bytes (limits.maxPayloadBytes); disconnected`);
+      },
     });
 
     const serve = (frame: SocketFrame, rules: SubjectRules) => {
@@ -158,26 +192,28 @@ export async function serveBusOnSocket(
             send(socket, { op: 'err', rid: frame.rid, code: 'permission', message });
             return;
           }
-          bus.request(frame.subject, unb64(frame.data), { timeoutMs: frame.timeoutMs }).then(
-            (data) => send(socket, { op: 'res', rid: frame.rid, data: b64(data) }),
-            (err: Error) =>
-              send(socket, {
-                op: 'err',
-                rid: frame.rid,
-                code:
-                  err instanceof NoRespondersError
-                    ? 'no_responders'
-                    : err instanceof RequestTimeoutError
-                      ? 'timeout'
-                      : 'failed',
-                message: err.message,
-              }),
-          );
+          request(frame);
           return;
         default:
           return;
       }
     };
+    const request = (frame: Extract<SocketFrame, { op: 'req' }>) =>
+      bus.request(frame.subject, unb64(frame.data), { timeoutMs: frame.timeoutMs }).then(
+        (data) => send(socket, { op: 'res', rid: frame.rid, data: b64(data) }),
+        (err: Error) =>
+          send(socket, {
+            op: 'err',
+            rid: frame.rid,
+            code:
+              err instanceof NoRespondersError
+                ? 'no_responders'
+                : err instanceof RequestTimeoutError
+                  ? 'timeout'
+                  : 'failed',
+            message: err.message,
+          }),
+      );
     socket.on('close', () => {
       clearTimeout(hello);
       for (const sub of subs.values()) sub.unsubscribe();

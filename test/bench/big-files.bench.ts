@@ -47,7 +47,7 @@ async function pingWhile(pinger: Bus, work: () => Promise<unknown>) {
   const note =
     `${times.length} pings over ${wall.toFixed(0)} ms, p50 ${percentile(times, 50).toFixed(1)}, max ` +
     `${Math.max(...times).toFixed(1)} ms; host event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms`;
-  return { p99, note };
+  return { p99, note, stallMs: delay.max / 1e6 };
 }
 
 /** Runs the writer process to the end; rejects with its stderr if a step failed. */
@@ -104,6 +104,14 @@ export const bench: Bench = {
           target: '≤ 50 ms',
           met: busy.p99 <= 50,
           note: `${busy.note}; steps: ${steps}`,
+        },
+        {
+          // The honest bound: the longest the host could answer nobody (pings in this process are late too).
+          name: 'host event-loop stall max while those files are written and edited',
+          value: busy.stallMs,
+          unit: 'ms',
+          target: '≤ 50 ms',
+          met: busy.stallMs <= 50,
         },
         {
           name: 'ping p99 during review.list of those changes',
