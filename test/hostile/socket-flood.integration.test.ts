@@ -71,7 +71,9 @@ describe('hostile: socket flood', { timeout: 60_000 }, () => {
     const over = 'Q'.repeat(frameLimit(MAX_PAYLOAD) + 1);
     for (let i = 0; i < 3; i++) {
       const { socket, received, closed } = await asFlooder();
-      socket.write(`{"op":"req","rid":${i},"subject":"skein.cmd.flooder.runtime.ping","timeoutMs":5000,"data":"${over}"}\n`);
+      socket.write(
+        `{"op":"req","rid":${i},"subject":"skein.cmd.flooder.runtime.ping","timeoutMs":5000,"data":"${over}"}\n`,
+      );
       await closed;
       expect(received()).toContain('frame over');
       expect(received()).not.toContain('"res"');

@@ -35,9 +35,12 @@ describe('readLineFrames', () => {
   it(`gives the same frames however the stream is chunked (seed ${SEED})`, () => {
     fc.assert(
       fc.property(
-        fc.array(fc.string({ unit: 'grapheme', maxLength: 40 }).map((s) => s.replace(/[\r\n]/g, '')), {
-          maxLength: 12,
-        }),
+        fc.array(
+          fc.string({ unit: 'grapheme', maxLength: 40 }).map((s) => s.replace(/[\r\n]/g, '')),
+          {
+            maxLength: 12,
+          },
+        ),
         fc.array(fc.nat(), { maxLength: 30 }),
         (frames, at) => {
           const bytes = Buffer.from(frames.map((f) => `${f}\n`).join(''), 'utf8');
