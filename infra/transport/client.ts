@@ -5,7 +5,7 @@
  * decode replies. Used by the CLI and by programs that embed skein.
  */
 import { randomUUID } from 'node:crypto';
-import { subjectFor, type StoredFact } from '../../schemas/index.ts';
+import { subjectFor, waitMsFor, type StoredFact } from '../../schemas/index.ts';
 import type { Bus } from './bus.ts';
 import { decodeReply, encode, type Reply } from './codec.ts';
 import { NatsBus } from './nats-bus.ts';
@@ -50,9 +50,15 @@ export async function call(
   options: { id?: string; timeoutMs?: number } = {},
 ): Promise<Reply> {
   const subject = subjectFor({ kind: 'cmd', agentId, type });
-  const bytes = await bus.request(subject, encode({ id: options.id ?? `c-${randomUUID()}`, data }), {
-    timeoutMs: options.timeoutMs ?? 30_000,
-  });
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  // waitMs tells the runtime how long we wait: an ask still open after that is withdrawn, not run later.
+  const bytes = await bus.request(
+    subject,
+    encode({ id: options.id ?? `c-${randomUUID()}`, waitMs: waitMsFor(timeoutMs), data }),
+    {
+      timeoutMs,
+    },
+  );
   return decodeReply(subject, bytes);
 }
 

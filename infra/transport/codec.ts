@@ -98,6 +98,7 @@ export function decodeCommand(subject: string, payload: Uint8Array, maxPayloadBy
       agentId: parts.agentId as AgentId,
       causationId: env.causationId,
       at: env.at ?? new Date().toISOString(),
+      ...(env.waitMs !== undefined ? { waitMs: env.waitMs } : {}),
       data: data.data,
     },
   };
