@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { subjectPatterns } from '../../schemas/subjects.ts';
 import type { Bus } from '../transport/bus.ts';
 import { call, connectClient } from '../transport/client.ts';
-import { decodeFact, decodeJsonArgument } from '../transport/codec.ts';
+import { decodeFactEnvelope, decodeJsonArgument } from '../transport/wire.ts';
 import { action, EXIT, UsageError } from './output.ts';
 import { clientTarget } from './target.ts';
 
@@ -54,18 +54,23 @@ export async function callCommand(
 function announceAsks(bus: Bus, agentId: string, commandId: string): () => void {
   const sub = bus.subscribe(subjectPatterns.agentEvents(agentId), (msg) => {
     if (!msg.subject.includes('.permission.')) return;
-    let fact: ReturnType<typeof decodeFact>;
+    let fact: ReturnType<typeof decodeFactEnvelope>;
     try {
-      fact = decodeFact(msg.subject, msg.data);
+      // The envelope only (no catalogue: start-up time); the fields shown are read defensively.
+      fact = decodeFactEnvelope(msg.subject, msg.data);
     } catch {
       return;
     }
     if (fact.type !== 'permission.requested' || fact.causationId !== commandId) return;
-    const d = fact.data as { requestId: string; tool: string; input: string; callerDeadline?: string };
+    const d = fact.data as { requestId?: unknown; tool?: unknown; input?: unknown; callerDeadline?: unknown };
+    if (typeof d.requestId !== 'string' || typeof d.input !== 'string') return;
+    const until =
+      typeof d.callerDeadline === 'string'
+        ? ` until ${d.callerDeadline}; after that it is withdrawn and nothing runs`
+        : '';
     process.stderr.write(
       `skein call: waiting for an answer to permission request ${d.requestId} ` +
-        `(${d.tool} ${JSON.stringify(d.input.slice(0, 120))})` +
-        `${d.callerDeadline ? ` until ${d.callerDeadline}; after that it is withdrawn and nothing runs` : ''}. ` +
+        `(${String(d.tool)} ${JSON.stringify(d.input.slice(0, 120))})${until}. ` +
         `Answer with \`skein approve ${d.requestId}\` or \`skein deny ${d.requestId}\`.\n`,
     );
   });

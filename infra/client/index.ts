@@ -26,7 +26,7 @@ import { requireSocketToken } from '../transport/auth/socket-tokens.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
 import { decodeFact, decodeReply, encode } from '../transport/codec.ts';
 import { SocketBus } from '../transport/socket-bus.ts';
-import type { RuntimeInfo } from '../kernel/runtime.ts';
+import type { RuntimeInfo } from '../kernel/runtime-info.ts';
 import {
   type CallOptions,
   type CommandData,

@@ -11,9 +11,8 @@
 import { createConnection, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Bus, type BusMsg, type Subscription } from './bus.ts';
-import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
-import { decodeFrame, type SocketFrame } from './codec.ts';
-import { REVOKED } from './socket-server.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { decodeFrame, REVOKED, type SocketFrame } from './wire.ts';
 
 const b64 = (data: Uint8Array | string) => Buffer.from(toBytes(data)).toString('base64');
 const unb64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));

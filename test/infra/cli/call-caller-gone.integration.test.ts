@@ -29,12 +29,16 @@ describe('skein call: a caller that has gone', () => {
       'terminal.exec',
       JSON.stringify({ terminalId, command: `touch ${canary}` }),
       '--timeout',
-      '1500',
+      '4000',
     ]);
     // The caller gave up: a timeout, after saying what it waited for and until when.
     expect(exec.code).toBe(1);
     const said = exec.stderr.match(
-      /skein call: waiting for an answer to permission request (p-\S+) \(terminal "touch [^"]+CANARY-caller-gone"\) until (\S+); after that it is withdrawn and nothing runs\. Answer with `skein approve \1`/,
+      new RegExp(
+        'skein call: waiting for an answer to permission request (p-\\S+) ' +
+          '\\(terminal "touch [^"]+CANARY-caller-gone"\\) ' +
+          'until (\\S+); after that it is withdrawn and nothing runs\\. Answer with `skein approve \\1`',
+      ),
     );
     expect(said, exec.stderr).not.toBeNull();
     const requestId = said![1]!;
