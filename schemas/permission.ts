@@ -94,8 +94,9 @@ export const PermissionRequested = defineEvent('permission.requested', {
       .datetime()
       .optional()
       .describe(
-        "When the caller stops waiting (the command's waitMs from when the host received it): a request still " +
-          'unanswered then is cancelled (by: "cancelled", reason caller_gone) and never runs.',
+        "When the caller stops waiting (the command's waitMs from when the host received it, less a margin so " +
+          'the withdrawal reaches the caller): a request still unanswered then is cancelled (by: "cancelled", ' +
+          'reason caller_gone) and never runs.',
       ),
     detail: z
       .string()

@@ -24,7 +24,7 @@ import { settledReply, type PermissionAggregateContext } from '../../machines/pe
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import type { DecisionRequest } from '../../machines/permission/permission-policy.ts';
 import { compilePattern, type PolicyLayer } from '../../machines/permission/policy.ts';
-import { armDeadline } from './policy-deadline.ts';
+import { armDeadline, callerDeadline } from './policy-deadline.ts';
 import { HOST_RESTARTED, restartDenial } from './restart-denial.ts';
 import { globalPolicyPath, loadPolicyLayers, persistLearnedRules } from './policy-files.ts';
 import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
@@ -129,7 +129,7 @@ export class PermissionService {
       request,
       now: new Date(now).toISOString(),
       sink: args.emit,
-      ...(args.waitMs !== undefined ? { callerDeadline: new Date(now + args.waitMs).toISOString() } : {}),
+      ...(args.waitMs !== undefined ? { callerDeadline: callerDeadline(now, args.waitMs) } : {}),
     });
     await run.done;
     const out = run.actor.getSnapshot().output!;
