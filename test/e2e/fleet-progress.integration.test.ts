@@ -15,7 +15,7 @@ agents:
     agentId: slow
     steps:
       - exec: echo slow-start
-      - exec: sleep 5
+      - exec: sleep 8
   - label: broken
     agentId: broken
     steps:
@@ -60,7 +60,7 @@ describe('skein fleet run: live progress', () => {
     expect(live).toMatch(/\] slow spawned "slow" under main\n/);
     expect(live).toMatch(/\] broken spawned "broken" under main\n/);
     expect(live).toMatch(/\] slow ✓ exec echo slow-start: exited exit=0 \(\d+ ms\)\n/);
-    expect(live).toMatch(/\] slow → exec sleep 5\n/);
+    expect(live).toMatch(/\] slow → exec sleep 8\n/);
     // The tail: the last 20 lines of output, the earlier ones counted, not shown.
     expect(live).toContain('      │ … (11 earlier lines not shown)\n');
     expect(live).toContain('      │ line-12\n');
