@@ -44,6 +44,14 @@ export const FactEnvelope = z.object({
 });
 export type FactEnvelope = z.infer<typeof FactEnvelope>;
 
+/** The longest `waitMs` a caller may declare: a day. */
+export const MAX_WAIT_MS = 24 * 60 * 60_000;
+
+/** The `waitMs` a client sends for its reply timeout: whole ms, at most MAX_WAIT_MS (longer waits say a day). */
+export function waitMsFor(timeoutMs: number): number {
+  return Math.max(1, Math.min(Math.ceil(timeoutMs), MAX_WAIT_MS));
+}
+
 /**
  * A command as sent on `skein.cmd.<agentId>.<type>`. Only `data` is required:
  * `type` and `agentId` come from the subject (and must agree with it when
@@ -55,6 +63,16 @@ export const CommandEnvelope = z.object({
   agentId: AgentId.optional(),
   causationId: z.string().optional(),
   at: Timestamp.optional(),
+  waitMs: z
+    .number()
+    .int()
+    .min(1, 'must be at least 1 ms')
+    .max(MAX_WAIT_MS, `must be at most ${MAX_WAIT_MS} ms (a day)`)
+    .optional()
+    .describe(
+      "How long the caller waits for the reply, in ms (its timeout). A tool call still waiting for someone's " +
+        'approval when it has passed is cancelled (`caller_gone`), never run later with nobody waiting.',
+    ),
   data: z.unknown().optional(),
 });
 export type CommandEnvelope = z.infer<typeof CommandEnvelope>;
@@ -66,6 +84,8 @@ export type Command<TData = unknown> = {
   agentId: AgentId;
   causationId?: string | undefined;
   at: string;
+  /** How long the caller waits for the reply (ms), when it said so: see CommandEnvelope.waitMs. */
+  waitMs?: number | undefined;
   data: TData;
 };
 

@@ -90,6 +90,14 @@ export const PermissionRequested = defineEvent('permission.requested', {
     level: z.string().optional().describe('Which precedence level asked (e.g. "confirm_rule", "global_default").'),
     options: z.array(PermissionOption),
     deadline: z.iso.datetime().describe('When an unanswered request is denied (by: "timeout").'),
+    callerDeadline: z.iso
+      .datetime()
+      .optional()
+      .describe(
+        "When the caller stops waiting (the command's waitMs from when the host received it, less a margin so " +
+          'the withdrawal reaches the caller): a request still unanswered then is cancelled (by: "cancelled", ' +
+          'reason caller_gone) and never runs.',
+      ),
     detail: z
       .string()
       .optional()

@@ -24,7 +24,7 @@ import { settledReply, type PermissionAggregateContext } from '../../machines/pe
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import type { DecisionRequest } from '../../machines/permission/permission-policy.ts';
 import { compilePattern, type PolicyLayer } from '../../machines/permission/policy.ts';
-import { armDeadline } from './policy-deadline.ts';
+import { armDeadline, callerDeadline } from './policy-deadline.ts';
 import { HOST_RESTARTED, restartDenial } from './restart-denial.ts';
 import { globalPolicyPath, loadPolicyLayers, persistLearnedRules } from './policy-files.ts';
 import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
@@ -112,6 +112,8 @@ export class PermissionService {
     foreground?: TerminalForeground;
     /** Shown in the ask, never judged (see ToolCall.detail). */
     detail?: string;
+    /** How long the caller waits (the command's waitMs): an ask still open then is withdrawn (caller_gone). */
+    waitMs?: number | undefined;
     emit: FactSink;
   }): Promise<{ requestId: string; by: string }> {
     const agent = this.#agent(args.agentId);
@@ -122,7 +124,13 @@ export class PermissionService {
     if (built.kind === 'granted') return { requestId: '', by: 'grant' };
     const requestId = newId('p');
     const request = args.detail === undefined ? built.request : { ...built.request, detail: args.detail };
-    const run = this.#start(agent, requestId, { request, now: this.#nowIso(), sink: args.emit });
+    const now = (this.#deps.now ?? Date.now)();
+    const run = this.#start(agent, requestId, {
+      request,
+      now: new Date(now).toISOString(),
+      sink: args.emit,
+      ...(args.waitMs !== undefined ? { callerDeadline: callerDeadline(now, args.waitMs) } : {}),
+    });
     await run.done;
     const out = run.actor.getSnapshot().output!;
     // Granted by the rules without asking: the tool runs while permission.granted is being appended.
@@ -322,6 +330,7 @@ export class PermissionService {
       request: DecisionRequest;
       now: string;
       sink: FactSink;
+      callerDeadline?: string;
       resume?: ReturnType<typeof resumeFrom>;
       requested?: PermissionAggregateContext;
     },
@@ -335,6 +344,7 @@ export class PermissionService {
         policies: this.policiesFor(agent.agentId),
         now: o.now,
         ...(this.#deps.timeoutMs !== undefined ? { timeoutMs: this.#deps.timeoutMs } : {}),
+        ...(o.callerDeadline !== undefined ? { callerDeadline: o.callerDeadline } : {}),
         ...(o.resume ? { resume: o.resume } : {}),
       },
     });
@@ -380,19 +390,37 @@ export class PermissionService {
         reason: c.reason ?? '',
         options: c.options ?? [],
         deadline: actor.getSnapshot().context.deadline,
+        ...(c.callerDeadline !== undefined ? { callerDeadline: c.callerDeadline } : {}),
         ...(c.scope ? { scope: c.scope } : {}),
         ...(c.level ? { level: c.level } : {}),
         ...(c.detail !== undefined ? { detail: c.detail } : {}),
       };
     }
     this.#pending.set(requestId, p);
-    p.cancelTimer = armDeadline(
-      actor.getSnapshot().context.deadline,
+    const { deadline, callerDeadline } = actor.getSnapshot().context;
+    const cancelDeadline = armDeadline(
+      deadline,
       () => {
         this.#send(p, this.#deps.emit, { type: 'permission.timeout', data: { requestId } });
       },
       this.#deps.now ?? Date.now,
     );
+    // The caller's wait, when it said how long: once it has passed nobody awaits the reply, so the ask is
+    // withdrawn rather than granted later to run with nobody waiting.
+    const cancelCaller =
+      callerDeadline !== undefined && Date.parse(callerDeadline) < Date.parse(deadline)
+        ? armDeadline(
+            callerDeadline,
+            () => {
+              this.#send(p, this.#deps.emit, { type: 'permission.caller-gone', data: { requestId } });
+            },
+            this.#deps.now ?? Date.now,
+          )
+        : () => {};
+    p.cancelTimer = () => {
+      cancelDeadline();
+      cancelCaller();
+    };
     this.#deps.logger.info({ requestId, agentId: agent.agentId, tool: o.request.tool }, 'permission requested');
     return p;
   }

@@ -32,6 +32,10 @@ export type FleetOptions = {
   root: string;
   /** Called for each finished step, for live progress. */
   onStep?: (agent: string, outcome: StepOutcome) => void;
+  /** Called when a step starts (its name as in StepOutcome.step), for live progress. */
+  onStepStart?: (agent: string, step: string) => void;
+  /** Called for each agent this run spawned, as soon as it exists (facts of it can be followed from then on). */
+  onAgent?: (agent: { agentId: string; label: string; parentId: string }) => void;
   timeoutMs?: number;
 };
 
@@ -96,10 +100,12 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
     }
     const agentId = String(spawned['agentId']);
     mine.add(agentId);
+    options.onAgent?.({ agentId, label: spec.label, parentId });
     const outcome: AgentOutcome = { agentId, label: spec.label, parentId, status: 'running', steps: [], children: [] };
     let terminalId: string | undefined;
     let failed: string | undefined;
     for (const step of spec.steps) {
+      options.onStepStart?.(agentId, stepName(step));
       const t0 = performance.now();
       const record = (name: string, ok: boolean, summary: string, reply?: Reply) => {
         const s: StepOutcome = { step: name, ok, summary, ms: performance.now() - t0, ...(reply ? { reply } : {}) };
@@ -110,14 +116,14 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
       if ('spawn' in step) {
         const child = await runAgent(agentId, step.spawn);
         outcome.children.push(child);
-        record(`spawn ${step.spawn.label}`, child.status === 'completed', `${child.agentId} ${child.status}`);
+        record(stepName(step), child.status === 'completed', `${child.agentId} ${child.status}`);
         continue;
       }
       if ('exec' in step) {
         if (!terminalId) {
           const opened = await send(agentId, 'terminal.open', {});
           if (!opened.ok) {
-            record(`exec ${step.exec}`, false, opened.error.message, opened);
+            record(stepName(step), false, opened.error.message, opened);
             break;
           }
           terminalId = String(opened['terminalId']);
@@ -129,7 +135,7 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
         });
         const ok =
           r.ok && r['status'] === 'exited' && (step.expectExit === undefined || r['exitCode'] === step.expectExit);
-        record(`exec ${step.exec}`, ok, r.ok ? `${r['status']} exit=${r['exitCode']}` : r.error.message, r);
+        record(stepName(step), ok, r.ok ? `${r['status']} exit=${r['exitCode']}` : r.error.message, r);
         continue;
       }
       const [name, type, data] = describeFileStep(step);
@@ -155,6 +161,13 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
   } finally {
     sub.unsubscribe();
   }
+}
+
+/** A step as progress and the report name it: `exec npm test`, `write a.txt`, `spawn api`. */
+export function stepName(step: FleetStep): string {
+  if ('spawn' in step) return `spawn ${step.spawn.label}`;
+  if ('exec' in step) return `exec ${step.exec}`;
+  return describeFileStep(step)[0];
 }
 
 function describeFileStep(

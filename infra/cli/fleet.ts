@@ -1,18 +1,21 @@
 /**
  * @module
  * `skein fleet run <plan.json|yaml>`: runs a plan's scripted sub-agents in
- * parallel under the root of a running runtime (or, with --embedded, of a
- * fresh in-process embedded runtime in a temporary data dir), waits, prints
- * each agent's result and the root's review.
+ * parallel under the root of a running runtime, printing progress on stderr
+ * as it happens (agents, steps, failed steps' output tails, asks and their
+ * answers, the facts of the fleet's agents), then each agent's result and the
+ * root's review.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { FLEET_STEP_KINDS } from '../../schemas/fleet.ts';
 import { FleetPlan, type FleetPlan as Plan } from '../../schemas/index.ts';
 import type { FileReview } from '../../schemas/review.ts';
+import { subjectPatterns } from '../../schemas/subjects.ts';
 import { callAllPages } from '../transport/client.ts';
-import { formatIssues } from '../transport/codec.ts';
+import { decodeFact, formatIssues } from '../transport/codec.ts';
 import { formatFleet, runFleet } from '../agent/fleet.ts';
+import { FleetProgress } from './fleet-progress.ts';
 import { action, EXIT, UsageError } from './output.ts';
 import { withClient, type RemoteOptions } from './remote.ts';
 
@@ -81,7 +84,25 @@ export async function fleetRun(
     const timeoutMs = parseTimeout(opts.timeout);
     const plan = loadPlan(planPath);
     return withClient(opts, async (client, root) => {
-      const outcome = await within(timeoutMs, runFleet(plan, { bus: client.bus, root }));
+      // Progress goes to stderr: stdout stays the report (or --json) that scripts read.
+      const progress = new FleetProgress((line) => process.stderr.write(`${line}\n`));
+      const facts = client.bus.subscribe(subjectPatterns.allEvents, (msg) => {
+        try {
+          progress.fact(decodeFact(msg.subject, msg.data));
+        } catch {
+          // Not a fact this CLI's catalogue knows: progress is best effort.
+        }
+      });
+      const outcome = await within(
+        timeoutMs,
+        runFleet(plan, {
+          bus: client.bus,
+          root,
+          onAgent: (a) => progress.agent(a),
+          onStepStart: (agentId, step) => progress.stepStarted(agentId, step),
+          onStep: (agentId, s) => progress.stepDone(agentId, s),
+        }),
+      ).finally(() => facts.unsubscribe());
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
       } else {

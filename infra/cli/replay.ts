@@ -21,7 +21,8 @@ import { isAlive, startNatsServer, stopStaleNatsServer } from '../transport/nats
 import { replay, type FactSource } from '../kernel/replay.ts';
 import { screenAt, ScreenReplayError, type StreamReader } from '../terminal/screen-replay.ts';
 import { readRuntimeInfo } from '../kernel/runtime.ts';
-import { action, EXIT, factLine, UsageError } from './output.ts';
+import { factLine } from './fact-line.ts';
+import { action, EXIT, UsageError } from './output.ts';
 import { clientTarget } from './target.ts';
 
 type ReplayOptions = {

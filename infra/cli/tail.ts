@@ -6,7 +6,8 @@
 import { subjectPatterns } from '../../schemas/index.ts';
 import { connectClient } from '../transport/client.ts';
 import { decodeFact } from '../transport/codec.ts';
-import { action, factLine } from './output.ts';
+import { factLine } from './fact-line.ts';
+import { action } from './output.ts';
 import { clientTarget } from './target.ts';
 
 export async function tail(

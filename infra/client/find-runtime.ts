@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CONFIG_FILES, loadConfig, type LoadedConfig } from '../kernel/config.ts';
-import { readRuntimeInfo, type RuntimeInfo } from '../kernel/runtime.ts';
+import { readRuntimeInfo, type RuntimeInfo } from '../kernel/runtime-info.ts';
 
 export type FoundRuntime = {
   /** The directory the search settled on: the workspace root, or `cwd` when none was found. */

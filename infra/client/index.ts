@@ -18,6 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import { eventsByType } from '../../schemas/catalog.ts';
+import { waitMsFor } from '../../schemas/message.ts';
 import { subjectFor, subjectPatterns } from '../../schemas/subjects.ts';
 import type { Bus, Subscription } from '../transport/bus.ts';
 import { clientAuth } from '../transport/auth/client-auth.ts';
@@ -25,7 +26,7 @@ import { requireSocketToken } from '../transport/auth/socket-tokens.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
 import { decodeFact, decodeReply, encode } from '../transport/codec.ts';
 import { SocketBus } from '../transport/socket-bus.ts';
-import type { RuntimeInfo } from '../kernel/runtime.ts';
+import type { RuntimeInfo } from '../kernel/runtime-info.ts';
 import {
   type CallOptions,
   type CommandData,
@@ -161,9 +162,10 @@ export function clientOn(
   const agent = (agentId: string): AgentClient => {
     const send = async (type: string, data: unknown, callOptions: CallOptions = {}) => {
       const subject = subjectFor({ kind: 'cmd', agentId, type });
-      const bytes = await bus.request(subject, encode({ id: callOptions.id ?? `c-${randomUUID()}`, data }), {
-        timeoutMs: callOptions.timeoutMs ?? 60_000,
-      });
+      const timeoutMs = callOptions.timeoutMs ?? 60_000;
+      // waitMs: a tool call whose ask is still open when this call gives up is withdrawn, never run later.
+      const envelope = { id: callOptions.id ?? `c-${randomUUID()}`, waitMs: waitMsFor(timeoutMs), data };
+      const bytes = await bus.request(subject, encode(envelope), { timeoutMs });
       const reply = decodeReply(subject, bytes);
       if (!reply.ok) throw new SkeinCallError(type, agentId, reply.error);
       const { ok: _ok, ...fields } = reply;

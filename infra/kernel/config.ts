@@ -6,7 +6,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { Config, RuntimeError, type ConfigInput } from '../../schemas/index.ts';
+import { Config, type ConfigInput } from '../../schemas/config.ts';
+import { RuntimeError } from '../../schemas/errors.ts';
 import { defaultDataDir } from './data-dir.ts';
 
 export class ConfigError extends RuntimeError {

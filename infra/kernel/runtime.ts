@@ -6,14 +6,13 @@
  * clients find it. `stop()` drains and tears everything down.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
 import type { Logger } from 'pino';
 import { writeFileAtomic } from '../../actors/common/atomic-write.ts';
 import { isInside } from '../../machines/common/confine.ts';
 import { isFinished } from '../../machines/agent/agent.ts';
-import { COMMANDS, RuntimeMode, type AgentId } from '../../schemas/index.ts';
+import { COMMANDS, type RuntimeMode, type AgentId } from '../../schemas/index.ts';
 import type { Bus } from '../transport/bus.ts';
 import { EmbeddedBus } from '../transport/embedded-bus.ts';
 import { AGGREGATES, registerAllDomains } from './domains.ts';
@@ -34,22 +33,9 @@ import { FINISHED_FACTS, revokeOnFinish } from '../transport/auth/revoke-on-fini
 import { guardLog } from '../transport/log-guard.ts';
 import { verifySeal } from '../transport/log-seal.ts';
 import { microService } from '../discovery/micro-service.ts';
+import { readRuntimeInfo, runtimeInfoPath, type RuntimeInfo } from './runtime-info.ts';
 
-/** What `skein up` writes to `<dataDir>/runtime.json` for clients. */
-export const RuntimeInfo = z.object({
-  pid: z.number().int(),
-  hostId: z.string(),
-  mode: RuntimeMode,
-  natsUrl: z.string().optional(),
-  socketPath: z.string().optional(),
-  natsServerPid: z.number().int().optional(),
-  websocketUrl: z.string().optional(),
-  rootAgentId: z.string(),
-  workspace: z.string(),
-  dataDir: z.string(),
-  startedAt: z.string(),
-});
-export type RuntimeInfo = z.infer<typeof RuntimeInfo>;
+export { readRuntimeInfo, RuntimeInfo, runtimeInfoPath } from './runtime-info.ts';
 
 export type Runtime = {
   host: Host;
@@ -62,22 +48,6 @@ export type Runtime = {
   auth?: AuthBroker | undefined;
   stop(): Promise<void>;
 };
-
-export function runtimeInfoPath(dataDir: string): string {
-  return join(dataDir, 'runtime.json');
-}
-
-/** The runtime.json of a data dir, or undefined when none (or unreadable). */
-export function readRuntimeInfo(dataDir: string): RuntimeInfo | undefined {
-  const path = runtimeInfoPath(dataDir);
-  if (!existsSync(path)) return undefined;
-  try {
-    const parsed = RuntimeInfo.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export function chooseMode(config: LoadedConfig): RuntimeMode {
   if (config.mode !== 'auto') return config.mode;

@@ -119,6 +119,7 @@ export async function wirePermission(deps: {
       input,
       ...(foreground ? { foreground } : {}),
       ...(call.detail === undefined ? {} : { detail: boundDetail(call.detail) }),
+      waitMs: ctx.command.waitMs,
       emit: ctx.emit,
     });
     if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest);

@@ -5,14 +5,12 @@
  * decode replies. Used by the CLI and by programs that embed skein.
  */
 import { randomUUID } from 'node:crypto';
-import { subjectFor, type StoredFact } from '../../schemas/index.ts';
+import { waitMsFor, type StoredFact } from '../../schemas/message.ts';
+import { subjectFor } from '../../schemas/subjects.ts';
 import type { Bus } from './bus.ts';
-import { decodeReply, encode, type Reply } from './codec.ts';
-import { NatsBus } from './nats-bus.ts';
-import { readRuntimeInfo, type RuntimeInfo } from '../kernel/runtime.ts';
-import { SocketBus } from './socket-bus.ts';
-import { clientAuth } from './auth/client-auth.ts';
-import { requireSocketToken } from './auth/socket-tokens.ts';
+import { decodeReply, encode, type Reply } from './wire.ts';
+import { readRuntimeInfo, type RuntimeInfo } from '../kernel/runtime-info.ts';
+import { requireSocketToken } from './auth/socket-token-file.ts';
 
 export type ClientTarget = { natsUrl?: string | undefined; dataDir: string };
 
@@ -30,15 +28,27 @@ export type Client = { bus: Bus; info: RuntimeInfo | undefined; close(): Promise
 
 export async function connectClient(target: ClientTarget): Promise<Client> {
   if (target.natsUrl) {
-    const bus = await NatsBus.connect(target.natsUrl, 'skein-client', clientAuth(target.dataDir));
+    const bus = await connectNats(target.natsUrl, target.dataDir);
     return { bus, info: readRuntimeInfo(target.dataDir), close: () => bus.close() };
   }
   const info = readRuntimeInfo(target.dataDir);
   if (!info) throw new NoRuntimeError(target.dataDir);
   const bus = info.natsUrl
-    ? await NatsBus.connect(info.natsUrl, 'skein-client', clientAuth(target.dataDir))
-    : await SocketBus.connect(info.socketPath!, { token: requireSocketToken(target.dataDir) });
+    ? await connectNats(info.natsUrl, target.dataDir)
+    : await connectSocket(info.socketPath!, requireSocketToken(target.dataDir));
   return { bus, info, close: () => bus.close() };
+}
+
+// Each transport is imported when used: a CLI call loads nats.js and the JWT code only to talk to a broker,
+// and neither for an embedded runtime's socket (start-up time, see the cli bench).
+async function connectNats(url: string, dataDir: string): Promise<Bus> {
+  const [{ NatsBus }, { clientAuth }] = await Promise.all([import('./nats-bus.ts'), import('./auth/client-auth.ts')]);
+  return NatsBus.connect(url, 'skein-client', clientAuth(dataDir));
+}
+
+async function connectSocket(path: string, token: string): Promise<Bus> {
+  const { SocketBus } = await import('./socket-bus.ts');
+  return SocketBus.connect(path, { token });
 }
 
 /** Sends one command and decodes its reply. */
@@ -50,9 +60,15 @@ export async function call(
   options: { id?: string; timeoutMs?: number } = {},
 ): Promise<Reply> {
   const subject = subjectFor({ kind: 'cmd', agentId, type });
-  const bytes = await bus.request(subject, encode({ id: options.id ?? `c-${randomUUID()}`, data }), {
-    timeoutMs: options.timeoutMs ?? 30_000,
-  });
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  // waitMs tells the runtime how long we wait: an ask still open after that is withdrawn, not run later.
+  const bytes = await bus.request(
+    subject,
+    encode({ id: options.id ?? `c-${randomUUID()}`, waitMs: waitMsFor(timeoutMs), data }),
+    {
+      timeoutMs,
+    },
+  );
   return decodeReply(subject, bytes);
 }
 

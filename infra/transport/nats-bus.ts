@@ -9,7 +9,7 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { fastCredsAuthenticator } from './auth/client-auth.ts';
 import type { Logger } from 'pino';
-import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { NoRespondersError, RequestTimeoutError, type Bus, type BusMsg, type Subscription } from './bus.ts';
 
 export type NatsAuth = { creds: string; inboxPrefix?: string };

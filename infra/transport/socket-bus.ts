@@ -10,10 +10,9 @@
  */
 import { createConnection, type Socket } from 'node:net';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Bus, type BusMsg, type Subscription } from './bus.ts';
-import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
-import { decodeFrame, type SocketFrame } from './codec.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { readLineFrames } from './line-frames.ts';
-import { REVOKED } from './socket-server.ts';
+import { decodeFrame, REVOKED, type SocketFrame } from './wire.ts';
 
 /** Frames from the runtime are bounded by its maxPayloadBytes; this is only a backstop. */
 const CLIENT_MAX_FRAME_BYTES = 256 * 1024 * 1024;

@@ -13,14 +13,15 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Subscription } from './bus.ts';
-import { decodeFrame, type SocketFrame } from './codec.ts';
+import { decodeFrame, REVOKED, type SocketFrame } from './wire.ts';
 import type { EmbeddedBus } from './embedded-bus.ts';
 import { InvalidTokenError, socketPermissions, verifySocketToken, type SocketIdentity } from './auth/socket-tokens.ts';
 import { readLineFrames } from './line-frames.ts';
 import { mayPublish, mayReceive, maySubscribe, type SubjectRules } from './auth/subject-rules.ts';
 
-/** The message a revoked connection gets before it is closed (nats-server's words). */
-export const REVOKED = 'User Authentication Revoked';
+/** The message a revoked connection gets before it is closed (nats-server's words; defined in wire.ts). */
+export { REVOKED };
+
 /** A client that does not say who it is within this time is disconnected. */
 const HELLO_TIMEOUT_MS = 5_000;
 

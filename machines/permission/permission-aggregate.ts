@@ -18,6 +18,7 @@ export type PermissionAggregateContext = {
   subCommands?: string[];
   reason?: string;
   deadline?: string;
+  callerDeadline?: string;
   scope?: 'symlink' | 'sensitive' | 'outside';
   level?: string;
   detail?: string;
@@ -77,6 +78,7 @@ export const permissionAggregate = setup({
               deadline: d.deadline,
               options: d.options,
             };
+            if (d.callerDeadline !== undefined) next.callerDeadline = d.callerDeadline;
             if (d.scope !== undefined) next.scope = d.scope;
             if (d.level !== undefined) next.level = d.level;
             if (d.detail !== undefined) next.detail = d.detail;

@@ -5,8 +5,11 @@
  * `permission.requested` and waits for `permission.decide` (from an ancestor
  * of the requester, or the human at the root), `permission.timeout` (sent by
  * a timer effect at `context.deadline`, re-armable after replay),
- * `permission.reevaluate` (the policy changed: auto-resolve when it now
- * decides) or `permission.cancel`. Pure: its effects are the facts it emits.
+ * `permission.caller-gone` (sent at `context.callerDeadline`, when the caller
+ * said how long it waits: the call is cancelled rather than run later with
+ * nobody waiting), `permission.reevaluate` (the policy changed: auto-resolve
+ * when it now decides) or `permission.cancel`. Pure: its effects are the facts
+ * it emits; both deadlines are data in `permission.requested`.
  */
 import { assign, emit, setup } from 'xstate';
 import type { DecisionAnswer, LearnedRules, PermissionFact, PermissionOption } from '../../schemas/permission.ts';
@@ -30,8 +33,10 @@ export type PermissionMachineInput = {
   /** The current time (ISO); the deadline is `now + timeoutMs`. */
   now: string;
   timeoutMs?: number;
+  /** When the caller stops waiting (ISO; `now` + the command's waitMs), when it said so. */
+  callerDeadline?: string;
   /** Restoring a pending request after replay: skip evaluation, keep this deadline, emit nothing. */
-  resume?: { deadline: string; decision: Decision };
+  resume?: { deadline: string; decision: Decision; callerDeadline?: string };
 };
 
 export type PermissionContext = {
@@ -41,6 +46,8 @@ export type PermissionContext = {
   request: DecisionRequest;
   decision: Decision;
   deadline: string;
+  /** When the caller stops waiting; undefined when it did not say (then only `deadline` applies). */
+  callerDeadline?: string;
   resumed: boolean;
   outcome?: { granted: boolean; by: string; reason: string };
 };
@@ -51,18 +58,20 @@ export type PermissionEvent =
       data: { requestId: string; decision: DecisionAnswer; pattern?: string | undefined; decidedBy: string };
     }
   | { type: 'permission.timeout'; data: { requestId: string } }
+  | { type: 'permission.caller-gone'; data: { requestId: string } }
   | { type: 'permission.reevaluate'; data: { policies: PolicyChain } }
   | { type: 'permission.cancel'; data: { reason: string } };
 
 /** The `resume` input for a pending request folded from the log (see permission-aggregate.ts). */
 export function resumeFrom(pending: {
   deadline?: string;
+  callerDeadline?: string;
   reason?: string;
   subCommands?: string[];
   scope?: Decision['scope'];
   level?: string;
   options?: PermissionOption[];
-}): { deadline: string; decision: Decision } {
+}): { deadline: string; decision: Decision; callerDeadline?: string } {
   const patterns = [
     ...new Set((pending.options ?? []).flatMap((o) => (o.decision === 'allow_always' && o.pattern ? [o.pattern] : []))),
   ];
@@ -74,7 +83,22 @@ export function resumeFrom(pending: {
     patterns,
     ...(pending.scope ? { scope: pending.scope } : {}),
   };
-  return { deadline: pending.deadline ?? new Date(0).toISOString(), decision };
+  return {
+    deadline: pending.deadline ?? new Date(0).toISOString(),
+    decision,
+    ...(pending.callerDeadline !== undefined ? { callerDeadline: pending.callerDeadline } : {}),
+  };
+}
+
+/**
+ * Why a request was cancelled when its caller stopped waiting. Starts with `caller_gone` so programs can match
+ * it; says that nothing ran and how to ask again.
+ */
+export function callerGoneReason(callerDeadline: string): string {
+  return (
+    `caller_gone: the caller stopped waiting at ${callerDeadline} (the waitMs it sent) before anyone answered, ` +
+    'so the call was withdrawn and nothing ran. Send it again with a longer timeout to ask again.'
+  );
 }
 
 /** Who a decider is for a request: `user` (root or a human), `parent` (another ancestor), or undefined (refused). */
@@ -189,6 +213,7 @@ export const permissionMachine = setup({
       input.resume?.decision ?? decideForAgent(input.request, input.policies.own, input.policies.ancestors ?? []);
     const deadline =
       input.resume?.deadline ?? new Date(Date.parse(input.now) + (input.timeoutMs ?? ANSWER_TIMEOUT_MS)).toISOString();
+    const callerDeadline = input.resume ? input.resume.callerDeadline : input.callerDeadline;
     return {
       requestId: input.requestId,
       agentId: input.agentId,
@@ -196,6 +221,7 @@ export const permissionMachine = setup({
       request: input.request,
       decision,
       deadline,
+      ...(callerDeadline !== undefined ? { callerDeadline } : {}),
       resumed: input.resume !== undefined,
     };
   },
@@ -255,6 +281,7 @@ export const permissionMachine = setup({
               level: context.decision.level,
               options: optionsFor(context.request.tool, context.decision),
               deadline: context.deadline,
+              ...(context.callerDeadline !== undefined ? { callerDeadline: context.callerDeadline } : {}),
               ...(context.request.detail !== undefined ? { detail: context.request.detail } : {}),
             },
           })),
@@ -334,6 +361,27 @@ export const permissionMachine = setup({
             emit(({ context }) => ({
               type: 'permission.denied',
               data: { ...base(context), by: 'timeout', reason: deniedText(context, 'timeout', '') },
+            })),
+          ],
+        },
+        'permission.caller-gone': {
+          guard: ({ context, event }) => event.data.requestId === context.requestId && !!context.callerDeadline,
+          target: 'denied',
+          actions: [
+            assign({
+              outcome: ({ context }) => ({
+                granted: false,
+                by: 'cancelled',
+                reason: deniedText(context, 'cancelled', callerGoneReason(context.callerDeadline!)),
+              }),
+            }),
+            emit(({ context }) => ({
+              type: 'permission.denied',
+              data: {
+                ...base(context),
+                by: 'cancelled',
+                reason: deniedText(context, 'cancelled', callerGoneReason(context.callerDeadline!)),
+              },
             })),
           ],
         },

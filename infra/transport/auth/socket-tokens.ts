@@ -13,6 +13,8 @@ import type { Permissions } from '@nats-io/jwt';
 import { writePrivate } from './authority.ts';
 import { agentPermissions, operatorPermissions } from './permissions.ts';
 
+export { clientSocketToken, operatorTokenPath, requireSocketToken } from './socket-token-file.ts';
+
 export type SocketIdentity = { kind: 'agent'; agentId: string } | { kind: 'operator' };
 
 const VERSION = 'skt1';
@@ -61,35 +63,6 @@ export function verifySocketToken(key: Buffer, token: string): SocketIdentity {
 /** What `identity` may publish and subscribe to: the same lists the broker enforces. */
 export function socketPermissions(identity: SocketIdentity): Required<Pick<Permissions, 'pub' | 'sub'>> {
   return identity.kind === 'agent' ? agentPermissions(identity.agentId) : operatorPermissions();
-}
-
-/** The operator's token for the CLI on this machine: `<data>/auth/operator.token` (0600). */
-export function operatorTokenPath(dataDir: string): string {
-  return join(dataDir, 'auth', 'operator.token');
-}
-
-/** Which token a socket client presents: SKEIN_SOCKET_TOKEN (a file: a worker's own), else the operator's. */
-export function clientSocketToken(dataDir: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const path = env.SKEIN_SOCKET_TOKEN || operatorTokenPath(dataDir);
-  if (!existsSync(path)) {
-    if (env.SKEIN_SOCKET_TOKEN) {
-      throw new Error(`SKEIN_SOCKET_TOKEN names ${path}, which does not exist; check the path`);
-    }
-    return undefined;
-  }
-  return readFileSync(path, 'utf8').trim();
-}
-
-/** Like `clientSocketToken`, but says what to do when there is none. */
-export function requireSocketToken(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
-  const token = clientSocketToken(dataDir, env);
-  if (token === undefined) {
-    throw new Error(
-      `no token for the embedded runtime of ${dataDir}: the operator's is ${operatorTokenPath(dataDir)} ` +
-        '(readable by the user who ran `skein up`); an agent uses its own (SKEIN_SOCKET_TOKEN, skein creds <agentId>)',
-    );
-  }
-  return token;
 }
 
 function nonce(): string {

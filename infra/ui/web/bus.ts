@@ -26,7 +26,8 @@ export class ConsoleBus {
 
   /** Sends `type` on `agentId`'s subject; resolves with the reply's fields, rejects with the host's error. */
   async call(agentId: string, type: string, data: unknown = {}, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<Reply> {
-    const body = JSON.stringify({ id: `console-${crypto.randomUUID()}`, data });
+    // waitMs: a gated call (typing) whose ask is still open when this call gives up is withdrawn, never run later.
+    const body = JSON.stringify({ id: `console-${crypto.randomUUID()}`, waitMs: timeoutMs, data });
     const msg = await this.nc.request(`skein.cmd.${agentId}.${type}`, body, { timeout: timeoutMs });
     const reply = JSON.parse(new TextDecoder().decode(msg.data)) as Reply & { ok?: boolean; error?: Reply };
     if (reply.ok !== true) {

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { terminalEvents } from '../../../schemas/terminal.ts';
-import { factLine } from '../../../infra/cli/output.ts';
+import { factLine } from '../../../infra/cli/fact-line.ts';
 import { AGGREGATES } from '../../../infra/kernel/domains.ts';
 import { replay } from '../../../infra/kernel/replay.ts';
 import { SKEIN_BIN } from '../../support/cli.ts';

@@ -1,0 +1,152 @@
+/**
+ * @module
+ * The wire format clients need without the catalogue: command bodies out (`encode`), replies in
+ * (`decodeReply`), JSON text, the fact envelope checked structurally (`looksLikeFact`), and the embedded
+ * socket's frames. `codec.ts` adds what needs every command's and fact's schema (decoding commands on the
+ * host, facts with their data checked) and re-exports this file, so the two are the one place bytes become
+ * typed messages. Kept free of the catalogue so that `skein call` starts without building every schema.
+ */
+import { z } from 'zod';
+import { ErrorCode, InvalidMessageError, type ErrorInfo } from '../../schemas/errors.ts';
+import { TOKEN_PATTERN } from '../../schemas/ids.ts';
+import { ErrorReply, TIMESTAMP_PATTERN, TYPE_PATTERN, type Fact } from '../../schemas/message.ts';
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+const encoder = new TextEncoder();
+
+/** The socket server's message when a client's identity is revoked (its agent finished): nats-server's words. */
+export const REVOKED = 'User Authentication Revoked';
+
+export type Reply = ({ ok: true } & Record<string, unknown>) | { ok: false; error: ErrorInfo };
+
+/** Decodes a reply to a command. */
+export function decodeReply(subject: string, payload: Uint8Array): Reply {
+  const json = parseJson(subject, payload);
+  const failure = ErrorReply.safeParse(json);
+  if (failure.success) return failure.data;
+  if (json && typeof json === 'object' && (json as { ok?: unknown }).ok === true) {
+    return json as { ok: true } & Record<string, unknown>;
+  }
+  throw new InvalidMessageError(
+    ErrorCode.InvalidMessage,
+    subject,
+    'a reply must be { ok: true, ... } or { ok: false, error }',
+  );
+}
+
+/** Decodes a `{ ... }` JSON object given on a command line (e.g. `skein call x '{"a":1}'`). */
+export function decodeJsonArgument(name: string, text: string): unknown {
+  return parseText(name, text);
+}
+
+export function encode(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
+const ENVELOPE_KEYS = new Set(['id', 'type', 'at', 'agentId', 'causationId', 'data']);
+
+/** The FactEnvelope schema as plain checks (a test keeps the two in agreement). */
+export function looksLikeFact(json: unknown): json is Fact {
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return false;
+  const f = json as Record<string, unknown>;
+  for (const key in f) if (!ENVELOPE_KEYS.has(key)) return false;
+  return (
+    typeof f['id'] === 'string' &&
+    f['id'].length >= 1 &&
+    f['id'].length <= 256 &&
+    /^[\x21-\x7e]+$/.test(f['id']) &&
+    typeof f['type'] === 'string' &&
+    TYPE_PATTERN.test(f['type']) &&
+    typeof f['at'] === 'string' &&
+    TIMESTAMP_PATTERN.test(f['at']) &&
+    typeof f['agentId'] === 'string' &&
+    TOKEN_PATTERN.test(f['agentId']) &&
+    (f['causationId'] === undefined || typeof f['causationId'] === 'string') &&
+    'data' in f
+  );
+}
+
+export function parseJson(subject: string, payload: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = decoder.decode(payload);
+  } catch (cause) {
+    throw new InvalidMessageError(ErrorCode.InvalidJson, subject, 'payload is not valid UTF-8; send JSON text', cause);
+  }
+  return parseText(subject, text);
+}
+
+export function parseText(subject: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    throw new InvalidMessageError(
+      ErrorCode.InvalidJson,
+      subject,
+      `payload is not JSON (${detail}); send a JSON object such as {"data":{}}`,
+      cause,
+    );
+  }
+}
+
+/** `data.label: must not be empty; data.cols: Too small: expected number to be >0`. */
+export function formatIssues(error: z.ZodError, prefix?: string): string {
+  return error.issues
+    .map((issue) => {
+      const path = [...(prefix ? [prefix] : []), ...issue.path.map(String)].join('.');
+      return `${path || '(root)'}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+/** A frame of the embedded runtime's socket protocol (see socket-server.ts). Payloads inside are base64. */
+export const SocketFrame = z.discriminatedUnion('op', [
+  /** The first frame a client sends: its identity (auth/socket-tokens.ts). */
+  z.object({ op: z.literal('hello'), token: z.string().max(512) }),
+  /** The server's answer to an accepted `hello`: whom it acts as. */
+  z.object({ op: z.literal('welcome'), identity: z.string() }),
+  /** A publish or subscription the identity may not make; the connection stays up (as on a broker). */
+  z.object({ op: z.literal('violation'), message: z.string() }),
+  z.object({ op: z.literal('sub'), sid: z.number().int(), subject: z.string().min(1) }),
+  z.object({ op: z.literal('unsub'), sid: z.number().int() }),
+  z.object({ op: z.literal('pub'), subject: z.string().min(1), data: z.string() }),
+  z.object({
+    op: z.literal('req'),
+    rid: z.number().int(),
+    subject: z.string().min(1),
+    data: z.string(),
+    timeoutMs: z.number().int().min(1),
+  }),
+  z.object({ op: z.literal('msg'), sid: z.number().int(), subject: z.string(), data: z.string() }),
+  z.object({ op: z.literal('res'), rid: z.number().int(), data: z.string() }),
+  z.object({
+    op: z.literal('err'),
+    rid: z.number().int(),
+    code: z.enum(['no_responders', 'timeout', 'failed', 'permission', 'auth']),
+    message: z.string(),
+  }),
+]);
+export type SocketFrame = z.infer<typeof SocketFrame>;
+
+export function decodeFrame(line: string): SocketFrame {
+  const parsed = SocketFrame.safeParse(parseText('socket', line));
+  if (!parsed.success) throw new InvalidMessageError(ErrorCode.InvalidMessage, 'socket', formatIssues(parsed.error));
+  return parsed.data;
+}
+
+/**
+ * A fact's envelope, checked structurally only: its `data` is not validated against its type's schema (that
+ * takes the catalogue: `decodeFact` in codec.ts). For clients that only display a few fields of it.
+ */
+export function decodeFactEnvelope(subject: string, payload: Uint8Array): Fact {
+  const json = parseJson(subject, payload);
+  if (!looksLikeFact(json)) {
+    throw new InvalidMessageError(
+      ErrorCode.InvalidMessage,
+      subject,
+      'expected a fact: { id, type, at, agentId, data }',
+    );
+  }
+  return json;
+}
