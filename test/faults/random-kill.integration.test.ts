@@ -21,7 +21,7 @@ import type { StoredFact } from '../../schemas/index.ts';
 import { connect, type SkeinClient } from '../../infra/client/index.ts';
 import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replay } from '../../infra/kernel/replay.ts';
-import { readJsonlFile } from '../../infra/transport/jsonl-log.ts';
+import { readExportFile } from '../../infra/transport/export-file.ts';
 import { call, callAllPages } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
 import { runCli } from '../support/cli.ts';
@@ -55,12 +55,12 @@ const sha = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).d
 
 type Sent = { id: string; type: string; data: unknown; reply?: Reply };
 
-/** Every fact in the runtime's log, exported by `skein replay --export` (either mode). */
+/** Every fact in the runtime's log, exported by `skein replay --export` (either mode; its output lines left out). */
 async function readLog(dataDir: string, file: string): Promise<StoredFact[]> {
   const exp = await runCli(['replay', '--export', file, '--data', dataDir]);
   expect(exp.code, exp.stderr).toBe(0);
   const out: StoredFact[] = [];
-  for await (const f of readJsonlFile(file)) out.push(f);
+  for await (const f of readExportFile(file)) out.push(f);
   return out;
 }
 
