@@ -7,7 +7,7 @@
  *   and no temp file of an atomic write is left;
  * - every file the agent changed is in review;
  * - a retried command id gets its original reply (rebuilt from the log), and an in-flight one gets a reply or
- *   `in_doubt`, never `conflict`.
+ *   `in_doubt`, never `conflict`; a retried terminal.open never opens a second terminal.
  * The kill points come from the file's seed (printed; `FC_SEED=<n>` replays them). `SKEIN_FAULT_KILLS`
  * sets the rounds per mode (default 4, to keep the fault suite inside its CI budget on 2 cores).
  */
@@ -170,6 +170,27 @@ async function runMode(mode: 'embedded' | 'private', rand: () => number): Promis
   // Nothing the previous hosts ran is left open.
   const terminals = await call(bus, 'main', 'terminal.list', {}, { timeoutMs: 15_000 });
   expect(terminals.ok ? terminals['terminals'] : undefined).toEqual([]);
+  // A terminal.open retried after the kills never opens a second terminal for its id: an acked one gets
+  // in_doubt naming its (lost) terminal; one whose reply never came gets that, or opens the only one.
+  for (const s of sent.filter((x) => x.type === 'terminal.open')) {
+    const again = await call(bus, 'main', s.type, s.data, { id: s.id, timeoutMs: 15_000 });
+    if (s.reply?.ok) {
+      expect(again).toMatchObject({
+        ok: false,
+        error: { code: 'in_doubt', details: { terminalId: s.reply['terminalId'] } },
+      });
+    } else if (again.ok) {
+      await call(bus, 'main', 'terminal.close', { terminalId: again['terminalId'] }, { timeoutMs: 15_000 });
+    } else expect(again.error.code).toBe('in_doubt');
+  }
+  const openedBy = new Map<string, number>();
+  // (A worker's terminal is opened by its spawn, with no terminal.open id.)
+  for (const f of await readLog(dataDir, join(dir, 'export-2.jsonl'))) {
+    if (f.type !== 'terminal.opened' || !f.causationId) continue;
+    openedBy.set(f.causationId, (openedBy.get(f.causationId) ?? 0) + 1);
+  }
+  expect(openedBy.size).toBeGreaterThan(0);
+  expect([...openedBy].filter(([, count]) => count > 1)).toEqual([]);
   const tree = await call(bus, 'main', 'agent.tree', {}, { timeoutMs: 15_000 });
   const workers = ((tree.ok ? tree['agents'] : []) as Array<{ label: string; status: string }>).filter((a) =>
     a.label.startsWith('w'),
