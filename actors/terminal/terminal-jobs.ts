@@ -54,8 +54,8 @@ export type JobDeps = {
 };
 
 /**
- * Least time between two reads of the tty's mode (a `stty` process) while a quiet command polls the tty:
- * lower notices a REPL's prompt sooner, higher costs a quiet server fewer processes.
+ * Least time between two REPL checks of a quiet command (a /proc scan, then a `stty` process when it polls
+ * the tty): lower notices a REPL's prompt sooner, higher costs a quiet server fewer processes.
  */
 const MODE_CHECK_MS = 500;
 
@@ -285,15 +285,15 @@ export class JobRunner {
    * A REPL (python3, node) at its prompt does not sleep in a tty read but in poll/epoll, as busy servers
    * do; it counts only when its line editor has put the tty in non-canonical mode (a server or `sleep`
    * leaves it canonical), and is still blocked and quiet once that was read. The mode costs a `stty`
-   * process, so it is asked at most once per `MODE_CHECK_MS` and never twice at a time.
+   * process and the group a /proc scan, so this runs at most once per `MODE_CHECK_MS`, never twice at a time.
    */
   #checkPrompt(job: Job): void {
     const s = this.#session;
     const now = Date.now();
     if (this.#modeCheck || now - this.#modeCheckedAt < MODE_CHECK_MS) return;
+    this.#modeCheckedAt = now;
     const poller = this.#replPoller();
     if (poller === undefined) return;
-    this.#modeCheckedAt = now;
     const quietSince = s.lastActivity;
     this.#modeCheck = ttyModesAsync(s.tty)
       .then((modes) => {

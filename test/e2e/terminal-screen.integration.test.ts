@@ -88,6 +88,9 @@ describe('skein replay --screen', () => {
       const fromFile = await runCli(['replay', '--digest', '--from-file', file]);
       expect(fromFile.stdout).toMatch(/^[0-9a-f]{64}\n$/);
       expect(fromFile.stdout).toBe(live.stdout);
+      // --until cuts the output at that fact's time: the first fact precedes every terminal's output.
+      const early = await runCli(['replay', '--export', join(dir, 'early.jsonl'), '--until', '1', '--data', data]);
+      expect(early.stdout).toMatch(/^exported 1 facts \(last seq 1\) and 0 output chunks to /);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
