@@ -95,7 +95,9 @@ export const TerminalCommandCancelled = defineEvent('terminal.command.cancelled'
 });
 
 export const TerminalInputAwaited = defineEvent('terminal.input.awaited', {
-  summary: 'The foreground program is blocked reading the terminal and has gone quiet: it waits for input.',
+  summary:
+    'The foreground program is blocked reading the terminal (or, like a python3 or node REPL, polling it ' +
+    'in non-canonical mode) and has gone quiet: it waits for input.',
   aggregate: 'terminal',
   aggregateId: tid,
   data: z.object({

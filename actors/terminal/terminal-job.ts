@@ -6,7 +6,8 @@
  * which import this module and never each other in a circle.
  */
 
-export type Fact = { type: string; data: Record<string, unknown>; agentId?: string };
+/** A fact a terminal emits; `causationId` names the command that caused it when that is known (terminal.opened). */
+export type Fact = { type: string; data: Record<string, unknown>; agentId?: string; causationId?: string };
 export type Emit = (fact: Fact) => Promise<void>;
 
 export type Job = {

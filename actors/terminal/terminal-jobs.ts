@@ -16,7 +16,15 @@ import type { TerminalConfig } from '../../schemas/terminal.ts';
 import type { RcFiles } from './shell-integration.ts';
 import { type Fact, type Job, newJob, wake } from './terminal-job.ts';
 import type { TerminalOutput } from './terminal-output.ts';
-import { foregroundPgid, readStat, SIGNAL_NAMES, signalSafely, ttyReader } from './terminal-proc.ts';
+import {
+  foregroundPgid,
+  readStat,
+  SIGNAL_NAMES,
+  signalSafely,
+  ttyModesAsync,
+  ttyPoller,
+  ttyReader,
+} from './terminal-proc.ts';
 
 /** The session state the runner drives (TerminalSession implements it). */
 export type JobHost = {
@@ -45,6 +53,12 @@ export type JobDeps = {
   release: (job: Job, reason: 'finished' | 'cancelled') => Promise<void>;
 };
 
+/**
+ * Least time between two REPL checks of a quiet command (a /proc scan, then a `stty` process when it polls
+ * the tty): lower notices a REPL's prompt sooner, higher costs a quiet server fewer processes.
+ */
+const MODE_CHECK_MS = 500;
+
 /** Jobs remembered per terminal for terminal.wait. */
 const MAX_JOBS_KEPT = 200;
 
@@ -56,6 +70,8 @@ export class JobRunner {
   #promptSeen = true;
   #finishing = false;
   #poll: NodeJS.Timeout | undefined;
+  #modeCheck: Promise<void> | undefined;
+  #modeCheckedAt = 0;
 
   constructor(session: JobHost, deps: JobDeps, emit: (fact: Fact) => Promise<void>) {
     this.#session = session;
@@ -261,7 +277,53 @@ export class JobRunner {
       return;
     if (s.pausedPgid !== undefined) return;
     const pid = ttyReader(s.shellPid, s.tty);
-    if (pid === undefined) return;
+    if (pid !== undefined) return this.#inputAwaited(job, pid);
+    this.#checkPrompt(job);
+  }
+
+  /**
+   * A REPL (python3, node) at its prompt does not sleep in a tty read but in poll/epoll, as busy servers
+   * do; it counts only when its line editor has put the tty in non-canonical mode (a server or `sleep`
+   * leaves it canonical), and is still blocked and quiet once that was read. The mode costs a `stty`
+   * process and the group a /proc scan, so this runs at most once per `MODE_CHECK_MS`, never twice at a time.
+   */
+  #checkPrompt(job: Job): void {
+    const s = this.#session;
+    const now = Date.now();
+    if (this.#modeCheck || now - this.#modeCheckedAt < MODE_CHECK_MS) return;
+    this.#modeCheckedAt = now;
+    const poller = this.#replPoller();
+    if (poller === undefined) return;
+    const quietSince = s.lastActivity;
+    this.#modeCheck = ttyModesAsync(s.tty)
+      .then((modes) => {
+        if (!modes || modes.canonical) return;
+        const pid = this.#replPoller();
+        const same = s.current === job && job.state === 'running' && job.outputEnd === undefined;
+        if (pid !== poller || !same || job.inputAwaited !== undefined || s.lastActivity !== quietSince) return;
+        this.#inputAwaited(job, pid);
+      })
+      .finally(() => {
+        this.#modeCheck = undefined;
+      });
+  }
+
+  /**
+   * The foreground process polling the tty, unless it is the shell itself: between two commands the rc's
+   * typeahead drain (`read -s -n … -t 0.001`) polls the tty in non-canonical mode too, and the shell's own
+   * `read` is found by `ttyReader` anyway.
+   */
+  #replPoller(): number | undefined {
+    const s = this.#session;
+    const pid = ttyPoller(s.shellPid, s.tty);
+    if (pid === undefined) return undefined;
+    const shellGroup = readStat(s.shellPid)?.pgrp ?? s.shellPid;
+    return readStat(pid)?.pgrp === shellGroup ? undefined : pid;
+  }
+
+  /** The quiet foreground process `pid` waits for input: reply with the prompt line and record it. */
+  #inputAwaited(job: Job, pid: number): void {
+    const s = this.#session;
     job.inputAwaited = '';
     void s.output.promptLine().then(async (prompt) => {
       if (job.inputAwaited !== '') return; // output or input arrived meanwhile

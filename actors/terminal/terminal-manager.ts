@@ -72,8 +72,11 @@ export class TerminalManager {
     }
   }
 
-  /** terminal.open. `workspace`: the agent's workspace (relative cwd base, sandbox writable root). */
-  async open(agentId: string, data: unknown, context: { workspace?: string } = {}) {
+  /**
+   * terminal.open. `workspace`: the agent's workspace (relative cwd base, sandbox writable root); `commandId`:
+   * the command's id, recorded as the cause of terminal.opened.
+   */
+  async open(agentId: string, data: unknown, context: { workspace?: string; commandId?: string } = {}) {
     const d = parse(TerminalOpen, data);
     if (this.#shuttingDown)
       throw new RuntimeError(
@@ -124,7 +127,7 @@ export class TerminalManager {
     });
     this.#sessions.set(session.terminalId, session);
     try {
-      await session.open(this.config.openTimeoutMs);
+      await session.open(this.config.openTimeoutMs, context.commandId);
     } catch (err) {
       await session.close('requested', 0);
       throw err;

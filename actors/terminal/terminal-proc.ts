@@ -2,10 +2,11 @@
  * @module
  * Linux /proc readings for terminals: the foreground process group of a tty,
  * the processes of a session, and whether a process is blocked reading its
- * terminal (wchan `wait_woken`/`n_tty_read` with a descriptor on that tty). All reads
+ * terminal (wchan `wait_woken`/`n_tty_read` with a descriptor on that tty) or
+ * polling it the way a REPL does (see `ttyPoller`). All reads
  * tolerate processes vanishing mid-read. Elsewhere they return "unknown".
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
@@ -117,6 +118,46 @@ export function ttyReader(anyPidOnTty: number, tty: string): number | undefined 
   return undefined;
 }
 
+/**
+ * Wait channels of a process blocked in poll/select/epoll, as the kernel names them (optionally with a
+ * compiler suffix such as `.constprop.0`). Measured: a python3 REPL sleeps in `poll_schedule_timeout`,
+ * a node REPL in `do_epoll_wait`. Busy-waiting servers sleep there too, so this alone proves nothing.
+ */
+const POLL_WCHAN = /^(poll_schedule_timeout|do_epoll_wait|ep_poll|do_select|core_sys_select|do_sys_poll)(\.|$)/;
+
+/**
+ * Whether `pid` is blocked (state S) in poll/select/epoll with its stdin on `tty` (when its descriptors
+ * can be read at all). Only a candidate for "waits at a prompt": the caller must also find the tty in
+ * non-canonical mode (`ttyModesAsync`), which a REPL's line editor sets and a server never does.
+ */
+export function isPollingTty(pid: number, tty: string): boolean {
+  if (readStat(pid)?.state !== 'S') return false;
+  let wchan: string;
+  try {
+    wchan = readFileSync(`/proc/${pid}/wchan`, 'utf8').trim();
+  } catch {
+    return false;
+  }
+  if (!POLL_WCHAN.test(wchan)) return false;
+  // "If reachable": a process whose descriptors we may not read (another uid) is judged on the rest.
+  let stdin: string;
+  try {
+    stdin = readlinkSync(`/proc/${pid}/fd/0`);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EACCES';
+  }
+  return stdin === tty;
+}
+
+/** The foreground group's leader (or else a member) that polls the tty like a REPL at its prompt, if any. */
+export function ttyPoller(anyPidOnTty: number, tty: string): number | undefined {
+  const pgid = foregroundPgid(anyPidOnTty);
+  if (pgid <= 0) return undefined;
+  if (isPollingTty(pgid, tty)) return pgid;
+  for (const m of groupMembers(pgid)) if (m.pid !== pgid && isPollingTty(m.pid, tty)) return m.pid;
+  return undefined;
+}
+
 export function isAlive(pid: number): boolean {
   const s = readStat(pid);
   return s !== undefined && s.state !== 'Z' && s.state !== 'X';
@@ -188,8 +229,21 @@ export function sleep(ms: number): Promise<void> {
 export function ttyModes(tty: string): { echo: boolean; canonical: boolean } | undefined {
   if (!tty.startsWith('/dev/')) return undefined;
   const r = spawnSync('stty', ['-a', '-F', tty], { encoding: 'utf8', timeout: 1000 });
-  if (r.status !== 0) return undefined;
-  return { echo: !/(^|\s)-echo(\s|$)/.test(r.stdout), canonical: !/(^|\s)-icanon(\s|$)/.test(r.stdout) };
+  return r.status === 0 ? parseStty(r.stdout) : undefined;
+}
+
+/** `ttyModes` without blocking the event loop (for the input poll, which may ask every poll tick). */
+export function ttyModesAsync(tty: string): Promise<{ echo: boolean; canonical: boolean } | undefined> {
+  if (!tty.startsWith('/dev/')) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    execFile('stty', ['-a', '-F', tty], { encoding: 'utf8', timeout: 1000 }, (err, stdout) =>
+      resolve(err ? undefined : parseStty(stdout)),
+    );
+  });
+}
+
+function parseStty(out: string): { echo: boolean; canonical: boolean } {
+  return { echo: !/(^|\s)-echo(\s|$)/.test(out), canonical: !/(^|\s)-icanon(\s|$)/.test(out) };
 }
 
 /**

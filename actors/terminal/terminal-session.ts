@@ -159,10 +159,14 @@ export class TerminalSession {
     this.log.debug({ pid: this.pty.pid, sandbox: deps.spec.sandbox }, 'pty spawned');
   }
 
-  /** Waits for the first prompt, then emits terminal.opened. */
-  async open(timeoutMs: number): Promise<void> {
+  /**
+   * Waits for the first prompt, then emits terminal.opened, caused by `commandId` when given (so that a
+   * retry of that terminal.open is answered from the log instead of opening a second terminal).
+   */
+  async open(timeoutMs: number, commandId?: string): Promise<void> {
     await this.ready(timeoutMs);
     await this.#emit({
+      ...(commandId === undefined ? {} : { causationId: commandId }),
       type: 'terminal.opened',
       data: {
         terminalId: this.terminalId,

@@ -109,7 +109,7 @@ program
   .description('Rebuild state from the log; print a timeline, the digest, an export, or a terminal screen.')
   .option('--until <seq>', 'stop after this sequence number')
   .option('--digest', 'print only the state digest')
-  .option('--export <file>', 'write the log as JSONL ({seq, subject, fact} per line)')
+  .option('--export <file>', 'write the log as JSONL ({seq, subject, fact} per line), then the terminal output')
   .option('--from-file <file>', 'replay a JSONL export or embedded log instead of the runtime log')
   .option('--screen <terminalId>', "render that terminal's screen from its output chunks (with --at)")
   .option('--at <seq>', 'output stream sequence for --screen (default: the end)')

@@ -14,6 +14,7 @@ import { encodeLogLine } from '../transport/codec.ts';
 import { AGGREGATES } from '../kernel/domains.ts';
 import type { EventLog } from '../transport/event-log.ts';
 import { JetStreamLog } from '../transport/jetstream-log.ts';
+import { readExportFile } from '../transport/export-file.ts';
 import { readJsonlFile } from '../transport/jsonl-log.ts';
 import { checkJsonlSeal } from '../transport/jsonl-seal.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
@@ -43,6 +44,8 @@ type Source = {
   read: StreamReader;
   total: () => Promise<number>;
   close: () => Promise<void>;
+  /** Why a terminal of the log may have no output in this source: said instead of showing an empty screen. */
+  noOutput: (terminalId: string) => string;
 };
 
 export async function replayCommand(opts: ReplayOptions): Promise<void> {
@@ -64,9 +67,11 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
       const exportStream = opts.export ? createWriteStream(opts.export) : undefined;
       const progress = process.stderr.isTTY && total > 10_000;
       const quiet = opts.digest || opts.export;
+      let lastAt = '';
       const result = await replay(source.facts, AGGREGATES, {
         ...(untilSeq === undefined ? {} : { untilSeq }),
         onFact: (fact) => {
+          lastAt = fact.at;
           if (exportStream) exportStream.write(`${encodeLogLine(fact)}\n`);
           else if (!quiet) process.stdout.write(opts.json ? `${JSON.stringify(fact)}\n` : `${factLine(fact)}\n`);
           if (progress && fact.seq % 2000 === 0)
@@ -74,13 +79,19 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
         },
       });
       if (progress) process.stderr.write('\n');
-      if (exportStream)
+      let outputChunks = 0;
+      if (exportStream) {
+        outputChunks = await exportOutput(source, exportStream, untilSeq === undefined ? undefined : lastAt);
         await new Promise<void>((resolve, reject) =>
           exportStream.end((err?: Error | null) => (err ? reject(err) : resolve())),
         );
+      }
       if (opts.digest) process.stdout.write(`${result.digest}\n`);
       else if (opts.export)
-        process.stdout.write(`exported ${result.facts} facts (last seq ${result.lastSeq}) to ${opts.export}\n`);
+        process.stdout.write(
+          `exported ${result.facts} facts (last seq ${result.lastSeq}) and ${outputChunks} output chunks ` +
+            `to ${opts.export}\n`,
+        );
       else
         process.stdout.write(
           `-- ${result.facts} facts, last seq ${result.lastSeq}, ` +
@@ -91,6 +102,21 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
       await source.close();
     }
   });
+}
+
+/**
+ * Appends the output stream (terminal output) after the facts, so `--screen` works on the export. With
+ * `--until` (an event sequence; output is numbered apart) only output up to that fact's time goes in.
+ * Returns the number of chunks written.
+ */
+async function exportOutput(source: Source, out: NodeJS.WritableStream, untilAt: string | undefined) {
+  let chunks = 0;
+  for await (const fact of source.read({ stream: 'output', onInvalid })) {
+    if (untilAt !== undefined && fact.at > untilAt) break;
+    if (!out.write(`${encodeLogLine(fact)}\n`)) await new Promise((resolve) => out.once('drain', resolve));
+    chunks++;
+  }
+  return chunks;
 }
 
 async function openSource(opts: ReplayOptions, untilSeq: number | undefined): Promise<Source> {
@@ -155,6 +181,8 @@ async function printScreen(source: Source, terminalId: string, opts: ReplayOptio
     if (err instanceof ScreenReplayError) throw new UsageError(err.message);
     throw err;
   }
+  // Every terminal prints at least its prompt: no chunk at all means the output is not in this source.
+  if (screen.chunks === 0 && at === undefined) throw new UsageError(source.noOutput(terminalId));
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(screen, null, 2)}\n`);
   } else {
@@ -182,17 +210,20 @@ function dataDirReader(dataDir: string): StreamReader {
 
 function fileSource(path: string, range: { untilSeq?: number }, dataDir?: string): Source {
   return {
-    read: dataDir
-      ? dataDirReader(dataDir)
-      : (options) =>
-          options.stream === 'output' ? (async function* () {})() : readJsonlFile(path, { ...options, onInvalid }),
-    facts: readJsonlFile(path, { ...range, onInvalid }),
+    read: dataDir ? dataDirReader(dataDir) : (options) => readExportFile(path, { ...options, onInvalid }),
+    facts: readExportFile(path, { ...range, onInvalid }),
     total: async () => {
       let last = 0;
-      for await (const fact of readJsonlFile(path, range)) last = fact.seq;
+      for await (const fact of readExportFile(path, range)) last = fact.seq;
       return last;
     },
     close: async () => undefined,
+    noOutput: dataDir
+      ? (id) => `no output of terminal '${id}' is left in ${dataDir} (output.jsonl is rotated by size)`
+      : (id) =>
+          `'${path}' holds no output of terminal '${id}': it is an event log without terminal output ` +
+          '(a copy of events.jsonl, or an export made before exports carried output); export it again ' +
+          'with `skein replay --export <file>`, or pass --data <dir> of the runtime that ran it',
   };
 }
 
@@ -212,6 +243,7 @@ async function natsSource(
       await bus.close();
       await stopServer();
     },
+    noOutput: (id) => `no output of terminal '${id}' is left in the SKEIN_OUTPUT stream (it is size-limited)`,
   };
 }
 

@@ -28,6 +28,7 @@ import { defineDomain } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
 import { reconcileTerminals } from './lost.ts';
+import { retriedOpen } from './retried.ts';
 
 export type TerminalWiring = ReturnType<typeof wireTerminal>;
 
@@ -53,7 +54,10 @@ export function wireTerminal(deps: {
     config,
     log: deps.logger,
     emit: async (fact) =>
-      void (await deps.host.emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
+      void (await deps.host.emit(
+        { type: fact.type, data: fact.data },
+        { agentId: (fact.agentId ?? root) as AgentId, causationId: fact.causationId },
+      )),
     emitOutput: async (fact) =>
       void (await deps.host.emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
   });
@@ -121,7 +125,11 @@ export function wireTerminal(deps: {
         if (deps.trackShell && tracked) {
           tracker.prepare(tracked).catch((err) => deps.logger.warn({ err, tracked }, 'shell tracking not started'));
         }
-        return manager.open(ctx.command.agentId, { ...ctx.command.data, sandbox }, { workspace });
+        return manager.open(
+          ctx.command.agentId,
+          { ...ctx.command.data, sandbox },
+          { workspace, commandId: ctx.command.id },
+        );
       },
       'terminal.exec': async (ctx) => {
         const agentId = ctx.command.agentId;
@@ -157,6 +165,12 @@ export function wireTerminal(deps: {
       'terminal.close': async (ctx) => manager.close(ctx.command.agentId, ctx.command.data),
       'terminal.list': async (ctx) => manager.list(ctx.command.agentId, { all: isRoot(ctx.command.agentId) }),
     },
+    // A terminal.open sent again after its reply was lost: answered from its terminal.opened, never a second PTY.
+    retried: (command, facts) =>
+      retriedOpen(command, facts, (id) => {
+        const status = manager.get(id)?.status;
+        return status !== undefined && status !== 'closing' && status !== 'closed';
+      }),
     reactions: [{ on: ['terminal.command.finished', 'terminal.command.interrupted'], when: 'live', run: onCommandEnd }],
     // Terminals the log leaves open died with the previous host: closed with terminal.lost.
     restore: async () => void (await reconcileTerminals({ host: deps.host, logger: deps.logger })),

@@ -3,6 +3,9 @@
  * terminal showed, from the log alone: equal to the live screen at the end,
  * and to what it showed before a later command at an earlier sequence.
  */
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startEmbeddedCli, type EmbeddedRun } from '../support/cli.ts';
 
@@ -63,6 +66,52 @@ describe('skein replay --screen', () => {
 
     const text = await runCli(['replay', '--screen', terminalId, '--data', data]);
     expect(text.stdout).toMatch(new RegExp(`^${terminalId} at output seq \\d+ .* 40x10, normal buffer`));
+  });
+
+  // Issue 14: `replay --export` carries terminal output, so `--screen` works on the export alone.
+  it("renders the screen from an export, whose digest is still the log's", async () => {
+    const { terminalId } = await call('terminal.open', { cols: 50, rows: 8 });
+    await call('terminal.exec', { terminalId, command: 'echo hi' });
+    const dir = mkdtempSync(join(tmpdir(), 'skein-export-'));
+    try {
+      const file = join(dir, 'export.jsonl');
+      const exp = await runCli(['replay', '--export', file, '--data', data]);
+      expect(exp.code, exp.stderr).toBe(0);
+      expect(exp.stdout).toMatch(/^exported \d+ facts \(last seq \d+\) and [1-9]\d* output chunks to /);
+      const r = await runCli(['replay', '--screen', terminalId, '--json', '--from-file', file]);
+      expect(r.code, r.stderr).toBe(0);
+      const screen = JSON.parse(r.stdout) as { lines: string[]; cols: number };
+      expect(screen.cols).toBe(50);
+      expect(screen.lines[0]).toMatch(/^\$ \\\. \/.*\/command$/);
+      expect(screen.lines.slice(1, 3)).toEqual(['hi', '$ ']);
+      const live = await runCli(['replay', '--digest', '--data', data]);
+      const fromFile = await runCli(['replay', '--digest', '--from-file', file]);
+      expect(fromFile.stdout).toMatch(/^[0-9a-f]{64}\n$/);
+      expect(fromFile.stdout).toBe(live.stdout);
+      // --until cuts the output at that fact's time: the first fact precedes every terminal's output.
+      const early = await runCli(['replay', '--export', join(dir, 'early.jsonl'), '--until', '1', '--data', data]);
+      expect(early.stdout).toMatch(/^exported 1 facts \(last seq 1\) and 0 output chunks to /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses --screen on an event log without terminal output, saying how to get it', async () => {
+    const { terminalId } = await call('terminal.open', {});
+    const dir = mkdtempSync(join(tmpdir(), 'skein-export-'));
+    try {
+      const bare = join(dir, 'events-only.jsonl');
+      copyFileSync(join(data, 'events.jsonl'), bare);
+      const r = await runCli(['replay', '--screen', terminalId, '--from-file', bare]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(
+        `'${bare}' holds no output of terminal '${terminalId}': it is an event log without terminal output`,
+      );
+      expect(r.stderr).toContain('export it again with `skein replay --export <file>`');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('says which terminal is unknown', async () => {
