@@ -7,7 +7,7 @@ import type { PolicyMode } from '../../schemas/policy.ts';
 import type { ToolName } from '../../schemas/tool.ts';
 import { builtinDenial } from './permission-builtin.ts';
 import { controlProblem } from './permission-control.ts';
-import { alwaysAsk, pathForms, type PathFacts } from './permission-paths.ts';
+import { alwaysAsk, namesPolicy, pathForms, type PathFacts } from './permission-paths.ts';
 import { exactRule } from './permission-patterns.ts';
 import {
   compilePolicy,
@@ -167,7 +167,28 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
         );
     }
   }
-  // 5. always-ask paths
+  // 5. always-ask paths; a shell command naming the policy files
+  const policyWord = split ? [input, ...texts].map(namesPolicy).find((w) => w !== undefined) : undefined;
+  const ask =
+    policyWord !== undefined
+      ? {
+          scope: 'sensitive' as const,
+          reason:
+            `\`${clip(policyWord)}\` names skein's permission policy (.skein/ or a policy file): ` +
+            'a command touching it always asks',
+        }
+      : undefined;
+  if (ask) {
+    if (def.mode === 'deny' && !anyAllowed(subjects, t.rules.always_allow)) {
+      return result(
+        'deny',
+        def.from === 'tool' ? 'tool_default' : 'global_default',
+        `${tool} is disabled (default: deny).`,
+        texts,
+      );
+    }
+    return { ...result('confirm', 'always_ask', ask.reason, texts), scope: ask.scope };
+  }
   if (request.path) {
     const ask = alwaysAsk(input, request.path);
     if (ask) {

@@ -112,7 +112,7 @@ describe('PermissionService', () => {
     ).rejects.toThrow("permission request 'p-unknown' is not pending; list pending requests with `skein approvals`");
   });
 
-  it('allow_always by the user persists the exact command and auto-resolves the same request of another agent', async () => {
+  it('allow_always persists the exact command and auto-resolves the same request of another agent', async () => {
     const s = await service();
     const a = s.authorize({ agentId: 'p1', tool: 'terminal', input: 'cargo build', emit: sink('exec-a') });
     const b = s.authorize({ agentId: 'c1', tool: 'terminal', input: 'cargo build', emit: sink('exec-b') });

@@ -350,3 +350,36 @@ describe('expansions', () => {
     expect((await decideTerminal(p, 'echo "unterminated')).outcome).toBe('allow');
   });
 });
+
+/** Issue 14: policy files are reloaded when they change, so a shell command must not rewrite them unasked. */
+describe('shell commands naming the policy files always ask', () => {
+  const allowAll = merged({ default: 'allow', tools: { terminal: { always_allow: [{ pattern: '.*' }] } } });
+  it.each([
+    `echo '{"default":"allow"}' > .skein/policy.json`,
+    'cp /tmp/p.json .skein/policy.json',
+    'cp /tmp/p.json ./.SKEIN/policy.json',
+    'cd .skein && cp /tmp/p.json policy.json',
+    'cp /tmp/p.json .sk*/policy.json',
+    'cp /tmp/p.json .s?ein/policy.json',
+    'rm -f .skein/policy.json',
+    "cp /tmp/p.json '.skein/policy.json'",
+    'tee ~/.config/skein/policy.json < /tmp/p.json',
+    'mv /tmp/p.json "$HOME/.config/sk*/policy.json"',
+  ])('%s', async (input) => {
+    const d = await decideTerminal(allowAll, input);
+    expect({ outcome: d.outcome, level: d.level, scope: d.scope, patterns: d.patterns }).toEqual({
+      outcome: 'confirm',
+      level: 'always_ask',
+      scope: 'sensitive',
+      patterns: [],
+    });
+  });
+
+  it('a deny rule or a deny default still denies; other paths are not affected', async () => {
+    const deny = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^cp\\b' }] } } });
+    expect((await decideTerminal(deny, 'cp x .skein/policy.json')).outcome).toBe('deny');
+    expect((await decideTerminal(merged({ default: 'deny' }), 'cp x .skein/policy.json')).outcome).toBe('deny');
+    expect((await decideTerminal(allowAll, 'cp x skein.json')).outcome).toBe('allow');
+    expect((await decideTerminal(allowAll, 'cat docs/skein/notes.md')).outcome).toBe('allow');
+  });
+});
