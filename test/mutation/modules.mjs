@@ -16,6 +16,7 @@ export const MODULES = {
     ],
     tests: [
       'test/machines/permission/permission-policy.test.ts',
+      'test/machines/permission/permission-patterns.test.ts',
       'test/machines/permission/permission-builtin.test.ts',
       'test/machines/permission/permission-bypass.test.ts',
       'test/machines/permission/policy-layers.test.ts',

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { exactRule, exactText } from '../../../machines/permission/permission-patterns.ts';
 import { decide } from '../../../machines/permission/permission-policy.ts';
 import { compilePattern } from '../../../machines/permission/policy.ts';
-import { merged } from '../../support/permission-fixtures.ts';
+import { decideTerminal, merged } from '../../support/permission-fixtures.ts';
 import { propertySeed } from '../../support/seed.ts';
 
 const seed = propertySeed();
@@ -101,6 +101,31 @@ describe('a learned path rule through decide', () => {
         }
       }),
       { seed, numRuns: 300 },
+    );
+  });
+});
+
+describe('a learned command rule through decide (the real bash split)', () => {
+  const word = fc.stringMatching(/^[a-z0-9._/=+-]{1,8}$/);
+  const command = fc
+    .array(fc.array(word, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 3 })
+    .chain((cmds) => fc.constantFrom(' && ', '; ', ' | ').map((op) => cmds.map((c) => c.join(' ')).join(op)));
+
+  it('allows exactly the learned command line; a longer, shorter or chained one still asks', async () => {
+    await fc.assert(
+      fc.asyncProperty(command, word, async (line, extra) => {
+        const asked = await decideTerminal(merged({}), line);
+        fc.pre(asked.outcome === 'confirm' && asked.level === 'global_default');
+        expect(asked.patterns).toEqual([exactRule(line)]);
+        const p = merged({ tools: { terminal: { always_allow: [{ pattern: asked.patterns[0]! }] } } });
+        expect((await decideTerminal(p, line)).outcome).toBe('allow');
+        for (const sibling of [`${line} ${extra}`, `${line}; ${extra}`, `${extra} ${line}`, line.slice(0, -1)]) {
+          if (sibling === line || sibling.trim() === '') continue;
+          const d = await decideTerminal(p, sibling);
+          expect({ sibling, allowed: d.outcome === 'allow' }).toEqual({ sibling, allowed: false });
+        }
+      }),
+      { seed, numRuns: 150 },
     );
   });
 });

@@ -103,6 +103,9 @@ describe('Zed edge cases', () => {
     }
     expect((await decideTerminal(p, 'git push')).outcome).toBe('confirm');
     expect((await decideTerminal(p, 'git status')).outcome).toBe('allow');
+    // Nor is it an allow-all that would admit an unparseable command (only an unconditional allow-all does).
+    expect((await decideTerminal(p, 'git push "unterminated')).outcome).toBe('deny');
+    expect((await decideTerminal(merged({ default: 'allow' }), 'git push "unterminated')).outcome).toBe('allow');
   });
 
   it(
