@@ -40,7 +40,10 @@ export async function approvals(opts: RemoteOptions & { once?: boolean; watch?: 
       if (opts.json) process.stdout.write(`${JSON.stringify(requests, null, 2)}\n`);
       else process.stdout.write(requests.length ? `${requests.map(line).join('\n')}\n` : 'no pending requests\n');
       if (opts.once) return EXIT.ok;
-      process.stderr.write('watching for new requests (Ctrl-C to stop); answer with skein approve|deny <requestId>\n');
+      process.stderr.write(
+        'watching for new requests (Ctrl-C to stop); answer with skein approve|deny <requestId>, ' +
+          'or answer each as it comes with skein approvals --watch\n',
+      );
       client.bus.subscribe(subjectPatterns.allEvents, (msg) => {
         try {
           const fact = decodeFact(msg.subject, msg.data);

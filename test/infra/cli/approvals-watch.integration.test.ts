@@ -8,6 +8,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawn as spawnPty } from '@lydell/node-pty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, runCli, SKEIN_BIN, startEmbeddedCli, type EmbeddedRun } from '../../support/cli.ts';
 
@@ -150,5 +151,29 @@ describe('skein approvals --watch (real processes, answers on stdin)', () => {
     expect((await runCli(['deny', ask.requestId, '--data', run.data])).stdout).toMatch(/denied by user/);
     expect(await exec).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     expect(existsSync(join(run.workspace, 'interrupted.txt'))).toBe(false);
+  }, 60_000);
+
+  it('on a real TTY: shows the ask as a block, prompts y / n / a, and Ctrl-C exits quietly', async () => {
+    const pty = spawnPty(process.execPath, [SKEIN_BIN, 'approvals', '--watch', '--data', run.data], {
+      cols: 200,
+      rows: 50,
+      env: cleanEnv() as Record<string, string>,
+    });
+    let screen = '';
+    pty.onData((d) => (screen += d));
+    const exited = new Promise<number>((resolve) => pty.onExit(({ exitCode }) => resolve(exitCode)));
+    await expect.poll(() => screen, { timeout: 20_000 }).toContain('watching permission requests for main');
+    const { terminalId } = await call('terminal.open', {});
+    const exec = call('terminal.exec', { terminalId, command: 'touch on-tty.txt' });
+    await expect.poll(() => screen, { timeout: 20_000 }).toContain('allow? [y]es / [n]o / [a]lways > ');
+    expect(screen).toContain('  command:\r\n    │ touch on-tty.txt\r\n');
+    expect(screen).toContain('  always would learn: terminal.always_allow "(?-i)^touch on-tty\\\\.txt$"');
+    pty.write('y\r');
+    expect(await exec).toMatchObject({ ok: true, status: 'exited', exitCode: 0 });
+    expect(existsSync(join(run.workspace, 'on-tty.txt'))).toBe(true);
+    await expect.poll(() => screen, { timeout: 10_000 }).toMatch(/: granted by user/);
+    pty.write('\x03');
+    expect(await exited).toBe(0);
+    expect(screen).not.toMatch(/Error|at .*\.ts:\d+/);
   }, 60_000);
 });
