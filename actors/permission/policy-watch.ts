@@ -5,7 +5,7 @@
  * appears. Changes are debounced, then the file is read and validated with the policy schema, and `onChange`
  * gets the new policy (an absent file is an empty layer) or the error naming the bad key.
  */
-import { type FSWatcher, watch } from 'node:fs';
+import { type FSWatcher, statSync, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
@@ -56,7 +56,7 @@ function watchOne(
   debounceMs: number,
 ): () => void {
   let watcher: FSWatcher | undefined;
-  let watched: string | undefined;
+  let watched: { dir: string; ino: number } | undefined;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   let closed = false;
@@ -78,8 +78,11 @@ function watchOne(
   };
   const arm = () => {
     for (let dir = dirname(path); ; dir = dirname(dir)) {
-      if (dir === watched) return;
+      // The same directory, not one removed and made again (`git checkout`, `rm -r .skein; mkdir .skein`).
+      if (dir === watched?.dir && inode(dir) === watched.ino) return;
       try {
+        const ino = inode(dir);
+        if (ino === undefined) throw new Error(`${dir} does not exist`);
         const next = watch(dir, { persistent: false }, changed);
         next.on('error', (err) => {
           logger.warn({ err, path: dir }, 'policy watch failed; watching again');
@@ -87,7 +90,7 @@ function watchOne(
         });
         watcher?.close();
         watcher = next;
-        watched = dir;
+        watched = { dir, ino };
         if (dir !== dirname(path))
           logger.debug({ path, watching: dir }, 'policy directory missing; watching its parent');
         return;
@@ -106,4 +109,12 @@ function watchOne(
     if (timer) clearTimeout(timer);
     watcher?.close();
   };
+}
+
+function inode(dir: string): number | undefined {
+  try {
+    return statSync(dir).ino;
+  } catch {
+    return undefined;
+  }
 }
