@@ -5,9 +5,21 @@
  */
 import type { PolicyMode } from '../../schemas/policy.ts';
 import type { ToolName } from '../../schemas/tool.ts';
+import {
+  clip,
+  inputProblem,
+  layerText,
+  matched,
+  mostRestrictive,
+  RANK,
+  result,
+  type Decision,
+  type DecisionRequest,
+  type MatchedRule,
+} from './permission-decision.ts';
 import { builtinDenial } from './permission-builtin.ts';
 import { controlProblem } from './permission-control.ts';
-import { alwaysAsk, namesPolicy, pathForms, type PathFacts } from './permission-paths.ts';
+import { alwaysAsk, namesPolicy, pathForms } from './permission-paths.ts';
 import { exactRule } from './permission-patterns.ts';
 import {
   compilePolicy,
@@ -16,54 +28,18 @@ import {
   type CompiledPolicy,
   type CompiledRule,
   type MergedPolicy,
-  type RuleList,
 } from './policy.ts';
 import type { ShellSplit } from './shell-words.ts';
 
-/** Input limits: longer inputs, empty inputs and NUL bytes are denied before anything else. */
-export const INPUT_LIMITS = { maxChars: 65_536 } as const;
-
-export type DecisionLevel =
-  | 'input'
-  | 'builtin'
-  | 'invalid_pattern'
-  | 'unsafe_shell'
-  | 'expansion'
-  | 'deny_rule'
-  | 'confirm_rule'
-  | 'always_ask'
-  | 'allow_rule'
-  | 'tool_default'
-  | 'global_default';
-
-export type DecisionRequest = {
-  tool: ToolName;
-  /** The command line, path, interpreter input or spawn spec, as given. */
-  input: string;
-  /** Terminal tools: the split from actors/shell-parse.ts. */
-  split?: ShellSplit;
-  /** File tools: workspace roots and the resolved path. */
-  path?: PathFacts;
-  /** Shown to whoever answers (a write's content, an edit's text); never judged. */
-  detail?: string;
-};
-
-export type MatchedRule = { list: RuleList; pattern: string; layer?: string; matched: string };
-
-export type Decision = {
-  outcome: PolicyMode;
-  level: DecisionLevel;
-  reason: string;
-  rule?: MatchedRule;
-  /** Sub-commands (terminal) or path forms (file tools) that were checked. */
-  subCommands: string[];
-  /** Set for always-ask prompts (Yes/No only, no "always"). */
-  scope?: 'symlink' | 'sensitive' | 'outside';
-  /** Patterns an "always" answer would persist (for entries not already allowed). */
-  patterns: string[];
-};
-
-const RANK: Record<PolicyMode, number> = { allow: 0, confirm: 1, deny: 2 };
+export {
+  INPUT_LIMITS,
+  inputProblem,
+  mostRestrictive,
+  type Decision,
+  type DecisionLevel,
+  type DecisionRequest,
+  type MatchedRule,
+} from './permission-decision.ts';
 
 /**
  * Decides one tool call. Precedence, highest first:
@@ -310,26 +286,6 @@ function expansionsOf(input: string, split: ShellSplit): string[] {
   return m ? [m[0]] : [];
 }
 
-/** The most restrictive of several decisions (ties keep the earlier one). */
-export function mostRestrictive(decisions: readonly Decision[]): Decision {
-  let best = decisions[0]!;
-  for (const d of decisions.slice(1)) if (RANK[d.outcome] > RANK[best.outcome]) best = d;
-  return best;
-}
-
-/** Why an input is refused outright, or undefined. */
-export function inputProblem(input: string): string | undefined {
-  if (input.trim().length === 0) return 'The input is empty; send the command or path to check.';
-  if (input.includes('\0'))
-    return 'The input contains a NUL byte, which cannot be checked reliably; remove it and try again.';
-  if (input.length > INPUT_LIMITS.maxChars)
-    return (
-      `The input is ${input.length} characters long, over the limit ` +
-      `of ${INPUT_LIMITS.maxChars}; split it into smaller calls.`
-    );
-  return undefined;
-}
-
 type Subject = { forms: string[]; allowable: boolean };
 
 function subjectsOf(request: DecisionRequest): Subject[] {
@@ -384,29 +340,6 @@ function rawBuiltin(input: string): string | undefined {
 function isCompiled(p: MergedPolicy | CompiledPolicy): p is CompiledPolicy {
   const t = (p as CompiledPolicy).tools.terminal;
   return t !== undefined && 'rules' in t;
-}
-
-function matched(list: RuleList, r: CompiledRule, text: string): MatchedRule {
-  return { list, pattern: r.pattern, ...(r.layer ? { layer: r.layer } : {}), matched: text };
-}
-
-function layerText(r: CompiledRule): string {
-  return r.layer ? ` (${r.layer} policy)` : '';
-}
-
-function result(
-  outcome: PolicyMode,
-  level: DecisionLevel,
-  reason: string,
-  subCommands: string[],
-  rule?: MatchedRule,
-  patterns: string[] = [],
-): Decision {
-  return { outcome, level, reason, subCommands, patterns, ...(rule ? { rule } : {}) };
-}
-
-function clip(text: string): string {
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
 /**

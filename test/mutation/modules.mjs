@@ -10,6 +10,7 @@ export const MODULES = {
   policy: {
     mutate: [
       'machines/permission/permission-policy.ts',
+      'machines/permission/permission-decision.ts',
       'machines/permission/permission-builtin.ts',
       'machines/permission/permission-patterns.ts',
       'machines/permission/permission-paths.ts',
