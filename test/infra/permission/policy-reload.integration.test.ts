@@ -100,6 +100,12 @@ describe('policy files are reloaded on change', () => {
     const project = Object.values(live).find((s) => (s.context as { layerId?: string }).layerId === 'project');
     expect(project?.context).toMatchObject({ policy: { default: 'allow' }, rejected: { path: policyFile } });
   });
+  it("skein's own write of the file (policy.set) is recorded once, not again as a reload", async () => {
+    const seq = await rt.log.lastSeq('events');
+    ok(await rt.call('policy.set', { layer: 'project', policy: DENY_TOUCH }));
+    await new Promise((r) => setTimeout(r, 400)); // several watch debounces
+    expect((await factsAfter(seq, 'policy.changed')).map((d) => d['reloaded'] ?? false)).toEqual([false]);
+  });
 });
 
 describe('an agent cannot widen its own policy through the shell', () => {
