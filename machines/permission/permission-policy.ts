@@ -50,7 +50,8 @@ export {
  * 2. invalid patterns for the tool → deny naming them;
  * 3. terminal only, unless the policy is an unconditional allow-all: a parse failure → deny;
  * 4. deny rules: any sub-command (any of its forms), pipeline or the whole input matching → deny;
- * 5. file tools: outside the workspace, symlink escape, sensitive path → ask (Yes/No);
+ * 5. file tools: outside the workspace, symlink escape, sensitive path; terminal: a word naming `.skein/` or a
+ *    `skein/policy.json` (`namesPolicy`) → ask (Yes/No);
  * 6. confirm rules: any matching → ask;
  * 7. an allow rule that is the exact rule of the whole input (`exactRule`, what "always" learns) → allow;
  * 8. terminal: an expansion or substitution (`$VAR`, `${VAR}`, `$(…)`, backticks, `<(…)`, `$((…))`) → ask
