@@ -76,6 +76,7 @@ export const AgentSpawn = defineCommand('agent.spawn', {
             ...d.worker.args,
           ].join(' ')
         : d.label,
+      detail: spawnDetail(d),
     }),
   },
 });
@@ -237,3 +238,18 @@ export const AgentsConfig = z
   })
   .strict();
 export type AgentsConfig = z.infer<typeof AgentsConfig>;
+
+/** What a person answering a spawn sees besides the judged input: the label, task, workspace and policy given. */
+function spawnDetail(d: {
+  label: string;
+  task?: string | undefined;
+  policy?: unknown;
+  workspace?: string | undefined;
+}) {
+  return [
+    `label: ${d.label}`,
+    ...(d.workspace !== undefined ? [`workspace: ${d.workspace}`] : []),
+    `task: ${d.task ?? '(none)'}`,
+    `policy: ${d.policy === undefined ? "(none: the parent's)" : JSON.stringify(d.policy, null, 2)}`,
+  ].join('\n');
+}

@@ -157,6 +157,22 @@ export const PolicyChanged = defineEvent('policy.changed', {
     policy: Policy.describe('The whole layer after the change.'),
     added: LearnedRules.optional(),
     causeRequestId: RequestId.optional(),
+    reloaded: z
+      .boolean()
+      .optional()
+      .describe('True when the file changed on disk and was read again (someone edited it; no command did).'),
+  }),
+});
+
+export const PolicyFileRejected = defineEvent('policy.file.rejected', {
+  summary: 'A policy file changed on disk but is not a valid policy: the previous policy stays in force.',
+  aggregate: 'policy',
+  aggregateId: (d) => d.layer,
+  describe: (d) => `${d.layer} ${d.path}: ${d.error}`,
+  data: z.object({
+    layer: z.enum(['global', 'project']),
+    path: z.string(),
+    error: z.string().describe('What is wrong, naming the bad key or the JSON error, and what to do.'),
   }),
 });
 
@@ -185,12 +201,19 @@ export const PermissionConfig = z
 export type PermissionConfig = z.infer<typeof PermissionConfig>;
 
 export const permissionCommands = [PermissionDecide, PolicySet, PermissionPending];
-export const permissionEvents = [PermissionRequested, PermissionGranted, PermissionDenied, PolicyChanged];
+export const permissionEvents = [
+  PermissionRequested,
+  PermissionGranted,
+  PermissionDenied,
+  PolicyChanged,
+  PolicyFileRejected,
+];
 
 export type PermissionRequestedData = z.infer<typeof PermissionRequested.data>;
 export type PermissionGrantedData = z.infer<typeof PermissionGranted.data>;
 export type PermissionDeniedData = z.infer<typeof PermissionDenied.data>;
 export type PolicyChangedData = z.infer<typeof PolicyChanged.data>;
+export type PolicyFileRejectedData = z.infer<typeof PolicyFileRejected.data>;
 export type PermissionDecideData = z.infer<typeof PermissionDecide.data>;
 
 /** The facts this domain emits, as an actor emits them. */

@@ -5,7 +5,7 @@
  * every ancestor's layer → its own) and, for escalation, each ancestor's stack. Writing the global or project
  * layer rewrites its file atomically.
  */
-import type { Policy, PolicyLayerName } from '../../schemas/policy.ts';
+import { Policy, type PolicyLayerName } from '../../schemas/policy.ts';
 import type { PolicyChain } from '../../machines/permission/permission.ts';
 import { mergePolicies, type MergedPolicy, type PolicyLayer } from '../../machines/permission/policy.ts';
 import { globalPolicyPath, projectPolicyPath, writePolicyFile } from './policy-files.ts';
@@ -41,6 +41,19 @@ export class PolicyLayers {
       ]);
     const chain = ancestors.map((_, i) => stack(lineage.slice(0, lineage.length - i)));
     return { own: stack([...lineage, agentId]), ancestors: chain };
+  }
+
+  /**
+   * Takes what a policy file now holds (undefined: the file is gone) as its layer; returns the layer as
+   * `policy.changed` records it, or undefined when that is what the layer already was (e.g. skein's own write).
+   */
+  applyFile(layer: Exclude<PolicyLayerName, 'agent'>, policy: Policy | undefined): Policy | undefined {
+    const current = layer === 'global' ? this.#global : this.#project;
+    const next = policy ?? Policy.parse({});
+    if (JSON.stringify(current ?? Policy.parse({})) === JSON.stringify(next)) return undefined;
+    if (layer === 'global') this.#global = policy;
+    else this.#project = policy;
+    return next;
   }
 
   /** Takes `policy` as the project layer (after learned rules were written to its file). */

@@ -29,6 +29,7 @@ import { HOST_RESTARTED, restartDenial } from './restart-denial.ts';
 import { globalPolicyPath, loadPolicyLayers, persistLearnedRules } from './policy-files.ts';
 import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
 import { PolicyLayers, ruleCount } from './policy-layers.ts';
+import type { PolicyFileRead } from './policy-watch.ts';
 
 export type PermissionAgent = { agentId: string; ancestors: string[]; roots: string[] };
 export type FactSink = (fact: { type: string; data: unknown; agentId?: AgentId }) => Promise<unknown>;
@@ -253,6 +254,27 @@ export class PermissionService {
     });
     await this.#reevaluateAll(args.emit);
     return { layer: args.layer, rules: ruleCount(args.policy) };
+  }
+
+  /**
+   * A policy file changed on disk (policy-watch.ts). Valid: it becomes the layer, `policy.changed` (reloaded)
+   * records it and pending requests are decided again. Invalid: `policy.file.rejected` names the error and the
+   * previous layer stays in force (never fail open). Unchanged (skein's own write): nothing.
+   */
+  async reloadFile(layer: 'global' | 'project', path: string, read: PolicyFileRead): Promise<void> {
+    if (!read.ok) {
+      this.#deps.logger.warn({ path, error: read.error }, 'policy file rejected; the previous policy holds');
+      await this.#deps.emit({ type: 'policy.file.rejected', data: { layer, path, error: read.error } });
+      return;
+    }
+    const policy = this.#layers.applyFile(layer, read.policy);
+    if (!policy) return;
+    this.#deps.logger.info({ path, rules: ruleCount(policy) }, 'policy file reloaded');
+    await this.#deps.emit({
+      type: 'policy.changed',
+      data: { layerId: layer, layer, path, policy, reloaded: true },
+    });
+    await this.#reevaluateAll(this.#deps.emit);
   }
 
   /** Open requests (for `skein approvals`), optionally only those an agent may answer or made. */

@@ -156,10 +156,15 @@ function walk(node: Node, ctx: Ctx): void {
       if (node.child(0)?.type === '((') ctx.state.unsafe.push(clip(node.text));
       // `[[ … ]]` and `[ … ]` are commands too: an allow rule must match them. And bash evaluates the
       // operands of -eq/-lt/… as arithmetic and of -v/-R as array subscripts, so `[[ 'a[$(rm -rf x)]' -eq 0 ]]`
-      // runs a command hidden in quotes: any $, ` or [ inside makes the test unsafe.
+      // runs a command hidden in quotes: any $, ` or [ inside makes the test untrusted. Not merely an
+      // expansion a person could approve (issue 14): the command it runs is hidden in what looks like a string.
       const text = node.text.replace(/\s+/g, ' ').trim();
       const inner = text.replace(/^\[\[?|\]\]?$/g, '');
-      if (/[$`[]/.test(inner)) ctx.state.unsafe.push(clip(text));
+      if (/[$`[]/.test(inner))
+        ctx.state.errors.push(
+          `the test "${clip(text)}" holds $, \` or [ in an operand, which bash may evaluate as arithmetic or an ` +
+            'array subscript and so run a command hidden in a string; compare literal values instead',
+        );
       push(ctx, { kind: 'command', text, forms: [text], argv: text.split(' ') });
       break;
     }

@@ -1,6 +1,7 @@
 /**
  * @module
- * `skein approvals` (pending permission requests, then live ones),
+ * `skein approvals` (pending permission requests, then live ones; `--watch` answers them as they come,
+ * approvals-watch.ts),
  * `skein approve <requestId> [--always]`, `skein deny <requestId> [--always]`.
  * The human answers as the root agent (or --agent, an ancestor of the requester).
  */
@@ -16,9 +17,20 @@ function line(r: PermissionRequestedData): string {
   return `${r.requestId}  ${r.agentId}  ${r.tool}: ${r.input}${subs}\n    ${r.reason}`;
 }
 
-export async function approvals(opts: RemoteOptions & { once?: boolean }): Promise<void> {
+export async function approvals(opts: RemoteOptions & { once?: boolean; watch?: boolean }): Promise<void> {
+  if (opts.watch && opts.once) {
+    process.stderr.write(
+      'skein approvals: --watch answers requests as they come and --once lists and exits; pick one\n',
+    );
+    process.exitCode = EXIT.usage;
+    return;
+  }
   await action(() =>
     withClient(opts, async (client, agentId) => {
+      if (opts.watch) {
+        const root = client.info?.rootAgentId ?? agentId;
+        return (await import('./approvals-watch.ts')).watchApprovals(client, agentId, agentId === root);
+      }
       const reply = await call(client.bus, agentId, 'permission.pending', {}, { timeoutMs: 10_000 });
       if (!reply.ok) {
         process.stderr.write(`skein: ${reply.error.message}\n`);
@@ -28,7 +40,10 @@ export async function approvals(opts: RemoteOptions & { once?: boolean }): Promi
       if (opts.json) process.stdout.write(`${JSON.stringify(requests, null, 2)}\n`);
       else process.stdout.write(requests.length ? `${requests.map(line).join('\n')}\n` : 'no pending requests\n');
       if (opts.once) return EXIT.ok;
-      process.stderr.write('watching for new requests (Ctrl-C to stop); answer with skein approve|deny <requestId>\n');
+      process.stderr.write(
+        'watching for new requests (Ctrl-C to stop); answer with skein approve|deny <requestId>, ' +
+          'or answer each as it comes with skein approvals --watch\n',
+      );
       client.bus.subscribe(subjectPatterns.allEvents, (msg) => {
         try {
           const fact = decodeFact(msg.subject, msg.data);

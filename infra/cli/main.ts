@@ -192,6 +192,11 @@ program
   .command('approvals')
   .description('Pending permission requests of the agent and its descendants, then new ones as they come.')
   .option('--once', 'list and exit')
+  .option(
+    '--watch',
+    'answer each request as it comes: y (allow once), n (deny), a (always: learns the rule shown); ' +
+      'without a TTY, one JSON line per request and answers read from stdin lines',
+  )
   .addOption(agentOpt())
   .addOption(json())
   .addOption(nats())

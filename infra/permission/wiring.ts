@@ -28,6 +28,8 @@ import { isFinished } from '../../machines/agent/agent.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import { judgeWrite, PromptLines } from '../../machines/permission/prompt-lines.ts';
 import { PermissionDeniedError, PermissionService } from '../../actors/permission/policy-service.ts';
+import { globalPolicyPath, projectPolicyPath } from '../../actors/permission/policy-files.ts';
+import { watchPolicyFiles, type PolicyWatch } from '../../actors/permission/policy-watch.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import type { Bus } from '../transport/bus.ts';
@@ -66,6 +68,7 @@ export async function wirePermission(deps: {
   const promptLines = new PromptLines();
   const requestSubjects = new Map<string, string>();
   const root = deps.config.rootAgentId as AgentId;
+  let policyWatch: PolicyWatch | undefined;
   const service = await PermissionService.create({
     logger: deps.logger.child({ actor: 'permission' }),
     workspace: deps.config.workspace,
@@ -209,8 +212,18 @@ export async function wirePermission(deps: {
         if (snapshot?.value === 'pending') pending.push(snapshot.context as PermissionAggregateContext);
       }
       await service.restore(pending);
+      // From now on an edited policy file takes effect at the next decision (and is recorded), no restart.
+      policyWatch = watchPolicyFiles(
+        [
+          { layer: 'global', path: config.globalPolicy ?? globalPolicyPath() },
+          { layer: 'project', path: projectPolicyPath(deps.config.workspace) },
+        ],
+        (layer, path, read) => service.reloadFile(layer, path, read),
+        deps.logger.child({ actor: 'policy-watch' }),
+      );
     },
     async stop() {
+      policyWatch?.close();
       service.suspend();
     },
   });

@@ -95,3 +95,37 @@ export function alwaysAsk(path: string, facts: PathFacts): AlwaysAsk | undefined
   if (!forms.inside) return { scope: 'outside', reason: `\`${path}\` is outside the workspace` };
   return undefined;
 }
+
+/**
+ * The word of a shell command that names skein's policy (a `.skein` path component, or a `skein/policy.json`
+ * such as the global file), literally or through a glob that could match it (`.sk*`); undefined when none
+ * does. A command naming it always asks: an agent must not rewrite the policy that judges it (the project and
+ * global files are reloaded when they change). Words built from expansions ask anyway (permission-policy.ts);
+ * a program that computes the name itself (`python3 -c …`) is not seen here, only the sandbox stops it.
+ */
+export function namesPolicy(text: string): string | undefined {
+  for (const word of text.split(/[\s;&|<>()'"`=,{}]+/)) {
+    if (!word) continue;
+    const parts = word.split('/');
+    for (let i = 0; i < parts.length; i++) {
+      if (matchesPart(parts[i]!, '.skein')) return word;
+      if (matchesPart(parts[i]!, 'skein') && parts[i + 1] !== undefined && matchesPart(parts[i + 1]!, 'policy.json'))
+        return word;
+    }
+  }
+  return undefined;
+}
+
+function matchesPart(part: string, name: string): boolean {
+  if (part.toLowerCase() === name) return true;
+  if (!/[*?[]/.test(part)) return false;
+  const source = part
+    .split('')
+    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c === '[' || c === ']' ? c : c.replace(/[.+^${}()|\\]/g, '\\$&')))
+    .join('');
+  try {
+    return new RegExp(`^${source}$`, 'i').test(name);
+  } catch {
+    return true; // an unbalanced bracket: cannot tell, so treat it as naming the policy
+  }
+}

@@ -1,45 +1,47 @@
 /**
  * @module
- * Zed-style patterns for "always" answers: a terminal command gives
- * `^cargo\s+build(\s|$)` (command + first non-flag word) or `^cargo\b`
- * (env prefixes become optional groups, so every form still matches);
- * path-like commands (`./x`) give none; a redirect gives its exact text; a
- * file path gives `^{parent dir}/` (none at the root); other tools give the
- * exact input. Pure.
+ * The rule an "always" answer learns: the narrowest one that covers the request. A terminal command
+ * learns its exact command line, a file tool its exact workspace-relative path, other tools their exact
+ * input, each as `(?-i)^<escaped text>$`: anchored at both ends, every regex metacharacter escaped, case
+ * sensitive (a case-insensitive `^src/a\.ts$` would also cover `SRC/A.TS`, a different file). Pure.
  */
-import type { ShellSubCommand } from './shell-words.ts';
+
+/** The longest rule a policy file accepts (schemas/policy.ts). */
+const MAX_PATTERN_CHARS = 4096;
+
+/** The prefix that makes a pattern case sensitive (policy.ts `compilePattern`). */
+const CASE_SENSITIVE = '(?-i)';
 
 /** Escapes regex metacharacters. */
 export function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** The pattern for one sub-command, or undefined when none can be extracted. */
-export function commandPattern(entry: ShellSubCommand): string | undefined {
-  if (entry.kind === 'redirect') return `^${escapeRegex(entry.text).replace(/ /g, '\\s+')}$`;
-  if (entry.kind !== 'command' || entry.argv.length === 0) return undefined;
-  const name = entry.argv[0]!;
-  if (!/^[\w@+:.,-]+$/.test(name) || name.includes('=')) return undefined;
-  const prefix = entry.text.slice(0, entry.text.length - entry.argv.join(' ').length).trim();
-  // A path-like command (`./x`, `/opt/x`) carries its raw form as an extra form: no pattern.
-  if (entry.forms.length > (prefix ? 2 : 1)) return undefined;
-  const env = prefix ? `(${escapeRegex(prefix).replace(/ /g, '\\s+')}\\s+)?` : '';
-  const sub = entry.argv[1];
-  if (sub !== undefined && !sub.startsWith('-') && /^[\w@+:.,-]+$/.test(sub)) {
-    return `^${env}${escapeRegex(name)}\\s+${escapeRegex(sub)}(\\s|$)`;
+/**
+ * The rule matching exactly `text` and nothing else; undefined when the text is empty, starts with `/` or
+ * `..` when `path` (outside the workspace: such a path is never learned), or the rule would be too long.
+ */
+export function exactRule(text: string, kind: 'text' | 'path' = 'text'): string | undefined {
+  if (text.length === 0) return undefined;
+  if (kind === 'path' && (text.startsWith('/') || text === '..' || text.startsWith('../'))) return undefined;
+  const rule = `${CASE_SENSITIVE}^${escapeRegex(text)}$`;
+  return rule.length <= MAX_PATTERN_CHARS ? rule : undefined;
+}
+
+/** The text an exact rule matches (to show a person), or undefined when `pattern` is not an exact rule. */
+export function exactText(pattern: string): string | undefined {
+  if (!pattern.startsWith(`${CASE_SENSITIVE}^`) || !pattern.endsWith('$')) return undefined;
+  const body = pattern.slice(CASE_SENSITIVE.length + 1, -1);
+  let out = '';
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c === '\\') {
+      const next = body[i + 1];
+      if (next === undefined || !/[.*+?^${}()|[\]\\]/.test(next)) return undefined;
+      out += next;
+      i++;
+    } else if (/[.*+?^${}()|[\]]/.test(c)) return undefined;
+    else out += c;
   }
-  return `^${env}${escapeRegex(name)}\\b`;
-}
-
-/** `^src/` for `src/a.ts`; undefined for root-level files and paths outside the workspace. */
-export function pathPattern(relativePath: string): string | undefined {
-  if (relativePath.startsWith('/') || relativePath.startsWith('..')) return undefined;
-  const slash = relativePath.lastIndexOf('/');
-  if (slash <= 0) return undefined;
-  return `^${escapeRegex(relativePath.slice(0, slash))}/`;
-}
-
-/** The exact-input pattern used by tools without structure (spawn_agent, terminal_input). */
-export function exactPattern(input: string): string | undefined {
-  return input.length > 0 && input.length <= 200 ? `^${escapeRegex(input)}$` : undefined;
+  return exactRule(out) === pattern ? out : undefined;
 }

@@ -5,10 +5,22 @@
  */
 import type { PolicyMode } from '../../schemas/policy.ts';
 import type { ToolName } from '../../schemas/tool.ts';
+import {
+  clip,
+  inputProblem,
+  layerText,
+  matched,
+  mostRestrictive,
+  RANK,
+  result,
+  type Decision,
+  type DecisionRequest,
+  type MatchedRule,
+} from './permission-decision.ts';
 import { builtinDenial } from './permission-builtin.ts';
 import { controlProblem } from './permission-control.ts';
-import { alwaysAsk, pathForms, type PathFacts } from './permission-paths.ts';
-import { commandPattern, exactPattern, pathPattern } from './permission-patterns.ts';
+import { alwaysAsk, namesPolicy, pathForms } from './permission-paths.ts';
+import { exactRule } from './permission-patterns.ts';
 import {
   compilePolicy,
   firstMatch,
@@ -16,53 +28,18 @@ import {
   type CompiledPolicy,
   type CompiledRule,
   type MergedPolicy,
-  type RuleList,
 } from './policy.ts';
 import type { ShellSplit } from './shell-words.ts';
 
-/** Input limits: longer inputs, empty inputs and NUL bytes are denied before anything else. */
-export const INPUT_LIMITS = { maxChars: 65_536 } as const;
-
-export type DecisionLevel =
-  | 'input'
-  | 'builtin'
-  | 'invalid_pattern'
-  | 'unsafe_shell'
-  | 'deny_rule'
-  | 'confirm_rule'
-  | 'always_ask'
-  | 'allow_rule'
-  | 'tool_default'
-  | 'global_default';
-
-export type DecisionRequest = {
-  tool: ToolName;
-  /** The command line, path, interpreter input or spawn spec, as given. */
-  input: string;
-  /** Terminal tools: the split from actors/shell-parse.ts. */
-  split?: ShellSplit;
-  /** File tools: workspace roots and the resolved path. */
-  path?: PathFacts;
-  /** Shown to whoever answers (a write's content, an edit's text); never judged. */
-  detail?: string;
-};
-
-export type MatchedRule = { list: RuleList; pattern: string; layer?: string; matched: string };
-
-export type Decision = {
-  outcome: PolicyMode;
-  level: DecisionLevel;
-  reason: string;
-  rule?: MatchedRule;
-  /** Sub-commands (terminal) or path forms (file tools) that were checked. */
-  subCommands: string[];
-  /** Set for always-ask prompts (Yes/No only, no "always"). */
-  scope?: 'symlink' | 'sensitive' | 'outside';
-  /** Patterns an "always" answer would persist (for entries not already allowed). */
-  patterns: string[];
-};
-
-const RANK: Record<PolicyMode, number> = { allow: 0, confirm: 1, deny: 2 };
+export {
+  INPUT_LIMITS,
+  inputProblem,
+  mostRestrictive,
+  type Decision,
+  type DecisionLevel,
+  type DecisionRequest,
+  type MatchedRule,
+} from './permission-decision.ts';
 
 /**
  * Decides one tool call. Precedence, highest first:
@@ -71,13 +48,16 @@ const RANK: Record<PolicyMode, number> = { allow: 0, confirm: 1, deny: 2 };
  *    worker command lines holding control characters other than newline and tab → deny (permission-control.ts);
  * 1. built-in rules (terminal, terminal_input): host-destroying commands → deny, never overridable;
  * 2. invalid patterns for the tool → deny naming them;
- * 3. terminal only, unless the policy is an unconditional allow-all: expansions,
- *    substitutions, arithmetic, or a parse failure → deny ("resolve those values first");
+ * 3. terminal only, unless the policy is an unconditional allow-all: a parse failure → deny;
  * 4. deny rules: any sub-command (any of its forms), pipeline or the whole input matching → deny;
- * 5. file tools: outside the workspace, symlink escape, sensitive path → ask (Yes/No);
+ * 5. file tools: outside the workspace, symlink escape, sensitive path; terminal: a word naming `.skein/` or a
+ *    `skein/policy.json` (`namesPolicy`) → ask (Yes/No);
  * 6. confirm rules: any matching → ask;
- * 7. allow rules: allowed only if every sub-command matches (all of its forms);
- * 8. the tool's default, then the global default (`confirm` unless configured).
+ * 7. an allow rule that is the exact rule of the whole input (`exactRule`, what "always" learns) → allow;
+ * 8. terminal: an expansion or substitution (`$VAR`, `${VAR}`, `$(…)`, backticks, `<(…)`, `$((…))`) → ask
+ *    unless 9/10 deny, since no rule can know the value (a tool or global default deny still denies);
+ * 9. allow rules: allowed only if every sub-command matches (all of its forms);
+ * 10. the tool's default, then the global default (`confirm` unless configured).
  *
  * File tools check the raw and the normalized workspace-relative path and take
  * the most restrictive result.
@@ -139,25 +119,15 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
     );
   }
   const def = toolDefault(compiled, tool);
-  if (tool === 'terminal' && split) {
-    const allowAll = t.rules.always_deny.length === 0 && t.rules.always_confirm.length === 0 && def.mode === 'allow';
-    if (!allowAll && (split.unsafe.length > 0 || split.parseError)) {
-      const why = split.parseError
-        ? `it could not be parsed (${split.parseError})`
-        : `it contains ${split.unsafe
-            .slice(0, 3)
-            .map((u) => `"${u}"`)
-            .join(', ')}`;
-      return result(
-        'deny',
-        'unsafe_shell',
-        `The terminal command could not be approved because ${why}; terminal does not allow ` +
-          `shell substitutions or interpolations in permission-protected commands. Forbidden ` +
-          `examples include $VAR, \${VAR}, $(...), backticks, $((...)), <(...), and >(...). Resolve ` +
-          `those values before calling terminal, or ask the user for the literal value to use.`,
-        texts,
-      );
-    }
+  const allowAll = t.rules.always_deny.length === 0 && t.rules.always_confirm.length === 0 && def.mode === 'allow';
+  if (tool === 'terminal' && split?.parseError && !allowAll) {
+    return result(
+      'deny',
+      'unsafe_shell',
+      `The terminal command could not be approved because it could not be parsed (${split.parseError}); ` +
+        'rewrite it in plainer shell (one command per line, quoted words) and try again.',
+      texts,
+    );
   }
   // 4. deny
   for (const s of [...subjects, { forms: [input], allowable: false }]) {
@@ -174,7 +144,28 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
         );
     }
   }
-  // 5. always-ask paths
+  // 5. always-ask paths; a shell command naming the policy files
+  const policyWord = split ? [input, ...texts].map(namesPolicy).find((w) => w !== undefined) : undefined;
+  const ask =
+    policyWord !== undefined
+      ? {
+          scope: 'sensitive' as const,
+          reason:
+            `\`${clip(policyWord)}\` names skein's permission policy (.skein/ or a policy file): ` +
+            'a command touching it always asks',
+        }
+      : undefined;
+  if (ask) {
+    if (def.mode === 'deny' && !anyAllowed(subjects, t.rules.always_allow)) {
+      return result(
+        'deny',
+        def.from === 'tool' ? 'tool_default' : 'global_default',
+        `${tool} is disabled (default: deny).`,
+        texts,
+      );
+    }
+    return { ...result('confirm', 'always_ask', ask.reason, texts), scope: ask.scope };
+  }
   if (request.path) {
     const ask = alwaysAsk(input, request.path);
     if (ask) {
@@ -200,11 +191,56 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
           `Rule "${r.pattern}"${layerText(r)} asks for confirmation: "${clip(f)}".`,
           texts,
           matched('always_confirm', r, f),
-          patternsFor(subjects, t.rules.always_allow),
+          patternsFor(request, t.rules.always_allow),
         );
     }
   }
-  // 7. allow: every sub-command, every form
+  // 7. the exact rule of the whole input: what a person's "always" learned for this very call
+  // (file tools match their learned path rule through the forms, below)
+  const exact = request.path ? undefined : exactRule(request.input);
+  const own = exact === undefined ? undefined : t.rules.always_allow.find((r) => r.pattern === exact);
+  if (own) {
+    return result(
+      'allow',
+      'allow_rule',
+      `Allowed by rule "${own.pattern}"${layerText(own)} (this exact input).`,
+      texts,
+      {
+        ...matched('always_allow', own, input),
+      },
+    );
+  }
+  const fallback = allowOrDefault(tool, subjects, texts, t.rules.always_allow, def, split);
+  // 8. an expansion's value is unknown to every rule: never allowed without a person
+  const hidden = split ? expansionsOf(input, split) : [];
+  if (hidden.length > 0 && fallback.outcome !== 'deny') {
+    return result(
+      'confirm',
+      'expansion',
+      `The command contains ${hidden
+        .slice(0, 3)
+        .map((u) => `"${u}"`)
+        .join(', ')}, whose value no rule can know, so it needs a person's approval. To run it without ` +
+        'asking, resolve those values first and send the literal command.',
+      texts,
+      undefined,
+      patternsFor(request, t.rules.always_allow),
+    );
+  }
+  return fallback.outcome === 'confirm'
+    ? { ...fallback, patterns: patternsFor(request, t.rules.always_allow) }
+    : fallback;
+}
+
+/** 9 and 10: allow rules (every sub-command, every form), then the tool's and the global default. */
+function allowOrDefault(
+  tool: ToolName,
+  subjects: Subject[],
+  texts: string[],
+  allow: readonly CompiledRule[],
+  def: { mode: PolicyMode; from: 'tool' | 'global' },
+  split: ShellSplit | undefined,
+): Decision {
   const allowable = subjects.filter((s) => s.allowable);
   const allowEnabled = !split?.parseError && allowable.length > 0;
   let last: MatchedRule | undefined;
@@ -212,7 +248,7 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
     allowEnabled &&
     allowable.every((s) =>
       s.forms.every((f) => {
-        const r = firstMatch(t.rules.always_allow, f);
+        const r = firstMatch(allow, f);
         if (r) last = matched('always_allow', r, f);
         return r !== undefined;
       }),
@@ -228,7 +264,6 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
       last,
     );
   }
-  // 8. defaults
   const level = def.from === 'tool' ? 'tool_default' : 'global_default';
   const reason =
     def.mode === 'deny'
@@ -238,63 +273,42 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
       : def.mode === 'allow'
         ? `Allowed by the ${def.from} default.`
         : `No rule allows this ${tool} call; the ${def.from} default is to ask.`;
-  return result(
-    def.mode,
-    level,
-    reason,
-    texts,
-    undefined,
-    def.mode === 'confirm' ? patternsFor(subjects, t.rules.always_allow) : [],
-  );
+  return result(def.mode, level, reason, texts);
 }
 
-/** The most restrictive of several decisions (ties keep the earlier one). */
-export function mostRestrictive(decisions: readonly Decision[]): Decision {
-  let best = decisions[0]!;
-  for (const d of decisions.slice(1)) if (RANK[d.outcome] > RANK[best.outcome]) best = d;
-  return best;
+/**
+ * The expansions of a terminal command. An unparseable command (only judged under an allow-all policy) is
+ * read by its raw text: any `$`, backtick or process substitution counts.
+ */
+function expansionsOf(input: string, split: ShellSplit): string[] {
+  if (split.unsafe.length > 0) return split.unsafe;
+  if (!split.parseError) return [];
+  const m = /\$|`|[<>]\(/.exec(input);
+  return m ? [m[0]] : [];
 }
 
-/** Why an input is refused outright, or undefined. */
-export function inputProblem(input: string): string | undefined {
-  if (input.trim().length === 0) return 'The input is empty; send the command or path to check.';
-  if (input.includes('\0'))
-    return 'The input contains a NUL byte, which cannot be checked reliably; remove it and try again.';
-  if (input.length > INPUT_LIMITS.maxChars)
-    return (
-      `The input is ${input.length} characters long, over the limit ` +
-      `of ${INPUT_LIMITS.maxChars}; split it into smaller calls.`
-    );
-  return undefined;
-}
-
-type Subject = { forms: string[]; allowable: boolean; pattern?: string | undefined };
+type Subject = { forms: string[]; allowable: boolean };
 
 function subjectsOf(request: DecisionRequest): Subject[] {
   const split = request.split;
-  if (split) {
-    return split.commands.map((c) => ({
-      forms: c.forms,
-      allowable: c.kind !== 'pipeline',
-      pattern: commandPattern(c),
-    }));
-  }
+  if (split) return split.commands.map((c) => ({ forms: c.forms, allowable: c.kind !== 'pipeline' }));
   if (request.path) {
-    const { raw, normalized, inside } = pathForms(request.input, request.path);
-    const forms = raw === normalized ? [normalized] : [normalized, raw];
-    return [{ forms, allowable: true, pattern: inside ? pathPattern(normalized) : undefined }];
+    const { raw, normalized } = pathForms(request.input, request.path);
+    return [{ forms: raw === normalized ? [normalized] : [normalized, raw], allowable: true }];
   }
-  return [{ forms: [request.input], allowable: true, pattern: exactPattern(request.input) }];
+  return [{ forms: [request.input], allowable: true }];
 }
 
-function patternsFor(subjects: Subject[], allow: readonly CompiledRule[]): string[] {
-  const out = new Set<string>();
-  for (const s of subjects) {
-    if (!s.allowable || !s.pattern) continue;
-    if (s.forms.every((f) => firstMatch(allow, f))) continue;
-    out.add(s.pattern);
-  }
-  return [...out];
+/**
+ * What an "always" answer would learn: the exact rule of the whole command line, of the workspace-relative
+ * path (none outside the workspace), or of the input; none when the rules already hold it.
+ */
+function patternsFor(request: DecisionRequest, allow: readonly CompiledRule[]): string[] {
+  const target = request.path ? pathForms(request.input, request.path) : undefined;
+  if (target && !target.inside) return [];
+  const rule = target ? exactRule(target.normalized, 'path') : exactRule(request.input);
+  if (rule === undefined || allow.some((r) => r.pattern === rule)) return [];
+  return [rule];
 }
 
 function anyAllowed(subjects: Subject[], allow: readonly CompiledRule[]): boolean {
@@ -327,29 +341,6 @@ function rawBuiltin(input: string): string | undefined {
 function isCompiled(p: MergedPolicy | CompiledPolicy): p is CompiledPolicy {
   const t = (p as CompiledPolicy).tools.terminal;
   return t !== undefined && 'rules' in t;
-}
-
-function matched(list: RuleList, r: CompiledRule, text: string): MatchedRule {
-  return { list, pattern: r.pattern, ...(r.layer ? { layer: r.layer } : {}), matched: text };
-}
-
-function layerText(r: CompiledRule): string {
-  return r.layer ? ` (${r.layer} policy)` : '';
-}
-
-function result(
-  outcome: PolicyMode,
-  level: DecisionLevel,
-  reason: string,
-  subCommands: string[],
-  rule?: MatchedRule,
-  patterns: string[] = [],
-): Decision {
-  return { outcome, level, reason, subCommands, patterns, ...(rule ? { rule } : {}) };
-}
-
-function clip(text: string): string {
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
 /**

@@ -15,6 +15,7 @@ import { assign, emit, setup } from 'xstate';
 import type { DecisionAnswer, LearnedRules, PermissionFact, PermissionOption } from '../../schemas/permission.ts';
 import type { ToolName } from '../../schemas/tool.ts';
 import type { AgentId, RequestId } from '../../schemas/ids.ts';
+import { exactText } from './permission-patterns.ts';
 import { decideForAgent, type Decision, type DecisionRequest } from './permission-policy.ts';
 import type { CompiledPolicy, MergedPolicy } from './policy.ts';
 
@@ -120,20 +121,16 @@ export function optionsFor(tool: ToolName, decision: Decision): PermissionOption
     ];
   }
   const out: PermissionOption[] = [];
-  const noun = tool === 'terminal' ? ' commands' : '';
   for (const p of decision.patterns) {
-    const display = p
-      .replace(/^\^/, '')
-      .replace(/\(\\s\|\$\)$|\\b$|\/$|\$$/g, '')
-      .replace(/\\s\+/g, ' ')
-      .replace(/\\(.)/g, '$1');
-    out.push({
-      id: `allow_always:${p}`,
-      label: `Always for \`${display}\`${noun}`,
-      decision: 'allow_always',
-      pattern: p,
-    });
-    out.push({ id: `deny_always:${p}`, label: `Never for \`${display}\`${noun}`, decision: 'deny_always', pattern: p });
+    // Learned rules are exact (permission-patterns.ts); a hand-given pattern is shown as written.
+    const exact = exactText(p);
+    const noun = tool === 'terminal' ? 'command' : tool.endsWith('_file') ? 'path' : 'input';
+    const what =
+      exact === undefined
+        ? `\`${p}\``
+        : `\`${exact.length > 200 ? `${exact.slice(0, 197)}...` : exact}\` (this exact ${noun})`;
+    out.push({ id: `allow_always:${p}`, label: `Always allow ${what}`, decision: 'allow_always', pattern: p });
+    out.push({ id: `deny_always:${p}`, label: `Always deny ${what}`, decision: 'deny_always', pattern: p });
   }
   out.push({ id: 'allow_once', label: 'Only this time', decision: 'allow_once' });
   out.push({ id: 'deny_once', label: 'Deny', decision: 'deny_once' });

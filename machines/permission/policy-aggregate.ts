@@ -1,11 +1,12 @@
 /**
  * @module
  * The policy aggregate: one per layer (`global`, `project`, or an agent id),
- * folding `policy.changed` facts into the layer's current content. The host
- * merges layers from these for decisions after replay. Pure; only `assign`.
+ * folding `policy.changed` facts into the layer's current content, and
+ * `policy.file.rejected` into the last refusal of its file (cleared by the
+ * next change; the layer's policy is kept). Pure; only `assign`.
  */
 import { assign, setup } from 'xstate';
-import type { PolicyChangedData } from '../../schemas/permission.ts';
+import type { PolicyChangedData, PolicyFileRejectedData } from '../../schemas/permission.ts';
 import type { Policy } from '../../schemas/policy.ts';
 
 export type PolicyAggregateContext = {
@@ -15,10 +16,17 @@ export type PolicyAggregateContext = {
   path?: string;
   policy?: Policy;
   version?: number;
+  /** The last invalid content of the layer's file, while the previous policy holds. */
+  rejected?: { path: string; error: string };
 };
 
 export const policyAggregate = setup({
-  types: { context: {} as PolicyAggregateContext, events: {} as { type: 'policy.changed'; data: PolicyChangedData } },
+  types: {
+    context: {} as PolicyAggregateContext,
+    events: {} as
+      | { type: 'policy.changed'; data: PolicyChangedData }
+      | { type: 'policy.file.rejected'; data: PolicyFileRejectedData },
+  },
 }).createMachine({
   id: 'policy-aggregate',
   context: {},
@@ -39,6 +47,14 @@ export const policyAggregate = setup({
             if (d.path !== undefined) next.path = d.path;
             return next;
           }),
+        },
+        'policy.file.rejected': {
+          actions: assign(({ context, event }) => ({
+            ...context,
+            layerId: context.layerId ?? event.data.layer,
+            layer: context.layer ?? event.data.layer,
+            rejected: { path: event.data.path, error: event.data.error },
+          })),
         },
       },
     },

@@ -73,10 +73,10 @@ describe('approvals and terminal input through the CLI', () => {
     expect(r).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     expect(existsSync(join(ws, 'denied.txt'))).toBe(false);
     const policy = readFileSync(join(ws, '.skein', 'policy.json'), 'utf8');
-    // Zed-style extraction: the command and its first word.
+    // The narrowest rule that covers the request: this exact command line (issue 14).
     expect(JSON.parse(policy).tools.terminal.always_deny).toEqual([
       { pattern: '^rm\\b' },
-      { pattern: '^touch\\s+denied\\.txt(\\s|$)' },
+      { pattern: '(?-i)^touch denied\\.txt$' },
     ]);
     // Learned: the same call is now denied without asking.
     const again = await json(call('terminal.exec', { terminalId, command: 'touch denied.txt' }));

@@ -1,6 +1,7 @@
 /**
  * Hostile agents against the sandbox, live over NATS (issue 11 holes 9, 10, 12, 13, 14): the policy allows
- * everything, so the sandbox alone must hold. Escapes are tried from an exec'd command and from a worker's
+ * everything and a person approves whatever the gate still asks about (since issue 14 an expansion or a command
+ * naming `.skein/` asks), so the sandbox alone must hold. Escapes are tried from an exec'd command and from a worker's
  * command line; `sandbox: false` is asked for in every shape; a planted bare repository or fsmonitor is
  * driven by `git status` in an unsandboxed terminal (the git protections alone must hold); the spawn limit
  * must count live children only. Each attack prints a canary marker or creates a canary file only if it
@@ -112,11 +113,25 @@ function readlinkSelf(ns: string): string {
   return readlinkSync(`/proc/self/ns/${ns}`);
 }
 
+/** Runs `command`, approving (allow once, as the person at the root) any ask it raises. */
+async function execApproved(command: string) {
+  let done = false;
+  const reply = rt.call('terminal.exec', { terminalId, command }).finally(() => (done = true));
+  while (!done) {
+    const pending = await rt.call('permission.pending');
+    for (const r of pending.ok ? (pending['requests'] as Array<{ requestId: string; input: string }>) : []) {
+      if (r.input === command) await rt.call('permission.decide', { requestId: r.requestId, decision: 'allow_once' });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return reply;
+}
+
 describe('escapes from an exec in the default sandbox (holes 10, 12)', () => {
   for (const [name, make, created] of ESCAPES) {
     attack('sandbox-escape', name, async () => {
       const k = fresh();
-      const reply = await rt.call('terminal.exec', { terminalId, command: ifWorked(k, make(rt.workspace, k)) });
+      const reply = await execApproved(ifWorked(k, make(rt.workspace, k)));
       expect(outcome(reply)).toBe('ok');
       await expectNoCanary(
         rt,

@@ -10,12 +10,14 @@ export const MODULES = {
   policy: {
     mutate: [
       'machines/permission/permission-policy.ts',
+      'machines/permission/permission-decision.ts',
       'machines/permission/permission-builtin.ts',
       'machines/permission/permission-patterns.ts',
       'machines/permission/permission-paths.ts',
     ],
     tests: [
       'test/machines/permission/permission-policy.test.ts',
+      'test/machines/permission/permission-patterns.test.ts',
       'test/machines/permission/permission-builtin.test.ts',
       'test/machines/permission/permission-bypass.test.ts',
       'test/machines/permission/policy-layers.test.ts',

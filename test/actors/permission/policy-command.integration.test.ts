@@ -42,7 +42,7 @@ describe('runPolicyCheck', () => {
     expect((await runPolicyCheck({ policy: [policy], tool: 'terminal', input: 'sudo rm -rf build' })).code).toBe(4);
     const ask = await runPolicyCheck({ policy: [policy], tool: 'terminal', input: 'cargo build' });
     expect(ask.code).toBe(3);
-    expect(ask.stdout).toContain('"always" would persist: ^cargo\\s+build(\\s|$)');
+    expect(ask.stdout).toContain('"always" would persist: (?-i)^cargo build$');
     expect(await runPolicyCheck({ policy: [policy], tool: 'shell', input: 'x' })).toEqual({
       code: 2,
       stdout: '',

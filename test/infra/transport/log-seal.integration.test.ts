@@ -40,7 +40,8 @@ describe('the audit log guard', () => {
     const rt = await running();
     ok(await rt.call('agent.spawn', { label: 'a', agentId: 'a' }));
     const term = ok(await rt.call('terminal.open', {}, { agentId: 'a' }));
-    const command = 'for i in $(seq 1 40); do echo tick$i; sleep 0.05; done';
+    // Literal words: under the allow-all test policy an expansion would wait for a person (issue 14).
+    const command = 'for i in {1..40}; do echo tick; sleep 0.05; done';
     ok(await rt.call('terminal.exec', { terminalId: term['terminalId'], command, yieldMs: 0 }, { agentId: 'a' }));
     const attacker = await asHost(rt.info.natsUrl!, rt.auth!.hostCreds);
     cleanups.push(() => attacker.nc.close());

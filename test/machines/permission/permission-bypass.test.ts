@@ -3,8 +3,9 @@
  * substitution, wrappers, interpreters -c, find -exec, xargs, quoting and
  * escapes, redirects to sensitive files, here-docs, newlines, ${IFS}, brace
  * expansion) against a policy that denies `rm -rf` and `curl … | sh` and
- * allows `git status`, `ls`, `npm test`. `deny`: must be denied; `ask`: must
- * not be allowed (the policy cannot see inside, so it asks).
+ * allows `git status`, `ls`, `npm test`. `deny`: must be denied, or, when it holds an expansion whose value
+ * no rule can know (`$X`, `$(…)`, a glob in a command name), asked of a person (level `expansion`, issue 14);
+ * `ask`: must not be allowed (the policy cannot see inside, so it asks).
  */
 import { BYPASS_POLICY, decideTerminal, merged } from '../../support/permission-fixtures.ts';
 
@@ -274,12 +275,12 @@ describe(`bypass suite (${count} inputs)`, () => {
       const d = await decideTerminal(policy, input);
       levels.add(d.level);
       // `input`: a control character the tty or readline would act on (issue 11), refused before parsing.
-      if (!['builtin', 'deny_rule', 'unsafe_shell', 'input'].includes(d.level))
+      if (!['builtin', 'deny_rule', 'unsafe_shell', 'input', 'expansion'].includes(d.level))
         wrong.push(`${JSON.stringify(input)} → ${d.level}`);
     }
     expect(wrong).toEqual([]);
     // Both the rules and the parser's refusal are exercised, not only one of them.
-    expect([...levels].sort()).toEqual(['deny_rule', 'input', 'unsafe_shell']);
+    expect([...levels].sort()).toEqual(['deny_rule', 'expansion', 'input', 'unsafe_shell']);
     expect(count).toBeGreaterThanOrEqual(100);
   });
 
@@ -296,11 +297,12 @@ describe(`bypass suite (${count} inputs)`, () => {
   });
 
   for (const [family, inputs] of Object.entries(DENY)) {
-    it(`denies every ${family} bypass`, async () => {
+    it(`denies every ${family} bypass, or asks a person when it hides a value`, async () => {
       const wrong: string[] = [];
       for (const input of inputs) {
         const d = await decideTerminal(policy, input);
-        if (d.outcome !== 'deny')
+        const asked = d.outcome === 'confirm' && d.level === 'expansion';
+        if (d.outcome !== 'deny' && !asked)
           wrong.push(`${JSON.stringify(input)} → ${d.outcome} (${d.level}: ${d.subCommands.join(' ⏎ ')})`);
       }
       expect(wrong).toEqual([]);

@@ -6,6 +6,7 @@
 import { decide, INPUT_LIMITS, type DecisionLevel } from '../../../machines/permission/permission-policy.ts';
 import type { PathFacts } from '../../../machines/permission/permission-paths.ts';
 import type { PolicyInput } from '../../../schemas/policy.ts';
+import { exactRule } from '../../../machines/permission/permission-patterns.ts';
 import { decideTerminal, merged } from '../../support/permission-fixtures.ts';
 
 type Level = Exclude<DecisionLevel, 'input' | 'always_ask'>;
@@ -15,6 +16,7 @@ const ORDER: Level[] = [
   'unsafe_shell',
   'deny_rule',
   'confirm_rule',
+  'expansion',
   'allow_rule',
   'tool_default',
   'global_default',
@@ -29,9 +31,10 @@ type Draft = {
 const PART: Record<Level, { command?: string; policy: (p: Draft) => void }> = {
   builtin: { command: 'rm -rf /', policy: () => {} },
   invalid_pattern: { policy: (p) => p.tools.terminal.always_confirm!.push({ pattern: 'unclosed(' }) },
-  unsafe_shell: { command: 'echo $HOME', policy: () => {} },
+  unsafe_shell: { command: 'ls "unterminated', policy: () => {} },
   deny_rule: { command: 'danger now', policy: (p) => p.tools.terminal.always_deny!.push({ pattern: '^danger\\b' }) },
   confirm_rule: { command: 'ask now', policy: (p) => p.tools.terminal.always_confirm!.push({ pattern: '^ask\\b' }) },
+  expansion: { command: 'echo $HOME', policy: () => {} },
   allow_rule: {
     command: 'safe now',
     policy: (p) => p.tools.terminal.always_allow!.push({ pattern: '^(safe|ask|danger|echo|other)\\b' }),
@@ -54,6 +57,7 @@ const OUTCOME: Record<Level, string> = {
   unsafe_shell: 'deny',
   deny_rule: 'deny',
   confirm_rule: 'confirm',
+  expansion: 'confirm',
   allow_rule: 'allow',
   tool_default: 'confirm',
   global_default: 'deny',
@@ -71,9 +75,11 @@ function build(levels: Level[]) {
 
 const pairs: Array<[Level, Level]> = [];
 for (let i = 0; i < ORDER.length; i++) for (let j = i + 1; j < ORDER.length; j++) pairs.push([ORDER[i]!, ORDER[j]!]);
+// An expansion asks instead of allowing; a default of deny still denies it (see 'expansions' below).
+const EXCEPT = new Set(['expansion/global_default']);
 
 describe('precedence: every level against every lower one', () => {
-  it.each(pairs)('%s beats %s', async (high, low) => {
+  it.each(pairs.filter(([h, l]) => !EXCEPT.has(`${h}/${l}`)))('%s beats %s', async (high, low) => {
     const { policy, input } = build([high, low]);
     const d = await decideTerminal(policy, input);
     expect({ level: d.level, outcome: d.outcome }).toEqual({ level: high, outcome: OUTCOME[high] });
@@ -88,27 +94,18 @@ describe('precedence: every level against every lower one', () => {
 });
 
 describe('Zed edge cases', () => {
-  it('skips the substitution check only for an unconditional allow-all', async () => {
-    const allowAll = merged({ default: 'allow' });
-    expect((await decideTerminal(allowAll, 'echo $HOME')).outcome).toBe('allow');
-    const withDeny = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^nothing' }] } } });
-    expect((await decideTerminal(withDeny, 'echo $HOME')).level).toBe('unsafe_shell');
-    const toolAllow = merged({ tools: { terminal: { default: 'allow' } } });
-    expect((await decideTerminal(toolAllow, 'echo $(id)')).outcome).toBe('allow');
-  });
-
-  it('default allow plus a confirm rule is not an allow-all: an expansion hiding the rule is denied', async () => {
+  it('an expansion hiding a confirm rule still asks, never allowed', async () => {
     // The attack: `git $X` with X=push reads as `git <something>` to the rule, runs as `git push`.
     const p = merged({ default: 'allow', tools: { terminal: { always_confirm: [{ pattern: '^git\\s+push' }] } } });
     for (const input of ['X=push; git $X', 'git ${X:-push}', 'git $(echo push)', 'git `echo push`']) {
       const d = await decideTerminal(p, input);
-      expect({ input, outcome: d.outcome, level: d.level }).toEqual({ input, outcome: 'deny', level: 'unsafe_shell' });
+      expect({ input, outcome: d.outcome, level: d.level }).toEqual({ input, outcome: 'confirm', level: 'expansion' });
     }
     expect((await decideTerminal(p, 'git push')).outcome).toBe('confirm');
     expect((await decideTerminal(p, 'git status')).outcome).toBe('allow');
-    // A tool-level allow with a confirm rule is not an allow-all either.
-    const tool = merged({ tools: { terminal: { default: 'allow', always_confirm: [{ pattern: '^git\\s+push' }] } } });
-    expect((await decideTerminal(tool, 'X=push; git $X')).outcome).toBe('deny');
+    // Nor is it an allow-all that would admit an unparseable command (only an unconditional allow-all does).
+    expect((await decideTerminal(p, 'git push "unterminated')).outcome).toBe('deny');
+    expect((await decideTerminal(merged({ default: 'allow' }), 'git push "unterminated')).outcome).toBe('allow');
   });
 
   it(
@@ -169,19 +166,17 @@ describe('Zed edge cases', () => {
     const both = await decideTerminal(p, 'ls && pwd');
     expect(both).toMatchObject({ outcome: 'allow', subCommands: ['ls', 'pwd'] });
     const notAll = await decideTerminal(p, 'ls && whoami');
-    expect(notAll).toMatchObject({ outcome: 'confirm', level: 'global_default', patterns: ['^whoami\\b'] });
+    expect(notAll).toMatchObject({ outcome: 'confirm', level: 'global_default', patterns: ['(?-i)^ls && whoami$'] });
   });
 
-  it('extracts Zed-style patterns for "always" answers', async () => {
+  it('learns the exact command line for "always", and that rule allows only that line', async () => {
     const p = merged({});
-    expect((await decideTerminal(p, 'cargo build --release')).patterns).toEqual(['^cargo\\s+build(\\s|$)']);
-    expect((await decideTerminal(p, 'cargo -q')).patterns).toEqual(['^cargo\\b']);
-    expect((await decideTerminal(p, './run.sh x')).patterns).toEqual([]);
-    expect((await decideTerminal(p, 'PAGER=cat git log')).patterns).toEqual(['^(PAGER=cat\\s+)?git\\s+log(\\s|$)']);
-    const learned = merged({
-      tools: { terminal: { always_allow: [{ pattern: '^(PAGER=cat\\s+)?git\\s+log(\\s|$)' }] } },
-    });
-    expect((await decideTerminal(learned, 'PAGER=cat git log -3')).outcome).toBe('allow');
+    expect((await decideTerminal(p, 'cargo build --release')).patterns).toEqual(['(?-i)^cargo build --release$']);
+    expect((await decideTerminal(p, './run.sh x')).patterns).toEqual(['(?-i)^\\./run\\.sh x$']);
+    const learned = merged({ tools: { terminal: { always_allow: [{ pattern: '(?-i)^PAGER=cat git log$' }] } } });
+    expect((await decideTerminal(learned, 'PAGER=cat git log')).outcome).toBe('allow');
+    expect((await decideTerminal(learned, 'PAGER=cat git log -3')).outcome).toBe('confirm');
+    expect((await decideTerminal(learned, 'PAGER=cat git log; rm -r x')).outcome).toBe('confirm');
   });
 });
 
@@ -210,7 +205,7 @@ describe('bad inputs', () => {
     expect(decide({ tool: 'terminal', input: 'ls' }, p)).toMatchObject({ outcome: 'deny', level: 'unsafe_shell' });
   });
 
-  it('denies a command that does not parse, naming the error', async () => {
+  it('denies a command that does not parse, naming the error, unless the policy allows everything', async () => {
     const d = await decideTerminal(
       merged({ tools: { terminal: { always_allow: [{ pattern: '.*' }] } } }),
       'ls "unterminated',
@@ -265,13 +260,17 @@ describe('file tools', () => {
     });
   });
 
-  it('offers only Yes/No scope and no patterns for always-ask paths; ^dir/ patterns otherwise', () => {
+  it('offers only Yes/No scope and no patterns for always-ask paths; the exact path otherwise', () => {
     expect(decide({ tool: 'edit_file', input: '.git/config', path: facts }, p)).toMatchObject({
       scope: 'sensitive',
       reason: '`.git/config` is inside a protected directory (.git or .skein)',
     });
-    expect(decide({ tool: 'edit_file', input: 'lib/util/x.ts', path: facts }, p).patterns).toEqual(['^lib/util/']);
-    expect(decide({ tool: 'edit_file', input: 'README.md', path: facts }, p).patterns).toEqual([]);
+    expect(decide({ tool: 'edit_file', input: 'lib/util/x.ts', path: facts }, p).patterns).toEqual([
+      '(?-i)^lib/util/x\\.ts$',
+    ]);
+    expect(decide({ tool: 'edit_file', input: '/ws/README.md', path: facts }, p).patterns).toEqual([
+      '(?-i)^README\\.md$',
+    ]);
   });
 
   it('a symlink that resolves outside always asks, even when allowed', () => {
@@ -287,5 +286,103 @@ describe('file tools', () => {
   it('a deny default still denies sensitive paths that no rule allows', () => {
     const q = merged({ tools: { write_file: { default: 'deny' } } });
     expect(decide({ tool: 'write_file', input: '.git/config', path: facts }, q).outcome).toBe('deny');
+  });
+});
+
+/** Issue 14, "$VAR in docs and behaviour": an expansion goes to a person, never to an allow rule or default. */
+describe('expansions', () => {
+  const SHAPES = [
+    'echo $HOME',
+    'echo ${HOME}',
+    'echo $(date)',
+    'echo `date`',
+    'cat <(ls)',
+    'read -p "name? " ans; echo $ans',
+  ];
+  const POLICIES: Array<[string, PolicyInput, { outcome: string; level: string }]> = [
+    ['default allow', { default: 'allow' }, { outcome: 'confirm', level: 'expansion' }],
+    ['tool default allow', { tools: { terminal: { default: 'allow' } } }, { outcome: 'confirm', level: 'expansion' }],
+    ['default confirm', { default: 'confirm' }, { outcome: 'confirm', level: 'expansion' }],
+    [
+      'allow rules covering every command',
+      { tools: { terminal: { always_allow: [{ pattern: '^(echo|cat|read)\\b' }] } } },
+      { outcome: 'confirm', level: 'expansion' },
+    ],
+    [
+      'a deny rule',
+      { default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^(echo|cat)\\b' }] } } },
+      { outcome: 'deny', level: 'deny_rule' },
+    ],
+    [
+      'a confirm rule',
+      { default: 'allow', tools: { terminal: { always_confirm: [{ pattern: '^(echo|cat)\\b' }] } } },
+      { outcome: 'confirm', level: 'confirm_rule' },
+    ],
+    ['default deny', { default: 'deny' }, { outcome: 'deny', level: 'global_default' }],
+  ];
+  const rows = SHAPES.flatMap((input) => POLICIES.map(([name, policy, want]) => [input, name, policy, want] as const));
+
+  it.each(rows)('%s under %s', async (input, _name, policy, want) => {
+    const d = await decideTerminal(merged(policy), input);
+    expect({ outcome: d.outcome, level: d.level }).toEqual(want);
+    if (d.outcome === 'confirm') expect(d.patterns).toEqual([exactRule(input)]);
+  });
+
+  it('built-ins still deny an expansion', async () => {
+    const d = await decideTerminal(merged({ default: 'allow' }), 'rm -rf $HOME');
+    expect(d).toMatchObject({ outcome: 'deny', level: 'builtin' });
+  });
+
+  it('an "always" for an expansion learns the exact command string, which allows that string only', async () => {
+    const input = 'read -p "name? " ans; echo $ans';
+    const p = merged({ tools: { terminal: { always_allow: [{ pattern: exactRule(input)! }] } } });
+    expect(await decideTerminal(p, input)).toMatchObject({ outcome: 'allow', level: 'allow_rule', patterns: [] });
+    for (const sibling of [`${input}; id`, 'read -p "name? " ans; echo $ans2', 'READ -p "name? " ans; echo $ans']) {
+      expect((await decideTerminal(p, sibling)).outcome).toBe('confirm');
+    }
+    // A deny rule still wins over the learned exact rule.
+    const q = merged({
+      tools: { terminal: { always_allow: [{ pattern: exactRule(input)! }], always_deny: [{ pattern: '^read\\b' }] } },
+    });
+    expect((await decideTerminal(q, input)).outcome).toBe('deny');
+  });
+
+  it('an unparseable command with an expansion asks even under an allow-all policy', async () => {
+    const p = merged({ default: 'allow' });
+    expect((await decideTerminal(p, 'echo $(date) "unterminated')).outcome).toBe('confirm');
+    expect((await decideTerminal(p, 'echo "unterminated')).outcome).toBe('allow');
+  });
+});
+
+/** Issue 14: policy files are reloaded when they change, so a shell command must not rewrite them unasked. */
+describe('shell commands naming the policy files always ask', () => {
+  const allowAll = merged({ default: 'allow', tools: { terminal: { always_allow: [{ pattern: '.*' }] } } });
+  it.each([
+    `echo '{"default":"allow"}' > .skein/policy.json`,
+    'cp /tmp/p.json .skein/policy.json',
+    'cp /tmp/p.json ./.SKEIN/policy.json',
+    'cd .skein && cp /tmp/p.json policy.json',
+    'cp /tmp/p.json .sk*/policy.json',
+    'cp /tmp/p.json .s?ein/policy.json',
+    'rm -f .skein/policy.json',
+    "cp /tmp/p.json '.skein/policy.json'",
+    'tee ~/.config/skein/policy.json < /tmp/p.json',
+    'mv /tmp/p.json "$HOME/.config/sk*/policy.json"',
+  ])('%s', async (input) => {
+    const d = await decideTerminal(allowAll, input);
+    expect({ outcome: d.outcome, level: d.level, scope: d.scope, patterns: d.patterns }).toEqual({
+      outcome: 'confirm',
+      level: 'always_ask',
+      scope: 'sensitive',
+      patterns: [],
+    });
+  });
+
+  it('a deny rule or a deny default still denies; other paths are not affected', async () => {
+    const deny = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^cp\\b' }] } } });
+    expect((await decideTerminal(deny, 'cp x .skein/policy.json')).outcome).toBe('deny');
+    expect((await decideTerminal(merged({ default: 'deny' }), 'cp x .skein/policy.json')).outcome).toBe('deny');
+    expect((await decideTerminal(allowAll, 'cp x skein.json')).outcome).toBe('allow');
+    expect((await decideTerminal(allowAll, 'cat docs/skein/notes.md')).outcome).toBe('allow');
   });
 });

@@ -109,16 +109,16 @@ describe('permission machine', () => {
           deadline: '2026-11-29T12:01:00.000Z',
           options: [
             {
-              id: 'allow_always:^cargo\\s+build(\\s|$)',
-              label: 'Always for `cargo build` commands',
+              id: 'allow_always:(?-i)^cargo build --release$',
+              label: 'Always allow `cargo build --release` (this exact command)',
               decision: 'allow_always',
-              pattern: '^cargo\\s+build(\\s|$)',
+              pattern: '(?-i)^cargo build --release$',
             },
             {
-              id: 'deny_always:^cargo\\s+build(\\s|$)',
-              label: 'Never for `cargo build` commands',
+              id: 'deny_always:(?-i)^cargo build --release$',
+              label: 'Always deny `cargo build --release` (this exact command)',
               decision: 'deny_always',
-              pattern: '^cargo\\s+build(\\s|$)',
+              pattern: '(?-i)^cargo build --release$',
             },
             { id: 'allow_once', label: 'Only this time', decision: 'allow_once' },
             { id: 'deny_once', label: 'Deny', decision: 'deny_once' },
@@ -150,7 +150,7 @@ describe('permission machine', () => {
     a.actor.send(decide('allow_always'));
     expect(a.facts[1]!.data).toMatchObject({
       by: 'user',
-      learned: { tool: 'terminal', list: 'always_allow', patterns: ['^cargo\\s+build(\\s|$)'] },
+      learned: { tool: 'terminal', list: 'always_allow', patterns: ['(?-i)^cargo build$'] },
     });
     const d = start(await input('cargo publish'));
     d.actor.send(decide('deny_always', 'main', '^cargo\\s+publish\\b'));
@@ -195,7 +195,7 @@ describe('permission machine', () => {
 
   it('auto-resolves a pending request when a policy change now decides it', async () => {
     const first = start(await input('cargo build', { requestId: 'r-1' }));
-    const second = start(await input('cargo build --release', { requestId: 'r-2' }));
+    const second = start(await input('cargo build', { requestId: 'r-2' }));
     first.actor.send(decide('allow_always'));
     const learned = (first.facts[1]!.data as { learned: { patterns: string[] } }).learned;
     const widened = Policy.parse({
@@ -289,7 +289,7 @@ describe('permission machine', () => {
     const restored = start(await input('make', { now: new Date().toISOString(), resume: resumeFrom(snap.context) }));
     expect(restored.facts).toEqual([]);
     expect(restored.actor.getSnapshot().context.deadline).toBe('2026-11-29T12:01:00.000Z');
-    expect(restored.actor.getSnapshot().context.decision.patterns).toEqual(['^make\\b']);
+    expect(restored.actor.getSnapshot().context.decision.patterns).toEqual(['(?-i)^make$']);
     armDeadline(restored.actor.getSnapshot().context.deadline, () =>
       restored.actor.send({ type: 'permission.timeout', data: { requestId: 'r-1' } }),
     );

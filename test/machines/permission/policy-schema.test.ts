@@ -85,6 +85,7 @@ describe('policy schema', () => {
       'permission.granted',
       'permission.denied',
       'policy.changed',
+      'policy.file.rejected',
     ]);
     expect(PermissionDecide.data.safeParse({ requestId: 'r-1', decision: 'allow_sometimes' }).success).toBe(false);
   });
