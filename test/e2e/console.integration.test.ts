@@ -108,13 +108,21 @@ describe('web console', { timeout: 90_000 }, () => {
     await ask.waitFor(POLL);
     const always = ask.getByRole('button', { name: 'Always', exact: true });
     // The button says which rule an "always" answer persists.
-    expect(await always.getAttribute('title')).toMatch(/^Always for `.*docs/);
+    expect(await always.getAttribute('title')).toMatch(/^Always allow `docs\/always\.md`/);
     await always.click();
     expect(await ask.getByRole('status').textContent()).toBe('Always sent');
     expect(await first).toMatchObject({ ok: true });
     await ask.waitFor({ state: 'detached', ...POLL });
     // The learned rule answers the next identical request without a person (no ask: a short timeout suffices).
     expect(await read(10_000)).toMatchObject({ ok: true });
+    // The rule is the narrowest that covers the read: a sibling still asks.
+    writeFileSync(join(rt.workspace, 'docs', 'other.md'), 'canary-sibling\n');
+    const sibling = call(rt.bus, 'helper', 'file.read', { path: 'docs/other.md' }, { timeoutMs: 60_000 });
+    const siblingAsk = ui.page.getByRole('article', { name: /read_file request .* from helper/ });
+    await siblingAsk.waitFor(POLL);
+    expect(await siblingAsk.getByLabel('path').textContent()).toBe('docs/other.md');
+    await siblingAsk.getByRole('button', { name: 'Deny', exact: true }).click();
+    expect(await sibling).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
   });
 
   it('a hunk rejected in the page is restored on disk, and Undo reject brings the change back', async () => {
