@@ -119,13 +119,36 @@ export function namesPolicy(text: string): string | undefined {
 function matchesPart(part: string, name: string): boolean {
   if (part.toLowerCase() === name) return true;
   if (!/[*?[]/.test(part)) return false;
-  const source = part
-    .split('')
-    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c === '[' || c === ']' ? c : c.replace(/[.+^${}()|\\]/g, '\\$&')))
-    .join('');
   try {
-    return new RegExp(`^${source}$`, 'i').test(name);
+    return new RegExp(`^${globSource(part)}$`, 'i').test(name);
   } catch {
-    return true; // an unbalanced bracket: cannot tell, so treat it as naming the policy
+    return true; // a class JavaScript cannot read (`[z-a]`): cannot tell, so treat it as naming the policy
   }
+}
+
+/**
+ * A bash glob as a regex source: `*`, `?`, and `[…]` classes (`!` or `^` negates). A `[` with no closing `]`
+ * is a literal `[`, as bash reads it (`printf '\033[1;31m'` names no file).
+ */
+function globSource(glob: string): string {
+  let out = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*') out += '.*';
+    else if (c === '?') out += '.';
+    else if (c === '[') {
+      // The class ends at the first `]` after its first character (a leading `]` is part of the class).
+      const start = glob[i + 1] === '!' || glob[i + 1] === '^' ? i + 2 : i + 1;
+      const end = glob.indexOf(']', start + 1);
+      if (end === -1 || start >= glob.length) {
+        out += '\\[';
+        continue;
+      }
+      const negate = start === i + 2 ? '^' : '';
+      const body = glob.slice(start, end).replace(/[\\\]^]/g, '\\$&');
+      out += `[${negate}${body}]`;
+      i = end;
+    } else out += c.replace(/[.+^${}()|\\\]]/g, '\\$&');
+  }
+  return out;
 }

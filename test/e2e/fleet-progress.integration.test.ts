@@ -19,7 +19,7 @@ agents:
   - label: broken
     agentId: broken
     steps:
-      - exec: "for i in $(seq 1 30); do echo line-$i; done; echo 'FAILTAIL: missing module' >&2; (exit 3)"
+      - exec: "seq -f line-%g 1 30; echo 'FAILTAIL: missing module' >&2; (exit 3)"
         expectExit: 0
 `;
 
@@ -48,7 +48,7 @@ describe('skein fleet run: live progress', () => {
 
   it("prints each step and a failed step's output tail as they happen, before the report", async () => {
     const fleet = startCli(['fleet', 'run', plan, '--data', run.data]);
-    const failed = /\[\+\d+\.\ds\] broken ✗ exec for i in .*: exited exit=3 \(\d+ ms\)/;
+    const failed = /\[\+\d+\.\ds\] broken ✗ exec seq -f line-%g .*: exited exit=3 \(\d+ ms\)/;
     await until(
       () => failed.test(fleet.stderr()) && /│ FAILTAIL: missing module\n/.test(fleet.stderr()),
       () => `stderr: ${fleet.stderr()}\nstdout: ${fleet.stdout()}`,
@@ -69,7 +69,7 @@ describe('skein fleet run: live progress', () => {
 
     const code = await fleet.exited;
     expect(code).toBe(1);
-    expect(fleet.stderr()).toMatch(/\] broken "broken" failed: exec for i in .*exit=3/);
+    expect(fleet.stderr()).toMatch(/\] broken "broken" failed: exec seq -f line-%g .*exit=3/);
     expect(fleet.stderr()).toMatch(/\] slow "slow" completed\n/);
     expect(fleet.stdout()).toMatch(/^slow "slow" → completed$/m);
     expect(fleet.stdout()).toMatch(/^broken "broken" → failed$/m);
