@@ -66,7 +66,9 @@ export const DEMO_PLAN: FleetPlan = {
       agentId: 'docs',
       steps: [
         { write: { path: 'docs/CHANGELOG.md', content: '# Changelog\n\n- totals count quantities\n' } },
-        { exec: 'wc -l docs/CHANGELOG.md' },
+        // A read, not a shell command: commands of two agents running at once in one directory both see
+        // each other's changes, and under load `tests`' build.log was put down to `docs`.
+        { read: { path: 'docs/CHANGELOG.md' } },
       ],
     },
   ],
