@@ -24,6 +24,16 @@ export const MODULES = {
       'test/machines/permission/permission-mutants.test.ts',
     ],
   },
+  // The path rules and learned patterns alone (the whole policy module costs hours: see docs/quality.md).
+  'policy-paths': {
+    mutate: ['machines/permission/permission-paths.ts', 'machines/permission/permission-patterns.ts'],
+    tests: [
+      'test/machines/permission/permission-patterns.test.ts',
+      'test/machines/permission/names-policy.test.ts',
+      'test/machines/permission/path-facts.test.ts',
+      'test/machines/permission/permission-policy.test.ts',
+    ],
+  },
   shell: {
     mutate: [
       'machines/permission/shell-words.ts',
