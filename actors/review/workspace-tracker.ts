@@ -63,6 +63,8 @@ class RootWatch {
   /** The kernel may have dropped events, or the rules changed: scan everything at the next refresh. */
   rescan = false;
   queue: Promise<unknown> = Promise.resolve();
+  /** A refresh queued that has not started yet: a caller now shares it (its barrier starts after the call). */
+  pending: Promise<void> | undefined;
 
   readonly root: string;
   ignore: WorkspaceIgnore;
@@ -190,9 +192,15 @@ export class WorkspaceTracker {
     if (this.#roots.get(rw.root) === rw) this.#setScan(rw.root, why);
   }
 
-  /** Serialized per root: waits for the notifications already queued, then applies them. */
+  /**
+   * Serialized per root: waits for the notifications already queued, then applies them. Callers while one
+   * refresh runs share the next one (it starts, barrier included, after all of them), so commands finishing
+   * at once in one workspace wait for at most two refreshes, not one each in a row.
+   */
   #refresh(rw: RootWatch): Promise<void> {
+    if (rw.pending) return rw.pending;
     const run = rw.queue.then(async () => {
+      rw.pending = undefined;
       if (rw.watching) await notifyBarrier();
       if (!rw.watching || rw.rescan || rw.events >= this.#overflowAt) return this.#resync(rw);
       try {
@@ -203,6 +211,7 @@ export class WorkspaceTracker {
         await this.#resync(rw);
       }
     });
+    rw.pending = run;
     rw.queue = run.catch(() => undefined);
     return run;
   }

@@ -130,6 +130,19 @@ describe.each([
     expect(await run('true')).toEqual([]);
   });
 
+  it('16 commands ending at once (refreshes shared): each sees its own change, made just before its end', async () => {
+    const marks = await Promise.all(Array.from({ length: 16 }, () => tracker.begin(f.ws)));
+    const ends: Array<Promise<Summary>> = [];
+    for (let i = 0; i < marks.length; i++) {
+      // Written while earlier ends' refreshes are queued or running: a shared refresh must still see it.
+      sh(f.ws, `echo ${i} > c${i}.txt`);
+      ends.push(tracker.end(marks[i]!).then(summary));
+      if (i % 3 === 0) await new Promise((r) => setImmediate(r));
+    }
+    const seen = await Promise.all(ends);
+    seen.forEach((changes, i) => expect(changes).toContainEqual([`c${i}.txt`, 'created', `${i}\n`]));
+  });
+
   it('skips .git, node_modules and .gitignore patterns, also in directories a command makes', async () => {
     f.write('.gitignore', 'build/\n*.log\n');
     expect(
