@@ -21,8 +21,10 @@ import { percentile, scaled, type Bench, type BenchResult } from './types.ts';
 
 const AGENTS = scaled(8, 2);
 const PER_AGENT = scaled(100, 5);
-const WORKSPACES = [scaled(5_000, 50), scaled(50_000, 200)];
-const EXECS: Record<number, number> = { [WORKSPACES[0]!]: scaled(200, 5), [WORKSPACES[1]!]: scaled(60, 5) };
+/** `SKEIN_BENCH_FILES=5000` runs only that workspace size (the 50,000-file scan alone takes minutes). */
+const ONLY_FILES = Number(process.env['SKEIN_BENCH_FILES'] ?? 0);
+const WORKSPACES = [scaled(5_000, 50), scaled(50_000, 200)].filter((n) => !ONLY_FILES || n === ONLY_FILES);
+const EXECS: Record<number, number> = { [scaled(5_000, 50)]: scaled(200, 5), [scaled(50_000, 200)]: scaled(60, 5) };
 
 type Env = { nats: TestNats; rt: TestRuntime };
 
