@@ -74,3 +74,16 @@ describe('headTail', () => {
     );
   });
 });
+
+describe('utf8Length', () => {
+  // The output path counts bytes with Buffer.byteLength (native); offsets must agree with utf8Length everywhere.
+  it(`equals Buffer.byteLength for any string, lone surrogates included (seed ${seed})`, () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (s) => {
+        expect(utf8Length(s)).toBe(Buffer.byteLength(s, 'utf8'));
+      }),
+      { seed, numRuns: 500 },
+    );
+    expect(utf8Length('\ud800x')).toBe(4);
+  });
+});
