@@ -51,6 +51,7 @@ export class JetStreamLog implements EventLog {
   static async open(nc: NatsConnection, options: JetStreamLogOptions = {}): Promise<JetStreamLog> {
     const jsm = await jetstreamManager(nc);
     const window = nanos(options.duplicateWindowMs ?? 120_000);
+    const replicas = streamReplicas(nc);
     await ensureStream(jsm, {
       name: EVENTS_STREAM,
       subjects: [subjectPatterns.allEvents],
@@ -61,8 +62,9 @@ export class JetStreamLog implements EventLog {
       deny_purge: true,
       duplicate_window: window,
       allow_direct: true,
+      num_replicas: replicas,
     });
-    await ensureOutputStream(jsm, options.outputMaxBytes ?? 256 * 1024 * 1024, window);
+    await ensureOutputStream(jsm, options.outputMaxBytes ?? 256 * 1024 * 1024, window, replicas);
     return new JetStreamLog(jetstream(nc), jsm, options.appendTimeoutMs ?? 5_000);
   }
 
@@ -145,6 +147,20 @@ export class JetStreamLog implements EventLog {
     // The connection belongs to the caller.
   }
 }
+
+/**
+ * Replicas for skein's streams: min(3, servers in the cluster), 1 on a single server. The cluster's size is
+ * read from the server's INFO (`cluster` and the client URLs it gossips, `connect_urls`), so one skein
+ * binary fits a laptop and a 3- or 5-node cluster; R3 survives one node lost, more only costs writes.
+ */
+export function streamReplicas(nc: NatsConnection): number {
+  const info = nc.info;
+  if (!info?.cluster) return 1;
+  return Math.min(MAX_REPLICAS, Math.max(1, new Set(info.connect_urls ?? []).size));
+}
+
+/** R3: one node of three may be lost with every acknowledged fact kept (a majority acked it). */
+const MAX_REPLICAS = 3;
 
 async function ensureStream(
   jsm: JetStreamManager,
