@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { AgentId } from './ids.ts';
+import { HostName } from './hosts.ts';
 import { defineCommand, defineEvent } from './message.ts';
 import { shellQuote } from './shell-quote.ts';
 
@@ -93,6 +94,7 @@ export const AgentGet = defineCommand('agent.get', {
     result: z.unknown().optional(),
     error: z.string().nullable(),
     children: z.array(AgentId),
+    host: HostName.optional(),
   }),
 });
 
@@ -150,6 +152,7 @@ export const AgentNode = z.object({
   status: AgentStatus,
   depth: z.number().int(),
   workspace: z.string(),
+  host: HostName.optional().describe('The named host the agent lives on (absent with one unnamed host).'),
 });
 export type AgentNode = z.infer<typeof AgentNode>;
 
@@ -176,10 +179,13 @@ export const AgentSpawned = defineEvent('agent.spawned', {
       .object({ command: z.string(), args: z.array(z.string()) })
       .nullable()
       .default(null),
+    host: HostName.optional().describe(
+      'The named host that serves the agent (its terminals, files and worker); absent with one unnamed host.',
+    ),
   }),
   describe: (d) =>
     `${d.agentId} "${d.label}" parent=${d.parentId ?? '-'} ` +
-    `workspace=${d.workspace}${d.worker ? ` worker=${d.worker.command}` : ''}`,
+    `workspace=${d.workspace}${d.worker ? ` worker=${d.worker.command}` : ''}${d.host ? ` host=${d.host}` : ''}`,
 });
 
 export const AgentWorkerStarted = defineEvent('agent.worker.started', {

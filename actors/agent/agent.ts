@@ -100,6 +100,7 @@ export class AgentService {
       ...(view.result === undefined ? {} : { result: view.result }),
       error: view.error,
       children: this.#deps.directory.children(agentId),
+      ...(view.host ? { host: view.host } : {}),
     };
   }
 
@@ -113,6 +114,7 @@ export class AgentService {
         status: v.status,
         depth: v.depth,
         workspace: v.workspace,
+        ...(v.host ? { host: v.host } : {}),
       };
     };
     return [node(agentId), ...this.#deps.directory.descendants(agentId).map(node)];
@@ -197,6 +199,8 @@ export class AgentService {
         task: data.task ?? null,
         hasPolicy: data.policy !== undefined,
         worker: data.worker ? { command: data.worker.command, args: data.worker.args } : null,
+        // Without a named host to go to, a child lives where its parent does.
+        ...(parent.host ? { host: parent.host } : {}),
       },
     });
     const child = this.view(agentId)!;

@@ -45,7 +45,8 @@ export function agentDomain(
     reactions: [
       // Folded first, then fed: the actor's effects read the directory, which must already see the fact.
       ...(live ? [{ on: isAgentFact, when: 'always' as const, run: (fact: StoredFact) => live.feed(fact) }] : []),
-      { on: isAgentFact, when: 'live', run: (fact) => agents.notify(fact) },
+      // A parent waiting here for a child on another host is woken by that host's facts too.
+      { on: isAgentFact, when: 'live', foreign: true, run: (fact) => agents.notify(fact) },
       ...more,
     ],
     restore: reconcile ? async () => void (await reconcile()) : undefined,

@@ -62,7 +62,7 @@ export class FactWriter {
   readonly #o: FactWriterOptions;
   readonly #lastBySubject = new Map<string, number>();
   readonly #lock = new KeyedLock();
-  readonly #listeners = new Set<(fact: StoredFact) => void>();
+  readonly #listeners = new Set<(fact: StoredFact, foreign: boolean) => void>();
   /**
    * Subjects whose last append ended in doubt (a timeout, a dropped connection): the fact may still be
    * stored later. Before the next append there, the subject is re-read from the log, never guessed.
@@ -90,8 +90,23 @@ export class FactWriter {
     return this.#lastSeq;
   }
 
-  /** Called with every fact once it is durable (after the fold). */
-  onFact(listener: (fact: StoredFact) => void): () => void {
+  /**
+   * Folds a fact another host appended, seen by following the log (named hosts). Under the subject's lock,
+   * so an append of this writer in flight there is folded first and never twice.
+   */
+  observe(stored: StoredFact): Promise<void> {
+    return this.#lock.run(stored.subject, async () => {
+      if (stored.seq <= (this.#lastBySubject.get(stored.subject) ?? 0)) return;
+      this.#lastBySubject.set(stored.subject, stored.seq);
+      this.#apply(stored, 'events', true);
+    });
+  }
+
+  /**
+   * Called with every fact once it is durable (after the fold); `foreign` when another host appended it
+   * (`observe`).
+   */
+  onFact(listener: (fact: StoredFact, foreign: boolean) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
@@ -260,7 +275,7 @@ export class FactWriter {
     }
   }
 
-  #apply(stored: StoredFact, stream: LogStream = 'events'): void {
+  #apply(stored: StoredFact, stream: LogStream = 'events', foreign = false): void {
     if (stream === 'events') {
       this.#facts += 1;
       this.#lastSeq = Math.max(this.#lastSeq, stored.seq);
@@ -269,7 +284,7 @@ export class FactWriter {
     }
     for (const listener of this.#listeners) {
       try {
-        listener(stored);
+        listener(stored, foreign);
       } catch (err) {
         this.#o.logger.error({ err, event: stored.type }, 'fact listener failed');
       }

@@ -28,6 +28,7 @@ import { FactWriter, type StampOptions } from './fact-writer.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from 'pino';
 import type { AnyDomain, Gate, HandlerContext, Reaction } from './domain.ts';
+import type { Route } from '../../machines/hosts/liveness.ts';
 
 export type { Gate, HandlerContext } from './domain.ts';
 
@@ -52,6 +53,11 @@ export type HostOptions = {
   appendRetryDelayMs: number;
   /** Throws a retryable `unavailable` error while the event log is unreachable (broker down). */
   assertAvailable?: (() => void) | undefined;
+  /**
+   * Named hosts: who answers a command for an agent (machines/hosts/liveness.ts). Undefined: this host
+   * answers for every agent, as a single host does.
+   */
+  route?: ((agentId: string) => Route) | undefined;
 };
 
 export class Host {
@@ -76,6 +82,7 @@ export class Host {
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
   #subscription: Subscription | undefined;
+  #stopFollowing: (() => void) | undefined;
 
   constructor(options: HostOptions) {
     this.options = options;
@@ -90,11 +97,11 @@ export class Host {
       retryDelayMs: options.appendRetryDelayMs,
       assertAvailable: options.assertAvailable,
     });
-    this.writer.onFact((fact) => {
+    this.writer.onFact((fact, foreign) => {
       if (fact.causationId) this.#noteCaused(commandKey(fact.agentId, fact.causationId), fact);
       const parts = parseEventSubject(fact.subject);
       if (parts?.aggregate === 'agent') this.#agentSubjects.set(parts.aggregateId, fact.subject);
-      this.#react(fact);
+      this.#react(fact, foreign);
     });
   }
 
@@ -153,6 +160,18 @@ export class Host {
     for (const domain of this.#domains) await domain.restore?.();
   }
 
+  /**
+   * Named hosts: folds the facts other hosts append, from the end of what this host has read on, so it
+   * knows the agents placed on it and their parents' state. Stopped with the host.
+   */
+  follow(): void {
+    const follow = this.options.log.follow;
+    if (!follow)
+      throw new Error(`the ${this.options.log.kind} event log cannot be followed; named hosts need JetStream`);
+    const following = follow.call(this.options.log, this.writer.lastSeq + 1, (stored) => this.writer.observe(stored));
+    this.#stopFollowing = () => following.stop();
+  }
+
   /** Starts taking commands; call once every domain is ready. */
   async serve(): Promise<void> {
     this.#subscription = this.options.bus.subscribe(subjectPatterns.allCommands, (msg) => this.#receive(msg));
@@ -186,6 +205,7 @@ export class Host {
    */
   async stop(drainMs = 3_000): Promise<void> {
     this.#subscription?.unsubscribe();
+    this.#stopFollowing?.();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
     await Promise.race([Promise.allSettled([...this.#inFlight]), deadline]);
@@ -197,10 +217,11 @@ export class Host {
     this.#domains.length = 0;
   }
 
-  #react(fact: StoredFact): void {
+  #react(fact: StoredFact, foreign: boolean): void {
     const phase = this.#phase === 'restoring' ? 'restore' : 'live';
     for (const reaction of this.#reactions) {
       if (reaction.when !== 'always' && reaction.when !== phase) continue;
+      if (foreign && !reaction.foreign) continue;
       if (typeof reaction.on === 'function' ? !reaction.on(fact.type) : !reaction.on.includes(fact.type)) continue;
       try {
         const done = reaction.run(fact);
@@ -226,6 +247,21 @@ export class Host {
 
   async #handle(msg: BusMsg): Promise<void> {
     let reply: Uint8Array;
+    const route = this.options.route?.(msg.subject.split('.')[2] ?? '');
+    if (route && !route.serve) {
+      // Another host owns the agent: it answers, or nobody does and the caller learns why (never from here).
+      if (!('unavailable' in route)) return;
+      this.#logger.warn({ subject: msg.subject }, 'command for an agent whose host is away');
+      if (msg.reply) {
+        msg.respond(
+          encode({
+            ok: false,
+            error: toErrorInfo(new RuntimeError(ErrorCode.Unavailable, route.unavailable, { retryable: true })),
+          }),
+        );
+      }
+      return;
+    }
     try {
       if (this.#unavailable) throw new RuntimeError(ErrorCode.Unavailable, this.#unavailable, { retryable: true });
       const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes);

@@ -20,7 +20,10 @@ import { AGGREGATES, registerAllDomains } from './domains.ts';
 import type { LiveAgents } from '../../actors/agent/live-agents.ts';
 import type { EventLog } from '../transport/event-log.ts';
 import { Host } from './host.ts';
-import { JetStreamLog } from '../transport/jetstream-log.ts';
+import { JetStreamLog, streamReplicas } from '../transport/jetstream-log.ts';
+import { HostRegistry } from './host-registry.ts';
+import { routeCommand } from '../../machines/hosts/liveness.ts';
+import { AppendConflictError } from '../transport/event-log.ts';
 import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
@@ -45,6 +48,9 @@ export const RuntimeInfo = z.object({
   natsServerPid: z.number().int().optional(),
   websocketUrl: z.string().optional(),
   rootAgentId: z.string(),
+  /** Networked mode with `--host`: this host's name, and the host serving the root agent. */
+  host: z.string().optional(),
+  rootHost: z.string().optional(),
   workspace: z.string(),
   dataDir: z.string(),
   startedAt: z.string(),
@@ -125,10 +131,18 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   let networked: NetworkedIdentities | undefined;
   /** Embedded mode: the socket's key; each agent (worker, `skein creds`) gets its own token. */
   let key: Buffer | undefined;
+  /** Named hosts (`--host`): the registry this host heartbeats into. */
+  let registry: HostRegistry | undefined;
+  let rootHost: string | undefined;
   /** Set once the host has restored state: which agents have finished (their tokens are refused). */
   let finished: (agentId: string) => boolean = () => false;
 
   try {
+    if (config.host && mode !== 'networked') {
+      throw new Error(
+        `--host ${config.host} joins a runtime shared over NATS: add --nats <url> (a cluster's URLs, comma-separated)`,
+      );
+    }
     if (mode === 'embedded') {
       const embedded = new EmbeddedBus();
       bus = embedded;
@@ -191,6 +205,21 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
         duplicateWindowMs: config.log.duplicateWindowMs,
         appendTimeoutMs: config.log.appendTimeoutMs,
       });
+      if (config.host) {
+        const joined = await HostRegistry.open({
+          nc: natsBus.nc,
+          name: config.host,
+          hostId,
+          workspace: realpathSync(config.workspace),
+          config: config.hosts,
+          replicas: streamReplicas(natsBus.nc),
+          logger: logger.child({ actor: 'hosts' }),
+        });
+        registry = joined;
+        await joined.join();
+        // Before the bus closes: a clean stop is recorded, never taken for a lost host.
+        cleanups.unshift(() => joined.leave());
+      }
     }
   } catch (err) {
     for (const cleanup of cleanups) await cleanup().catch(() => undefined);
@@ -210,6 +239,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     appendRetries: config.log.appendRetries,
     appendRetryDelayMs: config.log.appendRetryDelayMs,
     assertAvailable,
+    route: registry ? (agentId) => routeOf(host, registry!, config.rootAgentId, agentId) : undefined,
   });
   // NATS service discovery ($SRV.PING/INFO/STATS), answered beside the host; STATS count what handlers serve.
   const discovery = microService({
@@ -246,6 +276,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       },
     }));
     await host.start();
+    // Named hosts share one log: each folds what the others append (placed agents, their parents' state).
+    if (registry) host.follow();
     if (broker) await revokeOnFinish(host, broker, logger);
     if (networked?.revoker) await revokeOnFinish(host, networked.revoker, logger);
     if (socketServer) {
@@ -274,6 +306,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       cleanups.unshift(() => keeper.stop());
     }
     await ensureRootAgent(host, config, logger);
+    rootHost = ownerOf(host, config.rootAgentId);
     // Commands are taken only once every domain is ready and the root exists.
     await host.serve();
     discovery.start();
@@ -295,6 +328,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     ...(natsServer ? { natsServerPid: natsServer.pid } : {}),
     ...(broker ? { websocketUrl: broker.websocketUrl } : {}),
     rootAgentId: config.rootAgentId,
+    ...(config.host ? { host: config.host } : {}),
+    ...(rootHost ? { rootHost } : {}),
     workspace: config.workspace,
     dataDir: config.dataDir,
     startedAt: host.startedAt,
@@ -340,34 +375,84 @@ async function networkedIdentities(config: LoadedConfig, logger: Logger): Promis
 
 async function ensureRootAgent(host: Host, config: LoadedConfig, logger: Logger): Promise<void> {
   const root = config.rootAgentId as AgentId;
-  if (host.agentExists(root)) {
-    const subject = host.agentSubject(root)!;
-    const workspace = (host.state(subject)?.context as { workspace?: string } | undefined)?.workspace;
-    if (workspace !== realpathSync(config.workspace)) {
-      logger.warn(
-        { agentId: root, workspace, requested: config.workspace },
-        'root agent exists with another workspace; keeping it',
+  if (host.agentExists(root)) return checkRoot(host, config, logger);
+  try {
+    await host.emit(
+      {
+        type: 'agent.spawned',
+        data: {
+          agentId: root,
+          parentId: null,
+          label: 'root',
+          workspace: realpathSync(config.workspace),
+          depth: 0,
+          task: null,
+          hasPolicy: false,
+          worker: null,
+          // The first named host to create the root serves it.
+          ...(config.host ? { host: config.host } : {}),
+        },
+      },
+      { agentId: root, id: `root:${root}` },
+    );
+  } catch (err) {
+    // Another host created the root at the same moment (one writer per aggregate): it serves it.
+    if (!(err instanceof AppendConflictError) || !config.host) throw err;
+    const deadline = Date.now() + 5_000;
+    while (!host.agentExists(root) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    if (!host.agentExists(root)) throw err;
+    return checkRoot(host, config, logger);
+  }
+  logger.info({ agentId: root, workspace: config.workspace }, 'root agent created');
+}
+
+/** The root agent exists: keep it, and with named hosts say which host serves it (refusing a second root). */
+function checkRoot(host: Host, config: LoadedConfig, logger: Logger): void {
+  const root = config.rootAgentId as AgentId;
+  const context = host.state(host.agentSubject(root)!)?.context as { workspace?: string; host?: string } | undefined;
+  if (config.host) {
+    const owner = context?.host;
+    if (owner === undefined) {
+      throw new Error(
+        `root agent '${root}' was created by a host without a name; named hosts (--host) need a root that names ` +
+          'its host: start without --host, or give this runtime its own stream (a fresh NATS account or cluster)',
       );
     }
-    return;
+    if (owner !== config.host) {
+      if (config.explicit.rootAgentId) {
+        throw new Error(
+          `root agent '${root}' is served by host '${owner}'; exactly one host serves the root, so host ` +
+            `'${config.host}' cannot: start it without --root to join as a host for placed agents`,
+        );
+      }
+      logger.info({ agentId: root, host: owner }, 'joined; the root agent is served by another host');
+      return;
+    }
   }
-  await host.emit(
-    {
-      type: 'agent.spawned',
-      data: {
-        agentId: root,
-        parentId: null,
-        label: 'root',
-        workspace: realpathSync(config.workspace),
-        depth: 0,
-        task: null,
-        hasPolicy: false,
-        worker: null,
-      },
-    },
-    { agentId: root, id: `root:${root}` },
-  );
-  logger.info({ agentId: root, workspace: config.workspace }, 'root agent created');
+  if (context?.workspace !== realpathSync(config.workspace)) {
+    logger.warn(
+      { agentId: root, workspace: context?.workspace, requested: config.workspace },
+      'root agent exists with another workspace; keeping it',
+    );
+  }
+}
+
+/** The named host an agent lives on (undefined: unknown to this host, or no named hosts). */
+function ownerOf(host: Host, agentId: string): string | undefined {
+  const subject = host.agentSubject(agentId);
+  return subject ? (host.state(subject)?.context as { host?: string } | undefined)?.host : undefined;
+}
+
+/** Who answers a command for `agentId`: the agent's host only (machines/hosts/liveness.ts). */
+function routeOf(host: Host, registry: HostRegistry, rootAgentId: string, agentId: string) {
+  const owner = ownerOf(host, agentId);
+  return routeCommand({
+    agentId,
+    owner,
+    self: registry.name,
+    servesRoot: ownerOf(host, rootAgentId) === registry.name,
+    ownerStatus: owner ? registry.status(owner) : { status: 'unknown' },
+  });
 }
 
 function dataDirInsideWorkspace(config: LoadedConfig): boolean {

@@ -129,6 +129,7 @@ export async function wirePermission(deps: {
       // Where each request's aggregate is, to read its state back.
       on: (type) => type.startsWith('permission.'),
       when: 'always',
+      foreign: true,
       run: (fact: StoredFact) => {
         const requestId = (fact.data as { requestId?: string }).requestId;
         if (requestId) requestSubjects.set(requestId, fact.subject);

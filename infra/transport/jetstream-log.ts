@@ -138,6 +138,31 @@ export class JetStreamLog implements EventLog {
     }
   }
 
+  follow(fromSeq: number, visit: (fact: StoredFact) => Promise<void>): { stop(): void } {
+    let stopped = false;
+    let stop: () => void = () => {};
+    void (async () => {
+      const consumer = await this.#js.consumers.get(EVENTS_STREAM, {
+        deliver_policy: 'by_start_sequence',
+        opt_start_seq: Math.max(1, fromSeq),
+      });
+      if (stopped) return;
+      const messages = await consumer.consume({ max_messages: 1024 });
+      stop = () => void messages.stop();
+      if (stopped) return stop();
+      for await (const m of messages) {
+        const fact = this.#decode(m, {});
+        if (fact) await visit(fact);
+      }
+    })().catch(() => undefined);
+    return {
+      stop: () => {
+        stopped = true;
+        stop();
+      },
+    };
+  }
+
   async lastSeq(stream: LogStream = 'events'): Promise<number> {
     const info = await this.#jsm.streams.info(STREAM_OF[stream]);
     return info.state.last_seq;

@@ -30,6 +30,8 @@ export type AgentContext = {
   cancelledBy: string | null;
   /** When the agent finished (the finishing fact's `at`): the worker-grace deadline counts from it. */
   finishedAt: string | null;
+  /** The named host serving the agent; absent (not null) with one unnamed host, so older digests hold. */
+  host?: string;
 };
 
 /** What the live actor's worker watcher reports: the worker's command ended. */
@@ -88,6 +90,7 @@ export const agentAggregate = setup({
         task: d.task ?? null,
         hasPolicy: d.hasPolicy ?? false,
         worker: d.worker ?? null,
+        ...(d.host ? { host: d.host } : {}),
       };
     }),
     completed: assign(({ event }) => {

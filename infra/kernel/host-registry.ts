@@ -1,0 +1,136 @@
+/**
+ * @module
+ * The registry of named hosts: one record per host in the JetStream KV
+ * bucket SKEIN_HOSTS (key = host name), refreshed every `hosts.heartbeatMs`
+ * and marked `stopped` on a clean stop. Every host watches the bucket, so
+ * liveness is judged from memory (machines/hosts/liveness.ts), never by a
+ * request per command.
+ */
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import { hostStatus, type HostStatus } from '../../machines/hosts/liveness.ts';
+import { HOSTS_BUCKET, HostRecord, type HostsConfig } from '../../schemas/index.ts';
+
+export type RegistryOptions = {
+  nc: NatsConnection;
+  name: string;
+  hostId: string;
+  workspace: string;
+  config: HostsConfig;
+  replicas: number;
+  logger: Logger;
+  now?: () => number;
+};
+
+export class HostNameTakenError extends Error {
+  override name = 'HostNameTakenError';
+}
+
+export class HostRegistry {
+  readonly name: string;
+  readonly #o: RegistryOptions;
+  readonly #kv: KV;
+  readonly #records = new Map<string, HostRecord>();
+  readonly #now: () => number;
+  #timer: NodeJS.Timeout | undefined;
+  #stopWatch: (() => void) | undefined;
+  #record: HostRecord;
+
+  private constructor(options: RegistryOptions, kv: KV) {
+    this.#o = options;
+    this.name = options.name;
+    this.#kv = kv;
+    this.#now = options.now ?? Date.now;
+    this.#record = {
+      name: options.name,
+      hostId: options.hostId,
+      pid: process.pid,
+      workspace: options.workspace,
+      startedAt: new Date(this.#now()).toISOString(),
+      heartbeatAt: this.#now(),
+      state: 'up',
+    };
+  }
+
+  /** Opens (or creates) the bucket and loads every record; `join()` then announces this host. */
+  static async open(options: RegistryOptions): Promise<HostRegistry> {
+    const kvm = new Kvm(options.nc);
+    const kv = await kvm
+      .open(HOSTS_BUCKET)
+      .then(async (kv) => (await kv.status(), kv))
+      .catch(() => kvm.create(HOSTS_BUCKET, { history: 1, replicas: options.replicas }));
+    const registry = new HostRegistry(options, kv);
+    await registry.#watch();
+    return registry;
+  }
+
+  /**
+   * Announces this host and starts its heartbeat. Refuses a name another live process holds: two hosts
+   * answering for the same agents would be a split.
+   */
+  async join(): Promise<void> {
+    const held = this.#records.get(this.name);
+    const status = this.status(this.name);
+    if (held && status.status === 'live' && held.hostId !== this.#record.hostId) {
+      throw new HostNameTakenError(
+        `host name '${this.name}' is taken by a live host (pid ${held.pid}, workspace ${held.workspace}, ` +
+          `heartbeat ${((this.#now() - held.heartbeatAt) / 1000).toFixed(1)} s ago); choose another --host, ` +
+          `or stop that host and wait ${this.#o.config.lostAfterMs} ms (hosts.lostAfterMs)`,
+      );
+    }
+    await this.#beat();
+    this.#timer = setInterval(() => {
+      this.#beat().catch((err) => this.#o.logger.warn({ err }, 'host heartbeat not written'));
+    }, this.#o.config.heartbeatMs);
+    this.#timer.unref();
+  }
+
+  async #beat(): Promise<void> {
+    this.#record = { ...this.#record, heartbeatAt: this.#now(), state: 'up' };
+    await this.#kv.put(this.name, JSON.stringify(this.#record));
+    this.#records.set(this.name, this.#record);
+  }
+
+  async #watch(): Promise<void> {
+    const watcher = await this.#kv.watch();
+    let initial = true;
+    const ready = new Promise<void>((resolve) => {
+      void (async () => {
+        for await (const entry of watcher) {
+          if (entry.operation === 'PUT') {
+            const parsed = HostRecord.safeParse(entry.json());
+            if (parsed.success) this.#records.set(entry.key, parsed.data);
+            else this.#o.logger.warn({ subject: entry.key }, 'ignored a host record that does not parse');
+          } else this.#records.delete(entry.key);
+          if (initial && entry.delta === 0) {
+            initial = false;
+            resolve();
+          }
+        }
+      })();
+    });
+    this.#stopWatch = () => watcher.stop();
+    // An empty bucket sends nothing: give up waiting for the initial values after a moment.
+    await Promise.race([ready, new Promise((r) => setTimeout(r, 500))]);
+  }
+
+  /** A host's liveness as this host sees it now. */
+  status(name: string): HostStatus {
+    return hostStatus(this.#records.get(name), this.#now(), this.#o.config.lostAfterMs);
+  }
+
+  /** Every record this host has seen (the ones that left included). */
+  records(): HostRecord[] {
+    return [...this.#records.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Stops the heartbeat and marks this host stopped (a clean leave is never taken for a loss). */
+  async leave(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#stopWatch?.();
+    await this.#kv
+      .put(this.name, JSON.stringify({ ...this.#record, heartbeatAt: this.#now(), state: 'stopped' }))
+      .catch((err: unknown) => this.#o.logger.warn({ err }, 'could not mark this host stopped'));
+  }
+}
