@@ -62,6 +62,10 @@ export const AgentSpawn = defineCommand('agent.spawn', {
         .optional()
         .describe("The sub-agent's workspace: the parent's, or a directory inside it (default: the parent's)."),
       worker: WorkerSpec.optional(),
+      host: HostName.optional().describe(
+        "A named host to place the sub-agent on (its terminals and files live there); default: the parent's. " +
+          "Its workspace is then that host's workspace, or an absolute path inside it.",
+      ),
     })
     .strict(),
   reply: z.object({ agentId: AgentId, parentId: AgentId, workspace: z.string(), status: AgentStatus }),

@@ -21,7 +21,7 @@ import { agentAggregateDef } from '../../machines/agent/agent.ts';
 import { actionLogAggregateDef } from '../../machines/review/action-log.ts';
 import type { AggregateDef } from '../../machines/kernel/projection.ts';
 import { AgentDirectory } from '../../actors/agent/agent-directory.ts';
-import { AgentService } from '../../actors/agent/agent.ts';
+import { AgentService, type HostPlacement } from '../../actors/agent/agent.ts';
 import { LiveAgents } from '../../actors/agent/live-agents.ts';
 import { domainConfig, type LoadedConfig } from './config.ts';
 import { registerDomains } from './domain.ts';
@@ -63,6 +63,8 @@ export type DomainDeps = {
     /** The env var naming the worker's creds file: SKEIN_NATS_CREDS (a broker) or SKEIN_SOCKET_TOKEN (embedded). */
     credsEnv?: 'SKEIN_NATS_CREDS' | 'SKEIN_SOCKET_TOKEN';
   };
+  /** Named hosts: where `agent.spawn { host }` may place a child (the registry). */
+  hosts?: HostPlacement | undefined;
 };
 
 /** Builds every domain and registers it with the host (before `host.start()`). */
@@ -132,6 +134,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
       (agentId) => edit.cancelAgent(agentId),
       async (agentId) => void (await terminal.manager.closeAllForAgent(agentId)),
     ],
+    hosts: deps.hosts,
   });
 
   const live = new LiveAgents(workers.effects);

@@ -120,6 +120,27 @@ export class HostRegistry {
     return hostStatus(this.#records.get(name), this.#now(), this.#o.config.lostAfterMs);
   }
 
+  /** Where `agent.spawn { host }` may place a child: a live host's workspace, or why not. */
+  target(name: string): { workspace: string } | { unavailable: string } {
+    const record = this.#records.get(name);
+    const status = this.status(name);
+    if (record && status.status === 'live') return { workspace: record.workspace };
+    const live = this.records()
+      .filter((r) => this.status(r.name).status === 'live')
+      .map((r) => r.name);
+    const why =
+      status.status === 'lost'
+        ? `is lost (no heartbeat for ${(status.silentForMs / 1000).toFixed(1)} s)`
+        : status.status === 'stopped'
+          ? 'is stopped'
+          : 'has never joined';
+    return {
+      unavailable:
+        `host '${name}' ${why}, so no agent can be placed on it; place it on a live host ` +
+        `(${live.join(', ') || 'none'}) or start that one (skein up --host ${name} …)`,
+    };
+  }
+
   /** Every record this host has seen (the ones that left included). */
   records(): HostRecord[] {
     return [...this.#records.values()].sort((a, b) => a.name.localeCompare(b.name));

@@ -29,6 +29,7 @@ import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from 'pino';
 import type { AnyDomain, Gate, HandlerContext, Reaction } from './domain.ts';
 import type { Route } from '../../machines/hosts/liveness.ts';
+import { LogFollower } from './log-follower.ts';
 
 export type { Gate, HandlerContext } from './domain.ts';
 
@@ -58,6 +59,11 @@ export type HostOptions = {
    * answers for every agent, as a single host does.
    */
   route?: ((agentId: string) => Route) | undefined;
+  /**
+   * Named hosts: whether an agent lives on this host. Start-up reconciliation (terminals lost, workers failed,
+   * edits abandoned, asks denied) touches only these: another host's are alive. Undefined: every agent.
+   */
+  owns?: ((agentId: string) => boolean) | undefined;
 };
 
 export class Host {
@@ -82,7 +88,8 @@ export class Host {
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
   #subscription: Subscription | undefined;
-  #stopFollowing: (() => void) | undefined;
+  /** Named hosts: the shared log, followed. */
+  #follower: LogFollower | undefined;
 
   constructor(options: HostOptions) {
     this.options = options;
@@ -101,6 +108,7 @@ export class Host {
       if (fact.causationId) this.#noteCaused(commandKey(fact.agentId, fact.causationId), fact);
       const parts = parseEventSubject(fact.subject);
       if (parts?.aggregate === 'agent') this.#agentSubjects.set(parts.aggregateId, fact.subject);
+      this.#follower?.note(fact, foreign);
       this.#react(fact, foreign);
     });
   }
@@ -165,11 +173,7 @@ export class Host {
    * knows the agents placed on it and their parents' state. Stopped with the host.
    */
   follow(): void {
-    const follow = this.options.log.follow;
-    if (!follow)
-      throw new Error(`the ${this.options.log.kind} event log cannot be followed; named hosts need JetStream`);
-    const following = follow.call(this.options.log, this.writer.lastSeq + 1, (stored) => this.writer.observe(stored));
-    this.#stopFollowing = () => following.stop();
+    this.#follower ??= new LogFollower(this.options.log, this.writer);
   }
 
   /** Starts taking commands; call once every domain is ready. */
@@ -205,7 +209,7 @@ export class Host {
    */
   async stop(drainMs = 3_000): Promise<void> {
     this.#subscription?.unsubscribe();
-    this.#stopFollowing?.();
+    this.#follower?.stop();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
     await Promise.race([Promise.allSettled([...this.#inFlight]), deadline]);
@@ -247,7 +251,9 @@ export class Host {
 
   async #handle(msg: BusMsg): Promise<void> {
     let reply: Uint8Array;
-    const route = this.options.route?.(msg.subject.split('.')[2] ?? '');
+    const agentId = msg.subject.split('.')[2] ?? '';
+    await this.#follower?.before(agentId, this.agentExists(agentId));
+    const route = this.options.route?.(agentId);
     if (route && !route.serve) {
       // Another host owns the agent: it answers, or nobody does and the caller learns why (never from here).
       if (!('unavailable' in route)) return;
@@ -390,6 +396,11 @@ export class Host {
         'id to run it again.',
       { details: { facts: facts.slice(0, 20).map((f) => ({ type: f.type, subject: f.subject, seq: f.seq })) } },
     );
+  }
+
+  /** Whether `agentId` lives on this host (always, with one unnamed host). */
+  owns(agentId: string): boolean {
+    return this.options.owns?.(agentId) ?? true;
   }
 
   /** Whether an agent aggregate exists (its facts are under its parent's subjects, so search by id). */

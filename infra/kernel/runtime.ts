@@ -22,8 +22,7 @@ import type { EventLog } from '../transport/event-log.ts';
 import { Host } from './host.ts';
 import { JetStreamLog, streamReplicas } from '../transport/jetstream-log.ts';
 import { HostRegistry } from './host-registry.ts';
-import { routeCommand } from '../../machines/hosts/liveness.ts';
-import { AppendConflictError } from '../transport/event-log.ts';
+import { ensureRootAgent, ownerOf, routeOf } from './named-hosts.ts';
 import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
@@ -240,6 +239,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     appendRetryDelayMs: config.log.appendRetryDelayMs,
     assertAvailable,
     route: registry ? (agentId) => routeOf(host, registry!, config.rootAgentId, agentId) : undefined,
+    owns: registry ? (agentId) => ownerOf(host, agentId) === registry!.name : undefined,
   });
   // NATS service discovery ($SRV.PING/INFO/STATS), answered beside the host; STATS count what handlers serve.
   const discovery = microService({
@@ -260,6 +260,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       config,
       logger,
       runtime: { hostId, mode },
+      ...(registry ? { hosts: registry } : {}),
       connect: {
         natsUrl,
         dataDir: config.dataDir,
@@ -370,88 +371,6 @@ async function networkedIdentities(config: LoadedConfig, logger: Logger): Promis
     signingKeyPath: config.signingKey,
     dataDir: config.dataDir,
     logger,
-  });
-}
-
-async function ensureRootAgent(host: Host, config: LoadedConfig, logger: Logger): Promise<void> {
-  const root = config.rootAgentId as AgentId;
-  if (host.agentExists(root)) return checkRoot(host, config, logger);
-  try {
-    await host.emit(
-      {
-        type: 'agent.spawned',
-        data: {
-          agentId: root,
-          parentId: null,
-          label: 'root',
-          workspace: realpathSync(config.workspace),
-          depth: 0,
-          task: null,
-          hasPolicy: false,
-          worker: null,
-          // The first named host to create the root serves it.
-          ...(config.host ? { host: config.host } : {}),
-        },
-      },
-      { agentId: root, id: `root:${root}` },
-    );
-  } catch (err) {
-    // Another host created the root at the same moment (one writer per aggregate): it serves it.
-    if (!(err instanceof AppendConflictError) || !config.host) throw err;
-    const deadline = Date.now() + 5_000;
-    while (!host.agentExists(root) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    if (!host.agentExists(root)) throw err;
-    return checkRoot(host, config, logger);
-  }
-  logger.info({ agentId: root, workspace: config.workspace }, 'root agent created');
-}
-
-/** The root agent exists: keep it, and with named hosts say which host serves it (refusing a second root). */
-function checkRoot(host: Host, config: LoadedConfig, logger: Logger): void {
-  const root = config.rootAgentId as AgentId;
-  const context = host.state(host.agentSubject(root)!)?.context as { workspace?: string; host?: string } | undefined;
-  if (config.host) {
-    const owner = context?.host;
-    if (owner === undefined) {
-      throw new Error(
-        `root agent '${root}' was created by a host without a name; named hosts (--host) need a root that names ` +
-          'its host: start without --host, or give this runtime its own stream (a fresh NATS account or cluster)',
-      );
-    }
-    if (owner !== config.host) {
-      if (config.explicit.rootAgentId) {
-        throw new Error(
-          `root agent '${root}' is served by host '${owner}'; exactly one host serves the root, so host ` +
-            `'${config.host}' cannot: start it without --root to join as a host for placed agents`,
-        );
-      }
-      logger.info({ agentId: root, host: owner }, 'joined; the root agent is served by another host');
-      return;
-    }
-  }
-  if (context?.workspace !== realpathSync(config.workspace)) {
-    logger.warn(
-      { agentId: root, workspace: context?.workspace, requested: config.workspace },
-      'root agent exists with another workspace; keeping it',
-    );
-  }
-}
-
-/** The named host an agent lives on (undefined: unknown to this host, or no named hosts). */
-function ownerOf(host: Host, agentId: string): string | undefined {
-  const subject = host.agentSubject(agentId);
-  return subject ? (host.state(subject)?.context as { host?: string } | undefined)?.host : undefined;
-}
-
-/** Who answers a command for `agentId`: the agent's host only (machines/hosts/liveness.ts). */
-function routeOf(host: Host, registry: HostRegistry, rootAgentId: string, agentId: string) {
-  const owner = ownerOf(host, agentId);
-  return routeCommand({
-    agentId,
-    owner,
-    self: registry.name,
-    servesRoot: ownerOf(host, rootAgentId) === registry.name,
-    ownerStatus: owner ? registry.status(owner) : { status: 'unknown' },
   });
 }
 

@@ -136,9 +136,11 @@ export async function wirePermission(deps: {
       },
     },
     {
-      // Agent policy layers given at spawn or set later, as they were.
+      // Agent policy layers given at spawn or set later, as they were; and, live, those another host set
+      // (a parent there spawning a child placed here with a narrower policy).
       on: ['policy.changed'],
-      when: 'restore',
+      when: 'always',
+      foreign: true,
       run: (fact: StoredFact) => {
         const d = fact.data as { layer: string; agentId?: string; policy: unknown };
         if (d.layer === 'agent' && d.agentId) service.setAgentLayer(d.agentId, Policy.parse(d.policy));
@@ -206,7 +208,9 @@ export async function wirePermission(deps: {
       const pending: PermissionAggregateContext[] = [];
       for (const subject of new Set(requestSubjects.values())) {
         const snapshot = deps.host.state(subject);
-        if (snapshot?.value === 'pending') pending.push(snapshot.context as PermissionAggregateContext);
+        const c = snapshot?.context as PermissionAggregateContext | undefined;
+        // Another named host's request is alive there (its call still waits).
+        if (snapshot?.value === 'pending' && c && deps.host.owns(c.agentId ?? '')) pending.push(c);
       }
       await service.restore(pending);
     },

@@ -3,11 +3,14 @@
  * agents, the registry shows both, a second root and a second holder of a name are refused, and a command
  * for the root is answered only by its host, or with `unavailable` from another while that host is away.
  */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInbox } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentNode } from '../../../schemas/index.ts';
 import { NatsBus } from '../../../infra/transport/nats-bus.ts';
 import { startTestCluster, type TestCluster } from '../../support/nats-cluster.ts';
+import { ok } from '../../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
 
 const HOSTS = { heartbeatMs: 200, lostAfterMs: 1_500 };
@@ -64,6 +67,70 @@ describe('named hosts', () => {
     } finally {
       await bus.close();
     }
+  });
+
+  it('places a child on the named host: its workspace, terminals and files are there, and only there', async () => {
+    const spawned = ok(await a.call('agent.spawn', { label: 'remote', agentId: 'r1', host: 'b' }));
+    expect(spawned).toMatchObject({ agentId: 'r1', parentId: 'main', workspace: b!.workspace });
+    const { terminalId } = ok(await a.call('terminal.open', {}, { agentId: 'r1' }));
+    const run = ok(
+      await a.call('terminal.exec', { terminalId, command: 'pwd; echo made > made-on-b.txt' }, { agentId: 'r1' }),
+    );
+    expect(run).toMatchObject({ status: 'exited', exitCode: 0 });
+    expect(run['output']).toContain(b!.workspace);
+    ok(await a.call('file.write', { path: 'written.txt', content: 'from r1\n' }, { agentId: 'r1' }));
+    expect(readFileSync(join(b!.workspace, 'made-on-b.txt'), 'utf8')).toBe('made\n');
+    expect(readFileSync(join(b!.workspace, 'written.txt'), 'utf8')).toBe('from r1\n');
+    expect(existsSync(join(a.workspace, 'written.txt'))).toBe(false);
+    // Its own children stay on its host.
+    ok(await a.call('agent.spawn', { label: 'grandchild', agentId: 'r1c' }, { agentId: 'r1' }));
+    const tree = (await a.call('agent.tree')) as unknown as { agents: AgentNode[] };
+    expect(tree.agents.map((n) => [n.agentId, n.host])).toEqual([
+      ['main', 'a'],
+      ['h1', 'a'],
+      ['r1', 'b'],
+      ['r1c', 'b'],
+    ]);
+  });
+
+  it("applies the parent's narrower spawn policy on the other host at the first command (canary kept)", async () => {
+    writeFileSync(join(b!.workspace, 'canary.txt'), 'CANARY-2f9\n');
+    ok(
+      await a.call('agent.spawn', {
+        label: 'narrow',
+        agentId: 'r2',
+        host: 'b',
+        policy: { tools: { terminal: { always_deny: [{ pattern: '\\brm\\b' }] } } },
+      }),
+    );
+    const { terminalId } = ok(await a.call('terminal.open', {}, { agentId: 'r2' }));
+    const denied = await a.call('terminal.exec', { terminalId, command: 'rm canary.txt' }, { agentId: 'r2' });
+    expect(denied).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect(readFileSync(join(b!.workspace, 'canary.txt'), 'utf8')).toBe('CANARY-2f9\n');
+  });
+
+  it("wakes a parent's agent.wait on one host when its child on the other completes", async () => {
+    ok(await a.call('agent.spawn', { label: 'waited', agentId: 'r3', host: 'b' }));
+    const waiting = a.call('agent.wait', { agentId: 'r3', timeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    ok(await a.call('agent.complete', { result: { n: 3 } }, { agentId: 'r3' }));
+    expect(ok(await waiting)).toMatchObject({ agentId: 'r3', status: 'completed', done: true, result: { n: 3 } });
+  });
+
+  it("refuses a placement on a host that never joined, and a workspace outside the host's", async () => {
+    expect(await a.call('agent.spawn', { label: 'x', host: 'nowhere' })).toEqual({
+      ok: false,
+      error: {
+        code: 'unavailable',
+        message:
+          "host 'nowhere' has never joined, so no agent can be placed on it; place it on a live host (a, b) or " +
+          'start that one (skein up --host nowhere …)',
+        retryable: true,
+      },
+    });
+    const outside = await a.call('agent.spawn', { label: 'x', host: 'b', workspace: a.workspace });
+    expect(outside).toMatchObject({ ok: false, error: { code: 'invalid_message' } });
+    expect(JSON.stringify(outside)).toContain(`is not inside host 'b''s workspace ${b!.workspace}`);
   });
 
   it('refuses a second root, naming the host that serves it', async () => {
