@@ -18,7 +18,8 @@ export const AgentLabel = z
   .max(200, 'must be at most 200 characters')
   .describe('A human-readable name for the agent, e.g. "tests-runner".');
 
-export const AGENT_STATUSES = ['spawning', 'running', 'completed', 'failed', 'cancelled'] as const;
+/** `lost`: its named host stopped heart-beating; it returns to `running` when that host comes back. */
+export const AGENT_STATUSES = ['spawning', 'running', 'lost', 'completed', 'failed', 'cancelled'] as const;
 export const AgentStatus = z.enum(AGENT_STATUSES);
 export type AgentStatus = z.infer<typeof AgentStatus>;
 
@@ -224,8 +225,42 @@ export const AgentCancelled = defineEvent('agent.cancelled', {
   describe: (d) => `${d.agentId} by ${d.by}: ${d.reason}`,
 });
 
+export const AgentLost = defineEvent('agent.lost', {
+  summary:
+    "The agent's named host stopped heart-beating for longer than hosts.lostAfterMs: its commands get " +
+    '`unavailable`, its pending permission requests are denied and waiting parents are woken. Appended by a ' +
+    "live host (the root's, else the first by name).",
+  aggregate: 'agent',
+  aggregateId: (d) => d.agentId,
+  data: z.object({
+    agentId: AgentId,
+    host: HostName,
+    hostId: z.string().describe('The process of that host that went silent (`h-…`).'),
+    silentForMs: z.number().int().min(0),
+  }),
+  describe: (d) => `${d.agentId} lost with host ${d.host} (silent ${d.silentForMs} ms)`,
+});
+
+export const AgentRestored = defineEvent('agent.restored', {
+  summary:
+    'The named host of a lost agent is back and serves it again. Its terminals died with the old process ' +
+    '(terminal.lost says so); its files, facts and children are as they were.',
+  aggregate: 'agent',
+  aggregateId: (d) => d.agentId,
+  data: z.object({ agentId: AgentId, host: HostName, hostId: z.string() }),
+  describe: (d) => `${d.agentId} restored by host ${d.host}`,
+});
+
 export const agentCommands = [AgentSpawn, AgentGet, AgentComplete, AgentFail, AgentWait, AgentCancel, AgentTree];
-export const agentEvents = [AgentSpawned, AgentWorkerStarted, AgentCompleted, AgentFailed, AgentCancelled];
+export const agentEvents = [
+  AgentSpawned,
+  AgentWorkerStarted,
+  AgentCompleted,
+  AgentFailed,
+  AgentCancelled,
+  AgentLost,
+  AgentRestored,
+];
 
 /** `domains.agents` in the runtime config. */
 export const AgentsConfig = z

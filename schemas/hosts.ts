@@ -43,6 +43,8 @@ export const HostRecord = z.object({
   /** The process's host id (`h-…`, new at each start). */
   hostId: z.string(),
   pid: z.number().int(),
+  /** The machine's hostname: a restart there may take the name over at once when the old pid is dead. */
+  machine: z.string().optional(),
   workspace: z.string(),
   startedAt: z.string(),
   /** When the host last wrote its record (its clock, ms since the epoch). */

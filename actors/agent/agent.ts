@@ -296,10 +296,17 @@ export class AgentService {
         status: v.status,
         done: isFinished(v.status),
         ...(v.result === undefined ? {} : { result: v.result }),
-        error: v.status === 'completed' ? null : v.error,
+        error:
+          v.status === 'lost'
+            ? `agent '${agentId}' is lost with its host '${v.host}' (no heartbeat); it resumes when that host ` +
+              'comes back (agent.restored), or cancel it (agent.cancel) and spawn the work again'
+            : v.status === 'completed'
+              ? null
+              : v.error,
       };
     };
-    if (isFinished(this.view(agentId)!.status) || timeoutMs === 0) return answer();
+    const settled = (status: string) => isFinished(status) || status === 'lost';
+    if (settled(this.view(agentId)!.status) || timeoutMs === 0) return answer();
     await new Promise<void>((resolve) => {
       const finish = () => {
         clearTimeout(timer);
@@ -308,7 +315,7 @@ export class AgentService {
       };
       const timer = setTimeout(finish, timeoutMs);
       const waiter = (fact: StoredFact) => {
-        if ((fact.data as { agentId?: string }).agentId === agentId && isFinished(this.view(agentId)!.status)) finish();
+        if ((fact.data as { agentId?: string }).agentId === agentId && settled(this.view(agentId)!.status)) finish();
       };
       this.#waiters.add(waiter);
     });

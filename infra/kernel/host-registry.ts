@@ -6,7 +6,9 @@
  * liveness is judged from memory (machines/hosts/liveness.ts), never by a
  * request per command.
  */
+import { hostname } from 'node:os';
 import { Kvm, type KV } from '@nats-io/kv';
+import { isAlive } from '../transport/nats-server.ts';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { hostStatus, type HostStatus } from '../../machines/hosts/liveness.ts';
@@ -46,6 +48,7 @@ export class HostRegistry {
       name: options.name,
       hostId: options.hostId,
       pid: process.pid,
+      machine: hostname(),
       workspace: options.workspace,
       startedAt: new Date(this.#now()).toISOString(),
       heartbeatAt: this.#now(),
@@ -72,7 +75,9 @@ export class HostRegistry {
   async join(): Promise<void> {
     const held = this.#records.get(this.name);
     const status = this.status(this.name);
-    if (held && status.status === 'live' && held.hostId !== this.#record.hostId) {
+    // The same machine and a dead pid: that process was killed, and this is its restart.
+    const dead = held?.machine === hostname() && held.pid !== process.pid && !isAlive(held.pid);
+    if (held && status.status === 'live' && held.hostId !== this.#record.hostId && !dead) {
       throw new HostNameTakenError(
         `host name '${this.name}' is taken by a live host (pid ${held.pid}, workspace ${held.workspace}, ` +
           `heartbeat ${((this.#now() - held.heartbeatAt) / 1000).toFixed(1)} s ago); choose another --host, ` +

@@ -23,6 +23,7 @@ import { Host } from './host.ts';
 import { JetStreamLog, streamReplicas } from '../transport/jetstream-log.ts';
 import { HostRegistry } from './host-registry.ts';
 import { ensureRootAgent, ownerOf, routeOf } from './named-hosts.ts';
+import { restoreLostAgents, watchLostHosts } from './lost-hosts.ts';
 import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
@@ -308,6 +309,17 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     }
     await ensureRootAgent(host, config, logger);
     rootHost = ownerOf(host, config.rootAgentId);
+    if (registry) {
+      await restoreLostAgents(host, registry, hostId, logger);
+      const watcher = watchLostHosts({
+        host,
+        registry,
+        rootAgentId: config.rootAgentId,
+        intervalMs: config.hosts.heartbeatMs,
+        logger: logger.child({ actor: 'hosts' }),
+      });
+      cleanups.unshift(async () => watcher.stop());
+    }
     // Commands are taken only once every domain is ready and the root exists.
     await host.serve();
     discovery.start();

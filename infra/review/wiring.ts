@@ -5,6 +5,7 @@
  * start-up (a reaction), and the `record` function the edit and terminal
  * domains are given to record an agent's change to a file.
  */
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError, type AgentId, type UnstampedFact } from '../../schemas/index.ts';
@@ -51,8 +52,11 @@ export function wireReview(deps: {
     blobs: new BlobStore(join(deps.dataDir, 'blobs')),
     log: deps.logger.child({ actor: 'action-log' }),
     // Every agent works inside the root's workspace: review writes and deletions are confined to it.
+    // A named host that does not serve the root confines them to its own workspace, where its agents live.
     roots: () => {
-      const ws = deps.directory.view(deps.rootAgentId)?.workspace ?? deps.workspace;
+      const root = deps.directory.view(deps.rootAgentId);
+      const ws =
+        root && deps.host.owns(deps.rootAgentId) ? root.workspace : deps.workspace && realpathSync(deps.workspace);
       return ws ? [ws] : [];
     },
   });
@@ -72,7 +76,7 @@ export function wireReview(deps: {
     service,
     async record(input, opts) {
       if (input.source.kind !== 'shell') recentEdits.set(input.path, { content: input.after, at: Date.now() });
-      await service.recordChange({ ...input, ancestors: deps.directory.ancestors(input.agentId) }, opts);
+      await service.recordChange({ ...input, ancestors: deps.directory.localAncestors(input.agentId) }, opts);
     },
     claim(path, content) {
       recentEdits.set(path, { content, at: Date.now() });
@@ -99,7 +103,10 @@ export function wireReview(deps: {
       'review.undo-reject': (ctx) => service.undoReject(ctx.command.agentId),
     },
     // The action log is rebuilt from the facts read back at start; live ones it folds as it writes them.
-    reactions: [{ on: types, when: 'restore', run: (fact) => service.restore([fact]) }],
+    // Only this host's agents' logs: another named host's files are not here to review or restore.
+    reactions: [
+      { on: types, when: 'restore', run: (fact) => void (deps.host.owns(fact.agentId) && service.restore([fact])) },
+    ],
   });
   return { ...recorder, domain };
 }

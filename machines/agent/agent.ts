@@ -139,6 +139,7 @@ export const agentAggregate = setup({
           target: 'running',
           actions: assign({ workerTerminalId: ({ event }) => event.data.terminalId }),
         },
+        'agent.lost': 'lost',
         ...finalFacts,
       },
     },
@@ -147,8 +148,10 @@ export const agentAggregate = setup({
         src: 'watchWorker',
         input: ({ context }) => ({ agentId: context.agentId ?? '', terminalId: context.workerTerminalId ?? '' }),
       },
-      on: { ...finalFacts, 'worker.exited': { actions: 'reportWorkerExit' } },
+      on: { ...finalFacts, 'agent.lost': 'lost', 'worker.exited': { actions: 'reportWorkerExit' } },
     },
+    // Its named host went silent; back to running when that host returns. A parent may still end it.
+    lost: { on: { 'agent.restored': 'running', ...finalFacts } },
     // Targetless: the grace fires once per entry and changes no context, so live and replay stay equal.
     completed: { after: { workerGrace: { guard: 'hasWorkerTerminal', actions: 'closeWorker' } } },
     failed: { after: { workerGrace: { guard: 'hasWorkerTerminal', actions: 'closeWorker' } } },
