@@ -352,6 +352,18 @@ export class AgentService {
     return { cancelled };
   }
 
+  /**
+   * Named hosts: another host cancelled an agent that lives here (its parent is there). What the agent holds
+   * here (its terminals, pending requests, streaming edits) is released as a local cancel would.
+   */
+  async releaseCancelled(agentId: AgentId, reason: string, logger: Logger): Promise<void> {
+    for (const release of this.#deps.release) {
+      await release(agentId, reason).catch((err) =>
+        logger.warn({ err, agentId }, 'releasing an agent cancelled on another host failed'),
+      );
+    }
+  }
+
   #assertInScope(sender: string, target: string): void {
     if (!this.view(target))
       throw new NotFoundError(`agent '${target}' does not exist; list agents with \`skein agents --tree\``);

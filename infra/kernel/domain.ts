@@ -66,9 +66,9 @@ export type Reaction = {
   when: 'restore' | 'live' | 'always';
   /**
    * Named hosts: whether the reaction also sees facts other hosts appended (followed from the log); default
-   * no, since most reactions act on this host's own terminals, workers and asks.
+   * no, since most reactions act on this host's own terminals, workers and asks. `only`: just those.
    */
-  foreign?: boolean | undefined;
+  foreign?: boolean | 'only' | undefined;
   run(fact: StoredFact): void | Promise<void>;
 };
 

@@ -141,7 +141,12 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
   // Stopped in reverse: permission (suspends deadlines) before terminal (closes PTYs), as before.
   registerDomains(host, [
     runtimeDomain(host, { ...deps.runtime, rootAgentId }),
-    agentDomain(agents, { live, more: workers.reactions, reconcile: workers.reconcile }),
+    agentDomain(agents, {
+      live,
+      more: workers.reactions,
+      reconcile: workers.reconcile,
+      ...(deps.hosts ? { owns: (agentId: string) => host.owns(agentId), logger } : {}),
+    }),
     review.domain,
     edit.domain,
     terminal.domain,

@@ -225,7 +225,7 @@ export class Host {
     const phase = this.#phase === 'restoring' ? 'restore' : 'live';
     for (const reaction of this.#reactions) {
       if (reaction.when !== 'always' && reaction.when !== phase) continue;
-      if (foreign && !reaction.foreign) continue;
+      if (foreign ? !reaction.foreign : reaction.foreign === 'only') continue;
       if (typeof reaction.on === 'function' ? !reaction.on(fact.type) : !reaction.on.includes(fact.type)) continue;
       try {
         const done = reaction.run(fact);

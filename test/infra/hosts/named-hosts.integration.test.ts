@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInbox } from '@nats-io/transport-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AgentNode } from '../../../schemas/index.ts';
 import { NatsBus } from '../../../infra/transport/nats-bus.ts';
 import { startTestCluster, type TestCluster } from '../../support/nats-cluster.ts';
@@ -115,6 +115,21 @@ describe('named hosts', () => {
     await new Promise((r) => setTimeout(r, 100));
     ok(await a.call('agent.complete', { result: { n: 3 } }, { agentId: 'r3' }));
     expect(ok(await waiting)).toMatchObject({ agentId: 'r3', status: 'completed', done: true, result: { n: 3 } });
+  });
+
+  it('closes the terminals of an agent on the other host when its parent cancels it there', async () => {
+    ok(await a.call('agent.spawn', { label: 'cancelled', agentId: 'r4', host: 'b' }));
+    const { terminalId } = ok(await a.call('terminal.open', {}, { agentId: 'r4' }));
+    const running = a.call('terminal.exec', { terminalId, command: 'sleep 30', timeoutMs: 60_000 }, { agentId: 'r4' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ok(await a.call('agent.cancel', { agentId: 'r4' }))).toMatchObject({ cancelled: ['r4'] });
+    const closed = async () => {
+      for await (const f of a.log.read({ subject: `skein.evt.r4.terminal.${terminalId}` }))
+        if (f.type === 'terminal.closed') return true;
+      return false;
+    };
+    await vi.waitFor(async () => expect(await closed()).toBe(true), { timeout: 10_000 });
+    expect((await running).ok).toBeDefined();
   });
 
   it("refuses a placement on a host that never joined, and a workspace outside the host's", async () => {
