@@ -69,6 +69,7 @@ export class FactWriter {
    */
   readonly #inDoubt = new Set<string>();
   #resyncTimer: NodeJS.Timeout | undefined;
+  readonly #foreignDuplicates = new WeakSet<StoredFact>();
   #facts = 0;
   #lastSeq = 0;
 
@@ -148,6 +149,11 @@ export class FactWriter {
         });
       }
       const stored = await this.#appendWithRetry(stream, subject, fact, this.#lastBySubject.get(subject) ?? 0);
+      if (this.#foreignDuplicates.delete(stored)) {
+        this.#inDoubt.add(subject);
+        this.#scheduleResync();
+        return stored;
+      }
       // A duplicate (a fact id stored earlier) reports its old sequence: never move backwards.
       this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
       return stored;
@@ -176,6 +182,10 @@ export class FactWriter {
         const result = await this.#o.log.append({ stream, subject, fact, expectedLastSubjectSeq: expected });
         const stored: StoredFact = { ...fact, seq: result.seq, subject };
         if (!result.duplicate || attempt > 1) this.#apply(stored, stream);
+        // A duplicate of a fact this writer never folded (another host appended that id first, with its own
+        // data): its sequence is not ours to claim; the follower (or a re-read) folds what is stored.
+        else if (stream === 'events' && result.seq > (this.#lastBySubject.get(subject) ?? 0))
+          this.#foreignDuplicates.add(stored);
         return stored;
       } catch (err) {
         lastError = err;

@@ -35,7 +35,9 @@ export async function ensureRootAgent(host: Host, config: LoadedConfig, logger: 
           ...(config.host ? { host: config.host } : {}),
         },
       },
-      { agentId: root, id: `root:${root}` },
+      // Per host: two hosts creating the root at once must meet the expected-sequence check, not the dedupe
+      // (which would acknowledge the loser's fact as the winner's).
+      { agentId: root, id: config.host ? `root:${root}:${config.host}` : `root:${root}` },
     );
   } catch (err) {
     // Another host created the root at the same moment (one writer per aggregate): it serves it.
@@ -52,6 +54,12 @@ export async function ensureRootAgent(host: Host, config: LoadedConfig, logger: 
 function checkRoot(host: Host, config: LoadedConfig, logger: Logger): void {
   const root = config.rootAgentId as AgentId;
   const context = host.state(host.agentSubject(root)!)?.context as { workspace?: string; host?: string } | undefined;
+  if (!config.host && context?.host) {
+    throw new Error(
+      `root agent '${root}' is served by the named host '${context.host}'; a host without a name would answer ` +
+        'for every agent: join with --host <name>',
+    );
+  }
   if (config.host) {
     const owner = context?.host;
     if (owner === undefined) {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AgentNode } from '../../../schemas/index.ts';
 import { NatsBus } from '../../../infra/transport/nats-bus.ts';
 import { startTestCluster, type TestCluster } from '../../support/nats-cluster.ts';
+import { startTestNats } from '../../support/nats-server.ts';
 import { ok } from '../../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
 
@@ -155,6 +156,13 @@ describe('named hosts', () => {
     );
   });
 
+  it('refuses a host without a name on a log whose root names its host', async () => {
+    await expect(host('x', { host: undefined })).rejects.toThrow(
+      "root agent 'main' is served by the named host 'a'; a host without a name would answer for every agent: " +
+        'join with --host <name>',
+    );
+  });
+
   it('refuses a host name a live host holds', async () => {
     await expect(host('b')).rejects.toThrow(/host name 'b' is taken by a live host \(pid \d+/);
   });
@@ -180,4 +188,28 @@ describe('named hosts', () => {
       await bus.close();
     }
   });
+});
+
+describe('two named hosts starting at once', () => {
+  it('create one root between them: the loser of the expected-last-sequence race joins the winner', async () => {
+    const nats = await startTestNats();
+    const hosts: TestRuntime[] = [];
+    try {
+      const started = await Promise.all(
+        ['p', 'q'].map((name) =>
+          startTestRuntime({ mode: 'networked', natsUrl: nats.url, flags: { host: name, hosts: HOSTS } }),
+        ),
+      );
+      hosts.push(...started);
+      const [p, q] = started as [TestRuntime, TestRuntime];
+      expect(p.info.rootHost).toBe(q.info.rootHost);
+      expect(['p', 'q']).toContain(p.info.rootHost);
+      const spawned: string[] = [];
+      for await (const f of p.log.read({ subject: 'skein.evt.main.agent.main' })) spawned.push(f.type);
+      expect(spawned).toEqual(['agent.spawned']);
+    } finally {
+      for (const rt of hosts) await rt.dispose();
+      await nats.dispose();
+    }
+  }, 60_000);
 });
