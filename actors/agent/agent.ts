@@ -62,7 +62,7 @@ export type AgentServiceDeps = {
 /** What spawn needs to know of the named hosts (the registry, infra/kernel/host-registry.ts). */
 export type HostPlacement = {
   /** The workspace of a live host, or why it cannot take an agent now (lost, stopped, never joined). */
-  target(name: string): { workspace: string } | { unavailable: string };
+  target(name: string): Promise<{ workspace: string } | { unavailable: string }>;
 };
 
 export type SpawnData = {
@@ -195,7 +195,7 @@ export class AgentService {
    * The workspace of a child placed on another host: that host's workspace, or a directory inside it
    * (checked by path only: the directory is on the other machine; that host confines every access to it).
    */
-  #placeRemote(host: string, data: SpawnData): string {
+  async #placeRemote(host: string, data: SpawnData): Promise<string> {
     if (!this.#deps.hosts) {
       throw new RuntimeError(
         ErrorCode.InvalidMessage,
@@ -203,7 +203,7 @@ export class AgentService {
           'skein up --nats <url> --host <name>, or leave host out',
       );
     }
-    const target = this.#deps.hosts.target(host);
+    const target = await this.#deps.hosts.target(host);
     if ('unavailable' in target) {
       throw new RuntimeError(ErrorCode.Unavailable, target.unavailable, { retryable: true });
     }
@@ -230,7 +230,7 @@ export class AgentService {
     // Without a named host to go to, a child lives where its parent does.
     const host = data.host ?? parent.host;
     const workspace =
-      host === parent.host ? confineWorkspace(parent.workspace, data.workspace) : this.#placeRemote(host!, data);
+      host === parent.host ? confineWorkspace(parent.workspace, data.workspace) : await this.#placeRemote(host!, data);
     if (data.policy !== undefined) this.#deps.validatePolicy(data.policy);
     if (data.worker) assertRunnable(data.worker.command);
     await call.emit({

@@ -2,7 +2,7 @@
  * @module
  * The registry of named hosts: one record per host in the JetStream KV
  * bucket SKEIN_HOSTS (key = host name), refreshed every `hosts.heartbeatMs`
- * and marked `stopped` on a clean stop. Every host watches the bucket, so
+ * and marked `stopped` on a clean stop. Every host reads the bucket each heartbeat, so
  * liveness is judged from memory (machines/hosts/liveness.ts), never by a
  * request per command.
  */
@@ -36,7 +36,8 @@ export class HostRegistry {
   readonly #records = new Map<string, HostRecord>();
   readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;
-  #stopWatch: (() => void) | undefined;
+  /** When the records were last read: liveness is judged as of then, never past what this host could see. */
+  #freshAt = 0;
   #record: HostRecord;
 
   private constructor(options: RegistryOptions, kv: KV) {
@@ -64,7 +65,10 @@ export class HostRegistry {
       .then(async (kv) => (await kv.status(), kv))
       .catch(() => kvm.create(HOSTS_BUCKET, { history: 1, replicas: options.replicas }));
     const registry = new HostRegistry(options, kv);
-    await registry.#watch();
+    const own = await kv.get(options.name).catch(() => null);
+    const parsed = own?.operation === 'PUT' ? HostRecord.safeParse(own.json()) : undefined;
+    if (parsed?.success) registry.#records.set(options.name, parsed.data);
+    await registry.#refresh();
     return registry;
   }
 
@@ -87,6 +91,7 @@ export class HostRegistry {
     await this.#beat();
     this.#timer = setInterval(() => {
       this.#beat().catch((err) => this.#o.logger.warn({ err }, 'host heartbeat not written'));
+      this.#refresh().catch((err) => this.#o.logger.warn({ err }, 'host registry not read'));
     }, this.#o.config.heartbeatMs);
     this.#timer.unref();
   }
@@ -97,36 +102,39 @@ export class HostRegistry {
     this.#records.set(this.name, this.#record);
   }
 
-  async #watch(): Promise<void> {
-    const watcher = await this.#kv.watch();
-    let initial = true;
-    const ready = new Promise<void>((resolve) => {
-      void (async () => {
-        for await (const entry of watcher) {
-          if (entry.operation === 'PUT') {
-            const parsed = HostRecord.safeParse(entry.json());
-            if (parsed.success) this.#records.set(entry.key, parsed.data);
-            else this.#o.logger.warn({ subject: entry.key }, 'ignored a host record that does not parse');
-          } else this.#records.delete(entry.key);
-          if (initial && entry.delta === 0) {
-            initial = false;
-            resolve();
-          }
-        }
-      })();
-    });
-    this.#stopWatch = () => watcher.stop();
-    // An empty bucket sends nothing: give up waiting for the initial values after a moment.
-    await Promise.race([ready, new Promise((r) => setTimeout(r, 500))]);
+  /**
+   * Reads every record (one request per host, each heartbeat). Polling rather than a watch: a watch's
+   * consumer can die with a cluster node and leave this view stale without a word.
+   */
+  async #refresh(): Promise<void> {
+    const keys: string[] = [];
+    for await (const key of await this.#kv.keys()) keys.push(key);
+    for (const key of keys) {
+      if (key === this.name) continue;
+      const entry = await this.#kv.get(key);
+      if (!entry || entry.operation !== 'PUT') {
+        this.#records.delete(key);
+        continue;
+      }
+      const parsed = HostRecord.safeParse(entry.json());
+      if (parsed.success) this.#records.set(key, parsed.data);
+      else this.#o.logger.warn({ subject: key }, 'ignored a host record that does not parse');
+    }
+    this.#freshAt = this.#now();
   }
 
   /** A host's liveness as this host sees it now. */
   status(name: string): HostStatus {
-    return hostStatus(this.#records.get(name), this.#now(), this.#o.config.lostAfterMs);
+    // Another host's silence counts only up to the last time this host could read the registry: a host cut
+    // off from the cluster (a node failing over) must not declare the others lost. Its own record is local.
+    const now = name === this.name ? this.#now() : Math.min(this.#now(), this.#freshAt + this.#o.config.heartbeatMs);
+    return hostStatus(this.#records.get(name), now, this.#o.config.lostAfterMs);
   }
 
   /** Where `agent.spawn { host }` may place a child: a live host's workspace, or why not. */
-  target(name: string): { workspace: string } | { unavailable: string } {
+  async target(name: string): Promise<{ workspace: string } | { unavailable: string }> {
+    // A host that joined since the last read is not missed: read again before saying no.
+    if (this.status(name).status !== 'live') await this.#refresh().catch(() => undefined);
     const record = this.#records.get(name);
     const status = this.status(name);
     if (record && status.status === 'live') return { workspace: record.workspace };
@@ -154,7 +162,6 @@ export class HostRegistry {
   /** Stops the heartbeat and marks this host stopped (a clean leave is never taken for a loss). */
   async leave(): Promise<void> {
     clearInterval(this.#timer);
-    this.#stopWatch?.();
     await this.#kv
       .put(this.name, JSON.stringify({ ...this.#record, heartbeatAt: this.#now(), state: 'stopped' }))
       .catch((err: unknown) => this.#o.logger.warn({ err }, 'could not mark this host stopped'));

@@ -5,7 +5,8 @@
  * `hosts.lostAfterMs` it appends `agent.lost` for each of that host's
  * running agents and denies their pending permission requests (their calls
  * died with the host), which also wakes parents waiting in `agent.wait`.
- * When the host comes back it appends `agent.restored` for its lost agents.
+ * When the host comes back (a restart, or heart-beating again after being cut
+ * off) it appends `agent.restored` for its lost agents.
  */
 import type { Logger } from 'pino';
 import { parseEventSubject, type AgentId } from '../../schemas/index.ts';
@@ -48,19 +49,22 @@ export function watchLostHosts(deps: {
   host: Host;
   registry: HostRegistry;
   rootAgentId: string;
+  hostId: string;
   intervalMs: number;
   logger: Logger;
 }): { stop(): void; sweep(): Promise<void> } {
   const { host, registry, logger } = deps;
   let running: Promise<void> | undefined;
   const sweep = async () => {
+    // Declared lost while this host was alive but could not heartbeat (cut off from the cluster for a while):
+    // serve them again as soon as its heartbeat is through.
+    if (registry.status(registry.name).status === 'live') await restoreLostAgents(host, registry, deps.hostId, logger);
     if (arbiter(host, registry, deps.rootAgentId) !== registry.name) return;
     for (const record of registry.records()) {
       const status = registry.status(record.name);
       if (status.status !== 'lost') continue;
-      const lost = agents(host).filter(
-        (a) => a.context.host === record.name && (a.status === 'running' || a.status === 'spawning'),
-      );
+      const onHost = agents(host).filter((a) => a.context.host === record.name);
+      const lost = onHost.filter((a) => a.status === 'running' || a.status === 'spawning');
       for (const a of lost) {
         await host.emit(
           {
@@ -72,12 +76,18 @@ export function watchLostHosts(deps: {
               silentForMs: Math.round(status.silentForMs),
             },
           },
-          // The agent's facts are on its parent's subjects; the id makes a second declaration a duplicate.
-          { agentId: (a.context.parentId ?? a.agentId) as AgentId, id: `lost:${a.agentId}:${record.hostId}` },
+          // The agent's facts are on its parent's subjects. One id per silence (the last heartbeat seen): a
+          // second declaration of the same silence is a duplicate, a later silence a new fact.
+          {
+            agentId: (a.context.parentId ?? a.agentId) as AgentId,
+            id: `lost:${a.agentId}:${record.hostId}:${record.heartbeatAt}`,
+          },
         );
         logger.warn({ agentId: a.agentId, host: record.name }, 'agent lost with its host');
       }
-      if (lost.length > 0) await denyPending(host, new Set(lost.map((a) => a.agentId)), logger);
+      // Every sweep, not once: a request this host had not read yet, or a denial that failed, is caught later.
+      const gone = agents(host).filter((a) => a.context.host === record.name && a.status === 'lost');
+      if (gone.length > 0) await denyPending(host, new Set(gone.map((a) => a.agentId)), logger);
     }
   };
   const timer = setInterval(() => {
@@ -108,7 +118,7 @@ export async function restoreLostAgents(host: Host, registry: HostRegistry, host
     if (a.status !== 'lost' || a.context.host !== registry.name) continue;
     await host.emit(
       { type: 'agent.restored', data: { agentId: a.agentId as AgentId, host: registry.name, hostId } },
-      { agentId: (a.context.parentId ?? a.agentId) as AgentId, id: `restored:${a.agentId}:${hostId}` },
+      { agentId: (a.context.parentId ?? a.agentId) as AgentId, id: `restored:${a.agentId}:${hostId}:${Date.now()}` },
     );
     restored++;
   }

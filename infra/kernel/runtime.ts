@@ -315,6 +315,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
         host,
         registry,
         rootAgentId: config.rootAgentId,
+        hostId,
         intervalMs: config.hosts.heartbeatMs,
         logger: logger.child({ actor: 'hosts' }),
       });

@@ -67,7 +67,18 @@ export async function ensureOutputStream(
       await jsm.streams.update(name, rest).catch((err: unknown) => {
         if (storeError(err) && !/no responders|503/i.test(String((err as Error)?.message))) throw err;
       });
-    } else await jsm.streams.add(config(max));
+    } else {
+      // Another host may create it at the same moment (named hosts starting together).
+      await jsm.streams.add(config(max)).catch(async (err: unknown) => {
+        if (
+          !(await jsm.streams.info(OUTPUT_STREAM).then(
+            () => true,
+            () => false,
+          ))
+        )
+          throw err;
+      });
+    }
   };
   try {
     await attempt(wanted);

@@ -32,6 +32,10 @@ export type JetStreamLogOptions = {
 };
 
 const STREAM_OF: Record<LogStream, string> = { events: EVENTS_STREAM, output: OUTPUT_STREAM };
+/** How many times an unfiltered read that ended early reads on (with growing pauses, about 20 s in all). */
+const CATCH_UP_ROUNDS = 20;
+/** How long a follower waits before starting a new consumer after its last one ended. */
+const FOLLOW_RETRY_MS = 250;
 /** JetStream's "wrong last sequence" API error code. */
 const WRONG_LAST_SEQUENCE = 10071;
 
@@ -86,18 +90,29 @@ export class JetStreamLog implements EventLog {
   }
 
   async *read(options: ReadOptions = {}): AsyncIterable<StoredFact> {
-    const opened = await this.#open(options);
-    if (!opened) return;
-    const { messages, until } = opened;
-    try {
-      for await (const m of messages) {
-        if (m.seq > until) break;
-        const fact = this.#decode(m, options);
-        if (fact) yield fact;
-        if (m.seq >= until || m.info.pending === 0) break;
+    // An unfiltered read must reach the end it was given (no fact is ever deleted): on a cluster, a reader's
+    // consumer may sit on a replica still catching up (a node just restarted), which ends early. Read on from
+    // where it stopped; a subject-filtered read cannot tell, and ends where its consumer does.
+    let opts = options;
+    for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
+      const opened = await this.#open(opts);
+      if (!opened) return;
+      const { messages, until } = opened;
+      let last = 0;
+      try {
+        for await (const m of messages) {
+          if (m.seq > until) break;
+          last = m.seq;
+          const fact = this.#decode(m, options);
+          if (fact) yield fact;
+          if (m.seq >= until || m.info.pending === 0) break;
+        }
+      } finally {
+        messages.stop();
       }
-    } finally {
-      messages.stop();
+      if (options.subject !== undefined || last >= until) return;
+      opts = { ...opts, ...(last > 0 ? { fromSeq: last + 1 } : {}), untilSeq: until };
+      await new Promise((r) => setTimeout(r, 100 * (round + 1)));
     }
   }
 
@@ -139,26 +154,37 @@ export class JetStreamLog implements EventLog {
   }
 
   follow(fromSeq: number, visit: (fact: StoredFact) => Promise<void>): { stop(): void } {
+    let next = Math.max(1, fromSeq);
     let stopped = false;
-    let stop: () => void = () => {};
+    let current: { stop(): void } | undefined;
     void (async () => {
-      const consumer = await this.#js.consumers.get(EVENTS_STREAM, {
-        deliver_policy: 'by_start_sequence',
-        opt_start_seq: Math.max(1, fromSeq),
-      });
-      if (stopped) return;
-      const messages = await consumer.consume({ max_messages: 1024 });
-      stop = () => void messages.stop();
-      if (stopped) return stop();
-      for await (const m of messages) {
-        const fact = this.#decode(m, {});
-        if (fact) await visit(fact);
+      // A consumer can end with the cluster node it lived on: start a new one from the next sequence.
+      while (!stopped) {
+        try {
+          const consumer = await this.#js.consumers.get(EVENTS_STREAM, {
+            deliver_policy: 'by_start_sequence',
+            opt_start_seq: next,
+          });
+          const messages = await consumer.consume({ max_messages: 1024 });
+          current = { stop: () => void messages.stop() };
+          if (stopped) break;
+          for await (const m of messages) {
+            if (m.seq < next) continue;
+            const fact = this.#decode(m, {});
+            if (fact) await visit(fact);
+            next = m.seq + 1;
+          }
+        } catch {
+          // The stream is unreachable for now (a failover): try again shortly.
+        }
+        if (!stopped) await new Promise((r) => setTimeout(r, FOLLOW_RETRY_MS));
       }
-    })().catch(() => undefined);
+      current?.stop();
+    })();
     return {
       stop: () => {
         stopped = true;
-        stop();
+        current?.stop();
       },
     };
   }
@@ -196,6 +222,15 @@ async function ensureStream(
     const { name, ...rest } = config;
     await jsm.streams.update(name!, rest).catch(() => undefined);
   } catch {
-    await jsm.streams.add(config);
+    // Another host may create it at the same moment (named hosts starting together): theirs is as good.
+    await jsm.streams.add(config).catch(async (err: unknown) => {
+      if (
+        !(await jsm.streams.info(config.name!).then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw err;
+    });
   }
 }

@@ -171,10 +171,14 @@ describe('named hosts', () => {
     await a.dispose();
     const bus = await NatsBus.connect(cluster.url);
     try {
-      const reply = await bus.nc.request('skein.cmd.main.agent.get', JSON.stringify({ id: 'away', data: {} }), {
-        timeout: 5_000,
-      });
-      expect(JSON.parse(reply.string())).toEqual({
+      // b reads the registry every heartbeat: until it has read that a stopped, nobody answers (a client retries).
+      const ask = () =>
+        bus.nc
+          .request('skein.cmd.main.agent.get', JSON.stringify({ id: 'away', data: {} }), { timeout: 500 })
+          .then((m) => JSON.parse(m.string()) as unknown);
+      let reply: unknown;
+      await vi.waitFor(async () => (reply = await ask()), { timeout: 5_000, interval: 100 });
+      expect(reply).toEqual({
         ok: false,
         error: {
           code: 'unavailable',
