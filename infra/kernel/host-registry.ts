@@ -112,7 +112,7 @@ export class HostRegistry {
     for (const key of keys) {
       if (key === this.name) continue;
       const entry = await this.#kv.get(key);
-      if (!entry || entry.operation !== 'PUT') {
+      if (entry?.operation !== 'PUT') {
         this.#records.delete(key);
         continue;
       }
