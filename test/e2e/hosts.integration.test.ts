@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EVENTS_STREAM, type AgentNode, type StoredFact } from '../../schemas/index.ts';
 import { call } from '../../infra/transport/client.ts';
 import type { NatsBus } from '../../infra/transport/nats-bus.ts';
-import { cleanEnv, startCli, type LongRunning } from '../support/cli.ts';
+import { cleanEnv, runCli, startCli, type LongRunning } from '../support/cli.ts';
 import { startTestCluster, type TestCluster } from '../support/nats-cluster.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -108,6 +108,11 @@ describe('several hosts on a NATS cluster', () => {
       ['main', 'a'],
       ...[...ON_A, ...ON_B].map((id) => [id, ON_A.includes(id) ? 'a' : 'b']),
     ]);
+    // `skein agents --tree` (the CLI, given the cluster's URLs) shows where each agent lives.
+    const cli = await runCli(['agents', '--tree', '--nats', cluster.url], { cwd: dir.path });
+    expect(cli.stdout).toContain('main "root" [running] @a');
+    expect(cli.stdout).toContain('  fa0 "fa0" [running] @a');
+    expect(cli.stdout).toContain('  fb7 "fb7" [running] @b');
     // The root reviews every change on its host; host b's agents' changes are reviewed on b, per agent.
     const rootFiles = (ok(await a.call('review.list')) as { files: { path: string }[] }).files.map((f) =>
       relative(a.workspace, f.path),
