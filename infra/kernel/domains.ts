@@ -63,8 +63,9 @@ export type DomainDeps = {
     /** The env var naming the worker's creds file: SKEIN_NATS_CREDS (a broker) or SKEIN_SOCKET_TOKEN (embedded). */
     credsEnv?: 'SKEIN_NATS_CREDS' | 'SKEIN_SOCKET_TOKEN';
   };
-  /** Named hosts: where `agent.spawn { host }` may place a child (the registry). */
+  /** Named hosts: where `agent.spawn { host }` may place a child (the registry), and this host's name. */
   hosts?: HostPlacement | undefined;
+  hostName?: string | undefined;
 };
 
 /** Builds every domain and registers it with the host (before `host.start()`). */
@@ -100,6 +101,9 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     logger,
     foreground: (terminalId) => terminal.foreground(terminalId),
     canonical: (terminalId) => terminal.canonical(terminalId),
+    ...(deps.hostName
+      ? { hosts: { name: deps.hostName, ownerOf: (agentId: string) => directory.view(agentId)?.host } }
+      : {}),
     // Edits are confined to the workspace (a hard rule): a path outside it is refused, not asked about.
     precheck: async (call, agentId) => {
       if (call.tool === 'read_file' || call.tool === 'edit_file' || call.tool === 'write_file') {

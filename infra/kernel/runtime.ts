@@ -261,7 +261,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       config,
       logger,
       runtime: { hostId, mode },
-      ...(registry ? { hosts: registry } : {}),
+      ...(registry ? { hosts: registry, hostName: registry.name } : {}),
       connect: {
         natsUrl,
         dataDir: config.dataDir,

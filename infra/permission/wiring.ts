@@ -33,6 +33,7 @@ import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import type { Bus } from '../transport/bus.ts';
 import { dataIf, defineDomain, type Gate, type Reaction } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
+import { forwardDecide, serveRemoteDecide } from './remote-decide.ts';
 
 /**
  * What the gate judges for a command: the tool call its CommandDef declares (`tool.call`), or undefined when
@@ -61,10 +62,16 @@ export async function wirePermission(deps: {
    * once rather than asking a human about them.
    */
   precheck?: (call: ToolCall, agentId: string) => Promise<void>;
+  /** Named hosts: this host's name, and where an agent lives (answers to asks waiting elsewhere go there). */
+  hosts?: { name: string; ownerOf(agentId: string): string | undefined } | undefined;
 }) {
   const config = domainConfig(deps.config, 'permission', PermissionConfig);
   const promptLines = new PromptLines();
   const requestSubjects = new Map<string, string>();
+  const requestContext = (requestId: string) => {
+    const subject = requestSubjects.get(requestId);
+    return subject ? (deps.host.state(subject)?.context as PermissionAggregateContext | undefined) : undefined;
+  };
   const root = deps.config.rootAgentId as AgentId;
   const service = await PermissionService.create({
     logger: deps.logger.child({ actor: 'permission' }),
@@ -186,8 +193,28 @@ export async function wirePermission(deps: {
       return undefined;
     },
     commands: {
-      'permission.decide': async (ctx) =>
-        service.decide({ ...ctx.command.data, decidedBy: ctx.command.agentId, emit: ctx.emit }),
+      'permission.decide': async (ctx) => {
+        const { requestId } = ctx.command.data;
+        // A request of an agent on another named host waits there: its host decides.
+        const c = deps.hosts ? requestContext(requestId) : undefined;
+        const owner = c?.agentId ? deps.hosts!.ownerOf(c.agentId) : undefined;
+        if (
+          deps.hosts &&
+          owner &&
+          owner !== deps.hosts.name &&
+          !service.pending().some((r) => r.requestId === requestId)
+        ) {
+          const { pattern, decision } = ctx.command.data;
+          return forwardDecide(deps.bus, owner, {
+            requestId,
+            decision,
+            ...(pattern === undefined ? {} : { pattern }),
+            decidedBy: ctx.command.agentId,
+            commandId: ctx.command.id,
+          });
+        }
+        return service.decide({ ...ctx.command.data, decidedBy: ctx.command.agentId, emit: ctx.emit });
+      },
       'policy.set': async (ctx) => {
         const d = ctx.command.data;
         const target = d.agentId ?? ctx.command.agentId;
@@ -215,9 +242,14 @@ export async function wirePermission(deps: {
       await service.restore(pending);
     },
     async stop() {
+      stopServing?.();
       service.suspend();
     },
   });
+  // Answers forwarded by the hosts of ancestors elsewhere, for this host's requests.
+  const stopServing = deps.hosts
+    ? serveRemoteDecide({ bus: deps.bus, host: deps.host, service, name: deps.hosts.name, logger: deps.logger })
+    : undefined;
 
   return {
     service,

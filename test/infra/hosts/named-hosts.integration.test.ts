@@ -22,11 +22,12 @@ describe('named hosts', () => {
   let b: TestRuntime | undefined;
   const started: TestRuntime[] = [];
 
-  const host = async (name: string, flags: Record<string, unknown> = {}) => {
+  const host = async (name: string, flags: Record<string, unknown> = {}, policy?: unknown) => {
     const rt = await startTestRuntime({
       mode: 'networked',
       natsUrl: cluster.url,
       flags: { host: name, hosts: HOSTS, ...flags },
+      ...(policy ? { policy } : {}),
     });
     started.push(rt);
     return rt;
@@ -35,7 +36,8 @@ describe('named hosts', () => {
   beforeAll(async () => {
     cluster = await startTestCluster(3);
     a = await host('a');
-    b = await host('b');
+    // Host b's project policy asks before `make`.
+    b = await host('b', {}, { default: 'allow', tools: { terminal: { always_confirm: [{ pattern: '^make\\b' }] } } });
   }, 60_000);
   afterAll(async () => {
     for (const rt of started.reverse()) await rt.dispose().catch(() => undefined);
@@ -131,6 +133,30 @@ describe('named hosts', () => {
     };
     await vi.waitFor(async () => expect(await closed()).toBe(true), { timeout: 10_000 });
     expect((await running).ok).toBeDefined();
+  });
+
+  it('lets the root on one host answer the ask of its child on the other: the call there proceeds', async () => {
+    ok(await a.call('agent.spawn', { label: 'asker', agentId: 'r5', host: 'b' }));
+    const { terminalId } = ok(await a.call('terminal.open', {}, { agentId: 'r5' }));
+    const exec = a.call(
+      'terminal.exec',
+      { terminalId, command: 'make --version >/dev/null 2>&1; echo ran-after-ask' },
+      { agentId: 'r5' },
+    );
+    let requestId = '';
+    await vi.waitFor(
+      async () => {
+        for await (const f of a.log.read({ subject: 'skein.evt.r5.permission.>' }))
+          if (f.type === 'permission.requested') requestId = (f.data as { requestId: string }).requestId;
+        expect(requestId).not.toBe('');
+      },
+      { timeout: 5_000 },
+    );
+    const decided = ok(await a.call('permission.decide', { requestId, decision: 'allow_once' }));
+    expect(decided).toMatchObject({ requestId, outcome: 'granted', by: 'user' });
+    const run = ok(await exec);
+    expect(run).toMatchObject({ status: 'exited', exitCode: 0 });
+    expect(run['output']).toContain('ran-after-ask');
   });
 
   it("refuses a placement on a host that never joined, and a workspace outside the host's", async () => {
