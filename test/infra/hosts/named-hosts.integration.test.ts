@@ -9,6 +9,8 @@ import { createInbox } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AgentNode } from '../../../schemas/index.ts';
 import { NatsBus } from '../../../infra/transport/nats-bus.ts';
+import { AGGREGATES } from '../../../infra/kernel/domains.ts';
+import { replayLog } from '../../../infra/kernel/replay.ts';
 import { startTestCluster, type TestCluster } from '../../support/nats-cluster.ts';
 import { startTestNats } from '../../support/nats-server.ts';
 import { ok } from '../../support/replies.ts';
@@ -173,6 +175,17 @@ describe('named hosts', () => {
     const outside = await a.call('agent.spawn', { label: 'x', host: 'b', workspace: a.workspace });
     expect(outside).toMatchObject({ ok: false, error: { code: 'invalid_message' } });
     expect(JSON.stringify(outside)).toContain(`is not inside host 'b''s workspace ${b!.workspace}`);
+  });
+
+  it('folds the same state live on each host as a replay of the shared log (one digest from any host)', async () => {
+    await vi.waitFor(
+      async () => {
+        const replayed = await replayLog(a.log, AGGREGATES);
+        expect(a.host.digest()).toBe(replayed.digest);
+        expect(b!.host.digest()).toBe(replayed.digest);
+      },
+      { timeout: 10_000, interval: 250 },
+    );
   });
 
   it('refuses a second root, naming the host that serves it', async () => {
