@@ -82,6 +82,21 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     rootAgentId,
     logger,
     workspace: config.workspace,
+    // Named hosts: a subtree's agents whose parent is on another host keep their own logs; reviewed through
+    // their hosts (this one too, for an agent here below one placed elsewhere).
+    ...(deps.hostName
+      ? {
+          remote: {
+            bus: deps.bus,
+            tops: (agentId: string) =>
+              directory.descendants(agentId).filter((id) => {
+                const view = directory.view(id);
+                const parent = view?.parentId ? directory.view(view.parentId) : undefined;
+                return view?.host !== undefined && parent?.host !== view.host;
+              }),
+          },
+        }
+      : {}),
   });
   const edit = wireEdit({ host, directory, review, logger });
   const terminal = wireTerminal({ host, directory, review, config, logger, trackShell: reviewConfig.trackShell });
