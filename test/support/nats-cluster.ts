@@ -26,7 +26,21 @@ export type TestCluster = {
 
 const CLUSTER_NAME = 'skein-test';
 
+/**
+ * Free ports are picked, then bound by nats-server a moment later: another process may take one in between.
+ * A cluster that fails to start that way is started again on new ports (3 attempts).
+ */
 export async function startTestCluster(size = 3): Promise<TestCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(size);
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
+async function startOnce(size: number): Promise<TestCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'skein-cluster-'));
   const ports = await Promise.all(Array.from({ length: size }, async () => [await freePort(), await freePort()]));
   const routes = ports.map(([, route]) => `nats://127.0.0.1:${route}`).join(',');
@@ -49,9 +63,16 @@ export async function startTestCluster(size = 3): Promise<TestCluster> {
     });
     return { ...server, name, routePort: routePort! };
   };
-  const nodes = await Promise.all(ports.map((_, i) => start(i)));
+  const settled = await Promise.allSettled(ports.map((_, i) => start(i)));
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) {
+    await Promise.all(settled.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    rmSync(dir, { recursive: true, force: true });
+    throw failed.reason;
+  }
+  const nodes = settled.map((r) => (r as PromiseFulfilledResult<ClusterNode>).value);
   const url = nodes.map((n) => n.url).join(',');
-  await jetStreamReady(url);
+  await jetStreamReady(url, size);
   return {
     nodes,
     url,
@@ -71,7 +92,7 @@ export async function startTestCluster(size = 3): Promise<TestCluster> {
 }
 
 /** Polls `$JS.API.INFO` until the cluster has elected a JetStream meta leader (up to 20 s). */
-async function jetStreamReady(url: string): Promise<void> {
+async function jetStreamReady(url: string, size: number): Promise<void> {
   const nc = await connect({ servers: url.split(',') });
   try {
     const deadline = Date.now() + 20_000;
@@ -80,8 +101,23 @@ async function jetStreamReady(url: string): Promise<void> {
       try {
         const reply = await nc.request('$JS.API.INFO', '', { timeout: 1_000 });
         const body = reply.json<{ error?: { description: string } }>();
-        if (!body.error) return;
-        last = body.error.description;
+        if (body.error) last = body.error.description;
+        else {
+          // The meta leader may answer before every peer has joined: an R<size> stream needs them all.
+          const probe = `PROBE_${Date.now()}`;
+          const created = (
+            await nc.request(
+              `$JS.API.STREAM.CREATE.${probe}`,
+              JSON.stringify({ name: probe, subjects: [`probe.${probe}`], num_replicas: size, storage: 'memory' }),
+              { timeout: 2_000 },
+            )
+          ).json<{ error?: { description: string } }>();
+          if (!created.error) {
+            await nc.request(`$JS.API.STREAM.DELETE.${probe}`, '', { timeout: 2_000 });
+            return;
+          }
+          last = created.error.description;
+        }
       } catch (err) {
         last = (err as Error).message;
       }
