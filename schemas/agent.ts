@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { AgentId } from './ids.ts';
+import { HostName } from './hosts.ts';
 import { defineCommand, defineEvent } from './message.ts';
 import { shellQuote } from './shell-quote.ts';
 
@@ -17,7 +18,8 @@ export const AgentLabel = z
   .max(200, 'must be at most 200 characters')
   .describe('A human-readable name for the agent, e.g. "tests-runner".');
 
-export const AGENT_STATUSES = ['spawning', 'running', 'completed', 'failed', 'cancelled'] as const;
+/** `lost`: its named host stopped heart-beating; it returns to `running` when that host comes back. */
+export const AGENT_STATUSES = ['spawning', 'running', 'lost', 'completed', 'failed', 'cancelled'] as const;
 export const AgentStatus = z.enum(AGENT_STATUSES);
 export type AgentStatus = z.infer<typeof AgentStatus>;
 
@@ -61,6 +63,10 @@ export const AgentSpawn = defineCommand('agent.spawn', {
         .optional()
         .describe("The sub-agent's workspace: the parent's, or a directory inside it (default: the parent's)."),
       worker: WorkerSpec.optional(),
+      host: HostName.optional().describe(
+        "A named host to place the sub-agent on (its terminals and files live there); default: the parent's. " +
+          "Its workspace is then that host's workspace, or an absolute path inside it.",
+      ),
     })
     .strict(),
   reply: z.object({ agentId: AgentId, parentId: AgentId, workspace: z.string(), status: AgentStatus }),
@@ -94,6 +100,7 @@ export const AgentGet = defineCommand('agent.get', {
     result: z.unknown().optional(),
     error: z.string().nullable(),
     children: z.array(AgentId),
+    host: HostName.optional(),
   }),
 });
 
@@ -151,6 +158,7 @@ export const AgentNode = z.object({
   status: AgentStatus,
   depth: z.number().int(),
   workspace: z.string(),
+  host: HostName.optional().describe('The named host the agent lives on (absent with one unnamed host).'),
 });
 export type AgentNode = z.infer<typeof AgentNode>;
 
@@ -177,10 +185,13 @@ export const AgentSpawned = defineEvent('agent.spawned', {
       .object({ command: z.string(), args: z.array(z.string()) })
       .nullable()
       .default(null),
+    host: HostName.optional().describe(
+      'The named host that serves the agent (its terminals, files and worker); absent with one unnamed host.',
+    ),
   }),
   describe: (d) =>
     `${d.agentId} "${d.label}" parent=${d.parentId ?? '-'} ` +
-    `workspace=${d.workspace}${d.worker ? ` worker=${d.worker.command}` : ''}`,
+    `workspace=${d.workspace}${d.worker ? ` worker=${d.worker.command}` : ''}${d.host ? ` host=${d.host}` : ''}`,
 });
 
 export const AgentWorkerStarted = defineEvent('agent.worker.started', {
@@ -215,8 +226,42 @@ export const AgentCancelled = defineEvent('agent.cancelled', {
   describe: (d) => `${d.agentId} by ${d.by}: ${d.reason}`,
 });
 
+export const AgentLost = defineEvent('agent.lost', {
+  summary:
+    "The agent's named host stopped heart-beating for longer than hosts.lostAfterMs: its commands get " +
+    '`unavailable`, its pending permission requests are denied and waiting parents are woken. Appended by a ' +
+    "live host (the root's, else the first by name).",
+  aggregate: 'agent',
+  aggregateId: (d) => d.agentId,
+  data: z.object({
+    agentId: AgentId,
+    host: HostName,
+    hostId: z.string().describe('The process of that host that went silent (`h-…`).'),
+    silentForMs: z.number().int().min(0),
+  }),
+  describe: (d) => `${d.agentId} lost with host ${d.host} (silent ${d.silentForMs} ms)`,
+});
+
+export const AgentRestored = defineEvent('agent.restored', {
+  summary:
+    'The named host of a lost agent is back and serves it again. Its terminals died with the old process ' +
+    '(terminal.lost says so); its files, facts and children are as they were.',
+  aggregate: 'agent',
+  aggregateId: (d) => d.agentId,
+  data: z.object({ agentId: AgentId, host: HostName, hostId: z.string() }),
+  describe: (d) => `${d.agentId} restored by host ${d.host}`,
+});
+
 export const agentCommands = [AgentSpawn, AgentGet, AgentComplete, AgentFail, AgentWait, AgentCancel, AgentTree];
-export const agentEvents = [AgentSpawned, AgentWorkerStarted, AgentCompleted, AgentFailed, AgentCancelled];
+export const agentEvents = [
+  AgentSpawned,
+  AgentWorkerStarted,
+  AgentCompleted,
+  AgentFailed,
+  AgentCancelled,
+  AgentLost,
+  AgentRestored,
+];
 
 /** `domains.agents` in the runtime config. */
 export const AgentsConfig = z

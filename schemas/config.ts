@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { AgentId } from './ids.ts';
 import { MODES } from './mode.ts';
+import { HostName, HostsConfig } from './hosts.ts';
 
 export const LimitsConfig = z
   .object({
@@ -68,6 +69,11 @@ export const Config = z
       .min(1)
       .optional()
       .describe('Networked mode: the account signing key (account.nk) the host mints per-agent credentials with.'),
+    host: HostName.optional().describe(
+      'Networked mode: join the runtime as this named host (`skein up --host <name>`); several hosts share one ' +
+        'NATS cluster, each serving the agents placed on it.',
+    ),
+    hosts: HostsConfig.default(HostsConfig.parse({})),
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
     limits: LimitsConfig.default(LimitsConfig.parse({})),
     log: LogConfig.default(LogConfig.parse({})),

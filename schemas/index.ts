@@ -7,6 +7,7 @@ export * from './errors.ts';
 export * from './message.ts';
 export * from './subjects.ts';
 export * from './config.ts';
+export * from './hosts.ts';
 export * from './mode.ts';
 export * from './shell-quote.ts';
 export * from './tool.ts';

@@ -60,6 +60,20 @@ export class AgentDirectory {
     return out;
   }
 
+  /**
+   * Ancestors on the agent's own named host, nearest first: the action logs its changes are recorded in. A
+   * parent on another host would review paths it cannot reach (its reject would write on the wrong machine).
+   */
+  localAncestors(agentId: string): AgentId[] {
+    const host = this.view(agentId)?.host;
+    const out: AgentId[] = [];
+    for (const ancestor of this.ancestors(agentId)) {
+      if (this.view(ancestor)?.host !== host) break;
+      out.push(ancestor);
+    }
+    return out;
+  }
+
   /** Whether `ancestor` is `agentId` itself or above it. */
   isSelfOrAncestor(ancestor: string, agentId: string): boolean {
     return ancestor === agentId || this.ancestors(agentId).includes(ancestor as AgentId);

@@ -55,6 +55,14 @@ export type AgentServiceDeps = {
   startWorker?: ((agent: AgentView, worker: WorkerSpec) => Promise<void>) | undefined;
   /** Release what a cancelled agent holds (pending requests, edits, terminals); called bottom-up, in order. */
   release: ReadonlyArray<(agentId: AgentId, reason: string) => Promise<void>>;
+  /** Named hosts: where a child may be placed. Undefined: one unnamed host, so `host` is refused. */
+  hosts?: HostPlacement | undefined;
+};
+
+/** What spawn needs to know of the named hosts (the registry, infra/kernel/host-registry.ts). */
+export type HostPlacement = {
+  /** The workspace of a live host, or why it cannot take an agent now (lost, stopped, never joined). */
+  target(name: string): Promise<{ workspace: string } | { unavailable: string }>;
 };
 
 export type SpawnData = {
@@ -64,6 +72,7 @@ export type SpawnData = {
   policy?: unknown;
   workspace?: string | undefined;
   worker?: WorkerSpec | undefined;
+  host?: string | undefined;
 };
 
 export class AgentService {
@@ -100,6 +109,7 @@ export class AgentService {
       ...(view.result === undefined ? {} : { result: view.result }),
       error: view.error,
       children: this.#deps.directory.children(agentId),
+      ...(view.host ? { host: view.host } : {}),
     };
   }
 
@@ -113,6 +123,7 @@ export class AgentService {
         status: v.status,
         depth: v.depth,
         workspace: v.workspace,
+        ...(v.host ? { host: v.host } : {}),
       };
     };
     return [node(agentId), ...this.#deps.directory.descendants(agentId).map(node)];
@@ -180,9 +191,46 @@ export class AgentService {
     });
   }
 
+  /**
+   * The workspace of a child placed on another host: that host's workspace, or a directory inside it
+   * (checked by path only: the directory is on the other machine; that host confines every access to it).
+   */
+  async #placeRemote(host: string, data: SpawnData): Promise<string> {
+    if (!this.#deps.hosts) {
+      throw new RuntimeError(
+        ErrorCode.InvalidMessage,
+        `agent.spawn names host '${host}', but this runtime has no named hosts; start hosts with ` +
+          'skein up --nats <url> --host <name>, or leave host out',
+      );
+    }
+    const target = await this.#deps.hosts.target(host);
+    if ('unavailable' in target) {
+      throw new RuntimeError(ErrorCode.Unavailable, target.unavailable, { retryable: true });
+    }
+    if (data.worker) {
+      throw new RuntimeError(
+        ErrorCode.InvalidMessage,
+        `a worker cannot be started on another host yet (host '${host}'); spawn the agent there without a ` +
+          'worker and drive it from outside (skein creds on that host), or leave host out',
+      );
+    }
+    if (data.workspace === undefined) return target.workspace;
+    if (!isAbsolute(data.workspace) || !isInside(target.workspace, resolve(data.workspace))) {
+      throw new RuntimeError(
+        ErrorCode.InvalidMessage,
+        `workspace '${data.workspace}' is not inside host '${host}''s workspace ${target.workspace}; give an ` +
+          "absolute path inside it, or leave workspace out to use that host's workspace",
+      );
+    }
+    return resolve(data.workspace);
+  }
+
   async #spawnReserved(call: AgentCall, parent: AgentView, agentId: AgentId, data: SpawnData) {
     const parentId = parent.agentId;
-    const workspace = confineWorkspace(parent.workspace, data.workspace);
+    // Without a named host to go to, a child lives where its parent does.
+    const host = data.host ?? parent.host;
+    const workspace =
+      host === parent.host ? confineWorkspace(parent.workspace, data.workspace) : await this.#placeRemote(host!, data);
     if (data.policy !== undefined) this.#deps.validatePolicy(data.policy);
     if (data.worker) assertRunnable(data.worker.command);
     await call.emit({
@@ -197,6 +245,7 @@ export class AgentService {
         task: data.task ?? null,
         hasPolicy: data.policy !== undefined,
         worker: data.worker ? { command: data.worker.command, args: data.worker.args } : null,
+        ...(host ? { host } : {}),
       },
     });
     const child = this.view(agentId)!;
@@ -247,10 +296,17 @@ export class AgentService {
         status: v.status,
         done: isFinished(v.status),
         ...(v.result === undefined ? {} : { result: v.result }),
-        error: v.status === 'completed' ? null : v.error,
+        error:
+          v.status === 'lost'
+            ? `agent '${agentId}' is lost with its host '${v.host}' (no heartbeat); it resumes when that host ` +
+              'comes back (agent.restored), or cancel it (agent.cancel) and spawn the work again'
+            : v.status === 'completed'
+              ? null
+              : v.error,
       };
     };
-    if (isFinished(this.view(agentId)!.status) || timeoutMs === 0) return answer();
+    const settled = (status: string) => isFinished(status) || status === 'lost';
+    if (settled(this.view(agentId)!.status) || timeoutMs === 0) return answer();
     await new Promise<void>((resolve) => {
       const finish = () => {
         clearTimeout(timer);
@@ -259,7 +315,7 @@ export class AgentService {
       };
       const timer = setTimeout(finish, timeoutMs);
       const waiter = (fact: StoredFact) => {
-        if ((fact.data as { agentId?: string }).agentId === agentId && isFinished(this.view(agentId)!.status)) finish();
+        if ((fact.data as { agentId?: string }).agentId === agentId && settled(this.view(agentId)!.status)) finish();
       };
       this.#waiters.add(waiter);
     });
@@ -294,6 +350,18 @@ export class AgentService {
       });
     }
     return { cancelled };
+  }
+
+  /**
+   * Named hosts: another host cancelled an agent that lives here (its parent is there). What the agent holds
+   * here (its terminals, pending requests, streaming edits) is released as a local cancel would.
+   */
+  async releaseCancelled(agentId: AgentId, reason: string, logger: Logger): Promise<void> {
+    for (const release of this.#deps.release) {
+      await release(agentId, reason).catch((err) =>
+        logger.warn({ err, agentId }, 'releasing an agent cancelled on another host failed'),
+      );
+    }
   }
 
   #assertInScope(sender: string, target: string): void {

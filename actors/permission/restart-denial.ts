@@ -12,7 +12,7 @@ export const HOST_RESTARTED =
   'the previous host; nothing ran. Send the call again (with a new command id) to ask again.';
 
 /** The denial of a restored request whose agent has no live view (the fact the machine would emit). */
-export function restartDenial(c: PermissionAggregateContext) {
+export function restartDenial(c: PermissionAggregateContext, why = HOST_RESTARTED) {
   const input = c.input ?? '';
   return {
     type: 'permission.denied',
@@ -23,7 +23,7 @@ export function restartDenial(c: PermissionAggregateContext) {
       tool: c.tool,
       input,
       by: 'cancelled',
-      reason: `Permission for ${c.tool} ${JSON.stringify(input.slice(0, 120))} was cancelled: ${HOST_RESTARTED}`,
+      reason: `Permission for ${c.tool} ${JSON.stringify(input.slice(0, 120))} was cancelled: ${why}`,
     },
   };
 }

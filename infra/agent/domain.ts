@@ -8,7 +8,8 @@
 import { agentAggregateDef } from '../../machines/agent/agent.ts';
 import type { AgentCall, AgentService } from '../../actors/agent/agent.ts';
 import type { LiveAgents } from '../../actors/agent/live-agents.ts';
-import type { StoredFact } from '../../schemas/index.ts';
+import type { Logger } from 'pino';
+import type { AgentId, StoredFact } from '../../schemas/index.ts';
 import { defineDomain, type HandlerContext, type Reaction } from '../kernel/domain.ts';
 
 /** The service's view of one command. */
@@ -27,9 +28,12 @@ export function agentDomain(
     more?: readonly Reaction[] | undefined;
     /** At start: fail the agents whose worker died with the previous host. */
     reconcile?: (() => Promise<unknown>) | undefined;
+    /** Named hosts: whether an agent lives here, and the logger for releasing one cancelled elsewhere. */
+    owns?: ((agentId: string) => boolean) | undefined;
+    logger?: Logger | undefined;
   } = {},
 ) {
-  const { live, more = [], reconcile } = parts;
+  const { live, more = [], reconcile, owns, logger } = parts;
   return defineDomain({
     name: 'agent',
     aggregates: [agentAggregateDef],
@@ -45,7 +49,22 @@ export function agentDomain(
     reactions: [
       // Folded first, then fed: the actor's effects read the directory, which must already see the fact.
       ...(live ? [{ on: isAgentFact, when: 'always' as const, run: (fact: StoredFact) => live.feed(fact) }] : []),
-      { on: isAgentFact, when: 'live', run: (fact) => agents.notify(fact) },
+      // A parent waiting here for a child on another host is woken by that host's facts too.
+      { on: isAgentFact, when: 'live', foreign: true, run: (fact) => agents.notify(fact) },
+      // Cancelled by an ancestor on another host: release what the agent holds here.
+      ...(owns && logger
+        ? [
+            {
+              on: ['agent.cancelled'],
+              when: 'live' as const,
+              foreign: 'only' as const,
+              run: async (fact: StoredFact) => {
+                const d = fact.data as { agentId: AgentId; reason: string };
+                if (owns(d.agentId)) await agents.releaseCancelled(d.agentId, d.reason, logger);
+              },
+            },
+          ]
+        : []),
       ...more,
     ],
     restore: reconcile ? async () => void (await reconcile()) : undefined,

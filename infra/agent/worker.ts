@@ -160,7 +160,7 @@ export function wireWorkers(deps: {
         const parts = parseEventSubject(subject);
         if (parts?.aggregate !== 'agent') continue;
         const view = deps.directory.view(parts.aggregateId);
-        if (!view?.worker || isFinished(view.status)) continue;
+        if (!view?.worker || isFinished(view.status) || !deps.host.owns(view.agentId)) continue;
         const error =
           'host_restarted: the worker process ended with the previous host (it crashed or was killed) ' +
           `while the agent was ${view.status}; spawn the agent again to redo its task`;

@@ -14,8 +14,8 @@ export async function agents(opts: RemoteOptions & { tree?: boolean }): Promise<
       return nodes
         .map((n) =>
           opts.tree
-            ? `${'  '.repeat(n.depth - base)}${n.agentId} "${n.label}" [${n.status}]`
-            : `${n.agentId}\t${n.status}\t${n.parentId ?? '-'}\t${n.label}`,
+            ? `${'  '.repeat(n.depth - base)}${n.agentId} "${n.label}" [${n.status}]${n.host ? ` @${n.host}` : ''}`
+            : `${n.agentId}\t${n.status}\t${n.parentId ?? '-'}\t${n.label}${n.host ? `\t@${n.host}` : ''}`,
         )
         .join('\n');
     }),

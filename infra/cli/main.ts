@@ -50,7 +50,14 @@ program
   .option('--private', 'force a private nats-server (fails if nats-server is missing)')
   .addOption(data())
   .option('--workspace <dir>', 'root agent workspace (default: current directory)')
-  .option('--root <agentId>', 'root agent id (default main)')
+  .option(
+    '--root <agentId>',
+    'root agent id (default main); with --host, claims the root (refused if another host serves it)',
+  )
+  .option(
+    '--host <name>',
+    'networked: join as this named host (or SKEIN_HOST); the first host serves the root, the others placed agents',
+  )
   .option('--ui', 'also serve the web console (private broker only) and print its one-time URL')
   .addOption(logLevel())
   .action(async (opts) => (await import('./up.ts')).up(opts));

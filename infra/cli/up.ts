@@ -20,6 +20,7 @@ type UpOptions = {
   data?: string;
   workspace?: string;
   root?: string;
+  host?: string;
   ui?: boolean;
   logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 };
@@ -28,6 +29,11 @@ export async function up(opts: UpOptions): Promise<void> {
   await action(async () => {
     if ([opts.embedded, opts.private, opts.nats !== undefined].filter(Boolean).length > 1) {
       throw new UsageError('choose one of --embedded, --private and --nats <url>');
+    }
+    if (opts.host !== undefined && !opts.nats && !process.env['SKEIN_NATS_URL']) {
+      throw new UsageError(
+        '--host joins a runtime shared over NATS: add --nats <url> (a cluster: URLs comma-separated)',
+      );
     }
     if ((opts.creds || opts.signingKey) && !opts.nats) {
       throw new UsageError('--creds and --signing-key are for networked mode: add --nats <url>');
@@ -41,6 +47,7 @@ export async function up(opts: UpOptions): Promise<void> {
         dataDir: opts.data,
         workspace: opts.workspace,
         rootAgentId: opts.root as never,
+        host: opts.host,
         logLevel: opts.logLevel,
         mode,
       },
@@ -55,7 +62,10 @@ export async function up(opts: UpOptions): Promise<void> {
     process.stdout.write(
       [
         `skein up: mode ${info.mode}, ${where}`,
-        `root agent '${info.rootAgentId}', workspace ${info.workspace}`,
+        info.host
+          ? `host '${info.host}', workspace ${info.workspace}; root agent '${info.rootAgentId}' served by ` +
+            `${info.rootHost === info.host ? 'this host' : `host '${info.rootHost}'`}`
+          : `root agent '${info.rootAgentId}', workspace ${info.workspace}`,
         `data dir ${config.dataDir} (log, socket, runtime.json; owner-only; --data or SKEIN_DATA to move it)`,
         info.natsUrl ? `watch: nats sub --server ${info.natsUrl} 'skein.evt.>'   or: skein tail` : 'watch: skein tail',
         `try:   skein agents --tree; skein call agent.spawn '{"label":"helper"}' ` +

@@ -66,6 +66,7 @@ export async function reconcileEdits(deps: {
 }): Promise<number> {
   let closed = 0;
   for (const a of deps.applied.take()) {
+    if (!deps.host.owns(a.agentId)) continue;
     // Applied, never recorded: review gets the change from the stored base to what the disk holds now.
     const roots = [deps.directory.view(a.agentId)?.workspace ?? ''].filter(Boolean);
     const file = await readConfined(roots, a.path, deps.maxFileBytes).catch(() => null);
@@ -80,6 +81,8 @@ export async function reconcileEdits(deps: {
     const c = state?.context as EditAggregateContext | undefined;
     if (state?.value !== 'matching' || !c?.editId || !c.path) continue;
     const agentId = parts.agentId as AgentId;
+    // Another named host's edit session is alive there.
+    if (!deps.host.owns(agentId)) continue;
     const view = deps.directory.view(agentId);
     const roots = view ? [view.workspace] : [];
     let disk: Disk = 'not_written';

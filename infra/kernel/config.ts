@@ -27,6 +27,7 @@ export const ENV_KEYS: Record<string, keyof ConfigInput> = {
   SKEIN_WORKSPACE: 'workspace',
   SKEIN_ROOT_AGENT: 'rootAgentId',
   SKEIN_MODE: 'mode',
+  SKEIN_HOST: 'host',
 };
 
 export type LoadedConfig = Config & {
@@ -34,7 +35,7 @@ export type LoadedConfig = Config & {
   workspace: string;
   configFile: string | undefined;
   /** Whether the file, env or flags set the data dir / workspace (false: derived from the working dir). */
-  explicit: { dataDir: boolean; workspace: boolean };
+  explicit: { dataDir: boolean; workspace: boolean; rootAgentId: boolean };
 };
 
 export function loadConfig(
@@ -93,7 +94,11 @@ export function loadConfig(
           : resolve(cwd, config.dataDir),
     workspace,
     configFile: file,
-    explicit: { dataDir: config.dataDir !== undefined, workspace: config.workspace !== undefined },
+    explicit: {
+      dataDir: config.dataDir !== undefined,
+      workspace: config.workspace !== undefined,
+      rootAgentId: 'rootAgentId' in merged,
+    },
   };
 }
 

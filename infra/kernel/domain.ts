@@ -64,6 +64,11 @@ export type Gate = (ctx: HandlerContext) => Promise<void>;
 export type Reaction = {
   on: readonly string[] | ((type: string) => boolean);
   when: 'restore' | 'live' | 'always';
+  /**
+   * Named hosts: whether the reaction also sees facts other hosts appended (followed from the log); default
+   * no, since most reactions act on this host's own terminals, workers and asks. `only`: just those.
+   */
+  foreign?: boolean | 'only' | undefined;
   run(fact: StoredFact): void | Promise<void>;
 };
 

@@ -21,7 +21,7 @@ import { agentAggregateDef } from '../../machines/agent/agent.ts';
 import { actionLogAggregateDef } from '../../machines/review/action-log.ts';
 import type { AggregateDef } from '../../machines/kernel/projection.ts';
 import { AgentDirectory } from '../../actors/agent/agent-directory.ts';
-import { AgentService } from '../../actors/agent/agent.ts';
+import { AgentService, type HostPlacement } from '../../actors/agent/agent.ts';
 import { LiveAgents } from '../../actors/agent/live-agents.ts';
 import { domainConfig, type LoadedConfig } from './config.ts';
 import { registerDomains } from './domain.ts';
@@ -63,6 +63,9 @@ export type DomainDeps = {
     /** The env var naming the worker's creds file: SKEIN_NATS_CREDS (a broker) or SKEIN_SOCKET_TOKEN (embedded). */
     credsEnv?: 'SKEIN_NATS_CREDS' | 'SKEIN_SOCKET_TOKEN';
   };
+  /** Named hosts: where `agent.spawn { host }` may place a child (the registry), and this host's name. */
+  hosts?: HostPlacement | undefined;
+  hostName?: string | undefined;
 };
 
 /** Builds every domain and registers it with the host (before `host.start()`). */
@@ -79,6 +82,21 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     rootAgentId,
     logger,
     workspace: config.workspace,
+    // Named hosts: a subtree's agents whose parent is on another host keep their own logs; reviewed through
+    // their hosts (this one too, for an agent here below one placed elsewhere).
+    ...(deps.hostName
+      ? {
+          remote: {
+            bus: deps.bus,
+            tops: (agentId: string) =>
+              directory.descendants(agentId).filter((id) => {
+                const view = directory.view(id);
+                const parent = view?.parentId ? directory.view(view.parentId) : undefined;
+                return view?.host !== undefined && parent?.host !== view.host;
+              }),
+          },
+        }
+      : {}),
   });
   const edit = wireEdit({ host, directory, review, logger });
   const terminal = wireTerminal({ host, directory, review, config, logger, trackShell: reviewConfig.trackShell });
@@ -98,6 +116,9 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     logger,
     foreground: (terminalId) => terminal.foreground(terminalId),
     canonical: (terminalId) => terminal.canonical(terminalId),
+    ...(deps.hostName
+      ? { hosts: { name: deps.hostName, ownerOf: (agentId: string) => directory.view(agentId)?.host } }
+      : {}),
     // Edits are confined to the workspace (a hard rule): a path outside it is refused, not asked about.
     precheck: async (call, agentId) => {
       if (call.tool === 'read_file' || call.tool === 'edit_file' || call.tool === 'write_file') {
@@ -132,13 +153,19 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
       (agentId) => edit.cancelAgent(agentId),
       async (agentId) => void (await terminal.manager.closeAllForAgent(agentId)),
     ],
+    hosts: deps.hosts,
   });
 
   const live = new LiveAgents(workers.effects);
   // Stopped in reverse: permission (suspends deadlines) before terminal (closes PTYs), as before.
   registerDomains(host, [
     runtimeDomain(host, { ...deps.runtime, rootAgentId }),
-    agentDomain(agents, { live, more: workers.reactions, reconcile: workers.reconcile }),
+    agentDomain(agents, {
+      live,
+      more: workers.reactions,
+      reconcile: workers.reconcile,
+      ...(deps.hosts ? { owns: (agentId: string) => host.owns(agentId), logger } : {}),
+    }),
     review.domain,
     edit.domain,
     terminal.domain,

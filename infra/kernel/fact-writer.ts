@@ -62,13 +62,14 @@ export class FactWriter {
   readonly #o: FactWriterOptions;
   readonly #lastBySubject = new Map<string, number>();
   readonly #lock = new KeyedLock();
-  readonly #listeners = new Set<(fact: StoredFact) => void>();
+  readonly #listeners = new Set<(fact: StoredFact, foreign: boolean) => void>();
   /**
    * Subjects whose last append ended in doubt (a timeout, a dropped connection): the fact may still be
    * stored later. Before the next append there, the subject is re-read from the log, never guessed.
    */
   readonly #inDoubt = new Set<string>();
   #resyncTimer: NodeJS.Timeout | undefined;
+  readonly #foreignDuplicates = new WeakSet<StoredFact>();
   #facts = 0;
   #lastSeq = 0;
 
@@ -90,8 +91,23 @@ export class FactWriter {
     return this.#lastSeq;
   }
 
-  /** Called with every fact once it is durable (after the fold). */
-  onFact(listener: (fact: StoredFact) => void): () => void {
+  /**
+   * Folds a fact another host appended, seen by following the log (named hosts). Under the subject's lock,
+   * so an append of this writer in flight there is folded first and never twice.
+   */
+  observe(stored: StoredFact): Promise<void> {
+    return this.#lock.run(stored.subject, async () => {
+      if (stored.seq <= (this.#lastBySubject.get(stored.subject) ?? 0)) return;
+      this.#lastBySubject.set(stored.subject, stored.seq);
+      this.#apply(stored, 'events', true);
+    });
+  }
+
+  /**
+   * Called with every fact once it is durable (after the fold); `foreign` when another host appended it
+   * (`observe`).
+   */
+  onFact(listener: (fact: StoredFact, foreign: boolean) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
@@ -133,6 +149,11 @@ export class FactWriter {
         });
       }
       const stored = await this.#appendWithRetry(stream, subject, fact, this.#lastBySubject.get(subject) ?? 0);
+      if (this.#foreignDuplicates.delete(stored)) {
+        this.#inDoubt.add(subject);
+        this.#scheduleResync();
+        return stored;
+      }
       // A duplicate (a fact id stored earlier) reports its old sequence: never move backwards.
       this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
       return stored;
@@ -161,6 +182,10 @@ export class FactWriter {
         const result = await this.#o.log.append({ stream, subject, fact, expectedLastSubjectSeq: expected });
         const stored: StoredFact = { ...fact, seq: result.seq, subject };
         if (!result.duplicate || attempt > 1) this.#apply(stored, stream);
+        // A duplicate of a fact this writer never folded (another host appended that id first, with its own
+        // data): its sequence is not ours to claim; the follower (or a re-read) folds what is stored.
+        else if (stream === 'events' && result.seq > (this.#lastBySubject.get(subject) ?? 0))
+          this.#foreignDuplicates.add(stored);
         return stored;
       } catch (err) {
         lastError = err;
@@ -260,7 +285,7 @@ export class FactWriter {
     }
   }
 
-  #apply(stored: StoredFact, stream: LogStream = 'events'): void {
+  #apply(stored: StoredFact, stream: LogStream = 'events', foreign = false): void {
     if (stream === 'events') {
       this.#facts += 1;
       this.#lastSeq = Math.max(this.#lastSeq, stored.seq);
@@ -269,7 +294,7 @@ export class FactWriter {
     }
     for (const listener of this.#listeners) {
       try {
-        listener(stored);
+        listener(stored, foreign);
       } catch (err) {
         this.#o.logger.error({ err, event: stored.type }, 'fact listener failed');
       }

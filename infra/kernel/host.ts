@@ -28,6 +28,8 @@ import { FactWriter, type StampOptions } from './fact-writer.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from 'pino';
 import type { AnyDomain, Gate, HandlerContext, Reaction } from './domain.ts';
+import type { Route } from '../../machines/hosts/liveness.ts';
+import { LogFollower } from './log-follower.ts';
 
 export type { Gate, HandlerContext } from './domain.ts';
 
@@ -52,6 +54,16 @@ export type HostOptions = {
   appendRetryDelayMs: number;
   /** Throws a retryable `unavailable` error while the event log is unreachable (broker down). */
   assertAvailable?: (() => void) | undefined;
+  /**
+   * Named hosts: who answers a command for an agent (machines/hosts/liveness.ts). Undefined: this host
+   * answers for every agent, as a single host does.
+   */
+  route?: ((agentId: string) => Route) | undefined;
+  /**
+   * Named hosts: whether an agent lives on this host. Start-up reconciliation (terminals lost, workers failed,
+   * edits abandoned, asks denied) touches only these: another host's are alive. Undefined: every agent.
+   */
+  owns?: ((agentId: string) => boolean) | undefined;
 };
 
 export class Host {
@@ -76,6 +88,8 @@ export class Host {
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
   #subscription: Subscription | undefined;
+  /** Named hosts: the shared log, followed. */
+  #follower: LogFollower | undefined;
 
   constructor(options: HostOptions) {
     this.options = options;
@@ -90,11 +104,12 @@ export class Host {
       retryDelayMs: options.appendRetryDelayMs,
       assertAvailable: options.assertAvailable,
     });
-    this.writer.onFact((fact) => {
+    this.writer.onFact((fact, foreign) => {
       if (fact.causationId) this.#noteCaused(commandKey(fact.agentId, fact.causationId), fact);
       const parts = parseEventSubject(fact.subject);
       if (parts?.aggregate === 'agent') this.#agentSubjects.set(parts.aggregateId, fact.subject);
-      this.#react(fact);
+      this.#follower?.note(fact, foreign);
+      this.#react(fact, foreign);
     });
   }
 
@@ -153,6 +168,14 @@ export class Host {
     for (const domain of this.#domains) await domain.restore?.();
   }
 
+  /**
+   * Named hosts: folds the facts other hosts append, from the end of what this host has read on, so it
+   * knows the agents placed on it and their parents' state. Stopped with the host.
+   */
+  follow(): void {
+    this.#follower ??= new LogFollower(this.options.log, this.writer);
+  }
+
   /** Starts taking commands; call once every domain is ready. */
   async serve(): Promise<void> {
     this.#subscription = this.options.bus.subscribe(subjectPatterns.allCommands, (msg) => this.#receive(msg));
@@ -186,6 +209,7 @@ export class Host {
    */
   async stop(drainMs = 3_000): Promise<void> {
     this.#subscription?.unsubscribe();
+    this.#follower?.stop();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
     await Promise.race([Promise.allSettled([...this.#inFlight]), deadline]);
@@ -197,10 +221,11 @@ export class Host {
     this.#domains.length = 0;
   }
 
-  #react(fact: StoredFact): void {
+  #react(fact: StoredFact, foreign: boolean): void {
     const phase = this.#phase === 'restoring' ? 'restore' : 'live';
     for (const reaction of this.#reactions) {
       if (reaction.when !== 'always' && reaction.when !== phase) continue;
+      if (foreign ? !reaction.foreign : reaction.foreign === 'only') continue;
       if (typeof reaction.on === 'function' ? !reaction.on(fact.type) : !reaction.on.includes(fact.type)) continue;
       try {
         const done = reaction.run(fact);
@@ -226,6 +251,23 @@ export class Host {
 
   async #handle(msg: BusMsg): Promise<void> {
     let reply: Uint8Array;
+    const agentId = msg.subject.split('.')[2] ?? '';
+    await this.#follower?.before(agentId, this.agentExists(agentId));
+    const route = this.options.route?.(agentId);
+    if (route && !route.serve) {
+      // Another host owns the agent: it answers, or nobody does and the caller learns why (never from here).
+      if (!('unavailable' in route)) return;
+      this.#logger.warn({ subject: msg.subject }, 'command for an agent whose host is away');
+      if (msg.reply) {
+        msg.respond(
+          encode({
+            ok: false,
+            error: toErrorInfo(new RuntimeError(ErrorCode.Unavailable, route.unavailable, { retryable: true })),
+          }),
+        );
+      }
+      return;
+    }
     try {
       if (this.#unavailable) throw new RuntimeError(ErrorCode.Unavailable, this.#unavailable, { retryable: true });
       const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes);
@@ -354,6 +396,11 @@ export class Host {
         'id to run it again.',
       { details: { facts: facts.slice(0, 20).map((f) => ({ type: f.type, subject: f.subject, seq: f.seq })) } },
     );
+  }
+
+  /** Whether `agentId` lives on this host (always, with one unnamed host). */
+  owns(agentId: string): boolean {
+    return this.options.owns?.(agentId) ?? true;
   }
 
   /** Whether an agent aggregate exists (its facts are under its parent's subjects, so search by id). */

@@ -19,6 +19,9 @@ export const RuntimeInfo = z.object({
   natsServerPid: z.number().int().optional(),
   websocketUrl: z.string().optional(),
   rootAgentId: z.string(),
+  /** Networked mode with `--host`: this host's name, and the host serving the root agent. */
+  host: z.string().optional(),
+  rootHost: z.string().optional(),
   workspace: z.string(),
   dataDir: z.string(),
   startedAt: z.string(),

@@ -19,7 +19,10 @@ import { AGGREGATES, registerAllDomains } from './domains.ts';
 import type { LiveAgents } from '../../actors/agent/live-agents.ts';
 import type { EventLog } from '../transport/event-log.ts';
 import { Host } from './host.ts';
-import { JetStreamLog } from '../transport/jetstream-log.ts';
+import { JetStreamLog, streamReplicas } from '../transport/jetstream-log.ts';
+import { HostRegistry } from './host-registry.ts';
+import { ensureRootAgent, ownerOf, routeOf } from './named-hosts.ts';
+import { restoreLostAgents, watchLostHosts } from './lost-hosts.ts';
 import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
@@ -95,10 +98,18 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
   let networked: NetworkedIdentities | undefined;
   /** Embedded mode: the socket's key; each agent (worker, `skein creds`) gets its own token. */
   let key: Buffer | undefined;
+  /** Named hosts (`--host`): the registry this host heartbeats into. */
+  let registry: HostRegistry | undefined;
+  let rootHost: string | undefined;
   /** Set once the host has restored state: which agents have finished (their tokens are refused). */
   let finished: (agentId: string) => boolean = () => false;
 
   try {
+    if (config.host && mode !== 'networked') {
+      throw new Error(
+        `--host ${config.host} joins a runtime shared over NATS: add --nats <url> (a cluster's URLs, comma-separated)`,
+      );
+    }
     if (mode === 'embedded') {
       const embedded = new EmbeddedBus();
       bus = embedded;
@@ -162,6 +173,21 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
         duplicateWindowMs: config.log.duplicateWindowMs,
         appendTimeoutMs: config.log.appendTimeoutMs,
       });
+      if (config.host) {
+        const joined = await HostRegistry.open({
+          nc: natsBus.nc,
+          name: config.host,
+          hostId,
+          workspace: realpathSync(config.workspace),
+          config: config.hosts,
+          replicas: streamReplicas(natsBus.nc),
+          logger: logger.child({ actor: 'hosts' }),
+        });
+        registry = joined;
+        await joined.join();
+        // Before the bus closes: a clean stop is recorded, never taken for a lost host.
+        cleanups.unshift(() => joined.leave());
+      }
     }
   } catch (err) {
     for (const cleanup of cleanups) await cleanup().catch(() => undefined);
@@ -181,6 +207,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     appendRetries: config.log.appendRetries,
     appendRetryDelayMs: config.log.appendRetryDelayMs,
     assertAvailable,
+    route: registry ? (agentId) => routeOf(host, registry!, config.rootAgentId, agentId) : undefined,
+    owns: registry ? (agentId) => ownerOf(host, agentId) === registry!.name : undefined,
   });
   // NATS service discovery ($SRV.PING/INFO/STATS), answered beside the host; STATS count what handlers serve.
   const discovery = microService({
@@ -201,6 +229,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       config,
       logger,
       runtime: { hostId, mode },
+      ...(registry ? { hosts: registry, hostName: registry.name } : {}),
       connect: {
         natsUrl,
         dataDir: config.dataDir,
@@ -217,6 +246,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       },
     }));
     await host.start();
+    // Named hosts share one log: each folds what the others append (placed agents, their parents' state).
+    if (registry) host.follow();
     if (broker) await revokeOnFinish(host, broker, logger);
     if (networked?.revoker) await revokeOnFinish(host, networked.revoker, logger);
     if (socketServer) {
@@ -245,6 +276,19 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
       cleanups.unshift(() => keeper.stop());
     }
     await ensureRootAgent(host, config, logger);
+    rootHost = ownerOf(host, config.rootAgentId);
+    if (registry) {
+      await restoreLostAgents(host, registry, hostId, logger);
+      const watcher = watchLostHosts({
+        host,
+        registry,
+        rootAgentId: config.rootAgentId,
+        hostId,
+        intervalMs: config.hosts.heartbeatMs,
+        logger: logger.child({ actor: 'hosts' }),
+      });
+      cleanups.unshift(async () => watcher.stop());
+    }
     // Commands are taken only once every domain is ready and the root exists.
     await host.serve();
     discovery.start();
@@ -266,6 +310,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     ...(natsServer ? { natsServerPid: natsServer.pid } : {}),
     ...(broker ? { websocketUrl: broker.websocketUrl } : {}),
     rootAgentId: config.rootAgentId,
+    ...(config.host ? { host: config.host } : {}),
+    ...(rootHost ? { rootHost } : {}),
     workspace: config.workspace,
     dataDir: config.dataDir,
     startedAt: host.startedAt,
@@ -307,38 +353,6 @@ async function networkedIdentities(config: LoadedConfig, logger: Logger): Promis
     dataDir: config.dataDir,
     logger,
   });
-}
-
-async function ensureRootAgent(host: Host, config: LoadedConfig, logger: Logger): Promise<void> {
-  const root = config.rootAgentId as AgentId;
-  if (host.agentExists(root)) {
-    const subject = host.agentSubject(root)!;
-    const workspace = (host.state(subject)?.context as { workspace?: string } | undefined)?.workspace;
-    if (workspace !== realpathSync(config.workspace)) {
-      logger.warn(
-        { agentId: root, workspace, requested: config.workspace },
-        'root agent exists with another workspace; keeping it',
-      );
-    }
-    return;
-  }
-  await host.emit(
-    {
-      type: 'agent.spawned',
-      data: {
-        agentId: root,
-        parentId: null,
-        label: 'root',
-        workspace: realpathSync(config.workspace),
-        depth: 0,
-        task: null,
-        hasPolicy: false,
-        worker: null,
-      },
-    },
-    { agentId: root, id: `root:${root}` },
-  );
-  logger.info({ agentId: root, workspace: config.workspace }, 'root agent created');
 }
 
 function dataDirInsideWorkspace(config: LoadedConfig): boolean {

@@ -35,6 +35,7 @@ import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import type { Bus } from '../transport/bus.ts';
 import { dataIf, defineDomain, type Gate, type Reaction } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
+import { forwardDecide, serveRemoteDecide } from './remote-decide.ts';
 
 /**
  * What the gate judges for a command: the tool call its CommandDef declares (`tool.call`), or undefined when
@@ -63,10 +64,16 @@ export async function wirePermission(deps: {
    * once rather than asking a human about them.
    */
   precheck?: (call: ToolCall, agentId: string) => Promise<void>;
+  /** Named hosts: this host's name, and where an agent lives (answers to asks waiting elsewhere go there). */
+  hosts?: { name: string; ownerOf(agentId: string): string | undefined } | undefined;
 }) {
   const config = domainConfig(deps.config, 'permission', PermissionConfig);
   const promptLines = new PromptLines();
   const requestSubjects = new Map<string, string>();
+  const requestContext = (requestId: string) => {
+    const subject = requestSubjects.get(requestId);
+    return subject ? (deps.host.state(subject)?.context as PermissionAggregateContext | undefined) : undefined;
+  };
   const root = deps.config.rootAgentId as AgentId;
   let policyWatch: PolicyWatch | undefined;
   const service = await PermissionService.create({
@@ -133,15 +140,18 @@ export async function wirePermission(deps: {
       // Where each request's aggregate is, to read its state back.
       on: (type) => type.startsWith('permission.'),
       when: 'always',
+      foreign: true,
       run: (fact: StoredFact) => {
         const requestId = (fact.data as { requestId?: string }).requestId;
         if (requestId) requestSubjects.set(requestId, fact.subject);
       },
     },
     {
-      // Agent policy layers given at spawn or set later, as they were.
+      // Agent policy layers given at spawn or set later, as they were; and, live, those another host set
+      // (a parent there spawning a child placed here with a narrower policy).
       on: ['policy.changed'],
-      when: 'restore',
+      when: 'always',
+      foreign: true,
       run: (fact: StoredFact) => {
         const d = fact.data as { layer: string; agentId?: string; policy: unknown };
         if (d.layer === 'agent' && d.agentId) service.setAgentLayer(d.agentId, Policy.parse(d.policy));
@@ -187,8 +197,28 @@ export async function wirePermission(deps: {
       return undefined;
     },
     commands: {
-      'permission.decide': async (ctx) =>
-        service.decide({ ...ctx.command.data, decidedBy: ctx.command.agentId, emit: ctx.emit }),
+      'permission.decide': async (ctx) => {
+        const { requestId } = ctx.command.data;
+        // A request of an agent on another named host waits there: its host decides.
+        const c = deps.hosts ? requestContext(requestId) : undefined;
+        const owner = c?.agentId ? deps.hosts!.ownerOf(c.agentId) : undefined;
+        if (
+          deps.hosts &&
+          owner &&
+          owner !== deps.hosts.name &&
+          !service.pending().some((r) => r.requestId === requestId)
+        ) {
+          const { pattern, decision } = ctx.command.data;
+          return forwardDecide(deps.bus, owner, {
+            requestId,
+            decision,
+            ...(pattern === undefined ? {} : { pattern }),
+            decidedBy: ctx.command.agentId,
+            commandId: ctx.command.id,
+          });
+        }
+        return service.decide({ ...ctx.command.data, decidedBy: ctx.command.agentId, emit: ctx.emit });
+      },
       'policy.set': async (ctx) => {
         const d = ctx.command.data;
         const target = d.agentId ?? ctx.command.agentId;
@@ -209,7 +239,9 @@ export async function wirePermission(deps: {
       const pending: PermissionAggregateContext[] = [];
       for (const subject of new Set(requestSubjects.values())) {
         const snapshot = deps.host.state(subject);
-        if (snapshot?.value === 'pending') pending.push(snapshot.context as PermissionAggregateContext);
+        const c = snapshot?.context as PermissionAggregateContext | undefined;
+        // Another named host's request is alive there (its call still waits).
+        if (snapshot?.value === 'pending' && c && deps.host.owns(c.agentId ?? '')) pending.push(c);
       }
       await service.restore(pending);
       // From now on an edited policy file takes effect at the next decision (and is recorded), no restart.
@@ -224,9 +256,14 @@ export async function wirePermission(deps: {
     },
     async stop() {
       policyWatch?.close();
+      stopServing?.();
       service.suspend();
     },
   });
+  // Answers forwarded by the hosts of ancestors elsewhere, for this host's requests.
+  const stopServing = deps.hosts
+    ? serveRemoteDecide({ bus: deps.bus, host: deps.host, service, name: deps.hosts.name, logger: deps.logger })
+    : undefined;
 
   return {
     service,

@@ -5,6 +5,7 @@
  * start-up (a reaction), and the `record` function the edit and terminal
  * domains are given to record an agent's change to a file.
  */
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError, type AgentId, type UnstampedFact } from '../../schemas/index.ts';
@@ -13,6 +14,12 @@ import { ActionLogService, type RecordChangeInput } from '../../actors/review/ac
 import { BlobStore } from '../../actors/review/blob-store.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { defineDomain } from '../kernel/domain.ts';
+import { remoteAll, remoteFiles, type RemoteReview } from './remote-review.ts';
+
+/** An accept or reject of everything (no paths, no hunk ids): the only kind sent on to other hosts. */
+function isAll(selection: { paths?: unknown; hunkIds?: unknown }): boolean {
+  return selection.paths === undefined && selection.hunkIds === undefined;
+}
 import type { Host } from '../kernel/host.ts';
 import { pageOfFiles } from './review-pages.ts';
 
@@ -42,6 +49,8 @@ export function wireReview(deps: {
   logger: Logger;
   /** Where review writes and deletions are confined when the root agent is not known yet. */
   workspace?: string;
+  /** Named hosts: how a subtree's agents placed on other hosts are reviewed through their hosts. */
+  remote?: RemoteReview | undefined;
 }) {
   const emit = async (fact: UnstampedFact) => {
     await deps.host.emit(fact, { agentId: fact.agentId ?? deps.rootAgentId });
@@ -51,8 +60,11 @@ export function wireReview(deps: {
     blobs: new BlobStore(join(deps.dataDir, 'blobs')),
     log: deps.logger.child({ actor: 'action-log' }),
     // Every agent works inside the root's workspace: review writes and deletions are confined to it.
+    // A named host that does not serve the root confines them to its own workspace, where its agents live.
     roots: () => {
-      const ws = deps.directory.view(deps.rootAgentId)?.workspace ?? deps.workspace;
+      const root = deps.directory.view(deps.rootAgentId);
+      const ws =
+        root && deps.host.owns(deps.rootAgentId) ? root.workspace : deps.workspace && realpathSync(deps.workspace);
       return ws ? [ws] : [];
     },
   });
@@ -72,7 +84,7 @@ export function wireReview(deps: {
     service,
     async record(input, opts) {
       if (input.source.kind !== 'shell') recentEdits.set(input.path, { content: input.after, at: Date.now() });
-      await service.recordChange({ ...input, ancestors: deps.directory.ancestors(input.agentId) }, opts);
+      await service.recordChange({ ...input, ancestors: deps.directory.localAncestors(input.agentId) }, opts);
     },
     claim(path, content) {
       recentEdits.set(path, { content, at: Date.now() });
@@ -91,15 +103,40 @@ export function wireReview(deps: {
         const target = data.agentId ?? ctx.command.agentId;
         scope(ctx.command.agentId, target);
         const list = await service.list(target, data);
+        // Named hosts: the changes of the subtree's agents placed elsewhere, from their hosts.
+        const files =
+          deps.remote && data.includeDescendants !== false
+            ? [...list.files, ...(await remoteFiles(deps.remote, target))].sort((x, y) => x.path.localeCompare(y.path))
+            : list.files;
         // Paged so that every reply fits one message (NATS drops a bigger one).
-        return { ...list, ...pageOfFiles(list.files, data.cursor, deps.host.options.maxPayloadBytes) };
+        return { ...list, ...pageOfFiles(files, data.cursor, deps.host.options.maxPayloadBytes) };
       },
-      'review.accept': (ctx) => service.accept(ctx.command.agentId, ctx.command.data),
-      'review.reject': (ctx) => service.reject(ctx.command.agentId, ctx.command.data),
+      'review.accept': async (ctx) => {
+        const local = await service.accept(ctx.command.agentId, ctx.command.data);
+        if (!deps.remote || !isAll(ctx.command.data)) return local;
+        const remote = await remoteAll(deps.remote, ctx.command.agentId, 'review.accept');
+        return { accepted: [...local.accepted, ...remote.flatMap((r) => r['accepted'] as typeof local.accepted)] };
+      },
+      'review.reject': async (ctx) => {
+        const local = await service.reject(ctx.command.agentId, ctx.command.data);
+        if (!deps.remote || !isAll(ctx.command.data)) return local;
+        const remote = await remoteAll(deps.remote, ctx.command.agentId, 'review.reject');
+        const from = <T>(key: string) => remote.flatMap((r) => r[key] as T[]);
+        return {
+          ...local,
+          restored: [...local.restored, ...from<string>('restored')],
+          deleted: [...local.deleted, ...from<string>('deleted')],
+          kept: [...local.kept, ...from<(typeof local.kept)[number]>('kept')],
+          conflicts: [...local.conflicts, ...from<(typeof local.conflicts)[number]>('conflicts')],
+        };
+      },
       'review.undo-reject': (ctx) => service.undoReject(ctx.command.agentId),
     },
     // The action log is rebuilt from the facts read back at start; live ones it folds as it writes them.
-    reactions: [{ on: types, when: 'restore', run: (fact) => service.restore([fact]) }],
+    // Only this host's agents' logs: another named host's files are not here to review or restore.
+    reactions: [
+      { on: types, when: 'restore', run: (fact) => void (deps.host.owns(fact.agentId) && service.restore([fact])) },
+    ],
   });
   return { ...recorder, domain };
 }

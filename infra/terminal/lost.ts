@@ -20,6 +20,8 @@ export async function reconcileTerminals(deps: { host: Host; logger: Logger }): 
     const state = deps.host.state(subject);
     const c = state?.context as TerminalAggregateContext | undefined;
     if (!state || state.value === 'closed' || !c?.terminalId) continue;
+    // Another named host's terminal is alive there.
+    if (!deps.host.owns(c.agentId ?? parseEventSubject(subject)!.agentId)) continue;
     await deps.host.emit(
       {
         type: 'terminal.lost',

@@ -92,7 +92,7 @@ export function wireTerminal(deps: {
       deps.review.service,
       {
         agentId: entry.agentId,
-        ancestors: deps.directory.ancestors(entry.agentId),
+        ancestors: deps.directory.localAncestors(entry.agentId),
         command: entry.command,
         terminalId: entry.terminalId,
       },

@@ -47,6 +47,11 @@ export interface EventLog {
   scan(options: ReadOptions, visit: (fact: StoredFact) => void): Promise<void>;
   /** The last sequence of a stream (0 when empty). */
   lastSeq(stream?: LogStream): Promise<number>;
+  /**
+   * Named hosts (JetStream only): calls `visit` with every fact stored from `fromSeq` on, by any writer, in
+   * order, until stopped; survives reconnects and node failures (an ordered consumer).
+   */
+  follow?(fromSeq: number, visit: (fact: StoredFact) => Promise<void>): { stop(): void };
   close(): Promise<void>;
 }
 

@@ -39,7 +39,12 @@ export function storeError(err: unknown): RuntimeError | undefined {
  * Creates or updates SKEIN_OUTPUT with `max_bytes` = the configured retention, or, when the server cannot
  * reserve that much, the storage it has left (at least 1 MiB); fails naming `log.outputMaxBytes` otherwise.
  */
-export async function ensureOutputStream(jsm: JetStreamManager, wanted: number, window: number): Promise<number> {
+export async function ensureOutputStream(
+  jsm: JetStreamManager,
+  wanted: number,
+  window: number,
+  replicas = 1,
+): Promise<number> {
   const config = (max_bytes: number) => ({
     name: OUTPUT_STREAM,
     subjects: [subjectPatterns.allOutput],
@@ -48,6 +53,7 @@ export async function ensureOutputStream(jsm: JetStreamManager, wanted: number, 
     discard: 'old' as const,
     max_bytes,
     duplicate_window: window,
+    num_replicas: replicas,
   });
   const attempt = async (max: number): Promise<void> => {
     const exists = await jsm.streams.info(OUTPUT_STREAM).then(
@@ -61,7 +67,18 @@ export async function ensureOutputStream(jsm: JetStreamManager, wanted: number, 
       await jsm.streams.update(name, rest).catch((err: unknown) => {
         if (storeError(err) && !/no responders|503/i.test(String((err as Error)?.message))) throw err;
       });
-    } else await jsm.streams.add(config(max));
+    } else {
+      // Another host may create it at the same moment (named hosts starting together).
+      await jsm.streams.add(config(max)).catch(async (err: unknown) => {
+        if (
+          !(await jsm.streams.info(OUTPUT_STREAM).then(
+            () => true,
+            () => false,
+          ))
+        )
+          throw err;
+      });
+    }
   };
   try {
     await attempt(wanted);

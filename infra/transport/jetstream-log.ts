@@ -32,6 +32,10 @@ export type JetStreamLogOptions = {
 };
 
 const STREAM_OF: Record<LogStream, string> = { events: EVENTS_STREAM, output: OUTPUT_STREAM };
+/** How many times an unfiltered read that ended early reads on (with growing pauses, about 20 s in all). */
+const CATCH_UP_ROUNDS = 20;
+/** How long a follower waits before starting a new consumer after its last one ended. */
+const FOLLOW_RETRY_MS = 250;
 /** JetStream's "wrong last sequence" API error code. */
 const WRONG_LAST_SEQUENCE = 10071;
 
@@ -51,6 +55,7 @@ export class JetStreamLog implements EventLog {
   static async open(nc: NatsConnection, options: JetStreamLogOptions = {}): Promise<JetStreamLog> {
     const jsm = await jetstreamManager(nc);
     const window = nanos(options.duplicateWindowMs ?? 120_000);
+    const replicas = streamReplicas(nc);
     await ensureStream(jsm, {
       name: EVENTS_STREAM,
       subjects: [subjectPatterns.allEvents],
@@ -61,8 +66,9 @@ export class JetStreamLog implements EventLog {
       deny_purge: true,
       duplicate_window: window,
       allow_direct: true,
+      num_replicas: replicas,
     });
-    await ensureOutputStream(jsm, options.outputMaxBytes ?? 256 * 1024 * 1024, window);
+    await ensureOutputStream(jsm, options.outputMaxBytes ?? 256 * 1024 * 1024, window, replicas);
     return new JetStreamLog(jetstream(nc), jsm, options.appendTimeoutMs ?? 5_000);
   }
 
@@ -84,18 +90,29 @@ export class JetStreamLog implements EventLog {
   }
 
   async *read(options: ReadOptions = {}): AsyncIterable<StoredFact> {
-    const opened = await this.#open(options);
-    if (!opened) return;
-    const { messages, until } = opened;
-    try {
-      for await (const m of messages) {
-        if (m.seq > until) break;
-        const fact = this.#decode(m, options);
-        if (fact) yield fact;
-        if (m.seq >= until || m.info.pending === 0) break;
+    // An unfiltered read must reach the end it was given (no fact is ever deleted): on a cluster, a reader's
+    // consumer may sit on a replica still catching up (a node just restarted), which ends early. Read on from
+    // where it stopped; a subject-filtered read cannot tell, and ends where its consumer does.
+    let opts = options;
+    for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
+      const opened = await this.#open(opts);
+      if (!opened) return;
+      const { messages, until } = opened;
+      let last = 0;
+      try {
+        for await (const m of messages) {
+          if (m.seq > until) break;
+          last = m.seq;
+          const fact = this.#decode(m, options);
+          if (fact) yield fact;
+          if (m.seq >= until || m.info.pending === 0) break;
+        }
+      } finally {
+        messages.stop();
       }
-    } finally {
-      messages.stop();
+      if (options.subject !== undefined || last >= until) return;
+      opts = { ...opts, ...(last > 0 ? { fromSeq: last + 1 } : {}), untilSeq: until };
+      await new Promise((r) => setTimeout(r, 100 * (round + 1)));
     }
   }
 
@@ -136,6 +153,42 @@ export class JetStreamLog implements EventLog {
     }
   }
 
+  follow(fromSeq: number, visit: (fact: StoredFact) => Promise<void>): { stop(): void } {
+    let next = Math.max(1, fromSeq);
+    let stopped = false;
+    let current: { stop(): void } | undefined;
+    void (async () => {
+      // A consumer can end with the cluster node it lived on: start a new one from the next sequence.
+      while (!stopped) {
+        try {
+          const consumer = await this.#js.consumers.get(EVENTS_STREAM, {
+            deliver_policy: 'by_start_sequence',
+            opt_start_seq: next,
+          });
+          const messages = await consumer.consume({ max_messages: 1024 });
+          current = { stop: () => void messages.stop() };
+          if (stopped) break;
+          for await (const m of messages) {
+            if (m.seq < next) continue;
+            const fact = this.#decode(m, {});
+            if (fact) await visit(fact);
+            next = m.seq + 1;
+          }
+        } catch {
+          // The stream is unreachable for now (a failover): try again shortly.
+        }
+        if (!stopped) await new Promise((r) => setTimeout(r, FOLLOW_RETRY_MS));
+      }
+      current?.stop();
+    })();
+    return {
+      stop: () => {
+        stopped = true;
+        current?.stop();
+      },
+    };
+  }
+
   async lastSeq(stream: LogStream = 'events'): Promise<number> {
     const info = await this.#jsm.streams.info(STREAM_OF[stream]);
     return info.state.last_seq;
@@ -146,6 +199,20 @@ export class JetStreamLog implements EventLog {
   }
 }
 
+/**
+ * Replicas for skein's streams: min(3, servers in the cluster), 1 on a single server. The cluster's size is
+ * read from the server's INFO (`cluster` and the client URLs it gossips, `connect_urls`), so one skein
+ * binary fits a laptop and a 3- or 5-node cluster; R3 survives one node lost, more only costs writes.
+ */
+export function streamReplicas(nc: NatsConnection): number {
+  const info = nc.info;
+  if (!info?.cluster) return 1;
+  return Math.min(MAX_REPLICAS, Math.max(1, new Set(info.connect_urls ?? []).size));
+}
+
+/** R3: one node of three may be lost with every acknowledged fact kept (a majority acked it). */
+const MAX_REPLICAS = 3;
+
 async function ensureStream(
   jsm: JetStreamManager,
   config: Parameters<JetStreamManager['streams']['add']>[0],
@@ -155,6 +222,15 @@ async function ensureStream(
     const { name, ...rest } = config;
     await jsm.streams.update(name!, rest).catch(() => undefined);
   } catch {
-    await jsm.streams.add(config);
+    // Another host may create it at the same moment (named hosts starting together): theirs is as good.
+    await jsm.streams.add(config).catch(async (err: unknown) => {
+      if (
+        !(await jsm.streams.info(config.name!).then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw err;
+    });
   }
 }

@@ -143,9 +143,21 @@ export async function keepSeal(
     write();
   }, intervalMs);
   timer.unref();
-  const check = async () => {
+  let retry: NodeJS.Timeout | undefined;
+  const check = async (): Promise<void> => {
     if (lost) return;
-    const changes = changesSince(seal, await streamInfo(nc).catch(() => undefined));
+    let now: StreamInfo | undefined;
+    try {
+      now = await streamInfo(nc);
+    } catch {
+      // No answer is not "deleted": on a cluster a node loss elects a new stream leader (an advisory) and
+      // the stream info times out meanwhile. Look again shortly.
+      clearTimeout(retry);
+      retry = setTimeout(() => void check(), 1_000);
+      retry.unref();
+      return;
+    }
+    const changes = changesSince(seal, now);
     if (changes.length === 0 || lost) return;
     lost = true;
     onLost(changes.join('; '));
@@ -162,6 +174,7 @@ export async function keepSeal(
     },
     async stop() {
       clearInterval(timer);
+      clearTimeout(retry);
       advisories.unsubscribe();
       if (dirty && !lost) write();
     },

@@ -62,7 +62,8 @@ export class NatsBus implements Bus {
     const max = options.reconnectMaxMs ?? 2_000;
     let bus: NatsBus | undefined;
     const nc = await connect({
-      servers: url,
+      // A cluster's URLs, comma-separated: the client fails over between them.
+      servers: serverList(url),
       name: options.name ?? 'skein',
       maxReconnectAttempts: -1,
       reconnectTimeWait: min,
@@ -180,4 +181,12 @@ export class NatsBus implements Bus {
     clearTimeout(timer);
     if (!this.nc.isClosed()) await this.nc.close().catch(() => undefined);
   }
+}
+
+/** `nats://a:4222,nats://b:4222` → one entry per server (a cluster given as one `--nats` value). */
+export function serverList(url: string): string[] {
+  return url
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u.length > 0);
 }

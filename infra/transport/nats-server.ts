@@ -45,6 +45,8 @@ export async function startNatsServer(options: {
   readyTimeoutMs?: number;
   /** A config file (operator-mode auth: `auth/server-config.ts`); the flags below still set address and store. */
   configFile?: string;
+  /** More flags (a cluster's `--cluster`, `--routes`, `--server_name`…), after skein's own. */
+  args?: readonly string[];
 }): Promise<NatsServerHandle> {
   mkdirSync(options.storeDir, { recursive: true });
   const port = options.port ?? (await freePort());
@@ -53,6 +55,7 @@ export async function startNatsServer(options: {
     [
       ...(options.configFile ? ['-c', options.configFile] : []),
       ...['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', options.storeDir],
+      ...(options.args ?? []),
     ],
     {
       stdio: ['ignore', 'ignore', 'pipe'],

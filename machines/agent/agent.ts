@@ -30,6 +30,8 @@ export type AgentContext = {
   cancelledBy: string | null;
   /** When the agent finished (the finishing fact's `at`): the worker-grace deadline counts from it. */
   finishedAt: string | null;
+  /** The named host serving the agent; absent (not null) with one unnamed host, so older digests hold. */
+  host?: string;
 };
 
 /** What the live actor's worker watcher reports: the worker's command ended. */
@@ -88,6 +90,7 @@ export const agentAggregate = setup({
         task: d.task ?? null,
         hasPolicy: d.hasPolicy ?? false,
         worker: d.worker ?? null,
+        ...(d.host ? { host: d.host } : {}),
       };
     }),
     completed: assign(({ event }) => {
@@ -136,6 +139,7 @@ export const agentAggregate = setup({
           target: 'running',
           actions: assign({ workerTerminalId: ({ event }) => event.data.terminalId }),
         },
+        'agent.lost': 'lost',
         ...finalFacts,
       },
     },
@@ -144,8 +148,10 @@ export const agentAggregate = setup({
         src: 'watchWorker',
         input: ({ context }) => ({ agentId: context.agentId ?? '', terminalId: context.workerTerminalId ?? '' }),
       },
-      on: { ...finalFacts, 'worker.exited': { actions: 'reportWorkerExit' } },
+      on: { ...finalFacts, 'agent.lost': 'lost', 'worker.exited': { actions: 'reportWorkerExit' } },
     },
+    // Its named host went silent; back to running when that host returns. A parent may still end it.
+    lost: { on: { 'agent.restored': 'running', ...finalFacts } },
     // Targetless: the grace fires once per entry and changes no context, so live and replay stay equal.
     completed: { after: { workerGrace: { guard: 'hasWorkerTerminal', actions: 'closeWorker' } } },
     failed: { after: { workerGrace: { guard: 'hasWorkerTerminal', actions: 'closeWorker' } } },

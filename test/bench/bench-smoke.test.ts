@@ -8,7 +8,14 @@ import type { Bench } from './types.ts';
 
 process.env['SKEIN_BENCH_SMOKE'] = '1';
 const here = fileURLToPath(new URL('.', import.meta.url));
-const files = ['exec.bench.ts', 'terminal-nats.bench.ts', 'fleet.bench.ts', 'host.bench.ts', 'cli.bench.ts'];
+const files = [
+  'exec.bench.ts',
+  'terminal-nats.bench.ts',
+  'fleet.bench.ts',
+  'host.bench.ts',
+  'cli.bench.ts',
+  'hosts.bench.ts',
+];
 
 describe('benchmarks run (smoke size)', () => {
   it('finds the benchmarks', () => {

@@ -16,6 +16,7 @@ import { decode, type User } from '@nats-io/jwt';
 import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { pushAccount } from './broker.ts';
+import { serverList } from '../nats-bus.ts';
 import { AGENT_TTL_S, Authority, mintUser, writePrivate } from './authority.ts';
 import { fastFromSeed } from './fast-keys.ts';
 import { agentPermissions, operatorPermissions } from './permissions.ts';
@@ -116,7 +117,7 @@ export async function openNetworkedIdentities(options: {
     authority.accountSigningSeed() === new TextDecoder().decode(signer.getSeed())
   ) {
     const sys = await connect({
-      servers: options.natsUrl,
+      servers: serverList(options.natsUrl),
       name: 'skein-system',
       authenticator: credsAuthenticator(new TextEncoder().encode(await authority.systemCreds())),
       maxReconnectAttempts: -1,

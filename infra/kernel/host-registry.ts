@@ -1,0 +1,169 @@
+/**
+ * @module
+ * The registry of named hosts: one record per host in the JetStream KV
+ * bucket SKEIN_HOSTS (key = host name), refreshed every `hosts.heartbeatMs`
+ * and marked `stopped` on a clean stop. Every host reads the bucket each heartbeat, so
+ * liveness is judged from memory (machines/hosts/liveness.ts), never by a
+ * request per command.
+ */
+import { hostname } from 'node:os';
+import { Kvm, type KV } from '@nats-io/kv';
+import { isAlive } from '../transport/nats-server.ts';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import { hostStatus, type HostStatus } from '../../machines/hosts/liveness.ts';
+import { HOSTS_BUCKET, HostRecord, type HostsConfig } from '../../schemas/index.ts';
+
+export type RegistryOptions = {
+  nc: NatsConnection;
+  name: string;
+  hostId: string;
+  workspace: string;
+  config: HostsConfig;
+  replicas: number;
+  logger: Logger;
+  now?: () => number;
+};
+
+export class HostNameTakenError extends Error {
+  override name = 'HostNameTakenError';
+}
+
+export class HostRegistry {
+  readonly name: string;
+  readonly #o: RegistryOptions;
+  readonly #kv: KV;
+  readonly #records = new Map<string, HostRecord>();
+  readonly #now: () => number;
+  #timer: NodeJS.Timeout | undefined;
+  /** When the records were last read: liveness is judged as of then, never past what this host could see. */
+  #freshAt = 0;
+  #record: HostRecord;
+
+  private constructor(options: RegistryOptions, kv: KV) {
+    this.#o = options;
+    this.name = options.name;
+    this.#kv = kv;
+    this.#now = options.now ?? Date.now;
+    this.#record = {
+      name: options.name,
+      hostId: options.hostId,
+      pid: process.pid,
+      machine: hostname(),
+      workspace: options.workspace,
+      startedAt: new Date(this.#now()).toISOString(),
+      heartbeatAt: this.#now(),
+      state: 'up',
+    };
+  }
+
+  /** Opens (or creates) the bucket and loads every record; `join()` then announces this host. */
+  static async open(options: RegistryOptions): Promise<HostRegistry> {
+    const kvm = new Kvm(options.nc);
+    const kv = await kvm
+      .open(HOSTS_BUCKET)
+      .then(async (kv) => (await kv.status(), kv))
+      .catch(() => kvm.create(HOSTS_BUCKET, { history: 1, replicas: options.replicas }));
+    const registry = new HostRegistry(options, kv);
+    const own = await kv.get(options.name).catch(() => null);
+    const parsed = own?.operation === 'PUT' ? HostRecord.safeParse(own.json()) : undefined;
+    if (parsed?.success) registry.#records.set(options.name, parsed.data);
+    await registry.#refresh();
+    return registry;
+  }
+
+  /**
+   * Announces this host and starts its heartbeat. Refuses a name another live process holds: two hosts
+   * answering for the same agents would be a split.
+   */
+  async join(): Promise<void> {
+    const held = this.#records.get(this.name);
+    const status = this.status(this.name);
+    // The same machine and a dead pid: that process was killed, and this is its restart.
+    const dead = held?.machine === hostname() && held.pid !== process.pid && !isAlive(held.pid);
+    if (held && status.status === 'live' && held.hostId !== this.#record.hostId && !dead) {
+      throw new HostNameTakenError(
+        `host name '${this.name}' is taken by a live host (pid ${held.pid}, workspace ${held.workspace}, ` +
+          `heartbeat ${((this.#now() - held.heartbeatAt) / 1000).toFixed(1)} s ago); choose another --host, ` +
+          `or stop that host and wait ${this.#o.config.lostAfterMs} ms (hosts.lostAfterMs)`,
+      );
+    }
+    await this.#beat();
+    this.#timer = setInterval(() => {
+      this.#beat().catch((err) => this.#o.logger.warn({ err }, 'host heartbeat not written'));
+      this.#refresh().catch((err) => this.#o.logger.warn({ err }, 'host registry not read'));
+    }, this.#o.config.heartbeatMs);
+    this.#timer.unref();
+  }
+
+  async #beat(): Promise<void> {
+    this.#record = { ...this.#record, heartbeatAt: this.#now(), state: 'up' };
+    await this.#kv.put(this.name, JSON.stringify(this.#record));
+    this.#records.set(this.name, this.#record);
+  }
+
+  /**
+   * Reads every record (one request per host, each heartbeat). Polling rather than a watch: a watch's
+   * consumer can die with a cluster node and leave this view stale without a word.
+   */
+  async #refresh(): Promise<void> {
+    const keys: string[] = [];
+    for await (const key of await this.#kv.keys()) keys.push(key);
+    for (const key of keys) {
+      if (key === this.name) continue;
+      const entry = await this.#kv.get(key);
+      if (entry?.operation !== 'PUT') {
+        this.#records.delete(key);
+        continue;
+      }
+      const parsed = HostRecord.safeParse(entry.json());
+      if (parsed.success) this.#records.set(key, parsed.data);
+      else this.#o.logger.warn({ subject: key }, 'ignored a host record that does not parse');
+    }
+    this.#freshAt = this.#now();
+  }
+
+  /** A host's liveness as this host sees it now. */
+  status(name: string): HostStatus {
+    // Another host's silence counts only up to the last time this host could read the registry: a host cut
+    // off from the cluster (a node failing over) must not declare the others lost. Its own record is local.
+    const now = name === this.name ? this.#now() : Math.min(this.#now(), this.#freshAt + this.#o.config.heartbeatMs);
+    return hostStatus(this.#records.get(name), now, this.#o.config.lostAfterMs);
+  }
+
+  /** Where `agent.spawn { host }` may place a child: a live host's workspace, or why not. */
+  async target(name: string): Promise<{ workspace: string } | { unavailable: string }> {
+    // A host that joined since the last read is not missed: read again before saying no.
+    if (this.status(name).status !== 'live') await this.#refresh().catch(() => undefined);
+    const record = this.#records.get(name);
+    const status = this.status(name);
+    if (record && status.status === 'live') return { workspace: record.workspace };
+    const live = this.records()
+      .filter((r) => this.status(r.name).status === 'live')
+      .map((r) => r.name);
+    const why =
+      status.status === 'lost'
+        ? `is lost (no heartbeat for ${(status.silentForMs / 1000).toFixed(1)} s)`
+        : status.status === 'stopped'
+          ? 'is stopped'
+          : 'has never joined';
+    return {
+      unavailable:
+        `host '${name}' ${why}, so no agent can be placed on it; place it on a live host ` +
+        `(${live.join(', ') || 'none'}) or start that one (skein up --host ${name} …)`,
+    };
+  }
+
+  /** Every record this host has seen (the ones that left included). */
+  records(): HostRecord[] {
+    return [...this.#records.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Stops the heartbeat and marks this host stopped (a clean leave is never taken for a loss). */
+  async leave(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.#kv
+      .put(this.name, JSON.stringify({ ...this.#record, heartbeatAt: this.#now(), state: 'stopped' }))
+      .catch((err: unknown) => this.#o.logger.warn({ err }, 'could not mark this host stopped'));
+  }
+}

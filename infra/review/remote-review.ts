@@ -1,0 +1,76 @@
+/**
+ * @module
+ * Named hosts: an agent's changes are recorded on its own host (its files
+ * are there), so a parent on another host reviews them through that host.
+ * For a review of a subtree, each agent of it placed on another host whose
+ * parent is not on that host (a "top" there) is asked with plain commands on
+ * its own subject, which only its host answers: `review.list` (all pages),
+ * and for an accept-all or reject-all the same command. A selection by path
+ * or hunk id stays local: send it on the placed agent's subject.
+ */
+import { randomUUID } from 'node:crypto';
+import { ErrorCode, RuntimeError, subjectFor } from '../../schemas/index.ts';
+import type { FileReview } from '../../schemas/review.ts';
+import type { Bus } from '../transport/bus.ts';
+import { decodeReply, encode, type Reply } from '../transport/codec.ts';
+
+export type RemoteReview = {
+  bus: Bus;
+  /** The agents of `agentId`'s subtree whose parent lives on another host than theirs. */
+  tops(agentId: string): string[];
+};
+
+/** How long a review call to another host may take, in ms. */
+const REMOTE_TIMEOUT_MS = 30_000;
+
+function failed(agentId: string, type: string, error: { message?: string } | undefined): RuntimeError {
+  return new RuntimeError(
+    ErrorCode.Unavailable,
+    `${type} of agent '${agentId}' on its host failed (${error?.message ?? 'no reply'}); this host's part is ` +
+      `done: retry, or send ${type} on '${agentId}''s subject`,
+    { retryable: true },
+  );
+}
+
+/** One command on `agentId`'s subject (answered by its host); a transport failure is a refused reply. */
+async function ask(bus: Bus, agentId: string, type: string, data: unknown): Promise<Reply> {
+  const subject = subjectFor({ kind: 'cmd', agentId, type });
+  try {
+    const bytes = await bus.request(subject, encode({ id: `c-${randomUUID()}`, data }), {
+      timeoutMs: REMOTE_TIMEOUT_MS,
+    });
+    return decodeReply(subject, bytes);
+  } catch (err) {
+    return { ok: false, error: { code: ErrorCode.Unavailable, message: (err as Error).message, retryable: true } };
+  }
+}
+
+/** Every file the placed tops of `agentId`'s subtree changed, from their hosts. */
+export async function remoteFiles(remote: RemoteReview, agentId: string): Promise<FileReview[]> {
+  const files: FileReview[] = [];
+  for (const top of remote.tops(agentId)) {
+    let cursor: string | undefined;
+    do {
+      const reply = await ask(remote.bus, top, 'review.list', cursor === undefined ? {} : { cursor });
+      if (!reply.ok) throw failed(top, 'review.list', reply.error);
+      files.push(...((reply['files'] as FileReview[] | undefined) ?? []));
+      cursor = typeof reply['nextCursor'] === 'string' ? reply['nextCursor'] : undefined;
+    } while (cursor !== undefined);
+  }
+  return files;
+}
+
+/** Sends an accept-all or reject-all to each placed top of `agentId`'s subtree; their replies, in order. */
+export async function remoteAll(
+  remote: RemoteReview,
+  agentId: string,
+  type: 'review.accept' | 'review.reject',
+): Promise<Array<Record<string, unknown>>> {
+  const replies: Array<Record<string, unknown>> = [];
+  for (const top of remote.tops(agentId)) {
+    const reply = await ask(remote.bus, top, type, {});
+    if (!reply.ok) throw failed(top, type, reply.error);
+    replies.push(reply as Record<string, unknown>);
+  }
+  return replies;
+}

@@ -1,0 +1,130 @@
+/**
+ * @module
+ * A 3-node nats-server cluster with JetStream for one test file: client and
+ * route ports free on loopback, one store dir per node, each node stopped
+ * (or SIGKILLed) by its PID. Resolves once JetStream has a meta leader, so
+ * streams can be created at once.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { freePort, startNatsServer, type NatsServerHandle } from '../../infra/transport/nats-server.ts';
+
+export type ClusterNode = NatsServerHandle & { name: string; routePort: number };
+
+export type TestCluster = {
+  nodes: ClusterNode[];
+  /** Every node's client URL, comma-separated: what `--nats` takes so clients fail over. */
+  url: string;
+  /** SIGKILLs node `i` (no goodbye to the routes) and waits until it is gone. */
+  kill(i: number): Promise<void>;
+  /** Starts node `i` again on the same ports and store dir. */
+  restart(i: number): Promise<void>;
+  dispose(): Promise<void>;
+};
+
+const CLUSTER_NAME = 'skein-test';
+
+/**
+ * Free ports are picked, then bound by nats-server a moment later: another process may take one in between.
+ * A cluster that fails to start that way is started again on new ports (3 attempts).
+ */
+export async function startTestCluster(size = 3): Promise<TestCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(size);
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
+async function startOnce(size: number): Promise<TestCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'skein-cluster-'));
+  const ports = await Promise.all(Array.from({ length: size }, async () => [await freePort(), await freePort()]));
+  const routes = ports.map(([, route]) => `nats://127.0.0.1:${route}`).join(',');
+  const start = async (i: number): Promise<ClusterNode> => {
+    const [port, routePort] = ports[i]!;
+    const name = `n${i + 1}`;
+    const server = await startNatsServer({
+      storeDir: join(dir, name),
+      port,
+      args: [
+        '--server_name',
+        name,
+        '--cluster_name',
+        CLUSTER_NAME,
+        '--cluster',
+        `nats://127.0.0.1:${routePort}`,
+        '--routes',
+        routes,
+      ],
+    });
+    return { ...server, name, routePort: routePort! };
+  };
+  const settled = await Promise.allSettled(ports.map((_, i) => start(i)));
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) {
+    await Promise.all(settled.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)));
+    rmSync(dir, { recursive: true, force: true });
+    throw failed.reason;
+  }
+  const nodes = settled.map((r) => (r as PromiseFulfilledResult<ClusterNode>).value);
+  const url = nodes.map((n) => n.url).join(',');
+  await jetStreamReady(url, size);
+  return {
+    nodes,
+    url,
+    async kill(i) {
+      const node = nodes[i]!;
+      process.kill(node.pid, 'SIGKILL');
+      await node.exited;
+    },
+    async restart(i) {
+      nodes[i] = await start(i);
+    },
+    async dispose() {
+      await Promise.all(nodes.map((n) => n.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `$JS.API.INFO` until the cluster has elected a JetStream meta leader (up to 20 s). */
+async function jetStreamReady(url: string, size: number): Promise<void> {
+  const nc = await connect({ servers: url.split(',') });
+  try {
+    const deadline = Date.now() + 20_000;
+    let last = '';
+    while (Date.now() < deadline) {
+      try {
+        const reply = await nc.request('$JS.API.INFO', '', { timeout: 1_000 });
+        const body = reply.json<{ error?: { description: string } }>();
+        if (body.error) last = body.error.description;
+        else {
+          // The meta leader may answer before every peer has joined: an R<size> stream needs them all.
+          const probe = `PROBE_${Date.now()}`;
+          const created = (
+            await nc.request(
+              `$JS.API.STREAM.CREATE.${probe}`,
+              JSON.stringify({ name: probe, subjects: [`probe.${probe}`], num_replicas: size, storage: 'memory' }),
+              { timeout: 2_000 },
+            )
+          ).json<{ error?: { description: string } }>();
+          if (!created.error) {
+            await nc.request(`$JS.API.STREAM.DELETE.${probe}`, '', { timeout: 2_000 });
+            return;
+          }
+          last = created.error.description;
+        }
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`the test cluster's JetStream did not become ready within 20 s: ${last}`);
+  } finally {
+    await nc.close();
+  }
+}
