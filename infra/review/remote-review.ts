@@ -6,7 +6,9 @@
  * parent is not on that host (a "top" there) is asked with plain commands on
  * its own subject, which only its host answers: `review.list` (all pages),
  * and for an accept-all or reject-all the same command. A selection by path
- * or hunk id stays local: send it on the placed agent's subject.
+ * or hunk id is split: each top gets the paths and hunks its files hold,
+ * this host keeps the rest (and whatever nobody holds, which it refuses by
+ * name as on one host).
  */
 import { randomUUID } from 'node:crypto';
 import { ErrorCode, RuntimeError, subjectFor } from '../../schemas/index.ts';
@@ -45,19 +47,80 @@ async function ask(bus: Bus, agentId: string, type: string, data: unknown): Prom
   }
 }
 
+/** Every file one placed top's review lists (all pages), from its host. */
+async function filesOf(remote: RemoteReview, top: string): Promise<FileReview[]> {
+  const files: FileReview[] = [];
+  let cursor: string | undefined;
+  do {
+    const reply = await ask(remote.bus, top, 'review.list', cursor === undefined ? {} : { cursor });
+    if (!reply.ok) throw failed(top, 'review.list', reply.error);
+    files.push(...((reply['files'] as FileReview[] | undefined) ?? []));
+    cursor = typeof reply['nextCursor'] === 'string' ? reply['nextCursor'] : undefined;
+  } while (cursor !== undefined);
+  return files;
+}
+
 /** Every file the placed tops of `agentId`'s subtree changed, from their hosts. */
 export async function remoteFiles(remote: RemoteReview, agentId: string): Promise<FileReview[]> {
   const files: FileReview[] = [];
-  for (const top of remote.tops(agentId)) {
-    let cursor: string | undefined;
-    do {
-      const reply = await ask(remote.bus, top, 'review.list', cursor === undefined ? {} : { cursor });
-      if (!reply.ok) throw failed(top, 'review.list', reply.error);
-      files.push(...((reply['files'] as FileReview[] | undefined) ?? []));
-      cursor = typeof reply['nextCursor'] === 'string' ? reply['nextCursor'] : undefined;
-    } while (cursor !== undefined);
-  }
+  for (const top of remote.tops(agentId)) files.push(...(await filesOf(remote, top)));
   return files;
+}
+
+export type Selection = { paths?: string[] | undefined; hunkIds?: string[] | undefined };
+
+/**
+ * A selection by path or hunk id, split between this host (`local`, undefined when the tops hold all of it)
+ * and the placed tops of `agentId`'s subtree whose files hold some of it. A path or hunk this host's review
+ * lists, or that no top holds, stays local.
+ */
+export async function splitSelection(
+  remote: RemoteReview,
+  agentId: string,
+  sel: Selection,
+  localFiles: readonly FileReview[],
+): Promise<{ local: Selection | undefined; tops: Array<{ top: string; sel: Selection }> }> {
+  const part = (holds: { paths: Set<string>; hunks: Set<string> }): Selection | undefined => {
+    const paths = sel.paths?.filter((p) => holds.paths.has(p));
+    const hunkIds = sel.hunkIds?.filter((h) => holds.hunks.has(h));
+    if ((paths && paths.length === 0) || (hunkIds && hunkIds.length === 0)) return undefined;
+    return { ...(paths ? { paths } : {}), ...(hunkIds ? { hunkIds } : {}) };
+  };
+  const held = (files: readonly FileReview[]) => ({
+    paths: new Set(files.map((f) => f.path)),
+    hunks: new Set(files.flatMap((f) => f.hunks.map((h) => h.id))),
+  });
+  const claimed = { paths: new Set<string>(), hunks: new Set<string>() };
+  const tops: Array<{ top: string; sel: Selection }> = [];
+  for (const top of remote.tops(agentId)) {
+    const holds = held(await filesOf(remote, top));
+    const mine = part(holds);
+    if (!mine) continue;
+    tops.push({ top, sel: mine });
+    for (const p of mine.paths ?? []) claimed.paths.add(p);
+    for (const h of mine.hunkIds ?? []) claimed.hunks.add(h);
+  }
+  const here = held(localFiles);
+  const local = part({
+    paths: new Set((sel.paths ?? []).filter((p) => here.paths.has(p) || !claimed.paths.has(p))),
+    hunks: new Set((sel.hunkIds ?? []).filter((h) => here.hunks.has(h) || !claimed.hunks.has(h))),
+  });
+  return { local, tops };
+}
+
+/** Sends each top its part of a selection; their replies, in order. */
+export async function remoteEach(
+  remote: RemoteReview,
+  parts: ReadonlyArray<{ top: string; sel: Selection }>,
+  type: 'review.accept' | 'review.reject',
+): Promise<Array<Record<string, unknown>>> {
+  const replies: Array<Record<string, unknown>> = [];
+  for (const { top, sel } of parts) {
+    const reply = await ask(remote.bus, top, type, sel);
+    if (!reply.ok) throw failed(top, type, reply.error);
+    replies.push(reply as Record<string, unknown>);
+  }
+  return replies;
 }
 
 /** Sends an accept-all or reject-all to each placed top of `agentId`'s subtree; their replies, in order. */

@@ -14,7 +14,7 @@ import { ActionLogService, type RecordChangeInput } from '../../actors/review/ac
 import { BlobStore } from '../../actors/review/blob-store.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { defineDomain } from '../kernel/domain.ts';
-import { remoteAll, remoteFiles, type RemoteReview } from './remote-review.ts';
+import { remoteAll, remoteEach, remoteFiles, type RemoteReview, splitSelection } from './remote-review.ts';
 
 /** An accept or reject of everything (no paths, no hunk ids): the only kind sent on to other hosts. */
 function isAll(selection: { paths?: unknown; hunkIds?: unknown }): boolean {
@@ -94,6 +94,8 @@ export function wireReview(deps: {
       return recent !== undefined && recent.at >= since && recent.content === content;
     },
   };
+  /** The files this host's review of `agentId`'s subtree lists (to split a selection with other hosts). */
+  const localFiles = async (agentId: string) => (await service.list(agentId, {})).files;
   const domain = defineDomain({
     name: 'review',
     aggregates: [actionLogAggregateDef],
@@ -112,15 +114,35 @@ export function wireReview(deps: {
         return { ...list, ...pageOfFiles(files, data.cursor, deps.host.options.maxPayloadBytes) };
       },
       'review.accept': async (ctx) => {
-        const local = await service.accept(ctx.command.agentId, ctx.command.data);
-        if (!deps.remote || !isAll(ctx.command.data)) return local;
-        const remote = await remoteAll(deps.remote, ctx.command.agentId, 'review.accept');
+        const { agentId } = ctx.command;
+        if (!deps.remote) return service.accept(agentId, ctx.command.data);
+        let local: Awaited<ReturnType<typeof service.accept>>;
+        let remote: Array<Record<string, unknown>>;
+        if (isAll(ctx.command.data)) {
+          local = await service.accept(agentId, ctx.command.data);
+          remote = await remoteAll(deps.remote, agentId, 'review.accept');
+        } else {
+          const split = await splitSelection(deps.remote, agentId, ctx.command.data, await localFiles(agentId));
+          local = split.local ? await service.accept(agentId, split.local) : { accepted: [] };
+          remote = await remoteEach(deps.remote, split.tops, 'review.accept');
+        }
         return { accepted: [...local.accepted, ...remote.flatMap((r) => r['accepted'] as typeof local.accepted)] };
       },
       'review.reject': async (ctx) => {
-        const local = await service.reject(ctx.command.agentId, ctx.command.data);
-        if (!deps.remote || !isAll(ctx.command.data)) return local;
-        const remote = await remoteAll(deps.remote, ctx.command.agentId, 'review.reject');
+        const { agentId } = ctx.command;
+        if (!deps.remote) return service.reject(agentId, ctx.command.data);
+        let local: Awaited<ReturnType<typeof service.reject>>;
+        let remote: Array<Record<string, unknown>>;
+        if (isAll(ctx.command.data)) {
+          local = await service.reject(agentId, ctx.command.data);
+          remote = await remoteAll(deps.remote, agentId, 'review.reject');
+        } else {
+          const split = await splitSelection(deps.remote, agentId, ctx.command.data, await localFiles(agentId));
+          local = split.local
+            ? await service.reject(agentId, split.local)
+            : { restored: [], deleted: [], kept: [], conflicts: [], undoAvailable: false };
+          remote = await remoteEach(deps.remote, split.tops, 'review.reject');
+        }
         const from = <T>(key: string) => remote.flatMap((r) => r[key] as T[]);
         return {
           ...local,

@@ -98,6 +98,36 @@ describe('named hosts', () => {
     ]);
   });
 
+  it('lets the root on one host accept and reject single files and hunks of a child on the other', async () => {
+    // r1 (on b) changed written.txt and made-on-b.txt there; the root changes a file on a.
+    ok(await a.call('file.write', { path: 'on-a.txt', content: 'root on a\n' }));
+    type Files = { files: Array<{ path: string; hunks: Array<{ id: string }> }> };
+    const files = (ok(await a.call('review.list')) as unknown as Files).files;
+    const onB = (name: string) => files.find((f) => f.path === join(b!.workspace, name))!;
+    const written = onB('written.txt');
+    const made = onB('made-on-b.txt');
+    const onA = files.find((f) => f.path === join(a.workspace, 'on-a.txt'))!;
+    expect([written, made, onA].every(Boolean)).toBe(true);
+    // One file on b, by path: deleted there (r1 created it), nothing else touched.
+    const rejected = ok(await a.call('review.reject', { paths: [written.path] }));
+    expect(rejected).toMatchObject({ deleted: [written.path], restored: [], conflicts: [] });
+    expect(existsSync(join(b!.workspace, 'written.txt'))).toBe(false);
+    expect(readFileSync(join(b!.workspace, 'made-on-b.txt'), 'utf8')).toBe('made\n');
+    expect(readFileSync(join(a.workspace, 'on-a.txt'), 'utf8')).toBe('root on a\n');
+    // A mixed selection: a hunk of b's file and a's file by path, each accepted on its own host.
+    const accepted = ok(await a.call('review.accept', { hunkIds: [made.hunks[0]!.id] }));
+    expect((accepted['accepted'] as Array<{ path: string }>).map((x) => x.path)).toEqual([made.path]);
+    const acceptedA = ok(await a.call('review.accept', { paths: [onA.path] }));
+    expect((acceptedA['accepted'] as Array<{ path: string }>).map((x) => x.path)).toEqual([onA.path]);
+    const left = (ok(await a.call('review.list')) as unknown as Files).files.map((f) => f.path);
+    expect(left).not.toContain(written.path);
+    expect(left).not.toContain(made.path);
+    expect(left).not.toContain(onA.path);
+    // A path no host holds is refused by name, as on one host.
+    const unknown = await a.call('review.reject', { paths: [join(b!.workspace, 'never.txt')] });
+    expect(unknown).toMatchObject({ ok: false, error: { code: 'not_found' } });
+  });
+
   it("applies the parent's narrower spawn policy on the other host at the first command (canary kept)", async () => {
     writeFileSync(join(b!.workspace, 'canary.txt'), 'CANARY-2f9\n');
     ok(
