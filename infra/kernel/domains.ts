@@ -75,6 +75,13 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
   const agentsConfig = domainConfig(config, 'agents', AgentsConfig);
   const reviewConfig = domainConfig(config, 'review', ReviewConfig);
   const directory = new AgentDirectory(host);
+  /** Named hosts: the agents of a subtree whose parent lives on another host (reached through their hosts). */
+  const tops = (agentId: string) =>
+    directory.descendants(agentId).filter((id) => {
+      const view = directory.view(id);
+      const parent = view?.parentId ? directory.view(view.parentId) : undefined;
+      return view?.host !== undefined && parent?.host !== view.host;
+    });
   const review = wireReview({
     host,
     directory,
@@ -86,15 +93,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     // their hosts (this one too, for an agent here below one placed elsewhere).
     ...(deps.hostName
       ? {
-          remote: {
-            bus: deps.bus,
-            tops: (agentId: string) =>
-              directory.descendants(agentId).filter((id) => {
-                const view = directory.view(id);
-                const parent = view?.parentId ? directory.view(view.parentId) : undefined;
-                return view?.host !== undefined && parent?.host !== view.host;
-              }),
-          },
+          remote: { bus: deps.bus, tops },
         }
       : {}),
   });
@@ -117,7 +116,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     foreground: (terminalId) => terminal.foreground(terminalId),
     canonical: (terminalId) => terminal.canonical(terminalId),
     ...(deps.hostName
-      ? { hosts: { name: deps.hostName, ownerOf: (agentId: string) => directory.view(agentId)?.host } }
+      ? { hosts: { name: deps.hostName, ownerOf: (agentId: string) => directory.view(agentId)?.host, tops } }
       : {}),
     // Edits are confined to the workspace (a hard rule): a path outside it is refused, not asked about.
     precheck: async (call, agentId) => {

@@ -36,6 +36,7 @@ import type { Bus } from '../transport/bus.ts';
 import { dataIf, defineDomain, type Gate, type Reaction } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
 import { forwardDecide, serveRemoteDecide } from './remote-decide.ts';
+import { remotePending } from './remote-pending.ts';
 
 /**
  * What the gate judges for a command: the tool call its CommandDef declares (`tool.call`), or undefined when
@@ -65,7 +66,14 @@ export async function wirePermission(deps: {
    */
   precheck?: (call: ToolCall, agentId: string) => Promise<void>;
   /** Named hosts: this host's name, and where an agent lives (answers to asks waiting elsewhere go there). */
-  hosts?: { name: string; ownerOf(agentId: string): string | undefined } | undefined;
+  hosts?:
+    | {
+        name: string;
+        ownerOf(agentId: string): string | undefined;
+        /** The agents of a subtree whose parent is on another host (their requests wait on their hosts). */
+        tops?(agentId: string): string[];
+      }
+    | undefined;
 }) {
   const config = domainConfig(deps.config, 'permission', PermissionConfig);
   const promptLines = new PromptLines();
@@ -232,7 +240,12 @@ export async function wirePermission(deps: {
         }
         return service.setPolicy({ ...d, setBy: ctx.command.agentId, emit: ctx.emit });
       },
-      'permission.pending': async (ctx) => ({ requests: service.pending(ctx.command.agentId) }),
+      'permission.pending': async (ctx) => {
+        const requests = service.pending(ctx.command.agentId);
+        const tops = deps.hosts?.tops?.(ctx.command.agentId) ?? [];
+        if (tops.length === 0) return { requests };
+        return { requests: await remotePending({ bus: deps.bus, logger: deps.logger }, tops, requests) };
+      },
     },
     // Requests still pending in the log are denied (host_restarted) once it is read back: their calls died.
     async restore() {

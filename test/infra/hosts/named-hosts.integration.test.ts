@@ -167,7 +167,7 @@ describe('named hosts', () => {
     expect((await running).ok).toBeDefined();
   });
 
-  it('lets the root on one host answer the ask of its child on the other: the call there proceeds', async () => {
+  it('lets the root on one host list and answer the ask of its child on the other: the call there proceeds', async () => {
     ok(await a.call('agent.spawn', { label: 'asker', agentId: 'r5', host: 'b' }));
     const { terminalId } = ok(await a.call('terminal.open', {}, { agentId: 'r5' }));
     const exec = a.call(
@@ -184,8 +184,15 @@ describe('named hosts', () => {
       },
       { timeout: 5_000 },
     );
+    // The root's host lists the request waiting on b (what `skein approvals` shows), once.
+    const pending = ok(await a.call('permission.pending')) as unknown as { requests: Array<Record<string, unknown>> };
+    expect(pending.requests.filter((r) => r['requestId'] === requestId)).toEqual([
+      expect.objectContaining({ requestId, agentId: 'r5', tool: 'terminal' }),
+    ]);
     const decided = ok(await a.call('permission.decide', { requestId, decision: 'allow_once' }));
     expect(decided).toMatchObject({ requestId, outcome: 'granted', by: 'user' });
+    const after = ok(await a.call('permission.pending')) as unknown as { requests: Array<Record<string, unknown>> };
+    expect(after.requests.map((r) => r['requestId'])).not.toContain(requestId);
     const run = ok(await exec);
     expect(run).toMatchObject({ status: 'exited', exitCode: 0 });
     expect(run['output']).toContain('ran-after-ask');
