@@ -34,6 +34,8 @@ export type JetStreamLogOptions = {
 const STREAM_OF: Record<LogStream, string> = { events: EVENTS_STREAM, output: OUTPUT_STREAM };
 /** How many times an unfiltered read that ended early reads on (with growing pauses, about 20 s in all). */
 const CATCH_UP_ROUNDS = 20;
+/** A followed stream with facts past the consumer's position and none delivered for this long: restart. */
+const FOLLOW_STALL_MS = 3_000;
 /** How long a follower waits before starting a new consumer after its last one ended. */
 const FOLLOW_RETRY_MS = 250;
 /** JetStream's "wrong last sequence" API error code. */
@@ -157,6 +159,21 @@ export class JetStreamLog implements EventLog {
     let next = Math.max(1, fromSeq);
     let stopped = false;
     let current: { stop(): void } | undefined;
+    // A consumer whose node died does not always end its iterator: it can wait forever while the stream moves
+    // on (a host then never sees another host's facts again). When the stream holds facts past `next` and none
+    // came for FOLLOW_STALL_MS, the consumer is stopped and the loop below starts a new one from `next`.
+    let progressAt = Date.now();
+    const watchdog = setInterval(() => {
+      if (stopped || !current || Date.now() - progressAt < FOLLOW_STALL_MS) return;
+      this.lastSeq().then(
+        (last) => {
+          if (last >= next) current?.stop();
+          progressAt = Date.now();
+        },
+        () => undefined, // unreachable for now: the consumer's own errors restart it
+      );
+    }, FOLLOW_STALL_MS);
+    watchdog.unref();
     void (async () => {
       // A consumer can end with the cluster node it lived on: start a new one from the next sequence.
       while (!stopped) {
@@ -168,7 +185,9 @@ export class JetStreamLog implements EventLog {
           const messages = await consumer.consume({ max_messages: 1024 });
           current = { stop: () => void messages.stop() };
           if (stopped) break;
+          progressAt = Date.now();
           for await (const m of messages) {
+            progressAt = Date.now();
             if (m.seq < next) continue;
             const fact = this.#decode(m, {});
             if (fact) await visit(fact);
@@ -180,10 +199,12 @@ export class JetStreamLog implements EventLog {
         if (!stopped) await new Promise((r) => setTimeout(r, FOLLOW_RETRY_MS));
       }
       current?.stop();
+      clearInterval(watchdog);
     })();
     return {
       stop: () => {
         stopped = true;
+        clearInterval(watchdog);
         current?.stop();
       },
     };

@@ -71,7 +71,10 @@ describe('confined file operations', () => {
     writeFileSync(join(ws, 'race_dir', 'secret.txt'), 'inside\n');
     const loop =
       `ln -s ${JSON.stringify(outside)} race_link; ` +
-      'while :; do mv -T race_dir race; mv -T race race_dir; mv -T race_link race; mv -T race race_link; done';
+      // Each state is held a moment (a loaded CI box once saw no write land in 2,000 tries, so the test proved
+      // nothing about the happy path); the swaps in between stay as fast as the shell can make them.
+      'while :; do mv -T race_dir race; sleep 0.002; mv -T race race_dir; mv -T race_link race; sleep 0.002; ' +
+      'mv -T race race_link; done';
     const swapper: ChildProcess = spawn('sh', ['-c', loop], { cwd: ws, stdio: 'ignore', detached: true });
     let wrote = 0;
     let leaked = 0;
