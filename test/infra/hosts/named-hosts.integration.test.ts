@@ -167,7 +167,7 @@ describe('named hosts', () => {
     expect((await running).ok).toBeDefined();
   });
 
-  it('lets the root on one host list and answer the ask of its child on the other: the call there proceeds', async () => {
+  it('lets the root on one host list and answer the ask of its child on the other: the call there runs', async () => {
     ok(await a.call('agent.spawn', { label: 'asker', agentId: 'r5', host: 'b' }));
     const { terminalId } = ok(await a.call('terminal.open', {}, { agentId: 'r5' }));
     const exec = a.call(
