@@ -12,6 +12,7 @@ import { subjectPatterns } from '../../schemas/index.ts';
 import { PermissionRequested, type PermissionRequestedData } from '../../schemas/permission.ts';
 import { call, type Client } from '../transport/client.ts';
 import { EXIT } from './output.ts';
+import { ASK_DETAIL_NAMES, ASK_INPUT_NAMES } from '../../schemas/ask-labels.ts';
 
 type Answer = 'allow_once' | 'allow_always' | 'deny_once';
 const ANSWERS: Record<string, Answer> = {
@@ -22,17 +23,6 @@ const ANSWERS: Record<string, Answer> = {
   a: 'allow_always',
   always: 'allow_always',
 };
-
-/** What each tool's judged input and detail are called. */
-const INPUT_NAMES: Record<string, string> = {
-  terminal: 'command',
-  terminal_input: 'typed input',
-  read_file: 'path',
-  edit_file: 'path',
-  write_file: 'path',
-  spawn_agent: 'agent',
-};
-const DETAIL_NAMES: Record<string, string> = { write_file: 'content', edit_file: 'edit', spawn_agent: 'spawn' };
 
 /** The rule an "always" answer would learn, or undefined when the request offers only yes/no. */
 export function alwaysRule(ask: PermissionRequestedData): string | undefined {
@@ -50,11 +40,11 @@ export function askBlock(ask: PermissionRequestedData, asRoot: boolean): string 
   const lines = [
     `── ${ask.requestId} from ${ask.agentId} (${ask.tool}) ──`,
     `  ${ask.reason}`,
-    `  ${INPUT_NAMES[ask.tool] ?? 'input'}:`,
+    `  ${ASK_INPUT_NAMES[ask.tool] ?? 'input'}:`,
     indent(ask.input),
   ];
   if (ask.subCommands.length > 1) lines.push(`  sub-commands: ${ask.subCommands.join(' | ')}`);
-  if (ask.detail !== undefined) lines.push(`  ${DETAIL_NAMES[ask.tool] ?? 'detail'}:`, indent(ask.detail));
+  if (ask.detail !== undefined) lines.push(`  ${ASK_DETAIL_NAMES[ask.tool] ?? 'detail'}:`, indent(ask.detail));
   lines.push(
     rule === undefined
       ? '  always: not offered for this request (yes or no only)'

@@ -154,7 +154,9 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
             `\`${clip(policyWord)}\` names skein's permission policy (.skein/ or a policy file): ` +
             'a command touching it always asks',
         }
-      : undefined;
+      : request.path
+        ? alwaysAsk(input, request.path)
+        : undefined;
   if (ask) {
     if (def.mode === 'deny' && !anyAllowed(subjects, t.rules.always_allow)) {
       return result(
@@ -165,20 +167,6 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
       );
     }
     return { ...result('confirm', 'always_ask', ask.reason, texts), scope: ask.scope };
-  }
-  if (request.path) {
-    const ask = alwaysAsk(input, request.path);
-    if (ask) {
-      if (def.mode === 'deny' && !anyAllowed(subjects, t.rules.always_allow)) {
-        return result(
-          'deny',
-          def.from === 'tool' ? 'tool_default' : 'global_default',
-          `${tool} is disabled (default: deny).`,
-          texts,
-        );
-      }
-      return { ...result('confirm', 'always_ask', ask.reason, texts), scope: ask.scope };
-    }
   }
   // 6. confirm
   for (const s of subjects) {

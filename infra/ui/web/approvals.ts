@@ -6,6 +6,7 @@
  */
 import { fill, h } from './dom.ts';
 import type { Ask, Snapshot } from './store.ts';
+import { ASK_DETAIL_NAMES, ASK_INPUT_NAMES } from '../../../schemas/ask-labels.ts';
 
 const DECISIONS = { Approve: 'allow_once', Always: 'allow_always', Deny: 'deny_once' } as const;
 const KEYS: Record<string, keyof typeof DECISIONS> = { a: 'Approve', s: 'Always', d: 'Deny' };
@@ -75,27 +76,14 @@ export function approvalKeys(current: () => Ask | undefined, answer: (ask: Ask, 
   });
 }
 
-/** What each tool's judged input is, as a field name. */
-const INPUT_NAMES: Record<string, string> = {
-  terminal: 'command',
-  terminal_input: 'typed input',
-  read_file: 'path',
-  edit_file: 'path',
-  write_file: 'path',
-  spawn_agent: 'agent',
-};
-
-/** What the detail of an ask is, per tool. */
-const DETAIL_NAMES: Record<string, string> = { write_file: 'content', edit_file: 'diff' };
-
 /** The judged input, shown verbatim (the exact command line or path), and its parts when the shell split it. */
 function details(ask: Ask): HTMLElement[] {
-  const name = INPUT_NAMES[ask.tool] ?? 'input';
+  const name = ASK_INPUT_NAMES[ask.tool] ?? 'input';
   const out = [
     h('div', { class: 'field' }, h('span', { class: 'key' }, name), h('pre', { 'aria-label': name }, ask.input)),
   ];
   if (ask.detail !== undefined) {
-    const label = DETAIL_NAMES[ask.tool] ?? 'detail';
+    const label = ASK_DETAIL_NAMES[ask.tool] ?? 'detail';
     out.push(
       h('div', { class: 'field' }, h('span', { class: 'key' }, label), h('pre', { 'aria-label': label }, ask.detail)),
     );
