@@ -31,6 +31,9 @@ import type { AnyDomain, Gate, HandlerContext, Reaction } from './domain.ts';
 import type { Route } from '../../machines/hosts/liveness.ts';
 import { LogFollower } from './log-follower.ts';
 
+/** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
+const READS_OTHER_HOSTS: ReadonlySet<string> = new Set(['agent.tree', 'agent.get', 'agent.wait', 'review.list']);
+
 export type { Gate, HandlerContext } from './domain.ts';
 
 /** A handler as the host stores it: any command's, called with that command's context. */
@@ -253,6 +256,10 @@ export class Host {
     let reply: Uint8Array;
     const agentId = msg.subject.split('.')[2] ?? '';
     await this.#follower?.before(agentId, this.agentExists(agentId));
+    // Reads of what other hosts write see whatever they acknowledged before the read was asked.
+    if (this.#follower && READS_OTHER_HOSTS.has(msg.subject.split('.').slice(3).join('.'))) {
+      await this.#follower.catchUp();
+    }
     const route = this.options.route?.(agentId);
     if (route && !route.serve) {
       // Another host owns the agent: it answers, or nobody does and the caller learns why (never from here).

@@ -46,6 +46,14 @@ export class LogFollower {
   async before(agentId: string, known: boolean): Promise<void> {
     if (known && !this.#placedHere.has(agentId)) return;
     this.#placedHere.delete(agentId);
+    await this.catchUp();
+  }
+
+  /**
+   * Waits (bounded by CATCH_UP_MS) until the log is read as far as it reached now: a read of state other
+   * hosts write (the agent tree, a subtree's review) then sees what they acknowledged before it was asked.
+   */
+  async catchUp(): Promise<void> {
     const target = await this.#log.lastSeq().catch(() => 0);
     const deadline = Date.now() + CATCH_UP_MS;
     while (this.#followedSeq < target && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
