@@ -8,10 +8,7 @@
  * start its worker, release a cancelled agent's terminals, requests and
  * edits) is given to the constructor: nothing is plugged in afterwards.
  */
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { isInside } from '../../machines/common/confine.ts';
 import {
   ErrorCode,
   InvalidStateError,
@@ -28,8 +25,10 @@ import {
 } from '../../schemas/index.ts';
 import { isFinished } from '../../machines/agent/agent.ts';
 import type { AgentDirectory, AgentView } from './agent-directory.ts';
+import { RESERVED_AGENT_IDS, assertRunnable, confineWorkspace, placeRemote, type HostPlacement } from './placement.ts';
 
 export type { AgentView } from './agent-directory.ts';
+export { RESERVED_AGENT_IDS, confineWorkspace, type HostPlacement } from './placement.ts';
 
 /** One command's call into the service: who sent it, and how its facts are appended. */
 export type AgentCall = {
@@ -53,16 +52,15 @@ export type AgentServiceDeps = {
   setSpawnPolicy(call: AgentCall, child: AgentView, policy: unknown): Promise<void>;
   /** Launches a worker for a spawned agent; resolves once it runs. Undefined: this host runs no workers. */
   startWorker?: ((agent: AgentView, worker: WorkerSpec) => Promise<void>) | undefined;
+  /**
+   * Named hosts: has the host the child was placed on start its worker (that host runs, watches and gives it
+   * its identity); resolves with the agent's status there once its worker runs or has failed.
+   */
+  startRemoteWorker?: ((host: string, agent: AgentView, worker: WorkerSpec) => Promise<string>) | undefined;
   /** Release what a cancelled agent holds (pending requests, edits, terminals); called bottom-up, in order. */
   release: ReadonlyArray<(agentId: AgentId, reason: string) => Promise<void>>;
   /** Named hosts: where a child may be placed. Undefined: one unnamed host, so `host` is refused. */
   hosts?: HostPlacement | undefined;
-};
-
-/** What spawn needs to know of the named hosts (the registry, infra/kernel/host-registry.ts). */
-export type HostPlacement = {
-  /** The workspace of a live host, or why it cannot take an agent now (lost, stopped, never joined). */
-  target(name: string): Promise<{ workspace: string } | { unavailable: string }>;
 };
 
 export type SpawnData = {
@@ -191,48 +189,17 @@ export class AgentService {
     });
   }
 
-  /**
-   * The workspace of a child placed on another host: that host's workspace, or a directory inside it
-   * (checked by path only: the directory is on the other machine; that host confines every access to it).
-   */
-  async #placeRemote(host: string, data: SpawnData): Promise<string> {
-    if (!this.#deps.hosts) {
-      throw new RuntimeError(
-        ErrorCode.InvalidMessage,
-        `agent.spawn names host '${host}', but this runtime has no named hosts; start hosts with ` +
-          'skein up --nats <url> --host <name>, or leave host out',
-      );
-    }
-    const target = await this.#deps.hosts.target(host);
-    if ('unavailable' in target) {
-      throw new RuntimeError(ErrorCode.Unavailable, target.unavailable, { retryable: true });
-    }
-    if (data.worker) {
-      throw new RuntimeError(
-        ErrorCode.InvalidMessage,
-        `a worker cannot be started on another host yet (host '${host}'); spawn the agent there without a ` +
-          'worker and drive it from outside (skein creds on that host), or leave host out',
-      );
-    }
-    if (data.workspace === undefined) return target.workspace;
-    if (!isAbsolute(data.workspace) || !isInside(target.workspace, resolve(data.workspace))) {
-      throw new RuntimeError(
-        ErrorCode.InvalidMessage,
-        `workspace '${data.workspace}' is not inside host '${host}''s workspace ${target.workspace}; give an ` +
-          "absolute path inside it, or leave workspace out to use that host's workspace",
-      );
-    }
-    return resolve(data.workspace);
-  }
-
   async #spawnReserved(call: AgentCall, parent: AgentView, agentId: AgentId, data: SpawnData) {
     const parentId = parent.agentId;
     // Without a named host to go to, a child lives where its parent does.
     const host = data.host ?? parent.host;
-    const workspace =
-      host === parent.host ? confineWorkspace(parent.workspace, data.workspace) : await this.#placeRemote(host!, data);
+    const remote = host !== parent.host;
+    const workspace = remote
+      ? await placeRemote(this.#deps.hosts, host!, data.workspace)
+      : confineWorkspace(parent.workspace, data.workspace);
     if (data.policy !== undefined) this.#deps.validatePolicy(data.policy);
-    if (data.worker) assertRunnable(data.worker.command);
+    // A worker placed elsewhere runs there: its command is checked on that host (a failure fails the agent).
+    if (data.worker && !remote) assertRunnable(data.worker.command);
     await call.emit({
       type: 'agent.spawned',
       agentId: parentId,
@@ -251,6 +218,13 @@ export class AgentService {
     const child = this.view(agentId)!;
     // The policy is in place before a worker could make its first call.
     if (data.policy !== undefined) await this.#deps.setSpawnPolicy(call, child, data.policy);
+    if (data.worker && remote) {
+      if (!this.#deps.startRemoteWorker)
+        throw new RuntimeError(ErrorCode.Unavailable, 'this host cannot ask other hosts to start workers');
+      // The placed host appended the start (or failure); this host reads it when it follows the log there.
+      const status = await this.#deps.startRemoteWorker(host!, child, data.worker);
+      return { agentId, parentId, workspace, status: status as AgentView['status'] };
+    }
     if (data.worker) {
       if (!this.#deps.startWorker)
         throw new RuntimeError(
@@ -375,55 +349,4 @@ export class AgentService {
       );
     }
   }
-}
-
-/** Ids no agent may take: `user` is how the human answers permission requests. */
-export const RESERVED_AGENT_IDS: ReadonlySet<string> = new Set(['user']);
-
-/** The sub-agent's workspace: the parent's, or an existing directory inside it (after resolving symlinks). */
-export function confineWorkspace(parentWorkspace: string, requested: string | undefined): string {
-  if (requested === undefined) return parentWorkspace;
-  const candidate = isAbsolute(requested) ? requested : resolve(parentWorkspace, requested);
-  let real: string;
-  try {
-    real = realpathSync(candidate);
-  } catch {
-    throw new RuntimeError(
-      ErrorCode.InvalidMessage,
-      `workspace '${requested}' does not exist; create the directory first or leave workspace out to use the parent's`,
-    );
-  }
-  if (!statSync(real).isDirectory())
-    throw new RuntimeError(ErrorCode.InvalidMessage, `workspace '${requested}' is not a directory`);
-  const parentReal = realpathSync(parentWorkspace);
-  if (!isInside(parentReal, real)) {
-    throw new RuntimeError(
-      ErrorCode.PermissionDenied,
-      `workspace '${requested}' resolves to ${real}, outside the parent's workspace ` +
-        `${parentReal}; a sub-agent's workspace must be the parent's or inside it`,
-    );
-  }
-  return real;
-}
-
-/** Throws a clear error when `command` cannot be found or run. */
-function assertRunnable(command: string): void {
-  const candidates = command.includes('/')
-    ? [command]
-    : (process.env['PATH'] ?? '')
-        .split(':')
-        .filter(Boolean)
-        .map((dir) => `${dir}/${command}`);
-  for (const path of candidates) {
-    try {
-      accessSync(path, constants.X_OK);
-      if (statSync(path).isFile()) return;
-    } catch {
-      // try the next
-    }
-  }
-  throw new RuntimeError(
-    ErrorCode.InvalidMessage,
-    `worker command '${command}' was not found on PATH (or is not executable); give an absolute path or install it`,
-  );
 }

@@ -28,12 +28,14 @@ export function agentDomain(
     more?: readonly Reaction[] | undefined;
     /** At start: fail the agents whose worker died with the previous host. */
     reconcile?: (() => Promise<unknown>) | undefined;
+    /** At stop, before the live actors: stop what `reconcile` started (serving other hosts' worker starts). */
+    stop?: (() => void) | undefined;
     /** Named hosts: whether an agent lives here, and the logger for releasing one cancelled elsewhere. */
     owns?: ((agentId: string) => boolean) | undefined;
     logger?: Logger | undefined;
   } = {},
 ) {
-  const { live, more = [], reconcile, owns, logger } = parts;
+  const { live, more = [], reconcile, owns, logger, stop } = parts;
   return defineDomain({
     name: 'agent',
     aggregates: [agentAggregateDef],
@@ -49,6 +51,20 @@ export function agentDomain(
     reactions: [
       // Folded first, then fed: the actor's effects read the directory, which must already see the fact.
       ...(live ? [{ on: isAgentFact, when: 'always' as const, run: (fact: StoredFact) => live.feed(fact) }] : []),
+      // Named hosts: an agent another host placed here is watched here (its worker runs here), so its actor
+      // is fed the facts the other hosts append about it too (its spawn, a cancel from its parent).
+      ...(live && owns
+        ? [
+            {
+              on: isAgentFact,
+              when: 'live' as const,
+              foreign: 'only' as const,
+              run: (fact: StoredFact) => {
+                if (owns((fact.data as { agentId: string }).agentId)) live.feed(fact);
+              },
+            },
+          ]
+        : []),
       // A parent waiting here for a child on another host is woken by that host's facts too.
       { on: isAgentFact, when: 'live', foreign: true, run: (fact) => agents.notify(fact) },
       // Cancelled by an ancestor on another host: release what the agent holds here.
@@ -68,7 +84,13 @@ export function agentDomain(
       ...more,
     ],
     restore: reconcile ? async () => void (await reconcile()) : undefined,
-    stop: live ? async () => live.stop() : undefined,
+    stop:
+      live || stop
+        ? async () => {
+            stop?.();
+            live?.stop();
+          }
+        : undefined,
   });
 }
 

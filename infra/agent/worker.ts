@@ -178,6 +178,9 @@ export function wireWorkers(deps: {
       {
         on: ['terminal.command.finished', 'agent.completed', 'agent.failed', 'agent.cancelled'],
         when: 'live',
+        // Named hosts: a worker placed here may be failed or cancelled by its parent's host (only this host's
+        // workers are in the maps, so another host's facts about other agents change nothing).
+        foreign: true,
         run: (fact: StoredFact) => {
           if (fact.type === 'terminal.command.finished') {
             const d = fact.data as { terminalId: string; commandId: string; exitCode: number };

@@ -71,6 +71,7 @@ program
       'config snippet (all 0600) for `skein up --nats <url> --creds host.creds --signing-key account.nk`.',
   )
   .option('--out <dir>', 'where to write them (default: <data>/auth); keep it outside the workspace')
+  .option('--host <name...>', 'named hosts (skein up --host) that each get their own creds file, host-<name>.creds')
   .addOption(data())
   .action(async (opts) => (await import('./auth-init.ts')).authInitCommand(opts));
 

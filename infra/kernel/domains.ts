@@ -34,6 +34,7 @@ import { wireEdit } from '../edit/wiring.ts';
 import { wireReview } from '../review/wiring.ts';
 import { wireTerminal } from '../terminal/wiring.ts';
 import { wireWorkers } from '../agent/worker.ts';
+import { remoteWorkerStarter, serveRemoteWorkers } from '../agent/remote-worker.ts';
 import { agentDomain } from '../agent/domain.ts';
 
 /** Every aggregate machine; each domain declares its own, and the host checks they are all here. */
@@ -146,6 +147,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     setSpawnPolicy: (call, child, policy) =>
       permission.setSpawnPolicy(call.agentId, child.agentId, Policy.parse(policy), call.emit),
     startWorker: workers.startWorker,
+    ...(deps.hostName ? { startRemoteWorker: remoteWorkerStarter({ bus: deps.bus, host, logger }) } : {}),
     // Bottom-up per agent: its pending requests are denied, its edits cancelled, its terminals closed.
     release: [
       async (agentId, reason) => void (await permission.cancelAgent(agentId, reason)),
@@ -156,13 +158,29 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
   });
 
   const live = new LiveAgents(workers.effects);
+  let stopServingWorkers: (() => void) | undefined;
   // Stopped in reverse: permission (suspends deadlines) before terminal (closes PTYs), as before.
   registerDomains(host, [
     runtimeDomain(host, { ...deps.runtime, rootAgentId }),
     agentDomain(agents, {
       live,
       more: workers.reactions,
-      reconcile: workers.reconcile,
+      reconcile: async () => {
+        await workers.reconcile();
+        // Named hosts: from now on (this host's old workers failed), start the workers placed here.
+        if (deps.hostName) {
+          stopServingWorkers = serveRemoteWorkers({
+            bus: deps.bus,
+            host,
+            directory,
+            name: deps.hostName,
+            startWorker: workers.startWorker,
+            release: async (agentId) => void (await terminal.manager.closeAllForAgent(agentId)),
+            logger: logger.child({ actor: 'remote-workers' }),
+          });
+        }
+      },
+      stop: () => stopServingWorkers?.(),
       ...(deps.hosts ? { owns: (agentId: string) => host.owns(agentId), logger } : {}),
     }),
     review.domain,

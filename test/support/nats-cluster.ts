@@ -5,10 +5,10 @@
  * (or SIGKILLed) by its PID. Resolves once JetStream has a meta leader, so
  * streams can be created at once.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from '@nats-io/transport-node';
+import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import { freePort, startNatsServer, type NatsServerHandle } from '../../infra/transport/nats-server.ts';
 
 export type ClusterNode = NatsServerHandle & { name: string; routePort: number };
@@ -26,30 +26,41 @@ export type TestCluster = {
 
 const CLUSTER_NAME = 'skein-test';
 
+export type ClusterOptions = {
+  /**
+   * A config file for node `name` (e.g. operator-mode auth from `skein auth init`, with the node's own resolver
+   * dir under `nodeDir`); cluster, ports and store come as flags. `probeCreds`: how the readiness probe connects.
+   */
+  configFor?: (name: string, nodeDir: string) => string;
+  probeCreds?: string;
+};
+
 /**
  * Free ports are picked, then bound by nats-server a moment later: another process may take one in between.
  * A cluster that fails to start that way is started again on new ports (3 attempts).
  */
-export async function startTestCluster(size = 3): Promise<TestCluster> {
+export async function startTestCluster(size = 3, options: ClusterOptions = {}): Promise<TestCluster> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce(size);
+      return await startOnce(size, options);
     } catch (err) {
       if (attempt >= 3 || !/address already in use/.test(String((err as Error).message))) throw err;
     }
   }
 }
 
-async function startOnce(size: number): Promise<TestCluster> {
+async function startOnce(size: number, options: ClusterOptions): Promise<TestCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'skein-cluster-'));
   const ports = await Promise.all(Array.from({ length: size }, async () => [await freePort(), await freePort()]));
   const routes = ports.map(([, route]) => `nats://127.0.0.1:${route}`).join(',');
   const start = async (i: number): Promise<ClusterNode> => {
     const [port, routePort] = ports[i]!;
     const name = `n${i + 1}`;
+    mkdirSync(join(dir, name), { recursive: true });
     const server = await startNatsServer({
       storeDir: join(dir, name),
       port,
+      ...(options.configFor ? { configFile: options.configFor(name, join(dir, name)) } : {}),
       args: [
         '--server_name',
         name,
@@ -72,7 +83,7 @@ async function startOnce(size: number): Promise<TestCluster> {
   }
   const nodes = settled.map((r) => (r as PromiseFulfilledResult<ClusterNode>).value);
   const url = nodes.map((n) => n.url).join(',');
-  await jetStreamReady(url, size);
+  await jetStreamReady(url, size, options.probeCreds);
   return {
     nodes,
     url,
@@ -92,8 +103,11 @@ async function startOnce(size: number): Promise<TestCluster> {
 }
 
 /** Polls `$JS.API.INFO` until the cluster has elected a JetStream meta leader (up to 20 s). */
-async function jetStreamReady(url: string, size: number): Promise<void> {
-  const nc = await connect({ servers: url.split(',') });
+async function jetStreamReady(url: string, size: number, creds?: string): Promise<void> {
+  const nc = await connect({
+    servers: url.split(','),
+    ...(creds ? { authenticator: credsAuthenticator(new TextEncoder().encode(creds)) } : {}),
+  });
   try {
     const deadline = Date.now() + 20_000;
     let last = '';

@@ -166,9 +166,17 @@ export class Authority {
     return this.#stored.accountSigning;
   }
 
-  /** The host's user: unrestricted in the application account. */
-  hostCreds(): Promise<string> {
-    return this.#mint('skein-host', undefined, this.#keys.account, this.#keys.signing).then((m) => m.creds);
+  /**
+   * A host's user: unrestricted in the application account. Named hosts each get their own
+   * (`skein-host-<name>`), so one host's credentials can be told apart in the server's logs and revoked alone.
+   */
+  hostCreds(name?: string): Promise<string> {
+    return this.#mint(
+      name ? `skein-host-${name}` : 'skein-host',
+      undefined,
+      this.#keys.account,
+      this.#keys.signing,
+    ).then((m) => m.creds);
   }
 
   /** A system-account user, for pushing account updates ($SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE). */

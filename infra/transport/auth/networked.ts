@@ -21,6 +21,7 @@ import { AGENT_TTL_S, Authority, mintUser, writePrivate } from './authority.ts';
 import { fastFromSeed } from './fast-keys.ts';
 import { agentPermissions, operatorPermissions } from './permissions.ts';
 import { serverConfig } from './server-config.ts';
+import { HostName } from '../../../schemas/hosts.ts';
 
 /** The files `skein auth init` writes, by role. */
 export type AuthInitFiles = {
@@ -29,11 +30,22 @@ export type AuthInitFiles = {
   systemJwt: string;
   signingKey: string;
   hostCreds: string;
+  /** Named hosts given to `--host`: host name → its own `host-<name>.creds`. */
+  namedHostCreds: Record<string, string>;
   serverConfig: string;
 };
 
-/** Writes (or rewrites from the same keys) the files of `dir`; every file 0600, the dir 0700. */
-export async function authInit(dir: string): Promise<AuthInitFiles> {
+/**
+ * Writes (or rewrites from the same keys) the files of `dir`; every file 0600, the dir 0700. `hosts`: named
+ * hosts that each get their own creds file (`host-<name>.creds`, user `skein-host-<name>`).
+ */
+export async function authInit(dir: string, hosts: readonly string[] = []): Promise<AuthInitFiles> {
+  for (const name of hosts) {
+    const parsed = HostName.safeParse(name);
+    if (!parsed.success) {
+      throw new Error(`--host '${name}' is not a valid host name: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    }
+  }
   const authority = Authority.openOrCreate(dir);
   const resolverDir = join(dir, 'resolver');
   mkdirSync(resolverDir, { recursive: true, mode: 0o700 });
@@ -43,6 +55,7 @@ export async function authInit(dir: string): Promise<AuthInitFiles> {
     systemJwt: join(dir, 'system.jwt'),
     signingKey: join(dir, 'account.nk'),
     hostCreds: join(dir, 'host.creds'),
+    namedHostCreds: Object.fromEntries(hosts.map((name) => [name, join(dir, `host-${name}.creds`)])),
     serverConfig: join(dir, 'nats-server.conf'),
   };
   const operatorJwt = await authority.operatorJwt();
@@ -53,6 +66,7 @@ export async function authInit(dir: string): Promise<AuthInitFiles> {
   writePrivate(files.systemJwt, `${systemJwt}\n`);
   writePrivate(files.signingKey, `${authority.accountSigningSeed()}\n`);
   writePrivate(files.hostCreds, await authority.hostCreds());
+  for (const [name, path] of Object.entries(files.namedHostCreds)) writePrivate(path, await authority.hostCreds(name));
   writePrivate(
     files.serverConfig,
     serverConfig({
