@@ -3,7 +3,8 @@
  * Named hosts: several `skein up --nats <url> --host <name>` processes
  * sharing one NATS cluster and one event log. Each host keeps a record in
  * the JetStream KV bucket SKEIN_HOSTS (key = its name), refreshed every
- * heartbeat; whoever reads it judges liveness by the record's age.
+ * heartbeat; whoever reads it judges liveness by how long ago, on its own
+ * monotonic clock, it saw the record's revision change.
  */
 import { z } from 'zod';
 
@@ -30,8 +31,17 @@ export const HostsConfig = z
       .min(500)
       .default(10_000)
       .describe(
-        'A host whose record is older than this is lost: its agents get agent.lost and commands for them ' +
-          '`unavailable`. Shorter finds a dead host sooner; too short declares a host lost during a GC pause.',
+        "A host whose record has not changed for this long, timed on the observer's own monotonic clock, is " +
+          'lost: its agents get agent.lost and commands for them `unavailable`. Shorter finds a dead host ' +
+          "sooner; too short declares a host lost during a GC pause. Hosts' clocks need not agree.",
+      ),
+    clockOffsetMs: z
+      .number()
+      .int()
+      .default(0)
+      .describe(
+        "Added to this host's wall clock in its registry record (startedAt, heartbeatAt): a skewed clock, " +
+          'for testing. Liveness never reads these times, so any offset leaves it unchanged.',
       ),
   })
   .strict();
@@ -47,7 +57,7 @@ export const HostRecord = z.object({
   machine: z.string().optional(),
   workspace: z.string(),
   startedAt: z.string(),
-  /** When the host last wrote its record (its clock, ms since the epoch). */
+  /** When the host last wrote its record (its clock, ms since the epoch): shown to people, never judged. */
   heartbeatAt: z.number(),
   /** `stopped` once it left cleanly; a stale `up` record is a lost host. */
   state: z.enum(['up', 'stopped']),

@@ -4,14 +4,16 @@
  * bucket SKEIN_HOSTS (key = host name), refreshed every `hosts.heartbeatMs`
  * and marked `stopped` on a clean stop. Every host reads the bucket each heartbeat, so
  * liveness is judged from memory (machines/hosts/liveness.ts), never by a
- * request per command.
+ * request per command: a host is live while its record's revision keeps
+ * changing, timed on this host's monotonic clock (the writers' clocks are
+ * never compared with this one's).
  */
 import { hostname } from 'node:os';
 import { Kvm, type KV } from '@nats-io/kv';
 import { isAlive } from '../transport/nats-server.ts';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-import { hostStatus, type HostStatus } from '../../machines/hosts/liveness.ts';
+import { hostStatus, sight, type HostStatus, type Sighting } from '../../machines/hosts/liveness.ts';
 import { HOSTS_BUCKET, HostRecord, type HostsConfig } from '../../schemas/index.ts';
 
 export type RegistryOptions = {
@@ -22,7 +24,10 @@ export type RegistryOptions = {
   config: HostsConfig;
   replicas: number;
   logger: Logger;
+  /** The wall clock written into this host's record (`startedAt`, `heartbeatAt`): shown, never judged. */
   now?: () => number;
+  /** The monotonic clock liveness is timed with (ms). */
+  monotonic?: () => number;
 };
 
 export class HostNameTakenError extends Error {
@@ -34,9 +39,15 @@ export class HostRegistry {
   readonly #o: RegistryOptions;
   readonly #kv: KV;
   readonly #records = new Map<string, HostRecord>();
+  /** Per host: its record's last revision and when (monotonic) this host saw it change. */
+  readonly #sightings = new Map<string, Sighting>();
   readonly #now: () => number;
+  readonly #mono: () => number;
   #timer: NodeJS.Timeout | undefined;
-  /** When the records were last read: liveness is judged as of then, never past what this host could see. */
+  /**
+   * When (monotonic) the records were last read: liveness is judged as of then, never past what this host
+   * could see.
+   */
   #freshAt = 0;
   #record: HostRecord;
 
@@ -45,6 +56,7 @@ export class HostRegistry {
     this.name = options.name;
     this.#kv = kv;
     this.#now = options.now ?? Date.now;
+    this.#mono = options.monotonic ?? (() => performance.now());
     this.#record = {
       name: options.name,
       hostId: options.hostId,
@@ -67,7 +79,7 @@ export class HostRegistry {
     const registry = new HostRegistry(options, kv);
     const own = await kv.get(options.name).catch(() => null);
     const parsed = own?.operation === 'PUT' ? HostRecord.safeParse(own.json()) : undefined;
-    if (parsed?.success) registry.#records.set(options.name, parsed.data);
+    if (own && parsed?.success) registry.#saw(options.name, parsed.data, own.revision);
     await registry.#refresh();
     return registry;
   }
@@ -78,16 +90,9 @@ export class HostRegistry {
    */
   async join(): Promise<void> {
     const held = this.#records.get(this.name);
-    const status = this.status(this.name);
     // The same machine and a dead pid: that process was killed, and this is its restart.
     const dead = held?.machine === hostname() && held.pid !== process.pid && !isAlive(held.pid);
-    if (held && status.status === 'live' && held.hostId !== this.#record.hostId && !dead) {
-      throw new HostNameTakenError(
-        `host name '${this.name}' is taken by a live host (pid ${held.pid}, workspace ${held.workspace}, ` +
-          `heartbeat ${((this.#now() - held.heartbeatAt) / 1000).toFixed(1)} s ago); choose another --host, ` +
-          `or stop that host and wait ${this.#o.config.lostAfterMs} ms (hosts.lostAfterMs)`,
-      );
-    }
+    if (held && held.state === 'up' && held.hostId !== this.#record.hostId && !dead) await this.#waitForSilence(held);
     await this.#beat();
     this.#timer = setInterval(() => {
       this.#beat().catch((err) => this.#o.logger.warn({ err }, 'host heartbeat not written'));
@@ -96,10 +101,35 @@ export class HostRegistry {
     this.#timer.unref();
   }
 
+  /**
+   * Another process holds the name and did not leave cleanly. No clock says whether it is alive, so watch its
+   * record: a revision change within `lostAfterMs` means it heart-beats (refused); none means it is gone.
+   */
+  async #waitForSilence(held: HostRecord): Promise<void> {
+    const first = this.#sightings.get(this.name)!;
+    const { heartbeatMs, lostAfterMs } = this.#o.config;
+    while (this.#mono() - first.changedAtMs < lostAfterMs) {
+      await new Promise((r) => setTimeout(r, Math.min(heartbeatMs, 250)));
+      const entry = await this.#kv.get(this.name);
+      if (entry?.operation === 'PUT' && entry.revision !== first.revision) {
+        throw new HostNameTakenError(
+          `host name '${this.name}' is taken by a live host (pid ${held.pid} on ${held.machine ?? 'an unknown machine'}, ` +
+            `workspace ${held.workspace}: its record changed ${((this.#mono() - first.changedAtMs) / 1000).toFixed(1)} s ` +
+            `ago); choose another --host, or stop that host (a clean stop frees the name at once)`,
+        );
+      }
+    }
+  }
+
   async #beat(): Promise<void> {
     this.#record = { ...this.#record, heartbeatAt: this.#now(), state: 'up' };
-    await this.#kv.put(this.name, JSON.stringify(this.#record));
-    this.#records.set(this.name, this.#record);
+    const revision = await this.#kv.put(this.name, JSON.stringify(this.#record));
+    this.#saw(this.name, this.#record, revision);
+  }
+
+  #saw(name: string, record: HostRecord, revision: number): void {
+    this.#records.set(name, record);
+    this.#sightings.set(name, sight(this.#sightings.get(name), revision, this.#mono()));
   }
 
   /**
@@ -114,21 +144,22 @@ export class HostRegistry {
       const entry = await this.#kv.get(key);
       if (entry?.operation !== 'PUT') {
         this.#records.delete(key);
+        this.#sightings.delete(key);
         continue;
       }
       const parsed = HostRecord.safeParse(entry.json());
-      if (parsed.success) this.#records.set(key, parsed.data);
+      if (parsed.success) this.#saw(key, parsed.data, entry.revision);
       else this.#o.logger.warn({ subject: key }, 'ignored a host record that does not parse');
     }
-    this.#freshAt = this.#now();
+    this.#freshAt = this.#mono();
   }
 
   /** A host's liveness as this host sees it now. */
   status(name: string): HostStatus {
     // Another host's silence counts only up to the last time this host could read the registry: a host cut
     // off from the cluster (a node failing over) must not declare the others lost. Its own record is local.
-    const now = name === this.name ? this.#now() : Math.min(this.#now(), this.#freshAt + this.#o.config.heartbeatMs);
-    return hostStatus(this.#records.get(name), now, this.#o.config.lostAfterMs);
+    const now = name === this.name ? this.#mono() : Math.min(this.#mono(), this.#freshAt + this.#o.config.heartbeatMs);
+    return hostStatus(this.#records.get(name), this.#sightings.get(name), now, this.#o.config.lostAfterMs);
   }
 
   /** Where `agent.spawn { host }` may place a child: a live host's workspace, or why not. */
@@ -152,6 +183,11 @@ export class HostRegistry {
         `host '${name}' ${why}, so no agent can be placed on it; place it on a live host ` +
         `(${live.join(', ') || 'none'}) or start that one (skein up --host ${name} …)`,
     };
+  }
+
+  /** The revision of a host's record this host last read: one silence of that host, whatever its clock. */
+  revision(name: string): number | undefined {
+    return this.#sightings.get(name)?.revision;
   }
 
   /** Every record this host has seen (the ones that left included). */

@@ -76,11 +76,12 @@ export function watchLostHosts(deps: {
               silentForMs: Math.round(status.silentForMs),
             },
           },
-          // The agent's facts are on its parent's subjects. One id per silence (the last heartbeat seen): a
-          // second declaration of the same silence is a duplicate, a later silence a new fact.
+          // The agent's facts are on its parent's subjects. One id per silence (the revision of the last
+          // heartbeat read, the same for every observer, whatever the clocks): a second declaration of the
+          // same silence is a duplicate, a later silence a new fact.
           {
             agentId: (a.context.parentId ?? a.agentId) as AgentId,
-            id: `lost:${a.agentId}:${record.hostId}:${record.heartbeatAt}`,
+            id: `lost:${a.agentId}:${record.hostId}:r${registry.revision(record.name) ?? 0}`,
           },
         );
         logger.warn({ agentId: a.agentId, host: record.name }, 'agent lost with its host');

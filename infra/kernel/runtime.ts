@@ -182,6 +182,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
           config: config.hosts,
           replicas: streamReplicas(natsBus.nc),
           logger: logger.child({ actor: 'hosts' }),
+          now: () => Date.now() + config.hosts.clockOffsetMs,
         });
         registry = joined;
         await joined.join();

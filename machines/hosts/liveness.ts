@@ -1,13 +1,26 @@
 /**
  * @module
  * Pure judgements about named hosts: whether a host is live, lost or
- * stopped from its registry record and the time, and who answers a command
- * for an agent. No I/O: the registry (infra/kernel/host-registry.ts) feeds
- * it records and the clock.
+ * stopped from its registry record and how long ago, on the observer's own
+ * monotonic clock, its revision last changed (no wall clock is compared
+ * across hosts), and who answers a command for an agent. No I/O: the
+ * registry (infra/kernel/host-registry.ts) feeds it records and the clock.
  */
 
-/** What the registry holds about a host, as far as liveness goes. */
-export type HostBeat = { name: string; hostId: string; heartbeatAt: number; state: 'up' | 'stopped' };
+/** What the registry holds about a host, as far as liveness goes (its clock's `heartbeatAt` is not used). */
+export type HostBeat = { name: string; hostId: string; state: 'up' | 'stopped' };
+
+/**
+ * What this observer saw of a host's record: the record's revision in the registry (it changes at every
+ * heartbeat) and when, on the observer's own monotonic clock, it last saw that revision change. Liveness is
+ * judged from these alone, so the hosts' wall clocks may disagree by any amount.
+ */
+export type Sighting = { revision: number; changedAtMs: number };
+
+/** The sighting after reading `revision` at `nowMs` (monotonic): unchanged while the revision is the same. */
+export function sight(previous: Sighting | undefined, revision: number, nowMs: number): Sighting {
+  return previous?.revision === revision ? previous : { revision, changedAtMs: nowMs };
+}
 
 export type HostStatus =
   | { status: 'live'; hostId: string }
@@ -15,11 +28,20 @@ export type HostStatus =
   | { status: 'stopped'; hostId: string }
   | { status: 'unknown' };
 
-/** `live` while the record is `up` and younger than `lostAfterMs`; `lost` once older; `stopped` after a clean leave. */
-export function hostStatus(record: HostBeat | undefined, nowMs: number, lostAfterMs: number): HostStatus {
-  if (!record) return { status: 'unknown' };
+/**
+ * `live` while the record is `up` and its revision changed less than `lostAfterMs` ago (observer's monotonic
+ * time); `lost` once it has not changed for longer; `stopped` after a clean leave. A record seen for the first
+ * time counts from then: a host found silent at start is declared lost `lostAfterMs` later, never at once.
+ */
+export function hostStatus(
+  record: HostBeat | undefined,
+  sighting: Sighting | undefined,
+  nowMs: number,
+  lostAfterMs: number,
+): HostStatus {
+  if (!record || !sighting) return { status: 'unknown' };
   if (record.state === 'stopped') return { status: 'stopped', hostId: record.hostId };
-  const silentForMs = Math.max(0, nowMs - record.heartbeatAt);
+  const silentForMs = Math.max(0, nowMs - sighting.changedAtMs);
   return silentForMs < lostAfterMs
     ? { status: 'live', hostId: record.hostId }
     : { status: 'lost', hostId: record.hostId, silentForMs };

@@ -1,26 +1,74 @@
 /**
  * hostStatus and routeCommand: the pure judgements behind named hosts (issue 16).
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hostStatus, routeCommand, type HostStatus } from '../../../machines/hosts/liveness.ts';
+import { hostStatus, routeCommand, sight, type HostStatus, type Sighting } from '../../../machines/hosts/liveness.ts';
+import { propertySeed } from '../../support/seed.ts';
 
-const beat = (heartbeatAt: number, state: 'up' | 'stopped' = 'up') => ({
-  name: 'b',
-  hostId: 'h-b',
-  heartbeatAt,
-  state,
-});
+const record = (state: 'up' | 'stopped' = 'up') => ({ name: 'b', hostId: 'h-b', state });
+const seen = (revision: number, changedAtMs: number): Sighting => ({ revision, changedAtMs });
 
 describe('hostStatus', () => {
   it.each([
-    ['no record is unknown', undefined, { status: 'unknown' }],
-    ['a fresh heartbeat is live', beat(9_500), { status: 'live', hostId: 'h-b' }],
-    ['one just under the limit is still live', beat(8_001), { status: 'live', hostId: 'h-b' }],
-    ['one exactly at the limit is lost', beat(8_000), { status: 'lost', hostId: 'h-b', silentForMs: 2_000 }],
-    ['a clean leave is stopped, however old', beat(0, 'stopped'), { status: 'stopped', hostId: 'h-b' }],
-    ['a heartbeat from a clock ahead is live, not negative', beat(12_000), { status: 'live', hostId: 'h-b' }],
-  ] as const)('%s', (_name, record, expected) => {
-    expect(hostStatus(record, 10_000, 2_000)).toEqual(expected);
+    ['no record is unknown', undefined, seen(1, 0), { status: 'unknown' }],
+    ['a record never sighted is unknown', record(), undefined, { status: 'unknown' }],
+    ['a revision changed just now is live', record(), seen(7, 9_500), { status: 'live', hostId: 'h-b' }],
+    ['one changed just under the limit ago is still live', record(), seen(7, 8_001), { status: 'live', hostId: 'h-b' }],
+    [
+      'one unchanged for exactly the limit is lost',
+      record(),
+      seen(7, 8_000),
+      { status: 'lost', hostId: 'h-b', silentForMs: 2_000 },
+    ],
+    ['a clean leave is stopped, however old', record('stopped'), seen(7, 0), { status: 'stopped', hostId: 'h-b' }],
+  ] as const)('%s', (_name, r, s, expected) => {
+    expect(hostStatus(r, s, 10_000, 2_000)).toEqual(expected);
+  });
+});
+
+describe('sight', () => {
+  it('keeps the time of the last change while the revision stays, and restarts it when it changes', () => {
+    const first = sight(undefined, 3, 100);
+    expect(first).toEqual({ revision: 3, changedAtMs: 100 });
+    expect(sight(first, 3, 5_000)).toBe(first);
+    expect(sight(first, 4, 5_000)).toEqual({ revision: 4, changedAtMs: 5_000 });
+    // A bucket re-created (revisions start again) is a change too, never "older".
+    expect(sight(first, 1, 6_000)).toEqual({ revision: 1, changedAtMs: 6_000 });
+  });
+
+  const seed = propertySeed();
+  it(`property: the writer's clock never decides (fast-check seed ${seed})`, () => {
+    // A writer heart-beating every `beat` ms with any clock skew, read by an observer every `read` ms: live
+    // for as long as it beats, however far its clock is off; lost exactly `lostAfter` after its last beat was
+    // read, however far ahead its clock was. The skew is in the record only, which the judgement never reads.
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 50, max: 1_000 }),
+        fc.integer({ min: 10, max: 500 }),
+        fc.integer({ min: -86_400_000, max: 86_400_000 }),
+        fc.integer({ min: 1, max: 50 }),
+        (beat, read, skewMs, beats) => {
+          const lostAfter = 4 * Math.max(beat, read);
+          let s: Sighting | undefined;
+          let revision = 0;
+          let lastBeatAt = -Infinity;
+          const rec = { ...record(), heartbeatAt: Date.UTC(2026, 0, 1) + skewMs };
+          for (let t = 0; t <= beats * beat + 2 * lostAfter; t += read) {
+            if (t <= beats * beat && t - lastBeatAt >= beat) {
+              revision++;
+              lastBeatAt = t;
+            }
+            s = sight(s, revision, t);
+            const status = hostStatus(rec, s, t, lostAfter).status;
+            if (t <= beats * beat) expect(status).toBe('live');
+            expect(status).toBe(t - s.changedAtMs >= lostAfter ? 'lost' : 'live');
+          }
+          expect(hostStatus(rec, s, beats * beat + 2 * lostAfter + read, lostAfter).status).toBe('lost');
+        },
+      ),
+      { seed, numRuns: 200 },
+    );
   });
 });
 
