@@ -29,6 +29,11 @@ export type JetStreamLogOptions = {
   outputMaxBytes?: number;
   duplicateWindowMs?: number;
   appendTimeoutMs?: number;
+  /**
+   * `follow()`: a consumer that delivered nothing for this long while the stream holds facts past it is
+   * replaced (FOLLOW_STALL_MS); 0 turns the watchdog off (tests that show the stall it recovers).
+   */
+  followStallMs?: number;
 };
 
 const STREAM_OF: Record<LogStream, string> = { events: EVENTS_STREAM, output: OUTPUT_STREAM };
@@ -46,11 +51,13 @@ export class JetStreamLog implements EventLog {
   readonly #js: JetStreamClient;
   readonly #jsm: JetStreamManager;
   readonly #timeoutMs: number;
+  readonly #stallMs: number;
 
-  private constructor(js: JetStreamClient, jsm: JetStreamManager, timeoutMs: number) {
+  private constructor(js: JetStreamClient, jsm: JetStreamManager, timeoutMs: number, stallMs: number) {
     this.#js = js;
     this.#jsm = jsm;
     this.#timeoutMs = timeoutMs;
+    this.#stallMs = stallMs;
   }
 
   /** Connects and ensures both streams exist with skein's settings. */
@@ -71,7 +78,12 @@ export class JetStreamLog implements EventLog {
       num_replicas: replicas,
     });
     await ensureOutputStream(jsm, options.outputMaxBytes ?? 256 * 1024 * 1024, window, replicas);
-    return new JetStreamLog(jetstream(nc), jsm, options.appendTimeoutMs ?? 5_000);
+    return new JetStreamLog(
+      jetstream(nc),
+      jsm,
+      options.appendTimeoutMs ?? 5_000,
+      options.followStallMs ?? FOLLOW_STALL_MS,
+    );
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
@@ -163,8 +175,9 @@ export class JetStreamLog implements EventLog {
     // on (a host then never sees another host's facts again). When the stream holds facts past `next` and none
     // came for FOLLOW_STALL_MS, the consumer is stopped and the loop below starts a new one from `next`.
     let progressAt = Date.now();
+    const stallMs = this.#stallMs > 0 ? this.#stallMs : 2 ** 31 - 1;
     const watchdog = setInterval(() => {
-      if (stopped || !current || Date.now() - progressAt < FOLLOW_STALL_MS) return;
+      if (stopped || !current || Date.now() - progressAt < stallMs) return;
       this.lastSeq().then(
         (last) => {
           if (last >= next) current?.stop();
@@ -172,7 +185,7 @@ export class JetStreamLog implements EventLog {
         },
         () => undefined, // unreachable for now: the consumer's own errors restart it
       );
-    }, FOLLOW_STALL_MS);
+    }, stallMs);
     watchdog.unref();
     void (async () => {
       // A consumer can end with the cluster node it lived on: start a new one from the next sequence.
