@@ -112,10 +112,12 @@ export class HostRegistry {
       await new Promise((r) => setTimeout(r, Math.min(heartbeatMs, 250)));
       const entry = await this.#kv.get(this.name);
       if (entry?.operation === 'PUT' && entry.revision !== first.revision) {
+        const machine = held.machine ?? 'an unknown machine';
+        const ago = ((this.#mono() - first.changedAtMs) / 1000).toFixed(1);
         throw new HostNameTakenError(
-          `host name '${this.name}' is taken by a live host (pid ${held.pid} on ${held.machine ?? 'an unknown machine'}, ` +
-            `workspace ${held.workspace}: its record changed ${((this.#mono() - first.changedAtMs) / 1000).toFixed(1)} s ` +
-            `ago); choose another --host, or stop that host (a clean stop frees the name at once)`,
+          `host name '${this.name}' is taken by a live host (pid ${held.pid} on ${machine}, workspace ` +
+            `${held.workspace}: its record changed ${ago} s ago); choose another --host, or stop that host ` +
+            '(a clean stop frees the name at once)',
         );
       }
     }

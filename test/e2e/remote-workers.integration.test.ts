@@ -177,7 +177,8 @@ describe('workers on a named host, with per-host credentials', () => {
       skeinCall('agent.spawn', '{"label":"up","host":"a"}', 'main'),
       skeinCall('file.write', JSON.stringify({ path: canaryA, content: 'x' })),
     ];
-    const script = `${attempts.map((c, i) => `${c} > att-${i}.txt 2>&1; echo "exit $?" >> att-${i}.txt`).join('; ')}; ${skeinCall('agent.complete', '{"result":"tried"}')}`;
+    const tries = attempts.map((c, i) => `${c} > att-${i}.txt 2>&1; echo "exit $?" >> att-${i}.txt`);
+    const script = `${tries.join('; ')}; ${skeinCall('agent.complete', '{"result":"tried"}')}`;
     ok(
       await a.call('agent.spawn', {
         label: 'evil',
