@@ -117,8 +117,19 @@ export function serveRemoteWorkers(deps: {
 export function remoteWorkerStarter(deps: {
   bus: Bus;
   host: Host;
+  directory: AgentDirectory;
   logger: Logger;
 }): (hostName: string, agent: AgentView, worker: WorkerSpec) => Promise<string> {
+  /**
+   * The placed host appended the start on the agent's subject: fold it here before the spawn replies, so this
+   * host's next append there (a cancel right away) expects the right last sequence instead of conflicting.
+   */
+  const folded = async (agentId: string) => {
+    const deadline = Date.now() + SEE_SPAWN_MS;
+    while (deps.directory.view(agentId)?.status === 'spawning' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
   return async (hostName, agent, worker) => {
     const body = JSON.stringify({ agentId: agent.agentId, env: WorkerSpecSchema.parse(worker).env });
     let why = '';
@@ -128,7 +139,10 @@ export function remoteWorkerStarter(deps: {
         const reply = JSON.parse(new TextDecoder().decode(bytes)) as
           | { ok: true; status: string }
           | { ok: false; error: { code: string; message: string; retryable?: boolean } };
-        if (reply.ok) return reply.status;
+        if (reply.ok) {
+          await folded(agent.agentId);
+          return reply.status;
+        }
         why = reply.error.message;
         if (!reply.error.retryable) break;
       } catch (err) {

@@ -147,7 +147,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     setSpawnPolicy: (call, child, policy) =>
       permission.setSpawnPolicy(call.agentId, child.agentId, Policy.parse(policy), call.emit),
     startWorker: workers.startWorker,
-    ...(deps.hostName ? { startRemoteWorker: remoteWorkerStarter({ bus: deps.bus, host, logger }) } : {}),
+    ...(deps.hostName ? { startRemoteWorker: remoteWorkerStarter({ bus: deps.bus, host, directory, logger }) } : {}),
     // Bottom-up per agent: its pending requests are denied, its edits cancelled, its terminals closed.
     release: [
       async (agentId, reason) => void (await permission.cancelAgent(agentId, reason)),

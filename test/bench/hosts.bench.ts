@@ -4,7 +4,8 @@
  * host on another node, the client on the local host's node) against one on the local host; and a fleet's
  * throughput (agents writing files) with half the agents placed on a second host against all on one. Both
  * hosts share this machine's cores, so the fleet figure shows the cost of the second host's routing more
- * than any scale-out.
+ * than any scale-out. And the reply time of a spawn with a worker placed on the other host (started there)
+ * against one started on the spawning host.
  */
 import { call } from '../../infra/transport/client.ts';
 import { NatsBus } from '../../infra/transport/nats-bus.ts';
@@ -16,6 +17,27 @@ const ROUND_TRIPS = scaled(1_000, 10);
 const FLEET_AGENTS = scaled(8, 2);
 const WRITES_PER_AGENT = scaled(40, 2);
 const HOSTS = { heartbeatMs: 500, lostAfterMs: 10_000 };
+const WORKER_SPAWNS = scaled(20, 3);
+
+/** `agent.spawn` with a worker, reply time p50 (the worker is running when it replies); each then cancelled. */
+async function workerSpawns(a: TestRuntime, round: string, host: 'a' | 'b'): Promise<number> {
+  const ms: number[] = [];
+  for (let i = 0; i < WORKER_SPAWNS; i++) {
+    const agentId = `${round}${i}`;
+    const t0 = performance.now();
+    const reply = await a.call('agent.spawn', {
+      label: agentId,
+      agentId,
+      worker: { command: 'sleep', args: ['60'] },
+      ...(host === 'b' ? { host } : {}),
+    });
+    ms.push(performance.now() - t0);
+    if (!reply.ok || reply['status'] !== 'running') throw new Error(JSON.stringify(reply));
+    const cancelled = await a.call('agent.cancel', { agentId });
+    if (!cancelled.ok) throw new Error(JSON.stringify(cancelled));
+  }
+  return percentile(ms, 50);
+}
 
 async function fleet(client: NatsBus, a: TestRuntime, round: string, onB: boolean): Promise<number> {
   const ids = Array.from({ length: FLEET_AGENTS }, (_, i) => `${round}${i}`);
@@ -78,6 +100,17 @@ export const bench: Bench = {
         baseline: local,
         ratio: local / remote,
         note: 'client and host a on node 1, host b on node 3',
+      });
+      await workerSpawns(a, 'wwarm', 'b');
+      const localWorker = await workerSpawns(a, 'wl', 'a');
+      const remoteWorker = await workerSpawns(a, 'wr', 'b');
+      results.push({
+        name: 'agent.spawn with a worker, reply p50, placed on the remote host (vs on the local host)',
+        value: remoteWorker,
+        unit: 'ms',
+        baseline: localWorker,
+        ratio: localWorker / remoteWorker,
+        note: 'replies once the worker runs: on b, started by b after it read the spawn from the log',
       });
       const one = await fleet(client, a, 'one', false);
       const two = await fleet(client, a, 'two', true);
