@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode, type User } from '@nats-io/jwt';
-import { connect } from '@nats-io/transport-node';
+import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredFact } from '../../schemas/index.ts';
 import { isAlive } from '../../infra/transport/nats-server.ts';
@@ -206,6 +206,24 @@ describe('workers on a named host, with per-host credentials', () => {
       (ok(await a.call('agent.tree')) as { agents: { label: string }[] }).agents.map((n) => n.label),
     ).not.toContain('up');
   }, 90_000);
+
+  it("refuses people (operator creds) the hosts' own subjects: no worker start with an env of theirs", async () => {
+    const creds = readFileSync(join(a.dir, 'data', 'auth', 'operator.creds'));
+    const nc = await connect({ servers: cluster.url.split(','), authenticator: credsAuthenticator(creds) });
+    try {
+      const errors: string[] = [];
+      void (async () => {
+        for await (const s of nc.status()) if (s.type === 'error') errors.push(String(s.error?.message));
+      })();
+      nc.publish('skein.host.b.agent.worker.start', JSON.stringify({ agentId: 'w1', env: { LD_PRELOAD: '/x' } }));
+      await nc.flush();
+      await expect
+        .poll(() => errors)
+        .toEqual(['Permissions Violation for Publish to "skein.host.b.agent.worker.start"']);
+    } finally {
+      await nc.close();
+    }
+  });
 
   it('cancels a worker on b from a: its process ends there', async () => {
     const script = 'echo $$ > w2.pid; exec sleep 600';

@@ -56,10 +56,16 @@ export const STREAM_MUTATIONS = [
   '$JS.API.META.>',
 ];
 
-/** The operator user: reads everything and sends any command; never writes facts or alters the log. */
+/**
+ * The operator user: reads everything and sends any command; never writes facts or alters the log, and never
+ * speaks host to host (`skein.host.>`: forwarded answers, placed workers' starts with their env).
+ */
 export function operatorPermissions(): Required<Pick<Permissions, 'pub' | 'sub'>> {
   return {
-    pub: { allow: ['>'], deny: ['skein.evt.>', 'skein.out.>', 'skein.ask.>', '$SYS.>', ...STREAM_MUTATIONS] },
+    pub: {
+      allow: ['>'],
+      deny: ['skein.evt.>', 'skein.out.>', 'skein.ask.>', 'skein.host.>', '$SYS.>', ...STREAM_MUTATIONS],
+    },
     sub: { allow: ['>'], deny: ['$SYS.>'] },
   };
 }
