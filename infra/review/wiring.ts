@@ -82,8 +82,12 @@ export function wireReview(deps: {
     },
   });
   const types: readonly string[] = ACTION_LOG_FACT_TYPES;
-  /** path → what the last edit/write left there, and when. */
-  const recentEdits = new Map<string, { content: string | null; at: number }>();
+  /** path → what the last edit/write left there (as written: an edit's bytes are not decoded again), and when. */
+  const recentEdits = new Map<string, { content: string | Buffer | null; at: number }>();
+  const sameContent = (kept: string | Buffer | null, content: string | null) => {
+    if (kept === null || content === null || typeof kept === 'string') return kept === content;
+    return kept.length === Buffer.byteLength(content) && kept.equals(Buffer.from(content));
+  };
   const scope = (sender: string, target: string) => {
     if (!deps.directory.view(target)) throw new RuntimeError(ErrorCode.NotFound, `agent '${target}' does not exist`);
     if (!deps.directory.isSelfOrAncestor(sender, target)) {
@@ -100,7 +104,7 @@ export function wireReview(deps: {
       await service.recordChange({ ...input, ancestors: deps.directory.localAncestors(input.agentId) }, opts);
     },
     async plan(input) {
-      recentEdits.set(input.path, { content: input.after.toString('utf8'), at: Date.now() });
+      recentEdits.set(input.path, { content: input.after, at: Date.now() });
       const beforeHash = input.before === null ? null : await service.blobs.put(input.before);
       const resultHash = await service.blobs.put(input.after);
       const planned = await service.planChangeByHash({
@@ -121,7 +125,7 @@ export function wireReview(deps: {
     },
     editedSince(path, content, since) {
       const recent = recentEdits.get(path);
-      return recent !== undefined && recent.at >= since && recent.content === content;
+      return recent !== undefined && recent.at >= since && sameContent(recent.content, content);
     },
   };
   /** The files this host's review of `agentId`'s subtree lists (to split a selection with other hosts). */
