@@ -133,7 +133,16 @@ export type EventDef<TType extends string = string, TData = unknown> = {
    * not folded into aggregate state. Default `events`: `skein.evt.…`, stream SKEIN_EVENTS, folded.
    */
   stream?: 'events' | 'output' | undefined;
+  /**
+   * Facts of other aggregates this fact carries, stored in the same append (one subject, one sequence) so the
+   * log never holds one without the others: `edit.applied` carries its action-log records. Replay and the
+   * live fold treat each as if it were stored on its own aggregate's subject at the carrier's sequence.
+   */
+  carries?(data: TData): readonly CarriedFact[];
 };
+
+/** A fact stored inside another (`EventDef.carries`): its type, the agent whose subjects it belongs to, its data. */
+export type CarriedFact = { type: string; agentId: string; data: unknown };
 
 /** Declares a command: `data` is what the client sends, `reply` the fields of `{ ok: true, ... }`. */
 export function defineCommand<const TType extends string, TData, TReply, TReplyIn>(
@@ -154,6 +163,7 @@ export function defineEvent<const TType extends string, TData>(
     aggregateId: (data: TData) => string;
     describe?: (data: TData) => string;
     stream?: 'events' | 'output';
+    carries?: (data: TData) => readonly CarriedFact[];
   },
 ): EventDef<TType, TData> {
   if (!TYPE_PATTERN.test(type)) throw new Error(`event type '${type}' is not lowercase dotted words`);

@@ -8,10 +8,10 @@
  * effects) or have more than one hard link (a hard link can share its content with a file outside).
  */
 import { constants } from 'node:fs';
-import { lstat, open, readdir, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readdir, unlink } from 'node:fs/promises';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { atFd, atomicWriteIn, isTempFor, type Staged, stageIn } from './atomic-write.ts';
-import { walk } from './confined-walk.ts';
+import { type Walked, walk } from './confined-walk.ts';
 
 export { realRoots } from './confined-walk.ts';
 
@@ -89,6 +89,50 @@ export async function readConfined(
     const at = atFd(w.dir.fd, w.name!);
     const pre = await lstat(at).catch(() => undefined);
     if (!pre) return undefined;
+    return await readWalked(w, pre, maxBytes, shown);
+  } finally {
+    await w.close();
+  }
+}
+
+/**
+ * Resolves `given` like resolveInWorkspace and, when it is a file, reads it like readConfined, in one walk
+ * (the file is opened from the directory the walk reached, so nothing can be swapped between the two).
+ */
+export async function resolveAndRead(
+  roots: readonly string[],
+  given: string,
+  maxBytes: number,
+  createParents = false,
+): Promise<ResolvedPath & { file: ConfinedFile | undefined }> {
+  const w = await walk(roots, given, true, createParents);
+  try {
+    if (w.name === undefined) return { path: w.dirPath, exists: true, isDirectory: true, file: undefined };
+    const path = `${w.dirPath}/${w.name}`;
+    const st = await lstat(atFd(w.dir.fd, w.name)).catch(() => undefined);
+    if (st?.isSymbolicLink())
+      throw new RuntimeError(
+        ErrorCode.PermissionDenied,
+        `Path ${JSON.stringify(given)} is a symlink to a missing target. Edit a regular file inside the workspace.`,
+      );
+    if (!st || st.isDirectory())
+      return { path, exists: st !== undefined, isDirectory: st !== undefined, file: undefined };
+    const file = await readWalked(w, st, maxBytes, given);
+    return { path, exists: file !== undefined, isDirectory: false, file };
+  } finally {
+    await w.close();
+  }
+}
+
+/** Reads the file `w` reached, whose lstat was `pre`; undefined when it is gone meanwhile. */
+async function readWalked(
+  w: Walked,
+  pre: { isDirectory(): boolean; isFile(): boolean; nlink: number },
+  maxBytes: number,
+  shown: string,
+): Promise<ConfinedFile | undefined> {
+  {
+    const at = atFd(w.dir.fd, w.name!);
     // Checked before opening too: opening a FIFO or a device can block or act.
     checkFile(pre, shown, 'read');
     const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
@@ -111,14 +155,23 @@ export async function readConfined(
           `Can't edit file: ${JSON.stringify(shown)} is ${st.size} bytes, over ` +
             `the ${maxBytes}-byte limit. Edit a smaller file or raise maxFileBytes.`,
         );
-      const bytes = await fh.readFile();
+      const bytes = await readAll(fh, st.size);
       return { path: `${w.dirPath}/${w.name}`, bytes, mode: st.mode & 0o7777, mtimeMs: st.mtimeMs };
     } finally {
       await fh.close();
     }
-  } finally {
-    await w.close();
   }
+}
+
+/**
+ * The whole file, in one read when it still has the size fstat gave (a byte more is asked for, to see the end);
+ * a file that grew meanwhile is read to its end. `readFile` would fstat again and read once more to find EOF.
+ */
+async function readAll(fh: FileHandle, size: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafeSlow(size + 1);
+  const { bytesRead } = await fh.read(buffer, 0, size + 1, 0);
+  if (bytesRead <= size) return buffer.subarray(0, bytesRead);
+  return fh.readFile();
 }
 
 /** Checks what a write would replace: nothing, or a single-link regular file. */

@@ -9,11 +9,12 @@
  * (bounded retries), never escape. The operations on what it reaches are in `confined-fs.ts`.
  */
 import { constants } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readlink, realpath } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readlink } from 'node:fs/promises';
 import { confine, normalizePath } from '../../machines/common/confine.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { pathProblem } from '../../schemas/paths.ts';
 import { atFd } from './atomic-write.ts';
+import { type OpenRoot, openRoot } from './root-cache.ts';
 
 /** Linux's limit on symlinks followed in one resolution (MAXSYMLINKS). */
 const MAX_SYMLINKS = 40;
@@ -21,18 +22,13 @@ const MAX_SYMLINKS = 40;
 const MAX_RETRIES = 16;
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
-/** Real paths of the roots (resolved once per call; roots must exist). */
+/** Real paths of the roots (roots must exist; cached while each names the same directory: `root-cache.ts`). */
 export async function realRoots(roots: readonly string[]): Promise<string[]> {
   const out: string[] = [];
   for (const r of roots) {
-    try {
-      out.push(await realpath(r));
-    } catch {
-      throw new RuntimeError(
-        ErrorCode.NotFound,
-        `Worktree at '${r}' does not exist. Configure an existing workspace root for this agent.`,
-      );
-    }
+    const root = await openRoot(r);
+    root.release();
+    out.push(root.real);
   }
   return out;
 }
@@ -70,31 +66,41 @@ export async function walk(
   createParents = false,
 ): Promise<Walked> {
   checkGiven(given, roots);
-  const real = await realRoots(roots);
+  const opened: OpenRoot[] = [];
+  const release = () => {
+    for (const r of opened.splice(0)) r.release();
+  };
+  try {
+    for (const r of roots) opened.push(await openRoot(r));
+  } catch (err) {
+    release();
+    throw err;
+  }
+  const real = opened.map((r) => r.real);
   const spellings = roots.map((r, i) => [real[i]!, normalizePath(r.startsWith('/') ? r : `${process.cwd()}/${r}`)]);
   const start = confine(spellings, given);
-  if (!start.ok)
+  if (!start.ok) {
+    release();
     throw new RuntimeError(
       ErrorCode.PermissionDenied,
       `Path ${JSON.stringify(given)} is outside the agent's workspace ` +
         `(${real.join(', ')}). Use a path inside a workspace root.`,
       { details: { path: given } },
     );
+  }
   const held: FileHandle[] = [];
   const close = async () => {
     for (const h of held.splice(0)) await h.close().catch(() => undefined);
+    release();
   };
   // `stack` holds the descriptors of the directories from the root down; `names` their real names.
   let names: string[] = [];
   let rootIndex = start.root;
-  const openRoot = async (i: number): Promise<FileHandle> => {
-    const h = await open(real[i]!, constants.O_RDONLY | constants.O_DIRECTORY);
-    held.push(h);
-    return h;
-  };
+  // The roots' descriptors are the cache's, held open across walks (released, never closed, by `close`).
+  const rootDir = (i: number): FileHandle => opened[i]!.dir;
   let stack: FileHandle[] = [];
   try {
-    stack = [await openRoot(rootIndex)];
+    stack = [rootDir(rootIndex)];
     const queue = [...start.parts];
     let hops = 0;
     let retries = 0;
@@ -156,7 +162,7 @@ export async function walk(
           const landed = confine(spellings, target);
           if (!landed.ok) throw escaped(absolute);
           rootIndex = landed.root;
-          stack = [await openRoot(rootIndex)];
+          stack = [rootDir(rootIndex)];
           names = [];
           queue.unshift(...landed.parts);
         } else {

@@ -7,7 +7,7 @@
 import { applyEdits } from '../../machines/edit/edit-apply.ts';
 import type { SessionResult } from '../../machines/edit/edit-session-core.ts';
 import type { Logger } from 'pino';
-import type { EditFact, EditOutcomeInfo, SyntaxReport } from '../../schemas/edit.ts';
+import type { ActionLogRecord, EditFact, EditOutcomeInfo, SyntaxReport } from '../../schemas/edit.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { writeConfined } from '../common/confined-fs.ts';
@@ -18,7 +18,32 @@ import { checkSyntax } from './syntax.ts';
 
 export type Emit = (fact: EditFact) => Promise<void>;
 /** Who is calling and how its facts are appended (the handler's `ctx`). */
-export type EditCallContext = { agentId: string; emit: Emit; log?: Logger | undefined };
+export type EditCallContext = {
+  agentId: string;
+  emit: Emit;
+  log?: Logger | undefined;
+  /**
+   * The action log, when the caller records this call's change there: the commit asks it for the change's
+   * records and carries them in `edit.applied` (one append: the log never holds the outcome without them),
+   * then tells it they are stored. Without it, `edit.applied` carries none.
+   */
+  actionLog?: ActionLogRecorder | undefined;
+};
+
+/** A change an edit wrote: the bytes before (null: created) and after. */
+export type WrittenChange = {
+  path: string;
+  before: Buffer | null;
+  after: Buffer;
+  mode: 'edit' | 'write';
+  editId: EditId;
+};
+export type ActionLogRecorder = {
+  /** The records of `change` (blobs stored), or none when the log records nothing for it. */
+  plan(change: WrittenChange): Promise<ActionLogRecord[]>;
+  /** Called once the `edit.applied` carrying `records` is stored. */
+  stored(records: ActionLogRecord[]): void;
+};
 
 /** The file an edit session is about: its absolute path, how it is shown, and its content when it began. */
 export type EditTarget = { path: string; display: string; file: TextFile | undefined; given: string };
@@ -122,6 +147,17 @@ export async function commitEdit(
     startLine: o.startLine,
     endLine: o.endLine,
   }));
+  // The action-log records ride in the outcome's own append (none when nothing was written).
+  const written = !base || !bytes.equals(base.bytes);
+  const records = written
+    ? ((await ctx.actionLog?.plan({
+        path: target.path,
+        before: base?.bytes ?? null,
+        after: bytes,
+        mode: s.mode,
+        editId: s.editId,
+      })) ?? [])
+    : [];
   await ctx.emit({
     type: 'edit.applied',
     data: {
@@ -137,8 +173,10 @@ export async function commitEdit(
       lineEnding: base ? base.lineEnding : detectLineEnding(content),
       bom: format.bom,
       ...(syntaxErrors ? { syntaxErrors } : {}),
+      ...(records.length > 0 ? { records } : {}),
     },
   });
+  if (records.length > 0) ctx.actionLog?.stored(records);
   return {
     editId: s.editId,
     path: target.display,

@@ -18,7 +18,14 @@ import { newId } from '../../schemas/ids.ts';
 import { failureMessage, successMessage } from './edit-report.ts';
 import { relativeInside } from '../../machines/common/confine.ts';
 import { readConfined } from '../common/confined-fs.ts';
-import { assertWellFormed, DEFAULT_MAX_FILE_BYTES, readTextFile, realRoots, resolveInWorkspace } from './file-io.ts';
+import {
+  assertWellFormed,
+  DEFAULT_MAX_FILE_BYTES,
+  realRoots,
+  resolveAndRead,
+  resolveInWorkspace,
+  textFile,
+} from './file-io.ts';
 import {
   DEFAULT_READ_LIMITS,
   fileIdOf,
@@ -212,14 +219,15 @@ export class EditService {
 
   async #target(agentId: string, given: string, mode: 'edit' | 'write'): Promise<Target> {
     // A whole-file write may create its parents (an agent without a shell `mkdir` could never make one).
-    const resolved = await resolveInWorkspace(this.roots(agentId), given, mode === 'write');
+    // One walk resolves and reads: the file is opened from the directory the walk reached.
+    const resolved = await resolveAndRead(this.roots(agentId), given, this.maxFileBytes, mode === 'write');
     const display = await this.#display(agentId, resolved.path);
     if (resolved.isDirectory) {
       const what =
         mode === 'write' ? "Can't write to file: path is a directory" : "Can't edit file: path is a directory";
       throw new RuntimeError(ErrorCode.InvalidMessage, `${what}: ${JSON.stringify(given)}. Give the path of a file.`);
     }
-    if (!resolved.exists) {
+    if (!resolved.file) {
       if (mode === 'edit')
         throw new RuntimeError(
           ErrorCode.NotFound,
@@ -228,9 +236,7 @@ export class EditService {
         );
       return { path: resolved.path, display, file: undefined, given };
     }
-    // Read through the resolved real path: the same confined walk again, so a swap since resolving is refused.
-    const file = await readTextFile(this.roots(agentId), resolved.path, this.maxFileBytes, given);
-    return { path: resolved.path, display, file, given };
+    return { path: resolved.path, display, file: textFile(resolved.file, given), given };
   }
 
   /** How a path is shown to an agent: relative to its workspace root when inside it. */

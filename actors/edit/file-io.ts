@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
-import { readConfined } from '../common/confined-fs.ts';
+import { type ConfinedFile, readConfined } from '../common/confined-fs.ts';
 
-export { realRoots, resolveInWorkspace, type ResolvedPath } from '../common/confined-fs.ts';
+export { realRoots, resolveAndRead, resolveInWorkspace, type ResolvedPath } from '../common/confined-fs.ts';
 
 export type LineEnding = 'lf' | 'crlf' | 'mixed';
 
@@ -48,6 +48,11 @@ export async function readTextFile(
       `Can't edit file: path not found: ${JSON.stringify(shown)}. ` +
         `Check the path, or create the file with write_file.`,
     );
+  return textFile(file, shown);
+}
+
+/** A file read through the confined walk, decoded as text (refuses binary and invalid UTF-8). */
+export function textFile(file: ConfinedFile, shown: string): TextFile {
   const decoded = decodeText(file.bytes, shown);
   return {
     path: file.path,

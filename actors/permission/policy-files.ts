@@ -13,6 +13,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { writeFileAtomic } from '../common/atomic-write.ts';
+import { openRoot } from '../common/root-cache.ts';
 import type { LearnedRules } from '../../schemas/permission.ts';
 import { formatPolicyIssues, type Policy, PolicyFile } from '../../schemas/policy.ts';
 import type { PathFacts } from '../../machines/permission/permission-paths.ts';
@@ -149,7 +150,15 @@ function policyObject(raw: Record<string, unknown>): Record<string, unknown> {
  */
 export async function resolvePathFacts(path: string, roots: string[], sensitive: string[] = []): Promise<PathFacts> {
   const lexicalRoots = roots.map((r) => normalizePath(resolve(r)));
-  const realRoots = await Promise.all(lexicalRoots.map((r) => realpath(r).catch(() => r)));
+  // The confined walk's cached roots (one stat while a root names the same directory), not a realpath per call.
+  const realRoots = await Promise.all(
+    lexicalRoots.map((r) =>
+      openRoot(r).then(
+        (root) => (root.release(), root.real),
+        () => r,
+      ),
+    ),
+  );
   const absolute = normalizePath(path.startsWith('/') ? path : `${lexicalRoots[0] ?? '/'}/${path}`);
   return { roots: lexicalRoots, realRoots, resolved: await realpathOfDeepest(absolute), sensitive };
 }

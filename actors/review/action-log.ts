@@ -140,11 +140,46 @@ export class ActionLogService {
     return opts.lockHeld ? run() : this.lock.withLock([input.path], run);
   }
 
+  /**
+   * Plans the records of a change whose contents are in the blob store, without appending them: the caller
+   * carries `facts` in its own outcome fact (edit.applied: one append, so the log never holds the outcome
+   * without its records), then calls `folded(facts)` once that is stored. Under the path lock, like
+   * recordChangeByHash with `lockHeld`. Null when nothing changed.
+   */
+  async planChangeByHash(
+    input: Omit<RecordChangeInput, 'before' | 'after'> & { beforeHash: string | null; resultHash: string | null },
+  ): Promise<{ changeId: string; facts: UnstampedFact[] } | null> {
+    const plan = await this.#plan(input, input.beforeHash, input.resultHash);
+    if (!plan) return null;
+    for (const content of Object.values(plan.plan.blobs)) await this.blobs.put(content);
+    return { changeId: plan.changeId, facts: plan.plan.facts };
+  }
+
+  /** Folds records planned by planChangeByHash once the fact carrying them is stored. */
+  folded(facts: readonly UnstampedFact[]): void {
+    for (const fact of facts) this.#fold(fact as ActionLogFact & { agentId?: string });
+  }
+
   async #record(
     input: Omit<RecordChangeInput, 'before' | 'after'>,
     beforeHash: string | null,
     resultHash: string | null,
   ): Promise<{ changeId: string } | null> {
+    const planned = await this.#plan(input, beforeHash, resultHash);
+    if (!planned) return null;
+    await this.#commit(planned.plan);
+    this.#log?.debug(
+      { agentId: input.agentId, path: input.path, changeId: planned.changeId, kind: input.source.kind },
+      'change recorded',
+    );
+    return { changeId: planned.changeId };
+  }
+
+  async #plan(
+    input: Omit<RecordChangeInput, 'before' | 'after'>,
+    beforeHash: string | null,
+    resultHash: string | null,
+  ): Promise<{ changeId: string; plan: Plan<null> } | null> {
     if (beforeHash === resultHash) return null;
     this.#learnLineage(input.agentId, input.ancestors);
     const lineage = [input.agentId, ...input.ancestors];
@@ -172,12 +207,7 @@ export class ActionLogService {
       { texts, hash: contentHash },
       others,
     );
-    await this.#commit(plan);
-    this.#log?.debug(
-      { agentId: input.agentId, path: input.path, changeId, kind: input.source.kind },
-      'change recorded',
-    );
-    return { changeId };
+    return { changeId, plan };
   }
 
   /** review.list */

@@ -9,6 +9,7 @@
 import { ErrorCode, RuntimeError, type AgentId } from '../../schemas/index.ts';
 import { editAggregateDef, fileAggregateDef } from '../../machines/edit/edit-aggregate.ts';
 import { EditService, type EditCallContext } from '../../actors/edit/edit-service.ts';
+import type { ActionLogRecorder } from '../../actors/edit/edit-commit.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { defineDomain, type HandlerContext } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
@@ -60,20 +61,40 @@ export function wireEdit(deps: {
     type: WritingCommand,
     path: string | undefined,
     editId: string,
-    run: () => Promise<R>,
+    run: (actionLog?: ActionLogRecorder) => Promise<R>,
   ): Promise<R> => {
     if (!path) return run();
     return deps.review.service.lock.withLock([path], async () => {
       const before = await service.readRecorded(ctx.command.agentId, path);
       let reply: R | undefined;
       let failure: unknown;
+      /** Whether edit.applied was stored with the change's records: then it is recorded, in that same append. */
+      let carried = false;
+      const actionLog: ActionLogRecorder = {
+        plan: (change) =>
+          deps.review.plan({
+            agentId: ctx.command.agentId,
+            path: change.path,
+            before: change.before,
+            after: change.after,
+            source: {
+              kind: type === 'file.write' || change.mode === 'write' ? 'write' : 'edit',
+              editId: change.editId,
+            },
+          }),
+        stored: (records) => {
+          carried = true;
+          deps.review.stored(records);
+        },
+      };
       try {
-        reply = await run();
+        reply = await run(actionLog);
       } catch (err) {
         failure = err; // edits before a failing one are written: record them too
       }
       const after = await service.readRecorded(ctx.command.agentId, path);
-      if (before !== after) {
+      // Not carried (edit.applied was not stored, or never got that far): recorded on its own, retried until stored.
+      if (before !== after && !carried) {
         const mode = reply && 'mode' in reply ? reply.mode : undefined;
         const kind: 'write' | 'edit' = type === 'file.write' || mode === 'write' ? 'write' : 'edit';
         // The edit's own id when it got that far; else the streaming edit's, else the command's.
@@ -135,12 +156,16 @@ export function wireEdit(deps: {
       'file.read': (ctx) => service.read(call(ctx), ctx.command.data),
       'file.edit': async (ctx) => {
         const path = await resolved(ctx.command.agentId, ctx.command.data.path);
-        return recorded(ctx, 'file.edit', path, ctx.command.id, () => service.edit(call(ctx), ctx.command.data));
+        return recorded(ctx, 'file.edit', path, ctx.command.id, (actionLog) =>
+          service.edit({ ...call(ctx), actionLog }, ctx.command.data),
+        );
       },
       'file.write': async (ctx) => {
         // Parents created here already, so the path is known and the write is recorded in the action log.
         const path = await resolved(ctx.command.agentId, ctx.command.data.path, true);
-        return recorded(ctx, 'file.write', path, ctx.command.id, () => service.write(call(ctx), ctx.command.data));
+        return recorded(ctx, 'file.write', path, ctx.command.id, (actionLog) =>
+          service.write({ ...call(ctx), actionLog }, ctx.command.data),
+        );
       },
       'edit.begin': async (ctx) => {
         const reply = await service.begin(call(ctx), ctx.command.data);
@@ -156,7 +181,7 @@ export function wireEdit(deps: {
       'edit.finish': async (ctx) => {
         const { editId } = ctx.command.data;
         const session = sessionOf(ctx.command.agentId, editId);
-        return recorded(ctx, 'edit.finish', session?.path, editId, async () => {
+        return recorded(ctx, 'edit.finish', session?.path, editId, async (actionLog) => {
           if (session) {
             // A streamed edit is written long after edit.begin checked its path: a directory on the way may
             // have become a symlink (out of the workspace, into .git/) since. Resolve again; refuse a change.
@@ -169,7 +194,7 @@ export function wireEdit(deps: {
               );
             }
           }
-          const reply = await service.finish(call(ctx), ctx.command.data);
+          const reply = await service.finish({ ...call(ctx), actionLog }, ctx.command.data);
           open.delete(editId);
           return reply;
         });

@@ -289,17 +289,57 @@ export class FactWriter {
     if (stream === 'events') {
       this.#facts += 1;
       this.#lastSeq = Math.max(this.#lastSeq, stored.seq);
-      const def = eventsByType.get(stored.type);
-      if (def) this.#o.fold.apply(stored.subject, def.aggregate, stored);
     }
-    for (const listener of this.#listeners) {
-      try {
-        listener(stored, foreign);
-      } catch (err) {
-        this.#o.logger.error({ err, event: stored.type }, 'fact listener failed');
+    // The facts it carries (edit.applied's action-log records) follow it, folded and heard as if stored alone.
+    const carried = stream === 'events' ? foldStored(this.#o.fold, stored) : [];
+    for (const fact of [stored, ...carried]) {
+      for (const listener of this.#listeners) {
+        try {
+          listener(fact, foreign);
+        } catch (err) {
+          this.#o.logger.error({ err, event: fact.type }, 'fact listener failed');
+        }
       }
     }
   }
+}
+
+/**
+ * Folds a stored fact of the events stream into its aggregate, then each fact it carries into theirs (the
+ * one fold of the live writer and of replay). Returns the carried facts.
+ */
+export function foldStored(fold: Fold, stored: StoredFact): StoredFact[] {
+  const def = eventsByType.get(stored.type);
+  if (!def || def.stream === 'output') return [];
+  fold.apply(stored.subject, def.aggregate, stored);
+  const carried = carriedFacts(stored);
+  for (const fact of carried) fold.apply(fact.subject, eventsByType.get(fact.type)!.aggregate, fact);
+  return carried;
+}
+
+/**
+ * The facts `stored` carries (`EventDef.carries`), each as it would be stored on its own aggregate's subject:
+ * same sequence, time and causation, id `<carrier id>/<n>`. Empty for a fact that carries none.
+ */
+export function carriedFacts(stored: StoredFact): StoredFact[] {
+  const carries = eventsByType.get(stored.type)?.carries;
+  if (!carries) return [];
+  return carries(stored.data).flatMap((c, n) => {
+    const def = eventsByType.get(c.type);
+    if (!def || def.stream === 'output') return [];
+    return [
+      {
+        id: `${stored.id}/${n}`,
+        type: c.type,
+        at: stored.at,
+        agentId: c.agentId as AgentId,
+        ...(stored.causationId ? { causationId: stored.causationId } : {}),
+        data: c.data,
+        seq: stored.seq,
+        subject: subjectOf(def, c.agentId, c.data),
+      },
+    ];
+  });
 }
 
 export function subjectOf(def: EventDef, agentId: string, data: unknown): string {

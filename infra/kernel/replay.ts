@@ -4,10 +4,11 @@
  * xstate's pure `transition()` (no action runs) and computes the state
  * digest, which must equal the live runtime's.
  */
-import { eventsByType, type StoredFact } from '../../schemas/index.ts';
+import type { StoredFact } from '../../schemas/index.ts';
 import { Fold, type AggregateDef } from '../../machines/kernel/projection.ts';
 import { digestOf } from './host.ts';
 import type { EventLog } from '../transport/event-log.ts';
+import { foldStored } from './fact-writer.ts';
 
 export type ReplayResult = { fold: Fold; digest: string; facts: number; lastSeq: number };
 
@@ -24,8 +25,7 @@ export async function replay(
   let lastSeq = 0;
   const visit = (fact: StoredFact) => {
     if (options.untilSeq !== undefined && fact.seq > options.untilSeq) return;
-    const def = eventsByType.get(fact.type);
-    if (def && def.stream !== 'output') fold.apply(fact.subject, def.aggregate, fact);
+    foldStored(fold, fact);
     count++;
     lastSeq = fact.seq;
     options.onFact?.(fact);

@@ -9,6 +9,7 @@ import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError, type AgentId, type UnstampedFact } from '../../schemas/index.ts';
+import type { ActionLogRecord } from '../../schemas/edit.ts';
 import { ACTION_LOG_FACT_TYPES, actionLogAggregateDef } from '../../machines/review/action-log.ts';
 import { ActionLogService, type RecordChangeInput } from '../../actors/review/action-log.ts';
 import { BlobStore } from '../../actors/review/blob-store.ts';
@@ -31,6 +32,12 @@ export type ReviewRecorder = {
   /** Records a change by `agentId` in its log and every ancestor's. */
   record(input: Omit<RecordChangeInput, 'ancestors'>, opts?: { lockHeld?: boolean }): Promise<void>;
   /**
+   * Like `record` under the path lock, but appends nothing: returns the records for the caller to carry in its
+   * own outcome fact (`edit.applied`), and `stored` folds them once that fact is stored.
+   */
+  plan(input: PlannedChange): Promise<ActionLogRecord[]>;
+  stored(records: readonly ActionLogRecord[]): void;
+  /**
    * Whether `content` at `path` is what an edit or write recorded at or after
    * `since` (ms epoch) left there: a shell snapshot running at the same time
    * must not claim that change for its command.
@@ -38,6 +45,12 @@ export type ReviewRecorder = {
   editedSince(path: string, content: string | null, since: number): boolean;
   /** Notes a change a shell command's snapshot recorded, so overlapping commands do not record it again. */
   claim(path: string, content: string | null): void;
+};
+
+/** A change an edit wrote, as bytes (the recorder stores them in the blob store). */
+export type PlannedChange = Omit<RecordChangeInput, 'ancestors' | 'before' | 'after'> & {
+  before: Buffer | null;
+  after: Buffer;
 };
 
 export function wireReview(deps: {
@@ -69,8 +82,12 @@ export function wireReview(deps: {
     },
   });
   const types: readonly string[] = ACTION_LOG_FACT_TYPES;
-  /** path → what the last edit/write left there, and when. */
-  const recentEdits = new Map<string, { content: string | null; at: number }>();
+  /** path → what the last edit/write left there (as written: an edit's bytes are not decoded again), and when. */
+  const recentEdits = new Map<string, { content: string | Buffer | null; at: number }>();
+  const sameContent = (kept: string | Buffer | null, content: string | null) => {
+    if (kept === null || content === null || typeof kept === 'string') return kept === content;
+    return kept.length === Buffer.byteLength(content) && kept.equals(Buffer.from(content));
+  };
   const scope = (sender: string, target: string) => {
     if (!deps.directory.view(target)) throw new RuntimeError(ErrorCode.NotFound, `agent '${target}' does not exist`);
     if (!deps.directory.isSelfOrAncestor(sender, target)) {
@@ -86,12 +103,29 @@ export function wireReview(deps: {
       if (input.source.kind !== 'shell') recentEdits.set(input.path, { content: input.after, at: Date.now() });
       await service.recordChange({ ...input, ancestors: deps.directory.localAncestors(input.agentId) }, opts);
     },
+    async plan(input) {
+      recentEdits.set(input.path, { content: input.after, at: Date.now() });
+      const beforeHash = input.before === null ? null : await service.blobs.put(input.before);
+      const resultHash = await service.blobs.put(input.after);
+      const planned = await service.planChangeByHash({
+        agentId: input.agentId,
+        ancestors: deps.directory.localAncestors(input.agentId),
+        path: input.path,
+        beforeHash,
+        resultHash,
+        source: input.source,
+      });
+      return (planned?.facts ?? []).map((f) => ({ type: f.type, data: f.data }) as ActionLogRecord);
+    },
+    stored(records) {
+      service.folded(records);
+    },
     claim(path, content) {
       recentEdits.set(path, { content, at: Date.now() });
     },
     editedSince(path, content, since) {
       const recent = recentEdits.get(path);
-      return recent !== undefined && recent.at >= since && recent.content === content;
+      return recent !== undefined && recent.at >= since && sameContent(recent.content, content);
     },
   };
   /** The files this host's review of `agentId`'s subtree lists (to split a selection with other hosts). */

@@ -4,7 +4,8 @@
  * file, against a real nats-server (networked) and an embedded runtime (socket clients). Reports the
  * round trip's p50 and p99 and the wall time; the issue measured p50 2.1–2.4 s (networked) before.
  */
-import { writeFileSync } from 'node:fs';
+import { createHook } from 'node:async_hooks';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call } from '../../infra/transport/client.ts';
 import { NatsBus } from '../../infra/transport/nats-bus.ts';
@@ -45,6 +46,41 @@ async function load(rt: TestRuntime, connectOne: () => Promise<Bus>, mode: strin
   ];
 }
 
+/**
+ * Thread-pool fs requests per `file.read`, counted with async_hooks over 100 reads one after another on the
+ * in-process embedded runtime (client and host share this process; a baseline of 100 pings is subtracted).
+ * Unlike the latencies above, this does not move with the machine's load.
+ */
+async function fsCallsPerRead(rt: TestRuntime): Promise<BenchResult> {
+  const source = Array.from({ length: 600 }, (_, i) => `export const value${i} = ${i}; // padding text`).join('\n');
+  mkdirSync(join(rt.workspace, 'src', 'lib'), { recursive: true });
+  writeFileSync(join(rt.workspace, 'src', 'lib', 'read-me.ts'), `${source}\n`);
+  const counted = async (type: string, data: unknown) => {
+    let n = 0;
+    const hook = createHook({
+      init: (_id, kind) => {
+        if (kind === 'FSREQPROMISE' || kind === 'FSREQCALLBACK') n++;
+      },
+    });
+    hook.enable();
+    try {
+      for (let i = 0; i < 100; i++) await rt.call(type, data);
+    } finally {
+      hook.disable();
+    }
+    return n / 100;
+  };
+  await rt.call('file.read', { path: 'src/lib/read-me.ts' });
+  const ping = await counted('runtime.ping', {});
+  const read = await counted('file.read', { path: 'src/lib/read-me.ts' });
+  return {
+    name: 'fs requests per file.read (src/lib/read-me.ts, embedded)',
+    value: read - ping,
+    unit: 'calls',
+    note: `${read.toFixed(1)} per read, ${ping.toFixed(1)} per ping subtracted`,
+  };
+}
+
 export const bench: Bench = {
   name: 'file.read under load',
   async run() {
@@ -59,6 +95,7 @@ export const bench: Bench = {
     }
     const embedded = await startTestRuntime({ mode: 'embedded' });
     try {
+      results.push(await fsCallsPerRead(embedded));
       const socket = join(embedded.dir, 'data', 'skein.sock');
       results.push(...(await load(embedded, () => operatorSocket(join(embedded.dir, 'data'), socket), 'embedded')));
     } finally {

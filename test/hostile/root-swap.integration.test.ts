@@ -1,0 +1,107 @@
+/**
+ * The workspace root itself swapped (issue 13, the cached root): the confined walk keeps each root's real
+ * path and an open descriptor of it (`actors/common/root-cache.ts`). An agent's shell that renames the root
+ * away and puts a symlink to a directory outside in its place must not get skein to read or write there;
+ * the root deleted and made again at the same place is used again. A real shell loop swaps the root while
+ * reads run. Before the cache every walk took `realpath(root)` afresh, so a swapped-in symlink was followed
+ * and the outside secret was read.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeFact } from '../../infra/transport/codec.ts';
+import { ok } from '../support/replies.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { killGroup } from '../support/process-group.ts';
+
+const SECRET = `CANARY-ROOT-SECRET-${process.pid}`;
+
+describe('the workspace root swapped under the file tools', () => {
+  let rt: TestRuntime;
+  let outside: string;
+  beforeAll(async () => {
+    rt = await startTestRuntime({ mode: 'embedded' });
+    outside = join(rt.dir, 'outside');
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'secret.txt'), `${SECRET}\n`);
+    writeFileSync(join(rt.workspace, 'secret.txt'), 'inside\n');
+  }, 30_000);
+  afterAll(async () => rt?.dispose());
+
+  const read = async () => rt.call('file.read', { path: 'secret.txt' });
+
+  it('refuses a root replaced by a symlink out, naming both places, and serves it again once put back', async () => {
+    expect(await read()).toMatchObject({ ok: true, content: expect.stringContaining('inside') });
+    const kept = `${rt.workspace}-kept`;
+    renameSync(rt.workspace, kept);
+    symlinkSync(outside, rt.workspace);
+    try {
+      const refused = await read();
+      expect(refused).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+      expect(JSON.stringify(refused)).not.toContain(SECRET);
+      expect(JSON.stringify(refused)).toContain(`now resolves to '${outside}'`);
+      const write = await rt.call('file.write', { path: 'planted.txt', content: 'x\n' });
+      expect(write).toMatchObject({ ok: false });
+      expect(existsSync(join(outside, 'planted.txt'))).toBe(false);
+    } finally {
+      unlinkSync(rt.workspace);
+      renameSync(kept, rt.workspace);
+    }
+    expect(await read()).toMatchObject({ ok: true, content: expect.stringContaining('inside') });
+  });
+
+  it('uses a root deleted and made again at the same place, not the deleted directory', async () => {
+    expect(await read()).toMatchObject({ ok: true });
+    rmSync(rt.workspace, { recursive: true });
+    mkdirSync(join(rt.workspace, '.skein'), { recursive: true });
+    writeFileSync(join(rt.workspace, '.skein', 'policy.json'), JSON.stringify({ default: 'allow' }));
+    writeFileSync(join(rt.workspace, 'secret.txt'), 'made again\n');
+    expect(await read()).toMatchObject({ ok: true, content: expect.stringContaining('made again') });
+    expect(await rt.call('file.write', { path: 'new.txt', content: 'new\n' })).toMatchObject({ ok: true });
+    expect(existsSync(join(rt.workspace, 'new.txt'))).toBe(true);
+  });
+
+  it('never reads outside while a shell loop swaps the root for a symlink out and back', async () => {
+    // The reader is a sub-agent: when the gate sees the path outside (the root is the symlink), it asks the
+    // parent, who denies; the walk is what must refuse when the ask is passed or not made.
+    ok(await rt.call('agent.spawn', { label: 'racer', agentId: 'racer' }));
+    const asks = rt.bus.subscribe('skein.ask.main.>', (msg) => {
+      const fact = decodeFact(msg.subject, msg.data);
+      const requestId = (fact.data as { requestId: string }).requestId;
+      void rt.call('permission.decide', { requestId, decision: 'deny_once' });
+    });
+    await rt.bus.flush();
+    const dir = rt.dir;
+    const ws = rt.workspace.slice(dir.length + 1);
+    const loop =
+      `ln -s ${JSON.stringify(outside)} ws_link; while :; do ` +
+      `mv -T ${ws} ws_real; mv -T ws_link ${ws}; mv -T ${ws} ws_link; mv -T ws_real ${ws}; done`;
+    const swapper: ChildProcess = spawn('sh', ['-c', loop], { cwd: dir, stdio: 'ignore', detached: true });
+    let served = 0;
+    const leaks: string[] = [];
+    try {
+      for (let i = 0; i < 400; i += 8) {
+        const replies = await Promise.all(
+          Array.from({ length: 8 }, () => rt.call('file.read', { path: 'secret.txt' }, { agentId: 'racer' })),
+        );
+        for (const reply of replies) {
+          if (JSON.stringify(reply).includes(SECRET)) leaks.push(JSON.stringify(reply).slice(0, 200));
+          if (reply.ok) served++;
+        }
+      }
+    } finally {
+      asks.unsubscribe();
+      killGroup(swapper);
+      await new Promise((r) => swapper.once('exit', r));
+      // Put the workspace back whichever step the loop was killed at.
+      if (!existsSync(join(rt.workspace, '.skein')) && existsSync(join(dir, 'ws_real'))) {
+        rmSync(rt.workspace, { force: true });
+        renameSync(join(dir, 'ws_real'), rt.workspace);
+      }
+    }
+    expect(leaks).toEqual([]);
+    // The loop does not starve the reads: some land while the root is in place.
+    expect(served).toBeGreaterThan(0);
+  }, 60_000);
+});
