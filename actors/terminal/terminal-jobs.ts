@@ -9,7 +9,7 @@
  * The session's public fields (`status`, `queue`, `current`, ...) stay on
  * the session (`JobHost`); this runner drives them.
  */
-import { commandInput, type Mark, writeCommand } from './shell-integration.ts';
+import { commandInput, type Mark } from './shell-integration.ts';
 import type { IPty } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
@@ -219,7 +219,7 @@ export class JobRunner {
     });
     job.started.catch((err) => s.log.error({ err }, 'command start not recorded'));
     if (s.status === 'closing' || s.status === 'closed') return;
-    writeCommand(s.rc.commandPath, job.command);
+    s.rc.writeCommand(job.command);
     s.pty.write(commandInput(s.rc.commandPath));
     this.#poll ??= setInterval(() => this.#checkInput(), this.#deps.config.pollMs);
   }
