@@ -109,6 +109,7 @@ export class JobRunner {
     this.#promptSeen = false;
     this.#finishing = true;
     void this.#finish(job);
+    job.onEnded?.();
   }
 
   async #finish(job: Job): Promise<void> {
