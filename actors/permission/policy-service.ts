@@ -1,38 +1,36 @@
 /**
  * @module
  * The permission service the host wires in: `authorize` is the gate in front
- * of every tool call (runs a `permissionMachine` per call and waits while it
- * asks), `decide` handles `permission.decide`, `setPolicy` handles
+ * of every tool call (settled by the rules at once, or a `permissionMachine`
+ * that asks and is waited for; `permission-runs.ts`), `decide` handles `permission.decide`, `setPolicy` handles
  * `policy.set`, `pending` lists open requests (`skein approvals`), `restore`
  * resumes pending requests after replay. It holds the policy layers (global →
- * project → each agent's, `policy-layers.ts`), the deadline timers, persistence of learned rules
+ * project → each agent's, `policy-layers.ts`), persistence of learned rules
  * and auto-resolution of pending requests when a layer changes. Facts go out
  * through the `emit` of the command that caused them (the tool call, the
  * decide, the policy.set) or, for timeouts and restores, `deps.emit`; every
  * permission fact carries the requester's agentId so one request's facts
  * share one subject.
  */
-import { createActor, type Actor } from 'xstate';
 import type { Logger } from 'pino';
 import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
 import { newId, type AgentId } from '../../schemas/ids.ts';
-import type { DecisionAnswer, PermissionFact, PermissionRequestedData } from '../../schemas/permission.ts';
+import type { DecisionAnswer, PermissionRequestedData } from '../../schemas/permission.ts';
 import type { Policy, PolicyLayerName } from '../../schemas/policy.ts';
 import type { ToolName } from '../../schemas/tool.ts';
-import { deciderRole, permissionMachine, resumeFrom, type PolicyChain } from '../../machines/permission/permission.ts';
+import { deciderRole, resumeFrom, type PolicyChain } from '../../machines/permission/permission.ts';
 import { settledReply, type PermissionAggregateContext } from '../../machines/permission/permission-aggregate.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
-import type { DecisionRequest } from '../../machines/permission/permission-policy.ts';
 import { compilePattern, type PolicyLayer } from '../../machines/permission/policy.ts';
-import { armDeadline, callerDeadline } from './policy-deadline.ts';
+import { callerDeadline } from './policy-deadline.ts';
+import { PermissionRuns, type DecideReply, type FactSink, type PermissionAgent } from './permission-runs.ts';
 import { HOST_RESTARTED, restartDenial } from './restart-denial.ts';
 import { globalPolicyPath, loadPolicyLayers, persistLearnedRules } from './policy-files.ts';
 import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
 import { PolicyLayers, ruleCount } from './policy-layers.ts';
 import type { PolicyFileRead } from './policy-watch.ts';
 
-export type PermissionAgent = { agentId: string; ancestors: string[]; roots: string[] };
-export type FactSink = (fact: { type: string; data: unknown; agentId?: AgentId }) => Promise<unknown>;
+export type { DecideReply, FactSink, PermissionAgent } from './permission-runs.ts';
 
 export type PermissionServiceDeps = {
   logger: Logger;
@@ -58,29 +56,17 @@ export class PermissionDeniedError extends RuntimeError {
   }
 }
 
-type Pending = {
-  actor: Actor<typeof permissionMachine>;
-  /** Set once asking (undefined when the rules decided at once). */
-  requested: PermissionRequestedData | undefined;
-  sink: FactSink;
-  writes: Promise<unknown>[];
-  cancelTimer: () => void;
-  done: Promise<void>;
-};
-
-export type DecideReply = { requestId: string; outcome: 'granted' | 'denied'; by: string; alreadyDecided: boolean };
-
 export class PermissionService {
   readonly #deps: PermissionServiceDeps;
   readonly #gate: PermissionGate;
-  readonly #pending = new Map<string, Pending>();
-  readonly #settled = new Map<string, DecideReply>();
+  readonly #runs: PermissionRuns;
   readonly #layers: PolicyLayers;
 
   private constructor(deps: PermissionServiceDeps, gate: PermissionGate, layers: PolicyLayer[]) {
     this.#deps = deps;
     this.#gate = gate;
     this.#layers = new PolicyLayers(layers);
+    this.#runs = new PermissionRuns({ logger: deps.logger, emit: deps.emit, timeoutMs: deps.timeoutMs, now: deps.now });
   }
 
   /** Loads the global and project files (invalid files throw, naming the key) and the bash grammar. */
@@ -125,19 +111,26 @@ export class PermissionService {
     if (built.kind === 'granted') return { requestId: '', by: 'grant' };
     const requestId = newId('p');
     const request = args.detail === undefined ? built.request : { ...built.request, detail: args.detail };
+    const policies = this.policiesFor(agent.agentId);
+    // Settled by the rules (most calls): no machine. Granted, the tool runs while permission.granted is
+    // being appended; the host's reply still waits for that append (every fact a command emits), so nothing
+    // is acknowledged before it is durable, and a failed append turns the reply into an error.
+    const ruled = this.#runs.settleByRule(agent, requestId, request, policies, args.emit);
+    if (ruled) {
+      if (ruled.output.granted) return { requestId, by: ruled.output.by };
+      await ruled.write;
+      throw new PermissionDeniedError(ruled.output.reason, { requestId, by: ruled.output.by });
+    }
     const now = (this.#deps.now ?? Date.now)();
-    const run = this.#start(agent, requestId, {
+    const run = this.#runs.start(agent, requestId, {
       request,
+      policies,
       now: new Date(now).toISOString(),
       sink: args.emit,
       ...(args.waitMs !== undefined ? { callerDeadline: callerDeadline(now, args.waitMs) } : {}),
     });
     await run.done;
     const out = run.actor.getSnapshot().output!;
-    // Granted by the rules without asking: the tool runs while permission.granted is being appended.
-    // The host's reply still waits for that append (every fact a command emits), so nothing is
-    // acknowledged before it is durable; a failed append turns the reply into an error.
-    if (out.granted && run.requested === undefined) return { requestId, by: out.by };
     await Promise.all(run.writes);
     if (out.granted) return { requestId, by: out.by };
     throw new PermissionDeniedError(out.reason, { requestId, by: out.by });
@@ -151,10 +144,10 @@ export class PermissionService {
     decidedBy: string;
     emit: FactSink;
   }): Promise<DecideReply> {
-    const p = this.#pending.get(args.requestId);
+    const p = this.#runs.pending.get(args.requestId);
     if (!p) {
       const folded = this.#deps.aggregate?.(args.requestId);
-      const settled = this.#settled.get(args.requestId) ?? (folded ? settledReply(folded) : undefined);
+      const settled = this.#runs.settled(args.requestId) ?? (folded ? settledReply(folded) : undefined);
       if (settled) return { ...settled, alreadyDecided: true };
       throw new NotFoundError(
         `permission request '${args.requestId}' is not pending; list pending requests with \`skein approvals\``,
@@ -179,7 +172,7 @@ export class PermissionService {
             `(${compiled}); fix it or omit it to use the suggested pattern`,
         );
     }
-    const facts = this.#send(p, args.emit, {
+    const facts = this.#runs.send(p, args.emit, {
       type: 'permission.decide',
       data: { requestId: args.requestId, decision: args.decision, pattern: args.pattern, decidedBy: args.decidedBy },
     });
@@ -197,7 +190,7 @@ export class PermissionService {
       await this.#reevaluateAll(args.emit);
     }
     return (
-      this.#settled.get(args.requestId) ?? {
+      this.#runs.settled(args.requestId) ?? {
         requestId: args.requestId,
         outcome: 'denied',
         by: 'cancelled',
@@ -279,7 +272,7 @@ export class PermissionService {
 
   /** Open requests (for `skein approvals`), optionally only those an agent may answer or made. */
   pending(agentId?: string): PermissionRequestedData[] {
-    const all = [...this.#pending.values()].flatMap((p) => (p.requested ? [p.requested] : []));
+    const all = [...this.#runs.pending.values()].flatMap((p) => (p.requested ? [p.requested] : []));
     return agentId ? all.filter((r) => r.agentId === agentId || (r.ancestors as string[]).includes(agentId)) : all;
   }
 
@@ -291,7 +284,8 @@ export class PermissionService {
   async restore(pending: PermissionAggregateContext[]): Promise<number> {
     let denied = 0;
     for (const c of pending) {
-      if (!c.requestId || !c.agentId || !c.tool || c.input === undefined || this.#pending.has(c.requestId)) continue;
+      if (!c.requestId || !c.agentId || !c.tool || c.input === undefined || this.#runs.pending.has(c.requestId))
+        continue;
       const agent = this.#deps.agent(c.agentId);
       if (!agent) {
         // No agent to run a machine for (not in the directory): the denial is appended as the machine would.
@@ -302,14 +296,15 @@ export class PermissionService {
         continue;
       }
       // Resumed from the log: the machine takes the folded decision and goes straight to asking.
-      const p = this.#start(agent, c.requestId, {
+      const p = this.#runs.start(agent, c.requestId, {
         request: { tool: c.tool as ToolName, input: c.input },
+        policies: this.policiesFor(agent.agentId),
         now: this.#nowIso(),
         sink: this.#deps.emit,
         resume: resumeFrom(c),
         requested: c,
       });
-      this.#send(p, this.#deps.emit, { type: 'permission.cancel', data: { reason: HOST_RESTARTED } });
+      this.#runs.send(p, this.#deps.emit, { type: 'permission.cancel', data: { reason: HOST_RESTARTED } });
       await Promise.allSettled(p.writes);
       denied++;
     }
@@ -320,9 +315,9 @@ export class PermissionService {
   /** Denies the pending requests an agent made (by: cancelled): its agent was cancelled. */
   async cancelAgent(agentId: string, reason: string, sink: FactSink = this.#deps.emit): Promise<number> {
     let n = 0;
-    for (const p of [...this.#pending.values()]) {
+    for (const p of [...this.#runs.pending.values()]) {
       if (p.actor.getSnapshot().context.agentId !== agentId) continue;
-      this.#send(p, sink, { type: 'permission.cancel', data: { reason } });
+      this.#runs.send(p, sink, { type: 'permission.cancel', data: { reason } });
       await Promise.all(p.writes);
       n++;
     }
@@ -334,142 +329,20 @@ export class PermissionService {
    * pending requests stay pending in the log and `restore` re-arms them.
    */
   suspend(): void {
-    for (const p of this.#pending.values()) p.cancelTimer();
+    for (const p of this.#runs.pending.values()) p.cancelTimer();
   }
 
   /** Cancels every pending request (facts with by: cancelled) and clears the timers. */
   async close(reason = 'the runtime is shutting down.'): Promise<void> {
-    for (const p of [...this.#pending.values()]) {
-      this.#send(p, this.#deps.emit, { type: 'permission.cancel', data: { reason } });
+    for (const p of [...this.#runs.pending.values()]) {
+      this.#runs.send(p, this.#deps.emit, { type: 'permission.cancel', data: { reason } });
       await Promise.all(p.writes);
     }
   }
 
-  #start(
-    agent: PermissionAgent,
-    requestId: string,
-    o: {
-      request: DecisionRequest;
-      now: string;
-      sink: FactSink;
-      callerDeadline?: string;
-      resume?: ReturnType<typeof resumeFrom>;
-      requested?: PermissionAggregateContext;
-    },
-  ): Pending {
-    const actor = createActor(permissionMachine, {
-      input: {
-        requestId,
-        agentId: agent.agentId,
-        ancestors: agent.ancestors,
-        request: o.request,
-        policies: this.policiesFor(agent.agentId),
-        now: o.now,
-        ...(this.#deps.timeoutMs !== undefined ? { timeoutMs: this.#deps.timeoutMs } : {}),
-        ...(o.callerDeadline !== undefined ? { callerDeadline: o.callerDeadline } : {}),
-        ...(o.resume ? { resume: o.resume } : {}),
-      },
-    });
-    let resolveDone!: () => void;
-    const p: Pending = {
-      actor,
-      requested: undefined,
-      sink: o.sink,
-      writes: [],
-      cancelTimer: () => {},
-      done: new Promise<void>((r) => (resolveDone = r)),
-    };
-    actor.on('*', (fact) => {
-      const f = fact as PermissionFact;
-      if (f.type === 'permission.requested') p.requested = f.data;
-      const write = p.sink({ ...f, agentId: agent.agentId as AgentId });
-      // Timeouts, cancels and rule grants are written while nobody awaits them: a failed append (full
-      // disk, broker down) is logged here and reported by the fact writer, never an unhandled rejection.
-      write.catch((err: unknown) =>
-        this.#deps.logger.warn({ err, requestId, event: f.type }, 'permission fact not appended'),
-      );
-      p.writes.push(write);
-    });
-    actor.subscribe((snap) => {
-      if (snap.status !== 'done') return;
-      p.cancelTimer();
-      this.#pending.delete(requestId);
-      this.#settle(requestId, actor);
-      resolveDone();
-    });
-    actor.start();
-    if (actor.getSnapshot().status === 'done') return p;
-    if (!p.requested && o.requested) {
-      // Restored from the log: the request as it was folded.
-      const c = o.requested;
-      p.requested = {
-        requestId: requestId as PermissionRequestedData['requestId'],
-        agentId: agent.agentId as AgentId,
-        ancestors: agent.ancestors as AgentId[],
-        tool: c.tool as ToolName,
-        input: c.input ?? '',
-        subCommands: c.subCommands ?? [],
-        reason: c.reason ?? '',
-        options: c.options ?? [],
-        deadline: actor.getSnapshot().context.deadline,
-        ...(c.callerDeadline !== undefined ? { callerDeadline: c.callerDeadline } : {}),
-        ...(c.scope ? { scope: c.scope } : {}),
-        ...(c.level ? { level: c.level } : {}),
-        ...(c.detail !== undefined ? { detail: c.detail } : {}),
-      };
-    }
-    this.#pending.set(requestId, p);
-    const { deadline, callerDeadline } = actor.getSnapshot().context;
-    const cancelDeadline = armDeadline(
-      deadline,
-      () => {
-        this.#send(p, this.#deps.emit, { type: 'permission.timeout', data: { requestId } });
-      },
-      this.#deps.now ?? Date.now,
-    );
-    // The caller's wait, when it said how long: once it has passed nobody awaits the reply, so the ask is
-    // withdrawn rather than granted later to run with nobody waiting.
-    const cancelCaller =
-      callerDeadline !== undefined && Date.parse(callerDeadline) < Date.parse(deadline)
-        ? armDeadline(
-            callerDeadline,
-            () => {
-              this.#send(p, this.#deps.emit, { type: 'permission.caller-gone', data: { requestId } });
-            },
-            this.#deps.now ?? Date.now,
-          )
-        : () => {};
-    p.cancelTimer = () => {
-      cancelDeadline();
-      cancelCaller();
-    };
-    this.#deps.logger.info({ requestId, agentId: agent.agentId, tool: o.request.tool }, 'permission requested');
-    return p;
-  }
-
-  #settle(requestId: string, actor: Actor<typeof permissionMachine>): void {
-    const out = actor.getSnapshot().output!;
-    this.#settled.set(requestId, {
-      requestId,
-      outcome: out.granted ? 'granted' : 'denied',
-      by: out.by,
-      alreadyDecided: false,
-    });
-    if (this.#settled.size > 10_000) this.#settled.delete(this.#settled.keys().next().value!);
-  }
-
-  #send(p: Pending, sink: FactSink, event: Parameters<Actor<typeof permissionMachine>['send']>[0]): PermissionFact[] {
-    const seen: PermissionFact[] = [];
-    const sub = p.actor.on('*', (f) => seen.push(f as PermissionFact));
-    p.sink = sink;
-    p.actor.send(event);
-    sub.unsubscribe();
-    return seen;
-  }
-
   async #reevaluateAll(sink: FactSink): Promise<void> {
-    for (const p of [...this.#pending.values()]) {
-      this.#send(p, sink, {
+    for (const p of [...this.#runs.pending.values()]) {
+      this.#runs.send(p, sink, {
         type: 'permission.reevaluate',
         data: { policies: this.policiesFor(p.actor.getSnapshot().context.agentId) },
       });

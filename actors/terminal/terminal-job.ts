@@ -33,6 +33,8 @@ export type Job = {
   cancelReason: string | undefined;
   /** Wakes whoever waits on this job (finish, input awaited, cancel). */
   changed: Set<() => void>;
+  /** Called once at the command's end mark, before its finish is appended (see TerminalManager.exec). */
+  onEnded?: (() => void) | undefined;
 };
 
 export function newJob(

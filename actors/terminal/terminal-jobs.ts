@@ -9,7 +9,7 @@
  * The session's public fields (`status`, `queue`, `current`, ...) stay on
  * the session (`JobHost`); this runner drives them.
  */
-import { commandInput, type Mark, writeCommand } from './shell-integration.ts';
+import { commandInput, type Mark } from './shell-integration.ts';
 import type { IPty } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
@@ -109,6 +109,7 @@ export class JobRunner {
     this.#promptSeen = false;
     this.#finishing = true;
     void this.#finish(job);
+    job.onEnded?.();
   }
 
   async #finish(job: Job): Promise<void> {
@@ -219,7 +220,7 @@ export class JobRunner {
     });
     job.started.catch((err) => s.log.error({ err }, 'command start not recorded'));
     if (s.status === 'closing' || s.status === 'closed') return;
-    writeCommand(s.rc.commandPath, job.command);
+    s.rc.writeCommand(job.command);
     s.pty.write(commandInput(s.rc.commandPath));
     this.#poll ??= setInterval(() => this.#checkInput(), this.#deps.config.pollMs);
   }

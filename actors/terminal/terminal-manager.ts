@@ -144,7 +144,11 @@ export class TerminalManager {
     };
   }
 
-  async exec(agentId: string, data: unknown): Promise<ExecReply> {
+  /**
+   * Runs a command; `onEnded` is called at its end mark, while its finish is still being appended (work that
+   * needs only the command to have ended, like collecting its file changes, overlaps that append).
+   */
+  async exec(agentId: string, data: unknown, onEnded?: () => void): Promise<ExecReply> {
     const d = parse(TerminalExec, data);
     const s = this.#owned(agentId, d.terminalId);
     const timeoutMs = this.#timeout(d.timeoutMs, 'timeoutMs') ?? this.config.defaultTimeoutMs;
@@ -158,6 +162,10 @@ export class TerminalManager {
       );
     }
     const job = await s.submit(d.command, timeoutMs, resources);
+    if (onEnded) {
+      if (job.outputEnd !== undefined) onEnded();
+      else job.onEnded = onEnded;
+    }
     await settle(job, d.yieldMs);
     return execReply(s, job, d.maxBytes ?? this.config.defaultMaxBytes);
   }

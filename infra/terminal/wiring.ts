@@ -22,6 +22,7 @@ import { foregroundPgid, ttyModes } from '../../actors/terminal/terminal-proc.ts
 import { which } from '../../actors/terminal/pty-spawn.ts';
 import { WorkspaceSnapshotter, recordShellChanges } from '../../actors/review/workspace-snapshot.ts';
 import { WorkspaceTracker, type TrackMark } from '../../actors/review/workspace-tracker.ts';
+import type { SnapshotDiff } from '../../actors/review/workspace-snapshot.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import { defineDomain } from '../kernel/domain.ts';
@@ -71,11 +72,13 @@ export function wireTerminal(deps: {
     workspace: string;
     before: TrackMark;
     since: number;
+    /** The mark's diff, taken as soon as the command ended (before its finish was appended). */
+    ending?: Promise<SnapshotDiff>;
   };
   const pendingShell = new Map<string, ShellEntry>();
 
   const recordShell = async (entry: ShellEntry) => {
-    const all = await tracker.end(entry.before);
+    const all = await (entry.ending ?? tracker.end(entry.before));
     // Another agent's edit made while the command ran is that edit's change, already recorded.
     // An edit still writing (it holds the path lock) records its change itself.
     const diff = {
@@ -136,19 +139,30 @@ export function wireTerminal(deps: {
         const workspace = workspaceOf(agentId);
         const since = Date.now();
         const before = deps.trackShell && workspace ? await tracker.begin(workspace) : undefined;
-        const reply = await manager.exec(agentId, ctx.command.data).catch((err: unknown) => {
-          if (before) tracker.discard(before);
+        const entry: ShellEntry | undefined =
+          before && workspace
+            ? {
+                agentId,
+                command: ctx.command.data.command,
+                terminalId: ctx.command.data.terminalId,
+                workspace,
+                before,
+                since,
+              }
+            : undefined;
+        // The workspace is brought up to date from the end mark on (the changes the command made are queued
+        // by then), side by side with the append of its finish rather than after it.
+        const ended = entry
+          ? () => {
+              entry.ending = tracker.end(entry.before);
+              entry.ending.catch(() => undefined);
+            }
+          : undefined;
+        const reply = await manager.exec(agentId, ctx.command.data, ended).catch((err: unknown) => {
+          if (before && !entry?.ending) tracker.discard(before);
           throw err;
         });
-        if (before && workspace) {
-          const entry = {
-            agentId,
-            command: ctx.command.data.command,
-            terminalId: reply.terminalId,
-            workspace,
-            before,
-            since,
-          };
+        if (entry) {
           if (reply.status === 'exited' || reply.status === 'timeout') await recordShell(entry);
           else pendingShell.set(reply.commandId, entry);
         }

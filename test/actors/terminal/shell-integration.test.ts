@@ -1,5 +1,7 @@
+import { readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
-import { commandInput, MarkScanner, type Mark } from '../../../actors/terminal/shell-integration.ts';
+import { commandInput, MarkScanner, writeRcFile, type Mark } from '../../../actors/terminal/shell-integration.ts';
 import { utf8Length } from '../../../machines/terminal/terminal-text.ts';
 import { propertySeed } from '../../support/seed.ts';
 
@@ -49,5 +51,39 @@ describe('MarkScanner', () => {
 describe('commandInput', () => {
   it('types only a fixed line: abort any prefix (Ctrl-G), clear the prompt (Ctrl-E Ctrl-U), source the file', () => {
     expect(commandInput('/tmp/skein-rc-x/command')).toBe('\x07\x05\x15\\. /tmp/skein-rc-x/command\r');
+  });
+});
+
+describe('the command file', () => {
+  it('holds exactly the last command written (a shorter one cuts the longer one off), mode 0600', () => {
+    const rc = writeRcFile();
+    try {
+      rc.writeCommand('echo a long command é');
+      rc.writeCommand('ls');
+      expect(readFileSync(rc.commandPath, 'utf8')).toBe('ls');
+      rc.writeCommand('printf "%s" ✓✓');
+      expect(readFileSync(rc.commandPath, 'utf8')).toBe('printf "%s" ✓✓');
+      expect(statSync(rc.commandPath).mode & 0o777).toBe(0o600);
+    } finally {
+      rc.remove();
+    }
+  });
+
+  it('is made again when something removed it, and never written through a symlink put in its place', () => {
+    const rc = writeRcFile();
+    const target = join(rc.dir, 'elsewhere');
+    try {
+      rc.writeCommand('true');
+      rmSync(rc.commandPath);
+      rc.writeCommand('echo again');
+      expect(readFileSync(rc.commandPath, 'utf8')).toBe('echo again');
+      writeFileSync(target, 'untouched');
+      rmSync(rc.commandPath);
+      symlinkSync(target, rc.commandPath);
+      expect(() => rc.writeCommand('echo planted')).toThrow(/ELOOP/);
+      expect(readFileSync(target, 'utf8')).toBe('untouched');
+    } finally {
+      rc.remove();
+    }
   });
 });

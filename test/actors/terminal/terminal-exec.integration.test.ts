@@ -197,6 +197,24 @@ describe('TerminalManager: open and exec', () => {
   });
 });
 
+describe('TerminalManager: onEnded (issue 15)', () => {
+  it('is called once at the end mark, before the finish is appended, also when the exec yielded first', async () => {
+    const { terminalId } = await h.open();
+    const seen: string[][] = [];
+    const at = () => seen.push(h.types(terminalId).filter((t) => t.startsWith('terminal.command.')));
+    const r = await h.manager.exec(A, { terminalId, command: 'echo x' }, at);
+    expect(r.status).toBe('exited');
+    const yielded = await h.manager.exec(A, { terminalId, command: 'sleep 0.4', yieldMs: 50 }, at);
+    expect(yielded.status).toBe('running');
+    expect(seen).toHaveLength(1);
+    await h.manager.wait(A, { terminalId, commandId: yielded.commandId });
+    expect(seen).toEqual([
+      ['terminal.command.started'],
+      ['terminal.command.started', 'terminal.command.finished', 'terminal.command.started'],
+    ]);
+  });
+});
+
 describe('TerminalManager: read and screen', () => {
   it('pages output by cursor, and without a cursor gives head+tail of what is unread', async () => {
     const { terminalId } = await h.open();
