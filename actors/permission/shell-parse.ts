@@ -19,6 +19,7 @@ import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/s
 import {
   commandWords,
   EXPANSIONS,
+  isTranslationMark,
   SUBSTITUTIONS,
   segments,
   unquotedBreak,
@@ -189,6 +190,14 @@ function walk(node: Node, ctx: Ctx): void {
       }
       break;
     }
+    // `$"…"` is looked up in the locale's message catalogue (TEXTDOMAIN): what bash runs may be other text.
+    case 'translated_string':
+      ctx.state.unsafe.push(clip(node.text));
+      break;
+    case 'concatenation':
+      for (const c of node.children)
+        if (c && isTranslationMark(c)) ctx.state.unsafe.push(clip(`$${c.nextSibling!.text}`));
+      break;
     case 'c_style_for_statement':
       ctx.state.unsafe.push(clip(node.text.split('\n')[0]!));
       break;
@@ -216,6 +225,10 @@ function handleCommand(node: Node, ctx: Ctx): void {
     }
     previousEnd = child.endIndex;
     const field = node.fieldNameForChild(i);
+    if (isTranslationMark(child)) {
+      ctx.state.unsafe.push(clip(`$${child.nextSibling!.text}`));
+      continue;
+    }
     if (child.type === 'variable_assignment' && words.length === 0) assignments.push(wordText(child));
     else if (field === 'name' || field === 'argument') {
       if (child.isMissing || (child.firstChild?.isMissing ?? false)) continue;
