@@ -3,7 +3,12 @@
  * brace expansion. Each expected value is what GNU bash 5.2 produced for the same input
  * (`printf '[%s]' <word>`), so a wrong rule means the gate judges other words than bash runs.
  */
-import { canonicalName, decodeAnsiC, expandBraces, type WordSegment } from '../../../machines/permission/shell-words.ts';
+import {
+  canonicalName,
+  decodeAnsiC,
+  expandBraces,
+  type WordSegment,
+} from '../../../machines/permission/shell-words.ts';
 
 const bare = (text: string): WordSegment[] => [{ text, quoted: false }];
 
@@ -41,7 +46,7 @@ describe("decodeAnsiC ($'…' as bash decodes it)", () => {
     ['a\\nb', 'a\nb'],
     ['\\t\\r', '\t\r'],
     ['\\a\\b\\e\\E\\f\\v', '\x07\b\x1b\x1b\f\v'],
-    ["\\\\\\'\\\"\\?", '\\\'"?'],
+    ['\\\\\\\'\\"\\?', '\\\'"?'],
     ['\\x41\\x4a1\\xg', 'AJ1\\xg'],
     ['\\x', '\\x'],
     ['\\x7', '\x07'],
@@ -62,7 +67,7 @@ describe("decodeAnsiC ($'…' as bash decodes it)", () => {
     expect(decodeAnsiC(body)).toBe(expected);
   });
 
-  it('decodes an escape that spells a command name: $\'\\x72\\x6d\' is rm', () => {
+  it("decodes an escape that spells a command name: $'\\x72\\x6d' is rm", () => {
     expect(decodeAnsiC('\\x72\\x6d')).toBe('rm');
     expect(decodeAnsiC('\\162\\155')).toBe('rm');
     expect(decodeAnsiC('\\u0072\\U0000006d')).toBe('rm');
@@ -113,9 +118,13 @@ describe('expandBraces (unquoted braces as bash expands them)', () => {
   });
 
   it('leaves braces, commas and dots inside quotes alone ({"a,b"} and {1".."3} are literal)', () => {
-    expect(expandBraces([{ text: '{', quoted: false }, { text: 'a,b', quoted: true }, { text: '}', quoted: false }])).toEqual(
-      ['{a,b}'],
-    );
+    expect(
+      expandBraces([
+        { text: '{', quoted: false },
+        { text: 'a,b', quoted: true },
+        { text: '}', quoted: false },
+      ]),
+    ).toEqual(['{a,b}']);
     expect(
       expandBraces([
         { text: '{1', quoted: false },
