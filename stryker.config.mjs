@@ -13,8 +13,10 @@ export default {
   testRunner: 'vitest',
   plugins: ['@stryker-mutator/vitest-runner'],
   mutate: module.mutate,
-  testFiles: module.tests,
-  vitest: { configFile: 'vitest.config.ts', related: false },
+  // The module's tests are chosen by vitest.mutation.config.ts (its `include`), not by Stryker's `testFiles`:
+  // with `testFiles` set, Stryker 9.5 runs a module-level ("static") mutant with runtime activation, which
+  // sets the active mutant only after the mutated module was imported, so those mutants always survived.
+  vitest: { configFile: 'vitest.mutation.config.ts', related: false },
   coverageAnalysis: 'perTest',
   concurrency: 2,
   timeoutMS: 20_000,
@@ -24,7 +26,10 @@ export default {
   // Stryker rewrites the tsconfig through TypeScript's JS API, which TypeScript 7 (native) no longer has;
   // skein's tsconfig has no extends/references to rewrite, so point it at a file that does not exist.
   tsconfigFile: 'no-tsconfig-rewrite.json',
-  tempDirName: '.stryker-tmp',
+  // SKEIN_MUTATE_INCREMENTAL=1 reuses the last run's results for mutants and tests that did not change.
+  incremental: process.env.SKEIN_MUTATE_INCREMENTAL === '1',
+  incrementalFile: `reports/mutation/${name}.incremental.json`,
+  tempDirName: `.stryker-tmp-${name}`,
   cleanTempDir: true,
   ignorePatterns: ['dist', 'reports', '.skein', 'coverage'],
   // A checker would compile every mutant; the tests run tsx without a typecheck, so a mutant that
