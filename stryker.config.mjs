@@ -31,7 +31,8 @@ export default {
   incrementalFile: `reports/mutation/${name}.incremental.json`,
   tempDirName: `.stryker-tmp-${name}`,
   cleanTempDir: true,
-  ignorePatterns: ['dist', 'reports', '.skein', 'coverage'],
+  // Other modules' sandboxes too: two modules may run at once.
+  ignorePatterns: ['dist', 'reports', '.skein', 'coverage', '.stryker-tmp*'],
   // A checker would compile every mutant; the tests run tsx without a typecheck, so a mutant that
   // does not type-check still runs and is killed or survives on its behaviour.
 };
