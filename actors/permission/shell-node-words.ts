@@ -25,11 +25,14 @@ export function commandWords(node: Node): string[] {
 
 /**
  * The `$` of a locale-translated string `$"…"` where tree-sitter-bash leaves it beside the string (as an
- * argument, or inside a word: `r$"m"`): bash reads `$"m"` as `m`, so the `$` is no part of the word.
+ * argument, `$"a""b"` included, or inside a word: `r$"m"`): bash reads `$"m"` as `m`, so the `$` is no part
+ * of the word.
  */
 export function isTranslationMark(node: Node): boolean {
   const next = node.nextSibling;
-  return !node.isNamed && node.type === '$' && next?.type === 'string' && next.startIndex === node.endIndex;
+  if (node.isNamed || node.type !== '$' || !next || next.startIndex !== node.endIndex) return false;
+  // `$"a""b"`: the string is the start of a concatenation.
+  return next.type === 'string' || (next.type === 'concatenation' && next.firstChild?.type === 'string');
 }
 
 /** A word's values after quote removal and brace expansion; undefined when braces expand too far. */

@@ -222,6 +222,12 @@ function handleCommand(node: Node, ctx: Ctx): void {
       const gap = node.text.slice(previousEnd - node.startIndex, child.startIndex - node.startIndex);
       if (/(^|[^\\])\n/.test(gap))
         ctx.state.errors.push(`a line break inside "${clip(node.text)}" was not read as the end of a command`);
+      // A line continuation with no blank on either side joins two words (`r\<newline>m` is rm), but
+      // tree-sitter-bash reads two: refuse it rather than judge other words than bash runs.
+      if (gap === '\\\n')
+        ctx.state.errors.push(
+          `a line continuation inside a word of "${clip(node.text)}" joins what the check reads as two`,
+        );
     }
     previousEnd = child.endIndex;
     const field = node.fieldNameForChild(i);

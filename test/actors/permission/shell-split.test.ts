@@ -433,6 +433,17 @@ describe('splitShell: $"…" (a locale-translated string)', () => {
     },
   );
 
+  it('reads $"a""b" as one word ab, also as an argument, where a deny rule on the words must see it', async () => {
+    const s = await split('git push $"--fo""rce" x');
+    expect(s.commands.map((c) => c.argv)).toEqual([['git', 'push', '--force', 'x']]);
+    expect(s.unsafe).toEqual(['$"--fo""rce"']);
+    const noForce = merged({
+      default: 'allow',
+      tools: { terminal: { always_deny: [{ pattern: '^git push --force' }] } },
+    });
+    expect((await decideTerminal(noForce, 'git push $"--fo""rce" x')).outcome).toBe('deny');
+  });
+
   it('asks for an otherwise allowed command: a message catalogue may translate the text', async () => {
     expect(await decideTerminal(policy, 'ls $"x"')).toMatchObject({ outcome: 'confirm', level: 'expansion' });
     expect((await decideTerminal(policy, 'ls x')).outcome).toBe('allow');
@@ -497,6 +508,26 @@ describe('splitShell: refusals', () => {
       { kind: 'command', text: 'c', forms: ['c'], argv: ['c'], via: 'here-doc' },
     ]);
     expect(s.unsafe).toEqual(['`a`', '`c`']);
+  });
+});
+
+describe('splitShell: a line continuation inside a word', () => {
+  const policy = merged(BYPASS_POLICY);
+  // bash removes backslash-newline before it splits words, so `r\<newline>m` is rm; tree-sitter-bash reads
+  // the words r and m, and the gate judged "r m -rf /".
+  it.each(['r\\\nm -rf /', 'rm -\\\nrf x', 'ls x\\\ny'])('refuses %j', async (src) => {
+    expect((await split(src)).parseError).toMatch(
+      /^a line continuation inside a word of "[^]*" joins what the check reads as two$/,
+    );
+    expect((await decideTerminal(policy, src)).outcome).toBe('deny');
+  });
+
+  it('keeps a continuation between words, with a blank on either side', async () => {
+    for (const src of ['ls a \\\nb', 'ls a\\\n b', 'ls \\\n-la']) {
+      const s = await split(src);
+      expect(s.parseError, src).toBeUndefined();
+      expect((await decideTerminal(policy, src)).outcome, src).toBe('allow');
+    }
   });
 });
 
