@@ -44,7 +44,7 @@ export const MODULES = {
     tests: [
       'test/machines/permission/shell-words.test.ts',
       'test/machines/permission/shell-wrappers.test.ts',
-      'test/actors/permission/shell-split.test.ts',
+      'test/actors/permission/shell-split*.test.ts',
       'test/actors/permission/shell-parse.test.ts',
       'test/machines/permission/permission-bypass.test.ts',
       'test/machines/permission/permission-builtin.test.ts',
@@ -63,7 +63,7 @@ export const MODULES = {
   'shell-parse': {
     mutate: ['actors/permission/shell-parse.ts', 'actors/permission/shell-node-words.ts'],
     // Not shell-parse.test.ts: its property tests split hundreds of random inputs per mutant.
-    tests: ['test/actors/permission/shell-split.test.ts'],
+    tests: ['test/actors/permission/shell-split*.test.ts'],
   },
   review: {
     mutate: [
