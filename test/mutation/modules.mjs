@@ -2,8 +2,9 @@
  * @module
  * The modules under mutation testing (the guard rails and the ledger), each
  * with the fast unit tests that must kill its mutants. Per module so that one
- * run takes minutes on two shared cores: Stryker runs only the listed test
- * files, and per-test coverage runs only the tests that reach a mutant.
+ * run takes minutes on two shared cores: vitest includes only the listed test
+ * files (vitest.mutation.config.ts), and per-test coverage runs only the tests
+ * that reach a mutant; a module-level mutant runs them all.
  * `npm run mutate` runs them all; `npm run mutate -- policy codec` some.
  */
 export const MODULES = {
