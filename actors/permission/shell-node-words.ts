@@ -17,10 +17,22 @@ export function commandWords(node: Node): string[] {
   for (let i = 0; i < node.childCount; i++) {
     const child = node.child(i);
     const field = node.fieldNameForChild(i);
-    if (!child || (field !== 'name' && field !== 'argument')) continue;
+    if (!child || (field !== 'name' && field !== 'argument') || isTranslationMark(child)) continue;
     words.push(...(wordValues(child.type === 'command_name' ? (child.firstChild ?? child) : child) ?? []));
   }
   return words;
+}
+
+/**
+ * The `$` of a locale-translated string `$"…"` where tree-sitter-bash leaves it beside the string (as an
+ * argument, `$"a""b"` included, or inside a word: `r$"m"`): bash reads `$"m"` as `m`, so the `$` is no part
+ * of the word.
+ */
+export function isTranslationMark(node: Node): boolean {
+  const next = node.nextSibling;
+  if (node.isNamed || node.type !== '$' || !next || next.startIndex !== node.endIndex) return false;
+  // `$"a""b"`: the string is the start of a concatenation.
+  return next.type === 'string' || (next.type === 'concatenation' && next.firstChild?.type === 'string');
 }
 
 /** A word's values after quote removal and brace expansion; undefined when braces expand too far. */
@@ -43,8 +55,9 @@ export function segments(node: Node): WordSegment[] {
       return [{ text: node.text.slice(1, -1), quoted: true }];
     case 'ansi_c_string':
       return [{ text: decodeAnsiC(node.text.slice(2, -1)), quoted: true }];
-    case 'string':
-    case 'translated_string': {
+    case 'translated_string':
+      return node.namedChildren.flatMap((c) => (c ? segments(c) : []));
+    case 'string': {
       const out: WordSegment[] = [];
       for (const c of node.namedChildren) {
         if (!c) continue;
@@ -55,7 +68,7 @@ export function segments(node: Node): WordSegment[] {
     case 'concatenation':
     case 'variable_assignment':
       return node.children
-        .filter((c): c is Node => !!c)
+        .filter((c): c is Node => !!c && !isTranslationMark(c))
         .flatMap((c) => (c.isNamed ? segments(c) : [{ text: c.type, quoted: false }]));
     case 'variable_name':
       return [{ text: node.text, quoted: false }];

@@ -19,6 +19,7 @@ import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/s
 import {
   commandWords,
   EXPANSIONS,
+  isTranslationMark,
   SUBSTITUTIONS,
   segments,
   unquotedBreak,
@@ -189,6 +190,14 @@ function walk(node: Node, ctx: Ctx): void {
       }
       break;
     }
+    // `$"…"` is looked up in the locale's message catalogue (TEXTDOMAIN): what bash runs may be other text.
+    case 'translated_string':
+      ctx.state.unsafe.push(clip(node.text));
+      break;
+    case 'concatenation':
+      for (const c of node.children)
+        if (c && isTranslationMark(c)) ctx.state.unsafe.push(clip(`$${c.nextSibling!.text}`));
+      break;
     case 'c_style_for_statement':
       ctx.state.unsafe.push(clip(node.text.split('\n')[0]!));
       break;
@@ -213,9 +222,19 @@ function handleCommand(node: Node, ctx: Ctx): void {
       const gap = node.text.slice(previousEnd - node.startIndex, child.startIndex - node.startIndex);
       if (/(^|[^\\])\n/.test(gap))
         ctx.state.errors.push(`a line break inside "${clip(node.text)}" was not read as the end of a command`);
+      // A line continuation with no blank on either side joins two words (`r\<newline>m` is rm), but
+      // tree-sitter-bash reads two: refuse it rather than judge other words than bash runs.
+      if (gap === '\\\n')
+        ctx.state.errors.push(
+          `a line continuation inside a word of "${clip(node.text)}" joins what the check reads as two`,
+        );
     }
     previousEnd = child.endIndex;
     const field = node.fieldNameForChild(i);
+    if (isTranslationMark(child)) {
+      ctx.state.unsafe.push(clip(`$${child.nextSibling!.text}`));
+      continue;
+    }
     if (child.type === 'variable_assignment' && words.length === 0) assignments.push(wordText(child));
     else if (field === 'name' || field === 'argument') {
       if (child.isMissing || (child.firstChild?.isMissing ?? false)) continue;

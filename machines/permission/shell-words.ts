@@ -136,7 +136,8 @@ function expandMarked(word: string, limit: number): string[] | undefined {
         }
       } else if (c === ',' && depth === 1) commas.push(i);
     }
-    if (end < 0) return [word];
+    // An unmatched `{` is literal; bash goes on to the next one (`{{a,b}` is `{a {b`).
+    if (end < 0) continue;
     const pre = word.slice(0, start);
     const post = word.slice(end + 1);
     const body = word.slice(start + 1, end);

@@ -30,7 +30,8 @@ type Spec = {
 
 const SPECS: Record<string, Spec> = {
   sudo: {
-    shortArg: 'ugCDhprtUT',
+    // -R (chroot) runs the command too; -a and -c take an argument where sudo has BSD auth or login classes.
+    shortArg: 'ugCDhprtUTRac',
     longArg: [
       '--user',
       '--group',
@@ -42,15 +43,29 @@ const SPECS: Record<string, Spec> = {
       '--host',
       '--close-from',
       '--command-timeout',
+      '--chroot',
+      '--login-class',
+      '--auth-type',
     ],
     assignments: true,
   },
   doas: { shortArg: 'uC' },
   pkexec: { longArg: ['--user'] },
-  runuser: { shortArg: 'ugGl', longArg: ['--user', '--group'], scriptOption: 'c', scriptLong: '--command' },
-  su: { shortArg: 'gGs', longArg: ['--group', '--shell'], scriptOption: 'c', scriptLong: '--command' },
+  runuser: {
+    shortArg: 'ugGsw',
+    longArg: ['--user', '--group', '--supp-group', '--shell', '--whitelist-environment'],
+    scriptOption: 'c',
+    scriptLong: '--command',
+  },
+  su: {
+    shortArg: 'gGsw',
+    longArg: ['--group', '--supp-group', '--shell', '--whitelist-environment'],
+    scriptOption: 'c',
+    scriptLong: '--command',
+  },
   env: {
-    shortArg: 'uC',
+    // -P (BSD env: the search path) takes an argument; GNU env refuses it, so reading it so is safe.
+    shortArg: 'uCP',
     longArg: ['--unset', '--chdir'],
     assignments: true,
     scriptOption: 'S',
@@ -153,6 +168,11 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
     }
     break;
   }
+  // `runuser -u user cmd…` runs an argv; `su` and `runuser user` run the user's shell with the words after,
+  // and read their options anywhere (GNU getopt permutes): `su root -c 'rm -rf /'`, `su - root -- -c '…'`.
+  const runsShell =
+    name === 'su' || (name === 'runuser' && !argv.slice(1, i).some((w) => /^(-[a-zA-Z]*u|--user)/.test(w)));
+  if (runsShell) runs.push(...scriptsAfter(name, spec, argv, i));
   const assignments: string[] = [];
   while (spec.assignments && i < argv.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(argv[i]!)) assignments.push(argv[i++]!);
   i += spec.positional ?? 0;
@@ -162,9 +182,42 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
     const end = rest.findIndex((w) => w === ':::' || w === '::::' || w === ':::+');
     if (end >= 0) rest = rest.slice(0, end);
   }
-  if (name === 'su' && rest.length > 0 && !rest[0]!.startsWith('-')) rest = []; // `su user`: the user, not a command
+  if (runsShell) rest = []; // the user, and the words for the user's shell (their -c is found above)
+  // `flock <file> -c <command>` is flock's own form: the command after the file.
+  if (name === 'flock' && (rest[0] === '-c' || rest[0] === '--command')) {
+    if (rest[1] !== undefined) runs.push({ via: `flock ${rest[0]}`, script: rest[1] });
+    rest = [];
+  }
   if (name === 'xargs' && rest.length === 0) rest = ['echo'];
   if (rest.length > 0) runs.push({ via: name, argv: [...assignments, ...rest] });
+  return runs;
+}
+
+/** The script options of `su` or `runuser` among the words from `from` on, `--` included. */
+function scriptsAfter(name: string, spec: Spec, argv: readonly string[], from: number): WrappedRun[] {
+  const runs: WrappedRun[] = [];
+  for (let k = from; k < argv.length; k++) {
+    const a = argv[k]!;
+    if (a.startsWith('--')) {
+      const [key, value] = splitLong(a);
+      if (key === spec.scriptLong) {
+        const script = value ?? argv[k + 1];
+        if (script !== undefined) runs.push({ via: `${name} ${key}`, script });
+        if (value === undefined) k++;
+      } else if (value === undefined && spec.longArg?.includes(key)) k++;
+      continue;
+    }
+    if (!/^-[a-zA-Z]/.test(a)) continue;
+    for (let j = 1; j < a.length; j++) {
+      const letter = a[j]!;
+      if (letter !== spec.scriptOption && !spec.shortArg?.includes(letter)) continue;
+      const rest = a.slice(j + 1);
+      const arg = rest !== '' ? rest : argv[k + 1];
+      if (letter === spec.scriptOption && arg !== undefined) runs.push({ via: `${name} -${letter}`, script: arg });
+      if (rest === '') k++;
+      break;
+    }
+  }
   return runs;
 }
 

@@ -47,6 +47,20 @@ describe('decodeCommand', () => {
     });
   });
 
+  it("keeps the caller's waitMs (the gate's caller deadline), and adds no waitMs key without one", () => {
+    const ping = (body: object) => decodeCommand('skein.cmd.main.runtime.ping', bytes(JSON.stringify(body)), 1024);
+    expect(ping({ id: 'c-1', at: '2026-01-01T00:00:00.000Z', waitMs: 1500 }).command).toStrictEqual({
+      id: 'c-1',
+      type: 'runtime.ping',
+      agentId: 'main',
+      causationId: undefined,
+      at: '2026-01-01T00:00:00.000Z',
+      waitMs: 1500,
+      data: {},
+    });
+    expect(Object.keys(ping({}).command)).not.toContain('waitMs');
+  });
+
   it('fills a missing id (c-<uuid>) and time (now), and takes a missing data as {}', () => {
     const before = Date.now();
     const { command } = decodeCommand('skein.cmd.main.runtime.ping', bytes('{}'), 1024);

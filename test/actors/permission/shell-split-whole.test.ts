@@ -1,0 +1,421 @@
+/**
+ * The whole split of each shell construct the gate reads (commands, forms, argv, via, unsafe, parseError),
+ * beside shell-parse.test.ts: redirects, pipelines and the scripts they feed a shell, here-strings and
+ * here-docs, aliases, tests, globbed names, escapes, assignments and `$"…"`. Each expected split was checked
+ * against what bash 5.2 runs for the input.
+ */
+import type { ShellSplit } from '../../../machines/permission/shell-words.ts';
+import { shellSplitter } from '../../support/permission-fixtures.ts';
+
+const split = async (src: string) => (await shellSplitter())(src);
+
+const WHOLE: [string, ShellSplit][] = [
+  [
+    'A=1 /opt/x/rm a',
+    {
+      commands: [
+        { kind: 'command', text: 'A=1 rm a', forms: ['A=1 rm a', 'rm a', 'A=1 /opt/x/rm a'], argv: ['rm', 'a'] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'A=1 B=2',
+    {
+      commands: [
+        { kind: 'command', text: 'A=1', forms: ['A=1'], argv: ['A=1'] },
+        { kind: 'command', text: 'B=2', forms: ['B=2'], argv: ['B=2'] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'A=1 B=2 ls',
+    { commands: [{ kind: 'command', text: 'A=1 B=2 ls', forms: ['A=1 B=2 ls', 'ls'], argv: ['ls'] }], unsafe: [] },
+  ],
+  [
+    'ls >&2 2>&1 <&0 >&- 1>&3- >& file',
+    {
+      commands: [
+        { kind: 'command', text: 'ls', forms: ['ls'], argv: ['ls'] },
+        { kind: 'redirect', text: '>& file', forms: ['>& file'], argv: [] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'ls > out 2>> err &> both >| force < in',
+    {
+      commands: [
+        { kind: 'command', text: 'ls', forms: ['ls'], argv: ['ls'] },
+        { kind: 'redirect', text: '> out', forms: ['> out'], argv: [] },
+        { kind: 'redirect', text: '>> err', forms: ['>> err'], argv: [] },
+        { kind: 'redirect', text: '&> both', forms: ['&> both'], argv: [] },
+        { kind: 'redirect', text: '>| force', forms: ['>| force'], argv: [] },
+        { kind: 'redirect', text: '< in', forms: ['< in'], argv: [] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'ls > /dev/null 2>/dev/null &>/dev/null',
+    { commands: [{ kind: 'command', text: 'ls', forms: ['ls'], argv: ['ls'] }], unsafe: [] },
+  ],
+  [
+    'a | b | c',
+    {
+      commands: [
+        { kind: 'command', text: 'a', forms: ['a'], argv: ['a'] },
+        { kind: 'command', text: 'b', forms: ['b'], argv: ['b'] },
+        { kind: 'command', text: 'c', forms: ['c'], argv: ['c'] },
+        { kind: 'pipeline', text: 'a | b | c', forms: ['a | b | c'], argv: [] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'sudo a | b',
+    {
+      commands: [
+        { kind: 'command', text: 'sudo a', forms: ['sudo a'], argv: ['sudo', 'a'] },
+        { kind: 'command', text: 'a', forms: ['a'], argv: ['a'], via: 'sudo' },
+        { kind: 'command', text: 'b', forms: ['b'], argv: ['b'] },
+        { kind: 'pipeline', text: 'sudo a | b', forms: ['sudo a | b', 'a | b'], argv: [] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'sudo -u x cat f | env A=1 bash',
+    {
+      commands: [
+        { kind: 'command', text: 'sudo -u x cat f', forms: ['sudo -u x cat f'], argv: ['sudo', '-u', 'x', 'cat', 'f'] },
+        { kind: 'command', text: 'cat f', forms: ['cat f'], argv: ['cat', 'f'], via: 'sudo' },
+        { kind: 'command', text: 'env A=1 bash', forms: ['env A=1 bash'], argv: ['env', 'A=1', 'bash'] },
+        { kind: 'command', text: 'A=1 bash', forms: ['A=1 bash', 'bash'], argv: ['bash'], via: 'env' },
+        {
+          kind: 'pipeline',
+          text: 'sudo -u x cat f | env A=1 bash',
+          forms: ['sudo -u x cat f | env A=1 bash', 'cat f | bash'],
+          argv: [],
+        },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'nice -n 1 sudo grep x | sh',
+    {
+      commands: [
+        {
+          kind: 'command',
+          text: 'nice -n 1 sudo grep x',
+          forms: ['nice -n 1 sudo grep x'],
+          argv: ['nice', '-n', '1', 'sudo', 'grep', 'x'],
+        },
+        { kind: 'command', text: 'sudo grep x', forms: ['sudo grep x'], argv: ['sudo', 'grep', 'x'], via: 'nice' },
+        { kind: 'command', text: 'grep x', forms: ['grep x'], argv: ['grep', 'x'], via: 'nice > sudo' },
+        { kind: 'command', text: 'sh', forms: ['sh'], argv: ['sh'] },
+        {
+          kind: 'pipeline',
+          text: 'nice -n 1 sudo grep x | sh',
+          forms: ['nice -n 1 sudo grep x | sh', 'grep x | sh'],
+          argv: [],
+        },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    "echo 'rm -rf /' | sh",
+    {
+      commands: [
+        { kind: 'command', text: 'echo rm -rf /', forms: ['echo rm -rf /'], argv: ['echo', 'rm -rf /'] },
+        { kind: 'command', text: 'sh', forms: ['sh'], argv: ['sh'] },
+        { kind: 'pipeline', text: 'echo rm -rf / | sh', forms: ['echo rm -rf / | sh'], argv: [] },
+        { kind: 'command', text: 'rm -rf /', forms: ['rm -rf /'], argv: ['rm', '-rf', '/'], via: 'echo | sh' },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    "printf 'rm -rf x\\nls' | bash",
+    {
+      commands: [
+        {
+          kind: 'command',
+          text: 'printf rm -rf x\\nls',
+          forms: ['printf rm -rf x\\nls'],
+          argv: ['printf', 'rm -rf x\\nls'],
+        },
+        { kind: 'command', text: 'bash', forms: ['bash'], argv: ['bash'] },
+        { kind: 'pipeline', text: 'printf rm -rf x\\nls | bash', forms: ['printf rm -rf x\\nls | bash'], argv: [] },
+        { kind: 'command', text: 'rm -rf x', forms: ['rm -rf x'], argv: ['rm', '-rf', 'x'], via: 'printf | bash' },
+        { kind: 'command', text: 'ls', forms: ['ls'], argv: ['ls'], via: 'printf | bash' },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    "echo -n 'touch f' | sh",
+    {
+      commands: [
+        { kind: 'command', text: 'echo -n touch f', forms: ['echo -n touch f'], argv: ['echo', '-n', 'touch f'] },
+        { kind: 'command', text: 'sh', forms: ['sh'], argv: ['sh'] },
+        { kind: 'pipeline', text: 'echo -n touch f | sh', forms: ['echo -n touch f | sh'], argv: [] },
+        { kind: 'command', text: 'touch f', forms: ['touch f'], argv: ['touch', 'f'], via: 'echo | sh' },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    "echo -e 'touch f' | bash -s",
+    {
+      commands: [
+        { kind: 'command', text: 'echo -e touch f', forms: ['echo -e touch f'], argv: ['echo', '-e', 'touch f'] },
+        { kind: 'command', text: 'bash -s', forms: ['bash -s'], argv: ['bash', '-s'] },
+        { kind: 'pipeline', text: 'echo -e touch f | bash -s', forms: ['echo -e touch f | bash -s'], argv: [] },
+        { kind: 'command', text: 'touch f', forms: ['touch f'], argv: ['touch', 'f'], via: 'echo | bash' },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    "echo -ne 'touch f' | sh",
+    {
+      commands: [
+        { kind: 'command', text: 'echo -ne touch f', forms: ['echo -ne touch f'], argv: ['echo', '-ne', 'touch f'] },
+        { kind: 'command', text: 'sh', forms: ['sh'], argv: ['sh'] },
+        { kind: 'pipeline', text: 'echo -ne touch f | sh', forms: ['echo -ne touch f | sh'], argv: [] },
+        { kind: 'command', text: 'touch f', forms: ['touch f'], argv: ['touch', 'f'], via: 'echo | sh' },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'echo x | cat',
+    {
+      commands: [
+        { kind: 'command', text: 'echo x', forms: ['echo x'], argv: ['echo', 'x'] },
+        { kind: 'command', text: 'cat', forms: ['cat'], argv: ['cat'] },
+        { kind: 'pipeline', text: 'echo x | cat', forms: ['echo x | cat'], argv: [] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    "cat f | bash -c 'ls'",
+    {
+      commands: [
+        { kind: 'command', text: 'cat f', forms: ['cat f'], argv: ['cat', 'f'] },
+        { kind: 'command', text: 'bash -c ls', forms: ['bash -c ls'], argv: ['bash', '-c', 'ls'] },
+        { kind: 'command', text: 'ls', forms: ['ls'], argv: ['ls'], via: 'bash -c' },
+        { kind: 'pipeline', text: 'cat f | bash -c ls', forms: ['cat f | bash -c ls'], argv: [] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'a > f | b',
+    {
+      commands: [
+        { kind: 'command', text: 'a', forms: ['a'], argv: ['a'] },
+        { kind: 'redirect', text: '> f', forms: ['> f'], argv: [] },
+        { kind: 'command', text: 'b', forms: ['b'], argv: ['b'] },
+        { kind: 'pipeline', text: 'a | b', forms: ['a | b'], argv: [] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    "bash <<< 'touch f'",
+    {
+      commands: [
+        { kind: 'command', text: 'bash', forms: ['bash'], argv: ['bash'] },
+        { kind: 'command', text: 'touch f', forms: ['touch f'], argv: ['touch', 'f'], via: 'bash <<' },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'sh <<EOF\ntouch f\nEOF',
+    {
+      commands: [
+        { kind: 'command', text: 'sh', forms: ['sh'], argv: ['sh'] },
+        { kind: 'command', text: 'touch f', forms: ['touch f'], argv: ['touch', 'f'], via: 'sh <<' },
+      ],
+      unsafe: [],
+    },
+  ],
+  ["cat <<< 'touch f'", { commands: [{ kind: 'command', text: 'cat', forms: ['cat'], argv: ['cat'] }], unsafe: [] }],
+  [
+    'bash <<EOF > out\ntouch g\nEOF',
+    {
+      commands: [
+        { kind: 'command', text: 'bash', forms: ['bash'], argv: ['bash'] },
+        { kind: 'command', text: 'touch g', forms: ['touch g'], argv: ['touch', 'g'], via: 'bash <<' },
+        { kind: 'redirect', text: '> out', forms: ['> out'], argv: [] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    "alias ll='rm -rf x' la=ls",
+    {
+      commands: [
+        {
+          kind: 'command',
+          text: 'alias ll=rm -rf x la=ls',
+          forms: ['alias ll=rm -rf x la=ls'],
+          argv: ['alias', 'll=rm -rf x', 'la=ls'],
+        },
+        { kind: 'command', text: 'rm -rf x', forms: ['rm -rf x'], argv: ['rm', '-rf', 'x'], via: 'alias' },
+        { kind: 'command', text: 'ls', forms: ['ls'], argv: ['ls'], via: 'alias' },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'alias ll',
+    { commands: [{ kind: 'command', text: 'alias ll', forms: ['alias ll'], argv: ['alias', 'll'] }], unsafe: [] },
+  ],
+  [
+    '[[ -f x ]]',
+    {
+      commands: [{ kind: 'command', text: '[[ -f x ]]', forms: ['[[ -f x ]]'], argv: ['[[', '-f', 'x', ']]'] }],
+      unsafe: [],
+    },
+  ],
+  [
+    '[ -f x ]',
+    { commands: [{ kind: 'command', text: '[ -f x ]', forms: ['[ -f x ]'], argv: ['[', '-f', 'x', ']'] }], unsafe: [] },
+  ],
+  [
+    '((x++))',
+    { commands: [{ kind: 'command', text: '((x++))', forms: ['((x++))'], argv: ['((x++))'] }], unsafe: ['((x++))'] },
+  ],
+  [
+    'for ((i=0;i<3;i++)); do ls; done',
+    {
+      commands: [
+        { kind: 'command', text: 'i=0', forms: ['i=0'], argv: ['i=0'] },
+        { kind: 'command', text: 'ls', forms: ['ls'], argv: ['ls'] },
+      ],
+      unsafe: ['for ((i=0;i<3;i++)); do ls; done'],
+    },
+  ],
+  [
+    'cat <<EOF\n`touch f`\nEOF',
+    {
+      commands: [
+        { kind: 'command', text: 'cat', forms: ['cat'], argv: ['cat'] },
+        { kind: 'command', text: 'touch f', forms: ['touch f'], argv: ['touch', 'f'], via: 'here-doc' },
+      ],
+      unsafe: ['`touch f`'],
+    },
+  ],
+  [
+    'cat <<EOF\n\\`touch f\\`\nEOF',
+    { commands: [{ kind: 'command', text: 'cat', forms: ['cat'], argv: ['cat'] }], unsafe: [] },
+  ],
+  [
+    '/???/r? -rf x',
+    {
+      commands: [{ kind: 'command', text: 'r? -rf x', forms: ['r? -rf x', '/???/r? -rf x'], argv: ['r?', '-rf', 'x'] }],
+      unsafe: ['/???/r?'],
+    },
+  ],
+  ["'*' a", { commands: [{ kind: 'command', text: '* a', forms: ['* a'], argv: ['*', 'a'] }], unsafe: [] }],
+  [
+    'r[m] x',
+    {
+      commands: [{ kind: 'command', text: 'r[m] x', forms: ['r[m] x'], argv: [] }],
+      unsafe: [],
+      parseError: 'syntax error at line 1, column 1: unexpected "r[m] x"',
+    },
+  ],
+  ['l\\s', { commands: [{ kind: 'command', text: 'ls', forms: ['ls'], argv: ['ls'] }], unsafe: [] }],
+  [
+    'echo "a\\"b\\$c\\`d\\\\e\\\nf"',
+    {
+      commands: [
+        { kind: 'command', text: 'echo a"b$c`d\\ef', forms: ['echo a"b$c`d\\ef'], argv: ['echo', 'a"b$c`d\\ef'] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'echo a\\ b',
+    { commands: [{ kind: 'command', text: 'echo a b', forms: ['echo a b'], argv: ['echo', 'a b'] }], unsafe: [] },
+  ],
+  [
+    'x=1 y=2 z',
+    { commands: [{ kind: 'command', text: 'x=1 y=2 z', forms: ['x=1 y=2 z', 'z'], argv: ['z'] }], unsafe: [] },
+  ],
+  [
+    'declare -x A=1',
+    {
+      commands: [
+        { kind: 'command', text: 'declare -x A=1', forms: ['declare -x A=1'], argv: ['declare', '-x', 'A=1'] },
+      ],
+      unsafe: [],
+    },
+  ],
+  [
+    'unset -f g',
+    {
+      commands: [{ kind: 'command', text: 'unset -f g', forms: ['unset -f g'], argv: ['unset', '-f', 'g'] }],
+      unsafe: [],
+    },
+  ],
+  [
+    'export A=$(id)',
+    {
+      commands: [
+        { kind: 'command', text: 'export A=$(id)', forms: ['export A=$(id)'], argv: ['export', 'A=$(id)'] },
+        { kind: 'command', text: 'id', forms: ['id'], argv: ['id'] },
+      ],
+      unsafe: ['$(id)'],
+    },
+  ],
+  [
+    '$"rm" -rf /',
+    {
+      commands: [{ kind: 'command', text: 'rm -rf /', forms: ['rm -rf /'], argv: ['rm', '-rf', '/'] }],
+      unsafe: ['$"rm"'],
+    },
+  ],
+  [
+    'r$"m" -rf /',
+    {
+      commands: [{ kind: 'command', text: 'rm -rf /', forms: ['rm -rf /'], argv: ['rm', '-rf', '/'] }],
+      unsafe: ['$"m"'],
+    },
+  ],
+  ['ls $"x"', { commands: [{ kind: 'command', text: 'ls x', forms: ['ls x'], argv: ['ls', 'x'] }], unsafe: ['$"x"'] }],
+  [
+    'echo $ "x"',
+    { commands: [{ kind: 'command', text: 'echo $ x', forms: ['echo $ x'], argv: ['echo', '$', 'x'] }], unsafe: [] },
+  ],
+  [
+    'echo \\\ntouch x',
+    {
+      commands: [{ kind: 'command', text: 'echo touch x', forms: ['echo touch x'], argv: ['echo', 'touch', 'x'] }],
+      unsafe: [],
+    },
+  ],
+  [
+    "echo $'\\x72m'",
+    { commands: [{ kind: 'command', text: 'echo rm', forms: ['echo rm'], argv: ['echo', 'rm'] }], unsafe: [] },
+  ],
+  [
+    '\\rm -rf x',
+    { commands: [{ kind: 'command', text: 'rm -rf x', forms: ['rm -rf x'], argv: ['rm', '-rf', 'x'] }], unsafe: [] },
+  ],
+];
+
+describe('splitShell: whole splits', () => {
+  it.each(WHOLE)('%j', async (src, expected) => {
+    expect(await split(src)).toEqual(expected);
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * What the splitter refuses, with each message, the limits at their edges, and the shapes where
+ * tree-sitter-bash and bash read different words (`$"…"`, a line continuation inside a word). The whole
+ * splits of the constructs are in shell-split-whole.test.ts.
+ */
+import { SHELL_LIMITS } from '../../../actors/permission/shell-parse.ts';
+import { BYPASS_POLICY, decideTerminal, merged, shellSplitter } from '../../support/permission-fixtures.ts';
+
+const split = async (src: string) => (await shellSplitter())(src);
+
+describe('splitShell: $"…" (a locale-translated string)', () => {
+  const policy = merged(BYPASS_POLICY);
+  // tree-sitter-bash leaves the $ beside the string; read as text, `$"rm" -rf /` was the command `"rm"` and
+  // `r$"m"` the word `r$m`, so the deny rules never saw rm.
+  it.each(['$"rm" -rf /', 'r$"m" -rf /', '$"r"m -rf x', 'rm $"-rf" x', 'sudo $"rm" -rf x'])(
+    'denies %s, as bash runs rm',
+    async (command) => {
+      expect((await decideTerminal(policy, command)).outcome).toBe('deny');
+    },
+  );
+
+  it('reads $"a""b" as one word ab, also as an argument, where a deny rule on the words must see it', async () => {
+    const s = await split('git push $"--fo""rce" x');
+    expect(s.commands.map((c) => c.argv)).toEqual([['git', 'push', '--force', 'x']]);
+    expect(s.unsafe).toEqual(['$"--fo""rce"']);
+    const noForce = merged({
+      default: 'allow',
+      tools: { terminal: { always_deny: [{ pattern: '^git push --force' }] } },
+    });
+    expect((await decideTerminal(noForce, 'git push $"--fo""rce" x')).outcome).toBe('deny');
+  });
+
+  it('asks for an otherwise allowed command: a message catalogue may translate the text', async () => {
+    expect(await decideTerminal(policy, 'ls $"x"')).toMatchObject({ outcome: 'confirm', level: 'expansion' });
+    expect((await decideTerminal(policy, 'ls x')).outcome).toBe('allow');
+  });
+});
+
+describe('splitShell: refusals', () => {
+  it.each([
+    ['ls &&', 'syntax error at line 1, column 6: missing "word"'],
+    ['if', 'syntax error at line 1, column 1: unexpected "if"'],
+    ['ls )', 'syntax error at line 1, column 4: unexpected ")"'],
+    ['echo (', 'syntax error at line 1, column 6: unexpected "("'],
+    ["ls\necho 'x", `syntax error at line 2, column 5: unexpected " 'x"`],
+    ['$(', 'syntax error at line 1, column 1: unexpected "$("'],
+  ])('%j: %s', async (src, message) => {
+    const s = await split(src);
+    expect(s.parseError).toBe(message);
+    // The whole input is also a command, so no allow rule can match it piecewise.
+    expect(s.commands.at(-1)).toEqual({ kind: 'command', text: src.trim(), forms: [src.trim()], argv: [] });
+  });
+
+  it('clips a long unexpected text to 80 characters in the message', async () => {
+    const s = await split(`if ${'x'.repeat(100)}`);
+    expect(s.parseError).toBe(`syntax error at line 1, column 1: unexpected "if ${'x'.repeat(74)}..."`);
+    expect((await split(`if ${'x'.repeat(77)}`)).parseError).toBe(
+      `syntax error at line 1, column 1: unexpected "if ${'x'.repeat(77)}"`,
+    );
+  });
+
+  it('refuses a test whose operands hold $, ` or [, and keeps one without them', async () => {
+    for (const src of ['[[ $x -eq 1 ]]', "[ 'a[$(id)]' -eq 0 ]", '[[ `id` ]]', '[[ a[1] -eq 0 ]]']) {
+      expect((await split(src)).parseError, src).toMatch(/^the test ".*" holds \$, ` or \[ in an operand/);
+    }
+    expect((await split('[[ -f x ]] && [ -d "y" ]')).parseError).toBeUndefined();
+  });
+
+  it('names the here-doc problem: quoted delimiter, continuation, tabs', async () => {
+    expect((await split("cat <<'EOF'\nx\nEOF")).parseError).toBe(
+      "the here-doc delimiter 'EOF' is quoted or escaped; bash and the permission check could disagree on " +
+        'where the here-doc ends. Use a bare delimiter (<<EOF), or write the text with file.write',
+    );
+    expect((await split('cat <<EOF\nx\\\ny\nEOF')).parseError).toBe(
+      'a line continuation (backslash at the end of a line) follows the here-doc <<EOF; bash joins those lines ' +
+        'before it looks for the delimiter, so the here-doc could end elsewhere than checked. Remove the ' +
+        'continuation, or write the text with file.write',
+    );
+    expect((await split('cat <<-EOF\n\tx\nEOF')).parseError).toBe(
+      'the here-doc <<-EOF has lines starting with tabs, which bash strips before it compares them with the ' +
+        'delimiter; use <<EOF without tab indentation',
+    );
+    // A continuation before the here-doc, and tabs with plain <<, are read the same by both.
+    expect((await split('echo a \\\nb; cat <<EOF\nx\nEOF')).parseError).toBeUndefined();
+    expect((await split('cat <<EOF\n\tx\nEOF')).parseError).toBeUndefined();
+    expect((await split('cat <<-EOF\nx\nEOF')).parseError).toBeUndefined();
+  });
+
+  it('runs the backticks of an unquoted here-doc only, and not escaped ones', async () => {
+    const s = await split('cat <<EOF\n`a` \\`b\\` `c`\nEOF');
+    expect(s.commands).toEqual([
+      { kind: 'command', text: 'cat', forms: ['cat'], argv: ['cat'] },
+      { kind: 'command', text: 'a', forms: ['a'], argv: ['a'], via: 'here-doc' },
+      { kind: 'command', text: 'c', forms: ['c'], argv: ['c'], via: 'here-doc' },
+    ]);
+    expect(s.unsafe).toEqual(['`a`', '`c`']);
+  });
+});
+
+describe('splitShell: a line continuation inside a word', () => {
+  const policy = merged(BYPASS_POLICY);
+  // bash removes backslash-newline before it splits words, so `r\<newline>m` is rm; tree-sitter-bash reads
+  // the words r and m, and the gate judged "r m -rf /".
+  it.each(['r\\\nm -rf /', 'rm -\\\nrf x', 'ls x\\\ny'])('refuses %j', async (src) => {
+    expect((await split(src)).parseError).toMatch(
+      /^a line continuation inside a word of "[\s\S]*" joins what the check reads as two$/,
+    );
+    expect((await decideTerminal(policy, src)).outcome).toBe('deny');
+  });
+
+  it('keeps a continuation between words, with a blank on either side', async () => {
+    for (const src of ['ls a \\\nb', 'ls a\\\n b', 'ls \\\n-la']) {
+      const s = await split(src);
+      expect(s.parseError, src).toBeUndefined();
+      expect((await decideTerminal(policy, src)).outcome, src).toBe('allow');
+    }
+  });
+});
+
+describe('splitShell: limits at their edges', () => {
+  it('parses an input of exactly the limit, and refuses one character more', async () => {
+    const max = SHELL_LIMITS.maxSourceChars;
+    const at = await split(`ls ${'x'.repeat(max - 3)}`);
+    expect(at.parseError).toBeUndefined();
+    expect(at.commands).toHaveLength(1);
+    expect(await split(`ls ${'x'.repeat(max - 2)}`)).toEqual({
+      commands: [],
+      unsafe: [],
+      parseError: `input is longer than ${max} characters`,
+    });
+  });
+
+  it('unwraps wrappers 8 deep, and refuses the 9th', async () => {
+    const deep = (n: number) => `${'nice '.repeat(n)}ls`;
+    const eight = await split(deep(SHELL_LIMITS.maxDepth));
+    expect(eight.parseError).toBeUndefined();
+    expect(eight.commands.at(-1)).toMatchObject({ text: 'ls', via: Array(8).fill('nice').join(' > ') });
+    const nine = await split(deep(SHELL_LIMITS.maxDepth + 1));
+    expect(nine.parseError).toBe(`commands are nested more than ${SHELL_LIMITS.maxDepth} levels deep`);
+    expect(nine.commands.map((c) => c.text)).not.toContain('ls');
+  });
+
+  it('nests scripts 8 deep, and refuses the 9th', async () => {
+    const deep = (n: number) => {
+      let s = 'ls';
+      for (let i = 0; i < n; i++) s = `eval ${JSON.stringify(s)}`;
+      return s;
+    };
+    expect((await split(deep(SHELL_LIMITS.maxDepth))).parseError).toBeUndefined();
+    expect((await split(deep(SHELL_LIMITS.maxDepth + 1))).parseError).toBe(
+      `commands are nested more than ${SHELL_LIMITS.maxDepth} levels deep`,
+    );
+  });
+
+  it('keeps 2,000 sub-commands and refuses the 2,001st with one message', async () => {
+    const at = await split(Array(SHELL_LIMITS.maxCommands).fill('ls').join(';'));
+    expect(at.commands).toHaveLength(SHELL_LIMITS.maxCommands);
+    expect(at.parseError).toBeUndefined();
+    const over = await split(
+      Array(SHELL_LIMITS.maxCommands + 5)
+        .fill('ls')
+        .join(';'),
+    );
+    expect(over.commands).toHaveLength(SHELL_LIMITS.maxCommands);
+    expect(over.parseError).toBe(`more than ${SHELL_LIMITS.maxCommands} sub-commands`);
+  });
+
+  it('names the command whose braces expand past 256 results', async () => {
+    expect((await split('echo {1..256}')).parseError).toBeUndefined();
+    expect((await split('echo {1..257}')).parseError).toBe(
+      'a brace expansion in "echo {1..257}" has more than 256 results',
+    );
+  });
+});

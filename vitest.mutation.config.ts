@@ -1,0 +1,17 @@
+/**
+ * @module
+ * The vitest config of a mutation run (stryker.config.mjs): the main config with `include` narrowed to the
+ * tests of the module named by SKEIN_MUTATE. The narrowing is here and not in Stryker's `testFiles`, because
+ * with `testFiles` Stryker 9.5 runs a module-level ("static") mutant with runtime activation, set only after
+ * the mutated module was imported, so such mutants always survived (docs/quality.md).
+ */
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.ts';
+import { MODULES } from './test/mutation/modules.mjs';
+
+const name = process.env.SKEIN_MUTATE ?? 'policy';
+const module = (MODULES as Record<string, { tests: string[] } | undefined>)[name];
+if (!module) throw new Error(`SKEIN_MUTATE='${name}' is not a module of test/mutation/modules.mjs`);
+
+// Not mergeConfig: it concatenates arrays, which would keep the main config's `test/**` include.
+export default defineConfig({ ...base, test: { ...base.test, include: module.tests } });
