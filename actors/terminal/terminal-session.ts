@@ -9,13 +9,15 @@
  * invoked callback actor) and the deadlines, and whose snapshot equals a
  * replay of the facts; output goes through `TerminalOutput`. The job
  * lifecycle (queue, what a timeout does, input-awaited detection) lives in
- * `terminal-jobs.ts`; replies are built by `terminal-exec.ts`.
+ * `terminal-jobs.ts`; job control (signal, pause, resume) in `terminal-signals.ts`; replies are built by
+ * `terminal-exec.ts`.
  */
 import { readlinkSync } from 'node:fs';
 import type { IPty } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import type { TerminalAggregateContext } from '../../machines/terminal/terminal.ts';
 import { startTerminalActor, type TerminalActor } from './terminal-actor.ts';
+import { pauseForeground, resumeForeground, signalForeground } from './terminal-signals.ts';
 import type { PtyExit } from './terminal-pty.ts';
 import { ErrorCode, InvalidStateError, RuntimeError } from '../../schemas/errors.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
@@ -26,12 +28,10 @@ import { JobRunner } from './terminal-jobs.ts';
 import { type OutputFact, TerminalOutput } from './terminal-output.ts';
 import {
   echoIsOff,
-  foregroundPgid,
   normalizeSignal,
   sessionMembers,
   SIGNAL_NAMES,
   signalAll,
-  signalSafely,
   sleep,
   stopSession,
   until,
@@ -285,41 +285,22 @@ export class TerminalSession {
 
   async signal(name: string): Promise<{ signal: string; pgid: number }> {
     this.#assertOpen();
-    const signal = normalizeSignal(name);
-    const pgid = foregroundPgid(this.pty.pid);
-    if (pgid <= 0)
-      throw new InvalidStateError(
-        `Terminal '${this.terminalId}' has no foreground process group; check that it is still open.`,
-      );
-    signalSafely(-pgid, signal);
-    await this.#emit({ type: 'terminal.signalled', data: { terminalId: this.terminalId, signal, pgid } });
+    const { signal, pgid, fact } = signalForeground(this, name);
+    await this.#emit(fact);
     return { signal, pgid };
   }
 
-  /**
-   * SIGSTOP the foreground group. The shell is stopped first (and continued
-   * last) so that it never sees its job stop and takes the terminal back.
-   */
+  /** SIGSTOP the foreground group (terminal-signals.ts); false when there is nothing to pause. */
   async pause(): Promise<boolean> {
-    if (this.status !== 'busy' || this.pausedPgid !== undefined) return false;
-    const pgid = foregroundPgid(this.pty.pid);
-    if (pgid <= 0) return false;
-    signalSafely(this.shellPid, 'SIGSTOP');
-    if (pgid !== this.shellPid) signalSafely(-pgid, 'SIGSTOP');
-    this.pausedPgid = pgid;
-    await this.#emit({ type: 'terminal.paused', data: { terminalId: this.terminalId, pgid } });
-    return true;
+    const fact = pauseForeground(this);
+    if (fact) await this.#emit(fact);
+    return fact !== undefined;
   }
 
   async resume(): Promise<boolean> {
-    const pgid = this.pausedPgid;
-    if (pgid === undefined) return false;
-    this.pausedPgid = undefined;
-    if (pgid !== this.shellPid) signalSafely(-pgid, 'SIGCONT');
-    signalSafely(this.shellPid, 'SIGCONT');
-    this.lastActivity = Date.now();
-    await this.#emit({ type: 'terminal.resumed', data: { terminalId: this.terminalId, pgid } });
-    return true;
+    const fact = resumeForeground(this);
+    if (fact) await this.#emit(fact);
+    return fact !== undefined;
   }
 
   /**

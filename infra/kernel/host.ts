@@ -8,7 +8,6 @@
  * The host is built first; domains (`defineDomain`) register with it before
  * `start()`, which reads the log back through their reactions and restores them.
  */
-import { createHash } from 'node:crypto';
 import {
   ErrorCode,
   RuntimeError,
@@ -20,7 +19,9 @@ import {
   type StoredFact,
   type UnstampedFact,
 } from '../../schemas/index.ts';
-import { canonicalJson, Fold, type AggregateDef } from '../../machines/kernel/projection.ts';
+import { Fold, type AggregateDef } from '../../machines/kernel/projection.ts';
+import { CommandMemory, commandKey, type Outcome } from './command-memory.ts';
+import { digestOf } from './digest.ts';
 import type { Bus, BusMsg, Subscription } from '../transport/bus.ts';
 import { decodeCommand, encode } from '../transport/codec.ts';
 import type { EventLog } from '../transport/event-log.ts';
@@ -38,9 +39,6 @@ export type { Gate, HandlerContext } from './domain.ts';
 
 /** A handler as the host stores it: any command's, called with that command's context. */
 type StoredHandler = (ctx: HandlerContext) => Promise<unknown>;
-
-/** A reply and whether it may be retried (a retryable failure is not remembered as the answer). */
-type Outcome = { bytes: Uint8Array; retryable: boolean };
 
 export type HostOptions = {
   bus: Bus;
@@ -76,17 +74,13 @@ export class Host {
   readonly locks = new KeyedLock();
   readonly startedAt = new Date().toISOString();
   readonly #logger: Logger;
-  readonly #replies = new Map<string, Promise<Outcome>>();
   readonly #handlers = new Map<string, { handler: StoredHandler; domain: string }>();
   readonly #domains: AnyDomain[] = [];
   readonly #reactions: Reaction[] = [];
   #gate: Gate | undefined;
   #phase: 'registering' | 'restoring' | 'live' = 'registering';
-  /** Ids of commands whose facts are in the log (before this start or since): never run twice. */
-  readonly #handled = new Set<string>();
-  /** The facts of the most recent commands, by command key: a retry after a restart is answered from them. */
-  readonly #caused = new Map<string, { facts: StoredFact[]; bytes: number }>();
-  #causedBytes = 0;
+  /** Replies and facts of recent commands: a command id is never run twice. */
+  readonly #memory: CommandMemory;
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
@@ -97,6 +91,7 @@ export class Host {
   constructor(options: HostOptions) {
     this.options = options;
     this.#logger = options.logger.child({ actor: 'host' });
+    this.#memory = new CommandMemory(options.commandCacheSize, this.#logger);
     this.fold = new Fold(options.aggregates);
     this.writer = new FactWriter({
       log: options.log,
@@ -108,7 +103,7 @@ export class Host {
       assertAvailable: options.assertAvailable,
     });
     this.writer.onFact((fact, foreign) => {
-      if (fact.causationId) this.#noteCaused(commandKey(fact.agentId, fact.causationId), fact);
+      if (fact.causationId) this.#memory.noteCaused(commandKey(fact.agentId, fact.causationId), fact);
       const parts = parseEventSubject(fact.subject);
       if (parts?.aggregate === 'agent') this.#agentSubjects.set(parts.aggregateId, fact.subject);
       this.#follower?.note(fact, foreign);
@@ -278,16 +273,15 @@ export class Host {
     try {
       if (this.#unavailable) throw new RuntimeError(ErrorCode.Unavailable, this.#unavailable, { retryable: true });
       const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes);
-      // Command ids are the client's: one agent's id never answers for another agent's command.
       const key = commandKey(command.agentId, command.id);
-      const cached = this.#replies.get(key);
+      const cached = this.#memory.reply(key);
       if (cached) {
         reply = (await cached).bytes;
-      } else if (this.#handled.has(key)) {
-        reply = await this.#rebuild(command, def, key);
+      } else if (this.#memory.handled(key)) {
+        reply = await this.#memory.rebuild(command, def, key, this.#domains);
       } else {
         const pending = this.#run(command, def);
-        this.#remember(key, pending);
+        this.#memory.remember(key, pending);
         reply = (await pending).bytes;
       }
     } catch (err) {
@@ -362,49 +356,6 @@ export class Host {
     }
   }
 
-  #noteCaused(key: string, fact: StoredFact): void {
-    this.#handled.add(key);
-    const bytes = JSON.stringify(fact.data).length;
-    const kept = this.#caused.get(key);
-    if (kept) {
-      kept.facts.push(fact);
-      kept.bytes += bytes;
-    } else this.#caused.set(key, { facts: [fact], bytes });
-    this.#causedBytes += bytes;
-    // Bounded by count and size (a write's diff can be large): the oldest go first; their retries get in_doubt.
-    while (this.#caused.size > CAUSED_KEPT || (this.#causedBytes > CAUSED_BYTES && this.#caused.size > 1)) {
-      const [oldest, entry] = this.#caused.entries().next().value!;
-      this.#caused.delete(oldest);
-      this.#causedBytes -= entry.bytes;
-    }
-  }
-
-  /**
-   * The reply to a command id whose facts are in the log but whose reply is gone (sent again after a
-   * restart): rebuilt by the domain that knows those facts, or `in_doubt` naming them so the caller re-reads
-   * before deciding. Never run twice.
-   */
-  async #rebuild(command: Command, def: CommandDef, key: string): Promise<Uint8Array> {
-    const facts = this.#caused.get(key)?.facts ?? [];
-    for (const domain of this.#domains) {
-      const rebuilt = facts.length > 0 ? await domain.retried?.(command, facts) : undefined;
-      if (!rebuilt) continue;
-      if ('error' in rebuilt) return encode({ ok: false, error: toErrorInfo(rebuilt.error) });
-      const checked = def.reply.safeParse(rebuilt.reply);
-      if (checked.success) return encode({ ok: true, ...(checked.data as object) });
-      this.#logger.warn({ err: checked.error.message, event: def.type }, 'a rebuilt reply does not match its schema');
-    }
-    const seen = facts.map((f) => `${f.type} on ${f.subject}`);
-    throw new RuntimeError(
-      ErrorCode.InDoubt,
-      `command id '${command.id}' was already handled (its facts are in the log) and its reply cannot be ` +
-        `rebuilt${seen.length > 0 ? ` from ${seen.slice(0, 5).join(', ')}${seen.length > 5 ? ', …' : ''}` : ''}; ` +
-        're-read the state it changed (review.list, file.read, agent.get…) before deciding, and send a new ' +
-        'id to run it again.',
-      { details: { facts: facts.slice(0, 20).map((f) => ({ type: f.type, subject: f.subject, seq: f.seq })) } },
-    );
-  }
-
   /** Whether `agentId` lives on this host (always, with one unnamed host). */
   owns(agentId: string): boolean {
     return this.options.owns?.(agentId) ?? true;
@@ -419,29 +370,4 @@ export class Host {
   agentSubject(agentId: string): string | undefined {
     return this.#agentSubjects.get(agentId);
   }
-
-  #remember(id: string, reply: Promise<Outcome>): void {
-    this.#replies.set(id, reply);
-    // A retryable failure is not the answer forever: the same id may try again.
-    void reply.then((outcome) => {
-      if (outcome.retryable && this.#replies.get(id) === reply) this.#replies.delete(id);
-    });
-    if (this.#replies.size > this.options.commandCacheSize) {
-      const oldest = this.#replies.keys().next().value;
-      if (oldest !== undefined) this.#replies.delete(oldest);
-    }
-  }
-}
-
-/** How many recent commands keep their facts for rebuilding a reply after a restart. */
-const CAUSED_KEPT = 4_096;
-/** …and at most about this many characters of their data. */
-const CAUSED_BYTES = 16 * 1024 * 1024;
-
-function commandKey(agentId: string, commandId: string): string {
-  return `${agentId}\u0000${commandId}`;
-}
-
-export function digestOf(fold: Fold): string {
-  return createHash('sha256').update(canonicalJson(fold.states())).digest('hex');
 }

@@ -6,7 +6,7 @@
  */
 import type { StoredFact } from '../../schemas/index.ts';
 import { Fold, type AggregateDef } from '../../machines/kernel/projection.ts';
-import { digestOf } from './host.ts';
+import { digestOf } from './digest.ts';
 import type { EventLog } from '../transport/event-log.ts';
 import { foldStored } from './fact-writer.ts';
 

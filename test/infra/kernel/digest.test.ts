@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { assign, setup } from 'xstate';
 import { Fold } from '../../../machines/kernel/projection.ts';
 import { eventsByType } from '../../../schemas/index.ts';
-import { digestOf } from '../../../infra/kernel/host.ts';
+import { digestOf } from '../../../infra/kernel/digest.ts';
 import { AGGREGATES } from '../../../infra/kernel/domains.ts';
 import { replay } from '../../../infra/kernel/replay.ts';
 import { decodeLogLine } from '../../../infra/transport/codec.ts';

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Fold } from '../../../machines/kernel/projection.ts';
 import { AGGREGATES } from '../../../infra/kernel/domains.ts';
 import { FactWriter } from '../../../infra/kernel/fact-writer.ts';
-import { digestOf } from '../../../infra/kernel/host.ts';
+import { digestOf } from '../../../infra/kernel/digest.ts';
 import { replayLog } from '../../../infra/kernel/replay.ts';
 import type { AppendRequest, EventLog } from '../../../infra/transport/event-log.ts';
 import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
