@@ -31,6 +31,7 @@ import type { Logger } from 'pino';
 import type { AnyDomain, Gate, HandlerContext, Reaction } from './domain.ts';
 import type { Route } from '../../machines/hosts/liveness.ts';
 import { LogFollower } from './log-follower.ts';
+import { JsonThread } from '../transport/json-thread.ts';
 
 /** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
 const READS_OTHER_HOSTS: ReadonlySet<string> = new Set(['agent.tree', 'agent.get', 'agent.wait', 'review.list']);
@@ -81,6 +82,9 @@ export class Host {
   #phase: 'registering' | 'restoring' | 'live' = 'registering';
   /** Replies and facts of recent commands: a command id is never run twice. */
   readonly #memory: CommandMemory;
+  /** Big payloads are parsed off the event loop; per agent, commands still start in the order they came. */
+  readonly #json: JsonThread;
+  readonly #parsing = new Map<string, Promise<unknown>>();
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
@@ -92,6 +96,7 @@ export class Host {
     this.options = options;
     this.#logger = options.logger.child({ actor: 'host' });
     this.#memory = new CommandMemory(options.commandCacheSize, this.#logger);
+    this.#json = new JsonThread(this.#logger);
     this.fold = new Fold(options.aggregates);
     this.writer = new FactWriter({
       log: options.log,
@@ -217,6 +222,7 @@ export class Host {
       await domain.stop?.().catch((err) => this.#logger.warn({ err, domain: domain.name }, 'domain stop failed'));
     }
     this.#domains.length = 0;
+    await this.#json.close();
   }
 
   #react(fact: StoredFact, foreign: boolean): void {
@@ -272,7 +278,8 @@ export class Host {
     }
     try {
       if (this.#unavailable) throw new RuntimeError(ErrorCode.Unavailable, this.#unavailable, { retryable: true });
-      const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes);
+      const parsed = await this.#parseInOrder(agentId, msg.data);
+      const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes, parsed);
       const key = commandKey(command.agentId, command.id);
       const cached = this.#memory.reply(key);
       if (cached) {
@@ -290,6 +297,27 @@ export class Host {
     }
     if (reply.byteLength > this.options.maxPayloadBytes) reply = this.#tooLarge(msg.subject, reply.byteLength);
     if (msg.reply) msg.respond(reply);
+  }
+
+  /**
+   * A payload over the JSON thread's threshold (and within the payload limit), parsed on the worker; any
+   * other gives `undefined` at once (decodeCommand parses it). A command of an agent whose earlier big
+   * command is still being parsed waits for it, so each agent's commands are decoded in the order they came.
+   */
+  #parseInOrder(agentId: string, data: Uint8Array): Promise<{ value: unknown } | undefined> | undefined {
+    const before = this.#parsing.get(agentId);
+    const big = data.byteLength <= this.options.maxPayloadBytes && this.#json.offThread(data.byteLength);
+    if (!before && !big) return undefined;
+    const mine = (async () => {
+      await before;
+      return big ? this.#json.parse(data) : undefined;
+    })();
+    const tail = mine.then(() => undefined);
+    this.#parsing.set(agentId, tail);
+    void tail.then(() => {
+      if (this.#parsing.get(agentId) === tail) this.#parsing.delete(agentId);
+    });
+    return mine;
   }
 
   /** A reply the bus would drop (over max_payload) becomes an error the client gets at once. */

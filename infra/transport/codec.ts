@@ -43,7 +43,13 @@ export type DecodedCommand = { command: Command; def: CommandDef };
  * Decodes a command from its subject and bytes. Throws `InvalidMessageError`
  * with a code and a message naming the bad field or value.
  */
-export function decodeCommand(subject: string, payload: Uint8Array, maxPayloadBytes: number): DecodedCommand {
+export function decodeCommand(
+  subject: string,
+  payload: Uint8Array,
+  maxPayloadBytes: number,
+  /** The payload already parsed as JSON (off the event loop: infra/transport/json-thread.ts). */
+  parsed?: { value: unknown },
+): DecodedCommand {
   if (payload.byteLength > maxPayloadBytes) {
     throw new InvalidMessageError(
       ErrorCode.PayloadTooLarge,
@@ -71,7 +77,7 @@ export function decodeCommand(subject: string, payload: Uint8Array, maxPayloadBy
       `unknown command type '${parts.type}'; run \`skein schema ${parts.type}\` for the close matches`,
     );
   }
-  const json = parseJson(subject, payload);
+  const json = parsed ? parsed.value : parseJson(subject, payload);
   const envelope = CommandEnvelope.safeParse(json);
   if (!envelope.success) {
     throw new InvalidMessageError(ErrorCode.InvalidMessage, subject, formatIssues(envelope.error));
