@@ -58,7 +58,10 @@ function lease(entry: Entry): OpenRoot {
   };
 }
 
-/** The root `root` (as configured: absolute, or relative to the cwd), resolved and open; throws NotFound when missing. */
+/**
+ * The root `root` (as configured: absolute, or relative to the cwd), resolved and open; throws NotFound
+ * when missing.
+ */
 export async function openRoot(root: string): Promise<OpenRoot> {
   const key = resolve(root);
   const cached = cache.get(key);

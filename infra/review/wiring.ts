@@ -15,6 +15,7 @@ import { ActionLogService, type RecordChangeInput } from '../../actors/review/ac
 import { BlobStore } from '../../actors/review/blob-store.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { defineDomain } from '../kernel/domain.ts';
+import { diskError } from '../transport/disk-errors.ts';
 import { remoteAll, remoteEach, remoteFiles, type RemoteReview, splitSelection } from './remote-review.ts';
 
 /** An accept or reject of everything (no paths, no hunk ids): the only kind sent on to other hosts. */
@@ -105,8 +106,13 @@ export function wireReview(deps: {
     },
     async plan(input) {
       recentEdits.set(input.path, { content: input.after, at: Date.now() });
-      const beforeHash = input.before === null ? null : await service.blobs.put(input.before);
-      const resultHash = await service.blobs.put(input.after);
+      // A full data disk is `unavailable` naming it, as for the log (the records ride in edit.applied's append).
+      const put = (content: string | Uint8Array) =>
+        service.blobs.put(content).catch((err: unknown) => {
+          throw diskError(service.blobs.dir, err, 'the review blob store in');
+        });
+      const beforeHash = input.before === null ? null : await put(input.before);
+      const resultHash = await put(input.after);
       const planned = await service.planChangeByHash({
         agentId: input.agentId,
         ancestors: deps.directory.localAncestors(input.agentId),

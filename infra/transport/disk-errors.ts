@@ -12,10 +12,10 @@ const FULL = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
 /** The disk holding `dir` is full (or over quota): retry after freeing space. */
 export class DiskFullError extends RuntimeError {
   override name = 'DiskFullError';
-  constructor(dir: string, detail: string, cause?: unknown) {
+  constructor(dir: string, detail: string, cause?: unknown, what = 'the event log in data dir') {
     super(
       ErrorCode.Unavailable,
-      `the event log in data dir ${dir} could not be written (${detail}); nothing was acknowledged — ` +
+      `${what} ${dir} could not be written (${detail}); nothing was acknowledged — ` +
         'free space on that disk (or move --data) and retry; the runtime recovers by itself',
       { retryable: true, cause },
     );
@@ -35,9 +35,12 @@ export function isDiskFull(err: unknown): boolean {
   return err instanceof ShortWriteError || (typeof code === 'string' && FULL.has(code));
 }
 
-/** Maps a write failure on the log to what the caller should see. */
-export function diskError(dir: string, err: unknown): unknown {
+/**
+ * Maps a write failure on the log (or, naming it as `what`, another store in the data dir) to what the
+ * caller should see.
+ */
+export function diskError(dir: string, err: unknown, what?: string): unknown {
   if (!isDiskFull(err)) return err;
   const code = (err as NodeJS.ErrnoException).code ?? 'short write';
-  return new DiskFullError(dir, `${code}: disk full`, err);
+  return new DiskFullError(dir, `${code}: disk full`, err, what);
 }

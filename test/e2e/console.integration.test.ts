@@ -160,8 +160,12 @@ describe('web console', { timeout: 90_000 }, () => {
     await ui.page.getByRole('tab', { name: 'Review' }).click();
     await ui.page.getByRole('combobox', { name: 'Review changes of' }).selectOption('helper');
     const helperFile = ui.page.getByRole('region', { name: `file ${join(rt.workspace, 'helper-only.txt')}` });
-    await helperFile.waitFor(POLL);
-    expect(await ui.page.getByRole('region', { name: /main-only\.txt/ }).count()).toBe(0);
+    const mainFile = ui.page.getByRole('region', { name: /main-only\.txt/ });
+    // main's review (shown until the helper's arrives) lists helper-only.txt too: wait for the helper's own,
+    // which has the helper's file and not main's.
+    await expect
+      .poll(async () => ({ helper: await helperFile.count(), main: await mainFile.count() }), POLL)
+      .toEqual({ helper: 1, main: 0 });
     await helperFile
       .getByRole('group', { name: /^file / })
       .getByRole('button', { name: 'Reject' })

@@ -50,7 +50,7 @@ describe.skipIf(skip !== undefined)('disk full, embedded log on an 8 MiB tmpfs',
       const reply = await write(`full-${i}.txt`, `${'data '.repeat(2_000)}${i}\n`);
       expect(host.alive(), host.output().slice(-3000)).toBe(true);
       if (!reply.ok) {
-        expect(reply.error.code).toBe('unavailable');
+        expect(reply.error.code, reply.error.message).toBe('unavailable');
         expect(reply.error.retryable).toBe(true);
         expect(reply.error.message).toContain(dataDir);
         refused.push(`full-${i}.txt`);
