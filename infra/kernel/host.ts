@@ -11,6 +11,7 @@
 import {
   ErrorCode,
   RuntimeError,
+  commandsByType,
   parseEventSubject,
   subjectPatterns,
   toErrorInfo,
@@ -278,7 +279,7 @@ export class Host {
     }
     try {
       if (this.#unavailable) throw new RuntimeError(ErrorCode.Unavailable, this.#unavailable, { retryable: true });
-      const parsed = await this.#parseInOrder(agentId, msg.data);
+      const parsed = await this.#parseInOrder(agentId, msg.subject, msg.data);
       const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes, parsed);
       const key = commandKey(command.agentId, command.id);
       const cached = this.#memory.reply(key);
@@ -301,12 +302,19 @@ export class Host {
 
   /**
    * A payload over the JSON thread's threshold (and within the payload limit), parsed on the worker; any
-   * other gives `undefined` at once (decodeCommand parses it). A command of an agent whose earlier big
-   * command is still being parsed waits for it, so each agent's commands are decoded in the order they came.
+   * other gives `undefined` at once (decodeCommand parses it). A tool call (a command that acts: a write, an
+   * exec…) of an agent whose earlier big tool call is still being parsed waits for it, so each agent's acts
+   * start in the order they came; reads and pings never wait behind a parse.
    */
-  #parseInOrder(agentId: string, data: Uint8Array): Promise<{ value: unknown } | undefined> | undefined {
-    const before = this.#parsing.get(agentId);
+  #parseInOrder(
+    agentId: string,
+    subject: string,
+    data: Uint8Array,
+  ): Promise<{ value: unknown } | undefined> | undefined {
     const big = data.byteLength <= this.options.maxPayloadBytes && this.#json.offThread(data.byteLength);
+    const acts = commandsByType.get(subject.split('.').slice(3).join('.'))?.tool !== undefined;
+    if (!acts) return big ? this.#json.parse(data) : undefined;
+    const before = this.#parsing.get(agentId);
     if (!before && !big) return undefined;
     const mine = (async () => {
       await before;
