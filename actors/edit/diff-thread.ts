@@ -7,79 +7,46 @@
  * same report as `cappedDiff` (same code, tested against it). If the worker cannot start or dies, diffs run
  * here again, with a warning: slower, never wrong.
  */
-import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { LazyWorker } from '../common/lazy-worker.ts';
 import { cappedDiff, type DiffReport } from './edit-report.ts';
 
 /** Combined length of the two texts above which the diff runs on the worker. */
 export const OFF_THREAD_CHARS = 512 * 1024;
 
-type Pending = { resolve: (r: DiffReport) => void; reject: (e: Error) => void };
-
 export class DiffThread {
-  #worker: Worker | undefined;
-  #broken = false;
-  #next = 0;
-  readonly #pending = new Map<number, Pending>();
+  readonly #worker: LazyWorker;
   readonly #log: Logger;
   readonly #threshold: number;
 
   constructor(log: Logger, threshold = OFF_THREAD_CHARS) {
     this.#log = log.child({ actor: 'diff-thread' });
+    // Two levels up is the package root both from actors/edit/ (sources) and from dist/<x>/ (the bundle).
+    this.#worker = new LazyWorker(new URL('../../actors/edit/diff-thread-worker.mjs', import.meta.url), this.#log);
     this.#threshold = threshold;
   }
 
   /** The capped unified diff of `before` → `after`, shown as `display`. */
-  diff = (display: string, before: string, after: string): Promise<DiffReport> => {
-    if (this.#broken || before.length + after.length < this.#threshold) {
-      return Promise.resolve(cappedDiff(display, before, after));
-    }
-    const worker = this.#start();
-    const id = this.#next++;
-    return new Promise<DiffReport>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      worker.postMessage({ id, display, before, after });
-    }).catch((err: Error) => {
-      this.#log.warn({ err: err.message }, 'diff worker failed; diffing on the main thread');
+  diff = async (display: string, before: string, after: string): Promise<DiffReport> => {
+    if (this.#worker.broken || before.length + after.length < this.#threshold) {
       return cappedDiff(display, before, after);
-    });
+    }
+    try {
+      const answer = await this.#worker.request({ display, before, after });
+      if (answer['report']) return answer['report'] as DiffReport;
+      throw new Error(String(answer['error'] ?? 'no report'));
+    } catch (err) {
+      this.#log.warn({ err: (err as Error).message }, 'diff worker failed; diffing on the main thread');
+      return cappedDiff(display, before, after);
+    }
   };
 
   /** Whether a worker thread is running (for tests). */
   get running(): boolean {
-    return this.#worker !== undefined;
+    return this.#worker.running;
   }
 
-  async close(): Promise<void> {
-    const worker = this.#worker;
-    this.#worker = undefined;
-    if (worker) await worker.terminate();
-  }
-
-  #start(): Worker {
-    if (this.#worker) return this.#worker;
-    // Two levels up is the package root both from actors/edit/ (sources) and from dist/<x>/ (the bundle).
-    const worker = new Worker(new URL('../../actors/edit/diff-thread-worker.mjs', import.meta.url));
-    worker.unref(); // never what keeps a process alive
-    worker.on('message', (m: { id?: number; report?: DiffReport; error?: string }) => {
-      if (m.id === undefined) return;
-      const p = this.#pending.get(m.id);
-      this.#pending.delete(m.id);
-      if (m.report) p?.resolve(m.report);
-      else p?.reject(new Error(m.error ?? 'no report'));
-    });
-    const fail = (err: Error) => {
-      if (this.#worker === worker) this.#worker = undefined;
-      this.#broken = true;
-      for (const p of this.#pending.values()) p.reject(err);
-      this.#pending.clear();
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => {
-      if (this.#pending.size > 0) fail(new Error(`diff worker exited with code ${code}`));
-      if (this.#worker === worker) this.#worker = undefined;
-    });
-    this.#worker = worker;
-    return worker;
+  close(): Promise<void> {
+    return this.#worker.close();
   }
 }
