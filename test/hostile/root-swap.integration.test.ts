@@ -74,9 +74,11 @@ describe('the workspace root swapped under the file tools', () => {
     await rt.bus.flush();
     const dir = rt.dir;
     const ws = rt.workspace.slice(dir.length + 1);
+    // The root is back in place for 10 ms of each round (the other three states last one mv each): a read
+    // needs the root whole for its entire walk, and without the pause none landed on a loaded machine (CI).
     const loop =
       `ln -s ${JSON.stringify(outside)} ws_link; while :; do ` +
-      `mv -T ${ws} ws_real; mv -T ws_link ${ws}; mv -T ${ws} ws_link; mv -T ws_real ${ws}; done`;
+      `mv -T ${ws} ws_real; mv -T ws_link ${ws}; mv -T ${ws} ws_link; mv -T ws_real ${ws}; sleep 0.01; done`;
     const swapper: ChildProcess = spawn('sh', ['-c', loop], { cwd: dir, stdio: 'ignore', detached: true });
     let served = 0;
     const leaks: string[] = [];
