@@ -19,6 +19,20 @@ export { realRoots } from './confined-walk.ts';
 export type ResolvedPath = { path: string; exists: boolean; isDirectory: boolean };
 
 /**
+ * The entry a walk ended on (`name` in the directory it reached): its real path and lstat, undefined when
+ * missing. The walk follows symlinks inside the roots, so a symlink still here points at nothing: refused.
+ */
+async function lastEntry(w: Walked, name: string, given: string) {
+  const st = await lstat(atFd(w.dir.fd, name)).catch(() => undefined);
+  if (st?.isSymbolicLink())
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `Path ${JSON.stringify(given)} is a symlink to a missing target. Edit a regular file inside the workspace.`,
+    );
+  return { path: `${w.dirPath}/${name}`, st };
+}
+
+/**
  * Resolves `given` (absolute, or relative to the first root) to its real path inside a root, following
  * symlinks only inside the roots. A missing file is allowed (for creation) when its directory exists, or,
  * with `createParents`, once the walk has created the missing directories (each one inside the directory it
@@ -33,13 +47,7 @@ export async function resolveInWorkspace(
   const w = await walk(roots, given, true, createParents);
   try {
     if (w.name === undefined) return { path: w.dirPath, exists: true, isDirectory: true };
-    const path = `${w.dirPath}/${w.name}`;
-    const st = await lstat(atFd(w.dir.fd, w.name)).catch(() => undefined);
-    if (st?.isSymbolicLink())
-      throw new RuntimeError(
-        ErrorCode.PermissionDenied,
-        `Path ${JSON.stringify(given)} is a symlink to a missing target. Edit a regular file inside the workspace.`,
-      );
+    const { path, st } = await lastEntry(w, w.name, given);
     return { path, exists: st !== undefined, isDirectory: st?.isDirectory() ?? false };
   } finally {
     await w.close();
@@ -108,13 +116,7 @@ export async function resolveAndRead(
   const w = await walk(roots, given, true, createParents);
   try {
     if (w.name === undefined) return { path: w.dirPath, exists: true, isDirectory: true, file: undefined };
-    const path = `${w.dirPath}/${w.name}`;
-    const st = await lstat(atFd(w.dir.fd, w.name)).catch(() => undefined);
-    if (st?.isSymbolicLink())
-      throw new RuntimeError(
-        ErrorCode.PermissionDenied,
-        `Path ${JSON.stringify(given)} is a symlink to a missing target. Edit a regular file inside the workspace.`,
-      );
+    const { path, st } = await lastEntry(w, w.name, given);
     if (!st || st.isDirectory())
       return { path, exists: st !== undefined, isDirectory: st !== undefined, file: undefined };
     const file = await readWalked(w, st, maxBytes, given);
