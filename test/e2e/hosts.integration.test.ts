@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EVENTS_STREAM, type AgentNode, type StoredFact } from '../../schemas/index.ts';
 import { call } from '../../infra/transport/client.ts';
 import type { NatsBus } from '../../infra/transport/nats-bus.ts';
-import { cleanEnv, runCli, startCli, type LongRunning } from '../support/cli.ts';
-import { startTestCluster, type TestCluster } from '../support/nats-cluster.ts';
+import { runCli, type LongRunning } from '../support/cli.ts';
+import { startNamedHost, startTestCluster, stopNamedHost, type TestCluster } from '../support/nats-cluster.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -46,14 +46,7 @@ describe('several hosts on a NATS cluster', () => {
   const wsB = join(dir.path, 'ws-b');
   const dataB = join(dir.path, 'data-b');
 
-  const startB = async () => {
-    const up = startCli(
-      ['up', '--nats', cluster.url, '--host', 'b', '--workspace', wsB, '--data', dataB, '--log-level', 'warn'],
-      { cwd: dir.path, env: cleanEnv() },
-    );
-    await up.waitFor(/host 'b', workspace/, 60_000);
-    return up;
-  };
+  const startB = () => startNamedHost({ url: cluster.url, host: 'b', workspace: wsB, data: dataB, cwd: dir.path });
   const tree = async () => (ok(await a.call('agent.tree')) as { agents: AgentNode[] }).agents;
   const facts = async (type: string, since = 0) => {
     const out: StoredFact[] = [];
@@ -80,10 +73,7 @@ describe('several hosts on a NATS cluster', () => {
     b = await startB();
   }, 120_000);
   afterAll(async () => {
-    if (b && b.child.exitCode === null) {
-      b.child.kill('SIGTERM');
-      await b.exited;
-    }
+    await stopNamedHost(b);
     await a?.dispose();
     await cluster?.dispose();
     dir.dispose();

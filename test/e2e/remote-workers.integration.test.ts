@@ -15,8 +15,8 @@ import type { StoredFact } from '../../schemas/index.ts';
 import { isAlive } from '../../infra/transport/nats-server.ts';
 import type { NatsBus } from '../../infra/transport/nats-bus.ts';
 import { call } from '../../infra/transport/client.ts';
-import { cleanEnv, runCli, SKEIN_BIN, startCli, type LongRunning } from '../support/cli.ts';
-import { startTestCluster, type TestCluster } from '../support/nats-cluster.ts';
+import { runCli, SKEIN_BIN, type LongRunning } from '../support/cli.ts';
+import { startNamedHost, startTestCluster, stopNamedHost, type TestCluster } from '../support/nats-cluster.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -37,30 +37,15 @@ describe('workers on a named host, with per-host credentials', () => {
   let b: LongRunning | undefined;
   let bus: NatsBus;
 
-  const startB = async () => {
-    const up = startCli(
-      [
-        'up',
-        '--nats',
-        cluster.url,
-        '--host',
-        'b',
-        '--creds',
-        join(auth, 'host-b.creds'),
-        '--signing-key',
-        join(auth, 'account.nk'),
-        '--workspace',
-        wsB,
-        '--data',
-        dataB,
-        '--log-level',
-        'warn',
-      ],
-      { cwd: dir.path, env: cleanEnv() },
-    );
-    await up.waitFor(/host 'b', workspace/, 60_000);
-    return up;
-  };
+  const startB = () =>
+    startNamedHost({
+      url: cluster.url,
+      host: 'b',
+      workspace: wsB,
+      data: dataB,
+      cwd: dir.path,
+      extra: ['--creds', join(auth, 'host-b.creds'), '--signing-key', join(auth, 'account.nk')],
+    });
   const factsOf = async (subject: string) => {
     const out: StoredFact[] = [];
     for await (const f of a.log.read({ subject })) out.push(f);
@@ -101,10 +86,7 @@ describe('workers on a named host, with per-host credentials', () => {
     b = await startB();
   }, 120_000);
   afterAll(async () => {
-    if (b && b.child.exitCode === null) {
-      b.child.kill('SIGTERM');
-      await b.exited;
-    }
+    await stopNamedHost(b);
     await a?.dispose();
     await cluster?.dispose();
     dir.dispose();

@@ -79,7 +79,7 @@ export async function startHost(options: {
   ];
   const child = spawn(process.execPath, args, {
     cwd: options.dir,
-    env: cleanEnv({ SKEIN_NO_BUNDLE: '1' }),
+    env: cleanEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: Array<Record<string, unknown>> = [];

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import { freePort, startNatsServer, type NatsServerHandle } from '../../infra/transport/nats-server.ts';
+import { cleanEnv, type LongRunning, startCli } from './cli.ts';
 
 export type ClusterNode = NatsServerHandle & { name: string; routePort: number };
 
@@ -141,4 +142,32 @@ async function jetStreamReady(url: string, size: number, creds?: string): Promis
   } finally {
     await nc.close();
   }
+}
+
+/**
+ * `skein up` for a named host of a cluster, in its own process (as a second machine would run it), resolved
+ * once it logs that it serves its workspace. `extra` adds flags (creds, signing key).
+ */
+export async function startNamedHost(options: {
+  url: string;
+  host: string;
+  workspace: string;
+  data: string;
+  cwd: string;
+  extra?: string[];
+}): Promise<LongRunning> {
+  const { url, host, workspace, data, cwd, extra = [] } = options;
+  const up = startCli(
+    ['up', '--nats', url, '--host', host, ...extra, '--workspace', workspace, '--data', data, '--log-level', 'warn'],
+    { cwd, env: cleanEnv() },
+  );
+  await up.waitFor(new RegExp(`host '${host}', workspace`), 60_000);
+  return up;
+}
+
+/** Stops a named host started by startNamedHost (SIGTERM, then waits for its exit); a dead one is left as is. */
+export async function stopNamedHost(up: LongRunning | undefined): Promise<void> {
+  if (!up || up.child.exitCode !== null) return;
+  up.child.kill('SIGTERM');
+  await up.exited;
 }
