@@ -1,0 +1,10 @@
+/** Random SIGKILLs of `skein up` in private broker mode under a mixed workload: see `random-kill-run.ts`. */
+import { afterAll, describe, it } from 'vitest';
+import { propertySeed } from '../support/seed.ts';
+import { cleanupRandomKills, KILLS, runMode } from './random-kill-run.ts';
+
+afterAll(cleanupRandomKills);
+
+describe('random SIGKILL under a mixed workload', () => {
+  it(`private broker: ${KILLS} kills`, async () => runMode('private', propertySeed() + 1), 240_000);
+});
