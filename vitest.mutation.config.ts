@@ -14,4 +14,5 @@ const module = (MODULES as Record<string, { tests: string[] } | undefined>)[name
 if (!module) throw new Error(`SKEIN_MUTATE='${name}' is not a module of test/mutation/modules.mjs`);
 
 // Not mergeConfig: it concatenates arrays, which would keep the main config's `test/**` include.
-export default defineConfig({ ...base, test: { ...base.test, include: module.tests } });
+// One worker per runner, as before the main config went to two: Stryker already runs two runners at once.
+export default defineConfig({ ...base, test: { ...base.test, include: module.tests, maxWorkers: 1 } });
