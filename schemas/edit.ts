@@ -370,3 +370,24 @@ function editsDetail(edits: EditSpec[]): string {
     )
     .join('\n');
 }
+
+/** The largest file the edit tools read or write unless `domains.edit.maxFileBytes` says otherwise: 8 MiB. */
+export const DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024;
+
+/** `domains.edit` in the runtime config. */
+export const EditConfig = z
+  .object({
+    maxFileBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(256 * 1024 * 1024, 'at most 256 MiB: an edit holds several copies of the file in memory')
+      .default(DEFAULT_MAX_FILE_BYTES)
+      .describe(
+        'Largest file (bytes) the file and edit tools read, edit or write; larger ones are refused, naming this ' +
+          'key. A single file.write is also bounded by limits.maxPayloadBytes (and the broker max_payload); ' +
+          'streamed edits (edit.begin/input) are not.',
+      ),
+  })
+  .strict();
+export type EditConfig = z.infer<typeof EditConfig>;

@@ -24,7 +24,7 @@ export type TextFile = {
   hash: string;
 };
 
-export const DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024;
+export { DEFAULT_MAX_FILE_BYTES } from '../../schemas/edit.ts';
 
 export function sha256(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');

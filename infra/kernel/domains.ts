@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { AgentsConfig, ErrorCode, RuntimeError, type AgentId, type RuntimeMode } from '../../schemas/index.ts';
 import { Policy } from '../../schemas/policy.ts';
 import { ReviewConfig } from '../../schemas/review.ts';
+import { EditConfig } from '../../schemas/edit.ts';
 import { permissionAggregateDef } from '../../machines/permission/permission-aggregate.ts';
 import { policyAggregateDef } from '../../machines/permission/policy-aggregate.ts';
 import { editAggregateDef, fileAggregateDef } from '../../machines/edit/edit-aggregate.ts';
@@ -75,6 +76,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
   const rootAgentId = config.rootAgentId as AgentId;
   const agentsConfig = domainConfig(config, 'agents', AgentsConfig);
   const reviewConfig = domainConfig(config, 'review', ReviewConfig);
+  const editConfig = domainConfig(config, 'edit', EditConfig);
   const directory = new AgentDirectory(host);
   /** Named hosts: the agents of a subtree whose parent lives on another host (reached through their hosts). */
   const tops = (agentId: string) =>
@@ -98,7 +100,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
         }
       : {}),
   });
-  const edit = wireEdit({ host, directory, review, logger });
+  const edit = wireEdit({ host, directory, review, logger, maxFileBytes: editConfig.maxFileBytes });
   const terminal = wireTerminal({ host, directory, review, config, logger, trackShell: reviewConfig.trackShell });
   const workers = wireWorkers({
     host,

@@ -313,7 +313,7 @@ describe('file.write', () => {
     expect((await failure(service.write(ctx(), { path: 'huge.txt', content: '' }))).code).toBe('limit_exceeded');
     expect((await failure(service.write(ctx(), { path: 'big-new.txt', content: 'y'.repeat(1_000_001) }))).message).toBe(
       'The new content of "big-new.txt" would be 1000001 bytes, over ' +
-        'the 1000000-byte limit. Write a smaller file or raise maxFileBytes.',
+        'the 1000000-byte limit. Write a smaller file, or raise domains.edit.maxFileBytes in the runtime config.',
     );
     expect(facts.slice(-2).map((f) => f.type)).toEqual(['edit.started', 'edit.failed']);
   });
