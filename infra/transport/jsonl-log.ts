@@ -193,15 +193,8 @@ export class JsonlLog implements EventLog {
     }
     stream.size += bytes.length;
     stream.seq = seq;
-    if (sealed) {
-      try {
-        this.#seal!.commit(seq, sealed.lastMac);
-      } catch (err) {
-        // The facts are durable and chained; only the record of where the log ends lags (a shorter log
-        // would go unnoticed until the next batch moves it).
-        this.#options.log?.error({ err, dataDir: this.#options.dir }, 'log seal not moved');
-      }
-    }
+    // The seal follows the durable batch (written off the loop; a failure is logged there).
+    if (sealed) this.#seal!.commit(seq, sealed.lastMac);
     for (const [subject, last] of batchLast) stream.lastBySubject.set(subject, last);
     for (const [id, at] of batchIds) stream.recentIds.set(id, { seq: at, at: now });
     for (const { pending, stored } of accepted) {
@@ -274,6 +267,7 @@ export class JsonlLog implements EventLog {
       await stream.flushing;
       await stream.handle?.close();
     }
+    await this.#seal?.flush();
   }
 }
 

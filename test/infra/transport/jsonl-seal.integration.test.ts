@@ -128,6 +128,29 @@ describe('the embedded log seal', () => {
     expect(neither).toMatch(/is missing but line 1 is sealed/);
   });
 
+  it('holds the last sequence once the runtime has stopped (the seal file is written off the loop)', () => {
+    const seal = JSON.parse(readFileSync(join(original, 'data', 'auth', 'log-seal.json'), 'utf8'));
+    const last = JSON.parse(lines(join(original, 'data', 'events.jsonl')).at(-1)!);
+    expect(seal).toMatchObject({ lastSeq: last.seq, lastMac: last.mac });
+  });
+
+  it('starts when the seal file lags the log (a crash before it was written), and refuses a cut log still', async () => {
+    // The seal as it stood two facts back: its MAC is the one that line carries.
+    const lagging = (data: string, events: string) => {
+      const at = JSON.parse(lines(events).at(-3)!);
+      const seal = JSON.parse(readFileSync(join(data, 'auth', 'log-seal.json'), 'utf8'));
+      writeFileSync(join(data, 'auth', 'log-seal.json'), JSON.stringify({ ...seal, lastSeq: at.seq, lastMac: at.mac }));
+      return at.seq as number;
+    };
+    expect(await restartAfter(lagging)).toBe('started');
+    const cut = await restartAfter((data, events) => {
+      const sealedUpTo = lagging(data, events);
+      const kept = lines(events).filter((l) => JSON.parse(l).seq < sealedUpTo);
+      writeFileSync(events, `${kept.join('\n')}\n`);
+    });
+    expect(cut).toMatch(/shorter/);
+  });
+
   it('starts after a crash left a torn last line (never acknowledged)', async () => {
     const started = await restartAfter((_d, events) => appendFileSync(events, '{"seq":99,"subject":"skein.ev'));
     expect(started).toBe('started');
