@@ -5,11 +5,11 @@
  * a list of the PTY's strings it turned every read into a long-lived object
  * (promoted to V8's old space, then garbage), and 100 MB of output grew the
  * heap by ~70 MiB before a full GC. Here each read is copied into bytes once
- * and nothing per read outlives it. The buffer grows by doubling from 64 KiB
+ * and nothing per read outlives it. The buffer grows by doubling from 4 KiB
  * (an idle terminal holds little) up to the limit, and never shrinks.
  */
 
-const INITIAL_BYTES = 64 * 1024;
+const INITIAL_BYTES = 4 * 1024;
 
 export class OutputRing {
   readonly #max: number;
