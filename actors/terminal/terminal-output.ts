@@ -2,17 +2,24 @@
  * @module
  * The output path of one terminal: every PTY read is numbered by byte offset,
  * kept in a bounded in-memory tail for `terminal.read` (bytes in a ring,
- * `output-ring.ts`), coalesced (≤ 64 KiB or
- * ≤ 20 ms by default), parsed by the headless screen, and handed to
+ * `output-ring.ts`), coalesced (≤ 64 KiB or ≤ 20 ms by default; plain text
+ * while the log is behind, up to PLAIN_CHUNK_BYTES), parsed by the headless screen, and handed to
  * `emitOutput` as a `terminal.output.received` fact. When too many chunks are
  * in flight (the log falls behind) the producer is paused, and resumed at half.
  */
 import type { ControlSequence } from '../../schemas/terminal.ts';
 import type { Logger } from 'pino';
-import { plainText } from '../../machines/terminal/terminal-text.ts';
+import { isPlainText, plainText } from '../../machines/terminal/terminal-text.ts';
 import type { ScreenSnapshot } from '../../schemas/terminal.ts';
 import { OutputRing } from './output-ring.ts';
 import { takeScreen, type TerminalScreen } from './terminal-screen.ts';
+
+/**
+ * While appends are in flight (the log is behind), a chunk of plain text (`isPlainText`) grows up to this size:
+ * fewer, bigger facts cost less per byte (128 KiB chunks: ~18% more throughput in a flood). Its JSON is at
+ * most 3× its bytes (CR LF escaped, plus the plainText copy): 768 KiB, under NATS's 1 MiB max_payload.
+ */
+export const PLAIN_CHUNK_BYTES = 256 * 1024;
 
 export type OutputFact = {
   type: 'terminal.output.received';
@@ -56,6 +63,8 @@ export class TerminalOutput {
   #buf: string[] = [];
   #bufBytes = 0;
   #bufOffset = 0;
+  /** Whether everything buffered is plain text. */
+  #bufPlain = true;
   #timer: NodeJS.Timeout | undefined;
   #chain: Promise<unknown> = Promise.resolve();
   #lastEmit: Promise<void> = Promise.resolve();
@@ -77,11 +86,13 @@ export class TerminalOutput {
     const bytes = Buffer.byteLength(data, 'utf8');
     this.end += bytes;
     this.#retained.append(data, bytes);
-    if (this.#bufBytes > 0 && this.#bufBytes + bytes > this.#o.coalesceBytes) this.flush();
+    const plain = isPlainText(data);
+    if (this.#bufBytes > 0 && this.#bufBytes + bytes > this.#limit(this.#bufPlain && plain)) this.flush();
     if (this.#bufBytes === 0) this.#bufOffset = offset;
     this.#buf.push(data);
     this.#bufBytes += bytes;
-    if (this.#bufBytes >= this.#o.coalesceBytes) this.flush();
+    this.#bufPlain &&= plain;
+    if (this.#bufBytes >= this.#limit(this.#bufPlain)) this.flush();
     else this.#timer ??= setTimeout(() => this.flush(), this.#o.coalesceMs);
     return offset;
   }
@@ -96,6 +107,7 @@ export class TerminalOutput {
     const bytes = this.#bufBytes;
     this.#buf = [];
     this.#bufBytes = 0;
+    this.#bufPlain = true;
     this.#backlog++;
     this.#pressure();
     const parsed = this.#chain.then(() => this.screen.write(data));
@@ -118,6 +130,8 @@ export class TerminalOutput {
       .finally(() => {
         this.#backlog--;
         this.#pressure();
+        // Caught up: what was held back to grow past coalesceBytes goes now, not at the timer.
+        if (this.#backlog === 0 && this.#bufBytes >= this.#o.coalesceBytes) this.flush();
       });
     this.#lastEmit = emitted;
     return emitted;
@@ -151,6 +165,12 @@ export class TerminalOutput {
   /** Raw output between two offsets (clamped to what is retained). */
   slice(from: number, to = this.end): string {
     return this.#retained.read(from, to);
+  }
+
+  /** The largest chunk now: bigger for plain text while earlier chunks are still being appended. */
+  #limit(plain: boolean): number {
+    const { coalesceBytes } = this.#o;
+    return plain && this.#backlog > 0 ? Math.max(coalesceBytes, PLAIN_CHUNK_BYTES) : coalesceBytes;
   }
 
   #pressure(): void {
