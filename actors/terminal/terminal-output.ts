@@ -105,12 +105,14 @@ export class TerminalOutput {
     const data = this.#buf.length === 1 ? this.#buf[0]! : this.#buf.join('');
     const offset = this.#bufOffset;
     const bytes = this.#bufBytes;
+    // Known from each read (push): the screen and plainText need not scan the chunk for it again.
+    const plain = this.#bufPlain;
     this.#buf = [];
     this.#bufBytes = 0;
     this.#bufPlain = true;
     this.#backlog++;
     this.#pressure();
-    const parsed = this.#chain.then(() => this.screen.write(data));
+    const parsed = this.#chain.then(() => this.screen.write(data, plain));
     this.#chain = parsed;
     const previous = this.#lastEmit;
     const emitted = parsed
@@ -118,7 +120,7 @@ export class TerminalOutput {
         const fact: OutputFact = {
           type: 'terminal.output.received',
           agentId: this.#o.agentId,
-          data: { terminalId: this.#o.terminalId, offset, bytes, data, ...plainOf(data), ...a },
+          data: { terminalId: this.#o.terminalId, offset, bytes, data, ...plainOf(data, plain), ...a },
         };
         // Calls to emitOutput are made in stream order; appends may overlap.
         const append = this.#o.emitOutput(fact);
@@ -195,7 +197,7 @@ export class TerminalOutput {
 }
 
 /** `plainText` only when it differs from the raw data: plain output is not stored twice. */
-function plainOf(data: string): { plainText?: string } {
-  const text = plainText(data);
+function plainOf(data: string, plain: boolean): { plainText?: string } {
+  const text = plainText(data, plain);
   return text === data ? {} : { plainText: text };
 }

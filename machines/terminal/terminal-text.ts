@@ -33,9 +33,10 @@ export function isPlainText(text: string): boolean {
  * Plain text of raw output: control sequences removed, CRLF → LF, and a line
  * rewritten with bare CRs (progress bars) keeps only its last version.
  */
-export function plainText(raw: string): string {
-  // Printable ASCII with CR LF line ends (a flood of text, most output): one scan instead of five.
-  if (!NOT_PLAIN.test(raw)) {
+export function plainText(raw: string, plain = isPlainText(raw)): string {
+  // Printable ASCII with CR LF line ends (a flood of text, most output): one scan instead of five, none when
+  // the caller already knows (`plain`, from isPlainText).
+  if (plain) {
     const text = raw.includes('\r') ? raw.replace(/\r+\n/g, '\n') : raw;
     if (!text.includes('\r')) return text;
   }
@@ -123,10 +124,9 @@ function utf8Boundary(bytes: Uint8Array, i: number): number {
  * by scrolling after the two writes have come into step. Returns 0 when
  * nothing can be skipped. Used to keep floods from costing a full parse.
  */
-export function skippablePrefix(data: string, cols: number, rows: number): number {
+export function skippablePrefix(data: string, cols: number, rows: number, plain?: boolean): number {
   if (data.length < 4 * cols * rows) return 0;
-  // eslint-disable-next-line no-control-regex
-  if (/[^\x20-\x7e\r\n]/.test(data)) return 0;
+  if (!(plain ?? isPlainText(data))) return 0;
   const hasCr = data.includes('\r');
   const hasLf = data.includes('\n');
   if (!hasCr && !hasLf) {

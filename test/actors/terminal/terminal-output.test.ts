@@ -1,5 +1,6 @@
 import { PLAIN_CHUNK_BYTES, TerminalOutput, type OutputFact } from '../../../actors/terminal/terminal-output.ts';
 import { createLogger } from '../../../infra/kernel/log.ts';
+import { plainText } from '../../../machines/terminal/terminal-text.ts';
 
 const COALESCE = 4096;
 
@@ -63,6 +64,9 @@ describe('TerminalOutput coalescing', () => {
     await settle();
     expect(Math.max(...facts.map((f) => f.data.bytes))).toBeLessThanOrEqual(COALESCE);
     expect(facts.map((f) => f.data.data).join('')).toBe(read.repeat(40));
+    // The chunk's plainness, known from its reads, still sends control bytes through the full plainText.
+    expect(facts.map((f) => f.data.plainText)).toEqual(facts.map((f) => plainText(f.data.data)));
+    expect(facts[0]!.data.plainText).not.toContain('\x1b');
     out.dispose();
   });
 
