@@ -88,6 +88,12 @@ function procMiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** CPU time (user + system) a process has used so far, in ms. */
+function procCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 /** A command to the runtime over NATS as the root agent; throws on an error reply. */
 async function request(nc: NatsConnection, type: string, data: unknown, timeoutMs = 30_000) {
   const m = await nc.request(`skein.cmd.main.${type}`, encode({ data }), { timeout: timeoutMs });
@@ -134,10 +140,13 @@ async function floodBench(rcPath: string): Promise<BenchResult[]> {
   const raw = rawShell(rcPath);
   await raw.waitFor(MARK_B);
   const rawStart = raw.bytes();
+  const rawCpu = process.cpuUsage();
   let t = now();
   raw.pty.write(`${FLOOD}\r`);
   await raw.waitFor(MARK_D);
   const rawMs = now() - t;
+  const { user, system } = process.cpuUsage(rawCpu);
+  const rawCpuMs = (user + system) / 1000;
   const rawBytes = raw.bytes() - rawStart;
   raw.pty.kill('SIGKILL');
 
@@ -154,6 +163,8 @@ async function floodBench(rcPath: string): Promise<BenchResult[]> {
   let oursMs = 0;
   let rssBefore = 0;
   let peak = 0;
+  let runtimeCpuMs = 0;
+  let natsCpuMs = 0;
   try {
     const { terminalId } = await request(nc, 'terminal.open', {});
     const dec = new TextDecoder();
@@ -167,6 +178,8 @@ async function floodBench(rcPath: string): Promise<BenchResult[]> {
     });
     await nc.flush();
     rssBefore = procMiB(runtime.pid, 'VmRSS');
+    const cpu0 = procCpuMs(runtime.pid);
+    const natsCpu0 = procCpuMs(nats.pid);
     t = now();
     reply = await request(
       nc,
@@ -179,6 +192,8 @@ async function floodBench(rcPath: string): Promise<BenchResult[]> {
     while (received < FLOOD_BYTES && now() - lastAt < 5_000) await new Promise((r) => setTimeout(r, 5));
     oursMs = Math.max(replyMs, lastAt - t);
     peak = procMiB(runtime.pid, 'VmHWM');
+    runtimeCpuMs = procCpuMs(runtime.pid) - cpu0;
+    natsCpuMs = procCpuMs(nats.pid) - natsCpu0;
     await request(nc, 'terminal.close', { terminalId, graceMs: 0 });
   } finally {
     await nc.close();
@@ -198,7 +213,8 @@ async function floodBench(rcPath: string): Promise<BenchResult[]> {
       met: v / b >= 0.8 && received >= FLOOD_BYTES,
       note:
         `exit ${reply['exitCode']}; subscriber got ${received} bytes in ${chunks} facts ` +
-        `(raw read ${rawBytes}); ${oursMs.toFixed(0)} ms vs raw ${rawMs.toFixed(0)} ms`,
+        `(raw read ${rawBytes}); ${oursMs.toFixed(0)} ms vs raw ${rawMs.toFixed(0)} ms; CPU: runtime ` +
+        `${runtimeCpuMs.toFixed(0)} ms, nats-server ${natsCpuMs.toFixed(0)} ms, raw reader ${rawCpuMs.toFixed(0)} ms`,
     },
     {
       name: `peak RSS of the runtime (skein up, its own process) during the ${FLOOD_BYTES / 1e6} MB flood`,
