@@ -159,7 +159,8 @@ export const TerminalConfig = z
       .default(64 * 1024)
       .describe(
         'Largest output chunk, in bytes. At most 128 KiB: a chunk of control ' +
-          'bytes grows ×6 as JSON, and a fact must fit NATS max_payload (1 MiB).',
+          'bytes grows ×6 as JSON, and a fact must fit NATS max_payload (1 MiB). ' +
+          'Plain text (printable ASCII, CR, LF) grows to 256 KiB while earlier chunks are still being appended.',
       ),
     coalesceMs: z.number().int().min(0).default(20),
     highWaterChunks: z

@@ -110,10 +110,13 @@ export class TerminalScreen {
     }
   }
 
-  /** Feeds one chunk; resolves once xterm parsed it, with the sequences it held. */
-  write(data: string): Promise<ChunkAnalysis> {
+  /**
+   * Feeds one chunk; resolves once xterm parsed it, with the sequences it held. `plain`: whether the chunk is
+   * plain text (`isPlainText`), when the caller already knows.
+   */
+  write(data: string, plain?: boolean): Promise<ChunkAnalysis> {
     if (this.fastPath && data.length >= 4 * this.term.cols * this.term.rows && this.#plainState()) {
-      const skip = skippablePrefix(data, this.term.cols, this.term.rows);
+      const skip = skippablePrefix(data, this.term.cols, this.term.rows, plain);
       if (skip > 0) {
         this.skipped += skip;
         data = data.slice(skip);

@@ -47,8 +47,14 @@ export class Fold {
     const kind = this.#defs.get(aggregate);
     if (!kind) return false;
     const current = this.#snapshots.get(key);
-    const next = kind.machine.transition(current?.snapshot ?? kind.initial, fact, kind.scope);
-    this.#snapshots.set(key, { aggregate, snapshot: next, facts: (current?.facts ?? 0) + 1 });
+    if (!current) {
+      const snapshot = kind.machine.transition(kind.initial, fact, kind.scope);
+      this.#snapshots.set(key, { aggregate, snapshot, facts: 1 });
+      return true;
+    }
+    // The entry is this fold's own: updated in place (replay folds 100k facts; one object fewer per fact).
+    current.snapshot = kind.machine.transition(current.snapshot, fact, kind.scope);
+    current.facts += 1;
     return true;
   }
 

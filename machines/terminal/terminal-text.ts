@@ -21,12 +21,25 @@ const ANSI = new RegExp(
   'g',
 );
 const OTHER_CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g;
+/** Anything but printable ASCII, CR and LF: text without it has no sequence, control or escape to remove. */
+const NOT_PLAIN = /[^\x20-\x7e\r\n]/;
+
+/** Whether `text` is printable ASCII, CR and LF only (no control sequence; JSON at most doubles it). */
+export function isPlainText(text: string): boolean {
+  return !NOT_PLAIN.test(text);
+}
 
 /**
  * Plain text of raw output: control sequences removed, CRLF → LF, and a line
  * rewritten with bare CRs (progress bars) keeps only its last version.
  */
-export function plainText(raw: string): string {
+export function plainText(raw: string, plain = isPlainText(raw)): string {
+  // Printable ASCII with CR LF line ends (a flood of text, most output): one scan instead of five, none when
+  // the caller already knows (`plain`, from isPlainText).
+  if (plain) {
+    const text = raw.includes('\r') ? raw.replace(/\r+\n/g, '\n') : raw;
+    if (!text.includes('\r')) return text;
+  }
   const stripped = raw.replace(ANSI, '').replace(/\x1b/g, '').replace(/\r+\n/g, '\n');
   if (!stripped.includes('\r') && !OTHER_CONTROLS.test(stripped)) return stripped;
   OTHER_CONTROLS.lastIndex = 0;
@@ -111,10 +124,9 @@ function utf8Boundary(bytes: Uint8Array, i: number): number {
  * by scrolling after the two writes have come into step. Returns 0 when
  * nothing can be skipped. Used to keep floods from costing a full parse.
  */
-export function skippablePrefix(data: string, cols: number, rows: number): number {
+export function skippablePrefix(data: string, cols: number, rows: number, plain?: boolean): number {
   if (data.length < 4 * cols * rows) return 0;
-  // eslint-disable-next-line no-control-regex
-  if (/[^\x20-\x7e\r\n]/.test(data)) return 0;
+  if (!(plain ?? isPlainText(data))) return 0;
   const hasCr = data.includes('\r');
   const hasLf = data.includes('\n');
   if (!hasCr && !hasLf) {

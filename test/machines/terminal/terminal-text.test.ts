@@ -35,6 +35,20 @@ describe('plainText', () => {
       { seed },
     );
   });
+
+  it(`gives plain printable text (CR, LF) the same result as the full path, which a leading SGR forces (seed ${seed})`, () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.string(), fc.constantFrom('\r', '\n', '\r\n', '\r\r\n', 'abc', ' '))),
+        (parts) => {
+          // Printable ASCII, CR and LF only: what the fast path takes.
+          const text = parts.join('').replace(/[^\x20-\x7e\r\n]/g, '');
+          expect(plainText(text)).toBe(plainText(`\x1b[m${text}`));
+        },
+      ),
+      { seed },
+    );
+  });
 });
 
 describe('headTail', () => {

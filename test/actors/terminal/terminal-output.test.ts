@@ -1,0 +1,83 @@
+import { PLAIN_CHUNK_BYTES, TerminalOutput, type OutputFact } from '../../../actors/terminal/terminal-output.ts';
+import { createLogger } from '../../../infra/kernel/log.ts';
+import { plainText } from '../../../machines/terminal/terminal-text.ts';
+
+const COALESCE = 4096;
+
+/** A TerminalOutput whose appends complete only when the test says so (the log falling behind). */
+function output() {
+  const facts: OutputFact[] = [];
+  const pending: Array<() => void> = [];
+  const out = new TerminalOutput({
+    terminalId: 't1',
+    agentId: 'main',
+    cols: 80,
+    rows: 24,
+    coalesceBytes: COALESCE,
+    coalesceMs: 60_000,
+    highWaterChunks: 1_000,
+    maxRetainedBytes: 1024 * 1024,
+    emitOutput: (fact) => {
+      facts.push(fact);
+      return new Promise<void>((resolve) => pending.push(resolve));
+    },
+    pause: () => undefined,
+    resume: () => undefined,
+    respond: () => undefined,
+    log: createLogger({ level: 'silent' }),
+  });
+  const settle = async () => {
+    while (pending.length > 0) {
+      pending.shift()!();
+      await new Promise((r) => setImmediate(r));
+    }
+  };
+  return { out, facts, settle };
+}
+
+/** Lets the screen parse and emitOutput run for every chunk flushed so far. */
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('TerminalOutput coalescing', () => {
+  it('grows plain-text chunks up to PLAIN_CHUNK_BYTES while appends are in flight, and loses no byte', async () => {
+    const { out, facts, settle } = output();
+    const read = 'a'.repeat(1024);
+    const total = 2 * PLAIN_CHUNK_BYTES + 3 * COALESCE;
+    for (let sent = 0; sent < total; sent += read.length) out.push(read);
+    await tick();
+    await settle();
+    await out.flush();
+    await settle();
+    expect(facts.map((f) => f.data.bytes)).toEqual([COALESCE, PLAIN_CHUNK_BYTES, PLAIN_CHUNK_BYTES, 2 * COALESCE]);
+    expect(facts.map((f) => f.data.offset)).toEqual([0, COALESCE, COALESCE + PLAIN_CHUNK_BYTES, total - 2 * COALESCE]);
+    expect(facts.map((f) => f.data.data).join('')).toBe('a'.repeat(total));
+    out.dispose();
+  });
+
+  it('keeps chunks with control sequences at coalesceBytes, log behind or not', async () => {
+    const { out, facts, settle } = output();
+    const read = `\x1b[1m${'b'.repeat(1020)}`;
+    for (let i = 0; i < 40; i++) out.push(read);
+    await tick();
+    await settle();
+    await out.flush();
+    await settle();
+    expect(Math.max(...facts.map((f) => f.data.bytes))).toBeLessThanOrEqual(COALESCE);
+    expect(facts.map((f) => f.data.data).join('')).toBe(read.repeat(40));
+    // The chunk's plainness, known from its reads, still sends control bytes through the full plainText.
+    expect(facts.map((f) => f.data.plainText)).toEqual(facts.map((f) => plainText(f.data.data)));
+    expect(facts[0]!.data.plainText).not.toContain('\x1b');
+    out.dispose();
+  });
+
+  it('sends a grown chunk as soon as the log catches up, not at the coalesce timer', async () => {
+    const { out, facts, settle } = output();
+    out.push('c'.repeat(COALESCE)); // the first chunk: its append stays in flight
+    out.push('c'.repeat(COALESCE + 10)); // held back: plain text may grow while the log is behind
+    await tick();
+    expect(facts.map((f) => f.data.bytes)).toEqual([COALESCE]);
+    await settle();
+    expect(facts.map((f) => f.data.bytes)).toEqual([COALESCE, COALESCE + 10]);
+    out.dispose();
+  });
+});
