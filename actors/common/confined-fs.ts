@@ -154,8 +154,8 @@ async function readWalked(
       if (st.size > maxBytes)
         throw new RuntimeError(
           ErrorCode.LimitExceeded,
-          `Can't edit file: ${JSON.stringify(shown)} is ${st.size} bytes, over ` +
-            `the ${maxBytes}-byte limit. Edit a smaller file, or raise domains.edit.maxFileBytes in the runtime config.`,
+          `Can't edit file: ${JSON.stringify(shown)} is ${st.size} bytes, over the ${maxBytes}-byte limit. ` +
+            'Edit a smaller file, or raise domains.edit.maxFileBytes in the runtime config.',
         );
       const bytes = await readAll(fh, st.size);
       return { path: `${w.dirPath}/${w.name}`, bytes, mode: st.mode & 0o7777, mtimeMs: st.mtimeMs };

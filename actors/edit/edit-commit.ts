@@ -112,7 +112,8 @@ export async function commitEdit(
     throw new RuntimeError(
       ErrorCode.LimitExceeded,
       `The new content of ${JSON.stringify(target.display)} would be ${bytes.length} bytes, ` +
-        `over the ${deps.maxFileBytes}-byte limit. Write a smaller file, or raise domains.edit.maxFileBytes in the runtime config.`,
+        `over the ${deps.maxFileBytes}-byte limit. ` +
+        'Write a smaller file, or raise domains.edit.maxFileBytes in the runtime config.',
     );
   }
   const resultHash = sha256(bytes);

@@ -72,7 +72,8 @@ describe('decoding and encoding', () => {
       `Can't edit file: "latin1" is not valid UTF-8 (at byte 2). Only UTF-8 text files can be edited.`,
     );
     await expect(readTextFile([ws], 'big', 10, 'big')).rejects.toThrow(
-      `Can't edit file: "big" is 100 bytes, over the 10-byte limit. Edit a smaller file, or raise domains.edit.maxFileBytes in the runtime config.`,
+      `Can't edit file: "big" is 100 bytes, over the 10-byte limit. ` +
+        'Edit a smaller file, or raise domains.edit.maxFileBytes in the runtime config.',
     );
   });
 });

@@ -14,7 +14,7 @@ function model() {
 const text = fc.string({ unit: fc.constantFrom('a', 'b', '\r\n', '\x1b[1m', 'é', '€', '😀'), maxLength: 300 });
 
 describe('OutputRing', () => {
-  it('keeps the last maxBytes of the stream (whole characters) and reads any range of them as the stream had it', () => {
+  it('keeps the last maxBytes of the stream (whole characters), any range of them read as the stream had it', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 700 }),

@@ -134,7 +134,7 @@ describe('the embedded log seal', () => {
     expect(seal).toMatchObject({ lastSeq: last.seq, lastMac: last.mac });
   });
 
-  it('starts when the seal file lags the log (a crash before it was written), and refuses a cut log still', async () => {
+  it('starts when the seal file lags the log (a crash before it was written), still refusing a cut log', async () => {
     // The seal as it stood two facts back: its MAC is the one that line carries.
     const lagging = (data: string, events: string) => {
       const at = JSON.parse(lines(events).at(-3)!);

@@ -36,7 +36,7 @@ describe('plainText', () => {
     );
   });
 
-  it(`gives plain printable text (CR, LF) the same result as the full path, which a leading SGR forces (seed ${seed})`, () => {
+  it(`gives plain printable text (CR, LF) the result of the full path, forced by a leading SGR (seed ${seed})`, () => {
     fc.assert(
       fc.property(
         fc.array(fc.oneof(fc.string(), fc.constantFrom('\r', '\n', '\r\n', '\r\r\n', 'abc', ' '))),
