@@ -108,15 +108,17 @@ export class JobRunner {
     job.durationMs = Date.now() - job.startedAt;
     this.#promptSeen = false;
     this.#finishing = true;
-    void this.#finish(job);
+    // Told first: #finish emits the finish within this call, and onEnded is promised the end mark before it.
     job.onEnded?.();
+    void this.#finish(job);
   }
 
   async #finish(job: Job): Promise<void> {
     const s = this.#session;
     try {
-      const flushed = s.output.flush();
-      await job.started;
+      // Emitted at once, not after awaiting the start's append: appends to the terminal's subject keep the
+      // order they were emitted in (one writer per aggregate), so the finish is queued behind the start and
+      // goes out as soon as it is acked, with the output tail beside it (another stream), not one hop later.
       const finished = this.#emit({
         type: 'terminal.command.finished',
         data: {
@@ -131,8 +133,10 @@ export class JobRunner {
           cursor: job.outputEnd!,
         },
       });
-      // The output tail and the finish go to different streams: appended side by side, both awaited.
-      await Promise.all([flushed, finished]);
+      const flushed = s.output.flush();
+      // The output tail and the finish go to different streams: appended side by side. All three are awaited
+      // (the start too: a finish appended after a failed start must not let the reply out).
+      await Promise.all([job.started, flushed, finished]);
       if (job.resources.length) await this.#deps.release(job, 'finished');
     } catch (err) {
       s.log.error({ err }, 'command finish not recorded');
@@ -202,9 +206,14 @@ export class JobRunner {
     job.startedAt = Date.now();
     job.cursor = s.output.end;
     job.outputStart = s.output.end;
-    // Emitted synchronously from pump, so it precedes any later queued fact. The command starts while
-    // the fact is being appended (appends to one terminal's subject keep their order); #finish waits
-    // for it, so no reply goes out before it is durable.
+    const open = s.status !== 'closing' && s.status !== 'closed';
+    // Typed first, then emitted synchronously (still before any later queued fact): the shell starts on the
+    // command while the fact is built and appended (appends to one terminal's subject keep their order);
+    // #finish waits for it, so no reply goes out before it is durable.
+    if (open) {
+      s.rc.writeCommand(job.command);
+      s.pty.write(commandInput(s.rc.commandPath));
+    }
     job.started = this.#emit({
       type: 'terminal.command.started',
       data: {
@@ -219,9 +228,7 @@ export class JobRunner {
       },
     });
     job.started.catch((err) => s.log.error({ err }, 'command start not recorded'));
-    if (s.status === 'closing' || s.status === 'closed') return;
-    s.rc.writeCommand(job.command);
-    s.pty.write(commandInput(s.rc.commandPath));
+    if (!open) return;
     this.#poll ??= setInterval(() => this.#checkInput(), this.#deps.config.pollMs);
   }
 

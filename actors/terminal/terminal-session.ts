@@ -391,9 +391,13 @@ export class TerminalSession {
 
   #emit(fact: Fact): Promise<void> {
     // The machine sees the fact when it is emitted, in emission order (the order of the log), so that its
-    // deadlines start with the command and the live snapshot is the one a replay of the log folds.
+    // deadlines start with the command and the live snapshot is the one a replay of the log folds. The append
+    // is asked for first (its publish is queued within the call): the transition does not hold up the ack
+    // that an exec's reply waits for. Nothing the machine does on an event emits at once (its callbacks are
+    // timers), so the order of appends is the order of emits either way.
+    const appended = this.#deps.emit({ ...fact, agentId: this.agentId });
     this.#machine.send({ type: fact.type, data: fact.data });
-    return this.#deps.emit({ ...fact, agentId: this.agentId });
+    return appended;
   }
 
   /** The terminal machine's state: equal to a replay of this terminal's facts. */

@@ -14,6 +14,20 @@ const pipelineThenNewline = (src: string) => /(?<!\|)\|(?!\|)[^\n]*\n/.test(src)
 const texts = async (src: string) =>
   (await shellSplitter())(src).commands.map((c) => (c.via ? `${c.kind}:${c.text} [${c.via}]` : `${c.kind}:${c.text}`));
 
+describe('createShellSplitter', () => {
+  it('gives a repeated input the split it made before (frozen, shared), not a second parse', async () => {
+    const split = await shellSplitter();
+    const first = split('git status && rm -rf "$HOME/x"');
+    const again = split('git status && rm -rf "$HOME/x"');
+    expect(again).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(first.commands[0])).toBe(true);
+    expect(Object.isFrozen(first.commands[0]!.forms)).toBe(true);
+    expect(first.unsafe).toEqual(['$HOME']);
+    expect(split('git status')).not.toBe(first);
+  });
+});
+
 describe('splitShell', () => {
   it.each([
     ['\'rm\' -rf "/"', ['command:rm -rf /']],

@@ -211,3 +211,36 @@ describe('notification tracking falls back to a scan', () => {
     }
   });
 });
+
+describe('notification tracking under many commands at once', () => {
+  it('holds the root for applies only, not for a caller barrier: a begin during another refresh ends two loop turns later, not four', async () => {
+    const f = makeFixture();
+    f.write('a.txt', 'a\n');
+    const tracker = new WorkspaceTracker({ snapshotter: new WorkspaceSnapshotter({ blobs: f.blobs }) });
+    try {
+      await tracker.prepare(f.ws);
+      // Loop turns counted by a setImmediate chain: no clock, only the order in which the loop runs things.
+      let turns = 0;
+      let ticking = true;
+      const tick = () => {
+        turns++;
+        if (ticking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      const first = tracker.begin(f.ws);
+      // A few microtasks: the first refresh is under way (in its barrier), no loop turn has passed.
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      const calledAt = turns;
+      const second = await tracker.begin(f.ws);
+      const waited = turns - calledAt;
+      ticking = false;
+      tracker.discard(await first);
+      tracker.discard(second);
+      // Its own barrier (two turns) and an apply of nothing; queued behind the first one's barrier it was four.
+      expect(waited).toBe(2);
+    } finally {
+      tracker.close();
+      f.cleanup();
+    }
+  });
+});
