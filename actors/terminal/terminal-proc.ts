@@ -48,16 +48,34 @@ export function foregroundPgid(pid: number): number {
   return readStat(pid)?.tpgid ?? -1;
 }
 
-/** Every live (non-zombie unless asked) process of session `sid`. */
-export function sessionMembers(sid: number, includeZombies = false): ProcStat[] {
-  return scan((s) => s.session === sid && (includeZombies || s.state !== 'Z'));
+/**
+ * Every live (non-zombie unless asked) process of session `sid`, from a scan of /proc made now, or with
+ * `recent`, from one at most `SHARED_SCAN_MS` old (for loops that wait for a session to empty).
+ */
+export function sessionMembers(sid: number, includeZombies = false, recent = false): ProcStat[] {
+  return (recent ? recentScan() : scan()).filter((s) => s.session === sid && (includeZombies || s.state !== 'Z'));
 }
 
 export function groupMembers(pgid: number): ProcStat[] {
-  return scan((s) => s.pgrp === pgid && s.state !== 'Z');
+  return scan().filter((s) => s.pgrp === pgid && s.state !== 'Z');
 }
 
-function scan(match: (s: ProcStat) => boolean): ProcStat[] {
+/**
+ * How old a scan of /proc a waiting loop may reuse. A scan reads every /proc/<pid>/stat synchronously (3-10 ms
+ * with a few hundred processes); 32 terminals closing at once each scanned every 20 ms, more than the loop had.
+ * Signals always go to the processes of a fresh scan.
+ */
+const SHARED_SCAN_MS = 15;
+let shared: { at: number; stats: ProcStat[] } | undefined;
+
+function recentScan(): ProcStat[] {
+  const now = performance.now();
+  if (shared && now - shared.at < SHARED_SCAN_MS) return shared.stats;
+  return scan();
+}
+
+function scan(): ProcStat[] {
+  const at = performance.now();
   const out: ProcStat[] = [];
   let names: string[];
   try {
@@ -69,8 +87,9 @@ function scan(match: (s: ProcStat) => boolean): ProcStat[] {
     const c = name.charCodeAt(0);
     if (c < 48 || c > 57) continue;
     const s = readStat(Number(name));
-    if (s && match(s)) out.push(s);
+    if (s) out.push(s);
   }
+  shared = { at, stats: out };
   return out;
 }
 
@@ -272,11 +291,11 @@ export async function stopSession(o: {
 }): Promise<void> {
   const wrapper = (m: { pid: number; comm: string }) =>
     m.pid === o.leader || m.pid === o.shellPid || (o.sandbox && m.comm === 'bwrap');
-  const others = () => sessionMembers(o.leader).filter((m) => !wrapper(m));
+  const others = (recent = false) => sessionMembers(o.leader, false, recent).filter((m) => !wrapper(m));
   signalAll(others(), 'SIGTERM', [o.leader, o.shellPid]);
-  if (!(await until(() => others().length === 0, o.graceMs))) {
+  if (!(await until(() => others(true).length === 0, o.graceMs))) {
     signalAll(others(), 'SIGKILL', [o.leader, o.shellPid]);
-    await until(() => others().length === 0, 1_000);
+    await until(() => others(true).length === 0, 1_000);
   }
   await until(o.commandSettled, 500);
   signalSafely(o.shellPid, 'SIGKILL');
@@ -286,5 +305,5 @@ export async function stopSession(o: {
     signalSafely(-o.leader, 'SIGKILL');
     await Promise.race([o.exited, sleep(2_000)]);
   }
-  await until(() => sessionMembers(o.leader).length === 0, 1_000);
+  await until(() => sessionMembers(o.leader, false, true).length === 0, 1_000);
 }

@@ -350,7 +350,7 @@ export class TerminalSession {
       this.#closing = (async () => {
         this.status = 'closing';
         signalAll(sessionMembers(this.pty.pid), 'SIGKILL', []);
-        await until(() => sessionMembers(this.pty.pid).length === 0, 1_000);
+        await until(() => sessionMembers(this.pty.pid, false, true).length === 0, 1_000);
         await this.#teardown('exited', e);
       })();
     }
