@@ -157,7 +157,10 @@ export class AgentService {
             `(agent.cancel), or raise domains.agents.maxChildren in the runtime config`,
         );
       }
-      const active = this.#deps.directory.active();
+      // Spawns under other parents' locks that have not stored their agent.spawned yet count too: between
+      // this check and that append is an await, so without them concurrent parents all pass a limit of one.
+      const inFlight = [...this.#reserved].filter((id) => !this.view(id)).length;
+      const active = this.#deps.directory.active() + inFlight;
       if (active >= config.maxAgents) {
         throw new LimitExceededError(
           `this host runs ${active} unfinished agents, the limit domains.agents.maxAgents = ` +
