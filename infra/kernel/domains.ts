@@ -100,7 +100,14 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
         }
       : {}),
   });
-  const edit = wireEdit({ host, directory, review, logger, maxFileBytes: editConfig.maxFileBytes });
+  const edit = wireEdit({
+    host,
+    directory,
+    review,
+    logger,
+    maxFileBytes: editConfig.maxFileBytes,
+    maxOpenPerAgent: editConfig.maxOpenPerAgent,
+  });
   const terminal = wireTerminal({ host, directory, review, config, logger, trackShell: reviewConfig.trackShell });
   const workers = wireWorkers({
     host,
