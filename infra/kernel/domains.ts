@@ -163,6 +163,10 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
       (agentId) => edit.cancelAgent(agentId),
       async (agentId) => void (await terminal.manager.closeAllForAgent(agentId)),
     ],
+    releaseFinished: async (agent) => {
+      await edit.cancelAgent(agent.agentId);
+      await terminal.manager.closeAllForAgent(agent.agentId, agent.workerTerminalId ?? undefined);
+    },
     hosts: deps.hosts,
   });
 
