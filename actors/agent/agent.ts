@@ -60,9 +60,10 @@ export type AgentServiceDeps = {
   /** Release what a cancelled agent holds (pending requests, edits, terminals); called bottom-up, in order. */
   release: ReadonlyArray<(agentId: AgentId, reason: string) => Promise<void>>;
   /**
-   * After an agent completed or failed on its own: close what it still holds here (its streaming edits, its
-   * terminals but its worker's, which closes after the grace). A finished agent frees its parent's slot
-   * (maxChildren counts live children), so what it started must not run on beside the next child.
+   * After an agent completed or failed on its own: release what it still holds here (its pending requests,
+   * denied, so an approval after its end runs nothing; its streaming edits; its terminals but its worker's,
+   * which closes after the grace). A finished agent frees its parent's slot (maxChildren counts live
+   * children), so what it started must not run on beside the next child.
    */
   releaseFinished?: ((agent: AgentView) => Promise<void>) | undefined;
   /** Named hosts: where a child may be placed. Undefined: one unnamed host, so `host` is refused. */
@@ -266,7 +267,7 @@ export class AgentService {
       }
       await call.emit({ type, agentId: owner, data: { agentId, ...data } });
       await this.#deps
-        .releaseFinished?.(current)
+        .releaseFinished?.(this.view(agentId)!)
         .catch((err) => call.logger.warn({ err, agentId }, 'releasing a finished agent failed'));
       return { agentId, status: this.view(agentId)!.status };
     });

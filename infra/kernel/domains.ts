@@ -164,6 +164,10 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
       async (agentId) => void (await terminal.manager.closeAllForAgent(agentId)),
     ],
     releaseFinished: async (agent) => {
+      await permission.service.cancelAgent(
+        agent.agentId,
+        `agent '${agent.agentId}' ${agent.status} before the request was answered`,
+      );
       await edit.cancelAgent(agent.agentId);
       await terminal.manager.closeAllForAgent(agent.agentId, agent.workerTerminalId ?? undefined);
     },

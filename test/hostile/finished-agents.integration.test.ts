@@ -4,8 +4,10 @@
  * `agent.complete` (or `agent.fail`) would otherwise leave them running, and a parent limited to one child
  * runs a new child's worth of processes on every round, past `maxChildren × maxPerAgent`. The canary is a
  * process count over that bound (each round's commands are `sleep` with an argument no other process has).
+ * Nor may a request it left pending act once approved after its end: the canary is the file it asked to write.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { mintSocketToken, socketKey } from '../../infra/transport/auth/socket-tokens.ts';
@@ -45,6 +47,8 @@ function sleepers(): number {
 beforeAll(async () => {
   rt = await startTestRuntime({
     mode: 'embedded',
+    // Writes of late* wait for the parent's answer.
+    policy: { default: 'allow', tools: { write_file: { always_confirm: [{ pattern: '^late' }] } } },
     flags: {
       domains: {
         agents: { maxChildren: MAX_CHILDREN },
@@ -106,4 +110,27 @@ describe('hostile: a finished agent leaves work running', { timeout: 120_000 }, 
       120_000,
     );
   }
+
+  attack('finished-holds', 'a write still waiting for approval when its agent completes never runs', async () => {
+    ok(await rt.call('agent.spawn', { label: 'asker', agentId: 'asker' }, { agentId: 'parent' }));
+    const asker = await as('asker');
+    const canary = join(rt.workspace, 'late-canary.txt');
+    const write = call(asker, 'asker', 'file.write', { path: 'late-canary.txt', content: 'after the end' }).catch(
+      (err: Error) => err,
+    );
+    let requestId = '';
+    for (let i = 0; i < 400 && !requestId; i++) {
+      const pending = ok(await rt.call('permission.pending', {}));
+      requestId = (pending['requests'] as Array<{ requestId: string }>)[0]?.requestId ?? '';
+      if (!requestId) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(requestId).not.toBe('');
+    await asker.close();
+    ok(await rt.call('agent.complete', { result: 'done' }, { agentId: 'asker' }));
+    const decided = await rt.call('permission.decide', { requestId, decision: 'allow_once' });
+    expect(decided).toMatchObject({ ok: true, outcome: 'denied', by: 'cancelled', alreadyDecided: true });
+    await write;
+    // Canary: the finished agent's write ran on the late approval.
+    expect(existsSync(canary)).toBe(false);
+  });
 });
