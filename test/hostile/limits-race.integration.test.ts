@@ -3,6 +3,7 @@
  * append before the count moves, so concurrent calls from different agents (each under its own lock) can
  * all pass a check only one of them should. The canary is a count over the limit.
  * - `domains.agents.maxAgents`: sibling parents spawn one child each at the same moment.
+ * - `domains.terminal.maxPerAgent`: one agent opens many terminals at once (each open awaits its prompt).
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
@@ -17,6 +18,7 @@ import { attack, reportAttacks } from './support.ts';
 /** Parents racing; the host-wide limit leaves room for exactly one more agent once they all run. */
 const PARENTS = 8;
 const MAX_AGENTS = 1 + PARENTS + 1;
+const PER_AGENT = 2;
 
 let rt: TestRuntime;
 const buses: SocketBus[] = [];
@@ -31,7 +33,7 @@ async function as(agentId: string): Promise<SocketBus> {
 beforeAll(async () => {
   rt = await startTestRuntime({
     mode: 'embedded',
-    flags: { domains: { agents: { maxAgents: MAX_AGENTS } } },
+    flags: { domains: { agents: { maxAgents: MAX_AGENTS }, terminal: { maxPerAgent: PER_AGENT } } },
   });
 }, 60_000);
 afterAll(async () => {
@@ -68,5 +70,18 @@ describe('hostile: host-wide agent limit under concurrent spawns', { timeout: 60
     for (const r of replies) {
       if (!r.ok) expect(r.error.message).toContain(`domains.agents.maxAgents = ${MAX_AGENTS}`);
     }
+  });
+
+  attack('limit-race', `one agent opens ${PER_AGENT * 3} terminals at once: ${PER_AGENT} open`, async () => {
+    // p0 is one of the parents above; its terminals are its own.
+    const bus = await as('p0');
+    const replies: Reply[] = await Promise.all(
+      Array.from({ length: PER_AGENT * 3 }, () => call(bus, 'p0', 'terminal.open', {}, { timeoutMs: 30_000 })),
+    );
+    expect(replies.filter((r) => r.ok).length).toBe(PER_AGENT);
+    for (const r of replies) if (!r.ok) expect(r.error.message).toContain(`maxPerAgent ${PER_AGENT}`);
+    // Canary: more terminals than the limit, as the host counts them.
+    const list = await call(bus, 'p0', 'terminal.list', {});
+    expect(list.ok ? (list['terminals'] as unknown[]).length : -1).toBe(PER_AGENT);
   });
 });
