@@ -374,6 +374,9 @@ function editsDetail(edits: EditSpec[]): string {
 /** The largest file the edit tools read or write unless `domains.edit.maxFileBytes` says otherwise: 8 MiB. */
 export const DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024;
 
+/** Streaming edits one agent may hold open unless `domains.edit.maxOpenPerAgent` says otherwise. */
+export const DEFAULT_MAX_OPEN_EDITS = 8;
+
 /** `domains.edit` in the runtime config. */
 export const EditConfig = z
   .object({
@@ -387,6 +390,16 @@ export const EditConfig = z
         'Largest file (bytes) the file and edit tools read, edit or write; larger ones are refused, naming this ' +
           'key. A single file.write is also bounded by limits.maxPayloadBytes (and the broker max_payload); ' +
           'streamed edits (edit.begin/input) are not.',
+      ),
+    maxOpenPerAgent: z
+      .number()
+      .int()
+      .min(1)
+      .max(1024)
+      .default(DEFAULT_MAX_OPEN_EDITS)
+      .describe(
+        'Streaming edits (edit.begin not yet finished or cancelled) one agent may hold open; each holds its ' +
+          'file in memory until it ends. More are refused, naming this key.',
       ),
   })
   .strict();

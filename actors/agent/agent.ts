@@ -59,6 +59,13 @@ export type AgentServiceDeps = {
   startRemoteWorker?: ((host: string, agent: AgentView, worker: WorkerSpec) => Promise<string>) | undefined;
   /** Release what a cancelled agent holds (pending requests, edits, terminals); called bottom-up, in order. */
   release: ReadonlyArray<(agentId: AgentId, reason: string) => Promise<void>>;
+  /**
+   * After an agent completed or failed on its own: release what it still holds here (its pending requests,
+   * denied, so an approval after its end runs nothing; its streaming edits; its terminals but its worker's,
+   * which closes after the grace). A finished agent frees its parent's slot (maxChildren counts live
+   * children), so what it started must not run on beside the next child.
+   */
+  releaseFinished?: ((agent: AgentView) => Promise<void>) | undefined;
   /** Named hosts: where a child may be placed. Undefined: one unnamed host, so `host` is refused. */
   hosts?: HostPlacement | undefined;
 };
@@ -157,7 +164,10 @@ export class AgentService {
             `(agent.cancel), or raise domains.agents.maxChildren in the runtime config`,
         );
       }
-      const active = this.#deps.directory.active();
+      // Spawns under other parents' locks that have not stored their agent.spawned yet count too: between
+      // this check and that append is an await, so without them concurrent parents all pass a limit of one.
+      const inFlight = [...this.#reserved].filter((id) => !this.view(id)).length;
+      const active = this.#deps.directory.active() + inFlight;
       if (active >= config.maxAgents) {
         throw new LimitExceededError(
           `this host runs ${active} unfinished agents, the limit domains.agents.maxAgents = ` +
@@ -256,6 +266,9 @@ export class AgentService {
         );
       }
       await call.emit({ type, agentId: owner, data: { agentId, ...data } });
+      await this.#deps
+        .releaseFinished?.(this.view(agentId)!)
+        .catch((err) => call.logger.warn({ err, agentId }, 'releasing a finished agent failed'));
       return { agentId, status: this.view(agentId)!.status };
     });
   }

@@ -11,11 +11,12 @@ import { resolve } from 'node:path';
 import { createActor, type ActorRefFrom } from 'xstate';
 import { type EditSessionInput, editSessionMachine } from '../../machines/edit/edit-session.ts';
 import type { SessionFailure, SessionResult } from '../../machines/edit/edit-session-core.ts';
-import type { EditFact } from '../../schemas/edit.ts';
+import { DEFAULT_MAX_OPEN_EDITS, type EditFact } from '../../schemas/edit.ts';
 import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { newId } from '../../schemas/ids.ts';
 import { failureMessage, successMessage } from './edit-report.ts';
+import { OpenEdits } from './open-edits.ts';
 import { relativeInside } from '../../machines/common/confine.ts';
 import { readConfined } from '../common/confined-fs.ts';
 import {
@@ -49,6 +50,8 @@ export type EditServiceConfig = {
   /** Workspace roots per agent: a map, or a function of the agent id. */
   workspaceRoots: Record<string, readonly string[]> | ((agentId: string) => readonly string[]);
   maxFileBytes?: number;
+  /** Streaming edits one agent may hold open (default DEFAULT_MAX_OPEN_EDITS). */
+  maxOpenPerAgent?: number;
   readLimits?: ReadLimits;
   /** Called with the original bytes before a file is overwritten (content-addressed by `hash`). */
   storeBase?: (hash: string, bytes: Buffer) => void | Promise<void>;
@@ -76,9 +79,11 @@ export class EditService {
   readonly #seen = new SeenVersions();
   readonly #sessions = new Map<string, Session>();
   readonly #closed = new Set<string>();
+  readonly #open: OpenEdits;
 
   constructor(config: EditServiceConfig) {
     this.#config = config;
+    this.#open = new OpenEdits(config.maxOpenPerAgent ?? DEFAULT_MAX_OPEN_EDITS);
   }
 
   get maxFileBytes(): number {
@@ -169,11 +174,18 @@ export class EditService {
     data: { path: string; mode?: 'edit' | 'write' | undefined },
   ): Promise<{ editId: EditId }> {
     const mode = data.mode ?? 'edit';
-    const target = await this.#target(ctx.agentId, data.path, mode);
-    const s = this.#start(ctx, target, mode, true);
-    this.#sessions.set(s.editId, s);
-    await this.#emitStarted(ctx, s, true);
-    return { editId: s.editId };
+    this.#open.take(ctx.agentId);
+    let stored: Session | undefined;
+    try {
+      const target = await this.#target(ctx.agentId, data.path, mode);
+      stored = this.#start(ctx, target, mode, true);
+      this.#sessions.set(stored.editId, stored);
+      await this.#emitStarted(ctx, stored, true);
+      return { editId: stored.editId };
+    } finally {
+      // A stored session gives its slot back when it is closed; a begin that stored none, now.
+      if (!stored) this.#open.release(ctx.agentId);
+    }
   }
 
   async input(
@@ -380,7 +392,10 @@ export class EditService {
   }
 
   #close(s: Session): void {
-    if (this.#sessions.delete(s.editId)) this.#closed.add(s.editId);
+    if (this.#sessions.delete(s.editId)) {
+      this.#closed.add(s.editId);
+      this.#open.release(s.agentId);
+    }
     s.actor.stop();
   }
 

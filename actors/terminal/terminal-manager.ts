@@ -238,9 +238,9 @@ export class TerminalManager {
     return { terminalId: s.terminalId, exitCode: s.closed?.exitCode ?? null, signal: s.closed?.signal ?? null };
   }
 
-  /** When an agent is cancelled or removed: close all its terminals. */
-  async closeAllForAgent(agentId: string): Promise<string[]> {
-    const mine = [...this.#sessions.values()].filter((s) => s.agentId === agentId);
+  /** When an agent is cancelled, removed or finished: close all its terminals (but `keep`, a worker's). */
+  async closeAllForAgent(agentId: string, keep?: string): Promise<string[]> {
+    const mine = [...this.#sessions.values()].filter((s) => s.agentId === agentId && s.terminalId !== keep);
     await Promise.all(mine.map((s) => s.close('agent-closed', this.config.closeGraceMs)));
     return mine.map((s) => s.terminalId);
   }

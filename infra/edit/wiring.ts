@@ -31,6 +31,7 @@ export function wireEdit(deps: {
   review: ReviewRecorder;
   logger: Logger;
   maxFileBytes?: number;
+  maxOpenPerAgent?: number;
 }) {
   // Big diffs run on a worker thread so the host keeps answering while an 8 MB file is written.
   const diffThread = new DiffThread(deps.logger);
@@ -41,6 +42,7 @@ export function wireEdit(deps: {
       return view ? [view.workspace] : [];
     },
     ...(deps.maxFileBytes ? { maxFileBytes: deps.maxFileBytes } : {}),
+    ...(deps.maxOpenPerAgent ? { maxOpenPerAgent: deps.maxOpenPerAgent } : {}),
     // The base is in the blob store before the write, so a start after a crash mid-write can put it in review.
     storeBase: async (_hash, bytes) => void (await deps.review.service.blobs.put(bytes)),
   });

@@ -100,7 +100,14 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
         }
       : {}),
   });
-  const edit = wireEdit({ host, directory, review, logger, maxFileBytes: editConfig.maxFileBytes });
+  const edit = wireEdit({
+    host,
+    directory,
+    review,
+    logger,
+    maxFileBytes: editConfig.maxFileBytes,
+    maxOpenPerAgent: editConfig.maxOpenPerAgent,
+  });
   const terminal = wireTerminal({ host, directory, review, config, logger, trackShell: reviewConfig.trackShell });
   const workers = wireWorkers({
     host,
@@ -156,6 +163,14 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
       (agentId) => edit.cancelAgent(agentId),
       async (agentId) => void (await terminal.manager.closeAllForAgent(agentId)),
     ],
+    releaseFinished: async (agent) => {
+      await permission.service.cancelAgent(
+        agent.agentId,
+        `agent '${agent.agentId}' ${agent.status} before the request was answered`,
+      );
+      await edit.cancelAgent(agent.agentId);
+      await terminal.manager.closeAllForAgent(agent.agentId, agent.workerTerminalId ?? undefined);
+    },
     hosts: deps.hosts,
   });
 
