@@ -213,7 +213,7 @@ describe('notification tracking falls back to a scan', () => {
 });
 
 describe('notification tracking under many commands at once', () => {
-  it('holds the root for applies only: a begin during another refresh ends two loop turns later, not four', async () => {
+  it('holds the root for applies only: a begin during another refresh ends 2 loop turns later, not 4', async () => {
     const f = makeFixture();
     f.write('a.txt', 'a\n');
     const tracker = new WorkspaceTracker({ snapshotter: new WorkspaceSnapshotter({ blobs: f.blobs }) });
