@@ -1,21 +1,10 @@
-/**
- * @module
- * The edit domain's effect actor: one method per command (`file.read`,
- * `file.edit`, `file.write`, `edit.begin/input/finish/cancel`), each taking
- * the calling agent and an injected durable `emit(fact)` and returning the
- * reply. Streaming sessions are `editSessionMachine` actors keyed by editId;
- * files are confined to the agent's workspace roots, written atomically with
- * their BOM, line endings and mode bits, and checked with tree-sitter.
- */
-import { resolve } from 'node:path';
-import { createActor, type ActorRefFrom } from 'xstate';
+import { createActor } from 'xstate';
 import { type EditSessionInput, editSessionMachine } from '../../machines/edit/edit-session.ts';
-import type { SessionFailure, SessionResult } from '../../machines/edit/edit-session-core.ts';
+import { completeSession, type EditSession } from './edit-complete.ts';
 import { DEFAULT_MAX_OPEN_EDITS, type EditFact } from '../../schemas/edit.ts';
-import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/errors.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { newId } from '../../schemas/ids.ts';
-import { failureMessage, successMessage } from './edit-report.ts';
 import { OpenEdits } from './open-edits.ts';
 import { relativeInside } from '../../machines/common/confine.ts';
 import { readConfined } from '../common/confined-fs.ts';
@@ -36,13 +25,7 @@ import {
   readRange,
   SeenVersions,
 } from './file-read.ts';
-import {
-  type AppliedReply,
-  type CommitDeps,
-  commitEdit,
-  type EditCallContext,
-  type EditTarget,
-} from './edit-commit.ts';
+import type { AppliedReply, CommitDeps, EditCallContext, EditTarget } from './edit-commit.ts';
 
 export type { EditCallContext, Emit } from './edit-commit.ts';
 
@@ -64,15 +47,10 @@ export type EditServiceConfig = {
 export type { AppliedReply } from './edit-commit.ts';
 
 type Target = EditTarget;
-type Session = {
-  editId: EditId;
-  agentId: string;
-  mode: 'edit' | 'write';
-  target: Target;
-  actor: ActorRefFrom<typeof editSessionMachine>;
-  pending: EditFact[];
-  lock: Promise<unknown>;
-};
+/** A session's editId and the commands run on it, serialized. */
+type Session = EditSession & { pending: EditFact[]; lock: Promise<unknown> };
+/** Recently finished edit ids, for a better error than "no such edit" (bounded: one is kept per edit). */
+const CLOSED_IDS_KEPT = 1000;
 
 export class EditService {
   readonly #config: EditServiceConfig;
@@ -296,84 +274,18 @@ export class EditService {
   async #complete(ctx: EditCallContext, s: Session): Promise<AppliedReply> {
     this.#close(s);
     await this.#flush(ctx, s);
-    const result: SessionResult = s.actor.getSnapshot().context.result;
-    const { target } = s;
-    const mismatch = this.#pathMismatch(s, result);
-    const failure = mismatch ?? result.failure;
-    const nothing =
-      mismatch !== undefined || (s.mode === 'edit' ? result.outcomes.length === 0 : failure !== undefined);
-    let written: Omit<AppliedReply, 'message'> | undefined;
-    if (!nothing) {
-      try {
-        written = await commitEdit(
-          {
-            roots: this.roots(s.agentId),
-            maxFileBytes: this.maxFileBytes,
-            storeBase: this.#config.storeBase,
-            syntaxCheck: this.#config.syntaxCheck !== false,
-            seen: this.#seen,
-            diff: this.#config.diff,
-          },
-          ctx,
-          { editId: s.editId, agentId: s.agentId, mode: s.mode, target: s.target },
-          result,
-          failure !== undefined,
-        );
-      } catch (err) {
-        // Nothing was written (the write is atomic): close the session in the log, then reply with the cause.
-        const info = toErrorInfo(err);
-        await ctx.emit({
-          type: 'edit.failed',
-          data: { editId: s.editId, path: target.path, code: info.code, message: info.message, appliedCount: 0 },
-        });
-        throw err;
-      }
-    }
-    if (failure) {
-      await ctx.emit({
-        type: 'edit.failed',
-        data: {
-          editId: s.editId,
-          path: target.path,
-          ...(failure.index !== undefined ? { editIndex: failure.index } : {}),
-          code: failureCode(failure),
-          message: failure.message,
-          appliedCount: written ? result.outcomes.length : 0,
-        },
-      });
-      throw new RuntimeError(
-        failureCode(failure),
-        failureMessage(failure.message, target.display, written?.diff ?? ''),
-        {
-          details: {
-            editId: s.editId,
-            appliedCount: written ? result.outcomes.length : 0,
-            diff: written?.diff ?? '',
-            ...('offset' in failure ? { offset: failure.offset } : {}),
-          },
-        },
-      );
-    }
-    const message =
-      s.mode === 'write'
-        ? `${written!.created ? 'Created' : 'Wrote'} ${target.display} successfully`
-        : successMessage(target.display, result.outcomes);
-    return { ...written!, message };
-  }
-
-  #pathMismatch(s: Session, result: SessionResult): SessionFailure | undefined {
-    if (result.inputPath === undefined || result.inputPath === '') return undefined;
-    const given = result.inputPath;
-    const base = this.roots(s.agentId)[0] ?? '/';
-    if (given === s.target.display || given === s.target.path || resolve(base, given) === resolve(base, s.target.given))
-      return undefined;
-    return {
-      reason: 'malformed',
-      offset: 0,
-      message:
-        `The tool input names path ${JSON.stringify(given)} but the edit began ` +
-        `on ${JSON.stringify(s.target.display)}. Begin a new edit for that path.`,
-    };
+    return completeSession(
+      {
+        roots: this.roots(s.agentId),
+        maxFileBytes: this.maxFileBytes,
+        storeBase: this.#config.storeBase,
+        syntaxCheck: this.#config.syntaxCheck !== false,
+        seen: this.#seen,
+        diff: this.#config.diff,
+      },
+      ctx,
+      s,
+    );
   }
 
   #session(agentId: string, editId: string): Session {
@@ -394,6 +306,7 @@ export class EditService {
   #close(s: Session): void {
     if (this.#sessions.delete(s.editId)) {
       this.#closed.add(s.editId);
+      if (this.#closed.size > CLOSED_IDS_KEPT) this.#closed.delete(this.#closed.values().next().value!);
       this.#open.release(s.agentId);
     }
     s.actor.stop();
@@ -412,11 +325,4 @@ export class EditService {
 
 function lf(text: string): string {
   return text.replace(/\r\n/g, '\n');
-}
-
-function failureCode(f: SessionFailure): string {
-  if (f.reason === 'unresolved') return ErrorCode.NotFound;
-  if (f.reason === 'ambiguous') return ErrorCode.Conflict;
-  if (f.reason === 'malformed') return ErrorCode.InvalidJson;
-  return ErrorCode.InvalidMessage;
 }

@@ -1,0 +1,111 @@
+/**
+ * @module
+ * How an edit session ends: what its machine produced is committed (`edit-commit.ts`: the atomic write and
+ * `edit.applied`), or the session is closed in the log with `edit.failed`, and the agent gets its reply or the
+ * failure as an error that says what was applied and what to do. A tool input naming another path than the
+ * one the edit began on writes nothing.
+ */
+import { resolve } from 'node:path';
+import type { ActorRefFrom } from 'xstate';
+import type { editSessionMachine } from '../../machines/edit/edit-session.ts';
+import type { SessionFailure, SessionResult } from '../../machines/edit/edit-session-core.ts';
+import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/errors.ts';
+import type { EditId } from '../../schemas/ids.ts';
+import {
+  type AppliedReply,
+  type CommitDeps,
+  commitEdit,
+  type EditCallContext,
+  type EditTarget,
+} from './edit-commit.ts';
+import { failureMessage, successMessage } from './edit-report.ts';
+
+/** An edit session: its id, owner, mode, target and machine. */
+export type EditSession = {
+  editId: EditId;
+  agentId: string;
+  mode: 'edit' | 'write';
+  target: EditTarget;
+  actor: ActorRefFrom<typeof editSessionMachine>;
+};
+
+/**
+ * Writes what the (closed, flushed) session produced, emits `edit.applied`/`edit.failed`, and replies, or
+ * throws the failure.
+ */
+export async function completeSession(deps: CommitDeps, ctx: EditCallContext, s: EditSession): Promise<AppliedReply> {
+  const result: SessionResult = s.actor.getSnapshot().context.result;
+  const { target } = s;
+  const mismatch = pathMismatch(deps.roots, s, result);
+  const failure = mismatch ?? result.failure;
+  const nothing = mismatch !== undefined || (s.mode === 'edit' ? result.outcomes.length === 0 : failure !== undefined);
+  let written: Omit<AppliedReply, 'message'> | undefined;
+  if (!nothing) {
+    try {
+      written = await commitEdit(
+        deps,
+        ctx,
+        { editId: s.editId, agentId: s.agentId, mode: s.mode, target: s.target },
+        result,
+        failure !== undefined,
+      );
+    } catch (err) {
+      // Nothing was written (the write is atomic): close the session in the log, then reply with the cause.
+      const info = toErrorInfo(err);
+      await ctx.emit({
+        type: 'edit.failed',
+        data: { editId: s.editId, path: target.path, code: info.code, message: info.message, appliedCount: 0 },
+      });
+      throw err;
+    }
+  }
+  if (failure) {
+    await ctx.emit({
+      type: 'edit.failed',
+      data: {
+        editId: s.editId,
+        path: target.path,
+        ...(failure.index !== undefined ? { editIndex: failure.index } : {}),
+        code: failureCode(failure),
+        message: failure.message,
+        appliedCount: written ? result.outcomes.length : 0,
+      },
+    });
+    throw new RuntimeError(failureCode(failure), failureMessage(failure.message, target.display, written?.diff ?? ''), {
+      details: {
+        editId: s.editId,
+        appliedCount: written ? result.outcomes.length : 0,
+        diff: written?.diff ?? '',
+        ...('offset' in failure ? { offset: failure.offset } : {}),
+      },
+    });
+  }
+  const message =
+    s.mode === 'write'
+      ? `${written!.created ? 'Created' : 'Wrote'} ${target.display} successfully`
+      : successMessage(target.display, result.outcomes);
+  return { ...written!, message };
+}
+
+/** A tool input that names another path than the one the edit began on: nothing is written. */
+function pathMismatch(roots: readonly string[], s: EditSession, result: SessionResult): SessionFailure | undefined {
+  if (result.inputPath === undefined || result.inputPath === '') return undefined;
+  const given = result.inputPath;
+  const base = roots[0] ?? '/';
+  if (given === s.target.display || given === s.target.path || resolve(base, given) === resolve(base, s.target.given))
+    return undefined;
+  return {
+    reason: 'malformed',
+    offset: 0,
+    message:
+      `The tool input names path ${JSON.stringify(given)} but the edit began ` +
+      `on ${JSON.stringify(s.target.display)}. Begin a new edit for that path.`,
+  };
+}
+
+function failureCode(f: SessionFailure): string {
+  if (f.reason === 'unresolved') return ErrorCode.NotFound;
+  if (f.reason === 'ambiguous') return ErrorCode.Conflict;
+  if (f.reason === 'malformed') return ErrorCode.InvalidJson;
+  return ErrorCode.InvalidMessage;
+}
