@@ -100,6 +100,18 @@ export class BlobStore {
     return t;
   }
 
+  /** The size of `hash`'s content in bytes, without reading it; a missing blob is a `BlobMissingError`. */
+  async size(hash: string, what: string): Promise<number> {
+    const cached = this.#cache.get(hash);
+    if (cached !== undefined) return Buffer.byteLength(cached, 'utf8');
+    try {
+      return (await stat(this.pathOf(hash))).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobMissingError(hash, this.dir, what);
+      throw err;
+    }
+  }
+
   async has(hash: string): Promise<boolean> {
     return exists(this.pathOf(hash));
   }
