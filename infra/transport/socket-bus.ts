@@ -19,10 +19,6 @@ import { REVOKED, type SocketFrame } from './wire.ts';
 /** Frames from the runtime are bounded by its maxPayloadBytes; this is only a backstop. */
 const CLIENT_MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
-/** One frame thread for every client in the process, started on the first big frame (a big reply). */
-let sharedFrames: FrameThread | undefined;
-const clientFrames = () => (sharedFrames ??= new FrameThread(pino({ level: 'silent' })));
-
 const b64 = (data: Uint8Array | string) => Buffer.from(toBytes(data)).toString('base64');
 const unb64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
 const send = (socket: Socket, frame: SocketFrame) => {
@@ -76,6 +72,8 @@ export class SocketBus implements Bus {
     }
   >();
   readonly #path: string;
+  /** Big frames (a big reply) are decoded on a worker, started on the first one and ended with the connection. */
+  readonly #frames = new FrameThread(pino({ level: 'silent' }));
   readonly #onError: ((message: string) => void) | undefined;
   #next = 1;
   #closed: Error | undefined;
@@ -88,7 +86,7 @@ export class SocketBus implements Bus {
     readFrames(socket, {
       // The runtime is trusted; the bound only keeps a broken one from exhausting this process's memory.
       maxBytes: CLIENT_MAX_FRAME_BYTES,
-      frames: clientFrames(),
+      frames: this.#frames,
       onFrame: (decoded) => this.#receive(decoded),
       onOversize: (bytes) => {
         this.#fail(new Error(`the runtime sent a frame of over ${bytes} bytes; disconnected`));
@@ -96,7 +94,10 @@ export class SocketBus implements Bus {
       },
     });
     // The runtime died or stopped: every call in flight, and every later one, fails at once.
-    socket.on('close', () => this.#fail(new RuntimeGoneError(this.#path)));
+    socket.on('close', () => {
+      this.#fail(new RuntimeGoneError(this.#path));
+      void this.#frames.close();
+    });
     socket.on('error', () => socket.destroy());
   }
 
@@ -205,6 +206,7 @@ export class SocketBus implements Bus {
     this.#fail(new Error('this client closed its connection to the embedded runtime'));
     this.#socket.end();
     this.#socket.destroy();
+    await this.#frames.close();
   }
 }
 
