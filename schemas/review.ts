@@ -108,6 +108,13 @@ export const FileReview = z
     currentHash: ContentHash.nullable(),
     diff: z.string().describe('Unified diff (jsdiff, 3 lines of context) from base to current.'),
     hunks: z.array(Hunk),
+    diffLeftOut: z
+      .literal(true)
+      .optional()
+      .describe(
+        'Present when the file is too big to diff in a plain listing or to fit one message: `diff` then says ' +
+          'why and how to get it (review.list with paths and full), and `hunks` is empty.',
+      ),
   })
   .strict();
 export type FileReview = z.infer<typeof FileReview>;
@@ -124,6 +131,18 @@ export const ReviewList = defineCommand('review.list', {
           'Default true. false: only files the agent itself changed (the diff still shows every change since base).',
         ),
       cursor: z.string().max(4096).optional().describe('nextCursor of the previous page; omit for the first page.'),
+      paths: z
+        .array(AbsPath)
+        .min(1)
+        .optional()
+        .describe('Only these files (absolute, as review.list shows them); all when missing.'),
+      full: z
+        .boolean()
+        .optional()
+        .describe(
+          'Default false: a file whose base and current content are over 1 MiB together is listed without ' +
+            'its diff and hunks (diffLeftOut). true: every diff in full; best with paths.',
+        ),
     })
     .strict(),
   reply: z.object({

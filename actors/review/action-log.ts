@@ -20,7 +20,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { newId } from '../../schemas/ids.ts';
-import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
 import type { ChangeSource, FileReview, LogEntry } from '../../schemas/review.ts';
 import {
@@ -42,7 +42,7 @@ import {
 } from '../../machines/review/action-log-plan.ts';
 import { planReject, planUndoReject } from '../../machines/review/action-log-reject.ts';
 import type { Logger } from 'pino';
-import { type BlobStore, contentHash } from './blob-store.ts';
+import { BlobMissingError, type BlobStore, contentHash } from './blob-store.ts';
 import { PathLock, applyWrites, readDisk } from './action-log-files.ts';
 
 export type RecordChangeInput = {
@@ -62,6 +62,29 @@ export type RecordChangeInput = {
 
 export type ListReply = { agentId: string; files: FileReview[]; undoAvailable: boolean };
 
+export type ListOptions = {
+  includeDescendants?: boolean | undefined;
+  /** Only these paths (each must be in the log). */
+  paths?: readonly string[] | undefined;
+  /** Diff every file, however big (off the event loop when `reviewDiff` is given). */
+  full?: boolean | undefined;
+};
+
+/**
+ * A file whose base and current content are over this many bytes together is listed without its diff unless
+ * asked for in full: its diff (megabytes of text, then of JSON and base64) held the event loop for hundreds of
+ * milliseconds on every listing. Raising it lists more diffs whole, at that cost.
+ */
+export const REVIEW_DIFF_CUTOFF_BYTES = 1024 * 1024;
+/** Combined size from which a diff review shows runs on the diff thread (when one is given). */
+export const REVIEW_OFF_THREAD_BYTES = 256 * 1024;
+
+/** Diffs a file for review off the event loop (`DiffThread.review`); `load` gives base and current bytes. */
+export type ReviewDiffer = (
+  path: string,
+  load: () => Promise<[Uint8Array | null, Uint8Array | null]>,
+) => Promise<{ diff: string; hunks: FileReview['hunks'] }>;
+
 export type ActionLogServiceDeps = {
   emit: (fact: UnstampedFact) => Promise<void>;
   blobs: BlobStore;
@@ -70,6 +93,8 @@ export type ActionLogServiceDeps = {
   log?: Logger;
   /** The workspace roots review writes are confined to (all of them when missing: tests of plans alone). */
   roots?: () => readonly string[];
+  /** Where big review diffs are computed (on this thread when missing). */
+  reviewDiff?: ReviewDiffer;
 };
 
 export class ActionLogService {
@@ -78,6 +103,7 @@ export class ActionLogService {
   #emit: ActionLogServiceDeps['emit'];
   #log: Logger | undefined;
   #roots: ActionLogServiceDeps['roots'];
+  #reviewDiff: ReviewDiffer | undefined;
   #logs = new Map<string, ActionLogContext>();
   #parents = new Map<string, string | null>();
 
@@ -87,6 +113,7 @@ export class ActionLogService {
     this.lock = deps.lock ?? new PathLock();
     this.#log = deps.log;
     this.#roots = deps.roots;
+    this.#reviewDiff = deps.reviewDiff;
   }
 
   /** Rebuilds the logs and the agent tree from stored facts (replay / restart). */
@@ -210,12 +237,55 @@ export class ActionLogService {
     return { changeId, plan };
   }
 
-  /** review.list */
-  async list(agentId: string, opts: { includeDescendants?: boolean | undefined } = {}): Promise<ListReply> {
+  /**
+   * review.list. A file over `REVIEW_DIFF_CUTOFF_BYTES` (base and current together) is listed without its diff
+   * unless `full`; big diffs shown are computed on the diff thread.
+   */
+  async list(agentId: string, opts: ListOptions = {}): Promise<ListReply> {
     const view = this.#view(agentId);
-    const texts = await this.#load([view], Object.keys(view.files));
-    const listOpts = opts.includeDescendants === undefined ? {} : { includeDescendants: opts.includeDescendants };
+    if (opts.paths) {
+      const missing = opts.paths.find((p) => !view.files[p]);
+      if (missing !== undefined) {
+        throw new NotFoundError(
+          `No change to '${missing}' in the action log of agent '${agentId}'; ` +
+            'run review.list without paths to see the tracked paths (absolute).',
+        );
+      }
+      const wanted = new Set(opts.paths);
+      view.files = Object.fromEntries(Object.entries(view.files).filter(([p]) => wanted.has(p)));
+    }
+    const leftOut = new Map<string, number>();
+    const big: string[] = [];
+    const small: string[] = [];
+    for (const [path, e] of Object.entries(view.files)) {
+      const bytes = (await this.#size(e.baseHash, path)) + (await this.#size(e.currentHash, path));
+      if (bytes > REVIEW_DIFF_CUTOFF_BYTES && !opts.full) leftOut.set(path, bytes);
+      else if (bytes >= REVIEW_OFF_THREAD_BYTES && this.#reviewDiff) big.push(path);
+      else small.push(path);
+    }
+    const texts = await this.#load([view], small);
+    const diffs = new Map<string, { diff: string; hunks: FileReview['hunks'] }>();
+    for (const path of big) {
+      const e = view.files[path]!;
+      const what = `content of '${path}' in review`;
+      const bytes = async (hash: string | null) => {
+        if (hash === null) return null;
+        const b = await this.blobs.getBytes(hash);
+        if (b === undefined) throw new BlobMissingError(hash, this.blobs.dir, what);
+        return b;
+      };
+      diffs.set(path, await this.#reviewDiff!(path, async () => [await bytes(e.baseHash), await bytes(e.currentHash)]));
+    }
+    const listOpts = {
+      leftOut,
+      diffs,
+      ...(opts.includeDescendants === undefined ? {} : { includeDescendants: opts.includeDescendants }),
+    };
     return { agentId, files: listReview(view, { texts }, listOpts), undoAvailable: view.lastReject != null };
+  }
+
+  #size(hash: string | null, path: string): Promise<number> {
+    return hash === null ? Promise.resolve(0) : this.blobs.size(hash, `content of '${path}' in review`);
   }
 
   /** review.accept */

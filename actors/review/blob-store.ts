@@ -100,6 +100,17 @@ export class BlobStore {
     return t;
   }
 
+  /** The size of `hash`'s content in bytes, without reading it; a missing blob is a `BlobMissingError`. */
+  async size(hash: string, what: string): Promise<number> {
+    // Always the file's size: measuring a cached 8 MB string (Buffer.byteLength) held the loop 30-100 ms.
+    try {
+      return (await stat(this.pathOf(hash))).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobMissingError(hash, this.dir, what);
+      throw err;
+    }
+  }
+
   async has(hash: string): Promise<boolean> {
     return exists(this.pathOf(hash));
   }

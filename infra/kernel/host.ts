@@ -32,7 +32,7 @@ import type { Logger } from 'pino';
 import type { AnyDomain, Gate, HandlerContext, Reaction } from './domain.ts';
 import type { Route } from '../../machines/hosts/liveness.ts';
 import { LogFollower } from './log-follower.ts';
-import { JsonThread } from '../transport/json-thread.ts';
+import { JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
 /** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
 const READS_OTHER_HOSTS: ReadonlySet<string> = new Set(['agent.tree', 'agent.get', 'agent.wait', 'review.list']);
@@ -85,7 +85,7 @@ export class Host {
   readonly #memory: CommandMemory;
   /** Big payloads are parsed off the event loop; per agent, commands still start in the order they came. */
   readonly #json: JsonThread;
-  readonly #parsing = new Map<string, Promise<unknown>>();
+  readonly #parser: OrderedJsonParse;
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
@@ -98,6 +98,7 @@ export class Host {
     this.#logger = options.logger.child({ actor: 'host' });
     this.#memory = new CommandMemory(options.commandCacheSize, this.#logger);
     this.#json = new JsonThread(this.#logger);
+    this.#parser = new OrderedJsonParse(this.#json, options.maxPayloadBytes);
     this.fold = new Fold(options.aggregates);
     this.writer = new FactWriter({
       log: options.log,
@@ -279,7 +280,8 @@ export class Host {
     }
     try {
       if (this.#unavailable) throw new RuntimeError(ErrorCode.Unavailable, this.#unavailable, { retryable: true });
-      const parsed = await this.#parseInOrder(agentId, msg.subject, msg.data);
+      const acts = commandsByType.get(msg.subject.split('.').slice(3).join('.'))?.tool !== undefined;
+      const parsed = await this.#parser.parse(agentId, acts, msg.data);
       const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes, parsed);
       const key = commandKey(command.agentId, command.id);
       const cached = this.#memory.reply(key);
@@ -298,34 +300,6 @@ export class Host {
     }
     if (reply.byteLength > this.options.maxPayloadBytes) reply = this.#tooLarge(msg.subject, reply.byteLength);
     if (msg.reply) msg.respond(reply);
-  }
-
-  /**
-   * A payload over the JSON thread's threshold (and within the payload limit), parsed on the worker; any
-   * other gives `undefined` at once (decodeCommand parses it). A tool call (a command that acts: a write, an
-   * exec…) of an agent whose earlier big tool call is still being parsed waits for it, so each agent's acts
-   * start in the order they came; reads and pings never wait behind a parse.
-   */
-  #parseInOrder(
-    agentId: string,
-    subject: string,
-    data: Uint8Array,
-  ): Promise<{ value: unknown } | undefined> | undefined {
-    const big = data.byteLength <= this.options.maxPayloadBytes && this.#json.offThread(data.byteLength);
-    const acts = commandsByType.get(subject.split('.').slice(3).join('.'))?.tool !== undefined;
-    if (!acts) return big ? this.#json.parse(data) : undefined;
-    const before = this.#parsing.get(agentId);
-    if (!before && !big) return undefined;
-    const mine = (async () => {
-      await before;
-      return big ? this.#json.parse(data) : undefined;
-    })();
-    const tail = mine.then(() => undefined);
-    this.#parsing.set(agentId, tail);
-    void tail.then(() => {
-      if (this.#parsing.get(agentId) === tail) this.#parsing.delete(agentId);
-    });
-    return mine;
   }
 
   /** A reply the bus would drop (over max_payload) becomes an error the client gets at once. */

@@ -43,5 +43,6 @@ function tooBig(file: FileReview, size: number): FileReview {
       `its ${file.hunks.length} hunk(s) can still be accepted or rejected together by path, ` +
       'e.g. review.reject {"paths":["…"]})\n',
     hunks: [],
+    diffLeftOut: true,
   };
 }

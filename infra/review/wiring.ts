@@ -13,6 +13,7 @@ import type { ActionLogRecord } from '../../schemas/edit.ts';
 import { ACTION_LOG_FACT_TYPES, actionLogAggregateDef } from '../../machines/review/action-log.ts';
 import { ActionLogService, type RecordChangeInput } from '../../actors/review/action-log.ts';
 import { BlobStore } from '../../actors/review/blob-store.ts';
+import { DiffThread } from '../../actors/edit/diff-thread.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { defineDomain } from '../kernel/domain.ts';
 import { diskError } from '../transport/disk-errors.ts';
@@ -69,8 +70,11 @@ export function wireReview(deps: {
   const emit = async (fact: UnstampedFact) => {
     await deps.host.emit(fact, { agentId: fact.agentId ?? deps.rootAgentId });
   };
+  // Big diffs review.list shows are computed on their own thread, started on first use.
+  const diffs = new DiffThread(deps.logger);
   const service = new ActionLogService({
     emit,
+    reviewDiff: diffs.review,
     blobs: new BlobStore(join(deps.dataDir, 'blobs')),
     log: deps.logger.child({ actor: 'action-log' }),
     // Every agent works inside the root's workspace: review writes and deletions are confined to it.
@@ -199,6 +203,7 @@ export function wireReview(deps: {
     reactions: [
       { on: types, when: 'restore', run: (fact) => void (deps.host.owns(fact.agentId) && service.restore([fact])) },
     ],
+    stop: () => diffs.close(),
   });
   return { ...recorder, domain };
 }

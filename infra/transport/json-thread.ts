@@ -6,7 +6,7 @@
  * the parsed value comes back by structured clone (a copy, far cheaper than a parse). Smaller payloads, a
  * payload the worker cannot parse (the host then parses it itself and throws the error that names it) and
  * a worker that cannot start or dies all give `undefined`: the caller parses on its own thread, slower,
- * never different.
+ * never different. `OrderedJsonParse` keeps each agent's tool calls in order around those parses.
  */
 import type { Logger } from 'pino';
 import { LazyWorker } from '../../actors/common/lazy-worker.ts';
@@ -50,5 +50,40 @@ export class JsonThread {
 
   close(): Promise<void> {
     return this.#worker.close();
+  }
+}
+
+/**
+ * The JSON thread in each agent's command order. A payload over the thread's threshold (and within the payload
+ * limit) is parsed on the worker; any other gives `undefined` at once (decodeCommand parses it). A tool call
+ * (a command that acts: a write, an exec…) of an agent whose earlier big tool call is still being parsed waits
+ * for it, so each agent's acts start in the order they came; reads and pings never wait behind a parse.
+ */
+export class OrderedJsonParse {
+  readonly #json: JsonThread;
+  readonly #maxPayloadBytes: number;
+  /** agentId → the end of its latest tool call's parse. */
+  readonly #parsing = new Map<string, Promise<unknown>>();
+
+  constructor(json: JsonThread, maxPayloadBytes: number) {
+    this.#json = json;
+    this.#maxPayloadBytes = maxPayloadBytes;
+  }
+
+  parse(agentId: string, acts: boolean, data: Uint8Array): Promise<{ value: unknown } | undefined> | undefined {
+    const big = data.byteLength <= this.#maxPayloadBytes && this.#json.offThread(data.byteLength);
+    if (!acts) return big ? this.#json.parse(data) : undefined;
+    const before = this.#parsing.get(agentId);
+    if (!before && !big) return undefined;
+    const mine = (async () => {
+      await before;
+      return big ? this.#json.parse(data) : undefined;
+    })();
+    const tail = mine.then(() => undefined);
+    this.#parsing.set(agentId, tail);
+    void tail.then(() => {
+      if (this.#parsing.get(agentId) === tail) this.#parsing.delete(agentId);
+    });
+    return mine;
   }
 }

@@ -9,10 +9,12 @@
  * payloads base64 so any bytes pass through.
  */
 import { createConnection, type Socket } from 'node:net';
+import pino from 'pino';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Bus, type BusMsg, type Subscription } from './bus.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
-import { readLineFrames } from './line-frames.ts';
-import { decodeFrame, REVOKED, type SocketFrame } from './wire.ts';
+import { readFrames } from './frame-reader.ts';
+import { FrameThread, type DecodedFrame } from './frame-thread.ts';
+import { REVOKED, type SocketFrame } from './wire.ts';
 
 /** Frames from the runtime are bounded by its maxPayloadBytes; this is only a backstop. */
 const CLIENT_MAX_FRAME_BYTES = 256 * 1024 * 1024;
@@ -70,6 +72,8 @@ export class SocketBus implements Bus {
     }
   >();
   readonly #path: string;
+  /** Big frames (a big reply) are decoded on a worker, started on the first one and ended with the connection. */
+  readonly #frames = new FrameThread(pino({ level: 'silent' }));
   readonly #onError: ((message: string) => void) | undefined;
   #next = 1;
   #closed: Error | undefined;
@@ -79,17 +83,21 @@ export class SocketBus implements Bus {
     this.#socket = socket;
     this.#path = path;
     this.#onError = options.onError;
-    readLineFrames(socket, {
+    readFrames(socket, {
       // The runtime is trusted; the bound only keeps a broken one from exhausting this process's memory.
       maxBytes: CLIENT_MAX_FRAME_BYTES,
-      onLine: (line) => this.#receive(line),
+      frames: this.#frames,
+      onFrame: (decoded) => this.#receive(decoded),
       onOversize: (bytes) => {
         this.#fail(new Error(`the runtime sent a frame of over ${bytes} bytes; disconnected`));
         socket.destroy();
       },
     });
     // The runtime died or stopped: every call in flight, and every later one, fails at once.
-    socket.on('close', () => this.#fail(new RuntimeGoneError(this.#path)));
+    socket.on('close', () => {
+      this.#fail(new RuntimeGoneError(this.#path));
+      void this.#frames.close();
+    });
     socket.on('error', () => socket.destroy());
   }
 
@@ -124,13 +132,9 @@ export class SocketBus implements Bus {
     return bus;
   }
 
-  #receive(line: string): void {
-    let frame: SocketFrame;
-    try {
-      frame = decodeFrame(line);
-    } catch {
-      return;
-    }
+  #receive(decoded: DecodedFrame | undefined): void {
+    if (!decoded) return;
+    const { frame, payload } = decoded;
     if (frame.op === 'welcome') {
       this.#welcome?.resolve();
       this.#welcome = undefined;
@@ -141,13 +145,17 @@ export class SocketBus implements Bus {
       this.#fail(new SocketAuthError(this.#path, frame.message));
       this.#onError?.(frame.message);
     } else if (frame.op === 'msg') {
-      this.#subs.get(frame.sid)?.({ subject: frame.subject, data: unb64(frame.data), respond: () => undefined });
+      this.#subs.get(frame.sid)?.({
+        subject: frame.subject,
+        data: payload ?? unb64(frame.data),
+        respond: () => undefined,
+      });
     } else if (frame.op === 'res' || frame.op === 'err') {
       const pending = this.#requests.get(frame.rid);
       if (!pending) return;
       this.#requests.delete(frame.rid);
       clearTimeout(pending.timer);
-      if (frame.op === 'res') pending.resolve(unb64(frame.data));
+      if (frame.op === 'res') pending.resolve(payload ?? unb64(frame.data));
       else if (frame.code === 'no_responders') pending.reject(new NoRespondersError(pending.subject));
       else if (frame.code === 'timeout') pending.reject(new RequestTimeoutError(pending.subject, pending.timeoutMs));
       else if (frame.code === 'permission') {
@@ -198,6 +206,7 @@ export class SocketBus implements Bus {
     this.#fail(new Error('this client closed its connection to the embedded runtime'));
     this.#socket.end();
     this.#socket.destroy();
+    await this.#frames.close();
   }
 }
 

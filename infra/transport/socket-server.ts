@@ -11,12 +11,13 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
-import type { Logger } from 'pino';
+import pino, { type Logger } from 'pino';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Subscription } from './bus.ts';
-import { decodeFrame, REVOKED, type SocketFrame } from './wire.ts';
+import { REVOKED, type SocketFrame } from './wire.ts';
 import type { EmbeddedBus } from './embedded-bus.ts';
 import { InvalidTokenError, socketPermissions, verifySocketToken, type SocketIdentity } from './auth/socket-tokens.ts';
-import { readLineFrames } from './line-frames.ts';
+import { readFrames } from './frame-reader.ts';
+import { FrameThread, type DecodedFrame } from './frame-thread.ts';
 import { mayPublish, mayReceive, maySubscribe, type SubjectRules } from './auth/subject-rules.ts';
 
 /** The message a revoked connection gets before it is closed (nats-server's words; defined in wire.ts). */
@@ -43,12 +44,6 @@ export type SocketServerOptions = {
   logger?: Logger | undefined;
 };
 
-/**
- * A frame longer than this is decoded on the tick after it was read, and the connection's later frames wait
- * behind it (order kept): reading and decoding an 8 MB write in one tick kept other clients waiting twice as long.
- */
-const YIELD_ABOVE_CHARS = 1024 * 1024;
-
 /** A frame carries its payload in base64 (4/3 of it) beside a subject and a reply subject. */
 export const frameLimit = (maxPayloadBytes: number) => Math.ceil((maxPayloadBytes * 4) / 3) + 64 * 1024;
 
@@ -70,6 +65,8 @@ export async function serveBusOnSocket(
   const byAgent = new Map<string, Set<() => void>>();
   const revoked = new Set<string>();
   const isRevoked = (agentId: string) => revoked.has(agentId) || options.isRevoked(agentId);
+  // Big frames (an 8 MB write) are decoded on this thread's worker, not on the event loop.
+  const frames = new FrameThread(options.logger ?? pino({ level: 'silent' }));
 
   const server: Server = createServer((socket) => {
     sockets.add(socket);
@@ -95,15 +92,13 @@ export async function serveBusOnSocket(
     };
     const hello = setTimeout(() => refuseAuth('no token presented; connect with a token'), HELLO_TIMEOUT_MS);
     hello.unref();
-    const onLine = (line: string) => {
+    const onFrame = (decoded: DecodedFrame | undefined) => {
       if (dead) return;
-      let frame: SocketFrame;
-      try {
-        frame = decodeFrame(line);
-      } catch {
+      if (!decoded) {
         socket.destroy();
         return;
       }
+      const { frame } = decoded;
       if (!identity || !rules) {
         if (frame.op !== 'hello') return refuseAuth('Authorization Violation: the first frame must present a token');
         clearTimeout(hello);
@@ -127,23 +122,12 @@ export async function serveBusOnSocket(
         send(socket, { op: 'welcome', identity: identity.kind === 'agent' ? identity.agentId : 'operator' });
         return;
       }
-      serve(frame, rules);
+      serve(decoded, rules);
     };
-    let waiting: string[] | undefined;
-    const inOrder = (line: string) => {
-      if (waiting) return void waiting.push(line);
-      if (line.length <= YIELD_ABOVE_CHARS) return onLine(line);
-      waiting = [];
-      setImmediate(() => {
-        onLine(line);
-        const later = waiting ?? [];
-        waiting = undefined;
-        for (const next of later) inOrder(next);
-      });
-    };
-    readLineFrames(socket, {
+    readFrames(socket, {
       maxBytes: options.maxFrameBytes,
-      onLine: inOrder,
+      frames,
+      onFrame,
       onOversize: (bytes) => {
         options.logger?.warn(
           { agentId: identity?.kind === 'agent' ? identity.agentId : undefined, bytes, max: options.maxFrameBytes },
@@ -153,7 +137,7 @@ export async function serveBusOnSocket(
       },
     });
 
-    const serve = (frame: SocketFrame, rules: SubjectRules) => {
+    const serve = ({ frame, payload }: DecodedFrame, rules: SubjectRules) => {
       switch (frame.op) {
         case 'sub':
           subs.get(frame.sid)?.unsubscribe();
@@ -180,7 +164,7 @@ export async function serveBusOnSocket(
             send(socket, { op: 'violation', message: `Permissions Violation for Publish to "${frame.subject}"` });
             return;
           }
-          bus.publish(frame.subject, unb64(frame.data));
+          bus.publish(frame.subject, payload ?? unb64(frame.data));
           return;
         case 'req':
           // The client's flush: a round trip that proves every earlier frame was read; it reaches no one.
@@ -193,14 +177,14 @@ export async function serveBusOnSocket(
             send(socket, { op: 'err', rid: frame.rid, code: 'permission', message });
             return;
           }
-          request(frame);
+          request(frame, payload ?? unb64(frame.data));
           return;
         default:
           return;
       }
     };
-    const request = (frame: Extract<SocketFrame, { op: 'req' }>) =>
-      bus.request(frame.subject, unb64(frame.data), { timeoutMs: frame.timeoutMs }).then(
+    const request = (frame: Extract<SocketFrame, { op: 'req' }>, data: Uint8Array) =>
+      bus.request(frame.subject, data, { timeoutMs: frame.timeoutMs }).then(
         (data) => send(socket, { op: 'res', rid: frame.rid, data: b64(data) }),
         (err: Error) =>
           send(socket, {
@@ -243,7 +227,7 @@ export async function serveBusOnSocket(
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
+        server.close(() => void frames.close().then(resolve, resolve));
         if (existsSync(path)) unlinkSync(path);
       }),
   };

@@ -328,9 +328,28 @@ function indexBuffer(buffer: string): BufferIndex {
       lengths: new Int32Array(0),
       hists: [],
     };
-  const byLength = Int32Array.from(norms.keys()).sort((a, b) => norms[a]!.length - norms[b]!.length);
-  const lengths = byLength.map((id) => norms[id]!.length);
+  const { byLength, lengths } = sortByLength(norms);
   return { starts, ends, ids, norms, intern, byLength, lengths, hists: new Array(norms.length) };
+}
+
+/**
+ * Ids sorted by the length of their text, ties in id order (a stable counting sort: linear, where a comparison
+ * sort of 50k ids was a third of a big file's index time), and the sorted lengths.
+ */
+export function sortByLength(norms: readonly string[]): { byLength: Int32Array; lengths: Int32Array } {
+  let longest = 0;
+  for (const n of norms) if (n.length > longest) longest = n.length;
+  const offsets = new Int32Array(longest + 2);
+  for (const n of norms) offsets[n.length + 1]!++;
+  for (let l = 1; l < offsets.length; l++) offsets[l]! += offsets[l - 1]!;
+  const byLength = new Int32Array(norms.length);
+  const lengths = new Int32Array(norms.length);
+  for (let id = 0; id < norms.length; id++) {
+    const at = offsets[norms[id]!.length]!++;
+    byLength[at] = id;
+    lengths[at] = norms[id]!.length;
+  }
+  return { byLength, lengths };
 }
 
 /** First index with `sorted[i] >= value`. */

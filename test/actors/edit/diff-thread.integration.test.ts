@@ -1,11 +1,13 @@
 /**
  * The diff thread (actors/edit/diff-thread.ts) gives byte for byte the report `cappedDiff` gives on the main
- * thread, for a big rewrite (worker), a big one-line change (worker, fine hunk) and a small edit (inline).
+ * thread, for a big rewrite (worker), a big one-line change (worker, fine hunk), non-ASCII text sent as
+ * UTF-8 bytes (worker) and a small edit (inline); and for review the diff and hunks `reviewDiff` gives.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { DiffThread, OFF_THREAD_CHARS } from '../../../actors/edit/diff-thread.ts';
 import { cappedDiff, MAX_DIFF_CHARS } from '../../../actors/edit/edit-report.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
+import { reviewDiff } from '../../../machines/review/action-log-hunks.ts';
 
 const lines = (n: number, f: (i: number) => string) => `${Array.from({ length: n }, (_, i) => f(i)).join('\n')}\n`;
 
@@ -40,5 +42,29 @@ describe('DiffThread', () => {
     expect(reports[0]).toEqual(cappedDiff('m.ts', before, after));
     expect(reports[1]).toEqual(cappedDiff('m.ts', after, before));
     expect(reports[0]!.diff).toContain('-export const v20000 = 20000;\n+export const v20000 = 0;');
+  });
+
+  it('diffs big non-ASCII texts on the worker as cappedDiff does (they travel as UTF-8 bytes)', async () => {
+    const before = lines(30_000, (i) => `ligne ${i} « été » ✓ 𝄞 ${i % 7}`);
+    const after = before.replace('ligne 15000 « été » ✓ 𝄞 6', 'ligne 15000 « hiver » ✗ 𝄢 6');
+    const report = await thread.diff('ü.txt', before, after);
+    expect(thread.running).toBe(true);
+    expect(report).toEqual(cappedDiff('ü.txt', before, after));
+    expect(report.diff).toContain('+ligne 15000 « hiver » ✗ 𝄢 6');
+  });
+
+  it("gives review's diff and hunks from bytes, as reviewDiff gives them for the texts", async () => {
+    const base = lines(30_000, (i) => `const é${i} = '${i}';`);
+    const current = base.replace("const é100 = '100';", "const é100 = 'cent';");
+    let loads = 0;
+    const load = async (): Promise<[Uint8Array | null, Uint8Array | null]> => {
+      loads++;
+      return [Buffer.from(base), Buffer.from(current)];
+    };
+    expect(await thread.review('/w/a.ts', load)).toEqual(reviewDiff('/w/a.ts', base, current));
+    expect(await thread.review('/w/new.ts', async () => [null, Buffer.from(current)])).toEqual(
+      reviewDiff('/w/new.ts', null, current),
+    );
+    expect(loads).toBe(1);
   });
 });

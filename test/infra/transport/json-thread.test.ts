@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeCommand } from '../../../infra/transport/codec.ts';
-import { JsonThread } from '../../../infra/transport/json-thread.ts';
+import { JsonThread, OrderedJsonParse } from '../../../infra/transport/json-thread.ts';
 import { parseJson } from '../../../infra/transport/wire.ts';
 import { propertySeed } from '../../support/seed.ts';
 
@@ -83,5 +83,28 @@ describe('JsonThread', () => {
     await thread.close();
     expect(await pending).toBeUndefined();
     expect(await thread.parse(bytes('[1]'))).toEqual({ value: [1] });
+  });
+});
+
+describe('OrderedJsonParse', () => {
+  it("starts an agent's tool calls in order behind its big parse; reads and other agents do not wait", async () => {
+    thread = new JsonThread(log, 1024);
+    const parser = new OrderedJsonParse(thread, 1 << 24);
+    const big = bytes(JSON.stringify({ s: 'b'.repeat(4 << 20) }));
+    const order: string[] = [];
+    const note = (name: string, p: Promise<unknown> | undefined) => p?.then(() => order.push(name));
+    // A small read or a small tool call with nothing before it: parsed by the caller, at once.
+    expect(parser.parse('a', false, bytes('{}'))).toBeUndefined();
+    expect(parser.parse('a', true, bytes('{}'))).toBeUndefined();
+    const first = note('a: big tool call', parser.parse('a', true, big));
+    const second = note('a: small tool call', parser.parse('a', true, bytes('{"n":1}')));
+    // A read of the same agent and another agent's tool call do not queue behind a's parse.
+    expect(parser.parse('a', false, bytes('{}'))).toBeUndefined();
+    expect(parser.parse('b', true, bytes('{}'))).toBeUndefined();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['a: big tool call', 'a: small tool call']);
+    // Once a's queue is drained, a small tool call is the caller's again.
+    await new Promise((r) => setImmediate(r));
+    expect(parser.parse('a', true, bytes('{}'))).toBeUndefined();
   });
 });

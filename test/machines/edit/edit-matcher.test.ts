@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { findExactMatches, StreamingFuzzyMatcher } from '../../../machines/edit/edit-matcher.ts';
+import { findExactMatches, sortByLength, StreamingFuzzyMatcher } from '../../../machines/edit/edit-matcher.ts';
 import type { TextRange } from '../../../machines/edit/edit-text.ts';
 import { parseMarked } from '../../support/edit-marked.ts';
 import { feeds, seeds } from '../../support/edit-random.ts';
@@ -184,5 +184,20 @@ describe('beyond zed: refusing to guess', () => {
     expect(
       resolve(text, ['foo(a, b, c);\nbar(d, e, f);\nbaz(g, h, i);\nqux(j, k, l);\nreturn somethingElse;']),
     ).toEqual({ kind: 'fuzzy', ranges });
+  });
+});
+
+describe('sortByLength (the index of fuzzy candidates)', () => {
+  it('orders ids as a stable sort by text length does, with their lengths (seed printed)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 12 }), { maxLength: 60 }), (norms) => {
+        const ids = norms.map((_, id) => id).sort((a, b) => norms[a]!.length - norms[b]!.length);
+        expect(sortByLength(norms)).toEqual({
+          byLength: Int32Array.from(ids),
+          lengths: Int32Array.from(ids.map((id) => norms[id]!.length)),
+        });
+      }),
+      { seed: propertySeed(), numRuns: 300 },
+    );
   });
 });

@@ -1,0 +1,63 @@
+/**
+ * @module
+ * Reads the embedded socket's frames from a stream, in order, for both ends (socket-server.ts, socket-bus.ts):
+ * small frames are decoded at once; a big one is decoded on the frame thread (frame-thread.ts), and the
+ * frames read after it wait for it, so each connection's frames are still handled in the order they came.
+ */
+import type { Readable } from 'node:stream';
+import { readLineFrames } from './line-frames.ts';
+import { OFF_THREAD_BYTES, type DecodedFrame, type FrameThread } from './frame-thread.ts';
+import { decodeFrame } from './wire.ts';
+
+export type FrameReaderOptions = {
+  /** The longest frame accepted, in bytes; a longer one stops the reading (`onOversize`). */
+  maxBytes: number;
+  /** Where big frames are decoded; undefined: on this thread. */
+  frames: FrameThread | undefined;
+  /** Each frame in order; `undefined` for one that is not a valid frame. */
+  onFrame: (decoded: DecodedFrame | undefined) => void;
+  onOversize: (bytes: number) => void;
+  /** Frame size from which `frames` decodes (tests use a small one). */
+  offThreadBytes?: number | undefined;
+};
+
+export function readFrames(stream: Readable, options: FrameReaderOptions): void {
+  /** Frames read while a big one is being decoded: they wait for it. */
+  let waiting: Array<() => void> | undefined;
+  const now = (line: string) => {
+    let decoded: DecodedFrame | undefined;
+    try {
+      decoded = { frame: decodeFrame(line) };
+    } catch {
+      decoded = undefined;
+    }
+    options.onFrame(decoded);
+  };
+  const later = (pieces: Uint8Array[]) => {
+    waiting = [];
+    void options.frames!.decode(pieces).then((decoded) => {
+      options.onFrame(decoded);
+      const queued = waiting ?? [];
+      waiting = undefined;
+      for (let i = 0; i < queued.length; i++) {
+        queued[i]!();
+        // A big frame among the queued ones: the rest wait for it in turn.
+        if (waiting) {
+          (waiting as Array<() => void>).push(...queued.slice(i + 1));
+          return;
+        }
+      }
+    });
+  };
+  readLineFrames(stream, {
+    maxBytes: options.maxBytes,
+    onLine: (line) => (waiting ? waiting.push(() => now(line)) : now(line)),
+    onOversize: options.onOversize,
+    big: options.frames
+      ? {
+          bytes: options.offThreadBytes ?? OFF_THREAD_BYTES,
+          onFrame: (pieces) => (waiting ? waiting.push(() => later(pieces)) : later(pieces)),
+        }
+      : undefined,
+  });
+}
