@@ -1,6 +1,6 @@
 /**
  * @module
- * The writer of big-files.bench.ts, in its own process so that building and encoding its 8 MB commands does
+ * The writer of big-files.bench.ts, in its own process so that building and encoding its 10 MB commands does
  * not block the event loop being measured. Args: data dir, socket path, lines of the big file, lines of the
  * many-line file. Prints one JSON line per step: {step, ms}; exits 1 with the reply on a failed step.
  */
@@ -20,8 +20,8 @@ const bus = await operatorSocket(data!, socket!);
 // Wait for the go line: the parent starts measuring first.
 await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
 const steps: Array<[string, string, unknown]> = [
-  ['write 8 MB', 'file.write', { path: 'big.txt', content: big }],
-  ['overwrite 8 MB', 'file.write', { path: 'big.txt', content: bigOther }],
+  ['write 10 MB', 'file.write', { path: 'big.txt', content: big }],
+  ['overwrite 10 MB', 'file.write', { path: 'big.txt', content: bigOther }],
   ['write 50k lines', 'file.write', { path: 'many.ts', content: many }],
   ['overwrite 50k lines', 'file.write', { path: 'many.ts', content: manyOther }],
   [
