@@ -1,10 +1,18 @@
 /**
  * What the splitter refuses, with each message, the limits at their edges, and the shapes where
- * tree-sitter-bash and bash read different words (`$"…"`, a line continuation inside a word). The whole
- * splits of the constructs are in shell-split-whole.test.ts.
+ * tree-sitter-bash and bash read different words (`$"…"`, a line continuation inside a word, a backslash after
+ * a quoted piece, words after a redirect target). The whole splits of the constructs are in
+ * shell-split-whole.test.ts.
  */
 import { SHELL_LIMITS } from '../../../actors/permission/shell-parse.ts';
-import { BYPASS_POLICY, decideTerminal, merged, shellSplitter } from '../../support/permission-fixtures.ts';
+import type { PolicyInput } from '../../../schemas/policy.ts';
+import {
+  BYPASS_POLICY,
+  decideTerminal,
+  ISSUE_11_POLICY,
+  merged,
+  shellSplitter,
+} from '../../support/permission-fixtures.ts';
 
 const split = async (src: string) => (await shellSplitter())(src);
 
@@ -113,6 +121,78 @@ describe('splitShell: a line continuation inside a word', () => {
       const s = await split(src);
       expect(s.parseError, src).toBeUndefined();
       expect((await decideTerminal(policy, src)).outcome, src).toBe('allow');
+    }
+  });
+});
+
+describe('splitShell: a backslash right after a quoted or braced piece', () => {
+  const policy = merged(BYPASS_POLICY);
+  const allowAll = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
+  // tree-sitter-bash ends the word before the backslash: `'r'\m` was the words r and m, so the gate judged
+  // "r m -rf /" while bash runs rm -rf / (a deny rule on rm became an ask, or an allow under default allow).
+  it.each([
+    ["'r'\\m -rf /", `"'r'" and "\\m" in "'r'\\m -rf /"`],
+    ['"r"\\m -rf /', `""r"" and "\\m" in ""r"\\m -rf /"`],
+    // bash: rm rm -rf /
+    ['r{,}\\m -rf /', `"r{,}" and "\\m" in "r{,}\\m -rf /"`],
+    // bash: rm '-rf /x' (one word); the check read -rf and /x
+    ['rm "-rf"\\ /x', `""-rf"" and "/x" in "rm "-rf"\\ /x"`],
+  ])('refuses %j, which bash reads as one word', async (src, words) => {
+    expect((await split(src)).parseError).toBe(
+      `${words} touch with no blank between them: bash reads one word there, the check read two. Quote the ` +
+        'whole word, or put a blank between the words',
+    );
+    expect((await decideTerminal(policy, src)).outcome).toBe('deny');
+    expect((await decideTerminal(allowAll, src)).outcome).toBe('deny');
+  });
+
+  it('refuses a redirect target split the same way: > "/etc/pass"\\wd writes /etc/passwd', async () => {
+    expect((await split('echo x > "/etc/pass"\\wd')).parseError).toMatch(/^""\/etc\/pass"" and "\\wd" in /);
+    expect((await decideTerminal(allowAll, 'echo x > "/etc/pass"\\wd')).outcome).toBe('deny');
+  });
+
+  it("asks for a command naming .skein/ so split: cat .sk'e'\\in/policy.json was allowed", async () => {
+    const policy11 = merged(ISSUE_11_POLICY as PolicyInput);
+    expect((await decideTerminal(policy11, 'cat .skein/policy.json')).outcome).toBe('confirm');
+    expect((await decideTerminal(policy11, "cat .sk'e'\\in/policy.json")).outcome).toBe('deny');
+  });
+
+  it('keeps words with a blank between them, and one word with its pieces touching', async () => {
+    for (const src of ['ls "a" b', "ls 'a'\tb", 'ls a\\ b', 'ls "a"b\\c', 'ls $"x" y']) {
+      expect((await split(src)).parseError, src).toBeUndefined();
+    }
+    expect((await split('ls "a"b\\c')).commands[0]!.argv).toEqual(['ls', 'abc']);
+  });
+});
+
+describe('splitShell: words after a redirect target', () => {
+  const policy = merged(BYPASS_POLICY);
+  // bash: `rm >/dev/null -rf /` runs rm -rf /; tree-sitter-bash makes -rf and / more redirect destinations,
+  // and hangs the redirect on the whole list or pipeline when the command ends one, so the gate judged `rm`.
+  it.each([
+    ['rm >/dev/null -rf /', ['rm -rf /']],
+    ['ls; rm >/dev/null -rf /', ['ls', 'rm -rf /']],
+    ['ls && rm 2>/dev/null -rf /', ['ls', 'rm -rf /']],
+    ['ls | rm 2>/dev/null -rf /', ['ls', 'rm -rf /', 'ls | rm -rf /']],
+    ['echo >&2 hi there', ['echo hi there']],
+  ])('%j is read as bash runs it', async (src, texts) => {
+    const s = await split(src);
+    expect(s.parseError).toBeUndefined();
+    expect(s.commands.map((c) => c.text)).toEqual(texts);
+  });
+
+  it.each(['ls; rm >/dev/null -rf /', 'ls && rm 2>/dev/null -rf /', 'ls | rm 2>/dev/null -rf /'])(
+    'denies %j',
+    async (src) => {
+      expect((await decideTerminal(policy, src)).outcome).toBe('deny');
+    },
+  );
+
+  it('refuses words after the redirect of a compound command, a syntax error in bash', async () => {
+    for (const src of ['(rm) 2>x -rf', 'if true; then ls; fi >x y', 'ls | (rm) 2>x -rf']) {
+      expect((await split(src)).parseError, src).toBe(
+        `words follow the redirect target in "${src}", after a compound command`,
+      );
     }
   });
 });
