@@ -25,6 +25,25 @@ export const MODULES = {
       'test/machines/permission/permission-mutants.test.ts',
     ],
   },
+  // The same files with the pure policy unit tests only: no bypass suite (hundreds of tree-sitter parses per
+  // run), so a module-level mutant (the rule tables) reruns seconds of tests, not minutes (docs/quality.md).
+  'policy-unit': {
+    mutate: [
+      'machines/permission/permission-policy.ts',
+      'machines/permission/permission-decision.ts',
+      'machines/permission/permission-builtin.ts',
+      'machines/permission/permission-patterns.ts',
+      'machines/permission/permission-paths.ts',
+    ],
+    tests: [
+      'test/machines/permission/permission-policy.test.ts',
+      'test/machines/permission/permission-builtin.test.ts',
+      'test/machines/permission/permission-patterns.test.ts',
+      'test/machines/permission/policy-layers.test.ts',
+      'test/machines/permission/names-policy.test.ts',
+      'test/machines/permission/path-facts.test.ts',
+    ],
+  },
   // The path rules and learned patterns alone (the whole policy module costs hours: see docs/quality.md).
   'policy-paths': {
     mutate: ['machines/permission/permission-paths.ts', 'machines/permission/permission-patterns.ts'],
@@ -41,6 +60,7 @@ export const MODULES = {
       'machines/permission/shell-wrappers.ts',
       'actors/permission/shell-parse.ts',
       'actors/permission/shell-node-words.ts',
+      'actors/permission/shell-refusals.ts',
     ],
     tests: [
       'test/machines/permission/shell-words.test.ts',
@@ -62,9 +82,18 @@ export const MODULES = {
     tests: ['test/machines/permission/shell-wrappers.test.ts'],
   },
   'shell-parse': {
-    mutate: ['actors/permission/shell-parse.ts', 'actors/permission/shell-node-words.ts'],
+    mutate: [
+      'actors/permission/shell-parse.ts',
+      'actors/permission/shell-node-words.ts',
+      'actors/permission/shell-refusals.ts',
+    ],
     // Not shell-parse.test.ts: its property tests split hundreds of random inputs per mutant.
-    tests: ['test/actors/permission/shell-split*.test.ts'],
+    tests: ['test/actors/permission/shell-split*.test.ts', 'test/actors/permission/shell-node-words.test.ts'],
+  },
+  // The node words alone, with their unit tests and the splits (a part of shell-parse that fits a shared hour).
+  'shell-node-words': {
+    mutate: ['actors/permission/shell-node-words.ts'],
+    tests: ['test/actors/permission/shell-node-words.test.ts', 'test/actors/permission/shell-split*.test.ts'],
   },
   review: {
     mutate: [
