@@ -121,8 +121,6 @@ export function segments(node: Node): WordSegment[] {
       return node.children
         .filter((c): c is Node => !!c && !isTranslationMark(c))
         .flatMap((c) => (c.isNamed ? segments(c) : [{ text: c.type, quoted: false }]));
-    case 'variable_name':
-      return [{ text: node.text, quoted: false }];
     default:
       return EXPANSIONS.has(node.type) ? [{ text: node.text, quoted: true }] : [{ text: node.text, quoted: false }];
   }

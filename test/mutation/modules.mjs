@@ -90,6 +90,11 @@ export const MODULES = {
     // Not shell-parse.test.ts: its property tests split hundreds of random inputs per mutant.
     tests: ['test/actors/permission/shell-split*.test.ts', 'test/actors/permission/shell-node-words.test.ts'],
   },
+  // shell-parse.ts (and its refusal messages) without the node words, which shell-node-words measures.
+  'shell-parse-main': {
+    mutate: ['actors/permission/shell-parse.ts', 'actors/permission/shell-refusals.ts'],
+    tests: ['test/actors/permission/shell-split*.test.ts', 'test/actors/permission/shell-node-words.test.ts'],
+  },
   // The node words alone, with their unit tests and the splits (a part of shell-parse that fits a shared hour).
   'shell-node-words': {
     mutate: ['actors/permission/shell-node-words.ts'],

@@ -10,6 +10,7 @@ import {
   commandWords,
   isTranslationMark,
   joinedWords,
+  lastCommand,
   redirectArguments,
   segments,
   unquotedBreak,
@@ -65,6 +66,8 @@ describe('commandWords: the words of each pipeline stage', () => {
     ['A=1 ls y | cat', [['ls', 'y'], ['cat']]],
     // A word whose braces expand too far gives no words (the splitter refuses the command).
     ['echo {1..300} x | cat', [['echo', 'x'], ['cat']]],
+    // So does a word after a redirect target.
+    ['ls | cat 2>x {1..300}', [['ls'], ['cat']]],
   ])('%j', (src, expected) => {
     expect(all(src, 'command').map(commandWords)).toEqual(expected);
   });
@@ -100,6 +103,11 @@ describe('segments: each piece and whether it was quoted', () => {
     ['echo $x ${x} $((1)) $(id) <(ls)', [[q('$x')], [q('${x}')], [q('$((1))')], [q('$(id)')], [q('<(ls)')]]],
   ])('%j', (src, expected) => {
     expect(args(src).map(segments)).toEqual(expected);
+  });
+
+  it('leaves the text of an expansion inside double quotes as written', () => {
+    // Only the string's own text loses its backslashes; the substitution is reported (unsafe) as typed.
+    expect(args('echo "$(echo \\"a\\")"').map(segments)).toEqual([[q('$(echo \\"a\\")')]]);
   });
 
   it('reads a translated string as its string: $"a$y"', () => {
@@ -199,11 +207,25 @@ describe('redirectArguments: words after a redirect target are arguments', () =>
     const command = all(src, 'command')[0]!;
     expect(redirectArguments(command).map(wordText)).toEqual(expected);
   });
+
+  it('gives a redirect hung on a pipeline or list to its last command only', () => {
+    // bash: ls y, then cat z (cat's stderr to x); ls a, then cat b
+    for (const src of ['ls y | cat 2>x z', 'ls y && cat 2>x z', 'ls y; cat 2>x z', 'ls y | ls | cat 2>x z']) {
+      const commands = all(src, 'command');
+      expect(commands.map((c) => redirectArguments(c).map(wordText)), src).toEqual([
+        ...commands.slice(0, -1).map(() => []),
+        ['z'],
+      ]);
+    }
+    // A command in a subshell does not take the words after the subshell's redirect (bash refuses them).
+    expect(redirectArguments(all('(ls) 2>x y', 'command')[0]!)).toEqual([]);
+  });
 });
 
 describe('joinedWords: siblings bash reads as one word', () => {
   const pairs = (src: string) => {
-    const nodes = [...args(src)];
+    const command = all(src, 'command').at(-1)!;
+    const nodes = command.children.filter((c, i) => !!c && command.fieldNameForChild(i) === 'argument') as Node[];
     return nodes.slice(1).map((n, i) => joinedWords(nodes[i]!, n));
   };
   it.each([
@@ -218,7 +240,22 @@ describe('joinedWords: siblings bash reads as one word', () => {
     // A line continuation between blanks separates; bash: <a><b>
     ['echo a \\\nb', [false]],
     ['echo a\\\n b', [false]],
+    // The gap is measured inside the command, wherever it starts in the input.
+    ["ls; echo 'r'\\m x", [true, false]],
+    ['ls; echo a b', [false]],
   ])('%j', (src, expected) => {
     expect(pairs(src)).toEqual(expected);
+  });
+});
+
+describe('lastCommand: the simple command that ends a redirected statement', () => {
+  it.each([
+    ['ls && cat >x 2>y z', 'cat'],
+    ['ls | cat >x 2>y z', 'cat'],
+    ['ls >x 2>y z', 'ls'],
+    ['(ls) >x y', undefined],
+    ['if true; then ls; fi >x y', undefined],
+  ])('%j', (src, expected) => {
+    expect(lastCommand(all(src, 'redirected_statement')[0]!)?.text).toBe(expected);
   });
 });

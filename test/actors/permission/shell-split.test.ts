@@ -232,6 +232,24 @@ describe('splitShell: limits at their edges', () => {
     );
   });
 
+  it('nests aliases 8 deep, and refuses the 9th (an alias value is parsed as a script)', async () => {
+    const deep = (n: number) => {
+      let s = 'ls';
+      for (let i = 0; i < n; i++) s = `alias a=${JSON.stringify(s)}`;
+      return s;
+    };
+    const eight = await split(deep(SHELL_LIMITS.maxDepth));
+    expect(eight.parseError).toBeUndefined();
+    expect(eight.commands.at(-1)).toMatchObject({ text: 'ls', via: 'alias' });
+    expect((await split(deep(SHELL_LIMITS.maxDepth + 1))).parseError).toBe(
+      `commands are nested more than ${SHELL_LIMITS.maxDepth} levels deep`,
+    );
+  });
+
+  it('has no parseError key when nothing was refused', async () => {
+    expect(Object.keys(await split('ls'))).toEqual(['commands', 'unsafe']);
+  });
+
   it('keeps 2,000 sub-commands and refuses the 2,001st with one message', async () => {
     const at = await split(Array(SHELL_LIMITS.maxCommands).fill('ls').join(';'));
     expect(at.commands).toHaveLength(SHELL_LIMITS.maxCommands);
