@@ -145,3 +145,22 @@ function unescapeWord(text: string): WordSegment[] {
 function unescapeDouble(text: string): string {
   return text.replace(/\\([\\"$`\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
 }
+
+/** Bodies of here-docs and here-strings attached to a command. */
+export function stdinScripts(command: Node): string[] {
+  const scripts: string[] = [];
+  const holders = [command, ...(command.parent?.type === 'redirected_statement' ? [command.parent] : [])];
+  for (const holder of holders) {
+    for (const c of holder.namedChildren) {
+      if (c?.type === 'herestring_redirect') {
+        const content = c.namedChildren.find((n) => n && n.type !== 'file_descriptor');
+        if (content) scripts.push(wordText(content));
+      }
+      if (c?.type === 'heredoc_redirect') {
+        const body = c.namedChildren.find((n) => n?.type === 'heredoc_body');
+        if (body) scripts.push(body.text);
+      }
+    }
+  }
+  return scripts;
+}

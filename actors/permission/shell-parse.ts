@@ -24,8 +24,8 @@ import {
   joinedWords,
   lastCommand,
   redirectArguments,
-  SUBSTITUTIONS,
   segments,
+  stdinScripts,
   unquotedBreak,
   wordText,
   wordValues,
@@ -95,7 +95,13 @@ function walk(node: Node, ctx: Ctx): void {
   const type = node.type;
   if (EXPANSIONS.has(type)) {
     ctx.state.unsafe.push(clip(node.text));
-    if (SUBSTITUTIONS.has(type)) for (const c of node.namedChildren) if (c) walk(c, ctx);
+    // Not only a substitution's: one can run inside any expansion (`${x:-$(rm -rf /)}`, `$(( $(rm …) ))`),
+    // and the deny rules must see its commands.
+    for (const c of node.namedChildren) {
+      if (!c) continue;
+      if (c.type === 'word' && c.text.includes('`')) backticksInWord(c, ctx);
+      walk(c, ctx);
+    }
     return;
   }
   switch (type) {
@@ -186,6 +192,14 @@ function walk(node: Node, ctx: Ctx): void {
       break;
   }
   for (const c of node.namedChildren) if (c) walk(c, ctx);
+}
+
+/** tree-sitter-bash leaves backticks inside `${…}` as a word: `${x:-`rm -rf /`}` runs rm. Parse each. */
+function backticksInWord(word: Node, ctx: Ctx): void {
+  const pairs = /(?<!\\)`([^`]*)`/g;
+  for (const m of word.text.matchAll(pairs)) parseScript(ctx.state, m[1]!, ctx.via, ctx.depth + 1);
+  if (word.text.replace(pairs, '').includes('`'))
+    ctx.state.errors.push(`an unpaired backtick in "${clip(word.text)}" could start a command the check cannot see`);
 }
 
 function handleCommand(node: Node, ctx: Ctx): void {
@@ -365,25 +379,6 @@ function innermostArgv(argv: string[]): string[] {
 function canonicalArgv(words: string[]): string[] {
   if (words.length === 0) return words;
   return [canonicalName(words[0]!).name, ...words.slice(1)];
-}
-
-/** Bodies of here-docs and here-strings attached to a command. */
-function stdinScripts(command: Node): string[] {
-  const scripts: string[] = [];
-  const holders = [command, ...(command.parent?.type === 'redirected_statement' ? [command.parent] : [])];
-  for (const holder of holders) {
-    for (const c of holder.namedChildren) {
-      if (c?.type === 'herestring_redirect') {
-        const content = c.namedChildren.find((n) => n && n.type !== 'file_descriptor');
-        if (content) scripts.push(wordText(content));
-      }
-      if (c?.type === 'heredoc_redirect') {
-        const body = c.namedChildren.find((n) => n?.type === 'heredoc_body');
-        if (body) scripts.push(body.text);
-      }
-    }
-  }
-  return scripts;
 }
 
 function push(ctx: Ctx, entry: ShellSubCommand): void {

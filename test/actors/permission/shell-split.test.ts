@@ -59,6 +59,15 @@ describe('splitShell: refusals', () => {
     expect(s.commands.at(-1)).toEqual({ kind: 'command', text: src.trim(), forms: [src.trim()], argv: [] });
   });
 
+  it('keeps the whole input, trimmed, as a command', async () => {
+    expect((await split('  if \n')).commands.at(-1)).toEqual({ kind: 'command', text: 'if', forms: ['if'], argv: [] });
+  });
+
+  it('checks a here-doc against the outer input after a nested script was parsed', async () => {
+    // eval's script is parsed first; the here-doc's continuation is then looked for in the outer input.
+    expect((await split('eval ls; cat <<EOF\nx\\\ny\nEOF')).parseError).toMatch(/^a line continuation \(backslash/);
+  });
+
   it('clips a long unexpected text to 80 characters in the message', async () => {
     const s = await split(`if ${'x'.repeat(100)}`);
     expect(s.parseError).toBe(`syntax error at line 1, column 1: unexpected "if ${'x'.repeat(74)}..."`);
@@ -194,6 +203,26 @@ describe('splitShell: words after a redirect target', () => {
         `words follow the redirect target in "${src}", after a compound command`,
       );
     }
+  });
+});
+
+describe('splitShell: a command inside ${…} or $((…))', () => {
+  const policy = merged(BYPASS_POLICY);
+  // bash runs rm when x is unset; the substitution sat inside an expansion whose children were not walked (and
+  // tree-sitter-bash reads backticks there as a plain word), so the deny rule never saw rm: asked, not denied.
+  it.each(['echo ${x:-$(rm -rf /)}', 'echo ${x:-`rm -rf /`}', 'echo "${x:-`rm -rf /`}"', 'echo $(( $(rm -rf /) ))'])(
+    'denies %j, as $(rm -rf /) alone is',
+    async (src) => {
+      expect((await split(src)).commands.map((c) => c.text)).toContain('rm -rf /');
+      expect((await decideTerminal(policy, src)).outcome).toBe('deny');
+    },
+  );
+
+  it('asks for an allowed command inside one, as for any expansion', async () => {
+    const s = await split('echo ${x:-`ls`}');
+    expect(s.commands.map((c) => c.text)).toEqual(['echo ${x:-`ls`}', 'ls']);
+    expect(s.unsafe).toEqual(['${x:-`ls`}']);
+    expect((await decideTerminal(policy, 'ls ${x:-`ls`}')).outcome).toBe('confirm');
   });
 });
 
