@@ -209,13 +209,13 @@ describe('redirectArguments: words after a redirect target are arguments', () =>
   });
 
   it('gives a redirect hung on a pipeline or list to its last command only', () => {
-    // bash: ls y, then cat z (cat's stderr to x); ls a, then cat b
+    // bash: ls y, then cat z (cat's stderr to x)
     for (const src of ['ls y | cat 2>x z', 'ls y && cat 2>x z', 'ls y; cat 2>x z', 'ls y | ls | cat 2>x z']) {
       const commands = all(src, 'command');
-      expect(commands.map((c) => redirectArguments(c).map(wordText)), src).toEqual([
-        ...commands.slice(0, -1).map(() => []),
-        ['z'],
-      ]);
+      expect(
+        commands.map((c) => redirectArguments(c).map(wordText)),
+        src,
+      ).toEqual([...commands.slice(0, -1).map(() => []), ['z']]);
     }
     // A command in a subshell does not take the words after the subshell's redirect (bash refuses them).
     expect(redirectArguments(all('(ls) 2>x y', 'command')[0]!)).toEqual([]);

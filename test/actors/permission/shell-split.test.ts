@@ -197,6 +197,18 @@ describe('splitShell: words after a redirect target', () => {
     },
   );
 
+  it('keeps a compound command with a redirect and no words after its target', async () => {
+    for (const src of ['(ls) >x', 'if true; then ls; fi >x 2>&1']) {
+      expect((await split(src)).parseError, src).toBeUndefined();
+    }
+  });
+
+  it('reads the commands in a redirect target: ls > "$(rm -rf /)"', async () => {
+    const s = await split('ls > "$(rm -rf /)"');
+    expect(s.commands.map((c) => c.text)).toEqual(['ls', '> $(rm -rf /)', 'rm -rf /']);
+    expect(s.unsafe).toEqual(['$(rm -rf /)']);
+  });
+
   it('refuses words after the redirect of a compound command, a syntax error in bash', async () => {
     for (const src of ['(rm) 2>x -rf', 'if true; then ls; fi >x y', 'ls | (rm) 2>x -rf']) {
       expect((await split(src)).parseError, src).toBe(
