@@ -81,6 +81,16 @@ describe('splitShell: refusals', () => {
       expect((await split(src)).parseError, src).toMatch(/^the test ".*" holds \$, ` or \[ in an operand/);
     }
     expect((await split('[[ -f x ]] && [ -d "y" ]')).parseError).toBeUndefined();
+    expect((await split('[[ $x -eq 1 ]]')).parseError).toBe(
+      'the test "[[ $x -eq 1 ]]" holds $, ` or [ in an operand, which bash may evaluate as arithmetic or an ' +
+        'array subscript and so run a command hidden in a string; compare literal values instead',
+    );
+  });
+
+  it('reads a test with its blanks collapsed, as one command', async () => {
+    expect((await split('[[  -f   x ]]')).commands).toEqual([
+      { kind: 'command', text: '[[ -f x ]]', forms: ['[[ -f x ]]'], argv: ['[[', '-f', 'x', ']]'] },
+    ]);
   });
 
   it('names the here-doc problem: quoted delimiter, continuation, tabs', async () => {
@@ -111,6 +121,16 @@ describe('splitShell: refusals', () => {
       { kind: 'command', text: 'c', forms: ['c'], argv: ['c'], via: 'here-doc' },
     ]);
     expect(s.unsafe).toEqual(['`a`', '`c`']);
+  });
+
+  it('leaves the backticks of a quoted here-doc as text (bash does not run them; the quoting is refused)', async () => {
+    for (const src of ["cat <<'EOF'\n`a`\nEOF", 'cat <<"EOF"\n`a`\nEOF', 'cat <<\\EOF\n`a`\nEOF']) {
+      const s = await split(src);
+      expect(s.commands, src).toEqual([{ kind: 'command', text: 'cat', forms: ['cat'], argv: ['cat'] }]);
+      expect(s.unsafe, src).toEqual([]);
+    }
+    // A plain here-doc with nothing to refuse leaves no parseError key.
+    expect(Object.keys(await split('cat <<EOF\nx\nEOF'))).toEqual(['commands', 'unsafe']);
   });
 });
 
