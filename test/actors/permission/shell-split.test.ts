@@ -40,6 +40,9 @@ describe('splitShell: $"…" (a locale-translated string)', () => {
 
   it('asks for an otherwise allowed command: a message catalogue may translate the text', async () => {
     expect(await decideTerminal(policy, 'ls $"x"')).toMatchObject({ outcome: 'confirm', level: 'expansion' });
+    // Also as the command's name, where the grammar makes it a translated_string node.
+    expect((await split('$"ls" a')).unsafe).toEqual(['$"ls"']);
+    expect(await decideTerminal(policy, '$"ls" a')).toMatchObject({ outcome: 'confirm', level: 'expansion' });
     expect((await decideTerminal(policy, 'ls x')).outcome).toBe('allow');
   });
 });
@@ -143,6 +146,16 @@ describe('splitShell: a line continuation inside a word', () => {
       /^a line continuation inside a word of "[\s\S]*" joins what the check reads as two$/,
     );
     expect((await decideTerminal(policy, src)).outcome).toBe('deny');
+  });
+
+  it('finds it in a command that does not start the input', async () => {
+    expect((await split('ls; r\\\nm -rf /')).parseError).toBe(
+      'a line continuation inside a word of "r\\\nm -rf /" joins what the check reads as two',
+    );
+    // tree-sitter-bash reads `ls\nrm -rf build` as one command after `|&` (the line break is the whole gap).
+    expect((await split('ls && ls |& ls | ls\nrm -rf build && ls')).parseError).toBe(
+      'a line break inside "ls\nrm -rf build" was not read as the end of a command',
+    );
   });
 
   it('keeps a continuation between words, with a blank on either side', async () => {
