@@ -71,6 +71,13 @@ describe('splitShell: refusals', () => {
     expect((await split('eval ls; cat <<EOF\nx\\\ny\nEOF')).parseError).toMatch(/^a line continuation \(backslash/);
   });
 
+  it('reads no word from a missing node', async () => {
+    expect((await split('ls &&')).commands).toEqual([
+      { kind: 'command', text: 'ls', forms: ['ls'], argv: ['ls'] },
+      { kind: 'command', text: 'ls &&', forms: ['ls &&'], argv: [] },
+    ]);
+  });
+
   it('clips a long unexpected text to 80 characters in the message', async () => {
     const s = await split(`if ${'x'.repeat(100)}`);
     expect(s.parseError).toBe(`syntax error at line 1, column 1: unexpected "if ${'x'.repeat(74)}..."`);
@@ -146,6 +153,11 @@ describe('splitShell: a line continuation inside a word', () => {
       /^a line continuation inside a word of "[\s\S]*" joins what the check reads as two$/,
     );
     expect((await decideTerminal(policy, src)).outcome).toBe('deny');
+  });
+
+  it('refuses a line break that tree-sitter-bash folds into a word (bash runs touch)', async () => {
+    const s = await split('echo \n\\touch x');
+    expect(s.parseError).toBe('a line break inside "echo \n\\touch x" was not read as the end of a command');
   });
 
   it('finds it in a command that does not start the input', async () => {
