@@ -71,6 +71,14 @@ describe('splitShell: refusals', () => {
     expect((await split('eval ls; cat <<EOF\nx\\\ny\nEOF')).parseError).toMatch(/^a line continuation \(backslash/);
   });
 
+  it('keeps assignments with no command name as their own command (A=1 >x: a syntax error here)', async () => {
+    expect((await split('A=1 >x')).commands).toEqual([
+      { kind: 'command', text: 'A=1', forms: ['A=1'], argv: [] },
+      { kind: 'redirect', text: '> x', forms: ['> x'], argv: [] },
+      { kind: 'command', text: 'A=1 >x', forms: ['A=1 >x'], argv: [] },
+    ]);
+  });
+
   it('reads no word from a missing node', async () => {
     expect((await split('ls &&')).commands).toEqual([
       { kind: 'command', text: 'ls', forms: ['ls'], argv: ['ls'] },
@@ -351,6 +359,8 @@ describe('splitShell: limits at their edges', () => {
 
   it('names the command whose braces expand past 256 results', async () => {
     expect((await split('echo {1..256}')).parseError).toBeUndefined();
+    // Also in a word after a redirect target, which is the command's argument.
+    expect((await split('echo >x {1..257}')).parseError).toBe('a brace expansion in "echo" has more than 256 results');
     expect((await split('echo {1..257}')).parseError).toBe(
       'a brace expansion in "echo {1..257}" has more than 256 results',
     );
