@@ -23,8 +23,11 @@ export default {
   // allowed when the dry run was measured at a lower load, and 84 codec mutants were counted as timeouts
   // (detected) without proof. 60 s costs more only for real endless loops.
   timeoutMS: 60_000,
-  reporters: ['clear-text', 'progress', 'json'],
+  // event-recorder writes each tested mutant to its own file as it is tested, so a run stopped early (a
+  // deadline, a shared machine) still leaves its results: `node test/mutation/run.mjs --partial <module>`.
+  reporters: ['clear-text', 'progress', 'json', 'event-recorder'],
   jsonReporter: { fileName: `reports/mutation/${name}.json` },
+  eventReporter: { baseDir: `reports/mutation/events-${name}` },
   clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },
   // Stryker rewrites the tsconfig through TypeScript's JS API, which TypeScript 7 (native) no longer has;
   // skein's tsconfig has no extends/references to rewrite, so point it at a file that does not exist.

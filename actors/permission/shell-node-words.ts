@@ -20,7 +20,58 @@ export function commandWords(node: Node): string[] {
     if (!child || (field !== 'name' && field !== 'argument') || isTranslationMark(child)) continue;
     words.push(...(wordValues(child.type === 'command_name' ? (child.firstChild ?? child) : child) ?? []));
   }
+  for (const extra of redirectArguments(node)) words.push(...(wordValues(extra) ?? []));
   return words;
+}
+
+/**
+ * The words tree-sitter-bash puts in a redirect after its target, which bash reads as arguments of the
+ * command: in `rm >/dev/null -rf /` the target is `/dev/null` and bash runs `rm -rf /`, while the grammar
+ * makes `-rf` and `/` more destinations of the redirect. The grammar also hangs such a redirect on the whole
+ * pipeline or list when the command ends one (`ls && rm 2>x -rf /`), so this climbs while the command is the
+ * last one. In source order; they follow the command's own words (a redirect before the name has one target).
+ */
+export function redirectArguments(command: Node): Node[] {
+  const out: Node[] = [...extraDestinations(command)];
+  let node = command;
+  for (let parent = node.parent; parent; node = parent, parent = node.parent) {
+    if (parent.type === 'redirected_statement' && parent.childForFieldName('body')?.equals(node))
+      out.push(...extraDestinations(parent));
+    else if ((parent.type !== 'pipeline' && parent.type !== 'list') || !parent.lastNamedChild?.equals(node)) break;
+  }
+  return out;
+}
+
+/** The destinations after the first of each file redirect held by `holder`. */
+export function extraDestinations(holder: Node): Node[] {
+  return holder.namedChildren.flatMap((r) =>
+    r?.type === 'file_redirect' ? r.childrenForFieldName('destination').slice(1) : [],
+  );
+}
+
+/** The simple command that ends `node` (through redirects, pipelines and lists), if a simple command does. */
+export function lastCommand(node: Node | null): Node | undefined {
+  if (!node) return undefined;
+  if (node.type === 'command') return node;
+  if (node.type === 'redirected_statement') return lastCommand(node.childForFieldName('body'));
+  if (node.type === 'pipeline' || node.type === 'list') return lastCommand(node.lastNamedChild);
+  return undefined;
+}
+
+/**
+ * Whether two sibling words touch with no unescaped blank between them, so that bash reads them as one word:
+ * tree-sitter-bash splits a word at a backslash after a quoted or braced piece (`'r'\m` is `r` and `\m`;
+ * bash runs `rm`), and at a line continuation (`r\<newline>m`).
+ */
+export function joinedWords(prev: Node, next: Node): boolean {
+  const parent = prev.parent ?? next.parent;
+  if (!parent) return false;
+  const gap = parent.text.slice(prev.endIndex - parent.startIndex, next.startIndex - parent.startIndex);
+  for (let i = 0; i < gap.length; i++) {
+    if (gap[i] === '\\') i++;
+    else if (gap[i] === ' ' || gap[i] === '\t' || gap[i] === '\n') return false;
+  }
+  return true;
 }
 
 /**
@@ -70,8 +121,6 @@ export function segments(node: Node): WordSegment[] {
       return node.children
         .filter((c): c is Node => !!c && !isTranslationMark(c))
         .flatMap((c) => (c.isNamed ? segments(c) : [{ text: c.type, quoted: false }]));
-    case 'variable_name':
-      return [{ text: node.text, quoted: false }];
     default:
       return EXPANSIONS.has(node.type) ? [{ text: node.text, quoted: true }] : [{ text: node.text, quoted: false }];
   }
@@ -95,4 +144,23 @@ function unescapeWord(text: string): WordSegment[] {
 
 function unescapeDouble(text: string): string {
   return text.replace(/\\([\\"$`\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
+}
+
+/** Bodies of here-docs and here-strings attached to a command. */
+export function stdinScripts(command: Node): string[] {
+  const scripts: string[] = [];
+  const holders = [command, ...(command.parent?.type === 'redirected_statement' ? [command.parent] : [])];
+  for (const holder of holders) {
+    for (const c of holder.namedChildren) {
+      if (c?.type === 'herestring_redirect') {
+        const content = c.namedChildren.find((n) => n && n.type !== 'file_descriptor');
+        if (content) scripts.push(wordText(content));
+      }
+      if (c?.type === 'heredoc_redirect') {
+        const body = c.namedChildren.find((n) => n?.type === 'heredoc_body');
+        if (body) scripts.push(body.text);
+      }
+    }
+  }
+  return scripts;
 }

@@ -19,13 +19,18 @@ import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/s
 import {
   commandWords,
   EXPANSIONS,
+  extraDestinations,
   isTranslationMark,
-  SUBSTITUTIONS,
+  joinedWords,
+  lastCommand,
+  redirectArguments,
   segments,
+  stdinScripts,
   unquotedBreak,
   wordText,
   wordValues,
 } from './shell-node-words.ts';
+import { clip, describeError, heredocProblem, joinedMessage } from './shell-refusals.ts';
 
 export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
 
@@ -120,39 +125,17 @@ function parseScript(state: State, source: string, via: string | undefined, dept
   }
 }
 
-/** Why a here-doc's end cannot be found reliably (see the `heredoc_start` case), or undefined. */
-function heredocProblem(start: Node, source: string): string | undefined {
-  const raw = start.text;
-  if (/['"\\$`]/.test(raw)) {
-    return (
-      `the here-doc delimiter ${clip(raw)} is quoted or escaped; bash and the permission check could ` +
-      `disagree on where the here-doc ends. Use a bare delimiter (<<EOF), or write the text with file.write`
-    );
-  }
-  const op = start.parent?.children.find((c) => c && !c.isNamed && c.type.startsWith('<<'))?.type;
-  // The body and its end line follow the operator's line; look from the operator to the end of the input.
-  const after = source.slice(start.startIndex);
-  if (/\\\r?\n/.test(after)) {
-    return (
-      `a line continuation (backslash at the end of a line) follows the here-doc <<${clip(raw)}; bash joins ` +
-      `those lines before it looks for the delimiter, so the here-doc could end elsewhere than checked. ` +
-      `Remove the continuation, or write the text with file.write`
-    );
-  }
-  if (op === '<<-' && /\n\t/.test(after)) {
-    return (
-      `the here-doc <<-${clip(raw)} has lines starting with tabs, which bash strips before it compares ` +
-      `them with the delimiter; use <<${clip(raw)} without tab indentation`
-    );
-  }
-  return undefined;
-}
-
 function walk(node: Node, ctx: Ctx): void {
   const type = node.type;
   if (EXPANSIONS.has(type)) {
     ctx.state.unsafe.push(clip(node.text));
-    if (SUBSTITUTIONS.has(type)) for (const c of node.namedChildren) if (c) walk(c, ctx);
+    // Not only a substitution's: one can run inside any expansion (`${x:-$(rm -rf /)}`, `$(( $(rm …) ))`),
+    // and the deny rules must see its commands.
+    for (const c of node.namedChildren) {
+      if (!c) continue;
+      if (c.type === 'word' && c.text.includes('`')) backticksInWord(c, ctx);
+      walk(c, ctx);
+    }
     return;
   }
   switch (type) {
@@ -163,6 +146,10 @@ function walk(node: Node, ctx: Ctx): void {
       for (const c of node.namedChildren) if (c) walk(c, ctx);
       return;
     case 'redirected_statement':
+      // `(rm) 2>x -rf` or `if …; fi >x y`: words after the target of a compound command's redirect, which
+      // bash refuses as a syntax error and the check would not read (a simple command's go to its words).
+      if (extraDestinations(node).length > 0 && !lastCommand(node.childForFieldName('body')))
+        ctx.state.errors.push(`words follow the redirect target in "${clip(node.text)}", after a compound command`);
       for (const c of node.namedChildren) if (c) walk(c, ctx);
       return;
     case 'file_redirect':
@@ -241,19 +228,29 @@ function walk(node: Node, ctx: Ctx): void {
   for (const c of node.namedChildren) if (c) walk(c, ctx);
 }
 
+/** tree-sitter-bash leaves backticks inside `${…}` as a word: `${x:-`rm -rf /`}` runs rm. Parse each. */
+function backticksInWord(word: Node, ctx: Ctx): void {
+  const pairs = /(?<!\\)`([^`]*)`/g;
+  for (const m of word.text.matchAll(pairs)) parseScript(ctx.state, m[1]!, ctx.via, ctx.depth + 1);
+  if (word.text.replace(pairs, '').includes('`'))
+    ctx.state.errors.push(`an unpaired backtick in "${clip(word.text)}" could start a command the check cannot see`);
+}
+
 function handleCommand(node: Node, ctx: Ctx): void {
   const assignments: string[] = [];
   const words: string[] = [];
   let overflow = false;
   let previousEnd = -1;
+  let previousWord: Node | undefined;
   for (let i = 0; i < node.childCount; i++) {
     const child = node.child(i);
     if (!child) continue;
     // Bash ends a simple command at an unescaped newline. A command node whose words are separated by
     // one is a misparse (tree-sitter-bash does this after `|&` followed by a newline): what bash runs as
     // two commands would be judged as one, e.g. `ls |& ls | ls\nrm -rf x` as "ls rm -rf x". Refuse it.
+    const gap =
+      previousEnd < 0 ? '' : node.text.slice(previousEnd - node.startIndex, child.startIndex - node.startIndex);
     if (previousEnd >= 0) {
-      const gap = node.text.slice(previousEnd - node.startIndex, child.startIndex - node.startIndex);
       if (/(^|[^\\])\n/.test(gap))
         ctx.state.errors.push(`a line break inside "${clip(node.text)}" was not read as the end of a command`);
       // A line continuation with no blank on either side joins two words (`r\<newline>m` is rm), but
@@ -267,8 +264,14 @@ function handleCommand(node: Node, ctx: Ctx): void {
     const field = node.fieldNameForChild(i);
     if (isTranslationMark(child)) {
       ctx.state.unsafe.push(clip(`$${child.nextSibling!.text}`));
+      previousWord = undefined;
       continue;
     }
+    const isWord = field === 'name' || field === 'argument';
+    // Two words touching (`'r'\m` is rm); `r\<newline>m` has its own message above.
+    if (isWord && previousWord && gap !== '\\\n' && joinedWords(previousWord, child))
+      ctx.state.errors.push(joinedMessage(node.text, previousWord, child));
+    previousWord = isWord ? child : undefined;
     if (child.type === 'variable_assignment' && words.length === 0) assignments.push(wordText(child));
     else if (field === 'name' || field === 'argument') {
       if (child.isMissing || (child.firstChild?.isMissing ?? false)) continue;
@@ -281,6 +284,12 @@ function handleCommand(node: Node, ctx: Ctx): void {
       if (!expanded) overflow = true;
       else words.push(...expanded);
     }
+  }
+  // `rm >/dev/null -rf /`: bash runs `rm -rf /`; tree-sitter-bash puts `-rf /` in the redirect.
+  for (const extra of redirectArguments(node)) {
+    const expanded = wordValues(extra);
+    if (!expanded) overflow = true;
+    else words.push(...expanded);
   }
   if (overflow) ctx.state.errors.push(`a brace expansion in "${clip(node.text)}" has more than 256 results`);
   // `/???/r? -rf x` runs whatever the glob matches: the program is unknown until expansion.
@@ -334,7 +343,13 @@ function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
 
 function handleRedirect(node: Node, ctx: Ctx): void {
   const op = node.children.find((c) => c && !c.isNamed)?.type ?? '>';
-  const dest = node.childForFieldName('destination');
+  const dests = node.childrenForFieldName('destination');
+  // `> "/etc/pass"\wd` writes /etc/passwd; tree-sitter-bash reads the target "/etc/pass" and a word `\wd`.
+  for (let k = 1; k < dests.length; k++) {
+    if (joinedWords(dests[k - 1]!, dests[k]!))
+      ctx.state.errors.push(joinedMessage(node.text, dests[k - 1]!, dests[k]!));
+  }
+  const dest = dests[0];
   if (!dest) return; // `2>&-` closes a descriptor
   const target = wordText(dest);
   if (target === '/dev/null') return;
@@ -400,25 +415,6 @@ function canonicalArgv(words: string[]): string[] {
   return [canonicalName(words[0]!).name, ...words.slice(1)];
 }
 
-/** Bodies of here-docs and here-strings attached to a command. */
-function stdinScripts(command: Node): string[] {
-  const scripts: string[] = [];
-  const holders = [command, ...(command.parent?.type === 'redirected_statement' ? [command.parent] : [])];
-  for (const holder of holders) {
-    for (const c of holder.namedChildren) {
-      if (c?.type === 'herestring_redirect') {
-        const content = c.namedChildren.find((n) => n && n.type !== 'file_descriptor');
-        if (content) scripts.push(wordText(content));
-      }
-      if (c?.type === 'heredoc_redirect') {
-        const body = c.namedChildren.find((n) => n?.type === 'heredoc_body');
-        if (body) scripts.push(body.text);
-      }
-    }
-  }
-  return scripts;
-}
-
 function push(ctx: Ctx, entry: ShellSubCommand): void {
   if (ctx.state.commands.length >= SHELL_LIMITS.maxCommands) {
     if (ctx.state.commands.length === SHELL_LIMITS.maxCommands)
@@ -426,24 +422,4 @@ function push(ctx: Ctx, entry: ShellSubCommand): void {
     return;
   }
   ctx.state.commands.push(ctx.via ? { ...entry, via: ctx.via } : entry);
-}
-
-function describeError(root: Node): string {
-  const stack: Node[] = [root];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    if (n.type === 'ERROR' || n.isMissing) {
-      const what = n.isMissing ? `missing "${n.type}"` : `unexpected "${clip(n.text)}"`;
-      return `syntax error at line ${n.startPosition.row + 1}, column ${n.startPosition.column + 1}: ${what}`;
-    }
-    for (let i = n.childCount - 1; i >= 0; i--) {
-      const c = n.child(i);
-      if (c && (c.hasError || c.isMissing)) stack.push(c);
-    }
-  }
-  return 'syntax error';
-}
-
-function clip(text: string): string {
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

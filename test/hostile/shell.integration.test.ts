@@ -224,6 +224,18 @@ describe('typeahead (hole 5; the terminal engineer flushes the input queue)', ()
   }
 });
 
+// tree-sitter-bash ends a word at a backslash after a quoted piece (`.sk'e'\in` was `.ske` and `in`), and puts
+// words after a redirect target in the redirect; bash runs one word, and the later words as arguments. Found
+// by the mutation tests of shell-node-words.ts (docs/quality.md). `cat .skein/policy.json` asks (sensitive);
+// the split spelling was allowed by `^cat\b` and printed the policy.
+describe('words bash reads other than tree-sitter-bash', () => {
+  for (const command of ["cat .sk'e'\\in/policy.json", 'cat "src/a.txt" 2>/dev/null .sk\'e\'\\in/policy.json']) {
+    attack('joined-words', command, async () => {
+      expect(outcome(await exec(command))).toBe('permission_denied');
+    });
+  }
+});
+
 // Issue 11, acceptance: nothing that was allowed for plain commands is refused now.
 describe('plain commands stay allowed (control group)', () => {
   for (const command of ['git status', 'ls -la', 'echo hi && ls', 'ls | cat', 'ls; echo done', 'cat src/a.txt']) {

@@ -25,6 +25,21 @@ export const MODULES = {
       'test/machines/permission/permission-mutants.test.ts',
     ],
   },
+  // The decision and the built-in rules with their unit tests only: no bypass suite, no property test, and not
+  // the path rules and learned patterns, which policy-paths measures. The whole policy module ran at about five
+  // mutants a minute on the shared machine (docs/quality.md), hours for its 1136.
+  'policy-decision': {
+    mutate: [
+      'machines/permission/permission-policy.ts',
+      'machines/permission/permission-decision.ts',
+      'machines/permission/permission-builtin.ts',
+    ],
+    tests: [
+      'test/machines/permission/permission-policy.test.ts',
+      'test/machines/permission/permission-builtin.test.ts',
+      'test/machines/permission/policy-layers.test.ts',
+    ],
+  },
   // The path rules and learned patterns alone (the whole policy module costs hours: see docs/quality.md).
   'policy-paths': {
     mutate: ['machines/permission/permission-paths.ts', 'machines/permission/permission-patterns.ts'],
@@ -41,6 +56,7 @@ export const MODULES = {
       'machines/permission/shell-wrappers.ts',
       'actors/permission/shell-parse.ts',
       'actors/permission/shell-node-words.ts',
+      'actors/permission/shell-refusals.ts',
     ],
     tests: [
       'test/machines/permission/shell-words.test.ts',
@@ -62,9 +78,23 @@ export const MODULES = {
     tests: ['test/machines/permission/shell-wrappers.test.ts'],
   },
   'shell-parse': {
-    mutate: ['actors/permission/shell-parse.ts', 'actors/permission/shell-node-words.ts'],
+    mutate: [
+      'actors/permission/shell-parse.ts',
+      'actors/permission/shell-node-words.ts',
+      'actors/permission/shell-refusals.ts',
+    ],
     // Not shell-parse.test.ts: its property tests split hundreds of random inputs per mutant.
-    tests: ['test/actors/permission/shell-split*.test.ts'],
+    tests: ['test/actors/permission/shell-split*.test.ts', 'test/actors/permission/shell-node-words.test.ts'],
+  },
+  // shell-parse.ts (and its refusal messages) without the node words, which shell-node-words measures.
+  'shell-parse-main': {
+    mutate: ['actors/permission/shell-parse.ts', 'actors/permission/shell-refusals.ts'],
+    tests: ['test/actors/permission/shell-split*.test.ts', 'test/actors/permission/shell-node-words.test.ts'],
+  },
+  // The node words alone, with their unit tests and the splits (a part of shell-parse that fits a shared hour).
+  'shell-node-words': {
+    mutate: ['actors/permission/shell-node-words.ts'],
+    tests: ['test/actors/permission/shell-node-words.test.ts', 'test/actors/permission/shell-split*.test.ts'],
   },
   review: {
     mutate: [

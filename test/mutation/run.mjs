@@ -7,12 +7,14 @@
  * score). Exits 1 when a module is under the 85% target.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { MODULES } from './modules.mjs';
 
 const TARGET = 85;
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const onlyTable = process.argv.includes('--table');
+const partial = process.argv.includes('--partial');
 for (const name of names) {
   if (!MODULES[name]) {
     console.error(`unknown module '${name}'; the modules are: ${Object.keys(MODULES).join(', ')}`);
@@ -20,6 +22,11 @@ for (const name of names) {
   }
 }
 const chosen = names.length > 0 ? names : Object.keys(MODULES);
+
+if (partial) {
+  for (const name of chosen) printPartial(name);
+  process.exit(0);
+}
 
 if (!onlyTable) {
   for (const name of chosen) {
@@ -69,3 +76,34 @@ console.log('');
 for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 if (under) console.log(`\nat least one module is under the ${TARGET}% target`);
 process.exit(under ? 1 : 0);
+
+/**
+ * The mutants a run has tested so far, from the event-recorder files (`reports/mutation/events-<module>/`,
+ * one per tested mutant, written as it is tested): counts, score, and each survivor's place and replacement.
+ * For a run that was stopped before its JSON report was written.
+ */
+function printPartial(name) {
+  const dir = `reports/mutation/events-${name}`;
+  if (!existsSync(dir)) {
+    console.log(`${name}: no events in ${dir}`);
+    return;
+  }
+  const n = { Killed: 0, Survived: 0, Timeout: 0, NoCoverage: 0 };
+  const survivors = [];
+  for (const f of readdirSync(dir).filter((f) => f.endsWith('-onMutantTested.json'))) {
+    const m = JSON.parse(readFileSync(`${dir}/${f}`, 'utf8'));
+    n[m.status] = (n[m.status] ?? 0) + 1;
+    if (m.status === 'Survived' || m.status === 'NoCoverage') {
+      const at = `${relative(process.cwd(), m.fileName)}:${m.location.start.line}:${m.location.start.column}`;
+      survivors.push(`${m.status} ${at} ${m.mutatorName}: ${JSON.stringify(m.replacement)}`);
+    }
+  }
+  const detected = n.Killed + n.Timeout;
+  const valid = detected + n.Survived + n.NoCoverage;
+  const pct = valid === 0 ? 100 : (100 * detected) / valid;
+  console.log(
+    `${name}: ${valid} tested so far, killed ${n.Killed}, timeout ${n.Timeout}, survived ${n.Survived}, ` +
+      `no coverage ${n.NoCoverage}: ${pct.toFixed(1)}%`,
+  );
+  for (const s of survivors.sort()) console.log(`  ${s}`);
+}

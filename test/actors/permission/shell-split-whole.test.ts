@@ -326,6 +326,8 @@ const WHOLE: [string, ShellSplit][] = [
     },
   ],
   ["'*' a", { commands: [{ kind: 'command', text: '* a', forms: ['* a'], argv: ['*', 'a'] }], unsafe: [] }],
+  // A quoted piece before the glob: the star still globs (bash runs whatever l* matches).
+  ['"l"* x', { commands: [{ kind: 'command', text: 'l* x', forms: ['l* x'], argv: ['l*', 'x'] }], unsafe: ['"l"*'] }],
   [
     'r[m] x',
     {
