@@ -26,6 +26,15 @@ export const LimitsConfig = z
       .describe(
         'How many recent command ids are remembered for idempotent replies (their replies are kept in memory).',
       ),
+    maxInFlightPerAgent: z
+      .number()
+      .int()
+      .min(1)
+      .default(1024)
+      .describe(
+        'Commands one agent may have in progress on a host at once; a further one is refused (limit_exceeded) ' +
+          'until some reply.',
+      ),
   })
   .strict();
 

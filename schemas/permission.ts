@@ -191,6 +191,15 @@ export const PermissionConfig = z
       .min(1000)
       .default(5 * 60_000)
       .describe('An unanswered request is denied after this long (by: timeout).'),
+    maxPendingPerAgent: z
+      .number()
+      .int()
+      .min(1)
+      .default(32)
+      .describe(
+        'Requests one agent may have waiting for an answer at once; a further ask is refused (limit_exceeded) ' +
+          'until one is answered or times out.',
+      ),
     globalPolicy: z
       .string()
       .min(1)

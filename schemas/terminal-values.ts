@@ -115,6 +115,15 @@ export const TerminalConfig = z
     defaultRows: Rows.default(24),
     maxPerAgent: z.number().int().min(1).default(16),
     maxPerHost: z.number().int().min(1).default(256),
+    maxQueuedPerTerminal: z
+      .number()
+      .int()
+      .min(1)
+      .default(32)
+      .describe(
+        'Commands one terminal holds queued behind the running one; a further terminal.exec is refused ' +
+          '(limit_exceeded) until the queue drains.',
+      ),
     defaultTimeoutMs: z
       .number()
       .int()

@@ -8,6 +8,7 @@
  */
 import { createActor, type Actor } from 'xstate';
 import type { Logger } from 'pino';
+import { LimitExceededError } from '../../schemas/errors.ts';
 import type { AgentId } from '../../schemas/ids.ts';
 import type { PermissionFact, PermissionRequestedData } from '../../schemas/permission.ts';
 import type { ToolName } from '../../schemas/tool.ts';
@@ -49,12 +50,16 @@ export type RunsDeps = {
   /** Where timers' facts go (no command caused them). */
   emit: FactSink;
   timeoutMs?: number | undefined;
+  /** Requests one agent may have pending at once (`domains.permission.maxPendingPerAgent`); unbounded if unset. */
+  maxPendingPerAgent?: number | undefined;
   now?: (() => number) | undefined;
 };
 
 export class PermissionRuns {
   readonly pending = new Map<string, Pending>();
   readonly #settled = new Map<string, DecideReply>();
+  /** Pending requests per agent, for `admit`. */
+  readonly #held = new Map<string, number>();
   readonly #deps: RunsDeps;
 
   constructor(deps: RunsDeps) {
@@ -84,6 +89,23 @@ export class PermissionRuns {
     const write = this.#write(sink, ruled.fact, agent.agentId, requestId);
     this.#remember(requestId, ruled.output);
     return { output: ruled.output, write };
+  }
+
+  /**
+   * Throws `limit_exceeded` when `agentId` already has `maxPendingPerAgent` requests pending. Each is held
+   * (a machine, its timers, the waiting call, a line in the person's queue) until answered or timed out, so
+   * without it one agent asking again and again grows the host and buries other agents' asks. Call it right
+   * before `start`, in the same turn, so concurrent asks cannot all pass.
+   */
+  admit(agentId: string): void {
+    const limit = this.#deps.maxPendingPerAgent;
+    const held = this.#held.get(agentId) ?? 0;
+    if (limit === undefined || held < limit) return;
+    throw new LimitExceededError(
+      `Agent '${agentId}' already has ${held} permission requests waiting for an answer, the limit ` +
+        `domains.permission.maxPendingPerAgent = ${limit}; wait for one to be answered or to time out ` +
+        '(permission.pending lists them) before asking again.',
+    );
   }
 
   /** Starts a request's machine; pending (with its deadline timers armed) unless the rules settled it. */
@@ -118,7 +140,7 @@ export class PermissionRuns {
     actor.subscribe((snap) => {
       if (snap.status !== 'done') return;
       p.cancelTimer();
-      this.pending.delete(requestId);
+      if (this.pending.delete(requestId)) this.#count(agent.agentId, -1);
       this.#remember(requestId, actor.getSnapshot().output!);
       resolveDone();
     });
@@ -126,6 +148,7 @@ export class PermissionRuns {
     if (actor.getSnapshot().status === 'done') return p;
     if (!p.requested && o.requested) p.requested = restoredRequest(agent, requestId, o.requested, actor);
     this.pending.set(requestId, p);
+    this.#count(agent.agentId, 1);
     this.#arm(p, requestId);
     this.#deps.logger.info({ requestId, agentId: agent.agentId, tool: o.request.tool }, 'permission requested');
     return p;
@@ -174,6 +197,12 @@ export class PermissionRuns {
       cancelDeadline();
       cancelCaller();
     };
+  }
+
+  #count(agentId: string, by: 1 | -1): void {
+    const held = (this.#held.get(agentId) ?? 0) + by;
+    if (held > 0) this.#held.set(agentId, held);
+    else this.#held.delete(agentId);
   }
 
   #remember(requestId: string, out: PermissionOutput): void {

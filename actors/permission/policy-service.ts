@@ -42,6 +42,8 @@ export type PermissionServiceDeps = {
   workspace: string;
   globalPath?: string;
   timeoutMs?: number;
+  /** Requests one agent may have pending at once; a further ask is refused (limit_exceeded). */
+  maxPendingPerAgent?: number;
   now?: () => number;
   gate?: PermissionGate;
   /** The folded permission aggregate of a request (after a restart, settled requests are only in the log). */
@@ -66,7 +68,13 @@ export class PermissionService {
     this.#deps = deps;
     this.#gate = gate;
     this.#layers = new PolicyLayers(layers);
-    this.#runs = new PermissionRuns({ logger: deps.logger, emit: deps.emit, timeoutMs: deps.timeoutMs, now: deps.now });
+    this.#runs = new PermissionRuns({
+      logger: deps.logger,
+      emit: deps.emit,
+      timeoutMs: deps.timeoutMs,
+      maxPendingPerAgent: deps.maxPendingPerAgent,
+      now: deps.now,
+    });
   }
 
   /** Loads the global and project files (invalid files throw, naming the key) and the bash grammar. */
@@ -121,6 +129,7 @@ export class PermissionService {
       await ruled.write;
       throw new PermissionDeniedError(ruled.output.reason, { requestId, by: ruled.output.by });
     }
+    this.#runs.admit(agent.agentId);
     const now = (this.#deps.now ?? Date.now)();
     const run = this.#runs.start(agent, requestId, {
       request,

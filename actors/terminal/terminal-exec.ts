@@ -5,7 +5,7 @@
  * `terminal-job.ts`).
  */
 import { headTail, plainText } from '../../machines/terminal/terminal-text.ts';
-import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { ErrorCode, LimitExceededError, RuntimeError } from '../../schemas/errors.ts';
 import type { TerminalId } from '../../schemas/ids.ts';
 import type { ExecReply, ScreenSnapshot } from '../../schemas/terminal.ts';
 import type { Job } from './terminal-job.ts';
@@ -20,6 +20,20 @@ export type ExecView = {
   readCursor: number;
   readonly output: Pick<TerminalOutput, 'end' | 'retainedStart' | 'slice' | 'snapshot'>;
 };
+
+/**
+ * Throws `limit_exceeded` when a terminal already holds `limit` commands queued behind the running one
+ * (`domains.terminal.maxQueuedPerTerminal`). A queued exec with `yieldMs: 0` replies at once, so without it
+ * one agent queues without end behind a long command. Call it in the same turn as the submit that queues.
+ */
+export function assertQueueRoom(session: { terminalId: string; queue: readonly unknown[] }, limit: number): void {
+  if (session.queue.length < limit) return;
+  throw new LimitExceededError(
+    `Terminal '${session.terminalId}' already has ${session.queue.length} commands queued behind the running one, ` +
+      `the limit domains.terminal.maxQueuedPerTerminal = ${limit}; wait for them (terminal.wait) or run this ` +
+      'in another terminal.',
+  );
+}
 
 export function execReply(session: ExecView, job: Job, maxBytes: number): ExecReply {
   if (job.state === 'cancelled') {

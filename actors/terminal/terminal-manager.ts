@@ -26,7 +26,7 @@ import {
   TerminalWrite,
 } from '../../schemas/terminal.ts';
 import { checkEnv, resolveCwd, resolveShell } from './pty-spawn.ts';
-import { execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
+import { assertQueueRoom, execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
 import type { OutputFact } from './terminal-output.ts';
 import { type Emit, type Job, normalizeSignal, TerminalSession } from './terminal-session.ts';
 
@@ -161,6 +161,7 @@ export class TerminalManager {
           `${this.config.resources.join(', ') || '(none configured)'}.`,
       );
     }
+    assertQueueRoom(s, this.config.maxQueuedPerTerminal);
     const job = await s.submit(d.command, timeoutMs, resources);
     if (onEnded) {
       if (job.outputEnd !== undefined) onEnded();

@@ -31,6 +31,7 @@ import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from 'pino';
 import type { AnyDomain, Gate, HandlerContext, Reaction } from './domain.ts';
 import type { Route } from '../../machines/hosts/liveness.ts';
+import { AgentInFlight } from './agent-in-flight.ts';
 import { LogFollower } from './log-follower.ts';
 import { JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
@@ -53,6 +54,8 @@ export type HostOptions = {
   commands: readonly CommandDef[];
   maxPayloadBytes: number;
   commandCacheSize: number;
+  /** Commands one agent may have in progress at once (`limits.maxInFlightPerAgent`); unbounded if unset. */
+  maxInFlightPerAgent?: number | undefined;
   appendRetries: number;
   appendRetryDelayMs: number;
   /** Throws a retryable `unavailable` error while the event log is unreachable (broker down). */
@@ -87,6 +90,7 @@ export class Host {
   readonly #json: JsonThread;
   readonly #parser: OrderedJsonParse;
   readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #perAgent: AgentInFlight | undefined;
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
   #subscription: Subscription | undefined;
@@ -99,6 +103,7 @@ export class Host {
     this.#memory = new CommandMemory(options.commandCacheSize, this.#logger);
     this.#json = new JsonThread(this.#logger);
     this.#parser = new OrderedJsonParse(this.#json, options.maxPayloadBytes);
+    if (options.maxInFlightPerAgent !== undefined) this.#perAgent = new AgentInFlight(options.maxInFlightPerAgent);
     this.fold = new Fold(options.aggregates);
     this.writer = new FactWriter({
       log: options.log,
@@ -278,8 +283,11 @@ export class Host {
       }
       return;
     }
+    let taken = false;
     try {
       if (this.#unavailable) throw new RuntimeError(ErrorCode.Unavailable, this.#unavailable, { retryable: true });
+      this.#perAgent?.take(agentId);
+      taken = true;
       const acts = commandsByType.get(msg.subject.split('.').slice(3).join('.'))?.tool !== undefined;
       const parsed = await this.#parser.parse(agentId, acts, msg.data);
       const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes, parsed);
@@ -298,6 +306,7 @@ export class Host {
       this.#logger.warn({ err: toErrorInfo(err), subject: msg.subject }, 'command refused');
       reply = encode({ ok: false, error: toErrorInfo(err) });
     }
+    if (taken) this.#perAgent?.release(agentId);
     if (reply.byteLength > this.options.maxPayloadBytes) reply = this.#tooLarge(msg.subject, reply.byteLength);
     if (msg.reply) msg.respond(reply);
   }

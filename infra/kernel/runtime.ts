@@ -205,6 +205,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     commands: COMMANDS,
     maxPayloadBytes: config.limits.maxPayloadBytes,
     commandCacheSize: config.limits.commandCacheSize,
+    maxInFlightPerAgent: config.limits.maxInFlightPerAgent,
     appendRetries: config.log.appendRetries,
     appendRetryDelayMs: config.log.appendRetryDelayMs,
     assertAvailable,

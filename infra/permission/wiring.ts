@@ -88,6 +88,7 @@ export async function wirePermission(deps: {
     logger: deps.logger.child({ actor: 'permission' }),
     workspace: deps.config.workspace,
     timeoutMs: config.timeoutMs,
+    maxPendingPerAgent: config.maxPendingPerAgent,
     ...(config.globalPolicy ? { globalPath: config.globalPolicy } : {}),
     agent: (id) => {
       const view = deps.directory.view(id);

@@ -73,6 +73,10 @@ const BLOCKED = [
   ':(){ :|:& };:',
   'bomb(){ bomb|bomb& };bomb',
   'function f { f | f & }; f',
+  // The definition is checked in front of the body (a rewrite of one regex that was quadratic in a long word).
+  "eval ':(){ :|:& };:'",
+  '`bomb () { bomb | bomb & } ; bomb`',
+  'x=1; f(){ f|f; }; f',
   'kill -9 -1',
   'kill -- -1',
   'kill -s KILL -1',
@@ -108,6 +112,9 @@ const NOT_BLOCKED = [
   'rm -rf *',
   'rm -rf *.o',
   'rm -rf $PWD/build',
+  'f(){ g|g& }; f',
+  "echo '{ a|a }'",
+  `echo ${'x'.repeat(16_384)}`,
 ];
 
 describe('built-in rules', () => {
