@@ -8,7 +8,7 @@
 import type { DecisionRequest } from '../../machines/permission/permission-policy.ts';
 import { classifyTerminalInput, type TerminalForeground } from '../../machines/permission/permission-input.ts';
 import type { ToolName } from '../../schemas/tool.ts';
-import { createShellSplitter, type ShellSplitter } from './shell-parse.ts';
+import { createShellSplitter, type ShellSplitter } from './shell-splitter.ts';
 import { globalPolicyPath, projectPolicyPath, resolvePathFacts } from './policy-files.ts';
 
 export type GateOptions = {

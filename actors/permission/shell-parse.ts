@@ -13,7 +13,6 @@
  * errors in `parseError`. The output is plain data for the pure policy.
  */
 import type { Node, Parser } from 'web-tree-sitter';
-import { parserFor } from '../common/tree-sitter.ts';
 import { canonicalName, type ShellSplit, type ShellSubCommand } from '../../machines/permission/shell-words.ts';
 import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
 import {
@@ -36,48 +35,6 @@ export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shel
 
 /** Limits: longer inputs are not parsed (the policy denies them); deeper wrapper/script nesting is an error. */
 export const SHELL_LIMITS = { maxSourceChars: 65_536, maxDepth: 8, maxCommands: 2_000 } as const;
-
-export type ShellSplitter = (source: string) => ShellSplit;
-
-/**
- * Splits remembered per splitter, by input text (most recently used kept). Agents run the same commands
- * again and again (`ls`, `git status`, the test command), and a tree-sitter parse of even `true` costs about
- * 0.2 ms of an exec's ~4 ms round trip; more entries cost memory (inputs up to `MEMO_MAX_CHARS` each).
- */
-const MEMO_ENTRIES = 512;
-const MEMO_MAX_CHARS = 4_096;
-
-/**
- * Loads the bash grammar once and returns a synchronous splitter. The split is a pure function of the text,
- * so a repeated input gets the same (frozen) split back without parsing it again.
- */
-export async function createShellSplitter(): Promise<ShellSplitter> {
-  const parser = await parserFor('bash');
-  const memo = new Map<string, ShellSplit>();
-  return (source) => {
-    const known = memo.get(source);
-    if (known) {
-      memo.delete(source);
-      memo.set(source, known);
-      return known;
-    }
-    const split = deepFreeze(splitShell(parser, source));
-    if (source.length <= MEMO_MAX_CHARS) {
-      memo.set(source, split);
-      if (memo.size > MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
-    }
-    return split;
-  };
-}
-
-/** Freezes a split and everything in it: one shared by many requests must not be changed by any of them. */
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
 
 /** Splits `source` with an already loaded bash `parser`. */
 export function splitShell(parser: Parser, source: string): ShellSplit {

@@ -6,7 +6,7 @@
  * the same terminal inputs in the same run.
  */
 import { parserFor } from '../../actors/common/tree-sitter.ts';
-import { createShellSplitter } from '../../actors/permission/shell-parse.ts';
+import { createShellSplitter } from '../../actors/permission/shell-splitter.ts';
 import { decide, type DecisionRequest } from '../../machines/permission/permission-policy.ts';
 import { compilePolicy, mergePolicies } from '../../machines/permission/policy.ts';
 import { Policy } from '../../schemas/policy.ts';

@@ -3,7 +3,7 @@
  * Shared fixtures for the permission tests: the bypass-suite policy and a
  * helper that splits with the real tree-sitter-bash grammar and decides.
  */
-import { createShellSplitter, type ShellSplitter } from '../../actors/permission/shell-parse.ts';
+import { createShellSplitter, type ShellSplitter } from '../../actors/permission/shell-splitter.ts';
 import { decide, type Decision } from '../../machines/permission/permission-policy.ts';
 import { mergePolicies, type MergedPolicy } from '../../machines/permission/policy.ts';
 import { Policy, type PolicyInput } from '../../schemas/policy.ts';
