@@ -20,9 +20,9 @@
  */
 import { isAbsolute } from 'node:path';
 import { newId } from '../../schemas/ids.ts';
-import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
-import type { ChangeSource, FileReview, LogEntry } from '../../schemas/review.ts';
+import type { ChangeSource, LogEntry } from '../../schemas/review.ts';
 import {
   emptyActionLog,
   foldActionLog,
@@ -30,7 +30,6 @@ import {
   type ActionLogFact,
 } from '../../machines/review/action-log.ts';
 import {
-  listReview,
   planAccept,
   planRecord,
   type AcceptReply,
@@ -42,8 +41,9 @@ import {
 } from '../../machines/review/action-log-plan.ts';
 import { planReject, planUndoReject } from '../../machines/review/action-log-reject.ts';
 import type { Logger } from 'pino';
-import { BlobMissingError, type BlobStore, contentHash } from './blob-store.ts';
+import { type BlobStore, contentHash } from './blob-store.ts';
 import { PathLock, applyWrites, readDisk } from './action-log-files.ts';
+import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from './review-listing.ts';
 
 export type RecordChangeInput = {
   /** The agent that made the change. */
@@ -59,31 +59,6 @@ export type RecordChangeInput = {
   source: ChangeSource;
   changeId?: string;
 };
-
-export type ListReply = { agentId: string; files: FileReview[]; undoAvailable: boolean };
-
-export type ListOptions = {
-  includeDescendants?: boolean | undefined;
-  /** Only these paths (each must be in the log). */
-  paths?: readonly string[] | undefined;
-  /** Diff every file, however big (off the event loop when `reviewDiff` is given). */
-  full?: boolean | undefined;
-};
-
-/**
- * A file whose base and current content are over this many bytes together is listed without its diff unless
- * asked for in full: its diff (megabytes of text, then of JSON and base64) held the event loop for hundreds of
- * milliseconds on every listing. Raising it lists more diffs whole, at that cost.
- */
-export const REVIEW_DIFF_CUTOFF_BYTES = 1024 * 1024;
-/** Combined size from which a diff review shows runs on the diff thread (when one is given). */
-export const REVIEW_OFF_THREAD_BYTES = 256 * 1024;
-
-/** Diffs a file for review off the event loop (`DiffThread.review`); `load` gives base and current bytes. */
-export type ReviewDiffer = (
-  path: string,
-  load: () => Promise<[Uint8Array | null, Uint8Array | null]>,
-) => Promise<{ diff: string; hunks: FileReview['hunks'] }>;
 
 export type ActionLogServiceDeps = {
   emit: (fact: UnstampedFact) => Promise<void>;
@@ -237,55 +212,10 @@ export class ActionLogService {
     return { changeId, plan };
   }
 
-  /**
-   * review.list. A file over `REVIEW_DIFF_CUTOFF_BYTES` (base and current together) is listed without its diff
-   * unless `full`; big diffs shown are computed on the diff thread.
-   */
+  /** review.list (`review-listing.ts`: big diffs left out unless asked for, or computed off the loop). */
   async list(agentId: string, opts: ListOptions = {}): Promise<ListReply> {
-    const view = this.#view(agentId);
-    if (opts.paths) {
-      const missing = opts.paths.find((p) => !view.files[p]);
-      if (missing !== undefined) {
-        throw new NotFoundError(
-          `No change to '${missing}' in the action log of agent '${agentId}'; ` +
-            'run review.list without paths to see the tracked paths (absolute).',
-        );
-      }
-      const wanted = new Set(opts.paths);
-      view.files = Object.fromEntries(Object.entries(view.files).filter(([p]) => wanted.has(p)));
-    }
-    const leftOut = new Map<string, number>();
-    const big: string[] = [];
-    const small: string[] = [];
-    for (const [path, e] of Object.entries(view.files)) {
-      const bytes = (await this.#size(e.baseHash, path)) + (await this.#size(e.currentHash, path));
-      if (bytes > REVIEW_DIFF_CUTOFF_BYTES && !opts.full) leftOut.set(path, bytes);
-      else if (bytes >= REVIEW_OFF_THREAD_BYTES && this.#reviewDiff) big.push(path);
-      else small.push(path);
-    }
-    const texts = await this.#load([view], small);
-    const diffs = new Map<string, { diff: string; hunks: FileReview['hunks'] }>();
-    for (const path of big) {
-      const e = view.files[path]!;
-      const what = `content of '${path}' in review`;
-      const bytes = async (hash: string | null) => {
-        if (hash === null) return null;
-        const b = await this.blobs.getBytes(hash);
-        if (b === undefined) throw new BlobMissingError(hash, this.blobs.dir, what);
-        return b;
-      };
-      diffs.set(path, await this.#reviewDiff!(path, async () => [await bytes(e.baseHash), await bytes(e.currentHash)]));
-    }
-    const listOpts = {
-      leftOut,
-      diffs,
-      ...(opts.includeDescendants === undefined ? {} : { includeDescendants: opts.includeDescendants }),
-    };
-    return { agentId, files: listReview(view, { texts }, listOpts), undoAvailable: view.lastReject != null };
-  }
-
-  #size(hash: string | null, path: string): Promise<number> {
-    return hash === null ? Promise.resolve(0) : this.blobs.size(hash, `content of '${path}' in review`);
+    const load = (view: LogView, paths: readonly string[]) => this.#load([view], paths);
+    return listChanges({ blobs: this.blobs, reviewDiff: this.#reviewDiff, load }, this.#view(agentId), opts);
   }
 
   /** review.accept */
@@ -428,3 +358,10 @@ export class ActionLogService {
 }
 
 export { PathLock } from './action-log-files.ts';
+export {
+  type ListOptions,
+  type ListReply,
+  REVIEW_DIFF_CUTOFF_BYTES,
+  REVIEW_OFF_THREAD_BYTES,
+  type ReviewDiffer,
+} from './review-listing.ts';
