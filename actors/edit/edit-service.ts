@@ -5,7 +5,8 @@ import { DEFAULT_MAX_OPEN_EDITS, type EditFact } from '../../schemas/edit.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { newId } from '../../schemas/ids.ts';
-import { OpenEdits } from './open-edits.ts';
+import type { PerAgentSlots } from '../../machines/common/per-agent-slots.ts';
+import { openEdits } from './open-edits.ts';
 import { relativeInside } from '../../machines/common/confine.ts';
 import { readConfined } from '../common/confined-fs.ts';
 import {
@@ -57,11 +58,11 @@ export class EditService {
   readonly #seen = new SeenVersions();
   readonly #sessions = new Map<string, Session>();
   readonly #closed = new Set<string>();
-  readonly #open: OpenEdits;
+  readonly #open: PerAgentSlots;
 
   constructor(config: EditServiceConfig) {
     this.#config = config;
-    this.#open = new OpenEdits(config.maxOpenPerAgent ?? DEFAULT_MAX_OPEN_EDITS);
+    this.#open = openEdits(config.maxOpenPerAgent ?? DEFAULT_MAX_OPEN_EDITS);
   }
 
   get maxFileBytes(): number {

@@ -31,7 +31,8 @@ import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from 'pino';
 import type { AnyDomain, Gate, HandlerContext, Reaction } from './domain.ts';
 import type { Route } from '../../machines/hosts/liveness.ts';
-import { AgentInFlight } from './agent-in-flight.ts';
+import type { PerAgentSlots } from '../../machines/common/per-agent-slots.ts';
+import { agentInFlight } from './agent-in-flight.ts';
 import { LogFollower } from './log-follower.ts';
 import { JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
@@ -90,7 +91,7 @@ export class Host {
   readonly #json: JsonThread;
   readonly #parser: OrderedJsonParse;
   readonly #inFlight = new Set<Promise<unknown>>();
-  readonly #perAgent: AgentInFlight | undefined;
+  readonly #perAgent: PerAgentSlots | undefined;
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
   #subscription: Subscription | undefined;
@@ -103,7 +104,7 @@ export class Host {
     this.#memory = new CommandMemory(options.commandCacheSize, this.#logger);
     this.#json = new JsonThread(this.#logger);
     this.#parser = new OrderedJsonParse(this.#json, options.maxPayloadBytes);
-    if (options.maxInFlightPerAgent !== undefined) this.#perAgent = new AgentInFlight(options.maxInFlightPerAgent);
+    if (options.maxInFlightPerAgent !== undefined) this.#perAgent = agentInFlight(options.maxInFlightPerAgent);
     this.fold = new Fold(options.aggregates);
     this.writer = new FactWriter({
       log: options.log,
