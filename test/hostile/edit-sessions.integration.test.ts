@@ -8,13 +8,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { mintSocketToken, socketKey } from '../../infra/transport/auth/socket-tokens.ts';
 import { call } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
-import { SocketBus } from '../../infra/transport/socket-bus.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { attack, reportAttacks } from './support.ts';
+import { agentSockets, attack, reportAttacks } from './support.ts';
 
 const FILE_BYTES = 4 * 1024 * 1024;
 /** Begins the hog sends at once; every one past the limit must be refused. */
@@ -22,14 +20,9 @@ const BEGINS = 64;
 const LIMIT = 8;
 
 let rt: TestRuntime;
-const buses: SocketBus[] = [];
-
-async function as(agentId: string): Promise<SocketBus> {
-  const token = mintSocketToken(socketKey(join(rt.dir, 'data')), { kind: 'agent', agentId });
-  const bus = await SocketBus.connect(rt.info.socketPath!, { token });
-  buses.push(bus);
-  return bus;
-}
+/** Each agent connects with its own socket token, as its process would. */
+const sockets = agentSockets(() => rt);
+const as = sockets.as;
 
 beforeAll(async () => {
   rt = await startTestRuntime({ mode: 'embedded', flags: { domains: { edit: { maxOpenPerAgent: LIMIT } } } });
@@ -39,7 +32,7 @@ beforeAll(async () => {
   ok(await rt.call('agent.spawn', { label: 'other', agentId: 'other' }));
 }, 60_000);
 afterAll(async () => {
-  for (const b of buses) await b.close().catch(() => undefined);
+  await sockets.closeAll();
   await rt?.dispose();
 });
 reportAttacks('edit-sessions');

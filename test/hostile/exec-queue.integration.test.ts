@@ -1,40 +1,25 @@
-/**
- * An agent holding its own socket token starts a long command in its terminal, then sends `terminal.exec`
- * again and again with `yieldMs: 0`: each reply comes back at once (`queued`) and each command waits in the
- * terminal's queue (its text, up to 100 KB, in the host's memory, and a `terminal.command.queued` fact) for
- * the one before. Nothing drains it but the long command's end: without a count limit, one agent queues
- * without bound. The canary: more commands queued than the limit.
- */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { mintSocketToken, socketKey } from '../../infra/transport/auth/socket-tokens.ts';
 import { call } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
-import { SocketBus } from '../../infra/transport/socket-bus.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { attack, reportAttacks } from './support.ts';
+import { agentSockets, attack, reportAttacks } from './support.ts';
 
 /** Commands the hog queues at once; every one past the limit must be refused. */
 const EXECS = 300;
 const LIMIT = 8;
 
 let rt: TestRuntime;
-const buses: SocketBus[] = [];
-
-async function as(agentId: string): Promise<SocketBus> {
-  const token = mintSocketToken(socketKey(join(rt.dir, 'data')), { kind: 'agent', agentId });
-  const bus = await SocketBus.connect(rt.info.socketPath!, { token });
-  buses.push(bus);
-  return bus;
-}
+/** Each agent connects with its own socket token, as its process would. */
+const sockets = agentSockets(() => rt);
+const as = sockets.as;
 
 beforeAll(async () => {
   rt = await startTestRuntime({ mode: 'embedded', flags: { domains: { terminal: { maxQueuedPerTerminal: LIMIT } } } });
   ok(await rt.call('agent.spawn', { label: 'hog', agentId: 'hog' }));
 }, 60_000);
 afterAll(async () => {
-  for (const b of buses) await b.close().catch(() => undefined);
+  await sockets.closeAll();
   await rt?.dispose();
 });
 reportAttacks('exec-queue');

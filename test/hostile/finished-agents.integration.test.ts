@@ -10,12 +10,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { mintSocketToken, socketKey } from '../../infra/transport/auth/socket-tokens.ts';
 import { call } from '../../infra/transport/client.ts';
-import { SocketBus } from '../../infra/transport/socket-bus.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { attack, reportAttacks } from './support.ts';
+import { agentSockets, attack, reportAttacks } from './support.ts';
 
 const MAX_CHILDREN = 1;
 const PER_AGENT = 2;
@@ -24,14 +22,9 @@ const ROUNDS = 3;
 const MARK = `${900 + (process.pid % 97)}.${Date.now() % 100_000}`;
 
 let rt: TestRuntime;
-const buses: SocketBus[] = [];
-
-async function as(agentId: string): Promise<SocketBus> {
-  const token = mintSocketToken(socketKey(join(rt.dir, 'data')), { kind: 'agent', agentId });
-  const bus = await SocketBus.connect(rt.info.socketPath!, { token });
-  buses.push(bus);
-  return bus;
-}
+/** Each agent connects with its own socket token, as its process would. */
+const sockets = agentSockets(() => rt);
+const as = sockets.as;
 
 /** Processes running our marked sleep. */
 function sleepers(): number {
@@ -59,7 +52,7 @@ beforeAll(async () => {
   ok(await rt.call('agent.spawn', { label: 'parent', agentId: 'parent' }));
 }, 60_000);
 afterAll(async () => {
-  for (const b of buses) await b.close().catch(() => undefined);
+  await sockets.closeAll();
   await rt?.dispose();
 });
 reportAttacks('finished-agents');

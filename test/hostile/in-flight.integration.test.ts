@@ -1,19 +1,9 @@
-/**
- * An agent holding its own socket token fires thousands of commands that wait (`terminal.wait` on a long
- * command) at once. Each one the host takes holds its payload, its promise and its reply slot until it ends:
- * without a bound, one agent grows the host with every call and slows every other agent's (30,000 waits at
- * once: another agent's exec 430-850 ms instead of 8-115 ms, RSS +284 MiB). The canary: more of its commands
- * in progress than `limits.maxInFlightPerAgent`.
- */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
-import { mintSocketToken, socketKey } from '../../infra/transport/auth/socket-tokens.ts';
 import { call } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
-import { SocketBus } from '../../infra/transport/socket-bus.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { attack, reportAttacks } from './support.ts';
+import { agentSockets, attack, reportAttacks } from './support.ts';
 
 /** Waits the hog sends at once; every one past the limit must be refused at once. */
 const CALLS = 1000;
@@ -22,14 +12,9 @@ const LIMIT = 64;
 const WAIT_MS = 10_000;
 
 let rt: TestRuntime;
-const buses: SocketBus[] = [];
-
-async function as(agentId: string): Promise<SocketBus> {
-  const token = mintSocketToken(socketKey(join(rt.dir, 'data')), { kind: 'agent', agentId });
-  const bus = await SocketBus.connect(rt.info.socketPath!, { token });
-  buses.push(bus);
-  return bus;
-}
+/** Each agent connects with its own socket token, as its process would. */
+const sockets = agentSockets(() => rt);
+const as = sockets.as;
 
 beforeAll(async () => {
   rt = await startTestRuntime({ mode: 'embedded', flags: { limits: { maxInFlightPerAgent: LIMIT } } });
@@ -37,7 +22,7 @@ beforeAll(async () => {
   ok(await rt.call('agent.spawn', { label: 'other', agentId: 'other' }));
 }, 60_000);
 afterAll(async () => {
-  for (const b of buses) await b.close().catch(() => undefined);
+  await sockets.closeAll();
   await rt?.dispose();
 });
 reportAttacks('in-flight');

@@ -1,19 +1,9 @@
-/**
- * Agents holding their own socket tokens race the host-wide limits: each checks a count and then awaits an
- * append before the count moves, so concurrent calls from different agents (each under its own lock) can
- * all pass a check only one of them should. The canary is a count over the limit.
- * - `domains.agents.maxAgents`: sibling parents spawn one child each at the same moment.
- * - `domains.terminal.maxPerAgent`: one agent opens many terminals at once (each open awaits its prompt).
- */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { mintSocketToken, socketKey } from '../../infra/transport/auth/socket-tokens.ts';
 import { call } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
-import { SocketBus } from '../../infra/transport/socket-bus.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { attack, reportAttacks } from './support.ts';
+import { agentSockets, attack, reportAttacks } from './support.ts';
 
 /** Parents racing; the host-wide limit leaves room for exactly one more agent once they all run. */
 const PARENTS = 8;
@@ -21,14 +11,9 @@ const MAX_AGENTS = 1 + PARENTS + 1;
 const PER_AGENT = 2;
 
 let rt: TestRuntime;
-const buses: SocketBus[] = [];
-
-async function as(agentId: string): Promise<SocketBus> {
-  const token = mintSocketToken(socketKey(join(rt.dir, 'data')), { kind: 'agent', agentId });
-  const bus = await SocketBus.connect(rt.info.socketPath!, { token });
-  buses.push(bus);
-  return bus;
-}
+/** Each agent connects with its own socket token, as its process would. */
+const sockets = agentSockets(() => rt);
+const as = sockets.as;
 
 beforeAll(async () => {
   rt = await startTestRuntime({
@@ -37,7 +22,7 @@ beforeAll(async () => {
   });
 }, 60_000);
 afterAll(async () => {
-  for (const b of buses) await b.close().catch(() => undefined);
+  await sockets.closeAll();
   await rt?.dispose();
 });
 reportAttacks('limits-race');

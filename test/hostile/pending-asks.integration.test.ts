@@ -1,33 +1,18 @@
-/**
- * An agent holding its own socket token asks, again and again, for calls its policy says a person must
- * confirm. Each ask is held (a `permissionMachine`, its timers, the waiting call) until someone answers or
- * `domains.permission.timeoutMs` (5 min) passes, and each is one more line in the person's queue
- * (`skein approvals`): without a count limit, one agent fills the host's memory and buries other agents'
- * asks. The canaries: more of its asks pending than the limit, and another agent's ask not getting in.
- */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
-import { mintSocketToken, socketKey } from '../../infra/transport/auth/socket-tokens.ts';
 import { call } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
-import { SocketBus } from '../../infra/transport/socket-bus.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { attack, reportAttacks } from './support.ts';
+import { agentSockets, attack, reportAttacks } from './support.ts';
 
 /** Asks the hog sends at once; every one past the limit must be refused. */
 const ASKS = Number(process.env['SKEIN_PENDING_ASKS'] ?? 200);
 const LIMIT = 8;
 
 let rt: TestRuntime;
-const buses: SocketBus[] = [];
-
-async function as(agentId: string): Promise<SocketBus> {
-  const token = mintSocketToken(socketKey(join(rt.dir, 'data')), { kind: 'agent', agentId });
-  const bus = await SocketBus.connect(rt.info.socketPath!, { token });
-  buses.push(bus);
-  return bus;
-}
+/** Each agent connects with its own socket token, as its process would. */
+const sockets = agentSockets(() => rt);
+const as = sockets.as;
 
 type Pending = { requestId: string; agentId: string };
 async function pending(): Promise<Pending[]> {
@@ -45,7 +30,7 @@ beforeAll(async () => {
   ok(await rt.call('agent.spawn', { label: 'other', agentId: 'other' }));
 }, 60_000);
 afterAll(async () => {
-  for (const b of buses) await b.close().catch(() => undefined);
+  await sockets.closeAll();
   await rt?.dispose();
 });
 reportAttacks('pending-asks');

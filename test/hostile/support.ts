@@ -4,6 +4,7 @@
  * - `hostileRuntime(policy, flags?)`: a networked runtime (private nats-server) with that project policy;
  * - `attack(cls, name, fn)`: registers one attack as a test and counts it by class; `reportAttacks(file)`
  *   prints the count per class in an `afterAll` (the closing note quotes it);
+ * - `agentSockets(rt)`: connections to an embedded runtime as an agent, each with its own socket token;
  * - `canary(rt)`: a file path that must never exist and a marker string that must never appear in the
  *   facts or the terminal output; `expectNoCanary` checks both.
  * Attacks are generated from tables and share one runtime per file, so the suite stays well under 3 minutes.
@@ -14,6 +15,8 @@ import { join } from 'node:path';
 import type { ConfigInput } from '../../schemas/index.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
 import { ISSUE_11_POLICY } from '../support/permission-fixtures.ts';
+import { mintSocketToken, socketKey } from '../../infra/transport/auth/socket-tokens.ts';
+import { SocketBus } from '../../infra/transport/socket-bus.ts';
 import { startNetworkedRuntime, type TestRuntime } from '../support/runtime.ts';
 
 export { ISSUE_11_POLICY };
@@ -134,4 +137,26 @@ export async function cliVerdict(rt: TestRuntime, tool: string, input: string): 
     json: true,
   });
   return (JSON.parse(cli.stdout) as { outcome: string }).outcome;
+}
+
+/**
+ * Connections to the embedded runtime `rt()` as agents: `as(agentId)` connects with a socket token minted for
+ * that agent alone (what the agent's own process would hold), `closeAll()` closes every one made.
+ */
+export function agentSockets(rt: () => TestRuntime): {
+  as(agentId: string): Promise<SocketBus>;
+  closeAll(): Promise<void>;
+} {
+  const buses: SocketBus[] = [];
+  return {
+    async as(agentId) {
+      const token = mintSocketToken(socketKey(join(rt().dir, 'data')), { kind: 'agent', agentId });
+      const bus = await SocketBus.connect(rt().info.socketPath!, { token });
+      buses.push(bus);
+      return bus;
+    },
+    async closeAll() {
+      for (const b of buses.splice(0)) await b.close().catch(() => undefined);
+    },
+  };
 }
