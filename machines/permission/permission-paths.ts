@@ -116,39 +116,76 @@ export function namesPolicy(text: string): string | undefined {
   return undefined;
 }
 
-function matchesPart(part: string, name: string): boolean {
+/**
+ * Whether the glob `part` could match `name`, case-insensitively (a check that errs towards asking). A matcher
+ * over tokens, not a regex: `*a*a*…` compiled to `.*a.*a…` backtracked exponentially, and 100 `*` before an `x`
+ * in any word of a command held the host for two minutes. Here it is O(|part| × |name|).
+ */
+export function matchesPart(part: string, name: string): boolean {
   if (part.toLowerCase() === name) return true;
   if (!/[*?[]/.test(part)) return false;
+  let tokens: GlobToken[];
   try {
-    return new RegExp(`^${globSource(part)}$`, 'i').test(name);
+    tokens = globTokens(part);
   } catch {
     return true; // a class JavaScript cannot read (`[z-a]`): cannot tell, so treat it as naming the policy
   }
+  // The classic wildcard walk: on a mismatch, go back to the last `*` and let it take one more character.
+  let t = 0;
+  let n = 0;
+  let star = -1;
+  let starAt = 0;
+  while (n < name.length) {
+    const tok = tokens[t];
+    if (tok !== undefined && tok !== STAR && tok(name[n]!)) {
+      t++;
+      n++;
+    } else if (tok === STAR) {
+      star = t++;
+      starAt = n;
+    } else if (star >= 0) {
+      t = star + 1;
+      n = ++starAt;
+    } else return false;
+  }
+  while (tokens[t] === STAR) t++;
+  return t === tokens.length;
 }
 
+/** A glob token: `*`, or a test of one character (`?`, a class, a literal). */
+type GlobToken = typeof STAR | ((c: string) => boolean);
+const STAR = 'star' as const;
+
 /**
- * A bash glob as a regex source: `*`, `?`, and `[…]` classes (`!` or `^` negates). A `[` with no closing `]`
- * is a literal `[`, as bash reads it (`printf '\033[1;31m'` names no file).
+ * A bash glob as tokens: `*` (runs of it are one), `?`, and `[…]` classes (`!` or `^` negates). A `[` with no
+ * closing `]` is a literal `[`, as bash reads it (`printf '\033[1;31m'` names no file). Letters compare
+ * without case (upper or lower forms equal). Throws when a class is not one JavaScript can read.
  */
-function globSource(glob: string): string {
-  let out = '';
+function globTokens(glob: string): GlobToken[] {
+  const out: GlobToken[] = [];
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i]!;
-    if (c === '*') out += '.*';
-    else if (c === '?') out += '.';
+    if (c === '*') {
+      if (out.at(-1) !== STAR) out.push(STAR);
+    } else if (c === '?') out.push(() => true);
     else if (c === '[') {
       // The class ends at the first `]` after its first character (a leading `]` is part of the class).
       const start = glob[i + 1] === '!' || glob[i + 1] === '^' ? i + 2 : i + 1;
       const end = glob.indexOf(']', start + 1);
       if (end === -1 || start >= glob.length) {
-        out += '\\[';
+        out.push((ch) => ch === '[');
         continue;
       }
       const negate = start === i + 2 ? '^' : '';
       const body = glob.slice(start, end).replace(/[\\\]^]/g, '\\$&');
-      out += `[${negate}${body}]`;
+      const one = new RegExp(`^[${negate}${body}]$`, 'i');
+      out.push((ch) => one.test(ch));
       i = end;
-    } else out += c.replace(/[.+^${}()|\\\]]/g, '\\$&');
+    } else {
+      const lower = c.toLowerCase();
+      const upper = c.toUpperCase();
+      out.push((ch) => ch === c || ch.toLowerCase() === lower || ch.toUpperCase() === upper);
+    }
   }
   return out;
 }

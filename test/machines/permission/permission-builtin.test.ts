@@ -3,12 +3,15 @@
  * that says they cannot be overridden; look-alikes that are not destructive
  * pass through to the policy.
  */
+import fc from 'fast-check';
 import {
   BUILTIN_DENY_SUFFIX,
+  isGlobOnly,
   isProtectedTarget,
   normalizeTarget,
 } from '../../../machines/permission/permission-builtin.ts';
 import { decideTerminal, merged } from '../../support/permission-fixtures.ts';
+import { propertySeed } from '../../support/seed.ts';
 
 const allowAll = merged({
   default: 'allow',
@@ -136,5 +139,29 @@ describe('built-in rules', () => {
     ).toEqual(['/', '/', '~', '~', '~/..', '..', '.', '.', '/a/b']);
     expect(['/', '/*', '~', '~/', '.', '..', '../..', '/.*', '~/.??*'].every(isProtectedTarget)).toBe(true);
     expect(['/tmp', '~/x', './x', '../x', '/tmp/*', 'x'].some(isProtectedTarget)).toBe(false);
+  });
+});
+
+describe('isGlobOnly (rm targets that are only glob tokens)', () => {
+  const seed = propertySeed();
+  /** What the rule was written as; it backtracked over every split point (0.5 s for 16 KB of `*`). */
+  const ORACLE = /^(\*|\?|\[[^\]]*\]|\.)*[*?[](\*|\?|\[[^\]]*\]|\.)*$/;
+
+  it(`agrees with the regex it replaces on any short word of glob characters (seed ${seed})`, () => {
+    const word = fc.array(fc.constantFrom('*', '?', '[', ']', '.', 'a', '-'), { maxLength: 10 }).map((a) => a.join(''));
+    fc.assert(
+      fc.property(word, (w) => isGlobOnly(w) === ORACLE.test(w)),
+      { seed, numRuns: 3_000 },
+    );
+  });
+
+  it('decides words the regex got stuck on, and still denies rm of such a glob at the root', async () => {
+    expect(isGlobOnly(`${'*'.repeat(65_536)}x`)).toBe(false);
+    expect(isGlobOnly('*'.repeat(65_536))).toBe(true);
+    expect(['*', '.*', '.??*', '[a]*', '[.', '*[', '?'].every(isGlobOnly)).toBe(true);
+    expect(['', '.', '..', '[a]', 'a*', '*a', '[a'].some(isGlobOnly)).toBe(false);
+    const glob = await decideTerminal(allowAll, `rm -rf /${'*'.repeat(4_000)}`);
+    expect({ outcome: glob.outcome, level: glob.level }).toEqual({ outcome: 'deny', level: 'builtin' });
+    expect((await decideTerminal(allowAll, `rm -rf /${'*'.repeat(4_000)}x`)).level).not.toBe('builtin');
   });
 });
