@@ -31,6 +31,7 @@ import { readExportFile } from '../../infra/transport/export-file.ts';
 import { call, callAllPages } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
 import { runCli } from '../support/cli.ts';
+import { seeded } from '../support/edit-random.ts';
 import { startHost, type HostProcess } from './fault-harness.ts';
 
 export const KILLS = Number(process.env['SKEIN_FAULT_KILLS'] ?? 20);
@@ -47,18 +48,6 @@ export async function cleanupRandomKills(): Promise<void> {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }
 
-/** A small deterministic generator (mulberry32) from the file's seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const sha = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest('hex');
 
 type Sent = { id: string; type: string; data: unknown; reply?: Reply };
@@ -73,7 +62,7 @@ async function readLog(dataDir: string, file: string): Promise<StoredFact[]> {
 }
 
 export async function runMode(mode: 'embedded' | 'private', seed: number): Promise<void> {
-  const rand = random(seed);
+  const rand = seeded(seed);
   const dir = mkdtempSync(join(tmpdir(), `skein-fault-kill-${mode}-`));
   dirs.push(dir);
   const dataDir = join(dir, 'data');
