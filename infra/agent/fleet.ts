@@ -6,6 +6,7 @@
  * the plan, and collects results and latencies. Used by `skein fleet run`,
  * `skein demo`, tests and the fleet benchmark.
  */
+import { compileGuardedRegex } from '../../machines/permission/regex-backtracking.ts';
 import { subjectPatterns, type FleetAgent, type FleetPlan, type FleetStep } from '../../schemas/index.ts';
 import type { Bus } from '../transport/bus.ts';
 import { call } from '../transport/client.ts';
@@ -43,7 +44,12 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
   const { bus, root } = options;
   const latenciesMs: number[] = [];
   const answered: FleetOutcome['answered'] = [];
-  const answers = plan.answers.map((a) => ({ re: new RegExp(a.match, 'i'), decision: a.decision }));
+  const answers = plan.answers.map((a, i) => {
+    // Matched against what sub-agents ask: a pattern that backtracks would let one of them stall the run.
+    const re = compileGuardedRegex(a.match, 'i');
+    if (typeof re === 'string') throw new Error(`answers[${i}].match ${JSON.stringify(a.match)}: ${re}`);
+    return { re, decision: a.decision };
+  });
   const seen = new Set<string>();
   /** Only requests of agents this run spawned are answered: the plan speaks for them, not for others. */
   const mine = new Set<string>();

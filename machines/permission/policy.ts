@@ -4,11 +4,13 @@
  * accumulate, a later layer's `default` wins) and compiling patterns to
  * regexes (case-insensitive unless `case_sensitive`; Rust-style leading
  * `(?i)`/`(?-i)` honoured; patterns that do not compile are kept as
- * `invalid`, which denies the tool). Pure; compiled forms are cached per
+ * `invalid`, which denies the tool, and so are patterns that can backtrack
+ * super-linearly: regex-backtracking.ts). Pure; compiled forms are cached per
  * merged object.
  */
 import type { Policy, PolicyLayerName, PolicyMode, PolicyRule } from '../../schemas/policy.ts';
 import { TOOLS, type ToolName } from '../../schemas/tool.ts';
+import { compileGuardedRegex } from './regex-backtracking.ts';
 
 export type RuleList = 'always_allow' | 'always_deny' | 'always_confirm';
 export const RULE_LISTS: readonly RuleList[] = ['always_deny', 'always_confirm', 'always_allow'];
@@ -94,11 +96,7 @@ export function compilePattern(pattern: string, caseSensitive: boolean): RegExp 
     insensitive = inline[1] !== '-';
     source = source.slice(inline[0].length);
   }
-  try {
-    return new RegExp(source, insensitive ? 'i' : '');
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
+  return compileGuardedRegex(source, insensitive ? 'i' : '');
 }
 
 /**

@@ -152,5 +152,6 @@ describe('as a process', () => {
     expect(deny.stdout).toMatch(/^decision: deny \(deny_rule\)\n/);
     expect(run('--policy', policy, '--tool', 'terminal', '--input', 'npm test').status).toBe(0);
     expect(run('--policy', policy, '--tool', 'terminal').status).toBe(2);
-  });
+    // Three tsx processes one after another: 38 s at load 21 (helpers' test runs), 15 s at load 10.
+  }, 120_000);
 });
