@@ -38,6 +38,12 @@ export class AgentDirectory {
     };
   }
 
+  /** The agent's status when it has finished (completed, failed, cancelled); undefined while it runs. */
+  finishedStatus(agentId: string): string | undefined {
+    const status = this.view(agentId)?.status;
+    return status !== undefined && isFinished(status) ? status : undefined;
+  }
+
   /** Ids of an agent's children (their facts are on the parent's subjects). */
   children(agentId: string): AgentId[] {
     const out: AgentId[] = [];

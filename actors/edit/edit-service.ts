@@ -1,4 +1,5 @@
 import { createActor } from 'xstate';
+import { finishedAgentError } from '../../machines/agent/agent.ts';
 import { type EditSessionInput, editSessionMachine } from '../../machines/edit/edit-session.ts';
 import { completeSession, type EditSession } from './edit-complete.ts';
 import { DEFAULT_MAX_OPEN_EDITS, type EditFact } from '../../schemas/edit.ts';
@@ -43,6 +44,11 @@ export type EditServiceConfig = {
   syntaxCheck?: boolean;
   /** How a commit's diff is made (default: on this thread); see DiffThread. */
   diff?: CommitDeps['diff'];
+  /**
+   * The agent's status if it has finished, else undefined: asked in the turn a streaming edit is stored, so a
+   * begin that passed the gate before its agent finished is either cancelled by the finish or refused here.
+   */
+  finished?: (agentId: string) => string | undefined;
 };
 
 export type { AppliedReply } from './edit-commit.ts';
@@ -157,6 +163,8 @@ export class EditService {
     let stored: Session | undefined;
     try {
       const target = await this.#target(ctx.agentId, data.path, mode);
+      const finished = this.#config.finished?.(ctx.agentId);
+      if (finished) throw finishedAgentError(ctx.agentId, finished, 'begin edits');
       stored = this.#start(ctx, target, mode, true);
       this.#sessions.set(stored.editId, stored);
       await this.#emitStarted(ctx, stored, true);
@@ -287,6 +295,11 @@ export class EditService {
       ctx,
       s,
     );
+  }
+
+  /** The ids of the agent's open streaming edits, from the moment each is stored (in its begin's turn). */
+  openEditIds(agentId: string): string[] {
+    return [...this.#sessions.values()].filter((s) => s.agentId === agentId).map((s) => s.editId);
   }
 
   #session(agentId: string, editId: string): Session {

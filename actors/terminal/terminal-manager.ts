@@ -9,6 +9,7 @@
  */
 import type { z } from 'zod';
 import type { Logger } from 'pino';
+import { finishedAgentError } from '../../machines/agent/agent.ts';
 import * as arbiter from '../../machines/terminal/arbiter.ts';
 import { ErrorCode, LimitExceededError, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
 import { newId } from '../../schemas/ids.ts';
@@ -36,6 +37,13 @@ export type TerminalManagerOptions = {
   log: Logger;
   emit: Emit;
   emitOutput: (fact: OutputFact) => Promise<void>;
+  /**
+   * The agent's status if it has finished (completed, failed, cancelled), else undefined. Asked in the turn a
+   * terminal is registered: a finish releases the agent's terminals once its fact is folded, so an open that
+   * passed the gate before the finish either registers before that release (and is closed by it) or is
+   * refused here.
+   */
+  finished?: (agentId: string) => string | undefined;
 };
 
 type DataOf<T> = T extends CommandDef<string, infer D, unknown> ? D : never;
@@ -52,8 +60,10 @@ export class TerminalManager {
   #arbiter: arbiter.ArbiterState;
   #waiters = new Map<string, (waitMs: number) => void>();
   #shuttingDown = false;
+  #finished: (agentId: string) => string | undefined;
 
   constructor(options: TerminalManagerOptions) {
+    this.#finished = options.finished ?? (() => undefined);
     this.config = TerminalConfig.parse(options.config ?? {});
     this.log = options.log.child({ actor: 'terminal' });
     this.#emit = options.emit;
@@ -101,6 +111,8 @@ export class TerminalManager {
     const cwd = resolveCwd(d.cwd, base);
     const env = checkEnv(d.env);
     const shellPath = resolveShell(d.shell ?? this.config.shell);
+    const finished = this.#finished(agentId);
+    if (finished) throw finishedAgentError(agentId, finished, 'open terminals');
     const session = new TerminalSession({
       spec: {
         terminalId: newId('t'),

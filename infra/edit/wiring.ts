@@ -43,6 +43,7 @@ export function wireEdit(deps: {
     },
     ...(deps.maxFileBytes ? { maxFileBytes: deps.maxFileBytes } : {}),
     ...(deps.maxOpenPerAgent ? { maxOpenPerAgent: deps.maxOpenPerAgent } : {}),
+    finished: (agentId) => deps.directory.finishedStatus(agentId),
     // The base is in the blob store before the write, so a start after a crash mid-write can put it in review.
     storeBase: async (_hash, bytes) => void (await deps.review.service.blobs.put(bytes)),
   });
@@ -173,7 +174,9 @@ export function wireEdit(deps: {
         const reply = await service.begin(call(ctx), ctx.command.data);
         const given = ctx.command.data.path;
         const path = await resolved(ctx.command.agentId, given);
-        if (path) open.set(reply.editId, { agentId: ctx.command.agentId, path, given });
+        // Not when the edit was cancelled meanwhile (its agent finished): nothing would delete the entry.
+        const live = service.openEditIds(ctx.command.agentId).includes(reply.editId);
+        if (path && live) open.set(reply.editId, { agentId: ctx.command.agentId, path, given });
         return reply;
       },
       'edit.input': async (ctx) => {
@@ -216,8 +219,8 @@ export function wireEdit(deps: {
     domain,
     /** Cancels the streaming edits of a cancelled agent. */
     async cancelAgent(agentId: string): Promise<void> {
-      for (const [editId, session] of open) {
-        if (session.agentId !== agentId) continue;
+      // The service's sessions, not `open`: a begin still resolving its path is stored there already.
+      for (const editId of service.openEditIds(agentId)) {
         open.delete(editId);
         await service
           .cancel(

@@ -24,7 +24,7 @@ import {
   type PermissionAggregateContext,
 } from '../../machines/permission/permission-aggregate.ts';
 import { policyAggregateDef } from '../../machines/permission/policy-aggregate.ts';
-import { isFinished } from '../../machines/agent/agent.ts';
+import { finishedAgentError, isFinished } from '../../machines/agent/agent.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import { judgeWrite, PromptLines } from '../../machines/permission/prompt-lines.ts';
 import { PermissionDeniedError, PermissionService } from '../../actors/permission/policy-service.ts';
@@ -104,12 +104,7 @@ export async function wirePermission(deps: {
 
   const gate: Gate = async (ctx) => {
     const me = deps.directory.view(ctx.command.agentId);
-    if (me && isFinished(me.status)) {
-      throw new RuntimeError(
-        ErrorCode.PermissionDenied,
-        `agent '${ctx.command.agentId}' is ${me.status}; a finished agent can no longer use tools`,
-      );
-    }
+    if (me && isFinished(me.status)) throw finishedAgentError(ctx.command.agentId, me.status, 'use tools');
     // An exec clears the prompt line before it types its command (commandInput): nothing typed earlier is pending.
     const exec = dataIf(ctx, 'terminal.exec');
     if (exec) promptLines.clear(exec.terminalId);

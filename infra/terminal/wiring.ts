@@ -61,6 +61,7 @@ export function wireTerminal(deps: {
       )),
     emitOutput: async (fact) =>
       void (await deps.host.emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
+    finished: (agentId) => deps.directory.finishedStatus(agentId),
   });
   const snapshotter = new WorkspaceSnapshotter({ blobs: deps.review.service.blobs });
   const tracker = new WorkspaceTracker({ snapshotter, log: deps.logger });

@@ -13,6 +13,7 @@
 import { assertEvent, assign, fromCallback, setup } from 'xstate';
 import type { DataOf, Fact } from '../../schemas/index.ts';
 import type { agentEvents } from '../../schemas/agent.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 
 export type AgentContext = {
   agentId: string | null;
@@ -162,6 +163,17 @@ export const agentAggregate = setup({
 /** Whether an agent in `status` is finished (no more work, no more children). */
 export function isFinished(status: string): boolean {
   return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
+
+/**
+ * The refusal of a call by an agent that has finished, from wherever it is caught: the gate, or the turn a
+ * terminal or streaming edit is registered (a finish that landed while the call was on its way).
+ */
+export function finishedAgentError(agentId: string, status: string, doing: string): RuntimeError {
+  return new RuntimeError(
+    ErrorCode.PermissionDenied,
+    `agent '${agentId}' is ${status}; a finished agent can no longer ${doing}`,
+  );
 }
 
 export const agentAggregateDef = { aggregate: 'agent', machine: agentAggregate };
