@@ -377,6 +377,9 @@ export const DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024;
 /** Streaming edits one agent may hold open unless `domains.edit.maxOpenPerAgent` says otherwise. */
 export const DEFAULT_MAX_OPEN_EDITS = 8;
 
+/** Streaming edits all agents of a host may hold open unless `domains.edit.maxOpenPerHost` says otherwise. */
+export const DEFAULT_MAX_OPEN_EDITS_PER_HOST = 64;
+
 /** `domains.edit` in the runtime config. */
 export const EditConfig = z
   .object({
@@ -400,6 +403,17 @@ export const EditConfig = z
       .describe(
         'Streaming edits (edit.begin not yet finished or cancelled) one agent may hold open; each holds its ' +
           'file in memory until it ends. More are refused, naming this key.',
+      ),
+    maxOpenPerHost: z
+      .number()
+      .int()
+      .min(1)
+      .max(65_536)
+      .default(DEFAULT_MAX_OPEN_EDITS_PER_HOST)
+      .describe(
+        'Streaming edits all agents on this host may hold open together (domains.agents.maxAgents agents each ' +
+          'within maxOpenPerAgent would otherwise hold thousands of files in memory). More are refused, naming ' +
+          'this key.',
       ),
   })
   .strict();

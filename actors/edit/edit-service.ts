@@ -2,7 +2,7 @@ import { createActor } from 'xstate';
 import { finishedAgentError } from '../../machines/agent/agent.ts';
 import { type EditSessionInput, editSessionMachine } from '../../machines/edit/edit-session.ts';
 import { completeSession, type EditSession } from './edit-complete.ts';
-import { DEFAULT_MAX_OPEN_EDITS, type EditFact } from '../../schemas/edit.ts';
+import { DEFAULT_MAX_OPEN_EDITS, DEFAULT_MAX_OPEN_EDITS_PER_HOST, type EditFact } from '../../schemas/edit.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { newId } from '../../schemas/ids.ts';
@@ -37,6 +37,8 @@ export type EditServiceConfig = {
   maxFileBytes?: number;
   /** Streaming edits one agent may hold open (default DEFAULT_MAX_OPEN_EDITS). */
   maxOpenPerAgent?: number;
+  /** Streaming edits all agents may hold open together (default DEFAULT_MAX_OPEN_EDITS_PER_HOST). */
+  maxOpenPerHost?: number;
   readLimits?: ReadLimits;
   /** Called with the original bytes before a file is overwritten (content-addressed by `hash`). */
   storeBase?: (hash: string, bytes: Buffer) => void | Promise<void>;
@@ -68,7 +70,10 @@ export class EditService {
 
   constructor(config: EditServiceConfig) {
     this.#config = config;
-    this.#open = openEdits(config.maxOpenPerAgent ?? DEFAULT_MAX_OPEN_EDITS);
+    this.#open = openEdits(
+      config.maxOpenPerAgent ?? DEFAULT_MAX_OPEN_EDITS,
+      config.maxOpenPerHost ?? DEFAULT_MAX_OPEN_EDITS_PER_HOST,
+    );
   }
 
   get maxFileBytes(): number {

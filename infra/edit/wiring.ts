@@ -32,6 +32,7 @@ export function wireEdit(deps: {
   logger: Logger;
   maxFileBytes?: number;
   maxOpenPerAgent?: number;
+  maxOpenPerHost?: number;
 }) {
   // Big diffs run on a worker thread so the host keeps answering while an 8 MB file is written.
   const diffThread = new DiffThread(deps.logger);
@@ -43,6 +44,7 @@ export function wireEdit(deps: {
     },
     ...(deps.maxFileBytes ? { maxFileBytes: deps.maxFileBytes } : {}),
     ...(deps.maxOpenPerAgent ? { maxOpenPerAgent: deps.maxOpenPerAgent } : {}),
+    ...(deps.maxOpenPerHost ? { maxOpenPerHost: deps.maxOpenPerHost } : {}),
     finished: (agentId) => deps.directory.finishedStatus(agentId),
     // The base is in the blob store before the write, so a start after a crash mid-write can put it in review.
     storeBase: async (_hash, bytes) => void (await deps.review.service.blobs.put(bytes)),

@@ -107,6 +107,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     logger,
     maxFileBytes: editConfig.maxFileBytes,
     maxOpenPerAgent: editConfig.maxOpenPerAgent,
+    maxOpenPerHost: editConfig.maxOpenPerHost,
   });
   const terminal = wireTerminal({ host, directory, review, config, logger, trackShell: reviewConfig.trackShell });
   const workers = wireWorkers({

@@ -80,3 +80,55 @@ describe('hostile: streaming edits left open', { timeout: 120_000 }, () => {
     120_000,
   );
 });
+
+describe('hostile: many agents each within their own limit', { timeout: 120_000 }, () => {
+  const PER_HOST = 12;
+  const AGENTS = 5;
+  let many: TestRuntime;
+  const manySockets = agentSockets(() => many);
+  beforeAll(async () => {
+    many = await startTestRuntime({
+      mode: 'embedded',
+      flags: { domains: { edit: { maxOpenPerAgent: LIMIT, maxOpenPerHost: PER_HOST } } },
+    });
+    writeFileSync(join(many.workspace, 'big.txt'), `${'x'.repeat(99)}\n`.repeat(FILE_BYTES / 100));
+    for (let a = 0; a < AGENTS; a++) ok(await many.call('agent.spawn', { label: `a${a}`, agentId: `a${a}` }));
+  }, 60_000);
+  afterAll(async () => {
+    await manySockets.closeAll();
+    await many?.dispose();
+  });
+
+  attack(
+    'edit-hog',
+    `${AGENTS} agents × ${LIMIT} concurrent edit.begin: at most ${PER_HOST} open on the host`,
+    async () => {
+      const agents = await Promise.all(Array.from({ length: AGENTS }, (_, a) => manySockets.as(`a${a}`)));
+      const replies: Reply[] = await Promise.all(
+        agents.flatMap((socket, a) =>
+          Array.from({ length: LIMIT }, () =>
+            call(socket, `a${a}`, 'edit.begin', { path: 'big.txt' }, { timeoutMs: 60_000 }),
+          ),
+        ),
+      );
+      // Canary: more open edits on the host than domains.edit.maxOpenPerHost (40 on the old code).
+      const opened = replies.filter((r) => r.ok);
+      expect(opened.length).toBe(PER_HOST);
+      for (const r of replies) {
+        if (!r.ok) {
+          expect(r.error.code).toBe('limit_exceeded');
+          expect(r.error.message).toContain(`domains.edit.maxOpenPerHost = ${PER_HOST}`);
+        }
+      }
+      // A slot given back by any agent is free for any other.
+      const first = replies.findIndex((r) => r.ok);
+      const owner = Math.floor(first / LIMIT);
+      const editId = (replies[first] as Reply & { ok: true })['editId'];
+      ok(await call(agents[owner]!, `a${owner}`, 'edit.cancel', { editId }, { timeoutMs: 30_000 }));
+      const refusedAgent = replies.findIndex((r) => !r.ok);
+      const other = Math.floor(refusedAgent / LIMIT);
+      ok(await call(agents[other]!, `a${other}`, 'edit.begin', { path: 'big.txt' }, { timeoutMs: 30_000 }));
+    },
+    120_000,
+  );
+});
