@@ -15,7 +15,7 @@ type Layer = (typeof LAYERS)[number];
 /** Packages a pure layer may import: no I/O, no clocks beyond what xstate schedules. */
 const PURE_PACKAGES: Record<'schemas' | 'machines', RegExp> = {
   schemas: /^(zod|node:crypto)$/,
-  machines: /^(zod|xstate|diff|scslre|node:crypto)$/,
+  machines: /^(zod|xstate|diff|scslre|@eslint-community\/regexpp|node:crypto)$/,
 };
 
 function sources(dir: string): string[] {
