@@ -18,11 +18,7 @@ export class PerAgentSlots {
   #total = 0;
 
   /** `refusal` words the error: it names the config key and says what to do. */
-  constructor(
-    limit: number,
-    refusal: (agentId: string, held: number, limit: number) => string,
-    all?: AllAgentsLimit,
-  ) {
+  constructor(limit: number, refusal: (agentId: string, held: number, limit: number) => string, all?: AllAgentsLimit) {
     this.#limit = limit;
     this.#refusal = refusal;
     this.#all = all;
