@@ -24,7 +24,7 @@ export type TextFile = {
   hash: string;
 };
 
-export { DEFAULT_MAX_FILE_BYTES } from '../../schemas/edit.ts';
+export { DEFAULT_MAX_FILE_BYTES } from '../../schemas/edit-config.ts';
 
 export function sha256(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');

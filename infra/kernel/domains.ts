@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { AgentsConfig, ErrorCode, RuntimeError, type AgentId, type RuntimeMode } from '../../schemas/index.ts';
 import { Policy } from '../../schemas/policy.ts';
 import { ReviewConfig } from '../../schemas/review.ts';
-import { EditConfig } from '../../schemas/edit.ts';
+import { EditConfig } from '../../schemas/edit-config.ts';
 import { permissionAggregateDef } from '../../machines/permission/permission-aggregate.ts';
 import { policyAggregateDef } from '../../machines/permission/policy-aggregate.ts';
 import { editAggregateDef, fileAggregateDef } from '../../machines/edit/edit-aggregate.ts';

@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_FILE_BYTES } from '../../../schemas/edit.ts';
+import { DEFAULT_MAX_FILE_BYTES } from '../../../schemas/edit-config.ts';
 import { ok } from '../../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
 
