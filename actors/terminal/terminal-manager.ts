@@ -5,12 +5,11 @@
  * and limits, and returns the reply fields (throwing RuntimeError on refusal).
  * Facts go out through the injected `emit` (events stream) and `emitOutput`
  * (output stream); both must resolve once the fact is durably appended.
- * Also owns the resource arbiter (pure state in machines/arbiter.ts).
+ * Shared resources (domains.terminal.resources) are held through resource-locks.ts.
  */
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import { finishedAgentError } from '../../machines/agent/agent.ts';
-import * as arbiter from '../../machines/terminal/arbiter.ts';
 import { ErrorCode, LimitExceededError, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
 import { newId } from '../../schemas/ids.ts';
 import type { CommandDef } from '../../schemas/message.ts';
@@ -27,9 +26,10 @@ import {
   TerminalWrite,
 } from '../../schemas/terminal.ts';
 import { checkEnv, resolveCwd, resolveShell } from './pty-spawn.ts';
+import { ResourceLocks } from './resource-locks.ts';
 import { assertQueueRoom, execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
 import type { OutputFact } from './terminal-output.ts';
-import { type Emit, type Job, normalizeSignal, TerminalSession } from './terminal-session.ts';
+import { type Emit, normalizeSignal, TerminalSession } from './terminal-session.ts';
 
 export type TerminalManagerOptions = {
   /** `domains.terminal` of the config (validated here; defaults fill the gaps). */
@@ -57,8 +57,7 @@ export class TerminalManager {
   #emitOutput: (fact: OutputFact) => Promise<void>;
   #sessions = new Map<string, TerminalSession>();
   #closedIds = new Set<string>();
-  #arbiter: arbiter.ArbiterState;
-  #waiters = new Map<string, (waitMs: number) => void>();
+  #resources: ResourceLocks;
   #shuttingDown = false;
   #finished: (agentId: string) => string | undefined;
 
@@ -68,18 +67,7 @@ export class TerminalManager {
     this.log = options.log.child({ actor: 'terminal' });
     this.#emit = options.emit;
     this.#emitOutput = options.emitOutput;
-    this.#arbiter = arbiter.createArbiter(this.config.resources);
-    const tokens = new Map<string, string>();
-    for (const r of this.config.resources) {
-      const t = r.replace(/[^A-Za-z0-9_-]/g, '_');
-      if (tokens.has(t))
-        throw new RuntimeError(
-          ErrorCode.InvalidMessage,
-          `Resources '${tokens.get(t)}' and '${r}' map to the same ` +
-            `id '${t}'; rename one in domains.terminal.resources.`,
-        );
-      tokens.set(t, r);
-    }
+    this.#resources = new ResourceLocks(this.config.resources, this.config.agentPriority, this.#emit);
   }
 
   /**
@@ -133,8 +121,8 @@ export class TerminalManager {
       log: this.log,
       emit: this.#emit,
       emitOutput: this.#emitOutput,
-      acquire: (s, job) => this.#acquire(s, job),
-      release: (s, job, reason) => this.#release(s, job, reason),
+      acquire: (s, job) => this.#resources.acquire(s, job),
+      release: (s, job, reason) => this.#resources.release(s, job, reason),
       onClosed: (s) => this.#onClosed(s),
     });
     this.#sessions.set(session.terminalId, session);
@@ -165,7 +153,7 @@ export class TerminalManager {
     const s = this.#owned(agentId, d.terminalId);
     const timeoutMs = this.#timeout(d.timeoutMs, 'timeoutMs') ?? this.config.defaultTimeoutMs;
     const resources = [...new Set(d.resources ?? [])];
-    const unknown = arbiter.unknownResources(this.#arbiter, resources);
+    const unknown = this.#resources.unknown(resources);
     if (unknown.length) {
       throw new RuntimeError(
         ErrorCode.InvalidMessage,
@@ -334,78 +322,7 @@ export class TerminalManager {
     this.#sessions.delete(s.terminalId);
     this.#closedIds.add(s.terminalId);
     if (this.#closedIds.size > CLOSED_IDS_KEPT) this.#closedIds.delete(this.#closedIds.values().next().value!);
-    const { state, released, granted } = arbiter.releaseTerminal(this.#arbiter, s.terminalId, Date.now());
-    this.#arbiter = state;
-    for (const key of [...this.#waiters.keys()]) {
-      if (key.startsWith(`${s.terminalId}/`)) {
-        this.#waiters.get(key)!(-1);
-        this.#waiters.delete(key);
-      }
-    }
-    void this.#announce(released, 'closed', granted);
-  }
-
-  #acquire(s: TerminalSession, job: Job): Promise<number> {
-    const key = `${s.terminalId}/${job.commandId}`;
-    const waited = new Promise<number>((resolve) => this.#waiters.set(key, resolve));
-    const { state, granted } = arbiter.request(
-      this.#arbiter,
-      {
-        key,
-        agentId: s.agentId,
-        terminalId: s.terminalId,
-        commandId: job.commandId,
-        resources: job.resources,
-        priority: this.config.agentPriority[s.agentId] ?? 0,
-        at: job.queuedAt,
-      },
-      Date.now(),
-    );
-    this.#arbiter = state;
-    void this.#announce([], 'finished', granted);
-    return waited;
-  }
-
-  async #release(s: TerminalSession, job: Job, reason: 'finished' | 'cancelled'): Promise<void> {
-    const { state, released, granted } = arbiter.release(this.#arbiter, `${s.terminalId}/${job.commandId}`, Date.now());
-    this.#arbiter = state;
-    await this.#announce(released, reason, granted);
-  }
-
-  /** Emits released/acquired facts, then wakes the granted commands. */
-  async #announce(
-    released: arbiter.Grant[],
-    reason: 'finished' | 'cancelled' | 'closed',
-    granted: arbiter.Grant[],
-  ): Promise<void> {
-    const now = Date.now();
-    for (const g of released) {
-      for (const resource of g.resources) {
-        await this.#emit({
-          type: 'resource.released',
-          agentId: g.agentId,
-          data: {
-            resource,
-            agentId: g.agentId,
-            terminalId: g.terminalId,
-            commandId: g.commandId,
-            heldMs: now - g.grantedAt,
-            reason,
-          },
-        });
-      }
-    }
-    for (const g of granted) {
-      for (const resource of g.resources) {
-        await this.#emit({
-          type: 'resource.acquired',
-          agentId: g.agentId,
-          data: { resource, agentId: g.agentId, terminalId: g.terminalId, commandId: g.commandId, waitMs: g.waitMs },
-        });
-      }
-      this.#waiters.get(g.key)?.(g.waitMs);
-      this.#waiters.delete(g.key);
-    }
+    this.#resources.releaseTerminal(s.terminalId);
   }
 }
 
