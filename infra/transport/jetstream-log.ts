@@ -43,6 +43,8 @@ const CATCH_UP_ROUNDS = 20;
 const FOLLOW_STALL_MS = 3_000;
 /** How long a follower waits before starting a new consumer after its last one ended. */
 const FOLLOW_RETRY_MS = 250;
+/** Messages a reading consumer asks for at a time. */
+const CONSUME_BATCH = 1024;
 /** JetStream's "wrong last sequence" API error code. */
 const WRONG_LAST_SEQUENCE = 10071;
 
@@ -111,7 +113,8 @@ export class JetStreamLog implements EventLog {
     for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
       const opened = await this.#open(opts);
       if (!opened) return;
-      const { messages, until } = opened;
+      const { consumer, until } = opened;
+      const messages = await consumer.consume({ max_messages: CONSUME_BATCH });
       let last = 0;
       try {
         for await (const m of messages) {
@@ -130,8 +133,49 @@ export class JetStreamLog implements EventLog {
     }
   }
 
+  /**
+   * `read` for a synchronous visitor (replay's fold): the same rounds, with the consumer's callback instead of
+   * its iterator and an async generator over it, which cost two promise hops per fact (~15% of a replay).
+   */
   async scan(options: ReadOptions, visit: (fact: StoredFact) => void): Promise<void> {
-    for await (const fact of this.read(options)) visit(fact);
+    let opts = options;
+    for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
+      const opened = await this.#open(opts);
+      if (!opened) return;
+      const { consumer, until } = opened;
+      let last = 0;
+      let failure: { err: unknown } | undefined;
+      let messages: { stop(): void } | undefined;
+      let ended = false;
+      const end = (err?: unknown) => {
+        if (err !== undefined && !failure) failure = { err };
+        ended = true;
+        messages?.stop();
+      };
+      const consumed = await consumer.consume({
+        max_messages: CONSUME_BATCH,
+        callback: (m) => {
+          if (ended) return;
+          if (m.seq > until) return end();
+          last = m.seq;
+          try {
+            const fact = this.#decode(m, options);
+            if (fact) visit(fact);
+          } catch (err) {
+            return end(err);
+          }
+          if (m.seq >= until || m.info.pending === 0) end();
+        },
+      });
+      messages = consumed;
+      if (ended) consumed.stop();
+      const closed = await consumed.closed();
+      if (failure) throw failure.err;
+      if (closed instanceof Error && last < until) throw closed;
+      if (options.subject !== undefined || last >= until) return;
+      opts = { ...opts, ...(last > 0 ? { fromSeq: last + 1 } : {}), untilSeq: until };
+      await new Promise((r) => setTimeout(r, 100 * (round + 1)));
+    }
   }
 
   async #open(options: ReadOptions) {
@@ -152,7 +196,7 @@ export class JetStreamLog implements EventLog {
         return undefined;
       }
     }
-    return { messages: await consumer.consume({ max_messages: 1024 }), until };
+    return { consumer, until };
   }
 
   #decode(m: { seq: number; subject: string; data: Uint8Array }, options: ReadOptions): StoredFact | undefined {

@@ -154,6 +154,39 @@ describe.each([
     expect(await collect(log.read({ subject: 'skein.evt.nobody.>' }))).toEqual([]);
   });
 
+  it('scans exactly what it reads: the whole log, a bounded range, a subject, and a visitor that throws', async () => {
+    const scanned = async (options: Parameters<EventLog['scan']>[0]) => {
+      const out: StoredFact[] = [];
+      await log.scan(options, (f) => out.push(f));
+      return out;
+    };
+    for (let i = 0; i < 5; i++) {
+      await log.append({ stream: 'events', subject: `skein.evt.main.agent.scan${i % 2}`, fact: fact() });
+    }
+    const last = await log.lastSeq();
+    const ranges = [
+      {},
+      { fromSeq: last - 3, untilSeq: last - 2 },
+      { fromSeq: last },
+      { subject: 'skein.evt.main.agent.scan1' },
+    ];
+    for (const options of ranges) {
+      expect(await scanned(options)).toEqual(await collect(log.read(options)));
+    }
+    expect((await scanned({})).map((f) => f.seq)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
+    expect((await scanned(ranges[1]!)).map((f) => f.seq)).toEqual([last - 3, last - 2]);
+    expect((await scanned(ranges[3]!)).length).toBeGreaterThanOrEqual(2);
+    expect(await scanned({ subject: 'skein.evt.nobody.>' })).toEqual([]);
+    let visits = 0;
+    await expect(
+      log.scan({}, () => {
+        visits++;
+        throw new Error('visitor failed');
+      }),
+    ).rejects.toThrow('visitor failed');
+    expect(visits).toBe(1);
+  });
+
   it('keeps terminal output in its own stream', async () => {
     const before = await log.lastSeq('events');
     const out = {

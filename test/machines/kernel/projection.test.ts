@@ -1,6 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { assign, setup } from 'xstate';
 import { canonicalJson, Fold } from '../../../machines/kernel/projection.ts';
 import { agentAggregateDef, type AgentFact } from '../../../machines/agent/agent.ts';
+import { seeded } from '../../support/edit-random.ts';
 
 const spawned = (agentId: string, parentId: string | null): AgentFact =>
   ({
@@ -104,6 +106,66 @@ describe('Fold fast path', () => {
         context: reference.context,
         status: reference.status,
       });
+    }
+  });
+});
+
+describe('Fold skips facts no active state listens for', () => {
+  // A machine using each way xstate matches an event: exact, partial (`job.*`), wildcard, and eventless
+  // transitions whose guard reads the event (xstate re-checks them after every event, handled or not).
+  const machine = setup({
+    types: { context: {} as { n: number; seen: string[] }, events: {} as { type: string } },
+  }).createMachine({
+    context: { n: 0, seen: [] },
+    initial: 'idle',
+    states: {
+      idle: { on: { start: 'working', 'job.*': { actions: assign({ n: ({ context }) => context.n + 1 }) } } },
+      working: {
+        on: { '*': { actions: assign({ seen: ({ context, event }) => [...context.seen, event.type] }) } },
+        initial: 'inner',
+        states: { inner: { on: { 'job.done': '#watch' } } },
+      },
+      watch: {
+        id: 'watch',
+        always: { guard: ({ event }) => event.type === 'ring', target: 'rang' },
+      },
+      rang: { on: { reset: 'idle' } },
+    },
+  });
+  const types = ['start', 'job', 'job.a', 'jobs.a', 'job.done', 'other', 'ring', 'reset', 'x.y', 'idle'];
+
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])('equals xstate transition() for random fact sequences (seed %i)', async (seed) => {
+    const { initialTransition, transition } = await import('xstate');
+    const random = seeded(seed);
+    const fold = new Fold([{ aggregate: 'm', machine }]);
+    let reference = initialTransition(machine)[0];
+    for (let i = 0; i < 200; i++) {
+      const fact = { type: types[Math.floor(random() * types.length)]! };
+      fold.apply('k', 'm', fact);
+      reference = transition(machine, reference, fact)[0];
+      const mine = fold.get('k')!;
+      expect({ value: mine.value, context: mine.context }).toEqual({
+        value: reference.value,
+        context: reference.context,
+      });
+    }
+  });
+
+  it('leaves the machine out for a fact its current states have no transition for, and counts it', () => {
+    const fold = new Fold([agentAggregateDef]);
+    fold.apply('k', 'agent', spawned('a', null));
+    const running = fold.get('k');
+    const calls = vi.spyOn(agentAggregateDef.machine, 'transition');
+    try {
+      fold.apply('k', 'agent', spawned('a', null)); // `running` has no 'agent.spawned'
+      expect(calls).not.toHaveBeenCalled();
+      expect(fold.get('k')).toBe(running);
+      fold.apply('k', 'agent', { type: 'agent.lost', data: {} } as unknown as AgentFact);
+      expect(calls).toHaveBeenCalledTimes(1);
+      expect(fold.get('k')?.value).toBe('lost');
+      expect(fold.states()['k']?.facts).toBe(3);
+    } finally {
+      calls.mockRestore();
     }
   });
 });
