@@ -245,7 +245,7 @@ describe('notification tracking under many commands at once', () => {
   });
 
   // Issue 15: the exec's refresh runs beside its permission decision (refreshAhead), not after it.
-  it('a begin after its refresh ahead opens its mark in no loop turn; a change notified since still is nobody’s', async () => {
+  it('a begin after its refresh ahead opens its mark in no loop turn; a change seen since is nobody’s', async () => {
     const f = makeFixture();
     f.write('a.txt', 'a\n');
     const tracker = new WorkspaceTracker({ snapshotter: new WorkspaceSnapshotter({ blobs: f.blobs }) });

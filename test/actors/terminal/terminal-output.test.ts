@@ -95,7 +95,7 @@ describe('TerminalOutput flush', () => {
     out.dispose();
   });
 
-  it('keeps stream order behind a resize still to be applied, then asks for appends within the call again', async () => {
+  it('keeps stream order behind a resize still to be applied, then asks within the call again', async () => {
     const { out, facts } = output();
     out.push('one\r\n');
     void out.resize(100, 30); // flushes 'one' at once, then queues the resize on the screen

@@ -151,7 +151,7 @@ describe('Host with domains', () => {
   });
 
   // Issue 15: an exec's workspace refresh runs while its permission is decided, not after.
-  it("runs a domain's work ahead of the gate for its tool calls before the gate decides, and only for those", async () => {
+  it("runs a domain's work ahead of the gate for its tool calls before the gate decides, only those", async () => {
     const dir = tempDir('skein-domain-');
     onTestFinished(() => dir.dispose());
     const { host, log, bus } = await newHost(dir.path);
