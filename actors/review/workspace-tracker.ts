@@ -65,6 +65,8 @@ class RootWatch {
   queue: Promise<unknown> = Promise.resolve();
   /** An apply queued that has not started yet: a caller past its barrier shares it (it drains what is dirty then). */
   pending: Promise<void> | undefined;
+  /** Applies (or scans) started and not finished: their changes are not all in `state` yet. */
+  running = 0;
 
   readonly root: string;
   ignore: WorkspaceIgnore;
@@ -114,12 +116,26 @@ export class WorkspaceTracker {
     return r === undefined ? undefined : r === 'scan' ? 'scan' : 'watch';
   }
 
-  /** Before a command: brings `root` (absolute) up to date and opens a mark. */
-  async begin(root: string): Promise<TrackMark> {
+  /** Brings a watched `root` up to date ahead of `begin` (beside the gate); opens no mark. True once done. */
+  refreshAhead(root: string): Promise<boolean> {
+    const r = this.#roots.get(root);
+    return r instanceof RootWatch
+      ? this.#refresh(r).then(
+          () => true,
+          () => false,
+        )
+      : Promise.resolve(false);
+  }
+
+  /**
+   * Before a command: brings `root` (absolute) up to date and opens a mark; after `ahead` (its `refreshAhead`),
+   * with no barrier of its own when nothing was notified or applied since (what changed before it is nobody's).
+   */
+  async begin(root: string, ahead?: Promise<boolean>): Promise<TrackMark> {
     const r = this.#roots.get(root) ?? (await this.#start(root));
     if (r === 'scan') return { kind: 'scan', root, snapshot: await this.#snapshotter.snapshot(root) };
     const rw = r;
-    await this.#refresh(rw);
+    if (!((await ahead) && settled(rw))) await this.#refresh(rw);
     if (!rw.watching) return { kind: 'scan', root, snapshot: await this.#snapshotter.snapshot(root) };
     const mark = { kind: 'watch' as const, root, rw, before: new Map<string, FileState | undefined>() };
     rw.marks.add(mark);
@@ -210,13 +226,18 @@ export class WorkspaceTracker {
     if (rw.pending) return rw.pending;
     const run = rw.queue.then(async () => {
       rw.pending = undefined;
-      if (!rw.watching || rw.rescan || rw.events >= this.#overflowAt) return this.#resync(rw);
+      rw.running++;
       try {
-        await this.#apply(rw);
-      } catch (err) {
-        // A failed refresh must not hide a change: scan instead, now and from now on.
-        this.#demote(rw, `refresh failed: ${String((err as Error).message ?? err)}`);
-        await this.#resync(rw);
+        if (!rw.watching || rw.rescan || rw.events >= this.#overflowAt) return await this.#resync(rw);
+        try {
+          await this.#apply(rw);
+        } catch (err) {
+          // A failed refresh must not hide a change: scan instead, now and from now on.
+          this.#demote(rw, `refresh failed: ${String((err as Error).message ?? err)}`);
+          await this.#resync(rw);
+        }
+      } finally {
+        rw.running--;
       }
     });
     rw.pending = run;
@@ -375,6 +396,11 @@ export class WorkspaceTracker {
     for (const w of rw.dirs.values()) w.watcher.close();
     rw.dirs.clear();
   }
+}
+
+/** Nothing notified and nothing being applied: `state` holds every change delivered so far. */
+function settled(rw: RootWatch): boolean {
+  return rw.watching && !rw.rescan && rw.dirty.size === 0 && rw.pending === undefined && rw.running === 0;
 }
 
 function same(a: FileState | undefined, b: FileState | undefined): boolean {

@@ -133,9 +133,10 @@ export class JobRunner {
           cursor: job.outputEnd!,
         },
       });
+      // The output tail is parsed and its append asked for within this call too (TerminalOutput.flush): the
+      // finish and the tail (different streams) go out in one socket write and are acked side by side. All
+      // three are awaited (the start too: a finish appended after a failed start must not let the reply out).
       const flushed = s.output.flush();
-      // The output tail and the finish go to different streams: appended side by side. All three are awaited
-      // (the start too: a finish appended after a failed start must not let the reply out).
       await Promise.all([job.started, flushed, finished]);
       if (job.resources.length) await this.#deps.release(job, 'finished');
     } catch (err) {

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { isPlainText, plainText } from '../../machines/terminal/terminal-text.ts';
 import type { ScreenSnapshot } from '../../schemas/terminal.ts';
 import { OutputRing } from './output-ring.ts';
-import { takeScreen, type TerminalScreen } from './terminal-screen.ts';
+import { type ChunkAnalysis, takeScreen, type TerminalScreen } from './terminal-screen.ts';
 
 /**
  * While appends are in flight (the log is behind), a chunk of plain text (`isPlainText`) grows up to this size:
@@ -66,7 +66,10 @@ export class TerminalOutput {
   /** Whether everything buffered is plain text. */
   #bufPlain = true;
   #timer: NodeJS.Timeout | undefined;
+  /** Parses (and resizes) in stream order, when one could not run at once. */
   #chain: Promise<unknown> = Promise.resolve();
+  /** Steps on `#chain` not run yet: while any, a chunk queues behind them. */
+  #queued = 0;
   #lastEmit: Promise<void> = Promise.resolve();
   #backlog = 0;
   #paused = false;
@@ -97,7 +100,12 @@ export class TerminalOutput {
     return offset;
   }
 
-  /** Emits what is buffered; resolves when every chunk so far is appended. */
+  /**
+   * Emits what is buffered; resolves when every chunk so far is appended. When nothing waits to be parsed
+   * ahead of it, the chunk is parsed and its append asked for within this call: a command's output tail then
+   * goes out in the same socket write as its `terminal.command.finished`, emitted just before (the parse of a
+   * prompt-sized tail is ~20 µs; a hop to the next microtask cost a write and an ack of its own).
+   */
   flush(): Promise<void> {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
@@ -112,22 +120,36 @@ export class TerminalOutput {
     this.#bufPlain = true;
     this.#backlog++;
     this.#pressure();
-    const parsed = this.#chain.then(() => this.screen.write(data, plain));
-    this.#chain = parsed;
     const previous = this.#lastEmit;
-    const emitted = parsed
-      .then(async (a) => {
-        const fact: OutputFact = {
-          type: 'terminal.output.received',
-          agentId: this.#o.agentId,
-          data: { terminalId: this.#o.terminalId, offset, bytes, data, ...plainOf(data, plain), ...a },
-        };
-        // Calls to emitOutput are made in stream order; appends may overlap.
-        const append = this.#o.emitOutput(fact);
-        await previous;
-        await append;
-        this.chunksEmitted++;
-      })
+    // Calls to emitOutput are made in stream order (parse order); appends may overlap.
+    const send = async (a: ChunkAnalysis) => {
+      const fact: OutputFact = {
+        type: 'terminal.output.received',
+        agentId: this.#o.agentId,
+        data: { terminalId: this.#o.terminalId, offset, bytes, data, ...plainOf(data, plain), ...a },
+      };
+      const append = this.#o.emitOutput(fact);
+      await previous;
+      await append;
+      this.chunksEmitted++;
+    };
+    let sent: Promise<void>;
+    const now = this.#queued === 0 ? this.screen.parseNow(data, plain) : undefined;
+    if (now) sent = send(now);
+    else {
+      this.#queued++;
+      let appended: Promise<void> = Promise.resolve();
+      const parsed = this.#chain.then(async () => {
+        try {
+          appended = send(await this.screen.write(data, plain));
+        } finally {
+          this.#queued--;
+        }
+      });
+      this.#chain = parsed;
+      sent = parsed.then(() => appended);
+    }
+    const emitted = sent
       .catch((err: unknown) => this.#o.log.error({ err, terminalId: this.#o.terminalId }, 'output not appended'))
       .finally(() => {
         this.#backlog--;
@@ -142,7 +164,14 @@ export class TerminalOutput {
   /** Applies a resize to the screen at this point of the stream (after what is buffered). */
   resize(cols: number, rows: number): Promise<void> {
     const flushed = this.flush();
-    this.#chain = this.#chain.then(() => this.screen.resize(cols, rows));
+    this.#queued++;
+    this.#chain = this.#chain.then(() => {
+      try {
+        this.screen.resize(cols, rows);
+      } finally {
+        this.#queued--;
+      }
+    });
     return flushed;
   }
 

@@ -115,19 +115,32 @@ export class TerminalScreen {
    * plain text (`isPlainText`), when the caller already knows.
    */
   write(data: string, plain?: boolean): Promise<ChunkAnalysis> {
+    const now = this.parseNow(data, plain);
+    if (now) return Promise.resolve(now);
+    // xterm calls back right after parsing this chunk, before the next one.
+    return new Promise((resolve) => this.term.write(this.#unseen(data, plain), () => resolve(this.#collect())));
+  }
+
+  /**
+   * Feeds one chunk and returns what it held, parsed within this call; undefined (nothing fed) when xterm's
+   * synchronous parse is missing, so the caller falls back to `write`.
+   */
+  parseNow(data: string, plain?: boolean): ChunkAnalysis | undefined {
+    if (!this.#writeSync) return undefined;
+    this.#writeSync(this.#unseen(data, plain));
+    return this.#collect();
+  }
+
+  /** The chunk less its invisible start, for big plain-text chunks (the fast path). */
+  #unseen(data: string, plain?: boolean): string {
     if (this.fastPath && data.length >= 4 * this.term.cols * this.term.rows && this.#plainState()) {
       const skip = skippablePrefix(data, this.term.cols, this.term.rows, plain);
       if (skip > 0) {
         this.skipped += skip;
-        data = data.slice(skip);
+        return data.slice(skip);
       }
     }
-    if (this.#writeSync) {
-      this.#writeSync(data);
-      return Promise.resolve(this.#collect());
-    }
-    // xterm calls back right after parsing this chunk, before the next one.
-    return new Promise((resolve) => this.term.write(data, () => resolve(this.#collect())));
+    return data;
   }
 
   /** Normal buffer, autowrap on, insert mode off, full-screen scroll region. */

@@ -78,6 +78,11 @@ export type DomainParts = {
   aggregates?: readonly AggregateDef[] | undefined;
   /** The permission gate in front of every tool call (one domain provides it). */
   gate?: Gate | undefined;
+  /**
+   * Called for each of this domain's tool calls right before the gate: starts work its handler needs whatever
+   * the decision, to run beside it (an exec's workspace refresh). Nothing to undo when the gate refuses.
+   */
+  ahead?: ((ctx: HandlerContext) => void) | undefined;
   reactions?: readonly Reaction[] | undefined;
   /** After the log is read back, before commands are served: resume timers, pending work. */
   restore?: (() => Promise<void>) | undefined;

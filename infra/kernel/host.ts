@@ -43,6 +43,7 @@ export type { Gate, HandlerContext } from './domain.ts';
 
 /** A handler as the host stores it: any command's, called with that command's context. */
 type StoredHandler = (ctx: HandlerContext) => Promise<unknown>;
+type HandlerEntry = { handler: StoredHandler; domain: string; ahead: ((ctx: HandlerContext) => void) | undefined };
 
 export type HostOptions = {
   bus: Bus;
@@ -80,7 +81,7 @@ export class Host {
   readonly locks = new KeyedLock();
   readonly startedAt = new Date().toISOString();
   readonly #logger: Logger;
-  readonly #handlers = new Map<string, { handler: StoredHandler; domain: string }>();
+  readonly #handlers = new Map<string, HandlerEntry>();
   readonly #domains: AnyDomain[] = [];
   readonly #reactions: Reaction[] = [];
   #gate: Gate | undefined;
@@ -135,7 +136,7 @@ export class Host {
     for (const [type, handler] of Object.entries(domain.commands)) {
       const taken = this.#handlers.get(type);
       if (taken) throw new Error(`command '${type}' has handlers in domains '${taken.domain}' and '${domain.name}'`);
-      this.#handlers.set(type, { handler: handler as StoredHandler, domain: domain.name });
+      this.#handlers.set(type, { handler: handler as StoredHandler, domain: domain.name, ahead: domain.ahead });
     }
     for (const def of domain.aggregates ?? []) {
       if (!this.options.aggregates.includes(def)) {
@@ -353,9 +354,13 @@ export class Host {
             `(agent.spawn on its parent) or check the id with \`skein status\``,
         );
       }
-      if (def.tool) await this.#gate!(ctx);
       const handler = this.#handlers.get(def.type);
       if (!handler) throw new RuntimeError(ErrorCode.Internal, `command '${def.type}' has no handler on this host`);
+      if (def.tool) {
+        // Work the handler needs whatever the decision (DomainParts.ahead) runs beside the gate.
+        handler.ahead?.(ctx);
+        await this.#gate!(ctx);
+      }
       const result = await handler.handler(ctx);
       // The reply waits for every fact the command caused, including ones the handler did not await.
       await Promise.all(emitted);

@@ -25,7 +25,7 @@ import { WorkspaceTracker, type TrackMark } from '../../actors/review/workspace-
 import type { SnapshotDiff } from '../../actors/review/workspace-snapshot.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
-import { defineDomain } from '../kernel/domain.ts';
+import { dataIf, defineDomain } from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
 import { reconcileTerminals } from './lost.ts';
@@ -105,6 +105,8 @@ export function wireTerminal(deps: {
   };
 
   const workspaceOf = (agentId: string) => deps.directory.view(agentId)?.workspace;
+  /** Each exec's workspace refresh, started beside its permission decision (`ahead`), by command. */
+  const refreshed = new WeakMap<object, Promise<boolean>>();
   const isRoot = (agentId: string) => agentId === root;
 
   /** A command that finished after its exec replied: its shell side effects are recorded now. */
@@ -139,7 +141,8 @@ export function wireTerminal(deps: {
         const agentId = ctx.command.agentId;
         const workspace = workspaceOf(agentId);
         const since = Date.now();
-        const before = deps.trackShell && workspace ? await tracker.begin(workspace) : undefined;
+        const before =
+          deps.trackShell && workspace ? await tracker.begin(workspace, refreshed.get(ctx.command)) : undefined;
         const entry: ShellEntry | undefined =
           before && workspace
             ? {
@@ -186,6 +189,11 @@ export function wireTerminal(deps: {
         const status = manager.get(id)?.status;
         return status !== undefined && status !== 'closing' && status !== 'closed';
       }),
+    // An exec's workspace is brought up to date (the tracker's barrier and apply) while the gate decides.
+    ahead: (ctx) => {
+      const workspace = dataIf(ctx, 'terminal.exec') && deps.trackShell ? workspaceOf(ctx.command.agentId) : undefined;
+      if (workspace) refreshed.set(ctx.command, tracker.refreshAhead(workspace));
+    },
     reactions: [{ on: ['terminal.command.finished', 'terminal.command.interrupted'], when: 'live', run: onCommandEnd }],
     // Terminals the log leaves open died with the previous host: closed with terminal.lost.
     restore: async () => void (await reconcileTerminals({ host: deps.host, logger: deps.logger })),

@@ -243,4 +243,48 @@ describe('notification tracking under many commands at once', () => {
       f.cleanup();
     }
   });
+
+  // Issue 15: the exec's refresh runs beside its permission decision (refreshAhead), not after it.
+  it('a begin after its refresh ahead opens its mark in no loop turn; a change seen since is nobody’s', async () => {
+    const f = makeFixture();
+    f.write('a.txt', 'a\n');
+    const tracker = new WorkspaceTracker({ snapshotter: new WorkspaceSnapshotter({ blobs: f.blobs }) });
+    try {
+      await tracker.prepare(f.ws);
+      let turns = 0;
+      let ticking = true;
+      const tick = () => {
+        turns++;
+        if (ticking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      const ahead = tracker.refreshAhead(f.ws);
+      await ahead;
+      const calledAt = turns;
+      const mark = await tracker.begin(f.ws, ahead);
+      expect(turns - calledAt).toBe(0);
+      sh(f.ws, 'echo mine > b.txt');
+      expect((await tracker.end(mark)).changes.map((c) => [c.path.slice(f.ws.length + 1), c.status])).toEqual([
+        ['b.txt', 'created'],
+      ]);
+      // A change made after the refresh ahead and notified before the begin is not the command's: the begin
+      // applies it first (a barrier and an apply of its own).
+      const second = tracker.refreshAhead(f.ws);
+      await second;
+      sh(f.ws, 'echo between > a.txt');
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      const since = turns;
+      const late = await tracker.begin(f.ws, second);
+      expect(turns - since).toBeGreaterThanOrEqual(2);
+      ticking = false;
+      sh(f.ws, 'echo own > c.txt');
+      expect((await tracker.end(late)).changes.map((c) => [c.path.slice(f.ws.length + 1), c.status])).toEqual([
+        ['c.txt', 'created'],
+      ]);
+    } finally {
+      tracker.close();
+      f.cleanup();
+    }
+  });
 });

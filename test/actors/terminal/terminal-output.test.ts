@@ -81,3 +81,34 @@ describe('TerminalOutput coalescing', () => {
     out.dispose();
   });
 });
+
+describe('TerminalOutput flush', () => {
+  // Issue 15: a command's output tail is appended in the same turn as its terminal.command.finished (one socket
+  // write for both), not a microtask later behind a write of its own.
+  it('asks for the append within the call, with the chunk already parsed, when nothing waits ahead of it', () => {
+    const { out, facts } = output();
+    out.push('\x1b]133;D;0\x07\x1b[1;32muser\x1b[0m$ \x1b]133;B\x07');
+    void out.flush();
+    expect(facts.map((f) => [f.data.offset, f.data.sequenceCount, f.data.sequences.map((s) => s.kind)])).toEqual([
+      [0, 4, ['osc', 'sgr', 'sgr', 'osc']],
+    ]);
+    out.dispose();
+  });
+
+  it('keeps stream order behind a resize still to be applied, then asks within the call again', async () => {
+    const { out, facts } = output();
+    out.push('one\r\n');
+    void out.resize(100, 30); // flushes 'one' at once, then queues the resize on the screen
+    out.push('two\r\n');
+    void out.flush(); // behind the queued resize: parsed after it, in order
+    expect(facts.map((f) => f.data.data)).toEqual(['one\r\n']);
+    await tick();
+    expect(facts.map((f) => f.data.data)).toEqual(['one\r\n', 'two\r\n']);
+    expect(out.screen.term.cols).toBe(100);
+    out.push('three\r\n');
+    void out.flush();
+    expect(facts.map((f) => f.data.data)).toEqual(['one\r\n', 'two\r\n', 'three\r\n']);
+    expect(facts.map((f) => f.data.offset)).toEqual([0, 5, 10]);
+    out.dispose();
+  });
+});

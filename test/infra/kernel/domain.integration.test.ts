@@ -3,7 +3,8 @@
  * catalogue command without a handler does not compile and does not start;
  * handlers are typed from their CommandDefs; a command handled twice, a second
  * gate, an aggregate replay would not fold, or a registration after start is
- * refused; reactions see restored facts and live facts as they declare.
+ * refused; reactions see restored facts and live facts as they declare; a
+ * domain's work ahead of the gate runs beside it.
  */
 import { COMMANDS, type CommandType, type StoredFact } from '../../../schemas/index.ts';
 import { agentAggregateDef } from '../../../machines/agent/agent.ts';
@@ -12,6 +13,7 @@ import { defineDomain, registerDomains, type AnyDomain, type MissingHandlers } f
 import { Host } from '../../../infra/kernel/host.ts';
 import { EmbeddedBus } from '../../../infra/transport/embedded-bus.ts';
 import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
+import { call } from '../../../infra/transport/client.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 import { spawnedFact } from '../../support/agent-facts.ts';
@@ -31,7 +33,7 @@ async function newHost(dir: string, aggregates = AGGREGATES) {
     appendRetries: 0,
     appendRetryDelayMs: 1,
   });
-  return { host, log };
+  return { host, log, bus };
 }
 
 /** Every command but `except`, answering nothing useful, with a gate that allows all. */
@@ -145,6 +147,57 @@ describe('Host with domains', () => {
     await host.emit(spawned('new'), { agentId: 'new' as never });
     expect(seen).toEqual(['restore:old', 'always:old', 'restored', 'live:new', 'always:new']);
     expect(() => host.register(ping)).toThrow(/registered after start/);
+    await host.stop(0);
+  });
+
+  // Issue 15: an exec's workspace refresh runs while its permission is decided, not after.
+  it("runs a domain's work ahead of the gate for its tool calls before the gate decides, only those", async () => {
+    const dir = tempDir('skein-domain-');
+    onTestFinished(() => dir.dispose());
+    const { host, log, bus } = await newHost(dir.path);
+    onTestFinished(() => log.close());
+    const order: string[] = [];
+    let aheadDone: () => void = () => undefined;
+    const ahead = new Promise<void>((resolve) => (aheadDone = resolve));
+    host.register({
+      ...allBut(['terminal.exec', 'runtime.ping']),
+      // The gate waits for the work ahead (a deadlock if it ran only after the gate), then refuses 'no'.
+      gate: async (ctx) => {
+        order.push(`gate ${ctx.def.type}`);
+        const ran = await Promise.race([ahead.then(() => true), new Promise((r) => setTimeout(r, 2_000, false))]);
+        order.push(`gate sees ahead: ${ran}`);
+        if ((ctx.command.data as { command?: string }).command === 'no') throw new Error('refused');
+      },
+    });
+    host.register({
+      name: 'exec',
+      ahead: (ctx) => {
+        order.push(`ahead ${ctx.def.type}`);
+        aheadDone();
+      },
+      commands: {
+        'terminal.exec': async () => {
+          order.push('handler');
+          throw new Error('not run here');
+        },
+        'runtime.ping': async () => ({ pong: true as const }),
+      },
+    });
+    await host.start();
+    await host.emit(spawnedFact('main'), { agentId: 'main' as never });
+    await host.serve();
+    await call(bus, 'main', 'terminal.exec', { terminalId: 't-1', command: 'true' });
+    await call(bus, 'main', 'terminal.exec', { terminalId: 't-1', command: 'no' });
+    expect((await call(bus, 'main', 'runtime.ping', {})).ok).toBe(true);
+    expect(order).toEqual([
+      'ahead terminal.exec',
+      'gate terminal.exec',
+      'gate sees ahead: true',
+      'handler',
+      'ahead terminal.exec',
+      'gate terminal.exec',
+      'gate sees ahead: true',
+    ]);
     await host.stop(0);
   });
 });
