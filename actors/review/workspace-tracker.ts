@@ -30,51 +30,19 @@
  *   start (no inotify, watch limit) or the first scan stops at its budget,
  *   the root is tracked by a snapshot before and after each command instead.
  */
-import { watch, type FSWatcher } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { loadIgnore, type WorkspaceIgnore } from './workspace-snapshot-ignore.ts';
+import { RootWatch, type TrackMark } from './root-watch.ts';
+import { loadIgnore } from './workspace-snapshot-ignore.ts';
 import type { FileState, SnapshotDiff, WorkspaceSnapshot, WorkspaceSnapshotter } from './workspace-snapshot.ts';
 
-/** An open command's view: the old state of each path that changed since it began (undefined: absent). */
-export type TrackMark =
-  | { kind: 'watch'; root: string; rw: RootWatch; before: Map<string, FileState | undefined>; incomplete?: string }
-  | { kind: 'scan'; root: string; snapshot: WorkspaceSnapshot };
-
-type Watched = { watcher: FSWatcher; ino: bigint; ctime: bigint };
+export type { TrackMark };
 
 /** Two turns of the event loop: every inotify event queued before the call has been delivered. */
 export async function notifyBarrier(): Promise<void> {
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setImmediate(r));
-}
-
-class RootWatch {
-  /** False once watching failed: refreshes (for the marks still open) scan the whole workspace. */
-  watching = true;
-  /** Why watching stopped. */
-  demoted: string | undefined;
-  readonly state = new Map<string, FileState>();
-  readonly dirs = new Map<string, Watched>();
-  readonly marks = new Set<TrackMark & { kind: 'watch' }>();
-  dirty = new Set<string>();
-  events = 0;
-  /** The kernel may have dropped events, or the rules changed: scan everything at the next refresh. */
-  rescan = false;
-  queue: Promise<unknown> = Promise.resolve();
-  /** An apply queued that has not started yet: a caller past its barrier shares it (it drains what is dirty then). */
-  pending: Promise<void> | undefined;
-  /** Applies (or scans) started and not finished: their changes are not all in `state` yet. */
-  running = 0;
-
-  readonly root: string;
-  ignore: WorkspaceIgnore;
-
-  constructor(root: string, ignore: WorkspaceIgnore) {
-    this.root = root;
-    this.ignore = ignore;
-  }
 }
 
 export class WorkspaceTracker {
@@ -135,7 +103,7 @@ export class WorkspaceTracker {
     const r = this.#roots.get(root) ?? (await this.#start(root));
     if (r === 'scan') return { kind: 'scan', root, snapshot: await this.#snapshotter.snapshot(root) };
     const rw = r;
-    if (!((await ahead) && settled(rw))) await this.#refresh(rw);
+    if (!((await ahead) && rw.settled())) await this.#refresh(rw);
     if (!rw.watching) return { kind: 'scan', root, snapshot: await this.#snapshotter.snapshot(root) };
     const mark = { kind: 'watch' as const, root, rw, before: new Map<string, FileState | undefined>() };
     rw.marks.add(mark);
@@ -175,7 +143,7 @@ export class WorkspaceTracker {
 
   /** Stops every watcher. */
   close(): void {
-    for (const r of this.#roots.values()) if (r instanceof RootWatch) this.#unwatchAll(r);
+    for (const r of this.#roots.values()) if (r instanceof RootWatch) r.unwatchAll();
     this.#roots.clear();
   }
 
@@ -184,7 +152,7 @@ export class WorkspaceTracker {
     if (!starting) {
       starting = (async () => {
         if (!this.#watch) return this.#setScan(root, 'watching is off');
-        const rw = new RootWatch(root, await loadIgnore(root));
+        const rw = new RootWatch(root, await loadIgnore(root), this.#log);
         await this.#resync(rw);
         if (rw.watching) this.#roots.set(root, rw);
         return rw.watching ? rw : this.#setScan(root, rw.demoted ?? 'watching stopped');
@@ -204,7 +172,7 @@ export class WorkspaceTracker {
   #demote(rw: RootWatch, why: string): void {
     rw.watching = false;
     rw.demoted = why;
-    this.#unwatchAll(rw);
+    rw.unwatchAll();
     if (this.#roots.get(rw.root) === rw) this.#setScan(rw.root, why);
   }
 
@@ -253,7 +221,7 @@ export class WorkspaceTracker {
     if (rw.watching) {
       try {
         rw.ignore = await loadIgnore(rw.root);
-        await this.#watchTree(rw, '');
+        await rw.watchTree('');
       } catch (err) {
         this.#demote(rw, `cannot watch: ${String((err as Error).message ?? err)}`);
       }
@@ -266,9 +234,8 @@ export class WorkspaceTracker {
       const why = `the workspace scan stopped at its budget (${snap.stoppedBy}); changes beyond it are unclassified`;
       for (const mark of rw.marks) mark.incomplete = why;
     }
-    for (const [rel, s] of rw.state)
-      if (snap.complete && !same(snap.files[rel], s)) this.#set(rw, rel, snap.files[rel]);
-    for (const [rel, s] of Object.entries(snap.files)) if (!same(rw.state.get(rel), s)) this.#set(rw, rel, s);
+    for (const [rel, s] of rw.state) if (snap.complete && !same(snap.files[rel], s)) rw.set(rel, snap.files[rel]);
+    for (const [rel, s] of Object.entries(snap.files)) if (!same(rw.state.get(rel), s)) rw.set(rel, s);
   }
 
   /** Applies the notified paths, shallowest first (a replaced directory is settled before the files below it). */
@@ -291,27 +258,27 @@ export class WorkspaceTracker {
         parentOk.set(parent, ok);
       }
       if (!ok || !st) {
-        this.#dropTree(rw, rel);
+        rw.dropTree(rel);
         continue;
       }
       if (st.isDirectory()) {
         const w = rw.dirs.get(rel);
         if (w && w.ino === st.ino && w.ctime === st.ctimeNs) continue;
-        this.#dropTree(rw, rel);
+        rw.dropTree(rel);
         if (!rw.ignore.ignores(rel, true)) await this.#walkNew(rw, rel, acc);
         continue;
       }
-      if (rw.dirs.has(rel)) this.#dropTree(rw, rel);
+      if (rw.dirs.has(rel)) rw.dropTree(rel);
       if (st.isFile() && !rw.ignore.ignores(rel, false)) {
-        this.#set(rw, rel, await this.#snapshotter.fileState(full, rw.state.get(rel), acc));
-      } else this.#set(rw, rel, undefined);
+        rw.set(rel, await this.#snapshotter.fileState(full, rw.state.get(rel), acc));
+      } else rw.set(rel, undefined);
     }
     if (rw.rescan) await this.#resync(rw);
   }
 
   /** A directory that appeared (or was replaced): watch it, then walk it. */
   async #walkNew(rw: RootWatch, rel: string, acc: { readBytes: number }): Promise<void> {
-    if (!(await this.#watchDir(rw, rel))) return;
+    if (!(await rw.watchDir(rel))) return;
     const entries = await readdir(join(rw.root, rel), { withFileTypes: true }).catch(() => []);
     if (entries.some((e) => e.name === '.gitignore')) rw.rescan = true;
     for (const e of entries) {
@@ -319,88 +286,10 @@ export class WorkspaceTracker {
       if (e.isDirectory()) {
         if (!rw.ignore.ignores(child, true)) await this.#walkNew(rw, child, acc);
       } else if (e.isFile() && !rw.ignore.ignores(child, false)) {
-        this.#set(rw, child, await this.#snapshotter.fileState(join(rw.root, child), rw.state.get(child), acc));
+        rw.set(child, await this.#snapshotter.fileState(join(rw.root, child), rw.state.get(child), acc));
       }
     }
   }
-
-  /** Watches every directory of the tree not ignored (before listing it). */
-  async #watchTree(rw: RootWatch, rel: string): Promise<void> {
-    if (!(await this.#watchDir(rw, rel))) return;
-    const entries = await readdir(rel === '' ? rw.root : join(rw.root, rel), { withFileTypes: true }).catch(() => []);
-    if (entries.some((e) => e.name === '.gitignore' && e.isFile())) await rw.ignore.enter(rel);
-    for (const e of entries) {
-      const child = rel === '' ? e.name : `${rel}/${e.name}`;
-      if (e.isDirectory() && !rw.ignore.ignores(child, true)) await this.#watchTree(rw, child);
-    }
-  }
-
-  /** Watches one directory (again if it was replaced); false when it is not a directory any more. */
-  async #watchDir(rw: RootWatch, rel: string): Promise<boolean> {
-    const full = rel === '' ? rw.root : join(rw.root, rel);
-    const existing = rw.dirs.get(rel);
-    const watcher = existing?.watcher ?? watch(full, { persistent: false });
-    if (!existing) {
-      watcher.on('change', (_type, name) => this.#notified(rw, rel, name));
-      watcher.on('error', (err) => {
-        this.#log?.warn({ err, root: rw.root, dir: rel }, 'shell side effects: watcher failed; scanning');
-        rw.rescan = true;
-      });
-    }
-    // Checked after the watch is set: a directory swapped for a symlink is never watched through it.
-    const st = await lstat(full, { bigint: true }).catch(() => undefined);
-    if (!st?.isDirectory()) {
-      watcher.close();
-      rw.dirs.delete(rel);
-      return false;
-    }
-    rw.dirs.set(rel, { watcher, ino: st.ino, ctime: st.ctimeNs });
-    return true;
-  }
-
-  #notified(rw: RootWatch, dir: string, name: string | Buffer | null): void {
-    if (name === null) {
-      rw.rescan = true;
-      return;
-    }
-    const base = String(name);
-    if (base === '.gitignore') rw.rescan = true;
-    rw.events++;
-    rw.dirty.add(dir === '' ? base : `${dir}/${base}`);
-  }
-
-  /** Sets (or, undefined, removes) a path's state, noting its old state in every open mark. */
-  #set(rw: RootWatch, rel: string, next: FileState | undefined): void {
-    const prev = rw.state.get(rel);
-    if (prev === next) return;
-    for (const mark of rw.marks) if (!mark.before.has(rel)) mark.before.set(rel, prev);
-    if (next) rw.state.set(rel, next);
-    else rw.state.delete(rel);
-  }
-
-  /** Forgets a path and, if it was a watched directory, everything below it. */
-  #dropTree(rw: RootWatch, rel: string): void {
-    this.#set(rw, rel, undefined);
-    if (!rw.dirs.has(rel)) return;
-    const prefix = `${rel}/`;
-    for (const [dir, w] of rw.dirs) {
-      if (dir === rel || dir.startsWith(prefix)) {
-        w.watcher.close();
-        rw.dirs.delete(dir);
-      }
-    }
-    for (const path of [...rw.state.keys()]) if (path.startsWith(prefix)) this.#set(rw, path, undefined);
-  }
-
-  #unwatchAll(rw: RootWatch): void {
-    for (const w of rw.dirs.values()) w.watcher.close();
-    rw.dirs.clear();
-  }
-}
-
-/** Nothing notified and nothing being applied: `state` holds every change delivered so far. */
-function settled(rw: RootWatch): boolean {
-  return rw.watching && !rw.rescan && rw.dirty.size === 0 && rw.pending === undefined && rw.running === 0;
 }
 
 function same(a: FileState | undefined, b: FileState | undefined): boolean {
