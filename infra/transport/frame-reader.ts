@@ -45,18 +45,21 @@ export function readFrames(stream: Readable, options: FrameReaderOptions): void 
       if (err instanceof FrameLostError && options.onLost) options.onLost(err);
       else options.onFrame(undefined);
     };
-    void options.frames!.decode(pieces).then(options.onFrame, lost).finally(() => {
-      const queued = waiting ?? [];
-      waiting = undefined;
-      for (let i = 0; i < queued.length; i++) {
-        queued[i]!();
-        // A big frame among the queued ones: the rest wait for it in turn.
-        if (waiting) {
-          (waiting as Array<() => void>).push(...queued.slice(i + 1));
-          return;
+    void options
+      .frames!.decode(pieces)
+      .then(options.onFrame, lost)
+      .finally(() => {
+        const queued = waiting ?? [];
+        waiting = undefined;
+        for (let i = 0; i < queued.length; i++) {
+          queued[i]!();
+          // A big frame among the queued ones: the rest wait for it in turn.
+          if (waiting) {
+            (waiting as Array<() => void>).push(...queued.slice(i + 1));
+            return;
+          }
         }
-      }
-    });
+      });
   };
   readLineFrames(stream, {
     maxBytes: options.maxBytes,

@@ -30,7 +30,8 @@ afterAll(async () => {
 });
 
 /** 1,000 lines of 1,000 characters: a read of it is a reply frame well over the 512 KiB off-thread size. */
-const body = (tag: string) => `${Array.from({ length: 1_000 }, (_, i) => `${tag} ${i} ${'q'.repeat(990)}`).join('\n')}\n`;
+const body = (tag: string) =>
+  `${Array.from({ length: 1_000 }, (_, i) => `${tag} ${i} ${'q'.repeat(990)}`).join('\n')}\n`;
 
 describe('a client whose frame thread dies', () => {
   it('fails the call whose reply was lost at once, and reads later frames', async () => {
@@ -52,13 +53,14 @@ describe('a client whose frame thread dies', () => {
     const failedAfter = performance.now() - started;
     expect(lost).toBeInstanceOf(ReplyLostError);
     expect(lost).toMatchObject({ code: 'unavailable', retryable: true });
-    expect((lost as Error).message).toMatch(/^the reply on 'skein\.cmd\.main\.file\.read' was lost: a \d+-byte res frame/);
+    expect((lost as Error).message).toMatch(
+      /^the reply on 'skein\.cmd\.main\.file\.read' was lost: a \d+-byte res frame/,
+    );
     expect((lost as Error).message).toContain('the thread decoding it died (worker thread exited with code 3)');
     expect(failedAfter).toBeLessThan(5_000);
 
     const again = await call(bus, 'main', 'file.read', { path: 'fine.txt' }, { timeoutMs: 20_000 });
-    expect(again.ok, JSON.stringify(again).slice(0, 300)).toBe(true);
-    expect(again['content']).toBe(fine);
+    expect(again).toMatchObject({ ok: true, content: fine });
     expect((await call(bus, 'main', 'runtime.ping', {}, { timeoutMs: 5_000 })).ok).toBe(true);
     console.log(`frame thread death: the lost reply failed after ${failedAfter.toFixed(0)} ms`);
   }, 60_000);

@@ -114,7 +114,10 @@ describe('readFrames with a frame thread', () => {
 
 describe('readFrames when the frame thread dies', () => {
   it('reports the lost frame in its place with its op and rid, and reads on (a new worker decodes)', async () => {
-    const dying = new FrameThread(pino({ level: 'silent' }), new URL('../../support/dying-frame-worker.mjs', import.meta.url));
+    const dying = new FrameThread(
+      pino({ level: 'silent' }),
+      new URL('../../support/dying-frame-worker.mjs', import.meta.url),
+    );
     try {
       const stream = new PassThrough();
       const got: unknown[] = [];
