@@ -74,7 +74,8 @@ export async function call(
 
 /**
  * Sends a paged command (`review.list`) and follows `nextCursor` until the last page, concatenating the
- * `key` arrays: the whole answer, each page within one message. A refused page is returned as is.
+ * `key` arrays (a file whose diff came in parts joined into one): the whole answer, each page within one
+ * message. A refused page is returned as is.
  */
 export async function callAllPages(
   bus: Bus,
@@ -104,7 +105,7 @@ type Part = { path?: unknown; diff?: unknown; diffPart?: { start: number; end: n
  * `before` then `items`, a file whose diff came in parts (`diffPart`, review.list) joined into one entry: the
  * diff concatenated, the rest (hunks) from the last part; `diffPart` dropped once the diff is whole.
  */
-function joinParts(before: unknown[], items: unknown[]): unknown[] {
+export function joinParts(before: unknown[], items: unknown[]): unknown[] {
   const out = [...before];
   for (const item of items) {
     const last = out.at(-1) as Part | undefined;
@@ -118,7 +119,7 @@ function joinParts(before: unknown[], items: unknown[]): unknown[] {
 }
 
 /** `items` with `diffPart` dropped from the files whose parts are all joined. */
-function whole(items: unknown[]): unknown[] {
+export function whole(items: unknown[]): unknown[] {
   return items.map((item) => {
     const { diffPart, ...rest } = item as Part;
     return diffPart && diffPart.start === 0 && diffPart.end === diffPart.total ? rest : item;
