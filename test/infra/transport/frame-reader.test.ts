@@ -3,7 +3,8 @@
  * to the on-thread decode, its payload as bytes, and in order with the small frames around it however the
  * stream is chunked (property test, seed printed); a big frame that is not valid JSON is reported as invalid
  * in its place; a big frame lost with its worker (the thread dies) is reported in its place with its op and id,
- * and the frames after it are read on, the next big one on a new worker. readLineFrames gives a big frame as pieces that each own their ArrayBuffer.
+ * and the frames after it are read on, the next big one on a new worker. readLineFrames gives a big frame as
+ * pieces that each own their ArrayBuffer.
  */
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
