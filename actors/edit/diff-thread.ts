@@ -30,7 +30,14 @@ export type ReviewDiff = { diff: string; hunks: Hunk[] };
  * (BOM dropped, CRLF as LF), with `text()` giving that same text here. Bytes go to the worker as a copy,
  * which costs far less than encoding a 10 MB string again (100–300 ms of this thread on a loaded machine).
  */
-export type DiffSide = string | { bytes: Uint8Array; text: () => string };
+export type DiffSide = string | { bytes: Uint8Array; text: () => string; stored?: Stored | undefined };
+
+/**
+ * Where the worker may read a side's bytes itself (the blob store's copy of a base, the file just written):
+ * it uses them only if their sha256 is `hash`, else the bytes are sent. Copying 10 MB here cost 100–500 ms
+ * of this thread on a loaded machine (page faults of the fresh copy); reading there costs it nothing.
+ */
+export type Stored = { file: string; hash: string };
 
 /** File size from which `inspect` decodes and hashes on the worker. */
 export const INSPECT_OFF_THREAD_BYTES = 512 * 1024;
@@ -59,11 +66,15 @@ export class DiffThread {
       return cappedDiff(display, textOf(before), textOf(after));
     }
     try {
-      const answer = await this.#send(
-        { display, beforeFile: typeof before !== 'string', afterFile: typeof after !== 'string' },
-        bytesOf(before),
-        bytesOf(after),
+      const sides = { display, beforeFile: typeof before !== 'string', afterFile: typeof after !== 'string' };
+      const stored = { beforeStored: storedOf(before), afterStored: storedOf(after) };
+      let answer = await this.#send(
+        { ...sides, ...stored },
+        stored.beforeStored ? null : bytesOf(before),
+        stored.afterStored ? null : bytesOf(after),
       );
+      // A stored copy that is gone or not the same bytes: send the bytes.
+      if (answer['stale']) answer = await this.#send(sides, bytesOf(before), bytesOf(after));
       if (answer['report']) return answer['report'] as DiffReport;
       throw new Error(String(answer['error'] ?? 'no report'));
     } catch (err) {
@@ -128,6 +139,7 @@ export class DiffThread {
   }
 }
 
+const storedOf = (x: DiffSide) => (typeof x === 'string' ? undefined : x.stored);
 const textOf = (x: DiffSide) => (typeof x === 'string' ? x : x.text());
 /** A side as bytes the worker may own: a copy of a file's bytes (still used here), or the text encoded. */
 const bytesOf = (x: DiffSide) => (typeof x === 'string' ? Buffer.from(x, 'utf8') : new Uint8Array(x.bytes));

@@ -12,7 +12,7 @@ import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { readConfined, writeConfined } from '../common/confined-fs.ts';
 import { cappedDiff, type DiffReport } from './edit-report.ts';
-import type { DiffSide } from './diff-thread.ts';
+import type { DiffSide, Stored } from './diff-thread.ts';
 import {
   assertWellFormed,
   decodeFile,
@@ -79,6 +79,8 @@ export type CommitDeps = {
   roots: readonly string[];
   maxFileBytes: number;
   storeBase?: ((hash: string, bytes: Buffer) => void | Promise<void>) | undefined;
+  /** Where `storeBase` keeps the bytes of `hash` (the diff thread reads them there). */
+  storedBase?: ((hash: string) => string) | undefined;
   syntaxCheck: boolean;
   seen: SeenVersions;
   /** The diff of a commit (`cappedDiff` on this thread unless given: the edit wiring moves big ones off it). */
@@ -151,11 +153,14 @@ export async function commitEdit(
     ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, base?.mode, target.display));
   }
   deps.seen.set(s.agentId, target.path, { hash: resultHash, mtimeMs });
+  // The diff thread reads its own copies where it can, checked by hash: the base as the blob store keeps it
+  // (stored above, when the bytes changed) and the bytes just written.
+  const baseCopy = base && deps.storedBase ? { file: deps.storedBase(base.hash), hash: base.hash } : undefined;
   const report = deps.diff
     ? await deps.diff(
         target.display,
-        base ? { bytes: base.bytes, text: () => base.text } : '',
-        afterSide(content, bytes),
+        base ? { bytes: base.bytes, text: () => base.text, stored: baseCopy } : '',
+        afterSide(content, bytes, { file: target.path, hash: resultHash }),
       )
     : cappedDiff(target.display, base?.text ?? '', content);
   let syntaxErrors: SyntaxReport | undefined;
@@ -221,7 +226,7 @@ export async function commitEdit(
  * and no BOM character in it: then `decodeText(bytes).text === content` whatever the file's format), so a big
  * write is not encoded to UTF-8 a second time for the diff thread; else the text.
  */
-function afterSide(content: string, bytes: Buffer): DiffSide {
+function afterSide(content: string, bytes: Buffer, stored: Stored): DiffSide {
   if (content.includes('\r') || content.includes('\0') || content.charCodeAt(0) === 0xfeff) return content;
-  return { bytes, text: () => content };
+  return { bytes, text: () => content, stored };
 }

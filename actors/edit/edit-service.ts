@@ -39,6 +39,8 @@ export type EditServiceConfig = {
   readLimits?: ReadLimits;
   /** Called with the original bytes before a file is overwritten (content-addressed by `hash`). */
   storeBase?: (hash: string, bytes: Buffer) => void | Promise<void>;
+  /** Where `storeBase` keeps the bytes of a hash (the diff thread reads a big base there). */
+  storedBase?: (hash: string) => string;
   /** Run the tree-sitter syntax check after writes (default true). */
   syntaxCheck?: boolean;
   /** How a commit's diff is made (default: on this thread); see DiffThread. */
@@ -288,6 +290,7 @@ export class EditService {
         roots: this.roots(s.agentId),
         maxFileBytes: this.maxFileBytes,
         storeBase: this.#config.storeBase,
+        storedBase: this.#config.storedBase,
         syntaxCheck: this.#config.syntaxCheck !== false,
         seen: this.#seen,
         diff: this.#config.diff,

@@ -46,6 +46,7 @@ export function wireEdit(deps: {
     ...(deps.maxOpenPerAgent ? { maxOpenPerAgent: deps.maxOpenPerAgent } : {}),
     // The base is in the blob store before the write, so a start after a crash mid-write can put it in review.
     storeBase: async (hash, bytes) => void (await deps.review.service.blobs.put(bytes, hash)),
+    storedBase: (hash) => deps.review.service.blobs.pathOf(hash),
   });
   /** Streaming sessions: editId → agent, the path as given and as resolved at begin (lock, cancel, re-check). */
   const open = new Map<string, { agentId: string; path: string; given: string }>();
