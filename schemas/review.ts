@@ -112,8 +112,29 @@ export const FileReview = z
       .literal(true)
       .optional()
       .describe(
-        'Present when the file is too big to diff in a plain listing or to fit one message: `diff` then says ' +
-          'why and how to get it (review.list with paths and full), and `hunks` is empty.',
+        'Present when the file is too big to diff in a plain listing: `diff` then says why and how to get it ' +
+          '(review.list with paths and full), and `hunks` is empty.',
+      ),
+    diffPart: z
+      .object({
+        start: z.number().int().nonnegative(),
+        end: z.number().int().nonnegative(),
+        total: z.number().int().nonnegative(),
+      })
+      .strict()
+      .optional()
+      .describe(
+        'Present when the diff is too big for one message: this entry carries diff characters [start, end) of ' +
+          'total (UTF-16 code units, as JSON strings count them), and the next pages (nextCursor) continue the ' +
+          'same path, each part starting where the one before ended. Concatenate the parts; the last one ' +
+          'carries `hunks` (it may hold no diff characters).',
+      ),
+    hunkLinesLeftOut: z
+      .literal(true)
+      .optional()
+      .describe(
+        "Present when the hunks' lines do not fit one message: each hunk keeps its id and ranges, and its lines " +
+          'are those of its @@ section in `diff`.',
       ),
   })
   .strict();
@@ -147,7 +168,9 @@ export const ReviewList = defineCommand('review.list', {
     .strict(),
   reply: z.object({
     agentId: AgentId,
-    files: z.array(FileReview).describe('One page of files, ordered by path; the page fits one message.'),
+    files: z
+      .array(FileReview)
+      .describe('One page of files, ordered by path; the page fits one message (a bigger diff comes in parts).'),
     undoAvailable: z.boolean(),
     nextCursor: z
       .string()

@@ -4,7 +4,8 @@
  * big JSON). Requests carry an id; the worker answers each with a message holding the same id (messages
  * without one, such as a ready signal, are ignored). A worker that fails or exits with requests pending
  * rejects them and marks itself broken, so callers fall back to doing the work inline: slower, never
- * wrong. `close()` rejects what is pending; the next request starts a new worker.
+ * wrong; with `restarts`, that many deaths are survived first (the next request starts a new worker).
+ * `close()` rejects what is pending; the next request starts a new worker.
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -19,10 +20,13 @@ export class LazyWorker {
   readonly #pending = new Map<number, Pending>();
   readonly #url: URL;
   readonly #log: Logger;
+  /** Deaths left before the worker is given up (then `broken`). */
+  #restarts: number;
 
-  constructor(url: URL, log: Logger) {
+  constructor(url: URL, log: Logger, options: { restarts?: number } = {}) {
     this.#url = url;
     this.#log = log;
+    this.#restarts = options.restarts ?? 0;
   }
 
   /** True once the worker could not start or died with work pending: do the work inline from then on. */
@@ -76,9 +80,14 @@ export class LazyWorker {
     });
     const fail = (err: Error) => {
       if (this.#worker !== worker) return; // an old worker, closed on purpose
-      this.#log.warn({ err: err.message }, 'worker thread failed; the work runs on the main thread');
       this.#worker = undefined;
-      this.#broken = true;
+      if (this.#restarts > 0) {
+        this.#restarts--;
+        this.#log.warn({ err: err.message }, 'worker thread failed; the next work starts a new one');
+      } else {
+        this.#log.warn({ err: err.message }, 'worker thread failed; the work runs on the main thread');
+        this.#broken = true;
+      }
       this.#rejectAll(err);
     };
     worker.on('error', fail);

@@ -7,18 +7,40 @@
  * bytes in the transfer list: a structured clone of two 8 MB strings cost ~130 ms of this thread, an encode
  * a few. (A lone surrogate, which UTF-8 cannot carry, shows as U+FFFD in the diff, as it is on disk.) The
  * worker gives the same report as `cappedDiff`, and for review the same as `reviewDiff` (same code, tested
- * against it). If the worker cannot start or dies, diffs run here again, with a warning: slower, never wrong.
+ * against it). A side may be a file's bytes, decoded there as the edit kernel decodes files (`DiffSide`). The
+ * worker also finds a big file's hash, UTF-8 validity and line endings (`inspect`), so a whole-file write never
+ * decodes or hashes the old 10 MB here. If the worker cannot start or dies, the work runs here again, with a
+ * warning: slower, never wrong.
  */
 import type { Logger } from 'pino';
 import { LazyWorker } from '../common/lazy-worker.ts';
 import { reviewDiff } from '../../machines/review/action-log-hunks.ts';
 import type { Hunk } from '../../schemas/review.ts';
+import { RuntimeError } from '../../schemas/errors.ts';
 import { cappedDiff, type DiffReport } from './edit-report.ts';
+import type { FileFacts } from './file-io.ts';
 
 /** Combined length of the two texts above which the diff runs on the worker. */
 export const OFF_THREAD_CHARS = 512 * 1024;
 
 export type ReviewDiff = { diff: string; hunks: Hunk[] };
+
+/**
+ * One side of a commit's diff: its text, or a file's bytes (as written or read) whose text is `decodeText`'s
+ * (BOM dropped, CRLF as LF), with `text()` giving that same text here. Bytes go to the worker as a copy,
+ * which costs far less than encoding a 10 MB string again (100–300 ms of this thread on a loaded machine).
+ */
+export type DiffSide = string | { bytes: Uint8Array; text: () => string; stored?: Stored | undefined };
+
+/**
+ * Where the worker may read a side's bytes itself (the blob store's copy of a base, the file just written):
+ * it uses them only if their sha256 is `hash`, else the bytes are sent. Copying 10 MB here cost 100–500 ms
+ * of this thread on a loaded machine (page faults of the fresh copy); reading there costs it nothing.
+ */
+export type Stored = { file: string; hash: string };
+
+/** File size from which `inspect` decodes and hashes on the worker. */
+export const INSPECT_OFF_THREAD_BYTES = 512 * 1024;
 
 /** `b` as bytes that own their ArrayBuffer whole (safe to move to the worker). */
 function owned(b: Uint8Array): Uint8Array {
@@ -38,18 +60,46 @@ export class DiffThread {
   }
 
   /** The capped unified diff of `before` → `after`, shown as `display`. */
-  diff = async (display: string, before: string, after: string): Promise<DiffReport> => {
-    if (this.#worker.broken || before.length + after.length < this.#threshold) {
-      return cappedDiff(display, before, after);
+  diff = async (display: string, before: DiffSide, after: DiffSide): Promise<DiffReport> => {
+    const size = (x: DiffSide) => (typeof x === 'string' ? x.length : x.bytes.byteLength);
+    if (this.#worker.broken || size(before) + size(after) < this.#threshold) {
+      return cappedDiff(display, textOf(before), textOf(after));
     }
     try {
-      const answer = await this.#send({ display }, Buffer.from(before, 'utf8'), Buffer.from(after, 'utf8'));
+      const sides = { display, beforeFile: typeof before !== 'string', afterFile: typeof after !== 'string' };
+      const stored = { beforeStored: storedOf(before), afterStored: storedOf(after) };
+      let answer = await this.#send(
+        { ...sides, ...stored },
+        stored.beforeStored ? null : bytesOf(before),
+        stored.afterStored ? null : bytesOf(after),
+      );
+      // A stored copy that is gone or not the same bytes: send the bytes.
+      if (answer['stale']) answer = await this.#send(sides, bytesOf(before), bytesOf(after));
       if (answer['report']) return answer['report'] as DiffReport;
       throw new Error(String(answer['error'] ?? 'no report'));
     } catch (err) {
       this.#log.warn({ err: (err as Error).message }, 'diff worker failed; diffing on the main thread');
-      return cappedDiff(display, before, after);
+      return cappedDiff(display, textOf(before), textOf(after));
     }
+  };
+
+  /**
+   * A big file's facts (hash, BOM, line endings, text length) found on the worker, as `textFile` finds them;
+   * undefined for a small file or when the worker cannot (the caller decodes here). Throws the RuntimeError
+   * `decodeText` throws for binary or invalid UTF-8.
+   */
+  inspect = async (bytes: Buffer, shown: string): Promise<FileFacts | undefined> => {
+    if (this.#worker.broken || bytes.byteLength < INSPECT_OFF_THREAD_BYTES) return undefined;
+    let answer: Record<string, unknown>;
+    try {
+      answer = await this.#send({ kind: 'inspect', display: shown }, new Uint8Array(bytes), null);
+    } catch (err) {
+      this.#log.warn({ err: (err as Error).message }, 'file inspection failed on the worker; decoding here');
+      return undefined;
+    }
+    const refused = answer['refused'] as { code: string; message: string } | undefined;
+    if (refused) throw new RuntimeError(refused.code, refused.message);
+    return answer['facts'] as FileFacts | undefined;
   };
 
   /**
@@ -88,6 +138,11 @@ export class DiffThread {
     return this.#worker.close();
   }
 }
+
+const storedOf = (x: DiffSide) => (typeof x === 'string' ? undefined : x.stored);
+const textOf = (x: DiffSide) => (typeof x === 'string' ? x : x.text());
+/** A side as bytes the worker may own: a copy of a file's bytes (still used here), or the text encoded. */
+const bytesOf = (x: DiffSide) => (typeof x === 'string' ? Buffer.from(x, 'utf8') : new Uint8Array(x.bytes));
 
 const decode = (b: Uint8Array | null) =>
   b === null ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');

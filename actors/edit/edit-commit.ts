@@ -10,11 +10,20 @@ import type { Logger } from 'pino';
 import type { ActionLogRecord, EditFact, EditOutcomeInfo, SyntaxReport } from '../../schemas/edit.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
-import { writeConfined } from '../common/confined-fs.ts';
+import { readConfined, writeConfined } from '../common/confined-fs.ts';
 import { cappedDiff, type DiffReport } from './edit-report.ts';
-import { assertWellFormed, detectLineEnding, encodeText, readTextFile, sha256, type TextFile } from './file-io.ts';
+import type { DiffSide, Stored } from './diff-thread.ts';
+import {
+  assertWellFormed,
+  decodeFile,
+  detectLineEnding,
+  encodeText,
+  type InspectFile,
+  sha256,
+  type TextFile,
+} from './file-io.ts';
 import type { SeenVersions } from './file-read.ts';
-import { checkSyntax } from './syntax.ts';
+import { checkSyntax, SYNTAX_CHECK_MAX_CHARS } from './syntax.ts';
 
 export type Emit = (fact: EditFact) => Promise<void>;
 /** Who is calling and how its facts are appended (the handler's `ctx`). */
@@ -34,7 +43,11 @@ export type EditCallContext = {
 export type WrittenChange = {
   path: string;
   before: Buffer | null;
+  /** sha256 of `before` (null when it is). */
+  beforeHash: string | null;
   after: Buffer;
+  /** sha256 of `after`. */
+  afterHash: string;
   mode: 'edit' | 'write';
   editId: EditId;
 };
@@ -66,10 +79,14 @@ export type CommitDeps = {
   roots: readonly string[];
   maxFileBytes: number;
   storeBase?: ((hash: string, bytes: Buffer) => void | Promise<void>) | undefined;
+  /** Where `storeBase` keeps the bytes of `hash` (the diff thread reads them there). */
+  storedBase?: ((hash: string) => string) | undefined;
   syntaxCheck: boolean;
   seen: SeenVersions;
   /** The diff of a commit (`cappedDiff` on this thread unless given: the edit wiring moves big ones off it). */
-  diff?: ((display: string, before: string, after: string) => Promise<DiffReport>) | undefined;
+  diff?: ((display: string, before: DiffSide, after: DiffSide) => Promise<DiffReport>) | undefined;
+  /** Finds a big file's facts off the event loop (the edit wiring's diff thread); see `decodeFile`. */
+  inspect?: InspectFile | undefined;
 };
 
 /** The session being committed. */
@@ -87,10 +104,15 @@ export async function commitEdit(
   let content = result.content;
   assertWellFormed(content, 'new text');
   let base = target.file;
-  // The file may have moved on disk while the edit streamed: re-apply the edits to what is there now.
-  const now = base
-    ? await readTextFile(deps.roots, target.path, deps.maxFileBytes, target.display).catch(() => undefined)
+  // The file may have moved on disk while the edit streamed: re-apply the edits to what is there now. The
+  // same bytes are the base as read (not decoded and hashed again: a 10 MB file's took ~100 ms of this thread).
+  const read = base
+    ? await readConfined(deps.roots, target.path, deps.maxFileBytes, target.display).catch(() => undefined)
     : undefined;
+  const now =
+    base && read && !read.bytes.equals(base.bytes)
+      ? await decodeFile(read, target.display, deps.inspect).catch(() => undefined)
+      : undefined;
   if (base && now && now.hash !== base.hash) {
     if (s.mode === 'edit') {
       const again = applyEdits(now.text, result.specs);
@@ -131,11 +153,19 @@ export async function commitEdit(
     ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, base?.mode, target.display));
   }
   deps.seen.set(s.agentId, target.path, { hash: resultHash, mtimeMs });
+  // The diff thread reads its own copies where it can, checked by hash: the base as the blob store keeps it
+  // (stored above, when the bytes changed) and the bytes just written.
+  const baseCopy = base && deps.storedBase ? { file: deps.storedBase(base.hash), hash: base.hash } : undefined;
   const report = deps.diff
-    ? await deps.diff(target.display, base?.text ?? '', content)
+    ? await deps.diff(
+        target.display,
+        base ? { bytes: base.bytes, text: () => base.text, stored: baseCopy } : '',
+        afterSide(content, bytes, { file: target.path, hash: resultHash }),
+      )
     : cappedDiff(target.display, base?.text ?? '', content);
   let syntaxErrors: SyntaxReport | undefined;
-  if (deps.syntaxCheck) {
+  // checkSyntax skips big changes too, but only after `base.text`, which a big write never decodes here.
+  if (deps.syntaxCheck && content.length + (base?.textLength ?? 0) <= SYNTAX_CHECK_MAX_CHARS) {
     syntaxErrors = await checkSyntax(target.path, base?.text, content).catch((err: unknown) => {
       ctx.log?.warn({ err, editId: s.editId }, 'syntax check failed');
       return undefined;
@@ -154,7 +184,9 @@ export async function commitEdit(
     ? ((await ctx.actionLog?.plan({
         path: target.path,
         before: base?.bytes ?? null,
+        beforeHash: base?.hash ?? null,
         after: bytes,
+        afterHash: resultHash,
         mode: s.mode,
         editId: s.editId,
       })) ?? [])
@@ -187,4 +219,14 @@ export async function commitEdit(
     edits,
     ...(syntaxErrors ? { syntaxErrors } : {}),
   };
+}
+
+/**
+ * The new content as a diff side: the bytes written when they decode back to exactly `content` (no CR, no NUL
+ * and no BOM character in it: then `decodeText(bytes).text === content` whatever the file's format), so a big
+ * write is not encoded to UTF-8 a second time for the diff thread; else the text.
+ */
+function afterSide(content: string, bytes: Buffer, stored: Stored): DiffSide {
+  if (content.includes('\r') || content.includes('\0') || content.charCodeAt(0) === 0xfeff) return content;
+  return { bytes, text: () => content, stored };
 }

@@ -17,7 +17,7 @@ import {
   realRoots,
   resolveAndRead,
   resolveInWorkspace,
-  textFile,
+  decodeFile,
 } from './file-io.ts';
 import {
   DEFAULT_READ_LIMITS,
@@ -43,6 +43,8 @@ export type EditServiceConfig = {
   readLimits?: ReadLimits;
   /** Called with the original bytes before a file is overwritten (content-addressed by `hash`). */
   storeBase?: (hash: string, bytes: Buffer) => void | Promise<void>;
+  /** Where `storeBase` keeps the bytes of a hash (the diff thread reads a big base there). */
+  storedBase?: (hash: string) => string;
   /** Run the tree-sitter syntax check after writes (default true). */
   syntaxCheck?: boolean;
   /** How a commit's diff is made (default: on this thread); see DiffThread. */
@@ -52,6 +54,8 @@ export type EditServiceConfig = {
    * begin that passed the gate before its agent finished is either cancelled by the finish or refused here.
    */
   finished?: (agentId: string) => string | undefined;
+  /** Where a big file's hash and UTF-8 check run for a whole-file write (default: this thread); see DiffThread. */
+  inspect?: CommitDeps['inspect'];
 };
 
 export type { AppliedReply } from './edit-commit.ts';
@@ -96,13 +100,15 @@ export class EditService {
   }
 
   /**
-   * The text at a resolved path as the action log records it, or null when there is none to record (absent,
-   * or not a readable single-link regular file): confined like every read, so a FIFO never blocks it.
+   * The bytes at a resolved path as the action log records them (decoded as UTF-8 only when recorded), or null
+   * when there is none to record (absent, or not a readable single-link regular file): confined like every
+   * read, so a FIFO never blocks it. Bytes, not text: a 10 MB file's decode held the event loop for ~50 ms,
+   * twice per write, only to find the change already recorded.
    */
-  async readRecorded(agentId: string, path: string): Promise<string | null> {
+  async readRecorded(agentId: string, path: string): Promise<Buffer | null> {
     try {
       const file = await readConfined(this.roots(agentId), path, this.maxFileBytes);
-      return file ? file.bytes.toString('utf8') : null;
+      return file ? file.bytes : null;
     } catch {
       return null;
     }
@@ -241,7 +247,10 @@ export class EditService {
         );
       return { path: resolved.path, display, file: undefined, given };
     }
-    return { path: resolved.path, display, file: textFile(resolved.file, given), given };
+    // A whole-file write needs the old text only for its diff, made from the bytes on the diff thread: the
+    // old file's decode and hash run there too (an edit needs the text here, for the matcher).
+    const inspect = mode === 'write' ? this.#config.inspect : undefined;
+    return { path: resolved.path, display, file: await decodeFile(resolved.file, given, inspect), given };
   }
 
   /** How a path is shown to an agent: relative to its workspace root when inside it. */
@@ -262,7 +271,8 @@ export class EditService {
     const input: EditSessionInput = {
       editId,
       mode,
-      buffer: target.file?.text ?? '',
+      // A write's buffer serves only its streamed preview diff: not decoded for a plain file.write.
+      buffer: mode === 'write' && !preview ? '' : (target.file?.text ?? ''),
       stale: target.file ? this.#seen.isStale(ctx.agentId, target.file) : false,
       preview,
       crlf: target.file?.lineEnding === 'crlf',
@@ -294,9 +304,11 @@ export class EditService {
         roots: this.roots(s.agentId),
         maxFileBytes: this.maxFileBytes,
         storeBase: this.#config.storeBase,
+        storedBase: this.#config.storedBase,
         syntaxCheck: this.#config.syntaxCheck !== false,
         seen: this.#seen,
         diff: this.#config.diff,
+        inspect: this.#config.inspect,
       },
       ctx,
       s,

@@ -31,6 +31,7 @@ import {
 } from '../../machines/review/action-log.ts';
 import {
   planAccept,
+  planNeedsTexts,
   planRecord,
   type AcceptReply,
   type LogView,
@@ -189,11 +190,23 @@ export class ActionLogService {
     const others = [...this.#logs.keys()]
       .filter((id) => !lineage.includes(id) && this.#logs.get(id)!.files[input.path] !== undefined)
       .map((id) => this.#view(id));
-    const texts = await this.#load([...logs, ...others], [input.path]);
-    if (beforeHash !== null)
-      texts[beforeHash] = await this.blobs.require(beforeHash, `content before the change of '${input.path}'`);
-    if (resultHash !== null)
-      texts[resultHash] = await this.blobs.require(resultHash, `content after the change of '${input.path}'`);
+    // Contents only when the plan reads them (an outside edit to fold, other logs): most changes need none, and
+    // the change's own two are then only checked to be in the store (BlobMissingError), not read.
+    const texts: Record<string, string> = {};
+    const needed = planNeedsTexts({ path: input.path, beforeHash }, logs, others);
+    if (needed) Object.assign(texts, await this.#load([...logs, ...others], [input.path]));
+    const what = {
+      before: `content before the change of '${input.path}'`,
+      after: `content after the change of '${input.path}'`,
+    };
+    for (const [hash, of] of [
+      [beforeHash, what.before],
+      [resultHash, what.after],
+    ] as const) {
+      if (hash === null) continue;
+      if (needed) texts[hash] = await this.blobs.require(hash, of);
+      else await this.blobs.size(hash, of);
+    }
     const changeId = input.changeId ?? newId('chg');
     const plan = planRecord(
       {

@@ -38,6 +38,7 @@ export function wireEdit(deps: {
   const diffThread = new DiffThread(deps.logger);
   const service = new EditService({
     diff: diffThread.diff,
+    inspect: diffThread.inspect,
     workspaceRoots: (agentId) => {
       const view = deps.directory.view(agentId);
       return view ? [view.workspace] : [];
@@ -47,7 +48,8 @@ export function wireEdit(deps: {
     ...(deps.maxOpenPerHost ? { maxOpenPerHost: deps.maxOpenPerHost } : {}),
     finished: (agentId) => deps.directory.finishedStatus(agentId),
     // The base is in the blob store before the write, so a start after a crash mid-write can put it in review.
-    storeBase: async (_hash, bytes) => void (await deps.review.service.blobs.put(bytes)),
+    storeBase: async (hash, bytes) => void (await deps.review.service.blobs.put(bytes, hash)),
+    storedBase: (hash) => deps.review.service.blobs.pathOf(hash),
   });
   /** Streaming sessions: editId → agent, the path as given and as resolved at begin (lock, cancel, re-check). */
   const open = new Map<string, { agentId: string; path: string; given: string }>();
@@ -81,7 +83,9 @@ export function wireEdit(deps: {
             agentId: ctx.command.agentId,
             path: change.path,
             before: change.before,
+            beforeHash: change.beforeHash,
             after: change.after,
+            afterHash: change.afterHash,
             source: {
               kind: type === 'file.write' || change.mode === 'write' ? 'write' : 'edit',
               editId: change.editId,
@@ -99,12 +103,20 @@ export function wireEdit(deps: {
       }
       const after = await service.readRecorded(ctx.command.agentId, path);
       // Not carried (edit.applied was not stored, or never got that far): recorded on its own, retried until stored.
-      if (before !== after && !carried) {
+      const same = before === null || after === null ? before === after : before.equals(after);
+      if (!same && !carried) {
         const mode = reply && 'mode' in reply ? reply.mode : undefined;
         const kind: 'write' | 'edit' = type === 'file.write' || mode === 'write' ? 'write' : 'edit';
         // The edit's own id when it got that far; else the streaming edit's, else the command's.
         const id = String(reply && 'editId' in reply ? reply.editId : editId);
-        const input = { agentId: ctx.command.agentId, path, before, after, source: { kind, editId: id as never } };
+        const text = (b: Buffer | null) => (b === null ? null : b.toString('utf8'));
+        const input = {
+          agentId: ctx.command.agentId,
+          path,
+          before: text(before),
+          after: text(after),
+          source: { kind, editId: id as never },
+        };
         try {
           await deps.review.record(input, { lockHeld: true });
         } catch (err) {

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { ErrorCode, RuntimeError, subjectFor } from '../../schemas/index.ts';
 import type { FileReview } from '../../schemas/review.ts';
 import type { Bus } from '../transport/bus.ts';
+import { joinParts, whole } from '../transport/client.ts';
 import { decodeReply, encode, type Reply } from '../transport/codec.ts';
 
 export type RemoteReview = {
@@ -49,15 +50,16 @@ async function ask(bus: Bus, agentId: string, type: string, data: unknown): Prom
 
 /** Every file one placed top's review lists (all pages), from its host. */
 async function filesOf(remote: RemoteReview, top: string): Promise<FileReview[]> {
-  const files: FileReview[] = [];
+  let files: unknown[] = [];
   let cursor: string | undefined;
   do {
     const reply = await ask(remote.bus, top, 'review.list', cursor === undefined ? {} : { cursor });
     if (!reply.ok) throw failed(top, 'review.list', reply.error);
-    files.push(...((reply['files'] as FileReview[] | undefined) ?? []));
+    // A diff too big for one message comes in parts: joined, and paged again by this host.
+    files = joinParts(files, (reply['files'] as FileReview[] | undefined) ?? []);
     cursor = typeof reply['nextCursor'] === 'string' ? reply['nextCursor'] : undefined;
   } while (cursor !== undefined);
-  return files;
+  return whole(files) as FileReview[];
 }
 
 /** Every file the placed tops of `agentId`'s subtree changed, from their hosts. */

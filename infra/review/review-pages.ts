@@ -1,32 +1,48 @@
 /**
  * @module
- * Pages of `review.list`: a big review (many files, or big diffs) used to make
- * a reply over NATS's max_payload, which the broker dropped while the client
- * waited for its timeout. Files are ordered by path and cut into pages that fit
- * the payload limit; the cursor is the last path of a page. A single file too
- * big for any page keeps its place with its diff and hunks left out and a note
- * saying how to act on it (by path), so paging never stalls.
+ * Pages of `review.list`: a big review (many files, or big diffs) used to make a reply over NATS's max_payload,
+ * which the broker dropped while the client waited for its timeout. Files are ordered by path and cut into pages
+ * that fit the payload limit; the cursor is the last path of a page. A file whose diff cannot fit one page is
+ * sent in parts, one per page (`diffPart`: which characters of the diff each holds, its hunks with the last),
+ * so a diff of any size comes back whole; the cursor of a part names the path, where the next part starts and
+ * the content hashes, so a file that changes between pages is refused instead of stitched from two diffs.
  */
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { FileReview } from '../../schemas/review.ts';
 
 /** Room left for the reply envelope (`ok`, agentId, cursor…) and JSON escaping slack. */
 const ENVELOPE_BYTES = 16 * 1024;
+/** Separates a part cursor's fields: a path never holds NUL. */
+const SEP = '\u0000';
 
 export type ReviewPage = { files: FileReview[]; nextCursor?: string };
 
 export function pageOfFiles(all: readonly FileReview[], cursor: string | undefined, maxBytes: number): ReviewPage {
   const budget = Math.max(1024, maxBytes - ENVELOPE_BYTES);
   const sorted = [...all].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const part = cursor?.includes(SEP) ? partCursor(cursor) : undefined;
+  if (part) {
+    const file = sorted.find((f) => f.path === part.path);
+    if (!file || file.baseHash !== part.baseHash || file.currentHash !== part.currentHash) {
+      throw new RuntimeError(
+        ErrorCode.Conflict,
+        `${part.path} changed (or left the review) while its diff was being sent in parts; ` +
+          'run review.list again from the first page (no cursor)',
+      );
+    }
+    return andAfter(partPage(file, part.start, budget), sorted, file);
+  }
   const start = cursor === undefined ? 0 : sorted.findIndex((f) => f.path > cursor);
   if (start === -1) return { files: [] };
   const files: FileReview[] = [];
   let used = 2;
   for (let i = start; i < sorted.length; i++) {
-    let file = sorted[i]!;
-    let size = Buffer.byteLength(JSON.stringify(file)) + 1;
+    const file = sorted[i]!;
+    const size = Buffer.byteLength(JSON.stringify(file)) + 1;
     if (size > budget) {
-      file = tooBig(file, size);
-      size = Buffer.byteLength(JSON.stringify(file)) + 1;
+      // Too big for any page: in parts, from a page of its own (the files before it end this one).
+      if (files.length > 0) return { files, nextCursor: files.at(-1)!.path };
+      return andAfter(partPage(file, 0, budget), sorted, file);
     }
     if (files.length > 0 && used + size > budget) return { files, nextCursor: files.at(-1)!.path };
     files.push(file);
@@ -35,14 +51,61 @@ export function pageOfFiles(all: readonly FileReview[], cursor: string | undefin
   return { files };
 }
 
-function tooBig(file: FileReview, size: number): FileReview {
-  return {
-    ...file,
-    diff:
-      `(diff of ${file.path} left out: ${size} bytes do not fit one message; ` +
-      `its ${file.hunks.length} hunk(s) can still be accepted or rejected together by path, ` +
-      'e.g. review.reject {"paths":["…"]})\n',
-    hunks: [],
-    diffLeftOut: true,
-  };
+/** A page ending with `file`'s last part points on to the files after it. */
+function andAfter(page: ReviewPage, sorted: readonly FileReview[], file: FileReview): ReviewPage {
+  if (page.nextCursor !== undefined || sorted.at(-1) === file) return page;
+  return { ...page, nextCursor: file.path };
+}
+
+/**
+ * The part of `file`'s diff from character `start` that fits `budget` bytes as JSON, alone on its page. The
+ * last part carries the hunks when the rest of the diff and they fit; else the hunks get a part of their own,
+ * with their lines left out when even alone they do not fit (they are the diff's @@ sections).
+ */
+function partPage(file: FileReview, start: number, budget: number): ReviewPage {
+  const total = file.diff.length;
+  const head = { ...file, diff: '', hunks: [] as FileReview['hunks'] };
+  const bytes = (f: FileReview) => Buffer.byteLength(JSON.stringify(f)) + 3;
+  const withHunks = { ...file, diff: file.diff.slice(start), diffPart: { start, end: total, total } };
+  if (bytes(withHunks) <= budget) return { files: [withHunks] };
+  if (start >= total) {
+    // Only the hunks are left, and they do not fit whole: ids and ranges, their lines are the diff's.
+    const hunks = file.hunks.map((h) => ({ ...h, lines: [] }));
+    return { files: [{ ...head, hunks, hunkLinesLeftOut: true, diffPart: { start: total, end: total, total } }] };
+  }
+  const room = budget - bytes({ ...head, diffPart: { start, end: total, total } });
+  const end = fitEnd(file.diff, start, Math.max(64, room));
+  const files = [{ ...head, diff: file.diff.slice(start, end), diffPart: { start, end, total } }];
+  return { files, nextCursor: [file.path, end, file.baseHash ?? '', file.currentHash ?? ''].join(SEP) };
+}
+
+/** The end of the longest slice of `text` from `start` whose JSON string takes at most `room` bytes. */
+function fitEnd(text: string, start: number, room: number): number {
+  let end = Math.min(text.length, start + room);
+  for (;;) {
+    const size = Buffer.byteLength(JSON.stringify(text.slice(start, end)));
+    if (size <= room || end - start <= 1) break;
+    end = start + Math.max(1, Math.floor(((end - start) * room) / size) - 16);
+  }
+  // Never between the two halves of a surrogate pair.
+  const last = text.charCodeAt(end - 1);
+  if (end < text.length && end - start > 1 && last >= 0xd800 && last <= 0xdbff) end--;
+  return end;
+}
+
+function partCursor(cursor: string): {
+  path: string;
+  start: number;
+  baseHash: string | null;
+  currentHash: string | null;
+} {
+  const [path = '', start = '', baseHash = '', currentHash = ''] = cursor.split(SEP);
+  const n = Number(start);
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new RuntimeError(
+      ErrorCode.InvalidMessage,
+      'review.list cursor is not one review.list returned; omit it to start over',
+    );
+  }
+  return { path, start: n, baseHash: baseHash || null, currentHash: currentHash || null };
 }

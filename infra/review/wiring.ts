@@ -53,6 +53,9 @@ export type ReviewRecorder = {
 export type PlannedChange = Omit<RecordChangeInput, 'ancestors' | 'before' | 'after'> & {
   before: Buffer | null;
   after: Buffer;
+  /** The sha256 of `before` and `after` when the caller has them (not hashed again). */
+  beforeHash?: string | null | undefined;
+  afterHash?: string | undefined;
 };
 
 export function wireReview(deps: {
@@ -111,12 +114,12 @@ export function wireReview(deps: {
     async plan(input) {
       recentEdits.set(input.path, { content: input.after, at: Date.now() });
       // A full data disk is `unavailable` naming it, as for the log (the records ride in edit.applied's append).
-      const put = (content: string | Uint8Array) =>
-        service.blobs.put(content).catch((err: unknown) => {
+      const put = (content: string | Uint8Array, hash: string | undefined) =>
+        service.blobs.put(content, hash).catch((err: unknown) => {
           throw diskError(service.blobs.dir, err, 'the review blob store in');
         });
-      const beforeHash = input.before === null ? null : await put(input.before);
-      const resultHash = await put(input.after);
+      const beforeHash = input.before === null ? null : await put(input.before, input.beforeHash ?? undefined);
+      const resultHash = await put(input.after, input.afterHash);
       const planned = await service.planChangeByHash({
         agentId: input.agentId,
         ancestors: deps.directory.localAncestors(input.agentId),

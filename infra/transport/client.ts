@@ -74,7 +74,8 @@ export async function call(
 
 /**
  * Sends a paged command (`review.list`) and follows `nextCursor` until the last page, concatenating the
- * `key` arrays: the whole answer, each page within one message. A refused page is returned as is.
+ * `key` arrays (a file whose diff came in parts joined into one): the whole answer, each page within one
+ * message. A refused page is returned as is.
  */
 export async function callAllPages(
   bus: Bus,
@@ -90,12 +91,39 @@ export async function callAllPages(
     const reply = await call(bus, agentId, type, cursor === undefined ? data : { ...data, cursor }, options);
     if (!reply.ok) return reply;
     const items = (reply[key] as unknown[] | undefined) ?? [];
-    merged = merged ? { ...merged, [key]: [...(merged[key] as unknown[]), ...items] } : reply;
+    merged = merged ? { ...merged, [key]: joinParts(merged[key] as unknown[], items) } : reply;
     cursor = typeof reply['nextCursor'] === 'string' ? reply['nextCursor'] : undefined;
     if (cursor === undefined) break;
   }
-  const { nextCursor: _done, ...whole } = merged!;
-  return whole as Reply;
+  const { nextCursor: _done, ...all } = merged!;
+  return { ...all, [key]: whole((all[key] as unknown[] | undefined) ?? []) } as Reply;
+}
+
+type Part = { path?: unknown; diff?: unknown; diffPart?: { start: number; end: number; total: number } };
+
+/**
+ * `before` then `items`, a file whose diff came in parts (`diffPart`, review.list) joined into one entry: the
+ * diff concatenated, the rest (hunks) from the last part; `diffPart` dropped once the diff is whole.
+ */
+export function joinParts(before: unknown[], items: unknown[]): unknown[] {
+  const out = [...before];
+  for (const item of items) {
+    const last = out.at(-1) as Part | undefined;
+    const next = item as Part;
+    if (last?.diffPart && next?.diffPart && last.path === next.path && next.diffPart.start === last.diffPart.end) {
+      const diff = `${last.diff as string}${next.diff as string}`;
+      out[out.length - 1] = { ...next, diff, diffPart: { ...next.diffPart, start: 0 } };
+    } else out.push(item);
+  }
+  return out;
+}
+
+/** `items` with `diffPart` dropped from the files whose parts are all joined. */
+export function whole(items: unknown[]): unknown[] {
+  return items.map((item) => {
+    const { diffPart, ...rest } = item as Part;
+    return diffPart && diffPart.start === 0 && diffPart.end === diffPart.total ? rest : item;
+  });
 }
 
 /** One readable line for a fact: time, agent, type and key fields. */

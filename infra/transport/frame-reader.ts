@@ -2,11 +2,12 @@
  * @module
  * Reads the embedded socket's frames from a stream, in order, for both ends (socket-server.ts, socket-bus.ts):
  * small frames are decoded at once; a big one is decoded on the frame thread (frame-thread.ts), and the
- * frames read after it wait for it, so each connection's frames are still handled in the order they came.
+ * frames read after it wait for it, so each connection's frames are still handled in the order they came. A
+ * big frame lost with its worker is reported in its place (`onLost`), and the frames after it go on.
  */
 import type { Readable } from 'node:stream';
 import { readLineFrames } from './line-frames.ts';
-import { OFF_THREAD_BYTES, type DecodedFrame, type FrameThread } from './frame-thread.ts';
+import { FrameLostError, OFF_THREAD_BYTES, type DecodedFrame, type FrameThread } from './frame-thread.ts';
 import { decodeFrame } from './wire.ts';
 
 export type FrameReaderOptions = {
@@ -17,6 +18,11 @@ export type FrameReaderOptions = {
   /** Each frame in order; `undefined` for one that is not a valid frame. */
   onFrame: (decoded: DecodedFrame | undefined) => void;
   onOversize: (bytes: number) => void;
+  /**
+   * A big frame lost with the worker that decoded it (`FrameLostError`: its op and id, read from its first
+   * bytes); the frames after it are read on. Undefined: it counts as an invalid frame (`onFrame(undefined)`).
+   */
+  onLost?: ((err: FrameLostError) => void) | undefined;
   /** Frame size from which `frames` decodes (tests use a small one). */
   offThreadBytes?: number | undefined;
 };
@@ -35,19 +41,25 @@ export function readFrames(stream: Readable, options: FrameReaderOptions): void 
   };
   const later = (pieces: Uint8Array[]) => {
     waiting = [];
-    void options.frames!.decode(pieces).then((decoded) => {
-      options.onFrame(decoded);
-      const queued = waiting ?? [];
-      waiting = undefined;
-      for (let i = 0; i < queued.length; i++) {
-        queued[i]!();
-        // A big frame among the queued ones: the rest wait for it in turn.
-        if (waiting) {
-          (waiting as Array<() => void>).push(...queued.slice(i + 1));
-          return;
+    const lost = (err: unknown) => {
+      if (err instanceof FrameLostError && options.onLost) options.onLost(err);
+      else options.onFrame(undefined);
+    };
+    void options
+      .frames!.decode(pieces)
+      .then(options.onFrame, lost)
+      .finally(() => {
+        const queued = waiting ?? [];
+        waiting = undefined;
+        for (let i = 0; i < queued.length; i++) {
+          queued[i]!();
+          // A big frame among the queued ones: the rest wait for it in turn.
+          if (waiting) {
+            (waiting as Array<() => void>).push(...queued.slice(i + 1));
+            return;
+          }
         }
-      }
-    });
+      });
   };
   readLineFrames(stream, {
     maxBytes: options.maxBytes,

@@ -13,7 +13,7 @@ import pino from 'pino';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Bus, type BusMsg, type Subscription } from './bus.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { readFrames } from './frame-reader.ts';
-import { FrameThread, type DecodedFrame } from './frame-thread.ts';
+import { FrameThread, type DecodedFrame, type FrameLostError } from './frame-thread.ts';
 import { REVOKED, type SocketFrame } from './wire.ts';
 
 /** Frames from the runtime are bounded by its maxPayloadBytes; this is only a backstop. */
@@ -55,6 +55,8 @@ export type SocketBusOptions = {
   token: string;
   /** Errors the runtime reports on this connection: permission violations, revocation. */
   onError?: ((message: string) => void) | undefined;
+  /** The script of the thread that decodes big frames (default frame-thread-worker.mjs; tests give one that dies). */
+  frameWorker?: URL | undefined;
 };
 
 export class SocketBus implements Bus {
@@ -73,7 +75,7 @@ export class SocketBus implements Bus {
   >();
   readonly #path: string;
   /** Big frames (a big reply) are decoded on a worker, started on the first one and ended with the connection. */
-  readonly #frames = new FrameThread(pino({ level: 'silent' }));
+  readonly #frames: FrameThread;
   readonly #onError: ((message: string) => void) | undefined;
   #next = 1;
   #closed: Error | undefined;
@@ -83,11 +85,13 @@ export class SocketBus implements Bus {
     this.#socket = socket;
     this.#path = path;
     this.#onError = options.onError;
+    this.#frames = new FrameThread(pino({ level: 'silent' }), options.frameWorker);
     readFrames(socket, {
       // The runtime is trusted; the bound only keeps a broken one from exhausting this process's memory.
       maxBytes: CLIENT_MAX_FRAME_BYTES,
       frames: this.#frames,
       onFrame: (decoded) => this.#receive(decoded),
+      onLost: (err) => this.#lost(err),
       onOversize: (bytes) => {
         this.#fail(new Error(`the runtime sent a frame of over ${bytes} bytes; disconnected`));
         socket.destroy();
@@ -165,6 +169,20 @@ export class SocketBus implements Bus {
     }
   }
 
+  /**
+   * A big frame lost with the thread decoding it: the call it answered fails now (not at its timeout); a lost
+   * message of a subscription is reported through `onError`. The connection and the frames after it go on.
+   */
+  #lost(err: FrameLostError): void {
+    const { op, rid } = err.head;
+    const pending = (op === 'res' || op === 'err') && rid !== undefined ? this.#requests.get(rid) : undefined;
+    if (pending) {
+      this.#requests.delete(rid!);
+      clearTimeout(pending.timer);
+      pending.reject(new ReplyLostError(pending.subject, err));
+    } else this.#onError?.(`${err.message}; it cannot be delivered`);
+  }
+
   publish(subject: string, data: Uint8Array | string): void {
     send(this.#socket, { op: 'pub', subject, data: b64(data) });
   }
@@ -215,5 +233,18 @@ export class PermissionViolationError extends RuntimeError {
   override name = 'PermissionViolationError';
   constructor(message: string) {
     super(ErrorCode.PermissionDenied, `${message}: this identity may not send that; use your own agent's subjects`);
+  }
+}
+
+/** The reply to a request arrived but was lost while it was decoded (the frame thread died). */
+export class ReplyLostError extends RuntimeError {
+  override name = 'ReplyLostError';
+  constructor(subject: string, cause: FrameLostError) {
+    super(
+      ErrorCode.Unavailable,
+      `the reply on '${subject}' was lost: ${cause.message}. The request was handled; send it again with the ` +
+        'same command id to get its reply',
+      { retryable: true, cause },
+    );
   }
 }

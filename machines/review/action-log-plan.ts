@@ -86,6 +86,29 @@ export function makeEntry(
  * change is an outside edit: it is folded into both their base and current when it fits, so their
  * review keeps showing only their own changes; an outside deletion or re-creation ends their tracking.
  */
+/**
+ * Whether `planRecord` reads any content for `change`: only to fold an outside edit into a log's base (the log's
+ * current content is not what the change started from) or to update logs outside the lineage. When it does not,
+ * the caller loads nothing: decoding a 10 MB file's four versions held the event loop for ~100-800 ms per write.
+ */
+export function planNeedsTexts(
+  change: Pick<RecordedChange, 'path' | 'beforeHash'>,
+  logs: readonly LogView[],
+  others: readonly LogView[] = [],
+): boolean {
+  if (others.length > 0) return true;
+  return logs.some((log) => {
+    const prev = log.files[change.path];
+    return (
+      prev !== undefined &&
+      prev.currentHash !== change.beforeHash &&
+      prev.currentHash !== null &&
+      change.beforeHash !== null &&
+      prev.baseHash !== null
+    );
+  });
+}
+
 export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv, others: LogView[] = []): Plan<null> {
   const blobs: Record<string, string> = {};
   const facts: UnstampedFact[] = [];

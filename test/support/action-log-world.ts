@@ -11,6 +11,7 @@ import { emptyActionLog, foldActionLog, type ActionLogContext } from '../../mach
 import {
   listReview,
   planAccept,
+  planNeedsTexts,
   planRecord,
   type LogView,
   type Plan,
@@ -66,18 +67,22 @@ export class PlanWorld {
     const others = [...this.logs.keys()]
       .filter((id) => !lineage.includes(id) && this.logs.get(id)!.files[path])
       .map((id) => this.view(id));
+    const beforeHash = this.hashOf(before);
+    // No contents at all when planNeedsTexts says none are read (as the action log loads them): a plan that
+    // reads one anyway throws "not loaded", so every planning test also checks planNeedsTexts.
+    const texts = planNeedsTexts({ path, beforeHash }, logs, others) ? this.texts : {};
     const plan = planRecord(
       {
         changeId: `chg-${++this.#n}`,
         agentId,
         lineage: this.ancestors(agentId),
         path,
-        beforeHash: this.hashOf(before),
+        beforeHash,
         resultHash: this.hashOf(after),
         source,
       },
       logs,
-      { texts: this.texts, hash: sha256 },
+      { texts, hash: sha256 },
       others,
     );
     this.apply(plan);

@@ -1,9 +1,14 @@
 /**
  * The diff thread (actors/edit/diff-thread.ts) gives byte for byte the report `cappedDiff` gives on the main
  * thread, for a big rewrite (worker), a big one-line change (worker, fine hunk), non-ASCII text sent as
- * UTF-8 bytes (worker) and a small edit (inline); and for review the diff and hunks `reviewDiff` gives.
+ * UTF-8 bytes (worker) and a small edit (inline); from a file's bytes, read by the worker from a stored copy
+ * when its hash matches and sent when it does not; and for review the diff and hunks `reviewDiff` gives.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../../../actors/edit/file-io.ts';
+import { tempDir } from '../../support/temp-dir.ts';
 import { DiffThread, OFF_THREAD_CHARS } from '../../../actors/edit/diff-thread.ts';
 import { cappedDiff, MAX_DIFF_CHARS } from '../../../actors/edit/edit-report.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
@@ -51,6 +56,30 @@ describe('DiffThread', () => {
     expect(thread.running).toBe(true);
     expect(report).toEqual(cappedDiff('ü.txt', before, after));
     expect(report.diff).toContain('+ligne 15000 « hiver » ✗ 𝄢 6');
+  });
+
+  it('reads a side from its stored copy when the hash matches, and uses the bytes sent when it does not', async () => {
+    const dir = tempDir('skein-diff-stored-');
+    try {
+      const before = lines(30_000, (i) => `const é${i} = '${i}';\r`).replace(/\r\n/g, '\r\n');
+      const crlf = Buffer.from(`\ufeff${before}`, 'utf8'); // a BOM and CRLF file, decoded as the kernel does
+      const after = before.replace(/\r\n/g, '\n').replace("const é7 = '7';", "const é7 = 'sept';");
+      const want = cappedDiff('a.ts', before.replace(/\r\n/g, '\n'), after);
+      const file = join(dir.path, 'base');
+      writeFileSync(file, crlf);
+      const side = (stored: { file: string; hash: string }) => ({ bytes: crlf, text: () => '', stored });
+      // The copy on disk has the hash: read there (text() would give '' and a different diff).
+      expect(await thread.diff('a.ts', side({ file, hash: sha256(crlf) }), after)).toEqual(want);
+      // A copy that is not those bytes (changed since) or is gone: the bytes sent are used.
+      writeFileSync(file, 'something else\n');
+      expect(await thread.diff('a.ts', side({ file, hash: sha256(crlf) }), after)).toEqual(want);
+      expect(await thread.diff('a.ts', side({ file: join(dir.path, 'gone'), hash: sha256(crlf) }), after)).toEqual(
+        want,
+      );
+      expect(thread.running).toBe(true);
+    } finally {
+      dir.dispose();
+    }
   });
 
   it("gives review's diff and hunks from bytes, as reviewDiff gives them for the texts", async () => {

@@ -2,14 +2,16 @@
  * readFrames with a frame thread: a big frame (over the threshold) is decoded on the worker and arrives equal
  * to the on-thread decode, its payload as bytes, and in order with the small frames around it however the
  * stream is chunked (property test, seed printed); a big frame that is not valid JSON is reported as invalid
- * in its place. readLineFrames gives a big frame as pieces that each own their ArrayBuffer.
+ * in its place; a big frame lost with its worker (the thread dies) is reported in its place with its op and id,
+ * and the frames after it are read on, the next big one on a new worker. readLineFrames gives a big frame as
+ * pieces that each own their ArrayBuffer.
  */
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFrames } from '../../../infra/transport/frame-reader.ts';
-import { FrameThread, type DecodedFrame } from '../../../infra/transport/frame-thread.ts';
+import { FrameLostError, FrameThread, type DecodedFrame } from '../../../infra/transport/frame-thread.ts';
 import { readLineFrames } from '../../../infra/transport/line-frames.ts';
 import type { SocketFrame } from '../../../infra/transport/wire.ts';
 import { propertySeed } from '../../support/seed.ts';
@@ -108,6 +110,46 @@ describe('readFrames with a frame thread', () => {
     const d = await got;
     expect(d?.frame).toEqual({ op: 'pub', subject: 's', data: '' });
     expect(Buffer.from(d!.payload!)).toEqual(payload);
+  });
+});
+
+describe('readFrames when the frame thread dies', () => {
+  it('reports the lost frame in its place with its op and rid, and reads on (a new worker decodes)', async () => {
+    const dying = new FrameThread(
+      pino({ level: 'silent' }),
+      new URL('../../support/dying-frame-worker.mjs', import.meta.url),
+    );
+    try {
+      const stream = new PassThrough();
+      const got: unknown[] = [];
+      const done = new Promise<void>((resolve) =>
+        readFrames(stream, {
+          maxBytes: 1 << 20,
+          frames: dying,
+          offThreadBytes: BIG,
+          onFrame: (d) => {
+            got.push(meaning(d));
+            if (got.length === 4) resolve();
+          },
+          onLost: (err) => got.push({ lost: err.head, bytes: err.bytes, isLost: err instanceof FrameLostError }),
+          onOversize: () => {},
+        }),
+      );
+      const doomed = line({ op: 'res', rid: 41, data: b64(`die-here${'x'.repeat(BIG)}`) });
+      const fine = `${'y'.repeat(BIG)}`;
+      stream.write(`${line({ op: 'unsub', sid: 1 })}${doomed}${line({ op: 'res', rid: 42, data: b64(fine) })}`);
+      stream.write(line({ op: 'unsub', sid: 2 }));
+      await done;
+      expect(got).toEqual([
+        { op: 'unsub', sid: 1 },
+        { lost: { op: 'res', rid: 41 }, bytes: Buffer.byteLength(doomed) - 1, isLost: true },
+        { op: 'res', rid: 42, data: fine },
+        { op: 'unsub', sid: 2 },
+      ]);
+      expect(dying.running).toBe(true);
+    } finally {
+      await dying.close();
+    }
   });
 });
 
