@@ -1,0 +1,158 @@
+/**
+ * The scripts a command feeds a shell (here-strings, here-docs, `echo … |`), what wrappers run and the
+ * assignments they pass, redirect targets and pipeline forms: whole splits, written for the mutants that
+ * survived in that part of shell-parse.ts (docs/quality.md). Each expected split is what bash 5.2 runs: the
+ * here-string descriptor and echo's option words were gate holes (bash ran rm; the gate judged `bash 0` and
+ * `-e rm -rf /`), and they are pinned at the decision too.
+ */
+import type { ShellSplit, ShellSubCommand } from '../../../machines/permission/shell-words.ts';
+import { decideTerminal, merged, shellSplitter } from '../../support/permission-fixtures.ts';
+
+const split = async (src: string) => (await shellSplitter())(src);
+const cmd = (text: string, argv: string[], via?: string, forms = [text]): ShellSubCommand =>
+  via === undefined ? { kind: 'command', text, forms, argv } : { kind: 'command', text, forms, argv, via };
+const pipe = (text: string, forms = [text]): ShellSubCommand => ({ kind: 'pipeline', text, forms, argv: [] });
+const redirect = (text: string): ShellSubCommand => ({ kind: 'redirect', text, forms: [text], argv: [] });
+const whole = (commands: ShellSubCommand[]): ShellSplit => ({ commands, unsafe: [] });
+
+const RM = ['rm', 'x'];
+
+describe('splitShell: scripts fed to a shell on stdin', () => {
+  it.each<[string, ShellSplit]>([
+    ['sh <<< "rm x"', whole([cmd('sh', ['sh']), cmd('rm x', RM, 'sh <<')])],
+    // `0<<<` is the here-string's descriptor, not an argument: bash reads its script from it.
+    ['bash 0<<< "rm x"', whole([cmd('bash', ['bash']), cmd('rm x', RM, 'bash <<')])],
+    ['bash <<EOF\nrm x\nEOF', whole([cmd('bash', ['bash']), cmd('rm x', RM, 'bash <<')])],
+    // Not a shell, or a shell with a script file (`0` with a blank before `<<<` is one): no script is read.
+    ['cat <<< "rm x"', whole([cmd('cat', ['cat'])])],
+    ['cat 0<<< x', whole([cmd('cat', ['cat'])])],
+    ['bash 0 <<< "rm x"', whole([cmd('bash 0', ['bash', '0'])])],
+  ])('%j', async (source, expected) => {
+    expect(await split(source)).toEqual(expected);
+  });
+});
+
+describe('splitShell: what wrappers and aliases run', () => {
+  it.each<[string, ShellSplit]>([
+    [
+      'sudo env rm x',
+      whole([
+        cmd('sudo env rm x', ['sudo', 'env', 'rm', 'x']),
+        cmd('env rm x', ['env', 'rm', 'x'], 'sudo'),
+        cmd('rm x', RM, 'sudo > env'),
+      ]),
+    ],
+    [
+      'sudo A=1 B=2 rm x',
+      whole([
+        cmd('sudo A=1 B=2 rm x', ['sudo', 'A=1', 'B=2', ...RM]),
+        cmd('A=1 B=2 rm x', RM, 'sudo', ['A=1 B=2 rm x', 'rm x']),
+      ]),
+    ],
+    // nice runs a program named A=1 (no assignments before nice's command): the word is the command.
+    ['nice A=1', whole([cmd('nice A=1', ['nice', 'A=1']), cmd('A=1', ['A=1'], 'nice')])],
+    ['alias ll="rm x" y', whole([cmd('alias ll=rm x y', ['alias', 'll=rm x', 'y']), cmd('rm x', RM, 'alias')])],
+    // `alias =rm` is refused by bash (invalid alias name) and defines nothing.
+    ['alias =rm', whole([cmd('alias =rm', ['alias', '=rm'])])],
+  ])('%j', async (source, expected) => {
+    expect(await split(source)).toEqual(expected);
+  });
+});
+
+describe('splitShell: pipelines and the scripts echo feeds a shell', () => {
+  it.each<[string, ShellSplit]>([
+    ['ls | wc', whole([cmd('ls', ['ls']), cmd('wc', ['wc']), pipe('ls | wc')])],
+    [
+      'echo -n -e rm x | sh',
+      whole([
+        cmd('echo -n -e rm x', ['echo', '-n', '-e', ...RM]),
+        cmd('sh', ['sh']),
+        pipe('echo -n -e rm x | sh'),
+        cmd('rm x', RM, 'echo | sh'),
+      ]),
+    ],
+    // Only leading option words are echo's: `echo rm -n` prints "rm -n".
+    [
+      'echo rm -n | sh',
+      whole([
+        cmd('echo rm -n', ['echo', 'rm', '-n']),
+        cmd('sh', ['sh']),
+        pipe('echo rm -n | sh'),
+        cmd('rm -n', ['rm', '-n'], 'echo | sh'),
+      ]),
+    ],
+    [
+      'echo -e "ls\\nrm x" | sh',
+      whole([
+        cmd('echo -e ls\\nrm x', ['echo', '-e', 'ls\\nrm x']),
+        cmd('sh', ['sh']),
+        pipe('echo -e ls\\nrm x | sh'),
+        cmd('ls', ['ls'], 'echo | sh'),
+        cmd('rm x', RM, 'echo | sh'),
+      ]),
+    ],
+    [
+      'printf "rm x" | sudo bash',
+      whole([
+        cmd('printf rm x', ['printf', 'rm x']),
+        cmd('sudo bash', ['sudo', 'bash']),
+        cmd('bash', ['bash'], 'sudo'),
+        pipe('printf rm x | sudo bash', ['printf rm x | sudo bash', 'printf rm x | bash']),
+        cmd('rm x', RM, 'printf | sudo'),
+      ]),
+    ],
+    // A stage with a redirect is still a stage.
+    [
+      'echo rm x 2>/dev/null | sh',
+      whole([
+        cmd('echo rm x', ['echo', ...RM]),
+        cmd('sh', ['sh']),
+        pipe('echo rm x | sh'),
+        cmd('rm x', RM, 'echo | sh'),
+      ]),
+    ],
+    [
+      'echo x | sudo A=1 B=2 nice rm',
+      whole([
+        cmd('echo x', ['echo', 'x']),
+        cmd('sudo A=1 B=2 nice rm', ['sudo', 'A=1', 'B=2', 'nice', 'rm']),
+        cmd('A=1 B=2 nice rm', ['nice', 'rm'], 'sudo', ['A=1 B=2 nice rm', 'nice rm']),
+        cmd('rm', ['rm'], 'sudo > nice'),
+        pipe('echo x | sudo A=1 B=2 nice rm', ['echo x | sudo A=1 B=2 nice rm', 'echo x | rm']),
+      ]),
+    ],
+    [
+      'echo rm x | env A=1 sh',
+      whole([
+        cmd('echo rm x', ['echo', ...RM]),
+        cmd('env A=1 sh', ['env', 'A=1', 'sh']),
+        cmd('A=1 sh', ['sh'], 'env', ['A=1 sh', 'sh']),
+        pipe('echo rm x | env A=1 sh', ['echo rm x | env A=1 sh', 'echo rm x | sh']),
+        cmd('rm x', RM, 'echo | env'),
+      ]),
+    ],
+  ])('%j', async (source, expected) => {
+    expect(await split(source)).toEqual(expected);
+  });
+});
+
+describe('splitShell: redirect targets', () => {
+  it.each<[string, ShellSplit]>([
+    ['> out', whole([redirect('> out')])],
+    ['ls >&2x', whole([cmd('ls', ['ls']), redirect('>& 2x')])],
+    ['cat <&3-', whole([cmd('cat', ['cat'])])],
+    ['ls 2>&-', whole([cmd('ls', ['ls'])])],
+  ])('%j', async (source, expected) => {
+    expect(await split(source)).toEqual(expected);
+  });
+});
+
+describe('the gate sees the script bash reads', () => {
+  const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
+  it.each(['bash 0<<< "rm -rf /"', 'echo -n -e rm -rf / | sh', 'echo -E -n rm -rf / | bash'])(
+    'denies %s (bash runs rm)',
+    async (command) => {
+      expect((await decideTerminal(policy, command)).outcome).toBe('deny');
+    },
+  );
+});
