@@ -27,6 +27,7 @@ describe('splitShell: scripts fed to a shell on stdin', () => {
     ['cat <<< "rm x"', whole([cmd('cat', ['cat'])])],
     ['cat 0<<< x', whole([cmd('cat', ['cat'])])],
     ['bash 0 <<< "rm x"', whole([cmd('bash 0', ['bash', '0'])])],
+    ['bash x<<< "rm x"', whole([cmd('bash x', ['bash', 'x'])])],
   ])('%j', async (source, expected) => {
     expect(await split(source)).toEqual(expected);
   });
@@ -47,6 +48,13 @@ describe('splitShell: what wrappers and aliases run', () => {
       whole([
         cmd('sudo A=1 B=2 rm x', ['sudo', 'A=1', 'B=2', ...RM]),
         cmd('A=1 B=2 rm x', RM, 'sudo', ['A=1 B=2 rm x', 'rm x']),
+      ]),
+    ],
+    [
+      'sudo AB_1=x rm x',
+      whole([
+        cmd('sudo AB_1=x rm x', ['sudo', 'AB_1=x', ...RM]),
+        cmd('AB_1=x rm x', RM, 'sudo', ['AB_1=x rm x', 'rm x']),
       ]),
     ],
     // nice runs a program named A=1 (no assignments before nice's command): the word is the command.
@@ -136,10 +144,69 @@ describe('splitShell: pipelines and the scripts echo feeds a shell', () => {
   });
 });
 
+describe('splitShell: pipeline stages that are not simple commands, and the innermost form', () => {
+  it.each<[string, ShellSplit]>([
+    // A subshell stage is not a simple command: its output is unknown to the gate, as `cat f | sh`'s is, so
+    // no pipeline entry and no script (a policy decides `sh` reading stdin on its own).
+    ['(echo rm x) | sh', whole([cmd('echo rm x', ['echo', ...RM]), cmd('sh', ['sh'])])],
+    ['(echo rm x) 2>/dev/null | sh', whole([cmd('echo rm x', ['echo', ...RM]), cmd('sh', ['sh'])])],
+    [
+      'echo x | nice A=1',
+      whole([
+        cmd('echo x', ['echo', 'x']),
+        cmd('nice A=1', ['nice', 'A=1']),
+        cmd('A=1', ['A=1'], 'nice'),
+        pipe('echo x | nice A=1', ['echo x | nice A=1', 'echo x | A=1']),
+      ]),
+    ],
+    // A=1 after the program is its argument, not an assignment.
+    [
+      'echo x | nice rm A=1 y',
+      whole([
+        cmd('echo x', ['echo', 'x']),
+        cmd('nice rm A=1 y', ['nice', 'rm', 'A=1', 'y']),
+        cmd('rm A=1 y', ['rm', 'A=1', 'y'], 'nice'),
+        pipe('echo x | nice rm A=1 y', ['echo x | nice rm A=1 y', 'echo x | rm A=1 y']),
+      ]),
+    ],
+    // An unquoted glob in the name runs whatever it matches: unsafe. Quoted, it is a plain name.
+    ['r* x', { commands: [cmd('r* x', ['r*', 'x'])], unsafe: ['r*'] }],
+    ["'r*' x", whole([cmd('r* x', ['r*', 'x'])])],
+    ['nice 1A=1 x', whole([cmd('nice 1A=1 x', ['nice', '1A=1', 'x']), cmd('1A=1 x', ['1A=1', 'x'], 'nice')])],
+  ])('%j', async (source, expected) => {
+    expect(await split(source)).toEqual(expected);
+  });
+
+  it('keeps the assignments of a command whose only word expands past the limit', async () => {
+    expect(await split('A=1 B=2 {1..300}')).toEqual({
+      commands: [{ kind: 'command', text: 'A=1 B=2', forms: ['A=1 B=2'], argv: [] }],
+      unsafe: [],
+      parseError: 'a brace expansion in "A=1 B=2 {1..300}" has more than 256 results',
+    });
+  });
+
+  it('counts a script fed on stdin as one level of nesting', async () => {
+    const sudos = (n: number) => Array.from({ length: n }, () => 'sudo').join(' ');
+    expect((await split(`bash <<< "${sudos(7)} rm x"`)).parseError).toBeUndefined();
+    expect((await split(`bash <<< "${sudos(8)} rm x"`)).parseError).toBe('commands are nested more than 8 levels deep');
+    expect((await split(`${sudos(8)} rm x`)).parseError).toBeUndefined();
+  });
+
+  it('refuses a brace expansion past its limit in the words after a redirect target', async () => {
+    expect((await split('rm >/dev/null {1..300}')).parseError).toBe(
+      'a brace expansion in "rm" has more than 256 results',
+    );
+  });
+});
+
 describe('splitShell: redirect targets', () => {
   it.each<[string, ShellSplit]>([
     ['> out', whole([redirect('> out')])],
     ['ls >&2x', whole([cmd('ls', ['ls']), redirect('>& 2x')])],
+    ['ls >&x2', whole([cmd('ls', ['ls']), redirect('>& x2')])],
+    // `>&10` duplicates descriptor 10 (bash: "10: Bad file descriptor"); `> 2` writes a file named 2.
+    ['ls >&10', whole([cmd('ls', ['ls'])])],
+    ['ls > 2', whole([cmd('ls', ['ls']), redirect('> 2')])],
     ['cat <&3-', whole([cmd('cat', ['cat'])])],
     ['ls 2>&-', whole([cmd('ls', ['ls'])])],
   ])('%j', async (source, expected) => {
