@@ -172,6 +172,17 @@ describe('splitShell: pipeline stages that are not simple commands, and the inne
     // An unquoted glob in the name runs whatever it matches: unsafe. Quoted, it is a plain name.
     ['r* x', { commands: [cmd('r* x', ['r*', 'x'])], unsafe: ['r*'] }],
     ["'r*' x", whole([cmd('r* x', ['r*', 'x'])])],
+    // Two runs (find's -exec and -delete): no single innermost command, so the pipeline keeps its one form.
+    [
+      'echo x | find . -exec rm {} \\; -delete',
+      whole([
+        cmd('echo x', ['echo', 'x']),
+        cmd('find . -exec rm {} ; -delete', ['find', '.', '-exec', 'rm', '{}', ';', '-delete']),
+        cmd('rm {}', ['rm', '{}'], 'find -exec'),
+        cmd('rm -f {}', ['rm', '-f', '{}'], 'find -delete'),
+        pipe('echo x | find . -exec rm {} ; -delete'),
+      ]),
+    ],
     ['nice 1A=1 x', whole([cmd('nice 1A=1 x', ['nice', '1A=1', 'x']), cmd('1A=1 x', ['1A=1', 'x'], 'nice')])],
   ])('%j', async (source, expected) => {
     expect(await split(source)).toEqual(expected);
