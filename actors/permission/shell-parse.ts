@@ -224,6 +224,9 @@ function handleCommand(node: Node, ctx: Ctx): void {
       previousWord = undefined;
       continue;
     }
+    // `bash 0<<< "rm x"`: tree-sitter-bash reads the descriptor of a here-string as an argument `0`, so bash
+    // looked like it runs a script file `0`, and the script it reads from the here-string went unjudged.
+    if (isHereStringDescriptor(child)) continue;
     const isWord = field === 'name' || field === 'argument';
     // Two words touching (`'r'\m` is rm); `r\<newline>m` has its own message above.
     if (isWord && previousWord && gap !== '\\\n' && joinedWords(previousWord, child))
@@ -265,6 +268,12 @@ function handleCommand(node: Node, ctx: Ctx): void {
   if (readsScriptFromStdin(argv)) {
     for (const script of stdinScripts(node)) parseScript(ctx.state, script, `${argv[0]} <<`, ctx.depth + 1);
   }
+}
+
+/** A number touching the here-string after it (`0<<<`): the descriptor it redirects, not a word. */
+function isHereStringDescriptor(child: Node): boolean {
+  const next = child.nextSibling;
+  return child.type === 'number' && next?.type === 'herestring_redirect' && next.startIndex === child.endIndex;
 }
 
 /** Pushes the command (and whatever its wrappers run). */
@@ -329,13 +338,20 @@ function handlePipeline(node: Node, ctx: Ctx): void {
   for (let i = 1; i < argvs.length; i++) {
     const prev = argvs[i - 1]!;
     if (readsScriptFromStdin(innermostArgv(argvs[i]!)) && (prev[0] === 'echo' || prev[0] === 'printf')) {
-      const script = prev
-        .slice(1)
-        .filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w)))
-        .join(' ');
+      // echo reads every leading option word (`echo -n -e 'rm x'` prints `rm x`), not only the first.
+      const words = prev.slice(1);
+      const options = prev[0] === 'echo' ? echoOptions(words) : 0;
+      const script = words.slice(options).join(' ');
       parseScript(ctx.state, script.replace(/\\n/g, '\n'), `${prev[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
     }
   }
+}
+
+/** How many of `words` bash's echo reads as its options: the leading ones made of -n, -e and -E only. */
+function echoOptions(words: string[]): number {
+  let n = 0;
+  while (n < words.length && /^-[neE]+$/.test(words[n]!)) n++;
+  return n;
 }
 
 function stageCommand(node: Node): Node | undefined {

@@ -106,7 +106,8 @@ const SPECS: Record<string, Spec> = {
       '--arg-file',
     ],
   },
-  watch: { shortArg: 'nd', longArg: ['--interval', '--differences'] },
+  // -d/--differences take a value only attached (`-dpermanent`): `watch -d rm -rf /` runs rm.
+  watch: { shortArg: 'nq', longArg: ['--interval', '--equexit'] },
   ssh: { shortArg: 'bcDEeFIiJLlmOopQRSWw', positional: 1 },
   parallel: { shortArg: 'jSIdaP', longArg: ['--jobs', '--sshlogin', '--delimiter', '--arg-file'] },
 };

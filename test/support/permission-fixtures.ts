@@ -33,10 +33,21 @@ export function merged(...layers: PolicyInput[]): MergedPolicy {
   return mergePolicies(layers.map((p, i) => ({ name: `layer${i}`, policy: Policy.parse(p) })));
 }
 
-let splitter: Promise<ShellSplitter> | undefined;
-/** The real splitter (loaded once per test file). */
+const splitters = new Map<string, Promise<ShellSplitter>>();
+/**
+ * The real splitter, one per test file. Keyed by the file and not held in a module variable: a mutation run
+ * (vitest.mutation.config.ts) shares modules between test files, and one splitter's memo of splits would then
+ * let a later file's test read an earlier file's split without parsing, so it would not reach (and could not
+ * kill) the mutants of the parse. The grammar itself is loaded once either way (actors/common/tree-sitter.ts).
+ */
 export function shellSplitter(): Promise<ShellSplitter> {
-  return (splitter ??= createShellSplitter());
+  const file = expect.getState().testPath ?? '';
+  let splitter = splitters.get(file);
+  if (!splitter) {
+    splitter = createShellSplitter();
+    splitters.set(file, splitter);
+  }
+  return splitter;
 }
 
 /** Splits `command` and decides it as a terminal call under `policy`. */

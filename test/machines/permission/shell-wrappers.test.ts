@@ -113,6 +113,32 @@ describe('unwrapCommand: the argv a wrapper runs', () => {
     expect(w('sudo --user')).toEqual([]);
   });
 
+  it('skips the value of every long option that takes one (mutation survivors: each name in the tables)', () => {
+    expect(w('runuser -u root --group g rm -rf /')).toEqual([{ via: 'runuser', argv: RM }]);
+    expect(w('runuser --user root rm -rf /')).toEqual([{ via: 'runuser', argv: RM }]);
+    expect(w('runuser -u root --supp-group g rm -rf /')).toEqual([{ via: 'runuser', argv: RM }]);
+    expect(w('runuser -u root --shell /bin/sh rm -rf /')).toEqual([{ via: 'runuser', argv: RM }]);
+    expect(w('runuser -u root --whitelist-environment A rm -rf /')).toEqual([{ via: 'runuser', argv: RM }]);
+    expect(w('stdbuf --error 0 rm -rf /')).toEqual([{ via: 'stdbuf', argv: RM }]);
+  });
+
+  it("reads su's options with a value as taking the next word, even one that looks like -c", () => {
+    // `su -g -c root`: the group is named -c, the user is root, and no command is given (GNU getopt).
+    for (const opt of ['-g', '-G', '-s', '-w', '--group', '--supp-group', '--shell', '--whitelist-environment']) {
+      expect(w(`su ${opt} -c root`), opt).toEqual([]);
+    }
+  });
+
+  it('after -- reads a word that looks like an option as the command (env -- -u x: the command is -u)', () => {
+    expect(w('env -- -u x rm')).toEqual([{ via: 'env', argv: ['-u', 'x', 'rm'] }]);
+    expect(w('nice -- -5 rm')).toEqual([{ via: 'nice', argv: ['-5', 'rm'] }]);
+  });
+
+  it('runs nothing when only VAR=value words follow sudo or env (env A=1 prints the environment)', () => {
+    expect(w('sudo A=1')).toEqual([]);
+    expect(w('env A=1 B=2')).toEqual([]);
+  });
+
   it('reads xargs without a command as echo, as xargs does', () => {
     expect(w('xargs')).toEqual([{ via: 'xargs', argv: ['echo'] }]);
     expect(w('xargs -0 -n 1')).toEqual([{ via: 'xargs', argv: ['echo'] }]);
@@ -165,6 +191,16 @@ describe('unwrapCommand: the script a wrapper runs', () => {
     ['watch rm -rf /', [{ via: 'watch', script: 'rm -rf /' }]],
     ['watch -n 1 rm -rf /', [{ via: 'watch', script: 'rm -rf /' }]],
     ['watch --interval 1 rm -rf /', [{ via: 'watch', script: 'rm -rf /' }]],
+    // -d/--differences take a value only attached (`-dpermanent`, `--differences=permanent`): procps-ng 4.0.2
+    // `watch -d touch f` runs touch; -q/--equexit take the next word.
+    ['watch -d rm -rf /', [{ via: 'watch', script: 'rm -rf /' }]],
+    ['watch --differences rm -rf /', [{ via: 'watch', script: 'rm -rf /' }]],
+    ['watch -q 3 --equexit 3 rm -rf /', [{ via: 'watch', script: 'rm -rf /' }]],
+    ['ksh -c rm', [{ via: 'ksh -c', script: 'rm' }]],
+    ['ash -c rm', [{ via: 'ash -c', script: 'rm' }]],
+    ['mksh -c rm', [{ via: 'mksh -c', script: 'rm' }]],
+    ['fish -c rm', [{ via: 'fish -c', script: 'rm' }]],
+    ['rbash -c rm', [{ via: 'rbash -c', script: 'rm' }]],
     ['ssh host rm -rf /', [{ via: 'ssh', script: 'rm -rf /' }]],
     ['ssh -p 22 -i key -o X=1 -l me host rm -rf /', [{ via: 'ssh', script: 'rm -rf /' }]],
     ['eval rm -rf /', [{ via: 'eval', script: 'rm -rf /' }]],
@@ -280,6 +316,7 @@ describe('the gate sees through the hostile wrapper shapes', () => {
     'sudo -R / rm -rf /',
     'sudo --chroot / rm -rf /',
     'env -P /bin rm -rf /',
+    'watch -d rm -rf /',
   ])('denies %s', async (command) => {
     expect((await decideTerminal(policy, command)).outcome).toBe('deny');
   });
