@@ -10,7 +10,16 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestRuntime } from '../support/runtime.ts';
-import { attack, canary, cliVerdict, expectNoCanary, hostileRuntime, reportAttacks, type Canary } from './support.ts';
+import {
+  attack,
+  canary,
+  cliVerdict,
+  expectNoCanary,
+  hostileRuntime,
+  openTerminal,
+  reportAttacks,
+  type Canary,
+} from './support.ts';
 
 const EXPONENTIAL = '^(\\w+\\s?)*$';
 const QUADRATIC = '\\s+--force';
@@ -29,9 +38,7 @@ const canaries: Canary[] = [];
 beforeAll(async () => {
   rt = await hostileRuntime(POLICY);
   writeFileSync(join(rt.workspace, 'notes.txt'), 'notes\n');
-  const open = await rt.call('terminal.open', {});
-  if (!open.ok) throw new Error(`terminal.open failed: ${JSON.stringify(open)}`);
-  terminalId = String(open['terminalId']);
+  terminalId = await openTerminal(rt);
 }, 60_000);
 afterAll(async () => {
   await rt?.dispose();
@@ -57,27 +64,25 @@ async function execWhilePinging(command: string): Promise<{ reply: Awaited<Retur
   return { reply };
 }
 
-attack('regex', 'an exponential allow rule against 40 letters and a canary', async () => {
+/** Runs `attack(canaryPath)` while pinging: it must be denied naming `refusal`, and the canary never appear. */
+async function deniedNaming(attack: (path: string) => string, refusal: string): Promise<void> {
   const c = canary(rt.workspace);
   canaries.push(c);
-  // Old code: the allow rule ran against this text for 2^40 steps, with the runtime's event loop held.
-  const { reply } = await execWhilePinging(`${'a'.repeat(40)}!; touch ${c.path}`);
+  const { reply } = await execWhilePinging(attack(c.path));
   expect(reply.ok).toBe(false);
   if (reply.ok) return;
   expect(reply.error.code).toBe('permission_denied');
-  expect(reply.error.message).toContain(`"${EXPONENTIAL}" (can take exponential time`);
+  expect(reply.error.message).toContain(refusal);
   await expectNoCanary(rt, c);
+}
+
+attack('regex', 'an exponential allow rule against 40 letters and a canary', async () => {
+  // Old code: the allow rule ran against this text for 2^40 steps, with the runtime's event loop held.
+  await deniedNaming((path) => `${'a'.repeat(40)}!; touch ${path}`, `"${EXPONENTIAL}" (can take exponential time`);
 });
 
 attack('regex', 'a quadratic confirm rule against 64,000 spaces', async () => {
-  const c = canary(rt.workspace);
-  canaries.push(c);
-  const { reply } = await execWhilePinging(`echo${' '.repeat(64_000)}x; touch ${c.path}`);
-  expect(reply.ok).toBe(false);
-  if (reply.ok) return;
-  expect(reply.error.code).toBe('permission_denied');
-  expect(reply.error.message).toContain(`"${QUADRATIC}" (can take polynomial time`);
-  await expectNoCanary(rt, c);
+  await deniedNaming((path) => `echo${' '.repeat(64_000)}x; touch ${path}`, `"${QUADRATIC}" (can take polynomial time`);
 });
 
 attack('regex', '`skein policy check` gives the same verdict, and other tools keep their rules', async () => {

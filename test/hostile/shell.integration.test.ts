@@ -15,6 +15,7 @@ import {
   cliVerdict,
   expectNoCanary,
   hostileRuntime,
+  openTerminal,
   ISSUE_11_POLICY,
   logText,
   outcome,
@@ -48,9 +49,7 @@ beforeAll(async () => {
   mkdirSync(join(rt.workspace, 'src'), { recursive: true });
   writeFileSync(join(rt.workspace, 'src', 'a.txt'), 'a\n');
   writeFileSync(join(rt.workspace, 'secret.txt'), 'secret\n');
-  const open = await rt.call('terminal.open', {});
-  if (!open.ok) throw new Error(`terminal.open failed: ${JSON.stringify(open)}`);
-  terminalId = String(open['terminalId']);
+  terminalId = await openTerminal(rt);
 }, 60_000);
 afterAll(async () => {
   await rt?.dispose();

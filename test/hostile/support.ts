@@ -29,6 +29,13 @@ export function hostileRuntime(policy: unknown = ISSUE_11_POLICY, flags?: Partia
   return startNetworkedRuntime({ policy, sandbox: 'auto', ...(flags ? { flags } : {}) });
 }
 
+/** Opens a terminal as the operator; throws with the reply when it cannot. */
+export async function openTerminal(rt: TestRuntime): Promise<string> {
+  const open = await rt.call('terminal.open', {});
+  if (!open.ok) throw new Error(`terminal.open failed: ${JSON.stringify(open)}`);
+  return String(open['terminalId']);
+}
+
 const counts = new Map<string, number>();
 
 /** Registers one attack: a vitest `it` named `[class] name`, counted under `cls`. */

@@ -212,6 +212,25 @@ describe('notification tracking falls back to a scan', () => {
   });
 });
 
+/** Loop turns counted by a setImmediate chain: no clock, only the order in which the loop runs things. */
+function countTurns(): { readonly turns: number; stop(): void } {
+  let turns = 0;
+  let ticking = true;
+  const tick = () => {
+    turns++;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return {
+    get turns() {
+      return turns;
+    },
+    stop: () => {
+      ticking = false;
+    },
+  };
+}
+
 describe('notification tracking under many commands at once', () => {
   it('holds the root for applies only: a begin during another refresh ends 2 loop turns later, not 4', async () => {
     const f = makeFixture();
@@ -219,21 +238,14 @@ describe('notification tracking under many commands at once', () => {
     const tracker = new WorkspaceTracker({ snapshotter: new WorkspaceSnapshotter({ blobs: f.blobs }) });
     try {
       await tracker.prepare(f.ws);
-      // Loop turns counted by a setImmediate chain: no clock, only the order in which the loop runs things.
-      let turns = 0;
-      let ticking = true;
-      const tick = () => {
-        turns++;
-        if (ticking) setImmediate(tick);
-      };
-      setImmediate(tick);
+      const loop = countTurns();
       const first = tracker.begin(f.ws);
       // A few microtasks: the first refresh is under way (in its barrier), no loop turn has passed.
       for (let i = 0; i < 5; i++) await Promise.resolve();
-      const calledAt = turns;
+      const calledAt = loop.turns;
       const second = await tracker.begin(f.ws);
-      const waited = turns - calledAt;
-      ticking = false;
+      const waited = loop.turns - calledAt;
+      loop.stop();
       tracker.discard(await first);
       tracker.discard(second);
       // Its own barrier (two turns) and an apply of nothing; queued behind the first one's barrier it was four.
@@ -251,18 +263,12 @@ describe('notification tracking under many commands at once', () => {
     const tracker = new WorkspaceTracker({ snapshotter: new WorkspaceSnapshotter({ blobs: f.blobs }) });
     try {
       await tracker.prepare(f.ws);
-      let turns = 0;
-      let ticking = true;
-      const tick = () => {
-        turns++;
-        if (ticking) setImmediate(tick);
-      };
-      setImmediate(tick);
+      const loop = countTurns();
       const ahead = tracker.refreshAhead(f.ws);
       await ahead;
-      const calledAt = turns;
+      const calledAt = loop.turns;
       const mark = await tracker.begin(f.ws, ahead);
-      expect(turns - calledAt).toBe(0);
+      expect(loop.turns - calledAt).toBe(0);
       sh(f.ws, 'echo mine > b.txt');
       expect((await tracker.end(mark)).changes.map((c) => [c.path.slice(f.ws.length + 1), c.status])).toEqual([
         ['b.txt', 'created'],
@@ -274,10 +280,10 @@ describe('notification tracking under many commands at once', () => {
       sh(f.ws, 'echo between > a.txt');
       await new Promise((r) => setImmediate(r));
       await new Promise((r) => setImmediate(r));
-      const since = turns;
+      const since = loop.turns;
       const late = await tracker.begin(f.ws, second);
-      expect(turns - since).toBeGreaterThanOrEqual(2);
-      ticking = false;
+      expect(loop.turns - since).toBeGreaterThanOrEqual(2);
+      loop.stop();
       sh(f.ws, 'echo own > c.txt');
       expect((await tracker.end(late)).changes.map((c) => [c.path.slice(f.ws.length + 1), c.status])).toEqual([
         ['c.txt', 'created'],
