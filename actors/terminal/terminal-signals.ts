@@ -7,7 +7,7 @@
 import type { IPty } from '@lydell/node-pty';
 import { InvalidStateError } from '../../schemas/errors.ts';
 import type { Fact } from './terminal-job.ts';
-import { foregroundPgid, normalizeSignal, signalSafely } from './terminal-proc.ts';
+import { foregroundPgid, normalizeSignal, readStat, signalSafely } from './terminal-proc.ts';
 
 /** What job control reads and changes of a session. */
 export type JobControlled = {
@@ -34,16 +34,44 @@ export function signalForeground(s: JobControlled, name: string): { signal: stri
 
 /**
  * SIGSTOP the foreground group of a busy terminal. The shell is stopped first (and continued last, by
- * `resumeForeground`) so that it never sees its job stop and takes the terminal back.
+ * `resumeForeground`) so that it never sees its job stop and takes the terminal back. The foreground
+ * group is read only once the shell is seen stopped: read before, a job that ended in between (a loop's
+ * `sleep`) was already reaped and replaced, so the group named was gone and the next one ran on.
+ * It returns once both are seen stopped (a signal is taken when its process next runs).
  */
 export function pauseForeground(s: JobControlled): Fact | undefined {
   if (s.status !== 'busy' || s.pausedPgid !== undefined) return undefined;
-  const pgid = foregroundPgid(s.pty.pid);
-  if (pgid <= 0) return undefined;
+  if (foregroundPgid(s.pty.pid) <= 0) return undefined;
   signalSafely(s.shellPid, 'SIGSTOP');
-  if (pgid !== s.shellPid) signalSafely(-pgid, 'SIGSTOP');
+  waitStopped(s.shellPid);
+  let pgid = foregroundPgid(s.pty.pid);
+  if (pgid <= 0) {
+    signalSafely(s.shellPid, 'SIGCONT');
+    return undefined;
+  }
+  if (pgid !== s.shellPid) {
+    // The terminal still names a group that has ended and been reaped when the shell was stopped before
+    // taking the terminal back: then only the shell was running, and only the shell is paused.
+    if (signalSafely(-pgid, 'SIGSTOP')) waitStopped(pgid);
+    else pgid = s.shellPid;
+  }
   s.pausedPgid = pgid;
   return { type: 'terminal.paused', data: { terminalId: s.terminalId, pgid } };
+}
+
+/** Longest a pause waits for a SIGSTOP to be taken (it is delivered when the process next runs). */
+const STOP_WAIT_MS = 100;
+const nap = new Int32Array(new SharedArrayBuffer(4));
+
+/** Blocks (1 ms naps) until `pid` is stopped or gone, at most `STOP_WAIT_MS`: usually well under 1 ms. */
+function waitStopped(pid: number): void {
+  const until = Date.now() + STOP_WAIT_MS;
+  for (;;) {
+    const state = readStat(pid)?.state;
+    if (state === undefined || state === 'T' || state === 't' || state === 'Z') return;
+    if (Date.now() >= until) return;
+    Atomics.wait(nap, 0, 0, 1);
+  }
 }
 
 /** SIGCONT what `pauseForeground` stopped: the group first, then the shell. */

@@ -170,12 +170,43 @@ describe('TerminalManager: control keys, signals, pause', () => {
     const paused = await h.manager.pauseAll(A);
     expect(paused.terminalIds).toEqual([terminalId]);
     const pgid = h.factsOf(terminalId).find((f) => f.type === 'terminal.paused')!.data.pgid;
-    await vi.waitFor(() => expect(readStat(pgid)?.state).toBe('T'));
+    const shellPid = h.manager.get(terminalId)!.shellPid;
+    expect(readStat(shellPid)?.state).toBe('T');
+    // The named group is stopped; it is a zombie only if its `sleep` ended in the instant between the
+    // shell's stop and the group's (the stopped shell cannot reap it); it is never gone.
+    expect(['T', 'Z']).toContain(readStat(pgid)?.state);
+    // Nothing more is printed while paused (output already read is flushed within the first 150 ms).
+    await new Promise((r) => setTimeout(r, 150));
+    const before = h.rawOutput(terminalId);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(h.rawOutput(terminalId)).toBe(before);
+    expect(before).not.toContain('tick 8');
     expect((await h.manager.resumeAll(A)).terminalIds).toEqual([terminalId]);
     const done = await h.manager.wait(A, { terminalId });
     expect(done).toMatchObject({ status: 'exited', exitCode: 0 });
     expect(done.output).toContain('tick 8');
     expect(h.types(terminalId)).toEqual(expect.arrayContaining(['terminal.paused', 'terminal.resumed']));
+  });
+  it('pauses a loop of short-lived jobs: the group it names is the one it stopped, never one already gone', async () => {
+    const { terminalId } = await h.open();
+    // Each /bin/true is a job of its own, living well under a millisecond: the foreground group changes
+    // hundreds of times a second, so a group read before the shell stops is usually gone by the SIGSTOP.
+    await h.manager.exec(A, { terminalId, command: 'while [ ! -e stop ]; do /bin/true; done', yieldMs: 100 });
+    const shellPid = h.manager.get(terminalId)!.shellPid;
+    for (let round = 0; round < 10; round++) {
+      expect((await h.manager.pauseAll(A)).terminalIds).toEqual([terminalId]);
+      const pgid = h
+        .factsOf(terminalId)
+        .filter((f) => f.type === 'terminal.paused')
+        .at(-1)!.data.pgid;
+      expect(readStat(shellPid)?.state).toBe('T');
+      expect(['T', 'Z']).toContain(readStat(pgid)?.state);
+      expect((await h.manager.resumeAll(A)).terminalIds).toEqual([terminalId]);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Still running after ten pauses: it ends when asked (a Ctrl-C can be lost by bash between jobs).
+    writeFileSync(join(h.workspace, 'stop'), '');
+    expect(await h.manager.wait(A, { terminalId })).toMatchObject({ status: 'exited', exitCode: 0 });
   });
 });
 
