@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startEmbeddedCli, type EmbeddedRun } from '../support/cli.ts';
 
-describe('skein replay --screen', () => {
+// Each test starts up to nine CLI processes (about 0.3 s each on a quiet machine, several seconds each on a
+// loaded CI machine): the 30 s default is too tight for the process count, not for skein.
+describe('skein replay --screen', { timeout: 120_000 }, () => {
   let run: EmbeddedRun;
   let data: string;
   const call = async (type: string, body: unknown) => {

@@ -17,7 +17,7 @@ import { startTestNats } from './nats-server.ts';
 export type TestRuntime = Runtime & {
   dir: string;
   workspace: string;
-  call(type: string, data?: unknown, options?: { agentId?: string; id?: string }): Promise<Reply>;
+  call(type: string, data?: unknown, options?: { agentId?: string; id?: string; timeoutMs?: number }): Promise<Reply>;
   dispose(): Promise<void>;
 };
 
@@ -79,7 +79,10 @@ export async function startTestRuntime(
     dir,
     workspace: realpathSync(workspace),
     call: (type, data = {}, o = {}) =>
-      call(runtime.bus, o.agentId ?? 'main', type, data, { timeoutMs: 15_000, ...(o.id ? { id: o.id } : {}) }),
+      call(runtime.bus, o.agentId ?? 'main', type, data, {
+        timeoutMs: o.timeoutMs ?? 15_000,
+        ...(o.id ? { id: o.id } : {}),
+      }),
     async dispose() {
       await runtime.stop();
       temp?.dispose();

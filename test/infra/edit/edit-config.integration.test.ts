@@ -49,23 +49,29 @@ describe('domains.edit.maxFileBytes', () => {
     const tenMb = 10 * 1000 * 1000;
     expect(tenMb).toBeGreaterThan(DEFAULT_MAX_FILE_BYTES);
     const content = `HEAD\n${'0123456789abcdef\n'.repeat(Math.ceil(tenMb / 17))}`;
+    // 10 MB calls take seconds under a loaded CI machine: a generous reply timeout (the bench times them).
+    const slow = { timeoutMs: 45_000 };
     const byDefault = await runtime({}, 16 * 1024 * 1024);
-    expect(await byDefault.call('file.write', { path: 'ten.txt', content })).toMatchObject({
+    expect(await byDefault.call('file.write', { path: 'ten.txt', content }, slow)).toMatchObject({
       ok: false,
       error: { code: 'limit_exceeded' },
     });
     const raised = await runtime({ maxFileBytes: 16 * 1024 * 1024 }, 16 * 1024 * 1024);
-    ok(await raised.call('file.write', { path: 'ten.txt', content }));
+    ok(await raised.call('file.write', { path: 'ten.txt', content }, slow));
     expect(readFileSync(join(raised.workspace, 'ten.txt'), 'utf8')).toBe(content);
     const edited = ok(
-      await raised.call('file.edit', {
-        path: 'ten.txt',
-        edits: [{ oldText: 'HEAD\n', newText: 'FIRST\n' }],
-      }),
+      await raised.call(
+        'file.edit',
+        {
+          path: 'ten.txt',
+          edits: [{ oldText: 'HEAD\n', newText: 'FIRST\n' }],
+        },
+        slow,
+      ),
     );
     expect(JSON.stringify(edited)).not.toMatch(/limit/);
     expect(readFileSync(join(raised.workspace, 'ten.txt'), 'utf8').slice(0, 23)).toBe('FIRST\n0123456789abcdef\n');
-  }, 60_000);
+  }, 180_000);
 
   it('refuses a bad value or an unknown key at start, naming it', async () => {
     await expect(runtime({ maxFileBytes: 0 })).rejects.toThrow(/domains\.edit\.maxFileBytes/);
