@@ -187,7 +187,7 @@ describe('TerminalManager: control keys, signals, pause', () => {
     expect(done.output).toContain('tick 8');
     expect(h.types(terminalId)).toEqual(expect.arrayContaining(['terminal.paused', 'terminal.resumed']));
   });
-  it('pauses a loop of short-lived jobs: the group it names is the one it stopped, never one already gone', async () => {
+  it('pauses a loop of short-lived jobs: the group it names is the one it stopped, never a gone one', async () => {
     const { terminalId } = await h.open();
     // Each /bin/true is a job of its own, living well under a millisecond: the foreground group changes
     // hundreds of times a second, so a group read before the shell stops is usually gone by the SIGSTOP.
