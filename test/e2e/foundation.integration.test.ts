@@ -53,7 +53,8 @@ function expectedFacts(workspace: string): Array<Record<string, unknown>> {
   ];
 }
 
-describe('skein up / call / tail / status / replay', () => {
+// Each test starts runtimes and several CLI processes: at load 25 one took over 30 s; the limits fit that.
+describe('skein up / call / tail / status / replay', { timeout: 120_000 }, () => {
   const dir = tempDir('skein-e2e-');
   const workspace = join(dir.path, 'ws');
   const privateData = join(dir.path, 'private');

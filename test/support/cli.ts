@@ -66,7 +66,7 @@ export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.P
     stdout: () => out,
     stderr: () => err,
     exited,
-    waitFor: (pattern, timeoutMs = 20_000) =>
+    waitFor: (pattern, timeoutMs = 60_000) =>
       new Promise((resolve, reject) => {
         const started = Date.now();
         const poll = () => {

@@ -62,7 +62,7 @@ describe('typed input over NATS cannot run what the gate did not judge', () => {
     expect(running['status']).toBe('running');
     const typed = await rt.call('terminal.write', { terminalId, data: `\u0004touch ${canary}` });
     if (!typed.ok) expect(typed).toMatchObject({ error: { code: 'permission_denied' } });
-    ok(await rt.call('terminal.wait', { terminalId, timeoutMs: 5_000 }));
+    ok(await rt.call('terminal.wait', { terminalId, timeoutMs: 20_000 }));
     // At the prompt, "ls -d typed-dir\r" is judged as `ls` and allowed: it must run `ls`, not `touch …ls -d …`.
     // (Not `.skein`: a command naming skein's policy directory always asks, issue 14.)
     mkdirSync(join(rt.workspace, 'typed-dir'), { recursive: true });
@@ -74,12 +74,10 @@ describe('typed input over NATS cannot run what the gate did not judge', () => {
     await expect
       .poll(
         async () => (seen += ok(await rt.call('terminal.read', { terminalId }))['output']).split('typed-dir').length,
-        {
-          timeout: 5_000,
-        },
+        { timeout: 20_000 },
       )
       .toBeGreaterThanOrEqual(3);
-    const after = ok(await rt.call('terminal.exec', { terminalId, command: 'echo done', timeoutMs: 5_000 }));
+    const after = ok(await rt.call('terminal.exec', { terminalId, command: 'echo done', timeoutMs: 20_000 }));
     expect(after['output']).toBe('done\n');
     expect(existsSync(canary)).toBe(false);
     expect(existsSync(`${canary}ls`)).toBe(false);
