@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../../../infra/transport/client.ts';
 import { OFF_THREAD_BYTES } from '../../../infra/transport/json-thread.ts';
 import type { FileReview } from '../../../schemas/review.ts';
 import { startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
@@ -25,12 +26,15 @@ const big = (line: string) => line.repeat(Math.ceil((OFF_THREAD_BYTES * 1.2) / B
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
+/** A call with time for a loaded machine (megabytes per command). */
+const slow = (type: string, data: unknown) => call(rt.bus, 'main', type, data, { timeoutMs: 60_000 });
+
 async function write(path: string, content: string): Promise<Buffer> {
-  const reply = await rt.call('file.write', { path, content });
+  const reply = await slow('file.write', { path, content });
   expect(reply.ok, JSON.stringify(reply).slice(0, 400)).toBe(true);
   const bytes = readFileSync(join(rt.workspace, path));
   // The hash recorded for review is that of the bytes on disk.
-  const list = await rt.call('review.list', { paths: [join(rt.workspace, path)] });
+  const list = await slow('review.list', { paths: [join(rt.workspace, path)] });
   const file = (list as unknown as { files: FileReview[] }).files[0];
   expect(file?.currentHash).toBe(sha(bytes));
   return bytes;
@@ -51,7 +55,7 @@ describe('a big file.write from the JSON thread bytes (real runtime, embedded)',
         equal: true,
       });
     }
-  });
+  }, 300_000);
 
   it("keeps an existing file's BOM and CRLF line endings, and an LF file's LF", async () => {
     writeFileSync(join(rt.workspace, 'was-crlf.txt'), 'one\r\ntwo\r\n');
@@ -62,12 +66,12 @@ describe('a big file.write from the JSON thread bytes (real runtime, embedded)',
     expect((await write('was-crlf.txt', lf)).equals(Buffer.from(lf.replace(/\n/g, '\r\n'), 'utf8'))).toBe(true);
     expect((await write('was-bom.txt', lf)).equals(Buffer.concat([BOM, Buffer.from(lf, 'utf8')]))).toBe(true);
     expect((await write('was-lf.txt', mixed)).equals(Buffer.from(mixed.replace(/\r\n/g, '\n'), 'utf8'))).toBe(true);
-  });
+  }, 300_000);
 
   it('refuses content with a lone surrogate, naming the field, and writes nothing', async () => {
-    const reply = await rt.call('file.write', { path: 'lone.txt', content: `${big('text\n')}\ud800` });
+    const reply = await slow('file.write', { path: 'lone.txt', content: `${big('text\n')}\ud800` });
     expect(reply.ok).toBe(false);
     expect(JSON.stringify(reply)).toMatch(/The content contains a lone UTF-16 surrogate/);
     expect(() => readFileSync(join(rt.workspace, 'lone.txt'))).toThrow(/ENOENT/);
-  });
+  }, 120_000);
 });
