@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { call } from '../../infra/transport/client.ts';
+import { call, callAllPages } from '../../infra/transport/client.ts';
 import type { Bus } from '../../infra/transport/bus.ts';
 import { operatorSocket } from '../support/socket.ts';
 import { startTestRuntime } from '../support/runtime.ts';
@@ -158,7 +158,8 @@ export const bench: Bench = {
       let steps = '';
       const busy = await pingWhile(pinger, remote, async () => (steps = await writer.go()));
       const list = async (data: Record<string, unknown>) => {
-        const r = await call(pinger, 'main', 'review.list', data, { timeoutMs: 120_000 });
+        // Every page, as a client gets a review (a big diff comes in parts, each page at most 1 MiB).
+        const r = await callAllPages(pinger, 'main', 'review.list', data, { timeoutMs: 120_000 });
         if (!r.ok) throw new Error(`review.list failed: ${JSON.stringify(r).slice(0, 300)}`);
         return r;
       };
