@@ -47,7 +47,7 @@ describe('StreamingFuzzyMatcher, lazily indexed', () => {
     expect(m.indexed).toBe(false);
   });
 
-  it('falls back to the line DP once the streamed lines stop matching exactly, as a fresh matcher resolves them', () => {
+  it('falls back to the line DP once the streamed lines stop matching exactly, as a fresh matcher resolves', () => {
     const query = `${lines(700, 702)}export const v702 = 7O2;\n${lines(703, 705)}`;
     const streamed = new StreamingFuzzyMatcher(buffer);
     for (const line of query.split(/(?<=\n)/)) streamed.push(line);
