@@ -19,6 +19,7 @@ import {
   detectLineEnding,
   encodeText,
   type InspectFile,
+  type LineEnding,
   sha256,
   type TextFile,
 } from './file-io.ts';
@@ -89,8 +90,20 @@ export type CommitDeps = {
   inspect?: InspectFile | undefined;
 };
 
+/**
+ * A whole-file write's text as the JSON thread encoded it: `bytes` is exactly `Buffer.from(text, 'utf8')` and
+ * `sha256` their hash (infra/transport/json-thread.ts), so a 10 MB write is not encoded and hashed again here.
+ */
+export type EncodedContent = { text: string; bytes: Buffer; sha256: string };
+
 /** The session being committed. */
-export type CommitSession = { editId: EditId; agentId: string; mode: 'edit' | 'write'; target: EditTarget };
+export type CommitSession = {
+  editId: EditId;
+  agentId: string;
+  mode: 'edit' | 'write';
+  target: EditTarget;
+  encoded?: EncodedContent | undefined;
+};
 
 /** Writes what the session produced and emits `edit.applied`; throws (having written nothing) on failure. */
 export async function commitEdit(
@@ -102,7 +115,8 @@ export async function commitEdit(
 ): Promise<Omit<AppliedReply, 'message'>> {
   const { target } = s;
   let content = result.content;
-  assertWellFormed(content, 'new text');
+  // Bytes the JSON thread made were checked there (a lone surrogate never becomes bytes).
+  if (!(s.encoded && s.encoded.text === content)) assertWellFormed(content, 'new text');
   let base = target.file;
   // The file may have moved on disk while the edit streamed: re-apply the edits to what is there now. The
   // same bytes are the base as read (not decoded and hashed again: a 10 MB file's took ~100 ms of this thread).
@@ -129,7 +143,7 @@ export async function commitEdit(
   }
   // A new file is written exactly as given; an existing one keeps its BOM and line endings.
   const format = base ?? { bom: false, lineEnding: 'mixed' as const };
-  const bytes = encodeText(content, format);
+  const { bytes, hash: resultHash } = encodeFor(content, format, s.encoded);
   if (bytes.length > deps.maxFileBytes) {
     throw new RuntimeError(
       ErrorCode.LimitExceeded,
@@ -138,10 +152,11 @@ export async function commitEdit(
         'Write a smaller file, or raise domains.edit.maxFileBytes in the runtime config.',
     );
   }
-  const resultHash = sha256(bytes);
   const created = base === undefined;
   let mtimeMs = base?.mtimeMs ?? 0;
-  if (!base || !bytes.equals(base.bytes)) {
+  // By hash (both are the sha256 of the bytes): comparing 10 MB took 20-80 ms of this thread on a loaded machine.
+  const written = !base || resultHash !== base.hash;
+  if (written) {
     if (base) await deps.storeBase?.(base.hash, base.bytes);
     // Intent before effect: a host that dies between here and edit.applied leaves this in the log, and the
     // next start compares the disk with both hashes (infra/edit/reconcile.ts).
@@ -179,7 +194,6 @@ export async function commitEdit(
     endLine: o.endLine,
   }));
   // The action-log records ride in the outcome's own append (none when nothing was written).
-  const written = !base || !bytes.equals(base.bytes);
   const records = written
     ? ((await ctx.actionLog?.plan({
         path: target.path,
@@ -219,6 +233,31 @@ export async function commitEdit(
     edits,
     ...(syntaxErrors ? { syntaxErrors } : {}),
   };
+}
+
+/** The UTF-8 byte order mark, put before the bytes of a file that had one. */
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/**
+ * `content` encoded in `format` (as `encodeText`) and its sha256: the JSON thread's bytes when `encoded` is this
+ * very text and the format changes no line ending (a BOM is put before them), else encoded and hashed here.
+ */
+export function encodeFor(
+  content: string,
+  format: { bom: boolean; lineEnding: LineEnding },
+  encoded: EncodedContent | undefined,
+): { bytes: Buffer; hash: string } {
+  const same =
+    encoded !== undefined &&
+    encoded.text === content &&
+    (format.lineEnding === 'mixed' || (format.lineEnding === 'lf' && !content.includes('\r\n')));
+  if (!same) {
+    const bytes = encodeText(content, format);
+    return { bytes, hash: sha256(bytes) };
+  }
+  if (!format.bom) return { bytes: encoded.bytes, hash: encoded.sha256 };
+  const bytes = Buffer.concat([BOM, encoded.bytes]);
+  return { bytes, hash: sha256(bytes) };
 }
 
 /**

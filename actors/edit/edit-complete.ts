@@ -17,6 +17,7 @@ import {
   commitEdit,
   type EditCallContext,
   type EditTarget,
+  type EncodedContent,
 } from './edit-commit.ts';
 import { failureMessage, successMessage } from './edit-report.ts';
 
@@ -27,6 +28,8 @@ export type EditSession = {
   mode: 'edit' | 'write';
   target: EditTarget;
   actor: ActorRefFrom<typeof editSessionMachine>;
+  /** A whole-file write's content as the JSON thread encoded it (see `EncodedContent`). */
+  encoded?: EncodedContent | undefined;
 };
 
 /**
@@ -45,7 +48,7 @@ export async function completeSession(deps: CommitDeps, ctx: EditCallContext, s:
       written = await commitEdit(
         deps,
         ctx,
-        { editId: s.editId, agentId: s.agentId, mode: s.mode, target: s.target },
+        { editId: s.editId, agentId: s.agentId, mode: s.mode, target: s.target, encoded: s.encoded },
         result,
         failure !== undefined,
       );

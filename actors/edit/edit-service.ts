@@ -154,10 +154,19 @@ export class EditService {
     return this.#complete(ctx, s);
   }
 
-  async write(ctx: EditCallContext, data: { path: string; content: string }): Promise<AppliedReply> {
-    assertWellFormed(data.content, 'content');
+  /**
+   * Writes a whole file. `encoded` is `data.content` as UTF-8 bytes with their sha256, when the host's JSON thread
+   * made them (checked well-formed there): written as they are when the file's format allows (edit-commit.ts).
+   */
+  async write(
+    ctx: EditCallContext,
+    data: { path: string; content: string },
+    encoded?: { bytes: Buffer; sha256: string },
+  ): Promise<AppliedReply> {
+    if (!encoded) assertWellFormed(data.content, 'content');
     const target = await this.#target(ctx.agentId, data.path, 'write');
     const s = this.#start(ctx, target, 'write', false);
+    if (encoded && target.file?.lineEnding !== 'crlf') s.encoded = { ...encoded, text: data.content };
     await this.#emitStarted(ctx, s, false);
     s.actor.send({
       type: 'edit.write',

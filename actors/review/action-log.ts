@@ -45,6 +45,7 @@ import type { Logger } from 'pino';
 import { type BlobStore, contentHash } from './blob-store.ts';
 import { PathLock, applyWrites, readDisk } from './action-log-files.ts';
 import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from './review-listing.ts';
+import { ReviewDiffCache } from './review-diff-cache.ts';
 
 export type RecordChangeInput = {
   /** The agent that made the change. */
@@ -80,6 +81,8 @@ export class ActionLogService {
   #log: Logger | undefined;
   #roots: ActionLogServiceDeps['roots'];
   #reviewDiff: ReviewDiffer | undefined;
+  /** Big diffs between listings: the pages of a diff sent in parts each list the log again. */
+  readonly #diffCache = new ReviewDiffCache();
   #logs = new Map<string, ActionLogContext>();
   #parents = new Map<string, string | null>();
 
@@ -228,7 +231,8 @@ export class ActionLogService {
   /** review.list (`review-listing.ts`: big diffs left out unless asked for, or computed off the loop). */
   async list(agentId: string, opts: ListOptions = {}): Promise<ListReply> {
     const load = (view: LogView, paths: readonly string[]) => this.#load([view], paths);
-    return listChanges({ blobs: this.blobs, reviewDiff: this.#reviewDiff, load }, this.#view(agentId), opts);
+    const deps = { blobs: this.blobs, reviewDiff: this.#reviewDiff, cache: this.#diffCache, load };
+    return listChanges(deps, this.#view(agentId), opts);
   }
 
   /** review.accept */

@@ -9,6 +9,7 @@ import { NotFoundError } from '../../schemas/errors.ts';
 import type { FileReview } from '../../schemas/review.ts';
 import { listReview, type LogView } from '../../machines/review/action-log-plan.ts';
 import { BlobMissingError, type BlobStore } from './blob-store.ts';
+import type { ReviewDiffCache } from './review-diff-cache.ts';
 
 export type ListReply = { agentId: string; files: FileReview[]; undoAvailable: boolean };
 
@@ -39,6 +40,8 @@ export type ReviewDiffer = (
 export type ListingDeps = {
   blobs: BlobStore;
   reviewDiff: ReviewDiffer | undefined;
+  /** Big diffs kept between listings (each page of a diff sent in parts lists the log again). */
+  cache?: ReviewDiffCache | undefined;
   load: (view: LogView, paths: readonly string[]) => Promise<Record<string, string>>;
 };
 
@@ -78,7 +81,8 @@ export async function listChanges(deps: ListingDeps, view: LogView, opts: ListOp
       if (b === undefined) throw new BlobMissingError(hash, deps.blobs.dir, what);
       return b;
     };
-    diffs.set(path, await deps.reviewDiff!(path, async () => [await bytes(e.baseHash), await bytes(e.currentHash)]));
+    const compute = () => deps.reviewDiff!(path, async () => [await bytes(e.baseHash), await bytes(e.currentHash)]);
+    diffs.set(path, await (deps.cache ? deps.cache.get(path, e.baseHash, e.currentHash, compute) : compute()));
   }
   const listOpts = {
     leftOut,

@@ -181,7 +181,7 @@ export function wireEdit(deps: {
         // Parents created here already, so the path is known and the write is recorded in the action log.
         const path = await resolved(ctx.command.agentId, ctx.command.data.path, true);
         return recorded(ctx, 'file.write', path, ctx.command.id, (actionLog) =>
-          service.write({ ...call(ctx), actionLog }, ctx.command.data),
+          service.write({ ...call(ctx), actionLog }, ctx.command.data, ctx.contentBytes),
         );
       },
       'edit.begin': async (ctx) => {

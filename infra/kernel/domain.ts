@@ -22,12 +22,18 @@ import type {
   UnstampedFact,
 } from '../../schemas/index.ts';
 import type { AggregateDef } from '../../machines/kernel/projection.ts';
+import type { ContentBytes } from '../transport/json-thread.ts';
 
 /** What the host hands a handler for one command. */
 export type HandlerContext<TDef extends CatalogCommand = CatalogCommand> = {
   command: Command<DataOf<TDef>>;
   def: TDef;
   logger: Logger;
+  /**
+   * The command's `data.content` as UTF-8 bytes and their sha256, when its payload was big enough to be parsed
+   * off the event loop (infra/transport/json-thread.ts): a file.write writes them instead of encoding it again.
+   */
+  contentBytes?: ContentBytes;
   /** Appends a fact caused by this command; resolves once durable. Defaults to the command's agent subjects. */
   emit(fact: UnstampedFact): Promise<StoredFact>;
 };

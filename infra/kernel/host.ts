@@ -34,7 +34,7 @@ import type { Route } from '../../machines/hosts/liveness.ts';
 import type { PerAgentSlots } from '../../machines/common/per-agent-slots.ts';
 import { agentInFlight } from './agent-in-flight.ts';
 import { LogFollower } from './log-follower.ts';
-import { JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
+import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
 /** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
 const READS_OTHER_HOSTS: ReadonlySet<string> = new Set(['agent.tree', 'agent.get', 'agent.wait', 'review.list']);
@@ -300,7 +300,7 @@ export class Host {
       } else if (this.#memory.handled(key)) {
         reply = await this.#memory.rebuild(command, def, key, this.#domains);
       } else {
-        const pending = this.#run(command, def);
+        const pending = this.#run(command, def, parsed?.content);
         this.#memory.remember(key, pending);
         reply = (await pending).bytes;
       }
@@ -328,7 +328,7 @@ export class Host {
     });
   }
 
-  async #run(command: Command, def: CommandDef): Promise<Outcome> {
+  async #run(command: Command, def: CommandDef, contentBytes?: ContentBytes): Promise<Outcome> {
     const logger = this.#logger.child({ agentId: command.agentId, event: command.type, commandId: command.id });
     const emitted: Array<Promise<StoredFact>> = [];
     let n = 0;
@@ -336,6 +336,7 @@ export class Host {
       command: command as HandlerContext['command'],
       def: def as HandlerContext['def'],
       logger,
+      ...(contentBytes ? { contentBytes } : {}),
       emit: (fact) => {
         const stored = this.writer.write(fact, {
           agentId: command.agentId,

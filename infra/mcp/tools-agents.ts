@@ -3,7 +3,8 @@
  * Sub-agents and review. `spawn_agent` starts a child of the session agent
  * (a narrower policy, a sub-workspace, optionally a worker program);
  * `wait_agent` waits for it. `review_list` shows the action log (every file
- * the session agent and its sub-agents changed, with diffs and hunk ids);
+ * the session agent and its sub-agents changed, with diffs and hunk ids, a
+ * page at a time: its cursor argument takes the nextCursor of the page before);
  * `review_accept` keeps changes, `review_reject` reverses them on disk.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -74,16 +75,18 @@ export function registerAgentTools(server: McpServer, session: AgentSession): vo
     {
       title: 'List changes to review',
       description:
-        'Every file you and your sub-agents changed (by edits or shell commands), with unified diffs and hunk ids.',
-      inputSchema: {},
+        'Every file you and your sub-agents changed (by edits or shell commands), with unified diffs and hunk ids. ' +
+        'A big review comes in pages: when the result has nextCursor, call again with that cursor for the next.',
+      inputSchema: {
+        cursor: z.string().max(4096).optional().describe('nextCursor of the previous page; omit for the first page.'),
+      },
       outputSchema: replySchema('review.list'),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async (_args, extra) =>
+    async (args, extra) =>
       runTool(server, session, extra, async () => {
-        const reply = await me().review.list({});
-        const text = reply.files.length ? reply.files.map((f) => f.diff).join('\n') : 'no changes to review';
-        return result(reply, text);
+        const reply = await me().review.list(args.cursor === undefined ? {} : { cursor: args.cursor });
+        return result(reply, reviewText(reply));
       }),
   );
 
@@ -110,5 +113,15 @@ export function registerAgentTools(server: McpServer, session: AgentSession): vo
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
     },
     async (args, extra) => runTool(server, session, extra, async () => result(await me().review.reject(args))),
+  );
+}
+
+/** The diffs of one page, and how to get the next when there is one. */
+function reviewText(reply: { files: Array<{ diff: string }>; nextCursor?: string | undefined }): string {
+  const diffs = reply.files.length ? reply.files.map((f) => f.diff).join('\n') : 'no changes to review';
+  if (reply.nextCursor === undefined) return diffs;
+  return (
+    `${diffs}\n\nMore changes follow: call review_list with cursor ${JSON.stringify(reply.nextCursor)} ` +
+    'for the next page.'
   );
 }

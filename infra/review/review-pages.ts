@@ -6,6 +6,8 @@
  * sent in parts, one per page (`diffPart`: which characters of the diff each holds, its hunks with the last),
  * so a diff of any size comes back whole; the cursor of a part names the path, where the next part starts and
  * the content hashes, so a file that changes between pages is refused instead of stitched from two diffs.
+ * A page is at most `MAX_PAGE_BYTES` whatever the payload limit: checking, encoding and sending a 3 MB page (a
+ * 50k-line diff with its hunks, under a raised limit) held the host's thread over 100 ms in one piece.
  */
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { FileReview } from '../../schemas/review.ts';
@@ -15,10 +17,13 @@ const ENVELOPE_BYTES = 16 * 1024;
 /** Separates a part cursor's fields: a path never holds NUL. */
 const SEP = '\u0000';
 
+/** The most a page holds, even when the payload limit is higher: its cost on the host's thread is bounded. */
+export const MAX_PAGE_BYTES = 1024 * 1024;
+
 export type ReviewPage = { files: FileReview[]; nextCursor?: string };
 
 export function pageOfFiles(all: readonly FileReview[], cursor: string | undefined, maxBytes: number): ReviewPage {
-  const budget = Math.max(1024, maxBytes - ENVELOPE_BYTES);
+  const budget = Math.max(1024, Math.min(maxBytes, MAX_PAGE_BYTES) - ENVELOPE_BYTES);
   const sorted = [...all].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const part = cursor?.includes(SEP) ? partCursor(cursor) : undefined;
   if (part) {
@@ -38,7 +43,8 @@ export function pageOfFiles(all: readonly FileReview[], cursor: string | undefin
   let used = 2;
   for (let i = start; i < sorted.length; i++) {
     const file = sorted[i]!;
-    const size = Buffer.byteLength(JSON.stringify(file)) + 1;
+    // A JSON string takes at least a byte per UTF-16 unit: a diff longer than the budget is not encoded to know.
+    const size = file.diff.length > budget ? budget + 1 : Buffer.byteLength(JSON.stringify(file)) + 1;
     if (size > budget) {
       // Too big for any page: in parts, from a page of its own (the files before it end this one).
       if (files.length > 0) return { files, nextCursor: files.at(-1)!.path };
@@ -67,7 +73,8 @@ function partPage(file: FileReview, start: number, budget: number): ReviewPage {
   const head = { ...file, diff: '', hunks: [] as FileReview['hunks'] };
   const bytes = (f: FileReview) => Buffer.byteLength(JSON.stringify(f)) + 3;
   const withHunks = { ...file, diff: file.diff.slice(start), diffPart: { start, end: total, total } };
-  if (bytes(withHunks) <= budget) return { files: [withHunks] };
+  // At least a byte a UTF-16 unit: a rest longer than the budget cannot fit, and is not encoded to know.
+  if (total - start <= budget && bytes(withHunks) <= budget) return { files: [withHunks] };
   if (start >= total) {
     // Only the hunks are left, and they do not fit whole: ids and ranges, their lines are the diff's.
     const hunks = file.hunks.map((h) => ({ ...h, lines: [] }));

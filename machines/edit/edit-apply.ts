@@ -150,7 +150,7 @@ export function applyOne(
   const invalid = validateEdit(edit, index);
   if (invalid) return invalid;
   const matcher = new StreamingFuzzyMatcher(buffer);
-  matcher.push(edit.oldText);
+  matcher.push(edit.oldText, true);
   const plan = planEdit(buffer, edit.oldText, matcher.finish(), index, stale);
   if (isFailure(plan)) return plan;
   const inserted = reindent(finalNewText(edit.newText, plan), plan.first, plan.rest, plan.conversion, plan.indentMap);

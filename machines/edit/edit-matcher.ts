@@ -48,6 +48,10 @@ export type SearchMatch = {
 };
 export type SearchMatches = { kind: 'exact' | 'fuzzy'; matches: SearchMatch[] };
 
+/** `#exactAt` while the query lines are to be searched (not yet, or they occurred several times), or when not found. */
+const SEARCH = -1;
+const NONE = -2;
+
 const UP = 0;
 const LEFT = 1;
 const DIAG = 2;
@@ -71,9 +75,14 @@ type BufferIndex = {
 
 export class StreamingFuzzyMatcher {
   readonly #buffer: string;
-  readonly #index: BufferIndex;
+  /** Built on first need: a 50k-line buffer's index held the host ~90 ms, and an exact match needs none. */
+  #built: BufferIndex | undefined;
   #rawQuery = '';
   #incomplete = '';
+  /** Complete query lines not in the DP yet (left for `finish`, or while the lines so far occur exactly once). */
+  readonly #pending: string[] = [];
+  /** Where the complete query lines occur exactly, once, from a line start; or NONE, or SEARCH (again). */
+  #exactAt = SEARCH;
   readonly #queryLines: string[] = [];
   readonly #costs: Uint32Array[] = [];
   readonly #dirs: Uint8Array[] = [];
@@ -81,29 +90,64 @@ export class StreamingFuzzyMatcher {
 
   constructor(buffer: string) {
     this.#buffer = buffer;
-    this.#index = indexBuffer(buffer);
+  }
+
+  get #index(): BufferIndex {
+    this.#built ??= indexBuffer(this.#buffer);
+    return this.#built;
+  }
+
+  /** Whether the buffer was indexed (for tests: an exact match never needs it). */
+  get indexed(): boolean {
+    return this.#built !== undefined;
   }
 
   get rawQuery(): string {
     return this.#rawQuery;
   }
 
-  /** Feeds an old-text chunk; returns the provisional best range (or the first of several), if any. */
-  push(chunk: string): TextRange | undefined {
+  /**
+   * Feeds an old-text chunk; returns the provisional best range (or the first of several), if any. While the
+   * complete lines so far occur exactly once in the buffer, from a line start, that occurrence is the range and
+   * the buffer is not indexed. `last`: `finish` comes next, so nothing is computed (it searches exactly first).
+   */
+  push(chunk: string, last = false): TextRange | undefined {
     this.#rawQuery += chunk;
     this.#incomplete += chunk;
     const nl = this.#incomplete.lastIndexOf('\n');
     if (nl !== -1) {
       const complete = this.#incomplete.slice(0, nl + 1);
       this.#incomplete = this.#incomplete.slice(nl + 1);
-      this.#addQueryLines(textLines(complete));
+      this.#pending.push(...textLines(complete));
     }
-    const best = this.selectBestMatch() ?? this.#matches[0]?.range;
-    return best;
+    if (last) return undefined;
+    if (this.#built === undefined && this.#pending.length > 0 && this.#exactAt !== NONE) {
+      const lines = this.#rawQuery.slice(0, this.#rawQuery.length - this.#incomplete.length);
+      const trim = lines.endsWith('\r\n') ? 2 : 1;
+      // Longer lines occur at most where the shorter ones did: once unique, one comparison says whether still.
+      if (this.#exactAt >= 0) {
+        if (this.#buffer.startsWith(lines, this.#exactAt)) {
+          return { start: this.#exactAt, end: this.#exactAt + lines.length - trim };
+        }
+        this.#exactAt = NONE;
+      } else {
+        const exact = findExactMatches(this.#buffer, lines);
+        const at = exact[0]?.start ?? -1;
+        if (at === 0 || (at > 0 && this.#buffer.charCodeAt(at - 1) === 10)) {
+          // Several: the first is the provisional range (as the DP gives the first of several), searched again.
+          if (exact.length === 1) this.#exactAt = at;
+          return exact[0];
+        }
+        this.#exactAt = NONE;
+      }
+    }
+    this.#catchUp();
+    return this.selectBestMatch() ?? this.#matches[0]?.range;
   }
 
   /** The single candidate, or undefined when there are none or several. */
   selectBestMatch(): TextRange | undefined {
+    this.#catchUp();
     return this.#matches.length === 1 ? this.#matches[0]!.range : undefined;
   }
 
@@ -115,13 +159,14 @@ export class StreamingFuzzyMatcher {
       return {
         kind: 'exact',
         matches: exact.map((range) => {
-          const startRow = rowOf(this.#index.starts, range.start);
+          const startRow = this.#rowAt(range.start);
           const linePairs: Array<[number, number]> = [];
           for (let i = 0; i < qCount; i++) linePairs.push([i, startRow + i]);
           return { range, linePairs, similarity: 1 };
         }),
       };
     }
+    this.#catchUp();
     if (this.#incomplete !== '') {
       const tail = this.#incomplete;
       this.#incomplete = '';
@@ -142,6 +187,19 @@ export class StreamingFuzzyMatcher {
       this.#addQueryLines([tail.endsWith('\r') ? tail.slice(0, -1) : tail]);
     }
     return { kind: 'fuzzy', matches: this.#matches };
+  }
+
+  /** The DP rows of the pending query lines. */
+  #catchUp(): void {
+    if (this.#pending.length > 0) this.#addQueryLines(this.#pending.splice(0));
+  }
+
+  /** 0-based row of `offset` (< the buffer's length): from the index when built, else by counting newlines. */
+  #rowAt(offset: number): number {
+    if (this.#built) return rowOf(this.#built.starts, offset);
+    let row = 0;
+    for (let i = this.#buffer.indexOf('\n'); i !== -1 && i < offset; i = this.#buffer.indexOf('\n', i + 1)) row++;
+    return row;
   }
 
   #addQueryLines(lines: string[]): void {
@@ -292,7 +350,7 @@ export function findExactMatches(buffer: string, query: string): TextRange[] {
 /** Convenience: resolve `query` against `buffer` in one call. */
 export function matchOldText(buffer: string, query: string): SearchMatches {
   const m = new StreamingFuzzyMatcher(buffer);
-  m.push(query);
+  m.push(query, true);
   return m.finish();
 }
 

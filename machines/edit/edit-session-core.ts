@@ -188,7 +188,7 @@ export class EditSessionCore {
     if (!a) return;
     chunk = this.#lf(a, 'oldCr', chunk, done);
     a.old += chunk;
-    const provisional = a.matcher.push(chunk);
+    const provisional = a.matcher.push(chunk, done);
     if (!done) {
       if (provisional) {
         const starts = (this.#starts ??= lineStarts(this.#buffer));

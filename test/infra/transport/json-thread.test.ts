@@ -4,6 +4,7 @@
  * gives `undefined` for a payload it cannot parse, so that decodeCommand's own parse names the error.
  * decodeCommand with a payload parsed off-thread gives the same command as without.
  */
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -36,13 +37,41 @@ describe('JsonThread', () => {
     expect(payload.byteLength).toBeGreaterThan(3_000_000);
     const parsed = await thread.parse(payload);
     expect(thread.running).toBe(true);
-    expect(parsed).toEqual({ value: parseJson('s', payload) });
+    expect(parsed?.value).toEqual(parseJson('s', payload));
     const off = decodeCommand('skein.cmd.main.file.write', payload, 64 * 1024 * 1024, parsed);
     const on = decodeCommand('skein.cmd.main.file.write', payload, 64 * 1024 * 1024);
     // `at` is the time of decoding when the client sent none; everything else is the same command.
     expect({ ...off.command, at: '' }).toEqual({ ...on.command, at: '' });
     expect(off.def).toBe(on.def);
     expect((off.command.data as { content: string }).content).toBe(content);
+  });
+
+  it('gives a big data.content as its UTF-8 bytes and sha256 too, ASCII or not; never a lone surrogate', async () => {
+    thread = new JsonThread(log, 1024);
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    const write = (content: string) => bytes(JSON.stringify({ data: { path: 'f', content } }));
+    const cases = {
+      ascii: 'plain ascii line\r\n'.repeat(20_000),
+      bomAndCrlf: `\uFEFF${'x\r\ny\n'.repeat(20_000)}`,
+      unicode: `${'ünï 😀 ✓\n'.repeat(10_000)}`,
+      nul: `a\u0000b\n`.repeat(20_000),
+    };
+    for (const [name, content] of Object.entries(cases)) {
+      const parsed = await thread.parse(write(content), 1024);
+      const utf8 = Buffer.from(content, 'utf8');
+      expect({ name, value: parsed?.value }).toEqual({ name, value: { data: { path: 'f', content } } });
+      expect({ name, equal: parsed?.content?.bytes.equals(utf8), sha256: parsed?.content?.sha256 }).toEqual({
+        name,
+        equal: true,
+        sha256: sha(utf8),
+      });
+    }
+    // Under the length given, or not well-formed (it would not encode back to itself): no bytes.
+    expect(await thread.parse(write('short'.repeat(300)), 2048)).toEqual({
+      value: { data: { path: 'f', content: 'short'.repeat(300) } },
+    });
+    const lone = `${'z'.repeat(4096)}\ud800`;
+    expect(await thread.parse(write(lone), 1024)).toEqual({ value: { data: { path: 'f', content: lone } } });
   });
 
   it('gives undefined for bad UTF-8 or bad JSON, so the caller throws the error that names it', async () => {
