@@ -1,8 +1,8 @@
 /**
  * @module
  * The PTY as the terminal machine's invoked callback actor: it spawns the
- * shell when the machine starts (or takes the one the shell helper started), hands the PTY to the session (which writes to
- * it, resizes and pauses it), forwards its output and exit, and when the
+ * shell when the machine starts (or takes the one the shell helper started),
+ * hands the PTY to the session (which writes to it, resizes and pauses it), forwards its output and exit, and when the
  * machine stops (the terminal closed, or a replay/shutdown stopped it) drops
  * its listeners and, if the shell has not exited yet, kills it: a PTY never
  * outlives its machine.
