@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { type IPty, spawn as ptySpawn } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import { commandLine, type SpawnSpec, terminalEnv, which } from './pty-spawn.ts';
+import { readStat } from './terminal-proc.ts';
 
 type NativeTerm = { fd: number; pid: number; pty: string };
 type OnExit = (exitCode: number, signal: number) => void;
@@ -169,7 +170,8 @@ export class PtyZygote {
       // starts or starts a shell, its channel does (`#hold`).
       child.unref();
       child.on('message', (m: FromChild) => this.#receive(m, resolve));
-      child.once('error', (err) => this.#log.warn({ err }, 'shell helper failed'));
+      // Every error, not the first only: a send on a channel that just closed reports here too.
+      child.on('error', (err) => this.#log.warn({ err }, 'shell helper failed'));
       child.once('exit', (code, signal) => {
         if (this.#child === child) {
           this.#log.warn({ code, signal }, 'shell helper exited; terminals spawn in process from now on');
@@ -193,9 +195,15 @@ export class PtyZygote {
     this.#exits.clear();
     for (const [pid, onExit] of watched) {
       const timer = setInterval(() => {
+        let gone = false;
         try {
           process.kill(pid, 0);
+          // A zombie nobody reaps (no init that reaps in a container) has ended too.
+          gone = readStat(pid)?.state === 'Z';
         } catch {
+          gone = true;
+        }
+        if (gone) {
           clearInterval(timer);
           this.#log.warn({ pid }, 'shell gone after its helper died; its exit status is unknown, reported as SIGKILL');
           onExit(0, 9);

@@ -78,4 +78,32 @@ describe('shells started by the helper process', () => {
       await h.dispose();
     }
   });
+
+  it('when the helper dies, later terminals fork in process and an open one still reports its exit', async () => {
+    const h = terminalHarness();
+    try {
+      const before = await h.open();
+      const helper = Number(status(before.pid)['PPid']);
+      expect(helper).not.toBe(process.pid);
+      process.kill(helper, 'SIGKILL');
+      // The next open notices the helper gone (or finds it gone) and forks here instead: never a failed open.
+      let after = await h.open();
+      for (let i = 0; Number(status(after.pid)['PPid']) !== process.pid && i < 5; i++) after = await h.open();
+      expect(Number(status(after.pid)['PPid'])).toBe(process.pid);
+      const ran = await h.manager.exec(A, { terminalId: after.terminalId, command: 'echo fine' });
+      expect(ran.output).toBe('fine\n');
+      // The first shell outlived its helper; nobody reports its status any more, but its end is still seen.
+      process.kill(before.pid, 'SIGKILL');
+      for (;;) {
+        const f = h.factsOf(before.terminalId).find((x) => x.type === 'terminal.closed');
+        if (f) {
+          expect(f.data).toMatchObject({ reason: 'exited', exitCode: null, signal: 'SIGKILL' });
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      await h.dispose();
+    }
+  });
 });
