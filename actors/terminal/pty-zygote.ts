@@ -33,7 +33,8 @@ type FromChild =
   | { type: 'failed'; id: number; error: string }
   | { type: 'exit'; pid: number; exitCode: number; signal: number };
 
-const CHILD = fileURLToPath(new URL('./pty-zygote-child.mjs', import.meta.url));
+// Relative to the root, not this file: the same path from actors/terminal/ and from the bundle in dist/cli/.
+const CHILD = fileURLToPath(new URL('../../actors/terminal/pty-zygote-child.mjs', import.meta.url));
 
 function loadNative(): Native | undefined {
   try {
