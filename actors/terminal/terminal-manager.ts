@@ -25,7 +25,10 @@ import {
   TerminalWait,
   TerminalWrite,
 } from '../../schemas/terminal.ts';
-import { checkEnv, resolveCwd, resolveShell } from './pty-spawn.ts';
+import type { IPty } from '@lydell/node-pty';
+import { checkEnv, resolveCwd, resolveShell, type SpawnSpec } from './pty-spawn.ts';
+import { PtyZygote } from './pty-zygote.ts';
+import { writeRcFile } from './shell-integration.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { assertQueueRoom, execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
 import type { OutputFact } from './terminal-output.ts';
@@ -44,6 +47,8 @@ export type TerminalManagerOptions = {
    * refused here.
    */
   finished?: (agentId: string) => string | undefined;
+  /** Start shells in the helper process (pty-zygote.ts), off the event loop; default true. False: fork here. */
+  spawnHelper?: boolean;
 };
 
 type DataOf<T> = T extends CommandDef<string, infer D, unknown> ? D : never;
@@ -60,11 +65,13 @@ export class TerminalManager {
   #resources: ResourceLocks;
   #shuttingDown = false;
   #finished: (agentId: string) => string | undefined;
+  #zygote: PtyZygote;
 
   constructor(options: TerminalManagerOptions) {
     this.#finished = options.finished ?? (() => undefined);
     this.config = TerminalConfig.parse(options.config ?? {});
     this.log = options.log.child({ actor: 'terminal' });
+    this.#zygote = new PtyZygote(this.log, { enabled: options.spawnHelper ?? true });
     this.#emit = options.emit;
     this.#emitOutput = options.emitOutput;
     this.#resources = new ResourceLocks(this.config.resources, this.config.agentPriority, this.#emit);
@@ -76,47 +83,43 @@ export class TerminalManager {
    */
   async open(agentId: string, data: unknown, context: { workspace?: string; commandId?: string } = {}) {
     const d = parse(TerminalOpen, data);
-    if (this.#shuttingDown)
-      throw new RuntimeError(
-        ErrorCode.Unavailable,
-        'The host is shutting down; open the terminal on another host or after restart.',
-        { retryable: true },
-      );
-    const mine = [...this.#sessions.values()].filter((s) => s.agentId === agentId).length;
-    if (mine >= this.config.maxPerAgent) {
-      throw new LimitExceededError(
-        `Agent '${agentId}' already has ${mine} terminals (maxPerAgent ` +
-          `${this.config.maxPerAgent}); close one with terminal.close first.`,
-      );
-    }
-    if (this.#sessions.size >= this.config.maxPerHost) {
-      throw new LimitExceededError(
-        `This host already runs ${this.#sessions.size} terminals (maxPerHost ` +
-          `${this.config.maxPerHost}); close some or use another host.`,
-      );
-    }
+    this.#assertRoom(agentId);
     const base = context.workspace ?? process.cwd();
     const cwd = resolveCwd(d.cwd, base);
     const env = checkEnv(d.env);
     const shellPath = resolveShell(d.shell ?? this.config.shell);
-    const finished = this.#finished(agentId);
-    if (finished) throw finishedAgentError(agentId, finished, 'open terminals');
+    const spec: SpawnSpec = {
+      terminalId: newId('t'),
+      agentId,
+      cwd,
+      workspace: context.workspace ?? cwd,
+      env,
+      cols: d.cols ?? this.config.defaultCols,
+      rows: d.rows ?? this.config.defaultRows,
+      shellPath,
+      sandbox: d.sandbox ?? this.config.sandbox ?? false,
+      sandboxOptions: { network: this.config.sandboxNetwork, hide: this.config.sandboxHide },
+      bwrapPath: this.config.bwrapPath,
+      memoryLimitBytes: this.config.memoryLimitBytes,
+      cpuLimitSeconds: this.config.cpuLimitSeconds,
+    };
+    // The shell starts in the helper process, off this event loop (pty-zygote.ts); undefined: fork here.
+    const rc = writeRcFile();
+    let pty: IPty | undefined;
+    try {
+      pty = await this.#zygote.spawn(spec, rc.path, rc.dir);
+      // Checked again in the turn the terminal is registered: other opens or a finish came meanwhile.
+      this.#assertRoom(agentId);
+      const finished = this.#finished(agentId);
+      if (finished) throw finishedAgentError(agentId, finished, 'open terminals');
+    } catch (err) {
+      pty?.kill('SIGKILL');
+      rc.remove();
+      throw err;
+    }
     const session = new TerminalSession({
-      spec: {
-        terminalId: newId('t'),
-        agentId,
-        cwd,
-        workspace: context.workspace ?? cwd,
-        env,
-        cols: d.cols ?? this.config.defaultCols,
-        rows: d.rows ?? this.config.defaultRows,
-        shellPath,
-        sandbox: d.sandbox ?? this.config.sandbox ?? false,
-        sandboxOptions: { network: this.config.sandboxNetwork, hide: this.config.sandboxHide },
-        bwrapPath: this.config.bwrapPath,
-        memoryLimitBytes: this.config.memoryLimitBytes,
-        cpuLimitSeconds: this.config.cpuLimitSeconds,
-      },
+      spec,
+      started: { rc, pty },
       config: this.config,
       log: this.log,
       emit: this.#emit,
@@ -258,10 +261,34 @@ export class TerminalManager {
     };
   }
 
+  /** Refuses an open while shutting down or at the per-agent or per-host limit. */
+  #assertRoom(agentId: string): void {
+    if (this.#shuttingDown)
+      throw new RuntimeError(
+        ErrorCode.Unavailable,
+        'The host is shutting down; open the terminal on another host or after restart.',
+        { retryable: true },
+      );
+    const mine = [...this.#sessions.values()].filter((s) => s.agentId === agentId).length;
+    if (mine >= this.config.maxPerAgent) {
+      throw new LimitExceededError(
+        `Agent '${agentId}' already has ${mine} terminals (maxPerAgent ` +
+          `${this.config.maxPerAgent}); close one with terminal.close first.`,
+      );
+    }
+    if (this.#sessions.size >= this.config.maxPerHost) {
+      throw new LimitExceededError(
+        `This host already runs ${this.#sessions.size} terminals (maxPerHost ` +
+          `${this.config.maxPerHost}); close some or use another host.`,
+      );
+    }
+  }
+
   /** Host stop: close every terminal (each one's deadlines stop with its machine). */
   async shutdown(): Promise<void> {
     this.#shuttingDown = true;
     await Promise.all([...this.#sessions.values()].map((s) => s.close('shutdown', this.config.closeGraceMs)));
+    this.#zygote.close();
   }
 
   /** The live session (tests, replay tooling). */

@@ -50,6 +50,8 @@ export type SessionDeps = {
   acquire: (session: TerminalSession, job: Job) => Promise<number>;
   release: (session: TerminalSession, job: Job, reason: 'finished' | 'cancelled') => Promise<void>;
   onClosed: (session: TerminalSession) => void;
+  /** The rc files and the shell already started with them (pty-zygote.ts); without them, both are made here. */
+  started?: { rc: RcFiles; pty: IPty | undefined };
 };
 
 export class TerminalSession {
@@ -104,7 +106,7 @@ export class TerminalSession {
       },
       (fact) => this.#emit(fact),
     );
-    this.rc = writeRcFile();
+    this.rc = deps.started?.rc ?? writeRcFile();
     let exitSeen = false;
     let resolveExit: (e: PtyExit) => void = () => undefined;
     this.#exited = new Promise((resolve) => (resolveExit = resolve));
@@ -121,6 +123,7 @@ export class TerminalSession {
       {
         spec: deps.spec,
         rc: this.rc,
+        spawned: deps.started?.pty,
         attach: (result) => (attached = result),
         onData: (data) => this.#onData(data),
         onExit: (e) => {

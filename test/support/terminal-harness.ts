@@ -14,7 +14,7 @@ import type { OutputFact } from '../../actors/terminal/terminal-output.ts';
 
 export type RecordedFact = { type: string; data: any; agentId?: string };
 
-export function terminalHarness(config: z.input<typeof TerminalConfig> = {}) {
+export function terminalHarness(config: z.input<typeof TerminalConfig> = {}, options: { spawnHelper?: boolean } = {}) {
   const facts: RecordedFact[] = [];
   const output: OutputFact[] = [];
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'skein-term-')));
@@ -25,6 +25,7 @@ export function terminalHarness(config: z.input<typeof TerminalConfig> = {}) {
   const manager = new TerminalManager({
     config,
     log,
+    ...options,
     emit: async (fact) => {
       facts.push(fact);
     },

@@ -1,0 +1,109 @@
+/**
+ * Shells are started by the helper process (pty-zygote.ts), not forked from the runtime, and are the same
+ * terminal as one forked in process: a new session with the PTY as controlling terminal (job control on),
+ * node-pty's line settings, exit codes and signals reported, and the helper gone after shutdown.
+ */
+import { readFileSync } from 'node:fs';
+import { terminalHarness } from '../../support/terminal-harness.ts';
+
+const A = 'a1';
+
+function status(pid: number): Record<string, string> {
+  return Object.fromEntries(
+    readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]),
+  );
+}
+
+/** What a terminal's shell reports about its session, line settings and job control. */
+async function shellView(h: ReturnType<typeof terminalHarness>) {
+  const o = await h.open();
+  const r = await h.manager.exec(A, {
+    terminalId: o.terminalId,
+    command: 'stty -g; ps -o sid=,tty= -p $$; [[ $- == *m* ]] && echo monitor; sleep 0 & jobs -l | wc -l; wait',
+  });
+  const ppid = Number(status(o.pid)['PPid']);
+  return {
+    o,
+    ppid,
+    output: r.output.replace(/^\s*\d+\s+(pts\/\d+)/m, (_m, tty) => `SID ${tty}`),
+    exitCode: r.exitCode,
+  };
+}
+
+describe('shells started by the helper process', () => {
+  it('are not children of the runtime, and look to the shell exactly as an in-process fork does', async () => {
+    const helper = terminalHarness();
+    const inProcess = terminalHarness({}, { spawnHelper: false });
+    try {
+      const a = await shellView(helper);
+      const b = await shellView(inProcess);
+      // The fork that starts the shell happened in another process, not on this event loop.
+      expect(b.ppid).toBe(process.pid);
+      expect(a.ppid).not.toBe(process.pid);
+      expect(status(a.ppid)['Name']).toBe('node');
+      // Its own session, led by the shell, on its PTY (the tty in ps is the shell's own); same termios; job control.
+      expect(a.output.replaceAll(a.o.tty.slice(5), 'TTY')).toBe(b.output.replaceAll(b.o.tty.slice(5), 'TTY'));
+      expect(a.output).toContain('monitor');
+      expect(a.output).toMatch(/^SID pts\/\d+$/m);
+      expect(a.exitCode).toBe(0);
+      // The session id is the shell's pid: it leads its session, as under forkpty.
+      const sid = await helper.manager.exec(A, { terminalId: a.o.terminalId, command: 'ps -o sid= -p $$' });
+      expect(Number(sid.output.trim())).toBe(a.o.pid);
+    } finally {
+      await helper.dispose();
+      await inProcess.dispose();
+    }
+  });
+
+  it('report the shell exiting by itself, and by a signal, as an in-process fork does', async () => {
+    const h = terminalHarness();
+    try {
+      const one = await h.open();
+      void h.manager.exec(A, { terminalId: one.terminalId, command: 'exit 7' }).catch(() => undefined);
+      const two = await h.open();
+      void h.manager.exec(A, { terminalId: two.terminalId, command: 'kill -KILL $$' }).catch(() => undefined);
+      const closed = async (terminalId: string) => {
+        for (;;) {
+          const f = h.factsOf(terminalId).find((x) => x.type === 'terminal.closed');
+          if (f) return f.data;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      expect(await closed(one.terminalId)).toMatchObject({ reason: 'exited', exitCode: 7, signal: null });
+      expect(await closed(two.terminalId)).toMatchObject({ reason: 'exited', exitCode: null, signal: 'SIGKILL' });
+    } finally {
+      await h.dispose();
+    }
+  });
+
+  it('when the helper dies, later terminals fork in process and an open one still reports its exit', async () => {
+    const h = terminalHarness();
+    try {
+      const before = await h.open();
+      const helper = Number(status(before.pid)['PPid']);
+      expect(helper).not.toBe(process.pid);
+      process.kill(helper, 'SIGKILL');
+      // The next open notices the helper gone (or finds it gone) and forks here instead: never a failed open.
+      let after = await h.open();
+      for (let i = 0; Number(status(after.pid)['PPid']) !== process.pid && i < 5; i++) after = await h.open();
+      expect(Number(status(after.pid)['PPid'])).toBe(process.pid);
+      const ran = await h.manager.exec(A, { terminalId: after.terminalId, command: 'echo fine' });
+      expect(ran.output).toBe('fine\n');
+      // The first shell outlived its helper; nobody reports its status any more, but its end is still seen.
+      process.kill(before.pid, 'SIGKILL');
+      for (;;) {
+        const f = h.factsOf(before.terminalId).find((x) => x.type === 'terminal.closed');
+        if (f) {
+          expect(f.data).toMatchObject({ reason: 'exited', exitCode: null, signal: 'SIGKILL' });
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      await h.dispose();
+    }
+  });
+});
