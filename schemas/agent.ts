@@ -6,7 +6,7 @@
  * and go. Lifecycle: spawning (a worker is starting) → running →
  * completed | failed | cancelled.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentId } from './ids.ts';
 import { HostName } from './hosts.ts';
 import { defineCommand, defineEvent } from './message.ts';

@@ -4,7 +4,7 @@
  * (`skein.config.json` or `.skein/config.json`), the environment and the
  * flags. Unknown keys are errors, so a typo names itself.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentId } from './ids.ts';
 import { MODES } from './mode.ts';
 import { HostName, HostsConfig } from './hosts.ts';

@@ -3,7 +3,7 @@
  * `domains.edit` in the runtime config: the file size cap and the limits on open streaming edits, with their
  * defaults (the edit tools' own code reads the defaults when no config is given).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The largest file the edit tools read or write unless `domains.edit.maxFileBytes` says otherwise: 8 MiB. */
 export const DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024;

@@ -5,7 +5,7 @@
  * and the facts an edit leaves in the log. Applied/failed facts carry the
  * base and result content hashes (sha256 hex) the action log needs to restore.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineCommand, defineEvent } from './message.ts';
 import { EditId, Token } from './ids.ts';
 import { FilePath } from './paths.ts';

@@ -4,7 +4,7 @@
  * stable `code`, a message that names the bad value and says what to do, and
  * a `retryable` flag.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Closed set of error codes carried in `{ ok: false, error: { code } }` replies. */
 export const ErrorCode = {

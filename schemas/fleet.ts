@@ -4,7 +4,7 @@
  * policy and a scripted task (tool calls run in order by skein's built-in
  * deterministic driver). `skein fleet run <plan.json|yaml>`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentId } from './ids.ts';
 
 const Path = z.string().min(1).describe('Path, relative to the agent workspace or absolute inside it.');

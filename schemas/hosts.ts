@@ -6,7 +6,7 @@
  * heartbeat; whoever reads it judges liveness by how long ago, on its own
  * monotonic clock, it saw the record's revision change.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const HOSTS_BUCKET = 'SKEIN_HOSTS';
 

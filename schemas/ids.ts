@@ -4,7 +4,7 @@
  * becomes part of a subject unchecked.
  */
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The grammar of every id: 1-64 characters from `[A-Za-z0-9_-]`. */
 export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

@@ -4,7 +4,7 @@
  * `defineCommand` (imperative, request/reply, may be refused) and
  * `defineEvent` (a past-tense fact, appended to the log, never refused).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentId, MessageId } from './ids.ts';
 import { ErrorInfo } from './errors.ts';
 import type { ToolDecl } from './tool.ts';

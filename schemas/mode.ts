@@ -4,7 +4,7 @@
  * Unix socket for clients), `private` (a nats-server it starts itself) or
  * `networked` (an existing NATS). Config may also say `auto`: pick one at start.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const RUNTIME_MODES = ['embedded', 'private', 'networked'] as const;
 export const RuntimeMode = z.enum(RUNTIME_MODES);

@@ -4,7 +4,7 @@
  * component on Linux) and no NUL byte, checked at the edge so an over-long path is `invalid_message`
  * naming the field, never an `internal` ENAMETOOLONG from deep inside a file tool.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Longest path accepted, in UTF-8 bytes (Linux PATH_MAX, terminating NUL excluded). */
 export const MAX_PATH_BYTES = 4095;

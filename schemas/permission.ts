@@ -4,7 +4,7 @@
  * and the facts of one request's way (`permission.requested` → granted |
  * denied) and of policy layer changes (`policy.changed`).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentId, RequestId, Token } from './ids.ts';
 import { defineCommand, defineEvent } from './message.ts';
 import { Policy, PolicyLayerName } from './policy.ts';

@@ -5,7 +5,7 @@
  * `{ "tool_permissions": { ... } }` / `{ "agent": { "tool_permissions": ... } }`
  * (unwrapped by `PolicyFile`). Validation errors name the key (zod issue path).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { TOOLS, ToolName } from './tool.ts';
 
 export const PolicyMode = z.enum(['allow', 'deny', 'confirm']);

@@ -13,7 +13,7 @@
  * folding is a plain "set": the pure planning in `machines/review/action-log-plan.ts`
  * decides, the fold only stores.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentId, EditId, TerminalId } from './ids.ts';
 import { defineCommand, defineEvent } from './message.ts';
 

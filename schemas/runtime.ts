@@ -3,7 +3,7 @@
  * Runtime-level commands (sent on the root agent's subjects) and the host's
  * health facts.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorInfo } from './errors.ts';
 import { defineCommand, defineEvent } from './message.ts';
 import { RuntimeMode } from './mode.ts';

@@ -4,7 +4,7 @@
  * written, resizes, signals, pauses, close, output chunks (on the output stream), and the shared-resource
  * arbiter's acquisitions. Re-exported by `terminal.ts`, which holds the commands.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentId, TerminalId } from './ids.ts';
 import { defineEvent } from './message.ts';
 import { CommandId, ControlSequence, OpenedTerminal, resourceToken } from './terminal-values.ts';

@@ -5,7 +5,7 @@
  * snapshot; the control-sequence summary carried by output facts; and the
  * `domains.terminal` config. Re-exported from `terminal.ts`, so import from there.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { TerminalId, Token } from './ids.ts';
 
 /** Largest accepted window size; beyond it xterm and the pty waste memory for nothing. */

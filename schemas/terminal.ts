@@ -7,7 +7,7 @@
  * re-exported here. Output chunks go to the output stream; every other fact
  * to the events stream.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { TerminalId } from './ids.ts';
 import { defineCommand } from './message.ts';
 import { envAsExports } from './tool.ts';

@@ -6,7 +6,7 @@
  * the call once (`tool` on its CommandDef): what the gate sees is what that
  * declaration computes from the command's data, nothing else.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { shellQuote } from './shell-quote.ts';
 
 /** The five gated tools, plus `terminal_input`: data written to a running terminal. */

@@ -13,17 +13,20 @@ import type { Logger } from 'pino';
 type Answer = Record<string, unknown> & { id: number };
 type Pending = { resolve: (m: Answer) => void; reject: (e: Error) => void };
 
+/** All a worker logs: its deaths. A pino Logger is one; a client that logs nothing passes `{ warn() {} }`. */
+export type WorkerLog = Pick<Logger, 'warn'>;
+
 export class LazyWorker {
   #worker: Worker | undefined;
   #broken = false;
   #next = 0;
   readonly #pending = new Map<number, Pending>();
   readonly #url: URL;
-  readonly #log: Logger;
+  readonly #log: WorkerLog;
   /** Deaths left before the worker is given up (then `broken`). */
   #restarts: number;
 
-  constructor(url: URL, log: Logger, options: { restarts?: number } = {}) {
+  constructor(url: URL, log: WorkerLog, options: { restarts?: number } = {}) {
     this.#url = url;
     this.#log = log;
     this.#restarts = options.restarts ?? 0;

@@ -8,7 +8,7 @@
  * and records its start, exit or failure, exactly as for a worker it spawned.
  * The spawn replies with the status the placed host saw.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError, toErrorInfo, type AgentId, type WorkerSpec } from '../../schemas/index.ts';
 import { WorkerSpec as WorkerSpecSchema } from '../../schemas/agent.ts';

@@ -1,9 +1,10 @@
 // Bundles the CLI (our TypeScript only; packages stay in node_modules) into dist/cli with esbuild, so
-// `skein` starts without transpiling on every run. `npm install` runs it (prepare); skein.mjs falls back
-// to tsx when dist/ is missing or older than a source file.
+// `skein` starts without transpiling on every run, and its fast entry into dist/cli-client. `npm install` runs
+// it (prepare); skein.mjs falls back to tsx when dist/ is missing or older than a source file.
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { pageBuild } from '../ui/page-build.mjs';
+import { buildClient } from './client-build.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** Our TypeScript bundled as ESM for Node 20; packages stay in node_modules. */
@@ -19,6 +20,9 @@ const common = {
 };
 
 await build({ ...common, entryPoints: ['infra/cli/main.ts'], outdir: 'dist/cli', splitting: true });
+
+// The fast entry for the commands that only talk to a runtime (`skein call`...): client-build.mjs.
+await buildClient(root, 'dist/cli-client');
 
 // `skein/client` (package.json exports): the typed client SDK as one ESM file.
 await build({ ...common, entryPoints: ['infra/client/index.ts'], outdir: 'dist/client' });

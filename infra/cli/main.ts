@@ -4,38 +4,11 @@
  * start-up stays fast. Exit codes: 0 ok, 1 failed, 2 bad usage (some
  * subcommands add their own, e.g. `policy check`).
  */
-import { Command, CommanderError, Option } from 'commander';
-import { action, EXIT, fail } from './output.ts';
+import { clientCommands } from './client-commands.ts';
+import { action, EXIT } from './output.ts';
+import { agentOpt, data, json, logLevel, nats, newProgram, runProgram } from './program.ts';
 
-// `skein schema | head` closes stdout early: that is the reader's choice, not an error worth a stack trace.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
-  throw err;
-});
-
-const program = new Command('skein')
-  .description('A runtime that lets AI coding agents operate a machine: terminals, edits, permissions, sub-agents.')
-  .version('0.1.0')
-  .exitOverride()
-  .showHelpAfterError();
-
-const logLevel = () =>
-  new Option('--log-level <level>', 'log level (or SKEIN_LOG_LEVEL)').choices([
-    'trace',
-    'debug',
-    'info',
-    'warn',
-    'error',
-    'fatal',
-    'silent',
-  ]);
-const data = () =>
-  new Option(
-    '--data <dir>',
-    'data dir (or SKEIN_DATA; default $XDG_STATE_HOME/skein/<workspace id>, ~/.local/state if unset)',
-  );
-const nats = () =>
-  new Option('--nats <url>', 'NATS URL of a runtime (or SKEIN_NATS_URL); default: the runtime in --data');
+const program = newProgram();
 
 program
   .command('up')
@@ -83,26 +56,8 @@ program
   .addOption(logLevel())
   .action(async (opts) => (await import('./ui.ts')).uiCommand(opts));
 
-program
-  .command('call')
-  .description('Send one command and print the reply (the `nats req` of skein).')
-  .argument('<type>', 'command type, e.g. agent.spawn')
-  .argument('[json]', 'the command data as JSON, e.g. \'{"label":"a"}\'', '{}')
-  .option('--agent <id>', 'agent whose subject to send on (default: the root agent)')
-  .option('--id <commandId>', 'command id (repeat it to retry idempotently)')
-  .option('--timeout <ms>', 'reply timeout in ms', '30000')
-  .addOption(nats())
-  .addOption(data())
-  .action(async (type, json, opts) => (await import('./call.ts')).callCommand(type, json, opts));
-
-program
-  .command('tail')
-  .description('Print live facts, one readable line each (output summarized).')
-  .argument('[pattern]', 'subject pattern (default: skein.evt.> and skein.out.>)')
-  .option('--json', 'print raw envelopes as JSON lines')
-  .addOption(nats())
-  .addOption(data())
-  .action(async (pattern, opts) => (await import('./tail.ts')).tail(pattern, opts));
+clientCommands.call(program);
+clientCommands.tail(program);
 
 program
   .command('creds')
@@ -126,107 +81,10 @@ program
   .addOption(data())
   .action(async (opts) => (await import('./replay.ts')).replayCommand(opts));
 
-program
-  .command('status')
-  .description('Live runtime status and state digest.')
-  .option('--digest', 'print only the digest')
-  .option('--json', 'print JSON')
-  .addOption(nats())
-  .addOption(data())
-  .action(async (opts) => (await import('./status.ts')).status(opts));
-
-const json = () => new Option('--json', 'print the reply as JSON');
-const agentOpt = () => new Option('--agent <id>', 'act as this agent (default: the root agent)');
-
-program
-  .command('agents')
-  .description('List agents with their states (from the root, or --agent).')
-  .option('--tree', 'indent by depth')
-  .addOption(agentOpt())
-  .addOption(json())
-  .addOption(nats())
-  .addOption(data())
-  .action(async (opts) => (await import('./agents.ts')).agents(opts));
-
-program
-  .command('cancel')
-  .description('Cancel an agent and its whole subtree (terminals closed, requests denied, edits cancelled).')
-  .argument('<agentId>')
-  .option('--reason <text>', 'why (recorded in agent.cancelled)')
-  .addOption(agentOpt())
-  .addOption(json())
-  .addOption(nats())
-  .addOption(data())
-  .action(async (agentId, opts) => (await import('./agents.ts')).cancel(agentId, opts));
-
-program
-  .command('review')
-  .description('Show the action log: every file the agent and its descendants changed since the last review.')
-  .option('--diff', 'print unified diffs')
-  .option('--of <agentId>', "whose log (default: --agent's own)")
-  .addOption(agentOpt())
-  .addOption(json())
-  .addOption(nats())
-  .addOption(data())
-  .action(async (opts) => (await import('./review.ts')).review(opts));
-
-for (const verb of ['accept', 'reject'] as const) {
-  program
-    .command(verb)
-    .description(
-      verb === 'accept'
-        ? 'Accept changes (all, or these paths / hunks): the base moves forward.'
-        : 'Reject changes (all, or these paths / hunks): restore the base on disk; conflicts are left alone.',
-    )
-    .argument('[paths...]', 'files (default: all)')
-    .option('--hunk <id...>', 'only these hunk ids (see skein review)')
-    .addOption(agentOpt())
-    .addOption(json())
-    .addOption(nats())
-    .addOption(data())
-    .action(async (paths, opts) => (await import('./review.ts'))[verb](paths, opts));
-}
-
-program
-  .command('undo-reject')
-  .description('Re-apply what the last reject-all removed.')
-  .addOption(agentOpt())
-  .addOption(json())
-  .addOption(nats())
-  .addOption(data())
-  .action(async (opts) => (await import('./review.ts')).undoReject(opts));
-
-program
-  .command('approvals')
-  .description('Pending permission requests of the agent and its descendants, then new ones as they come.')
-  .option('--once', 'list and exit')
-  .option(
-    '--watch',
-    'answer each request as it comes: y (allow once), n (deny), a (always: learns the rule shown); ' +
-      'without a TTY, one JSON line per request and answers read from stdin lines',
-  )
-  .addOption(agentOpt())
-  .addOption(json())
-  .addOption(nats())
-  .addOption(data())
-  .action(async (opts) => (await import('./approvals.ts')).approvals(opts));
-
-for (const verb of ['approve', 'deny'] as const) {
-  program
-    .command(verb)
-    .description(`${verb === 'approve' ? 'Allow' : 'Deny'} a pending permission request (as the root, or --agent).`)
-    .argument('<requestId>')
-    .option(
-      '--always',
-      `also ${verb === 'approve' ? 'allow' : 'deny'} such calls from now on (a rule learned into .skein/policy.json)`,
-    )
-    .option('--pattern <regex>', 'the rule to learn with --always (default: extracted from the request)')
-    .addOption(agentOpt())
-    .addOption(json())
-    .addOption(nats())
-    .addOption(data())
-    .action(async (requestId, opts) => (await import('./approvals.ts')).answer(requestId, verb === 'approve', opts));
-}
+clientCommands.status(program);
+clientCommands.agents(program);
+clientCommands.review(program);
+clientCommands.approvals(program);
 
 program
   .command('demo')
@@ -297,12 +155,4 @@ program
     }),
   );
 
-try {
-  await program.parseAsync(process.argv);
-} catch (err) {
-  if (err instanceof CommanderError) {
-    process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
-  } else {
-    fail(err);
-  }
-}
+await runProgram(program);

@@ -5,7 +5,7 @@
  * command's (or fact's). docs/protocol.md is generated from the same function
  * (`npm run docs`).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { COMMANDS, CommandEnvelope, ErrorReply, EVENTS, FactEnvelope } from '../../schemas/index.ts';
 import { UsageError } from './output.ts';
 

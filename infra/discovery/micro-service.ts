@@ -16,7 +16,7 @@
  * than the 3.3.1 skein pins. Over an embedded runtime's bus (the unix
  * socket) the same subjects answer, for local tooling.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CommandDef } from '../../schemas/message.ts';
 import type { Bus, Subscription } from '../transport/bus.ts';
 

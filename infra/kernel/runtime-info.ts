@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { RuntimeMode } from '../../schemas/mode.ts';
 
 /** What `skein up` writes to `<dataDir>/runtime.json` for clients. */

@@ -8,7 +8,7 @@
  * `review_accept` keeps changes, `review_reject` reverses them on disk.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AgentId } from '../../schemas/ids.ts';
 import type { AgentSession } from './session.ts';
 import { replySchema, result, runTool } from './tool-kit.ts';

@@ -6,7 +6,7 @@
  * action log, where review_list / review_reject can see and undo it.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CommandReply } from '../client/index.ts';
 import type { AgentSession } from './session.ts';
 import { replySchema, result, runTool } from './tool-kit.ts';

@@ -6,7 +6,7 @@
  * it runs, and the client's cancel interrupts the command (SIGINT).
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { TerminalId } from '../../schemas/ids.ts';
 import { ScreenSnapshot, SIGNALS } from '../../schemas/terminal.ts';
 import type { AgentSession } from './session.ts';

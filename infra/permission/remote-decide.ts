@@ -6,7 +6,7 @@
  * to the owner, which decides exactly as for a local answer (the ancestor
  * check included) and replies with the outcome.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError, toErrorInfo, type AgentId, type UnstampedFact } from '../../schemas/index.ts';
 import { DecisionAnswer } from '../../schemas/permission.ts';

@@ -6,7 +6,7 @@
  * `msg.json<T>()`, which only casts.
  */
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatIssues, looksLikeFact, parseJson, parseText } from './wire.ts';
 import {
   CommandEnvelope,

@@ -11,8 +11,7 @@
  * it is told now, not at its timeout; the next big frame gets a new worker (`FRAME_THREAD_RESTARTS` times,
  * then this thread decodes).
  */
-import type { Logger } from 'pino';
-import { LazyWorker } from '../../actors/common/lazy-worker.ts';
+import { LazyWorker, type WorkerLog } from '../../actors/common/lazy-worker.ts';
 import { decodeFrame, SocketFrame } from './wire.ts';
 
 /** Frame size from which the decode runs on the worker (smaller ones cost less than the round trip). */
@@ -54,11 +53,14 @@ export type DecodedFrame = { frame: SocketFrame; payload?: Uint8Array | undefine
 export class FrameThread {
   readonly #worker: LazyWorker;
 
-  /** `worker`: the worker script (tests give one that dies); default frame-thread-worker.mjs. */
-  constructor(log: Logger, worker?: URL) {
+  /**
+   * `log` hears the worker's deaths (the runtime passes its logger's `frame-thread` child); `worker`: the
+   * worker script (tests give one that dies); default frame-thread-worker.mjs.
+   */
+  constructor(log: WorkerLog, worker?: URL) {
     // Two levels up is the package root both from infra/transport/ (sources) and from dist/<x>/ (the bundle).
     const url = worker ?? new URL('../../infra/transport/frame-thread-worker.mjs', import.meta.url);
-    this.#worker = new LazyWorker(url, log.child({ actor: 'frame-thread' }), { restarts: FRAME_THREAD_RESTARTS });
+    this.#worker = new LazyWorker(url, log, { restarts: FRAME_THREAD_RESTARTS });
   }
 
   /**

@@ -16,7 +16,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { chmod, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import { writePrivate } from './auth/authority.ts';
 import { LogTamperedError } from './log-seal.ts';
 

@@ -14,7 +14,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { jetstreamManager, type StreamInfo } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { z } from 'zod';
+import * as z from 'zod';
 import { EVENTS_STREAM } from '../../schemas/index.ts';
 
 /** The settings that decide what the log keeps; any change to them can drop or hide facts. */

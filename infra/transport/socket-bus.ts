@@ -9,12 +9,18 @@
  * payloads base64 so any bytes pass through.
  */
 import { createConnection, type Socket } from 'node:net';
-import pino from 'pino';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Bus, type BusMsg, type Subscription } from './bus.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { readFrames } from './frame-reader.ts';
+import type { WorkerLog } from '../../actors/common/lazy-worker.ts';
 import { FrameThread, type DecodedFrame, type FrameLostError } from './frame-thread.ts';
 import { REVOKED, type SocketFrame } from './wire.ts';
+
+/**
+ * The client logs nothing of its frame thread (a death only moves decoding onto this thread); not pino, which
+ * `skein call` would load for it (start-up time, see the cli bench).
+ */
+const SILENT: WorkerLog = { warn: () => {} };
 
 /** Frames from the runtime are bounded by its maxPayloadBytes; this is only a backstop. */
 const CLIENT_MAX_FRAME_BYTES = 256 * 1024 * 1024;
@@ -85,7 +91,7 @@ export class SocketBus implements Bus {
     this.#socket = socket;
     this.#path = path;
     this.#onError = options.onError;
-    this.#frames = new FrameThread(pino({ level: 'silent' }), options.frameWorker);
+    this.#frames = new FrameThread(SILENT, options.frameWorker);
     readFrames(socket, {
       // The runtime is trusted; the bound only keeps a broken one from exhausting this process's memory.
       maxBytes: CLIENT_MAX_FRAME_BYTES,

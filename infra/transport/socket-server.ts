@@ -66,7 +66,7 @@ export async function serveBusOnSocket(
   const revoked = new Set<string>();
   const isRevoked = (agentId: string) => revoked.has(agentId) || options.isRevoked(agentId);
   // Big frames (an 8 MB write) are decoded on this thread's worker, not on the event loop.
-  const frames = new FrameThread(options.logger ?? pino({ level: 'silent' }));
+  const frames = new FrameThread((options.logger ?? pino({ level: 'silent' })).child({ actor: 'frame-thread' }));
 
   const server: Server = createServer((socket) => {
     sockets.add(socket);

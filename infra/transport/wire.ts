@@ -6,7 +6,7 @@
  * host, facts with their data checked) and re-exports this file, so the two are the one place bytes become
  * typed messages. Kept free of the catalogue so that `skein call` starts without building every schema.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorCode, InvalidMessageError, type ErrorInfo } from '../../schemas/errors.ts';
 import { TOKEN_PATTERN } from '../../schemas/ids.ts';
 import { ErrorReply, TIMESTAMP_PATTERN, TYPE_PATTERN, type Fact } from '../../schemas/message.ts';

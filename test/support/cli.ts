@@ -21,12 +21,12 @@ export type CliResult = { code: number; stdout: string; stderr: string };
 
 export function runCli(
   args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; bin?: string } = {},
 ): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      [SKEIN_BIN, ...args],
+      [options.bin ?? SKEIN_BIN, ...args],
       {
         cwd: options.cwd,
         env: options.env ?? cleanEnv(),

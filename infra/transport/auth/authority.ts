@@ -9,7 +9,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds, type KeyPair, type Permissions } from '@nats-io/jwt';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createFast, fastFromSeed } from './fast-keys.ts';
 import { agentPermissions, browserPermissions, operatorPermissions } from './permissions.ts';
 

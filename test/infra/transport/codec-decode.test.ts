@@ -16,7 +16,7 @@ import {
   encodeLogLine,
   formatIssues,
 } from '../../../infra/transport/codec.ts';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const SUBJECT = 'skein.cmd.main.agent.spawn';
 const bytes = (text: string) => new TextEncoder().encode(text);

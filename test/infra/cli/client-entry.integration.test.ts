@@ -1,0 +1,154 @@
+/**
+ * The fast entry (client-main.ts, bundled by client-build.mjs into dist/cli-client; issue 15) behaves as the
+ * full CLI for every command skein.mjs sends to it: the same help, the same usage errors naming the bad
+ * argument, the same replies from a runtime, embedded and behind a private broker. It is built here into
+ * its own directory, so the test does not depend on (or race with) `npm run build`; the full CLI runs with
+ * SKEIN_NO_FAST=1.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Metafile } from 'esbuild';
+import { buildClient } from '../../../infra/cli/client-build.mjs';
+import { cleanEnv, type EmbeddedRun, runCli, SKEIN_BIN, startCli, startEmbeddedCli } from '../../support/cli.ts';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const outdir = `dist/cli-client-test-${process.pid}`;
+const fastBin = join(root, outdir, 'client-main.js');
+let metafile: Metafile;
+
+beforeAll(async () => {
+  metafile = await buildClient(root, outdir);
+}, 120_000);
+afterAll(() => rmSync(join(root, outdir), { recursive: true, force: true }));
+
+const fast = (args: string[], cwd?: string) => runCli(args, { bin: fastBin, ...(cwd ? { cwd } : {}) });
+const full = (args: string[], cwd?: string) =>
+  runCli(args, { env: cleanEnv({ SKEIN_NO_FAST: '1' }), ...(cwd ? { cwd } : {}) });
+
+/** Runs `args` through both entries, one after the other, and returns both results. */
+async function both(args: string[], cwd?: string) {
+  return { fast: await fast(args, cwd), full: await full(args, cwd) };
+}
+
+/** The names in a help text's "Commands:" section, `help` left out. */
+function commandNames(help: string): string[] {
+  const section = help.split('Commands:\n')[1] ?? '';
+  return section
+    .split('\n')
+    .map((line) => /^ {2}([a-z-]+)/.exec(line)?.[1])
+    .filter((name): name is string => name !== undefined && name !== 'help');
+}
+
+describe('the fast CLI entry', () => {
+  it('serves exactly the commands skein.mjs sends to it, each with the help the full CLI gives', async () => {
+    const listed = commandNames((await fast(['--help'])).stdout);
+    const dispatched = [...readFileSync(SKEIN_BIN, 'utf8').matchAll(/^ {2}'([a-z-]+)',$/gm)].map((m) => m[1]);
+    expect(listed.sort()).toEqual(dispatched.sort());
+    // Each is also a command of the full CLI, with the same help text, word for word.
+    expect(commandNames((await full(['--help'])).stdout)).toEqual(expect.arrayContaining(listed));
+    for (const name of listed) {
+      const { fast: f, full: g } = await both([name, '--help']);
+      expect({ name, ...f }).toEqual({ name, ...g });
+      expect(f.stdout).toContain(`Usage: skein ${name}`);
+    }
+  }, 300_000);
+
+  it('refuses bad input with the full CLI’s message and exit code', async () => {
+    const missing = join(tmpdir(), 'skein-no-such-data-dir');
+    const cases = [
+      ['call'],
+      ['call', 'runtime.ping', '{bad'],
+      ['call', 'runtime.ping', '[1]'],
+      ['call', 'runtime.ping', '--timeout', 'soon', '--data', missing],
+      ['call', 'runtime.ping', '--bogus'],
+      ['call', 'runtime.ping', '--data', missing],
+      ['status', '--nats'],
+      ['approve'],
+      ['cancel', '--data', missing, 'a1'],
+      ['review', '--data', missing],
+    ];
+    for (const args of cases) {
+      const { fast: f, full: g } = await both(args);
+      expect({ args, ...f }).toEqual({ args, ...g });
+      expect(f.code).not.toBe(0);
+    }
+    // What a few of those say: the argument at fault, and what to do.
+    expect((await fast(['call', 'runtime.ping', '{bad'])).stderr).toMatch(/json argument.*not JSON/);
+    expect((await fast(['call', 'runtime.ping', '--timeout', 'soon'])).stderr).toMatch(/--timeout 'soon'/);
+    expect((await fast(['call', 'runtime.ping', '--data', missing])).stderr).toMatch(/no runtime found.*skein up/);
+  }, 300_000);
+
+  describe('against an embedded runtime', () => {
+    let run: EmbeddedRun;
+    beforeAll(async () => {
+      run = await startEmbeddedCli({ policy: { default: 'allow' } });
+    });
+    afterAll(() => run.dispose());
+
+    it('gives the full CLI’s replies and exit codes', async () => {
+      const d = ['--data', run.data];
+      const cases = [
+        ['call', 'runtime.ping', ...d],
+        ['call', 'no.such-command', ...d],
+        ['call', 'agent.spawn', '{"label":5}', ...d],
+        ['status', '--json', ...d],
+        ['agents', '--tree', ...d],
+        ['review', '--json', ...d],
+        ['approvals', '--once', '--json', ...d],
+        ['approve', 'r-none', ...d],
+      ];
+      for (const args of cases) {
+        const { fast: f, full: g } = await both(args, run.workspace);
+        expect({ args, ...f }).toEqual({ args, ...g });
+      }
+      expect(JSON.parse((await fast(['call', 'runtime.ping', ...d])).stdout)).toEqual({ ok: true, pong: true });
+    }, 300_000);
+  });
+
+  it('calls a runtime behind a private broker (nats.js, operator creds) as the full CLI does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skein-fast-entry-'));
+    const data = join(dir, 'data');
+    const workspace = join(dir, 'ws');
+    mkdirSync(join(workspace, '.skein'), { recursive: true });
+    writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify({ default: 'allow' }));
+    const up = startCli(['up', '--private', '--data', data, '--workspace', workspace]);
+    try {
+      await up.waitFor(/mode private/);
+      for (const args of [
+        ['call', 'runtime.ping', '--data', data],
+        ['agents', '--json', '--data', data],
+      ]) {
+        const { fast: f, full: g } = await both(args, workspace);
+        expect({ args, ...f }).toEqual({ args, ...g });
+        expect(f.code).toBe(0);
+      }
+    } finally {
+      up.child.kill('SIGTERM');
+      await up.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('bundles commander and zod alone; of the packages it imports, none takes a zod schema', () => {
+    // What the bundle holds: the inputs with bytes in an output (tree-shaken ones have none).
+    const held = Object.values(metafile.outputs).flatMap((o) =>
+      Object.entries(o.inputs)
+        .filter(([, input]) => input.bytesInOutput > 0)
+        .map(([path]) => path),
+    );
+    const bundled = new Set(
+      held.filter((f) => f.includes('node_modules/')).map((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)![1]),
+    );
+    expect([...bundled].sort()).toEqual(['commander', 'zod']);
+    const imported = new Set(
+      Object.values(metafile.outputs).flatMap((o) =>
+        o.imports.filter((i) => i.external && !i.path.startsWith('node:')).map((i) => i.path),
+      ),
+    );
+    expect([...imported].sort()).toEqual(['@nats-io/jwt', '@nats-io/transport-node']);
+    // zod tree-shaken: its locales (all but the default, English) are not in the bundle.
+    expect(held.filter((f) => /zod\/v4\/locales\/(?!en\.js)/.test(f))).toEqual([]);
+  });
+});
