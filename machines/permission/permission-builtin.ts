@@ -7,8 +7,10 @@
  *   glob directly in one of those, in any flag order, with `--`, several
  *   operands, and lexically normalized paths (`/tmp/../..`, `//`, `$HOME/x/..`);
  * - recursive `chmod`/`chown`/`chgrp` of the same targets;
- * - `find` rooted at `/` or `~` whose only action is `-delete`;
- * - `mkfs*`, `mkswap`, `wipefs`, `blkdiscard`, `shred` on a disk device;
+ * - `find` rooted at `/` or `~` (after find's `-H`/`-L`/`-P`/`-D`/`-O` options) whose only action is
+ *   `-delete` (beside grouping, `-print` and options);
+ * - `mkfs*`, `mkswap`, `wipefs`, `blkdiscard`, `shred` on a disk device (or a udev link to one,
+ *   `/dev/disk/by-id/…`), the path read lexically (`/dev/../dev/sda`);
  *   `dd of=/dev/<disk>`; any redirect into a disk device;
  * - fork bombs (`:(){ :|:& };:` and renamed variants);
  * - `kill -1` / `kill -9 -1` (every process of the user).
@@ -74,15 +76,8 @@ function commandDenial(argv: string[]): string | undefined {
     return target === undefined ? undefined : `would recursively change ${describeTarget(target)}`;
   }
   if (name === 'find') {
-    const starts: string[] = [];
-    let i = 0;
-    while (i < args.length && !args[i]!.startsWith('-') && args[i] !== '(' && args[i] !== '!') starts.push(args[i++]!);
-    const rest = args.slice(i);
-    const harmlessOnly = rest.every(
-      (a) =>
-        ['-delete', '-depth', '-xdev', '-mount', '-maxdepth', '-mindepth', '-P', '-L', '-H'].includes(a) ||
-        /^\d+$/.test(a),
-    );
+    const { starts, rest } = findArgs(args);
+    const harmlessOnly = rest.every((a) => FIND_HARMLESS.has(a) || /^\d+$/.test(a));
     const root = starts.find((s) => isProtectedTarget(s) && !/^\.\.?$/.test(normalizeTarget(s)));
     if (rest.includes('-delete') && harmlessOnly && root !== undefined)
       return `would delete everything under ${describeTarget(root)}`;
@@ -104,6 +99,49 @@ function commandDenial(argv: string[]): string | undefined {
     if (args.slice(i).includes('-1')) return 'would kill every process you own';
   }
   return undefined;
+}
+
+/**
+ * What may stand beside `-delete` in a find that deletes everything under its start: options, grouping and
+ * actions that select nothing (`find / \( -delete \)`, `find / -print -delete` delete all the same).
+ */
+const FIND_HARMLESS = new Set([
+  '-delete',
+  '-depth',
+  '-xdev',
+  '-mount',
+  '-maxdepth',
+  '-mindepth',
+  '-noleaf',
+  '-ignore_readdir_race',
+  '-P',
+  '-L',
+  '-H',
+  '(',
+  ')',
+  '-true',
+  '-a',
+  '-and',
+  '-print',
+  '-print0',
+  '!',
+]);
+
+/**
+ * find's starting points and its expression. The starts follow find's own options (`find -L / -delete`:
+ * `-H`, `-L`, `-P`, `-D <debug options>`, `-O<level>`) and end at the first word that starts the expression.
+ */
+function findArgs(args: string[]): { starts: string[]; rest: string[] } {
+  let i = 0;
+  while (i < args.length) {
+    const a = args[i]!;
+    if (a === '-H' || a === '-L' || a === '-P' || /^-O\d$/.test(a)) i++;
+    else if (a === '-D') i += 2;
+    else break;
+  }
+  const starts: string[] = [];
+  while (i < args.length && !args[i]!.startsWith('-') && args[i] !== '(' && args[i] !== '!') starts.push(args[i++]!);
+  return { starts, rest: args.slice(i) };
 }
 
 /** Operands of rm-like commands: everything that is not a flag, honouring `--`. */
@@ -186,6 +224,8 @@ export function normalizeTarget(path: string): string {
 
 /** `/`, `~`, `~user`, `.`, `..`-only, or a bare glob directly inside one of them. */
 export function isProtectedTarget(path: string): boolean {
+  // An empty word (`rm -rf ""`) names no file: rm fails on it.
+  if (path === '') return false;
   const n = normalizeTarget(path);
   if (isProtectedDir(n)) return true;
   const slash = n.lastIndexOf('/');
@@ -202,24 +242,32 @@ function isProtectedDir(n: string): boolean {
   return /^\.\.(\/\.\.)*$/.test(n);
 }
 
+/** What an rm target is, for the denial: `the root directory (/)`, `the entries of the home directory (~/*)`. */
 function describeTarget(path: string): string {
   const n = normalizeTarget(path);
+  // Not a protected directory itself: a glob directly in one (isProtectedTarget).
+  const glob = !isProtectedDir(n);
+  const slash = n.lastIndexOf('/');
+  const dir = !glob ? n : slash < 0 ? '.' : slash === 0 ? '/' : n.slice(0, slash);
   const where =
-    n === '/'
+    dir === '/'
       ? 'the root directory'
-      : n.startsWith('~')
-        ? 'the home directory'
-        : n === '.'
-          ? 'the current directory'
+      : dir === '.'
+        ? 'the current directory'
+        : dir.startsWith('~') && !dir.endsWith('/..')
+          ? 'the home directory'
           : 'a parent directory';
-  return path === n ? `${where} (${path})` : `${where} (${path} is ${n})`;
+  const what = glob ? `the entries of ${where}` : where;
+  return path === n ? `${what} (${path})` : `${what} (${path} is ${n})`;
 }
 
+/** Block devices, and the links to them udev makes (`/dev/disk/by-id/…`, `/dev/block/8:0`). */
 const DISK =
-  /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|mapper\/|loop\d|sr\d)/;
+  /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|disk\/|block\/|md\d|dm-\d|mapper\/|loop\d|sr\d|nbd\d)/;
 
+/** Read lexically like an rm target, so `/dev/../dev/sda`, `/dev/./sda` and `//dev//sda` are `/dev/sda`. */
 function isDiskDevice(path: string): boolean {
-  return DISK.test(path.replace(/\/+/g, '/'));
+  return DISK.test(normalizeTarget(path));
 }
 
 function clip(text: string): string {

@@ -20,6 +20,7 @@ export const MODULES = {
       'test/machines/permission/permission-policy.test.ts',
       'test/machines/permission/permission-patterns.test.ts',
       'test/machines/permission/permission-builtin.test.ts',
+      'test/machines/permission/permission-builtin-edges.test.ts',
       'test/machines/permission/permission-bypass.test.ts',
       'test/machines/permission/policy-layers.test.ts',
       'test/machines/permission/permission-mutants.test.ts',
@@ -37,6 +38,7 @@ export const MODULES = {
     tests: [
       'test/machines/permission/permission-policy.test.ts',
       'test/machines/permission/permission-builtin.test.ts',
+      'test/machines/permission/permission-builtin-edges.test.ts',
       'test/machines/permission/policy-layers.test.ts',
     ],
   },
