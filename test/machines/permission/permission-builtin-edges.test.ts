@@ -63,6 +63,8 @@ describe('every device, command and flag form the rules name', () => {
     'mkfs /dev/sdb',
     'mkfs.xfs -f /dev/vdb',
     'cat x > //dev//sda',
+    'cat x >>/dev/sda',
+    'cat x &>/dev/sdb',
     'chmod -fR 777 /',
     'chmod --recursive 777 ~',
     'chgrp -R staff /',
@@ -76,6 +78,7 @@ describe('every device, command and flag form the rules name', () => {
     'rm -rf ~root/..',
     'bomb()  {  bomb  |  bomb  &  }  ;  bomb',
     ':(){\n:|:&\n};:',
+    ':(){ :|:&};:',
     'f(){ f|f& }\nf',
     'longname_bomb(){ longname_bomb|longname_bomb& };longname_bomb',
     'f ( ) { f | f & } ; f',
@@ -108,6 +111,7 @@ describe('every device, command and flag form the rules name', () => {
     'kill -s HUP 1234',
     'kill -HUP 1 2',
     'case $x in ff) { f|f& } ;; esac',
+    'echo a b { a b|a b }',
     'git commit -m "fix; rm -rf / is gone"',
   ])('leaves the look-alike %j to the policy', async (input) => {
     expect(await builtin(input)).toBeUndefined();
