@@ -74,11 +74,13 @@ describe('invalid patterns and unparseable commands', () => {
       [terminal({ default: 'confirm' }, 'allow'), 'unsafe_shell'],
       [terminal({ default: 'allow' }, 'deny'), 'tool_default'],
       [terminal({}, 'allow'), 'global_default'],
+      // Allow rules are not consulted for an unparseable command, even under an allow-all.
+      [terminal({ always_allow: [{ pattern: '^ls' }] }, 'allow'), 'global_default'],
     ];
     for (const [policy, level] of cases) expect((await decideTerminal(policy, 'ls "x')).level).toBe(level);
   });
 
-  it('an unparseable command under allow-all asks when its raw text holds any expansion', () => {
+  it('an unparseable command under allow-all asks when its raw text holds any expansion', async () => {
     // The split of an unparseable input may miss what follows the error: the raw text is read instead.
     const p = merged({ default: 'allow' });
     const split = {
@@ -100,6 +102,8 @@ describe('invalid patterns and unparseable commands', () => {
       });
     }
     expect(decide({ tool: 'terminal', input: 'echo "x < (y) >', split }, p).level).toBe('global_default');
+    // A parseable command is judged by its split alone: a quoted `$` is no expansion.
+    expect((await decideTerminal(p, "echo 'cost: $5'")).level).toBe('global_default');
   });
 });
 
@@ -120,6 +124,8 @@ describe('deny rules', () => {
   it('match any form of a sub-command, and the whole input', async () => {
     const byForm = await decideTerminal(terminal({ always_deny: [{ pattern: '^danger\\b' }] }), 'X=1 danger');
     expect(byForm.rule).toMatchObject({ matched: 'danger' });
+    // subCommands lists each sub-command once (its first form); a deny offers nothing to learn.
+    expect(byForm).toMatchObject({ subCommands: ['X=1 danger'], patterns: [] });
     const whole = await decideTerminal(terminal({ always_deny: [{ pattern: '^ls; pwd$' }] }, 'allow'), 'ls; pwd');
     expect(whole).toMatchObject({ outcome: 'deny', rule: { matched: 'ls; pwd' } });
   });
@@ -158,6 +164,11 @@ describe('paths and commands that always ask', () => {
     });
   });
 
+  it('a policy path spelled with quotes is found in the canonical text', async () => {
+    const d = await decideTerminal(merged({ default: 'allow' }), 'cp x ".sk"ein/policy.json');
+    expect(d).toMatchObject({ level: 'always_ask', reason: expect.stringMatching(/^`\.skein\/policy\.json` names/) });
+  });
+
   it('under a deny default it is denied unless allow rules cover every sub-command', async () => {
     const cp = 'cp x .skein/policy.json';
     expect(await decideTerminal(merged({ default: 'deny' }), cp)).toMatchObject({
@@ -170,6 +181,8 @@ describe('paths and commands that always ask', () => {
     expect(await decideTerminal(allowed, cp)).toMatchObject({ outcome: 'confirm', level: 'always_ask' });
     const half = terminal({ default: 'deny', always_allow: [{ pattern: '^cp\\b' }] });
     expect((await decideTerminal(half, `ls; ${cp}`)).outcome).toBe('deny');
+    // A command of no sub-commands (a comment) has nothing an allow rule covers.
+    expect((await decideTerminal(allowed, `# ${cp}`)).outcome).toBe('deny');
   });
 
   it('a file outside the workspace asks, and an "always" could learn nothing for it', () => {
@@ -182,6 +195,16 @@ describe('paths and commands that always ask', () => {
 });
 
 describe('confirm and allow rules, and the defaults', () => {
+  it("a file tool's path is allowed through its forms, never by the exact rule of the raw input", () => {
+    const facts: PathFacts = { roots: ['/ws'] };
+    const p = merged({ tools: { edit_file: { always_allow: [{ pattern: '(?-i)^/ws/src/a\\.ts$' }] } } });
+    expect(decide({ tool: 'edit_file', input: '/ws/src/a.ts', path: facts }, p)).toMatchObject({
+      outcome: 'confirm',
+      level: 'global_default',
+      patterns: ['(?-i)^src/a\\.ts$'],
+    });
+  });
+
   it('a confirm rule names itself and what matched, and offers the exact line', async () => {
     const d = await decideTerminal(terminal({ always_confirm: [{ pattern: '^ask\\b' }] }), 'ask now');
     expect(d).toMatchObject({
@@ -262,7 +285,7 @@ describe('confirm and allow rules, and the defaults', () => {
         'To run it without asking, resolve those values first and send the literal command.',
       patterns: ['(?-i)^echo \\$A \\$B \\$C \\$D$'],
     });
-    expect(d.rule).toBeUndefined();
+    expect('rule' in d).toBe(false);
   });
 });
 
@@ -310,6 +333,7 @@ describe('policies given compiled, terminal input, and sub-agents', () => {
       patterns: ['(?-i)^make$'],
     });
     // An ancestor that is as strict (not stricter) leaves the sub-agent's own decision.
+    expect(decideForAgent(req, own)).toMatchObject({ outcome: 'allow', fromParent: false });
     const same = decideForAgent(req, merged({}), [merged({})]);
     expect(same).toMatchObject({
       fromParent: false,
