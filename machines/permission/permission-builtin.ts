@@ -8,7 +8,7 @@
  *   operands, and lexically normalized paths (`/tmp/../..`, `//`, `$HOME/x/..`);
  * - recursive `chmod`/`chown`/`chgrp` of the same targets;
  * - `find` rooted at `/` or `~` (after find's `-H`/`-L`/`-P`/`-D`/`-O` options) whose only action is
- *   `-delete` (beside grouping, `-print` and options);
+ *   `-delete` or `-exec rm -rf {} +` (beside grouping, `-print` and options);
  * - `mkfs*`, `mkswap`, `wipefs`, `blkdiscard`, `shred` on a disk device (or a udev link to one,
  *   `/dev/disk/by-id/…`), the path read lexically (`/dev/../dev/sda`);
  *   `dd of=/dev/<disk>`; any redirect into a disk device;
@@ -76,7 +76,8 @@ function commandDenial(argv: string[]): string | undefined {
     return target === undefined ? undefined : `would recursively change ${describeTarget(target)}`;
   }
   if (name === 'find') {
-    const { starts, rest } = findArgs(args);
+    const { starts, expression } = findArgs(args);
+    const rest = execRmAsDelete(expression);
     const harmlessOnly = rest.every((a) => FIND_HARMLESS.has(a) || /^\d+$/.test(a));
     const root = starts.find((s) => isProtectedTarget(s) && !/^\.\.?$/.test(normalizeTarget(s)));
     if (rest.includes('-delete') && harmlessOnly && root !== undefined)
@@ -131,7 +132,7 @@ const FIND_HARMLESS = new Set([
  * find's starting points and its expression. The starts follow find's own options (`find -L / -delete`:
  * `-H`, `-L`, `-P`, `-D <debug options>`, `-O<level>`) and end at the first word that starts the expression.
  */
-function findArgs(args: string[]): { starts: string[]; rest: string[] } {
+function findArgs(args: string[]): { starts: string[]; expression: string[] } {
   let i = 0;
   while (i < args.length) {
     const a = args[i]!;
@@ -141,7 +142,27 @@ function findArgs(args: string[]): { starts: string[]; rest: string[] } {
   }
   const starts: string[] = [];
   while (i < args.length && !args[i]!.startsWith('-') && args[i] !== '(' && args[i] !== '!') starts.push(args[i++]!);
-  return { starts, rest: args.slice(i) };
+  return { starts, expression: args.slice(i) };
+}
+
+/** `-exec rm -rf {} +` and `-execdir rm -r {} ;` delete what they find: read as `-delete`. */
+function execRmAsDelete(expression: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < expression.length; i++) {
+    const a = expression[i]!;
+    if ((a === '-exec' || a === '-execdir') && expression[i + 1]?.replace(/^.*\//, '') === 'rm') {
+      let end = i + 2;
+      while (end < expression.length && expression[end] !== ';' && expression[end] !== '+') end++;
+      // Any other operand beside `{}` is deleted as well: what was found still is.
+      if (end < expression.length && expression.slice(i + 2, end).includes('{}')) {
+        out.push('-delete');
+        i = end;
+        continue;
+      }
+    }
+    out.push(a);
+  }
+  return out;
 }
 
 /** Operands of rm-like commands: everything that is not a flag, honouring `--`. */
