@@ -12,7 +12,7 @@
  * - `mkfs*`, `mkswap`, `wipefs`, `blkdiscard`, `shred` on a disk device (or a udev link to one,
  *   `/dev/disk/by-id/…`), the path read lexically (`/dev/../dev/sda`);
  *   `dd of=/dev/<disk>`; any redirect into a disk device;
- * - fork bombs (`:(){ :|:& };:` and renamed variants);
+ * - fork bombs (`:(){ :|:& };:` and renamed variants, also behind quotes and `$'…'` escapes);
  * - `kill -1` / `kill -9 -1` (every process of the user).
  */
 import type { ShellSplit } from './shell-words.ts';
@@ -22,7 +22,10 @@ export const BUILTIN_DENY_SUFFIX =
 
 /** The first built-in rule the input breaks, as a denial reason; undefined when none. */
 export function builtinDenial(raw: string, split: ShellSplit): string | undefined {
-  if (isForkBomb(raw.replace(/\s+/g, ' '))) return deny(`"${clip(raw)}" is a fork bomb`);
+  // The raw text, and each command's canonical text: quotes spliced or ANSI-C escapes (`bash -c ':()'{' :|:& };:'`,
+  // `$'…\x20…'`) hide the body from the raw text only.
+  const texts = [raw, ...split.commands.map((c) => c.text)];
+  if (texts.some((t) => isForkBomb(t.replace(/\s+/g, ' ')))) return deny(`"${clip(raw)}" is a fork bomb`);
   for (const c of split.commands) {
     if (c.kind === 'redirect') {
       const target = c.text.replace(/^\S+\s+/, '');

@@ -38,6 +38,10 @@ describe('gate holes: allowed under an allow-all policy before these fixes', () 
     'mkfs.ext4 /dev/nbd0',
     'dd if=/dev/zero of=/dev/../dev/sda',
     'cat x > /dev/./sda',
+    // A fork bomb behind quotes or ANSI-C escapes, seen only in the canonical text.
+    "bash -c ':()'{' :|:& };:'",
+    "bash -c $':(){\\x20:|:&\\x20};:'",
+    "sh -c 'b()'\"{ b|b& }\"'; b'",
   ])('denies %j', async (input) => {
     expect(await builtin(input)).toBeDefined();
   });
