@@ -285,13 +285,15 @@ function describeTarget(path: string): string {
   return path === n ? `${what} (${path})` : `${what} (${path} is ${n})`;
 }
 
-/** Block devices, and the links to them udev makes (`/dev/disk/by-id/…`, `/dev/block/8:0`). */
-const DISK =
-  /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|disk\/|block\/|md\d|dm-\d|mapper\/|loop\d|sr\d|nbd\d)/;
+/** Block devices by name. */
+const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|loop\d|sr\d|nbd\d)/;
+/** The links to them udev and the device mapper make (`/dev/disk/by-id/…`, `/dev/block/8:0`, `/dev/mapper/…`). */
+const DISK_LINK = /^\/dev\/(disk|block|mapper)\//;
 
 /** Read lexically like an rm target, so `/dev/../dev/sda`, `/dev/./sda` and `//dev//sda` are `/dev/sda`. */
 function isDiskDevice(path: string): boolean {
-  return DISK.test(normalizeTarget(path));
+  const n = normalizeTarget(path);
+  return DISK.test(n) || DISK_LINK.test(n);
 }
 
 function clip(text: string): string {

@@ -44,6 +44,18 @@ export const MODULES = {
       'test/machines/permission/policy-layers.test.ts',
     ],
   },
+  // policy-decision without the built-in rules: the precedence and its reasons, for a run that fits a deadline
+  // on the shared machine (policy-decision ran at 3-4 mutants a minute at load 23). Same tests.
+  'policy-precedence': {
+    mutate: ['machines/permission/permission-policy.ts', 'machines/permission/permission-decision.ts'],
+    tests: [
+      'test/machines/permission/permission-policy.test.ts',
+      'test/machines/permission/permission-builtin.test.ts',
+      'test/machines/permission/permission-builtin-edges.test.ts',
+      'test/machines/permission/permission-reasons.test.ts',
+      'test/machines/permission/policy-layers.test.ts',
+    ],
+  },
   // The path rules and learned patterns alone (the whole policy module costs hours: see docs/quality.md).
   'policy-paths': {
     mutate: ['machines/permission/permission-paths.ts', 'machines/permission/permission-patterns.ts'],

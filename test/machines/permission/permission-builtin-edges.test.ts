@@ -125,6 +125,7 @@ describe('every device, command and flag form the rules name', () => {
     'my-mkfs /dev/sda',
     'dd if=/dev/sda of=/tmp/dev/sda.img',
     'cat x > backup/dev/sda.img',
+    'dd if=x.img of=backup/dev/disk/by-id/x.img',
     'kill -s HUP 1234',
     'kill -HUP 1 2',
     'case $x in ff) { f|f& } ;; esac',

@@ -55,7 +55,10 @@ describe('invalid patterns and unparseable commands', () => {
   it('one bad pattern is "1 regex pattern", and the reason lists it with its error', async () => {
     const d = await decideTerminal(terminal({ always_deny: [{ pattern: '(' }] }), 'ls');
     expect(d.reason).toMatch(
-      /^The terminal tool cannot run because 1 regex pattern failed to compile: "\(" \(.+\)\. Please fix the invalid patterns in the policy\.$/,
+      new RegExp(
+        /^The terminal tool cannot run because 1 regex pattern failed to compile: "\(" \(.+\)\. /.source +
+          /Please fix the invalid patterns in the policy\.$/.source,
+      ),
     );
     expect(d.subCommands).toEqual(['ls']);
   });
@@ -63,7 +66,11 @@ describe('invalid patterns and unparseable commands', () => {
   it('an unparseable command names the parse error and says how to rewrite it', async () => {
     const d = await decideTerminal(merged({}), 'ls "x');
     expect(d.reason).toMatch(
-      /^The terminal command could not be approved because it could not be parsed \(syntax error at line 1, column \d+: [^)]+\); rewrite it in plainer shell \(one command per line, quoted words\) and try again\.$/,
+      new RegExp(
+        /^The terminal command could not be approved because it could not be parsed \(syntax error at line 1, /.source +
+          /column \d+: [^)]+\); rewrite it in plainer shell \(one command per line, quoted words\) and try again\.$/
+            .source,
+      ),
     );
   });
 
