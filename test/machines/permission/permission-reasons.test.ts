@@ -15,8 +15,12 @@ const terminal = (t: NonNullable<PolicyInput['tools']>['terminal'], def?: 'allow
 
 describe('input problems', () => {
   const p = merged({ default: 'allow' });
-  it('say what is wrong and what to do', () => {
-    const reason = (input: string) => decide({ tool: 'read_file', input, path: { roots: ['/ws'] } }, p).reason;
+  it('say what is wrong and what to do, and list no sub-commands', () => {
+    const reason = (input: string) => {
+      const d = decide({ tool: 'read_file', input, path: { roots: ['/ws'] } }, p);
+      expect(d.subCommands).toEqual([]);
+      return d.reason;
+    };
     expect(reason(' \t')).toBe('The input is empty; send the command or path to check.');
     expect(reason('a\0b')).toBe(
       'The input contains a NUL byte, which cannot be checked reliably; remove it and try again.',
@@ -36,11 +40,17 @@ describe('input problems', () => {
     const term = decide({ tool: 'terminal', input: 'ls\x1b[A', split: { commands: [], unsafe: [] } }, p);
     expect(term).toMatchObject({ outcome: 'deny', level: 'input' });
     expect(term.reason).toMatch(/^The command /);
+    expect(term.subCommands).toEqual([]);
     const worker = decide({ tool: 'spawn_agent', input: 'claude\x1b[A' }, p);
     expect(worker).toMatchObject({ outcome: 'deny', level: 'input' });
     expect(worker.reason).toMatch(/^The worker command line /);
     // A file path is not typed into a terminal.
     expect(decide({ tool: 'read_file', input: 'a\x1bb', path: { roots: ['/ws'] } }, p).level).not.toBe('input');
+  });
+
+  it('an unknown tool lists no sub-commands', () => {
+    expect(decide({ tool: 'fetch' as never, input: 'x' }, p).subCommands).toEqual([]);
+    expect(decide({ tool: 'terminal', input: 'ls' }, p).subCommands).toEqual([]);
   });
 
   it('a terminal request that was not split says how to build one', () => {
