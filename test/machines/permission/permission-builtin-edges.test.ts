@@ -49,6 +49,23 @@ describe('gate holes: allowed under an allow-all policy before these fixes', () 
 
 describe('every device, command and flag form the rules name', () => {
   it.each([
+    '-depth',
+    '-xdev',
+    '-mount',
+    '-maxdepth 20',
+    '-mindepth 1',
+    '-noleaf',
+    '-ignore_readdir_race',
+    '-P',
+    '-L',
+    '-H',
+    '-and -true',
+    '-print0',
+  ])('find / %s -delete', async (words) => {
+    expect(await builtin(`find / ${words} -delete`)).toBeDefined();
+  });
+
+  it.each([
     'sdb',
     'hda',
     'vda',
