@@ -56,6 +56,17 @@ export const MODULES = {
       'test/machines/permission/policy-layers.test.ts',
     ],
   },
+  // The other part of policy-decision: the built-in rules alone, with the same tests.
+  'policy-builtin': {
+    mutate: ['machines/permission/permission-builtin.ts'],
+    tests: [
+      'test/machines/permission/permission-policy.test.ts',
+      'test/machines/permission/permission-builtin.test.ts',
+      'test/machines/permission/permission-builtin-edges.test.ts',
+      'test/machines/permission/permission-reasons.test.ts',
+      'test/machines/permission/policy-layers.test.ts',
+    ],
+  },
   // The path rules and learned patterns alone (the whole policy module costs hours: see docs/quality.md).
   'policy-paths': {
     mutate: ['machines/permission/permission-paths.ts', 'machines/permission/permission-patterns.ts'],
