@@ -96,11 +96,11 @@ function commandDenial(argv: string[]): string | undefined {
     return of === undefined ? undefined : `would overwrite the disk device ${of.slice(3)}`;
   }
   if (name === 'kill') {
-    let i = 0;
-    if (args[0] === '-s' || args[0] === '-n') i = 2;
-    else if (args.length > 1 && /^-([A-Za-z]+|\d+)$/.test(args[0]!)) i = 1;
-    if (args[i] === '--') i++;
-    if (args.slice(i).includes('-1')) return 'would kill every process you own';
+    // The first of several words may be a signal (`kill -1 1234` is signal 1); a `-1` after it, or alone, is
+    // every process. Only `-1` is looked for, so other signal options need no skipping (`kill -s -1 …`, which
+    // kill refuses, is denied).
+    const pids = args.length > 1 ? args.slice(1) : args;
+    if (pids.includes('-1')) return 'would kill every process you own';
   }
   return undefined;
 }

@@ -31,6 +31,7 @@ describe('gate holes: allowed under an allow-all policy before these fixes', () 
     'find / -exec rm -rf {} \\;',
     'find ~ -execdir /bin/rm -r {} +',
     'find / -exec rm {} + -print',
+    'find / -exec rm -rf {} \\; -exec rm -f {} \\;',
     'find / -exec rm -rf {} /tmp/x \\;',
     // udev's links to a disk, and a device path that is only lexically different.
     'dd if=/dev/zero of=/dev/disk/by-id/nvme-Samsung_SSD_970',
@@ -99,6 +100,8 @@ describe('every device, command and flag form the rules name', () => {
     'kill -n 9 -1',
     'kill -KILL -1',
     'kill -9 -- -1',
+    'kill -- -1 1234',
+    'kill -1 -1',
     'rm -rf /..',
     'rm -rf -- -/..',
     'rm -rf ~root/..',
@@ -140,6 +143,8 @@ describe('every device, command and flag form the rules name', () => {
     'find . -exec rm -rf {} +',
     'find / -exec rm -rf {} \\; -exec echo {} \\;',
     'find / -exec',
+    // -ok asks at the terminal for each file: left to the policy.
+    'find / -ok rm -rf {} \\;',
     'mkfs_check /dev/sda',
     'my-mkfs /dev/sda',
     'dd if=/dev/sda of=/tmp/dev/sda.img',
