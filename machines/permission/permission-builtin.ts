@@ -7,10 +7,12 @@
  *   glob directly in one of those, in any flag order, with `--`, several
  *   operands, and lexically normalized paths (`/tmp/../..`, `//`, `$HOME/x/..`);
  * - recursive `chmod`/`chown`/`chgrp` of the same targets;
- * - `find` rooted at `/` or `~` whose only action is `-delete`;
- * - `mkfs*`, `mkswap`, `wipefs`, `blkdiscard`, `shred` on a disk device;
+ * - `find` rooted at `/` or `~` (after find's `-H`/`-L`/`-P`/`-D`/`-O` options) whose only action is
+ *   `-delete` or `-exec rm -rf {} +` (beside grouping, `-print` and options);
+ * - `mkfs*`, `mkswap`, `wipefs`, `blkdiscard`, `shred` on a disk device (or a udev link to one,
+ *   `/dev/disk/by-id/…`), the path read lexically (`/dev/../dev/sda`);
  *   `dd of=/dev/<disk>`; any redirect into a disk device;
- * - fork bombs (`:(){ :|:& };:` and renamed variants);
+ * - fork bombs (`:(){ :|:& };:` and renamed variants, also behind quotes and `$'…'` escapes);
  * - `kill -1` / `kill -9 -1` (every process of the user).
  */
 import type { ShellSplit } from './shell-words.ts';
@@ -20,7 +22,10 @@ export const BUILTIN_DENY_SUFFIX =
 
 /** The first built-in rule the input breaks, as a denial reason; undefined when none. */
 export function builtinDenial(raw: string, split: ShellSplit): string | undefined {
-  if (isForkBomb(raw.replace(/\s+/g, ' '))) return deny(`"${clip(raw)}" is a fork bomb`);
+  // The raw text, and each command's canonical text: quotes spliced or ANSI-C escapes (`bash -c ':()'{' :|:& };:'`,
+  // `$'…\x20…'`) hide the body from the raw text only.
+  const texts = [raw, ...split.commands.map((c) => c.text)];
+  if (texts.some((t) => isForkBomb(t.replace(/\s+/g, ' ')))) return deny(`"${clip(raw)}" is a fork bomb`);
   for (const c of split.commands) {
     if (c.kind === 'redirect') {
       const target = c.text.replace(/^\S+\s+/, '');
@@ -74,15 +79,9 @@ function commandDenial(argv: string[]): string | undefined {
     return target === undefined ? undefined : `would recursively change ${describeTarget(target)}`;
   }
   if (name === 'find') {
-    const starts: string[] = [];
-    let i = 0;
-    while (i < args.length && !args[i]!.startsWith('-') && args[i] !== '(' && args[i] !== '!') starts.push(args[i++]!);
-    const rest = args.slice(i);
-    const harmlessOnly = rest.every(
-      (a) =>
-        ['-delete', '-depth', '-xdev', '-mount', '-maxdepth', '-mindepth', '-P', '-L', '-H'].includes(a) ||
-        /^\d+$/.test(a),
-    );
+    const { starts, expression } = findArgs(args);
+    const rest = execRmAsDelete(expression);
+    const harmlessOnly = rest.every((a) => FIND_HARMLESS.has(a) || /^\d+$/.test(a));
     const root = starts.find((s) => isProtectedTarget(s) && !/^\.\.?$/.test(normalizeTarget(s)));
     if (rest.includes('-delete') && harmlessOnly && root !== undefined)
       return `would delete everything under ${describeTarget(root)}`;
@@ -97,13 +96,76 @@ function commandDenial(argv: string[]): string | undefined {
     return of === undefined ? undefined : `would overwrite the disk device ${of.slice(3)}`;
   }
   if (name === 'kill') {
-    let i = 0;
-    if (args[0] === '-s' || args[0] === '-n') i = 2;
-    else if (args.length > 1 && /^-([A-Za-z]+|\d+)$/.test(args[0]!)) i = 1;
-    if (args[i] === '--') i++;
-    if (args.slice(i).includes('-1')) return 'would kill every process you own';
+    // The first of several words may be a signal (`kill -1 1234` is signal 1); a `-1` after it, or alone, is
+    // every process. Only `-1` is looked for, so other signal options need no skipping (`kill -s -1 …`, which
+    // kill refuses, is denied).
+    const pids = args.length > 1 ? args.slice(1) : args;
+    if (pids.includes('-1')) return 'would kill every process you own';
   }
   return undefined;
+}
+
+/**
+ * What may stand beside `-delete` in a find that deletes everything under its start: options, grouping and
+ * actions that select nothing (`find / \( -delete \)`, `find / -print -delete` delete all the same).
+ */
+const FIND_HARMLESS = new Set([
+  '-delete',
+  '-depth',
+  '-xdev',
+  '-mount',
+  '-maxdepth',
+  '-mindepth',
+  '-noleaf',
+  '-ignore_readdir_race',
+  '-P',
+  '-L',
+  '-H',
+  '(',
+  ')',
+  '-true',
+  '-a',
+  '-and',
+  '-print',
+  '-print0',
+  '!',
+]);
+
+/**
+ * find's starting points and its expression. The starts follow find's own options (`find -L / -delete`:
+ * `-H`, `-L`, `-P`, `-D <debug options>`, `-O<level>`) and end at the first word that starts the expression.
+ */
+function findArgs(args: string[]): { starts: string[]; expression: string[] } {
+  let i = 0;
+  while (i < args.length) {
+    const a = args[i]!;
+    if (a === '-H' || a === '-L' || a === '-P' || /^-O\d$/.test(a)) i++;
+    else if (a === '-D') i += 2;
+    else break;
+  }
+  const starts: string[] = [];
+  while (i < args.length && !args[i]!.startsWith('-') && args[i] !== '(' && args[i] !== '!') starts.push(args[i++]!);
+  return { starts, expression: args.slice(i) };
+}
+
+/** `-exec rm -rf {} +` and `-execdir rm -r {} ;` delete what they find: read as `-delete`. */
+function execRmAsDelete(expression: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < expression.length; i++) {
+    const a = expression[i]!;
+    if ((a === '-exec' || a === '-execdir') && expression[i + 1]?.replace(/^.*\//, '') === 'rm') {
+      let end = i + 2;
+      while (end < expression.length && expression[end] !== ';' && expression[end] !== '+') end++;
+      // Any other operand beside `{}` is deleted as well: what was found still is.
+      if (end < expression.length && expression.slice(i + 2, end).includes('{}')) {
+        out.push('-delete');
+        i = end;
+        continue;
+      }
+    }
+    out.push(a);
+  }
+  return out;
 }
 
 /** Operands of rm-like commands: everything that is not a flag, honouring `--`. */
@@ -186,6 +248,8 @@ export function normalizeTarget(path: string): string {
 
 /** `/`, `~`, `~user`, `.`, `..`-only, or a bare glob directly inside one of them. */
 export function isProtectedTarget(path: string): boolean {
+  // An empty word (`rm -rf ""`) names no file: rm fails on it.
+  if (path === '') return false;
   const n = normalizeTarget(path);
   if (isProtectedDir(n)) return true;
   const slash = n.lastIndexOf('/');
@@ -202,24 +266,34 @@ function isProtectedDir(n: string): boolean {
   return /^\.\.(\/\.\.)*$/.test(n);
 }
 
+/** What an rm target is, for the denial: `the root directory (/)`, `the entries of the home directory (~/*)`. */
 function describeTarget(path: string): string {
   const n = normalizeTarget(path);
+  // Not a protected directory itself: a glob directly in one (isProtectedTarget).
+  const glob = !isProtectedDir(n);
+  const slash = n.lastIndexOf('/');
+  const dir = !glob ? n : slash < 0 ? '.' : slash === 0 ? '/' : n.slice(0, slash);
   const where =
-    n === '/'
+    dir === '/'
       ? 'the root directory'
-      : n.startsWith('~')
-        ? 'the home directory'
-        : n === '.'
-          ? 'the current directory'
+      : dir === '.'
+        ? 'the current directory'
+        : dir.startsWith('~') && !dir.endsWith('/..')
+          ? 'the home directory'
           : 'a parent directory';
-  return path === n ? `${where} (${path})` : `${where} (${path} is ${n})`;
+  const what = glob ? `the entries of ${where}` : where;
+  return path === n ? `${what} (${path})` : `${what} (${path} is ${n})`;
 }
 
-const DISK =
-  /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|mapper\/|loop\d|sr\d)/;
+/** Block devices by name. */
+const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|loop\d|sr\d|nbd\d)/;
+/** The links to them udev and the device mapper make (`/dev/disk/by-id/…`, `/dev/block/8:0`, `/dev/mapper/…`). */
+const DISK_LINK = /^\/dev\/(disk|block|mapper)\//;
 
+/** Read lexically like an rm target, so `/dev/../dev/sda`, `/dev/./sda` and `//dev//sda` are `/dev/sda`. */
 function isDiskDevice(path: string): boolean {
-  return DISK.test(path.replace(/\/+/g, '/'));
+  const n = normalizeTarget(path);
+  return DISK.test(n) || DISK_LINK.test(n);
 }
 
 function clip(text: string): string {

@@ -20,6 +20,9 @@ export const MODULES = {
       'test/machines/permission/permission-policy.test.ts',
       'test/machines/permission/permission-patterns.test.ts',
       'test/machines/permission/permission-builtin.test.ts',
+      'test/machines/permission/permission-builtin-edges.test.ts',
+      'test/machines/permission/permission-reasons.test.ts',
+      'test/machines/permission/permission-decision-edges.test.ts',
       'test/machines/permission/permission-bypass.test.ts',
       'test/machines/permission/policy-layers.test.ts',
       'test/machines/permission/permission-mutants.test.ts',
@@ -37,6 +40,34 @@ export const MODULES = {
     tests: [
       'test/machines/permission/permission-policy.test.ts',
       'test/machines/permission/permission-builtin.test.ts',
+      'test/machines/permission/permission-builtin-edges.test.ts',
+      'test/machines/permission/permission-reasons.test.ts',
+      'test/machines/permission/permission-decision-edges.test.ts',
+      'test/machines/permission/policy-layers.test.ts',
+    ],
+  },
+  // policy-decision without the built-in rules: the precedence and its reasons, for a run that fits a deadline
+  // on the shared machine (policy-decision ran at 3-4 mutants a minute at load 23). Same tests.
+  'policy-precedence': {
+    mutate: ['machines/permission/permission-policy.ts', 'machines/permission/permission-decision.ts'],
+    tests: [
+      'test/machines/permission/permission-policy.test.ts',
+      'test/machines/permission/permission-builtin.test.ts',
+      'test/machines/permission/permission-builtin-edges.test.ts',
+      'test/machines/permission/permission-reasons.test.ts',
+      'test/machines/permission/permission-decision-edges.test.ts',
+      'test/machines/permission/policy-layers.test.ts',
+    ],
+  },
+  // The other part of policy-decision: the built-in rules alone, with the same tests.
+  'policy-builtin': {
+    mutate: ['machines/permission/permission-builtin.ts'],
+    tests: [
+      'test/machines/permission/permission-policy.test.ts',
+      'test/machines/permission/permission-builtin.test.ts',
+      'test/machines/permission/permission-builtin-edges.test.ts',
+      'test/machines/permission/permission-reasons.test.ts',
+      'test/machines/permission/permission-decision-edges.test.ts',
       'test/machines/permission/policy-layers.test.ts',
     ],
   },
