@@ -12,6 +12,8 @@ import { readScreen } from './tools-terminal.ts';
 
 /** The output resource returns at most this much of the log (head and tail, as terminal.read pages it). */
 const OUTPUT_BYTES = 256 * 1024;
+/** The review resource follows review.list's pages up to this many characters of diff. */
+const DIFF_CHARS = 8 * 1024 * 1024;
 
 export function registerResources(server: McpServer, session: AgentSession): void {
   const me = () => session.client.agent(session.agentId);
@@ -58,8 +60,26 @@ export function registerResources(server: McpServer, session: AgentSession): voi
       mimeType: 'text/x-diff',
     },
     async (uri) => {
-      const list = await me().review.list({});
-      return { contents: [{ uri: uri.href, mimeType: 'text/x-diff', text: list.files.map((f) => f.diff).join('\n') }] };
+      // Every page up to DIFF_CHARS (a big review comes in pages, a big diff in parts): a resource has no
+      // cursor, so what is left out is said at the end with the review_list call that gets it.
+      let text = '';
+      let last: { path: string; end?: number } | undefined;
+      let cursor: string | undefined;
+      do {
+        const page = await me().review.list(cursor === undefined ? {} : { cursor });
+        for (const f of page.files) {
+          const continues = f.diffPart !== undefined && f.diffPart.start > 0 && last?.path === f.path;
+          text += continues || text === '' ? f.diff : `\n${f.diff}`;
+          last = { path: f.path, ...(f.diffPart ? { end: f.diffPart.end } : {}) };
+        }
+        cursor = page.nextCursor;
+      } while (cursor !== undefined && text.length < DIFF_CHARS);
+      if (cursor !== undefined) {
+        text +=
+          `\n\nMore changes follow (this resource stops at ${DIFF_CHARS} characters): call review_list with ` +
+          `cursor ${JSON.stringify(cursor)} for the next page.`;
+      }
+      return { contents: [{ uri: uri.href, mimeType: 'text/x-diff', text }] };
     },
   );
 }

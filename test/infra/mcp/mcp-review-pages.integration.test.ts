@@ -62,6 +62,17 @@ describe('skein mcp review_list in pages', () => {
     }
   }, 120_000);
 
+  it('gives every page in the skein://review/diff resource: each file once, every diff whole', async () => {
+    // The files of the test above, over several pages; the resource has no cursor, so it follows them all.
+    const r = await c.client.readResource({ uri: 'skein://review/diff' });
+    const diff = (r.contents as Array<{ text: string }>).map((x) => x.text).join('');
+    expect(diff).not.toContain('More changes follow');
+    for (const name of ['a.txt', 'b.txt', 'c.txt', 'd.txt']) {
+      const added = diff.split('\n').filter((l) => l.startsWith(`+${name} line `));
+      expect({ name, added: added.length, unique: new Set(added).size }).toEqual({ name, added: 1_500, unique: 1_500 });
+    }
+  }, 60_000);
+
   it('refuses a cursor it never gave, saying to start over', async () => {
     const r = await c.client.callTool({ name: 'review_list', arguments: { cursor: 'x\u0000not-a-number' } });
     expect(r.isError).toBe(true);
