@@ -15,6 +15,7 @@ const files = [
   'host.bench.ts',
   'cli.bench.ts',
   'hosts.bench.ts',
+  'big-files.bench.ts',
 ];
 
 describe('benchmarks run (smoke size)', () => {

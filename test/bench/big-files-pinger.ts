@@ -27,7 +27,8 @@ const ping = () => {
 process.stdout.write('ready\n');
 for await (const line of createInterface({ input: process.stdin })) {
   if (line === 'start') {
-    pings = [];
+    // One at once, so that even a phase shorter than the interval (the smoke size) has a figure.
+    pings = [ping()];
     timer = setInterval(() => pings.push(ping()), 5);
   } else if (line === 'stop') {
     clearInterval(timer);

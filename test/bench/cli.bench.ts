@@ -8,11 +8,9 @@
  * - embedded (`skein up --embedded`, the unix socket) vs `node -e 0`.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SKEIN_BIN, cleanEnv, startCli, startEmbeddedCli } from '../support/cli.ts';
+import { SKEIN_BIN, cleanEnv, startCliRuntime, startEmbeddedCli } from '../support/cli.ts';
 import { now } from './bench-pty.ts';
 import { percentile, scaled, type Bench, type BenchResult } from './types.ts';
 
@@ -60,18 +58,12 @@ function result(name: string, samples: { ours: number[]; raw: number[] }, baseli
 }
 
 async function privateBroker(): Promise<BenchResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'skein-cli-bench-'));
-  const data = join(dir, 'data');
-  const workspace = join(dir, 'ws');
-  mkdirSync(join(workspace, '.skein'), { recursive: true });
-  writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify({ default: 'allow' }));
-  const up = startCli(['up', '--private', '--data', data, '--workspace', workspace]);
+  const run = await startCliRuntime({ mode: 'private', policy: { default: 'allow' } });
   try {
-    const [, url] = (await up.waitFor(/mode private, private broker at (\S+)/)) as unknown as [string, string];
     const samples = await pair(
-      [SKEIN_BIN, 'call', 'runtime.ping', '--data', data],
-      [RAW_REQUEST, url, join(data, 'auth', 'operator.creds'), 'skein.cmd.main.runtime.ping', '{"data":{}}'],
-      workspace,
+      [SKEIN_BIN, 'call', 'runtime.ping', '--data', run.data],
+      [RAW_REQUEST, run.url!, join(run.data, 'auth', 'operator.creds'), 'skein.cmd.main.runtime.ping', '{"data":{}}'],
+      run.workspace,
     );
     return result(
       '`skein call runtime.ping` (private broker) process start to exit p50',
@@ -79,9 +71,7 @@ async function privateBroker(): Promise<BenchResult> {
       'a raw NATS request process (nats.js, same creds and request)',
     );
   } finally {
-    up.child.kill('SIGTERM');
-    await up.exited;
-    rmSync(dir, { recursive: true, force: true });
+    await run.dispose();
   }
 }
 

@@ -81,3 +81,23 @@ export function readTree(dir: string): Record<string, string> {
   walk(dir);
   return out;
 }
+
+/** Writes `before` (unless null), then `after` at `rel` in the workspace, and records it as main's write. */
+export async function recordWrite(
+  f: Fixture,
+  service: ActionLogService,
+  rel: string,
+  before: string | null,
+  after: string,
+): Promise<void> {
+  if (before !== null) f.write(rel, before);
+  f.write(rel, after);
+  await service.recordChange({
+    agentId: 'main',
+    ancestors: [],
+    path: f.p(rel),
+    before,
+    after,
+    source: { kind: 'write' },
+  });
+}

@@ -84,13 +84,27 @@ export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.P
   };
 }
 
-export type EmbeddedRun = { dir: string; data: string; workspace: string; up: LongRunning; dispose(): Promise<void> };
+export type EmbeddedRun = {
+  dir: string;
+  data: string;
+  workspace: string;
+  up: LongRunning;
+  /** The private broker's URL (`mode: 'private'`). */
+  url?: string;
+  dispose(): Promise<void>;
+};
 
-/**
- * `skein up --embedded` in a temporary dir whose workspace gets `policy` as
- * .skein/policy.json (and whatever `prepare` writes) before the runtime starts.
- */
+/** `skein up --embedded` in a temp dir with `policy` as the project policy; resolves once it serves. */
 export async function startEmbeddedCli(options: {
+  policy: unknown;
+  prepare?: (workspace: string, dir: string) => void;
+}): Promise<EmbeddedRun> {
+  return startCliRuntime({ ...options, mode: 'embedded' });
+}
+
+/** `skein up --embedded` or `--private` in a temp dir with `policy` as the project policy, once it serves. */
+export async function startCliRuntime(options: {
+  mode: 'embedded' | 'private';
   policy: unknown;
   prepare?: (workspace: string, dir: string) => void;
 }): Promise<EmbeddedRun> {
@@ -100,13 +114,17 @@ export async function startEmbeddedCli(options: {
   mkdirSync(join(workspace, '.skein'), { recursive: true });
   writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify(options.policy));
   options.prepare?.(workspace, dir);
-  const up = startCli(['up', '--embedded', '--data', data, '--workspace', workspace]);
-  await up.waitFor(/mode embedded/);
+  const up = startCli(['up', `--${options.mode}`, '--data', data, '--workspace', workspace]);
+  const [, url] =
+    options.mode === 'private'
+      ? await up.waitFor(/mode private, private broker at (\S+)/)
+      : await up.waitFor(/mode embedded/);
   return {
     dir,
     data,
     workspace,
     up,
+    ...(url ? { url } : {}),
     async dispose() {
       if (up.child.exitCode === null) {
         up.child.kill('SIGTERM');

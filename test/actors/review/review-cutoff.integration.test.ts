@@ -9,7 +9,7 @@ import { DiffThread } from '../../../actors/edit/diff-thread.ts';
 import { ActionLogService, REVIEW_DIFF_CUTOFF_BYTES } from '../../../actors/review/action-log.ts';
 import { reviewDiff } from '../../../machines/review/action-log-hunks.ts';
 import { NotFoundError } from '../../../schemas/errors.ts';
-import { makeFixture, type Fixture } from '../../support/action-log-fs.ts';
+import { type Fixture, makeFixture, recordWrite } from '../../support/action-log-fs.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 
 const lines = (n: number, f: (i: number) => string) => `${Array.from({ length: n }, (_, i) => f(i)).join('\n')}\n`;
@@ -28,18 +28,7 @@ describe('review.list of big changes', () => {
     f.cleanup();
   });
 
-  async function change(rel: string, before: string | null, after: string) {
-    if (before !== null) f.write(rel, before);
-    f.write(rel, after);
-    await service.recordChange({
-      agentId: 'main',
-      ancestors: [],
-      path: f.p(rel),
-      before,
-      after,
-      source: { kind: 'write' },
-    });
-  }
+  const change = (rel: string, before: string | null, after: string) => recordWrite(f, service, rel, before, after);
 
   it('leaves out the diff of a file over the cut-off, and gives it complete when asked for in full', async () => {
     const base = lines(40_000, (i) => `export const v${i} = ${i};`);

@@ -11,7 +11,7 @@ import { ReviewDiffCache } from '../../../actors/review/review-diff-cache.ts';
 import type { ReviewDiffer } from '../../../actors/review/review-listing.ts';
 import { reviewDiff } from '../../../machines/review/action-log-hunks.ts';
 import { pageOfFiles } from '../../../infra/review/review-pages.ts';
-import { makeFixture, type Fixture } from '../../support/action-log-fs.ts';
+import { type Fixture, makeFixture, recordWrite } from '../../support/action-log-fs.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 
 const lines = (n: number, f: (i: number) => string) => `${Array.from({ length: n }, (_, i) => f(i)).join('\n')}\n`;
@@ -36,18 +36,7 @@ describe('review diffs kept between listings', () => {
     f.cleanup();
   });
 
-  async function change(rel: string, before: string | null, after: string) {
-    if (before !== null) f.write(rel, before);
-    f.write(rel, after);
-    await service.recordChange({
-      agentId: 'main',
-      ancestors: [],
-      path: f.p(rel),
-      before,
-      after,
-      source: { kind: 'write' },
-    });
-  }
+  const change = (rel: string, before: string | null, after: string) => recordWrite(f, service, rel, before, after);
 
   /** Every page of the listing of `path`, as review.list pages it, the diff parts put together. */
   async function paged(path: string): Promise<{ diff: string; hunks: unknown; pages: number; linesLeftOut: boolean }> {

@@ -5,13 +5,13 @@
  * its own directory, so the test does not depend on (or race with) `npm run build`; the full CLI runs with
  * SKEIN_NO_FAST=1.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Metafile } from 'esbuild';
 import { buildClient } from '../../../infra/cli/client-build.mjs';
-import { cleanEnv, type EmbeddedRun, runCli, SKEIN_BIN, startCli, startEmbeddedCli } from '../../support/cli.ts';
+import { cleanEnv, type EmbeddedRun, runCli, SKEIN_BIN, startCliRuntime, startEmbeddedCli } from '../../support/cli.ts';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const outdir = `dist/cli-client-test-${process.pid}`;
@@ -108,26 +108,18 @@ describe('the fast CLI entry', () => {
   });
 
   it('calls a runtime behind a private broker (nats.js, operator creds) as the full CLI does', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'skein-fast-entry-'));
-    const data = join(dir, 'data');
-    const workspace = join(dir, 'ws');
-    mkdirSync(join(workspace, '.skein'), { recursive: true });
-    writeFileSync(join(workspace, '.skein', 'policy.json'), JSON.stringify({ default: 'allow' }));
-    const up = startCli(['up', '--private', '--data', data, '--workspace', workspace]);
+    const run = await startCliRuntime({ mode: 'private', policy: { default: 'allow' } });
     try {
-      await up.waitFor(/mode private/);
       for (const args of [
-        ['call', 'runtime.ping', '--data', data],
-        ['agents', '--json', '--data', data],
+        ['call', 'runtime.ping', '--data', run.data],
+        ['agents', '--json', '--data', run.data],
       ]) {
-        const { fast: f, full: g } = await both(args, workspace);
+        const { fast: f, full: g } = await both(args, run.workspace);
         expect({ args, ...f }).toEqual({ args, ...g });
         expect(f.code).toBe(0);
       }
     } finally {
-      up.child.kill('SIGTERM');
-      await up.exited;
-      rmSync(dir, { recursive: true, force: true });
+      await run.dispose();
     }
   }, 120_000);
 
