@@ -7,6 +7,16 @@
  * that reach a mutant; a module-level mutant runs them all.
  * `npm run mutate` runs them all; `npm run mutate -- policy codec` some.
  */
+/** The unit tests of the permission decision and the built-in rules: the three policy-decision modules share them. */
+const DECISION_TESTS = [
+  'test/machines/permission/permission-policy.test.ts',
+  'test/machines/permission/permission-builtin.test.ts',
+  'test/machines/permission/permission-builtin-edges.test.ts',
+  'test/machines/permission/permission-reasons.test.ts',
+  'test/machines/permission/permission-decision-edges.test.ts',
+  'test/machines/permission/policy-layers.test.ts',
+];
+
 export const MODULES = {
   policy: {
     mutate: [
@@ -37,39 +47,18 @@ export const MODULES = {
       'machines/permission/permission-decision.ts',
       'machines/permission/permission-builtin.ts',
     ],
-    tests: [
-      'test/machines/permission/permission-policy.test.ts',
-      'test/machines/permission/permission-builtin.test.ts',
-      'test/machines/permission/permission-builtin-edges.test.ts',
-      'test/machines/permission/permission-reasons.test.ts',
-      'test/machines/permission/permission-decision-edges.test.ts',
-      'test/machines/permission/policy-layers.test.ts',
-    ],
+    tests: DECISION_TESTS,
   },
   // policy-decision without the built-in rules: the precedence and its reasons, for a run that fits a deadline
   // on the shared machine (policy-decision ran at 3-4 mutants a minute at load 23). Same tests.
   'policy-precedence': {
     mutate: ['machines/permission/permission-policy.ts', 'machines/permission/permission-decision.ts'],
-    tests: [
-      'test/machines/permission/permission-policy.test.ts',
-      'test/machines/permission/permission-builtin.test.ts',
-      'test/machines/permission/permission-builtin-edges.test.ts',
-      'test/machines/permission/permission-reasons.test.ts',
-      'test/machines/permission/permission-decision-edges.test.ts',
-      'test/machines/permission/policy-layers.test.ts',
-    ],
+    tests: DECISION_TESTS,
   },
   // The other part of policy-decision: the built-in rules alone, with the same tests.
   'policy-builtin': {
     mutate: ['machines/permission/permission-builtin.ts'],
-    tests: [
-      'test/machines/permission/permission-policy.test.ts',
-      'test/machines/permission/permission-builtin.test.ts',
-      'test/machines/permission/permission-builtin-edges.test.ts',
-      'test/machines/permission/permission-reasons.test.ts',
-      'test/machines/permission/permission-decision-edges.test.ts',
-      'test/machines/permission/policy-layers.test.ts',
-    ],
+    tests: DECISION_TESTS,
   },
   // The path rules and learned patterns alone (the whole policy module costs hours: see docs/quality.md).
   'policy-paths': {
