@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { findExactMatches, sortByLength, StreamingFuzzyMatcher } from '../../../machines/edit/edit-matcher.ts';
+import { findExactMatches, StreamingFuzzyMatcher } from '../../../machines/edit/edit-matcher.ts';
+import { sortByLength } from '../../../machines/edit/edit-matcher-index.ts';
 import type { TextRange } from '../../../machines/edit/edit-text.ts';
 import { parseMarked } from '../../support/edit-marked.ts';
 import { feeds, seeds } from '../../support/edit-random.ts';
