@@ -28,6 +28,13 @@ export type TextFile = {
   textLength: number;
 };
 
+/**
+ * What the edit kernel asks of a new text besides its bytes, found where it was encoded (the host's JSON thread,
+ * for a big file.write), so its 10 MB are never scanned here: whether it has a CR, a CRLF, a NUL, a leading BOM
+ * character, and its line endings (`detectLineEnding`).
+ */
+export type ContentFacts = { cr: boolean; crlf: boolean; nul: boolean; bom: boolean; lineEnding: LineEnding };
+
 /** What decoding a file tells besides its text: found on the file thread for big files (`decodeFile`). */
 export type FileFacts = { hash: string; bom: boolean; lineEnding: LineEnding; textLength: number };
 
