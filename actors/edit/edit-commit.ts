@@ -12,7 +12,7 @@ import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { readConfined, writeConfined } from '../common/confined-fs.ts';
 import { cappedDiff, type DiffReport } from './edit-report.ts';
-import type { DiffSide, Stored } from './diff-thread.ts';
+import { type DiffSide, INSPECT_OFF_THREAD_BYTES, type Stored } from './diff-thread.ts';
 import {
   assertWellFormed,
   type ContentFacts,
@@ -125,9 +125,16 @@ export async function commitEdit(
   const read = base
     ? await readConfined(deps.roots, target.path, deps.maxFileBytes, target.display).catch(() => undefined)
     : undefined;
+  // A big file is hashed on the file thread (`deps.inspect`), not compared here: comparing 10 MB held this thread
+  // 20-80 ms on a loaded machine. A thread that died with the bytes fails the commit (retryable), as nothing is
+  // written yet; any other failure to decode what is there now leaves the base as read.
+  const unchanged = base && read && read.bytes.byteLength < INSPECT_OFF_THREAD_BYTES && read.bytes.equals(base.bytes);
   const now =
-    base && read && !read.bytes.equals(base.bytes)
-      ? await decodeFile(read, target.display, deps.inspect).catch(() => undefined)
+    base && read && !unchanged
+      ? await decodeFile(read, target.display, deps.inspect).catch((err: unknown) => {
+          if (err instanceof RuntimeError && err.code === ErrorCode.Unavailable) throw err;
+          return undefined;
+        })
       : undefined;
   if (base && now && now.hash !== base.hash) {
     if (s.mode === 'edit') {

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sha256 } from '../../../actors/edit/file-io.ts';
+import { sha256, textFile } from '../../../actors/edit/file-io.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 import { DiffThread, OFF_THREAD_CHARS } from '../../../actors/edit/diff-thread.ts';
 import { cappedDiff, MAX_DIFF_CHARS } from '../../../actors/edit/edit-report.ts';
@@ -95,5 +95,35 @@ describe('DiffThread', () => {
       reviewDiff('/w/new.ts', null, current),
     );
     expect(loads).toBe(1);
+  });
+
+  it("inspects a big file's bytes moved there and back (a read's own buffer) or copied (a view), as textFile does", async () => {
+    const text = `\uFEFF${lines(80_000, (i) => `ünï ${i}\r`)}`;
+    const encoded = Buffer.from(text, 'utf8');
+    // As confined-fs.ts reads a file: a buffer one byte longer than the file, viewed to its length.
+    const read = Buffer.allocUnsafeSlow(encoded.length + 1).subarray(0, encoded.length);
+    encoded.copy(read);
+    const expected = textFile({ path: 'f', bytes: Buffer.from(encoded), mode: 0o644, mtimeMs: 0 }, 'f');
+    const facts = {
+      hash: expected.hash,
+      bom: expected.bom,
+      lineEnding: expected.lineEnding,
+      textLength: expected.textLength,
+    };
+    const moved = await thread.inspect(read, 'f');
+    expect({ facts: moved?.facts, same: moved?.bytes.equals(encoded), left: read.byteLength }).toEqual({
+      facts,
+      same: true,
+      left: 0,
+    });
+    // A view on a buffer that holds more than the file is copied, never moved.
+    const shared = Buffer.concat([encoded, Buffer.from('more')]);
+    const view = shared.subarray(0, encoded.length);
+    const copied = await thread.inspect(view, 'f');
+    expect({ facts: copied?.facts, same: copied?.bytes.equals(encoded), left: view.byteLength }).toEqual({
+      facts,
+      same: true,
+      left: encoded.length,
+    });
   });
 });
