@@ -49,7 +49,10 @@ describe('a host whose JSON thread dies mid-parse', () => {
     const lost = await write('doomed-1', 'doomed.txt', `die-here\n${big('doomed')}`);
     expect(lost).toMatchObject({ ok: false, error: { code: 'unavailable', retryable: true } });
     expect((lost as { error: { message: string } }).error.message).toMatch(
-      /^the JSON thread stopped while it parsed this command's \d+-byte payload, which was lost with it \(worker thread exited with code 3\); nothing of the command was done: send it again$/,
+      new RegExp(
+        "^the JSON thread stopped while it parsed this command's \\d+-byte payload, which was lost with it " +
+          '\\(worker thread exited with code 3\\); nothing of the command was done: send it again$',
+      ),
     );
     expect(await factsCausedBy('doomed-1')).toEqual([]);
     expect(existsSync(join(rt.workspace, 'doomed.txt'))).toBe(false);
