@@ -128,7 +128,8 @@ export async function commitEdit(
   // A big file is hashed on the file thread (`deps.inspect`), not compared here: comparing 10 MB held this thread
   // 20-80 ms on a loaded machine. A thread that died with the bytes fails the commit (retryable), as nothing is
   // written yet; any other failure to decode what is there now leaves the base as read.
-  const unchanged = base && read && read.bytes.byteLength < INSPECT_OFF_THREAD_BYTES && read.bytes.equals(base.bytes);
+  const small = read !== undefined && (!deps.inspect || read.bytes.byteLength < INSPECT_OFF_THREAD_BYTES);
+  const unchanged = base && read && small && read.bytes.equals(base.bytes);
   const now =
     base && read && !unchanged
       ? await decodeFile(read, target.display, deps.inspect).catch((err: unknown) => {

@@ -10,9 +10,9 @@
  * embedded socket's commands): a 10 MB copy held this thread ~40 ms on a loaded machine. Otherwise (a view on
  * a broker connection's buffer) a copy of its bytes goes. A payload the worker cannot parse comes back (moved
  * again) for the caller's own parse, which throws the error that names it. If the worker dies holding a moved
- * payload, the command fails with a retryable `unavailable` (nothing of it was done) and the next big payload
- * starts a new worker (`JSON_THREAD_RESTARTS` times; then, and for a worker that cannot start, the caller
- * parses on its own thread: slower, never different).
+ * payload, the command fails with a retryable `unavailable` (nothing of it was done; a copied one the caller
+ * still has, and parses itself) and the next big payload starts a new worker (`JSON_THREAD_RESTARTS` times; then,
+ * and for a worker that cannot start, the caller parses on its own thread: slower, never different).
  *
  * A big `data.content` (a file.write) comes back as its UTF-8 bytes (`Parsed.content`, moved, with their sha256
  * and what the edit kernel asks of the text: `ContentFacts`), never as a cloned string (a structured clone of a
