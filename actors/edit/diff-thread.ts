@@ -52,10 +52,12 @@ export class DiffThread {
   readonly #log: Logger;
   readonly #threshold: number;
 
-  constructor(log: Logger, threshold = OFF_THREAD_CHARS) {
+  /** `worker`: the worker script (tests give one that dies); default diff-thread-worker.mjs. */
+  constructor(log: Logger, threshold = OFF_THREAD_CHARS, worker?: URL) {
     this.#log = log.child({ actor: 'diff-thread' });
     // Two levels up is the package root both from actors/edit/ (sources) and from dist/<x>/ (the bundle).
-    this.#worker = new LazyWorker(new URL('../../actors/edit/diff-thread-worker.mjs', import.meta.url), this.#log);
+    const url = worker ?? new URL('../../actors/edit/diff-thread-worker.mjs', import.meta.url);
+    this.#worker = new LazyWorker(url, this.#log);
     this.#threshold = threshold;
   }
 

@@ -14,6 +14,7 @@ import { cappedDiff, MAX_DIFF_CHARS } from '../../../actors/edit/edit-report.ts'
 import { memoryLogger } from '../../support/log-sink.ts';
 import { reviewDiff } from '../../../machines/review/action-log-hunks.ts';
 
+const DYING = new URL('../../support/dying-diff-worker.mjs', import.meta.url);
 const lines = (n: number, f: (i: number) => string) => `${Array.from({ length: n }, (_, i) => f(i)).join('\n')}\n`;
 
 describe('DiffThread', () => {
@@ -125,5 +126,27 @@ describe('DiffThread', () => {
       same: true,
       left: encoded.length,
     });
+  });
+
+  it('fails an inspection whose thread died holding the moved bytes as retryable, then decodes here', async () => {
+    const dying = new DiffThread(memoryLogger().logger, OFF_THREAD_CHARS, DYING);
+    try {
+      const encoded = Buffer.from(
+        lines(60_000, (i) => `row ${i}`),
+        'utf8',
+      );
+      const read = Buffer.allocUnsafeSlow(encoded.length + 1).subarray(0, encoded.length);
+      encoded.copy(read);
+      const lost = await dying.inspect(read, 'die-here').catch((err: unknown) => err);
+      expect(lost).toMatchObject({ code: 'unavailable', retryable: true });
+      expect((lost as Error).message).toBe(
+        'the file thread stopped while it read "die-here", whose bytes were lost with it ' +
+          '(worker thread exited with code 3); nothing was written: try again',
+      );
+      // The thread is given up (the diff thread's rule): the caller decodes here from then on, its bytes intact.
+      expect(await dying.inspect(Buffer.from(encoded), 'f')).toBeUndefined();
+    } finally {
+      await dying.close();
+    }
   });
 });
