@@ -2,7 +2,8 @@
 // mode (sources under tsx, the esbuild bundle, vitest): it registers tsx and imports the TypeScript diffs.
 // Texts arrive as UTF-8 bytes (moved, not cloned) and are decoded here as the sender's would be; a file's
 // bytes (beforeFile/afterFile) as the edit kernel decodes files, read here from a stored copy when it still
-// has their hash (beforeStored/afterStored; else it answers `stale`). `inspect` finds a big file's facts.
+// has their hash (beforeStored/afterStored; else it answers `stale`). `inspect` finds a big file's facts and
+// sends its bytes back.
 import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
@@ -31,7 +32,9 @@ function inspect(id, display, bytes) {
     return;
   }
   const { bom, lineEnding, text: t } = decoded;
-  parentPort.postMessage({ id, facts: { hash: sha256(buf), bom, lineEnding, textLength: t.length } });
+  // The bytes go back (moved again): the host keeps them as the file's.
+  const facts = { hash: sha256(buf), bom, lineEnding, textLength: t.length };
+  parentPort.postMessage({ id, facts, bytes }, [bytes.buffer]);
 }
 
 /** The bytes of a stored copy ({file, hash}) when they are still those bytes; else undefined. */

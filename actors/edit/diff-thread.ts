@@ -16,9 +16,9 @@ import type { Logger } from 'pino';
 import { LazyWorker } from '../common/lazy-worker.ts';
 import { reviewDiff } from '../../machines/review/action-log-hunks.ts';
 import type { Hunk } from '../../schemas/review.ts';
-import { RuntimeError } from '../../schemas/errors.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { cappedDiff, type DiffReport } from './edit-report.ts';
-import type { FileFacts } from './file-io.ts';
+import type { FileFacts, Inspected } from './file-io.ts';
 
 /** Combined length of the two texts above which the diff runs on the worker. */
 export const OFF_THREAD_CHARS = 512 * 1024;
@@ -52,10 +52,12 @@ export class DiffThread {
   readonly #log: Logger;
   readonly #threshold: number;
 
-  constructor(log: Logger, threshold = OFF_THREAD_CHARS) {
+  /** `worker`: the worker script (tests give one that dies); default diff-thread-worker.mjs. */
+  constructor(log: Logger, threshold = OFF_THREAD_CHARS, worker?: URL) {
     this.#log = log.child({ actor: 'diff-thread' });
     // Two levels up is the package root both from actors/edit/ (sources) and from dist/<x>/ (the bundle).
-    this.#worker = new LazyWorker(new URL('../../actors/edit/diff-thread-worker.mjs', import.meta.url), this.#log);
+    const url = worker ?? new URL('../../actors/edit/diff-thread-worker.mjs', import.meta.url);
+    this.#worker = new LazyWorker(url, this.#log);
     this.#threshold = threshold;
   }
 
@@ -84,22 +86,39 @@ export class DiffThread {
   };
 
   /**
-   * A big file's facts (hash, BOM, line endings, text length) found on the worker, as `textFile` finds them;
-   * undefined for a small file or when the worker cannot (the caller decodes here). Throws the RuntimeError
-   * `decodeText` throws for binary or invalid UTF-8.
+   * A big file's facts (hash, BOM, line endings, text length) found on the worker, as `textFile` finds them,
+   * with its bytes (moved there and back: `bytes` is empty after); undefined for a small file or when the worker
+   * cannot take them (the caller decodes here). Throws the RuntimeError `decodeText` throws for binary or invalid
+   * UTF-8, and a retryable `unavailable` when the worker died holding the bytes.
    */
-  inspect = async (bytes: Buffer, shown: string): Promise<FileFacts | undefined> => {
-    if (this.#worker.broken || bytes.byteLength < INSPECT_OFF_THREAD_BYTES) return undefined;
+  inspect = async (bytes: Buffer, shown: string): Promise<Inspected | undefined> => {
+    const size = bytes.byteLength;
+    if (this.#worker.broken || size < INSPECT_OFF_THREAD_BYTES) return undefined;
+    // A file read into a buffer of its own (confined-fs.ts: the file's bytes and one spare byte) is moved there
+    // and back, not copied: a 10 MB copy held this thread 100-500 ms on a loaded machine (fresh pages).
+    const own = bytes.byteOffset === 0 && bytes.buffer.byteLength - size <= 1;
+    const sent = own ? new Uint8Array(bytes.buffer as ArrayBuffer, 0, size) : new Uint8Array(bytes);
     let answer: Record<string, unknown>;
     try {
-      answer = await this.#send({ kind: 'inspect', display: shown }, new Uint8Array(bytes), null);
+      answer = await this.#worker.request({ kind: 'inspect', display: shown, before: sent }, [
+        sent.buffer as ArrayBuffer,
+      ]);
     } catch (err) {
-      this.#log.warn({ err: (err as Error).message }, 'file inspection failed on the worker; decoding here');
-      return undefined;
+      if (bytes.byteLength === size) {
+        this.#log.warn({ err: (err as Error).message }, 'file inspection failed on the worker; decoding here');
+        return undefined;
+      }
+      throw new RuntimeError(
+        ErrorCode.Unavailable,
+        `the file thread stopped while it read ${JSON.stringify(shown)}, whose bytes were lost with it ` +
+          `(${(err as Error).message}); nothing was written: try again`,
+        { retryable: true, cause: err },
+      );
     }
     const refused = answer['refused'] as { code: string; message: string } | undefined;
     if (refused) throw new RuntimeError(refused.code, refused.message);
-    return answer['facts'] as FileFacts | undefined;
+    const back = answer['bytes'] as Uint8Array;
+    return { facts: answer['facts'] as FileFacts, bytes: Buffer.from(back.buffer, 0, size) };
   };
 
   /**

@@ -12,9 +12,10 @@ import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { readConfined, writeConfined } from '../common/confined-fs.ts';
 import { cappedDiff, type DiffReport } from './edit-report.ts';
-import type { DiffSide, Stored } from './diff-thread.ts';
+import { type DiffSide, INSPECT_OFF_THREAD_BYTES, type Stored } from './diff-thread.ts';
 import {
   assertWellFormed,
+  type ContentFacts,
   decodeFile,
   detectLineEnding,
   encodeText,
@@ -91,10 +92,11 @@ export type CommitDeps = {
 };
 
 /**
- * A whole-file write's text as the JSON thread encoded it: `bytes` is exactly `Buffer.from(text, 'utf8')` and
- * `sha256` their hash (infra/transport/json-thread.ts), so a 10 MB write is not encoded and hashed again here.
+ * A whole-file write's text as the JSON thread encoded it: `bytes` is exactly `Buffer.from(text, 'utf8')`,
+ * `sha256` their hash and `facts` what it found in the text (infra/transport/json-thread.ts), so a 10 MB write
+ * is not encoded, hashed or scanned again here (the text is a rope its characters are never read from).
  */
-export type EncodedContent = { text: string; bytes: Buffer; sha256: string };
+export type EncodedContent = { text: string; bytes: Buffer; sha256: string; facts: ContentFacts };
 
 /** The session being committed. */
 export type CommitSession = {
@@ -123,9 +125,17 @@ export async function commitEdit(
   const read = base
     ? await readConfined(deps.roots, target.path, deps.maxFileBytes, target.display).catch(() => undefined)
     : undefined;
+  // A big file is hashed on the file thread (`deps.inspect`), not compared here: comparing 10 MB held this thread
+  // 20-80 ms on a loaded machine. A thread that died with the bytes fails the commit (retryable), as nothing is
+  // written yet; any other failure to decode what is there now leaves the base as read.
+  const small = read !== undefined && (!deps.inspect || read.bytes.byteLength < INSPECT_OFF_THREAD_BYTES);
+  const unchanged = base && read && small && read.bytes.equals(base.bytes);
   const now =
-    base && read && !read.bytes.equals(base.bytes)
-      ? await decodeFile(read, target.display, deps.inspect).catch(() => undefined)
+    base && read && !unchanged
+      ? await decodeFile(read, target.display, deps.inspect).catch((err: unknown) => {
+          if (err instanceof RuntimeError && err.code === ErrorCode.Unavailable) throw err;
+          return undefined;
+        })
       : undefined;
   if (base && now && now.hash !== base.hash) {
     if (s.mode === 'edit') {
@@ -143,6 +153,8 @@ export async function commitEdit(
   }
   // A new file is written exactly as given; an existing one keeps its BOM and line endings.
   const format = base ?? { bom: false, lineEnding: 'mixed' as const };
+  // What the JSON thread found in this very text, else found here.
+  const facts = s.encoded && s.encoded.text === content ? s.encoded.facts : undefined;
   const { bytes, hash: resultHash } = encodeFor(content, format, s.encoded);
   if (bytes.length > deps.maxFileBytes) {
     throw new RuntimeError(
@@ -175,7 +187,7 @@ export async function commitEdit(
     ? await deps.diff(
         target.display,
         base ? { bytes: base.bytes, text: () => base.text, stored: baseCopy } : '',
-        afterSide(content, bytes, { file: target.path, hash: resultHash }),
+        afterSide(content, bytes, { file: target.path, hash: resultHash }, facts),
       )
     : cappedDiff(target.display, base?.text ?? '', content);
   let syntaxErrors: SyntaxReport | undefined;
@@ -217,7 +229,7 @@ export async function commitEdit(
       ...report,
       edits,
       partial,
-      lineEnding: base ? base.lineEnding : detectLineEnding(content),
+      lineEnding: base ? base.lineEnding : (facts?.lineEnding ?? detectLineEnding(content)),
       bom: format.bom,
       ...(syntaxErrors ? { syntaxErrors } : {}),
       ...(records.length > 0 ? { records } : {}),
@@ -250,7 +262,7 @@ export function encodeFor(
   const same =
     encoded !== undefined &&
     encoded.text === content &&
-    (format.lineEnding === 'mixed' || (format.lineEnding === 'lf' && !content.includes('\r\n')));
+    (format.lineEnding === 'mixed' || (format.lineEnding === 'lf' && !encoded.facts.crlf));
   if (!same) {
     const bytes = encodeText(content, format);
     return { bytes, hash: sha256(bytes) };
@@ -263,9 +275,13 @@ export function encodeFor(
 /**
  * The new content as a diff side: the bytes written when they decode back to exactly `content` (no CR, no NUL
  * and no BOM character in it: then `decodeText(bytes).text === content` whatever the file's format), so a big
- * write is not encoded to UTF-8 a second time for the diff thread; else the text.
+ * write is not encoded to UTF-8 a second time for the diff thread; else the text. `facts`: the JSON thread's
+ * about `content` (its characters are then never read here).
  */
-function afterSide(content: string, bytes: Buffer, stored: Stored): DiffSide {
-  if (content.includes('\r') || content.includes('\0') || content.charCodeAt(0) === 0xfeff) return content;
+function afterSide(content: string, bytes: Buffer, stored: Stored, facts?: ContentFacts): DiffSide {
+  const plain = facts
+    ? !facts.cr && !facts.nul && !facts.bom
+    : !content.includes('\r') && !content.includes('\0') && content.charCodeAt(0) !== 0xfeff;
+  if (!plain) return content;
   return { bytes, text: () => content, stored };
 }

@@ -13,6 +13,7 @@ import { relativeInside } from '../../machines/common/confine.ts';
 import { readConfined } from '../common/confined-fs.ts';
 import {
   assertWellFormed,
+  type ContentFacts,
   DEFAULT_MAX_FILE_BYTES,
   realRoots,
   resolveAndRead,
@@ -161,12 +162,14 @@ export class EditService {
   async write(
     ctx: EditCallContext,
     data: { path: string; content: string },
-    encoded?: { bytes: Buffer; sha256: string },
+    encoded?: { bytes: Buffer; sha256: string; facts: ContentFacts },
   ): Promise<AppliedReply> {
     if (!encoded) assertWellFormed(data.content, 'content');
     const target = await this.#target(ctx.agentId, data.path, 'write');
     const s = this.#start(ctx, target, 'write', false);
-    if (encoded && target.file?.lineEnding !== 'crlf') s.encoded = { ...encoded, text: data.content };
+    if (encoded && target.file?.lineEnding !== 'crlf') {
+      s.encoded = { bytes: encoded.bytes, sha256: encoded.sha256, facts: encoded.facts, text: data.content };
+    }
     await this.#emitStarted(ctx, s, false);
     s.actor.send({
       type: 'edit.write',

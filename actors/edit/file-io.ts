@@ -28,14 +28,25 @@ export type TextFile = {
   textLength: number;
 };
 
+/**
+ * What the edit kernel asks of a new text besides its bytes, found where it was encoded (the host's JSON thread,
+ * for a big file.write), so its 10 MB are never scanned here: whether it has a CR, a CRLF, a NUL, a leading BOM
+ * character, and its line endings (`detectLineEnding`).
+ */
+export type ContentFacts = { cr: boolean; crlf: boolean; nul: boolean; bom: boolean; lineEnding: LineEnding };
+
 /** What decoding a file tells besides its text: found on the file thread for big files (`decodeFile`). */
 export type FileFacts = { hash: string; bom: boolean; lineEnding: LineEnding; textLength: number };
 
+/** A file's facts found off the event loop, and its bytes (moved there and back: the ones given are empty after). */
+export type Inspected = { facts: FileFacts; bytes: Buffer };
+
 /**
  * Finds a file's facts off the event loop: undefined when it is small (decode it here), or when the thread
- * cannot; throws the RuntimeError `decodeText` would for binary or invalid UTF-8.
+ * cannot; throws the RuntimeError `decodeText` would for binary or invalid UTF-8, and a retryable `unavailable`
+ * when the thread died with the bytes.
  */
-export type InspectFile = (bytes: Buffer, shown: string) => Promise<FileFacts | undefined>;
+export type InspectFile = (bytes: Buffer, shown: string) => Promise<Inspected | undefined>;
 
 export { DEFAULT_MAX_FILE_BYTES } from '../../schemas/edit-config.ts';
 
@@ -84,12 +95,15 @@ export function textFile(file: ConfinedFile, shown: string): TextFile {
  * thread). For a 10 MB file the decode and the hash held the event loop for 50–200 ms, twice per write.
  */
 export async function decodeFile(file: ConfinedFile, shown: string, inspect?: InspectFile): Promise<TextFile> {
-  const facts = inspect ? await inspect(file.bytes, shown) : undefined;
-  if (!facts) return textFile(file, shown);
+  const inspected = inspect ? await inspect(file.bytes, shown) : undefined;
+  if (!inspected) return textFile(file, shown);
+  const { facts, bytes } = inspected;
+  // The bytes came back from the thread in a new view: `file` holds them again, not the emptied one.
+  file.bytes = bytes;
   let text: string | undefined;
   return {
     path: file.path,
-    bytes: file.bytes,
+    bytes,
     bom: facts.bom,
     lineEnding: facts.lineEnding,
     mode: file.mode,
@@ -97,7 +111,7 @@ export async function decodeFile(file: ConfinedFile, shown: string, inspect?: In
     hash: facts.hash,
     textLength: facts.textLength,
     get text() {
-      text ??= decodeText(file.bytes, shown).text;
+      text ??= decodeText(bytes, shown).text;
       return text;
     },
   };

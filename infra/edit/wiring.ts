@@ -101,10 +101,11 @@ export function wireEdit(deps: {
       } catch (err) {
         failure = err; // edits before a failing one are written: record them too
       }
-      const after = await service.readRecorded(ctx.command.agentId, path);
+      // Carried: the change is recorded with edit.applied (no need to read the file again and compare 10 MB here).
       // Not carried (edit.applied was not stored, or never got that far): recorded on its own, retried until stored.
+      const after = carried ? null : await service.readRecorded(ctx.command.agentId, path);
       const same = before === null || after === null ? before === after : before.equals(after);
-      if (!same && !carried) {
+      if (!carried && !same) {
         const mode = reply && 'mode' in reply ? reply.mode : undefined;
         const kind: 'write' | 'edit' = type === 'file.write' || mode === 'write' ? 'write' : 'edit';
         // The edit's own id when it got that far; else the streaming edit's, else the command's.

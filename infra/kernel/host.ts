@@ -72,6 +72,8 @@ export type HostOptions = {
    * edits abandoned, asks denied) touches only these: another host's are alive. Undefined: every agent.
    */
   owns?: ((agentId: string) => boolean) | undefined;
+  /** The JSON thread's worker script (tests give one that dies); default infra/transport/json-thread-worker.mjs. */
+  jsonWorker?: URL | undefined;
 };
 
 export class Host {
@@ -103,7 +105,7 @@ export class Host {
     this.options = options;
     this.#logger = options.logger.child({ actor: 'host' });
     this.#memory = new CommandMemory(options.commandCacheSize, this.#logger);
-    this.#json = new JsonThread(this.#logger);
+    this.#json = new JsonThread(this.#logger, undefined, options.jsonWorker);
     this.#parser = new OrderedJsonParse(this.#json, options.maxPayloadBytes);
     if (options.maxInFlightPerAgent !== undefined) this.#perAgent = agentInFlight(options.maxInFlightPerAgent);
     this.fold = new Fold(options.aggregates);
@@ -291,8 +293,12 @@ export class Host {
       this.#perAgent?.take(agentId);
       taken = true;
       const acts = commandsByType.get(msg.subject.split('.').slice(3).join('.'))?.tool !== undefined;
-      const parsed = await this.#parser.parse(agentId, acts, msg.data);
-      const { command, def } = decodeCommand(msg.subject, msg.data, this.options.maxPayloadBytes, parsed);
+      // Taken first: a payload moved to the JSON thread is empty after (it was within the limit to go there).
+      const size = msg.data.byteLength;
+      const answer = await this.#parser.parse(agentId, acts, msg.data, msg.owned);
+      const parsed = answer && 'value' in answer ? answer : undefined;
+      const payload = answer && 'unparsed' in answer ? answer.unparsed : msg.data;
+      const { command, def } = decodeCommand(msg.subject, payload, this.options.maxPayloadBytes, parsed, size);
       const key = commandKey(command.agentId, command.id);
       const cached = this.#memory.reply(key);
       if (cached) {

@@ -58,7 +58,10 @@ export function chooseMode(config: LoadedConfig): RuntimeMode {
   return natsServerAvailable(config.natsServerBin) ? 'private' : 'embedded';
 }
 
-export async function startRuntime(config: LoadedConfig, logger: Logger): Promise<Runtime> {
+/** What tests may swap: the JSON thread's worker script (one that dies, for the tests of its death). */
+export type RuntimeSeams = { jsonWorker?: URL | undefined };
+
+export async function startRuntime(config: LoadedConfig, logger: Logger, seams: RuntimeSeams = {}): Promise<Runtime> {
   // Owner only: the directory holds the socket (whoever connects acts as any agent) and the event log.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(config.dataDir, 0o700);
@@ -211,6 +214,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger): Promis
     assertAvailable,
     route: registry ? (agentId) => routeOf(host, registry!, config.rootAgentId, agentId) : undefined,
     owns: registry ? (agentId) => ownerOf(host, agentId) === registry!.name : undefined,
+    jsonWorker: seams.jsonWorker,
   });
   // NATS service discovery ($SRV.PING/INFO/STATS), answered beside the host; STATS count what handlers serve.
   const discovery = microService({

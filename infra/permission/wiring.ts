@@ -37,6 +37,7 @@ import { dataIf, defineDomain, type Gate, type Reaction } from '../kernel/domain
 import type { Host } from '../kernel/host.ts';
 import { forwardDecide, serveRemoteDecide } from './remote-decide.ts';
 import { remotePending } from './remote-pending.ts';
+import { type ContentBytes, contentHead } from '../transport/json-thread.ts';
 
 /**
  * What the gate judges for a command: the tool call its CommandDef declares (`tool.call`), or undefined when
@@ -132,7 +133,7 @@ export async function wirePermission(deps: {
       tool: call.tool,
       input,
       ...(foreground ? { foreground } : {}),
-      ...(call.detail === undefined ? {} : { detail: boundDetail(call.detail) }),
+      ...(call.detail === undefined ? {} : { detail: boundDetail(call.detail, ctx.contentBytes) }),
       waitMs: ctx.command.waitMs,
       emit: ctx.emit,
     });
@@ -290,7 +291,12 @@ export async function wirePermission(deps: {
 /** An ask's detail is shown to a person and logged: a 5 MB write's content would bloat the log. */
 const DETAIL_MAX_CHARS = 16_384;
 
-function boundDetail(detail: string): string {
+/**
+ * `detail` cut to `DETAIL_MAX_CHARS`. A big file.write's content (`content.text`, the very same string) is cut
+ * from its bytes: slicing that rope would first copy all of it into one flat string (json-thread.ts).
+ */
+function boundDetail(detail: string, content: ContentBytes | undefined): string {
   if (detail.length <= DETAIL_MAX_CHARS) return detail;
-  return `${detail.slice(0, DETAIL_MAX_CHARS)}\n… (${detail.length - DETAIL_MAX_CHARS} more characters not shown)`;
+  const head = content?.text === detail ? contentHead(content, DETAIL_MAX_CHARS) : detail.slice(0, DETAIL_MAX_CHARS);
+  return `${head}\n… (${detail.length - DETAIL_MAX_CHARS} more characters not shown)`;
 }

@@ -9,6 +9,11 @@
 export type BusMsg = {
   subject: string;
   data: Uint8Array;
+  /**
+   * `data` is this message's alone: it spans its ArrayBuffer whole and nobody else (sender, other subscriber,
+   * reader) keeps it, so the receiver may move it to a worker thread (detaching it) instead of copying it.
+   */
+  owned?: boolean | undefined;
   reply?: string | undefined;
   respond(data: Uint8Array | string): void;
 };

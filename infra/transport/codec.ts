@@ -49,12 +49,14 @@ export function decodeCommand(
   maxPayloadBytes: number,
   /** The payload already parsed as JSON (off the event loop: infra/transport/json-thread.ts). */
   parsed?: { value: unknown },
+  /** The payload's size as it came (a payload moved to the JSON thread is empty after). */
+  size = payload.byteLength,
 ): DecodedCommand {
-  if (payload.byteLength > maxPayloadBytes) {
+  if (size > maxPayloadBytes) {
     throw new InvalidMessageError(
       ErrorCode.PayloadTooLarge,
       subject,
-      `payload is ${payload.byteLength} bytes, over the limit of ` +
+      `payload is ${size} bytes, over the limit of ` +
         `${maxPayloadBytes} bytes (limits.maxPayloadBytes); send less data per command`,
     );
   }

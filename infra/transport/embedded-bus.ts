@@ -30,17 +30,24 @@ export class EmbeddedBus implements Bus {
   #closed = false;
   #order = 0;
 
-  publish(subject: string, data: Uint8Array | string, reply?: string): void {
+  /**
+   * `handOver`: the caller gives `data` away (it keeps no reference and `data` spans its ArrayBuffer whole); a
+   * lone receiver then gets it as its own (`BusMsg.owned`) and may move it to a worker instead of copying it.
+   */
+  publish(subject: string, data: Uint8Array | string, reply?: string, handOver = false): void {
     if (this.#closed) return;
     const targets = this.#targets(subject);
     if (targets.length === 0) return;
     const bytes = toBytes(data);
+    // Shared by several receivers, the bytes are nobody's to move.
+    const owned = handOver && targets.length === 1 && spansBuffer(bytes);
     setImmediate(() => {
       for (const sub of targets) {
         if (!this.#has(sub)) continue;
         const msg: BusMsg = {
           subject,
           data: bytes,
+          ...(owned ? { owned } : {}),
           reply,
           respond: (answer) => {
             if (reply) this.publish(reply, answer);
@@ -91,7 +98,12 @@ export class EmbeddedBus implements Bus {
     };
   }
 
-  request(subject: string, data: Uint8Array | string, options: { timeoutMs: number }): Promise<Uint8Array> {
+  /** `handOver`: as for `publish`, the caller gives `data` away. */
+  request(
+    subject: string,
+    data: Uint8Array | string,
+    options: { timeoutMs: number; handOver?: boolean },
+  ): Promise<Uint8Array> {
     if (!this.hasSubscriber(subject)) return Promise.reject(new NoRespondersError(subject));
     const inbox = `_INBOX.${randomUUID().replaceAll('-', '')}`;
     return new Promise((resolve, reject) => {
@@ -104,7 +116,7 @@ export class EmbeddedBus implements Bus {
         sub.unsubscribe();
         resolve(msg.data);
       });
-      this.publish(subject, data, inbox);
+      this.publish(subject, data, inbox, options.handOver);
     });
   }
 
@@ -118,3 +130,6 @@ export class EmbeddedBus implements Bus {
     this.#wild.clear();
   }
 }
+
+/** Whether `b` is the whole of its ArrayBuffer (a view into a bigger one must never be moved). */
+const spansBuffer = (b: Uint8Array) => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength;

@@ -40,6 +40,8 @@ export async function startTestRuntime(
      * since the runtime sandboxes by default when bwrap is installed); 'auto' leaves the runtime's default.
      */
     sandbox?: boolean | 'auto';
+    /** The host's JSON thread worker script (a dying one, for the tests of its death). */
+    jsonWorker?: URL;
   } = { mode: 'embedded' },
 ): Promise<TestRuntime> {
   const temp = options.dir ? undefined : tempDir('skein-rt-');
@@ -73,7 +75,7 @@ export async function startTestRuntime(
     },
   });
   const { logger } = memoryLogger('silent');
-  const runtime = await startRuntime(config, logger);
+  const runtime = await startRuntime(config, logger, { jsonWorker: options.jsonWorker });
   return {
     ...runtime,
     dir,

@@ -7,13 +7,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sha256 } from '../../../actors/edit/file-io.ts';
+import { sha256, textFile } from '../../../actors/edit/file-io.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 import { DiffThread, OFF_THREAD_CHARS } from '../../../actors/edit/diff-thread.ts';
 import { cappedDiff, MAX_DIFF_CHARS } from '../../../actors/edit/edit-report.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { reviewDiff } from '../../../machines/review/action-log-hunks.ts';
 
+const DYING = new URL('../../support/dying-diff-worker.mjs', import.meta.url);
 const lines = (n: number, f: (i: number) => string) => `${Array.from({ length: n }, (_, i) => f(i)).join('\n')}\n`;
 
 describe('DiffThread', () => {
@@ -95,5 +96,57 @@ describe('DiffThread', () => {
       reviewDiff('/w/new.ts', null, current),
     );
     expect(loads).toBe(1);
+  });
+
+  it("inspects a big file's bytes moved there and back (a read's own buffer) or copied (a view)", async () => {
+    const text = `\uFEFF${lines(80_000, (i) => `ünï ${i}\r`)}`;
+    const encoded = Buffer.from(text, 'utf8');
+    // As confined-fs.ts reads a file: a buffer one byte longer than the file, viewed to its length.
+    const read = Buffer.allocUnsafeSlow(encoded.length + 1).subarray(0, encoded.length);
+    encoded.copy(read);
+    const expected = textFile({ path: 'f', bytes: Buffer.from(encoded), mode: 0o644, mtimeMs: 0 }, 'f');
+    const facts = {
+      hash: expected.hash,
+      bom: expected.bom,
+      lineEnding: expected.lineEnding,
+      textLength: expected.textLength,
+    };
+    const moved = await thread.inspect(read, 'f');
+    expect({ facts: moved?.facts, same: moved?.bytes.equals(encoded), left: read.byteLength }).toEqual({
+      facts,
+      same: true,
+      left: 0,
+    });
+    // A view on a buffer that holds more than the file is copied, never moved.
+    const shared = Buffer.concat([encoded, Buffer.from('more')]);
+    const view = shared.subarray(0, encoded.length);
+    const copied = await thread.inspect(view, 'f');
+    expect({ facts: copied?.facts, same: copied?.bytes.equals(encoded), left: view.byteLength }).toEqual({
+      facts,
+      same: true,
+      left: encoded.length,
+    });
+  });
+
+  it('fails an inspection whose thread died holding the moved bytes as retryable, then decodes here', async () => {
+    const dying = new DiffThread(memoryLogger().logger, OFF_THREAD_CHARS, DYING);
+    try {
+      const encoded = Buffer.from(
+        lines(60_000, (i) => `row ${i}`),
+        'utf8',
+      );
+      const read = Buffer.allocUnsafeSlow(encoded.length + 1).subarray(0, encoded.length);
+      encoded.copy(read);
+      const lost = await dying.inspect(read, 'die-here').catch((err: unknown) => err);
+      expect(lost).toMatchObject({ code: 'unavailable', retryable: true });
+      expect((lost as Error).message).toBe(
+        'the file thread stopped while it read "die-here", whose bytes were lost with it ' +
+          '(worker thread exited with code 3); nothing was written: try again',
+      );
+      // The thread is given up (the diff thread's rule): the caller decodes here from then on, its bytes intact.
+      expect(await dying.inspect(Buffer.from(encoded), 'f')).toBeUndefined();
+    } finally {
+      await dying.close();
+    }
   });
 });
