@@ -53,7 +53,7 @@ describe('big files and ping latency', () => {
       const timings: Record<string, number> = {};
       const step = async (name: string, type: string, data: unknown) => {
         const t = performance.now();
-        const reply = await rt.call(type, data);
+        const reply = await rt.call(type, data, { timeoutMs: 60_000 });
         timings[name] = Math.round(performance.now() - t);
         expect(reply.ok, JSON.stringify(reply).slice(0, 500)).toBe(true);
       };
