@@ -29,6 +29,7 @@ import {
   wordText,
   wordValues,
 } from './shell-node-words.ts';
+import { canonicalArgv, innermostArgv, pipedScript } from './shell-pipes.ts';
 import { clip, describeError, heredocProblem, joinedMessage } from './shell-refusals.ts';
 
 export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
@@ -332,26 +333,17 @@ function handlePipeline(node: Node, ctx: Ctx): void {
   if (stages.length < 2) return;
   const argvs = stages.map((s) => canonicalArgv(commandWords(s)));
   const full = argvs.map((a) => a.join(' ')).join(' | ');
-  const innermost = argvs.map((a) => innermostArgv(a).join(' ')).join(' | ');
+  const innermost = argvs.map((a) => innermostArgv(a, SHELL_LIMITS.maxDepth).join(' ')).join(' | ');
   push(ctx, { kind: 'pipeline', text: full, forms: full === innermost ? [full] : [full, innermost], argv: [] });
   // `echo 'rm -rf x' | sh`: a literal script piped into a shell.
   for (let i = 1; i < argvs.length; i++) {
-    const prev = argvs[i - 1]!;
-    if (readsScriptFromStdin(innermostArgv(argvs[i]!)) && (prev[0] === 'echo' || prev[0] === 'printf')) {
-      // echo reads every leading option word (`echo -n -e 'rm x'` prints `rm x`), not only the first.
-      const words = prev.slice(1);
-      const options = prev[0] === 'echo' ? echoOptions(words) : 0;
-      const script = words.slice(options).join(' ');
-      parseScript(ctx.state, script.replace(/\\n/g, '\n'), `${prev[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
-    }
+    if (!readsScriptFromStdin(innermostArgv(argvs[i]!, SHELL_LIMITS.maxDepth))) continue;
+    const producer = innermostArgv(argvs[i - 1]!, SHELL_LIMITS.maxDepth);
+    const piped = pipedScript(producer);
+    if (!piped) continue;
+    if (piped.unknown) ctx.state.unsafe.push(clip(piped.unknown));
+    parseScript(ctx.state, piped.script, `${producer[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
   }
-}
-
-/** How many of `words` bash's echo reads as its options: the leading ones made of -n, -e and -E only. */
-function echoOptions(words: string[]): number {
-  let n = 0;
-  while (n < words.length && /^-[neE]+$/.test(words[n]!)) n++;
-  return n;
 }
 
 function stageCommand(node: Node): Node | undefined {
@@ -361,31 +353,6 @@ function stageCommand(node: Node): Node | undefined {
     return body?.type === 'command' ? body : undefined;
   }
   return undefined;
-}
-
-function innermostArgv(argv: string[]): string[] {
-  let current = argv;
-  for (let i = 0; i < SHELL_LIMITS.maxDepth; i++) {
-    const runs = unwrapCommand(current);
-    const next = runs.length === 1 ? runs[0]!.argv : undefined;
-    if (!next || next.length === 0) break;
-    current = canonicalArgv(
-      next.filter(
-        (w, k) =>
-          !(
-            k < next.length - 1 &&
-            /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) &&
-            next.slice(0, k).every((p) => p.includes('='))
-          ),
-      ),
-    );
-  }
-  return current;
-}
-
-function canonicalArgv(words: string[]): string[] {
-  if (words.length === 0) return words;
-  return [canonicalName(words[0]!).name, ...words.slice(1)];
 }
 
 function push(ctx: Ctx, entry: ShellSubCommand): void {

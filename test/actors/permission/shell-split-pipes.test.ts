@@ -1,0 +1,170 @@
+/**
+ * Pipelines: the script echo or printf writes into a shell, the stage that writes it read through its wrappers,
+ * the innermost form of each stage, and the nesting a piped script counts. Whole splits, written for the
+ * mutants that survived in handlePipeline, innermostArgv and canonicalArgv (docs/quality.md). Two gate holes
+ * came out of sorting them, pinned at the decision below: escapes echo -e and printf decode (`printf 'rm\x20x'
+ * | sh` runs rm; the split read "rmx20x"), and a writer behind a wrapper (`sudo echo 'rm x' | sh` went unread).
+ */
+import type { ShellSplit, ShellSubCommand } from '../../../machines/permission/shell-words.ts';
+import { decideTerminal, merged, shellSplitter } from '../../support/permission-fixtures.ts';
+
+const split = async (src: string) => (await shellSplitter())(src);
+const cmd = (text: string, argv: string[], via?: string, forms = [text]): ShellSubCommand =>
+  via === undefined ? { kind: 'command', text, forms, argv } : { kind: 'command', text, forms, argv, via };
+const pipe = (text: string, forms = [text]): ShellSubCommand => ({ kind: 'pipeline', text, forms, argv: [] });
+const whole = (commands: ShellSubCommand[], unsafe: string[] = []): ShellSplit => ({ commands, unsafe });
+const sudos = (n: number) => Array.from({ length: n }, () => 'sudo').join(' ');
+
+describe('splitShell: the script echo and printf write into a shell', () => {
+  it.each<[string, ShellSplit]>([
+    // Only option words made of n, e and E, whole, are echo's.
+    [
+      'echo a-n rm x | sh',
+      whole([
+        cmd('echo a-n rm x', ['echo', 'a-n', 'rm', 'x']),
+        cmd('sh', ['sh']),
+        pipe('echo a-n rm x | sh'),
+        cmd('a-n rm x', ['a-n', 'rm', 'x'], 'echo | sh'),
+      ]),
+    ],
+    [
+      'echo -nx rm | sh',
+      whole([
+        cmd('echo -nx rm', ['echo', '-nx', 'rm']),
+        cmd('sh', ['sh']),
+        pipe('echo -nx rm | sh'),
+        cmd('-nx rm', ['-nx', 'rm'], 'echo | sh'),
+      ]),
+    ],
+    // printf has no option words here: `-e` is its format.
+    [
+      'printf -e rm | sh',
+      whole([
+        cmd('printf -e rm', ['printf', '-e', 'rm']),
+        cmd('sh', ['sh']),
+        pipe('printf -e rm | sh'),
+        cmd('-e rm', ['-e', 'rm'], 'printf | sh'),
+      ]),
+    ],
+    // A writer behind a wrapper writes the same script; the pipeline's innermost form names it.
+    [
+      'sudo echo rm x | sh',
+      whole([
+        cmd('sudo echo rm x', ['sudo', 'echo', 'rm', 'x']),
+        cmd('echo rm x', ['echo', 'rm', 'x'], 'sudo'),
+        cmd('sh', ['sh']),
+        pipe('sudo echo rm x | sh', ['sudo echo rm x | sh', 'echo rm x | sh']),
+        cmd('rm x', ['rm', 'x'], 'echo | sh'),
+      ]),
+    ],
+    // Escapes a shell reads as written (`r\m` is rm) are still decoded by echo under xpg_echo: a person decides.
+    [
+      'echo "r\\m x" | sh',
+      whole(
+        [
+          cmd('echo r\\m x', ['echo', 'r\\m x']),
+          cmd('sh', ['sh']),
+          pipe('echo r\\m x | sh'),
+          cmd('rm x', ['rm', 'x'], 'echo | sh'),
+        ],
+        ['echo r\\m x'],
+      ),
+    ],
+    [
+      'printf "rm\\x20x" | sh',
+      whole(
+        [
+          cmd('printf rm\\x20x', ['printf', 'rm\\x20x']),
+          cmd('sh', ['sh']),
+          pipe('printf rm\\x20x | sh'),
+          cmd('rmx20x', ['rmx20x'], 'printf | sh'),
+        ],
+        ['printf rm\\x20x'],
+      ),
+    ],
+    [
+      'printf %s%s r "m x" | sh',
+      whole(
+        [
+          cmd('printf %s%s r m x', ['printf', '%s%s', 'r', 'm x']),
+          cmd('sh', ['sh']),
+          pipe('printf %s%s r m x | sh'),
+          cmd('%s%s r m x', ['%s%s', 'r', 'm', 'x'], 'printf | sh'),
+        ],
+        ['printf %s%s r m x'],
+      ),
+    ],
+    // echo writes `%` as it is, and `\n` (the one escape the split decodes) asks nobody.
+    [
+      'echo "ls %\\nls" | sh',
+      whole([
+        cmd('echo ls %\\nls', ['echo', 'ls %\\nls']),
+        cmd('sh', ['sh']),
+        pipe('echo ls %\\nls | sh'),
+        cmd('ls %', ['ls', '%'], 'echo | sh'),
+        cmd('ls', ['ls'], 'echo | sh'),
+      ]),
+    ],
+    [
+      '/bin/echo rm x | /bin/sh',
+      whole([
+        cmd('echo rm x', ['echo', 'rm', 'x']),
+        cmd('sh', ['sh']),
+        pipe('echo rm x | sh'),
+        cmd('rm x', ['rm', 'x'], 'echo | sh'),
+      ]),
+    ],
+  ])('%j', async (source, expected) => {
+    expect(await split(source)).toEqual(expected);
+  });
+
+  it('counts a script piped into a shell as one level of nesting', async () => {
+    expect((await split(`echo "${sudos(7)} rm x" | sh`)).parseError).toBeUndefined();
+    expect((await split(`echo "${sudos(8)} rm x" | sh`)).parseError).toBe(
+      'commands are nested more than 8 levels deep',
+    );
+  });
+});
+
+describe('splitShell: the innermost form of a pipeline stage', () => {
+  it.each<[string, string[]]>([
+    // An assignment is the wrapper's only while no word without `=` came before it.
+    ['echo x | sudo A=1 rm B=2 y', ['echo x | sudo A=1 rm B=2 y', 'echo x | rm B=2 y']],
+    // 1A=1 is no assignment: nice runs a program of that name.
+    ['echo x | nice 1A=1 x', ['echo x | nice 1A=1 x', 'echo x | 1A=1 x']],
+    ['echo x | sudo /bin/rm x', ['echo x | sudo /bin/rm x', 'echo x | rm x']],
+    // At most 8 wrappers are taken off, as many as the split follows.
+    [`echo x | ${sudos(9)} rm`, [`echo x | ${sudos(9)} rm`, 'echo x | sudo rm']],
+  ])('%j', async (source, forms) => {
+    const pipeline = (await split(source)).commands.find((c) => c.kind === 'pipeline');
+    expect(pipeline).toEqual(pipe(source, forms));
+  });
+
+  it('reads a here-string fed to a shell named by its path', async () => {
+    expect(await split('/bin/bash <<< "rm x"')).toEqual(
+      whole([cmd('bash', ['bash']), cmd('rm x', ['rm', 'x'], 'bash <<')]),
+    );
+  });
+
+  it('gives a command outside any wrapper or script no via at all', async () => {
+    expect(await split('ls | wc')).toStrictEqual(whole([cmd('ls', ['ls']), cmd('wc', ['wc']), pipe('ls | wc')]));
+  });
+});
+
+describe('the gate reads the script a writer pipes into a shell', () => {
+  const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
+  it.each(["sudo echo 'rm x' | sh", "command echo 'rm x' | sh", "builtin printf 'rm x' | bash"])(
+    'denies %s (bash runs rm)',
+    async (command) => {
+      expect((await decideTerminal(policy, command)).outcome).toBe('deny');
+    },
+  );
+  it.each([
+    "echo -e 'rm\\x20x' | sh",
+    "printf 'rm\\x20x' | sh",
+    "echo -e 'r\\0155 x' | sh",
+    "printf '%s%s' r 'm x' | sh",
+  ])('asks a person for %s (what the shell reads is decoded by the writer)', async (command) => {
+    expect((await decideTerminal(policy, command)).outcome).toBe('confirm');
+  });
+});
