@@ -151,6 +151,14 @@ describe('splitShell: the innermost form of a pipeline stage', () => {
   });
 });
 
+describe('splitShell: a descriptor closed with a blank or quotes', () => {
+  // `>& -` and `>&"-"` close stdout as `>&-` does (bash expands the word first): no file is written.
+  it.each(['ls >& -', 'ls >&"-"', 'cat <& -'])('%j writes no file', async (source) => {
+    const name = source.split(' ')[0]!;
+    expect(await split(source)).toEqual(whole([cmd(name, [name])]));
+  });
+});
+
 describe('the gate reads the script a writer pipes into a shell', () => {
   const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
   it.each(["sudo echo 'rm x' | sh", "command echo 'rm x' | sh", "builtin printf 'rm x' | bash"])(
