@@ -159,6 +159,17 @@ describe('splitShell: a descriptor closed with a blank or quotes', () => {
   });
 });
 
+describe('splitShell: backticks inside an expansion', () => {
+  // Read once: the quoted substitution by the walk, not a second time as a word's backticks.
+  it('splits a quoted substitution inside ${…} once', async () => {
+    const word = '${x:-"`ls`"}';
+    expect(await split(`echo ${word}`)).toEqual({
+      commands: [cmd(`echo ${word}`, ['echo', word]), cmd('ls', ['ls'])],
+      unsafe: [word, '`ls`'],
+    });
+  });
+});
+
 describe('the gate reads the script a writer pipes into a shell', () => {
   const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
   it.each(["sudo echo 'rm x' | sh", "command echo 'rm x' | sh", "builtin printf 'rm x' | bash"])(
