@@ -170,6 +170,22 @@ describe('splitShell: backticks inside an expansion', () => {
   });
 });
 
+describe('splitShell: what runs unseen in assignments, case values and here-docs', () => {
+  // `$"…"` is looked up in the locale's catalogue wherever it stands: bash may use other text.
+  it.each<[string, ShellSplit]>([
+    ['x=$"a"', whole([cmd('x=a', ['x=a'])], ['$"a"'])],
+    ['case $"x" in a) ;; esac', whole([], ['$"x"'])],
+  ])('%j', async (source, expected) => {
+    expect(await split(source)).toEqual(expected);
+  });
+
+  it('counts backticks in a here-doc as one level of nesting', async () => {
+    const heredoc = (n: number) => `cat <<EOF\n\`${sudos(n)} rm x\`\nEOF`;
+    expect((await split(heredoc(7))).parseError).toBeUndefined();
+    expect((await split(heredoc(8))).parseError).toBe('commands are nested more than 8 levels deep');
+  });
+});
+
 describe('the gate reads the script a writer pipes into a shell', () => {
   const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
   it.each(["sudo echo 'rm x' | sh", "command echo 'rm x' | sh", "builtin printf 'rm x' | bash"])(
