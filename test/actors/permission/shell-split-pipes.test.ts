@@ -160,6 +160,21 @@ describe('splitShell: a descriptor closed with a blank or quotes', () => {
 });
 
 describe('splitShell: backticks inside an expansion', () => {
+  it('refuses an unpaired backtick inside ${…}', async () => {
+    const word = '${x:-`rm}';
+    expect(await split(`echo ${word}`)).toEqual({
+      commands: [cmd(`echo ${word}`, ['echo', word])],
+      unsafe: [word],
+      parseError: 'an unpaired backtick in "`rm" could start a command the check cannot see',
+    });
+  });
+
+  it('counts backticks inside ${…} as one level of nesting', async () => {
+    const inside = (n: number) => `echo \${x:-\`${sudos(n)} rm x\`}`;
+    expect((await split(inside(7))).parseError).toBeUndefined();
+    expect((await split(inside(8))).parseError).toBe('commands are nested more than 8 levels deep');
+  });
+
   // Read once: the quoted substitution by the walk, not a second time as a word's backticks.
   it('splits a quoted substitution inside ${…} once', async () => {
     const word = '${x:-"`ls`"}';
