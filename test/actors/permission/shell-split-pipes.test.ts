@@ -201,9 +201,28 @@ describe('splitShell: what runs unseen in assignments, case values and here-docs
   });
 });
 
+describe('splitShell: a line break inside double quotes', () => {
+  // tree-sitter-bash leaves it out of both parts of the string; bash keeps it, and bash -c runs two commands.
+  it.each<[string, ShellSplit]>([
+    [
+      'bash -c "ls\nrm x"',
+      whole([
+        cmd('bash -c ls\nrm x', ['bash', '-c', 'ls\nrm x']),
+        cmd('ls', ['ls'], 'bash -c'),
+        cmd('rm x', ['rm', 'x'], 'bash -c'),
+      ]),
+    ],
+    ['echo "\na\n"', whole([cmd('echo \na\n', ['echo', '\na\n'])])],
+    // A quoted name keeps its line break: no line-break refusal, which is for unquoted ones.
+    ['"a\nb" x', whole([cmd('a\nb x', ['a\nb', 'x'])])],
+  ])('%j', async (source, expected) => {
+    expect(await split(source)).toEqual(expected);
+  });
+});
+
 describe('the gate reads the script a writer pipes into a shell', () => {
   const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
-  it.each(["sudo echo 'rm x' | sh", "command echo 'rm x' | sh", "builtin printf 'rm x' | bash"])(
+  it.each(['bash -c "ls\nrm x"', "sudo echo 'rm x' | sh", "command echo 'rm x' | sh", "builtin printf 'rm x' | bash"])(
     'denies %s (bash runs rm)',
     async (command) => {
       expect((await decideTerminal(policy, command)).outcome).toBe('deny');
