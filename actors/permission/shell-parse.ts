@@ -226,8 +226,9 @@ function handleCommand(node: Node, ctx: Ctx): void {
       continue;
     }
     // `bash 0<<< "rm x"`: tree-sitter-bash reads the descriptor of a here-string as an argument `0`, so bash
-    // looked like it runs a script file `0`, and the script it reads from the here-string went unjudged.
-    if (isHereStringDescriptor(child)) continue;
+    // looked like it runs a script file `0`, and the script it reads from the here-string went unjudged. So
+    // too `git push 0</dev/null` (read as `git push 0`, past a deny rule `^git\s+push$`).
+    if (isRedirectDescriptor(child)) continue;
     const isWord = field === 'name' || field === 'argument';
     // Two words touching (`'r'\m` is rm); `r\<newline>m` has its own message above.
     if (isWord && previousWord && gap !== '\\\n' && joinedWords(previousWord, child))
@@ -271,10 +272,15 @@ function handleCommand(node: Node, ctx: Ctx): void {
   }
 }
 
-/** A number touching the here-string after it (`0<<<`): the descriptor it redirects, not a word. */
-function isHereStringDescriptor(child: Node): boolean {
-  const next = child.nextSibling;
-  return child.type === 'number' && next?.type === 'herestring_redirect' && next.startIndex === child.endIndex;
+/**
+ * A number touching the redirect after it (`0<<<`, `0<x`, `0>&1`): the descriptor it redirects, not a word.
+ * tree-sitter-bash reads descriptor 0 so; the redirect is the command's next sibling when the number ends it.
+ * Not before `&>`, which takes no descriptor (`echo 1&>x` writes "1").
+ */
+function isRedirectDescriptor(child: Node): boolean {
+  if (child.type !== 'number') return false;
+  const next = child.nextSibling ?? child.parent?.nextSibling;
+  return !!next && next.type.endsWith('_redirect') && next.startIndex === child.endIndex && /^[<>]/.test(next.text);
 }
 
 /** Pushes the command (and whatever its wrappers run). */

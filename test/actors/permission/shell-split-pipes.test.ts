@@ -220,6 +220,26 @@ describe('splitShell: a line break inside double quotes', () => {
   });
 });
 
+describe('splitShell: descriptor 0 before a redirect', () => {
+  // tree-sitter-bash reads the 0 of `0<x` as an argument; bash reads a descriptor. `&>` takes none.
+  const redirect = (text: string): ShellSubCommand => ({ kind: 'redirect', text, forms: [text], argv: [] });
+  it.each<[string, ShellSplit]>([
+    ['git push 0</dev/null', whole([cmd('git push', ['git', 'push'])])],
+    ['git push 0>&1', whole([cmd('git push', ['git', 'push'])])],
+    ['cat 0<x', whole([cmd('cat', ['cat']), redirect('< x')])],
+    ['echo 1&>x', whole([cmd('echo 1', ['echo', '1']), redirect('&> x')])],
+    ['echo 0 <x', whole([cmd('echo 0', ['echo', '0']), redirect('< x')])],
+    ['echo 0 | cat', whole([cmd('echo 0', ['echo', '0']), cmd('cat', ['cat']), pipe('echo 0 | cat')])],
+  ])('%j', async (source, expected) => {
+    expect(await split(source)).toEqual(expected);
+  });
+
+  it.each(['git push 0</dev/null', 'git push 0>&1'])('denies %s under a rule anchored at the end', async (command) => {
+    const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^git\\s+push$' }] } } });
+    expect((await decideTerminal(policy, command)).outcome).toBe('deny');
+  });
+});
+
 describe('the gate reads the script a writer pipes into a shell', () => {
   const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
   it.each(['bash -c "ls\nrm x"', "sudo echo 'rm x' | sh", "command echo 'rm x' | sh", "builtin printf 'rm x' | bash"])(
