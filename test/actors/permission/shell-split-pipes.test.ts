@@ -240,6 +240,18 @@ describe('splitShell: descriptor 0 before a redirect', () => {
   });
 });
 
+describe('splitShell: alias definitions', () => {
+  // Only the words after the name define aliases: an `=` in the program's path is no definition.
+  it('reads no definition in the path of the program', async () => {
+    expect(await split('/a=b/alias ll=ls')).toEqual(
+      whole([
+        cmd('alias ll=ls', ['alias', 'll=ls'], undefined, ['alias ll=ls', '/a=b/alias ll=ls']),
+        cmd('ls', ['ls'], 'alias'),
+      ]),
+    );
+  });
+});
+
 describe('the gate reads the script a writer pipes into a shell', () => {
   const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
   it.each(['bash -c "ls\nrm x"', "sudo echo 'rm x' | sh", "command echo 'rm x' | sh", "builtin printf 'rm x' | bash"])(
