@@ -130,6 +130,12 @@ export const MODULES = {
     ],
     tests: ['test/actors/permission/shell-split*.test.ts', 'test/actors/permission/shell-node-words.test.ts'],
   },
+  // The pipeline helpers alone (what a stage runs through its wrappers, the script echo or printf writes into a
+  // shell), with the split tests: a part of shell-parse-main that fits beside a run of it.
+  'shell-pipes': {
+    mutate: ['actors/permission/shell-pipes.ts'],
+    tests: ['test/actors/permission/shell-split*.test.ts', 'test/actors/permission/shell-node-words.test.ts'],
+  },
   // The node words alone, with their unit tests and the splits (a part of shell-parse that fits a shared hour).
   'shell-node-words': {
     mutate: ['actors/permission/shell-node-words.ts'],
