@@ -132,6 +132,7 @@ describe('splitShell: the innermost form of a pipeline stage', () => {
     ['echo x | sudo A=1 rm B=2 y', ['echo x | sudo A=1 rm B=2 y', 'echo x | rm B=2 y']],
     // 1A=1 is no assignment: nice runs a program of that name.
     ['echo x | nice 1A=1 x', ['echo x | nice 1A=1 x', 'echo x | 1A=1 x']],
+    ['echo x | sudo AB_1=x rm', ['echo x | sudo AB_1=x rm', 'echo x | rm']],
     ['echo x | sudo /bin/rm x', ['echo x | sudo /bin/rm x', 'echo x | rm x']],
     // At most 8 wrappers are taken off, as many as the split follows.
     [`echo x | ${sudos(9)} rm`, [`echo x | ${sudos(9)} rm`, 'echo x | sudo rm']],
