@@ -122,9 +122,9 @@ export const MODULES = {
   // feeds a shell (here-strings, here-docs), emitCommand and the wrappers' assignments, handleRedirect,
   // handlePipeline, innermostArgv, and stdinScripts. A quarter of the module's mutants: one run fits a loaded hour.
   'shell-parse-scripts': {
-    // The line ranges as of the pipeline helpers' move to shell-pipes.ts (1 December, 22:00).
+    // The line ranges as of the descriptor-0 fix (1 December, 22:50).
     mutate: [
-      'actors/permission/shell-parse.ts:260-365',
+      'actors/permission/shell-parse.ts:268-371',
       'actors/permission/shell-pipes.ts',
       'actors/permission/shell-node-words.ts:150-166',
     ],
