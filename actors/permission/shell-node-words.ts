@@ -109,11 +109,20 @@ export function segments(node: Node): WordSegment[] {
     case 'translated_string':
       return node.namedChildren.flatMap((c) => (c ? segments(c) : []));
     case 'string': {
+      // tree-sitter-bash leaves a line break between two parts out of both (`"ls<newline>rm x"` is `ls` and
+      // `rm x`), so the text between the parts is taken from the string itself: bash -c runs two commands there.
       const out: WordSegment[] = [];
+      const gap = (from: number, to: number) => {
+        if (to > from) out.push({ text: unescapeDouble(node.text.slice(from, to)), quoted: true });
+      };
+      let at = 1;
       for (const c of node.namedChildren) {
         if (!c) continue;
+        gap(at, c.startIndex - node.startIndex);
         out.push({ text: c.type === 'string_content' ? unescapeDouble(c.text) : c.text, quoted: true });
+        at = c.endIndex - node.startIndex;
       }
+      gap(at, node.text.length - 1);
       return out;
     }
     case 'concatenation':

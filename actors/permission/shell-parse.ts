@@ -29,6 +29,7 @@ import {
   wordText,
   wordValues,
 } from './shell-node-words.ts';
+import { canonicalArgv, innermostArgv, pipedScript } from './shell-pipes.ts';
 import { clip, describeError, heredocProblem, joinedMessage } from './shell-refusals.ts';
 
 export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
@@ -225,8 +226,9 @@ function handleCommand(node: Node, ctx: Ctx): void {
       continue;
     }
     // `bash 0<<< "rm x"`: tree-sitter-bash reads the descriptor of a here-string as an argument `0`, so bash
-    // looked like it runs a script file `0`, and the script it reads from the here-string went unjudged.
-    if (isHereStringDescriptor(child)) continue;
+    // looked like it runs a script file `0`, and the script it reads from the here-string went unjudged. So
+    // too `git push 0</dev/null` (read as `git push 0`, past a deny rule `^git\s+push$`).
+    if (isRedirectDescriptor(child)) continue;
     const isWord = field === 'name' || field === 'argument';
     // Two words touching (`'r'\m` is rm); `r\<newline>m` has its own message above.
     if (isWord && previousWord && gap !== '\\\n' && joinedWords(previousWord, child))
@@ -270,10 +272,15 @@ function handleCommand(node: Node, ctx: Ctx): void {
   }
 }
 
-/** A number touching the here-string after it (`0<<<`): the descriptor it redirects, not a word. */
-function isHereStringDescriptor(child: Node): boolean {
-  const next = child.nextSibling;
-  return child.type === 'number' && next?.type === 'herestring_redirect' && next.startIndex === child.endIndex;
+/**
+ * A number touching the redirect after it (`0<<<`, `0<x`, `0>&1`): the descriptor it redirects, not a word.
+ * tree-sitter-bash reads descriptor 0 so; the redirect is the command's next sibling when the number ends it.
+ * Not before `&>`, which takes no descriptor (`echo 1&>x` writes "1").
+ */
+function isRedirectDescriptor(child: Node): boolean {
+  if (child.type !== 'number') return false;
+  const next = child.nextSibling ?? child.parent?.nextSibling;
+  return !!next && next.type.endsWith('_redirect') && next.startIndex === child.endIndex && /^[<>]/.test(next.text);
 }
 
 /** Pushes the command (and whatever its wrappers run). */
@@ -332,26 +339,17 @@ function handlePipeline(node: Node, ctx: Ctx): void {
   if (stages.length < 2) return;
   const argvs = stages.map((s) => canonicalArgv(commandWords(s)));
   const full = argvs.map((a) => a.join(' ')).join(' | ');
-  const innermost = argvs.map((a) => innermostArgv(a).join(' ')).join(' | ');
+  const innermost = argvs.map((a) => innermostArgv(a, SHELL_LIMITS.maxDepth).join(' ')).join(' | ');
   push(ctx, { kind: 'pipeline', text: full, forms: full === innermost ? [full] : [full, innermost], argv: [] });
   // `echo 'rm -rf x' | sh`: a literal script piped into a shell.
   for (let i = 1; i < argvs.length; i++) {
-    const prev = argvs[i - 1]!;
-    if (readsScriptFromStdin(innermostArgv(argvs[i]!)) && (prev[0] === 'echo' || prev[0] === 'printf')) {
-      // echo reads every leading option word (`echo -n -e 'rm x'` prints `rm x`), not only the first.
-      const words = prev.slice(1);
-      const options = prev[0] === 'echo' ? echoOptions(words) : 0;
-      const script = words.slice(options).join(' ');
-      parseScript(ctx.state, script.replace(/\\n/g, '\n'), `${prev[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
-    }
+    if (!readsScriptFromStdin(innermostArgv(argvs[i]!, SHELL_LIMITS.maxDepth))) continue;
+    const producer = innermostArgv(argvs[i - 1]!, SHELL_LIMITS.maxDepth);
+    const piped = pipedScript(producer);
+    if (!piped) continue;
+    if (piped.unknown) ctx.state.unsafe.push(clip(piped.unknown));
+    parseScript(ctx.state, piped.script, `${producer[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
   }
-}
-
-/** How many of `words` bash's echo reads as its options: the leading ones made of -n, -e and -E only. */
-function echoOptions(words: string[]): number {
-  let n = 0;
-  while (n < words.length && /^-[neE]+$/.test(words[n]!)) n++;
-  return n;
 }
 
 function stageCommand(node: Node): Node | undefined {
@@ -361,31 +359,6 @@ function stageCommand(node: Node): Node | undefined {
     return body?.type === 'command' ? body : undefined;
   }
   return undefined;
-}
-
-function innermostArgv(argv: string[]): string[] {
-  let current = argv;
-  for (let i = 0; i < SHELL_LIMITS.maxDepth; i++) {
-    const runs = unwrapCommand(current);
-    const next = runs.length === 1 ? runs[0]!.argv : undefined;
-    if (!next || next.length === 0) break;
-    current = canonicalArgv(
-      next.filter(
-        (w, k) =>
-          !(
-            k < next.length - 1 &&
-            /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) &&
-            next.slice(0, k).every((p) => p.includes('='))
-          ),
-      ),
-    );
-  }
-  return current;
-}
-
-function canonicalArgv(words: string[]): string[] {
-  if (words.length === 0) return words;
-  return [canonicalName(words[0]!).name, ...words.slice(1)];
 }
 
 function push(ctx: Ctx, entry: ShellSubCommand): void {

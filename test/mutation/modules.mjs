@@ -77,6 +77,7 @@ export const MODULES = {
       'actors/permission/shell-parse.ts',
       'actors/permission/shell-node-words.ts',
       'actors/permission/shell-refusals.ts',
+      'actors/permission/shell-pipes.ts',
     ],
     tests: [
       'test/machines/permission/shell-words.test.ts',
@@ -102,20 +103,37 @@ export const MODULES = {
       'actors/permission/shell-parse.ts',
       'actors/permission/shell-node-words.ts',
       'actors/permission/shell-refusals.ts',
+      'actors/permission/shell-pipes.ts',
     ],
     // Not shell-parse.test.ts: its property tests split hundreds of random inputs per mutant.
     tests: ['test/actors/permission/shell-split*.test.ts', 'test/actors/permission/shell-node-words.test.ts'],
   },
-  // shell-parse.ts (and its refusal messages) without the node words, which shell-node-words measures.
+  // shell-parse.ts (and its refusal messages and pipeline helpers) without the node words, which shell-node-words
+  // measures.
   'shell-parse-main': {
-    mutate: ['actors/permission/shell-parse.ts', 'actors/permission/shell-refusals.ts'],
+    mutate: [
+      'actors/permission/shell-parse.ts',
+      'actors/permission/shell-refusals.ts',
+      'actors/permission/shell-pipes.ts',
+    ],
     tests: ['test/actors/permission/shell-split*.test.ts', 'test/actors/permission/shell-node-words.test.ts'],
   },
   // The end of shell-parse-main that its stopped runs left unsorted (docs/quality.md): the scripts a command
   // feeds a shell (here-strings, here-docs), emitCommand and the wrappers' assignments, handleRedirect,
   // handlePipeline, innermostArgv, and stdinScripts. A quarter of the module's mutants: one run fits a loaded hour.
   'shell-parse-scripts': {
-    mutate: ['actors/permission/shell-parse.ts:245-373', 'actors/permission/shell-node-words.ts:150-166'],
+    // The line ranges as of the descriptor-0 fix (1 December, 22:50).
+    mutate: [
+      'actors/permission/shell-parse.ts:268-371',
+      'actors/permission/shell-pipes.ts',
+      'actors/permission/shell-node-words.ts:150-166',
+    ],
+    tests: ['test/actors/permission/shell-split*.test.ts', 'test/actors/permission/shell-node-words.test.ts'],
+  },
+  // The pipeline helpers alone (what a stage runs through its wrappers, the script echo or printf writes into a
+  // shell), with the split tests: a part of shell-parse-main that fits beside a run of it.
+  'shell-pipes': {
+    mutate: ['actors/permission/shell-pipes.ts'],
     tests: ['test/actors/permission/shell-split*.test.ts', 'test/actors/permission/shell-node-words.test.ts'],
   },
   // The node words alone, with their unit tests and the splits (a part of shell-parse that fits a shared hour).

@@ -1,0 +1,64 @@
+/**
+ * @module
+ * What a pipeline stage runs and what it feeds the next: the innermost command a stage runs through its
+ * wrappers (`sudo A=1 nice rm` runs rm), and the literal script `echo …` or `printf …` writes into a shell
+ * (`echo 'rm -rf x' | sh`). Pure: shell-parse.ts splits that script like any other.
+ */
+import { canonicalName } from '../../machines/permission/shell-words.ts';
+import { unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
+
+/** The script a stage writes into a shell, and the stage's text when the shell may read other text than it. */
+export type PipedScript = { script: string; unknown?: string };
+
+/** The script `producer` (a stage's innermost argv) writes to the pipe, when it is `echo` or `printf`. */
+export function pipedScript(producer: string[]): PipedScript | undefined {
+  const [name, ...words] = producer;
+  if (name !== 'echo' && name !== 'printf') return undefined;
+  // echo reads every leading option word (`echo -n -e 'rm x'` prints `rm x`), not only the first.
+  const text = words.slice(name === 'echo' ? echoOptions(words) : 0).join(' ');
+  const script = text.replace(/\\n/g, '\n');
+  // echo -e (or echo after `shopt -s xpg_echo`, which an earlier command may have run) and printf decode
+  // escapes (`\x20`, `\0155`), and printf fills in `%` directives: `printf 'rm\x20x' | sh` runs rm, where the
+  // script read as written is "rmx20x". Past `\n`, what the shell reads is not known: a person decides.
+  if (script.includes('\\') || (name === 'printf' && text.includes('%'))) {
+    return { script, unknown: producer.join(' ') };
+  }
+  return { script };
+}
+
+/**
+ * The command a wrapped argv finally runs (`sudo A=1 nice rm x` → `rm x`), or the argv itself; at most
+ * `maxDepth` wrappers are taken off.
+ */
+export function innermostArgv(argv: string[], maxDepth: number): string[] {
+  let current = argv;
+  for (let i = 0; i < maxDepth; i++) {
+    const runs = unwrapCommand(current);
+    const next = runs.length === 1 ? runs[0]!.argv : undefined;
+    if (!next || next.length === 0) break;
+    current = canonicalArgv(
+      next.filter(
+        (w, k) =>
+          !(
+            k < next.length - 1 &&
+            /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) &&
+            next.slice(0, k).every((p) => p.includes('='))
+          ),
+      ),
+    );
+  }
+  return current;
+}
+
+/** `argv` with its program named as the policy reads it (`/bin/rm` → `rm`). */
+export function canonicalArgv(words: string[]): string[] {
+  if (words.length === 0) return words;
+  return [canonicalName(words[0]!).name, ...words.slice(1)];
+}
+
+/** How many of `words` bash's echo reads as its options: the leading ones made of -n, -e and -E only. */
+function echoOptions(words: string[]): number {
+  let n = 0;
+  while (n < words.length && /^-[neE]+$/.test(words[n]!)) n++;
+  return n;
+}
