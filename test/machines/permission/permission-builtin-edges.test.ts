@@ -33,6 +33,11 @@ describe('gate holes: allowed under an allow-all policy before these fixes', () 
     'find / -exec rm {} + -print',
     'find / -exec rm -rf {} \\; -exec rm -f {} \\;',
     'find / -exec rm -rf {} /tmp/x \\;',
+    // An -exec that does not name `{}` runs one command for every file: it lets all through (or none).
+    'find / -exec rm -f /tmp/x \\; -exec rm -rf {} +',
+    'find / -exec true \\; -delete',
+    // find puts the name wherever `{}` is in a word.
+    'find ~ -exec rm -rf {}/ \\;',
     // udev's links to a disk, and a device path that is only lexically different.
     'dd if=/dev/zero of=/dev/disk/by-id/nvme-Samsung_SSD_970',
     'wipefs -a /dev/block/8:0',
@@ -128,6 +133,8 @@ describe('every device, command and flag form the rules name', () => {
     'rm -rf ~/ab',
     'rm -rf a.',
     'rm -rf ../../x',
+    // rm reads a word that starts with `-` (before `--`) as options, and refuses this one (`invalid option -- '/'`).
+    'rm -rf -/..',
     'chown ann-R /',
     'chmod 755 /',
     'chmod -v 755 ~',
@@ -143,6 +150,10 @@ describe('every device, command and flag form the rules name', () => {
     'find . -exec rm -rf {} +',
     'find / -exec rm -rf {} \\; -exec echo {} \\;',
     'find / -exec',
+    // Filters: -execdir runs in each file's directory, and `{}.keep` or `/tmp/{}.bak` name other files.
+    'find / -execdir test -e keep \\; -delete',
+    'find / -exec test -e {}.keep \\; -delete',
+    'find / -exec rm -f /tmp/{}.bak \\;',
     // -ok asks at the terminal for each file: left to the policy.
     'find / -ok rm -rf {} \\;',
     'mkfs_check /dev/sda',

@@ -158,8 +158,9 @@ describe('isGlobOnly (rm targets that are only glob tokens)', () => {
   it('decides words the regex got stuck on, and still denies rm of such a glob at the root', async () => {
     expect(isGlobOnly(`${'*'.repeat(65_536)}x`)).toBe(false);
     expect(isGlobOnly('*'.repeat(65_536))).toBe(true);
-    expect(['*', '.*', '.??*', '[a]*', '[.', '*[', '?'].every(isGlobOnly)).toBe(true);
-    expect(['', '.', '..', '[a]', 'a*', '*a', '[a'].some(isGlobOnly)).toBe(false);
+    expect(['*', '.*', '.??*', '[a]*', '[.', '*[', '?', '[a][b]*'].every(isGlobOnly)).toBe(true);
+    // `[[`: a lone `[` is the glob, and the second `[` opens no class (no `]` follows), so it is no token.
+    expect(['', '.', '..', '[a]', 'a*', '*a', '[a', '[['].some(isGlobOnly)).toBe(false);
     const glob = await decideTerminal(allowAll, `rm -rf /${'*'.repeat(4_000)}`);
     expect({ outcome: glob.outcome, level: glob.level }).toEqual({ outcome: 'deny', level: 'builtin' });
     expect((await decideTerminal(allowAll, `rm -rf /${'*'.repeat(4_000)}x`)).level).not.toBe('builtin');
