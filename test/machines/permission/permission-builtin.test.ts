@@ -137,6 +137,14 @@ describe('built-in rules', () => {
     expect(
       ['/tmp/../..', '//', '$HOME/foo/..', '${HOME}', '~/x/../..', 'a/../..', './', '', '/a/./b/'].map(normalizeTarget),
     ).toEqual(['/', '/', '~', '~', '~/..', '..', '.', '.', '/a/b']);
+    // Only a leading $HOME or $PWD is the home or current directory; later in a path it is a name.
+    expect(['$PWD/x', 'x/$HOME', 'x/$PWD', '$HOMEx', '~x/..'].map(normalizeTarget)).toEqual([
+      'x',
+      'x/$HOME',
+      'x/$PWD',
+      '$HOMEx',
+      '~x/..',
+    ]);
     expect(['/', '/*', '~', '~/', '.', '..', '../..', '/.*', '~/.??*'].every(isProtectedTarget)).toBe(true);
     expect(['/tmp', '~/x', './x', '../x', '/tmp/*', 'x'].some(isProtectedTarget)).toBe(false);
   });
