@@ -65,6 +65,7 @@ const BLOCKED = [
   'rm -rf / "unterminated',
   'RM -RF /',
   'rm -rf ~/..',
+  'rm -rf ~/../..',
   'mkfs.ext4 /dev/sda1',
   'mkfs -t ext4 /dev/nvme0n1p1',
   'mkswap /dev/sdb',
@@ -138,12 +139,14 @@ describe('built-in rules', () => {
       ['/tmp/../..', '//', '$HOME/foo/..', '${HOME}', '~/x/../..', 'a/../..', './', '', '/a/./b/'].map(normalizeTarget),
     ).toEqual(['/', '/', '~', '~', '~/..', '..', '.', '.', '/a/b']);
     // Only a leading $HOME or $PWD is the home or current directory; later in a path it is a name.
-    expect(['$PWD/x', 'x/$HOME', 'x/$PWD', '$HOMEx', '~x/..'].map(normalizeTarget)).toEqual([
+    expect(['$PWD/x', 'x/$HOME', 'x/$PWD', '$HOMEx', '~x/..', '~/a/b', '~/../..'].map(normalizeTarget)).toEqual([
       'x',
       'x/$HOME',
       'x/$PWD',
       '$HOMEx',
       '~x/..',
+      '~/a/b',
+      '~/../..',
     ]);
     expect(['/', '/*', '~', '~/', '.', '..', '../..', '/.*', '~/.??*'].every(isProtectedTarget)).toBe(true);
     expect(['/tmp', '~/x', './x', '../x', '/tmp/*', 'x'].some(isProtectedTarget)).toBe(false);
