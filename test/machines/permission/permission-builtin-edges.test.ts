@@ -132,6 +132,7 @@ describe('every device, command and flag form the rules name', () => {
     'rm -rf ../ab',
     'rm -rf ~/ab',
     'rm -rf a.',
+    'rm -rf a..',
     'rm -rf ../../x',
     // rm reads a word that starts with `-` (before `--`) as options, and refuses this one (`invalid option -- '/'`).
     'rm -rf -/..',
@@ -213,6 +214,7 @@ describe('what each denial says', () => {
     ['rm -rf ./*', '"rm -rf ./*" would delete the entries of the current directory (./* is *)'],
     ['rm -rf ../..', '"rm -rf ../.." would delete a parent directory (../..)'],
     ['rm -rf ../*', '"rm -rf ../*" would delete the entries of a parent directory (../*)'],
+    ['rm -rf ~/../*', '"rm -rf ~/../*" would delete the entries of a parent directory (~/../*)'],
     ['chmod -R 000 /', '"chmod -R 000 /" would recursively change the root directory (/)'],
     ['find ~ -delete', '"find ~ -delete" would delete everything under the home directory (~)'],
     ['mkfs.ext4 /dev/sda1', '"mkfs.ext4 /dev/sda1" would destroy the file system on /dev/sda1'],
