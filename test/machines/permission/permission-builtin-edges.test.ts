@@ -208,6 +208,7 @@ describe('what each denial says', () => {
     ['rm -rf /tmp/../..', '"rm -rf /tmp/../.." would delete the root directory (/tmp/../.. is /)'],
     ['rm -rf /*', '"rm -rf /*" would delete the entries of the root directory (/*)'],
     ['rm -rf ~', '"rm -rf ~" would delete the home directory (~)'],
+    ['rm -rf ~root', '"rm -rf ~root" would delete the home directory (~root)'],
     ['rm -rf $HOME/*', '"rm -rf $HOME/*" would delete the entries of the home directory ($HOME/* is ~/*)'],
     ['rm -rf ~/..', '"rm -rf ~/.." would delete a parent directory (~/..)'],
     ['rm -rf .', '"rm -rf ." would delete the current directory (.)'],
