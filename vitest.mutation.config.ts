@@ -22,4 +22,15 @@ if (!module) throw new Error(`SKEIN_MUTATE='${name}' is not a module of test/mut
 // with a global counter: 1, 2 across the files of a run, 1 again at the next run). State a fixture keeps per file
 // must be keyed by the file (test/support/permission-fixtures.ts `shellSplitter`). The vitest runner sets
 // `pool: 'threads'` itself.
-export default defineConfig({ ...base, test: { ...base.test, include: module.tests, maxWorkers: 1, isolate: false } });
+// The setup file restores per-test coverage and the hit count, which vitest 4.1 broke in the runner's own
+// (test/mutation/stryker-meta-setup.ts).
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    include: module.tests,
+    maxWorkers: 1,
+    isolate: false,
+    setupFiles: ['./test/mutation/stryker-meta-setup.ts'],
+  },
+});

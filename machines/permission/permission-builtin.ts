@@ -8,7 +8,7 @@
  *   operands, and lexically normalized paths (`/tmp/../..`, `//`, `$HOME/x/..`);
  * - recursive `chmod`/`chown`/`chgrp` of the same targets;
  * - `find` rooted at `/` or `~` (after find's `-H`/`-L`/`-P`/`-D`/`-O` options) whose only action is
- *   `-delete` or `-exec rm -rf {} +` (beside grouping, `-print` and options);
+ *   `-delete` or `-exec rm -rf {} +` (beside grouping, `-print`, options and `-exec`s that do not name `{}`);
  * - `mkfs*`, `mkswap`, `wipefs`, `blkdiscard`, `shred` on a disk device (or a udev link to one,
  *   `/dev/disk/by-id/…`), the path read lexically (`/dev/../dev/sda`);
  *   `dd of=/dev/<disk>`; any redirect into a disk device;
@@ -148,17 +148,26 @@ function findArgs(args: string[]): { starts: string[]; expression: string[] } {
   return { starts, expression: args.slice(i) };
 }
 
-/** `-exec rm -rf {} +` and `-execdir rm -r {} ;` delete what they find: read as `-delete`. */
+/**
+ * `-exec rm -rf {} +` and `-execdir rm -r {} ;` delete what they find: read as `-delete`. An `-exec … ;` whose
+ * command does not name `{}` runs the same command for every file, so it lets all of them through or none:
+ * dropped, like `-true` (`find / -exec rm -f /tmp/x \; -exec rm -rf {} +` and `find / -exec true \; -delete` delete
+ * everything; a fixed rm there is judged as its own command). Not `-execdir`, which runs in each file's directory.
+ */
 function execRmAsDelete(expression: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < expression.length; i++) {
     const a = expression[i]!;
-    if ((a === '-exec' || a === '-execdir') && expression[i + 1]?.replace(/^.*\//, '') === 'rm') {
-      let end = i + 2;
+    if (a === '-exec' || a === '-execdir') {
+      let end = i + 1;
       while (end < expression.length && expression[end] !== ';' && expression[end] !== '+') end++;
-      // Any other operand beside `{}` is deleted as well: what was found still is.
-      if (end < expression.length && expression.slice(i + 2, end).includes('{}')) {
-        out.push('-delete');
+      const command = expression.slice(i + 1, end);
+      // find puts the file's name wherever `{}` is in a word, not only in a lone `{}`: `rm -rf {}/` deletes what
+      // it found too (`/tmp/{}.bak` names other files). Any other operand beside it is deleted as well.
+      const names = command.some((w) => w.includes('{}'));
+      const deletes = command[0]?.replace(/^.*\//, '') === 'rm' && command.some((w) => w.startsWith('{}'));
+      if (end < expression.length && (deletes || (!names && a === '-exec'))) {
+        if (deletes) out.push('-delete');
         i = end;
         continue;
       }

@@ -33,6 +33,11 @@ describe('gate holes: allowed under an allow-all policy before these fixes', () 
     'find / -exec rm {} + -print',
     'find / -exec rm -rf {} \\; -exec rm -f {} \\;',
     'find / -exec rm -rf {} /tmp/x \\;',
+    // An -exec that does not name `{}` runs one command for every file: it lets all through (or none).
+    'find / -exec rm -f /tmp/x \\; -exec rm -rf {} +',
+    'find / -exec true \\; -delete',
+    // find puts the name wherever `{}` is in a word.
+    'find ~ -exec rm -rf {}/ \\;',
     // udev's links to a disk, and a device path that is only lexically different.
     'dd if=/dev/zero of=/dev/disk/by-id/nvme-Samsung_SSD_970',
     'wipefs -a /dev/block/8:0',
@@ -127,7 +132,10 @@ describe('every device, command and flag form the rules name', () => {
     'rm -rf ../ab',
     'rm -rf ~/ab',
     'rm -rf a.',
+    'rm -rf a..',
     'rm -rf ../../x',
+    // rm reads a word that starts with `-` (before `--`) as options, and refuses this one (`invalid option -- '/'`).
+    'rm -rf -/..',
     'chown ann-R /',
     'chmod 755 /',
     'chmod -v 755 ~',
@@ -143,6 +151,10 @@ describe('every device, command and flag form the rules name', () => {
     'find . -exec rm -rf {} +',
     'find / -exec rm -rf {} \\; -exec echo {} \\;',
     'find / -exec',
+    // Filters: -execdir runs in each file's directory, and `{}.keep` or `/tmp/{}.bak` name other files.
+    'find / -execdir test -e keep \\; -delete',
+    'find / -exec test -e {}.keep \\; -delete',
+    'find / -exec rm -f /tmp/{}.bak \\;',
     // -ok asks at the terminal for each file: left to the policy.
     'find / -ok rm -rf {} \\;',
     'mkfs_check /dev/sda',
@@ -196,12 +208,14 @@ describe('what each denial says', () => {
     ['rm -rf /tmp/../..', '"rm -rf /tmp/../.." would delete the root directory (/tmp/../.. is /)'],
     ['rm -rf /*', '"rm -rf /*" would delete the entries of the root directory (/*)'],
     ['rm -rf ~', '"rm -rf ~" would delete the home directory (~)'],
+    ['rm -rf ~root', '"rm -rf ~root" would delete the home directory (~root)'],
     ['rm -rf $HOME/*', '"rm -rf $HOME/*" would delete the entries of the home directory ($HOME/* is ~/*)'],
     ['rm -rf ~/..', '"rm -rf ~/.." would delete a parent directory (~/..)'],
     ['rm -rf .', '"rm -rf ." would delete the current directory (.)'],
     ['rm -rf ./*', '"rm -rf ./*" would delete the entries of the current directory (./* is *)'],
     ['rm -rf ../..', '"rm -rf ../.." would delete a parent directory (../..)'],
     ['rm -rf ../*', '"rm -rf ../*" would delete the entries of a parent directory (../*)'],
+    ['rm -rf ~/../*', '"rm -rf ~/../*" would delete the entries of a parent directory (~/../*)'],
     ['chmod -R 000 /', '"chmod -R 000 /" would recursively change the root directory (/)'],
     ['find ~ -delete', '"find ~ -delete" would delete everything under the home directory (~)'],
     ['mkfs.ext4 /dev/sda1', '"mkfs.ext4 /dev/sda1" would destroy the file system on /dev/sda1'],

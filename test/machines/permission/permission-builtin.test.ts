@@ -65,6 +65,7 @@ const BLOCKED = [
   'rm -rf / "unterminated',
   'RM -RF /',
   'rm -rf ~/..',
+  'rm -rf ~/../..',
   'mkfs.ext4 /dev/sda1',
   'mkfs -t ext4 /dev/nvme0n1p1',
   'mkswap /dev/sdb',
@@ -137,6 +138,16 @@ describe('built-in rules', () => {
     expect(
       ['/tmp/../..', '//', '$HOME/foo/..', '${HOME}', '~/x/../..', 'a/../..', './', '', '/a/./b/'].map(normalizeTarget),
     ).toEqual(['/', '/', '~', '~', '~/..', '..', '.', '.', '/a/b']);
+    // Only a leading $HOME or $PWD is the home or current directory; later in a path it is a name.
+    expect(['$PWD/x', 'x/$HOME', 'x/$PWD', '$HOMEx', '~x/..', '~/a/b', '~/../..'].map(normalizeTarget)).toEqual([
+      'x',
+      'x/$HOME',
+      'x/$PWD',
+      '$HOMEx',
+      '~x/..',
+      '~/a/b',
+      '~/../..',
+    ]);
     expect(['/', '/*', '~', '~/', '.', '..', '../..', '/.*', '~/.??*'].every(isProtectedTarget)).toBe(true);
     expect(['/tmp', '~/x', './x', '../x', '/tmp/*', 'x'].some(isProtectedTarget)).toBe(false);
   });
@@ -158,8 +169,9 @@ describe('isGlobOnly (rm targets that are only glob tokens)', () => {
   it('decides words the regex got stuck on, and still denies rm of such a glob at the root', async () => {
     expect(isGlobOnly(`${'*'.repeat(65_536)}x`)).toBe(false);
     expect(isGlobOnly('*'.repeat(65_536))).toBe(true);
-    expect(['*', '.*', '.??*', '[a]*', '[.', '*[', '?'].every(isGlobOnly)).toBe(true);
-    expect(['', '.', '..', '[a]', 'a*', '*a', '[a'].some(isGlobOnly)).toBe(false);
+    expect(['*', '.*', '.??*', '[a]*', '[.', '*[', '?', '[a][b]*'].every(isGlobOnly)).toBe(true);
+    // `[[`: a lone `[` is the glob, and the second `[` opens no class (no `]` follows), so it is no token.
+    expect(['', '.', '..', '[a]', 'a*', '*a', '[a', '[['].some(isGlobOnly)).toBe(false);
     const glob = await decideTerminal(allowAll, `rm -rf /${'*'.repeat(4_000)}`);
     expect({ outcome: glob.outcome, level: glob.level }).toEqual({ outcome: 'deny', level: 'builtin' });
     expect((await decideTerminal(allowAll, `rm -rf /${'*'.repeat(4_000)}x`)).level).not.toBe('builtin');
