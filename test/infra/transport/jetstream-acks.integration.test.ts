@@ -64,7 +64,7 @@ describe('JetStreamAcks', () => {
     expect(err).toBeInstanceOf(jserrors.JetStreamNotEnabled);
   });
 
-  it('times out an append nobody acks, then ignores its late answer; a closed connection fails those left', async () => {
+  it('times out an append nobody acks, ignores its late answer; a closed connection fails those left', async () => {
     const other = await connect({ servers: nats.url });
     let held: Array<{ respond(data: Uint8Array): boolean }> = [];
     other.subscribe('silent.>', { callback: (_e, m) => void held.push(m) });
