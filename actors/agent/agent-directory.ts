@@ -22,20 +22,29 @@ export type AgentStates = {
 
 export class AgentDirectory {
   readonly #states: AgentStates;
+  readonly #views = new WeakMap<object, AgentView>();
 
   constructor(states: AgentStates) {
     this.#states = states;
   }
 
+  /**
+   * The agent's view, built once per folded snapshot (a snapshot is never changed, a fact makes a new one):
+   * an exec reads its agent's view five times or more (gate, workspace, ancestors). Frozen: it is shared.
+   */
   view(agentId: string): AgentView | undefined {
     const subject = this.#states.agentSubject(agentId);
     const snapshot = subject ? this.#states.state(subject) : undefined;
     if (!snapshot) return undefined;
-    return {
+    const known = this.#views.get(snapshot);
+    if (known?.agentId === agentId) return known;
+    const view: AgentView = Object.freeze({
       ...(snapshot.context as AgentContext),
       agentId: agentId as AgentId,
       status: String(snapshot.value) as AgentStatus,
-    };
+    });
+    this.#views.set(snapshot, view);
+    return view;
   }
 
   /** The agent's status when it has finished (completed, failed, cancelled); undefined while it runs. */

@@ -152,7 +152,11 @@ export class TerminalManager {
    * needs only the command to have ended, like collecting its file changes, overlaps that append).
    */
   async exec(agentId: string, data: unknown, onEnded?: () => void): Promise<ExecReply> {
-    const d = parse(TerminalExec, data);
+    return this.execChecked(agentId, parse(TerminalExec, data), onEnded);
+  }
+
+  /** `exec` with data the codec already checked against TerminalExec (the host's handler): not parsed again. */
+  async execChecked(agentId: string, d: DataOf<typeof TerminalExec>, onEnded?: () => void): Promise<ExecReply> {
     const s = this.#owned(agentId, d.terminalId);
     const timeoutMs = this.#timeout(d.timeoutMs, 'timeoutMs') ?? this.config.defaultTimeoutMs;
     const resources = [...new Set(d.resources ?? [])];

@@ -162,7 +162,7 @@ export function wireTerminal(deps: {
               entry.ending.catch(() => undefined);
             }
           : undefined;
-        const reply = await manager.exec(agentId, ctx.command.data, ended).catch((err: unknown) => {
+        const reply = await manager.execChecked(agentId, ctx.command.data, ended).catch((err: unknown) => {
           if (before && !entry?.ending) tracker.discard(before);
           throw err;
         });

@@ -15,6 +15,7 @@ import {
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { EVENTS_STREAM, OUTPUT_STREAM, subjectPatterns, type StoredFact } from '../../schemas/index.ts';
 import { decodeFact, encode } from './codec.ts';
+import { JetStreamAcks } from './jetstream-acks.ts';
 import { ensureOutputStream, storeError } from './jetstream-limits.ts';
 import {
   AppendConflictError,
@@ -54,8 +55,16 @@ export class JetStreamLog implements EventLog {
   readonly #jsm: JetStreamManager;
   readonly #timeoutMs: number;
   readonly #stallMs: number;
+  readonly #acks: JetStreamAcks;
 
-  private constructor(js: JetStreamClient, jsm: JetStreamManager, timeoutMs: number, stallMs: number) {
+  private constructor(
+    nc: NatsConnection,
+    js: JetStreamClient,
+    jsm: JetStreamManager,
+    timeoutMs: number,
+    stallMs: number,
+  ) {
+    this.#acks = new JetStreamAcks(nc);
     this.#js = js;
     this.#jsm = jsm;
     this.#timeoutMs = timeoutMs;
@@ -81,6 +90,7 @@ export class JetStreamLog implements EventLog {
     });
     await ensureOutputStream(jsm, options.outputMaxBytes ?? 256 * 1024 * 1024, window, replicas);
     return new JetStreamLog(
+      nc,
       jetstream(nc),
       jsm,
       options.appendTimeoutMs ?? 5_000,
@@ -91,10 +101,10 @@ export class JetStreamLog implements EventLog {
   async append(request: AppendRequest): Promise<AppendResult> {
     const { subject, fact, expectedLastSubjectSeq } = request;
     try {
-      const ack = await this.#js.publish(subject, encode(fact), {
+      const ack = await this.#acks.publish(subject, encode(fact), {
         msgID: fact.id,
-        timeout: this.#timeoutMs,
-        ...(expectedLastSubjectSeq === undefined ? {} : { expect: { lastSubjectSequence: expectedLastSubjectSeq } }),
+        timeoutMs: this.#timeoutMs,
+        expectLastSubjectSequence: expectedLastSubjectSeq,
       });
       return { seq: ack.seq, duplicate: ack.duplicate };
     } catch (err) {
@@ -273,7 +283,8 @@ export class JetStreamLog implements EventLog {
   }
 
   async close(): Promise<void> {
-    // The connection belongs to the caller.
+    // The connection belongs to the caller; only the acks' subscription is this log's.
+    this.#acks.close();
   }
 }
 
