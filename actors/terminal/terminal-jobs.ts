@@ -332,8 +332,16 @@ export class JobRunner {
 
   /** The quiet foreground process `pid` waits for input: reply with the prompt line and record it. */
   #inputAwaited(job: Job, pid: number): void {
-    const s = this.#session;
     job.inputAwaited = '';
+    // The prompt was written before the reader blocked, but this thread may not have read it yet: a busy turn's
+    // timers (this poll) run before its I/O. Two check phases later the PTY has been read at least once since,
+    // and output read meanwhile cleared `inputAwaited` (the next poll looks again once it is quiet).
+    setImmediate(() => setImmediate(() => this.#readPrompt(job, pid)));
+  }
+
+  #readPrompt(job: Job, pid: number): void {
+    const s = this.#session;
+    if (job.inputAwaited !== '') return;
     void s.output.promptLine().then(async (prompt) => {
       if (job.inputAwaited !== '') return; // output or input arrived meanwhile
       job.inputAwaited = prompt;

@@ -3,7 +3,8 @@
  * awaited, control keys and signals, pause/resume, teardown of stubborn
  * children, limits and bad input.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, stat, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { isAlive, readStat } from '../../../actors/terminal/terminal-proc.ts';
 import { terminalHarness } from '../../support/terminal-harness.ts';
@@ -133,6 +134,29 @@ describe('TerminalManager: waiting for input on /dev/tty', () => {
       command: `echo data | bash -c "exec 3</dev/tty; read -u 3 -p 'Username: ' u; echo user=\\$u"`,
     });
     expect(r).toMatchObject({ status: 'input_required', prompt: 'Username:' });
+    await h.manager.write(A, { terminalId, data: 'me\n' });
+    expect((await h.manager.wait(A, { terminalId })).output).toBe('Username: me\nuser=me\n');
+  });
+
+  it('takes the prompt the reader wrote before it blocked, even when the host reads it late (busy host)', async () => {
+    const { terminalId } = await h.open();
+    const reply = h.manager.exec(A, {
+      terminalId,
+      command: `sleep 0.4; bash -c "exec 3</dev/tty; read -u 3 -p 'Username: ' u; echo user=\\$u"`,
+    });
+    await sleep(150);
+    // The host's thread held from an I/O callback while the command prints its prompt and blocks: the next turn's
+    // timers (the input poll) come before the read of that prompt. CI saw this under load: the prompt given was
+    // the echoed command line.
+    await new Promise<void>((resolve) =>
+      stat('/', () => {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1_200);
+        resolve();
+      }),
+    );
+    expect(await reply).toMatchObject({ status: 'input_required', prompt: 'Username:' });
+    const awaited = h.factsOf(terminalId).filter((f) => f.type === 'terminal.input.awaited');
+    expect(awaited.map((f) => (f.data as { prompt: string }).prompt)).toEqual(['Username:']);
     await h.manager.write(A, { terminalId, data: 'me\n' });
     expect((await h.manager.wait(A, { terminalId })).output).toBe('Username: me\nuser=me\n');
   });
