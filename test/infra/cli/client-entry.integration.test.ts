@@ -139,7 +139,7 @@ describe('the fast CLI entry', () => {
         o.imports.filter((i) => i.external && !i.path.startsWith('node:')).map((i) => i.path),
       ),
     );
-    expect([...imported].sort()).toEqual(['@nats-io/jwt', '@nats-io/transport-node']);
+    expect([...imported].sort()).toEqual(['@nats-io/transport-node']);
     // zod tree-shaken: its locales (all but the default, English) are not in the bundle.
     expect(held.filter((f) => /zod\/v4\/locales\/(?!en\.js)/.test(f))).toEqual([]);
   });
