@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { User } from '@nats-io/jwt';
+import type { ClaimsData, User } from '@nats-io/jwt';
 import type { Authenticator } from '@nats-io/transport-node';
 import { fastFromSeed, fastVerifier } from './fast-keys.ts';
 
@@ -40,7 +40,7 @@ const JWT_ALGORITHMS = ['ed25519', 'ed25519-nkey'];
  * @nats-io/jwt's `decode` (the same checks, the issuer's signature verified), with node:crypto's
  * Ed25519: the stock one verifies in pure JS (tweetnacl), ~20 ms of every `skein call` (issue 15).
  */
-export function decodeJwt<T>(jwt: string): T {
+export function decodeJwt<T>(jwt: string): ClaimsData<T> {
   const chunks = jwt.split('.');
   if (chunks.length !== 3) throw new Error(`invalid jwt - ${chunks.length} chunks`);
   const [head, body, sig] = chunks as [string, string, string];
@@ -52,7 +52,7 @@ export function decodeJwt<T>(jwt: string): T {
   if (!fastVerifier(claims.iss)(Buffer.from(signed), Buffer.from(sig, 'base64url'))) {
     throw new Error('sig verification failed');
   }
-  return claims as T;
+  return claims as ClaimsData<T>;
 }
 
 /**

@@ -18,12 +18,15 @@ afterEach(() => {
 
 /** A CommonJS bundle that says `word` once a timer fired (its `done`), as client-main's command does. */
 function bundle(word: string): string {
-  return `exports.done = new Promise((resolve) => setTimeout(() => { console.log(${JSON.stringify(word)}); resolve(); }, 20));\n`;
+  const say = `console.log(${JSON.stringify(word)})`;
+  return `exports.done = new Promise((resolve) => setTimeout(() => { ${say}; resolve(); }, 20));\n`;
 }
 
 /** Runs the bundle through runCached in a fresh node; its stdout, and whether it compiled from the cache. */
 function run(file: string): Promise<{ out: string; fromCache: boolean }> {
-  const code = `const { runCached } = await import(${JSON.stringify(loader)}); const c = await runCached(process.argv[1]); console.log('fromCache=' + c);`;
+  const code =
+    `const { runCached } = await import(${JSON.stringify(loader)}); ` +
+    "console.log('fromCache=' + (await runCached(process.argv[1])));";
   return new Promise((resolve, reject) => {
     execFile(process.execPath, ['--input-type=module', '-e', code, file], (err, stdout, stderr) => {
       if (err) return reject(new Error(`${err.message}\n${stderr}`));

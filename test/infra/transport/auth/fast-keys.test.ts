@@ -66,7 +66,7 @@ describe('fast nkey pairs', () => {
     expect(() => fastCredsAuthenticator('nothing')).toThrow(/no NATS user JWT and seed/);
   });
 
-  it("decodes a user JWT as @nats-io/jwt's decode does, and refuses one whose claims or signature changed", async () => {
+  it("decodes a user JWT as @nats-io/jwt's decode does, refusing one whose claims or signature changed", async () => {
     const account = createFast('account');
     const user = createFast('user');
     const jwt = await encodeUser('a', user, account, { sub: { allow: ['_INBOX_a.>', 'skein.evt.a.>'] } });
