@@ -6,6 +6,8 @@
  * carries every package it uses inlined and tree-shaken (loading them from node_modules file by file was most
  * of `skein call`'s start-up, issue 15), as one CommonJS file that client-start.mjs runs with V8's code cache.
  */
+// First: before any module builds a schema.
+import './zod-jitless.ts';
 import { registerClientCommands } from './client-commands.ts';
 import { newProgram, runProgram } from './program.ts';
 

@@ -5,7 +5,7 @@
  * its own directory, so the test does not depend on (or race with) `npm run build`; the full CLI runs with
  * SKEIN_NO_FAST=1.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,6 +123,28 @@ describe('the fast CLI entry', () => {
       await run.dispose();
     }
   }, 120_000);
+
+  it('makes no function from a string when zod parses (its JIT is off: code the V8 cache cannot keep)', async () => {
+    // A preload counts what `new Function` makes; zod's JIT made one per object schema parsed (5 here).
+    const dir = mkdtempSync(join(tmpdir(), 'skein-fn-count-'));
+    const preload = join(dir, 'count.mjs');
+    writeFileSync(
+      preload,
+      'let made = 0; globalThis.Function = new Proxy(Function, { ' +
+        'construct(t, a) { made++; return Reflect.construct(t, a); }, ' +
+        'apply(t, s, a) { made++; return Reflect.apply(t, s, a); } });\n' +
+        "process.on('exit', () => process.stderr.write(`made from strings: ${made}\\n`));\n",
+    );
+    try {
+      const missing = join(dir, 'no-data');
+      const env = cleanEnv({ NODE_OPTIONS: `--import=${preload}` });
+      const { stderr } = await runCli(['call', 'runtime.ping', '--data', missing], { bin: fastBin, env });
+      expect(stderr).toMatch(/no runtime found/);
+      expect(stderr).toContain('made from strings: 0\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('bundles every package it runs into one script: imports nothing but node’s own modules', () => {
     // What the bundle holds: the inputs with bytes in an output (tree-shaken ones have none).
