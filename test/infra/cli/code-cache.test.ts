@@ -1,7 +1,7 @@
 /**
- * The fast entry's code cache (code-cache.mjs, issue 15): the first run writes V8's cache beside the bundle
- * once the command has run, later runs compile from it, and a cache V8 rejects or one written for an earlier
- * bundle is never run: the bundle's own code is. Each run is a real `node` process on real files.
+ * The fast entry's code cache (code-cache.mjs, issue 15): the first run that works writes V8's cache beside
+ * the bundle once the command has run, later runs compile from it, and a cache V8 rejects or one written for
+ * an earlier bundle is never run: the bundle's own code is. Each run is a real `node` process on real files.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -17,8 +17,8 @@ afterEach(() => {
 });
 
 /** A CommonJS bundle that says `word` once a timer fired (its `done`), as client-main's command does. */
-function bundle(word: string): string {
-  const say = `console.log(${JSON.stringify(word)})`;
+function bundle(word: string, exitCode = 0): string {
+  const say = `console.log(${JSON.stringify(word)}); process.exitCode = ${exitCode}`;
   return `exports.done = new Promise((resolve) => setTimeout(() => { ${say}; resolve(); }, 20));\n`;
 }
 
@@ -29,7 +29,7 @@ function run(file: string): Promise<{ out: string; fromCache: boolean }> {
     "console.log('fromCache=' + (await runCached(process.argv[1])));";
   return new Promise((resolve, reject) => {
     execFile(process.execPath, ['--input-type=module', '-e', code, file], (err, stdout, stderr) => {
-      if (err) return reject(new Error(`${err.message}\n${stderr}`));
+      if (err && typeof err.code !== 'number') return reject(new Error(`${err.message}\n${stderr}`));
       const [out, flag] = stdout.trim().split('\n');
       resolve({ out: out!, fromCache: flag === 'fromCache=true' });
     });
@@ -54,6 +54,13 @@ describe('runCached', () => {
     // Accepted: not written again, nor any partial file left.
     expect(statSync(join(dir, caches()[0]!)).mtimeMs).toBe(written);
     expect(readdirSync(dir).sort()).toEqual(['b.cjs', caches()[0]]);
+  });
+
+  it('writes no cache after a failed run: it compiled too little of what a call runs', async () => {
+    const { file, caches } = fresh();
+    writeFileSync(file, bundle('nope', 1));
+    expect(await run(file)).toEqual({ out: 'nope', fromCache: false });
+    expect(caches()).toEqual([]);
   });
 
   it('runs the bundle when V8 rejects a corrupt cache, then replaces it with a good one', async () => {
