@@ -2,8 +2,9 @@
 // The `skein` executable. Runs an esbuild bundle when it is at least as new as the TypeScript it was built
 // from (built by `npm install` via the prepare script, or `node infra/cli/build.mjs`); otherwise registers
 // tsx and runs the sources as they are. A command that only talks to a runtime (`skein call`, `status`...)
-// runs the fast entry, dist/cli-client, which checks just its own sources (sources.json) and loads nothing
-// else; every other command runs dist/cli. SKEIN_NO_BUNDLE=1 runs the sources, SKEIN_NO_FAST=1 dist/cli.
+// runs the fast entry, dist/cli-client (one script with V8's code cache, client-build.mjs), which checks just
+// its own sources (sources.json) and loads nothing else; every other command runs dist/cli. SKEIN_NO_BUNDLE=1
+// runs the sources, SKEIN_NO_FAST=1 dist/cli.
 // Plain JS on purpose.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

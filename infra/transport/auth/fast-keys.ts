@@ -124,6 +124,21 @@ export function createFast(role: Role): KeyPair {
   return new FastKeyPair(PREFIX[role], Uint8Array.from(der.subarray(-32)));
 }
 
+const SPKI_ED25519 = Buffer.from('302a300506032b6570032100', 'hex');
+/** Prefix bytes of public nkeys nkeys' fromPublic accepts (server, cluster, operator, account, user). */
+const PUBLIC_PREFIXES = new Set([104, 16, 112, 0, 160]);
+
+/** Verifies signatures by an encoded public nkey (`U…`, `A…`, `O…`); its checksum and prefix are checked. */
+export function fastVerifier(encoded: string): (input: Uint8Array, sig: Uint8Array) => boolean {
+  const raw = unbase32(encoded);
+  const body = raw.subarray(0, raw.length - 2);
+  const crc = raw[raw.length - 2]! | (raw[raw.length - 1]! << 8);
+  if (raw.length !== 35 || crc16(body) !== crc) throw new Error('not a public nkey: bad length or checksum');
+  if (!PUBLIC_PREFIXES.has(body[0]!)) throw new Error(`not a public nkey: it starts with '${encoded[0]}'`);
+  const key = createPublicKey({ key: Buffer.concat([SPKI_ED25519, body.subarray(1)]), format: 'der', type: 'spki' });
+  return (input, sig) => verify(null, input, key, sig);
+}
+
 /** The key pair of an encoded seed (`SU…`, `SA…`, `SO…`); the checksum is verified. */
 export function fastFromSeed(encoded: string): KeyPair {
   const raw = unbase32(encoded);

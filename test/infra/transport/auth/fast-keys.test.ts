@@ -1,14 +1,15 @@
 /**
  * The node:crypto nkey pairs agree with @nats-io/nkeys: same public key and
  * seed encoding from the same seed, signatures each side verifies, and bad
- * seeds refused (property-tested over random seeds; the seed is printed).
+ * seeds refused (property-tested over random seeds; the seed is printed);
+ * JWTs decoded and their signatures checked as @nats-io/jwt's decode does.
  */
 import fc from 'fast-check';
 import { createAccount, createOperator, createUser, fromPublic, fromSeed } from '@nats-io/nkeys';
 import { describe, expect, it } from 'vitest';
-import { encodeUser, fmtCreds } from '@nats-io/jwt';
+import { decode, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { credsAuthenticator } from '@nats-io/transport-node';
-import { fastCredsAuthenticator } from '../../../../infra/transport/auth/client-auth.ts';
+import { decodeJwt, fastCredsAuthenticator, inboxPrefixOf } from '../../../../infra/transport/auth/client-auth.ts';
 import { createFast, fastFromSeed } from '../../../../infra/transport/auth/fast-keys.ts';
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -63,5 +64,24 @@ describe('fast nkey pairs', () => {
       expect(fastCredsAuthenticator(creds)(nonce)).toEqual(credsAuthenticator(new TextEncoder().encode(creds))(nonce));
     }
     expect(() => fastCredsAuthenticator('nothing')).toThrow(/no NATS user JWT and seed/);
+  });
+
+  it("decodes a user JWT as @nats-io/jwt's decode does, refusing one whose claims or signature changed", async () => {
+    const account = createFast('account');
+    const user = createFast('user');
+    const jwt = await encodeUser('a', user, account, { sub: { allow: ['_INBOX_a.>', 'skein.evt.a.>'] } });
+    expect(decodeJwt(jwt)).toEqual(decode(jwt));
+    expect(inboxPrefixOf(text(fmtCreds(jwt, user)))).toBe('_INBOX_a');
+    const [head, body, sig] = jwt.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString());
+    const forged = Buffer.from(JSON.stringify({ ...claims, name: 'b' })).toString('base64url');
+    const otherSig = (await encodeUser('b', user, account)).split('.')[2];
+    for (const bad of [`${head}.${forged}.${sig}`, `${head}.${body}.${otherSig}`]) {
+      expect(() => decode(bad)).toThrow('sig verification failed');
+      expect(() => decodeJwt(bad)).toThrow('sig verification failed');
+    }
+    expect(() => decodeJwt(`${head}.${body}`)).toThrow('invalid jwt - 2 chunks');
+    const unsigned = Buffer.from(JSON.stringify({ ...claims, iss: 'nobody' })).toString('base64url');
+    expect(() => decodeJwt(`${head}.${unsigned}.${sig}`)).toThrow(/not a public nkey|not an nkey/);
   });
 });
