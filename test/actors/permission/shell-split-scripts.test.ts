@@ -225,6 +225,24 @@ describe('splitShell: redirect targets', () => {
   });
 });
 
+describe('splitShell: numbers beside redirects, and a redirect alone as a pipeline stage', () => {
+  // A number is a descriptor only when a redirect touches it; at the end of the input nothing follows it.
+  it.each<[string, ShellSplit]>([
+    ['sleep 1', whole([cmd('sleep 1', ['sleep', '1'])])],
+    ['kill -9 1234', whole([cmd('kill -9 1234', ['kill', '-9', '1234'])])],
+    // A stage that is only a redirect has no command in it (tree-sitter-bash: a statement without a body).
+    ['>x | cat', whole([redirect('> x'), cmd('cat', ['cat'])])],
+  ])('%j', async (source, expected) => {
+    expect(await split(source)).toEqual(expected);
+  });
+
+  it('refuses a number touching a process substitution: bash reads one word (0/dev/fd/63), no descriptor', async () => {
+    for (const source of ['echo 0<(ls)', 'echo 0>(ls)']) {
+      expect((await split(source)).parseError).toMatch(/^"0" and "[<>]\(ls\)" in .* touch with no blank/);
+    }
+  });
+});
+
 describe('the gate sees the script bash reads', () => {
   const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
   it.each(['bash 0<<< "rm -rf /"', 'echo -n -e rm -rf / | sh', 'echo -E -n rm -rf / | bash'])(
