@@ -8,6 +8,7 @@ import { ErrorCode, InvalidMessageError, type StoredFact } from '../../../schema
 import {
   decodeCommand,
   decodeFact,
+  decodeFactEnvelope,
   decodeFrame,
   decodeJsonArgument,
   decodeLogLine,
@@ -224,6 +225,28 @@ describe('log lines', () => {
   });
 });
 
+describe('fact envelopes', () => {
+  const fact = { id: 'c-1:0', type: 'agent.completed', at: '2026-01-01T00:00:00.000Z', agentId: 'main', data: {} };
+
+  it('decodeFactEnvelope returns a fact as sent and refuses anything else, naming the subject', () => {
+    expect(decodeFactEnvelope('skein.evt.x', encode(fact))).toEqual(fact);
+    for (const bad of [{ ...fact, id: '' }, { ...fact, extra: 1 }, [fact], 'fact']) {
+      expect(failure(() => decodeFactEnvelope('skein.evt.x', encode(bad)))).toEqual({
+        name: 'InvalidMessageError',
+        code: ErrorCode.InvalidMessage,
+        message: "Invalid message on 'skein.evt.x': expected a fact: { id, type, at, agentId, data }",
+      });
+    }
+  });
+
+  it('refuses an id that is not a string, though its text would pass (an array, a number)', () => {
+    for (const id of [['c-1:0'], 7]) {
+      expect(() => decodeFactEnvelope('s', encode({ ...fact, id }))).toThrow(/expected a fact/);
+      expect(() => decodeFact('s', encode({ ...fact, id }))).toThrow(/^Invalid message on 's': id: /);
+    }
+  });
+});
+
 describe('decodeReply', () => {
   it('returns a success as sent, and a failure as { ok: false, error }', () => {
     expect(decodeReply('r', encode({ ok: true, n: 1 }))).toEqual({ ok: true, n: 1 });
@@ -252,6 +275,28 @@ describe('frames, arguments and issues', () => {
     ];
     for (const f of frames) expect(decodeFrame(JSON.stringify(f))).toEqual(f);
     expect(failure(() => decodeFrame('{"op":"nope"}')).message).toMatch(/^Invalid message on 'socket': op: /);
+  });
+
+  it('decodes the handshake frames, real subjects and every error code; refuses a token over 512 characters', () => {
+    const frames = [
+      { op: 'hello', token: 't'.repeat(512) },
+      { op: 'hello', token: 'skt_1' },
+      { op: 'welcome', identity: 'agent-1' },
+      { op: 'violation', message: 'may not publish to skein.cmd.main.x' },
+      { op: 'pub', subject: 'skein.cmd.main.runtime.ping', data: '' },
+      { op: 'req', rid: 3, subject: 'skein.cmd.main.runtime.ping', data: '', timeoutMs: 1000 },
+      ...['no_responders', 'timeout', 'failed', 'permission', 'auth'].map((code) => ({
+        op: 'err',
+        rid: 4,
+        code,
+        message: code,
+      })),
+    ];
+    for (const f of frames) expect(decodeFrame(JSON.stringify(f))).toEqual(f);
+    expect(failure(() => decodeFrame(JSON.stringify({ op: 'hello', token: 't'.repeat(513) }))).message).toMatch(
+      /^Invalid message on 'socket': token: /,
+    );
+    expect(failure(() => decodeFrame('{"op":"err","rid":1,"code":"other","message":""}')).message).toMatch(/code/);
     expect(failure(() => decodeFrame('{"op":')).message).toMatch(/^Invalid message on 'socket': payload is not JSON/);
     expect(failure(() => decodeFrame('{"op":"req","rid":1,"subject":"a","data":"","timeoutMs":0}')).message).toMatch(
       /timeoutMs/,
