@@ -168,4 +168,21 @@ describe('Fold skips facts no active state listens for', () => {
       calls.mockRestore();
     }
   });
+  it("folds xstate's own events through the machine even where no state listens: they error or stop it", async () => {
+    const { initialTransition, transition } = await import('xstate');
+    for (const type of ['xstate.error.actor.x', 'xstate.stop']) {
+      const fold = new Fold([agentAggregateDef]);
+      fold.apply('k', 'agent', spawned('a', null));
+      expect(fold.apply('k', 'agent', { type } as unknown as AgentFact)).toBe(true);
+      const first = transition(
+        agentAggregateDef.machine,
+        initialTransition(agentAggregateDef.machine)[0],
+        spawned('a', null),
+      );
+      const reference = transition(agentAggregateDef.machine, first[0], { type } as never)[0];
+      expect(reference.status).not.toBe('active');
+      expect(fold.get('k')?.status).toBe(reference.status);
+      expect(fold.states()['k']?.facts).toBe(2);
+    }
+  });
 });
