@@ -34,7 +34,10 @@ describe('tree-sitter grammars stay on V8 baseline wasm code', () => {
     const out = await traced(
       `const { createShellSplitter } = await import(${JSON.stringify(splitter)});\n` +
         'const split = await createShellSplitter();\n' +
-        'for (let i = 0; i < 400; i++) split(`cd /tmp/x${i} && git status | grep -v x | awk \'{print $2}\' > o${i} 2>&1`);\n' +
+        'const line = (i) => `cd /tmp/x${i} && git status | grep -v x | awk ' +
+        "'{print $2}'" +
+        ' > o${i} 2>&1`;\n' +
+        'for (let i = 0; i < 400; i++) split(line(i));\n' +
         'await new Promise((r) => setTimeout(r, 2000));\n' +
         "console.log('parsed');\n",
     );

@@ -52,7 +52,12 @@ describe('encodeFact: the JSON of a fact, its big output text written once', () 
   });
 
   it('leaves non-ASCII text, lone surrogates and small facts to encode, byte for byte', () => {
-    for (const fact of [outputFact(big('é😀')), outputFact(big('\ud800x')), outputFact('short'), outputFact(big('ÿ'))]) {
+    for (const fact of [
+      outputFact(big('é😀')),
+      outputFact(big('\ud800x')),
+      outputFact('short'),
+      outputFact(big('ÿ')),
+    ]) {
       expect(Buffer.compare(encodeFact(fact), encode(fact))).toBe(0);
     }
   });
