@@ -74,7 +74,9 @@ describe('an output flood through skein up (networked)', () => {
     const subject = `skein.out.main.${terminalId}`;
     const live: Chunk[] = [];
     nc.subscribe(subject, {
-      callback: (_err, m) => live.push(decodeFact(m.subject, m.data).data as Chunk),
+      callback: (_err, m) => {
+        live.push(decodeFact(m.subject, m.data).data as Chunk);
+      },
     });
     await nc.flush();
     const reply = await request('terminal.exec', { terminalId, command: COMMAND, timeoutMs: 100_000 }, 110_000);
