@@ -37,6 +37,8 @@ export type OutputFact = {
     isInteractive: boolean;
   };
   agentId?: string;
+  /** `data.data` is printable ASCII without `"`, `\`, CR or LF, known from its reads: its JSON is itself, quoted. */
+  jsonSafe?: boolean;
 };
 
 export type OutputOptions = {
@@ -68,6 +70,8 @@ export class TerminalOutput {
   #bufOffset = 0;
   /** Whether everything buffered is plain text. */
   #bufPlain = true;
+  /** Whether some buffered plain text holds a character JSON escapes (`"`, `\`, CR, LF). */
+  #bufEscaped = false;
   #timer: NodeJS.Timeout | undefined;
   /** Parses (and resizes) in stream order, when one could not run at once. */
   #chain: Promise<unknown> = Promise.resolve();
@@ -93,11 +97,14 @@ export class TerminalOutput {
     this.end += bytes;
     this.#retained.append(data, bytes);
     const plain = isPlainText(data);
+    // Four searches for one character each (memchr), not a scan of the chunk when it is encoded.
+    const escaped = plain && (data.includes('\n') || data.includes('\r') || data.includes('"') || data.includes('\\'));
     if (this.#bufBytes > 0 && this.#bufBytes + bytes > this.#limit(this.#bufPlain && plain)) this.flush();
     if (this.#bufBytes === 0) this.#bufOffset = offset;
     this.#buf.push(data);
     this.#bufBytes += bytes;
     this.#bufPlain &&= plain;
+    this.#bufEscaped ||= escaped;
     if (this.#bufBytes >= this.#limit(this.#bufPlain)) this.flush();
     else this.#timer ??= setTimeout(() => this.flush(), this.#o.coalesceMs);
     return offset;
@@ -118,9 +125,11 @@ export class TerminalOutput {
     const bytes = this.#bufBytes;
     // Known from each read (push): the screen and plainText need not scan the chunk for it again.
     const plain = this.#bufPlain;
+    const jsonSafe = plain && !this.#bufEscaped;
     this.#buf = [];
     this.#bufBytes = 0;
     this.#bufPlain = true;
+    this.#bufEscaped = false;
     this.#backlog++;
     this.#pressure();
     const previous = this.#lastEmit;
@@ -129,6 +138,7 @@ export class TerminalOutput {
       const fact: OutputFact = {
         type: 'terminal.output.received',
         agentId: this.#o.agentId,
+        ...(jsonSafe ? { jsonSafe } : {}),
         data: { terminalId: this.#o.terminalId, offset, bytes, data, ...plainOf(data, plain), ...a },
       };
       const append = this.#o.emitOutput(fact);

@@ -19,19 +19,22 @@ export const DIRECT_TEXT_CHARS = 16 * 1024;
 /** A character JSON escapes: a control character, `"` or `\`. */
 const ESCAPED = /[\x00-\x1f"\\]/;
 
-export function encodeFact(fact: Fact): Uint8Array {
+/**
+ * `textJsonSafe`: the caller knows `data.data` is printable ASCII without `"` or `\` or CR or LF (the output path
+ * does, from each read), so it is not scanned again (~2 ms per MB of a flood).
+ */
+export function encodeFact(fact: Fact, textJsonSafe = false): Uint8Array {
   const data = fact.data as Record<string, unknown> | null;
   const text = typeof data === 'object' && data !== null ? data['data'] : undefined;
+  if (typeof text !== 'string' || text.length < DIRECT_TEXT_CHARS) return encode(fact);
   // Only ASCII: each character is one byte, so latin1 writes it as UTF-8 would.
-  if (typeof text !== 'string' || text.length < DIRECT_TEXT_CHARS || Buffer.byteLength(text, 'utf8') !== text.length) {
-    return encode(fact);
-  }
+  if (!textJsonSafe && Buffer.byteLength(text, 'utf8') !== text.length) return encode(fact);
   const { data: _fields, ...envelope } = fact;
   const { data: _text, ...fields } = data!;
   // `data` is the last key of both objects (inserted last), so the JSON ends with `"data":""}}`.
   const shell = JSON.stringify({ ...envelope, data: { ...fields, data: '' } });
   const head = shell.slice(0, -4);
-  const quoted = ESCAPED.test(text) ? JSON.stringify(text) : undefined;
+  const quoted = !textJsonSafe && ESCAPED.test(text) ? JSON.stringify(text) : undefined;
   const headBytes = Buffer.byteLength(head, 'utf8');
   const textBytes = quoted === undefined ? text.length + 2 : quoted.length;
   const out = Buffer.allocUnsafe(headBytes + textBytes + 2);

@@ -100,9 +100,9 @@ export class JetStreamLog implements EventLog {
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
-    const { subject, fact, expectedLastSubjectSeq } = request;
+    const { subject, fact, expectedLastSubjectSeq, textJsonSafe } = request;
     try {
-      const ack = await this.#acks.publish(subject, encodeFact(fact), {
+      const ack = await this.#acks.publish(subject, encodeFact(fact, textJsonSafe), {
         msgID: fact.id,
         timeoutMs: this.#timeoutMs,
         expectLastSubjectSequence: expectedLastSubjectSeq,

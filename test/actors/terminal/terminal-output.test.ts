@@ -103,6 +103,21 @@ describe('TerminalOutput coalescing', () => {
   });
 });
 
+describe('TerminalOutput JSON hint', () => {
+  it('marks a chunk jsonSafe only when every read was plain text without " \\ CR or LF', async () => {
+    const { out, facts, settle } = output();
+    const cases = [['abc', 'def'], ['abc', 'd"f'], ['a\\c'], ['line\r\n'], ['x\ty'], ['\x1b[1mB'], ['é']];
+    for (const reads of cases) {
+      for (const r of reads) out.push(r);
+      void out.flush();
+    }
+    await tick();
+    await settle();
+    expect(facts.map((f) => f.jsonSafe === true)).toEqual([true, false, false, false, false, false, false]);
+    out.dispose();
+  });
+});
+
 describe('TerminalOutput flush', () => {
   // Issue 15: a command's output tail is appended in the same turn as its terminal.command.finished (one socket
   // write for both), not a microtask later behind a write of its own.

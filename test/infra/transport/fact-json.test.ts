@@ -46,6 +46,12 @@ describe('encodeFact: the JSON of a fact, its big output text written once', () 
     expectSameFact(fact);
   });
 
+  it('skips the scan when the caller knows the text needs no escaping', () => {
+    const fact = outputFact(big('plain text, no quotes '));
+    expect(Buffer.compare(encodeFact(fact, true), encodeFact(fact))).toBe(0);
+    expectSameFact(fact);
+  });
+
   it('escapes what JSON escapes: quotes, backslashes, CR LF, other control bytes', () => {
     expectSameFact(outputFact(big('say "hi" \\ back\r\n'), big('say "hi" \\ back\n')));
     expectSameFact(outputFact(big('\x1b[1mbold\x1b[0m\t\x00\x07\x7f')));
