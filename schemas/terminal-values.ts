@@ -169,7 +169,7 @@ export const TerminalConfig = z
       .describe(
         'Largest output chunk, in bytes. At most 128 KiB: a chunk of control ' +
           'bytes grows ×6 as JSON, and a fact must fit NATS max_payload (1 MiB). ' +
-          'Plain text (printable ASCII, CR, LF) grows to 256 KiB while earlier chunks are still being appended.',
+          'Plain text (printable ASCII, CR, LF) grows to 120 KiB, within coalesceMs.',
       ),
     coalesceMs: z.number().int().min(0).default(20),
     highWaterChunks: z

@@ -3,7 +3,7 @@
  * The output path of one terminal: every PTY read is numbered by byte offset,
  * kept in a bounded in-memory tail for `terminal.read` (bytes in a ring,
  * `output-ring.ts`), coalesced (≤ 64 KiB or ≤ 20 ms by default; plain text
- * while the log is behind, up to PLAIN_CHUNK_BYTES), parsed by the headless screen, and handed to
+ * up to PLAIN_CHUNK_BYTES), parsed by the headless screen, and handed to
  * `emitOutput` as a `terminal.output.received` fact. When too many chunks are
  * in flight (the log falls behind) the producer is paused, and resumed at half.
  */
@@ -15,11 +15,14 @@ import { OutputRing } from './output-ring.ts';
 import { type ChunkAnalysis, takeScreen, type TerminalScreen } from './terminal-screen.ts';
 
 /**
- * While appends are in flight (the log is behind), a chunk of plain text (`isPlainText`) grows up to this size:
- * fewer, bigger facts cost less per byte (128 KiB chunks: ~18% more throughput in a flood). Its JSON is at
- * most 3× its bytes (CR LF escaped, plus the plainText copy): 768 KiB, under NATS's 1 MiB max_payload.
+ * A chunk of plain text (`isPlainText`) grows up to this size, within coalesceMs like any chunk: a flood goes
+ * out in fewer, bigger facts, which cost less per byte (issue 15). Its JSON is at most 3× its bytes (CR LF
+ * escaped, plus the plainText copy), under NATS's 1 MiB max_payload. 120 KiB keeps the payload of a chunk
+ * without escapes under 128 KiB, glibc's mmap threshold: at 256 KiB each payload was mmapped, and freeing one
+ * raised glibc's threshold, so the later ones came from the heap and stayed there (a 100 MB flood peaked at
+ * 201-204 MiB RSS, 183 MiB at 120 KiB).
  */
-export const PLAIN_CHUNK_BYTES = 256 * 1024;
+export const PLAIN_CHUNK_BYTES = 120 * 1024;
 
 export type OutputFact = {
   type: 'terminal.output.received';
@@ -34,6 +37,8 @@ export type OutputFact = {
     isInteractive: boolean;
   };
   agentId?: string;
+  /** `data.data` is printable ASCII without `"`, `\`, CR or LF, known from its reads: its JSON is itself, quoted. */
+  jsonSafe?: boolean;
 };
 
 export type OutputOptions = {
@@ -65,6 +70,8 @@ export class TerminalOutput {
   #bufOffset = 0;
   /** Whether everything buffered is plain text. */
   #bufPlain = true;
+  /** Whether some buffered plain text holds a character JSON escapes (`"`, `\`, CR, LF). */
+  #bufEscaped = false;
   #timer: NodeJS.Timeout | undefined;
   /** Parses (and resizes) in stream order, when one could not run at once. */
   #chain: Promise<unknown> = Promise.resolve();
@@ -90,11 +97,14 @@ export class TerminalOutput {
     this.end += bytes;
     this.#retained.append(data, bytes);
     const plain = isPlainText(data);
+    // Four searches for one character each (memchr), not a scan of the chunk when it is encoded.
+    const escaped = plain && (data.includes('\n') || data.includes('\r') || data.includes('"') || data.includes('\\'));
     if (this.#bufBytes > 0 && this.#bufBytes + bytes > this.#limit(this.#bufPlain && plain)) this.flush();
     if (this.#bufBytes === 0) this.#bufOffset = offset;
     this.#buf.push(data);
     this.#bufBytes += bytes;
     this.#bufPlain &&= plain;
+    this.#bufEscaped ||= escaped;
     if (this.#bufBytes >= this.#limit(this.#bufPlain)) this.flush();
     else this.#timer ??= setTimeout(() => this.flush(), this.#o.coalesceMs);
     return offset;
@@ -115,9 +125,11 @@ export class TerminalOutput {
     const bytes = this.#bufBytes;
     // Known from each read (push): the screen and plainText need not scan the chunk for it again.
     const plain = this.#bufPlain;
+    const jsonSafe = plain && !this.#bufEscaped;
     this.#buf = [];
     this.#bufBytes = 0;
     this.#bufPlain = true;
+    this.#bufEscaped = false;
     this.#backlog++;
     this.#pressure();
     const previous = this.#lastEmit;
@@ -126,6 +138,7 @@ export class TerminalOutput {
       const fact: OutputFact = {
         type: 'terminal.output.received',
         agentId: this.#o.agentId,
+        ...(jsonSafe ? { jsonSafe } : {}),
         data: { terminalId: this.#o.terminalId, offset, bytes, data, ...plainOf(data, plain), ...a },
       };
       const append = this.#o.emitOutput(fact);
@@ -154,8 +167,6 @@ export class TerminalOutput {
       .finally(() => {
         this.#backlog--;
         this.#pressure();
-        // Caught up: what was held back to grow past coalesceBytes goes now, not at the timer.
-        if (this.#backlog === 0 && this.#bufBytes >= this.#o.coalesceBytes) this.flush();
       });
     this.#lastEmit = emitted;
     return emitted;
@@ -198,10 +209,13 @@ export class TerminalOutput {
     return this.#retained.read(from, to);
   }
 
-  /** The largest chunk now: bigger for plain text while earlier chunks are still being appended. */
+  /**
+   * The largest chunk: bigger for plain text. A chunk waits at most coalesceMs either way, so only output faster
+   * than PLAIN_CHUNK_BYTES per coalesceMs (a flood) goes in chunks that big; slower output goes at the timer.
+   */
   #limit(plain: boolean): number {
     const { coalesceBytes } = this.#o;
-    return plain && this.#backlog > 0 ? Math.max(coalesceBytes, PLAIN_CHUNK_BYTES) : coalesceBytes;
+    return plain ? Math.max(coalesceBytes, PLAIN_CHUNK_BYTES) : coalesceBytes;
   }
 
   #pressure(): void {

@@ -16,6 +16,8 @@ type XTerm = InstanceType<typeof Terminal>;
 /** Sequences listed per chunk; the rest are only counted. */
 export const MAX_SEQUENCES_PER_CHUNK = 64;
 const SCROLLBACK = 1000;
+/** Plain text kept unparsed is cut (skippablePrefix) once it holds this many screens of characters. */
+const DEFER_SCREENS = 16;
 
 export type ChunkAnalysis = { sequences: ControlSequence[]; sequenceCount: number; isInteractive: boolean };
 
@@ -61,6 +63,14 @@ export class TerminalScreen {
   readonly fastPath: boolean;
   /** Characters not parsed thanks to the fast path (for benchmarks). */
   skipped = 0;
+  /**
+   * Plain text not fed to xterm yet (the fast path, issue 15): a flood's chunks are kept here, their invisible
+   * start cut as it grows, and fed at once before anything reads or changes the screen. Parsing ~4,000
+   * characters of every chunk (the visible end) was ~10% of the host's thread in a flood, and made xterm's
+   * print hot enough for TurboFan to compile it in the middle of the flood: ~0.6 s of CPU on another thread and
+   * ~40 MiB of compiler memory, which glibc kept.
+   */
+  #pending = '';
 
   constructor(cols: number, rows: number, options: { onResponse?: (data: string) => void; fastPath?: boolean } = {}) {
     this.fastPath = options.fastPath ?? true;
@@ -117,6 +127,7 @@ export class TerminalScreen {
   write(data: string, plain?: boolean): Promise<ChunkAnalysis> {
     const now = this.parseNow(data, plain);
     if (now) return Promise.resolve(now);
+    this.#catchUp();
     // xterm calls back right after parsing this chunk, before the next one.
     return new Promise((resolve) => this.term.write(this.#unseen(data, plain), () => resolve(this.#collect())));
   }
@@ -127,14 +138,54 @@ export class TerminalScreen {
    */
   parseNow(data: string, plain?: boolean): ChunkAnalysis | undefined {
     if (!this.#writeSync) return undefined;
+    if (plain === true && this.#defer(data)) return { sequences: [], sequenceCount: 0, isInteractive: false };
+    this.#catchUp();
     this.#writeSync(this.#unseen(data, plain));
     return this.#collect();
   }
 
+  /**
+   * Keeps a plain chunk for later when xterm's parser is between sequences on the normal screen in the plain
+   * state: plain text (printable ASCII, CR, LF) then holds no sequence, changes no mode and gets no reply, so
+   * its analysis is empty and only the screen it leaves is owed. Returns false when it must be parsed now.
+   */
+  #defer(data: string): boolean {
+    if (!this.fastPath) return false;
+    if (this.#pending === '') {
+      if (this.#parserState() !== 0 || !this.#plainState() || this.#interactive) return false;
+    }
+    this.#pending += data;
+    const { cols, rows } = this.term;
+    if (this.#pending.length >= DEFER_SCREENS * cols * rows) {
+      const skip = skippablePrefix(this.#pending, cols, rows, true);
+      this.skipped += skip;
+      this.#pending = this.#pending.slice(skip);
+      // Nothing to cut (long lines without CR LF): parse now rather than hold more.
+      if (this.#pending.length >= (DEFER_SCREENS / 2) * cols * rows) this.#catchUp();
+    }
+    return true;
+  }
+
+  /** Feeds what `#defer` kept; called before anything reads or changes the screen. */
+  #catchUp(): void {
+    if (this.#pending === '') return;
+    const pending = this.#pending;
+    this.#pending = '';
+    this.#writeSync!(this.#unseen(pending, true));
+  }
+
+  /** xterm's parser state (0: ground, between sequences); unknown counts as inside one. */
+  #parserState(): number {
+    const core = this.term as unknown as { _core?: { _inputHandler?: { _parser?: { currentState?: number } } } };
+    return core._core?._inputHandler?._parser?.currentState ?? -1;
+  }
+
   /** The chunk less its invisible start, for big plain-text chunks (the fast path). */
   #unseen(data: string, plain?: boolean): string {
-    if (this.fastPath && data.length >= 4 * this.term.cols * this.term.rows && this.#plainState()) {
-      const skip = skippablePrefix(data, this.term.cols, this.term.rows, plain);
+    const { cols, rows } = this.term;
+    // Only between sequences: inside one (a chunk cut in an OSC title), the text is the sequence's, not the screen's.
+    if (this.fastPath && data.length >= 4 * cols * rows && this.#parserState() === 0 && this.#plainState()) {
+      const skip = skippablePrefix(data, cols, rows, plain);
       if (skip > 0) {
         this.skipped += skip;
         return data.slice(skip);
@@ -165,10 +216,12 @@ export class TerminalScreen {
   }
 
   resize(cols: number, rows: number): void {
+    this.#catchUp();
     this.term.resize(cols, rows);
   }
 
   snapshot(): ScreenSnapshot {
+    this.#catchUp();
     const buf = this.term.buffer.active;
     const lines: string[] = [];
     for (let y = 0; y < this.term.rows; y++) lines.push(buf.getLine(buf.viewportY + y)?.translateToString(true) ?? '');
@@ -185,6 +238,7 @@ export class TerminalScreen {
 
   /** The last non-empty line at or above the cursor: what a waiting program asked. */
   promptLine(): string {
+    this.#catchUp();
     const buf = this.term.buffer.active;
     for (let y = buf.cursorY; y >= 0; y--) {
       const line = buf.getLine(buf.viewportY + y)?.translateToString(true) ?? '';

@@ -32,6 +32,8 @@ export type StampOptions = {
   causationId?: string | undefined;
   /** Fact id; deterministic ids (`<commandId>:<n>`) make a retried command dedupe in the log. */
   id?: string | undefined;
+  /** The output fact's `data.data` needs no JSON escaping (AppendRequest.textJsonSafe). */
+  textJsonSafe?: boolean | undefined;
 };
 
 export type FactWriterOptions = {
@@ -135,7 +137,7 @@ export class FactWriter {
     };
     const stream: LogStream = def.stream === 'output' ? 'output' : 'events';
     const subject = subjectOf(def, agentId, parsed.data);
-    if (stream === 'output') return this.#appendWithRetry(stream, subject, fact, undefined);
+    if (stream === 'output') return this.#appendWithRetry(stream, subject, fact, undefined, options.textJsonSafe);
     // One writer per aggregate: appends to a subject are serialized and carry the last sequence seen.
     return this.#lock.run(subject, async () => {
       if (this.#inDoubt.has(subject)) {
@@ -165,6 +167,7 @@ export class FactWriter {
     subject: string,
     fact: Fact,
     expected: number | undefined,
+    textJsonSafe?: boolean,
   ): Promise<StoredFact> {
     const { retries, retryDelayMs, logger } = this.#o;
     let lastError: unknown;
@@ -179,7 +182,13 @@ export class FactWriter {
       }
       attempts = attempt;
       try {
-        const result = await this.#o.log.append({ stream, subject, fact, expectedLastSubjectSeq: expected });
+        const result = await this.#o.log.append({
+          stream,
+          subject,
+          fact,
+          expectedLastSubjectSeq: expected,
+          ...(textJsonSafe ? { textJsonSafe } : {}),
+        });
         const stored: StoredFact = { ...fact, seq: result.seq, subject };
         if (!result.duplicate || attempt > 1) this.#apply(stored, stream);
         // A duplicate of a fact this writer never folded (another host appended that id first, with its own

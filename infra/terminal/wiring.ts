@@ -60,7 +60,10 @@ export function wireTerminal(deps: {
         { agentId: (fact.agentId ?? root) as AgentId, causationId: fact.causationId },
       )),
     emitOutput: async (fact) =>
-      void (await deps.host.emit({ type: fact.type, data: fact.data }, { agentId: (fact.agentId ?? root) as AgentId })),
+      void (await deps.host.emit(
+        { type: fact.type, data: fact.data },
+        { agentId: (fact.agentId ?? root) as AgentId, textJsonSafe: fact.jsonSafe },
+      )),
     finished: (agentId) => deps.directory.finishedStatus(agentId),
   });
   const snapshotter = new WorkspaceSnapshotter({ blobs: deps.review.service.blobs });

@@ -19,6 +19,11 @@ export type AppendRequest = {
    * another writer got there first: one writer per aggregate.
    */
   expectedLastSubjectSeq?: number | undefined;
+  /**
+   * `fact.data.data` is printable ASCII without `"`, `\`, CR or LF (the output path knows it from each PTY
+   * read): the JetStream encoding writes it without scanning it again. A hint only; false is always safe.
+   */
+  textJsonSafe?: boolean | undefined;
 };
 
 export type AppendResult = { seq: number; duplicate: boolean };

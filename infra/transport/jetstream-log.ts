@@ -14,7 +14,8 @@ import {
 } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { EVENTS_STREAM, OUTPUT_STREAM, subjectPatterns, type StoredFact } from '../../schemas/index.ts';
-import { decodeFact, encode } from './codec.ts';
+import { decodeFact } from './codec.ts';
+import { encodeFact } from './fact-json.ts';
 import { JetStreamAcks } from './jetstream-acks.ts';
 import { ensureOutputStream, storeError } from './jetstream-limits.ts';
 import {
@@ -99,9 +100,9 @@ export class JetStreamLog implements EventLog {
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
-    const { subject, fact, expectedLastSubjectSeq } = request;
+    const { subject, fact, expectedLastSubjectSeq, textJsonSafe } = request;
     try {
-      const ack = await this.#acks.publish(subject, encode(fact), {
+      const ack = await this.#acks.publish(subject, encodeFact(fact, textJsonSafe), {
         msgID: fact.id,
         timeoutMs: this.#timeoutMs,
         expectLastSubjectSequence: expectedLastSubjectSeq,

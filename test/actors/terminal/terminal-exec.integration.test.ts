@@ -5,6 +5,7 @@
  */
 import { initialTransition, transition } from 'xstate';
 import { renderScreen, type ScreenHistoryItem } from '../../../actors/terminal/terminal-screen.ts';
+import { PLAIN_CHUNK_BYTES } from '../../../actors/terminal/terminal-output.ts';
 import { terminalAggregate } from '../../../machines/terminal/terminal.ts';
 import { terminalHarness } from '../../support/terminal-harness.ts';
 
@@ -104,7 +105,7 @@ describe('TerminalManager: open and exec', () => {
     for (const c of chunks) {
       expect(c.data.offset).toBe(offset);
       offset += c.data.bytes;
-      expect(c.data.bytes).toBeLessThanOrEqual(64 * 1024 + 32 * 1024);
+      expect(c.data.bytes).toBeLessThanOrEqual(PLAIN_CHUNK_BYTES);
     }
     expect(h.rawOutput(terminalId).split('AEND').length).toBe(51);
   });

@@ -5,7 +5,7 @@ import { plainText } from '../../../machines/terminal/terminal-text.ts';
 const COALESCE = 4096;
 
 /** A TerminalOutput whose appends complete only when the test says so (the log falling behind). */
-function output() {
+function output(coalesceMs = 60_000) {
   const facts: OutputFact[] = [];
   const pending: Array<() => void> = [];
   const out = new TerminalOutput({
@@ -14,7 +14,7 @@ function output() {
     cols: 80,
     rows: 24,
     coalesceBytes: COALESCE,
-    coalesceMs: 60_000,
+    coalesceMs,
     highWaterChunks: 1_000,
     maxRetainedBytes: 1024 * 1024,
     emitOutput: (fact) => {
@@ -39,17 +39,37 @@ function output() {
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('TerminalOutput coalescing', () => {
-  it('grows plain-text chunks up to PLAIN_CHUNK_BYTES while appends are in flight, and loses no byte', async () => {
+  // Issue 15: a flood's facts were 64 KiB whenever the log kept up, which it did: growing only while appends
+  // were in flight left every chunk at coalesceBytes.
+  it('grows plain-text chunks up to PLAIN_CHUNK_BYTES with the log caught up, and loses no byte', async () => {
+    const { out, facts, settle } = output();
+    const read = 'a'.repeat(1024);
+    const total = 2 * PLAIN_CHUNK_BYTES + 3 * COALESCE;
+    for (let sent = 0; sent < total; sent += read.length) {
+      out.push(read);
+      await tick();
+      await settle(); // every append done before the next read
+      expect(out.backlog).toBe(0);
+    }
+    const last = out.flush();
+    await settle();
+    await last;
+    expect(facts.map((f) => f.data.bytes)).toEqual([PLAIN_CHUNK_BYTES, PLAIN_CHUNK_BYTES, 3 * COALESCE]);
+    expect(facts.map((f) => f.data.offset)).toEqual([0, PLAIN_CHUNK_BYTES, 2 * PLAIN_CHUNK_BYTES]);
+    expect(facts.map((f) => f.data.data).join('')).toBe('a'.repeat(total));
+    out.dispose();
+  });
+
+  it('grows plain-text chunks the same while appends are in flight', async () => {
     const { out, facts, settle } = output();
     const read = 'a'.repeat(1024);
     const total = 2 * PLAIN_CHUNK_BYTES + 3 * COALESCE;
     for (let sent = 0; sent < total; sent += read.length) out.push(read);
     await tick();
+    const last = out.flush();
     await settle();
-    await out.flush();
-    await settle();
-    expect(facts.map((f) => f.data.bytes)).toEqual([COALESCE, PLAIN_CHUNK_BYTES, PLAIN_CHUNK_BYTES, 2 * COALESCE]);
-    expect(facts.map((f) => f.data.offset)).toEqual([0, COALESCE, COALESCE + PLAIN_CHUNK_BYTES, total - 2 * COALESCE]);
+    await last;
+    expect(facts.map((f) => f.data.bytes)).toEqual([PLAIN_CHUNK_BYTES, PLAIN_CHUNK_BYTES, 3 * COALESCE]);
     expect(facts.map((f) => f.data.data).join('')).toBe('a'.repeat(total));
     out.dispose();
   });
@@ -70,14 +90,30 @@ describe('TerminalOutput coalescing', () => {
     out.dispose();
   });
 
-  it('sends a grown chunk as soon as the log catches up, not at the coalesce timer', async () => {
-    const { out, facts, settle } = output();
-    out.push('c'.repeat(COALESCE)); // the first chunk: its append stays in flight
-    out.push('c'.repeat(COALESCE + 10)); // held back: plain text may grow while the log is behind
+  it('sends a plain chunk smaller than PLAIN_CHUNK_BYTES at the coalesce timer, log behind or not', async () => {
+    const { out, facts, settle } = output(30);
+    out.push('c'.repeat(COALESCE + 10));
     await tick();
-    expect(facts.map((f) => f.data.bytes)).toEqual([COALESCE]);
+    expect(facts).toEqual([]);
+    await vi.waitFor(() => expect(facts.map((f) => f.data.bytes)).toEqual([COALESCE + 10]));
+    out.push('d'.repeat(COALESCE + 20)); // while the first append is still in flight
+    await vi.waitFor(() => expect(facts.map((f) => f.data.bytes)).toEqual([COALESCE + 10, COALESCE + 20]));
     await settle();
-    expect(facts.map((f) => f.data.bytes)).toEqual([COALESCE, COALESCE + 10]);
+    out.dispose();
+  });
+});
+
+describe('TerminalOutput JSON hint', () => {
+  it('marks a chunk jsonSafe only when every read was plain text without " \\ CR or LF', async () => {
+    const { out, facts, settle } = output();
+    const cases = [['abc', 'def'], ['abc', 'd"f'], ['a\\c'], ['line\r\n'], ['x\ty'], ['\x1b[1mB'], ['é']];
+    for (const reads of cases) {
+      for (const r of reads) out.push(r);
+      void out.flush();
+    }
+    await tick();
+    await settle();
+    expect(facts.map((f) => f.jsonSafe === true)).toEqual([true, false, false, false, false, false, false]);
     out.dispose();
   });
 });
