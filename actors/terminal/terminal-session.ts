@@ -393,13 +393,16 @@ export class TerminalSession {
   }
 
   #emit(fact: Fact): Promise<void> {
-    // The machine sees the fact when it is emitted, in emission order (the order of the log), so that its
-    // deadlines start with the command and the live snapshot is the one a replay of the log folds. The append
-    // is asked for first (its publish is queued within the call): the transition does not hold up the ack
-    // that an exec's reply waits for. Nothing the machine does on an event emits at once (its callbacks are
-    // timers), so the order of appends is the order of emits either way.
+    // The machine sees the fact in emission order (the order of the log), so that its deadlines start with
+    // the command and the live snapshot is the one a replay of the log folds. The append is asked for first
+    // (its publish is queued within the call) and the machine is told one microtask later, after the bus
+    // has written what this turn published: an exec's finish and output tail leave in one socket write
+    // without waiting for the transition (~0.1 ms). Microtasks run in order, so the machine still sees the
+    // facts in emission order, before any of its timers can fire. Nothing the machine does on an event
+    // emits at once (its callbacks are timers), so the order of appends is the order of emits either way.
     const appended = this.#deps.emit({ ...fact, agentId: this.agentId });
-    this.#machine.send({ type: fact.type, data: fact.data });
+    const event = { type: fact.type, data: fact.data };
+    queueMicrotask(() => this.#machine.send(event));
     return appended;
   }
 
