@@ -20,6 +20,7 @@ import { startTerminalActor, type TerminalActor } from './terminal-actor.ts';
 import { pauseForeground, resumeForeground, signalForeground } from './terminal-signals.ts';
 import type { PtyExit } from './terminal-pty.ts';
 import { ErrorCode, InvalidStateError, RuntimeError } from '../../schemas/errors.ts';
+import { TerminalId } from '../../schemas/ids.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
 import type { SpawnSpec } from './pty-spawn.ts';
 import { type Mark, MarkScanner, type RcFiles, writeRcFile } from './shell-integration.ts';
@@ -55,7 +56,7 @@ export type SessionDeps = {
 };
 
 export class TerminalSession {
-  readonly terminalId: string;
+  readonly terminalId: TerminalId;
   readonly agentId: string;
   readonly spec: SpawnSpec;
   readonly output: TerminalOutput;
@@ -91,7 +92,8 @@ export class TerminalSession {
   constructor(deps: SessionDeps) {
     this.#deps = deps;
     this.spec = deps.spec;
-    this.terminalId = deps.spec.terminalId;
+    // Checked once here: the facts of this terminal carry it as their schema's TerminalId (checkedFact).
+    this.terminalId = TerminalId.parse(deps.spec.terminalId);
     this.agentId = deps.spec.agentId;
     this.cwd = deps.spec.cwd;
     this.cols = deps.spec.cols;

@@ -13,6 +13,7 @@ import {
   ErrorCode,
   RuntimeError,
   eventsByType,
+  isCheckedData,
   subjectFor,
   toErrorInfo,
   type AgentId,
@@ -21,7 +22,7 @@ import {
   type StoredFact,
   type UnstampedFact,
 } from '../../schemas/index.ts';
-import type { Fold } from '../../machines/kernel/projection.ts';
+import { canonicalJson, type Fold } from '../../machines/kernel/projection.ts';
 import { AppendConflictError, type EventLog, type LogStream } from '../transport/event-log.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from './log.ts';
@@ -43,7 +44,15 @@ export type FactWriterOptions = {
   retryDelayMs: number;
   /** Throws a retryable `unavailable` error while the log cannot be reached (broker down): fail fast. */
   assertAvailable?: (() => void) | undefined;
+  /**
+   * Parse `checkedFact`s too, and refuse one whose parse differs from it. Default: on under vitest (or with
+   * SKEIN_PARSE_CHECKED_FACTS=1), so every test checks the typed hot paths against their schemas at run time.
+   */
+  parseChecked?: boolean | undefined;
 };
+
+const PARSE_CHECKED_DEFAULT =
+  process.env['VITEST'] !== undefined || process.env['SKEIN_PARSE_CHECKED_FACTS'] === '1';
 
 export class AppendFailedError extends RuntimeError {
   override name = 'AppendFailedError';
@@ -72,9 +81,11 @@ export class FactWriter {
   readonly #foreignDuplicates = new WeakSet<StoredFact>();
   #facts = 0;
   #lastSeq = 0;
+  readonly #parseChecked: boolean;
 
   constructor(options: FactWriterOptions) {
     this.#o = options;
+    this.#parseChecked = options.parseChecked ?? PARSE_CHECKED_DEFAULT;
   }
 
   /** Folds a fact read from the log at start-up (no append). */
@@ -120,10 +131,7 @@ export class FactWriter {
         ErrorCode.Internal,
         `fact type '${unstamped.type}' is not in the catalogue (schemas/catalog.ts)`,
       );
-    const parsed = def.data.safeParse(unstamped.data);
-    if (!parsed.success) {
-      throw new RuntimeError(ErrorCode.Internal, `fact '${unstamped.type}' has invalid data: ${parsed.error.message}`);
-    }
+    const parsed = this.#check(def, unstamped);
     const agentId = unstamped.agentId ?? options.agentId;
     const fact: Fact = {
       id: options.id ?? `f-${randomUUID()}`,
@@ -158,6 +166,26 @@ export class FactWriter {
       this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
       return stored;
     });
+  }
+
+  /**
+   * The fact's data as its schema parses it. A `checkedFact` (typed code on a hot path) is taken as it is,
+   * unless `parseChecked` is on: then it is parsed too and refused if the parse would store anything else.
+   */
+  #check(def: EventDef, unstamped: UnstampedFact): { data: unknown } {
+    const checked = isCheckedData(unstamped.data);
+    if (checked && !this.#parseChecked) return unstamped;
+    const parsed = def.data.safeParse(unstamped.data);
+    if (!parsed.success) {
+      throw new RuntimeError(ErrorCode.Internal, `fact '${unstamped.type}' has invalid data: ${parsed.error.message}`);
+    }
+    if (checked && canonicalJson(parsed.data) !== canonicalJson(unstamped.data)) {
+      throw new RuntimeError(
+        ErrorCode.Internal,
+        `checked fact '${unstamped.type}' is not what its schema parses it to; build it with its schema's output type`,
+      );
+    }
+    return parsed;
   }
 
   async #appendWithRetry(
