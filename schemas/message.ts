@@ -170,7 +170,7 @@ export function defineEvent<const TType extends string, TData>(
   return { kind: 'event', type, ...spec };
 }
 
-/** Data objects of facts built by typed code through `checkedFact`. */
+/** Data objects of facts and replies built by typed code (`checkedFact`, `checkedReply`). */
 const checkedData = new WeakSet<object>();
 
 /**
@@ -188,7 +188,19 @@ export function checkedFact<const TType extends string, TData extends object>(
   return { type: def.type, data };
 }
 
-/** Whether `data` is the data of a `checkedFact`. */
+/**
+ * A command's reply built by typed code on a hot path (the exec reply), typed as its reply schema's output:
+ * the host sends it without parsing it again. The same rules as `checkedFact`.
+ */
+export function checkedReply<TDef extends CommandDef<string, unknown, object>>(
+  _def: TDef,
+  reply: NoInfer<ReplyOf<TDef>>,
+): ReplyOf<TDef> {
+  checkedData.add(reply);
+  return reply;
+}
+
+/** Whether `data` is the data of a `checkedFact` or a `checkedReply`. */
 export function isCheckedData(data: unknown): boolean {
   return typeof data === 'object' && data !== null && checkedData.has(data);
 }

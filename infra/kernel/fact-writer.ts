@@ -13,7 +13,6 @@ import {
   ErrorCode,
   RuntimeError,
   eventsByType,
-  isCheckedData,
   subjectFor,
   toErrorInfo,
   type AgentId,
@@ -22,8 +21,9 @@ import {
   type StoredFact,
   type UnstampedFact,
 } from '../../schemas/index.ts';
-import { canonicalJson, type Fold } from '../../machines/kernel/projection.ts';
+import type { Fold } from '../../machines/kernel/projection.ts';
 import { AppendConflictError, type EventLog, type LogStream } from '../transport/event-log.ts';
+import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from './log.ts';
 
@@ -50,9 +50,6 @@ export type FactWriterOptions = {
    */
   parseChecked?: boolean | undefined;
 };
-
-const PARSE_CHECKED_DEFAULT =
-  process.env['VITEST'] !== undefined || process.env['SKEIN_PARSE_CHECKED_FACTS'] === '1';
 
 export class AppendFailedError extends RuntimeError {
   override name = 'AppendFailedError';
@@ -168,22 +165,11 @@ export class FactWriter {
     });
   }
 
-  /**
-   * The fact's data as its schema parses it. A `checkedFact` (typed code on a hot path) is taken as it is,
-   * unless `parseChecked` is on: then it is parsed too and refused if the parse would store anything else.
-   */
+  /** The fact's data as its schema parses it; a `checkedFact`'s as it is (`parseUnlessChecked`). */
   #check(def: EventDef, unstamped: UnstampedFact): { data: unknown } {
-    const checked = isCheckedData(unstamped.data);
-    if (checked && !this.#parseChecked) return unstamped;
-    const parsed = def.data.safeParse(unstamped.data);
+    const parsed = parseUnlessChecked(def.data, unstamped.data, this.#parseChecked);
     if (!parsed.success) {
-      throw new RuntimeError(ErrorCode.Internal, `fact '${unstamped.type}' has invalid data: ${parsed.error.message}`);
-    }
-    if (checked && canonicalJson(parsed.data) !== canonicalJson(unstamped.data)) {
-      throw new RuntimeError(
-        ErrorCode.Internal,
-        `checked fact '${unstamped.type}' is not what its schema parses it to; build it with its schema's output type`,
-      );
+      throw new RuntimeError(ErrorCode.Internal, `fact '${unstamped.type}' has invalid data: ${parsed.message}`);
     }
     return parsed;
   }
