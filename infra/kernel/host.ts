@@ -375,7 +375,10 @@ export class Host {
       const checked = parseUnlessChecked(def.reply, result, PARSE_CHECKED_DEFAULT);
       if (!checked.success) {
         logger.error({ err: checked.message }, 'handler reply does not match its schema');
-        throw new RuntimeError(ErrorCode.Internal, `the reply to '${def.type}' did not match its schema: ${checked.message}`);
+        throw new RuntimeError(
+          ErrorCode.Internal,
+          `the reply to '${def.type}' did not match its schema: ${checked.message}`,
+        );
       }
       logger.debug({ facts: emitted.length }, 'command handled');
       return { bytes: encode({ ok: true, ...(checked.data as object) }), retryable: false };

@@ -123,7 +123,7 @@ export async function keepSeal(
 ): Promise<SealKeeper> {
   const info = await streamInfo(nc);
   if (!info) throw new LogTamperedError(`stream ${EVENTS_STREAM} vanished while the host was starting`);
-  let seal: Seal = {
+  const seal: Seal = {
     stream: EVENTS_STREAM,
     config: sealedConfig(info),
     firstSeq: info.state.first_seq,

@@ -62,10 +62,9 @@ describe('TerminalManager exec reply and acks', () => {
         return r;
       });
       // Both appends are asked for at the end mark (the output tail in the same turn as the finish).
-      await vi.waitFor(() => expect(m.held.map((h) => h.type).sort()).toEqual([
-        'terminal.command.finished',
-        'terminal.output.received',
-      ]));
+      await vi.waitFor(() =>
+        expect(m.held.map((h) => h.type).sort()).toEqual(['terminal.command.finished', 'terminal.output.received']),
+      );
       for (const h of m.held.filter((x) => x.type !== last)) h.release();
       await new Promise((r) => setTimeout(r, 100));
       expect(replied).toBe(false);

@@ -64,7 +64,9 @@ describe('FactWriter and checkedFact', () => {
   it('with parseChecked, refuses a checked fact its parse would change or refuse, naming it', async () => {
     const { w, log } = await writer(true);
     const extra = checkedFact(TerminalCommandFinished, finished({ stray: 1 }));
-    await expect(w.write(extra, main)).rejects.toThrow(/'terminal.command.finished' has invalid data: it was marked checked, but its parse differs/);
+    await expect(w.write(extra, main)).rejects.toThrow(
+      /'terminal.command.finished' has invalid data: it was marked checked, but its parse differs/,
+    );
     const invalid = checkedFact(TerminalCommandFinished, finished({ exitCode: 1.5 }));
     await expect(w.write(invalid, main)).rejects.toThrow(/has invalid data/);
     expect(await log.lastSeq()).toBe(0);
