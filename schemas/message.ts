@@ -178,7 +178,8 @@ const checkedData = new WeakSet<object>();
  * has matched it against the schema, so the fact writer does not parse it again (~50 µs a fact). Only for
  * data made here from values already checked or made by this code (ids, counters, a command that came
  * through the codec, PTY output as a string), never for data as it came from outside. The data object must
- * not change afterwards. The writer's tests parse checked facts anyway and refuse any whose parse differs.
+ * not change afterwards. Under vitest the writer parses checked facts anyway and refuses any whose parse
+ * differs (infra/kernel/checked.ts), so the whole suite checks the typed paths against their schemas.
  */
 export function checkedFact<const TType extends string, TData extends object>(
   def: EventDef<TType, TData>,
