@@ -395,13 +395,11 @@ export class TerminalSession {
   }
 
   #emit(fact: Fact): Promise<void> {
-    // The machine sees the fact in emission order (the order of the log), so that its deadlines start with
-    // the command and the live snapshot is the one a replay of the log folds. The append is asked for first
-    // (its publish is queued within the call) and the machine is told one microtask later, after the bus
-    // has written what this turn published: an exec's finish and output tail leave in one socket write
-    // without waiting for the transition (~0.1 ms). Microtasks run in order, so the machine still sees the
-    // facts in emission order, before any of its timers can fire. Nothing the machine does on an event
-    // emits at once (its callbacks are timers), so the order of appends is the order of emits either way.
+    // The machine sees facts in emission order (the log's), so its deadlines start with the command and its
+    // snapshot is what a replay folds. It is told one microtask after the append is asked for, once the bus
+    // wrote what this turn published: an exec's finish and output tail leave without waiting for the
+    // transition (~0.1 ms). Microtasks keep the order and run before its timers; nothing it does on an event
+    // emits at once (its callbacks are timers), so the order of appends is the order of emits.
     const appended = this.#deps.emit({ ...fact, agentId: this.agentId });
     const event = { type: fact.type, data: fact.data };
     queueMicrotask(() => this.#machine.send(event));
