@@ -10,7 +10,13 @@ import { createActor, type Actor } from 'xstate';
 import type { Logger } from 'pino';
 import { LimitExceededError } from '../../schemas/errors.ts';
 import type { AgentId } from '../../schemas/ids.ts';
-import type { PermissionFact, PermissionRequestedData } from '../../schemas/permission.ts';
+import { checkedFact } from '../../schemas/message.ts';
+import {
+  PermissionDenied,
+  PermissionGranted,
+  type PermissionFact,
+  type PermissionRequestedData,
+} from '../../schemas/permission.ts';
 import type { ToolName } from '../../schemas/tool.ts';
 import { permissionMachine, type PolicyChain, type resumeFrom } from '../../machines/permission/permission.ts';
 import { ruleSettled, type PermissionOutput } from '../../machines/permission/permission-facts.ts';
@@ -86,7 +92,7 @@ export class PermissionRuns {
     const decision = decideForAgent(request, policies.own, policies.ancestors ?? []);
     const ruled = ruleSettled({ requestId, agentId: agent.agentId, request, decision });
     if (!ruled) return undefined;
-    const write = this.#write(sink, ruled.fact, agent.agentId, requestId);
+    const write = this.#write(sink, checkedRuling(ruled.fact), agent.agentId, requestId);
     this.#remember(requestId, ruled.output);
     return { output: ruled.output, write };
   }
@@ -238,4 +244,15 @@ function restoredRequest(
     ...(c.level ? { level: c.level } : {}),
     ...(c.detail !== undefined ? { detail: c.detail } : {}),
   };
+}
+
+/**
+ * A rule's grant or denial as a `checkedFact`: `ruleSettled` builds it from typed parts (the gate's request,
+ * whose input came through the codec, and a policy checked when it was loaded), so the fact writer does not
+ * parse it again on every exec.
+ */
+function checkedRuling(fact: PermissionFact): PermissionFact {
+  if (fact.type === 'permission.granted') return checkedFact(PermissionGranted, fact.data);
+  if (fact.type === 'permission.denied') return checkedFact(PermissionDenied, fact.data);
+  return fact;
 }

@@ -12,7 +12,10 @@
 import { commandInput, type Mark } from './shell-integration.ts';
 import type { IPty } from '@lydell/node-pty';
 import type { Logger } from 'pino';
+import { checkedFact } from '../../schemas/message.ts';
+import type { TerminalId } from '../../schemas/ids.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
+import { TerminalCommandFinished, TerminalCommandStarted } from '../../schemas/terminal-events.ts';
 import type { RcFiles } from './shell-integration.ts';
 import { type Fact, type Job, newJob, wake } from './terminal-job.ts';
 import type { TerminalOutput } from './terminal-output.ts';
@@ -28,7 +31,7 @@ import {
 
 /** The session state the runner drives (TerminalSession implements it). */
 export type JobHost = {
-  readonly terminalId: string;
+  readonly terminalId: TerminalId;
   readonly output: TerminalOutput;
   readonly log: Logger;
   readonly rc: RcFiles;
@@ -119,9 +122,8 @@ export class JobRunner {
       // Emitted at once, not after awaiting the start's append: appends to the terminal's subject keep the
       // order they were emitted in (one writer per aggregate), so the finish is queued behind the start and
       // goes out as soon as it is acked, with the output tail beside it (another stream), not one hop later.
-      const finished = this.#emit({
-        type: 'terminal.command.finished',
-        data: {
+      const finished = this.#emit(
+        checkedFact(TerminalCommandFinished, {
           terminalId: s.terminalId,
           commandId: job.commandId,
           exitCode: job.exitCode!,
@@ -131,8 +133,8 @@ export class JobRunner {
           timedOut: job.timedOut,
           outputBytes: job.outputEnd! - job.outputStart,
           cursor: job.outputEnd!,
-        },
-      });
+        }),
+      );
       // The output tail is parsed and its append asked for within this call too (TerminalOutput.flush): the
       // finish and the tail (different streams) go out in one socket write and are acked side by side. All
       // three are awaited (the start too: a finish appended after a failed start must not let the reply out).
@@ -215,9 +217,8 @@ export class JobRunner {
       s.rc.writeCommand(job.command);
       s.pty.write(commandInput(s.rc.commandPath));
     }
-    job.started = this.#emit({
-      type: 'terminal.command.started',
-      data: {
+    job.started = this.#emit(
+      checkedFact(TerminalCommandStarted, {
         terminalId: s.terminalId,
         commandId: job.commandId,
         command: job.command,
@@ -226,8 +227,8 @@ export class JobRunner {
         cursor: job.cursor,
         // The terminal machine arms the command's deadline from this (and re-arms it from the log).
         timeoutMs: job.timeoutMs,
-      },
-    });
+      }),
+    );
     job.started.catch((err) => s.log.error({ err }, 'command start not recorded'));
     if (!open) return;
     this.#poll ??= setInterval(() => this.#checkInput(), this.#deps.config.pollMs);

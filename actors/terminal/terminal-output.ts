@@ -7,7 +7,10 @@
  * `emitOutput` as a `terminal.output.received` fact. When too many chunks are
  * in flight (the log falls behind) the producer is paused, and resumed at half.
  */
+import type { TerminalId } from '../../schemas/ids.ts';
+import { checkedFact } from '../../schemas/message.ts';
 import type { ControlSequence } from '../../schemas/terminal.ts';
+import { TerminalOutputReceived } from '../../schemas/terminal-events.ts';
 import type { Logger } from 'pino';
 import { isPlainText, plainText } from '../../machines/terminal/terminal-text.ts';
 import type { ScreenSnapshot } from '../../schemas/terminal.ts';
@@ -42,7 +45,7 @@ export type OutputFact = {
 };
 
 export type OutputOptions = {
-  terminalId: string;
+  terminalId: TerminalId;
   agentId: string;
   cols: number;
   rows: number;
@@ -136,10 +139,16 @@ export class TerminalOutput {
     // Calls to emitOutput are made in stream order (parse order); appends may overlap.
     const send = async (a: ChunkAnalysis) => {
       const fact: OutputFact = {
-        type: 'terminal.output.received',
+        ...checkedFact(TerminalOutputReceived, {
+          terminalId: this.#o.terminalId,
+          offset,
+          bytes,
+          data,
+          ...plainOf(data, plain),
+          ...a,
+        }),
         agentId: this.#o.agentId,
         ...(jsonSafe ? { jsonSafe } : {}),
-        data: { terminalId: this.#o.terminalId, offset, bytes, data, ...plainOf(data, plain), ...a },
       };
       const append = this.#o.emitOutput(fact);
       await previous;

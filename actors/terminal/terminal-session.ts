@@ -20,6 +20,7 @@ import { startTerminalActor, type TerminalActor } from './terminal-actor.ts';
 import { pauseForeground, resumeForeground, signalForeground } from './terminal-signals.ts';
 import type { PtyExit } from './terminal-pty.ts';
 import { ErrorCode, InvalidStateError, RuntimeError } from '../../schemas/errors.ts';
+import { TerminalId } from '../../schemas/ids.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
 import type { SpawnSpec } from './pty-spawn.ts';
 import { type Mark, MarkScanner, type RcFiles, writeRcFile } from './shell-integration.ts';
@@ -55,7 +56,7 @@ export type SessionDeps = {
 };
 
 export class TerminalSession {
-  readonly terminalId: string;
+  readonly terminalId: TerminalId;
   readonly agentId: string;
   readonly spec: SpawnSpec;
   readonly output: TerminalOutput;
@@ -91,7 +92,8 @@ export class TerminalSession {
   constructor(deps: SessionDeps) {
     this.#deps = deps;
     this.spec = deps.spec;
-    this.terminalId = deps.spec.terminalId;
+    // Checked once here: the facts of this terminal carry it as their schema's TerminalId (checkedFact).
+    this.terminalId = TerminalId.parse(deps.spec.terminalId);
     this.agentId = deps.spec.agentId;
     this.cwd = deps.spec.cwd;
     this.cols = deps.spec.cols;
@@ -393,13 +395,14 @@ export class TerminalSession {
   }
 
   #emit(fact: Fact): Promise<void> {
-    // The machine sees the fact when it is emitted, in emission order (the order of the log), so that its
-    // deadlines start with the command and the live snapshot is the one a replay of the log folds. The append
-    // is asked for first (its publish is queued within the call): the transition does not hold up the ack
-    // that an exec's reply waits for. Nothing the machine does on an event emits at once (its callbacks are
-    // timers), so the order of appends is the order of emits either way.
+    // The machine sees facts in emission order (the log's), so its deadlines start with the command and its
+    // snapshot is what a replay folds. It is told one microtask after the append is asked for, once the bus
+    // wrote what this turn published: an exec's finish and output tail leave without waiting for the
+    // transition (~0.1 ms). Microtasks keep the order and run before its timers; nothing it does on an event
+    // emits at once (its callbacks are timers), so the order of appends is the order of emits.
     const appended = this.#deps.emit({ ...fact, agentId: this.agentId });
-    this.#machine.send({ type: fact.type, data: fact.data });
+    const event = { type: fact.type, data: fact.data };
+    queueMicrotask(() => this.#machine.send(event));
     return appended;
   }
 

@@ -23,6 +23,7 @@ import {
 } from '../../schemas/index.ts';
 import type { Fold } from '../../machines/kernel/projection.ts';
 import { AppendConflictError, type EventLog, type LogStream } from '../transport/event-log.ts';
+import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from './log.ts';
 
@@ -45,6 +46,11 @@ export type FactWriterOptions = {
   retryDelayMs: number;
   /** Throws a retryable `unavailable` error while the log cannot be reached (broker down): fail fast. */
   assertAvailable?: (() => void) | undefined;
+  /**
+   * Parse `checkedFact`s too, and refuse one whose parse differs from it. Default: on under vitest (or with
+   * SKEIN_PARSE_CHECKED_FACTS=1), so every test checks the typed hot paths against their schemas at run time.
+   */
+  parseChecked?: boolean | undefined;
 };
 
 export class AppendFailedError extends RuntimeError {
@@ -74,9 +80,11 @@ export class FactWriter {
   readonly #foreignDuplicates = new WeakSet<StoredFact>();
   #facts = 0;
   #lastSeq = 0;
+  readonly #parseChecked: boolean;
 
   constructor(options: FactWriterOptions) {
     this.#o = options;
+    this.#parseChecked = options.parseChecked ?? PARSE_CHECKED_DEFAULT;
   }
 
   /** Folds a fact read from the log at start-up (no append). */
@@ -122,10 +130,7 @@ export class FactWriter {
         ErrorCode.Internal,
         `fact type '${unstamped.type}' is not in the catalogue (schemas/catalog.ts)`,
       );
-    const parsed = def.data.safeParse(unstamped.data);
-    if (!parsed.success) {
-      throw new RuntimeError(ErrorCode.Internal, `fact '${unstamped.type}' has invalid data: ${parsed.error.message}`);
-    }
+    const parsed = this.#check(def, unstamped);
     const agentId = unstamped.agentId ?? options.agentId;
     const fact: Fact = {
       id: options.id ?? `f-${randomUUID()}`,
@@ -160,6 +165,15 @@ export class FactWriter {
       this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
       return stored;
     });
+  }
+
+  /** The fact's data as its schema parses it; a `checkedFact`'s as it is (`parseUnlessChecked`). */
+  #check(def: EventDef, unstamped: UnstampedFact): { data: unknown } {
+    const parsed = parseUnlessChecked(def.data, unstamped.data, this.#parseChecked);
+    if (!parsed.success) {
+      throw new RuntimeError(ErrorCode.Internal, `fact '${unstamped.type}' has invalid data: ${parsed.message}`);
+    }
+    return parsed;
   }
 
   async #appendWithRetry(

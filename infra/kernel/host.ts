@@ -33,6 +33,7 @@ import type { AnyDomain, Gate, HandlerContext, Reaction } from './domain.ts';
 import type { Route } from '../../machines/hosts/liveness.ts';
 import type { PerAgentSlots } from '../../machines/common/per-agent-slots.ts';
 import { agentInFlight } from './agent-in-flight.ts';
+import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { LogFollower } from './log-follower.ts';
 import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
@@ -371,12 +372,12 @@ export class Host {
       const result = await handler.handler(ctx);
       // The reply waits for every fact the command caused, including ones the handler did not await.
       await Promise.all(emitted);
-      const checked = def.reply.safeParse(result);
+      const checked = parseUnlessChecked(def.reply, result, PARSE_CHECKED_DEFAULT);
       if (!checked.success) {
-        logger.error({ err: checked.error.message }, 'handler reply does not match its schema');
+        logger.error({ err: checked.message }, 'handler reply does not match its schema');
         throw new RuntimeError(
           ErrorCode.Internal,
-          `the reply to '${def.type}' did not match its schema: ${checked.error.message}`,
+          `the reply to '${def.type}' did not match its schema: ${checked.message}`,
         );
       }
       logger.debug({ facts: emitted.length }, 'command handled');

@@ -11,9 +11,9 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { isInside } from '../../machines/common/confine.ts';
-import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
+import { checkedReply, ErrorCode, RuntimeError } from '../../schemas/index.ts';
 import type { AgentId, StoredFact } from '../../schemas/index.ts';
-import { TerminalConfig } from '../../schemas/terminal.ts';
+import { TerminalConfig, TerminalExec } from '../../schemas/terminal.ts';
 import { terminalAggregateDef } from '../../machines/terminal/terminal.ts';
 import { resourceAggregateDef } from '../../machines/terminal/arbiter.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
@@ -173,7 +173,8 @@ export function wireTerminal(deps: {
           if (reply.status === 'exited' || reply.status === 'timeout') await recordShell(entry);
           else pendingShell.set(reply.commandId, entry);
         }
-        return reply;
+        // Built by typed code (execReply) from the session's state: sent without another parse.
+        return checkedReply(TerminalExec, reply);
       },
       'terminal.wait': async (ctx) => manager.wait(ctx.command.agentId, ctx.command.data),
       'terminal.read': async (ctx) => manager.read(ctx.command.agentId, ctx.command.data),

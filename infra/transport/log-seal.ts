@@ -123,7 +123,7 @@ export async function keepSeal(
 ): Promise<SealKeeper> {
   const info = await streamInfo(nc);
   if (!info) throw new LogTamperedError(`stream ${EVENTS_STREAM} vanished while the host was starting`);
-  let seal: Seal = {
+  const seal: Seal = {
     stream: EVENTS_STREAM,
     config: sealedConfig(info),
     firstSeq: info.state.first_seq,
@@ -133,6 +133,7 @@ export async function keepSeal(
   let lost = false;
   const write = () => {
     const path = sealPath(dataDir);
+    seal.sealedAt = new Date().toISOString();
     writeFileSync(`${path}.tmp`, `${JSON.stringify(seal, null, 2)}\n`, { mode: 0o600 });
     renameSync(`${path}.tmp`, path);
   };
@@ -143,6 +144,7 @@ export async function keepSeal(
   // over a file flushes the new one), four times a second while facts flow. A failed write is tried again.
   const writeLater = () => {
     const path = sealPath(dataDir);
+    seal.sealedAt = new Date().toISOString();
     const text = `${JSON.stringify(seal, null, 2)}\n`;
     writing = writeFile(`${path}.tmp`, text, { mode: 0o600 })
       .then(() => rename(`${path}.tmp`, path))
@@ -184,8 +186,9 @@ export async function keepSeal(
   await nc.flush();
   return {
     note(seq) {
+      // Once per fact: only the sequence moves here; the time is stamped when the seal is written.
       if (lost || seq <= seal.lastSeq) return;
-      seal = { ...seal, lastSeq: seq, sealedAt: new Date().toISOString() };
+      seal.lastSeq = seq;
       dirty = true;
     },
     async stop() {

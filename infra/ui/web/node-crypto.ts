@@ -1,8 +1,9 @@
 /**
  * @module
  * `node:crypto` for the page bundle (esbuild `alias`): the schemas the page
- * shares with the runtime only need `randomBytes`, which Web Crypto gives.
+ * shares with the runtime only need `randomFillSync` (newId's pool), which Web Crypto gives.
  */
-export function randomBytes(size: number): Uint8Array {
-  return crypto.getRandomValues(new Uint8Array(size));
+export function randomFillSync(buffer: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+  crypto.getRandomValues(buffer);
+  return buffer;
 }

@@ -1,6 +1,7 @@
 import { PLAIN_CHUNK_BYTES, TerminalOutput, type OutputFact } from '../../../actors/terminal/terminal-output.ts';
 import { createLogger } from '../../../infra/kernel/log.ts';
 import { plainText } from '../../../machines/terminal/terminal-text.ts';
+import { TerminalId } from '../../../schemas/ids.ts';
 
 const COALESCE = 4096;
 
@@ -9,7 +10,7 @@ function output(coalesceMs = 60_000) {
   const facts: OutputFact[] = [];
   const pending: Array<() => void> = [];
   const out = new TerminalOutput({
-    terminalId: 't1',
+    terminalId: TerminalId.parse('t1'),
     agentId: 'main',
     cols: 80,
     rows: 24,
