@@ -63,15 +63,17 @@ const languages = new Map<GrammarName, Promise<Language>>();
 const parsers = new Map<GrammarName, Parser>();
 
 /**
- * Grammars run on Liftoff, V8's baseline wasm compiler, and are never tiered up to TurboFan (a process-wide V8
- * flag, set before the first wasm is compiled). With tier-up, the first few hundred shell parses of the gate
+ * Grammars run on Liftoff, V8's baseline wasm compiler, and are not tiered up to TurboFan (`--no-wasm-tier-up
+ * --no-wasm-dynamic-tiering`: process-wide V8 flags, set before the first wasm is compiled; both are needed, and
+ * not `--liftoff-only`, which V8 marks "for testing" and which leaves no compiler for a function Liftoff bails
+ * out of). With tier-up, the first few hundred shell parses of the gate
  * made V8 compile 57 functions of the bash grammar in the background, one of them (27 KB of wasm) for 0.6 s:
  * ~1.4 s of CPU and ~40 MiB of compiler memory that glibc kept, in every runtime's first minutes (issue 15: it
  * landed in the middle of the output flood bench). A warm parse costs the same either way (~0.5 ms, mostly JS);
  * a 250 KB JavaScript syntax check 56-82 ms with TurboFan, 75-83 ms without, under load.
  */
 function baselineWasmOnly(): void {
-  setFlagsFromString('--liftoff-only');
+  setFlagsFromString('--no-wasm-tier-up --no-wasm-dynamic-tiering');
 }
 
 /** Loads (once) the grammar called `name`. */
