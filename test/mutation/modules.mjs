@@ -161,7 +161,13 @@ export const MODULES = {
   },
   'fact-writer': {
     mutate: ['infra/kernel/fact-writer.ts'],
-    tests: ['test/infra/kernel/fact-writer.test.ts'],
+    // The doubt test runs on the JSONL log in a temp dir (no broker): fast enough per mutant, and the only unit
+    // of the in-doubt and foreign-duplicate paths.
+    tests: [
+      'test/infra/kernel/fact-writer.test.ts',
+      'test/infra/kernel/fact-writer-checked.test.ts',
+      'test/infra/kernel/fact-writer-doubt.integration.test.ts',
+    ],
   },
   // The one "inside the root" rule; the fd walk that uses it is exercised by integration tests (races,
   // hostile suite), too slow to run per mutant.
