@@ -77,6 +77,36 @@ describe('matchesPart (a glob against a policy name)', () => {
     }
   };
 
+  // Each expected answer is what bash 5.2 gives for `shopt -s nocasematch; [[ name == glob ]]`.
+  it.each<[string, string, boolean]>([
+    // A `[` with no closing `]` is a literal `[`.
+    ['x[*', 'x[1', true],
+    ['x[*', 'xa1', false],
+    ['?[', 'a[', true],
+    ['?[', 'ab', false],
+    // A `]` first in a class (after `!` too) is part of it.
+    ['[]]x', ']x', true],
+    ['[]]x', 'ax', false],
+    ['[!]]x', 'ax', true],
+    ['[!]]x', ']x', false],
+    // `!` and `^` negate; a `^` later in a class is a character of it.
+    ['[!a]x', 'bx', true],
+    ['[!a]x', 'ax', false],
+    ['[^a]x', 'bx', true],
+    ['[a^]x', '^x', true],
+    // A class holds only what is between its brackets, compared without case.
+    ['[ab]c', 'cc', false],
+    ['[ab]c', 'ac', true],
+    ['[A]x', 'ax', true],
+    ['*.JSON', 'policy.json', true],
+    // A `*` may match nothing, at the end too; without one the glob matches from the name's first character.
+    ['policy.json*', 'policy.json', true],
+    ['sk*', 'askein', false],
+    ['sk?', 'xsk1', false],
+  ])('%s against %s: %s', (glob, name, expected) => {
+    expect(matchesPart(glob, name)).toBe(expected);
+  });
+
   it(`agrees with the regex it replaces on short words (seed ${seed})`, () => {
     const chars = ['*', '?', '[', ']', '!', '^', '-', '.', '\\', 's', 'k', 'e', 'i', 'n', 'S', 'K', 'p', 'o', 'l', 'z'];
     const word = fc.array(fc.constantFrom(...chars), { maxLength: 9 }).map((a) => a.join(''));
