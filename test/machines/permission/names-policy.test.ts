@@ -103,8 +103,18 @@ describe('matchesPart (a glob against a policy name)', () => {
     ['policy.json*', 'policy.json', true],
     ['sk*', 'askein', false],
     ['sk?', 'xsk1', false],
+    ['.*skein', '.skein', true],
+    ['sk*n', 'skein', true],
   ])('%s against %s: %s', (glob, name, expected) => {
     expect(matchesPart(glob, name)).toBe(expected);
+  });
+
+  // Errs towards asking: a letter whose upper or lower form is the name's (a case-insensitive file system may
+  // fold them alike; bash under nocasematch need not) could name it.
+  it('takes a letter whose upper form (ſ → S) or lower form (Kelvin sign → k) is the name letter’s', () => {
+    expect(matchesPart('.\u017fk*', '.skein')).toBe(true);
+    expect(matchesPart('.s\u212a*', '.skein')).toBe(true);
+    expect(matchesPart('.\u017fx*', '.skein')).toBe(false);
   });
 
   it(`agrees with the regex it replaces on short words (seed ${seed})`, () => {

@@ -105,6 +105,16 @@ describe('alwaysAsk', () => {
     });
     expect(alwaysAsk('cfg/other.json', { roots: ['/ws'], sensitive: ['/ws/cfg/policy.json'] })).toBeUndefined();
   });
+  it('a link to a policy file asks when the workspace is reached through a link too (its real path differs)', () => {
+    // The workspace /ws is /real/ws; the policy file is listed by the workspace path; the link resolves to the
+    // real path, which only its path relative to the real root ties to the listed file.
+    const facts = { roots: ['/ws'], realRoots: ['/real/ws'], sensitive: ['/ws/cfg/policy.json'] };
+    expect(alwaysAsk('p', { ...facts, resolved: '/real/ws/cfg/policy.json' })).toEqual({
+      scope: 'sensitive',
+      reason: '`p` is a permission policy file',
+    });
+    expect(alwaysAsk('p', { ...facts, resolved: '/real/ws/cfg/other.json' })).toBeUndefined();
+  });
 });
 
 describe('namesPolicy edges', () => {
