@@ -28,7 +28,14 @@ let n = 0;
 
 function writerOn(b: BrokerLog, hostId: string) {
   const fold = new Fold(AGGREGATES);
-  const w = new FactWriter({ log: b.log, fold, logger: memoryLogger('silent').logger, hostId, retries: 0, retryDelayMs: 1 });
+  const w = new FactWriter({
+    log: b.log,
+    fold,
+    logger: memoryLogger('silent').logger,
+    hostId,
+    retries: 0,
+    retryDelayMs: 1,
+  });
   const heard: Array<[string, string, boolean]> = [];
   w.onFact((f, foreign) => heard.push([f.id, f.type, foreign]));
   return { w, fold, heard };
@@ -71,14 +78,20 @@ describe('FactWriter.observe', () => {
 describe('FactWriter and a fact id another host stored first', () => {
   it('is not folded or claimed: the subject is re-read before the next append, and live equals replay', async () => {
     const { b, a, other } = await twoHosts();
-    await other.w.write({ ...spawnedFact('d1'), data: { ...spawnedData('d1'), label: 'theirs' } }, {
-      ...main,
-      id: 'cmd:0',
-    });
-    const dup = await a.w.write({ ...spawnedFact('d1'), data: { ...spawnedData('d1'), label: 'mine' } }, {
-      ...main,
-      id: 'cmd:0',
-    });
+    await other.w.write(
+      { ...spawnedFact('d1'), data: { ...spawnedData('d1'), label: 'theirs' } },
+      {
+        ...main,
+        id: 'cmd:0',
+      },
+    );
+    const dup = await a.w.write(
+      { ...spawnedFact('d1'), data: { ...spawnedData('d1'), label: 'mine' } },
+      {
+        ...main,
+        id: 'cmd:0',
+      },
+    );
     expect(dup.seq).toBe(1);
     expect({ facts: a.w.facts, heard: a.heard, folded: a.fold.size }).toEqual({ facts: 0, heard: [], folded: 0 });
     await a.w.write(cancelled('d1', 'stop'), main);
@@ -136,14 +149,16 @@ const applied = (records: unknown[]) => ({
 });
 
 describe('carried facts', () => {
-  it('are folded on their own subjects and heard after their carrier, with its sequence, time and causation', async () => {
+  it('are folded on their own subjects, heard after their carrier, with its sequence, time, causation', async () => {
     const { b, a } = await twoHosts();
     const stored = await a.w.write(applied([files('main'), files('kid')]), { ...main, id: 'x:0', causationId: 'c-1' });
     const carried = carriedFacts(stored);
-    expect(carried).toEqual([
-      { ...files('main'), id: 'x:0/0', at: stored.at, agentId: 'main', causationId: 'c-1', seq: 1 },
-      { ...files('kid'), id: 'x:0/1', at: stored.at, agentId: 'kid', causationId: 'c-1', seq: 1 },
-    ].map((f, i) => ({ ...f, subject: `skein.evt.${['main', 'kid'][i]}.action-log.${['main', 'kid'][i]}` })));
+    expect(carried).toEqual(
+      [
+        { ...files('main'), id: 'x:0/0', at: stored.at, agentId: 'main', causationId: 'c-1', seq: 1 },
+        { ...files('kid'), id: 'x:0/1', at: stored.at, agentId: 'kid', causationId: 'c-1', seq: 1 },
+      ].map((f, i) => ({ ...f, subject: `skein.evt.${['main', 'kid'][i]}.action-log.${['main', 'kid'][i]}` })),
+    );
     expect(a.heard).toEqual([
       ['x:0', 'edit.applied', false],
       ['x:0/0', 'action-log.files.updated', false],
@@ -167,7 +182,10 @@ describe('carried facts', () => {
   });
 
   it('a record of an unknown or an output type (a newer writer) is skipped, the others keep their index', () => {
-    const odd = [{ type: 'action-log.teleported', data: {} }, { type: 'terminal.output.received', data: {} }];
+    const odd = [
+      { type: 'action-log.teleported', data: {} },
+      { type: 'terminal.output.received', data: {} },
+    ];
     const stored = { ...applied([...odd, files('main')]), id: 'w:0', at: 't', agentId: 'main', seq: 5, subject: 's' };
     expect(carriedFacts(stored as StoredFact).map((f) => [f.id, f.type])).toEqual([
       ['w:0/2', 'action-log.files.updated'],
@@ -189,7 +207,15 @@ describe('output hints and failure text', () => {
     const { b, a } = await twoHosts();
     const out = {
       type: 'terminal.output.received',
-      data: { terminalId: 't-1', offset: 0, bytes: 2, data: 'hi', sequences: [], sequenceCount: 0, isInteractive: false },
+      data: {
+        terminalId: 't-1',
+        offset: 0,
+        bytes: 2,
+        data: 'hi',
+        sequences: [],
+        sequenceCount: 0,
+        isInteractive: false,
+      },
     };
     await a.w.write(out, { ...main, textJsonSafe: true });
     await a.w.write(out, main);
@@ -200,8 +226,11 @@ describe('output hints and failure text', () => {
 
   it('names a cause that is no Error as it is', async () => {
     const { b, a } = await twoHosts();
-    b.fault = (r) => (r.fact.type === 'agent.spawned' ? { throws: r.fact.id === 'u:0' ? undefined : 'gone' } : undefined);
-    await expect(a.w.write(spawnedFact('u1'), { ...main, id: 'u:0' })).rejects.toThrow(/after 1 attempts \(undefined\);/);
+    b.fault = (r) =>
+      r.fact.type === 'agent.spawned' ? { throws: r.fact.id === 'u:0' ? undefined : 'gone' } : undefined;
+    await expect(a.w.write(spawnedFact('u1'), { ...main, id: 'u:0' })).rejects.toThrow(
+      /after 1 attempts \(undefined\);/,
+    );
     await expect(a.w.write(spawnedFact('u2'), { ...main, id: 'u:1' })).rejects.toThrow(/after 1 attempts \(gone\);/);
   });
 });

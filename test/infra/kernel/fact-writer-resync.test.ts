@@ -48,7 +48,10 @@ async function setup(options: { retries?: number; assertAvailable?: () => void }
 
 const main = { agentId: 'main' as AgentId };
 const subject = (id: string) => `skein.evt.main.agent.${id}`;
-const cancel = (agentId: string, reason = 'stop') => ({ type: 'agent.cancelled', data: { agentId, reason, by: 'main' } });
+const cancel = (agentId: string, reason = 'stop') => ({
+  type: 'agent.cancelled',
+  data: { agentId, reason, by: 'main' },
+});
 const timeout = () => new Error('TimeoutError: timeout');
 const storedLine = 'facts whose append had timed out were stored after all; folded them before appending more';
 const down = () => new RuntimeError(ErrorCode.Unavailable, 'broker down', { retryable: true });
@@ -191,7 +194,7 @@ describe('the background re-read', () => {
 });
 
 describe('unavailable and output', () => {
-  it('a broker known down: refused at once with its error, no append, no health fact, the subject in doubt', async () => {
+  it('broker known down: refused at once with its error, no append, no health fact, the subject in doubt', async () => {
     let up = false;
     const { b, w, lines } = await setup({
       retries: 2,
@@ -231,7 +234,15 @@ describe('unavailable and output', () => {
     b.fault = (r) => (r.stream === 'output' ? { throws: timeout() } : undefined);
     const out = {
       type: 'terminal.output.received',
-      data: { terminalId: 't-1', offset: 0, bytes: 1, data: 'x', sequences: [], sequenceCount: 0, isInteractive: false },
+      data: {
+        terminalId: 't-1',
+        offset: 0,
+        bytes: 1,
+        data: 'x',
+        sequences: [],
+        sequenceCount: 0,
+        isInteractive: false,
+      },
     };
     await expect(w.write(out, main)).rejects.toBeInstanceOf(AppendFailedError);
     expect((await storedFacts(b.real)).map((f) => f.type)).toEqual(['host.append.failed']);
