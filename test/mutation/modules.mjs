@@ -161,12 +161,14 @@ export const MODULES = {
   },
   'fact-writer': {
     mutate: ['infra/kernel/fact-writer.ts'],
-    // The doubt test runs on the JSONL log in a temp dir (no broker): fast enough per mutant, and the only unit
-    // of the in-doubt and foreign-duplicate paths.
+    // All on the JSONL log in a temp dir (no broker), fast enough per mutant: the re-read after an append in
+    // doubt and its backoff (resync), facts of other hosts and carried facts (foreign).
     tests: [
       'test/infra/kernel/fact-writer.test.ts',
       'test/infra/kernel/fact-writer-checked.test.ts',
       'test/infra/kernel/fact-writer-doubt.integration.test.ts',
+      'test/infra/kernel/fact-writer-resync.test.ts',
+      'test/infra/kernel/fact-writer-foreign.test.ts',
     ],
   },
   // The one "inside the root" rule; the fd walk that uses it is exercised by integration tests (races,

@@ -11,6 +11,7 @@ import { TerminalCommandFinished } from '../../../schemas/terminal-events.ts';
 import { Fold } from '../../../machines/kernel/projection.ts';
 import { terminalAggregateDef } from '../../../machines/terminal/terminal.ts';
 import { FactWriter } from '../../../infra/kernel/fact-writer.ts';
+import { PARSE_CHECKED_DEFAULT } from '../../../infra/kernel/checked.ts';
 import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
@@ -20,7 +21,7 @@ afterAll(() => dir.dispose());
 afterEach(() => vi.restoreAllMocks());
 let n = 0;
 
-async function writer(parseChecked: boolean) {
+async function writer(parseChecked: boolean | undefined) {
   const log = await JsonlLog.open({ dir: `${dir.path}/${++n}` });
   const fold = new Fold([terminalAggregateDef]);
   const { logger } = memoryLogger('silent');
@@ -72,5 +73,13 @@ describe('FactWriter and checkedFact', () => {
     expect(await log.lastSeq()).toBe(0);
     await w.write(checkedFact(TerminalCommandFinished, finished()), main);
     expect(await log.lastSeq()).toBe(1);
+  });
+
+  it('without the option, follows the default: on under vitest, so a checked fact is parsed', async () => {
+    expect(PARSE_CHECKED_DEFAULT).toBe(true);
+    const { w, log } = await writer(undefined);
+    const extra = checkedFact(TerminalCommandFinished, finished({ stray: 1 }));
+    await expect(w.write(extra, main)).rejects.toThrow(/it was marked checked, but its parse differs/);
+    expect(await log.lastSeq()).toBe(0);
   });
 });
