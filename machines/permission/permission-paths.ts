@@ -123,7 +123,7 @@ export function namesPolicy(text: string): string | undefined {
  */
 export function matchesPart(part: string, name: string): boolean {
   if (part.toLowerCase() === name) return true;
-  if (!/[*?[]/.test(part)) return false;
+  // A word without a wildcard is walked too: its letters fold like a glob's (`.ſkein` as `.ſk*` does).
   let tokens: GlobToken[];
   try {
     tokens = globTokens(part);

@@ -115,6 +115,9 @@ describe('matchesPart (a glob against a policy name)', () => {
     expect(matchesPart('.\u017fk*', '.skein')).toBe(true);
     expect(matchesPart('.s\u212a*', '.skein')).toBe(true);
     expect(matchesPart('.\u017fx*', '.skein')).toBe(false);
+    // Without a wildcard too: the word is the name in a folding file system all the same.
+    expect(matchesPart('.\u017fkein', '.skein')).toBe(true);
+    expect(matchesPart('.\u017fkeins', '.skein')).toBe(false);
   });
 
   it(`agrees with the regex it replaces on short words (seed ${seed})`, () => {
