@@ -181,7 +181,8 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
   const runsShell = name === 'su' || (name === 'runuser' && !userOption);
   if (runsShell) runs.push(...scriptsAfter(name, spec, argv, i));
   const assignments: string[] = [];
-  while (spec.assignments && i < argv.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(argv[i]!)) assignments.push(argv[i++]!);
+  while (spec.assignments && i < argv.length && isAssignment(name, argv[i]!)) assignments.push(argv[i++]!);
+  if (name === 'env') runs.push(...exportedFunctions(assignments));
   i += spec.positional ?? 0;
   let rest = argv.slice(i);
   if ((name === 'watch' || name === 'ssh') && rest.length > 0) return [...runs, { via: name, script: rest.join(' ') }];
@@ -196,11 +197,33 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
     rest = [];
   }
   if (name === 'xargs' && rest.length === 0) rest = ['echo'];
-  if (rest.length > 0) runs.push({ via: name, argv: [...assignments, ...rest] });
+  // The assignments a shell would read as such lead the argv (the judged command text starts with the program).
+  const named = assignments.filter((w) => SHELL_ASSIGNMENT.test(w));
+  if (rest.length > 0) runs.push({ via: name, argv: [...named, ...rest] });
   // GNU env splices -S's words into its argv: the words after them are options or arguments of the command the
   // string names (`env -S'git' push` runs `git push`), so the string is judged with them as well.
   if (name === 'env' && split && split.end < argv.length) {
     runs.push({ via: split.via, script: [split.script, ...argv.slice(split.end).map(quoted)].join(' ') });
+  }
+  return runs;
+}
+
+const SHELL_ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/** Whether `w` sets a variable for the command. GNU env 9.1 takes every word with `=` (`env 1A=1 echo x` runs echo). */
+function isAssignment(name: string, w: string): boolean {
+  return name === 'env' ? w.includes('=') : SHELL_ASSIGNMENT.test(w);
+}
+
+/**
+ * The bash functions env exports: bash 5.2 defines `f` from `BASH_FUNC_f%%=() { …; }` when it starts
+ * (`env 'BASH_FUNC_ls%%=() { echo x; }' bash -c ls` prints x), so the definition is judged as a script.
+ */
+function exportedFunctions(assignments: readonly string[]): WrappedRun[] {
+  const runs: WrappedRun[] = [];
+  for (const w of assignments) {
+    const m = /^BASH_FUNC_(.+)%%=(.*)$/s.exec(w);
+    if (m) runs.push({ via: 'env BASH_FUNC', script: `${m[1]}${m[2]}` });
   }
   return runs;
 }

@@ -18,6 +18,11 @@ describe('the gate denies rm behind these wrapper shapes', () => {
   it.each([
     // GNU env 9.1 here: `env --u HOME echo x` runs echo (getopt_long takes --u for --unset).
     'env --u HOME rm -rf /',
+    // GNU env 9.1 sets every word with `=`: `env 1A=1 echo x` and `env ./a=1 echo x` run echo.
+    'env 1A=1 rm -rf /',
+    'env ./a=1 rm -rf /',
+    // bash 5.2 defines ls from the variable: `env 'BASH_FUNC_ls%%=() { echo x; }' bash -c ls` prints x.
+    "env 'BASH_FUNC_ls%%=() { rm -rf /; }' bash -c ls",
     // util-linux 2.38 runuser, as root here: each of these ran the echo put in place of rm.
     'runuser --comm "rm -rf /" root',
     'runuser root --comm "rm -rf /"',
@@ -70,6 +75,13 @@ describe('unwrapCommand on these shapes', () => {
     expect(w('runuser -wu root -c rm')).toEqual([{ via: 'runuser -c', script: 'rm' }]);
     expect(w('runuser -w -u root -c rm')).toEqual([{ via: 'runuser -c', script: 'rm' }]);
     expect(w('runuser -lu root rm')).toEqual([{ via: 'runuser', argv: ['rm'] }]);
+  });
+
+  it('reads env assignments as GNU env does, and an exported bash function as its definition', () => {
+    expect(unwrapCommand(['env', '1A=1', 'A=2', 'BASH_FUNC_f%%=() { rm x; }', 'bash'])).toEqual([
+      { via: 'env BASH_FUNC', script: 'f() { rm x; }' },
+      { via: 'env', argv: ['A=2', 'bash'] },
+    ]);
   });
 
   it("judges env -S's string with the words after it", () => {

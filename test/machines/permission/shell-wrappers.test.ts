@@ -86,7 +86,9 @@ describe('unwrapCommand: the argv a wrapper runs', () => {
     expect(w('sudo A=1 B=2 rm -rf /')).toEqual([{ via: 'sudo', argv: ['A=1', 'B=2', ...RM] }]);
     expect(w('env -i A=1 rm -rf /')).toEqual([{ via: 'env', argv: ['A=1', ...RM] }]);
     expect(w('nice A=1 rm -rf /')).toEqual([{ via: 'nice', argv: ['A=1', ...RM] }]);
-    expect(w('env 1A=1 rm')).toEqual([{ via: 'env', argv: ['1A=1', 'rm'] }]);
+    // GNU env 9.1 sets any word with `=` (`env 1A=1 echo x` runs echo); only a shell's assignments lead the argv.
+    expect(w('env 1A=1 rm')).toEqual([{ via: 'env', argv: ['rm'] }]);
+    expect(w('sudo 1A=1 rm')).toEqual([{ via: 'sudo', argv: ['1A=1', 'rm'] }]);
   });
 
   it('stops reading options at the first operand, and a value that looks like an option is a value', () => {
