@@ -292,7 +292,8 @@ function unwrapShell(argv: readonly string[]): WrappedRun[] {
       i += ['--rcfile', '--init-file'].includes(a) ? 2 : 1;
       continue;
     }
-    if (/^[-+]/.test(a) && a.length > 1) {
+    // A lone `+` is an option word too (bash 5.2 and dash: `sh -c + 'echo x'` runs echo x); `-` ended them above.
+    if (/^[-+]/.test(a)) {
       const letters = a.slice(1);
       if (letters.includes('c')) hasC = true;
       i += /[oO]/.test(letters) ? 2 : 1;
@@ -311,10 +312,18 @@ export function readsScriptFromStdin(argv: readonly string[]): boolean {
   if (name === undefined || !SHELLS.has(name) || name === 'busybox') return false;
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '-s') return true;
-    if (/^[-+]/.test(a) && a.length > 1) {
-      if (a.slice(1).includes('c')) return false;
-      if (/[oO]/.test(a.slice(1))) i++;
+    // `-` and `--` end the options (bash 5.2: `echo 'echo x' | bash -` runs echo); a word after is a script file.
+    if (a === '-' || a === '--') return i + 1 === argv.length;
+    if (a.startsWith('--')) {
+      if (a === '--rcfile' || a === '--init-file') i++;
+      continue;
+    }
+    if (/^[-+]/.test(a)) {
+      const letters = a.slice(1);
+      if (letters.includes('c')) return false;
+      // -s reads the script from stdin and makes the words after it $1…: bash 5.2 `bash -es foo`, `bash +s foo`.
+      if (letters.includes('s')) return true;
+      if (/[oO]/.test(letters)) i++;
       continue;
     }
     return false;

@@ -4,7 +4,7 @@
  * (`runuser -wu root -c …`: `u` is -w's value), and `env -S` words that continue the split string. Each was
  * allowed under an allowing default with a deny rule on `^rm`; what the real programs run is noted by each.
  */
-import { unwrapCommand } from '../../../machines/permission/shell-wrappers.ts';
+import { readsScriptFromStdin, unwrapCommand } from '../../../machines/permission/shell-wrappers.ts';
 import { decideTerminal, merged } from '../../support/permission-fixtures.ts';
 
 const w = (line: string) => unwrapCommand(line.split(' '));
@@ -41,6 +41,21 @@ describe('the gate denies rm behind these wrapper shapes', () => {
     'xargs --replace rm -rf /',
     'xargs --max-lines rm -rf /',
     'xargs --eof rm -rf /',
+  ])('denies %s', async (command) => {
+    expect((await decideTerminal(denyRm, command)).outcome, command).toBe('deny');
+  });
+
+  // bash 5.2 here: `echo 'echo x' | bash -` (also `bash +`, `sh -`, `bash --norc`, `bash -es foo`) runs echo x, and
+  // `bash -c + 'echo x'` (also dash) runs echo x.
+  it.each([
+    'echo rm -rf / | bash -',
+    'echo rm -rf / | bash +',
+    'echo rm -rf / | sh -',
+    'echo rm -rf / | bash --norc',
+    'echo rm -rf / | bash -es foo',
+    'echo rm -rf / | bash +s foo',
+    'bash -c + "rm -rf /"',
+    'sh -c + "rm -rf /"',
   ])('denies %s', async (command) => {
     expect((await decideTerminal(denyRm, command)).outcome, command).toBe('deny');
   });
@@ -95,5 +110,27 @@ describe('unwrapCommand on these shapes', () => {
       { via: 'env', argv: ["it's"] },
       { via: 'env -S', script: "echo 'it'\\''s'" },
     ]);
+  });
+});
+
+describe('readsScriptFromStdin where options end or -s comes in a cluster', () => {
+  it.each([
+    [['bash', '-'], true],
+    [['bash', '-', 'f'], false],
+    [['bash', '--'], true],
+    [['bash', '--', 'f'], false],
+    [['bash', '+'], true],
+    [['bash', '--norc'], true],
+    [['bash', '--rcfile', 'r'], true],
+    [['bash', '--init-file', 'r', 'f'], false],
+    [['bash', '-es', 'foo'], true],
+    [['bash', '+s', 'foo'], true],
+    [['bash', '-cs', 'x'], false],
+  ])('%j: %s', (argv, expected) => {
+    expect(readsScriptFromStdin(argv)).toBe(expected);
+  });
+
+  it('reads a lone + before the script as an option word', () => {
+    expect(w('bash -c + rm')).toEqual([{ via: 'bash -c', script: 'rm' }]);
   });
 });
