@@ -26,8 +26,6 @@ type Spec = {
   scriptOption?: string;
   /** Long spellings of the script option (su's `--session-command` too). */
   scriptLong?: string[];
-  /** `-N` numeric options (nice -10). */
-  numeric?: boolean;
 };
 
 const SPECS: Record<string, Spec> = {
@@ -77,7 +75,8 @@ const SPECS: Record<string, Spec> = {
   command: {},
   builtin: {},
   exec: { shortArg: 'a' },
-  nice: { shortArg: 'n', longArg: ['--adjustment'], numeric: true },
+  // nice's `-10` needs no case of its own: a digit is no value-taking letter, so the word is skipped alone.
+  nice: { shortArg: 'n', longArg: ['--adjustment'] },
   nohup: {},
   time: { shortArg: 'fo', longArg: ['--format', '--output'] },
   timeout: { shortArg: 'sk', longArg: ['--signal', '--kill-after'], positional: 1 },
@@ -152,10 +151,6 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
       continue;
     }
     if (a.startsWith('-') && a.length > 1) {
-      if (spec.numeric && /^-\d+$/.test(a)) {
-        i++;
-        continue;
-      }
       let consumedNext = false;
       for (let j = 1; j < a.length; j++) {
         const letter = a[j]!;

@@ -24,7 +24,7 @@ describe('unwrapCommand: option words of the generic wrappers', () => {
     expect(w('setsid --wait rm -rf /')).toEqual([{ via: 'setsid', argv: RM }]);
   });
 
-  it('reads a -N word of nice only when it is all digits', () => {
+  it("reads nice's -5n as digits, then -n with its value", () => {
     // GNU nice refuses `-5n` (invalid adjustment); read as -5 and -n with a value, rm is still what is judged.
     expect(w('nice -5n 3 rm -rf /')).toEqual([{ via: 'nice', argv: RM }]);
   });
