@@ -177,7 +177,7 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
   if (runsShell) runs.push(...scriptsAfter(name, spec, argv, i));
   const assignments: string[] = [];
   while (spec.assignments && i < argv.length && isAssignment(name, argv[i]!)) assignments.push(argv[i++]!);
-  if (name === 'env') runs.push(...exportedFunctions(assignments));
+  runs.push(...exportedFunctions(assignments)); // env's only: sudo's assignments are shell names
   i += spec.positional ?? 0;
   let rest = argv.slice(i);
   if ((name === 'watch' || name === 'ssh') && rest.length > 0) return [...runs, { via: name, script: rest.join(' ') }];

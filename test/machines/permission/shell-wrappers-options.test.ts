@@ -29,6 +29,10 @@ describe('unwrapCommand: option words of the generic wrappers', () => {
     expect(w('nice -5n 3 rm -rf /')).toEqual([{ via: 'nice', argv: RM }]);
   });
 
+  it('reads an exported function only from a variable named BASH_FUNC_<name>%%', () => {
+    expect(unwrapCommand(['env', 'XBASH_FUNC_f%%=x', 'bash'])).toEqual([{ via: 'env', argv: ['bash'] }]);
+  });
+
   it('takes VAR=value words only for the wrappers that take them', () => {
     // watch hands its words to sh -c, assignment and all.
     expect(w('watch A=1 rm -rf /')).toEqual([{ via: 'watch', script: 'A=1 rm -rf /' }]);
@@ -87,6 +91,7 @@ describe("unwrapCommand: su's options after the user", () => {
 describe('unwrapCommand: the words before a shell script', () => {
   it.each([
     ['bash -c -- -x', [{ via: 'bash -c', script: '-x' }]],
+    ['bash -c - -x', [{ via: 'bash -c', script: '-x' }]],
     ['bash -c a-b', [{ via: 'bash -c', script: 'a-b' }]],
     ['bash -x script.sh', []],
   ])('%s', (line, expected) => {
@@ -106,6 +111,8 @@ describe('readsScriptFromStdin: script files and -c', () => {
     [['env'], false],
     // `echo 'echo x' | bash - -x`: bash runs the file -x (No such file or directory), not stdin.
     [['bash', '-', '-x'], false],
+    // `bash -- -s`: bash runs the file -s.
+    [['bash', '--', '-s'], false],
   ])('%j: %s', (argv, expected) => {
     expect(readsScriptFromStdin(argv)).toBe(expected);
   });
