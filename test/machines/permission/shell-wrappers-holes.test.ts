@@ -123,6 +123,8 @@ describe('readsScriptFromStdin where options end or -s comes in a cluster', () =
     [['bash', '--norc'], true],
     [['bash', '--rcfile', 'r'], true],
     [['bash', '--init-file', 'r', 'f'], false],
+    [['bash', '--init-file', 'r'], true],
+    [['bash', '--norc', 'f'], false],
     [['bash', '-es', 'foo'], true],
     [['bash', '+s', 'foo'], true],
     [['bash', '-cs', 'x'], false],
