@@ -16,16 +16,16 @@ type Spec = {
   shortArg?: string;
   /** Long options that take an argument (`--user`); `--x=y` always carries its own. */
   longArg?: string[];
+  /** Long options without a value whose names begin another's (sudo's `--login`, `--login-class`). */
+  longFlags?: string[];
   /** `VAR=value` words allowed before the command. */
   assignments?: boolean;
   /** Positional operands before the command (timeout's duration, flock's file). */
   positional?: number;
   /** A short option whose argument is a script (`su -c`, `flock -c`). */
   scriptOption?: string;
-  /** Long spelling of the script option. */
-  scriptLong?: string;
-  /** `-N` numeric options (nice -10). */
-  numeric?: boolean;
+  /** Long spellings of the script option (su's `--session-command` too). */
+  scriptLong?: string[];
 };
 
 const SPECS: Record<string, Spec> = {
@@ -47,6 +47,7 @@ const SPECS: Record<string, Spec> = {
       '--login-class',
       '--auth-type',
     ],
+    longFlags: ['--login'],
     assignments: true,
   },
   doas: { shortArg: 'uC' },
@@ -55,13 +56,13 @@ const SPECS: Record<string, Spec> = {
     shortArg: 'ugGsw',
     longArg: ['--user', '--group', '--supp-group', '--shell', '--whitelist-environment'],
     scriptOption: 'c',
-    scriptLong: '--command',
+    scriptLong: ['--command', '--session-command'],
   },
   su: {
     shortArg: 'gGsw',
     longArg: ['--group', '--supp-group', '--shell', '--whitelist-environment'],
     scriptOption: 'c',
-    scriptLong: '--command',
+    scriptLong: ['--command', '--session-command'],
   },
   env: {
     // -P (BSD env: the search path) takes an argument; GNU env refuses it, so reading it so is safe.
@@ -69,12 +70,13 @@ const SPECS: Record<string, Spec> = {
     longArg: ['--unset', '--chdir'],
     assignments: true,
     scriptOption: 'S',
-    scriptLong: '--split-string',
+    scriptLong: ['--split-string'],
   },
   command: {},
   builtin: {},
   exec: { shortArg: 'a' },
-  nice: { shortArg: 'n', longArg: ['--adjustment'], numeric: true },
+  // nice's `-10` needs no case of its own: a digit is no value-taking letter, so the word is skipped alone.
+  nice: { shortArg: 'n', longArg: ['--adjustment'] },
   nohup: {},
   time: { shortArg: 'fo', longArg: ['--format', '--output'] },
   timeout: { shortArg: 'sk', longArg: ['--signal', '--kill-after'], positional: 1 },
@@ -88,23 +90,16 @@ const SPECS: Record<string, Spec> = {
     longArg: ['--timeout', '--conflict-exit-code'],
     positional: 1,
     scriptOption: 'c',
-    scriptLong: '--command',
+    scriptLong: ['--command'],
   },
   unbuffer: {},
   coproc: {},
   caffeinate: { shortArg: 'tw' },
   xargs: {
     shortArg: 'ILnPsdEa',
-    longArg: [
-      '--replace',
-      '--max-lines',
-      '--max-args',
-      '--max-procs',
-      '--max-chars',
-      '--delimiter',
-      '--eof',
-      '--arg-file',
-    ],
+    // --replace, --max-lines and --eof take a value only with `=` (GNU findutils 4.9: `xargs --replace echo X{}`
+    // runs echo), so they are not listed: their next word is the command.
+    longArg: ['--max-args', '--max-procs', '--max-chars', '--delimiter', '--arg-file'],
   },
   // -d/--differences take a value only attached (`-dpermanent`): `watch -d rm -rf /` runs rm.
   watch: { shortArg: 'nq', longArg: ['--interval', '--equexit'] },
@@ -133,6 +128,8 @@ export function unwrapCommand(argv: readonly string[]): WrappedRun[] {
 function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): WrappedRun[] {
   const runs: WrappedRun[] = [];
   let i = 1;
+  let userOption = false; // runuser -u/--user, read as an option (not a letter inside a value: `-wu`)
+  let split: { via: string; script: string; end: number } | undefined; // env -S's string and the index after it
   while (i < argv.length) {
     const a = argv[i]!;
     if (a === '--') {
@@ -140,28 +137,33 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
       break;
     }
     if (a.startsWith('--')) {
-      const [key, value] = splitLong(a);
-      if (spec.scriptLong === key) {
+      const [given, value] = splitLong(a);
+      const key = longName(spec, given);
+      if (key === '--user') userOption = true;
+      if (spec.scriptLong?.includes(key)) {
         const script = value ?? argv[i + 1];
-        if (script !== undefined) runs.push({ via: `${name} ${key}`, script });
         i += value === undefined ? 2 : 1;
+        if (script !== undefined) {
+          runs.push({ via: `${name} ${key}`, script });
+          split = { via: `${name} ${key}`, script, end: i };
+        }
       } else i += value === undefined && spec.longArg?.includes(key) ? 2 : 1;
       continue;
     }
     if (a.startsWith('-') && a.length > 1) {
-      if (spec.numeric && /^-\d+$/.test(a)) {
-        i++;
-        continue;
-      }
       let consumedNext = false;
       for (let j = 1; j < a.length; j++) {
         const letter = a[j]!;
         const takesArg = spec.shortArg?.includes(letter) || spec.scriptOption === letter;
         if (!takesArg) continue;
+        if (letter === 'u') userOption = true;
         const rest = a.slice(j + 1);
         const arg = rest !== '' ? rest : argv[i + 1];
-        if (spec.scriptOption === letter && arg !== undefined) runs.push({ via: `${name} -${letter}`, script: arg });
         consumedNext = rest === '';
+        if (spec.scriptOption === letter && arg !== undefined) {
+          runs.push({ via: `${name} -${letter}`, script: arg });
+          split = { via: `${name} -${letter}`, script: arg, end: i + (consumedNext ? 2 : 1) };
+        }
         break;
       }
       i += consumedNext ? 2 : 1;
@@ -171,11 +173,11 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
   }
   // `runuser -u user cmd…` runs an argv; `su` and `runuser user` run the user's shell with the words after,
   // and read their options anywhere (GNU getopt permutes): `su root -c 'rm -rf /'`, `su - root -- -c '…'`.
-  const runsShell =
-    name === 'su' || (name === 'runuser' && !argv.slice(1, i).some((w) => /^(-[a-zA-Z]*u|--user)/.test(w)));
+  const runsShell = name === 'su' || (name === 'runuser' && !userOption);
   if (runsShell) runs.push(...scriptsAfter(name, spec, argv, i));
   const assignments: string[] = [];
-  while (spec.assignments && i < argv.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(argv[i]!)) assignments.push(argv[i++]!);
+  while (spec.assignments && i < argv.length && isAssignment(name, argv[i]!)) assignments.push(argv[i++]!);
+  runs.push(...exportedFunctions(assignments)); // env's only: sudo's assignments are shell names
   i += spec.positional ?? 0;
   let rest = argv.slice(i);
   if ((name === 'watch' || name === 'ssh') && rest.length > 0) return [...runs, { via: name, script: rest.join(' ') }];
@@ -190,8 +192,40 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
     rest = [];
   }
   if (name === 'xargs' && rest.length === 0) rest = ['echo'];
-  if (rest.length > 0) runs.push({ via: name, argv: [...assignments, ...rest] });
+  // The assignments a shell would read as such lead the argv (the judged command text starts with the program).
+  const named = assignments.filter((w) => SHELL_ASSIGNMENT.test(w));
+  if (rest.length > 0) runs.push({ via: name, argv: [...named, ...rest] });
+  // GNU env splices -S's words into its argv: the words after them are options or arguments of the command the
+  // string names (`env -S'git' push` runs `git push`), so the string is judged with them as well.
+  if (name === 'env' && split && split.end < argv.length) {
+    runs.push({ via: split.via, script: [split.script, ...argv.slice(split.end).map(quoted)].join(' ') });
+  }
   return runs;
+}
+
+const SHELL_ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/** Whether `w` sets a variable for the command. GNU env 9.1 takes every word with `=` (`env 1A=1 echo x` runs echo). */
+function isAssignment(name: string, w: string): boolean {
+  return name === 'env' ? w.includes('=') : SHELL_ASSIGNMENT.test(w);
+}
+
+/**
+ * The bash functions env exports: bash 5.2 defines `f` from `BASH_FUNC_f%%=() { …; }` when it starts
+ * (`env 'BASH_FUNC_ls%%=() { echo x; }' bash -c ls` prints x), so the definition is judged as a script.
+ */
+function exportedFunctions(assignments: readonly string[]): WrappedRun[] {
+  const runs: WrappedRun[] = [];
+  for (const w of assignments) {
+    const m = /^BASH_FUNC_(.+)%%=(.*)$/s.exec(w);
+    if (m) runs.push({ via: 'env BASH_FUNC', script: `${m[1]}${m[2]}` });
+  }
+  return runs;
+}
+
+/** `w` as one literal shell word. */
+function quoted(w: string): string {
+  return `'${w.replaceAll("'", "'\\''")}'`;
 }
 
 /** The script options of `su` or `runuser` among the words from `from` on, `--` included. */
@@ -200,8 +234,9 @@ function scriptsAfter(name: string, spec: Spec, argv: readonly string[], from: n
   for (let k = from; k < argv.length; k++) {
     const a = argv[k]!;
     if (a.startsWith('--')) {
-      const [key, value] = splitLong(a);
-      if (key === spec.scriptLong) {
+      const [given, value] = splitLong(a);
+      const key = longName(spec, given);
+      if (spec.scriptLong?.includes(key)) {
         const script = value ?? argv[k + 1];
         if (script !== undefined) runs.push({ via: `${name} ${key}`, script });
         if (value === undefined) k++;
@@ -220,6 +255,17 @@ function scriptsAfter(name: string, spec: Spec, argv: readonly string[], from: n
     }
   }
   return runs;
+}
+
+/**
+ * The table's long option that `key` names: itself, or the one it abbreviates (getopt_long takes any unambiguous
+ * prefix: GNU env 9.1 runs `env --u HOME cmd` as `--unset HOME`; util-linux su `su --comm 'cmd' root`). A script
+ * option wins a tie: where a prefix is ambiguous the program refuses to run, and reading a script judges more.
+ */
+function longName(spec: Spec, key: string): string {
+  const names = [...(spec.scriptLong ?? []), ...(spec.longArg ?? [])];
+  if (key.length <= 2 || names.includes(key) || spec.longFlags?.includes(key)) return key;
+  return names.find((n) => n.startsWith(key)) ?? key;
 }
 
 function splitLong(a: string): [string, string | undefined] {
@@ -241,7 +287,8 @@ function unwrapShell(argv: readonly string[]): WrappedRun[] {
       i += ['--rcfile', '--init-file'].includes(a) ? 2 : 1;
       continue;
     }
-    if (/^[-+]/.test(a) && a.length > 1) {
+    // A lone `+` is an option word too (bash 5.2 and dash: `sh -c + 'echo x'` runs echo x); `-` ended them above.
+    if (/^[-+]/.test(a)) {
       const letters = a.slice(1);
       if (letters.includes('c')) hasC = true;
       i += /[oO]/.test(letters) ? 2 : 1;
@@ -260,10 +307,18 @@ export function readsScriptFromStdin(argv: readonly string[]): boolean {
   if (name === undefined || !SHELLS.has(name) || name === 'busybox') return false;
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '-s') return true;
-    if (/^[-+]/.test(a) && a.length > 1) {
-      if (a.slice(1).includes('c')) return false;
-      if (/[oO]/.test(a.slice(1))) i++;
+    // `-` and `--` end the options (bash 5.2: `echo 'echo x' | bash -` runs echo); a word after is a script file.
+    if (a === '-' || a === '--') return i + 1 === argv.length;
+    if (a.startsWith('--')) {
+      if (a === '--rcfile' || a === '--init-file') i++;
+      continue;
+    }
+    if (/^[-+]/.test(a)) {
+      const letters = a.slice(1);
+      if (letters.includes('c')) return false;
+      // -s reads the script from stdin and makes the words after it $1…: bash 5.2 `bash -es foo`, `bash +s foo`.
+      if (letters.includes('s')) return true;
+      if (/[oO]/.test(letters)) i++;
       continue;
     }
     return false;

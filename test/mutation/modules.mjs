@@ -81,7 +81,7 @@ export const MODULES = {
     ],
     tests: [
       'test/machines/permission/shell-words.test.ts',
-      'test/machines/permission/shell-wrappers.test.ts',
+      'test/machines/permission/shell-wrappers*.test.ts',
       'test/actors/permission/shell-split*.test.ts',
       'test/actors/permission/shell-parse.test.ts',
       'test/machines/permission/permission-bypass.test.ts',
@@ -96,7 +96,7 @@ export const MODULES = {
   },
   'shell-wrappers': {
     mutate: ['machines/permission/shell-wrappers.ts'],
-    tests: ['test/machines/permission/shell-wrappers.test.ts'],
+    tests: ['test/machines/permission/shell-wrappers*.test.ts'],
   },
   'shell-parse': {
     mutate: [

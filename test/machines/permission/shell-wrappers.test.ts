@@ -73,8 +73,8 @@ describe('unwrapCommand: the argv a wrapper runs', () => {
     ['caffeinate -i -t 5 -w 1 rm -rf /', 'caffeinate'],
     ['xargs rm -rf /', 'xargs'],
     ['xargs -0 -r -I {} -L 1 -n 2 -P 4 -s 99 -d x -E e -a f rm -rf /', 'xargs'],
-    ['xargs --replace {} --max-lines 1 --max-args 2 --max-procs 4 rm -rf /', 'xargs'],
-    ['xargs --max-chars 9 --delimiter x --eof e --arg-file f --null rm -rf /', 'xargs'],
+    ['xargs --replace={} --max-lines=1 --max-args 2 --max-procs 4 rm -rf /', 'xargs'],
+    ['xargs --max-chars 9 --delimiter x --eof=e --arg-file f --null rm -rf /', 'xargs'],
     ['parallel rm -rf / ::: a b', 'parallel'],
     ['parallel -j 2 -S h -I {} -d x -a f -P 3 rm -rf / :::: list', 'parallel'],
     ['parallel --jobs 2 --sshlogin h --delimiter x --arg-file f rm -rf / :::+ a', 'parallel'],
@@ -86,7 +86,9 @@ describe('unwrapCommand: the argv a wrapper runs', () => {
     expect(w('sudo A=1 B=2 rm -rf /')).toEqual([{ via: 'sudo', argv: ['A=1', 'B=2', ...RM] }]);
     expect(w('env -i A=1 rm -rf /')).toEqual([{ via: 'env', argv: ['A=1', ...RM] }]);
     expect(w('nice A=1 rm -rf /')).toEqual([{ via: 'nice', argv: ['A=1', ...RM] }]);
-    expect(w('env 1A=1 rm')).toEqual([{ via: 'env', argv: ['1A=1', 'rm'] }]);
+    // GNU env 9.1 sets any word with `=` (`env 1A=1 echo x` runs echo); only a shell's assignments lead the argv.
+    expect(w('env 1A=1 rm')).toEqual([{ via: 'env', argv: ['rm'] }]);
+    expect(w('sudo 1A=1 rm')).toEqual([{ via: 'sudo', argv: ['1A=1', 'rm'] }]);
   });
 
   it('stops reading options at the first operand, and a value that looks like an option is a value', () => {
