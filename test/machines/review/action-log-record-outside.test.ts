@@ -106,7 +106,12 @@ describe('action-log planning: changes made over someone else’s', () => {
     w.write('b', '/w/f', 'z\n');
     expect(w.view('a').files['/w/f']).toEqual(entry('x\n', 'z\n', ['a']));
     const plan = w.write('b', '/w/f', null);
-    expect(plan.facts[2]!.data).toEqual({ agentId: 'a', by: 'b', cause: 'change', files: [{ path: '/w/f', entry: null }] });
+    expect(plan.facts[2]!.data).toEqual({
+      agentId: 'a',
+      by: 'b',
+      cause: 'change',
+      files: [{ path: '/w/f', entry: null }],
+    });
     expect(w.summary('a')).toEqual({});
   });
 

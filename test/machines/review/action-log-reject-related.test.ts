@@ -18,7 +18,7 @@ const hunk = (w: PlanWorld, id: string, plus: string) =>
   w.list(id)[0]!.hunks.find((h) => h.lines.includes(`+${plus}`))!.id;
 
 describe('action-log planning: reject and undo across logs', () => {
-  it("a descendant whose base took in an earlier change gets both its base and current shifted", () => {
+  it('a descendant whose base took in an earlier change gets both its base and current shifted', () => {
     const w = new PlanWorld();
     w.chain('root', 'kid');
     w.disk['/w/f'] = TWENTY;

@@ -16,7 +16,11 @@ function world() {
   w.write('root', '/w/c.txt', 'made\n');
   return w;
 }
-const ids = (w: PlanWorld, path: string) => w.list('root').find((f) => f.path === path)!.hunks.map((h) => h.id);
+const ids = (w: PlanWorld, path: string) =>
+  w
+    .list('root')
+    .find((f) => f.path === path)!
+    .hunks.map((h) => h.id);
 const rejected = (plan: { facts: Array<{ type: string; agentId?: string | null; data: unknown }> }) =>
   plan.facts.map((f) => [f.type, f.agentId]);
 
