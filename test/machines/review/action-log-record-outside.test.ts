@@ -6,6 +6,8 @@ import type { LogEntry } from '../../../schemas/review.ts';
 // planRecord when someone else changed the file in between: outside edits folded into the base or not,
 // files re-created or deleted outside, and logs outside the lineage told of the change.
 const TEN = 'l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\nl11\nl12\n';
+const TWENTY = Array.from({ length: 20 }, (_, i) => `l${i + 1}\n`).join('');
+const swap = (text: string, n: number, to: string) => text.replace(`l${n}\n`, `${to}\n`);
 const entry = (base: string | null, current: string | null, agents: string[]): LogEntry => ({
   status: base === null ? 'created' : current === null ? 'deleted' : 'modified',
   baseHash: base === null ? null : sha256(base),
@@ -132,6 +134,28 @@ describe('action-log planning: changes made over someone else’s', () => {
     w.disk['/w/n'] = 'b\n';
     expect(w.write('b', '/w/n', 'b\n').facts.map((f) => f.agentId)).toEqual(['b', 'root']);
     expect(w.view('a').files['/w/n']).toEqual(entry(null, 'b\n', ['a']));
+  });
+
+  it('a sibling keeps its base when only part of a change fits it; a re-creation over its deletion ends it', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'a');
+    w.chain('root', 'b');
+    w.disk['/w/f'] = TWENTY;
+    w.disk['/w/g'] = 'g\n';
+    w.write('a', '/w/f', swap(TWENTY, 1, 'A'));
+    const after = swap(swap(TWENTY, 1, 'B'), 20, 'Z');
+    const plan = w.write('b', '/w/f', after);
+    expect(plan.blobs).toEqual({});
+    expect(w.view('a').files['/w/f']).toEqual(entry(TWENTY, after, ['a']));
+    w.write('a', '/w/g', null);
+    w.write('b', '/w/g', 'again\n');
+    expect(w.facts.at(-1)!.data).toEqual({
+      agentId: 'a',
+      by: 'b',
+      cause: 'change',
+      files: [{ path: '/w/g', entry: null }],
+    });
+    expect(w.summary('a')).toEqual({ '/w/f': 'modified by a' });
   });
 
   it('sameChanges compares the added and removed lines only, not context or position', () => {

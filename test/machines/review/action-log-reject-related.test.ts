@@ -107,7 +107,17 @@ describe('action-log planning: reject and undo across logs', () => {
     w.disk['/w/k'] = 'k\n';
     w.write('root', '/w/f', 'F\n');
     w.write('kid', '/w/k', 'K\n');
-    w.reject('root');
+    const reject = w.reject('root');
+    expect(reject.facts.map((f) => [f.agentId, (f.data as { files: unknown }).files])).toEqual([
+      [
+        'root',
+        [
+          { path: '/w/f', entry: null },
+          { path: '/w/k', entry: null },
+        ],
+      ],
+      ['kid', [{ path: '/w/k', entry: null }]],
+    ]);
     const undo = w.undoReject('root');
     expect(undo.reply).toEqual({ reapplied: ['/w/f', '/w/k'], conflicts: [], notRestorable: [] });
     expect(undo.facts.map((f) => [f.agentId, (f.data as { files: unknown }).files])).toEqual([

@@ -85,6 +85,22 @@ describe('action-log planning: reject of a selection', () => {
     });
   });
 
+  it('a file none of whose selected hunks fit the disk any more is neither written nor restored', () => {
+    const w = world();
+    w.disk['/w/a.txt'] = A.replace('l2\n', 'user2\n').replace('l11\n', 'user11\n');
+    const plan = w.reject('root', { paths: ['/w/a.txt'] });
+    expect(plan.reply.restored).toEqual([]);
+    expect(plan.reply.conflicts).toEqual([
+      {
+        path: '/w/a.txt',
+        hunkIds: ids(w, '/w/a.txt'),
+        reason: "the text around these hunks of '/w/a.txt' changed on disk, so they were left alone",
+      },
+    ]);
+    expect(plan.writes).toEqual([]);
+    expect(plan.facts[0]!.data).toMatchObject({ files: [] });
+  });
+
   it('a created file already gone from disk is dropped from the log without a write', () => {
     const w = world();
     w.disk['/w/c.txt'] = null;
