@@ -1,6 +1,6 @@
 import { PlanWorld } from '../../support/action-log-world.ts';
 import { sha256 } from '../../support/action-log-text.ts';
-import { planNeedsTexts, planRecord, sameChanges } from '../../../machines/review/action-log-plan.ts';
+import { type LogView, planNeedsTexts, planRecord, sameChanges } from '../../../machines/review/action-log-plan.ts';
 import type { LogEntry } from '../../../schemas/review.ts';
 
 // planRecord when someone else changed the file in between: outside edits folded into the base or not,
@@ -18,7 +18,7 @@ const entry = (base: string | null, current: string | null, agents: string[]): L
 describe('action-log planning: changes made over someone else’s', () => {
   it('planNeedsTexts: only an outside edit to fold, or logs outside the lineage, need contents', () => {
     const c = { path: '/w/f', beforeHash: 'h1' };
-    const log = (e: LogEntry | undefined) => ({ agentId: 'a', files: e ? { '/w/f': e } : {} });
+    const log = (e: LogEntry | undefined): LogView => ({ agentId: 'a', files: e ? { '/w/f': e } : {} });
     const e = (baseHash: string | null, currentHash: string | null) =>
       ({ status: 'modified', baseHash, currentHash, agents: ['a'] }) as LogEntry;
     expect(planNeedsTexts(c, [])).toBe(false);
