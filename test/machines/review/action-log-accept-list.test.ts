@@ -56,6 +56,19 @@ describe('action-log planning: accept and list', () => {
     expect(w.view('root').files['/w/f']).toEqual(entry(swap(swap(TWENTY, 1, 'R'), 10, 'C'), cur, ['root', 'kid']));
   });
 
+  it('accepting part of a file a descendant created over a deletion leaves the descendant’s creation as it is', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', null);
+    const made = swap(swap(TWENTY, 1, 'X'), 20, 'Y');
+    w.write('kid', '/w/f', made);
+    expect(w.view('root').files['/w/f']).toEqual(entry(TWENTY, made, ['root', 'kid']));
+    const plan = w.accept('root', { hunkIds: [hunk(w, 'root', 'X')] });
+    expect(plan.facts.map((f) => f.agentId)).toEqual(['root']);
+    expect(w.view('kid').files['/w/f']).toEqual(entry(null, made, ['kid']));
+  });
+
   it('accepting a deletion or a creation whole ends its tracking', () => {
     const w = new PlanWorld();
     w.chain('root', 'kid');

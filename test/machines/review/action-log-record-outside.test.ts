@@ -74,6 +74,20 @@ describe('action-log planning: changes made over someone else’s', () => {
     expect(plan.facts[0]!.data).toMatchObject({ status: 'modified', baseHash: sha256('user\n') });
   });
 
+  it('a file deleted outside and written again by the agent is created anew, by that agent alone', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.write('kid', '/w/n', 'a\n');
+    w.disk['/w/n'] = null; // outside, not recorded
+    w.write('root', '/w/n', 'c\n');
+    expect(w.view('root').files['/w/n']).toEqual(entry(null, 'c\n', ['root']));
+    w.disk['/w/m'] = 'a\n';
+    w.write('kid', '/w/m', 'b\n');
+    w.disk['/w/m'] = null;
+    w.write('root', '/w/m', 'c\n');
+    expect(w.view('root').files['/w/m']).toEqual(entry(null, 'c\n', ['root']));
+  });
+
   it('a sibling’s log is told of a change it did not make: folded into base and current when it fits', () => {
     const w = new PlanWorld();
     w.chain('root', 'a');
@@ -169,6 +183,9 @@ describe('action-log planning: changes made over someone else’s', () => {
     expect(sameChanges('/w/f', env, a, ['a\nb\nc\n', 'a\nc\n'])).toBe(false);
     expect(sameChanges('/w/f', env, [null, sha256('a\nb\n')], ['', 'a\nb\n'])).toBe(true);
     expect(sameChanges('/w/f', env, [null, sha256('a\nb\n')], ['', 'a\n\nb\n'])).toBe(false);
+    // Line by line: removing the line 'b+a' is not removing 'b' and adding 'a'.
+    const env2 = { texts: { [sha256('b+a\n')]: 'b+a\n' } };
+    expect(sameChanges('/w/f', env2, [sha256('b+a\n'), null], ['b\n', 'a\n'])).toBe(false);
   });
 
   it('planRecord without logs outside the lineage diffs nothing for them', () => {

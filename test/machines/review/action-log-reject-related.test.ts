@@ -1,6 +1,7 @@
 import { PlanWorld } from '../../support/action-log-world.ts';
 import { sha256 } from '../../support/action-log-text.ts';
 import type { LogEntry } from '../../../schemas/review.ts';
+import { planUndoReject } from '../../../machines/review/action-log-reject.ts';
 
 // Rejects and undo-rejects seen from the other logs: descendants whose base differs, stale entries,
 // paths only a descendant tracks, and undo-rejects that meet a disk that moved on.
@@ -66,6 +67,32 @@ describe('action-log planning: reject and undo across logs', () => {
       files: [{ path: '/w/f', entry: null }],
     });
     expect(w.summary('kid')).toEqual({});
+  });
+
+  it('undo of a reject-all gives a stale descendant back its own entry, not the disk’s content', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', swap(TWENTY, 20, 'C'));
+    w.disk['/w/f'] = swap(swap(TWENTY, 20, 'C'), 1, 'U'); // outside, not recorded
+    w.write('root', '/w/f', swap(w.disk['/w/f']!, 10, 'R'));
+    const kid = w.view('kid').files['/w/f'];
+    w.reject('root');
+    expect(w.summary('kid')).toEqual({});
+    w.undoReject('root');
+    expect(w.view('kid').files['/w/f']).toEqual(kid);
+  });
+
+  it('undo-reject skips the entries of a log that is no longer related', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = 'x\n';
+    w.write('kid', '/w/f', 'y\n');
+    w.disk['/w/f'] = 'z\n'; // outside, not recorded
+    w.write('root', '/w/f', 'x\n');
+    w.reject('root');
+    const plan = planUndoReject(w.view('root'), [], w.diskSnapshot(), { texts: w.texts, hash: sha256 });
+    expect(plan.facts.map((f) => [f.type, f.agentId])).toEqual([['review.reject-undone', 'root']]);
   });
 
   it('a path only a descendant tracks is cleared by a reject-all (and back on undo), never by a partial one', () => {
