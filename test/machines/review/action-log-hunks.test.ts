@@ -45,6 +45,10 @@ describe('action-log hunks', () => {
     expect(fnv1a64('')).toBe('811c9dc5050c5d1f');
     expect(fnv1a64('a')).toBe('e40c292cacf8e444');
     expect(fnv1a64('hello\nworld')).toBe('a2cdf7f9c5e808d0');
+    // Both halves below 0x10000000: each is padded to 8 digits.
+    expect(fnv1a64('k154')).toBe('06963ef807bcdc03');
+    // The lines of a hunk are joined with newlines before hashing.
+    expect(computeHunks('/w/a.txt', 'a\nb\n', null)[0]!.id).toBe(`h${fnv1a64('/w/a.txt\n-a\n-b')}`);
     // The id of a hunk is h + the hash of its path and lines; repeats get -1, -2, ….
     expect(computeHunks('/w/a.txt', 'a\n', null)).toEqual([
       { id: `h${fnv1a64('/w/a.txt\n-a')}`, oldStart: 1, oldLines: 1, newStart: 1, newLines: 0, lines: ['-a'] },

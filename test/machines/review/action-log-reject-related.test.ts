@@ -1,0 +1,227 @@
+import { PlanWorld } from '../../support/action-log-world.ts';
+import { sha256 } from '../../support/action-log-text.ts';
+import type { LogEntry } from '../../../schemas/review.ts';
+import { planUndoReject } from '../../../machines/review/action-log-reject.ts';
+
+// Rejects and undo-rejects seen from the other logs: descendants whose base differs, stale entries,
+// paths only a descendant tracks, and undo-rejects that meet a disk that moved on.
+const TWENTY = Array.from({ length: 20 }, (_, i) => `l${i + 1}\n`).join('');
+const swap = (text: string, n: number, to: string) => text.replace(`l${n}\n`, `${to}\n`);
+const entry = (base: string | null, current: string | null, agents: string[]): LogEntry => ({
+  status: base === null ? 'created' : current === null ? 'deleted' : 'modified',
+  baseHash: base === null ? null : sha256(base),
+  currentHash: current === null ? null : sha256(current),
+  agents: agents as LogEntry['agents'],
+});
+const who = (plan: { facts: Array<{ type: string; agentId?: string | null }> }) =>
+  plan.facts.map((f) => [f.type, f.agentId]);
+const hunk = (w: PlanWorld, id: string, plus: string) =>
+  w.list(id)[0]!.hunks.find((h) => h.lines.includes(`+${plus}`))!.id;
+
+describe('action-log planning: reject and undo across logs', () => {
+  it('a descendant whose base took in an earlier change gets both its base and current shifted', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', swap(TWENTY, 1, 'R'));
+    w.write('kid', '/w/f', swap(swap(TWENTY, 1, 'R'), 20, 'K'));
+    expect(w.view('kid').files['/w/f']!.baseHash).toBe(sha256(swap(TWENTY, 1, 'R')));
+    const plan = w.reject('root', { hunkIds: [hunk(w, 'root', 'R')] });
+    expect(w.disk['/w/f']).toBe(swap(TWENTY, 20, 'K'));
+    expect(who(plan)).toEqual([
+      ['review.rejected', 'root'],
+      ['action-log.files.updated', 'kid'],
+    ]);
+    expect(w.view('root').files['/w/f']).toEqual(entry(TWENTY, swap(TWENTY, 20, 'K'), ['root', 'kid']));
+    expect(w.view('kid').files['/w/f']).toEqual(entry(TWENTY, swap(TWENTY, 20, 'K'), ['kid']));
+  });
+
+  it('a descendant whose entry no longer holds the rejected hunk is not told', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', swap(TWENTY, 20, 'C'));
+    w.disk['/w/f'] = swap(swap(TWENTY, 20, 'C'), 1, 'U'); // outside, not recorded
+    w.write('root', '/w/f', swap(w.disk['/w/f']!, 10, 'R'));
+    const kid = w.view('kid').files['/w/f'];
+    expect(kid).toEqual(entry(TWENTY, swap(TWENTY, 20, 'C'), ['kid']));
+    const plan = w.reject('root', { hunkIds: [hunk(w, 'root', 'R')] });
+    expect(w.disk['/w/f']).toBe(swap(swap(TWENTY, 20, 'C'), 1, 'U'));
+    expect(who(plan)).toEqual([['review.rejected', 'root']]);
+    expect(w.view('kid').files['/w/f']).toEqual(kid);
+  });
+
+  it("a reject of all of a file's hunks ends a descendant's tracking even when its entry is stale", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', swap(TWENTY, 20, 'C'));
+    w.disk['/w/f'] = swap(TWENTY, 20, 'D'); // outside, not recorded
+    w.write('root', '/w/f', swap(w.disk['/w/f']!, 10, 'R'));
+    const plan = w.reject('root', { paths: ['/w/f'] });
+    expect(w.disk['/w/f']).toBe(TWENTY);
+    expect(plan.facts[1]!.data).toEqual({
+      agentId: 'kid',
+      by: 'root',
+      cause: 'reject',
+      files: [{ path: '/w/f', entry: null }],
+    });
+    expect(w.summary('kid')).toEqual({});
+  });
+
+  it('undo of a reject-all gives a stale descendant back its own entry, not the disk’s content', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', swap(TWENTY, 20, 'C'));
+    w.disk['/w/f'] = swap(swap(TWENTY, 20, 'C'), 1, 'U'); // outside, not recorded
+    w.write('root', '/w/f', swap(w.disk['/w/f']!, 10, 'R'));
+    const kid = w.view('kid').files['/w/f'];
+    w.reject('root');
+    expect(w.summary('kid')).toEqual({});
+    w.undoReject('root');
+    expect(w.view('kid').files['/w/f']).toEqual(kid);
+  });
+
+  it('undo-reject skips the entries of a log that is no longer related', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = 'x\n';
+    w.write('kid', '/w/f', 'y\n');
+    w.disk['/w/f'] = 'z\n'; // outside, not recorded
+    w.write('root', '/w/f', 'x\n');
+    w.reject('root');
+    const plan = planUndoReject(w.view('root'), [], w.diskSnapshot(), { texts: w.texts, hash: sha256 });
+    expect(plan.facts.map((f) => [f.type, f.agentId])).toEqual([['review.reject-undone', 'root']]);
+  });
+
+  it('a path only a descendant tracks is cleared by a reject-all (and back on undo), never by a partial one', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = 'x\n';
+    w.disk['/w/g'] = 'g\n';
+    w.write('kid', '/w/f', 'y\n');
+    w.disk['/w/f'] = 'z\n'; // outside, not recorded
+    w.write('root', '/w/f', 'x\n');
+    w.write('root', '/w/g', 'G\n');
+    expect(w.summary('root')).toEqual({ '/w/g': 'modified by root' });
+    expect(w.summary('kid')).toEqual({ '/w/f': 'modified by kid' });
+    expect(who(w.reject('root', { paths: ['/w/g'] }))).toEqual([['review.rejected', 'root']]);
+    expect(w.summary('kid')).toEqual({ '/w/f': 'modified by kid' });
+    const all = w.reject('root');
+    expect(all.reply).toEqual({ restored: [], deleted: [], kept: [], conflicts: [], undoAvailable: true });
+    expect(all.writes).toEqual([]);
+    expect(w.summary('kid')).toEqual({});
+    const undo = w.undoReject('root');
+    expect(undo.facts.map((f) => [f.agentId, f.data])).toEqual([
+      ['root', { agentId: 'root', files: [], reapplied: [], conflicts: [], notRestorable: [] }],
+      [
+        'kid',
+        {
+          agentId: 'kid',
+          by: 'root',
+          cause: 'undo-reject',
+          files: [{ path: '/w/f', entry: entry('x\n', 'y\n', ['kid']) }],
+        },
+      ],
+    ]);
+  });
+
+  it('undo-reject restores each log’s entries for the paths it had, and no others', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = 'f\n';
+    w.disk['/w/k'] = 'k\n';
+    w.write('root', '/w/f', 'F\n');
+    w.write('kid', '/w/k', 'K\n');
+    const reject = w.reject('root');
+    expect(reject.facts.map((f) => [f.agentId, (f.data as { files: unknown }).files])).toEqual([
+      [
+        'root',
+        [
+          { path: '/w/f', entry: null },
+          { path: '/w/k', entry: null },
+        ],
+      ],
+      ['kid', [{ path: '/w/k', entry: null }]],
+    ]);
+    const undo = w.undoReject('root');
+    expect(undo.reply).toEqual({ reapplied: ['/w/f', '/w/k'], conflicts: [], notRestorable: [] });
+    expect(undo.facts.map((f) => [f.agentId, (f.data as { files: unknown }).files])).toEqual([
+      [
+        'root',
+        [
+          { path: '/w/f', entry: entry('f\n', 'F\n', ['root']) },
+          { path: '/w/k', entry: entry('k\n', 'K\n', ['kid']) },
+        ],
+      ],
+      ['kid', [{ path: '/w/k', entry: entry('k\n', 'K\n', ['kid']) }]],
+    ]);
+  });
+
+  it('undo-reject leaves alone a file deleted since, and a restored file changed since; reports both', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = 'f\n';
+    w.disk['/w/g'] = 'g\n';
+    w.disk['/w/h'] = 'h\n';
+    w.write('root', '/w/f', 'F\n');
+    w.write('root', '/w/g', null);
+    w.write('root', '/w/h', null);
+    w.reject('root');
+    expect(w.disk).toEqual({ '/w/f': 'f\n', '/w/g': 'g\n', '/w/h': 'h\n' });
+    w.disk['/w/f'] = null;
+    w.disk['/w/g'] = 'g and more\n';
+    const undo = w.undoReject('root');
+    expect(undo.reply).toEqual({
+      reapplied: ['/w/h'],
+      conflicts: [
+        { path: '/w/f', hunkIds: [], reason: "'/w/f' was deleted on disk after the reject, so it was left alone" },
+        {
+          path: '/w/g',
+          hunkIds: [],
+          reason: "'/w/g' changed on disk after the reject restored it, so it was left alone",
+        },
+      ],
+      notRestorable: [],
+    });
+    expect(undo.writes).toEqual([{ path: '/w/h', content: null }]);
+    expect(w.summary('root')).toEqual({ '/w/h': 'deleted by root' });
+  });
+
+  it('a partly re-applied file gets an entry whose current is what is on disk now', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', swap(swap(TWENTY, 1, 'A1'), 20, 'A20'));
+    w.reject('root');
+    w.disk['/w/f'] = swap(TWENTY, 2, 'user');
+    const undo = w.undoReject('root');
+    const now = swap(swap(TWENTY, 2, 'user'), 20, 'A20');
+    expect(undo.writes).toEqual([{ path: '/w/f', content: now }]);
+    expect(undo.reply.conflicts).toEqual([
+      {
+        path: '/w/f',
+        hunkIds: [expect.any(String)],
+        reason: "the text around these hunks of '/w/f' changed on disk after the reject, so they were left alone",
+      },
+    ]);
+    expect(undo.blobs).toEqual({ [sha256(now)]: now });
+    expect(w.view('root').files['/w/f']).toEqual(entry(TWENTY, now, ['root']));
+  });
+
+  it('names the blob that holds a created file the reject deleted', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.write('root', '/w/n', 'made\n');
+    w.reject('root');
+    expect(w.undoReject('root').reply.notRestorable).toEqual([
+      {
+        path: '/w/n',
+        reason:
+          "'/w/n' was created by the agent and deleted by the reject; undo does not re-create files " +
+          `(its content is blob ${sha256('made\n')} in the store)`,
+      },
+    ]);
+  });
+});
