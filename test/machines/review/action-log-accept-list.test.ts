@@ -1,20 +1,10 @@
 import { PlanWorld } from '../../support/action-log-world.ts';
 import { sha256 } from '../../support/action-log-text.ts';
 import { listReview } from '../../../machines/review/action-log-plan.ts';
-import type { LogEntry } from '../../../schemas/review.ts';
+import { entry, hunk, swap, TWENTY } from '../../support/action-log-scenes.ts';
 
 // Accept of a subset (descendants with another base follow, or are left as they are), accept of a
 // deletion, and how review.list shows files it was given a diff for or told to leave out.
-const TWENTY = Array.from({ length: 20 }, (_, i) => `l${i + 1}\n`).join('');
-const swap = (text: string, n: number, to: string) => text.replace(`l${n}\n`, `${to}\n`);
-const entry = (base: string | null, current: string | null, agents: string[]): LogEntry => ({
-  status: base === null ? 'created' : current === null ? 'deleted' : 'modified',
-  baseHash: base === null ? null : sha256(base),
-  currentHash: current === null ? null : sha256(current),
-  agents: agents as LogEntry['agents'],
-});
-const hunk = (w: PlanWorld, id: string, plus: string) =>
-  w.list(id)[0]!.hunks.find((h) => h.lines.includes(`+${plus}`))!.id;
 
 describe('action-log planning: accept and list', () => {
   it('accepting a hunk moves a descendant’s other base only where that hunk fits it', () => {

@@ -2,18 +2,11 @@ import { PlanWorld } from '../../support/action-log-world.ts';
 import { sha256 } from '../../support/action-log-text.ts';
 import { type LogView, planNeedsTexts, planRecord, sameChanges } from '../../../machines/review/action-log-plan.ts';
 import type { LogEntry } from '../../../schemas/review.ts';
+import { entry, swap, TWENTY } from '../../support/action-log-scenes.ts';
 
 // planRecord when someone else changed the file in between: outside edits folded into the base or not,
 // files re-created or deleted outside, and logs outside the lineage told of the change.
 const TEN = 'l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\nl11\nl12\n';
-const TWENTY = Array.from({ length: 20 }, (_, i) => `l${i + 1}\n`).join('');
-const swap = (text: string, n: number, to: string) => text.replace(`l${n}\n`, `${to}\n`);
-const entry = (base: string | null, current: string | null, agents: string[]): LogEntry => ({
-  status: base === null ? 'created' : current === null ? 'deleted' : 'modified',
-  baseHash: base === null ? null : sha256(base),
-  currentHash: current === null ? null : sha256(current),
-  agents: agents as LogEntry['agents'],
-});
 
 describe('action-log planning: changes made over someone else’s', () => {
   it('planNeedsTexts: only an outside edit to fold, or logs outside the lineage, need contents', () => {

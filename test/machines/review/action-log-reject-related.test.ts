@@ -1,22 +1,12 @@
 import { PlanWorld } from '../../support/action-log-world.ts';
 import { sha256 } from '../../support/action-log-text.ts';
-import type { LogEntry } from '../../../schemas/review.ts';
 import { planUndoReject } from '../../../machines/review/action-log-reject.ts';
+import { entry, hunk, swap, TWENTY } from '../../support/action-log-scenes.ts';
 
 // Rejects and undo-rejects seen from the other logs: descendants whose base differs, stale entries,
 // paths only a descendant tracks, and undo-rejects that meet a disk that moved on.
-const TWENTY = Array.from({ length: 20 }, (_, i) => `l${i + 1}\n`).join('');
-const swap = (text: string, n: number, to: string) => text.replace(`l${n}\n`, `${to}\n`);
-const entry = (base: string | null, current: string | null, agents: string[]): LogEntry => ({
-  status: base === null ? 'created' : current === null ? 'deleted' : 'modified',
-  baseHash: base === null ? null : sha256(base),
-  currentHash: current === null ? null : sha256(current),
-  agents: agents as LogEntry['agents'],
-});
 const who = (plan: { facts: Array<{ type: string; agentId?: string | null }> }) =>
   plan.facts.map((f) => [f.type, f.agentId]);
-const hunk = (w: PlanWorld, id: string, plus: string) =>
-  w.list(id)[0]!.hunks.find((h) => h.lines.includes(`+${plus}`))!.id;
 
 describe('action-log planning: reject and undo across logs', () => {
   it('a descendant whose base took in an earlier change gets both its base and current shifted', () => {
