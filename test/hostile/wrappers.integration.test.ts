@@ -1,0 +1,79 @@
+/**
+ * Wrappers the gate must read through, live: the holes that sorting the shell-wrappers mutants found (issue
+ * 10, docs/quality.md). A real runtime and a sandboxed bash, an allowing default with one deny rule on rm, and
+ * a file in the workspace that each attack tries to remove through a wrapper bash or coreutils would run it
+ * with. Each was allowed before the fix (the gate judged other words than the program runs); the keep file
+ * must survive every one, and a canary that one attack writes through the same wrapper must never appear.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestRuntime } from '../support/runtime.ts';
+import {
+  attack,
+  type Canary,
+  canary,
+  expectNoCanary,
+  hostileRuntime,
+  openTerminal,
+  outcome,
+  reportAttacks,
+} from './support.ts';
+
+const POLICY = { default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } };
+
+let rt: TestRuntime;
+let terminalId: string;
+let keep: string;
+let c: Canary;
+
+beforeAll(async () => {
+  rt = await hostileRuntime(POLICY);
+  keep = join(rt.workspace, 'keep.txt');
+  writeFileSync(keep, 'keep\n');
+  // In the workspace: terminals are sandboxed, and the sandbox's /tmp is its own.
+  c = canary(rt.workspace);
+  terminalId = await openTerminal(rt);
+}, 60_000);
+afterAll(async () => {
+  await rt?.dispose();
+  c?.dispose();
+});
+reportAttacks('wrappers');
+
+const exec = (command: string) => rt.call('terminal.exec', { terminalId, command, timeoutMs: 10_000 });
+
+describe('rm behind a wrapper the gate used to misread', () => {
+  for (const command of [
+    // getopt takes an unambiguous prefix of a long option: --u is --unset, which takes a value.
+    'env --u HOME rm -f keep.txt',
+    // GNU env sets every word holding `=`, not only shell names.
+    'env 1A=1 rm -f keep.txt',
+    // env -S splits its string into the argv.
+    "env -S'rm -f' keep.txt",
+    // bash - reads the script from stdin; bash -c + runs the word after the lone +.
+    'echo rm -f keep.txt | bash -',
+    'bash -c + "rm -f keep.txt"',
+    // xargs --replace takes its value only after =: here it replaces {} and runs rm.
+    'echo x | xargs --replace rm -f keep.txt',
+  ]) {
+    attack('wrapper', command, async () => {
+      expect(outcome(await exec(command))).toBe('permission_denied');
+      expect(existsSync(keep)).toBe(true);
+    });
+  }
+
+  attack('wrapper', 'a canary written through env --u and an rm in the same line', async () => {
+    const command = `env --u HOME rm -f keep.txt; printf %s%s ${c.halves[0]} ${c.halves[1]} > ${c.path}`;
+    expect(outcome(await exec(command))).toBe('permission_denied');
+    expect(existsSync(keep)).toBe(true);
+    await expectNoCanary(rt, c);
+  });
+
+  it('still runs the same wrappers around an allowed command (control group)', async () => {
+    for (const command of ['env --u HOME ls keep.txt', 'echo ls keep.txt | bash -', 'env 1A=1 ls keep.txt']) {
+      const reply = await exec(command);
+      expect({ command, outcome: outcome(reply) }).toEqual({ command, outcome: 'ok' });
+      expect(String(reply.ok ? reply['output'] : '')).toContain('keep.txt');
+    }
+  }, 60_000);
+});
