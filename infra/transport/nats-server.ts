@@ -25,17 +25,39 @@ export function natsServerAvailable(bin = 'nats-server'): boolean {
 }
 
 /** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+export async function freePort(): Promise<number> {
+  const [port] = await freePorts(1);
+  return port!;
+}
+
+/**
+ * `count` distinct TCP ports that were free a moment ago on 127.0.0.1: all are held open together, so two
+ * calls in a row cannot hand out the same port (the kernel may reuse a port as soon as it is closed).
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    return await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<number>((resolve, reject) => {
+            server.unref();
+            server.on('error', reject);
+            server.listen(0, '127.0.0.1', () => {
+              const address = server.address();
+              resolve(typeof address === 'object' && address ? address.port : 0);
+            });
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  }
+}
+
+/** Whether a start failed because another process took the port between choosing it and binding it. */
+export function lostPortRace(err: unknown): boolean {
+  return /address already in use/.test((err as Error)?.message ?? '');
 }
 
 export async function startNatsServer(options: {

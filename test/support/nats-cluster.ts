@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, credsAuthenticator } from '@nats-io/transport-node';
-import { freePort, startNatsServer, type NatsServerHandle } from '../../infra/transport/nats-server.ts';
+import { freePorts, lostPortRace, startNatsServer, type NatsServerHandle } from '../../infra/transport/nats-server.ts';
 import { cleanEnv, type LongRunning, startCli } from './cli.ts';
 
 export type ClusterNode = NatsServerHandle & { name: string; routePort: number };
@@ -45,14 +45,15 @@ export async function startTestCluster(size = 3, options: ClusterOptions = {}): 
     try {
       return await startOnce(size, options);
     } catch (err) {
-      if (attempt >= 3 || !/address already in use/.test(String((err as Error).message))) throw err;
+      if (attempt >= 3 || !lostPortRace(err)) throw err;
     }
   }
 }
 
 async function startOnce(size: number, options: ClusterOptions): Promise<TestCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'skein-cluster-'));
-  const ports = await Promise.all(Array.from({ length: size }, async () => [await freePort(), await freePort()]));
+  const free = await freePorts(size * 2);
+  const ports = Array.from({ length: size }, (_, i) => [free[2 * i]!, free[2 * i + 1]!] as const);
   const routes = ports.map(([, route]) => `nats://127.0.0.1:${route}`).join(',');
   const start = async (i: number): Promise<ClusterNode> => {
     const [port, routePort] = ports[i]!;

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-import { freePort, startNatsServer, type NatsServerHandle } from '../nats-server.ts';
+import { freePorts, lostPortRace, startNatsServer, type NatsServerHandle } from '../nats-server.ts';
 import { Authority, writePrivate } from './authority.ts';
 import { serverConfig } from './server-config.ts';
 
@@ -43,28 +43,45 @@ export async function startAuthBroker(options: {
   const storeDir = join(options.dataDir, 'jetstream');
   const resolverDir = join(dir, 'resolver');
   mkdirSync(resolverDir, { recursive: true, mode: 0o700 });
-  const port = await freePort();
-  const websocketPort = await freePort();
   const configPath = join(dir, 'nats-server.conf');
-  writePrivate(
-    configPath,
-    serverConfig({
-      operatorJwt: await authority.operatorJwt(),
-      systemAccount: authority.systemAccount,
-      accounts: {
-        [authority.systemAccount]: await authority.systemAccountJwt(),
-        [authority.account]: await authority.accountJwt(),
-      },
-      resolverDir,
-      websocket: { host: '127.0.0.1', port: websocketPort },
-    }),
-  );
+  let port = 0;
+  let websocketPort = 0;
+  const choosePorts = async () => {
+    [port, websocketPort] = (await freePorts(2)) as [number, number];
+    writePrivate(
+      configPath,
+      serverConfig({
+        operatorJwt: await authority.operatorJwt(),
+        systemAccount: authority.systemAccount,
+        accounts: {
+          [authority.systemAccount]: await authority.systemAccountJwt(),
+          [authority.account]: await authority.accountJwt(),
+        },
+        resolverDir,
+        websocket: { host: '127.0.0.1', port: websocketPort },
+      }),
+    );
+  };
   // The CLI on this machine acts as the operator; agents get their own creds.
   writePrivate(join(dir, 'operator.creds'), await authority.operatorCreds());
   const hostCreds = await authority.hostCreds();
   const start = () =>
     startNatsServer({ storeDir, port, configFile: configPath, ...(options.bin ? { bin: options.bin } : {}) });
-  let server = await start();
+  // A port is only free until someone binds it: if another process took one first, choose again.
+  const startFirst = async (attempt: number): Promise<NatsServerHandle> => {
+    await choosePorts();
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= 5 || !lostPortRace(err)) throw err;
+      options.logger.warn(
+        { port, websocketPort, attempt },
+        'a chosen port was taken before nats-server bound it; choosing again',
+      );
+      return startFirst(attempt + 1);
+    }
+  };
+  let server = await startFirst(1);
   let stopping = false;
   /**
    * The supervisor: a server that dies while skein runs is started again on the same port, config and store
