@@ -5,9 +5,11 @@
  * fails while the broker is away. Records every append request and every read, so a test sees what the writer
  * asked of the log. For the fact writer's tests; nothing of the writer is replaced.
  */
+import { afterAll, afterEach, vi } from 'vitest';
 import type { AppendRequest, EventLog, ReadOptions } from '../../infra/transport/event-log.ts';
 import { JsonlLog } from '../../infra/transport/jsonl-log.ts';
 import type { StoredFact } from '../../schemas/index.ts';
+import { tempDir } from './temp-dir.ts';
 
 /** What the wrapper does with one append: pass it on, refuse it (`throws`), or store it and lose the answer. */
 export type AppendFault = { throws: unknown } | { storeThenThrow: unknown } | undefined;
@@ -65,4 +67,26 @@ export async function storedFacts(log: EventLog, stream: 'events' | 'output' = '
   const out: StoredFact[] = [];
   for await (const f of log.read({ stream })) out.push(f);
   return out;
+}
+
+/**
+ * For a test file: each call opens a new broker log in its own dir under one temp dir, with setTimeout faked
+ * (the writer's retry timers; the log's I/O stays real). After each test the real timers come back and the
+ * logs opened are closed; after the file the temp dir goes.
+ */
+export function brokerLogs(prefix: string): () => Promise<BrokerLog> {
+  const dir = tempDir(prefix);
+  afterAll(() => dir.dispose());
+  const open: BrokerLog[] = [];
+  afterEach(async () => {
+    vi.useRealTimers();
+    for (const b of open.splice(0)) await b.real.close();
+  });
+  let n = 0;
+  return async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const b = await brokerLog(`${dir.path}/${++n}`);
+    open.push(b);
+    return b;
+  };
 }

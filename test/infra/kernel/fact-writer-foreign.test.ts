@@ -5,7 +5,7 @@
  * (`edit.applied`'s action-log records), the `textJsonSafe` hint of output facts, and the text of a final
  * failure whose cause is no Error. Two writers on one log stand for two hosts.
  */
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AgentId, StoredFact } from '../../../schemas/index.ts';
 import { Fold } from '../../../machines/kernel/projection.ts';
 import { AGGREGATES } from '../../../infra/kernel/domains.ts';
@@ -13,18 +13,10 @@ import { carriedFacts, FactWriter, foldStored } from '../../../infra/kernel/fact
 import { digestOf } from '../../../infra/kernel/digest.ts';
 import { replayLog } from '../../../infra/kernel/replay.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
-import { tempDir } from '../../support/temp-dir.ts';
 import { spawnedData, spawnedFact } from '../../support/agent-facts.ts';
-import { brokerLog, storedFacts, type BrokerLog } from '../../support/broker-log.ts';
+import { brokerLogs, storedFacts, type BrokerLog } from '../../support/broker-log.ts';
 
-const dir = tempDir('skein-fact-writer-foreign-');
-afterAll(() => dir.dispose());
-const open: BrokerLog[] = [];
-afterEach(async () => {
-  vi.useRealTimers();
-  for (const b of open.splice(0)) await b.real.close();
-});
-let n = 0;
+const nextLog = brokerLogs('skein-fact-writer-foreign-');
 
 function writerOn(b: BrokerLog, hostId: string) {
   const fold = new Fold(AGGREGATES);
@@ -42,9 +34,7 @@ function writerOn(b: BrokerLog, hostId: string) {
 }
 
 async function twoHosts() {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-  const b = await brokerLog(`${dir.path}/${++n}`);
-  open.push(b);
+  const b = await nextLog();
   return { b, a: writerOn(b, 'ha'), other: writerOn(b, 'hb') };
 }
 

@@ -6,7 +6,7 @@
  * `setTimeout` only; the log's I/O is real), and the broker-down answers (`unavailable`: no retry, no health
  * fact). Output facts never put a subject in doubt.
  */
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ErrorCode, RuntimeError, type AgentId } from '../../../schemas/index.ts';
 import { Fold } from '../../../machines/kernel/projection.ts';
 import { AGGREGATES } from '../../../infra/kernel/domains.ts';
@@ -14,23 +14,13 @@ import { AppendFailedError, FactWriter } from '../../../infra/kernel/fact-writer
 import { digestOf } from '../../../infra/kernel/digest.ts';
 import { replayLog } from '../../../infra/kernel/replay.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
-import { tempDir } from '../../support/temp-dir.ts';
 import { spawnedFact } from '../../support/agent-facts.ts';
-import { brokerLog, storedFacts, type BrokerLog } from '../../support/broker-log.ts';
+import { brokerLogs, storedFacts } from '../../support/broker-log.ts';
 
-const dir = tempDir('skein-fact-writer-resync-');
-afterAll(() => dir.dispose());
-const open: BrokerLog[] = [];
-afterEach(async () => {
-  vi.useRealTimers();
-  for (const b of open.splice(0)) await b.real.close();
-});
-let n = 0;
+const nextLog = brokerLogs('skein-fact-writer-resync-');
 
 async function setup(options: { retries?: number; assertAvailable?: () => void } = {}) {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-  const b = await brokerLog(`${dir.path}/${++n}`);
-  open.push(b);
+  const b = await nextLog();
   const fold = new Fold(AGGREGATES);
   const { logger, lines } = memoryLogger('warn');
   const w = new FactWriter({
