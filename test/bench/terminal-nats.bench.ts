@@ -3,7 +3,8 @@
  * Terminal output benchmarks over NATS through the host (issues 3, 15): a
  * 100 MB flood read by a NATS subscriber of `skein.out.<agent>.<tid>` against
  * a raw node-pty read of the same flood (bash + skein's rc, OSC 133 marks
- * found by hand) in the same run, with the peak RSS of the runtime; and
+ * found by hand), alternated ROUNDS times in one run, with the peak RSS of the runtime and each thread's CPU
+ * and wait for a core (`sched.ts`); and
  * runtime RSS for 100 idle terminals. Exec round trips are in exec.bench.ts.
  *
  * The flood's runtime is `skein up` in its own process (the bundle, as a user
