@@ -7,7 +7,7 @@
  * logged chunks for replay.
  */
 import xterm from '@xterm/headless';
-import { skippablePrefix } from '../../machines/terminal/terminal-text.ts';
+import { cutPlain, skippablePrefix } from '../../machines/terminal/terminal-text.ts';
 import type { ControlSequence, ScreenSnapshot } from '../../schemas/terminal.ts';
 
 const { Terminal } = xterm;
@@ -154,12 +154,12 @@ export class TerminalScreen {
     if (this.#pending === '') {
       if (this.#parserState() !== 0 || !this.#plainState() || this.#interactive) return false;
     }
-    this.#pending += data;
     const { cols, rows } = this.term;
-    if (this.#pending.length >= DEFER_SCREENS * cols * rows) {
-      const skip = skippablePrefix(this.#pending, cols, rows, true);
+    if (this.#pending.length + data.length < DEFER_SCREENS * cols * rows) this.#pending += data;
+    else {
+      const { skip, kept } = cutPlain(this.#pending, data, cols, rows);
       this.skipped += skip;
-      this.#pending = this.#pending.slice(skip);
+      this.#pending = kept;
       // Nothing to cut (long lines without CR LF): parse now rather than hold more.
       if (this.#pending.length >= (DEFER_SCREENS / 2) * cols * rows) this.#catchUp();
     }

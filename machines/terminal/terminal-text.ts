@@ -141,3 +141,29 @@ export function skippablePrefix(data: string, cols: number, rows: number, plain?
   }
   return 0;
 }
+
+/**
+ * `skippablePrefix(head + tail, cols, rows, true)` for plain text, and the tail that is kept, without joining
+ * the two when the cut falls inside `tail`: the screen's unparsed text (`head`) plus a flood's next chunk
+ * (`tail`), where joining copied both for every chunk (issue 15).
+ */
+export function cutPlain(head: string, tail: string, cols: number, rows: number): { skip: number; kept: string } {
+  const length = head.length + tail.length;
+  if (length < 4 * cols * rows) return { skip: 0, kept: head + tail };
+  if (!head.includes('\r') && !head.includes('\n') && !tail.includes('\r') && !tail.includes('\n')) {
+    const keep = (2 * rows + 2) * cols;
+    const skip = Math.max(0, Math.floor((length - keep) / cols) * cols);
+    return { skip, kept: skip >= head.length ? tail.slice(skip - head.length) : (head + tail).slice(skip) };
+  }
+  // The loop of skippablePrefix over the tail's part of the text; the rest (a cut in head, or none) as it is.
+  let lfs = 0;
+  for (let i = tail.length - 1; i >= 1; i--) {
+    if (tail.charCodeAt(i) !== 10) continue;
+    if (lfs >= 2 * rows + 1 && tail.charCodeAt(i - 1) === 13)
+      return { skip: head.length + i + 1, kept: tail.slice(i + 1) };
+    lfs++;
+  }
+  const all = head + tail;
+  const skip = skippablePrefix(all, cols, rows, true);
+  return { skip, kept: all.slice(skip) };
+}

@@ -1,5 +1,11 @@
 import fc from 'fast-check';
-import { headTail, plainText, utf8Length } from '../../../machines/terminal/terminal-text.ts';
+import {
+  cutPlain,
+  headTail,
+  plainText,
+  skippablePrefix,
+  utf8Length,
+} from '../../../machines/terminal/terminal-text.ts';
 import { propertySeed } from '../../support/seed.ts';
 
 const seed = propertySeed();
@@ -99,5 +105,33 @@ describe('utf8Length', () => {
       { seed, numRuns: 500 },
     );
     expect(utf8Length('\ud800x')).toBe(4);
+  });
+});
+
+describe('cutPlain', () => {
+  // The screen's unparsed text plus a flood's next chunk, cut without joining the two (issue 15).
+  const plainPiece = fc
+    .array(fc.constantFrom('a', 'b', ' ', '\r', '\n', '\r\n', 'x'.repeat(40), 'y\r\n'.repeat(6)), { maxLength: 120 })
+    .map((parts) => parts.join(''));
+
+  it(`cuts head + tail where skippablePrefix cuts their join, and keeps the rest (seed ${seed})`, () => {
+    fc.assert(
+      fc.property(
+        plainPiece,
+        plainPiece,
+        fc.integer({ min: 2, max: 12 }),
+        fc.integer({ min: 1, max: 6 }),
+        (head, tail, cols, rows) => {
+          const all = head + tail;
+          const skip = skippablePrefix(all, cols, rows, true);
+          expect(cutPlain(head, tail, cols, rows)).toEqual({ skip, kept: all.slice(skip) });
+        },
+      ),
+      { seed, numRuns: 2000 },
+    );
+  });
+
+  it('cuts a long line without CR or LF inside the tail, at a multiple of cols from the head', () => {
+    expect(cutPlain('a'.repeat(7), 'b'.repeat(100), 10, 2)).toEqual({ skip: 40, kept: 'b'.repeat(67) });
   });
 });

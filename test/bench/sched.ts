@@ -1,0 +1,43 @@
+/**
+ * @module
+ * Where a benchmark's wall time goes on a shared machine: per thread, the CPU time it ran and the time it
+ * sat runnable in the run queue waiting for a core (/proc/<pid>/task/<tid>/schedstat, ns). A pipeline stage
+ * that waits for a core most of the flood is CPU-bound under contention: its CPU per MB sets the pace, not
+ * a stall in the code (issue 15).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+export type SchedTimes = { cpuMs: number; waitMs: number };
+
+/** CPU and run-queue wait of one thread (`tid`), or of every thread of `pid` summed. Zero once it is gone. */
+export function schedTimes(pid: number, tid?: number): SchedTimes {
+  let cpu = 0;
+  let wait = 0;
+  try {
+    const tids = tid === undefined ? readdirSync(`/proc/${pid}/task`) : [String(tid)];
+    for (const t of tids) {
+      const [run, queued] = readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ').map(Number);
+      cpu += run ?? 0;
+      wait += queued ?? 0;
+    }
+  } catch {
+    // gone (a thread that ended between the listing and the read)
+  }
+  return { cpuMs: cpu / 1e6, waitMs: wait / 1e6 };
+}
+
+/** Starts counting for the named threads; `stop()` gives what each used since, as `name cpu X ms (waited Y)`. */
+export function schedProbe(threads: Record<string, { pid: number; tid?: number }>): { stop: () => string } {
+  const start = Object.fromEntries(Object.entries(threads).map(([k, t]) => [k, schedTimes(t.pid, t.tid)]));
+  return {
+    stop: () =>
+      Object.entries(threads)
+        .map(([k, t]) => {
+          const now = schedTimes(t.pid, t.tid);
+          const cpu = now.cpuMs - start[k]!.cpuMs;
+          const wait = now.waitMs - start[k]!.waitMs;
+          return `${k} ${cpu.toFixed(0)} ms (waited ${wait.toFixed(0)})`;
+        })
+        .join(', '),
+  };
+}
