@@ -18,7 +18,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import type { Logger } from 'pino';
 import type { Policy } from '../../schemas/policy.ts';
 import { atFd } from '../common/atomic-write.ts';
-import { openRoot } from '../common/root-cache.ts';
+import { type OpenRoot, openRoot } from '../common/root-cache.ts';
 import { parsePolicyText } from './policy-files.ts';
 
 /** Quiet time after the last change before the file is read: editors write in several steps. */
@@ -146,8 +146,10 @@ async function locate(file: WatchedPolicyFile): Promise<Located> {
     return { dirs: ancestors(dirname(file.path)), read: () => readPolicyFile(file.path), release: () => undefined };
   const root = resolve(file.root);
   const rel = relative(root, resolve(file.path));
-  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return locate({ layer: file.layer, path: file.path });
-  let held: Awaited<ReturnType<typeof openRoot>>;
+  // Not inside its root (never so as wired): watched and read by name.
+  if (rel === '' || rel === '..' || rel.startsWith('../') || isAbsolute(rel))
+    return locate({ layer: file.layer, path: file.path });
+  let held: OpenRoot;
   try {
     held = await openRoot(root);
   } catch (err) {
