@@ -12,7 +12,7 @@ import { readFile, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
-import { writeFileAtomic } from '../common/atomic-write.ts';
+import { atFd, writeFileAtomic } from '../common/atomic-write.ts';
 import { openRoot } from '../common/root-cache.ts';
 import type { LearnedRules } from '../../schemas/permission.ts';
 import { formatPolicyIssues, type Policy, PolicyFile } from '../../schemas/policy.ts';
@@ -99,37 +99,58 @@ export function persistLearnedRules(
   learned: LearnedRules,
 ): Promise<{ path: string; policy: Policy }> {
   const path = projectPolicyPath(workspace);
-  return serialized(path, async () => {
-    let raw: Record<string, unknown> = {};
-    let text: string | undefined;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
-        throw new PolicyFileError(path, `cannot be read (${(err as Error).message})`, err);
-    }
-    if (text !== undefined) {
-      parsePolicyText(text, path); // refuse to extend an invalid file
-      raw = JSON.parse(text) as Record<string, unknown>;
-    }
-    const target = policyObject(raw);
-    const tools = (target.tools ??= {}) as Record<string, Record<string, unknown>>;
-    const tool = (tools[learned.tool] ??= {});
-    const list = ((tool[learned.list] as Array<{ pattern: string }> | undefined) ??= []);
-    for (const pattern of learned.patterns) if (!list.some((r) => r.pattern === pattern)) list.push({ pattern });
-    const out = `${JSON.stringify(raw, null, 2)}\n`;
-    const policy = parsePolicyText(out, path);
-    await writeFileAtomic(path, out, 0o644);
-    return { path, policy };
-  });
+  return serialized(path, () => inProjectRoot(workspace, (at) => learnInto(path, at, learned)));
 }
 
-/** Replaces a policy file with `policy` (for `policy.set` on the project or global layer), atomically. */
-export function writePolicyFile(path: string, policy: unknown): Promise<Policy> {
+/**
+ * Runs `fn` with the project file's path through the descriptor of the workspace root skein pinned
+ * (`root-cache.ts`). A root moved or swapped for a symlink is refused, naming both places, and a missing one is
+ * NotFound: the project file is never read from, nor written to, wherever the root's name points now.
+ */
+async function inProjectRoot<T>(workspace: string, fn: (at: string) => Promise<T>): Promise<T> {
+  const root = await openRoot(workspace);
+  try {
+    return await fn(atFd(root.dir.fd, PROJECT_POLICY_FILE));
+  } finally {
+    root.release();
+  }
+}
+
+/** Adds `learned` to the project file (shown as `path`, reached at `at`). */
+async function learnInto(path: string, at: string, learned: LearnedRules): Promise<{ path: string; policy: Policy }> {
+  let raw: Record<string, unknown> = {};
+  let text: string | undefined;
+  try {
+    text = await readFile(at, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new PolicyFileError(path, `cannot be read (${(err as Error).message})`, err);
+  }
+  if (text !== undefined) {
+    parsePolicyText(text, path); // refuse to extend an invalid file
+    raw = JSON.parse(text) as Record<string, unknown>;
+  }
+  const target = policyObject(raw);
+  const tools = (target.tools ??= {}) as Record<string, Record<string, unknown>>;
+  const tool = (tools[learned.tool] ??= {});
+  const list = ((tool[learned.list] as Array<{ pattern: string }> | undefined) ??= []);
+  for (const pattern of learned.patterns) if (!list.some((r) => r.pattern === pattern)) list.push({ pattern });
+  const out = `${JSON.stringify(raw, null, 2)}\n`;
+  const policy = parsePolicyText(out, path);
+  await writeFileAtomic(at, out, 0o644);
+  return { path, policy };
+}
+
+/**
+ * Replaces a policy file with `policy` (for `policy.set` on the project or global layer), atomically. With
+ * `workspace`, `path` is that workspace's project file, written through the root skein pinned.
+ */
+export function writePolicyFile(path: string, policy: unknown, workspace?: string): Promise<Policy> {
   return serialized(path, async () => {
     const out = `${JSON.stringify(policy, null, 2)}\n`;
     const parsed = parsePolicyText(out, path);
-    await writeFileAtomic(path, out, 0o644);
+    if (workspace === undefined) await writeFileAtomic(path, out, 0o644);
+    else await inProjectRoot(workspace, (at) => writeFileAtomic(at, out, 0o644));
     return parsed;
   });
 }

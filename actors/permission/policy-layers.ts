@@ -88,7 +88,11 @@ export class PolicyLayers {
   ): Promise<string> {
     const path = layer === 'global' ? (where.globalPath ?? globalPolicyPath()) : projectPolicyPath(where.workspace);
     // The normalized policy back in the file's JSON shape (no undefined defaults).
-    const written = await writePolicyFile(path, JSON.parse(JSON.stringify(policy)));
+    const written = await writePolicyFile(
+      path,
+      JSON.parse(JSON.stringify(policy)),
+      layer === 'project' ? where.workspace : undefined,
+    );
     if (layer === 'global') this.#global = written;
     else this.#project = written;
     this.#chains.clear();

@@ -258,7 +258,8 @@ export async function wirePermission(deps: {
       policyWatch = watchPolicyFiles(
         [
           { layer: 'global', path: config.globalPolicy ?? globalPolicyPath() },
-          { layer: 'project', path: projectPolicyPath(deps.config.workspace) },
+          // Read from the root skein pinned: a root moved or swapped for a symlink is not the project.
+          { layer: 'project', path: projectPolicyPath(deps.config.workspace), root: deps.config.workspace },
         ],
         (layer, path, read) => service.reloadFile(layer, path, read),
         deps.logger.child({ actor: 'policy-watch' }),

@@ -4,7 +4,9 @@
  * away and puts a symlink to a directory outside in its place must not get skein to read or write there;
  * the root deleted and made again at the same place is used again. A real shell loop swaps the root while
  * reads run. Before the cache every walk took `realpath(root)` afresh, so a swapped-in symlink was followed
- * and the outside secret was read.
+ * and the outside secret was read. The project policy file is read from the pinned root too: a reload that
+ * settles while the root is swapped keeps the project's policy (before, it dropped it: the CI flake in which
+ * no read was served).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -21,7 +23,7 @@ describe('the workspace root swapped under the file tools', () => {
   let rt: TestRuntime;
   let outside: string;
   beforeAll(async () => {
-    rt = await startTestRuntime({ mode: 'embedded' });
+    rt = await startTestRuntime({ mode: 'embedded', logLevel: 'warn' });
     outside = join(rt.dir, 'outside');
     mkdirSync(outside);
     writeFileSync(join(outside, 'secret.txt'), `${SECRET}\n`);
@@ -80,7 +82,10 @@ describe('the workspace root swapped under the file tools', () => {
     // 200 ms alone, about one run in twenty beside test/architecture (load ~20) served none of ~25,000 reads
     // in 40 s while the loop kept its pace; no trace of the root cache showed a refusal once the root was
     // back (55 traced runs, none failing). The quiet second tells a timing window from a root that stays
-    // refused, and the read after the loop must be served.
+    // refused, and the read after the loop must be served. Those runs were the policy watcher, not the cache: test
+    // 2's reload settled while the root was the symlink, the file read through the root's name was absent, the
+    // project layer was dropped (every read then asked, and was denied) and the watch moved to the directory
+    // outside. The file is now read from the pinned root (policy-watch.ts); the last test holds that moment still.
     const loop =
       `ln -s ${JSON.stringify(outside)} ws_link; i=0; while :; do ` +
       `mv -T ${ws} ws_real; mv -T ws_link ${ws}; mv -T ${ws} ws_link; mv -T ws_real ${ws}; ` +
@@ -128,4 +133,56 @@ describe('the workspace root swapped under the file tools', () => {
     const after = await rt.call('file.read', { path: 'secret.txt' }, { agentId: 'racer' });
     expect(after).toMatchObject({ ok: true, content: 'made again\n' });
   }, 90_000);
+
+  it('keeps the project policy when a change settles with the root swapped out, and follows it back', async () => {
+    // The CI flake, held still: a debounced reload settled while the loop had the root swapped for the symlink.
+    // Read through the root's name, the file was absent there, the project layer was dropped (every read then
+    // asked, and the parent denied) and the watch moved to the directory outside, never to come back.
+    ok(await rt.call('agent.spawn', { label: 'settler', agentId: 'settler' }));
+    const asks = rt.bus.subscribe('skein.ask.main.>', (msg) => {
+      const requestId = (decodeFact(msg.subject, msg.data).data as { requestId: string }).requestId;
+      void rt.call('permission.decide', { requestId, decision: 'deny_once' });
+    });
+    await rt.bus.flush();
+    const read = () => rt.call('file.read', { path: 'secret.txt' }, { agentId: 'settler' });
+    const policy = join(rt.workspace, '.skein', 'policy.json');
+    const reloads = async (after: number) => {
+      const out: unknown[] = [];
+      await rt.log.scan({ stream: 'events', fromSeq: after + 1 }, (f) => {
+        if (f.type === 'policy.changed' && (f.data as { layer?: string }).layer === 'project') out.push(f.data);
+      });
+      return out;
+    };
+    const notRead = () => rt.logs.filter((l) => l.msg === 'policy file not read; the policy in force holds').length;
+    try {
+      expect(await read()).toMatchObject({ ok: true, content: 'made again\n' });
+      const seq = await rt.log.lastSeq('events');
+      const warned = notRead();
+      const kept = `${rt.workspace}-kept`;
+      renameSync(rt.workspace, kept);
+      symlinkSync(outside, rt.workspace);
+      try {
+        // An edit of the real file (the same policy) while the root's name points outside.
+        writeFileSync(join(kept, '.skein', 'policy.json'), JSON.stringify({ default: 'allow' }));
+        // Settled: left unread with a warning, or (before) read through the name and applied.
+        await expect
+          .poll(async () => notRead() > warned || (await reloads(seq)).length > 0, { timeout: 10_000 })
+          .toBe(true);
+      } finally {
+        unlinkSync(rt.workspace);
+        renameSync(kept, rt.workspace);
+      }
+      expect(await reloads(seq)).toEqual([]);
+      expect(await read()).toMatchObject({ ok: true, content: 'made again\n' });
+      // Watched where it is again: an edit there decides the next read.
+      writeFileSync(
+        policy,
+        JSON.stringify({ default: 'allow', tools: { read_file: { always_deny: [{ pattern: 'secret' }] } } }),
+      );
+      await expect.poll(async () => (await reloads(seq)).length, { timeout: 10_000 }).toBeGreaterThan(0);
+      expect(await read()).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    } finally {
+      asks.unsubscribe();
+    }
+  }, 60_000);
 });

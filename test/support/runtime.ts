@@ -17,6 +17,8 @@ import { startTestNats } from './nats-server.ts';
 export type TestRuntime = Runtime & {
   dir: string;
   workspace: string;
+  /** The runtime's log lines at `logLevel` (none at the default, silent). */
+  logs: Array<Record<string, unknown>>;
   call(type: string, data?: unknown, options?: { agentId?: string; id?: string; timeoutMs?: number }): Promise<Reply>;
   dispose(): Promise<void>;
 };
@@ -42,6 +44,8 @@ export async function startTestRuntime(
     sandbox?: boolean | 'auto';
     /** The host's JSON thread worker script (a dying one, for the tests of its death). */
     jsonWorker?: URL;
+    /** Level of the lines kept in `logs`. */
+    logLevel?: 'debug' | 'info' | 'warn' | 'silent';
   } = { mode: 'embedded' },
 ): Promise<TestRuntime> {
   const temp = options.dir ? undefined : tempDir('skein-rt-');
@@ -74,12 +78,13 @@ export async function startTestRuntime(
       },
     },
   });
-  const { logger } = memoryLogger('silent');
+  const { logger, lines } = memoryLogger(options.logLevel ?? 'silent');
   const runtime = await startRuntime(config, logger, { jsonWorker: options.jsonWorker });
   return {
     ...runtime,
     dir,
     workspace: realpathSync(workspace),
+    logs: lines,
     call: (type, data = {}, o = {}) =>
       call(runtime.bus, o.agentId ?? 'main', type, data, {
         timeoutMs: o.timeoutMs ?? 15_000,

@@ -9,6 +9,7 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -115,6 +116,23 @@ describe('persisting learned rules', () => {
       '^c\\b',
       '^d\\b',
     ]);
+  });
+
+  it('neither reads nor writes the project file through a root swapped for a symlink out', async () => {
+    // The first write pins the root (its real path as first resolved).
+    await persistLearnedRules(ws, { tool: 'terminal', list: 'always_deny', patterns: ['^rm\\b'] });
+    const planted = JSON.stringify({ default: 'allow' });
+    mkdirSync(join(outside, '.skein'));
+    writeFileSync(join(outside, '.skein', 'policy.json'), planted);
+    renameSync(ws, `${ws}-kept`);
+    symlinkSync(outside, ws);
+    // Followed, the learned rule would have been merged into the planted allow-all and taken as the layer.
+    await expect(
+      persistLearnedRules(ws, { tool: 'terminal', list: 'always_allow', patterns: ['^ls\\b'] }),
+    ).rejects.toThrow(/now resolves to/);
+    await expect(writePolicyFile(projectPolicyPath(ws), { default: 'confirm' }, ws)).rejects.toThrow(/now resolves to/);
+    expect(readFileSync(join(outside, '.skein', 'policy.json'), 'utf8')).toBe(planted);
+    expect(readdirSync(join(outside, '.skein'))).toEqual(['policy.json']);
   });
 
   it('refuses to extend an invalid file or write an invalid policy', async () => {
