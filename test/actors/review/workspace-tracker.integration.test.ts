@@ -313,7 +313,7 @@ class CountingSnapshotter extends WorkspaceSnapshotter {
 // Issue 15: a fleet's agents change files of one workspace all the time, and every exec there waits for an apply
 // at its start and end; applied one path after another, each path's awaits took a turn of the busy loop.
 describe('notification tracking applies the paths of one depth at once', () => {
-  it('reads 20 files changed in one directory side by side, and still sees each change, below a new directory too', async () => {
+  it('reads 20 files changed in one directory side by side, and sees each change, below a new one too', async () => {
     const f = makeFixture();
     for (let i = 0; i < 10; i++) f.write(`old${i}.txt`, `old ${i}\n`);
     const snapshotter = new CountingSnapshotter({ blobs: f.blobs });
