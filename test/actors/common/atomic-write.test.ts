@@ -58,7 +58,7 @@ describe('writeFileAtomic', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('into an existing directory: no mkdir, no needless chmod, the directory fsync’d on the handle it holds', async () => {
+  it('into an existing directory: no mkdir, no needless chmod, the directory fsync’d on its handle', async () => {
     const target = join(dir, 'blob');
     await writeFileAtomic(target, 'one\n', 0o644);
     expect(readFileSync(target, 'utf8')).toBe('one\n');
