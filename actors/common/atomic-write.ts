@@ -12,14 +12,17 @@
  * skein owns (the data dir, policy files) use `writeFileAtomic`, which opens the parent by path.
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, fsync } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { basename, dirname } from 'node:path';
 
 /** A path through an open directory descriptor: the kernel resolves `name` inside exactly that directory. */
 export function atFd(dirFd: number, name: string): string {
   return `/proc/self/fd/${dirFd}/${name}`;
 }
+
+const fsyncFd = promisify(fsync);
 
 /** Temp names keep a readable prefix of the target but stay under NAME_MAX (255 bytes). */
 function tempName(name: string): string {
@@ -56,9 +59,12 @@ export async function stageIn(dirFd: number, name: string, data: Uint8Array | st
   let mtimeMs: number;
   try {
     await fh.writeFile(data);
-    if (mode !== undefined) await fh.chmod(mode);
+    // The stat gives the mtime (chmod and fsync leave it) and whether the umask took bits of `mode` away: most
+    // writes need no chmod then. Every await here is a turn of a loop a fleet keeps busy (~8 ms each).
+    const st = await fh.stat();
+    mtimeMs = st.mtimeMs;
+    if (mode !== undefined && (st.mode & 0o7777) !== mode) await fh.chmod(mode);
     await fh.sync();
-    mtimeMs = (await fh.stat()).mtimeMs;
   } catch (err) {
     await fh.close().catch(() => undefined);
     await discard();
@@ -75,12 +81,9 @@ export async function stageIn(dirFd: number, name: string, data: Uint8Array | st
         await discard();
         throw err;
       }
-      // Durability of the rename itself; a file system that cannot fsync a directory still renamed.
-      const dh = await open(atFd(dirFd, '.'), constants.O_RDONLY | constants.O_DIRECTORY).catch(() => undefined);
-      if (dh) {
-        await dh.sync().catch(() => undefined);
-        await dh.close();
-      }
+      // Durability of the rename itself, on the descriptor the rename went through (opened O_RDONLY, so it can
+      // be fsync'd); a file system that cannot fsync a directory still renamed.
+      await fsyncFd(dirFd).catch(() => undefined);
     },
   };
 }
@@ -103,8 +106,14 @@ export async function atomicWriteIn(
  * `confined-fs.ts`.
  */
 export async function stageFile(path: string, data: Uint8Array | string, mode?: number): Promise<Staged> {
-  await mkdir(dirname(path), { recursive: true });
-  const dh = await open(dirname(path), constants.O_RDONLY | constants.O_DIRECTORY);
+  const dirPath = dirname(path);
+  const openDir = () => open(dirPath, constants.O_RDONLY | constants.O_DIRECTORY);
+  // The directory is made only when missing (the blob store's 256 fan-out directories exist after their first blob).
+  const dh = await openDir().catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+    await mkdir(dirPath, { recursive: true });
+    return openDir();
+  });
   let staged: Staged;
   try {
     staged = await stageIn(dh.fd, basename(path), data, mode);

@@ -39,6 +39,12 @@ import type { FileState, SnapshotDiff, WorkspaceSnapshot, WorkspaceSnapshotter }
 
 export type { TrackMark };
 
+/**
+ * Notified paths of one depth applied at once: enough to overlap a fleet's changes in one refresh, few enough
+ * that a burst of thousands (up to `overflowAt`) does not open a descriptor for each at the same time.
+ */
+const APPLY_PARALLEL = 32;
+
 /** Two turns of the event loop: every inotify event queued before the call has been delivered. */
 export async function notifyBarrier(): Promise<void> {
   await new Promise((r) => setImmediate(r));
@@ -238,40 +244,65 @@ export class WorkspaceTracker {
     for (const [rel, s] of Object.entries(snap.files)) if (!same(rw.state.get(rel), s)) rw.set(rel, s);
   }
 
-  /** Applies the notified paths, shallowest first (a replaced directory is settled before the files below it). */
+  /**
+   * Applies the notified paths one depth at a time, shallowest first (a replaced directory is settled before the
+   * files below it); the paths of one depth at once (`APPLY_PARALLEL`), each a distinct entry whose work touches
+   * only itself and what is below it. In a row, each path's awaits (lstat, open, read, the blob's write and
+   * fsync) each took a turn of a busy event loop: a fleet's applies of 4-26 paths took 100-230 ms, and every
+   * exec in the workspace waited for them at its start and its end.
+   */
   async #apply(rw: RootWatch): Promise<void> {
-    const dirty = [...rw.dirty].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : 1));
+    const levels = new Map<number, string[]>();
+    for (const rel of rw.dirty) {
+      const d = depth(rel);
+      const level = levels.get(d);
+      if (level) level.push(rel);
+      else levels.set(d, [rel]);
+    }
     rw.dirty = new Set();
     rw.events = 0;
     const acc = { readBytes: 0 };
-    const parentOk = new Map<string, boolean>();
-    for (const rel of dirty) {
-      if (rw.rescan) return this.#resync(rw);
-      const full = join(rw.root, rel);
-      const st = await lstat(full, { bigint: true }).catch(() => undefined);
-      const parent = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '';
+    const parentOk = new Map<string, Promise<boolean>>();
+    const parentWatched = (parent: string): Promise<boolean> => {
       let ok = parentOk.get(parent);
       if (ok === undefined) {
         const w = rw.dirs.get(parent);
-        const pst = w ? await lstat(join(rw.root, parent), { bigint: true }).catch(() => undefined) : undefined;
-        ok = w !== undefined && pst?.isDirectory() === true && pst.ino === w.ino;
+        ok = w
+          ? lstat(join(rw.root, parent), { bigint: true }).then(
+              (pst) => pst.isDirectory() && pst.ino === w.ino,
+              () => false,
+            )
+          : Promise.resolve(false);
         parentOk.set(parent, ok);
       }
+      return ok;
+    };
+    const one = async (rel: string): Promise<void> => {
+      const full = join(rw.root, rel);
+      const parent = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '';
+      const [st, ok] = await Promise.all([lstat(full, { bigint: true }).catch(() => undefined), parentWatched(parent)]);
       if (!ok || !st) {
         rw.dropTree(rel);
-        continue;
+        return;
       }
       if (st.isDirectory()) {
         const w = rw.dirs.get(rel);
-        if (w && w.ino === st.ino && w.ctime === st.ctimeNs) continue;
+        if (w && w.ino === st.ino && w.ctime === st.ctimeNs) return;
         rw.dropTree(rel);
         if (!rw.ignore.ignores(rel, true)) await this.#walkNew(rw, rel, acc);
-        continue;
+        return;
       }
       if (rw.dirs.has(rel)) rw.dropTree(rel);
       if (st.isFile() && !rw.ignore.ignores(rel, false)) {
         rw.set(rel, await this.#snapshotter.fileState(full, rw.state.get(rel), acc));
       } else rw.set(rel, undefined);
+    };
+    for (const d of [...levels.keys()].sort((a, b) => a - b)) {
+      const level = levels.get(d)!.sort();
+      for (let i = 0; i < level.length; i += APPLY_PARALLEL) {
+        if (rw.rescan) return this.#resync(rw);
+        await Promise.all(level.slice(i, i + APPLY_PARALLEL).map(one));
+      }
     }
     if (rw.rescan) await this.#resync(rw);
   }

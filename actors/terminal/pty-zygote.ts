@@ -62,12 +62,14 @@ export class PtyZygote {
   readonly #native: Native | undefined;
   readonly #setsid: string | undefined;
   readonly #stty: string | undefined;
+  readonly #sh: string | undefined;
 
   constructor(log: Logger, options: { enabled?: boolean } = {}) {
     this.#log = log.child({ actor: 'pty-zygote' });
     this.#native = options.enabled === false ? undefined : loadNative();
     this.#setsid = which('setsid');
     this.#stty = which('stty');
+    this.#sh = which('sh');
     this.#off = !this.#native || !this.#setsid;
   }
 
@@ -150,7 +152,7 @@ export class PtyZygote {
       const id = this.#next++;
       this.#pending.set(id, { resolve, reject });
       this.#hold();
-      child.send({ ...m, type: 'spawn', id, setsid: this.#setsid, stty: this.#stty });
+      child.send({ ...m, type: 'spawn', id, setsid: this.#setsid, stty: this.#stty, sh: this.#sh });
     });
   }
 

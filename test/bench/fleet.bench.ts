@@ -39,7 +39,7 @@ function source(i: number): string {
  * One agent's 15 steps: 10 commands (4 of them write a file through the shell, so the
  * agent changes 5 distinct files in all), a file.write, then 4 edits of that file.
  */
-function steps(i: number): FleetStep[] {
+export function steps(i: number): FleetStep[] {
   const p = (k: number) => `a${String(i).padStart(2, '0')}-f${k}`;
   const main = `${p(0)}.py`;
   return [
@@ -126,6 +126,10 @@ export const bench: Bench = {
       { label: 'solo', steps: Array.from({ length: AGENTS }, (_, i) => steps(i)).flat() },
     ];
 
+    // Untimed: the first runtime of the process pays for compiling the code paths (JIT, grammars, the shell
+    // helper): measured first, the tracking-on fleet carried that alone and read 4× the same fleet without it.
+    process.stderr.write('  warm-up (4 agents, untimed)…\n');
+    await runPlan(fleetAgents.slice(0, Math.min(4, AGENTS)), true, async () => undefined);
     process.stderr.write(`  fleet of ${AGENTS}…\n`);
     const fleet = await runPlan(fleetAgents, true, async ({ wallMs, outcome, failures, rt }) => {
       // review.list at the root: every agent's 5 files.

@@ -294,3 +294,56 @@ describe('notification tracking under many commands at once', () => {
     }
   });
 });
+
+/** A snapshotter that counts the file states it is computing at once (the tracker's per-path work). */
+class CountingSnapshotter extends WorkspaceSnapshotter {
+  inFlight = 0;
+  maxInFlight = 0;
+  override async fileState(...args: Parameters<WorkspaceSnapshotter['fileState']>) {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      return await super.fileState(...args);
+    } finally {
+      this.inFlight--;
+    }
+  }
+}
+
+// Issue 15: a fleet's agents change files of one workspace all the time, and every exec there waits for an apply
+// at its start and end; applied one path after another, each path's awaits took a turn of the busy loop.
+describe('notification tracking applies the paths of one depth at once', () => {
+  it('reads 20 files changed in one directory side by side, and sees each change, below a new one too', async () => {
+    const f = makeFixture();
+    for (let i = 0; i < 10; i++) f.write(`old${i}.txt`, `old ${i}\n`);
+    const snapshotter = new CountingSnapshotter({ blobs: f.blobs });
+    const tracker = new WorkspaceTracker({ snapshotter });
+    try {
+      await tracker.prepare(f.ws);
+      snapshotter.maxInFlight = 0;
+      const mark = await tracker.begin(f.ws);
+      sh(
+        f.ws,
+        'for i in $(seq 0 9); do echo new $i > new$i.txt; echo changed $i > old$i.txt; done; ' +
+          'mkdir -p sub/deep && echo below > sub/deep/x.txt && rm new3.txt',
+      );
+      const diff = await tracker.end(mark);
+      expect(diff.reportedOnly).toEqual([]);
+      const changes = diff.changes.map((c) => [c.path.slice(f.ws.length + 1), c.status, c.after]).sort();
+      expect(changes).toEqual(
+        [
+          ...Array.from({ length: 10 }, (_, i) => [`old${i}.txt`, 'modified', `changed ${i}\n`]),
+          ...Array.from({ length: 10 }, (_, i) => [`new${i}.txt`, 'created', `new ${i}\n`]).filter(
+            ([p]) => p !== 'new3.txt',
+          ),
+          ['sub/deep/x.txt', 'created', 'below\n'],
+        ].sort(),
+      );
+      // One after another (the code before) this was 1.
+      expect(snapshotter.maxInFlight).toBeGreaterThan(1);
+    } finally {
+      tracker.close();
+      f.cleanup();
+    }
+  });
+});

@@ -3,7 +3,10 @@
  * terminal as one forked in process: a new session with the PTY as controlling terminal (job control on),
  * node-pty's line settings, exit codes and signals reported, and the helper gone after shutdown.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { which } from '../../../actors/terminal/pty-spawn.ts';
 import { terminalHarness } from '../../support/terminal-harness.ts';
 
 const A = 'a1';
@@ -55,6 +58,32 @@ describe('shells started by the helper process', () => {
     } finally {
       await helper.dispose();
       await inProcess.dispose();
+    }
+  });
+
+  // Issue 15: the helper spawned stty itself before each shell, so a burst of opens (a fleet's 32) put every
+  // stty fork ahead of the first shell; the shell's own process now applies them before it becomes the shell.
+  it('apply the line settings in the shell’s own process, not in one the helper starts before it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skein-stty-'));
+    const parents = join(dir, 'parents');
+    writeFileSync(join(dir, 'stty'), `#!/bin/sh\necho $PPID >> ${parents}\nexec ${which('stty')} "$@"\n`, {
+      mode: 0o755,
+    });
+    const path = process.env['PATH'];
+    process.env['PATH'] = `${dir}:${path}`;
+    let h: ReturnType<typeof terminalHarness>;
+    try {
+      h = terminalHarness();
+    } finally {
+      process.env['PATH'] = path;
+    }
+    try {
+      const o = await h.open();
+      expect(Number(status(o.pid)['PPid'])).not.toBe(process.pid);
+      expect(readFileSync(parents, 'utf8').trim().split('\n').map(Number)).toEqual([o.pid]);
+    } finally {
+      await h.dispose();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

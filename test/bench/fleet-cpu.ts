@@ -1,0 +1,125 @@
+/**
+ * @module
+ * Where a fleet's command latency goes (issue 15): the fleet bench's 32 agents × 15 tool calls (agents and step
+ * kinds chosen by `SKEIN_FLEET_AGENTS` and `SKEIN_FLEET_KINDS=write,exec,edit`), once per entry of
+ * `SKEIN_FLEET_ROUNDS` (default `1,1`: tracking on, twice; `0` is off), each against a fresh networked runtime in
+ * this process with its own nats-server; the first round warms the JIT. Prints one JSON line a round: wall time,
+ * CPU of the main thread, of the process and of its children (nats-server, the shell helper and the shells it
+ * reaped), p50/p99 of all calls and of each command type. `SKEIN_FLEET_PROFILE=<file.cpuprofile>` profiles the
+ * last round (`cpu-profile-summary.ts` sums it).
+ */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { FleetPlan } from '../../schemas/index.ts';
+import { runFleet } from '../../infra/agent/fleet.ts';
+import type { Bus } from '../../infra/transport/bus.ts';
+import { startTestNats } from '../support/nats-server.ts';
+import { startTestRuntime } from '../support/runtime.ts';
+import { steps } from './fleet.bench.ts';
+import { now } from './bench-pty.ts';
+import { percentile } from './types.ts';
+
+const AGENTS = Number(process.env['SKEIN_FLEET_AGENTS'] ?? 32);
+const ROUNDS = (process.env['SKEIN_FLEET_ROUNDS'] ?? '1,1').split(',').map((r) => r !== '0');
+const KINDS = (process.env['SKEIN_FLEET_KINDS'] ?? 'write,exec,edit').split(',');
+const PROFILE = process.env['SKEIN_FLEET_PROFILE'];
+
+/** user+sys CPU ms of a /proc stat line's fields from `utime` on (with the reaped children's when `reaped`). */
+function statMs(stat: string, reaped: boolean): number {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const own = Number(f[11]) + Number(f[12]);
+  return (reaped ? own + Number(f[13]) + Number(f[14]) : own) * 10;
+}
+
+/** CPU of this process's children (nats-server, the shell helper) and of what they reaped (the shells). */
+function childrenMs(): number {
+  let ms = 0;
+  for (const task of readdirSync('/proc/self/task')) {
+    const kids = readFileSync(`/proc/self/task/${task}/children`, 'utf8').trim().split(' ').filter(Boolean);
+    for (const pid of kids) {
+      try {
+        ms += statMs(readFileSync(`/proc/${pid}/stat`, 'utf8'), true);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return ms;
+}
+
+const mainThreadMs = () => statMs(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'), false);
+
+for (const [round, track] of ROUNDS.entries()) {
+  const nats = await startTestNats();
+  const rt = await startTestRuntime({
+    mode: 'networked',
+    natsUrl: nats.url,
+    policy: { default: 'allow' },
+    flags: { domains: { review: { trackShell: track } } },
+  });
+  try {
+    // Latency per command type: the bus's request wrapped.
+    const byType = new Map<string, number[]>();
+    const bus = rt.bus as Bus;
+    const request = bus.request.bind(bus);
+    (bus as { request: typeof request }).request = async (...args: Parameters<typeof request>) => {
+      const t = now();
+      try {
+        return await request(...args);
+      } finally {
+        const type = String(args[0]).split('.').slice(-2).join('.');
+        byType.set(type, [...(byType.get(type) ?? []), now() - t]);
+      }
+    };
+    const pick = (i: number) => steps(i).filter((st) => KINDS.some((k) => k in st));
+    const plan = FleetPlan.parse({
+      agents: Array.from({ length: AGENTS }, (_, i) => ({ label: `w ${i}`, steps: pick(i) })),
+    });
+    const inspector = PROFILE && round === ROUNDS.length - 1 ? new Session() : undefined;
+    if (inspector) {
+      inspector.connect();
+      await inspector.post('Profiler.enable');
+      await inspector.post('Profiler.setSamplingInterval', { interval: 200 });
+      await inspector.post('Profiler.start');
+    }
+    const main0 = mainThreadMs();
+    const proc0 = process.cpuUsage();
+    const kids0 = childrenMs();
+    const t0 = now();
+    const outcome = await runFleet(plan, { bus: rt.bus, root: 'main', timeoutMs: 120_000 });
+    const wall = now() - t0;
+    const main = mainThreadMs() - main0;
+    const proc = process.cpuUsage(proc0);
+    const kids = childrenMs() - kids0;
+    if (inspector && PROFILE) {
+      const { profile } = await inspector.post('Profiler.stop');
+      writeFileSync(PROFILE, JSON.stringify(profile));
+      inspector.disconnect();
+    }
+    const lat = outcome.latenciesMs;
+    const types = Object.fromEntries(
+      [...byType].map(([t, l]) => [
+        t,
+        `${l.length} p50 ${percentile(l, 50).toFixed(0)} p99 ${percentile(l, 99).toFixed(0)}`,
+      ]),
+    );
+    process.stdout.write(
+      `${JSON.stringify({
+        round,
+        track,
+        wallMs: Math.round(wall),
+        mainCpuMs: main,
+        processCpuMs: Math.round((proc.user + proc.system) / 1000),
+        childrenCpuMs: kids,
+        p50: +percentile(lat, 50).toFixed(1),
+        p99: +percentile(lat, 99).toFixed(1),
+        failed: outcome.agents.filter((a) => a.status !== 'completed').length,
+        types,
+        load: readFileSync('/proc/loadavg', 'utf8').split(' ')[0],
+      })}\n`,
+    );
+  } finally {
+    await rt.dispose();
+    await nats.dispose();
+  }
+}
