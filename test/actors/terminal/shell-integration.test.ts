@@ -50,7 +50,7 @@ describe('MarkScanner', () => {
 
 describe('commandInput', () => {
   it('types only a fixed line: abort any prefix (Ctrl-G), clear the prompt (Ctrl-E Ctrl-U), source the file', () => {
-    expect(commandInput('/tmp/skein-rc-x/command')).toBe('\x07\x05\x15\\. /tmp/skein-rc-x/command\r');
+    expect(commandInput('/tmp/skein-x/c')).toBe('\x07\x05\x15\\. /tmp/skein-x/c\r');
   });
 });
 
