@@ -118,7 +118,7 @@ describe('typeahead never runs later as a command line (hole 5)', () => {
     expect(existsSync(canary)).toBe(false);
   });
 
-  it('discards them in a sandboxed terminal too, whose shell sees the typeahead mark through a read-only bind', async () => {
+  it('discards them in a sandboxed terminal too, whose shell sees the mark through a read-only bind', async () => {
     // The host sets the mark from outside (issue 15: the drain runs only while it is set); the shell only tests it.
     const { terminalId } = await h.open(A, { sandbox: true });
     const canary = join(h.workspace, 'canary-sandboxed');
