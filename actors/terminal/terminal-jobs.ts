@@ -245,7 +245,10 @@ export class JobRunner {
     job.timedOut = true;
     const pgid = foregroundPgid(s.pty.pid);
     if (pgid > 0) signalSafely(-pgid, 'SIGINT');
-    else s.pty.write('\x03');
+    else {
+      s.rc.markTypeahead();
+      s.pty.write('\x03');
+    }
     await this.#emit({
       type: 'terminal.command.interrupted',
       data: { terminalId: s.terminalId, commandId: job.commandId, signal: 'SIGINT', pgid, reason: 'timeout' },
@@ -268,6 +271,7 @@ export class JobRunner {
       });
     } else {
       // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
+      s.rc.markTypeahead();
       s.pty.write('\x03');
     }
   }

@@ -157,7 +157,12 @@ export class TerminalSession {
       emitOutput: deps.emitOutput,
       pause: () => this.pty.pause(),
       resume: () => this.pty.resume(),
-      respond: (data) => this.status !== 'closed' && this.pty.write(data),
+      // A reply the program may exit without reading is typeahead too (rc's drain).
+      respond: (data) => {
+        if (this.status === 'closed') return;
+        this.rc.markTypeahead();
+        this.pty.write(data);
+      },
       log: this.log,
     });
     void this.#exited.then((e) => this.#onExit(e));
@@ -267,6 +272,8 @@ export class TerminalSession {
     // A program that turned echo off (a password prompt) gets input that must not reach the log,
     // whether or not the agent remembered `secret: true`.
     const hidden = secret || echoIsOff(this.tty);
+    // Whatever the running command does not read is discarded at the next prompt (the rc's drain).
+    this.rc.markTypeahead();
     this.pty.write(data);
     this.lastActivity = Date.now();
     if (this.current) this.current.inputAwaited = undefined;

@@ -194,9 +194,14 @@ export function wireTerminal(deps: {
         return status !== undefined && status !== 'closing' && status !== 'closed';
       }),
     // An exec's workspace is brought up to date (the tracker's barrier and apply) while the gate decides.
+    // A write sets its terminal's typeahead mark before the gate looks at what the terminal runs, as the
+    // shell's drain did by waiting: a command ending while the write is judged leaves its bytes to the drain.
     ahead: (ctx) => {
       const workspace = dataIf(ctx, 'terminal.exec') && deps.trackShell ? workspaceOf(ctx.command.agentId) : undefined;
       if (workspace) refreshed.set(ctx.command, tracker.refreshAhead(workspace));
+      const write = dataIf(ctx, 'terminal.write');
+      const session = write ? manager.get(write.terminalId) : undefined;
+      if (session?.agentId === ctx.command.agentId && session.status !== 'closed') session.rc.markTypeahead();
     },
     reactions: [{ on: ['terminal.command.finished', 'terminal.command.interrupted'], when: 'live', run: onCommandEnd }],
     // Terminals the log leaves open died with the previous host: closed with terminal.lost.

@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { commandInput, MarkScanner, writeRcFile, type Mark } from '../../../actors/terminal/shell-integration.ts';
@@ -50,7 +50,7 @@ describe('MarkScanner', () => {
 
 describe('commandInput', () => {
   it('types only a fixed line: abort any prefix (Ctrl-G), clear the prompt (Ctrl-E Ctrl-U), source the file', () => {
-    expect(commandInput('/tmp/skein-rc-x/command')).toBe('\x07\x05\x15\\. /tmp/skein-rc-x/command\r');
+    expect(commandInput('/tmp/skein-x/c')).toBe('\x07\x05\x15\\. /tmp/skein-x/c\r');
   });
 });
 
@@ -82,6 +82,33 @@ describe('the command file', () => {
       symlinkSync(target, rc.commandPath);
       expect(() => rc.writeCommand('echo planted')).toThrow(/ELOOP/);
       expect(readFileSync(target, 'utf8')).toBe('untouched');
+    } finally {
+      rc.remove();
+    }
+  });
+});
+
+describe('the typeahead mark', () => {
+  it('is set before input, emptied when the next command line is written, and guards the drain in the rc', () => {
+    const rc = writeRcFile();
+    const mark = () => (existsSync(rc.typeaheadPath) ? readFileSync(rc.typeaheadPath, 'utf8') : undefined);
+    try {
+      rc.writeCommand('true');
+      expect(mark()).toBeUndefined();
+      rc.markTypeahead();
+      rc.markTypeahead();
+      expect(mark()).toBe('1');
+      rc.writeCommand('ls');
+      expect(mark()).toBe('');
+      rmSync(rc.typeaheadPath);
+      rc.markTypeahead();
+      expect(mark()).toBe('1');
+      expect(statSync(rc.typeaheadPath).mode & 0o777).toBe(0o600);
+      // The drain (a read that waits out its timeout, ~1 ms per prompt) runs only while the mark holds a byte.
+      const rcText = readFileSync(rc.path, 'utf8');
+      expect(rcText).toContain(`if [[ -s '${rc.typeaheadPath}' ]]; then\n    while builtin read -r -s -t 0.001`);
+      rc.remove();
+      expect(() => rc.markTypeahead()).not.toThrow();
     } finally {
       rc.remove();
     }

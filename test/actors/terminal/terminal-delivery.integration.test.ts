@@ -118,6 +118,18 @@ describe('typeahead never runs later as a command line (hole 5)', () => {
     expect(existsSync(canary)).toBe(false);
   });
 
+  it('discards them in a sandboxed terminal too, whose shell sees the mark through a read-only bind', async () => {
+    // The host sets the mark from outside (issue 15: the drain runs only while it is set); the shell only tests it.
+    const { terminalId } = await h.open(A, { sandbox: true });
+    const canary = join(h.workspace, 'canary-sandboxed');
+    const running = await h.manager.exec(A, { terminalId, command: 'sleep 0.6', yieldMs: 100 });
+    expect(running.status).toBe('running');
+    await h.manager.write(A, { terminalId, data: `touch ${canary}\r` });
+    expect(await h.manager.wait(A, { terminalId, timeoutMs: 5_000 })).toMatchObject({ status: 'exited' });
+    expect(await h.manager.exec(A, { terminalId, command: 'echo done' })).toMatchObject({ output: 'done\n' });
+    expect(existsSync(canary)).toBe(false);
+  });
+
   it('still delivers input the running command reads, and input written at the prompt after it ends', async () => {
     const { terminalId } = await h.open();
     const running = await h.manager.exec(A, { terminalId, command: 'read -r x; echo "got $x"', yieldMs: 200 });
