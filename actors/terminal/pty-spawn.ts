@@ -6,11 +6,12 @@
  * RuntimeError naming the bad value, raised before anything is spawned.
  */
 import { isInside } from '../../machines/common/confine.ts';
-import { accessSync, constants, existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import { spawn, type IPty } from '@lydell/node-pty';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { ttyInjectionFilter } from '../../machines/terminal/seccomp-filter.ts';
 import { SUPPORTED_SHELLS } from './shell-integration.ts';
 
 /** PATH when the host process has none. */
@@ -232,6 +233,8 @@ export function bwrapArgs(
   spec: Pick<SpawnSpec, 'workspace' | 'cwd' | 'sandboxOptions'>,
   rcDir: string,
   host: SandboxHost = realSandboxHost(),
+  /** The descriptor bwrap reads the seccomp filter from (`ttyInjectionFilter`), when there is one. */
+  seccompFd?: number,
 ): string[] {
   const opts = spec.sandboxOptions ?? {};
   const ws = spec.workspace;
@@ -276,8 +279,30 @@ export function bwrapArgs(
   }
   args.push('--unshare-pid', '--as-pid-1');
   if (!opts.network) args.push('--unshare-net');
-  args.push('--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--die-with-parent', '--chdir', spec.cwd, '--');
+  args.push('--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--die-with-parent');
+  if (seccompFd !== undefined) args.push('--seccomp', String(seccompFd));
+  args.push('--chdir', spec.cwd, '--');
   return args;
+}
+
+/** The descriptor bwrap reads its seccomp filter from. */
+const SECCOMP_FD = 9;
+
+/**
+ * node-pty can hand a child no descriptor but its terminal, so a POSIX sh opens the filter (written beside the
+ * rc file, which the sandbox sees read-only) on `fd` and then becomes bwrap (`exec`, same pid).
+ */
+function withFilterOn(fd: number, filter: Uint8Array, rcDir: string, argv: string[]): string[] {
+  const sh = which('sh');
+  if (!sh)
+    throw new RuntimeError(
+      ErrorCode.Unavailable,
+      "The sandbox needs a POSIX 'sh' on PATH to load its seccomp filter; " +
+        'install one (dash) or open the terminal without "sandbox".',
+    );
+  const path = join(rcDir, 'seccomp.bpf');
+  writeFileSync(path, filter, { mode: 0o600 });
+  return [sh, '-c', `exec "$@" ${fd}<"$0"`, path, ...argv];
 }
 
 /** The program and arguments that run the shell with the rc file, wrapped as asked. */
@@ -307,7 +332,9 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
     }
     if (!isAbsolute(spec.workspace))
       throw invalid(`workspace '${spec.workspace}' must be an absolute path for the sandbox.`);
-    argv = [bwrap, ...bwrapArgs(spec, rcDir), ...argv];
+    const filter = ttyInjectionFilter(process.arch);
+    argv = [bwrap, ...bwrapArgs(spec, rcDir, realSandboxHost(), filter ? SECCOMP_FD : undefined), ...argv];
+    if (filter) argv = withFilterOn(SECCOMP_FD, filter, rcDir, argv);
   }
   return { file: argv[0]!, args: argv.slice(1) };
 }

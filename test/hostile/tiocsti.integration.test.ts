@@ -46,8 +46,8 @@ for b in sys.argv[1].encode(): fcntl.ioctl(0, termios.TIOCSTI, bytes([b]))' '${l
 describe('a line pushed into the terminal input by an allowed command', () => {
   attack('tiocsti', 'pushed before the command exits', async () => {
     const line = `rm -f keep.txt; printf %s%s ${c.halves[0]} ${c.halves[1]} > ${c.path}`;
-    const reply = await exec(push(line));
-    console.log('push reply', JSON.stringify(reply).slice(0, 300));
+    // The push itself is refused (EPERM from the sandbox's seccomp filter): the allowed python3 exits 1.
+    expect(outcome(await exec(push(line)))).toBe('ok');
     for (let i = 0; i < 3; i++) await exec('true');
     await new Promise((r) => setTimeout(r, 500));
     expect(existsSync(keep)).toBe(true);
@@ -56,8 +56,7 @@ describe('a line pushed into the terminal input by an allowed command', () => {
 
   attack('tiocsti', 'pushed by a background job after the command ended', async () => {
     const line = `rm -f keep.txt; printf %s%s ${c.halves[0]} ${c.halves[1]} > ${c.path}`;
-    const reply = await exec(`(sleep 0.5; ${push(line)}) &`);
-    console.log('bg reply', JSON.stringify(reply).slice(0, 300));
+    expect(outcome(await exec(`(sleep 0.5; ${push(line)}) &`))).toBe('ok');
     await new Promise((r) => setTimeout(r, 1500));
     for (let i = 0; i < 3; i++) await exec('true');
     expect(existsSync(keep)).toBe(true);

@@ -56,6 +56,15 @@ describe('bwrapArgs', () => {
     expect(s).toContain(`--chdir ${WS}`);
   });
 
+  it('loads the seccomp filter from the descriptor it is given, after every mount and before the command', () => {
+    const list = bwrapArgs({ workspace: WS, cwd: WS }, '/tmp/rc', host, 9);
+    const at = list.indexOf('--seccomp');
+    expect(list[at + 1]).toBe('9');
+    expect(at).toBeGreaterThan(list.lastIndexOf('--bind'));
+    expect(at).toBeLessThan(list.indexOf('--'));
+    expect(args()).not.toContain('--seccomp');
+  });
+
   it('is exactly this mount plan (order matters: hide, then bind the workspace, then protect)', () => {
     expect(steps(args({ hide: ['/home/dev/proj/.skein/data', '/nonexistent'] }))).toEqual([
       '--ro-bind / /',
