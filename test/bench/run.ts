@@ -4,7 +4,7 @@
  * the command line), prints a table and writes `bench-results.json` to the
  * folder given by `--out` (default: the OS temp dir).
  */
-import { readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,7 @@ for (const file of files) {
   }
 }
 const out = join(outDir, 'bench-results.json');
+mkdirSync(outDir, { recursive: true });
 writeFileSync(out, JSON.stringify(all, null, 2));
 process.stderr.write(`\nwrote ${out}\n`);
 

@@ -9,7 +9,7 @@
  *   facts or the terminal output; `expectNoCanary` checks both.
  * Attacks are generated from tables and share one runtime per file, so the suite stays well under 3 minutes.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConfigInput } from '../../schemas/index.ts';
@@ -166,4 +166,37 @@ export function agentSockets(rt: () => TestRuntime): {
       for (const b of buses.splice(0)) await b.close().catch(() => undefined);
     },
   };
+}
+
+/** What `keepFileScene` sets up: a runtime, a file an attack tries to remove, a canary and one terminal. */
+export type KeepFileScene = {
+  rt: TestRuntime;
+  keep: string;
+  c: Canary;
+  terminalId: string;
+  exec(command: string): Promise<Reply>;
+};
+
+/**
+ * For a test file: a hostile runtime under `policy` with `keep.txt` in its workspace, a canary in the
+ * workspace (terminals are sandboxed, and the sandbox's /tmp is its own) and one terminal, made before the
+ * file's tests and torn down after them. Read the fields inside tests, not at the top level.
+ */
+export function keepFileScene(policy: unknown): KeepFileScene {
+  const scene = {
+    exec: (command: string) =>
+      scene.rt.call('terminal.exec', { terminalId: scene.terminalId, command, timeoutMs: 10_000 }),
+  } as KeepFileScene;
+  beforeAll(async () => {
+    scene.rt = await hostileRuntime(policy);
+    scene.keep = join(scene.rt.workspace, 'keep.txt');
+    writeFileSync(scene.keep, 'keep\n');
+    scene.c = canary(scene.rt.workspace);
+    scene.terminalId = await openTerminal(scene.rt);
+  }, 60_000);
+  afterAll(async () => {
+    await scene.rt?.dispose();
+    scene.c?.dispose();
+  });
+  return scene;
 }

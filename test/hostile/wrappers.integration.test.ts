@@ -5,42 +5,14 @@
  * with. Each was allowed before the fix (the gate judged other words than the program runs); the keep file
  * must survive every one, and a canary that one attack writes through the same wrapper must never appear.
  */
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { TestRuntime } from '../support/runtime.ts';
-import {
-  attack,
-  type Canary,
-  canary,
-  expectNoCanary,
-  hostileRuntime,
-  openTerminal,
-  outcome,
-  reportAttacks,
-} from './support.ts';
+import { existsSync } from 'node:fs';
+import { attack, expectNoCanary, keepFileScene, outcome, reportAttacks } from './support.ts';
 
 const POLICY = { default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } };
 
-let rt: TestRuntime;
-let terminalId: string;
-let keep: string;
-let c: Canary;
-
-beforeAll(async () => {
-  rt = await hostileRuntime(POLICY);
-  keep = join(rt.workspace, 'keep.txt');
-  writeFileSync(keep, 'keep\n');
-  // In the workspace: terminals are sandboxed, and the sandbox's /tmp is its own.
-  c = canary(rt.workspace);
-  terminalId = await openTerminal(rt);
-}, 60_000);
-afterAll(async () => {
-  await rt?.dispose();
-  c?.dispose();
-});
+const scene = keepFileScene(POLICY);
 reportAttacks('wrappers');
-
-const exec = (command: string) => rt.call('terminal.exec', { terminalId, command, timeoutMs: 10_000 });
+const exec = (command: string) => scene.exec(command);
 
 describe('rm behind a wrapper the gate used to misread', () => {
   for (const command of [
@@ -58,15 +30,16 @@ describe('rm behind a wrapper the gate used to misread', () => {
   ]) {
     attack('wrapper', command, async () => {
       expect(outcome(await exec(command))).toBe('permission_denied');
-      expect(existsSync(keep)).toBe(true);
+      expect(existsSync(scene.keep)).toBe(true);
     });
   }
 
   attack('wrapper', 'a canary written through env --u and an rm in the same line', async () => {
-    const command = `env --u HOME rm -f keep.txt; printf %s%s ${c.halves[0]} ${c.halves[1]} > ${c.path}`;
+    const { halves, path } = scene.c;
+    const command = `env --u HOME rm -f keep.txt; printf %s%s ${halves[0]} ${halves[1]} > ${path}`;
     expect(outcome(await exec(command))).toBe('permission_denied');
-    expect(existsSync(keep)).toBe(true);
-    await expectNoCanary(rt, c);
+    expect(existsSync(scene.keep)).toBe(true);
+    await expectNoCanary(scene.rt, scene.c);
   });
 
   it('still runs the same wrappers around an allowed command (control group)', async () => {
