@@ -5,8 +5,8 @@
  * `SKEIN_FLEET_ROUNDS` (default `1,1`: tracking on, twice; `0` is off), each against a fresh networked runtime in
  * this process with its own nats-server; the first round warms the JIT. Prints one JSON line a round: wall time,
  * CPU of the main thread, of the process and of its children (nats-server, the shell helper and the shells it
- * reaped), p50/p99 of all calls and of each command type. `SKEIN_FLEET_PROFILE=<file.cpuprofile>` profiles the
- * last round (`cpu-profile-summary.ts` sums it).
+ * reaped), p50/p99 of all calls and of each command type, and how many took over 150 ms (the p99 target).
+ * `SKEIN_FLEET_PROFILE=<file.cpuprofile>` profiles the last round (`cpu-profile-summary.ts` sums it).
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -100,7 +100,8 @@ for (const [round, track] of ROUNDS.entries()) {
     const types = Object.fromEntries(
       [...byType].map(([t, l]) => [
         t,
-        `${l.length} p50 ${percentile(l, 50).toFixed(0)} p99 ${percentile(l, 99).toFixed(0)}`,
+        `${l.length} p50 ${percentile(l, 50).toFixed(0)} p99 ${percentile(l, 99).toFixed(0)} ` +
+          `>150ms ${l.filter((ms) => ms > 150).length}`,
       ]),
     );
     process.stdout.write(
@@ -113,6 +114,8 @@ for (const [round, track] of ROUNDS.entries()) {
         childrenCpuMs: kids,
         p50: +percentile(lat, 50).toFixed(1),
         p99: +percentile(lat, 99).toFixed(1),
+        over150: lat.filter((ms) => ms > 150).length,
+        calls: lat.length,
         failed: outcome.agents.filter((a) => a.status !== 'completed').length,
         types,
         load: readFileSync('/proc/loadavg', 'utf8').split(' ')[0],
