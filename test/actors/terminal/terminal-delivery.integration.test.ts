@@ -107,27 +107,25 @@ describe('typeahead never runs later as a command line (hole 5)', () => {
     expect(existsSync(`${canary}ls`)).toBe(false);
   });
 
-  it('discards whole lines typed while a command that reads nothing runs', async () => {
-    const { terminalId } = await h.open();
-    const canary = join(h.workspace, 'canary-line');
+  /** Types a whole line while `sleep` (which reads nothing) runs; the line must never run after it. */
+  async function typedWhileSleeping(terminalId: string, canary: string) {
     const running = await h.manager.exec(A, { terminalId, command: 'sleep 0.6', yieldMs: 100 });
     expect(running.status).toBe('running');
     await h.manager.write(A, { terminalId, data: `touch ${canary}\r` });
     expect(await h.manager.wait(A, { terminalId, timeoutMs: 5_000 })).toMatchObject({ status: 'exited' });
     expect(await h.manager.exec(A, { terminalId, command: 'echo done' })).toMatchObject({ output: 'done\n' });
     expect(existsSync(canary)).toBe(false);
+  }
+
+  it('discards whole lines typed while a command that reads nothing runs', async () => {
+    const { terminalId } = await h.open();
+    await typedWhileSleeping(terminalId, join(h.workspace, 'canary-line'));
   });
 
   it('discards them in a sandboxed terminal too, whose shell sees the mark through a read-only bind', async () => {
     // The host sets the mark from outside (issue 15: the drain runs only while it is set); the shell only tests it.
     const { terminalId } = await h.open(A, { sandbox: true });
-    const canary = join(h.workspace, 'canary-sandboxed');
-    const running = await h.manager.exec(A, { terminalId, command: 'sleep 0.6', yieldMs: 100 });
-    expect(running.status).toBe('running');
-    await h.manager.write(A, { terminalId, data: `touch ${canary}\r` });
-    expect(await h.manager.wait(A, { terminalId, timeoutMs: 5_000 })).toMatchObject({ status: 'exited' });
-    expect(await h.manager.exec(A, { terminalId, command: 'echo done' })).toMatchObject({ output: 'done\n' });
-    expect(existsSync(canary)).toBe(false);
+    await typedWhileSleeping(terminalId, join(h.workspace, 'canary-sandboxed'));
   });
 
   it('still delivers input the running command reads, and input written at the prompt after it ends', async () => {
