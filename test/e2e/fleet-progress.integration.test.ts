@@ -49,8 +49,12 @@ describe('skein fleet run: live progress', () => {
   it("prints each step and a failed step's output tail as they happen, before the report", async () => {
     const fleet = startCli(['fleet', 'run', plan, '--data', run.data]);
     const failed = /\[\+\d+\.\ds\] broken ✗ exec seq -f line-%g .*: exited exit=3 \(\d+ ms\)/;
+    // The two agents run side by side: broken's failure may show before slow's first step ends, so wait for both.
     await until(
-      () => failed.test(fleet.stderr()) && /│ FAILTAIL: missing module\n/.test(fleet.stderr()),
+      () =>
+        failed.test(fleet.stderr()) &&
+        /│ FAILTAIL: missing module\n/.test(fleet.stderr()) &&
+        /\] slow → exec sleep 8\n/.test(fleet.stderr()),
       () => `stderr: ${fleet.stderr()}\nstdout: ${fleet.stdout()}`,
     );
     // Still running (slow sleeps), nothing of the final report yet.
