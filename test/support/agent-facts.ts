@@ -1,6 +1,6 @@
 /**
- * `agent.spawned` facts for tests that need an agent in the log without a runtime: a root agent (no
- * parent), or a child of `main`.
+ * Facts for tests that need them in the log without a runtime: `agent.spawned` of a root agent (no parent)
+ * or a child of `main`, and one small `terminal.output.received` chunk.
  */
 export function spawnedData(agentId: string, parentId: string | null = null) {
   return {
@@ -17,4 +17,20 @@ export function spawnedData(agentId: string, parentId: string | null = null) {
 
 export function spawnedFact(agentId: string, parentId: string | null = null) {
   return { type: 'agent.spawned', data: spawnedData(agentId, parentId) };
+}
+
+/** Two bytes of plain output of terminal `t-1` (an output-stream fact: not folded, `skein.out.…`). */
+export function outputFact() {
+  return {
+    type: 'terminal.output.received',
+    data: {
+      terminalId: 't-1',
+      offset: 0,
+      bytes: 2,
+      data: 'hi',
+      sequences: [],
+      sequenceCount: 0,
+      isInteractive: false,
+    },
+  };
 }

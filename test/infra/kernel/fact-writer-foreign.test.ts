@@ -13,7 +13,7 @@ import { carriedFacts, FactWriter, foldStored } from '../../../infra/kernel/fact
 import { digestOf } from '../../../infra/kernel/digest.ts';
 import { replayLog } from '../../../infra/kernel/replay.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
-import { spawnedData, spawnedFact } from '../../support/agent-facts.ts';
+import { outputFact, spawnedData, spawnedFact } from '../../support/agent-facts.ts';
 import { brokerLogs, storedFacts, type BrokerLog } from '../../support/broker-log.ts';
 
 const nextLog = brokerLogs('skein-fact-writer-foreign-');
@@ -195,18 +195,7 @@ describe('carried facts', () => {
 describe('output hints and failure text', () => {
   it('passes textJsonSafe with an output fact only when it is set', async () => {
     const { b, a } = await twoHosts();
-    const out = {
-      type: 'terminal.output.received',
-      data: {
-        terminalId: 't-1',
-        offset: 0,
-        bytes: 2,
-        data: 'hi',
-        sequences: [],
-        sequenceCount: 0,
-        isInteractive: false,
-      },
-    };
+    const out = outputFact();
     await a.w.write(out, { ...main, textJsonSafe: true });
     await a.w.write(out, main);
     expect(b.requests.map((r) => r.textJsonSafe)).toEqual([true, undefined]);

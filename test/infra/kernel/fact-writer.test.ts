@@ -15,7 +15,7 @@ import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import { AppendConflictError, type AppendRequest, type EventLog } from '../../../infra/transport/event-log.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
-import { spawnedData as childData, spawnedFact } from '../../support/agent-facts.ts';
+import { spawnedData as childData, outputFact, spawnedFact } from '../../support/agent-facts.ts';
 
 const dir = tempDir('skein-fact-writer-');
 afterAll(() => dir.dispose());
@@ -279,21 +279,7 @@ describe('FactWriter output and restore', () => {
     const { w, real, requests, fold } = await writer();
     const heard: string[] = [];
     w.onFact((f) => heard.push(f.type));
-    const out = await w.write(
-      {
-        type: 'terminal.output.received',
-        data: {
-          terminalId: 't-1',
-          offset: 0,
-          bytes: 2,
-          data: 'hi',
-          sequences: [],
-          sequenceCount: 0,
-          isInteractive: false,
-        },
-      },
-      main,
-    );
+    const out = await w.write(outputFact(), main);
     expect(out.subject).toBe('skein.out.main.t-1');
     expect(requests[0]).toMatchObject({ stream: 'output', expectedLastSubjectSeq: undefined });
     expect(await all(real, 'output')).toHaveLength(1);

@@ -8,6 +8,20 @@ import { entry, hunk, swap, TWENTY } from '../../support/action-log-scenes.ts';
 const who = (plan: { facts: Array<{ type: string; agentId?: string | null }> }) =>
   plan.facts.map((f) => [f.type, f.agentId]);
 
+/**
+ * root over kid on one file: kid writes line 20 'C', the file is then changed outside (not recorded) to
+ * `outside`, and root writes line 10 'R' over that. kid's entry is stale from then on.
+ */
+function staleKid(outside: string): PlanWorld {
+  const w = new PlanWorld();
+  w.chain('root', 'kid');
+  w.disk['/w/f'] = TWENTY;
+  w.write('kid', '/w/f', swap(TWENTY, 20, 'C'));
+  w.disk['/w/f'] = outside; // outside, not recorded
+  w.write('root', '/w/f', swap(w.disk['/w/f']!, 10, 'R'));
+  return w;
+}
+
 describe('action-log planning: reject and undo across logs', () => {
   it('a descendant whose base took in an earlier change gets both its base and current shifted', () => {
     const w = new PlanWorld();
@@ -27,12 +41,7 @@ describe('action-log planning: reject and undo across logs', () => {
   });
 
   it('a descendant whose entry no longer holds the rejected hunk is not told', () => {
-    const w = new PlanWorld();
-    w.chain('root', 'kid');
-    w.disk['/w/f'] = TWENTY;
-    w.write('kid', '/w/f', swap(TWENTY, 20, 'C'));
-    w.disk['/w/f'] = swap(swap(TWENTY, 20, 'C'), 1, 'U'); // outside, not recorded
-    w.write('root', '/w/f', swap(w.disk['/w/f']!, 10, 'R'));
+    const w = staleKid(swap(swap(TWENTY, 20, 'C'), 1, 'U'));
     const kid = w.view('kid').files['/w/f'];
     expect(kid).toEqual(entry(TWENTY, swap(TWENTY, 20, 'C'), ['kid']));
     const plan = w.reject('root', { hunkIds: [hunk(w, 'root', 'R')] });
@@ -42,12 +51,7 @@ describe('action-log planning: reject and undo across logs', () => {
   });
 
   it("a reject of all of a file's hunks ends a descendant's tracking even when its entry is stale", () => {
-    const w = new PlanWorld();
-    w.chain('root', 'kid');
-    w.disk['/w/f'] = TWENTY;
-    w.write('kid', '/w/f', swap(TWENTY, 20, 'C'));
-    w.disk['/w/f'] = swap(TWENTY, 20, 'D'); // outside, not recorded
-    w.write('root', '/w/f', swap(w.disk['/w/f']!, 10, 'R'));
+    const w = staleKid(swap(TWENTY, 20, 'D'));
     const plan = w.reject('root', { paths: ['/w/f'] });
     expect(w.disk['/w/f']).toBe(TWENTY);
     expect(plan.facts[1]!.data).toEqual({
@@ -60,12 +64,7 @@ describe('action-log planning: reject and undo across logs', () => {
   });
 
   it('undo of a reject-all gives a stale descendant back its own entry, not the disk’s content', () => {
-    const w = new PlanWorld();
-    w.chain('root', 'kid');
-    w.disk['/w/f'] = TWENTY;
-    w.write('kid', '/w/f', swap(TWENTY, 20, 'C'));
-    w.disk['/w/f'] = swap(swap(TWENTY, 20, 'C'), 1, 'U'); // outside, not recorded
-    w.write('root', '/w/f', swap(w.disk['/w/f']!, 10, 'R'));
+    const w = staleKid(swap(swap(TWENTY, 20, 'C'), 1, 'U'));
     const kid = w.view('kid').files['/w/f'];
     w.reject('root');
     expect(w.summary('kid')).toEqual({});
