@@ -9,7 +9,9 @@ import * as z from 'zod';
 import { defineCommand, defineEvent } from './message.ts';
 import { EditId, Token } from './ids.ts';
 import { FilePath } from './paths.ts';
-import { ActionLogChangeRecorded, ActionLogFilesUpdated } from './review.ts';
+import { ActionLogRecord, carriedRecords } from './review.ts';
+
+export { ActionLogRecord } from './review.ts';
 
 const Path = FilePath.describe("File path, absolute or relative to the agent's first workspace root.");
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a sha256 hex digest');
@@ -222,16 +224,6 @@ export const editDiffProgressed = defineEvent('edit.diff.progressed', {
   stream: 'output',
 });
 
-/**
- * An action-log fact carried inside `edit.applied`; it belongs to the log its data names (`logAgentId` of a
- * record, `agentId` of an update), as it would on its own subject.
- */
-export const ActionLogRecord = z.discriminatedUnion('type', [
-  z.object({ type: z.literal(ActionLogChangeRecorded.type), data: ActionLogChangeRecorded.data }).strict(),
-  z.object({ type: z.literal(ActionLogFilesUpdated.type), data: ActionLogFilesUpdated.data }).strict(),
-]);
-export type ActionLogRecord = z.infer<typeof ActionLogRecord>;
-
 export const editApplied = defineEvent('edit.applied', {
   data: z.object({
     editId: EditId,
@@ -260,12 +252,7 @@ export const editApplied = defineEvent('edit.applied', {
   summary: 'A change was written to disk.',
   aggregate: 'edit',
   aggregateId: byEdit,
-  carries: (d) =>
-    (d.records ?? []).map((r) => ({
-      type: r.type,
-      agentId: r.type === ActionLogChangeRecorded.type ? r.data.logAgentId : r.data.agentId,
-      data: r.data,
-    })),
+  carries: (d) => carriedRecords(d.records ?? []),
   describe: (d) => `${d.path} +${d.linesAdded} -${d.linesRemoved}${d.partial ? ' (partial)' : ''}`,
 });
 

@@ -293,6 +293,48 @@ export const ActionLogFilesUpdated = defineEvent('action-log.files.updated', {
   describe: (d) => `${d.agentId}: ${d.files.length} file(s) updated by ${d.cause} in ${d.by}`,
 });
 
+/**
+ * An action-log fact carried inside another (`edit.applied`, `action-log.shell.recorded`); it belongs to the log
+ * its data names (`logAgentId` of a record, `agentId` of an update), as it would on its own subject.
+ */
+export const ActionLogRecord = z.discriminatedUnion('type', [
+  z.object({ type: z.literal(ActionLogChangeRecorded.type), data: ActionLogChangeRecorded.data }).strict(),
+  z.object({ type: z.literal(ActionLogFilesUpdated.type), data: ActionLogFilesUpdated.data }).strict(),
+]);
+export type ActionLogRecord = z.infer<typeof ActionLogRecord>;
+
+/** The facts a carrier's records are, each on the log it names (`EventDef.carries`). */
+export const carriedRecords = (records: readonly ActionLogRecord[]) =>
+  records.map((r) => ({
+    type: r.type,
+    agentId: r.type === ActionLogChangeRecorded.type ? r.data.logAgentId : r.data.agentId,
+    data: r.data,
+  }));
+
+export const ActionLogShellRecorded = defineEvent('action-log.shell.recorded', {
+  summary:
+    "A shell command's side effects, recorded: the action-log records of every file it changed (each the " +
+    "agent's log and each ancestor's), stored in one append instead of one per record and log.",
+  aggregate: 'action-log',
+  aggregateId: (d) => d.agentId,
+  data: z
+    .object({
+      agentId: AgentId.describe('The agent whose command changed the files.'),
+      terminalId: TerminalId.optional().describe('The terminal the command ran in.'),
+      command: z.string().describe('The command line (its first 4,096 characters).'),
+      files: z.number().int().min(1).describe('How many files these records are of.'),
+      records: z
+        .array(ActionLogRecord)
+        .min(1)
+        .describe(
+          'The records, in order; a big change set is split over several of these facts, never one file over two.',
+        ),
+    })
+    .strict(),
+  carries: (d) => carriedRecords(d.records),
+  describe: (d) => `${d.agentId} shell: ${d.files} file(s) recorded`,
+});
+
 export const reviewCommands = [ReviewList, ReviewAccept, ReviewReject, ReviewUndoReject];
 export const reviewEvents = [
   ActionLogChangeRecorded,
@@ -300,6 +342,7 @@ export const reviewEvents = [
   ReviewRejected,
   ReviewRejectUndone,
   ActionLogFilesUpdated,
+  ActionLogShellRecorded,
 ];
 
 /** `domains.review` in the runtime config. */

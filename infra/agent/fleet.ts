@@ -25,7 +25,10 @@ export type FleetOutcome = {
   root: string;
   agents: AgentOutcome[];
   answered: Array<{ requestId: string; agentId: string; input: string; decision: string }>;
+  /** Every call's round trip, in the order they ended. */
   latenciesMs: number[];
+  /** The same round trips by command type (`terminal.exec`, `file.edit`, `agent.spawn`, …). */
+  latenciesByType: Record<string, number[]>;
 };
 
 export type FleetOptions = {
@@ -43,6 +46,7 @@ export type FleetOptions = {
 export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<FleetOutcome> {
   const { bus, root } = options;
   const latenciesMs: number[] = [];
+  const latenciesByType: Record<string, number[]> = {};
   const answered: FleetOutcome['answered'] = [];
   const answers = plan.answers.map((a, i) => {
     // Matched against what sub-agents ask: a pattern that backtracks would let one of them stall the run.
@@ -83,7 +87,9 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
     try {
       return await call(bus, agentId, type, data, { timeoutMs });
     } finally {
-      latenciesMs.push(performance.now() - t0);
+      const ms = performance.now() - t0;
+      latenciesMs.push(ms);
+      (latenciesByType[type] ??= []).push(ms);
     }
   };
 
@@ -163,7 +169,7 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
 
   try {
     const agents = await Promise.all(plan.agents.map((a) => runAgent(root, a)));
-    return { root, agents, answered, latenciesMs };
+    return { root, agents, answered, latenciesMs, latenciesByType };
   } finally {
     sub.unsubscribe();
   }

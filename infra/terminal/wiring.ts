@@ -104,6 +104,20 @@ export function wireTerminal(deps: {
         terminalId: entry.terminalId,
       },
       diff,
+      async ({ files, records }) =>
+        void (await deps.host.emit(
+          {
+            type: 'action-log.shell.recorded',
+            data: {
+              agentId: entry.agentId,
+              terminalId: entry.terminalId,
+              command: entry.command.slice(0, 4096),
+              files,
+              records,
+            },
+          },
+          { agentId: entry.agentId as AgentId },
+        )),
     );
   };
 

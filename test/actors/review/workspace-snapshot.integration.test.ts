@@ -1,10 +1,27 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { WorkspaceSnapshotter, recordShellChanges } from '../../../actors/review/workspace-snapshot.ts';
+import {
+  SHELL_RECORDS_BYTES,
+  type ShellRecords,
+  WorkspaceSnapshotter,
+  recordShellChanges,
+} from '../../../actors/review/workspace-snapshot.ts';
+import { ActionLogService } from '../../../actors/review/action-log.ts';
+import { ActionLogShellRecorded } from '../../../schemas/review.ts';
 import { compileIgnore, loadIgnore } from '../../../actors/review/workspace-snapshot-ignore.ts';
 import { makeFixture, type Fixture } from '../../support/action-log-fs.ts';
 
 const sh = (cwd: string, script: string) => execFileSync('/bin/sh', ['-c', script], { cwd });
+
+/** A `store` for recordShellChanges: each batch checked against the carrier's schema, as the host would. */
+function carriers() {
+  const stored: ShellRecords[] = [];
+  const store = async (batch: ShellRecords) => {
+    ActionLogShellRecorded.data.parse({ agentId: 'kid', command: 'c', ...batch });
+    stored.push(batch);
+  };
+  return { stored, store, records: () => stored.flatMap((b) => b.records) };
+}
 
 describe('workspace snapshots of shell side effects', () => {
   let f: Fixture;
@@ -40,10 +57,21 @@ describe('workspace snapshots of shell side effects', () => {
         ],
         reportedOnly: [],
       });
+      const c = carriers();
       expect(
-        await recordShellChanges(f.service, { agentId: 'kid', ancestors: ['root'], command, terminalId: 't-1' }, diff),
+        await recordShellChanges(
+          f.service,
+          { agentId: 'kid', ancestors: ['root'], command, terminalId: 't-1' },
+          diff,
+          c.store,
+        ),
       ).toBe(3);
-      const recorded = f.facts.filter((x) => x.type === 'action-log.change.recorded' && x.agentId === 'root');
+      // One append for the whole command: 3 files × 2 logs (the agent's and its parent's).
+      expect(c.stored.map((b) => [b.files, b.records.length])).toEqual([[3, 6]]);
+      expect(f.facts).toEqual([]);
+      const recorded = c
+        .records()
+        .filter((x) => x.type === 'action-log.change.recorded' && x.data.logAgentId === 'root');
       expect(recorded.map((x) => (x.data as { source: unknown }).source)).toEqual(
         Array(3).fill({ kind: 'shell', command, terminalId: 't-1' }),
       );
@@ -57,6 +85,35 @@ describe('workspace snapshots of shell side effects', () => {
       expect(f.tree()).toEqual(initial); // (the emptied directory gen/ stays)
     },
   );
+
+  it("splits a big command's records over appends under the size cap, never one file's, and they replay", async () => {
+    const snapper = new WorkspaceSnapshotter({ blobs: f.blobs });
+    const before = await snapper.snapshot(f.ws);
+    const files = 600;
+    sh(
+      f.ws,
+      `mkdir -p gen && for i in $(seq 1 ${files}); do echo "line $i" > gen/file-with-a-longer-name-$i.txt; done`,
+    );
+    const diff = await snapper.diff(before, await snapper.snapshot(f.ws));
+    expect(diff.changes).toHaveLength(files);
+    const c = carriers();
+    const who = { agentId: 'kid', ancestors: ['mid', 'root'], command: 'for i in …', terminalId: 't-1' };
+    expect(await recordShellChanges(f.service, who, diff, c.store)).toBe(files);
+    expect(c.stored.length).toBeGreaterThan(1);
+    for (const b of c.stored) {
+      // Each file's three records (kid, mid, root) in the same carrier, and every carrier within the cap.
+      expect(b.records.length).toBe(b.files * 3);
+      expect(JSON.stringify(b.records).length).toBeLessThanOrEqual(SHELL_RECORDS_BYTES);
+    }
+    expect(c.stored.reduce((n, b) => n + b.files, 0)).toBe(files);
+    // A host restarted from the log folds the carried records alone to the same logs.
+    const restored = new ActionLogService({ blobs: f.blobs, emit: async () => undefined });
+    restored.restore(c.records());
+    for (const id of ['kid', 'mid', 'root']) {
+      expect(restored.state(id)).toEqual(f.service.state(id));
+      expect(Object.keys(restored.state(id).files)).toHaveLength(files);
+    }
+  });
 
   it('skips .git, node_modules, .skein and .gitignore patterns, and reports huge and binary files only', async () => {
     f.write('.gitignore', 'dist/\n*.log\n/build\n');

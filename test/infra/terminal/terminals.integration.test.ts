@@ -105,10 +105,18 @@ describe('terminals through the host (networked)', () => {
       ['base.txt', 'deleted'],
       ['made.txt', 'created'],
     ]);
-    let source: unknown;
-    for await (const f of rt.log.read())
-      if (f.type === 'action-log.change.recorded') source = (f.data as { source: unknown }).source;
-    expect(source).toMatchObject({ kind: 'shell', command: 'echo made > made.txt && rm base.txt', terminalId });
+    // Both files' records (builder's log and main's) in one append: no separate record on its own.
+    const stored: Array<{ type: string; data: any }> = [];
+    for await (const f of rt.log.read()) if (f.type.startsWith('action-log.')) stored.push(f);
+    expect(stored.map((f) => [f.type, f.data.files, f.data.records.length])).toEqual([
+      ['action-log.shell.recorded', 2, 4],
+    ]);
+    for (const r of stored[0]!.data.records)
+      expect(r.data.source).toMatchObject({
+        kind: 'shell',
+        command: 'echo made > made.txt && rm base.txt',
+        terminalId,
+      });
     ok(await rt.call('review.reject', {}));
     expect(readFileSync(join(rt.workspace, 'base.txt'), 'utf8')).toBe('keep me\n');
     expect(existsSync(join(rt.workspace, 'made.txt'))).toBe(false);
