@@ -3,27 +3,35 @@
  * Where a benchmark's wall time goes on a shared machine: per thread, the CPU time it ran and the time it
  * sat runnable in the run queue waiting for a core (/proc/<pid>/task/<tid>/schedstat, ns). A pipeline stage
  * that waits for a core most of the flood is CPU-bound under contention: its CPU per MB sets the pace, not
- * a stall in the code (issue 15).
+ * a stall in the code (issue 15). Also the share of it in the kernel (system time, in 10 ms ticks) and the
+ * minor page faults, which a fresh process's allocations pay for.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
-export type SchedTimes = { cpuMs: number; waitMs: number };
+export type SchedTimes = { cpuMs: number; waitMs: number; sysMs: number; minorFaults: number };
 
 /** CPU and run-queue wait of one thread (`tid`), or of every thread of `pid` summed. Zero once it is gone. */
 export function schedTimes(pid: number, tid?: number): SchedTimes {
   let cpu = 0;
   let wait = 0;
+  let sysTicks = 0;
+  let minorFaults = 0;
   try {
     const tids = tid === undefined ? readdirSync(`/proc/${pid}/task`) : [String(tid)];
     for (const t of tids) {
       const [run, queued] = readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ').map(Number);
       cpu += run ?? 0;
       wait += queued ?? 0;
+      // stat after the command's ')': minflt is the 8th field, stime the 13th (clock ticks of 10 ms).
+      const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      minorFaults += Number(f[7]);
+      sysTicks += Number(f[12]);
     }
   } catch {
     // gone (a thread that ended between the listing and the read)
   }
-  return { cpuMs: cpu / 1e6, waitMs: wait / 1e6 };
+  return { cpuMs: cpu / 1e6, waitMs: wait / 1e6, sysMs: sysTicks * 10, minorFaults };
 }
 
 /** Starts counting for the named threads; `stop()` gives what each used since, as `name cpu X ms (waited Y)`. */
@@ -36,7 +44,9 @@ export function schedProbe(threads: Record<string, { pid: number; tid?: number }
           const now = schedTimes(t.pid, t.tid);
           const cpu = now.cpuMs - start[k]!.cpuMs;
           const wait = now.waitMs - start[k]!.waitMs;
-          return `${k} ${cpu.toFixed(0)} ms (waited ${wait.toFixed(0)})`;
+          const sys = now.sysMs - start[k]!.sysMs;
+          const faults = now.minorFaults - start[k]!.minorFaults;
+          return `${k} ${cpu.toFixed(0)} ms (sys ~${sys}, waited ${wait.toFixed(0)}, ${faults} page faults)`;
         })
         .join(', '),
   };
