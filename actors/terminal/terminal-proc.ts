@@ -56,6 +56,45 @@ export function sessionMembers(sid: number, includeZombies = false, recent = fal
   return (recent ? recentScan() : scan()).filter((s) => s.session === sid && (includeZombies || s.state !== 'Z'));
 }
 
+/**
+ * The processes below `pid` (children, grandchildren, … up to `depth` levels), from each one's
+ * /proc/<pid>/task/<tid>/children: a few small reads where a scan of /proc reads every process's stat (3-10 ms
+ * with a few hundred; a fleet opening 32 sandboxed terminals scanned once per terminal). Undefined when the
+ * kernel has no children lists (CONFIG_PROC_CHILDREN): the caller scans instead. A process that left the tree
+ * (re-parented to PID 1) is not found: use it to find what `pid` started, never to find everything to kill.
+ */
+export function descendants(pid: number, depth: number): ProcStat[] | undefined {
+  const out: ProcStat[] = [];
+  let level = [pid];
+  for (let d = 0; d < depth && level.length > 0; d++) {
+    const next: number[] = [];
+    for (const p of level) {
+      let tids: string[];
+      try {
+        tids = readdirSync(`/proc/${p}/task`);
+      } catch {
+        continue;
+      }
+      for (const tid of tids) {
+        let list: string;
+        try {
+          list = readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8');
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT' && p === pid && d === 0) return undefined;
+          continue;
+        }
+        for (const c of list.split(' ')) if (c.trim()) next.push(Number(c));
+      }
+    }
+    for (const c of next) {
+      const s = readStat(c);
+      if (s) out.push(s);
+    }
+    level = next;
+  }
+  return out;
+}
+
 export function groupMembers(pgid: number): ProcStat[] {
   return scan().filter((s) => s.pgrp === pgid && s.state !== 'Z');
 }

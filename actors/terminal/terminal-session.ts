@@ -30,6 +30,7 @@ import { type OutputFact, TerminalOutput } from './terminal-output.ts';
 import {
   echoIsOff,
   normalizeSignal,
+  descendants,
   sessionMembers,
   SIGNAL_NAMES,
   signalAll,
@@ -227,9 +228,10 @@ export class TerminalSession {
     });
   }
 
-  /** Inside bwrap the shell is a grandchild: the bash process of this session. */
+  /** Inside bwrap the shell is a grandchild: the bash process of this session (its tree first, then a scan). */
   #findShell(): number | undefined {
-    const bashes = sessionMembers(this.pty.pid).filter((p) => p.comm === 'bash');
+    const below = descendants(this.pty.pid, 4)?.filter((p) => p.comm === 'bash' && p.session === this.pty.pid);
+    const bashes = below?.length ? below : sessionMembers(this.pty.pid).filter((p) => p.comm === 'bash');
     return bashes.sort((a, b) => a.pid - b.pid)[0]?.pid;
   }
 
