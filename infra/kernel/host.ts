@@ -159,9 +159,10 @@ export class Host {
 
   /**
    * Checks that every command has a handler (the type of `registerDomains` says so too), reads the log back
-   * (reactions marked `restore` see each fact), then lets each domain restore. Call `serve()` after.
+   * (reactions marked `restore` see each fact), runs `beforeRestore` (which may refuse, before anything is
+   * appended), then lets each domain restore. Call `serve()` after.
    */
-  async start(): Promise<void> {
+  async start(beforeRestore?: () => void): Promise<void> {
     for (const def of this.options.commands) {
       if (!this.#handlers.has(def.type)) throw new Error(`command '${def.type}' has no handler`);
       if (def.tool && !this.#gate) {
@@ -180,6 +181,7 @@ export class Host {
     });
     this.#logger.info({ facts: count, aggregates: this.fold.size }, 'state restored from the log');
     this.#phase = 'live';
+    beforeRestore?.();
     for (const domain of this.#domains) await domain.restore?.();
   }
 

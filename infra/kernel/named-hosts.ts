@@ -50,34 +50,53 @@ export async function ensureRootAgent(host: Host, config: LoadedConfig, logger: 
   logger.info({ agentId: root, workspace: config.workspace }, 'root agent created');
 }
 
+/**
+ * Why this host may not join the log's hosts (undefined when it may): a host without a name on a log whose root
+ * names its host, a named host on a log whose root names none, a second root. Pure: read from the folded state.
+ */
+function refusal(host: Host, config: LoadedConfig): string | undefined {
+  const root = config.rootAgentId as AgentId;
+  if (!host.agentExists(root)) return undefined;
+  const owner = (host.state(host.agentSubject(root)!)?.context as { host?: string } | undefined)?.host;
+  if (!config.host && owner) {
+    return (
+      `root agent '${root}' is served by the named host '${owner}'; a host without a name would answer ` +
+      'for every agent: join with --host <name>'
+    );
+  }
+  if (config.host && owner === undefined) {
+    return (
+      `root agent '${root}' was created by a host without a name; named hosts (--host) need a root that names ` +
+      'its host: start without --host, or give this runtime its own stream (a fresh NATS account or cluster)'
+    );
+  }
+  if (config.host && owner !== config.host && config.explicit.rootAgentId) {
+    return (
+      `root agent '${root}' is served by host '${owner}'; exactly one host serves the root, so host ` +
+      `'${config.host}' cannot: start it without --root to join as a host for placed agents`
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Throws when this host may not join (`refusal`). Called once the log is read and before any domain restores:
+ * a refused host must append nothing (an unnamed one took every agent for its own and marked other hosts' live
+ * terminals lost before it was refused).
+ */
+export function assertMayJoin(host: Host, config: LoadedConfig): void {
+  const why = refusal(host, config);
+  if (why) throw new Error(why);
+}
+
 /** The root agent exists: keep it, and with named hosts say which host serves it (refusing a second root). */
 function checkRoot(host: Host, config: LoadedConfig, logger: Logger): void {
   const root = config.rootAgentId as AgentId;
   const context = host.state(host.agentSubject(root)!)?.context as { workspace?: string; host?: string } | undefined;
-  if (!config.host && context?.host) {
-    throw new Error(
-      `root agent '${root}' is served by the named host '${context.host}'; a host without a name would answer ` +
-        'for every agent: join with --host <name>',
-    );
-  }
-  if (config.host) {
-    const owner = context?.host;
-    if (owner === undefined) {
-      throw new Error(
-        `root agent '${root}' was created by a host without a name; named hosts (--host) need a root that names ` +
-          'its host: start without --host, or give this runtime its own stream (a fresh NATS account or cluster)',
-      );
-    }
-    if (owner !== config.host) {
-      if (config.explicit.rootAgentId) {
-        throw new Error(
-          `root agent '${root}' is served by host '${owner}'; exactly one host serves the root, so host ` +
-            `'${config.host}' cannot: start it without --root to join as a host for placed agents`,
-        );
-      }
-      logger.info({ agentId: root, host: owner }, 'joined; the root agent is served by another host');
-      return;
-    }
+  assertMayJoin(host, config);
+  if (config.host && context?.host !== config.host) {
+    logger.info({ agentId: root, host: context?.host }, 'joined; the root agent is served by another host');
+    return;
   }
   if (context?.workspace !== realpathSync(config.workspace)) {
     logger.warn(

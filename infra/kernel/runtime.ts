@@ -21,7 +21,7 @@ import type { EventLog } from '../transport/event-log.ts';
 import { Host } from './host.ts';
 import { JetStreamLog, streamReplicas } from '../transport/jetstream-log.ts';
 import { HostRegistry } from './host-registry.ts';
-import { ensureRootAgent, ownerOf, routeOf } from './named-hosts.ts';
+import { assertMayJoin, ensureRootAgent, ownerOf, routeOf } from './named-hosts.ts';
 import { restoreLostAgents, watchLostHosts } from './lost-hosts.ts';
 import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
@@ -251,7 +251,8 @@ export async function startRuntime(config: LoadedConfig, logger: Logger, seams: 
           : {}),
       },
     }));
-    await host.start();
+    // A host the log's root refuses (unnamed on named hosts, a second root) stops before its domains reconcile.
+    await host.start(() => assertMayJoin(host, config));
     // Named hosts share one log: each folds what the others append (placed agents, their parents' state).
     if (registry) host.follow();
     if (broker) await revokeOnFinish(host, broker, logger);

@@ -12,7 +12,6 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { FleetPlan } from '../../schemas/index.ts';
 import { runFleet } from '../../infra/agent/fleet.ts';
-import type { Bus } from '../../infra/transport/bus.ts';
 import { startTestNats } from '../support/nats-server.ts';
 import { startTestRuntime } from '../support/runtime.ts';
 import { steps } from './fleet.bench.ts';
@@ -58,19 +57,6 @@ for (const [round, track] of ROUNDS.entries()) {
     flags: { domains: { review: { trackShell: track } } },
   });
   try {
-    // Latency per command type: the bus's request wrapped.
-    const byType = new Map<string, number[]>();
-    const bus = rt.bus as Bus;
-    const request = bus.request.bind(bus);
-    (bus as { request: typeof request }).request = async (...args: Parameters<typeof request>) => {
-      const t = now();
-      try {
-        return await request(...args);
-      } finally {
-        const type = String(args[0]).split('.').slice(-2).join('.');
-        byType.set(type, [...(byType.get(type) ?? []), now() - t]);
-      }
-    };
     const pick = (i: number) => steps(i).filter((st) => KINDS.some((k) => k in st));
     const plan = FleetPlan.parse({
       agents: Array.from({ length: AGENTS }, (_, i) => ({ label: `w ${i}`, steps: pick(i) })),
@@ -98,7 +84,7 @@ for (const [round, track] of ROUNDS.entries()) {
     }
     const lat = outcome.latenciesMs;
     const types = Object.fromEntries(
-      [...byType].map(([t, l]) => [
+      Object.entries(outcome.latenciesByType).map(([t, l]) => [
         t,
         `${l.length} p50 ${percentile(l, 50).toFixed(0)} p99 ${percentile(l, 99).toFixed(0)} ` +
           `>150ms ${l.filter((ms) => ms > 150).length}`,

@@ -18,7 +18,8 @@ reportAttacks('typeahead-mark');
 /** Clears the mark every way a program can: truncate, rewrite, remove, replace; each failure is printed. */
 const CLEAR = `python3 - <<PY
 import glob, os
-for p in sorted(set(glob.glob('/tmp/skein-*/typeahead') + glob.glob(os.environ.get('TMPDIR', '/tmp') + '/skein-*/typeahead'))):
+tmp = os.environ.get('TMPDIR', '/tmp')
+for p in sorted(set(glob.glob('/tmp/skein-*/typeahead') + glob.glob(tmp + '/skein-*/typeahead'))):
     print('mark', p)
     for how, f in [('truncate', lambda: open(p, 'w').close()), ('rewrite', lambda: open(p, 'r+').write('\\0')),
                    ('remove', lambda: os.remove(p)), ('replace', lambda: os.rename('/dev/null', p))]:

@@ -31,7 +31,11 @@ async function shellView(h: ReturnType<typeof terminalHarness>) {
   return {
     o,
     ppid,
-    output: r.output.replace(/^\s*\d+\s+(pts\/\d+)/m, (_m, tty) => `SID ${tty}`),
+    // bash reports the background job done (`[1]+  Done  sleep 0`) when it sees it end: before the output is read
+    // or after, as the two processes are scheduled (CI under load gave one shell the line and not the other).
+    output: r.output
+      .replace(/^\s*\d+\s+(pts\/\d+)/m, (_m, tty) => `SID ${tty}`)
+      .replace(/^\[\d+\][+-]?\s+Done\s+sleep 0\n/m, ''),
     exitCode: r.exitCode,
   };
 }

@@ -28,7 +28,7 @@ function below(root: number, depth: number, ppid: Map<number, number>): number[]
 }
 
 describe('descendants: the processes a pid started, from the kernel children lists', () => {
-  it('finds children and grandchildren to the depth asked, as a full /proc scan does, and not a re-parented one', async () => {
+  it('finds children and grandchildren to the depth asked, as a /proc scan does, not a re-parented one', async () => {
     // bash → sleep 300, bash → subshell → sleep 301, and a double fork whose sleep 302 is re-parented away.
     const child = spawn('bash', ['-c', '(sleep 302 &) ; sleep 300 & (sleep 301; true) & echo ready; wait'], {
       stdio: ['ignore', 'pipe', 'ignore'],

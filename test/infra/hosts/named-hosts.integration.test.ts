@@ -246,11 +246,22 @@ describe('named hosts', () => {
     );
   });
 
-  it('refuses a host without a name on a log whose root names its host', async () => {
+  it('refuses a host without a name on a log whose root names its host, before it appends anything', async () => {
+    // A live terminal of host a: the refused host took every agent for its own and, reconciling at start,
+    // appended terminal.lost for it (and sometimes lost the race to a's own append) before it was refused.
+    const { terminalId } = ok(await a.call('terminal.open', {}));
+    const before = await a.log.lastSeq('events');
     await expect(host('x', { host: undefined })).rejects.toThrow(
       "root agent 'main' is served by the named host 'a'; a host without a name would answer for every agent: " +
         'join with --host <name>',
     );
+    const appended: string[] = [];
+    await a.log.scan({ stream: 'events', fromSeq: before + 1 }, (f) => void appended.push(f.type));
+    expect(appended.filter((t) => t === 'terminal.lost' || t === 'agent.failed' || t === 'edit.abandoned')).toEqual([]);
+    expect(ok(await a.call('terminal.exec', { terminalId, command: 'echo still here' }))['output']).toBe(
+      'still here\n',
+    );
+    ok(await a.call('terminal.close', { terminalId }));
   });
 
   it('refuses a host name a live host holds', async () => {
