@@ -35,6 +35,7 @@ import type { PerAgentSlots } from '../../machines/common/per-agent-slots.ts';
 import { agentInFlight } from './agent-in-flight.ts';
 import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { LogFollower } from './log-follower.ts';
+import { tooLargeReply, unavailableReply } from './host-replies.ts';
 import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
 /** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
@@ -280,14 +281,7 @@ export class Host {
       // Another host owns the agent: it answers, or nobody does and the caller learns why (never from here).
       if (!('unavailable' in route)) return;
       this.#logger.warn({ subject: msg.subject }, 'command for an agent whose host is away');
-      if (msg.reply) {
-        msg.respond(
-          encode({
-            ok: false,
-            error: toErrorInfo(new RuntimeError(ErrorCode.Unavailable, route.unavailable, { retryable: true })),
-          }),
-        );
-      }
+      if (msg.reply) msg.respond(unavailableReply(route.unavailable));
       return;
     }
     let taken = false;
@@ -318,23 +312,15 @@ export class Host {
       reply = encode({ ok: false, error: toErrorInfo(err) });
     }
     if (taken) this.#perAgent?.release(agentId);
-    if (reply.byteLength > this.options.maxPayloadBytes) reply = this.#tooLarge(msg.subject, reply.byteLength);
+    const max = this.options.maxPayloadBytes;
+    if (reply.byteLength > max) {
+      this.#logger.error(
+        { subject: msg.subject, bytes: reply.byteLength, max },
+        'reply too large; sent an error instead',
+      );
+      reply = tooLargeReply(msg.subject, reply.byteLength, max);
+    }
     if (msg.reply) msg.respond(reply);
-  }
-
-  /** A reply the bus would drop (over max_payload) becomes an error the client gets at once. */
-  #tooLarge(subject: string, bytes: number): Uint8Array {
-    this.#logger.error({ subject, bytes, max: this.options.maxPayloadBytes }, 'reply too large; sent an error instead');
-    return encode({
-      ok: false,
-      error: {
-        code: ErrorCode.PayloadTooLarge,
-        message:
-          `the reply on '${subject}' is ${bytes} bytes, over the ${this.options.maxPayloadBytes}-byte message ` +
-          'limit (limits.maxPayloadBytes / NATS max_payload); ask for less (a narrower path, a page cursor)',
-        retryable: false,
-      },
-    });
   }
 
   async #run(command: Command, def: CommandDef, contentBytes?: ContentBytes): Promise<Outcome> {

@@ -1,0 +1,29 @@
+/**
+ * @module
+ * The error replies the host loop builds itself, not from a handler: a command for an agent whose host is
+ * away, and a reply too large for the bus. Each names what happened and what to do.
+ */
+import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/index.ts';
+import { encode } from '../transport/codec.ts';
+
+/** Named hosts: the agent's host is away and nobody else may answer for it (the route says who it is). */
+export function unavailableReply(reason: string): Uint8Array {
+  return encode({
+    ok: false,
+    error: toErrorInfo(new RuntimeError(ErrorCode.Unavailable, reason, { retryable: true })),
+  });
+}
+
+/** A reply the bus would drop (over max_payload), as an error the client gets at once. */
+export function tooLargeReply(subject: string, bytes: number, max: number): Uint8Array {
+  return encode({
+    ok: false,
+    error: {
+      code: ErrorCode.PayloadTooLarge,
+      message:
+        `the reply on '${subject}' is ${bytes} bytes, over the ${max}-byte message ` +
+        'limit (limits.maxPayloadBytes / NATS max_payload); ask for less (a narrower path, a page cursor)',
+      retryable: false,
+    },
+  });
+}
