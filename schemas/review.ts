@@ -314,7 +314,9 @@ export const carriedRecords = (records: readonly ActionLogRecord[]) =>
 export const ActionLogShellRecorded = defineEvent('action-log.shell.recorded', {
   summary:
     "A shell command's side effects, recorded: the action-log records of every file it changed (each the " +
-    "agent's log and each ancestor's), stored in one append instead of one per record and log.",
+    "agent's log and each ancestor's), stored in one append instead of one per record and log. It is stored on " +
+    "the agent's subjects: a watcher of an ancestor's subjects alone does not see it (the SDK's `on` hands out " +
+    'the records as if stored alone).',
   aggregate: 'action-log',
   aggregateId: (d) => d.agentId,
   data: z

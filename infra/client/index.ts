@@ -25,6 +25,7 @@ import { clientAuth } from '../transport/auth/client-auth.ts';
 import { requireSocketToken } from '../transport/auth/socket-tokens.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
 import { decodeFact, decodeReply, encode } from '../transport/codec.ts';
+import { carriedFacts } from '../../schemas/carried.ts';
 import { SocketBus } from '../transport/socket-bus.ts';
 import type { RuntimeInfo } from '../kernel/runtime-info.ts';
 import {
@@ -87,7 +88,10 @@ export type AgentClient = DomainCalls & {
   readonly agentId: string;
   /** Sends any command by type: the untyped escape hatch has the same typing as the domain methods. */
   call<T extends CommandType>(type: T, data: CommandData<T>, options?: CallOptions): Promise<CommandReply<T>>;
-  /** Facts of one type on this agent's subjects (its own and its children's lifecycle); returns an unsubscribe. */
+  /**
+   * Facts of one type on this agent's subjects (its own and its children's lifecycle), also those stored inside
+   * another fact (an edit's or a command's action-log records) as if stored alone; returns an unsubscribe.
+   */
   on<T extends FactType>(type: T, handler: (fact: TypedFact<T>) => void): () => void;
 };
 
@@ -98,7 +102,7 @@ export type SkeinClient = {
   /** The root agent id (from runtime.json; `main` by default). */
   readonly rootAgentId: string;
   agent(agentId: string): AgentClient;
-  /** Facts of one type anywhere (every agent); returns an unsubscribe. */
+  /** Facts of one type anywhere (every agent), carried ones too (see AgentClient.on); returns an unsubscribe. */
   on<T extends FactType>(type: T, handler: (fact: TypedFact<T>) => void): () => void;
   close(): Promise<void>;
 };
@@ -138,6 +142,7 @@ export function clientOn(
 ): SkeinClient {
   const subscriptions = new Set<Subscription>();
   const subscribe = <T extends FactType>(pattern: string, type: T, handler: (fact: TypedFact<T>) => void) => {
+    const prefix = pattern.slice(0, -1); // `skein.evt.>` → `skein.evt.`; `skein.evt.<agent>.>` → `skein.evt.<agent>.`
     const sub = bus.subscribe(pattern, (msg) => {
       let fact: ReturnType<typeof decodeFact>;
       try {
@@ -145,7 +150,12 @@ export function clientOn(
       } catch {
         return; // Not a fact this client's catalogue knows (a newer runtime): skip it rather than fail.
       }
-      if (fact.type === type) handler({ ...fact, subject: msg.subject } as TypedFact<T>);
+      if (fact.type === type) return handler({ ...fact, subject: msg.subject } as TypedFact<T>);
+      // Facts stored inside this one (an edit's or a command's action-log records) arrive as if stored alone,
+      // as the host's reactions hear them, when their own subject is one this subscription covers.
+      for (const { seq: _seq, ...carried } of carriedFacts({ ...fact, subject: msg.subject, seq: 0 })) {
+        if (carried.type === type && carried.subject.startsWith(prefix)) handler(carried as TypedFact<T>);
+      }
     });
     subscriptions.add(sub);
     return () => {

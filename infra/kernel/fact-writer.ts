@@ -13,7 +13,6 @@ import {
   ErrorCode,
   RuntimeError,
   eventsByType,
-  subjectFor,
   toErrorInfo,
   type AgentId,
   type EventDef,
@@ -24,6 +23,9 @@ import {
 import type { Fold } from '../../machines/kernel/projection.ts';
 import { AppendConflictError, type EventLog, type LogStream } from '../transport/event-log.ts';
 import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
+import { carriedFacts, subjectOf } from '../../schemas/carried.ts';
+
+export { carriedFacts, subjectOf };
 import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from './log.ts';
 
@@ -338,38 +340,6 @@ export function foldStored(fold: Fold, stored: StoredFact): StoredFact[] {
   const carried = carriedFacts(stored);
   for (const fact of carried) fold.apply(fact.subject, eventsByType.get(fact.type)!.aggregate, fact);
   return carried;
-}
-
-/**
- * The facts `stored` carries (`EventDef.carries`), each as it would be stored on its own aggregate's subject:
- * same sequence, time and causation, id `<carrier id>/<n>`. Empty for a fact that carries none.
- */
-export function carriedFacts(stored: StoredFact): StoredFact[] {
-  const carries = eventsByType.get(stored.type)?.carries;
-  if (!carries) return [];
-  return carries(stored.data).flatMap((c, n) => {
-    const def = eventsByType.get(c.type);
-    if (!def || def.stream === 'output') return [];
-    return [
-      {
-        id: `${stored.id}/${n}`,
-        type: c.type,
-        at: stored.at,
-        agentId: c.agentId as AgentId,
-        ...(stored.causationId ? { causationId: stored.causationId } : {}),
-        data: c.data,
-        seq: stored.seq,
-        subject: subjectOf(def, c.agentId, c.data),
-      },
-    ];
-  });
-}
-
-export function subjectOf(def: EventDef, agentId: string, data: unknown): string {
-  const aggregateId = def.aggregateId(data);
-  return def.stream === 'output'
-    ? subjectFor({ kind: 'out', agentId, terminalId: aggregateId })
-    : subjectFor({ kind: 'evt', agentId, aggregate: def.aggregate, aggregateId });
 }
 
 function isUnavailable(err: unknown): boolean {

@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { connect, type SkeinClient, SkeinCallError, type TypedFact } from '../../../infra/client/index.ts';
+import type { AgentId } from '../../../schemas/index.ts';
 import { startNetworkedRuntime, startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
 
 async function exercise(skein: SkeinClient): Promise<void> {
@@ -90,6 +91,41 @@ describe('skein/client', () => {
     try {
       expect(skein.bus.kind).toBe('socket');
       await exercise(skein);
+    } finally {
+      await skein.close();
+    }
+  });
+
+  it("delivers facts stored inside another (a command's, an edit's records) as if stored alone", async () => {
+    const rt = await startNetworkedRuntime();
+    runtimes.push(rt);
+    const skein = await connect({ natsUrl: rt.info.natsUrl! });
+    try {
+      const main = skein.agent('main');
+      await main.agent.spawn({ label: 'kid', agentId: 'kid' as AgentId });
+      const kid = skein.agent('kid');
+      const everywhere: Array<TypedFact<'action-log.change.recorded'>> = [];
+      const kids: Array<TypedFact<'action-log.change.recorded'>> = [];
+      const stops = [
+        skein.on('action-log.change.recorded', (f) => everywhere.push(f)),
+        kid.on('action-log.change.recorded', (f) => kids.push(f)),
+      ];
+      await skein.bus.flush();
+      const { terminalId } = await kid.terminal.open({});
+      await kid.terminal.exec({ terminalId, command: 'echo made > made.txt' });
+      await kid.file.write({ path: 'written.txt', content: 'written\n' });
+      // Each change is recorded in kid's log and main's: two records each, carried by action-log.shell.recorded
+      // and by edit.applied, on kid's subjects.
+      const seen = (fs: typeof everywhere) =>
+        fs.map((f) => `${f.data.logAgentId} ${f.data.path.split('/').pop()} ${f.data.source.kind}`).sort();
+      await expect
+        .poll(() => seen(everywhere), { timeout: 10_000 })
+        .toEqual(['kid made.txt shell', 'kid written.txt write', 'main made.txt shell', 'main written.txt write']);
+      for (const f of everywhere)
+        expect(f.subject).toBe(`skein.evt.${f.data.logAgentId}.action-log.${f.data.logAgentId}`);
+      // An agent's own subscription gets what lands on its own subjects: its log's records, not main's.
+      expect(seen(kids)).toEqual(['kid made.txt shell', 'kid written.txt write']);
+      for (const stop of stops) stop();
     } finally {
       await skein.close();
     }
