@@ -37,12 +37,22 @@ describe('the typeahead mark, cleared by a sandboxed command', () => {
     // the rest stays in the terminal's queue while the command goes on to clear the mark.
     const running = await scene.rt.call('terminal.exec', {
       terminalId: scene.terminalId,
-      command: `stty -icanon; dd bs=1 count=1 of=/dev/null 2>/dev/null; stty icanon; ${CLEAR}`,
+      command: `stty -icanon; echo keys; dd bs=1 count=1 of=/dev/null 2>/dev/null; stty icanon; ${CLEAR}`,
       yieldMs: 300,
       timeoutMs: 10_000,
     });
     if (!running.ok) throw new Error(JSON.stringify(running));
     expect(running['status']).toBe('running');
+    // Written only once the terminal reads keys: a loaded machine may not have run stty by the yield.
+    await expect
+      .poll(
+        async () => {
+          const r = await scene.rt.call('terminal.read', { terminalId: scene.terminalId, cursor: 0 });
+          return r.ok && /^keys$/m.test(String(r['output']));
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(true);
     expect(outcome(await scene.rt.call('terminal.write', { terminalId: scene.terminalId, data: `X${line}\r` }))).toBe(
       'ok',
     );
