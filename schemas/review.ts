@@ -321,7 +321,10 @@ export const ActionLogShellRecorded = defineEvent('action-log.shell.recorded', {
   aggregateId: (d) => d.agentId,
   data: z
     .object({
-      agentId: AgentId.describe('The agent whose command changed the files.'),
+      agentId: AgentId.describe(
+        'The agent the records are for: the one whose command changed the files, or, for files changed while ' +
+          "several agents' commands ran at once in the workspace, their nearest common ancestor.",
+      ),
       terminalId: TerminalId.optional().describe('The terminal the command ran in.'),
       command: z.string().describe('The command line (its first 4,096 characters).'),
       files: z.number().int().min(1).describe('How many files these records are of.'),

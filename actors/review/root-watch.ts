@@ -12,9 +12,21 @@ import type { Logger } from 'pino';
 import type { WorkspaceIgnore } from './workspace-snapshot-ignore.ts';
 import type { FileState, WorkspaceSnapshot } from './workspace-snapshot.ts';
 
-/** An open command's view: the old state of each path that changed since it began (undefined: absent). */
+/**
+ * An open command's view: the old state of each path that changed since it began (undefined: absent), and, for a
+ * path that changed while commands of other agents were open too, every agent whose command was (`witnesses`):
+ * a snapshot cannot tell which of them made the change.
+ */
 export type TrackMark =
-  | { kind: 'watch'; root: string; rw: RootWatch; before: Map<string, FileState | undefined>; incomplete?: string }
+  | {
+      kind: 'watch';
+      root: string;
+      rw: RootWatch;
+      before: Map<string, FileState | undefined>;
+      owner: string | undefined;
+      witnesses: Map<string, Set<string>>;
+      incomplete?: string;
+    }
   | { kind: 'scan'; root: string; snapshot: WorkspaceSnapshot };
 
 type Watched = { watcher: FSWatcher; ino: bigint; ctime: bigint };
@@ -99,11 +111,25 @@ export class RootWatch {
     this.dirty.add(dir === '' ? base : `${dir}/${base}`);
   }
 
-  /** Sets (or, undefined, removes) a path's state, noting its old state in every open mark. */
+  /**
+   * Sets (or, undefined, removes) a path's state, noting its old state in every open mark, and in each, when
+   * marks of more than one agent are open, which agents' commands were running as it changed.
+   */
   set(rel: string, next: FileState | undefined): void {
     const prev = this.state.get(rel);
     if (prev === next) return;
     for (const mark of this.marks) if (!mark.before.has(rel)) mark.before.set(rel, prev);
+    if (this.marks.size > 1) {
+      const owners = new Set<string>();
+      for (const mark of this.marks) if (mark.owner !== undefined) owners.add(mark.owner);
+      if (owners.size > 1) {
+        for (const mark of this.marks) {
+          const seen = mark.witnesses.get(rel);
+          if (seen) for (const o of owners) seen.add(o);
+          else mark.witnesses.set(rel, new Set(owners));
+        }
+      }
+    }
     if (next) this.state.set(rel, next);
     else this.state.delete(rel);
   }

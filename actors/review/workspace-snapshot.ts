@@ -75,7 +75,15 @@ export type WorkspaceSnapshot = {
 
 export type ShellChange = { path: string; status: FileStatus; before: string | null; after: string | null };
 export type ReportedOnly = { path: string; status: FileStatus | 'unknown'; reason: string };
-export type SnapshotDiff = { changes: ShellChange[]; reportedOnly: ReportedOnly[] };
+export type SnapshotDiff = {
+  changes: ShellChange[];
+  reportedOnly: ReportedOnly[];
+  /**
+   * Watched workspaces: path → the agents whose commands were all running when it changed (only for paths that
+   * changed while commands of more than one agent were open): which of them made the change is not known.
+   */
+  sharedWith?: Record<string, string[]>;
+};
 
 export class WorkspaceSnapshotter {
   readonly budget: SnapshotBudget;

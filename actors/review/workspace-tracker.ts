@@ -105,13 +105,20 @@ export class WorkspaceTracker {
    * Before a command: brings `root` (absolute) up to date and opens a mark; after `ahead` (its `refreshAhead`),
    * with no barrier of its own when nothing was notified or applied since (what changed before it is nobody's).
    */
-  async begin(root: string, ahead?: Promise<boolean>): Promise<TrackMark> {
+  async begin(root: string, ahead?: Promise<boolean>, owner?: string): Promise<TrackMark> {
     const r = this.#roots.get(root) ?? (await this.#start(root));
     if (r === 'scan') return { kind: 'scan', root, snapshot: await this.#snapshotter.snapshot(root) };
     const rw = r;
     if (!((await ahead) && rw.settled())) await this.#refresh(rw);
     if (!rw.watching) return { kind: 'scan', root, snapshot: await this.#snapshotter.snapshot(root) };
-    const mark = { kind: 'watch' as const, root, rw, before: new Map<string, FileState | undefined>() };
+    const mark = {
+      kind: 'watch' as const,
+      root,
+      rw,
+      before: new Map<string, FileState | undefined>(),
+      owner,
+      witnesses: new Map<string, Set<string>>(),
+    };
     rw.marks.add(mark);
     return mark;
   }
@@ -139,6 +146,10 @@ export class WorkspaceTracker {
     });
     const diff = await this.#snapshotter.diff(snap(before), snap(after));
     if (mark.incomplete) diff.reportedOnly.push({ path: mark.root, status: 'unknown', reason: mark.incomplete });
+    if (mark.witnesses.size > 0) {
+      diff.sharedWith = {};
+      for (const [rel, agents] of mark.witnesses) diff.sharedWith[join(mark.root, rel)] = [...agents].sort();
+    }
     return diff;
   }
 

@@ -22,6 +22,7 @@ import { foregroundPgid, ttyModes } from '../../actors/terminal/terminal-proc.ts
 import { which } from '../../actors/terminal/pty-spawn.ts';
 import { WorkspaceSnapshotter, recordShellChanges } from '../../actors/review/workspace-snapshot.ts';
 import { WorkspaceTracker, type TrackMark } from '../../actors/review/workspace-tracker.ts';
+import { attributeShellChanges } from '../../machines/review/shell-attribution.ts';
 import type { SnapshotDiff } from '../../actors/review/workspace-snapshot.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
@@ -79,6 +80,7 @@ export function wireTerminal(deps: {
     /** The mark's diff, taken as soon as the command ended (before its finish was appended). */
     ending?: Promise<SnapshotDiff>;
   };
+  /** By `<terminalId> <commandId>`: command ids count per terminal (every terminal has a `c-2`). */
   const pendingShell = new Map<string, ShellEntry>();
 
   const recordShell = async (entry: ShellEntry) => {
@@ -93,32 +95,39 @@ export function wireTerminal(deps: {
     };
     if (diff.changes.length === 0) return;
     // Commands running at the same time in one workspace see each other's changes: the first to finish
-    // records a change, the others skip it (a snapshot cannot tell which process wrote a file).
+    // records a change, the others skip it. A change made while other agents' commands were open too is
+    // recorded for their nearest common ancestor (a snapshot cannot tell which process wrote a file).
     for (const c of diff.changes) deps.review.claim(c.path, c.after);
-    await recordShellChanges(
-      deps.review.service,
-      {
-        agentId: entry.agentId,
-        ancestors: deps.directory.localAncestors(entry.agentId),
-        command: entry.command,
-        terminalId: entry.terminalId,
-      },
-      diff,
-      async ({ files, records }) =>
-        void (await deps.host.emit(
-          {
-            type: 'action-log.shell.recorded',
-            data: {
-              agentId: entry.agentId,
-              terminalId: entry.terminalId,
-              command: entry.command.slice(0, 4096),
-              files,
-              records,
+    const lineage = (id: string) => [id, ...deps.directory.localAncestors(id)];
+    for (const group of attributeShellChanges(entry.agentId, diff.changes, all.sharedWith, lineage)) {
+      const command = group.among
+        ? `one of the commands of ${group.among.join(', ')} running at once (${entry.agentId}: ${entry.command})`
+        : entry.command;
+      await recordShellChanges(
+        deps.review.service,
+        {
+          agentId: group.agentId,
+          ancestors: deps.directory.localAncestors(group.agentId),
+          command,
+          terminalId: entry.terminalId,
+        },
+        { changes: group.changes, reportedOnly: [] },
+        async ({ files, records }) =>
+          void (await deps.host.emit(
+            {
+              type: 'action-log.shell.recorded',
+              data: {
+                agentId: group.agentId,
+                terminalId: entry.terminalId,
+                command: command.slice(0, 4096),
+                files,
+                records,
+              },
             },
-          },
-          { agentId: entry.agentId as AgentId },
-        )),
-    );
+            { agentId: group.agentId as AgentId },
+          )),
+      );
+    }
   };
 
   const workspaceOf = (agentId: string) => deps.directory.view(agentId)?.workspace;
@@ -128,11 +137,14 @@ export function wireTerminal(deps: {
 
   /** A command that finished after its exec replied: its shell side effects are recorded now. */
   const onCommandEnd = (fact: StoredFact) => {
-    const commandId = (fact.data as { commandId?: string }).commandId;
-    const entry = commandId ? pendingShell.get(commandId) : undefined;
+    const { terminalId, commandId } = fact.data as { terminalId?: string; commandId?: string };
+    const key = `${terminalId} ${commandId}`;
+    const entry = pendingShell.get(key);
     if (!entry) return;
-    pendingShell.delete(commandId!);
-    recordShell(entry).catch((err) => deps.logger.warn({ err, commandId }, 'recording shell side effects failed'));
+    pendingShell.delete(key);
+    recordShell(entry).catch((err) =>
+      deps.logger.warn({ err, terminalId, commandId }, 'recording shell side effects failed'),
+    );
   };
 
   const domain = defineDomain({
@@ -159,7 +171,9 @@ export function wireTerminal(deps: {
         const workspace = workspaceOf(agentId);
         const since = Date.now();
         const before =
-          deps.trackShell && workspace ? await tracker.begin(workspace, refreshed.get(ctx.command)) : undefined;
+          deps.trackShell && workspace
+            ? await tracker.begin(workspace, refreshed.get(ctx.command), agentId)
+            : undefined;
         const entry: ShellEntry | undefined =
           before && workspace
             ? {
@@ -185,7 +199,7 @@ export function wireTerminal(deps: {
         });
         if (entry) {
           if (reply.status === 'exited' || reply.status === 'timeout') await recordShell(entry);
-          else pendingShell.set(reply.commandId, entry);
+          else pendingShell.set(`${reply.terminalId} ${reply.commandId}`, entry);
         }
         // Built by typed code (execReply) from the session's state: sent without another parse.
         return checkedReply(TerminalExec, reply);
