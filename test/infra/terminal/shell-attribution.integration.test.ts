@@ -4,6 +4,8 @@
  * either's: it goes to their parent's log, never to the sibling that happened to finish first (whose review
  * could then reject the other's work). A file written while one agent's command ran alone stays its own.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNetworkedRuntime, type TestRuntime } from '../../support/runtime.ts';
 import { ok } from '../../support/replies.ts';
@@ -34,11 +36,12 @@ describe('shell changes of overlapping commands', () => {
     ok(await exec('kid1', t1, 'true'));
     ok(await exec('kid2', t2, 'true'));
 
-    // kid1's command is open while kid2's writes b.txt; kid1's ends first (under the old rule it took b.txt).
-    expect(ok(await exec('kid1', t1, 'sleep 0.8', 0))['status']).toBe('running');
-    expect(ok(await exec('kid2', t2, 'echo b > b.txt; sleep 2', 300))['status']).toBe('running');
+    // kid1's command is open while kid2's writes b.txt, and ends first (under the old rule it took b.txt); kid2's
+    // stays open until kid1's next command has written a.txt. Flag files, not sleeps: the same on a loaded machine.
+    const waitFor = (file: string) => `while [ ! -e ${file} ]; do sleep 0.05; done`;
+    expect(ok(await exec('kid1', t1, waitFor('b.txt'), 0))['status']).toBe('running');
+    expect(ok(await exec('kid2', t2, `echo b > b.txt; ${waitFor('a.txt')}`, 0))['status']).not.toBe('exited');
     expect(ok(await rt.call('terminal.wait', { terminalId: t1 }, { agentId: 'kid1' }))['status']).toBe('exited');
-    // kid2 still runs: a.txt, written by kid1 now, could be either's too.
     ok(await exec('kid1', t1, 'echo a > a.txt'));
     expect(ok(await rt.call('terminal.wait', { terminalId: t2 }, { agentId: 'kid2' }))['status']).toBe('exited');
     // Alone: c.txt is kid1's.
@@ -71,19 +74,20 @@ describe('shell changes of overlapping commands', () => {
     ok(await rt.call('terminal.exec', { terminalId: t3, command: 'true' }, { agentId: 'kid3' }));
     ok(await rt.call('terminal.exec', { terminalId: t4, command: 'true' }, { agentId: 'kid4' }));
     const a = ok(
-      await rt.call('terminal.exec', { terminalId: t3, command: 'sleep 0.4', yieldMs: 0 }, { agentId: 'kid3' }),
+      await rt.call('terminal.exec', { terminalId: t3, command: 'sleep 0.3', yieldMs: 0 }, { agentId: 'kid3' }),
     );
     const b = ok(
       await rt.call(
         'terminal.exec',
-        { terminalId: t4, command: 'sleep 1; echo late > late.txt', yieldMs: 0 },
+        { terminalId: t4, command: 'while [ ! -e go ]; do sleep 0.05; done; echo late > late.txt', yieldMs: 0 },
         { agentId: 'kid4' },
       ),
     );
     expect(a['commandId']).toBe(b['commandId']);
     expect(ok(await rt.call('terminal.wait', { terminalId: t3 }, { agentId: 'kid3' }))['status']).toBe('exited');
+    // kid4's command goes on only now, after kid3's has ended: late.txt is kid4's alone.
+    writeFileSync(join(rt.workspace, 'go'), 'go\n');
     expect(ok(await rt.call('terminal.wait', { terminalId: t4 }, { agentId: 'kid4' }))['status']).toBe('exited');
-    // Written after kid3's command ended: kid4's alone.
-    await expect.poll(() => files('kid4'), { timeout: 5_000 }).toEqual(['late.txt']);
+    await expect.poll(async () => (await files('kid4')).includes('late.txt'), { timeout: 5_000 }).toBe(true);
   });
 });
