@@ -8,45 +8,26 @@
  * whole process per exec, and the wall p50/p99 of the execs, plus a sequential run's p50. Run under
  * `SKEIN_EXEC_PROFILE=<file.cpuprofile>` to profile the concurrent run alone (`cpu-profile-summary.ts` sums it).
  */
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { startTestNats } from '../support/nats-server.ts';
-import { startTestRuntime } from '../support/runtime.ts';
+import { benchRuntime, fillWorkspace, mainThreadMs } from './bench-runtime.ts';
 import { now, ok } from './bench-pty.ts';
 import { percentile } from './types.ts';
 
 const FILES = Number(process.env['SKEIN_EXEC_FILES'] ?? 5_000);
 const AGENTS = Number(process.env['SKEIN_EXEC_AGENTS'] ?? 8);
 const N = Number(process.env['SKEIN_EXEC_N'] ?? 100);
-const TICK_MS = 10;
 const PROFILE = process.env['SKEIN_EXEC_PROFILE'];
-
-/** The main thread's user+sys CPU in ms (clock ticks of /proc, 10 ms each). */
-function mainThreadMs(): number {
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-}
 
 function processMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 }
 
-const nats = await startTestNats();
-const rt = await startTestRuntime({
-  mode: 'networked',
-  natsUrl: nats.url,
-  policy: { default: 'allow' },
-  flags: { domains: { review: { trackShell: true } } },
-});
+const bench = await benchRuntime(true);
+const { rt } = bench;
 try {
-  for (let i = 0; i < FILES; i++) {
-    const dir = join(rt.workspace, 'src', `d${Math.floor(i / 100)}`);
-    if (i % 100 === 0) mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `f${i % 100}.txt`), `file ${i}\n`);
-  }
+  fillWorkspace(rt.workspace, FILES);
   const agents: Array<{ agentId: string; terminalId: string }> = [];
   for (let a = 0; a < AGENTS; a++) {
     const { agentId } = ok(await rt.call('agent.spawn', { label: `cpu ${a}` }));
@@ -106,6 +87,5 @@ try {
   process.stdout.write(`${JSON.stringify(out)}\n`);
   for (const a of agents) await rt.call('terminal.close', { terminalId: a.terminalId, graceMs: 0 }, a);
 } finally {
-  await rt.dispose();
-  await nats.dispose();
+  await bench.dispose();
 }

@@ -8,14 +8,13 @@
  * and off, in a workspace of 5,000 and of 50,000 files; then 8 agents × 100
  * commands at once.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { writeRcFile } from '../../actors/terminal/shell-integration.ts';
 import { call } from '../../infra/transport/client.ts';
-import { startTestNats, type TestNats } from '../support/nats-server.ts';
-import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import type { TestNats } from '../support/nats-server.ts';
+import type { TestRuntime } from '../support/runtime.ts';
+import { benchRuntime, fillWorkspace } from './bench-runtime.ts';
 import { MARK_B, MARK_D, now, ok, rawShell } from './bench-pty.ts';
 import { percentile, scaled, type Bench, type BenchResult } from './types.ts';
 
@@ -29,28 +28,11 @@ const EXECS: Record<number, number> = { [scaled(5_000, 50)]: scaled(200, 5), [sc
 type Env = { nats: TestNats; rt: TestRuntime };
 
 async function withRuntime<T>(trackShell: boolean, fn: (env: Env) => Promise<T>): Promise<T> {
-  const nats = await startTestNats();
-  let rt: TestRuntime | undefined;
+  const bench = await benchRuntime(trackShell);
   try {
-    rt = await startTestRuntime({
-      mode: 'networked',
-      natsUrl: nats.url,
-      policy: { default: 'allow' },
-      flags: { domains: { review: { trackShell } } },
-    });
-    return await fn({ nats, rt });
+    return await fn(bench);
   } finally {
-    await rt?.dispose();
-    await nats.dispose();
-  }
-}
-
-/** `count` small text files under `root`, 100 per directory. */
-function fillWorkspace(root: string, count: number): void {
-  for (let i = 0; i < count; i++) {
-    const dir = join(root, 'src', `d${Math.floor(i / 100)}`);
-    if (i % 100 === 0) mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `f${i % 100}.txt`), `file ${i}\n`);
+    await bench.dispose();
   }
 }
 

@@ -12,8 +12,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { FleetPlan } from '../../schemas/index.ts';
 import { runFleet } from '../../infra/agent/fleet.ts';
-import { startTestNats } from '../support/nats-server.ts';
-import { startTestRuntime } from '../support/runtime.ts';
+import { benchRuntime, mainThreadMs, statMs } from './bench-runtime.ts';
 import { steps } from './fleet.bench.ts';
 import { now } from './bench-pty.ts';
 import { percentile } from './types.ts';
@@ -22,13 +21,6 @@ const AGENTS = Number(process.env['SKEIN_FLEET_AGENTS'] ?? 32);
 const ROUNDS = (process.env['SKEIN_FLEET_ROUNDS'] ?? '1,1').split(',').map((r) => r !== '0');
 const KINDS = (process.env['SKEIN_FLEET_KINDS'] ?? 'write,exec,edit').split(',');
 const PROFILE = process.env['SKEIN_FLEET_PROFILE'];
-
-/** user+sys CPU ms of a /proc stat line's fields from `utime` on (with the reaped children's when `reaped`). */
-function statMs(stat: string, reaped: boolean): number {
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const own = Number(f[11]) + Number(f[12]);
-  return (reaped ? own + Number(f[13]) + Number(f[14]) : own) * 10;
-}
 
 /** CPU of this process's children (nats-server, the shell helper) and of what they reaped (the shells). */
 function childrenMs(): number {
@@ -46,16 +38,9 @@ function childrenMs(): number {
   return ms;
 }
 
-const mainThreadMs = () => statMs(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'), false);
-
 for (const [round, track] of ROUNDS.entries()) {
-  const nats = await startTestNats();
-  const rt = await startTestRuntime({
-    mode: 'networked',
-    natsUrl: nats.url,
-    policy: { default: 'allow' },
-    flags: { domains: { review: { trackShell: track } } },
-  });
+  const bench = await benchRuntime(track);
+  const { rt } = bench;
   try {
     const pick = (i: number) => steps(i).filter((st) => KINDS.some((k) => k in st));
     const plan = FleetPlan.parse({
@@ -108,7 +93,6 @@ for (const [round, track] of ROUNDS.entries()) {
       })}\n`,
     );
   } finally {
-    await rt.dispose();
-    await nats.dispose();
+    await bench.dispose();
   }
 }

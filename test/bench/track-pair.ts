@@ -8,10 +8,8 @@
  * scan's time. Run it alternated (on, off, on, off …) from a shell loop: each run is its own process, so one
  * side's heap never weighs on the other's.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { startTestNats } from '../support/nats-server.ts';
-import { startTestRuntime } from '../support/runtime.ts';
+import { readFileSync } from 'node:fs';
+import { benchRuntime, fillWorkspace, mainThreadMs } from './bench-runtime.ts';
 import { now, ok } from './bench-pty.ts';
 import { percentile } from './types.ts';
 
@@ -21,25 +19,10 @@ const N = Number(process.env['SKEIN_TRACK_N'] ?? 60);
 /** Seconds to wait after the first exec (the first scan) before the timed half that follows the first one. */
 const SETTLE_S = Number(process.env['SKEIN_TRACK_SETTLE_S'] ?? 0);
 
-function mainThreadMs(): number {
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-const nats = await startTestNats();
-const rt = await startTestRuntime({
-  mode: 'networked',
-  natsUrl: nats.url,
-  policy: { default: 'allow' },
-  flags: { domains: { review: { trackShell: TRACK } } },
-});
+const bench = await benchRuntime(TRACK);
+const { rt } = bench;
 try {
-  for (let i = 0; i < FILES; i++) {
-    const dir = join(rt.workspace, 'src', `d${Math.floor(i / 100)}`);
-    if (i % 100 === 0) mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `f${i % 100}.txt`), `file ${i}\n`);
-  }
+  fillWorkspace(rt.workspace, FILES);
   const { terminalId } = ok(await rt.call('terminal.open', {}));
   const exec = (timeoutMs = 15_000) => rt.call('terminal.exec', { terminalId, command: 'true' }, { timeoutMs });
   const s = now();
@@ -73,6 +56,5 @@ try {
   );
   ok(await rt.call('terminal.close', { terminalId, graceMs: 0 }));
 } finally {
-  await rt.dispose();
-  await nats.dispose();
+  await bench.dispose();
 }
