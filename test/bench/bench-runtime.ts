@@ -6,33 +6,11 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestNats, type TestNats } from '../support/nats-server.ts';
-import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { startNetworkedRuntime, type TestRuntime } from '../support/runtime.ts';
 
-export type BenchRuntime = { nats: TestNats; rt: TestRuntime; dispose(): Promise<void> };
-
-/** A private nats-server and a networked runtime on it; `dispose()` stops both. */
-export async function benchRuntime(trackShell: boolean): Promise<BenchRuntime> {
-  const nats = await startTestNats();
-  try {
-    const rt = await startTestRuntime({
-      mode: 'networked',
-      natsUrl: nats.url,
-      policy: { default: 'allow' },
-      flags: { domains: { review: { trackShell } } },
-    });
-    return {
-      nats,
-      rt,
-      async dispose() {
-        await rt.dispose();
-        await nats.dispose();
-      },
-    };
-  } catch (err) {
-    await nats.dispose();
-    throw err;
-  }
+/** A private nats-server and a networked runtime on it (policy allow); `dispose()` stops both. */
+export function benchRuntime(trackShell: boolean): Promise<TestRuntime> {
+  return startNetworkedRuntime({ policy: { default: 'allow' }, flags: { domains: { review: { trackShell } } } });
 }
 
 /** `count` small text files under `root`, 100 per directory. */

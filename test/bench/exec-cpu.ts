@@ -24,8 +24,7 @@ function processMs(): number {
   return (u.user + u.system) / 1000;
 }
 
-const bench = await benchRuntime(true);
-const { rt } = bench;
+const rt = await benchRuntime(true);
 try {
   fillWorkspace(rt.workspace, FILES);
   const agents: Array<{ agentId: string; terminalId: string }> = [];
@@ -87,5 +86,5 @@ try {
   process.stdout.write(`${JSON.stringify(out)}\n`);
   for (const a of agents) await rt.call('terminal.close', { terminalId: a.terminalId, graceMs: 0 }, a);
 } finally {
-  await bench.dispose();
+  await rt.dispose();
 }

@@ -12,7 +12,6 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { writeRcFile } from '../../actors/terminal/shell-integration.ts';
 import { call } from '../../infra/transport/client.ts';
-import type { TestNats } from '../support/nats-server.ts';
 import type { TestRuntime } from '../support/runtime.ts';
 import { benchRuntime, fillWorkspace } from './bench-runtime.ts';
 import { MARK_B, MARK_D, now, ok, rawShell } from './bench-pty.ts';
@@ -25,25 +24,25 @@ const ONLY_FILES = Number(process.env['SKEIN_BENCH_FILES'] ?? 0);
 const WORKSPACES = [scaled(5_000, 50), scaled(50_000, 200)].filter((n) => !ONLY_FILES || n === ONLY_FILES);
 const EXECS: Record<number, number> = { [scaled(5_000, 50)]: scaled(200, 5), [scaled(50_000, 200)]: scaled(60, 5) };
 
-type Env = { nats: TestNats; rt: TestRuntime };
+type Env = { natsUrl: string; rt: TestRuntime };
 
 async function withRuntime<T>(trackShell: boolean, fn: (env: Env) => Promise<T>): Promise<T> {
-  const bench = await benchRuntime(trackShell);
+  const rt = await benchRuntime(trackShell);
   try {
-    return await fn(bench);
+    return await fn({ natsUrl: rt.info.natsUrl!, rt });
   } finally {
-    await bench.dispose();
+    await rt.dispose();
   }
 }
 
 const label = (trackShell: boolean) => (trackShell ? 'tracking on' : 'tracking off');
 
 /** The floor's three raw parts, one sample of each per call of `sample()`. */
-async function floorParts(nats: TestNats, rcPath: string) {
-  const server = await connect({ servers: nats.url });
+async function floorParts(natsUrl: string, rcPath: string) {
+  const server = await connect({ servers: natsUrl });
   server.subscribe('bench.floor.echo', { callback: (_e, m) => void m.respond(m.data) });
   await server.flush();
-  const client = await connect({ servers: nats.url });
+  const client = await connect({ servers: natsUrl });
   const jsm = await jetstreamManager(client);
   await jsm.streams.add({ name: 'BENCH_FLOOR', subjects: ['bench.floor.js.>'], storage: 'file' as never });
   const js = jetstream(client);
@@ -85,9 +84,9 @@ async function floorParts(nats: TestNats, rcPath: string) {
 }
 
 /** exec "true" round trip p50 vs the floor, interleaved; tracking on or off, in a workspace of `files` files. */
-async function execBench({ rt, nats }: Env, rcPath: string, files: number) {
+async function execBench({ rt, natsUrl }: Env, rcPath: string, files: number) {
   fillWorkspace(rt.workspace, files);
-  const floor = await floorParts(nats, rcPath);
+  const floor = await floorParts(natsUrl, rcPath);
   const { terminalId } = ok(await rt.call('terminal.open', {}));
   // The first exec waits for the workspace's first scan (every file hashed and stored): not timed.
   ok(await call(rt.bus, 'main', 'terminal.exec', { terminalId, command: 'true' }, { timeoutMs: 600_000 }));

@@ -39,8 +39,7 @@ function childrenMs(): number {
 }
 
 for (const [round, track] of ROUNDS.entries()) {
-  const bench = await benchRuntime(track);
-  const { rt } = bench;
+  const rt = await benchRuntime(track);
   try {
     const pick = (i: number) => steps(i).filter((st) => KINDS.some((k) => k in st));
     const plan = FleetPlan.parse({
@@ -93,6 +92,6 @@ for (const [round, track] of ROUNDS.entries()) {
       })}\n`,
     );
   } finally {
-    await bench.dispose();
+    await rt.dispose();
   }
 }

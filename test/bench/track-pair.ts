@@ -19,8 +19,7 @@ const N = Number(process.env['SKEIN_TRACK_N'] ?? 60);
 /** Seconds to wait after the first exec (the first scan) before the timed half that follows the first one. */
 const SETTLE_S = Number(process.env['SKEIN_TRACK_SETTLE_S'] ?? 0);
 
-const bench = await benchRuntime(TRACK);
-const { rt } = bench;
+const rt = await benchRuntime(TRACK);
 try {
   fillWorkspace(rt.workspace, FILES);
   const { terminalId } = ok(await rt.call('terminal.open', {}));
@@ -56,5 +55,5 @@ try {
   );
   ok(await rt.call('terminal.close', { terminalId, graceMs: 0 }));
 } finally {
-  await bench.dispose();
+  await rt.dispose();
 }
