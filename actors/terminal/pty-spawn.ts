@@ -65,6 +65,13 @@ export function which(program: string, path = process.env.PATH ?? DEFAULT_PATH):
   return undefined;
 }
 
+/** `which(program)`, or an `unavailable` error saying what needs it and what to do (`remedy`). */
+function required(program: string, needed: string, remedy: string): string {
+  const found = which(program);
+  if (found) return found;
+  throw new RuntimeError(ErrorCode.Unavailable, `${needed}; ${remedy}.`);
+}
+
 export function resolveShell(shell: string): string {
   const path = which(shell);
   if (!path) throw invalid(`Shell '${shell}' was not found on PATH; install it or omit "shell" to use bash.`);
@@ -293,13 +300,11 @@ const SECCOMP_FD = 9;
  * rc file, which the sandbox sees read-only) on `fd` and then becomes bwrap (`exec`, same pid).
  */
 function withFilterOn(fd: number, filter: Uint8Array, rcDir: string, argv: string[]): string[] {
-  const sh = which('sh');
-  if (!sh)
-    throw new RuntimeError(
-      ErrorCode.Unavailable,
-      "The sandbox needs a POSIX 'sh' on PATH to load its seccomp filter; " +
-        'install one (dash) or open the terminal without "sandbox".',
-    );
+  const sh = required(
+    'sh',
+    "The sandbox needs a POSIX 'sh' on PATH to load its seccomp filter",
+    'install one (dash) or open the terminal without "sandbox"',
+  );
   const path = join(rcDir, 'seccomp.bpf');
   writeFileSync(path, filter, { mode: 0o600 });
   return [sh, '-c', `exec "$@" ${fd}<"$0"`, path, ...argv];
@@ -309,27 +314,22 @@ function withFilterOn(fd: number, filter: Uint8Array, rcDir: string, argv: strin
 export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { file: string; args: string[] } {
   let argv = [spec.shellPath, '--noprofile', '--rcfile', rcPath, '-i'];
   if (spec.memoryLimitBytes > 0 || spec.cpuLimitSeconds > 0) {
-    const prlimit = which('prlimit');
-    if (!prlimit)
-      throw new RuntimeError(
-        ErrorCode.Unavailable,
-        "Memory/CPU limits are configured but 'prlimit' is not installed; " +
-          'install util-linux or set memoryLimitBytes/cpuLimitSeconds to 0.',
-      );
+    const prlimit = required(
+      'prlimit',
+      "Memory/CPU limits are configured but 'prlimit' is not installed",
+      'install util-linux or set memoryLimitBytes/cpuLimitSeconds to 0',
+    );
     const limits = [];
     if (spec.memoryLimitBytes > 0) limits.push(`--as=${spec.memoryLimitBytes}`);
     if (spec.cpuLimitSeconds > 0) limits.push(`--cpu=${spec.cpuLimitSeconds}`);
     argv = [prlimit, ...limits, '--', ...argv];
   }
   if (spec.sandbox) {
-    const bwrap = which(spec.bwrapPath);
-    if (!bwrap) {
-      throw new RuntimeError(
-        ErrorCode.Unavailable,
-        `Sandbox requested but bubblewrap ('${spec.bwrapPath}') is not installed; ` +
-          `install it (apt-get install -y bubblewrap) or open the terminal without "sandbox".`,
-      );
-    }
+    const bwrap = required(
+      spec.bwrapPath,
+      `Sandbox requested but bubblewrap ('${spec.bwrapPath}') is not installed`,
+      'install it (apt-get install -y bubblewrap) or open the terminal without "sandbox"',
+    );
     if (!isAbsolute(spec.workspace))
       throw invalid(`workspace '${spec.workspace}' must be an absolute path for the sandbox.`);
     const filter = ttyInjectionFilter(process.arch);
