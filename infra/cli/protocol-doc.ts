@@ -24,7 +24,8 @@ skein.out.<agentId>.<terminalId>               terminal output chunks; stream SK
 - Every id is a token: 1-64 characters from \`[A-Za-z0-9_-]\`, so \`*\` and \`>\` line up with ids.
 - \`<command type>\` is the command's type verbatim: \`agent.spawn\` on agent \`main\` is
   \`skein.cmd.main.agent.spawn\`.
-- One subject per aggregate: the host appends with \`expect.lastSubjectSequence\` (one writer per aggregate);
+- One subject per aggregate: the host appends with \`expect.lastSubjectSequence\` (one writer per aggregate),
+  or, for a fact sent before the previous one of its subject is acked, \`expect.lastMsgID\` naming that fact;
   the stream gives the total order. A fact's \`agentId\` is the agent whose subjects carry it. An agent's own
   lifecycle facts travel under its **parent's** id (the root's under its own), so a parent watching
   \`skein.evt.<self>.>\` sees its children.

@@ -21,12 +21,20 @@ import {
   type UnstampedFact,
 } from '../../schemas/index.ts';
 import type { Fold } from '../../machines/kernel/projection.ts';
-import { AppendConflictError, type EventLog, type LogStream } from '../transport/event-log.ts';
+import { foldStored } from '../../machines/kernel/fold-stored.ts';
+import {
+  AppendConflictError,
+  type AppendRequest,
+  type AppendResult,
+  type EventLog,
+  type LogStream,
+} from '../transport/event-log.ts';
 import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { carriedFacts, subjectOf } from '../../schemas/carried.ts';
 
-export { carriedFacts, subjectOf };
+export { carriedFacts, foldStored, subjectOf };
 import { KeyedLock } from './keyed-lock.ts';
+import { SendOrder } from './send-order.ts';
 import type { Logger } from './log.ts';
 
 export type StampOptions = {
@@ -68,6 +76,8 @@ export class AppendFailedError extends RuntimeError {
   }
 }
 
+type EarlyOutcome = { result: AppendResult } | { error: unknown };
+
 export class FactWriter {
   readonly #o: FactWriterOptions;
   readonly #lastBySubject = new Map<string, number>();
@@ -80,6 +90,7 @@ export class FactWriter {
   readonly #inDoubt = new Set<string>();
   #resyncTimer: NodeJS.Timeout | undefined;
   readonly #foreignDuplicates = new WeakSet<StoredFact>();
+  readonly #order = new SendOrder();
   #facts = 0;
   #lastSeq = 0;
   readonly #parseChecked: boolean;
@@ -145,8 +156,14 @@ export class FactWriter {
     const stream: LogStream = def.stream === 'output' ? 'output' : 'events';
     const subject = subjectOf(def, agentId, parsed.data);
     if (stream === 'output') return this.#appendWithRetry(stream, subject, fact, undefined, options.textJsonSafe);
-    // One writer per aggregate: appends to a subject are serialized and carry the last sequence seen.
-    return this.#lock.run(subject, async () => {
+    // One writer per aggregate: appends to a subject are serialized and carry the last sequence seen; one
+    // asked for while the one before it is still in flight may be sent at once (#sendEarly).
+    const early = this.#sendEarly(subject, fact);
+    const written = this.#lock.run(subject, async () => {
+      if (early) {
+        const stored = await this.#settleEarly(early, subject, fact);
+        if (stored) return stored;
+      }
       if (this.#inDoubt.has(subject)) {
         await this.#resync(subject).catch((err: unknown) => {
           throw new RuntimeError(
@@ -157,7 +174,9 @@ export class FactWriter {
           );
         });
       }
-      const stored = await this.#appendWithRetry(stream, subject, fact, this.#lastBySubject.get(subject) ?? 0);
+      const expected = this.#lastBySubject.get(subject) ?? 0;
+      // Sent early and not settled there: it may be stored, so a duplicate of it is this writer's own.
+      const stored = await this.#appendWithRetry(stream, subject, fact, expected, undefined, early !== undefined);
       if (this.#foreignDuplicates.delete(stored)) {
         this.#inDoubt.add(subject);
         this.#scheduleResync();
@@ -167,6 +186,49 @@ export class FactWriter {
       this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
       return stored;
     });
+    this.#order.asked(subject, fact.id, written);
+    return written;
+  }
+
+  /**
+   * Sends a fact of `subject` at once, while the fact before it there is still in flight, instead of after
+   * that one's ack (`SendOrder` says when): a command's finish then goes out as soon as its end is seen, not
+   * an ack after its start. `#settleEarly` takes the outcome once the facts before it are settled, in order.
+   */
+  #sendEarly(subject: string, fact: Fact): Promise<EarlyOutcome> | undefined {
+    const last = this.#order.expectable(subject);
+    if (last === undefined || this.#inDoubt.has(subject)) return undefined;
+    try {
+      this.#o.assertAvailable?.();
+    } catch {
+      return undefined;
+    }
+    const sent = this.#send({ stream: 'events', subject, fact, expectedLastMsgId: last });
+    return sent.then(
+      (result) => ({ result }),
+      (error: unknown) => ({ error }),
+    );
+  }
+
+  /**
+   * The outcome of an early send, once every fact asked for before it on the subject has settled: stored
+   * (and the subject not in doubt), it is folded as an append with the subject's sequence would have been.
+   * Otherwise `undefined`: the caller appends it the usual way, with the same msg-id (a refused send stored
+   * nothing; one in doubt comes back as a duplicate of itself).
+   */
+  async #settleEarly(early: Promise<EarlyOutcome>, subject: string, fact: Fact): Promise<StoredFact | undefined> {
+    const outcome = await early;
+    if (!('result' in outcome) || outcome.result.duplicate || this.#inDoubt.has(subject)) return undefined;
+    const stored: StoredFact = { ...fact, seq: outcome.result.seq, subject };
+    this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
+    this.#apply(stored, 'events');
+    return stored;
+  }
+
+  /** One append to the log, its order noted (`SendOrder`). */
+  #send(request: AppendRequest): Promise<AppendResult> {
+    const appended = this.#o.log.append(request);
+    return request.stream === 'events' ? this.#order.sent(request.subject, request.fact.id, appended) : appended;
   }
 
   /** The fact's data as its schema parses it; a `checkedFact`'s as it is (`parseUnlessChecked`). */
@@ -184,6 +246,7 @@ export class FactWriter {
     fact: Fact,
     expected: number | undefined,
     textJsonSafe?: boolean,
+    sentBefore = false,
   ): Promise<StoredFact> {
     const { retries, retryDelayMs, logger } = this.#o;
     let lastError: unknown;
@@ -198,7 +261,7 @@ export class FactWriter {
       }
       attempts = attempt;
       try {
-        const result = await this.#o.log.append({
+        const result = await this.#send({
           stream,
           subject,
           fact,
@@ -206,11 +269,13 @@ export class FactWriter {
           ...(textJsonSafe ? { textJsonSafe } : {}),
         });
         const stored: StoredFact = { ...fact, seq: result.seq, subject };
-        if (!result.duplicate || attempt > 1) this.#apply(stored, stream);
+        // Folded already: a re-read of the subject found it (an early send in doubt, #settleEarly).
+        const folded = stream === 'events' && result.seq <= (this.#lastBySubject.get(subject) ?? 0);
+        // A duplicate of an earlier attempt of this writer's (one that timed out, or an early send) is ours.
+        if (!result.duplicate || ((attempt > 1 || sentBefore) && !folded)) this.#apply(stored, stream);
         // A duplicate of a fact this writer never folded (another host appended that id first, with its own
         // data): its sequence is not ours to claim; the follower (or a re-read) folds what is stored.
-        else if (stream === 'events' && result.seq > (this.#lastBySubject.get(subject) ?? 0))
-          this.#foreignDuplicates.add(stored);
+        else if (stream === 'events' && !folded && !sentBefore && attempt === 1) this.#foreignDuplicates.add(stored);
         return stored;
       } catch (err) {
         lastError = err;
@@ -327,19 +392,6 @@ export class FactWriter {
       }
     }
   }
-}
-
-/**
- * Folds a stored fact of the events stream into its aggregate, then each fact it carries into theirs (the
- * one fold of the live writer and of replay). Returns the carried facts.
- */
-export function foldStored(fold: Fold, stored: StoredFact): StoredFact[] {
-  const def = eventsByType.get(stored.type);
-  if (!def || def.stream === 'output') return [];
-  fold.apply(stored.subject, def.aggregate, stored);
-  const carried = carriedFacts(stored);
-  for (const fact of carried) fold.apply(fact.subject, eventsByType.get(fact.type)!.aggregate, fact);
-  return carried;
 }
 
 function isUnavailable(err: unknown): boolean {

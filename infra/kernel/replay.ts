@@ -8,7 +8,7 @@ import type { StoredFact } from '../../schemas/index.ts';
 import { Fold, type AggregateDef } from '../../machines/kernel/projection.ts';
 import { digestOf } from './digest.ts';
 import type { EventLog } from '../transport/event-log.ts';
-import { foldStored } from './fact-writer.ts';
+import { foldStored } from '../../machines/kernel/fold-stored.ts';
 
 export type ReplayResult = { fold: Fold; digest: string; facts: number; lastSeq: number };
 

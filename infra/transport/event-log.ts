@@ -20,6 +20,14 @@ export type AppendRequest = {
    */
   expectedLastSubjectSeq?: number | undefined;
   /**
+   * Id of the fact that must be the last one stored in the stream, by any writer, when this one is stored
+   * (JetStream's Nats-Expected-Last-Msg-Id): the append fails with `AppendConflictError` when that fact was
+   * not stored or another was stored after it. A writer uses it to append the next fact of a subject before
+   * the previous one's ack (FactWriter's pipelining): stored right after it, the next fact's subject
+   * sequence is the one it would have expected. Checked after the msg-id dedupe, as JetStream does.
+   */
+  expectedLastMsgId?: string | undefined;
+  /**
    * `fact.data.data` is printable ASCII without `"`, `\`, CR or LF (the output path knows it from each PTY
    * read): the JetStream encoding writes it without scanning it again. A hint only; false is always safe.
    */
@@ -60,14 +68,18 @@ export interface EventLog {
   close(): Promise<void>;
 }
 
-/** Another writer appended to the aggregate first (JetStream error 10071). */
+/**
+ * Another writer appended to the aggregate first (JetStream error 10071), or the fact expected last in the
+ * stream is not (10070): `expected` is the subject sequence or the fact id the append expected.
+ */
 export class AppendConflictError extends RuntimeError {
   override name = 'AppendConflictError';
-  constructor(subject: string, expected: number, detail: string) {
+  constructor(subject: string, expected: number | string, detail: string) {
+    const what = typeof expected === 'number' ? `last sequence ${expected}` : `last fact '${expected}'`;
     super(
       ErrorCode.Conflict,
-      `another writer appended to '${subject}' (expected last sequence ` +
-        `${expected}: ${detail}); re-read the aggregate and retry the command`,
+      `another writer appended to '${subject}' (expected ${what}: ${detail}); re-read the aggregate and retry ` +
+        'the command',
       { retryable: true },
     );
   }

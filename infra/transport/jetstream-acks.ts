@@ -20,7 +20,12 @@ import {
 } from '@nats-io/transport-node';
 
 export type PubAck = { stream: string; seq: number; duplicate: boolean };
-export type PublishOptions = { msgID: string; expectLastSubjectSequence?: number | undefined; timeoutMs: number };
+export type PublishOptions = {
+  msgID: string;
+  expectLastSubjectSequence?: number | undefined;
+  expectLastMsgID?: string | undefined;
+  timeoutMs: number;
+};
 
 type Waiter = { resolve: (ack: PubAck) => void; reject: (err: Error) => void; deadline: number };
 
@@ -51,6 +56,7 @@ export class JetStreamAcks {
     if (options.expectLastSubjectSequence !== undefined) {
       h.set(PubHeaders.ExpectedLastSubjectSequenceHdr, `${options.expectLastSubjectSequence}`);
     }
+    if (options.expectLastMsgID !== undefined) h.set(PubHeaders.ExpectedLastMsgIdHdr, options.expectLastMsgID);
     const token = (this.#next++).toString(36);
     const acked = new Promise<PubAck>((resolve, reject) => {
       this.#waiting.set(token, { resolve, reject, deadline: Date.now() + options.timeoutMs });

@@ -49,6 +49,8 @@ const FOLLOW_RETRY_MS = 250;
 const CONSUME_BATCH = 1024;
 /** JetStream's "wrong last sequence" API error code. */
 const WRONG_LAST_SEQUENCE = 10071;
+/** JetStream's "wrong last msg ID" API error code (Nats-Expected-Last-Msg-Id). */
+const WRONG_LAST_MSG_ID = 10070;
 
 export class JetStreamLog implements EventLog {
   readonly kind = 'jetstream' as const;
@@ -100,17 +102,21 @@ export class JetStreamLog implements EventLog {
   }
 
   async append(request: AppendRequest): Promise<AppendResult> {
-    const { subject, fact, expectedLastSubjectSeq, textJsonSafe } = request;
+    const { subject, fact, expectedLastSubjectSeq, expectedLastMsgId, textJsonSafe } = request;
     try {
       const ack = await this.#acks.publish(subject, encodeFact(fact, textJsonSafe), {
         msgID: fact.id,
         timeoutMs: this.#timeoutMs,
         expectLastSubjectSequence: expectedLastSubjectSeq,
+        expectLastMsgID: expectedLastMsgId,
       });
       return { seq: ack.seq, duplicate: ack.duplicate };
     } catch (err) {
       if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) {
         throw new AppendConflictError(subject, expectedLastSubjectSeq ?? 0, err.message);
+      }
+      if (err instanceof JetStreamApiError && err.code === WRONG_LAST_MSG_ID) {
+        throw new AppendConflictError(subject, expectedLastMsgId ?? '', err.message);
       }
       throw storeError(err) ?? err;
     }

@@ -51,6 +51,8 @@ class JsonlStream {
   size = 0;
   readonly lastBySubject = new Map<string, number>();
   readonly recentIds = new Map<string, { seq: number; at: number }>();
+  /** Id of the last fact stored (AppendRequest.expectedLastMsgId). */
+  lastId: string | undefined;
   handle: FileHandle | undefined;
   queue: Pending[] = [];
   flushing: Promise<void> | undefined;
@@ -105,6 +107,7 @@ export class JsonlLog implements EventLog {
     for (const fact of loaded.facts) {
       stream.seq = fact.seq;
       stream.lastBySubject.set(fact.subject, fact.seq);
+      stream.lastId = fact.id;
       const at = Date.parse(fact.at);
       if (at >= cutoff) stream.recentIds.set(fact.id, { seq: fact.seq, at });
     }
@@ -150,8 +153,9 @@ export class JsonlLog implements EventLog {
     const batchLast = new Map<string, number>();
     const batchIds = new Map<string, number>();
     let seq = stream.seq;
+    let lastId = stream.lastId;
     for (const pending of batch) {
-      const { subject, fact, expectedLastSubjectSeq } = pending.request;
+      const { subject, fact, expectedLastSubjectSeq, expectedLastMsgId } = pending.request;
       const seen = batchIds.get(fact.id) ?? stream.recentIds.get(fact.id)?.seq;
       if (seen !== undefined) {
         const inBatch = accepted.find((a) => a.stored.id === fact.id);
@@ -164,6 +168,11 @@ export class JsonlLog implements EventLog {
         pending.reject(new AppendConflictError(subject, expectedLastSubjectSeq, `wrong last sequence: ${last}`));
         continue;
       }
+      if (expectedLastMsgId !== undefined && expectedLastMsgId !== lastId) {
+        pending.reject(new AppendConflictError(subject, expectedLastMsgId, `wrong last msg ID: ${lastId ?? 'none'}`));
+        continue;
+      }
+      lastId = fact.id;
       const stored: StoredFact = { ...fact, seq: ++seq, subject };
       batchLast.set(subject, stored.seq);
       batchIds.set(fact.id, stored.seq);
@@ -193,6 +202,7 @@ export class JsonlLog implements EventLog {
     }
     stream.size += bytes.length;
     stream.seq = seq;
+    stream.lastId = lastId;
     // The seal follows the durable batch (written off the loop; a failure is logged there).
     if (sealed) this.#seal!.commit(seq, sealed.lastMac);
     for (const [subject, last] of batchLast) stream.lastBySubject.set(subject, last);

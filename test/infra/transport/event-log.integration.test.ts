@@ -134,6 +134,44 @@ describe.each([
     expect(second.seq).toBeGreaterThan(first.seq);
   });
 
+  it('stores a fact sent before the ack of the one it expects last, and refuses it after any other', async () => {
+    const subject = 'skein.evt.main.agent.x5';
+    const seq = await log.lastSeq();
+    const [a, b] = [fact(), fact()];
+    // Sent together, the second before the first is acked: stored right after it.
+    const [ra, rb] = await Promise.all([
+      log.append({ stream: 'events', subject, fact: a, expectedLastSubjectSeq: 0 }),
+      log.append({ stream: 'events', subject, fact: b, expectedLastMsgId: a.id }),
+    ]);
+    expect([ra.seq, rb.seq]).toEqual([seq + 1, seq + 2]);
+    // Another fact (another subject, another writer) stored after the expected one: refused, nothing stored.
+    const [c, other, d] = [fact(), fact(), fact()];
+    const sent = [
+      log.append({ stream: 'events', subject, fact: c, expectedLastSubjectSeq: rb.seq }),
+      log.append({ stream: 'events', subject: 'skein.evt.main.agent.x6', fact: other }),
+      log.append({ stream: 'events', subject, fact: d, expectedLastMsgId: c.id }),
+    ];
+    const [rc, , rd] = await Promise.allSettled(sent);
+    expect(rc?.status).toBe('fulfilled');
+    expect(rd?.status).toBe('rejected');
+    expect((rd as PromiseRejectedResult).reason).toBeInstanceOf(AppendConflictError);
+    expect(String((rd as PromiseRejectedResult).reason.message)).toContain(`expected last fact '${c.id}'`);
+    // The expected fact refused (wrong subject sequence): the one sent after it is refused too.
+    const [e, f] = [fact(), fact()];
+    const refused = await Promise.allSettled([
+      log.append({ stream: 'events', subject, fact: e, expectedLastSubjectSeq: rb.seq }),
+      log.append({ stream: 'events', subject, fact: f, expectedLastMsgId: e.id }),
+    ]);
+    expect(refused.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    // A stored fact sent again with a stale expectation is its duplicate (dedupe comes first).
+    expect(await log.append({ stream: 'events', subject, fact: b, expectedLastMsgId: 'not-last' })).toEqual({
+      seq: rb.seq,
+      duplicate: true,
+    });
+    const ids = (await collect(log.read({ fromSeq: seq + 1 }))).map((x) => x.id);
+    expect(ids).toEqual([a.id, b.id, c.id, other.id]);
+  });
+
   it('keeps the order of many appends in flight', async () => {
     const facts = Array.from({ length: 200 }, () => fact());
     const before = await log.lastSeq();
