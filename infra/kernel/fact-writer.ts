@@ -1,21 +1,19 @@
 /**
  * @module
- * Turns facts an actor emits into durable log entries: stamps the envelope,
- * builds the subject, appends with one writer per aggregate
- * (expected-last-subject-sequence), retries a failed append with the same
+ * Turns facts an actor emits into durable log entries: stamps the envelope and
+ * builds the subject (`stamp.ts`), appends with one writer per aggregate
+ * (expected-last-subject-sequence; the next fact of a subject may go before the
+ * previous one's ack, `send-order.ts`), retries a failed append with the same
  * msg-id, folds the stored fact into the live state, and reports a final
  * failure as an error plus a `host.append.failed` health fact. Nothing is
  * dropped silently.
  */
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ErrorCode,
   RuntimeError,
   eventsByType,
   toErrorInfo,
-  type AgentId,
-  type EventDef,
   type Fact,
   type StoredFact,
   type UnstampedFact,
@@ -29,23 +27,16 @@ import {
   type EventLog,
   type LogStream,
 } from '../transport/event-log.ts';
-import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
+import { PARSE_CHECKED_DEFAULT } from './checked.ts';
 import { carriedFacts, subjectOf } from '../../schemas/carried.ts';
 
 export { carriedFacts, foldStored, subjectOf };
 import { KeyedLock } from './keyed-lock.ts';
 import { SendOrder } from './send-order.ts';
-import type { Logger } from './log.ts';
+import { stampFact, type StampOptions } from './stamp.ts';
 
-export type StampOptions = {
-  /** The agent whose subjects carry the fact. */
-  agentId: AgentId;
-  causationId?: string | undefined;
-  /** Fact id; deterministic ids (`<commandId>:<n>`) make a retried command dedupe in the log. */
-  id?: string | undefined;
-  /** The output fact's `data.data` needs no JSON escaping (AppendRequest.textJsonSafe). */
-  textJsonSafe?: boolean | undefined;
-};
+export type { StampOptions };
+import type { Logger } from './log.ts';
 
 export type FactWriterOptions = {
   log: EventLog;
@@ -102,8 +93,22 @@ export class FactWriter {
 
   /** Folds a fact read from the log at start-up (no append). */
   restore(stored: StoredFact): void {
-    this.#lastBySubject.set(stored.subject, stored.seq);
     this.#apply(stored);
+    this.#keepLast(stored);
+  }
+
+  /**
+   * Notes the subject's last sequence, for the next append there (never moving it back). Not for an aggregate
+   * the fold keeps nothing of (complete at birth: a rule's decision of one tool call), which gets no more
+   * appends: one entry per tool call, kept for the host's life.
+   */
+  #keepLast(stored: StoredFact): void {
+    const aggregate = eventsByType.get(stored.type)?.aggregate;
+    if (aggregate !== undefined && this.#o.fold.knows(aggregate) && this.#o.fold.get(stored.subject) === undefined) {
+      this.#lastBySubject.delete(stored.subject);
+      return;
+    }
+    this.#lastBySubject.set(stored.subject, Math.max(stored.seq, this.#lastBySubject.get(stored.subject) ?? 0));
   }
 
   get facts(): number {
@@ -137,24 +142,7 @@ export class FactWriter {
 
   /** Stamps, appends (durably) and folds one fact. Rejects with AppendFailedError after the retries. */
   async write(unstamped: UnstampedFact, options: StampOptions): Promise<StoredFact> {
-    const def = eventsByType.get(unstamped.type);
-    if (!def)
-      throw new RuntimeError(
-        ErrorCode.Internal,
-        `fact type '${unstamped.type}' is not in the catalogue (schemas/catalog.ts)`,
-      );
-    const parsed = this.#check(def, unstamped);
-    const agentId = unstamped.agentId ?? options.agentId;
-    const fact: Fact = {
-      id: options.id ?? `f-${randomUUID()}`,
-      type: unstamped.type,
-      at: new Date().toISOString(),
-      agentId,
-      ...(options.causationId ? { causationId: options.causationId } : {}),
-      data: parsed.data,
-    };
-    const stream: LogStream = def.stream === 'output' ? 'output' : 'events';
-    const subject = subjectOf(def, agentId, parsed.data);
+    const { fact, subject, stream } = stampFact(unstamped, options, this.#parseChecked);
     if (stream === 'output') return this.#appendWithRetry(stream, subject, fact, undefined, options.textJsonSafe);
     // One writer per aggregate: appends to a subject are serialized and carry the last sequence seen; one
     // asked for while the one before it is still in flight may be sent at once (#sendEarly).
@@ -183,7 +171,7 @@ export class FactWriter {
         return stored;
       }
       // A duplicate (a fact id stored earlier) reports its old sequence: never move backwards.
-      this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
+      this.#keepLast(stored);
       return stored;
     });
     this.#order.asked(subject, fact.id, written);
@@ -229,15 +217,6 @@ export class FactWriter {
   #send(request: AppendRequest): Promise<AppendResult> {
     const appended = this.#o.log.append(request);
     return request.stream === 'events' ? this.#order.sent(request.subject, request.fact.id, appended) : appended;
-  }
-
-  /** The fact's data as its schema parses it; a `checkedFact`'s as it is (`parseUnlessChecked`). */
-  #check(def: EventDef, unstamped: UnstampedFact): { data: unknown } {
-    const parsed = parseUnlessChecked(def.data, unstamped.data, this.#parseChecked);
-    if (!parsed.success) {
-      throw new RuntimeError(ErrorCode.Internal, `fact '${unstamped.type}' has invalid data: ${parsed.message}`);
-    }
-    return parsed;
   }
 
   async #appendWithRetry(

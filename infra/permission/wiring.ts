@@ -142,13 +142,17 @@ export async function wirePermission(deps: {
 
   const reactions: Reaction[] = [
     {
-      // Where each request's aggregate is, to read its state back.
+      // Where each asked request's aggregate is, to read its state back.
       on: (type) => type.startsWith('permission.'),
       when: 'always',
       foreign: true,
       run: (fact: StoredFact) => {
         const requestId = (fact.data as { requestId?: string }).requestId;
-        if (requestId) requestSubjects.set(requestId, fact.subject);
+        // Only a request that asked has an aggregate to read back: one settled by the rules alone is not kept
+        // (permissionAggregateDef.completeAtBirth), nor is its subject, one per tool call.
+        if (requestId && (fact.type === 'permission.requested' || requestSubjects.has(requestId))) {
+          requestSubjects.set(requestId, fact.subject);
+        }
       },
     },
     {

@@ -13,12 +13,26 @@ import {
   type AnyStateMachine,
 } from 'xstate';
 
-export type AggregateDef = { aggregate: string; machine: AnyStateMachine };
+export type AggregateDef = {
+  aggregate: string;
+  machine: AnyStateMachine;
+  /**
+   * Facts that, as an aggregate's first, leave it complete: in a final state that nothing reads back. The fold
+   * keeps no snapshot for such an aggregate (a rule's grant or denial of one tool call; kept, a host held one
+   * per command it ever ran). The machine must agree: a test folds each from the initial state to a final one.
+   */
+  completeAtBirth?: ReadonlySet<string>;
+};
 
 /** The part of a snapshot the digest covers: where the machine is and what it holds. */
 export type AggregateState = { aggregate: string; value: unknown; context: unknown; facts: number };
 
-type Kind = { machine: AnyStateMachine; initial: AnyMachineSnapshot; scope: AnyActorScope };
+type Kind = {
+  machine: AnyStateMachine;
+  initial: AnyMachineSnapshot;
+  scope: AnyActorScope;
+  completeAtBirth: ReadonlySet<string> | undefined;
+};
 
 export class Fold {
   readonly #defs: Map<string, Kind>;
@@ -28,7 +42,12 @@ export class Fold {
     this.#defs = new Map(
       defs.map((d) => [
         d.aggregate,
-        { machine: d.machine, initial: initialTransition(d.machine)[0], scope: inertScope(d.machine) },
+        {
+          machine: d.machine,
+          initial: initialTransition(d.machine)[0],
+          scope: inertScope(d.machine),
+          completeAtBirth: d.completeAtBirth,
+        },
       ]),
     );
   }
@@ -48,6 +67,7 @@ export class Fold {
     if (!kind) return false;
     const current = this.#snapshots.get(key);
     if (!current) {
+      if (kind.completeAtBirth?.has(fact.type)) return true;
       const snapshot = kind.machine.transition(kind.initial, fact, kind.scope);
       this.#snapshots.set(key, { aggregate, snapshot, facts: 1 });
       return true;

@@ -7,6 +7,7 @@
  * `assign`; context is plain JSON and a function of the facts.
  */
 import { assign, setup } from 'xstate';
+import type { AggregateDef } from '../kernel/projection.ts';
 import type { PermissionDeniedData, PermissionGrantedData, PermissionRequestedData } from '../../schemas/permission.ts';
 
 export type PermissionAggregateContext = {
@@ -112,7 +113,16 @@ export const permissionAggregate = setup({
   },
 });
 
-export const permissionAggregateDef = { aggregate: 'permission', machine: permissionAggregate };
+/**
+ * A request decided by the rules alone has one fact, its grant or denial, and nothing reads it back (a decide on
+ * it finds it settled in the service's memory, else not pending): the fold keeps no snapshot for it, so a host
+ * does not hold one per tool call it ever judged. A request that asked keeps its aggregate.
+ */
+export const permissionAggregateDef: AggregateDef = {
+  aggregate: 'permission',
+  machine: permissionAggregate,
+  completeAtBirth: new Set(['permission.granted', 'permission.denied']),
+};
 
 /** The deadline to re-arm for a folded aggregate snapshot, or undefined when it is not pending. */
 export function pendingDeadline(snapshot: { value: unknown; context: PermissionAggregateContext }): string | undefined {

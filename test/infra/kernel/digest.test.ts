@@ -127,15 +127,22 @@ describe('the golden demo log', () => {
     // then update the value here with the reason in the commit message.
     const result = await replay((visit) => Promise.resolve(facts.forEach(visit)), AGGREGATES);
     expect(result.facts).toBe(47);
-    // Moved only by the agent context's `finishedAt`; golden-replay.test.ts pins each kind's digest.
-    expect(result.digest).toBe('3b09f185a2fc0153c3b9a28108b8547753cc4f4ad609c7b68140f1f360c89826');
+    // Moved by the agent context's `finishedAt` and by rule-settled requests keeping no permission aggregate;
+    // golden-replay.test.ts pins each kind's digest.
+    expect(result.digest).toBe('05996a62a0e6c1cc2cf7e41b322e26ef23806196b5d9a319f8641cde7636b25e');
   });
 
   it('replays to a different digest when any single state-bearing fact is left out', async () => {
     const full = (await replay((visit) => Promise.resolve(facts.forEach(visit)), AGGREGATES)).digest;
+    // A fact that completes its aggregate at birth (a decision of the rules alone) leaves no state behind.
+    const completeAtBirth = new Map(AGGREGATES.map((d) => [d.aggregate, d.completeAtBirth]));
+    const firstOnSubject = new Set(facts.map((f) => facts.find((g) => g.subject === f.subject)));
+    const bornComplete = (f: (typeof facts)[number]) =>
+      firstOnSubject.has(f) && completeAtBirth.get(eventsByType.get(f.type)?.aggregate ?? '')?.has(f.type) === true;
+    expect(facts.filter(bornComplete).map((f) => f.type)).toEqual(Array(9).fill('permission.granted'));
     const stateful = facts.filter((f) => {
       const def = eventsByType.get(f.type);
-      return def !== undefined && def.stream !== 'output';
+      return def !== undefined && def.stream !== 'output' && !bornComplete(f);
     });
     expect(stateful.length).toBeGreaterThan(20);
     for (const dropped of stateful) {

@@ -14,8 +14,10 @@ import { replay } from '../../../infra/kernel/replay.ts';
 
 const GOLDEN = fileURLToPath(new URL('../../fixtures/golden/demo-events.jsonl', import.meta.url));
 // The agent context gained `finishedAt` (the worker-grace deadline counts from it), so the whole digest and
-// the agent kind's moved; every other kind is unchanged.
-const DIGEST = '3b09f185a2fc0153c3b9a28108b8547753cc4f4ad609c7b68140f1f360c89826';
+// the agent kind's moved; then a request the rules settled alone keeps no permission aggregate
+// (`permissionAggregateDef.completeAtBirth`: 9 of the 10 decisions here), so the permission kind's moved;
+// every other kind is unchanged.
+const DIGEST = '05996a62a0e6c1cc2cf7e41b322e26ef23806196b5d9a319f8641cde7636b25e';
 
 /** Per aggregate kind: sha256 of that kind's states in canonical form. */
 const KIND_DIGESTS: Record<string, string> = {
@@ -23,7 +25,7 @@ const KIND_DIGESTS: Record<string, string> = {
   agent: 'af264a4c13630d976376328f69b885210d548d53de216db8c5763a54a388ea49',
   edit: '71cc3db01319c7efd928ee3ad826a72ecbd4c7691b4d76f2d11d10ea953da492',
   file: 'a86606b350547954415b2347ea9dd9fed67d48ac5933166c1525fd046e41a40e',
-  permission: '18fe358846bc04d809538650d61f45485dbf4a1b00f4d8f9be5ec62dfe0ff327',
+  permission: 'bae0093598d0876c03bf4869db75c0ee8b81be575529fb8842e85e158be1ece6',
   terminal: '363118cb4c6eb9a5ab77a4aa050f079e0e84807d8c851900e9c8486c82f77c4e',
 };
 

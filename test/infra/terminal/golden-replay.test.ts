@@ -11,9 +11,10 @@ import { replayLog } from '../../../infra/kernel/replay.ts';
 import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 
-// Moved only by the agent context's `finishedAt` (the worker-grace deadline); test/infra/kernel/golden-replay.test.ts
-// pins each kind's digest, the terminal kind's unchanged.
-const GOLDEN_DIGEST = '3b09f185a2fc0153c3b9a28108b8547753cc4f4ad609c7b68140f1f360c89826';
+// Moved only by the agent context's `finishedAt` (the worker-grace deadline) and by rule-settled requests keeping
+// no permission aggregate; test/infra/kernel/golden-replay.test.ts pins each kind's digest, the terminal kind's
+// unchanged.
+const GOLDEN_DIGEST = '05996a62a0e6c1cc2cf7e41b322e26ef23806196b5d9a319f8641cde7636b25e';
 
 it('replays the golden demo log to its recorded digest, terminals closed', async () => {
   const dir = tempDir('skein-golden-');
