@@ -153,6 +153,8 @@ export function writeRcFile(): RcFiles {
 export class CommandFile {
   readonly #path: string;
   #fd: number | undefined;
+  /** The file's length after the last write (unknown, so cut, after an open). */
+  #length = Number.POSITIVE_INFINITY;
 
   constructor(path: string) {
     this.#path = path;
@@ -164,13 +166,17 @@ export class CommandFile {
     this.#fd ??= openSync(this.#path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
     const bytes = Buffer.from(command);
     writeSync(this.#fd, bytes, 0, bytes.length, 0);
-    ftruncateSync(this.#fd, bytes.length);
+    // Written over a command no longer than this one, the file ends where this one does: nothing to cut (the
+    // same command again, a loop's, costs one call less).
+    if (bytes.length < this.#length) ftruncateSync(this.#fd, bytes.length);
+    this.#length = bytes.length;
   }
 
   close(): void {
     if (this.#fd === undefined) return;
     closeSync(this.#fd);
     this.#fd = undefined;
+    this.#length = Number.POSITIVE_INFINITY;
   }
 }
 

@@ -69,6 +69,37 @@ describe('the command file', () => {
     }
   });
 
+  it('holds the last of any sequence of commands, cutting only when one is shorter (seeded)', () => {
+    const rc = writeRcFile();
+    try {
+      fc.assert(
+        fc.property(
+          fc.array(fc.string({ minLength: 1, maxLength: 40, unit: 'grapheme' }), { minLength: 1 }),
+          (cmds) => {
+            for (const c of cmds) rc.writeCommand(c);
+            expect(readFileSync(rc.commandPath, 'utf8')).toBe(cmds.at(-1));
+          },
+        ),
+        { seed, numRuns: 200 },
+      );
+    } finally {
+      rc.remove();
+    }
+  });
+
+  it('cuts a file put in its place that holds more than the command', () => {
+    const rc = writeRcFile();
+    try {
+      rc.writeCommand('true');
+      rmSync(rc.commandPath);
+      writeFileSync(rc.commandPath, 'echo planted; echo more than the command', { mode: 0o600 });
+      rc.writeCommand('true');
+      expect(readFileSync(rc.commandPath, 'utf8')).toBe('true');
+    } finally {
+      rc.remove();
+    }
+  });
+
   it('is made again when something removed it, and never written through a symlink put in its place', () => {
     const rc = writeRcFile();
     const target = join(rc.dir, 'elsewhere');
