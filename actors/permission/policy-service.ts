@@ -110,6 +110,11 @@ export class PermissionService {
     /** How long the caller waits (the command's waitMs): an ask still open then is withdrawn (caller_gone). */
     waitMs?: number | undefined;
     emit: FactSink;
+    /**
+     * Where a decision of the rules alone is appended (default `emit`): the host's held emit, so that a granted
+     * tool starts before its grant is appended; the grant still precedes the tool's facts in the log.
+     */
+    emitRuling?: FactSink | undefined;
   }): Promise<{ requestId: string; by: string }> {
     const agent = this.#agent(args.agentId);
     const built = await this.#gate.build(args.tool, args.input, {
@@ -123,7 +128,10 @@ export class PermissionService {
     // Settled by the rules (most calls): no machine. Granted, the tool runs while permission.granted is
     // being appended; the host's reply still waits for that append (every fact a command emits), so nothing
     // is acknowledged before it is durable, and a failed append turns the reply into an error.
-    const ruled = this.#runs.settleByRule(agent, requestId, request, policies, args.emit);
+    // A denial is appended at once: the call waits for it, and no tool fact follows to carry it.
+    const held = args.emitRuling;
+    const sink: FactSink = held ? (fact) => (fact.type === 'permission.granted' ? held : args.emit)(fact) : args.emit;
+    const ruled = this.#runs.settleByRule(agent, requestId, request, policies, sink);
     if (ruled) {
       if (ruled.output.granted) return { requestId, by: ruled.output.by };
       await ruled.write;

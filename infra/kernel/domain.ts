@@ -36,6 +36,11 @@ export type HandlerContext<TDef extends CatalogCommand = CatalogCommand> = {
   contentBytes?: ContentBytes;
   /** Appends a fact caused by this command; resolves once durable. Defaults to the command's agent subjects. */
   emit(fact: UnstampedFact): Promise<StoredFact>;
+  /**
+   * `emit`, the append held back until the next fact anyone appends, or the handler settles: a rule's grant
+   * goes out with the tool's first fact, in one socket write, after the tool started.
+   */
+  emitHeld(fact: UnstampedFact): Promise<StoredFact>;
 };
 
 /**

@@ -82,6 +82,8 @@ export class FactWriter {
   #resyncTimer: NodeJS.Timeout | undefined;
   readonly #foreignDuplicates = new WeakSet<StoredFact>();
   readonly #order = new SendOrder();
+  /** Writes asked for with `hold`, in order. */
+  #held: Array<() => void> = [];
   #facts = 0;
   #lastSeq = 0;
   readonly #parseChecked: boolean;
@@ -140,8 +142,28 @@ export class FactWriter {
     return () => this.#listeners.delete(listener);
   }
 
+  /**
+   * `write`, held back until the next `write` (made first, in the same turn) or `release()`: a fact that must
+   * precede what a command does next in the log without delaying it (a rule's grant, appended after the tool
+   * started, in the same socket write as the tool's first fact).
+   */
+  hold(unstamped: UnstampedFact, options: StampOptions): Promise<StoredFact> {
+    return new Promise((resolve, reject) => {
+      this.#held.push(() => this.write(unstamped, options).then(resolve, reject));
+    });
+  }
+
+  /** Appends what is held (`hold`), in order. */
+  release(): void {
+    const held = this.#held;
+    if (held.length === 0) return;
+    this.#held = [];
+    for (const write of held) write();
+  }
+
   /** Stamps, appends (durably) and folds one fact. Rejects with AppendFailedError after the retries. */
   async write(unstamped: UnstampedFact, options: StampOptions): Promise<StoredFact> {
+    if (this.#held.length > 0) this.release();
     const { fact, subject, stream } = stampFact(unstamped, options, this.#parseChecked);
     if (stream === 'output') return this.#appendWithRetry(stream, subject, fact, undefined, options.textJsonSafe);
     // One writer per aggregate: appends to a subject are serialized and carry the last sequence seen; one

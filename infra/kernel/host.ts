@@ -341,6 +341,15 @@ export class Host {
         emitted.push(stored);
         return stored;
       },
+      emitHeld: (fact) => {
+        const stored = this.writer.hold(fact, {
+          agentId: command.agentId,
+          causationId: command.id,
+          id: `${command.agentId}/${command.id}:${n++}`,
+        });
+        emitted.push(stored);
+        return stored;
+      },
     };
     try {
       if (!this.agentExists(command.agentId)) {
@@ -357,7 +366,7 @@ export class Host {
         handler.ahead?.(ctx);
         await this.#gate!(ctx);
       }
-      const result = await handler.handler(ctx);
+      const result = await handler.handler(ctx).finally(() => this.writer.release());
       // The reply waits for every fact the command caused, including ones the handler did not await.
       await Promise.all(emitted);
       const checked = parseUnlessChecked(def.reply, result, PARSE_CHECKED_DEFAULT);
@@ -371,6 +380,7 @@ export class Host {
       logger.debug({ facts: emitted.length }, 'command handled');
       return { bytes: encode({ ok: true, ...(checked.data as object) }), retryable: false };
     } catch (err) {
+      this.writer.release();
       await Promise.allSettled(emitted);
       const error = toErrorInfo(err);
       return { bytes: encode({ ok: false, error }), retryable: error.retryable };

@@ -136,6 +136,7 @@ export async function wirePermission(deps: {
       ...(call.detail === undefined ? {} : { detail: boundDetail(call.detail, ctx.contentBytes) }),
       waitMs: ctx.command.waitMs,
       emit: ctx.emit,
+      emitRuling: ctx.emitHeld,
     });
     if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest);
   };

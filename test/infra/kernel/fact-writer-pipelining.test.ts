@@ -179,6 +179,36 @@ describe('FactWriter early sends', () => {
   });
 });
 
+describe('FactWriter.hold', () => {
+  it('appends a held fact just before the next write, in the same turn, else when released', async () => {
+    const { w, requests, stored } = await heldLog();
+    const held = w.hold(spawned('h1'), { ...main, id: 'held:0' });
+    await tick();
+    expect(requests).toEqual([]);
+    const next = w.write(spawned('h2'), { ...main, id: 'next:0' });
+    // Both asked for in this turn, the held one first.
+    expect(requests.map((r) => r.fact.id)).toEqual(['held:0', 'next:0']);
+    const [a, b] = await Promise.all([held, next]);
+    expect([a.seq, b.seq]).toEqual([1, 2]);
+    const alone = w.hold(spawned('h3'), { ...main, id: 'alone:0' });
+    await tick();
+    expect(requests).toHaveLength(2);
+    w.release();
+    expect((await alone).seq).toBe(3);
+    expect((await stored()).map((f) => f.id)).toEqual(['held:0', 'next:0', 'alone:0']);
+  });
+
+  it('rejects a held fact whose append fails, and still writes the one that released it', async () => {
+    const { w, failing, stored } = await heldLog();
+    failing.add('held:0');
+    const held = w.hold(spawned('h4'), { ...main, id: 'held:0' });
+    const next = w.write(spawned('h5'), { ...main, id: 'next:0' });
+    await expect(held).rejects.toThrow(/could not be appended/);
+    await next;
+    expect((await stored()).filter((f) => f.type === 'agent.spawned').map((f) => f.id)).toEqual(['next:0']);
+  });
+});
+
 function foreign(agentId: string, id: string) {
   return {
     id,

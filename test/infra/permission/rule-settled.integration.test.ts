@@ -4,6 +4,8 @@
  * grants are still in the log; deciding one again is answered from the service's memory. A request that asked
  * keeps its aggregate, before and after it is answered.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredFact } from '../../../schemas/index.ts';
 import { AGGREGATES } from '../../../infra/kernel/domains.ts';
@@ -19,7 +21,10 @@ describe('permission decisions of the rules alone', () => {
   beforeAll(async () => {
     rt = await startTestRuntime({
       mode: 'embedded',
-      policy: { default: 'allow', tools: { write_file: { default: 'confirm' } } },
+      policy: {
+        default: 'allow',
+        tools: { write_file: { default: 'confirm' }, terminal: { always_deny: [{ pattern: '^rm\\b' }] } },
+      },
     });
   });
   afterAll(async () => rt?.dispose());
@@ -39,12 +44,34 @@ describe('permission decisions of the rules alone', () => {
     expect(replayed.digest).toBe(rt.host.digest());
     expect(replayed.fold.size).toBe(rt.host.fold.size);
 
+    // Each grant is appended after its command is typed, yet before the command's first fact.
+    const order = facts.filter((f) => f.type === 'permission.granted' || f.type === 'terminal.command.started');
+    const execs = order.slice(order.findIndex((f) => f.type === 'terminal.command.started') - 1);
+    expect(execs.map((f) => f.type)).toEqual(
+      Array.from({ length: 20 }, () => ['permission.granted', 'terminal.command.started']).flat(),
+    );
     const requestId = (grants.at(-1)!.data as { requestId: string }).requestId;
     expect(ok(await rt.call('permission.decide', { requestId, decision: 'deny_once' }))).toMatchObject({
       requestId,
       outcome: 'granted',
       alreadyDecided: true,
     });
+  });
+
+  it('are appended before the facts of the tool, for a tool that then fails, and for a denial', async () => {
+    writeFileSync(join(rt.workspace, 'read-me.txt'), 'x\n');
+    expect(ok(await rt.call('file.read', { path: 'read-me.txt' }, { id: 'read-1' }))['content']).toBe('x\n');
+    // Granted, then the handler fails before any fact of its own: the grant is still appended, and replied.
+    const missing = await rt.call('terminal.exec', { terminalId: 't-nowhere', command: 'echo hi' }, { id: 'gone-1' });
+    expect(missing).toMatchObject({ ok: false });
+    const denied = await rt.call('terminal.exec', { terminalId: 'none', command: 'rm -rf x' }, { id: 'rm-1' });
+    expect(denied).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    const facts: StoredFact[] = [];
+    for await (const f of rt.log.read()) facts.push(f);
+    const byCause = (id: string) => facts.filter((f) => f.causationId === id).map((f) => f.type);
+    expect(byCause('read-1')).toEqual(['permission.granted', 'file.read.recorded']);
+    expect(byCause('gone-1')).toEqual(['permission.granted']);
+    expect(byCause('rm-1')).toEqual(['permission.denied']);
   });
 
   it('keep the aggregate of a request that asked, pending and then answered', async () => {
