@@ -85,11 +85,15 @@ beforeAll(async () => {
   ({ terminalId } = await h.open());
   // Every name the generator uses records its argv (fields \x1f-ended, then \x1e\x1f: one printf, so one
   // O_APPEND write even from the stages of a pipeline) instead of running; any other name bash tries to run
-  // is recorded by command_not_found_handle.
-  const record = `builtin printf '%s\\x1f' "$FUNCNAME" "$@" $'\\x1e' >> ${trace}`;
+  // is recorded by command_not_found_handle. Line breaks in the fields are written as \x1d: bash's printf
+  // flushes at each one, and a record cut there interleaved with another stage's (`ls | echo '\n'` once read
+  // as a command named "\nls").
+  const nl = "//$'\\n'/$'\\x1d'";
+  const record = `builtin printf '%s\\x1f' "$FUNCNAME" "\${@${nl}}" $'\\x1e' >> ${trace}`;
   const setup = [
     ...[...ALLOWED, 'touch'].map((n) => `${n}() { ${record}; }`),
-    `command_not_found_handle() { builtin printf '%s\\x1f' "?$1" "\${@:2}" $'\\x1e' >> ${trace}; return 127; }`,
+    `command_not_found_handle() { local n="?$1"; shift; ` +
+      `builtin printf '%s\\x1f' "\${n${nl}}" "\${@${nl}}" $'\\x1e' >> ${trace}; return 127; }`,
   ].join('\n');
   const r = await h.manager.exec(A, { terminalId, command: setup });
   expect(r).toMatchObject({ status: 'exited', exitCode: 0 });

@@ -17,6 +17,14 @@ function parents(): Map<number, number> {
   return out;
 }
 
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 function below(root: number, depth: number, ppid: Map<number, number>): number[] {
   let level = [root];
   const out: number[] = [];
@@ -35,8 +43,15 @@ describe('descendants: the processes a pid started, from the kernel children lis
     });
     try {
       await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+      // Until both sleeps have exec'd (a forked child is still `bash` until then, on a loaded machine for a while).
+      const sleeping = (pids: number[]) =>
+        ['sleep\u0000300\u0000', 'sleep\u0000301\u0000'].every((c) => pids.some((pid) => cmdline(pid) === c));
       let ppid = parents();
-      for (let i = 0; i < 50 && below(child.pid!, 2, ppid).length < 3; i++) {
+      for (
+        let i = 0;
+        i < 100 && !(below(child.pid!, 2, ppid).length >= 3 && sleeping(below(child.pid!, 2, ppid)));
+        i++
+      ) {
         await new Promise((r) => setTimeout(r, 20));
         ppid = parents();
       }
@@ -48,13 +63,6 @@ describe('descendants: the processes a pid started, from the kernel children lis
           .map((s) => s.comm)
           .sort(),
       ).toEqual(['bash', 'sleep']);
-      const cmdline = (pid: number) => {
-        try {
-          return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        } catch {
-          return '';
-        }
-      };
       const orphan = [...ppid].find(([pid]) => cmdline(pid) === 'sleep\u0000302\u0000');
       expect(orphan).toBeDefined();
       expect(two.map((s) => s.pid)).not.toContain(orphan![0]);
