@@ -327,29 +327,19 @@ export class Host {
     const logger = this.#logger.child({ agentId: command.agentId, event: command.type, commandId: command.id });
     const emitted: Array<Promise<StoredFact>> = [];
     let n = 0;
+    const stamp = () => ({
+      agentId: command.agentId,
+      causationId: command.id,
+      id: `${command.agentId}/${command.id}:${n++}`,
+    });
+    const caused = (stored: Promise<StoredFact>) => (emitted.push(stored), stored);
     const ctx: HandlerContext = {
       command: command as HandlerContext['command'],
       def: def as HandlerContext['def'],
       logger,
       ...(contentBytes ? { contentBytes } : {}),
-      emit: (fact) => {
-        const stored = this.writer.write(fact, {
-          agentId: command.agentId,
-          causationId: command.id,
-          id: `${command.agentId}/${command.id}:${n++}`,
-        });
-        emitted.push(stored);
-        return stored;
-      },
-      emitHeld: (fact) => {
-        const stored = this.writer.hold(fact, {
-          agentId: command.agentId,
-          causationId: command.id,
-          id: `${command.agentId}/${command.id}:${n++}`,
-        });
-        emitted.push(stored);
-        return stored;
-      },
+      emit: (fact) => caused(this.writer.write(fact, stamp())),
+      emitHeld: (fact) => caused(this.writer.hold(fact, stamp())),
     };
     try {
       if (!this.agentExists(command.agentId)) {
