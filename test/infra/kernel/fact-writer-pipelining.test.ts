@@ -7,14 +7,12 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AgentId, StoredFact } from '../../../schemas/index.ts';
-import { Fold } from '../../../machines/kernel/projection.ts';
 import { agentAggregateDef } from '../../../machines/agent/agent.ts';
-import { FactWriter } from '../../../infra/kernel/fact-writer.ts';
 import { replay } from '../../../infra/kernel/replay.ts';
 import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import { AppendConflictError, type AppendRequest, type EventLog } from '../../../infra/transport/event-log.ts';
-import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
+import { agentWriter } from '../../support/fact-writer.ts';
 import { spawnedFact } from '../../support/agent-facts.ts';
 
 const dir = tempDir('skein-fact-writer-pipe-');
@@ -50,15 +48,7 @@ async function heldLog() {
     lastSeq: (s) => real.lastSeq(s),
     close: () => real.close(),
   };
-  const fold = new Fold([agentAggregateDef]);
-  const w = new FactWriter({
-    log,
-    fold,
-    logger: memoryLogger('silent').logger,
-    hostId: 'h1',
-    retries: 1,
-    retryDelayMs: 1,
-  });
+  const { w, fold } = agentWriter(log, { retries: 1 });
   const stored = async () => {
     const out: StoredFact[] = [];
     for await (const f of real.read()) out.push(f);

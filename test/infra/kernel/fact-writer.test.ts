@@ -15,6 +15,7 @@ import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import { AppendConflictError, type AppendRequest, type EventLog } from '../../../infra/transport/event-log.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
+import { agentWriter } from '../../support/fact-writer.ts';
 import { spawnedData as childData, outputFact, spawnedFact } from '../../support/agent-facts.ts';
 
 const dir = tempDir('skein-fact-writer-');
@@ -171,15 +172,7 @@ describe('FactWriter failures', () => {
         return result;
       },
     };
-    const fold = new Fold([agentAggregateDef]);
-    const w = new FactWriter({
-      log: lossy,
-      fold,
-      logger: memoryLogger('silent').logger,
-      hostId: 'h1',
-      retries: 2,
-      retryDelayMs: 1,
-    });
+    const { w, fold } = agentWriter(lossy);
     const stored = await w.write(spawned('ack1'), { ...main, id: 'ack:0' });
     expect(requests).toHaveLength(2);
     expect(await all(real)).toEqual([stored]);
@@ -189,15 +182,7 @@ describe('FactWriter failures', () => {
 
   it('backs off longer after each failed attempt', async () => {
     const { log } = await faultyLog((_r, attempt) => (attempt <= 2 ? new Error('busy') : undefined));
-    const fold = new Fold([agentAggregateDef]);
-    const w = new FactWriter({
-      log,
-      fold,
-      logger: memoryLogger('silent').logger,
-      hostId: 'h1',
-      retries: 2,
-      retryDelayMs: 60,
-    });
+    const { w } = agentWriter(log, { retryDelayMs: 60 });
     const started = performance.now();
     await w.write(spawned('b1'), main);
     // 60 ms after the first failure, 120 ms after the second.
