@@ -9,6 +9,7 @@ import type { Bench } from './types.ts';
 process.env['SKEIN_BENCH_SMOKE'] = '1';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const files = [
+  'machine.bench.ts',
   'exec.bench.ts',
   'terminal-nats.bench.ts',
   'fleet.bench.ts',

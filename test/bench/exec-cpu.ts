@@ -6,7 +6,8 @@
  * commands (default 100) at once, after a warm-up. Prints one JSON line: CPU of the main thread
  * (/proc/self/task/<pid>/stat, what the host's event loop spends, the in-process client included) and of the
  * whole process per exec, and the wall p50/p99 of the execs, plus a sequential run's p50. Run under
- * `SKEIN_EXEC_PROFILE=<file.cpuprofile>` to profile the concurrent run alone (`cpu-profile-summary.ts` sums it).
+ * `SKEIN_EXEC_PROFILE=<file.cpuprofile>` to profile the concurrent run alone (`cpu-profile-summary.ts` sums it);
+ * `SKEIN_EXEC_TRACK=0` turns shell side-effect tracking off.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -18,13 +19,14 @@ const FILES = Number(process.env['SKEIN_EXEC_FILES'] ?? 5_000);
 const AGENTS = Number(process.env['SKEIN_EXEC_AGENTS'] ?? 8);
 const N = Number(process.env['SKEIN_EXEC_N'] ?? 100);
 const PROFILE = process.env['SKEIN_EXEC_PROFILE'];
+const TRACK = process.env['SKEIN_EXEC_TRACK'] !== '0';
 
 function processMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 }
 
-const rt = await benchRuntime(true);
+const rt = await benchRuntime(TRACK);
 try {
   fillWorkspace(rt.workspace, FILES);
   const agents: Array<{ agentId: string; terminalId: string }> = [];
