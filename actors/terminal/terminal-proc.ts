@@ -95,6 +95,13 @@ export function descendants(pid: number, depth: number): ProcStat[] | undefined 
   return out;
 }
 
+/** The bash of `leader`'s PTY session (inside bwrap a grandchild), lowest pid first: its tree, else a scan. */
+export function sessionShell(leader: number): number | undefined {
+  const below = descendants(leader, 4)?.filter((p) => p.comm === 'bash' && p.session === leader);
+  const bashes = below?.length ? below : sessionMembers(leader).filter((p) => p.comm === 'bash');
+  return bashes.sort((a, b) => a.pid - b.pid)[0]?.pid;
+}
+
 export function groupMembers(pgid: number): ProcStat[] {
   return scan().filter((s) => s.pgrp === pgid && s.state !== 'Z');
 }

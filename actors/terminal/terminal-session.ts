@@ -16,6 +16,7 @@ import { readlinkSync } from 'node:fs';
 import type { IPty } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import type { TerminalAggregateContext } from '../../machines/terminal/terminal.ts';
+import { FirstPrompt } from './first-prompt.ts';
 import { startTerminalActor, type TerminalActor } from './terminal-actor.ts';
 import { pauseForeground, resumeForeground, signalForeground } from './terminal-signals.ts';
 import type { PtyExit } from './terminal-pty.ts';
@@ -30,8 +31,8 @@ import { type OutputFact, TerminalOutput } from './terminal-output.ts';
 import {
   echoIsOff,
   normalizeSignal,
-  descendants,
   sessionMembers,
+  sessionShell,
   SIGNAL_NAMES,
   signalAll,
   sleep,
@@ -84,7 +85,7 @@ export class TerminalSession {
   #deps: SessionDeps;
   #scanner = new MarkScanner();
   #jobs: JobRunner;
-  #ready: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  #firstPrompt = new FirstPrompt();
   /** The terminal machine, live: every fact this session emits goes through it; it keeps the deadlines. */
   #machine: TerminalActor;
   #exited: Promise<{ exitCode: number; signal?: number }>;
@@ -200,39 +201,16 @@ export class TerminalSession {
 
   /** Resolves once the shell shows its first prompt. */
   ready(timeoutMs: number): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(
-            new RuntimeError(
-              ErrorCode.Timeout,
-              `Shell '${this.spec.shellPath}' showed no prompt within ` +
-                `${timeoutMs} ms; check the shell and the sandbox settings.`,
-              { retryable: true },
-            ),
-          ),
-        timeoutMs,
-      );
-      this.#ready = {
-        resolve: () => (clearTimeout(timer), resolve()),
-        reject: (e) => (clearTimeout(timer), reject(e)),
-      };
-    }).then(() => {
+    return this.#firstPrompt.wait(timeoutMs, this.spec.shellPath).then(() => {
       try {
         this.tty = readlinkSync(`/proc/${this.pty.pid}/fd/0`);
       } catch {
         this.tty = '';
       }
-      if (this.spec.sandbox) this.shellPid = this.#findShell() ?? this.pty.pid;
+      // Inside bwrap the shell is a grandchild.
+      if (this.spec.sandbox) this.shellPid = sessionShell(this.pty.pid) ?? this.pty.pid;
       this.status = 'idle';
     });
-  }
-
-  /** Inside bwrap the shell is a grandchild: the bash process of this session (its tree first, then a scan). */
-  #findShell(): number | undefined {
-    const below = descendants(this.pty.pid, 4)?.filter((p) => p.comm === 'bash' && p.session === this.pty.pid);
-    const bashes = below?.length ? below : sessionMembers(this.pty.pid).filter((p) => p.comm === 'bash');
-    return bashes.sort((a, b) => a.pid - b.pid)[0]?.pid;
   }
 
   #onData(data: string): void {
@@ -249,7 +227,7 @@ export class TerminalSession {
         this.cwd = mark.cwd;
         return;
       case 'B':
-        if (this.status === 'starting') this.#ready?.resolve();
+        if (this.status === 'starting') this.#firstPrompt.resolve();
         this.#jobs.onPrompt();
         return;
       case 'C':
@@ -331,7 +309,7 @@ export class TerminalSession {
   async #close(reason: 'requested' | 'exited' | 'agent-closed' | 'shutdown' | 'idle', graceMs: number): Promise<void> {
     const wasOpen = this.status !== 'closed';
     this.status = 'closing';
-    this.#ready?.reject(new InvalidStateError(`Terminal '${this.terminalId}' closed before its shell was ready.`));
+    this.#firstPrompt.reject(new InvalidStateError(`Terminal '${this.terminalId}' closed before its shell was ready.`));
     if (wasOpen) {
       this.pty.resume();
       await stopSession({
@@ -352,7 +330,7 @@ export class TerminalSession {
       exitCode: e.signal ? null : e.exitCode,
       signal: e.signal ? (SIGNAL_NAMES.get(e.signal) ?? String(e.signal)) : null,
     };
-    this.#ready?.reject(
+    this.#firstPrompt.reject(
       new RuntimeError(
         ErrorCode.Unavailable,
         `Shell '${this.spec.shellPath}' exited (code ${e.exitCode}) before ` +
