@@ -69,6 +69,13 @@ export async function startNatsServer(options: {
   configFile?: string;
   /** More flags (a cluster's `--cluster`, `--routes`, `--server_name`…), after skein's own. */
   args?: readonly string[];
+  /**
+   * Start the server in a process group of its own: a signal sent to skein's group (Ctrl-C in the terminal
+   * that runs `skein up`, `timeout`, a supervisor that signals the group) then reaches skein alone, which
+   * drains into the broker and stops it last. In skein's group the broker died with the same signal, at the
+   * start of the drain, and the drain's facts (`terminal.closed` of each open terminal) were never appended.
+   */
+  ownProcessGroup?: boolean;
 }): Promise<NatsServerHandle> {
   mkdirSync(options.storeDir, { recursive: true });
   const port = options.port ?? (await freePort());
@@ -81,7 +88,7 @@ export async function startNatsServer(options: {
     ],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
-      detached: false,
+      detached: options.ownProcessGroup ?? false,
     },
   );
   const pid = child.pid;

@@ -50,11 +50,16 @@ export type LongRunning = {
   exited: Promise<number | null>;
 };
 
-export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): LongRunning {
+/** `ownGroup`: the process leads a process group of its own, as a command started from a shell does. */
+export function startCli(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; ownGroup?: boolean } = {},
+): LongRunning {
   const child = spawn(process.execPath, [SKEIN_BIN, ...args], {
     cwd: options.cwd,
     env: options.env ?? cleanEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownGroup ?? false,
   });
   let out = '';
   let err = '';

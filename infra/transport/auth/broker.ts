@@ -66,7 +66,13 @@ export async function startAuthBroker(options: {
   writePrivate(join(dir, 'operator.creds'), await authority.operatorCreds());
   const hostCreds = await authority.hostCreds();
   const start = () =>
-    startNatsServer({ storeDir, port, configFile: configPath, ...(options.bin ? { bin: options.bin } : {}) });
+    startNatsServer({
+      storeDir,
+      port,
+      configFile: configPath,
+      ownProcessGroup: true,
+      ...(options.bin ? { bin: options.bin } : {}),
+    });
   // A port is only free until someone binds it: if another process took one first, choose again.
   const startFirst = async (attempt: number): Promise<NatsServerHandle> => {
     await choosePorts();
