@@ -105,6 +105,16 @@ export async function up(opts: UpOptions): Promise<void> {
       };
       process.on('SIGINT', () => stop('SIGINT'));
       process.on('SIGTERM', () => stop('SIGTERM'));
+      // The terminal running skein went away (its window closed, an SSH session dropped): drain as for SIGTERM.
+      // Its output is gone too: a log line written to it fails (EIO), and that must not end the drain.
+      // A hangup can come more than once (to the session leader and to the foreground group): one drain.
+      let hungUp = false;
+      process.on('SIGHUP', () => {
+        if (hungUp) return;
+        hungUp = true;
+        for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+        stop('SIGHUP');
+      });
     });
     return 0;
   });

@@ -4,11 +4,15 @@
  * drains (every open terminal closed, its `terminal.closed` appended) and stops its own broker last. Before,
  * the private nats-server sat in skein's group and died of the same signal at the start of the drain: the
  * drain's appends failed, the log kept the terminals open, and skein logged an error and restarted the broker.
+ * A hangup (the window running skein closed, an SSH session dropped) drains the same; before, SIGHUP's default
+ * action ended skein on the spot.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cleanEnv, runCli, startCli, type LongRunning } from '../support/cli.ts';
+import { spawn as spawnPty } from '@lydell/node-pty';
+import { isAlive } from '../../infra/transport/nats-server.ts';
+import { cleanEnv, runCli, SKEIN_BIN, startCli, type LongRunning } from '../support/cli.ts';
 
 /** Pids of live nats-server processes whose command line names `storeOf`. */
 function brokersOf(storeOf: string): number[] {
@@ -23,6 +27,24 @@ function brokersOf(storeOf: string): number[] {
     }
   }
   return pids;
+}
+
+/** `skein up` in `dir`, two terminals opened through it; returns the data dir and the terminals' ids. */
+async function openTwo(data: string): Promise<string[]> {
+  const opened: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const r = await runCli(['call', 'terminal.open', '{}', '--data', data]);
+    expect(r.code, r.stderr).toBe(0);
+    opened.push((JSON.parse(r.stdout) as { terminalId: string }).terminalId);
+  }
+  return opened;
+}
+
+/** Every opened terminal's `terminal.closed` is in the log. */
+async function expectClosedInLog(data: string, opened: string[]): Promise<void> {
+  const replayed = await runCli(['replay', '--data', data]);
+  expect(replayed.code, replayed.stderr).toBe(0);
+  for (const terminalId of opened) expect(replayed.stdout).toMatch(new RegExp(`terminal\\.closed ${terminalId}`));
 }
 
 describe.each([
@@ -48,12 +70,7 @@ describe.each([
       env: cleanEnv(),
     });
     await up.waitFor(new RegExp(`mode ${mode}`));
-    const opened: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const r = await runCli(['call', 'terminal.open', '{}', '--data', data]);
-      expect(r.code, r.stderr).toBe(0);
-      opened.push((JSON.parse(r.stdout) as { terminalId: string }).terminalId);
-    }
+    const opened = await openTwo(data);
     if (mode === 'private') expect(brokersOf(data)).toHaveLength(1);
 
     process.kill(-up.child.pid!, signal);
@@ -61,8 +78,39 @@ describe.each([
     expect(up.stderr() + up.stdout()).not.toMatch(/died; restarting|unreachable|not appended/);
     expect(brokersOf(data)).toEqual([]);
 
-    const replayed = await runCli(['replay', '--data', data]);
-    expect(replayed.code, replayed.stderr).toBe(0);
-    for (const terminalId of opened) expect(replayed.stdout).toMatch(new RegExp(`terminal\\.closed ${terminalId}`));
+    await expectClosedInLog(data, opened);
+  });
+});
+
+describe('skein up --private in a terminal that hangs up', () => {
+  let dir = '';
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('drains into the log as for SIGTERM, and leaves no broker', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'skein-hup-'));
+    const data = join(dir, 'data');
+    const workspace = join(dir, 'ws');
+    mkdirSync(workspace);
+    const pty = spawnPty(process.execPath, [SKEIN_BIN, 'up', '--private', '--data', data, '--workspace', workspace], {
+      cols: 120,
+      rows: 40,
+      env: cleanEnv() as Record<string, string>,
+    });
+    let out = '';
+    pty.onData((d) => (out += d));
+    const pid = pty.pid;
+    try {
+      await vi.waitFor(() => expect(out).toMatch(/mode private/), { timeout: 60_000, interval: 50 });
+      const opened = await openTwo(data);
+      // Closing the master is the hangup: the kernel sends SIGHUP, and writes to the terminal fail from then on.
+      // (UnixTerminal's destroy() closes it; IPty's typings only offer kill(), a signal without the hangup.)
+      (pty as typeof pty & { destroy(): void }).destroy();
+      await vi.waitFor(() => expect(isAlive(pid)).toBe(false), { timeout: 30_000, interval: 50 });
+      expect(brokersOf(data)).toEqual([]);
+      await expectClosedInLog(data, opened);
+    } finally {
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+      for (const broker of brokersOf(data)) process.kill(broker, 'SIGKILL');
+    }
   });
 });
