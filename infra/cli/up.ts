@@ -1,7 +1,7 @@
 /**
  * @module
- * `skein up`: run the runtime until Ctrl-C (SIGINT) or SIGTERM, then drain
- * and exit 0.
+ * `skein up`: run the runtime until Ctrl-C (SIGINT), SIGTERM or a hangup, then drain and exit 0
+ * (stop-signals.ts).
  */
 import { resolve } from 'node:path';
 import { loadConfig } from '../kernel/config.ts';
@@ -9,6 +9,7 @@ import { createLogger } from '../kernel/log.ts';
 import { startRuntime } from '../kernel/runtime.ts';
 import type { ConsoleServer } from '../ui/server.ts';
 import { action, UsageError } from './output.ts';
+import { listenForStop } from './stop-signals.ts';
 import { needsBroker, serveConsole } from './ui.ts';
 
 type UpOptions = {
@@ -53,7 +54,16 @@ export async function up(opts: UpOptions): Promise<void> {
       },
     });
     const logger = createLogger({ level: config.logLevel });
+    const signals = listenForStop((signal) => {
+      logger.warn({ signal }, 'second signal: exiting at once');
+      process.exit(1);
+    });
+    let started = false;
+    void signals.requested.then((signal) => {
+      if (!started) logger.info({ signal }, 'stop asked while starting: draining once started (again: exit at once)');
+    });
     const runtime = await startRuntime(config, logger);
+    started = true;
     const { info } = runtime;
     const where =
       info.mode === 'embedded'
@@ -79,43 +89,17 @@ export async function up(opts: UpOptions): Promise<void> {
       if (runtime.auth && info.websocketUrl) consoleServer = await serveConsole(info, runtime.auth.authority, logger);
       else process.stderr.write(`skein up --ui: ${needsBroker(info)}\n`);
     }
-    await new Promise<void>((resolve) => {
-      let stopping = false;
-      const stop = (signal: string) => {
-        if (stopping) {
-          logger.warn({ signal }, 'second signal: exiting at once');
-          process.exit(1);
-        }
-        stopping = true;
-        logger.info({ signal }, 'draining');
-        // The console first: it revokes its browser credentials on the broker that the runtime then stops.
-        Promise.resolve(consoleServer?.close())
-          .then(() => runtime.stop())
-          .then(
-            () => {
-              logger.info('stopped');
-              resolve();
-            },
-            (err) => {
-              logger.error({ err }, 'stop failed');
-              process.exitCode = 1;
-              resolve();
-            },
-          );
-      };
-      process.on('SIGINT', () => stop('SIGINT'));
-      process.on('SIGTERM', () => stop('SIGTERM'));
-      // The terminal running skein went away (its window closed, an SSH session dropped): drain as for SIGTERM.
-      // Its output is gone too: a log line written to it fails (EIO), and that must not end the drain.
-      // A hangup can come more than once (to the session leader and to the foreground group): one drain.
-      let hungUp = false;
-      process.on('SIGHUP', () => {
-        if (hungUp) return;
-        hungUp = true;
-        for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
-        stop('SIGHUP');
-      });
-    });
+    const signal = await signals.requested;
+    logger.info({ signal }, 'draining');
+    try {
+      // The console first: it revokes its browser credentials on the broker that the runtime then stops.
+      await consoleServer?.close();
+      await runtime.stop();
+      logger.info('stopped');
+    } catch (err) {
+      logger.error({ err }, 'stop failed');
+      process.exitCode = 1;
+    }
     return 0;
   });
   // Anything left (a socket linger, a timer) must not keep a stopped runtime alive.

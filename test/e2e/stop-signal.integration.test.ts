@@ -5,7 +5,7 @@
  * the private nats-server sat in skein's group and died of the same signal at the start of the drain: the
  * drain's appends failed, the log kept the terminals open, and skein logged an error and restarted the broker.
  * A hangup (the window running skein closed, an SSH session dropped) drains the same; before, SIGHUP's default
- * action ended skein on the spot.
+ * action ended skein on the spot. So did Ctrl-C while skein started, its broker left running.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -112,5 +112,30 @@ describe('skein up --private in a terminal that hangs up', () => {
       if (isAlive(pid)) process.kill(pid, 'SIGKILL');
       for (const broker of brokersOf(data)) process.kill(broker, 'SIGKILL');
     }
+  });
+});
+
+describe('skein up --private, Ctrl-C while it starts', () => {
+  let dir = '';
+  let up: LongRunning | undefined;
+  afterEach(() => {
+    if (up?.child.pid && up.child.exitCode === null) process.kill(-up.child.pid, 'SIGKILL');
+    for (const broker of brokersOf(dir)) process.kill(broker, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts, then drains and stops its broker: none is left running', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'skein-stop-early-'));
+    const data = join(dir, 'data');
+    const workspace = join(dir, 'ws');
+    mkdirSync(workspace);
+    up = startCli(['up', '--private', '--data', data, '--workspace', workspace], { ownGroup: true, env: cleanEnv() });
+    // As soon as its broker runs, before it serves.
+    await vi.waitFor(() => expect(brokersOf(data)).toHaveLength(1), { timeout: 60_000, interval: 5 });
+    const serving = /mode private/.test(up.stdout());
+    process.kill(-up.child.pid!, 'SIGINT');
+    expect(await up.exited).toBe(0);
+    expect(brokersOf(data)).toEqual([]);
+    if (!serving) expect(up.stderr()).toMatch(/stop asked while starting/);
   });
 });
