@@ -82,7 +82,8 @@ describe('permission decisions of the rules alone', () => {
       .toBe(1);
     const requestId = String(requests[0]!['requestId']);
     const subject = () => permissionSubjects(rt).find((s) => s.endsWith(`.${requestId}`));
-    expect(rt.host.state(subject()!)?.value).toBe('pending');
+    // The service lists a request as it starts asking; its `permission.requested` is folded once appended.
+    await expect.poll(() => rt.host.state(subject() ?? '')?.value, { timeout: 10_000 }).toBe('pending');
     ok(await rt.call('permission.decide', { requestId, decision: 'allow_once' }));
     ok(await write);
     expect(rt.host.state(subject()!)?.value).toBe('granted');
