@@ -24,7 +24,7 @@ import type { TerminalForeground } from '../../machines/permission/permission-in
 import { compilePattern, type PolicyLayer } from '../../machines/permission/policy.ts';
 import { callerDeadline } from './policy-deadline.ts';
 import { PermissionRuns, type DecideReply, type FactSink, type PermissionAgent } from './permission-runs.ts';
-import { HOST_RESTARTED, restartDenial } from './restart-denial.ts';
+import { HOST_RESTARTED, HOST_STOPPING, restartDenial } from './restart-denial.ts';
 import { globalPolicyPath, loadPolicyLayers, persistLearnedRules } from './policy-files.ts';
 import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
 import { PolicyLayers, ruleCount } from './policy-layers.ts';
@@ -342,15 +342,18 @@ export class PermissionService {
   }
 
   /**
-   * Stops the deadline timers without deciding anything: on a clean shutdown
-   * pending requests stay pending in the log and `restore` re-arms them.
+   * Stops the deadline timers without deciding anything (a request still pending then is one whose denial
+   * could not be appended: `restore` denies it at the next start).
    */
   suspend(): void {
     for (const p of this.#runs.pending.values()) p.cancelTimer();
   }
 
-  /** Cancels every pending request (facts with by: cancelled) and clears the timers. */
-  async close(reason = 'the runtime is shutting down.'): Promise<void> {
+  /**
+   * Denies every pending request (by: cancelled, naming `reason`): the host is stopping, and each call waiting
+   * for an answer gets its reply now instead of at its own timeout, with the log saying why.
+   */
+  async close(reason = HOST_STOPPING): Promise<void> {
     for (const p of [...this.#runs.pending.values()]) {
       this.#runs.send(p, this.#deps.emit, { type: 'permission.cancel', data: { reason } });
       await Promise.all(p.writes);

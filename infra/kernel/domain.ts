@@ -104,6 +104,11 @@ export type DomainParts = {
   retried?:
     | ((command: Command, facts: readonly StoredFact[]) => RetriedReply | undefined | Promise<RetriedReply | undefined>)
     | undefined;
+  /**
+   * The host stopped taking commands and waits for those in flight: end the waits only this domain can end
+   * (a tool call waiting for a person's answer), so that their callers get a reply before the host goes.
+   */
+  drain?: (() => Promise<void>) | undefined;
   /** Once the host stops taking commands: release what the domain holds (PTYs, timers). */
   stop?: (() => Promise<void>) | undefined;
 };

@@ -228,6 +228,9 @@ export class Host {
   async stop(drainMs = 3_000): Promise<void> {
     this.#subscription?.unsubscribe();
     this.#follower?.stop();
+    for (const domain of [...this.#domains].reverse()) {
+      await domain.drain?.().catch((err) => this.#logger.warn({ err, domain: domain.name }, 'domain drain failed'));
+    }
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
     await Promise.race([Promise.allSettled([...this.#inFlight]), deadline]);

@@ -270,6 +270,10 @@ export async function wirePermission(deps: {
         deps.logger.child({ actor: 'policy-watch' }),
       );
     },
+    // A call waiting for a person's answer would hold the drain to its end and get no reply: deny it now.
+    async drain() {
+      await service.close();
+    },
     async stop() {
       policyWatch?.close();
       stopServing?.();
