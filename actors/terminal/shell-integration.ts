@@ -35,7 +35,9 @@ import { utf8Length } from '../../machines/terminal/terminal-text.ts';
  * cannot tcflush, but `read -n` switches the tty to non-canonical mode (so a
  * partial line becomes readable); `-t 0.001` ends the read once the queue is
  * empty, but only after waiting out that timeout, ~1.1 ms of every command's
- * 1.4 ms on this machine. So the drain runs only when the typeahead mark
+ * 1.4 ms on this machine. That timeout also cuts a read that is still taking a
+ * long line in (a byte per system call): the drain reads again while a read got
+ * anything. So the drain runs only when the typeahead mark
  * (`TypeaheadMark`, a file in the terminal's rc directory) is not empty: the host
  * sets it before it writes anything but a command line to the terminal, and
  * empties it when it types the next command line. It runs before the D mark:
@@ -64,7 +66,12 @@ const BASH_RC_LINES = [
   '__skein_prompt() {',
   '  local ec=$? p=$PWD',
   "  if [[ -s '@TYPEAHEAD@' ]]; then",
-  "    while builtin read -r -s -t 0.001 -n 65536 -d '' __skein_typeahead 2>/dev/null; do :; done",
+  // A read cut by its timeout (status > 128) keeps what it got: bash reads `-n` input a byte per system call, so
+  // a long line outlasts 1 ms. Read on after a full read or a cut one that got something; stop at a timeout that
+  // got nothing, or at any other failure (a variable the agent made read-only), never on a count.
+  '    local __skein_rc=0',
+  "    while builtin read -r -s -t 0.001 -n 65536 -d '' __skein_typeahead 2>/dev/null; __skein_rc=$?; " +
+    '(( __skein_rc == 0 || (__skein_rc > 128 && ${#__skein_typeahead} > 0) )); do :; done',
   '    builtin unset __skein_typeahead',
   '  fi',
   "  p=${p//%/%25}; p=${p// /%20}; p=${p//$'\\a'/%07}; p=${p//$'\\e'/%1B}",

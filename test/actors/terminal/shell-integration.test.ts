@@ -137,7 +137,8 @@ describe('the typeahead mark', () => {
       expect(statSync(rc.typeaheadPath).mode & 0o777).toBe(0o600);
       // The drain (a read that waits out its timeout, ~1 ms per prompt) runs only while the mark holds a byte.
       const rcText = readFileSync(rc.path, 'utf8');
-      expect(rcText).toContain(`if [[ -s '${rc.typeaheadPath}' ]]; then\n    while builtin read -r -s -t 0.001`);
+      expect(rcText).toContain(`if [[ -s '${rc.typeaheadPath}' ]]; then\n    local __skein_rc=0\n    while `);
+      expect(rcText).toContain("while builtin read -r -s -t 0.001 -n 65536 -d '' __skein_typeahead");
       rc.remove();
       expect(() => rc.markTypeahead()).not.toThrow();
     } finally {

@@ -122,6 +122,20 @@ describe('typeahead never runs later as a command line (hole 5)', () => {
     await typedWhileSleeping(terminalId, join(h.workspace, 'canary-line'));
   });
 
+  it('discards a long typed line whole, though draining it outlasts the drain read timeout', async () => {
+    // bash reads `read -n` input a byte per system call: ~3,000 bytes take longer than the drain's 1 ms read
+    // timeout on any machine (on a loaded one, a short line can too). The drain read on past that timeout
+    // only when a read got nothing; a read cut by it ended the drain, and the rest of the line ran.
+    const { terminalId } = await h.open();
+    const canary = join(h.workspace, 'canary-long');
+    const running = await h.manager.exec(A, { terminalId, command: 'sleep 0.6', yieldMs: 100 });
+    expect(running.status).toBe('running');
+    await h.manager.write(A, { terminalId, data: `: ${'x'.repeat(3000)}; touch ${canary}\r` });
+    expect(await h.manager.wait(A, { terminalId, timeoutMs: 5_000 })).toMatchObject({ status: 'exited' });
+    expect(await h.manager.exec(A, { terminalId, command: 'echo done' })).toMatchObject({ output: 'done\n' });
+    expect(existsSync(canary)).toBe(false);
+  });
+
   it('discards them in a sandboxed terminal too, whose shell sees the mark through a read-only bind', async () => {
     // The host sets the mark from outside (issue 15: the drain runs only while it is set); the shell only tests it.
     const { terminalId } = await h.open(A, { sandbox: true });
