@@ -33,11 +33,15 @@ import { utf8Length } from '../../machines/terminal/terminal-text.ts';
  * with `touch x` after it). Left in the tty's input queue, readline would take
  * them as the start of the next line, glued in front of a judged `ls\r`. bash
  * cannot tcflush, but `read -n` switches the tty to non-canonical mode (so a
- * partial line becomes readable); `-t 0.001` ends the read once the queue is
- * empty, but only after waiting out that timeout, ~1.1 ms of every command's
- * 1.4 ms on this machine. That timeout also cuts a read that is still taking a
+ * partial line becomes readable); `-t` ends the read once the queue is empty,
+ * but only after waiting out its timeout (at 1 ms, ~1.1 ms of every command's
+ * 1.4 ms on one machine). The timeout also cuts a read that is still taking a
  * long line in (a byte per system call): the drain reads again while a read got
- * anything. So the drain runs only when the typeahead mark
+ * anything. It is 50 ms, not 1: a loaded machine can stall the shell past 1 ms
+ * before its first byte (bash first switches the tty's mode with TCSADRAIN, which
+ * waits until the host has read the output before it), and a read that got
+ * nothing ends the drain with the line still queued. So the drain runs only when
+ * the typeahead mark
  * (`TypeaheadMark`, a file in the terminal's rc directory) is not empty: the host
  * sets it before it writes anything but a command line to the terminal, and
  * empties it when it types the next command line. It runs before the D mark:
@@ -67,10 +71,10 @@ const BASH_RC_LINES = [
   '  local ec=$? p=$PWD',
   "  if [[ -s '@TYPEAHEAD@' ]]; then",
   // A read cut by its timeout (status > 128) keeps what it got: bash reads `-n` input a byte per system call, so
-  // a long line outlasts 1 ms. Read on after a full read or a cut one that got something; stop at a timeout that
+  // a long line can outlast the timeout. Read on after a full read or a cut one that got something; stop at a timeout that
   // got nothing, or at any other failure (a variable the agent made read-only), never on a count.
   '    local __skein_rc=0',
-  "    while builtin read -r -s -t 0.001 -n 65536 -d '' __skein_typeahead 2>/dev/null; __skein_rc=$?; " +
+  "    while builtin read -r -s -t 0.05 -n 65536 -d '' __skein_typeahead 2>/dev/null; __skein_rc=$?; " +
     '(( __skein_rc == 0 || (__skein_rc > 128 && ${#__skein_typeahead} > 0) )); do :; done',
   '    builtin unset __skein_typeahead',
   '  fi',

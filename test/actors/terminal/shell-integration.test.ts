@@ -135,10 +135,10 @@ describe('the typeahead mark', () => {
       rc.markTypeahead();
       expect(mark()).toBe('1');
       expect(statSync(rc.typeaheadPath).mode & 0o777).toBe(0o600);
-      // The drain (a read that waits out its timeout, ~1 ms per prompt) runs only while the mark holds a byte.
+      // The drain (a read that waits out its timeout, 50 ms per prompt) runs only while the mark holds a byte.
       const rcText = readFileSync(rc.path, 'utf8');
       expect(rcText).toContain(`if [[ -s '${rc.typeaheadPath}' ]]; then\n    local __skein_rc=0\n    while `);
-      expect(rcText).toContain("while builtin read -r -s -t 0.001 -n 65536 -d '' __skein_typeahead");
+      expect(rcText).toContain("while builtin read -r -s -t 0.05 -n 65536 -d '' __skein_typeahead");
       rc.remove();
       expect(() => rc.markTypeahead()).not.toThrow();
     } finally {

@@ -123,7 +123,7 @@ describe('typeahead never runs later as a command line (hole 5)', () => {
   });
 
   it('discards a long typed line whole, though draining it outlasts the drain read timeout', async () => {
-    // bash reads `read -n` input a byte per system call: ~3,000 bytes take longer than the drain's 1 ms read
+    // bash reads `read -n` input a byte per system call: ~3,000 bytes take longer than a 1 ms read
     // timeout on any machine (on a loaded one, a short line can too). The drain read on past that timeout
     // only when a read got nothing; a read cut by it ended the drain, and the rest of the line ran.
     const { terminalId } = await h.open();

@@ -1,6 +1,6 @@
 /**
  * The rc's typeahead drain on a real bash: it runs only while the host's typeahead mark is set (issue 15: the
- * drain's read waits out its 1 ms timeout, most of a short command's time in the shell). Marked, bytes a
+ * drain's read waits out its timeout: at 1 ms, most of a short command's time in the shell; now 50 ms). Marked, bytes a
  * command left unread are discarded before the prompt (issue 11 hole 5); unmarked, the shell does not read
  * them, so the host must set the mark before every write that is not a command line (TerminalSession,
  * terminal-delivery.integration.test.ts checks it end to end).
