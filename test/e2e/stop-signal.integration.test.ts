@@ -29,7 +29,37 @@ function brokersOf(storeOf: string): number[] {
   return pids;
 }
 
-/** `skein up` in `dir`, two terminals opened through it; returns the data dir and the terminals' ids. */
+type Run = { dir: string; data: string; workspace: string; up?: LongRunning };
+let run: Run | undefined;
+
+/** A temp dir holding one `skein up`'s data dir and its empty workspace; removed after the test. */
+function newRun(prefix: string): Run {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const workspace = join(dir, 'ws');
+  mkdirSync(workspace);
+  run = { dir, data: join(dir, 'data'), workspace };
+  return run;
+}
+
+/** `skein up --<mode>` leading a process group of its own, as a command started from a shell does. */
+function upInOwnGroup(r: Run, mode: 'private' | 'embedded'): LongRunning {
+  r.up = startCli(['up', `--${mode}`, '--data', r.data, '--workspace', r.workspace], {
+    ownGroup: true,
+    env: cleanEnv(),
+  });
+  return r.up;
+}
+
+afterEach(() => {
+  if (!run) return;
+  const { dir, up } = run;
+  run = undefined;
+  if (up?.child.pid && up.child.exitCode === null) process.kill(-up.child.pid, 'SIGKILL');
+  for (const broker of brokersOf(dir)) process.kill(broker, 'SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Two terminals opened through the `skein up` serving `data`; returns their ids. */
 async function openTwo(data: string): Promise<string[]> {
   const opened: string[] = [];
   for (let i = 0; i < 2; i++) {
@@ -52,23 +82,10 @@ describe.each([
   ['private', 'SIGTERM'],
   ['embedded', 'SIGINT'],
 ] as const)('skein up --%s, %s to its process group', (mode, signal) => {
-  let dir = '';
-  let up: LongRunning | undefined;
-
-  afterEach(() => {
-    if (up?.child.pid && up.child.exitCode === null) process.kill(-up.child.pid, 'SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  });
-
   it('drains into the log: every open terminal is closed there, and no broker is restarted or left', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'skein-stop-'));
-    const data = join(dir, 'data');
-    const workspace = join(dir, 'ws');
-    mkdirSync(workspace);
-    up = startCli(['up', `--${mode}`, '--data', data, '--workspace', workspace], {
-      ownGroup: true,
-      env: cleanEnv(),
-    });
+    const r = newRun('skein-stop-');
+    const { data } = r;
+    const up = upInOwnGroup(r, mode);
     await up.waitFor(new RegExp(`mode ${mode}`));
     const opened = await openTwo(data);
     if (mode === 'private') expect(brokersOf(data)).toHaveLength(1);
@@ -83,14 +100,8 @@ describe.each([
 });
 
 describe('skein up --private in a terminal that hangs up', () => {
-  let dir = '';
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
   it('drains into the log as for SIGTERM, and leaves no broker', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'skein-hup-'));
-    const data = join(dir, 'data');
-    const workspace = join(dir, 'ws');
-    mkdirSync(workspace);
+    const { data, workspace } = newRun('skein-hup-');
     const pty = spawnPty(process.execPath, [SKEIN_BIN, 'up', '--private', '--data', data, '--workspace', workspace], {
       cols: 120,
       rows: 40,
@@ -110,26 +121,15 @@ describe('skein up --private in a terminal that hangs up', () => {
       await expectClosedInLog(data, opened);
     } finally {
       if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-      for (const broker of brokersOf(data)) process.kill(broker, 'SIGKILL');
     }
   });
 });
 
 describe('skein up --private, Ctrl-C while it starts', () => {
-  let dir = '';
-  let up: LongRunning | undefined;
-  afterEach(() => {
-    if (up?.child.pid && up.child.exitCode === null) process.kill(-up.child.pid, 'SIGKILL');
-    for (const broker of brokersOf(dir)) process.kill(broker, 'SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  });
-
   it('starts, then drains and stops its broker: none is left running', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'skein-stop-early-'));
-    const data = join(dir, 'data');
-    const workspace = join(dir, 'ws');
-    mkdirSync(workspace);
-    up = startCli(['up', '--private', '--data', data, '--workspace', workspace], { ownGroup: true, env: cleanEnv() });
+    const r = newRun('skein-stop-early-');
+    const { data } = r;
+    const up = upInOwnGroup(r, 'private');
     // As soon as its broker runs, before it serves.
     await vi.waitFor(() => expect(brokersOf(data)).toHaveLength(1), { timeout: 60_000, interval: 5 });
     const serving = /mode private/.test(up.stdout());
