@@ -70,9 +70,9 @@ const BASH_RC_LINES = [
   '__skein_prompt() {',
   '  local ec=$? p=$PWD',
   "  if [[ -s '@TYPEAHEAD@' ]]; then",
-  // A read cut by its timeout (status > 128) keeps what it got: bash reads `-n` input a byte per system call, so
-  // a long line can outlast the timeout. Read on after a full read or a cut one that got something; stop at a timeout that
-  // got nothing, or at any other failure (a variable the agent made read-only), never on a count.
+  // A read cut by its timeout (status > 128) keeps what it got: bash reads `-n` input a byte per system call,
+  // so a long line can outlast the timeout. Read on after a full read or a cut one that got something; stop at
+  // a timeout that got nothing, or at any other failure (a variable the agent made read-only), never on a count.
   '    local __skein_rc=0',
   "    while builtin read -r -s -t 0.05 -n 65536 -d '' __skein_typeahead 2>/dev/null; __skein_rc=$?; " +
     '(( __skein_rc == 0 || (__skein_rc > 128 && ${#__skein_typeahead} > 0) )); do :; done',
