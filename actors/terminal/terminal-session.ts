@@ -80,8 +80,10 @@ export class TerminalSession {
   lastActivity = Date.now();
   pausedPgid: number | undefined;
   closed: { exitCode: number | null; signal: string | null } | undefined;
-  /** Whether terminal.opened was emitted; a terminal that never opened leaves no other facts. */
+  /** Whether terminal.opened was appended; a terminal that never opened leaves no other facts. */
   opened = false;
+  /** The append of terminal.opened once asked for: true when it stored. A close meanwhile waits for it. */
+  #opening: Promise<boolean> | undefined;
   #deps: SessionDeps;
   #scanner = new MarkScanner();
   #jobs: JobRunner;
@@ -177,7 +179,9 @@ export class TerminalSession {
    */
   async open(timeoutMs: number, commandId?: string): Promise<void> {
     await this.ready(timeoutMs);
-    await this.#emit({
+    // A close that began as the prompt came (the agent finished): it will not close what opens now.
+    if (this.status !== 'idle') throw this.#closedError();
+    const appended = this.#emit({
       ...(commandId === undefined ? {} : { causationId: commandId }),
       type: 'terminal.opened',
       data: {
@@ -192,6 +196,11 @@ export class TerminalSession {
         sandbox: this.spec.sandbox,
       },
     });
+    this.#opening = appended.then(
+      () => true,
+      () => false,
+    );
+    await appended;
     this.opened = true;
     this.log.info(
       { pid: this.pty.pid, cols: this.cols, rows: this.rows, sandbox: this.spec.sandbox },
@@ -209,7 +218,7 @@ export class TerminalSession {
       }
       // Inside bwrap the shell is a grandchild.
       if (this.spec.sandbox) this.shellPid = sessionShell(this.pty.pid) ?? this.pty.pid;
-      this.status = 'idle';
+      if (this.status === 'starting') this.status = 'idle';
     });
   }
 
@@ -355,7 +364,8 @@ export class TerminalSession {
     await this.output.flush();
     await this.#jobs.cancelAll(`terminal ${reason === 'exited' ? 'exited' : 'closed'}`);
     this.status = 'closed';
-    if (this.opened)
+    // Its terminal.opened may still be on its way (a close as the terminal opened): closed once it is stored.
+    if (this.opened || (await this.#opening))
       await this.#emit({
         type: 'terminal.closed',
         data: {
