@@ -87,14 +87,18 @@ describe('workspace snapshots of shell side effects', () => {
   );
 
   it("splits a big command's records over appends under the size cap, never one file's, and they replay", async () => {
-    const snapper = new WorkspaceSnapshotter({ blobs: f.blobs });
+    // No time budget to hit: storing 600 files' blobs (each fsync'd) passed the default 3 s on a loaded machine,
+    // and the walk stopped there (as it should); this test is about the records, not the budget.
+    const snapper = new WorkspaceSnapshotter({ blobs: f.blobs, budget: { maxMs: 600_000 } });
     const before = await snapper.snapshot(f.ws);
     const files = 600;
     sh(
       f.ws,
       `mkdir -p gen && for i in $(seq 1 ${files}); do echo "line $i" > gen/file-with-a-longer-name-$i.txt; done`,
     );
-    const diff = await snapper.diff(before, await snapper.snapshot(f.ws));
+    const after = await snapper.snapshot(f.ws);
+    expect(after.complete).toBe(true);
+    const diff = await snapper.diff(before, after);
     expect(diff.changes).toHaveLength(files);
     const c = carriers();
     const who = { agentId: 'kid', ancestors: ['mid', 'root'], command: 'for i in …', terminalId: 't-1' };
