@@ -25,6 +25,16 @@ function cmdline(pid: number): string {
   }
 }
 
+/** The process group of `pid` (0 when it is gone). */
+function groupOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return 0;
+  }
+}
+
 function below(root: number, depth: number, ppid: Map<number, number>): number[] {
   let level = [root];
   const out: number[] = [];
@@ -38,8 +48,11 @@ function below(root: number, depth: number, ppid: Map<number, number>): number[]
 describe('descendants: the processes a pid started, from the kernel children lists', () => {
   it('finds children and grandchildren to the depth asked, as a /proc scan does, not a re-parented one', async () => {
     // bash → sleep 300, bash → subshell → sleep 301, and a double fork whose sleep 302 is re-parented away.
+    // In a process group of its own, which the re-parented sleep keeps: the test finds and kills its own
+    // processes only (a `pkill` by name here once killed other programs' `sleep 300`).
     const child = spawn('bash', ['-c', '(sleep 302 &) ; sleep 300 & (sleep 301; true) & echo ready; wait'], {
       stdio: ['ignore', 'pipe', 'ignore'],
+      detached: true,
     });
     try {
       await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
@@ -63,14 +76,12 @@ describe('descendants: the processes a pid started, from the kernel children lis
           .map((s) => s.comm)
           .sort(),
       ).toEqual(['bash', 'sleep']);
-      const orphan = [...ppid].find(([pid]) => cmdline(pid) === 'sleep\u0000302\u0000');
+      const orphan = [...ppid].find(([pid]) => cmdline(pid) === 'sleep\u0000302\u0000' && groupOf(pid) === child.pid);
       expect(orphan).toBeDefined();
       expect(two.map((s) => s.pid)).not.toContain(orphan![0]);
       expect(descendants(2 ** 22 + 1, 3)).toEqual([]);
-      process.kill(orphan![0], 'SIGKILL');
     } finally {
-      child.kill('SIGKILL');
-      spawn('pkill', ['-f', '^sleep 30[012]$']);
+      process.kill(-child.pid!, 'SIGKILL');
     }
   });
 });
