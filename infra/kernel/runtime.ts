@@ -35,6 +35,7 @@ import { startAuthBroker, type AuthBroker } from '../transport/auth/broker.ts';
 import { FINISHED_FACTS, revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
 import { guardLog } from '../transport/log-guard.ts';
 import { verifySeal } from '../transport/log-seal.ts';
+import { startStep } from './start-step.ts';
 import { microService } from '../discovery/micro-service.ts';
 import { readRuntimeInfo, runtimeInfoPath, type RuntimeInfo } from './runtime-info.ts';
 
@@ -85,6 +86,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger, seams: 
     logger.warn({ pid: previous.natsServerPid }, 'stopped the private nats-server a dead runtime left behind');
   }
   const mode = chooseMode(config);
+  const step = <T>(name: string, run: () => Promise<T>) => startStep(logger, name, run);
   const hostId = `h-${randomBytes(4).toString('hex')}`;
   const cleanups: Array<() => Promise<void>> = [];
   let natsServer: NatsServerHandle | undefined;
@@ -156,39 +158,43 @@ export async function startRuntime(config: LoadedConfig, logger: Logger, seams: 
       } else {
         natsUrl = config.natsUrl;
         if (!natsUrl) throw new Error('networked mode needs --nats <url> or SKEIN_NATS_URL');
-        networked = await networkedIdentities(config, logger);
+        networked = await step('the signing key and host creds', () => networkedIdentities(config, logger));
         const revoker = networked?.revoker;
         if (revoker) cleanups.push(() => revoker.close());
       }
       const hostCreds = broker?.hostCreds ?? networked?.hostCreds;
-      const natsBus = await NatsBus.connect(
-        natsUrl,
-        { name: `skein-host-${hostId}`, logger },
-        hostCreds ? { creds: hostCreds } : undefined,
+      const url = natsUrl;
+      const natsBus = await step(`the NATS connection to ${url}`, () =>
+        NatsBus.connect(url, { name: `skein-host-${hostId}`, logger }, hostCreds ? { creds: hostCreds } : undefined),
       );
       assertAvailable = () => natsBus.assertConnected();
       bus = natsBus;
       cleanups.unshift(() => natsBus.close());
       // Before the log is opened (which would create a missing stream): never begin a fresh log silently.
-      await verifySeal(natsBus.nc, config.dataDir);
-      log = await JetStreamLog.open(natsBus.nc, {
-        outputMaxBytes: config.log.outputMaxBytes,
-        duplicateWindowMs: config.log.duplicateWindowMs,
-        appendTimeoutMs: config.log.appendTimeoutMs,
-      });
+      await step('the check of the log seal', () => verifySeal(natsBus.nc, config.dataDir));
+      log = await step('the JetStream streams', () =>
+        JetStreamLog.open(natsBus.nc, {
+          outputMaxBytes: config.log.outputMaxBytes,
+          duplicateWindowMs: config.log.duplicateWindowMs,
+          appendTimeoutMs: config.log.appendTimeoutMs,
+        }),
+      );
       if (config.host) {
-        const joined = await HostRegistry.open({
-          nc: natsBus.nc,
-          name: config.host,
-          hostId,
-          workspace: realpathSync(config.workspace),
-          config: config.hosts,
-          replicas: streamReplicas(natsBus.nc),
-          logger: logger.child({ actor: 'hosts' }),
-          now: () => Date.now() + config.hosts.clockOffsetMs,
-        });
+        const name = config.host;
+        const joined = await step('the host registry', () =>
+          HostRegistry.open({
+            nc: natsBus.nc,
+            name,
+            hostId,
+            workspace: realpathSync(config.workspace),
+            config: config.hosts,
+            replicas: streamReplicas(natsBus.nc),
+            logger: logger.child({ actor: 'hosts' }),
+            now: () => Date.now() + config.hosts.clockOffsetMs,
+          }),
+        );
         registry = joined;
-        await joined.join();
+        await step(`the name '${config.host}' in the host registry`, () => joined.join());
         // Before the bus closes: a clean stop is recorded, never taken for a lost host.
         cleanups.unshift(() => joined.leave());
       }
@@ -252,7 +258,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger, seams: 
       },
     }));
     // A host the log's root refuses (unnamed on named hosts, a second root) stops before its domains reconcile.
-    await host.start(() => assertMayJoin(host, config));
+    await step('the replay of the event log', () => host.start(() => assertMayJoin(host, config)));
     // Named hosts share one log: each folds what the others append (placed agents, their parents' state).
     if (registry) host.follow();
     if (broker) await revokeOnFinish(host, broker, logger);
@@ -282,10 +288,10 @@ export async function startRuntime(config: LoadedConfig, logger: Logger, seams: 
       // Runs before the bus closes (cleanups run in order; the bus close was put first).
       cleanups.unshift(() => keeper.stop());
     }
-    await ensureRootAgent(host, config, logger);
+    await step('the root agent', () => ensureRootAgent(host, config, logger));
     rootHost = ownerOf(host, config.rootAgentId);
     if (registry) {
-      await restoreLostAgents(host, registry, hostId, logger);
+      await step("lost hosts' agents", () => restoreLostAgents(host, registry!, hostId, logger));
       const watcher = watchLostHosts({
         host,
         registry,
@@ -297,7 +303,7 @@ export async function startRuntime(config: LoadedConfig, logger: Logger, seams: 
       cleanups.unshift(async () => watcher.stop());
     }
     // Commands are taken only once every domain is ready and the root exists.
-    await host.serve();
+    await step('the command subscriptions', () => host.serve());
     discovery.start();
     cleanups.unshift(async () => discovery.stop());
   } catch (err) {

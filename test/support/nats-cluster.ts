@@ -159,7 +159,20 @@ export async function startNamedHost(options: {
 }): Promise<LongRunning> {
   const { url, host, workspace, data, cwd, extra = [] } = options;
   const up = startCli(
-    ['up', '--nats', url, '--host', host, ...extra, '--workspace', workspace, '--data', data, '--log-level', 'warn'],
+    [
+      'up',
+      '--nats',
+      url,
+      '--host',
+      host,
+      ...extra,
+      '--workspace',
+      workspace,
+      '--data',
+      data,
+      '--log-level',
+      process.env['SKEIN_TEST_HOST_LOG'] ?? 'warn',
+    ],
     { cwd, env: cleanEnv() },
   );
   await up.waitFor(new RegExp(`host '${host}', workspace`), 60_000);
