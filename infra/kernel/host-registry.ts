@@ -9,6 +9,7 @@
  * never compared with this one's).
  */
 import { hostname } from 'node:os';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { isAlive } from '../transport/nats-server.ts';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -38,6 +39,7 @@ export class HostRegistry {
   readonly name: string;
   readonly #o: RegistryOptions;
   readonly #kv: KV;
+  readonly #listKeys: () => Promise<string[]>;
   readonly #records = new Map<string, HostRecord>();
   /** Per host: its record's last revision and when (monotonic) this host saw it change. */
   readonly #sightings = new Map<string, Sighting>();
@@ -51,10 +53,11 @@ export class HostRegistry {
   #freshAt = 0;
   #record: HostRecord;
 
-  private constructor(options: RegistryOptions, kv: KV) {
+  private constructor(options: RegistryOptions, kv: KV, listKeys: () => Promise<string[]>) {
     this.#o = options;
     this.name = options.name;
     this.#kv = kv;
+    this.#listKeys = listKeys;
     this.#now = options.now ?? Date.now;
     this.#mono = options.monotonic ?? (() => performance.now());
     this.#record = {
@@ -76,7 +79,15 @@ export class HostRegistry {
       .open(HOSTS_BUCKET)
       .then(async (kv) => (await kv.status(), kv))
       .catch(() => kvm.create(HOSTS_BUCKET, { history: 1, replicas: options.replicas }));
-    const registry = new HostRegistry(options, kv);
+    // The keys from the stream's subject counts: one request with a timeout. `kv.keys()` runs a push consumer,
+    // which under load could stall and never end (a host's start then hung in `open` for over a minute).
+    const jsm = await jetstreamManager(options.nc);
+    const prefix = `$KV.${HOSTS_BUCKET}.`;
+    const listKeys = async () => {
+      const info = await jsm.streams.info(`KV_${HOSTS_BUCKET}`, { subjects_filter: `${prefix}>` });
+      return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
+    };
+    const registry = new HostRegistry(options, kv, listKeys);
     const own = await kv.get(options.name).catch(() => null);
     const parsed = own?.operation === 'PUT' ? HostRecord.safeParse(own.json()) : undefined;
     if (own && parsed?.success) registry.#saw(options.name, parsed.data, own.revision);
@@ -139,9 +150,7 @@ export class HostRegistry {
    * consumer can die with a cluster node and leave this view stale without a word.
    */
   async #refresh(): Promise<void> {
-    const keys: string[] = [];
-    for await (const key of await this.#kv.keys()) keys.push(key);
-    for (const key of keys) {
+    for (const key of await this.#listKeys()) {
       if (key === this.name) continue;
       const entry = await this.#kv.get(key);
       if (entry?.operation !== 'PUT') {
