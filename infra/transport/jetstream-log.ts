@@ -128,13 +128,16 @@ export class JetStreamLog implements EventLog {
     // where it stopped; a subject-filtered read cannot tell, and ends where its consumer does.
     let opts = options;
     for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
-      const opened = await this.#open(opts);
+      const opened = await this.#reopen(opts, round);
+      if (opened === 'again') continue;
       if (!opened) return;
       const { consumer, until } = opened;
       const messages = await consumer.consume({ max_messages: CONSUME_BATCH });
+      const guard = this.#stallGuard(() => messages.stop());
       let last = 0;
       try {
         for await (const m of messages) {
+          guard.progress();
           if (m.seq > until) break;
           last = m.seq;
           const fact = this.#decode(m, options);
@@ -142,9 +145,10 @@ export class JetStreamLog implements EventLog {
           if (m.seq >= until || m.info.pending === 0) break;
         }
       } finally {
+        guard.clear();
         messages.stop();
       }
-      if (options.subject !== undefined || last >= until) return;
+      if (!guard.stalled() && (options.subject !== undefined || last >= until)) return;
       opts = { ...opts, ...(last > 0 ? { fromSeq: last + 1 } : {}), untilSeq: until };
       await new Promise((r) => setTimeout(r, 100 * (round + 1)));
     }
@@ -157,7 +161,8 @@ export class JetStreamLog implements EventLog {
   async scan(options: ReadOptions, visit: (fact: StoredFact) => void): Promise<void> {
     let opts = options;
     for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
-      const opened = await this.#open(opts);
+      const opened = await this.#reopen(opts, round);
+      if (opened === 'again') continue;
       if (!opened) return;
       const { consumer, until } = opened;
       let last = 0;
@@ -169,9 +174,11 @@ export class JetStreamLog implements EventLog {
         ended = true;
         messages?.stop();
       };
+      const guard = this.#stallGuard(() => end());
       const consumed = await consumer.consume({
         max_messages: CONSUME_BATCH,
         callback: (m) => {
+          guard.progress();
           if (ended) return;
           if (m.seq > until) return end();
           last = m.seq;
@@ -187,11 +194,55 @@ export class JetStreamLog implements EventLog {
       messages = consumed;
       if (ended) consumed.stop();
       const closed = await consumed.closed();
+      guard.clear();
       if (failure) throw failure.err;
-      if (closed instanceof Error && last < until) throw closed;
-      if (options.subject !== undefined || last >= until) return;
+      if (closed instanceof Error && last < until && !guard.stalled()) throw closed;
+      if (!guard.stalled() && (options.subject !== undefined || last >= until)) return;
       opts = { ...opts, ...(last > 0 ? { fromSeq: last + 1 } : {}), untilSeq: until };
       await new Promise((r) => setTimeout(r, 100 * (round + 1)));
+    }
+  }
+
+  /**
+   * A read's consumer that delivers nothing for the stall time is stopped (`stop`), and the read goes on from
+   * where it was with a new one: like a follower's (`follow`), a consumer whose cluster node died or stalled
+   * can wait forever, and a start's replay with it.
+   */
+  #stallGuard(stop: () => void) {
+    let progressAt = Date.now();
+    let stalled = false;
+    const stallMs = this.#stallMs;
+    const timer =
+      stallMs > 0
+        ? setInterval(
+            () => {
+              if (stalled || Date.now() - progressAt < stallMs) return;
+              stalled = true;
+              stop();
+            },
+            Math.max(10, stallMs / 4),
+          )
+        : undefined;
+    timer?.unref();
+    return {
+      progress: () => void (progressAt = Date.now()),
+      stalled: () => stalled,
+      clear: () => clearInterval(timer),
+    };
+  }
+
+  /**
+   * `#open` for a read's round. A read reading on (round > 0) met a stall or a node's loss, so the stream may
+   * be electing a leader: its info or consumer request can time out. That round pauses and the next one tries
+   * again (within CATCH_UP_ROUNDS); the last one throws.
+   */
+  async #reopen(options: ReadOptions, round: number) {
+    try {
+      return await this.#open(options);
+    } catch (err) {
+      if (round === 0 || round === CATCH_UP_ROUNDS - 1) throw err;
+      await new Promise((r) => setTimeout(r, 100 * (round + 1)));
+      return 'again' as const;
     }
   }
 
