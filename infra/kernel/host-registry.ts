@@ -105,9 +105,17 @@ export class HostRegistry {
     const dead = held?.machine === hostname() && held.pid !== process.pid && !isAlive(held.pid);
     if (held && held.state === 'up' && held.hostId !== this.#record.hostId && !dead) await this.#waitForSilence(held);
     await this.#beat();
+    // One beat and one read at a time: while the broker is slow (each request can take its whole timeout), a
+    // tick that finds the last one still running skips it rather than piling requests up.
+    let beating: Promise<void> | undefined;
+    let reading: Promise<void> | undefined;
     this.#timer = setInterval(() => {
-      this.#beat().catch((err) => this.#o.logger.warn({ err }, 'host heartbeat not written'));
-      this.#refresh().catch((err) => this.#o.logger.warn({ err }, 'host registry not read'));
+      beating ??= this.#beat()
+        .catch((err) => this.#o.logger.warn({ err }, 'host heartbeat not written'))
+        .finally(() => (beating = undefined));
+      reading ??= this.#refresh()
+        .catch((err) => this.#o.logger.warn({ err }, 'host registry not read'))
+        .finally(() => (reading = undefined));
     }, this.#o.config.heartbeatMs);
     this.#timer.unref();
   }
