@@ -6,7 +6,7 @@
  * command round trip vs raw request/reply.
  */
 import { randomUUID } from 'node:crypto';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { encode } from '../../infra/transport/codec.ts';
@@ -36,6 +36,22 @@ async function pool(total: number, width: number, task: (i: number) => Promise<u
     }),
   );
   return performance.now() - t0;
+}
+
+/** The replay bench's facts (also replay-cpu.ts's): `count` agent.spawned on 1,000 subjects, 256 in flight. */
+export function writeReplayFacts(js: JetStreamClient, count: number): Promise<number> {
+  return pool(count, 256, (i) =>
+    js.publish(
+      `skein.evt.main.agent.r${i % 1000}`,
+      encode({
+        id: randomUUID(),
+        type: 'agent.spawned',
+        at: new Date().toISOString(),
+        agentId: 'main',
+        data: spawnedData(i),
+      }),
+    ),
+  );
 }
 
 export const bench: Bench = {
@@ -88,18 +104,7 @@ export const bench: Bench = {
 
       // 2. Replay: 100k facts folded vs read raw with an ordered consumer.
       const existing = await rt.log.lastSeq();
-      await pool(REPLAY_FACTS - existing, 256, (i) =>
-        js.publish(
-          `skein.evt.main.agent.r${i % 1000}`,
-          encode({
-            id: randomUUID(),
-            type: 'agent.spawned',
-            at: new Date().toISOString(),
-            agentId: 'main',
-            data: spawnedData(i),
-          }),
-        ),
-      );
+      await writeReplayFacts(js, REPLAY_FACTS - existing);
       const log = await JetStreamLog.open(nc);
       const total = await log.lastSeq();
       const rawReadRates: number[] = [];

@@ -5,16 +5,15 @@
  * parse and of `replayLog`, alternated; `SKEIN_REPLAY_PROFILE=<file.cpuprofile>` profiles the folds alone
  * (`cpu-profile-summary.ts` sums it). `node --import tsx test/bench/replay-cpu.ts [facts] [rounds]`.
  */
-import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replayLog } from '../../infra/kernel/replay.ts';
-import { encode } from '../../infra/transport/codec.ts';
 import { JetStreamLog } from '../../infra/transport/jetstream-log.ts';
 import { startTestNats } from '../support/nats-server.ts';
+import { writeReplayFacts } from './host.bench.ts';
 
 const FACTS = Number(process.argv[2] ?? 100_000);
 const ROUNDS = Number(process.argv[3] ?? 5);
@@ -25,24 +24,7 @@ const nc = await connect({ servers: nats.url });
 try {
   const log = await JetStreamLog.open(nc);
   const js = jetstream(nc);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 256 }, async () => {
-      while (next < FACTS) {
-        const i = next++;
-        await js.publish(
-          `skein.evt.main.agent.r${i % 1000}`,
-          encode({
-            id: randomUUID(),
-            type: 'agent.spawned',
-            at: new Date().toISOString(),
-            agentId: 'main',
-            data: { agentId: `a${i}`, parentId: 'main', label: `agent ${i}`, workspace: '/tmp/ws', depth: 1 },
-          }),
-        );
-      }
-    }),
-  );
+  await writeReplayFacts(js, FACTS);
   const dec = new TextDecoder();
   const rawRead = async () => {
     const t0 = performance.now();

@@ -8,6 +8,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import { freePorts, lostPortRace, startNatsServer, type NatsServerHandle } from '../../infra/transport/nats-server.ts';
 import { cleanEnv, type LongRunning, startCli } from './cli.ts';
@@ -184,4 +185,16 @@ export async function stopNamedHost(up: LongRunning | undefined): Promise<void> 
   if (!up || up.child.exitCode !== null) return;
   up.child.kill('SIGTERM');
   await up.exited;
+}
+
+/**
+ * The index in `cluster.nodes` of the node leading the newest consumer of `stream` (-1: none found): the one a
+ * read or follower just started lives on (a stopped one's may linger a moment, but is older).
+ */
+export async function newestConsumerNode(cluster: TestCluster, jsm: JetStreamManager, stream: string): Promise<number> {
+  const consumers: Array<{ created: string; leader: string }> = [];
+  for await (const c of jsm.consumers.list(stream))
+    consumers.push({ created: c.created, leader: c.cluster?.leader ?? '' });
+  const leaders = consumers.sort((x, y) => Date.parse(y.created) - Date.parse(x.created)).map((c) => c.leader);
+  return cluster.nodes.findIndex((node) => node.name === leaders[0]);
 }

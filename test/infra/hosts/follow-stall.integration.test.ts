@@ -8,30 +8,10 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EVENTS_STREAM, type Fact } from '../../../schemas/index.ts';
+import { EVENTS_STREAM } from '../../../schemas/index.ts';
 import { JetStreamLog } from '../../../infra/transport/jetstream-log.ts';
-import { startTestCluster, type TestCluster } from '../../support/nats-cluster.ts';
-
-let n = 0;
-function spawned(): Fact {
-  n++;
-  return {
-    id: `f-${process.pid}-${n}-${Math.random().toString(36).slice(2)}`,
-    type: 'agent.spawned',
-    at: new Date().toISOString(),
-    agentId: 'main' as Fact['agentId'],
-    data: {
-      agentId: `a${n}`,
-      parentId: 'main',
-      label: `l${n}`,
-      workspace: '/w',
-      depth: 1,
-      task: null,
-      hasPolicy: false,
-      worker: null,
-    },
-  };
-}
+import { newChildFact } from '../../support/agent-facts.ts';
+import { newestConsumerNode, startTestCluster, type TestCluster } from '../../support/nats-cluster.ts';
 
 /** How long the follower without a watchdog is watched for a fact after the kill (it never comes). */
 const STALL_WINDOW_MS = 8_000;
@@ -56,7 +36,7 @@ describe("a follower whose consumer's node is SIGKILLed", () => {
     connections.push(nc);
     const log = await JetStreamLog.open(nc, { followStallMs });
     const jsm = await jetstreamManager(nc);
-    await log.append({ stream: 'events', subject: 'skein.evt.main.agent.a0', fact: spawned() });
+    await log.append({ stream: 'events', subject: 'skein.evt.main.agent.a0', fact: newChildFact() });
     const seen: number[] = [];
     let following: { stop(): void } | undefined;
     let victim = -1;
@@ -65,13 +45,7 @@ describe("a follower whose consumer's node is SIGKILLed", () => {
       seen.length = 0;
       following = log.follow(1, async (f) => void seen.push(f.seq));
       await expect.poll(() => seen.length, { timeout: 10_000 }).toBe(1);
-      // A stopped follower's consumer may linger a moment: this follower's is the newest.
-      const consumers: Array<{ created: string; leader: string }> = [];
-      for await (const c of jsm.consumers.list(EVENTS_STREAM)) {
-        consumers.push({ created: c.created, leader: c.cluster?.leader ?? '' });
-      }
-      const leaders = consumers.sort((x, y) => Date.parse(y.created) - Date.parse(x.created)).map((c) => c.leader);
-      victim = cluster.nodes.findIndex((node) => node.name === leaders[0]);
+      victim = await newestConsumerNode(cluster, jsm, EVENTS_STREAM);
     }
     expect(victim, 'the consumer never landed off n1 in 30 tries').toBeGreaterThan(0);
     await cluster.kill(victim);
@@ -81,7 +55,7 @@ describe("a follower whose consumer's node is SIGKILLed", () => {
       const deadline = performance.now() + 30_000;
       for (;;) {
         try {
-          await log.append({ stream: 'events', subject: `skein.evt.main.agent.a${i}`, fact: spawned() });
+          await log.append({ stream: 'events', subject: `skein.evt.main.agent.a${i}`, fact: newChildFact() });
           break;
         } catch (err) {
           if (performance.now() > deadline) throw err;

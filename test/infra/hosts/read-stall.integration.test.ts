@@ -8,35 +8,15 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EVENTS_STREAM, type Fact, type StoredFact } from '../../../schemas/index.ts';
+import { EVENTS_STREAM, type StoredFact } from '../../../schemas/index.ts';
 import { JetStreamLog } from '../../../infra/transport/jetstream-log.ts';
-import { startTestCluster, type TestCluster } from '../../support/nats-cluster.ts';
+import { newChildFact } from '../../support/agent-facts.ts';
+import { newestConsumerNode, startTestCluster, type TestCluster } from '../../support/nats-cluster.ts';
 
 /** More than a consumer's batch (1,024): the read must pull from the server after the kill. */
 const FACTS = 3_000;
 /** A scan (a start's replay) cannot pause: enough facts that it is still reading when the kill lands. */
 const SCAN_FACTS = 20_000;
-
-let n = 0;
-function spawned(): Fact {
-  n++;
-  return {
-    id: `r-${process.pid}-${n}-${Math.random().toString(36).slice(2)}`,
-    type: 'agent.spawned',
-    at: new Date().toISOString(),
-    agentId: 'main' as Fact['agentId'],
-    data: {
-      agentId: `a${n}`,
-      parentId: 'main',
-      label: `l${n}`,
-      workspace: '/w',
-      depth: 1,
-      task: null,
-      hasPolicy: false,
-      worker: null,
-    },
-  };
-}
 
 describe("a read whose consumer's node is SIGKILLed mid-read", () => {
   const clusters: TestCluster[] = [];
@@ -61,24 +41,16 @@ describe("a read whose consumer's node is SIGKILLed mid-read", () => {
     for (let i = 0; i < facts; i += 100) {
       await Promise.all(
         Array.from({ length: 100 }, (_, k) =>
-          log.append({ stream: 'events', subject: `skein.evt.main.agent.a${i + k}`, fact: spawned() }),
+          log.append({ stream: 'events', subject: `skein.evt.main.agent.a${i + k}`, fact: newChildFact() }),
         ),
       );
     }
-    /** The node of the newest consumer on the events stream (-1: none found). */
-    const newestConsumerNode = async () => {
-      const consumers: Array<{ created: string; leader: string }> = [];
-      for await (const c of jsm.consumers.list(EVENTS_STREAM)) {
-        consumers.push({ created: c.created, leader: c.cluster?.leader ?? '' });
-      }
-      const leaders = consumers.sort((x, y) => Date.parse(y.created) - Date.parse(x.created)).map((c) => c.leader);
-      return cluster.nodes.findIndex((node) => node.name === leaders[0]);
-    };
-    return { cluster, log, newestConsumerNode };
+    const newestConsumer = () => newestConsumerNode(cluster, jsm, EVENTS_STREAM);
+    return { cluster, log, newestConsumer };
   }
 
   async function killMidRead(stallMs: number) {
-    const { cluster, log, newestConsumerNode } = await clusterWithFacts(stallMs, FACTS);
+    const { cluster, log, newestConsumer } = await clusterWithFacts(stallMs, FACTS);
     let reader: AsyncIterator<StoredFact> | undefined;
     let victim = -1;
     for (let attempt = 0; attempt < 30 && victim <= 0; attempt++) {
@@ -86,7 +58,7 @@ describe("a read whose consumer's node is SIGKILLed mid-read", () => {
       reader = log.read()[Symbol.asyncIterator]();
       const first = await reader.next();
       expect(first.value?.seq).toBe(1);
-      victim = await newestConsumerNode();
+      victim = await newestConsumer();
     }
     expect(victim, 'the consumer never landed off n1 in 30 tries').toBeGreaterThan(0);
     await cluster.kill(victim);
@@ -107,14 +79,14 @@ describe("a read whose consumer's node is SIGKILLed mid-read", () => {
    * its consumer's node and SIGKILLs it unless it is n1 (then the scan ends and another is tried).
    */
   async function killMidScan(stallMs: number) {
-    const { cluster, log, newestConsumerNode } = await clusterWithFacts(stallMs, SCAN_FACTS);
+    const { cluster, log, newestConsumer } = await clusterWithFacts(stallMs, SCAN_FACTS);
     for (let attempt = 0; attempt < 30; attempt++) {
       const seen: number[] = [];
       const state: { ended: boolean; error?: Error; killed?: number } = { ended: false };
       let killing: Promise<void> | undefined;
       const scanning = log.scan({}, (f) => {
         seen.push(f.seq);
-        killing ??= newestConsumerNode().then(async (victim) => {
+        killing ??= newestConsumer().then(async (victim) => {
           if (victim > 0 && !state.ended) {
             state.killed = seen.length;
             await cluster.kill(victim);
