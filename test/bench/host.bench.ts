@@ -38,20 +38,20 @@ async function pool(total: number, width: number, task: (i: number) => Promise<u
   return performance.now() - t0;
 }
 
+/** A stored `agent.spawned` of agent a<i>, encoded as the log holds it. */
+function spawnedPayload(i: number): Uint8Array {
+  return encode({
+    id: randomUUID(),
+    type: 'agent.spawned',
+    at: new Date().toISOString(),
+    agentId: 'main',
+    data: spawnedData(i),
+  });
+}
+
 /** The replay bench's facts (also replay-cpu.ts's): `count` agent.spawned on 1,000 subjects, 256 in flight. */
 export function writeReplayFacts(js: JetStreamClient, count: number): Promise<number> {
-  return pool(count, 256, (i) =>
-    js.publish(
-      `skein.evt.main.agent.r${i % 1000}`,
-      encode({
-        id: randomUUID(),
-        type: 'agent.spawned',
-        at: new Date().toISOString(),
-        agentId: 'main',
-        data: spawnedData(i),
-      }),
-    ),
-  );
+  return pool(count, 256, (i) => js.publish(`skein.evt.main.agent.r${i % 1000}`, spawnedPayload(i)));
 }
 
 export const bench: Bench = {
@@ -69,17 +69,7 @@ export const bench: Bench = {
       const hostRates: number[] = [];
       for (let round = 0; round < 3; round++) {
         const rawMs = await pool(APPENDS, IN_FLIGHT, (i) =>
-          js.publish(
-            `skein.evt.main.agent.raw${i % IN_FLIGHT}`,
-            encode({
-              id: randomUUID(),
-              type: 'agent.spawned',
-              at: new Date().toISOString(),
-              agentId: 'main',
-              data: spawnedData(i),
-            }),
-            { msgID: randomUUID() },
-          ),
+          js.publish(`skein.evt.main.agent.raw${i % IN_FLIGHT}`, spawnedPayload(i), { msgID: randomUUID() }),
         );
         rawRates.push(APPENDS / (rawMs / 1000));
         const hostMs = await pool(APPENDS, IN_FLIGHT, (i) =>
