@@ -43,6 +43,8 @@ const STREAM_OF: Record<LogStream, string> = { events: EVENTS_STREAM, output: OU
 const CATCH_UP_ROUNDS = 20;
 /** A followed stream with facts past the consumer's position and none delivered for this long: restart. */
 const FOLLOW_STALL_MS = 3_000;
+/** A read's stall guard looks this many times per stall time (a stall: that many looks in a row saw nothing). */
+const STALL_TICKS = 4;
 /** How long a follower waits before starting a new consumer after its last one ended. */
 const FOLLOW_RETRY_MS = 250;
 /** Messages a reading consumer asks for at a time. */
@@ -209,23 +211,28 @@ export class JetStreamLog implements EventLog {
    * can wait forever, and a start's replay with it.
    */
   #stallGuard(stop: () => void) {
-    let progressAt = Date.now();
+    // A flag per message, not a clock read (a replay passes 100,000 in a few seconds): each tick takes the flag,
+    // and STALL_TICKS ticks in a row without it are a stall.
+    let moved = true;
+    let quiet = 0;
     let stalled = false;
     const stallMs = this.#stallMs;
     const timer =
       stallMs > 0
         ? setInterval(
             () => {
-              if (stalled || Date.now() - progressAt < stallMs) return;
+              quiet = moved ? 0 : quiet + 1;
+              moved = false;
+              if (stalled || quiet < STALL_TICKS) return;
               stalled = true;
               stop();
             },
-            Math.max(10, stallMs / 4),
+            Math.max(5, stallMs / STALL_TICKS),
           )
         : undefined;
     timer?.unref();
     return {
-      progress: () => void (progressAt = Date.now()),
+      progress: () => void (moved = true),
       stalled: () => stalled,
       clear: () => clearInterval(timer),
     };
