@@ -69,6 +69,24 @@ export interface EventLog {
 }
 
 /**
+ * A read of the log could not reach the end it was given: its consumers stalled or ended early round after
+ * round (a cluster node down or still catching up). Thrown rather than ending the read short: a replay that
+ * silently stopped would start a host with part of its state.
+ */
+export class LogReadShortError extends RuntimeError {
+  override name = 'LogReadShortError';
+  constructor(stream: string, nextSeq: number, untilSeq: number | undefined, rounds: number) {
+    super(
+      ErrorCode.Unavailable,
+      `the read of stream ${stream} stopped before sequence ${nextSeq}` +
+        `${untilSeq === undefined ? '' : ` of ${untilSeq}`}: its consumer stalled or ended early ${rounds} times ` +
+        '(a cluster node down or catching up); retry once the cluster is whole',
+      { retryable: true },
+    );
+  }
+}
+
+/**
  * Another writer appended to the aggregate first (JetStream error 10071), or the fact expected last in the
  * stream is not (10070): `expected` is the subject sequence or the fact id the append expected.
  */

@@ -17,9 +17,11 @@ import { EVENTS_STREAM, OUTPUT_STREAM, subjectPatterns, type StoredFact } from '
 import { decodeFact } from './codec.ts';
 import { encodeFact } from './fact-json.ts';
 import { JetStreamAcks } from './jetstream-acks.ts';
+import { stallGuard } from './stall-guard.ts';
 import { ensureOutputStream, storeError } from './jetstream-limits.ts';
 import {
   AppendConflictError,
+  LogReadShortError,
   type AppendRequest,
   type AppendResult,
   type EventLog,
@@ -43,8 +45,6 @@ const STREAM_OF: Record<LogStream, string> = { events: EVENTS_STREAM, output: OU
 const CATCH_UP_ROUNDS = 20;
 /** A followed stream with facts past the consumer's position and none delivered for this long: restart. */
 const FOLLOW_STALL_MS = 3_000;
-/** A read's stall guard looks this many times per stall time (a stall: that many looks in a row saw nothing). */
-const STALL_TICKS = 4;
 /** How long a follower waits before starting a new consumer after its last one ended. */
 const FOLLOW_RETRY_MS = 250;
 /** Messages a reading consumer asks for at a time. */
@@ -127,15 +127,22 @@ export class JetStreamLog implements EventLog {
   async *read(options: ReadOptions = {}): AsyncIterable<StoredFact> {
     // An unfiltered read must reach the end it was given (no fact is ever deleted): on a cluster, a reader's
     // consumer may sit on a replica still catching up (a node just restarted), which ends early. Read on from
-    // where it stopped; a subject-filtered read cannot tell, and ends where its consumer does.
+    // where it stopped; a subject-filtered read cannot tell, and ends where its consumer does (unless it stalled).
+    // After CATCH_UP_ROUNDS rounds in a row that delivered nothing, the read throws (LogReadShortError): never
+    // short in silence.
     let opts = options;
-    for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
-      const opened = await this.#reopen(opts, round);
-      if (opened === 'again') continue;
+    // Rounds in a row that delivered nothing: a read that moves on, however slowly, never runs out of them.
+    let misses = 0;
+    for (let round = 0; misses < CATCH_UP_ROUNDS; round++) {
+      const opened = await this.#reopen(opts, round, misses);
+      if (opened === 'again') {
+        misses++;
+        continue;
+      }
       if (!opened) return;
       const { consumer, until } = opened;
       const messages = await consumer.consume({ max_messages: CONSUME_BATCH });
-      const guard = this.#stallGuard(() => messages.stop());
+      const guard = stallGuard(this.#stallMs, () => messages.stop());
       let last = 0;
       try {
         for await (const m of messages) {
@@ -143,7 +150,13 @@ export class JetStreamLog implements EventLog {
           if (m.seq > until) break;
           last = m.seq;
           const fact = this.#decode(m, options);
-          if (fact) yield fact;
+          if (fact) {
+            // The caller's time with the fact is not the consumer's: a slow reader (an export to a pipe) is
+            // not a stall.
+            guard.hold(true);
+            yield fact;
+            guard.hold(false);
+          }
           if (m.seq >= until || m.info.pending === 0) break;
         }
       } finally {
@@ -152,8 +165,10 @@ export class JetStreamLog implements EventLog {
       }
       if (!guard.stalled() && (options.subject !== undefined || last >= until)) return;
       opts = { ...opts, ...(last > 0 ? { fromSeq: last + 1 } : {}), untilSeq: until };
-      await new Promise((r) => setTimeout(r, 100 * (round + 1)));
+      misses = last > 0 ? 0 : misses + 1;
+      await new Promise((r) => setTimeout(r, 100 * (misses + 1)));
     }
+    throw this.#short(options, opts);
   }
 
   /**
@@ -162,9 +177,14 @@ export class JetStreamLog implements EventLog {
    */
   async scan(options: ReadOptions, visit: (fact: StoredFact) => void): Promise<void> {
     let opts = options;
-    for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
-      const opened = await this.#reopen(opts, round);
-      if (opened === 'again') continue;
+    // Rounds in a row that delivered nothing: a read that moves on, however slowly, never runs out of them.
+    let misses = 0;
+    for (let round = 0; misses < CATCH_UP_ROUNDS; round++) {
+      const opened = await this.#reopen(opts, round, misses);
+      if (opened === 'again') {
+        misses++;
+        continue;
+      }
       if (!opened) return;
       const { consumer, until } = opened;
       let last = 0;
@@ -176,7 +196,7 @@ export class JetStreamLog implements EventLog {
         ended = true;
         messages?.stop();
       };
-      const guard = this.#stallGuard(() => end());
+      const guard = stallGuard(this.#stallMs, () => end());
       const consumed = await consumer.consume({
         max_messages: CONSUME_BATCH,
         callback: (m) => {
@@ -201,54 +221,28 @@ export class JetStreamLog implements EventLog {
       if (closed instanceof Error && last < until && !guard.stalled()) throw closed;
       if (!guard.stalled() && (options.subject !== undefined || last >= until)) return;
       opts = { ...opts, ...(last > 0 ? { fromSeq: last + 1 } : {}), untilSeq: until };
-      await new Promise((r) => setTimeout(r, 100 * (round + 1)));
+      misses = last > 0 ? 0 : misses + 1;
+      await new Promise((r) => setTimeout(r, 100 * (misses + 1)));
     }
+    throw this.#short(options, opts);
   }
 
-  /**
-   * A read's consumer that delivers nothing for the stall time is stopped (`stop`), and the read goes on from
-   * where it was with a new one: like a follower's (`follow`), a consumer whose cluster node died or stalled
-   * can wait forever, and a start's replay with it.
-   */
-  #stallGuard(stop: () => void) {
-    // A flag per message, not a clock read (a replay passes 100,000 in a few seconds): each tick takes the flag,
-    // and STALL_TICKS ticks in a row without it are a stall.
-    let moved = true;
-    let quiet = 0;
-    let stalled = false;
-    const stallMs = this.#stallMs;
-    const timer =
-      stallMs > 0
-        ? setInterval(
-            () => {
-              quiet = moved ? 0 : quiet + 1;
-              moved = false;
-              if (stalled || quiet < STALL_TICKS) return;
-              stalled = true;
-              stop();
-            },
-            Math.max(5, stallMs / STALL_TICKS),
-          )
-        : undefined;
-    timer?.unref();
-    return {
-      progress: () => void (moved = true),
-      stalled: () => stalled,
-      clear: () => clearInterval(timer),
-    };
+  #short(options: ReadOptions, reached: ReadOptions): LogReadShortError {
+    const stream = STREAM_OF[options.stream ?? 'events'];
+    return new LogReadShortError(stream, reached.fromSeq ?? options.fromSeq ?? 1, reached.untilSeq, CATCH_UP_ROUNDS);
   }
 
   /**
    * `#open` for a read's round. A read reading on (round > 0) met a stall or a node's loss, so the stream may
    * be electing a leader: its info or consumer request can time out. That round pauses and the next one tries
-   * again (within CATCH_UP_ROUNDS); the last one throws.
+   * again (a miss: CATCH_UP_ROUNDS in a row and it throws).
    */
-  async #reopen(options: ReadOptions, round: number) {
+  async #reopen(options: ReadOptions, round: number, misses: number) {
     try {
       return await this.#open(options);
     } catch (err) {
-      if (round === 0 || round === CATCH_UP_ROUNDS - 1) throw err;
-      await new Promise((r) => setTimeout(r, 100 * (round + 1)));
+      if (round === 0 || misses >= CATCH_UP_ROUNDS - 1) throw err;
+      await new Promise((r) => setTimeout(r, 100 * (misses + 1)));
       return 'again' as const;
     }
   }
