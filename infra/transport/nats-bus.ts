@@ -78,6 +78,13 @@ export class NatsBus implements Bus {
       },
       ...(creds ? { authenticator: fastCredsAuthenticator(creds.creds) } : {}),
       ...(creds?.inboxPrefix ? { inboxPrefix: creds.inboxPrefix } : {}),
+    }).catch((err: Error) => {
+      // nats.js says only "connection refused" or "Authorization Violation": name where, and what to check.
+      throw new Error(
+        `cannot connect to NATS at ${url}: ${err.message}; check that a nats-server listens there and that ` +
+          'the credentials are its own',
+        { cause: err },
+      );
     });
     bus = new NatsBus(nc, url, options.logger);
     return bus;

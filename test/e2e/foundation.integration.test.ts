@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isAlive } from '../../infra/transport/nats-server.ts';
+import { freePorts, isAlive } from '../../infra/transport/nats-server.ts';
 import { rawSubscribe } from '../support/raw-nats.ts';
 import { runCli, startCli, type LongRunning } from '../support/cli.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -221,6 +221,17 @@ describe('skein up / call / tail / status / replay', { timeout: 120_000 }, () =>
     const r = await runCli(['call', 'runtime.ping', '{}', '--data', join(dir.path, 'nothing')]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/no runtime found for data dir .*skein up/);
+  });
+
+  it('names the NATS URL it cannot reach, for skein up and for a client command', async () => {
+    const [port] = await freePorts(1);
+    const url = `nats://127.0.0.1:${port}`;
+    const up = await runCli(['up', '--nats', url, '--workspace', dir.path, '--data', join(dir.path, 'down')]);
+    expect(up.code).toBe(1);
+    expect(up.stderr).toContain(`cannot connect to NATS at ${url}: `);
+    const call = await runCli(['call', 'runtime.ping', '{}', '--nats', url]);
+    expect(call.code).toBe(1);
+    expect(call.stderr).toContain(`cannot connect to NATS at ${url}: `);
   });
 
   it('bad usage exits 2 with a message', async () => {
