@@ -6,7 +6,7 @@
  * clients find it. `stop()` drains and tears everything down.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { writeFileAtomic } from '../../actors/common/atomic-write.ts';
@@ -63,6 +63,7 @@ export function chooseMode(config: LoadedConfig): RuntimeMode {
 export type RuntimeSeams = { jsonWorker?: URL | undefined };
 
 export async function startRuntime(config: LoadedConfig, logger: Logger, seams: RuntimeSeams = {}): Promise<Runtime> {
+  assertWorkspace(config.workspace);
   // Owner only: the directory holds the socket (whoever connects acts as any agent) and the event log.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(config.dataDir, 0o700);
@@ -366,6 +367,16 @@ async function networkedIdentities(config: LoadedConfig, logger: Logger): Promis
     dataDir: config.dataDir,
     logger,
   });
+}
+
+/** Before anything is created: a workspace that is missing or not a directory is refused, named. */
+function assertWorkspace(workspace: string): void {
+  const stat = statSync(workspace, { throwIfNoEntry: false });
+  if (stat?.isDirectory()) return;
+  throw new Error(
+    `workspace '${workspace}' ${stat ? 'is not a directory' : 'does not exist'}: create it, or pass --workspace ` +
+      '<dir> (default: the current directory)',
+  );
 }
 
 function dataDirInsideWorkspace(config: LoadedConfig): boolean {

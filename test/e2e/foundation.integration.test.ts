@@ -234,7 +234,7 @@ describe('skein up / call / tail / status / replay', { timeout: 120_000 }, () =>
     expect(call.stderr).toContain(`cannot connect to NATS at ${url}: `);
   });
 
-  it('bad usage exits 2 with a message', async () => {
+  it('bad usage exits 2 with a message; a missing workspace exits 1, naming it', async () => {
     const r = await runCli(['call', 'agent.spawn', '{not json', '--data', embeddedData]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/not JSON/);
@@ -242,5 +242,10 @@ describe('skein up / call / tail / status / replay', { timeout: 120_000 }, () =>
     expect(u.code).toBe(2);
     const unknown = await runCli(['frobnicate']);
     expect(unknown.code).toBe(2);
+    const missing = join(dir.path, 'no-such-workspace');
+    const nowhere = await runCli(['up', '--embedded', '--workspace', missing, '--data', join(dir.path, 'nowhere')]);
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.stderr).toContain(`workspace '${missing}' does not exist: create it, or pass --workspace`);
+    expect(existsSync(join(dir.path, 'nowhere'))).toBe(false);
   });
 });
