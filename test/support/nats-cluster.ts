@@ -176,7 +176,13 @@ export async function startNamedHost(options: {
     ],
     { cwd, env: cleanEnv() },
   );
-  await up.waitFor(new RegExp(`host '${host}', workspace`), 60_000);
+  try {
+    await up.waitFor(new RegExp(`host '${host}', workspace`), 60_000);
+  } catch (err) {
+    // Not left behind when it never came up: a start stuck waiting stops only at a second signal.
+    up.child.kill('SIGKILL');
+    throw err;
+  }
   return up;
 }
 
