@@ -75,6 +75,12 @@ export class JobRunner {
   #poll: NodeJS.Timeout | undefined;
   #modeCheck: Promise<void> | undefined;
   #modeCheckedAt = 0;
+  /**
+   * A tty reader seen once while quiet: it counts on the next poll if it is the same process and nothing was
+   * output between. Its prompt can still be in the kernel's PTY buffers when the reader blocks (CI, loaded:
+   * a password prompt was reported as the typed command line); one poll more lets it through.
+   */
+  #reader: { job: Job; pid: number; quietSince: number } | undefined;
 
   constructor(session: JobHost, deps: JobDeps, emit: (fact: Fact) => Promise<void>) {
     this.#session = session;
@@ -291,7 +297,16 @@ export class JobRunner {
       return;
     if (s.pausedPgid !== undefined) return;
     const pid = ttyReader(s.shellPid, s.tty);
-    if (pid !== undefined) return this.#inputAwaited(job, pid);
+    if (pid !== undefined) {
+      const seen = this.#reader;
+      if (seen?.job === job && seen.pid === pid && seen.quietSince === s.lastActivity) {
+        this.#reader = undefined;
+        return this.#inputAwaited(job, pid);
+      }
+      this.#reader = { job, pid, quietSince: s.lastActivity };
+      return;
+    }
+    this.#reader = undefined;
     this.#checkPrompt(job);
   }
 
