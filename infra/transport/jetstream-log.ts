@@ -17,11 +17,11 @@ import { EVENTS_STREAM, OUTPUT_STREAM, subjectPatterns, type StoredFact } from '
 import { decodeFact } from './codec.ts';
 import { encodeFact } from './fact-json.ts';
 import { JetStreamAcks } from './jetstream-acks.ts';
+import { ReadRounds } from './read-rounds.ts';
 import { stallGuard } from './stall-guard.ts';
 import { ensureOutputStream, storeError } from './jetstream-limits.ts';
 import {
   AppendConflictError,
-  LogReadShortError,
   type AppendRequest,
   type AppendResult,
   type EventLog,
@@ -41,8 +41,6 @@ export type JetStreamLogOptions = {
 };
 
 const STREAM_OF: Record<LogStream, string> = { events: EVENTS_STREAM, output: OUTPUT_STREAM };
-/** How many times an unfiltered read that ended early reads on (with growing pauses, about 20 s in all). */
-const CATCH_UP_ROUNDS = 20;
 /** A followed stream with facts past the consumer's position and none delivered for this long: restart. */
 const FOLLOW_STALL_MS = 3_000;
 /** How long a follower waits before starting a new consumer after its last one ended. */
@@ -130,15 +128,10 @@ export class JetStreamLog implements EventLog {
     // where it stopped; a subject-filtered read cannot tell, and ends where its consumer does (unless it stalled).
     // After CATCH_UP_ROUNDS rounds in a row that delivered nothing, the read throws (LogReadShortError): never
     // short in silence.
-    let opts = options;
-    // Rounds in a row that delivered nothing: a read that moves on, however slowly, never runs out of them.
-    let misses = 0;
-    for (let round = 0; misses < CATCH_UP_ROUNDS; round++) {
-      const opened = await this.#reopen(opts, round, misses);
-      if (opened === 'again') {
-        misses++;
-        continue;
-      }
+    const rounds = new ReadRounds(options, STREAM_OF[options.stream ?? 'events']);
+    while (rounds.more()) {
+      const opened = await this.#reopen(rounds);
+      if (opened === 'again') continue;
       if (!opened) return;
       const { consumer, until } = opened;
       const messages = await consumer.consume({ max_messages: CONSUME_BATCH });
@@ -164,11 +157,9 @@ export class JetStreamLog implements EventLog {
         messages.stop();
       }
       if (!guard.stalled() && (options.subject !== undefined || last >= until)) return;
-      opts = { ...opts, ...(last > 0 ? { fromSeq: last + 1 } : {}), untilSeq: until };
-      misses = last > 0 ? 0 : misses + 1;
-      await new Promise((r) => setTimeout(r, 100 * (misses + 1)));
+      await rounds.readOn(last, until);
     }
-    throw this.#short(options, opts);
+    throw rounds.short();
   }
 
   /**
@@ -176,15 +167,10 @@ export class JetStreamLog implements EventLog {
    * its iterator and an async generator over it, which cost two promise hops per fact (~15% of a replay).
    */
   async scan(options: ReadOptions, visit: (fact: StoredFact) => void): Promise<void> {
-    let opts = options;
-    // Rounds in a row that delivered nothing: a read that moves on, however slowly, never runs out of them.
-    let misses = 0;
-    for (let round = 0; misses < CATCH_UP_ROUNDS; round++) {
-      const opened = await this.#reopen(opts, round, misses);
-      if (opened === 'again') {
-        misses++;
-        continue;
-      }
+    const rounds = new ReadRounds(options, STREAM_OF[options.stream ?? 'events']);
+    while (rounds.more()) {
+      const opened = await this.#reopen(rounds);
+      if (opened === 'again') continue;
       if (!opened) return;
       const { consumer, until } = opened;
       let last = 0;
@@ -220,29 +206,23 @@ export class JetStreamLog implements EventLog {
       if (failure) throw failure.err;
       if (closed instanceof Error && last < until && !guard.stalled()) throw closed;
       if (!guard.stalled() && (options.subject !== undefined || last >= until)) return;
-      opts = { ...opts, ...(last > 0 ? { fromSeq: last + 1 } : {}), untilSeq: until };
-      misses = last > 0 ? 0 : misses + 1;
-      await new Promise((r) => setTimeout(r, 100 * (misses + 1)));
+      await rounds.readOn(last, until);
     }
-    throw this.#short(options, opts);
-  }
-
-  #short(options: ReadOptions, reached: ReadOptions): LogReadShortError {
-    const stream = STREAM_OF[options.stream ?? 'events'];
-    return new LogReadShortError(stream, reached.fromSeq ?? options.fromSeq ?? 1, reached.untilSeq, CATCH_UP_ROUNDS);
+    throw rounds.short();
   }
 
   /**
-   * `#open` for a read's round. A read reading on (round > 0) met a stall or a node's loss, so the stream may
+   * `#open` for a read's round. A read reading on (not its first round) met a stall or a node's loss, so the stream may
    * be electing a leader: its info or consumer request can time out. That round pauses and the next one tries
    * again (a miss: CATCH_UP_ROUNDS in a row and it throws).
    */
-  async #reopen(options: ReadOptions, round: number, misses: number) {
+  async #reopen(rounds: ReadRounds) {
+    const first = rounds.first();
     try {
-      return await this.#open(options);
+      return await this.#open(rounds.opts);
     } catch (err) {
-      if (round === 0 || misses >= CATCH_UP_ROUNDS - 1) throw err;
-      await new Promise((r) => setTimeout(r, 100 * (misses + 1)));
+      if (first || rounds.last()) throw err;
+      await rounds.miss();
       return 'again' as const;
     }
   }
