@@ -11,7 +11,7 @@ import { connect } from '@nats-io/transport-node';
 import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { encode } from '../../infra/transport/codec.ts';
 import { call } from '../../infra/transport/client.ts';
-import { JetStreamLog } from '../../infra/transport/jetstream-log.ts';
+import { CONSUME_PULL, JetStreamLog } from '../../infra/transport/jetstream-log.ts';
 import { replayLog } from '../../infra/kernel/replay.ts';
 import { startTestNats } from '../support/nats-server.ts';
 import { startTestRuntime } from '../support/runtime.ts';
@@ -105,7 +105,7 @@ export const bench: Bench = {
         const t0 = performance.now();
         let count = 0;
         const consumer = await js.consumers.get('SKEIN_EVENTS', { deliver_policy: 'all' });
-        const messages = await consumer.consume({ max_messages: 1024 });
+        const messages = await consumer.consume({ ...CONSUME_PULL });
         for await (const m of messages) {
           if (parse) count += (JSON.parse(dec.decode(m.data)) as { id?: string }).id ? 1 : 0;
           else count += m.data.length > 0 ? 1 : 0;

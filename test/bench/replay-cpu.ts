@@ -11,7 +11,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replayLog } from '../../infra/kernel/replay.ts';
-import { JetStreamLog } from '../../infra/transport/jetstream-log.ts';
+import { CONSUME_PULL, JetStreamLog } from '../../infra/transport/jetstream-log.ts';
 import { startTestNats } from '../support/nats-server.ts';
 import { writeReplayFacts } from './host.bench.ts';
 
@@ -30,7 +30,7 @@ try {
     const t0 = performance.now();
     let count = 0;
     const consumer = await js.consumers.get('SKEIN_EVENTS', { deliver_policy: 'all' });
-    const messages = await consumer.consume({ max_messages: 1024 });
+    const messages = await consumer.consume({ ...CONSUME_PULL });
     for await (const m of messages) {
       count += (JSON.parse(dec.decode(m.data)) as { id?: string }).id ? 1 : 0;
       if (m.info.pending === 0) break;
