@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import {
   cutPlain,
   headTail,
+  isPlainText,
   plainText,
   skippablePrefix,
   utf8Length,
@@ -9,6 +10,32 @@ import {
 import { propertySeed } from '../../support/seed.ts';
 
 const seed = propertySeed();
+
+describe('isPlainText', () => {
+  it(`is true exactly when every character is printable ASCII, CR or LF (seed ${seed})`, () => {
+    const char = fc.oneof(
+      fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+      fc.constantFrom('\r', '\n', '\x00', '\t', '\x1b', '\x7f', '\x80', '\u2028', 'é', '😀'),
+    );
+    fc.assert(
+      fc.property(fc.array(char, { maxLength: 200 }), (chars) => {
+        const text = chars.join('');
+        const expected = [...text].every((c) => c === '\r' || c === '\n' || (c >= ' ' && c <= '~'));
+        expect(isPlainText(text)).toBe(expected);
+      }),
+      { seed },
+    );
+  });
+
+  it.each([
+    ['empty', '', true],
+    ['a line', 'make: done\r\n', true],
+    ['a control last', 'abc\x07', false],
+    ['a control after a line break', 'abc\n\x1b[0m', false],
+  ])('%s', (_name, text, expected) => {
+    expect(isPlainText(text)).toBe(expected);
+  });
+});
 
 describe('plainText', () => {
   it.each([
