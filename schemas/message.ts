@@ -53,6 +53,12 @@ export function waitMsFor(timeoutMs: number): number {
 }
 
 /**
+ * How deep a command body may nest objects and arrays (the body itself is level 1): a free-form value (an
+ * agent's `result`) is stored in a fact, hashed into the digest and replayed by recursive code.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
  * A command as sent on `skein.cmd.<agentId>.<type>`. Only `data` is required:
  * `type` and `agentId` come from the subject (and must agree with it when
  * given); `id` is generated when missing (give one to make retries idempotent).

@@ -7,12 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { formatIssues, looksLikeFact, parseJson, parseText } from './wire.ts';
+import { formatIssues, looksLikeFact, nestingPath, parseJson, parseText } from './wire.ts';
 import {
   CommandEnvelope,
   ErrorCode,
   FactEnvelope,
   InvalidMessageError,
+  MAX_JSON_DEPTH,
   commandsByType,
   eventsByType,
   isToken,
@@ -80,6 +81,15 @@ export function decodeCommand(
     );
   }
   const json = parsed ? parsed.value : parseJson(subject, payload);
+  const deep = nestingPath(json, MAX_JSON_DEPTH);
+  if (deep !== undefined) {
+    throw new InvalidMessageError(
+      ErrorCode.InvalidMessage,
+      subject,
+      `${deep}: nested more than ${MAX_JSON_DEPTH} levels of objects and arrays; send a flatter value ` +
+        '(a deep structure can travel as a JSON string)',
+    );
+  }
   const envelope = CommandEnvelope.safeParse(json);
   if (!envelope.success) {
     throw new InvalidMessageError(ErrorCode.InvalidMessage, subject, formatIssues(envelope.error));

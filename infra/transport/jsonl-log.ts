@@ -26,7 +26,7 @@ import {
   type LogStream,
   type ReadOptions,
 } from './event-log.ts';
-import type { StoredFact } from '../../schemas/index.ts';
+import { ErrorCode, InvalidMessageError, type StoredFact } from '../../schemas/index.ts';
 import type { Logger } from '../kernel/log.ts';
 
 export type JsonlLogOptions = {
@@ -126,12 +126,18 @@ export class JsonlLog implements EventLog {
 
   async #flush(name: LogStream): Promise<void> {
     const stream = this.#streams[name];
+    let inFlight: Pending[] = [];
     try {
       // Let appends issued in the same tick join this batch.
       await new Promise((r) => setImmediate(r));
-      while (stream.queue.length > 0) await this.#flushBatch(name, stream);
+      while (stream.queue.length > 0) {
+        inFlight = stream.queue;
+        stream.queue = [];
+        await this.#flushBatch(name, stream, inFlight);
+      }
     } catch (err) {
-      for (const pending of stream.queue.splice(0)) pending.reject(err);
+      // The batch in flight too: an append left unsettled would hold its subject's lock forever.
+      for (const pending of [...inFlight, ...stream.queue.splice(0)]) pending.reject(err);
       this.#options.log?.error({ err, path: stream.path }, 'event log flush failed');
     } finally {
       stream.flushing = undefined;
@@ -143,9 +149,7 @@ export class JsonlLog implements EventLog {
    * fsync: a failed write is cut off the file again and every append of the batch is rejected, so a
    * retry is written anew instead of being taken for a duplicate of something never stored.
    */
-  async #flushBatch(name: LogStream, stream: JsonlStream): Promise<void> {
-    const batch = stream.queue;
-    stream.queue = [];
+  async #flushBatch(name: LogStream, stream: JsonlStream, batch: Pending[]): Promise<void> {
     const now = Date.now();
     this.#expireIds(stream, now);
     const lines: string[] = [];
@@ -172,11 +176,27 @@ export class JsonlLog implements EventLog {
         pending.reject(new AppendConflictError(subject, expectedLastMsgId, `wrong last msg ID: ${lastId ?? 'none'}`));
         continue;
       }
+      const stored: StoredFact = { ...fact, seq: seq + 1, subject };
+      let line: string;
+      try {
+        line = encodeLogLine(stored);
+      } catch (err) {
+        // Only this append fails (a value JSON cannot write); the batch's others are written.
+        const detail = err instanceof Error ? err.message : String(err);
+        pending.reject(
+          new InvalidMessageError(
+            ErrorCode.InvalidMessage,
+            subject,
+            `fact '${fact.type}' cannot be written as JSON: ${detail}`,
+          ),
+        );
+        continue;
+      }
+      seq += 1;
       lastId = fact.id;
-      const stored: StoredFact = { ...fact, seq: ++seq, subject };
       batchLast.set(subject, stored.seq);
       batchIds.set(fact.id, stored.seq);
-      lines.push(encodeLogLine(stored));
+      lines.push(line);
       accepted.push({ pending, stored });
     }
     if (lines.length === 0) return;

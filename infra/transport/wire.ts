@@ -91,6 +91,36 @@ export function parseJson(subject: string, payload: Uint8Array): unknown {
   return parseText(subject, text);
 }
 
+/**
+ * Where `value` nests containers (objects, arrays) more than `max` deep, as a path (`data.result[0].a`),
+ * else undefined. Iterative: a value nested 100,000 deep is refused, not a stack overflow. What it guards:
+ * a fact is encoded, hashed into the state digest and replayed by recursive code (JSON.stringify overflows
+ * the stack at ~5,000 levels, the digest's canonical JSON sooner), so one over-deep `agent.complete` result
+ * wedged its subject's appends and broke every later digest.
+ */
+export function nestingPath(value: unknown, max: number): string | undefined {
+  type Frame = { v: unknown; depth: number; key: string | number | undefined; up: Frame | undefined };
+  const stack: Frame[] = [{ v: value, depth: 1, key: undefined, up: undefined }];
+  while (stack.length > 0) {
+    const frame = stack.pop()!;
+    const { v, depth } = frame;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return pathOf(frame);
+    if (Array.isArray(v))
+      for (let i = 0; i < v.length; i++) stack.push({ v: v[i], depth: depth + 1, key: i, up: frame });
+    else for (const k in v) stack.push({ v: (v as Record<string, unknown>)[k], depth: depth + 1, key: k, up: frame });
+  }
+  return undefined;
+
+  function pathOf(frame: Frame): string {
+    const keys: Array<string | number> = [];
+    for (let f: Frame | undefined = frame; f?.key !== undefined; f = f.up) keys.push(f.key);
+    keys.reverse();
+    const shown = keys.length > 8 ? [...keys.slice(0, 6), '…', ...keys.slice(-1)] : keys;
+    return shown.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? k : `.${k}`)).join('') || '(the body)';
+  }
+}
+
 export function parseText(subject: string, text: string): unknown {
   try {
     return JSON.parse(text);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGGREGATES } from '../../../infra/kernel/domains.ts';
 import { replay } from '../../../infra/kernel/replay.ts';
+import { decodeReply } from '../../../infra/transport/codec.ts';
 import { startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
 import { ok } from '../../support/replies.ts';
 
@@ -225,5 +226,39 @@ describe('agents (embedded)', () => {
   it('replays agent trees to the live digest', async () => {
     const status = ok(await rt.call('runtime.status'));
     expect((await replay(rt.log.read(), AGGREGATES)).digest).toBe(status['digest']);
+  });
+});
+
+describe('agents (embedded): a result nested too deep', () => {
+  it('refuses a result nested past the limit, naming it; the agent then completes and the log replays', async () => {
+    const rt = await startTestRuntime({ mode: 'embedded' });
+    try {
+      ok(await rt.call('agent.spawn', { label: 'deep', agentId: 'deep' }));
+      // 3,000 levels were stored and broke every later digest; 6,000 overflowed the log's encoder and left this
+      // agent's subject (and its parent's spawns) waiting forever.
+      // Sent as text: the client's own JSON.stringify cannot write such a value either.
+      const subject = 'skein.cmd.deep.agent.complete';
+      for (const levels of [100, 3_000, 6_000]) {
+        const body = `{"data":{"result":${'['.repeat(levels)}1${']'.repeat(levels)}}}`;
+        const reply = await rt.bus.request(subject, new TextEncoder().encode(body), { timeoutMs: 10_000 });
+        expect(decodeReply(subject, reply)).toMatchObject({
+          ok: false,
+          error: {
+            code: 'invalid_message',
+            message: expect.stringMatching(/data\.result\[0\].*: nested more than 64 levels of objects and arrays/),
+          },
+        });
+      }
+      ok(await rt.call('agent.complete', { result: { nested: [[{ fine: true }]] } }, { agentId: 'deep' }));
+      expect(ok(await rt.call('agent.get', {}, { agentId: 'deep' }))).toMatchObject({
+        status: 'completed',
+        result: { nested: [[{ fine: true }]] },
+      });
+      ok(await rt.call('agent.spawn', { label: 'after' }));
+      const status = ok(await rt.call('runtime.status'));
+      expect((await replay(rt.log.read(), AGGREGATES)).digest).toBe(status['digest']);
+    } finally {
+      await rt.dispose();
+    }
   });
 });

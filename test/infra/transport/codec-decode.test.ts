@@ -4,7 +4,7 @@
  * or value and says what to do, and what decodes is exactly what was sent.
  */
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, InvalidMessageError, type StoredFact } from '../../../schemas/index.ts';
+import { ErrorCode, InvalidMessageError, MAX_JSON_DEPTH, type StoredFact } from '../../../schemas/index.ts';
 import {
   decodeCommand,
   decodeFact,
@@ -157,6 +157,25 @@ describe('decodeCommand', () => {
       code: ErrorCode.InvalidJson,
       message: "Invalid message on 'skein.cmd.main.agent.spawn': payload is not valid UTF-8; send JSON text",
     });
+  });
+
+  it('refuses a body nested deeper than MAX_JSON_DEPTH, naming where; takes exactly the limit', () => {
+    const complete = 'skein.cmd.main.agent.complete';
+    // The body is level 1, data 2, result 3: a result of `levels` arrays reaches 2 + levels.
+    const body = (levels: number) => `{"data":{"result":${'['.repeat(levels)}1${']'.repeat(levels)}}}`;
+    const atLimit = decodeCommand(complete, bytes(body(MAX_JSON_DEPTH - 2)), 1 << 20);
+    expect(JSON.stringify(atLimit.command.data)).toBe(body(MAX_JSON_DEPTH - 2).slice(8, -1));
+    const f = failure(() => decodeCommand(complete, bytes(body(MAX_JSON_DEPTH - 1)), 1 << 20));
+    expect(f.code).toBe(ErrorCode.InvalidMessage);
+    expect(f.message).toBe(
+      `Invalid message on '${complete}': data.result[0][0][0][0].…[0]: nested more than ${MAX_JSON_DEPTH} levels of ` +
+        'objects and arrays; send a flatter value (a deep structure can travel as a JSON string)',
+    );
+    // Far past what recursive code survives (JSON.stringify overflows at ~5,000): refused, no stack overflow.
+    const objects = `{"data":{"result":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}}`;
+    expect(failure(() => decodeCommand(complete, bytes(objects), 1 << 21)).message).toMatch(
+      /: data\.result\.a\.a\.a\.a\.…\.a: nested more than 64 levels/,
+    );
   });
 
   it('names the envelope field and the data field that are wrong', () => {
