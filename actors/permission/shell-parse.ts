@@ -30,7 +30,7 @@ import {
   wordValues,
 } from './shell-node-words.ts';
 import { canonicalArgv, innermostArgv, pipedScript } from './shell-pipes.ts';
-import { clip, describeError, heredocProblem, joinedMessage } from './shell-refusals.ts';
+import { clip, continuationProblem, describeError, heredocProblem, joinedMessage } from './shell-refusals.ts';
 
 export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
 
@@ -75,6 +75,9 @@ function parseScript(state: State, source: string, via: string | undefined, dept
     const root = tree.rootNode;
     if (root.hasError) state.errors.push(describeError(root));
     walk(root, { state, via, depth });
+    // After the walk: its messages (a here-doc's end, two words joined) say more where both apply.
+    const joined = continuationProblem(root, source);
+    if (joined) state.errors.push(joined);
     if (root.hasError)
       push({ state, via, depth }, { kind: 'command', text: source.trim(), forms: [source.trim()], argv: [] });
   } finally {

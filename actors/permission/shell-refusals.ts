@@ -34,6 +34,39 @@ export function heredocProblem(start: Node, source: string): string | undefined 
   return undefined;
 }
 
+/** Where a backslash-newline is only text, to bash as to tree-sitter-bash: single quotes, `$'…'`, a comment. */
+const LITERAL_CONTEXTS = new Set(['raw_string', 'ansi_c_string', 'comment']);
+
+/**
+ * Why a line continuation cannot be judged, or undefined. bash removes a backslash-newline before it reads
+ * words, anywhere but in single quotes, `$'…'` and comments, so text on both sides becomes one: `a\<newline>#`
+ * is the word `a#`, not a comment that hides the rest of the line, and `"$\<newline>(x)"` runs `x`.
+ * tree-sitter-bash reads the pair as a blank. The two agree when a blank stands on one side of it (a
+ * continuation between words, the usual kind), or in a double-quoted string's text when no `$` precedes it, so
+ * only the others are refused.
+ */
+export function continuationProblem(root: Node, source: string): string | undefined {
+  for (const m of source.matchAll(/(\\+)\n/g)) {
+    if (m[1]!.length % 2 === 0) continue; // `\\<newline>`: an escaped backslash, then a line break
+    const at = m.index + m[1]!.length - 1;
+    const before = source[at - 1] ?? '\n';
+    const after = source[m.index + m[0].length] ?? '\n';
+    if (/[ \t\n]/.test(before) || /[ \t\n]/.test(after)) continue;
+    let node: Node | null = root.descendantForIndex(at);
+    // In a double-quoted string's text only `$` can start something the join makes (`$(`, `${`, `$name`).
+    if ((node?.type === 'string' || node?.type === 'string_content') && before !== '$') continue;
+    while (node && !LITERAL_CONTEXTS.has(node.type)) node = node.parent;
+    if (node) continue;
+    const line = source.slice(source.lastIndexOf('\n', at - 1) + 1, at);
+    return (
+      `a line continuation after ${clip(line)} joins it to the next line's ${JSON.stringify(after)} with no ` +
+      'blank between: bash reads one word there (or a string with other expansions), the check would read ' +
+      'two. Put a blank before the backslash, or join the lines'
+    );
+  }
+  return undefined;
+}
+
 /** Two words bash reads as one (`'r'\m`): refused, as the check would judge other words than bash runs. */
 export function joinedMessage(text: string, prev: Node, next: Node): string {
   return (

@@ -235,6 +235,24 @@ describe('words bash reads other than tree-sitter-bash', () => {
   }
 });
 
+// Found by a review (3 December), under this allow-list: bash removes a backslash-newline before it reads
+// words, so `echo a\<newline>#` is `echo a#` and the line goes on; tree-sitter-bash read a comment. In double
+// quotes, `$\<newline>(` is `$(`. Both ran their canary.
+describe('line continuations with text on both sides', () => {
+  const CONTINUED: Array<[string, (k: Canary) => string]> = [
+    ['a word glued to a #', (k) => `echo a\\\n#; touch ${k.path}`],
+    ['$ and ( in double quotes', (k) => `echo "$\\\n(touch ${k.path})"`],
+    ['$ and { in double quotes', (k) => `echo "$\\\n{x:-$(printf %s%s ${k.halves[0]} ${k.halves[1]})}"`],
+  ];
+  for (const [name, make] of CONTINUED) {
+    attack('continuation', name, async () => {
+      const k = fresh();
+      expect(outcome(await exec(make(k)))).toBe('permission_denied');
+      await expectNoCanary(rt, k);
+    });
+  }
+});
+
 // Issue 11, acceptance: nothing that was allowed for plain commands is refused now.
 describe('plain commands stay allowed (control group)', () => {
   for (const command of ['git status', 'ls -la', 'echo hi && ls', 'ls | cat', 'ls; echo done', 'cat src/a.txt']) {

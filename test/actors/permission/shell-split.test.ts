@@ -187,6 +187,43 @@ describe('splitShell: a line continuation inside a word', () => {
   });
 });
 
+describe('splitShell: a line continuation with text on both sides, outside a word', () => {
+  const strict = merged(ISSUE_11_POLICY as PolicyInput);
+  const allowAll = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
+  // Found live by a review, under the allow-list above: bash makes `a\<newline>#` the word `a#`, so the line
+  // goes on and runs touch; tree-sitter-bash read a comment there and the gate judged `echo a` alone. In double
+  // quotes, `$\<newline>(` is `$(`: the substitution ran unjudged.
+  it.each([
+    ['echo a\\\n#; touch PWNED', 'echo a', '#'],
+    ['echo x\\\n#; rm -f keep.txt', 'echo x', '#'],
+    ['echo "$\\\n(touch PWNED2)"', 'echo "$', '('],
+    ['echo "$\\\n{x:-$(rm -f keep.txt)}"', 'echo "$', '{'],
+    ['ls; echo a\\\n#; rm -f keep.txt', 'ls; echo a', '#'],
+  ])('refuses %j, naming the join', async (src, line, next) => {
+    expect((await split(src)).parseError).toBe(
+      `a line continuation after ${line} joins it to the next line's ${JSON.stringify(next)} with no blank ` +
+        'between: bash reads one word there (or a string with other expansions), the check would read two. Put ' +
+        'a blank before the backslash, or join the lines',
+    );
+    expect((await decideTerminal(strict, src)).outcome).toBe('deny');
+    expect((await decideTerminal(allowAll, src)).outcome).not.toBe('allow');
+  });
+
+  it('keeps one bash and the check read alike: quotes, comments, text without $, an escaped backslash', async () => {
+    for (const src of [
+      "echo 'a\\\nb'",
+      "echo $'a\\\nb'",
+      'echo a # note\\\necho b',
+      'echo "ab\\\ncd"',
+      'echo a\\\\\necho b',
+      'echo a \\\n#; comment',
+    ]) {
+      expect((await split(src)).parseError, src).toBeUndefined();
+      expect((await decideTerminal(strict, src)).outcome, src).toBe('allow');
+    }
+  });
+});
+
 describe('splitShell: a backslash right after a quoted or braced piece', () => {
   const policy = merged(BYPASS_POLICY);
   const allowAll = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
