@@ -30,7 +30,16 @@ import {
   wordValues,
 } from './shell-node-words.ts';
 import { canonicalArgv, innermostArgv, pipedScript } from './shell-pipes.ts';
-import { clip, continuationProblem, describeError, heredocProblem, joinedMessage } from './shell-refusals.ts';
+import {
+  clip,
+  continuationProblem,
+  describeError,
+  HIDDEN_SUBSCRIPT,
+  heredocProblem,
+  hiddenSubscriptMessage,
+  joinedMessage,
+  SUBSCRIPT_EVALUATORS,
+} from './shell-refusals.ts';
 
 export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
 
@@ -290,6 +299,8 @@ function isRedirectDescriptor(child: Node): boolean {
 function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
   const { name, raw } = canonicalName(words[0]!);
   const argv = [name, ...words.slice(1)];
+  const hidden = SUBSCRIPT_EVALUATORS.has(name) ? words.slice(1).find((w) => HIDDEN_SUBSCRIPT.test(w)) : undefined;
+  if (hidden !== undefined) ctx.state.errors.push(hiddenSubscriptMessage(name, hidden));
   const text = [...assignments, ...argv].join(' ');
   const forms = [text];
   if (assignments.length > 0) forms.push(argv.join(' '));
@@ -312,6 +323,9 @@ function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
       const innerAssign: string[] = [];
       let k = 0;
       while (k < run.argv.length - 1 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(run.argv[k]!)) innerAssign.push(run.argv[k++]!);
+      // `nice /bin/r? -f x` runs what the glob matches, as `/bin/r? -f x` does (the top-level check); the
+      // wrapper's words come without their quotes, so any glob character counts.
+      if (/[*?[]/.test(run.argv[k] ?? '')) ctx.state.unsafe.push(clip(run.argv[k]!));
       emitCommand(inner, innerAssign, run.argv.slice(k));
     }
   }

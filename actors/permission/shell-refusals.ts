@@ -34,6 +34,36 @@ export function heredocProblem(start: Node, source: string): string | undefined 
   return undefined;
 }
 
+/**
+ * Builtins that take a variable name and evaluate an array subscript in it, with its expansions: `printf -v
+ * 'a[$(rm x)]' %s y`, `test -v 'a[$(rm x)]'`, `read 'a[$(rm x)]'` run rm from what looks like a quoted string
+ * (the `[ … ]` and `[[ … ]]` forms are refused in shell-parse.ts's test_command case).
+ */
+export const SUBSCRIPT_EVALUATORS: ReadonlySet<string> = new Set([
+  'test',
+  'printf',
+  'read',
+  'mapfile',
+  'readarray',
+  'wait',
+  'let',
+  'unset',
+  'declare',
+  'typeset',
+  'local',
+  'export',
+  'readonly',
+]);
+/** A word holding a subscript with an expansion in it (`a[$(x)]`, `` a[`x`] ``). */
+export const HIDDEN_SUBSCRIPT = /\[[^\]]*[$`]/;
+
+export function hiddenSubscriptMessage(name: string, word: string): string {
+  return (
+    `the argument ${JSON.stringify(clip(word))} of ${name} holds an array subscript with $ or \`, which bash ` +
+    'evaluates and so may run a command hidden in a string; use a plain variable name or a literal subscript'
+  );
+}
+
 /** Where a backslash-newline is only text, to bash as to tree-sitter-bash: single quotes, `$'…'`, a comment. */
 const LITERAL_CONTEXTS = new Set(['raw_string', 'ansi_c_string', 'comment']);
 

@@ -42,8 +42,33 @@ describe('rm behind a wrapper the gate used to misread', () => {
     await expectNoCanary(scene.rt, scene.c);
   });
 
+  // Found by a review (3 December): the glob check on a program's name ran on the command line's first word
+  // only, so the program a wrapper runs could be a glob (bash expands it to /bin/rm before the wrapper starts);
+  // and builtins that evaluate an array subscript in a variable name ran a command hidden in a quoted string.
+  for (const command of [
+    'nice /bin/r? -f keep.txt',
+    'command /bin/r? -f keep.txt',
+    'echo keep.txt | xargs /bin/r?',
+    'find . -name keep.txt -exec /bin/r? {} +',
+    "test -v 'a[$(rm -f keep.txt)]'",
+    "printf -v 'a[$(rm -f keep.txt)]' %s x",
+    "echo y | read 'a[$(rm -f keep.txt)]'",
+    "nice printf -v 'a[`rm -f keep.txt`]' %s x",
+  ]) {
+    attack('wrapper', command, async () => {
+      expect(outcome(await exec(command))).toBe('permission_denied');
+      expect(existsSync(scene.keep)).toBe(true);
+    });
+  }
+
   it('still runs the same wrappers around an allowed command (control group)', async () => {
-    for (const command of ['env --u HOME ls keep.txt', 'echo ls keep.txt | bash -', 'env 1A=1 ls keep.txt']) {
+    for (const command of [
+      'env --u HOME ls keep.txt',
+      'echo ls keep.txt | bash -',
+      'env 1A=1 ls keep.txt',
+      'nice ls keep.txt',
+      "printf -v a '%s' x; ls keep.txt",
+    ]) {
       const reply = await exec(command);
       expect({ command, outcome: outcome(reply) }).toEqual({ command, outcome: 'ok' });
       expect(String(reply.ok ? reply['output'] : '')).toContain('keep.txt');
