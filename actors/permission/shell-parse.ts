@@ -38,6 +38,7 @@ import {
   heredocProblem,
   hiddenSubscriptMessage,
   joinedMessage,
+  shadowProblem,
   SUBSCRIPT_EVALUATORS,
 } from './shell-refusals.ts';
 
@@ -192,6 +193,12 @@ function walk(node: Node, ctx: Ctx): void {
     case 'c_style_for_statement':
       ctx.state.unsafe.push(clip(node.text.split('\n')[0]!));
       break;
+    case 'function_definition': {
+      const name = node.childForFieldName('name');
+      const problem = name ? shadowProblem(wordText(name)) : undefined;
+      if (problem) ctx.state.errors.push(problem);
+      break;
+    }
     case 'ERROR':
       break;
   }

@@ -64,6 +64,34 @@ export function hiddenSubscriptMessage(name: string, word: string): string {
   );
 }
 
+/** bash's builtins and reserved words (`compgen -b`, `compgen -k`, bash 5.2): a function by such a name replaces it. */
+const SHELL_NAMES: ReadonlySet<string> = new Set(
+  (
+    '. : [ alias bg bind break builtin caller cd command compgen complete compopt continue declare dirs disown ' +
+    'echo enable eval exec exit export false fc fg getopts hash help history jobs kill let local logout mapfile ' +
+    'popd printf pushd pwd read readarray readonly return set shift shopt source suspend test times trap true ' +
+    'type typeset ulimit umask unalias unset wait if then else elif fi case esac for select while until do done ' +
+    'in function time { } ! [[ ]] coproc'
+  ).split(' '),
+);
+
+/**
+ * Why defining a function by `name` is refused, or undefined. Each prompt runs skein's rc function, which
+ * discards input left over from the command (typeahead: text an agent wrote that a program did not read,
+ * which bash would otherwise run unjudged at the prompt) with `builtin read`. A function named `builtin`, or
+ * any builtin it or the rc uses, or one named `__skein…`, turned that off: found live, an allowed `echo` in its
+ * body passed a default-deny allow-list. The rc's own function is also read-only in the shell.
+ */
+export function shadowProblem(name: string): string | undefined {
+  if (!SHELL_NAMES.has(name) && !name.startsWith('__skein')) return undefined;
+  return (
+    `a function named ${JSON.stringify(clip(name))} would replace ${
+      name.startsWith('__skein') ? "skein's own shell " + 'integration' : `the shell's ${name}`
+    }, which skein relies on to find where commands end and to discard ` +
+    'input left at the prompt; give the function another name'
+  );
+}
+
 /** Where a backslash-newline is only text, to bash as to tree-sitter-bash: single quotes, `$'…'`, a comment. */
 const LITERAL_CONTEXTS = new Set(['raw_string', 'ansi_c_string', 'comment']);
 

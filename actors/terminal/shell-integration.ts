@@ -81,7 +81,11 @@ const BASH_RC_LINES = [
   "  p=${p//%/%25}; p=${p// /%20}; p=${p//$'\\a'/%07}; p=${p//$'\\e'/%1B}",
   '  builtin printf \'\\033]7;file://%s%s\\007\\033]133;D;%s\\007\' "$HOSTNAME" "$p" "$ec"',
   '}',
+  // Read-only: a command cannot replace or unset the function that discards typeahead, nor take it off the
+  // prompt (the gate refuses functions named like a builtin it uses, shell-refusals.ts).
+  'readonly -f __skein_prompt',
   'PROMPT_COMMAND=__skein_prompt',
+  'readonly PROMPT_COMMAND',
   "PS1='\\[\\033]133;A\\007\\]$ \\[\\033]133;B\\007\\]'",
   "PS2='> '",
   "PS0=$'\\033]133;C\\007'",

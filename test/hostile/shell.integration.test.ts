@@ -201,6 +201,29 @@ describe('here-docs (hole 4)', () => {
 });
 
 describe('typeahead (hole 5; the terminal engineer flushes the input queue)', () => {
+  // Found by a review (3 December): the gate judged only a function's body, so an allowed `echo` made this
+  // allow-list define `__skein_prompt` (or `builtin`, which the rc's drain calls) and turn the drain off; the
+  // attacks below then ran their canary at the prompt. Definitions shadowing a builtin or the rc are refused.
+  attack('typeahead', 'the prompt function redefined first, then Ctrl-D ends cat', async () => {
+    const k = fresh();
+    const open = await rt.call('terminal.open', {});
+    const t = String(open.ok ? open['terminalId'] : '');
+    for (const command of [
+      "__skein_prompt() { echo -ne '\\e]133;D;0\\a'; }",
+      "builtin() { echo -ne '\\e]133;D;0\\a'; }",
+      'function read { echo; }',
+    ]) {
+      expect(outcome(await rt.call('terminal.exec', { terminalId: t, command }))).toBe('permission_denied');
+    }
+    expect(outcome(await rt.call('terminal.exec', { terminalId: t, command: 'cat', yieldMs: 300 }))).toBe('ok');
+    await rt.call('terminal.write', { terminalId: t, data: `\x04touch ${k.path}` });
+    await settle(500);
+    await rt.call('terminal.write', { terminalId: t, data: 'ls\r' });
+    await settle(500);
+    await rt.call('terminal.close', { terminalId: t });
+    await expectNoCanary(rt, k, [`${k.path}ls`]);
+  });
+
   for (const [name, typed] of [
     ['Ctrl-D ends cat, the rest waits for the prompt', '\x04touch '],
     ['a line for cat, then text left over', 'x\n\x04touch '],

@@ -75,4 +75,43 @@ describe('the typeahead mark, cleared by a sandboxed command', () => {
     expect(readFileSync(join(dir, 'bashrc'), 'utf8')).toMatch(/__skein_typeahead/);
     expect(existsSync(join(dir, 'typeahead'))).toBe(true);
   });
+
+  // Found by a review (3 December): a command redefined the rc's prompt function to print the end mark alone,
+  // and the drain was gone. The gate refuses such a definition typed at the prompt (shell.integration.test.ts);
+  // a sourced file still reaches the shell, which now refuses it: the function is read-only.
+  attack('typeahead-mark', 'the prompt function redefined by a sourced file, then a one-byte read', async () => {
+    const redefine = await scene.exec(
+      `printf '%s\\n' "__skein_prompt() { builtin printf '\\033]133;D;0\\007'; }" "PROMPT_COMMAND=true" > redef.sh; ` +
+        '. ./redef.sh; echo sourced',
+    );
+    if (!redefine.ok) throw new Error(JSON.stringify(redefine));
+    expect(String(redefine['output'])).toMatch(/__skein_prompt: readonly function/);
+    expect(String(redefine['output'])).toMatch(/PROMPT_COMMAND: readonly variable/);
+    const line = `rm -f keep.txt; printf %s%s ${scene.c.halves[0]} ${scene.c.halves[1]}`;
+    const running = await scene.rt.call('terminal.exec', {
+      terminalId: scene.terminalId,
+      command: 'stty -icanon; echo keys; dd bs=1 count=1 of=/dev/null 2>/dev/null; stty icanon',
+      yieldMs: 300,
+      timeoutMs: 10_000,
+    });
+    if (!running.ok) throw new Error(JSON.stringify(running));
+    await expect
+      .poll(
+        async () => {
+          const r = await scene.rt.call('terminal.read', { terminalId: scene.terminalId, cursor: 0 });
+          return r.ok && /^keys$/m.test(String(r['output']));
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(true);
+    expect(outcome(await scene.rt.call('terminal.write', { terminalId: scene.terminalId, data: `X${line}\r` }))).toBe(
+      'ok',
+    );
+    const done = await scene.rt.call('terminal.wait', { terminalId: scene.terminalId, timeoutMs: 10_000 });
+    if (!done.ok) throw new Error(JSON.stringify(done));
+    for (let i = 0; i < 3; i++) await scene.exec('true');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(existsSync(scene.keep)).toBe(true);
+    await expectNoCanary(scene.rt, scene.c);
+  });
 });

@@ -224,6 +224,28 @@ describe('splitShell: a line continuation with text on both sides, outside a wor
   });
 });
 
+describe('splitShell: a function that would replace a builtin or the rc', () => {
+  const strict = merged(ISSUE_11_POLICY as PolicyInput);
+  it.each([
+    ["__skein_prompt() { echo -ne '\\e]133;D;0\\a'; }", '__skein_prompt', "skein's own shell integration"],
+    ['builtin() { echo; }', 'builtin', "the shell's builtin"],
+    ['function read { echo; }', 'read', "the shell's read"],
+    ['ls; printf() { echo; }', 'printf', "the shell's printf"],
+  ])('refuses %j', async (src, name, what) => {
+    expect((await split(src)).parseError).toBe(
+      `a function named ${JSON.stringify(name)} would replace ${what}, which skein relies on to find where ` +
+        'commands end and to discard input left at the prompt; give the function another name',
+    );
+    expect((await decideTerminal(strict, src)).outcome).toBe('deny');
+  });
+
+  it('keeps a function of its own name', async () => {
+    const src = 'greet() { echo hi; }';
+    expect((await split(src)).parseError).toBeUndefined();
+    expect((await decideTerminal(strict, src)).outcome).toBe('allow');
+  });
+});
+
 describe('splitShell: a backslash right after a quoted or braced piece', () => {
   const policy = merged(BYPASS_POLICY);
   const allowAll = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
