@@ -39,6 +39,7 @@ import {
   hiddenSubscriptMessage,
   joinedMessage,
   shadowProblem,
+  startsItself,
   SUBSCRIPT_EVALUATORS,
 } from './shell-refusals.ts';
 
@@ -56,6 +57,7 @@ export function splitShell(parser: Parser, source: string): ShellSplit {
   parseScript(state, source, undefined, 0);
   const split: ShellSplit = { commands: state.commands, unsafe: [...new Set(state.unsafe)] };
   if (state.errors.length > 0) split.parseError = state.errors[0]!;
+  if (state.forkBomb) split.forkBomb = state.forkBomb;
   return split;
 }
 
@@ -64,6 +66,8 @@ type State = {
   commands: ShellSubCommand[];
   unsafe: string[];
   errors: string[];
+  /** A function that starts itself in the background or a pipeline (`ShellSplit.forkBomb`). */
+  forkBomb?: string;
   /** The text being parsed (the top-level input, or a nested script while it is parsed). */
   source: string;
 };
@@ -195,8 +199,11 @@ function walk(node: Node, ctx: Ctx): void {
       break;
     case 'function_definition': {
       const name = node.childForFieldName('name');
+      const body = node.childForFieldName('body');
       const problem = name ? shadowProblem(wordText(name)) : undefined;
       if (problem) ctx.state.errors.push(problem);
+      const how = name && body ? startsItself(wordText(name), body) : undefined;
+      if (how) ctx.state.forkBomb ??= `the function ${wordText(name!)} starts itself ${how}`;
       break;
     }
     case 'ERROR':

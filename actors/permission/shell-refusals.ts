@@ -92,6 +92,26 @@ export function shadowProblem(name: string): string | undefined {
   );
 }
 
+/**
+ * How a function definition's body starts the function itself (`f(){ f & f; }`, `f(){ f|f& }`): each call
+ * starts two more, a fork bomb (`ShellSplit.forkBomb`, denied by the built-in rules). The built-in rule's text
+ * match knows the classic `:(){ :|:& };:`; found by a review, a body with `&` instead of a pipe, or any
+ * other name, passed it. There is no process-count limit behind it (no cgroups here).
+ */
+export function startsItself(name: string, body: Node): 'in the background' | 'in a pipeline' | undefined {
+  const stack: Node[] = [body];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (node.type === 'command' && node.childForFieldName('name')?.text === name) {
+      if (node.nextSibling?.type === '&') return 'in the background';
+      for (let up = node.parent; up && up.id !== body.id; up = up.parent)
+        if (up.type === 'pipeline') return 'in a pipeline';
+    }
+    for (const c of node.namedChildren) if (c) stack.push(c);
+  }
+  return undefined;
+}
+
 /** Where a backslash-newline is only text, to bash as to tree-sitter-bash: single quotes, `$'…'`, a comment. */
 const LITERAL_CONTEXTS = new Set(['raw_string', 'ansi_c_string', 'comment']);
 

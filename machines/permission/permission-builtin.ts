@@ -26,6 +26,7 @@ export function builtinDenial(raw: string, split: ShellSplit): string | undefine
   // `$'…\x20…'`) hide the body from the raw text only.
   const texts = [raw, ...split.commands.map((c) => c.text)];
   if (texts.some((t) => isForkBomb(t.replace(/\s+/g, ' ')))) return deny(`"${clip(raw)}" is a fork bomb`);
+  if (split.forkBomb) return deny(`"${clip(raw)}" is a fork bomb: ${split.forkBomb}`);
   for (const c of split.commands) {
     if (c.kind === 'redirect') {
       const target = c.text.replace(/^\S+\s+/, '');

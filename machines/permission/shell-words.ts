@@ -35,6 +35,8 @@ export type ShellSplit = {
   unsafe: string[];
   /** Why the input could not be parsed reliably; set → allow is disabled and terminal denies. */
   parseError?: string;
+  /** A function defined to start itself in the background or a pipeline: a fork bomb, denied by the built-in rules. */
+  forkBomb?: string;
 };
 
 /** Directories whose binaries are the same command as their bare name. */

@@ -61,6 +61,14 @@ describe('rm behind a wrapper the gate used to misread', () => {
     });
   }
 
+  attack('wrapper', 'a function that starts itself in the background (a fork bomb, cut short)', async () => {
+    const { halves, path } = scene.c;
+    // The return ends it after the canary; a gate that let it through would run the printf.
+    const command = `f(){ printf %s%s ${halves[0]} ${halves[1]} > ${path}; return; f & f; }; f`;
+    expect(outcome(await exec(command))).toBe('permission_denied');
+    await expectNoCanary(scene.rt, scene.c);
+  });
+
   it('still runs the same wrappers around an allowed command (control group)', async () => {
     for (const command of [
       'env --u HOME ls keep.txt',

@@ -246,6 +246,30 @@ describe('splitShell: a function that would replace a builtin or the rc', () => 
   });
 });
 
+describe('splitShell: a function that starts itself in the background or a pipeline (a fork bomb)', () => {
+  const allowAll = merged({ default: 'allow' });
+  // The built-in rule knew `:(){ :|:& };:` only; a review ran these past it (as `echo(){ echo & echo; }` under
+  // an allow-list with echo, now also a builtin's name).
+  it.each([
+    ['f(){ f & f; };f', 'in the background'],
+    ['bomb() { bomb | bomb & }; bomb', 'in a pipeline'],
+    ['function g { g & }', 'in the background'],
+    ['x(){ echo; x|cat; }', 'in a pipeline'],
+  ])('denies %j by the built-in rules, whatever the policy', async (src, how) => {
+    expect((await split(src)).forkBomb).toMatch(new RegExp(`^the function \\w+ starts itself ${how}$`));
+    const decided = await decideTerminal(allowAll, src);
+    expect(decided.outcome).toBe('deny');
+    expect(decided.reason).toMatch(/^Blocked by built-in security rule: .* is a fork bomb/);
+  });
+
+  it('keeps plain recursion and a function run in the background from outside', async () => {
+    for (const src of ['f(){ echo; f; }', 'f(){ sleep 1; }; f & f']) {
+      expect((await split(src)).forkBomb, src).toBeUndefined();
+      expect((await decideTerminal(allowAll, src)).outcome, src).toBe('allow');
+    }
+  });
+});
+
 describe('splitShell: a backslash right after a quoted or braced piece', () => {
   const policy = merged(BYPASS_POLICY);
   const allowAll = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
