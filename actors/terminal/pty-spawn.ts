@@ -6,13 +6,23 @@
  * RuntimeError naming the bad value, raised before anything is spawned.
  */
 import { isInside } from '../../machines/common/confine.ts';
-import { accessSync, constants, existsSync, lstatSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  lstatSync,
+  readdirSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, hostname, userInfo } from 'node:os';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import { spawn, type IPty } from '@lydell/node-pty';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { ttyInjectionFilter } from '../../machines/terminal/seccomp-filter.ts';
 import { SUPPORTED_SHELLS } from './shell-integration.ts';
+import { holdPlaceholders } from './sandbox-placeholders.ts';
 
 /** PATH when the host process has none. */
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -177,8 +187,19 @@ function gitConfigEnv(pairs: Array<[string, string]>): Record<string, string> {
   return env;
 }
 
-/** Files and directories of the workspace an agent must not change from a sandbox: they run later, outside. */
+/**
+ * Files and directories of the workspace an agent must not change from a sandbox, because something outside it
+ * reads them later: `.git` (hooks and repository config run by the user's git), `.skein` (the project policy,
+ * reloaded live, and `.skein/config.json`), `skein.config.json` (read by the next `skein up` and by the CLI) and
+ * `.gitmodules` (the submodules `git submodule update` fetches). Each is read-only in a sandbox, and blocked
+ * when missing: the agent cannot create it either.
+ */
 export const PROTECTED_IN_WORKSPACE = ['.git', '.skein', 'skein.config.json', '.gitmodules'] as const;
+
+/** The protected paths of a workspace (absolute). */
+export function protectedPaths(workspace: string): string[] {
+  return PROTECTED_IN_WORKSPACE.map((name) => join(workspace, name));
+}
 
 /** Secrets of the host user that a sandboxed shell never sees (under the home directory). */
 export const HIDDEN_IN_HOME = ['.config', '.ssh', '.gnupg', '.aws', '.kube', '.docker', '.netrc', '.git-credentials'];
@@ -231,10 +252,13 @@ export function realSandboxHost(): SandboxHost {
  *
  * The sandbox is a floor an agent cannot lower from inside (issue 11): `/run` and `/var/run` (host daemons'
  * unix sockets), other users' homes, the user's `~/.config`, `~/.ssh` and other credentials, and
- * `/etc/shadow` are hidden; the workspace's `.git`, `.skein`, `skein.config.json` are read-only (hooks,
- * git config and policy run later outside the sandbox); the runtime's data dir (socket, event log) is
- * hidden; no network unless the operator allows it. Order matters: bwrap applies mounts in order, so the
- * hiding comes before the workspace bind (a workspace under /home stays visible) and the protections after.
+ * `/etc/shadow` are hidden; the workspace's protected paths (PROTECTED_IN_WORKSPACE) are read-only, and a
+ * missing one is an empty read-only directory, so that no rename, link or `mkdir` from inside can create it
+ * (bwrap makes the mount point on the host: sandbox-placeholders.ts removes it after the last sandbox); the
+ * runtime's data dir (socket, event log) is hidden; no network unless the operator allows it. Order matters:
+ * bwrap applies mounts in order, so the hiding comes before the workspace bind (a workspace under /home stays
+ * visible) and the protections after. Throws when a protected path is a symlink: a mount lands on the link's
+ * target, and the link itself could be replaced from inside.
  */
 export function bwrapArgs(
   spec: Pick<SpawnSpec, 'workspace' | 'cwd' | 'sandboxOptions'>,
@@ -275,9 +299,17 @@ export function bwrapArgs(
   }
   for (const file of HIDDEN_FILES) if (host.exists(file)) args.push('--ro-bind', '/dev/null', file);
   args.push('--bind', ws, ws);
-  for (const name of PROTECTED_IN_WORKSPACE) {
-    const path = join(ws, name);
+  for (const path of protectedPaths(ws)) {
+    if (host.isLink(path)) {
+      throw new RuntimeError(
+        ErrorCode.InvalidState,
+        `'${path}' is a symbolic link, which the sandbox cannot keep read-only (a command could replace the ` +
+          'link); ask the user to replace it with the file or directory it points to, then open the terminal again.',
+      );
+    }
+    // A missing path becomes an empty read-only tmpfs: it exists inside, so nothing can be made in its place.
     if (host.exists(path)) args.push('--ro-bind', path, path);
+    else args.push('--tmpfs', path, '--remount-ro', path);
   }
   for (const path of opts.hide ?? []) {
     if (!isAbsolute(path) || !host.exists(path)) continue;
@@ -290,6 +322,14 @@ export function bwrapArgs(
   if (seccompFd !== undefined) args.push('--seccomp', String(seccompFd));
   args.push('--chdir', spec.cwd, '--');
   return args;
+}
+
+function realWorkspace(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // bwrap cannot bind it either, and says so
+  }
 }
 
 /** The descriptor bwrap reads its seccomp filter from. */
@@ -333,8 +373,13 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
     if (!isAbsolute(spec.workspace))
       throw invalid(`workspace '${spec.workspace}' must be an absolute path for the sandbox.`);
     const filter = ttyInjectionFilter(process.arch);
-    argv = [bwrap, ...bwrapArgs(spec, rcDir, realSandboxHost(), filter ? SECCOMP_FD : undefined), ...argv];
+    const host = realSandboxHost();
+    argv = [bwrap, ...bwrapArgs(spec, rcDir, host, filter ? SECCOMP_FD : undefined), ...argv];
     if (filter) argv = withFilterOn(SECCOMP_FD, filter, rcDir, argv);
+    // Last, once nothing can throw: the terminal's end releases them (terminal-session.ts). By real path, so
+    // that two spellings of one workspace hold the same placeholders.
+    const paths = protectedPaths(realWorkspace(spec.workspace));
+    holdPlaceholders(spec.terminalId, paths, (path) => !host.exists(path));
   }
   return { file: argv[0]!, args: argv.slice(1) };
 }

@@ -29,6 +29,7 @@ import type { IPty } from '@lydell/node-pty';
 import { checkEnv, resolveCwd, resolveShell, type SpawnSpec } from './pty-spawn.ts';
 import { PtyZygote } from './pty-zygote.ts';
 import { writeRcFile } from './shell-integration.ts';
+import { releasePlaceholders } from './sandbox-placeholders.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { assertQueueRoom, execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
 import type { OutputFact } from './terminal-output.ts';
@@ -115,6 +116,8 @@ export class TerminalManager {
     } catch (err) {
       pty?.kill('SIGKILL');
       rc.remove();
+      // No agent ever reached this shell: its sandbox's placeholders can go at once.
+      releasePlaceholders(spec.terminalId);
       throw err;
     }
     const session = new TerminalSession({

@@ -24,6 +24,7 @@ import { ErrorCode, InvalidStateError, RuntimeError } from '../../schemas/errors
 import { TerminalId } from '../../schemas/ids.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
 import type { SpawnSpec } from './pty-spawn.ts';
+import { releasePlaceholders } from './sandbox-placeholders.ts';
 import { type Mark, MarkScanner, type RcFiles, writeRcFile } from './shell-integration.ts';
 import type { Emit, Fact, Job } from './terminal-job.ts';
 import { JobRunner } from './terminal-jobs.ts';
@@ -144,6 +145,7 @@ export class TerminalSession {
     if (!spawned || 'error' in spawned) {
       this.#machine.stop();
       this.rc.remove();
+      releasePlaceholders(this.terminalId);
       throw spawned ? spawned.error : new Error(`The PTY of terminal '${this.terminalId}' was not spawned.`);
     }
     this.pty = spawned.pty;
@@ -379,6 +381,8 @@ export class TerminalSession {
     this.output.dispose();
     this.#machine.stop();
     this.rc.remove();
+    // The shell, the sandbox's init, is gone or SIGKILLed (stopSession): nothing inside can act any more.
+    releasePlaceholders(this.terminalId);
     this.log.info({ reason, ...this.closed }, 'terminal closed');
     this.#deps.onClosed(this);
   }

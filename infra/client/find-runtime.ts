@@ -5,9 +5,9 @@
  * names a data dir holding a `runtime.json`, stopping at the workspace root
  * (a directory with `.skein/` or a config file) or the filesystem root.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { CONFIG_FILES, loadConfig, type LoadedConfig } from '../kernel/config.ts';
+import { CONFIG_FILES, isConfigFile, loadConfig, type LoadedConfig } from '../kernel/config.ts';
 import { readRuntimeInfo, type RuntimeInfo } from '../kernel/runtime-info.ts';
 
 export type FoundRuntime = {
@@ -18,9 +18,22 @@ export type FoundRuntime = {
   info: RuntimeInfo | undefined;
 };
 
-/** True when `dir` looks like a workspace root: it has `.skein/` or a skein config file. */
+/**
+ * True when `dir` looks like a workspace root: it has `.skein/` or a skein config file. An empty `.skein` is not
+ * one: a sandboxed terminal of a sub-agent's workspace covers a missing `.skein` with an empty directory while it
+ * is open (actors/terminal/pty-spawn.ts), and the search must go on up to the runtime's workspace.
+ */
 function isWorkspaceRoot(dir: string): boolean {
-  return existsSync(join(dir, '.skein')) || CONFIG_FILES.some((f) => existsSync(join(dir, f)));
+  const skein = join(dir, '.skein');
+  return (existsSync(skein) && !isEmptyDir(skein)) || CONFIG_FILES.some((f) => isConfigFile(join(dir, f)));
+}
+
+function isEmptyDir(path: string): boolean {
+  try {
+    return readdirSync(path).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 /**

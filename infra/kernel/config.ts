@@ -4,7 +4,7 @@
  * `.skein/config.json`, in the working dir) < environment (`SKEIN_*`) <
  * flags. Validated by one zod schema; errors name the key and its source.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { Config, type ConfigInput } from '../../schemas/config.ts';
 import { RuntimeError } from '../../schemas/errors.ts';
@@ -18,6 +18,19 @@ export class ConfigError extends RuntimeError {
 }
 
 export const CONFIG_FILES = ['skein.config.json', join('.skein', 'config.json')];
+
+/**
+ * Whether `path` is a config file: a regular file (or a link to one). Not a directory: while a sandboxed terminal
+ * is open in a workspace without `skein.config.json`, an empty directory of that name stands in for it, so that
+ * the agent cannot create it (actors/terminal/pty-spawn.ts); the file after it then counts, as if it were absent.
+ */
+export function isConfigFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
 
 /** Environment variables and the key each sets. */
 export const ENV_KEYS: Record<string, keyof ConfigInput> = {
@@ -43,7 +56,7 @@ export function loadConfig(
 ): LoadedConfig {
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? process.env;
-  const file = options.file ?? CONFIG_FILES.map((f) => join(cwd, f)).find((f) => existsSync(f));
+  const file = options.file ?? CONFIG_FILES.map((f) => join(cwd, f)).find(isConfigFile);
   let fromFile: Record<string, unknown> = {};
   if (file) {
     let text: string;

@@ -83,6 +83,8 @@ describe('bwrapArgs', () => {
       `--ro-bind ${WS}/.git ${WS}/.git`,
       `--ro-bind ${WS}/.skein ${WS}/.skein`,
       `--ro-bind ${WS}/skein.config.json ${WS}/skein.config.json`,
+      `--tmpfs ${WS}/.gitmodules`,
+      `--remount-ro ${WS}/.gitmodules`,
       `--tmpfs ${WS}/.skein/data`,
       `--remount-ro ${WS}/.skein/data`,
       '--unshare-pid',
@@ -95,6 +97,36 @@ describe('bwrapArgs', () => {
       `--chdir ${WS}`,
       '--',
     ]);
+  });
+
+  it('covers a protected path that does not exist with an empty read-only directory, so none can be made there', () => {
+    // The security review: `.skein` missing at open, `mkdir -p .skein && printf … > .skein/policy.json` widened
+    // the policy. Any of the four names may be missing; each must exist read-only inside.
+    const bare: SandboxHost = {
+      home: '/home/dev',
+      homes: [],
+      exists: () => false,
+      isLink: () => false,
+      isDir: () => true,
+    };
+    const s = steps(bwrapArgs({ workspace: WS, cwd: WS }, '/tmp/rc', bare));
+    const after = s.slice(s.indexOf(`--bind ${WS} ${WS}`) + 1, s.indexOf('--unshare-pid'));
+    expect(after).toEqual(
+      ['.git', '.skein', 'skein.config.json', '.gitmodules'].flatMap((n) => [
+        `--tmpfs ${WS}/${n}`,
+        `--remount-ro ${WS}/${n}`,
+      ]),
+    );
+  });
+
+  it('refuses a protected path that is a symlink, which a command could replace (even a dangling one)', () => {
+    const linked: SandboxHost = { ...host, isLink: (p) => p === `${WS}/.git` || p === '/var/run' };
+    expect(() => bwrapArgs({ workspace: WS, cwd: WS }, '/tmp/rc', linked)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_state',
+        message: expect.stringContaining(`'${WS}/.git' is a symbolic`),
+      }),
+    );
   });
 
   it('keeps the network only when the operator allows it', () => {

@@ -52,6 +52,18 @@ describe('loadConfig', () => {
     );
   });
 
+  it('passes over a skein.config.json that is a directory (a sandbox placeholder) to .skein/config.json', () => {
+    const cwd = join(dir.path, 'placeholder');
+    mkdirSync(join(cwd, 'skein.config.json'), { recursive: true });
+    expect(loadConfig({ cwd, env: {} }).configFile).toBeUndefined();
+    mkdirSync(join(cwd, '.skein'));
+    writeFileSync(join(cwd, '.skein', 'config.json'), JSON.stringify({ rootAgentId: 'boss' }));
+    expect(loadConfig({ cwd, env: {} })).toMatchObject({
+      rootAgentId: 'boss',
+      configFile: join(cwd, '.skein', 'config.json'),
+    });
+  });
+
   it('says when the file is not JSON', () => {
     const cwd = join(dir.path, 'syntax');
     mkdirSync(cwd, { recursive: true });
