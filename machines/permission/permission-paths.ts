@@ -62,6 +62,12 @@ export function pathForms(
 }
 
 const SENSITIVE_DIRS = new Set(['.git', '.skein']);
+/**
+ * Files read later outside any sandbox: `skein.config.json` by the next `skein up` (it can turn the sandbox
+ * off), `.gitmodules` by `git submodule update` (what it fetches and runs). Found by a review: file.write under
+ * an allowing write rule created both, while `.skein/…` and `.git/…` asked.
+ */
+const SENSITIVE_FILES = new Set(['skein.config.json', '.gitmodules']);
 
 /** The always-ask condition of a path, if any (symlink escape first, then sensitive, then outside). */
 export function alwaysAsk(path: string, facts: PathFacts): AlwaysAsk | undefined {
@@ -88,6 +94,12 @@ export function alwaysAsk(path: string, facts: PathFacts): AlwaysAsk | undefined
     if (c.split('/').some((part) => SENSITIVE_DIRS.has(part.toLowerCase()))) {
       return { scope: 'sensitive', reason: `\`${path}\` is inside a protected directory (.git or .skein)` };
     }
+    if (SENSITIVE_FILES.has(c.split('/').at(-1)!.toLowerCase())) {
+      return {
+        scope: 'sensitive',
+        reason: `\`${path}\` is read later outside the sandbox (skein.config.json, .gitmodules)`,
+      };
+    }
     if (sensitiveFiles.includes(normalizePath(c.startsWith('/') ? c : `${facts.roots[0] ?? '/'}/${c}`))) {
       return { scope: 'sensitive', reason: `\`${path}\` is a permission policy file` };
     }
@@ -97,8 +109,8 @@ export function alwaysAsk(path: string, facts: PathFacts): AlwaysAsk | undefined
 }
 
 /**
- * The word of a shell command that names skein's policy (a `.skein` path component, or a `skein/policy.json`
- * such as the global file), literally or through a glob that could match it (`.sk*`); undefined when none
+ * The word of a shell command that names skein's policy (a `.skein` path component, `skein.config.json`, which
+ * can turn the sandbox off at the next start, or a `skein/policy.json` such as the global file), literally or through a glob that could match it (`.sk*`); undefined when none
  * does. A command naming it always asks: an agent must not rewrite the policy that judges it (the project and
  * global files are reloaded when they change). Words built from expansions ask anyway (permission-policy.ts);
  * a program that computes the name itself (`python3 -c …`) is not seen here, only the sandbox stops it.
@@ -108,7 +120,7 @@ export function namesPolicy(text: string): string | undefined {
     if (!word) continue;
     const parts = word.split('/');
     for (let i = 0; i < parts.length; i++) {
-      if (matchesPart(parts[i]!, '.skein')) return word;
+      if (matchesPart(parts[i]!, '.skein') || matchesPart(parts[i]!, 'skein.config.json')) return word;
       if (matchesPart(parts[i]!, 'skein') && parts[i + 1] !== undefined && matchesPart(parts[i + 1]!, 'policy.json'))
         return word;
     }

@@ -85,6 +85,16 @@ describe('alwaysAsk', () => {
     expect(alwaysAsk('src/.gitignore', { roots: ['/ws'] })).toBeUndefined();
     expect(alwaysAsk('.skeins/x', { roots: ['/ws'] })).toBeUndefined();
   });
+  it('skein.config.json and .gitmodules, in any case, ask: read later outside the sandbox', () => {
+    expect(alwaysAsk('skein.config.json', { roots: ['/ws'] })).toEqual({
+      scope: 'sensitive',
+      reason: '`skein.config.json` is read later outside the sandbox (skein.config.json, .gitmodules)',
+    });
+    expect(alwaysAsk('/ws/.GITMODULES', { roots: ['/ws'] })?.scope).toBe('sensitive');
+    expect(alwaysAsk('x', { roots: ['/ws'], resolved: '/ws/skein.config.json' })?.scope).toBe('sensitive');
+    expect(alwaysAsk('docs/skein.config.json.md', { roots: ['/ws'] })).toBeUndefined();
+    expect(namesPolicy('cp x skein.config.json')).toBe('skein.config.json');
+  });
   it('a link that resolves into .git inside the workspace is protected', () => {
     expect(alwaysAsk('innocent', { roots: ['/ws'], resolved: '/ws/.git/config' })?.scope).toBe('sensitive');
     expect(alwaysAsk('innocent', { roots: ['/ws'], resolved: '/ws/docs/x' })).toBeUndefined();
