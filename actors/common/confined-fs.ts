@@ -204,9 +204,38 @@ export async function writeConfined(
     await checkTarget(w.dir.fd, w.name, shown);
     const { mtimeMs } = await atomicWriteIn(w.dir.fd, w.name, data, mode);
     return { path: `${w.dirPath}/${w.name}`, mtimeMs };
+  } catch (err) {
+    throw writeFailure(shown, err);
   } finally {
     await w.close();
   }
+}
+
+const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
+
+/**
+ * A workspace write's system error as one the agent can act on, naming the path it gave (not the temp file's
+ * /proc path) and saying the file is unchanged (the write is atomic); any other error as it is. Found by a
+ * review: a full or read-only workspace came back as `internal: ENOSPC: no space left on device, write`.
+ */
+function writeFailure(shown: string, err: unknown): unknown {
+  if (err instanceof RuntimeError) return err;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const what = `Path ${JSON.stringify(shown)} could not be written`;
+  if (code && DISK_FULL.has(code))
+    return new RuntimeError(
+      ErrorCode.Unavailable,
+      `${what}: the disk holding it is full (${code}); the file is unchanged. Free space on that disk and retry.`,
+      { retryable: true, cause: err },
+    );
+  if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM')
+    return new RuntimeError(
+      ErrorCode.InvalidState,
+      `${what}: ${code === 'EROFS' ? 'its file system is read-only' : "the runtime's user may not write there"} ` +
+        `(${code}); the file is unchanged. Ask the user to make it writable.`,
+      { cause: err },
+    );
+  return err;
 }
 
 /**
@@ -220,7 +249,9 @@ export async function stageConfined(
   mode?: number,
   createParents = false,
 ): Promise<Staged> {
-  const w = await walk(roots, given, true, createParents);
+  const w = await walk(roots, given, true, createParents).catch((err: unknown) => {
+    throw writeFailure(given, err);
+  });
   let staged: Staged;
   try {
     if (w.name === undefined) throw checkDirectory(given);
@@ -228,7 +259,7 @@ export async function stageConfined(
     staged = await stageIn(w.dir.fd, w.name, data, mode);
   } catch (err) {
     await w.close();
-    throw err;
+    throw writeFailure(given, err);
   }
   return {
     mtimeMs: staged.mtimeMs,

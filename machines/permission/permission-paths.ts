@@ -110,10 +110,11 @@ export function alwaysAsk(path: string, facts: PathFacts): AlwaysAsk | undefined
 
 /**
  * The word of a shell command that names skein's policy (a `.skein` path component, `skein.config.json`, which
- * can turn the sandbox off at the next start, or a `skein/policy.json` such as the global file), literally or through a glob that could match it (`.sk*`); undefined when none
- * does. A command naming it always asks: an agent must not rewrite the policy that judges it (the project and
- * global files are reloaded when they change). Words built from expansions ask anyway (permission-policy.ts);
- * a program that computes the name itself (`python3 -c …`) is not seen here, only the sandbox stops it.
+ * can turn the sandbox off at the next start, or a `skein/policy.json` such as the global file), literally or
+ * through a glob that could match it (`.sk*`); undefined when none does. A command naming it always asks: an
+ * agent must not rewrite the policy that judges it (the project and global files are reloaded when they
+ * change). Words built from expansions ask anyway (permission-policy.ts); a program that computes the name
+ * itself (`python3 -c …`) is not seen here, only the sandbox stops it.
  */
 export function namesPolicy(text: string): string | undefined {
   for (const word of text.split(/[\s;&|<>()'"`=,{}]+/)) {
