@@ -198,6 +198,8 @@ export async function writeConfined(
   mode?: number,
   shown = given,
 ): Promise<{ path: string; mtimeMs: number }> {
+  // `dir/` names a directory: the walk drops the empty last part and would write a file `dir`.
+  if (/\/\.?$/.test(given)) throw checkDirectory(shown);
   const w = await walk(roots, given, true);
   try {
     if (w.name === undefined) throw checkDirectory(shown);
@@ -249,6 +251,7 @@ export async function stageConfined(
   mode?: number,
   createParents = false,
 ): Promise<Staged> {
+  if (/\/\.?$/.test(given)) throw checkDirectory(given);
   const w = await walk(roots, given, true, createParents).catch((err: unknown) => {
     throw writeFailure(given, err);
   });

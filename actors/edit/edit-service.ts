@@ -241,15 +241,19 @@ export class EditService {
   }
 
   async #target(agentId: string, given: string, mode: 'edit' | 'write'): Promise<Target> {
+    // `dir/` names a directory, existing or not (the walk drops its empty last part: a write made a file `dir`).
+    const namesDirectory = /\/\.?$/.test(given);
     // A whole-file write may create its parents (an agent without a shell `mkdir` could never make one).
     // One walk resolves and reads: the file is opened from the directory the walk reached.
-    const resolved = await resolveAndRead(this.roots(agentId), given, this.maxFileBytes, mode === 'write');
-    const display = await this.#display(agentId, resolved.path);
-    if (resolved.isDirectory) {
+    const resolved = namesDirectory
+      ? undefined
+      : await resolveAndRead(this.roots(agentId), given, this.maxFileBytes, mode === 'write');
+    if (!resolved || resolved.isDirectory) {
       const what =
         mode === 'write' ? "Can't write to file: path is a directory" : "Can't edit file: path is a directory";
       throw new RuntimeError(ErrorCode.InvalidMessage, `${what}: ${JSON.stringify(given)}. Give the path of a file.`);
     }
+    const display = await this.#display(agentId, resolved.path);
     if (!resolved.file) {
       if (mode === 'edit')
         throw new RuntimeError(

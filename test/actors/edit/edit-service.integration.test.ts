@@ -276,6 +276,13 @@ describe('file.write', () => {
     expect((await failure(service.write(ctx(), { path: 'd', content: '' }))).message).toBe(
       `Can't write to file: path is a directory: "d". Give the path of a file.`,
     );
+    // A path ending in / names a directory, existing or not: never a file by the name before it.
+    for (const path of ['new-dir/', 'new-dir/.', 'd/']) {
+      expect((await failure(service.write(ctx(), { path, content: 'x' }))).message).toBe(
+        `Can't write to file: path is a directory: ${JSON.stringify(path)}. Give the path of a file.`,
+      );
+    }
+    expect(existsSync(file('new-dir'))).toBe(false);
     writeFileSync(file('huge.txt'), 'x'.repeat(1_000_001));
     expect((await failure(service.write(ctx(), { path: 'huge.txt', content: '' }))).code).toBe('limit_exceeded');
     expect((await failure(service.write(ctx(), { path: 'big-new.txt', content: 'y'.repeat(1_000_001) }))).message).toBe(
