@@ -173,3 +173,14 @@ export function stdinScripts(command: Node): string[] {
   }
   return scripts;
 }
+
+/**
+ * A number touching the redirect after it (`0<<<`, `0<x`, `0>&1`): the descriptor it redirects, not a word.
+ * tree-sitter-bash reads descriptor 0 so; the redirect is the command's next sibling when the number ends it.
+ * Not before `&>`, which takes no descriptor (`echo 1&>x` writes "1").
+ */
+export function isRedirectDescriptor(child: Node): boolean {
+  if (child.type !== 'number') return false;
+  const next = child.nextSibling ?? child.parent?.nextSibling;
+  return !!next && next.type.endsWith('_redirect') && next.startIndex === child.endIndex && /^[<>]/.test(next.text);
+}

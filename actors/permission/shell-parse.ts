@@ -22,6 +22,7 @@ import {
   isTranslationMark,
   joinedWords,
   lastCommand,
+  isRedirectDescriptor,
   redirectArguments,
   segments,
   stdinScripts,
@@ -29,7 +30,8 @@ import {
   wordText,
   wordValues,
 } from './shell-node-words.ts';
-import { canonicalArgv, innermostArgv, pipedScript } from './shell-pipes.ts';
+import { canonicalArgv, innermostArgv, pipedScript, stageCommand } from './shell-pipes.ts';
+import { assignedScript, hiddenRun, laterScripts } from './shell-later.ts';
 import {
   clip,
   continuationProblem,
@@ -139,6 +141,8 @@ function walk(node: Node, ctx: Ctx): void {
       if (node.parent?.type !== 'command' && node.parent?.type !== 'declaration_command') {
         const text = wordText(node);
         push(ctx, { kind: 'command', text, forms: [text], argv: [text] });
+        const later = assignedScript(text);
+        if (later !== undefined) parseScript(ctx.state, later, text.slice(0, text.indexOf('=')), ctx.depth + 1);
       }
       for (const c of node.namedChildren) if (c) walk(c, ctx);
       return;
@@ -146,6 +150,7 @@ function walk(node: Node, ctx: Ctx): void {
     case 'unset_command': {
       const words = node.children.filter((c): c is Node => !!c).map((c) => (c.isNamed ? wordText(c) : c.type));
       push(ctx, { kind: 'command', text: words.join(' '), forms: [words.join(' ')], argv: words });
+      for (const script of laterScripts(words)) parseScript(ctx.state, script, words[0], ctx.depth + 1);
       for (const c of node.namedChildren) if (c) walk(c, ctx);
       return;
     }
@@ -298,17 +303,6 @@ function handleCommand(node: Node, ctx: Ctx): void {
   }
 }
 
-/**
- * A number touching the redirect after it (`0<<<`, `0<x`, `0>&1`): the descriptor it redirects, not a word.
- * tree-sitter-bash reads descriptor 0 so; the redirect is the command's next sibling when the number ends it.
- * Not before `&>`, which takes no descriptor (`echo 1&>x` writes "1").
- */
-function isRedirectDescriptor(child: Node): boolean {
-  if (child.type !== 'number') return false;
-  const next = child.nextSibling ?? child.parent?.nextSibling;
-  return !!next && next.type.endsWith('_redirect') && next.startIndex === child.endIndex && /^[<>]/.test(next.text);
-}
-
 /** Pushes the command (and whatever its wrappers run). */
 function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
   const { name, raw } = canonicalName(words[0]!);
@@ -326,6 +320,10 @@ function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
       if (eq > 0) parseScript(ctx.state, w.slice(eq + 1), 'alias', ctx.depth + 1);
     }
   }
+  for (const script of [...assignments.flatMap((a) => assignedScript(a) ?? []), ...laterScripts(argv)])
+    parseScript(ctx.state, script, name, ctx.depth + 1);
+  const runs = hiddenRun(argv);
+  if (runs) ctx.state.unsafe.push(`${clip(text)} (${runs})`);
   for (const run of unwrapCommand(argv)) {
     const inner: Ctx = { ...ctx, via: ctx.via ? `${ctx.via} > ${run.via}` : run.via, depth: ctx.depth + 1 };
     if (inner.depth > SHELL_LIMITS.maxDepth) {
@@ -381,15 +379,6 @@ function handlePipeline(node: Node, ctx: Ctx): void {
     if (piped.unknown) ctx.state.unsafe.push(clip(piped.unknown));
     parseScript(ctx.state, piped.script, `${producer[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
   }
-}
-
-function stageCommand(node: Node): Node | undefined {
-  if (node.type === 'command') return node;
-  if (node.type === 'redirected_statement') {
-    const body = node.childForFieldName('body');
-    return body?.type === 'command' ? body : undefined;
-  }
-  return undefined;
 }
 
 function push(ctx: Ctx, entry: ShellSubCommand): void {

@@ -6,6 +6,7 @@
  */
 import { canonicalName } from '../../machines/permission/shell-words.ts';
 import { unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
+import type { Node } from 'web-tree-sitter';
 
 /** The script a stage writes into a shell, and the stage's text when the shell may read other text than it. */
 export type PipedScript = { script: string; unknown?: string };
@@ -61,4 +62,14 @@ function echoOptions(words: string[]): number {
   let n = 0;
   while (n < words.length && /^-[neE]+$/.test(words[n]!)) n++;
   return n;
+}
+
+/** A pipeline stage's simple command (through a redirect around it), if it is one. */
+export function stageCommand(node: Node): Node | undefined {
+  if (node.type === 'command') return node;
+  if (node.type === 'redirected_statement') {
+    const body = node.childForFieldName('body');
+    return body?.type === 'command' ? body : undefined;
+  }
+  return undefined;
 }

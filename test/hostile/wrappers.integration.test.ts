@@ -54,6 +54,12 @@ describe('rm behind a wrapper the gate used to misread', () => {
     "printf -v 'a[$(rm -f keep.txt)]' %s x",
     "echo y | read 'a[$(rm -f keep.txt)]'",
     "nice printf -v 'a[`rm -f keep.txt`]' %s x",
+    // Code bash runs later from a string (shell-later.ts), and builtins that run what the gate cannot see.
+    "trap 'rm -f keep.txt' RETURN",
+    "PS4='$(rm -f keep.txt)'; set -x; true",
+    "export PROMPT_COMMAND='rm -f keep.txt'",
+    'hash -p /bin/rm ls; ls -f keep.txt',
+    "history -s 'rm -f keep.txt'; fc -s",
   ]) {
     attack('wrapper', command, async () => {
       expect(outcome(await exec(command))).toBe('permission_denied');
