@@ -36,6 +36,7 @@ import { FINISHED_FACTS, revokeOnFinish } from '../transport/auth/revoke-on-fini
 import { guardLog } from '../transport/log-guard.ts';
 import { verifySeal } from '../transport/log-seal.ts';
 import { startStep } from './start-step.ts';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { microService } from '../discovery/micro-service.ts';
 import { readRuntimeInfo, runtimeInfoPath, type RuntimeInfo } from './runtime-info.ts';
 
@@ -73,6 +74,24 @@ export async function startRuntime(config: LoadedConfig, logger: Logger, seams: 
       'the data dir is inside the workspace, so shells there can reach the socket and the event log; ' +
         'drop --data/dataDir to use the default outside it',
     );
+  // Before anything in the data dir is opened: a second start on it stops here, not once both run on one log.
+  const lock = await lockDataDir(config.dataDir);
+  try {
+    return await startHolding(config, logger, seams, lock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+/** The start once this process holds the data dir; the runtime's `stop()` releases it. */
+async function startHolding(
+  config: LoadedConfig,
+  logger: Logger,
+  seams: RuntimeSeams,
+  lock: DataDirLock,
+): Promise<Runtime> {
+  // runtime.json of a live runtime: one started by a skein that took no lock.
   const previous = readRuntimeInfo(config.dataDir);
   if (previous && previous.pid !== process.pid && isAlive(previous.pid) && isSkein(previous.pid)) {
     throw new Error(
@@ -343,10 +362,14 @@ export async function startRuntime(config: LoadedConfig, logger: Logger, seams: 
     auth: broker,
     stop: () =>
       (stopping ??= (async () => {
-        await host.stop();
-        await log.close();
-        for (const cleanup of cleanups) await cleanup().catch((err) => logger.warn({ err }, 'cleanup failed'));
-        rmSync(infoPath, { force: true });
+        try {
+          await host.stop();
+          await log.close();
+          for (const cleanup of cleanups) await cleanup().catch((err) => logger.warn({ err }, 'cleanup failed'));
+          rmSync(infoPath, { force: true });
+        } finally {
+          lock.release();
+        }
       })()),
   };
 }
