@@ -29,6 +29,7 @@ const SealState = z.object({
 type SealState = z.infer<typeof SealState>;
 
 const MAC_TAIL = /,"mac":"([0-9a-f]{64})"\}$/;
+const HOST_SEQ = /^\{"seq":([1-9]\d{0,15}),"subject":/;
 
 export class JsonlSeal {
   readonly #key: Buffer;
@@ -58,9 +59,9 @@ export class JsonlSeal {
     const lines = existsSync(logPath) ? readLines(logPath) : undefined;
     const hasKey = existsSync(keyPath);
     const hasState = existsSync(statePath);
-    const tampered = (changes: string[]) =>
+    const tampered = (changes: string[], what = 'is not the one this host sealed') =>
       new LogTamperedError(
-        `the embedded audit log ${logPath} is not the one this host sealed: ${changes.join('; ')}. ` +
+        `the embedded audit log ${logPath} ${what}: ${changes.join('; ')}. ` +
           'skein will not begin or continue a log that lost facts or holds facts it did not write. Restore ' +
           `${logPath} (and ${dir}) from a backup and start again; or, to start over knowingly, export what ` +
           `is left (skein replay --from-file ${logPath} --export <file>) and move ${logPath}, ${keyPath} and ` +
@@ -73,11 +74,13 @@ export class JsonlSeal {
           `${hasKey ? statePath : keyPath} is missing${sealedLine ? ` but line ${sealedLine.number} is sealed` : ''}`,
         ]);
       }
-      // A new data dir, or a log an older skein wrote: sealed from its next line on.
-      const lastSeq = lines?.length ? seqOf(lines.at(-1)!.text) : 0;
+      // A new data dir, or a log an older skein wrote: sealed from its next line on, once its lines are in order.
+      const key = randomBytes(32);
+      const legacy = verifyChain(lines ?? [], key, { sealedFrom: Number.MAX_SAFE_INTEGER, lastSeq: 0, lastMac: '' });
+      if (legacy.changes.length > 0) throw tampered(legacy.changes, 'cannot be sealed (an older skein wrote it)');
+      const { lastSeq } = legacy;
       if (lastSeq > 0) log?.warn({ path: logPath, lastSeq }, 'sealing an event log written before logs were sealed');
-      writePrivate(keyPath, `${randomBytes(32).toString('hex')}\n`);
-      const key = readKey(keyPath);
+      writePrivate(keyPath, `${key.toString('hex')}\n`);
       const seal = new JsonlSeal(key, statePath, { sealedFrom: lastSeq + 1, lastSeq, lastMac: genesis(key) }, log);
       seal.#save();
       return seal;
@@ -164,7 +167,11 @@ export function checkJsonlSeal(logPath: string, dir: string): string[] | undefin
   return verifyChain(readLines(logPath), readKey(keyPath), state).changes;
 }
 
-/** Walks the MAC chain of `lines`; `changes` names the first line that breaks it, or a log cut short. */
+/**
+ * Walks the MAC chain of `lines`; `changes` names the first line that breaks it, or a log cut short. Only lines
+ * before the first sealed one may be unsealed (an older skein wrote them, below `sealedFrom`); every sequence
+ * must be a positive integer above the one before it.
+ */
 function verifyChain(
   lines: Array<{ number: number; text: string }>,
   key: Buffer,
@@ -172,32 +179,50 @@ function verifyChain(
 ): { changes: string[]; lastSeq: number; lastMac: string } {
   let lastMac = genesis(key);
   let lastSeq = 0;
+  let lastLine = 0;
+  let sealed = false;
   let sealedMacAtLast: string | undefined;
+  const refuse = (change: string) => ({ changes: [change], lastSeq, lastMac });
+  const foreign = 'it was altered, moved, or written by someone other than the host';
   for (const line of lines) {
-    const seq = seqOf(line.text);
     const match = MAC_TAIL.exec(line.text);
-    if (seq < state.sealedFrom && !match) {
-      lastSeq = seq;
-      continue;
+    let seq: number | undefined;
+    if (match) {
+      const bare = `${line.text.slice(0, match.index)}}`;
+      const expected = chain(key, lastMac, bare);
+      if (match[1] !== expected) {
+        return refuse(
+          `line ${line.number} (sequence ${shownSeq(line.text)}) does not carry the seal the host wrote: ${foreign}`,
+        );
+      }
+      // The MAC proves the host wrote these bytes, in encodeLogLine's shape: its sequence leads the line.
+      seq = hostSeqOf(bare);
+      lastMac = expected;
+      sealed = true;
+    } else {
+      const parsed = unsealedSeqOf(line.text);
+      if (typeof parsed === 'number' && (sealed || parsed >= state.sealedFrom)) {
+        return refuse(`line ${line.number} (sequence ${parsed}) has no seal: ${foreign}`);
+      }
+      if (typeof parsed !== 'number') return refuse(`line ${line.number} is not a fact (${parsed.error}): ${foreign}`);
+      seq = parsed;
     }
-    const bare = match ? `${line.text.slice(0, match.index)}}` : line.text;
-    const expected = chain(key, lastMac, bare);
-    if (!match || match[1] !== expected) {
-      const what = match ? 'does not carry the seal the host wrote' : 'has no seal';
-      const change =
-        `line ${line.number} (sequence ${seq}) ${what}: ` +
-        'it was altered, moved, or written by someone other than the host';
-      return { changes: [change], lastSeq, lastMac };
+    if (seq === undefined) return refuse(`line ${line.number} is not a fact (no sequence): ${foreign}`);
+    if (seq <= lastSeq) {
+      return refuse(
+        `line ${line.number} (sequence ${seq}) does not follow sequence ${lastSeq} (line ${lastLine}): ` +
+          'a fact was repeated or moved, or written by someone other than the host',
+      );
     }
-    lastMac = expected;
     lastSeq = seq;
-    if (seq === state.lastSeq) sealedMacAtLast = expected;
+    lastLine = line.number;
+    if (seq === state.lastSeq && match) sealedMacAtLast = lastMac;
   }
   if (lastSeq < state.lastSeq) {
-    return { changes: [`shorter: last sequence ${lastSeq} (sealed up to ${state.lastSeq})`], lastSeq, lastMac };
+    return refuse(`shorter: last sequence ${lastSeq} (sealed up to ${state.lastSeq})`);
   }
   if (state.lastSeq >= state.sealedFrom && sealedMacAtLast !== state.lastMac) {
-    return { changes: [`the line at sequence ${state.lastSeq} is not the one sealed`], lastSeq, lastMac };
+    return refuse(`the line at sequence ${state.lastSeq} is not the one sealed`);
   }
   return { changes: [], lastSeq, lastMac };
 }
@@ -235,7 +260,36 @@ function readLines(path: string): Array<{ number: number; text: string }> {
   return pieces.map((text, i) => ({ number: i + 1, text })).filter((l) => l.text !== '');
 }
 
-function seqOf(line: string): number {
-  const seq = /^\{"seq":(\d+),/.exec(line)?.[1];
-  return seq === undefined ? 0 : Number(seq);
+/** The sequence leading a line the host sealed (`{"seq":N,"subject":…`); undefined if it does not lead. */
+function hostSeqOf(bare: string): number | undefined {
+  const seq = HOST_SEQ.exec(bare)?.[1];
+  return seq === undefined ? undefined : Number(seq);
+}
+
+/**
+ * The sequence of an unsealed line, read as replay reads it (JSON, wherever the key stands; a line glued after
+ * a torn one, which an older skein could leave, counts as the whole fact after the glue); else why not.
+ */
+function unsealedSeqOf(text: string): number | { error: string } {
+  const seqIn = (json: string) => {
+    const seq = (JSON.parse(json) as { seq?: unknown } | null)?.seq;
+    return Number.isSafeInteger(seq) && (seq as number) > 0 ? (seq as number) : { error: `sequence ${String(seq)}` };
+  };
+  try {
+    return seqIn(text);
+  } catch (err) {
+    const glued = text.lastIndexOf('{"seq":');
+    try {
+      if (glued > 0) return seqIn(text.slice(glued));
+    } catch {
+      // Reported as the whole line's error below.
+    }
+    return { error: (err as Error).message };
+  }
+}
+
+/** A line's sequence for an error message only (it was refused; nothing is trusted from it). */
+function shownSeq(text: string): string {
+  const found = unsealedSeqOf(text);
+  return typeof found === 'number' ? String(found) : '?';
 }

@@ -17,14 +17,21 @@ describe('the embedded log seal', () => {
   const original = join(temp.path, 'original');
   let copies = 0;
 
-  /** A copy of the stopped runtime's dir, changed by `change(dataDir)`; resolves to start's error or 'started'. */
-  async function restartAfter(change: (data: string, events: string) => void): Promise<string> {
+  /**
+   * A copy of a stopped runtime's dir (`from`, the original by default), changed by `change(dataDir)`; resolves
+   * to start's error or 'started'. `spawn` adds a fact before the stop.
+   */
+  async function restartAfter(
+    change: (data: string, events: string) => void,
+    options: { from?: string; spawn?: string } = {},
+  ): Promise<string> {
     const dir = join(temp.path, `copy-${++copies}`);
-    cpSync(original, dir, { recursive: true });
+    cpSync(options.from ?? original, dir, { recursive: true });
     change(join(dir, 'data'), join(dir, 'data', 'events.jsonl'));
     try {
       const rt = await startTestRuntime({ mode: 'embedded', dir });
       ok(await rt.call('agent.get', {}));
+      if (options.spawn) ok(await rt.call('agent.spawn', { label: options.spawn, agentId: options.spawn }));
       await rt.stop();
       return 'started';
     } catch (err) {
@@ -33,6 +40,21 @@ describe('the embedded log seal', () => {
   }
 
   const lines = (events: string) => readFileSync(events, 'utf8').trim().split('\n');
+  const write = (events: string, all: string[]) => writeFileSync(events, `${all.join('\n')}\n`);
+  /** `line` as another writer would put it: no seal, and its keys in another order. */
+  const unsealedReordered = (line: string) => {
+    const { seq, subject, fact } = JSON.parse(line) as { seq: number; subject: string; fact: unknown };
+    return JSON.stringify({ subject, seq, fact });
+  };
+  /** What an older skein left: the same lines without `mac`, and no key or seal yet. */
+  const unseal = (data: string, events: string) => {
+    write(
+      events,
+      lines(events).map((l) => l.replace(/,"mac":"[0-9a-f]{64}"\}$/, '}')),
+    );
+    rmSync(join(data, 'auth', 'log.key'));
+    rmSync(join(data, 'auth', 'log-seal.json'));
+  };
 
   beforeAll(async () => {
     const rt = await startTestRuntime({ mode: 'embedded', dir: original });
@@ -154,5 +176,134 @@ describe('the embedded log seal', () => {
   it('starts after a crash left a torn last line (never acknowledged)', async () => {
     const started = await restartAfter((_d, events) => appendFileSync(events, '{"seq":99,"subject":"skein.ev'));
     expect(started).toBe('started');
+  });
+
+  it('refuses a forged fact inserted in the middle, unsealed, its keys reordered, naming its line', async () => {
+    let at = 0;
+    const message = await restartAfter((_d, events) => {
+      const all = lines(events);
+      at = all.length;
+      const last = JSON.parse(all.at(-1)!) as { seq: number; subject: string; fact: Record<string, unknown> };
+      const fact = {
+        ...last.fact,
+        id: 'forged-1',
+        type: 'agent.completed',
+        data: { agentId: 'main', result: 'FORGED' },
+      };
+      const forged = JSON.stringify({ subject: 'skein.evt.main.agent.main', seq: last.seq, fact });
+      write(events, [...all.slice(0, -1), forged, all.at(-1)!]);
+    });
+    expect(message).toContain(
+      `line ${at} (sequence ${at}) has no seal: it was altered, moved, or written by someone other than the host`,
+    );
+    expect(message).toMatch(/Restore .* from a backup .*skein replay --from-file .* --export <file>/);
+  });
+
+  it('names the line replaced in the middle by an unsealed one, not the line after it', async () => {
+    const message = await restartAfter((_d, events) => {
+      const all = lines(events);
+      all[2] = unsealedReordered(all[2]!);
+      write(events, all);
+    });
+    expect(message).toContain('line 3 (sequence 3) has no seal');
+  });
+
+  describe('a log whose first lines an older skein wrote (before logs were sealed)', () => {
+    let legacy = '';
+    let legacyLines = 0;
+
+    beforeAll(async () => {
+      legacyLines = lines(join(original, 'data', 'events.jsonl')).length;
+      // Sealed from the next line on, then one more fact, then stopped: kept as the base of the cases below.
+      expect(
+        await restartAfter(
+          (data, events) => {
+            unseal(data, events);
+            legacy = join(temp.path, `copy-${copies}`);
+          },
+          { spawn: 'c' },
+        ),
+      ).toBe('started');
+    }, 60_000);
+
+    it('opens, seals only the lines after them, and opens again', async () => {
+      const all = lines(join(legacy, 'data', 'events.jsonl'));
+      const sealed = all.map((l) => /,"mac":"[0-9a-f]{64}"\}$/.test(l));
+      expect(sealed.indexOf(true)).toBe(legacyLines);
+      expect(sealed.slice(legacyLines).every(Boolean)).toBe(true);
+      expect(await restartAfter(() => undefined, { from: legacy })).toBe('started');
+    });
+
+    it('opens with a line glued after a torn one among them (an older skein could leave it)', async () => {
+      const glued = await restartAfter(
+        (_d, events) => {
+          const all = lines(events);
+          write(events, [all[0]!, `${all[1]!.slice(0, 40)}${all[1]!}`, ...all.slice(2)]);
+        },
+        { from: legacy },
+      );
+      expect(glued).toBe('started');
+    });
+
+    it('refuses to seal one whose lines are out of order', async () => {
+      const message = await restartAfter((data, events) => {
+        unseal(data, events);
+        const all = lines(events);
+        write(events, [all[0]!, all[2]!, all[1]!, ...all.slice(3)]);
+      });
+      expect(message).toMatch(
+        /events\.jsonl cannot be sealed \(an older skein wrote it\): line 3 \(sequence 2\) does not follow sequence 3/,
+      );
+    });
+
+    it('refuses an unsealed line after the first sealed one, even with a sequence from before the seal', async () => {
+      const message = await restartAfter(
+        (_d, events) => {
+          const all = lines(events);
+          write(events, [...all.slice(0, legacyLines + 1), unsealedReordered(all[1]!), ...all.slice(legacyLines + 1)]);
+        },
+        { from: legacy },
+      );
+      expect(message).toContain(`line ${legacyLines + 2} (sequence 2) has no seal`);
+    });
+
+    it('refuses a repeated or out-of-order sequence among them, naming the line', async () => {
+      const repeated = await restartAfter(
+        (_d, events) => {
+          const all = lines(events);
+          write(events, [all[0]!, all[1]!, all[1]!, ...all.slice(2)]);
+        },
+        { from: legacy },
+      );
+      expect(repeated).toContain('line 3 (sequence 2) does not follow sequence 2 (line 2)');
+      expect(repeated).toMatch(/Restore .* from a backup .*skein replay --from-file .* --export <file>/);
+      const swapped = await restartAfter(
+        (_d, events) => {
+          const all = lines(events);
+          write(events, [all[0]!, all[2]!, all[1]!, ...all.slice(3)]);
+        },
+        { from: legacy },
+      );
+      expect(swapped).toContain('line 3 (sequence 2) does not follow sequence 3 (line 2)');
+    });
+
+    it('refuses a line among them that is not a fact or has sequence 0', async () => {
+      const garbage = await restartAfter(
+        (_d, events) => {
+          const all = lines(events);
+          write(events, [all[0]!, 'not a fact', ...all.slice(1)]);
+        },
+        { from: legacy },
+      );
+      expect(garbage).toMatch(/line 2 is not a fact \(.*\): it was altered, moved, or written by someone other/);
+      const zero = await restartAfter(
+        (_d, events) => {
+          const all = lines(events);
+          write(events, [all[0]!.replace('"seq":1,', '"seq":0,'), ...all.slice(1)]);
+        },
+        { from: legacy },
+      );
+      expect(zero).toMatch(/line 1 is not a fact \(sequence 0\)/);
+    });
   });
 });
