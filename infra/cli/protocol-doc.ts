@@ -6,6 +6,7 @@
  */
 import { identitiesSection } from '../transport/auth/permissions-doc.ts';
 import { protocolSchema } from './schema.ts';
+import { MAX_JSON_DEPTH } from '../../schemas/message.ts';
 
 const HEADER = `# skein protocol
 
@@ -43,7 +44,9 @@ Request on \`skein.cmd.<agentId>.<type>\` with a JSON body; only \`data\` is nee
 \`invalid_message\` / \`agent_mismatch\`). Command ids belong to the sending agent: a repeated \`id\` gets the
 same reply and appends nothing twice (facts it caused have ids \`<agentId>/<commandId>:<n>\`, JetStream msg-ids).
 The reply is \`{ "ok": true, ...fields }\` or \`{ "ok": false, "error": { "code", "message", "retryable" } }\`,
-sent only after every fact the command caused is durably in the log.
+sent only after every fact the command caused is durably in the log. A body nests objects and arrays at most
+${MAX_JSON_DEPTH} levels deep (the body is level 1; a free-form value such as an agent's \`result\` is stored,
+hashed into the digest and replayed): deeper is \`invalid_message\` naming the path.
 
 Error codes: \`invalid_json\`, \`invalid_message\` (names the field path), \`invalid_subject\`, \`unknown_command\`,
 \`unknown_agent\`, \`agent_mismatch\`, \`payload_too_large\`, \`not_found\`, \`conflict\`, \`invalid_state\`,
