@@ -26,8 +26,9 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  await rt?.dispose();
+  // Unmounted first: the runtime's disposal removes its directory, the mount point with it.
   if (mounted) execFileSync('umount', ['-l', mounted], { stdio: 'pipe' });
+  await rt?.dispose();
 });
 
 describe('file tools on a full or read-only workspace disk', () => {
