@@ -29,37 +29,45 @@ for p in sorted(set(glob.glob('/tmp/skein-*/typeahead') + glob.glob(tmp + '/skei
             print(how, 'refused:', e.strerror)
 PY`;
 
+/**
+ * Runs `command` after a one-byte read of the terminal in key mode, writes `X<line>` once the terminal reads
+ * keys (dd takes the X: judged whole, the line starts with `Xrm`, which no deny rule names), and returns the
+ * command's output once it exited. A loaded machine may not have run stty by the yield: written only after.
+ */
+async function oneByteReadThenWrite(line: string, command = ''): Promise<string> {
+  const running = await scene.rt.call('terminal.exec', {
+    terminalId: scene.terminalId,
+    command: `stty -icanon; echo keys; dd bs=1 count=1 of=/dev/null 2>/dev/null; stty icanon${command}`,
+    yieldMs: 300,
+    timeoutMs: 10_000,
+  });
+  if (!running.ok) throw new Error(JSON.stringify(running));
+  expect(running['status']).toBe('running');
+  await expect
+    .poll(
+      async () => {
+        const r = await scene.rt.call('terminal.read', { terminalId: scene.terminalId, cursor: 0 });
+        return r.ok && /^keys$/m.test(String(r['output']));
+      },
+      { timeout: 10_000, interval: 50 },
+    )
+    .toBe(true);
+  expect(outcome(await scene.rt.call('terminal.write', { terminalId: scene.terminalId, data: `X${line}\r` }))).toBe(
+    'ok',
+  );
+  const done = await scene.rt.call('terminal.wait', { terminalId: scene.terminalId, timeoutMs: 10_000 });
+  if (!done.ok) throw new Error(JSON.stringify(done));
+  expect(done['status']).toBe('exited');
+  return String(done['output']);
+}
+
 describe('the typeahead mark, cleared by a sandboxed command', () => {
   attack('typeahead-mark', 'a one-byte read of allowed input, then the mark cleared', async () => {
     // Judged whole, the line starts with `Xrm`, which no deny rule names; with the X read away it is `rm …`.
     const line = `rm -f keep.txt; printf %s%s ${scene.c.halves[0]} ${scene.c.halves[1]}`;
     // dd reads one byte of the line the agent writes (the gate sees input to a program reading the terminal);
     // the rest stays in the terminal's queue while the command goes on to clear the mark.
-    const running = await scene.rt.call('terminal.exec', {
-      terminalId: scene.terminalId,
-      command: `stty -icanon; echo keys; dd bs=1 count=1 of=/dev/null 2>/dev/null; stty icanon; ${CLEAR}`,
-      yieldMs: 300,
-      timeoutMs: 10_000,
-    });
-    if (!running.ok) throw new Error(JSON.stringify(running));
-    expect(running['status']).toBe('running');
-    // Written only once the terminal reads keys: a loaded machine may not have run stty by the yield.
-    await expect
-      .poll(
-        async () => {
-          const r = await scene.rt.call('terminal.read', { terminalId: scene.terminalId, cursor: 0 });
-          return r.ok && /^keys$/m.test(String(r['output']));
-        },
-        { timeout: 10_000, interval: 50 },
-      )
-      .toBe(true);
-    expect(outcome(await scene.rt.call('terminal.write', { terminalId: scene.terminalId, data: `X${line}\r` }))).toBe(
-      'ok',
-    );
-    const done = await scene.rt.call('terminal.wait', { terminalId: scene.terminalId, timeoutMs: 10_000 });
-    if (!done.ok) throw new Error(JSON.stringify(done));
-    expect(done['status']).toBe('exited');
-    const report = String(done['output']);
+    const report = await oneByteReadThenWrite(line, `; ${CLEAR}`);
     // The command found its terminal's mark (the rc directory is bound at its own path) and every way failed.
     const marks = [...report.matchAll(/^mark (\S+)$/gm)].map((m) => m[1]!);
     expect(marks).toHaveLength(1);
@@ -88,27 +96,7 @@ describe('the typeahead mark, cleared by a sandboxed command', () => {
     expect(String(redefine['output'])).toMatch(/__skein_prompt: readonly function/);
     expect(String(redefine['output'])).toMatch(/PROMPT_COMMAND: readonly variable/);
     const line = `rm -f keep.txt; printf %s%s ${scene.c.halves[0]} ${scene.c.halves[1]}`;
-    const running = await scene.rt.call('terminal.exec', {
-      terminalId: scene.terminalId,
-      command: 'stty -icanon; echo keys; dd bs=1 count=1 of=/dev/null 2>/dev/null; stty icanon',
-      yieldMs: 300,
-      timeoutMs: 10_000,
-    });
-    if (!running.ok) throw new Error(JSON.stringify(running));
-    await expect
-      .poll(
-        async () => {
-          const r = await scene.rt.call('terminal.read', { terminalId: scene.terminalId, cursor: 0 });
-          return r.ok && /^keys$/m.test(String(r['output']));
-        },
-        { timeout: 10_000, interval: 50 },
-      )
-      .toBe(true);
-    expect(outcome(await scene.rt.call('terminal.write', { terminalId: scene.terminalId, data: `X${line}\r` }))).toBe(
-      'ok',
-    );
-    const done = await scene.rt.call('terminal.wait', { terminalId: scene.terminalId, timeoutMs: 10_000 });
-    if (!done.ok) throw new Error(JSON.stringify(done));
+    await oneByteReadThenWrite(line);
     for (let i = 0; i < 3; i++) await scene.exec('true');
     await new Promise((r) => setTimeout(r, 500));
     expect(existsSync(scene.keep)).toBe(true);
