@@ -36,13 +36,12 @@ import {
   clip,
   continuationProblem,
   describeError,
-  HIDDEN_SUBSCRIPT,
   heredocProblem,
+  hiddenSubscript,
   hiddenSubscriptMessage,
   joinedMessage,
   shadowProblem,
   startsItself,
-  SUBSCRIPT_EVALUATORS,
 } from './shell-refusals.ts';
 
 export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
@@ -151,6 +150,8 @@ function walk(node: Node, ctx: Ctx): void {
       const words = node.children.filter((c): c is Node => !!c).map((c) => (c.isNamed ? wordText(c) : c.type));
       push(ctx, { kind: 'command', text: words.join(' '), forms: [words.join(' ')], argv: words });
       for (const script of laterScripts(words)) parseScript(ctx.state, script, words[0], ctx.depth + 1);
+      const hidden = hiddenSubscript(words[0]!, words.slice(1));
+      if (hidden !== undefined) ctx.state.errors.push(hiddenSubscriptMessage(words[0]!, hidden));
       for (const c of node.namedChildren) if (c) walk(c, ctx);
       return;
     }
@@ -307,7 +308,7 @@ function handleCommand(node: Node, ctx: Ctx): void {
 function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
   const { name, raw } = canonicalName(words[0]!);
   const argv = [name, ...words.slice(1)];
-  const hidden = SUBSCRIPT_EVALUATORS.has(name) ? words.slice(1).find((w) => HIDDEN_SUBSCRIPT.test(w)) : undefined;
+  const hidden = hiddenSubscript(name, words.slice(1));
   if (hidden !== undefined) ctx.state.errors.push(hiddenSubscriptMessage(name, hidden));
   const text = [...assignments, ...argv].join(' ');
   const forms = [text];

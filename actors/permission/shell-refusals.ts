@@ -35,27 +35,29 @@ export function heredocProblem(start: Node, source: string): string | undefined 
 }
 
 /**
- * Builtins that take a variable name and evaluate an array subscript in it, with its expansions: `printf -v
- * 'a[$(rm x)]' %s y`, `test -v 'a[$(rm x)]'`, `read 'a[$(rm x)]'` run rm from what looks like a quoted string
- * (the `[ … ]` and `[[ … ]]` forms are refused in shell-parse.ts's test_command case).
+ * The word of a builtin's arguments that names an array element whose subscript holds an expansion, which bash
+ * evaluates: `printf -v 'a[$(rm x)]' %s y`, `test -v 'a[$(rm x)]'`, `read 'a[$(rm x)]'`, `declare 'a[$(rm x)]=1'`
+ * run rm from what looks like a quoted string (the `[ … ]` and `[[ … ]]` forms are refused in shell-parse.ts's
+ * test_command case). Only the words bash reads as names (or, for `let`, arithmetic): a value such as printf's
+ * `"${a[$i]}"` is an expansion the gate already sees.
  */
-export const SUBSCRIPT_EVALUATORS: ReadonlySet<string> = new Set([
-  'test',
-  'printf',
-  'read',
-  'mapfile',
-  'readarray',
-  'wait',
-  'let',
-  'unset',
-  'declare',
-  'typeset',
-  'local',
-  'export',
-  'readonly',
-]);
+export function hiddenSubscript(name: string, args: readonly string[]): string | undefined {
+  const hidden = (w: string | undefined) => w !== undefined && HIDDEN_SUBSCRIPT.test(w);
+  const after = (flags: readonly string[]) => args.find((_, k) => k > 0 && flags.includes(args[k - 1]!));
+  let word: string | undefined;
+  if (name === 'printf') word = args.find((a) => a.startsWith('-v') && a.length > 2)?.slice(2) ?? after(['-v']);
+  else if (name === 'test') word = after(['-v', '-R']);
+  else if (DECLARING.has(name)) word = args.filter((a) => !a.startsWith('-')).find((a) => hidden(a.split('=')[0]));
+  else if (NAMING.has(name)) word = args.find((a) => !a.startsWith('-') && hidden(a));
+  return hidden(word) ? word : undefined;
+}
+
+/** Builtins whose operands are variable names (or, for `let`, arithmetic), all of them. */
+const NAMING: ReadonlySet<string> = new Set(['read', 'mapfile', 'readarray', 'wait', 'unset', 'let']);
+/** Builtins whose operands are `name[=value]`: the name is checked, not the value. */
+const DECLARING: ReadonlySet<string> = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
 /** A word holding a subscript with an expansion in it (`a[$(x)]`, `` a[`x`] ``). */
-export const HIDDEN_SUBSCRIPT = /\[[^\]]*[$`]/;
+const HIDDEN_SUBSCRIPT = /\[[^\]]*[$`]/;
 
 export function hiddenSubscriptMessage(name: string, word: string): string {
   return (

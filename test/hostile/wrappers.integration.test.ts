@@ -54,6 +54,8 @@ describe('rm behind a wrapper the gate used to misread', () => {
     "printf -v 'a[$(rm -f keep.txt)]' %s x",
     "echo y | read 'a[$(rm -f keep.txt)]'",
     "nice printf -v 'a[`rm -f keep.txt`]' %s x",
+    "declare 'a[$(rm -f keep.txt)]=1'",
+    "unset 'a[$(rm -f keep.txt)]'",
     // Code bash runs later from a string (shell-later.ts), and builtins that run what the gate cannot see.
     "trap 'rm -f keep.txt' RETURN",
     "PS4='$(rm -f keep.txt)'; set -x; true",

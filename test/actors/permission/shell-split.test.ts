@@ -270,6 +270,37 @@ describe('splitShell: a function that starts itself in the background or a pipel
   });
 });
 
+describe('splitShell: an array subscript with an expansion where a builtin reads a variable name', () => {
+  // bash evaluates the subscript, expansions included: each runs rm from what reads as a quoted string.
+  it.each([
+    ["test -v 'a[$(rm x)]'", 'a[$(rm x)]', 'test'],
+    ["printf -v 'a[$(rm x)]' %s y", 'a[$(rm x)]', 'printf'],
+    ["read -r 'a[`rm x`]'", 'a[`rm x`]', 'read'],
+    ["declare 'a[$(rm x)]=1'", 'a[$(rm x)]=1', 'declare'],
+    ["local x=1 'a[$(rm x)]'", 'a[$(rm x)]', 'local'],
+    ["unset 'a[$(rm x)]'", 'a[$(rm x)]', 'unset'],
+    ["let 'n=a[$(rm x)]'", 'n=a[$(rm x)]', 'let'],
+  ])('refuses %j, naming the word', async (src, word, name) => {
+    expect((await split(src)).parseError).toBe(
+      `the argument ${JSON.stringify(word)} of ${name} holds an array subscript with $ or \`, which bash ` +
+        'evaluates and so may run a command hidden in a string; use a plain variable name or a literal subscript',
+    );
+  });
+
+  it('keeps values (an expansion it sees), plain names and literal subscripts', async () => {
+    for (const src of [
+      `printf '%s\\n' "\${a[$i]}"`,
+      'local v=${a[$i]}',
+      'test -n "${a[$i]}"',
+      'read -r line',
+      'declare -a arr',
+      "unset 'a[3]'",
+      'printf -v out %s x',
+    ])
+      expect((await split(src)).parseError, src).toBeUndefined();
+  });
+});
+
 describe('splitShell: a backslash right after a quoted or braced piece', () => {
   const policy = merged(BYPASS_POLICY);
   const allowAll = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
