@@ -6,11 +6,10 @@
  * clients find it. `stop()` drains and tears everything down.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { writeFileAtomic } from '../../actors/common/atomic-write.ts';
-import { isInside } from '../../machines/common/confine.ts';
 import { isFinished } from '../../machines/agent/agent.ts';
 import { COMMANDS, type RuntimeMode, type AgentId } from '../../schemas/index.ts';
 import type { Bus } from '../transport/bus.ts';
@@ -26,7 +25,7 @@ import { restoreLostAgents, watchLostHosts } from './lost-hosts.ts';
 import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
-import { isAlive, natsServerAvailable, stopStaleNatsServer, type NatsServerHandle } from '../transport/nats-server.ts';
+import { natsServerAvailable, type NatsServerHandle } from '../transport/nats-server.ts';
 import { frameLimit, serveBusOnSocket, type SocketServer } from '../transport/socket-server.ts';
 import { mintSocketToken, operatorTokenPath, socketKey } from '../transport/auth/socket-tokens.ts';
 import { writePrivate } from '../transport/auth/authority.ts';
@@ -37,8 +36,9 @@ import { guardLog } from '../transport/log-guard.ts';
 import { verifySeal } from '../transport/log-seal.ts';
 import { startStep } from './start-step.ts';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
+import { assertWorkspace, dataDirInsideWorkspace, settlePreviousRuntime } from './start-checks.ts';
 import { microService } from '../discovery/micro-service.ts';
-import { readRuntimeInfo, runtimeInfoPath, type RuntimeInfo } from './runtime-info.ts';
+import { runtimeInfoPath, type RuntimeInfo } from './runtime-info.ts';
 
 export { readRuntimeInfo, RuntimeInfo, runtimeInfoPath } from './runtime-info.ts';
 
@@ -91,20 +91,7 @@ async function startHolding(
   seams: RuntimeSeams,
   lock: DataDirLock,
 ): Promise<Runtime> {
-  // runtime.json of a live runtime: one started by a skein that took no lock.
-  const previous = readRuntimeInfo(config.dataDir);
-  if (previous && previous.pid !== process.pid && isAlive(previous.pid) && isSkein(previous.pid)) {
-    throw new Error(
-      `a runtime is already running on data dir ${config.dataDir} ` +
-        `(pid ${previous.pid}); stop it, or pass another --data`,
-    );
-  }
-  if (
-    previous?.natsServerPid &&
-    (await stopStaleNatsServer(previous.natsServerPid, join(config.dataDir, 'jetstream')))
-  ) {
-    logger.warn({ pid: previous.natsServerPid }, 'stopped the private nats-server a dead runtime left behind');
-  }
+  await settlePreviousRuntime(config.dataDir, logger);
   const mode = chooseMode(config);
   const step = <T>(name: string, run: () => Promise<T>) => startStep(logger, name, run);
   const hostId = `h-${randomBytes(4).toString('hex')}`;
@@ -390,30 +377,4 @@ async function networkedIdentities(config: LoadedConfig, logger: Logger): Promis
     dataDir: config.dataDir,
     logger,
   });
-}
-
-/** Before anything is created: a workspace that is missing or not a directory is refused, named. */
-function assertWorkspace(workspace: string): void {
-  const stat = statSync(workspace, { throwIfNoEntry: false });
-  if (stat?.isDirectory()) return;
-  throw new Error(
-    `workspace '${workspace}' ${stat ? 'is not a directory' : 'does not exist'}: create it, or pass --workspace ` +
-      '<dir> (default: the current directory)',
-  );
-}
-
-function dataDirInsideWorkspace(config: LoadedConfig): boolean {
-  try {
-    return isInside(realpathSync(config.workspace), realpathSync(config.dataDir));
-  } catch {
-    return false; // a missing workspace is reported when the root agent is created
-  }
-}
-
-function isSkein(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('skein');
-  } catch {
-    return false;
-  }
 }
