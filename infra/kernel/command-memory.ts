@@ -20,6 +20,13 @@ import type { AnyDomain } from './domain.ts';
 /** A reply and whether it may be retried (a retryable failure is not remembered as the answer). */
 export type Outcome = { bytes: Uint8Array; retryable: boolean };
 
+/**
+ * The replies kept, at most about this many bytes in all (besides `repliesKept` of them): each is at most
+ * `limits.maxPayloadBytes`, and 2,000 of those could hold gigabytes. An evicted reply's retry is rebuilt from
+ * the command's facts (or answered `in_doubt`), as after a restart.
+ */
+export const REPLY_BYTES = 64 * 1024 * 1024;
+
 /** How many recent commands keep their facts for rebuilding a reply after a restart. */
 const CAUSED_KEPT = 4_096;
 /** …and at most about this many characters of their data. */
@@ -32,6 +39,9 @@ export function commandKey(agentId: string, commandId: string): string {
 
 export class CommandMemory {
   readonly #replies = new Map<string, Promise<Outcome>>();
+  /** Sizes of the settled replies kept, and their sum (the replies' byte bound). */
+  readonly #replySizes = new Map<string, number>();
+  #replyBytes = 0;
   /** Keys of commands whose facts are in the log: never run twice. */
   readonly #handled = new Set<string>();
   /** The facts of the most recent commands, by key: a retry after a restart is answered from them. */
@@ -58,15 +68,28 @@ export class CommandMemory {
 
   /** Keeps the reply of a command now running; a retryable failure is forgotten once it settles. */
   remember(key: string, reply: Promise<Outcome>): void {
+    this.#forget(key);
     this.#replies.set(key, reply);
-    // A retryable failure is not the answer forever: the same id may try again.
     void reply.then((outcome) => {
-      if (outcome.retryable && this.#replies.get(key) === reply) this.#replies.delete(key);
+      if (this.#replies.get(key) !== reply) return;
+      // A retryable failure is not the answer forever: the same id may try again.
+      if (outcome.retryable) return this.#forget(key);
+      this.#replySizes.set(key, outcome.bytes.byteLength);
+      this.#replyBytes += outcome.bytes.byteLength;
+      while (this.#replyBytes > REPLY_BYTES && this.#replies.size > 1) this.#forget(this.#replies.keys().next().value!);
     });
-    if (this.#replies.size > this.#repliesKept) {
-      const oldest = this.#replies.keys().next().value;
-      if (oldest !== undefined) this.#replies.delete(oldest);
-    }
+    if (this.#replies.size > this.#repliesKept) this.#forget(this.#replies.keys().next().value!);
+  }
+
+  /** Bytes of the settled replies kept (for tests of the bound). */
+  get replyBytes(): number {
+    return this.#replyBytes;
+  }
+
+  #forget(key: string): void {
+    this.#replies.delete(key);
+    this.#replyBytes -= this.#replySizes.get(key) ?? 0;
+    this.#replySizes.delete(key);
   }
 
   /** Notes a fact a command caused (stored live or read back from the log). */

@@ -4,6 +4,7 @@
  * away, and a reply too large for the bus. Each names what happened and what to do.
  */
 import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/index.ts';
+import type { Outcome } from './command-memory.ts';
 import { encode } from '../transport/codec.ts';
 
 /** Named hosts: the agent's host is away and nobody else may answer for it (the route says who it is). */
@@ -26,4 +27,14 @@ export function tooLargeReply(subject: string, bytes: number, max: number): Uint
       retryable: false,
     },
   });
+}
+
+/**
+ * A command's reply as it may be remembered for retries of its id: over `max`, the error a client gets instead
+ * (found by a review: the cache kept the full bytes of replies nobody could be sent, 14 MB per command id for a
+ * 7 MiB file.read, for up to limits.commandCacheSize ids).
+ */
+export function fitReply(outcome: Outcome, subject: string, max: number): Outcome {
+  const size = outcome.bytes.byteLength;
+  return size > max ? { ...outcome, bytes: tooLargeReply(subject, size, max) } : outcome;
 }

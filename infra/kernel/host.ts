@@ -35,7 +35,7 @@ import type { PerAgentSlots } from '../../machines/common/per-agent-slots.ts';
 import { agentInFlight } from './agent-in-flight.ts';
 import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { LogFollower } from './log-follower.ts';
-import { tooLargeReply, unavailableReply } from './host-replies.ts';
+import { fitReply, tooLargeReply, unavailableReply } from './host-replies.ts';
 import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
 /** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
@@ -306,7 +306,10 @@ export class Host {
       } else if (this.#memory.handled(key)) {
         reply = await this.#memory.rebuild(command, def, key, this.#domains);
       } else {
-        const pending = this.#run(command, def, parsed?.content);
+        // Over the limit, replaced before it is remembered (host-replies.ts `fitReply`).
+        const pending = this.#run(command, def, parsed?.content).then((o) =>
+          fitReply(o, msg.subject, this.options.maxPayloadBytes),
+        );
         this.#memory.remember(key, pending);
         reply = (await pending).bytes;
       }
@@ -324,6 +327,11 @@ export class Host {
       reply = tooLargeReply(msg.subject, reply.byteLength, max);
     }
     if (msg.reply) msg.respond(reply);
+  }
+
+  /** Bytes of the replies kept for retries of their command ids (bounded: `REPLY_BYTES`, command-memory.ts). */
+  get replyCacheBytes(): number {
+    return this.#memory.replyBytes;
   }
 
   async #run(command: Command, def: CommandDef, contentBytes?: ContentBytes): Promise<Outcome> {

@@ -2,6 +2,8 @@
  * The host over a real connection, in both modes: the pipeline end to end
  * (command → fact → log → reply) and every bad input of the foundation issue.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subjectFor } from '../../../schemas/index.ts';
@@ -33,6 +35,20 @@ describe.each(MODES)('host (%s)', (mode) => {
 
   const raw = async (bus: Bus, subject: string, payload: Uint8Array | string) =>
     decodeReply(subject, await bus.request(subject, payload, { timeoutMs: 10_000 }));
+
+  it('keeps no reply over the limit for retries: the error that was sent is what a retry gets', async () => {
+    // Found by a review: each file.read of a file too big to send kept its full reply for retries (14 MB per
+    // command id for a 7 MiB file, up to limits.commandCacheSize ids), though only the error could be sent.
+    writeFileSync(join(rt.workspace, 'wide.txt'), `${'w'.repeat(200_000)}\n`);
+    const before = rt.host.replyCacheBytes;
+    for (let i = 0; i < 20; i++) {
+      const id = `wide-${mode}-${i}`;
+      const first = await rt.call('file.read', { path: 'wide.txt' }, { id });
+      expect(first).toMatchObject({ ok: false, error: { code: 'payload_too_large' } });
+      expect(await rt.call('file.read', { path: 'wide.txt' }, { id })).toEqual(first);
+    }
+    expect(rt.host.replyCacheBytes - before).toBeLessThan(20 * 1024);
+  });
 
   it('spawns a child and a grandchild; agent.get folds their facts', async () => {
     const child = await rt.call('agent.spawn', { label: 'a' });
