@@ -292,6 +292,7 @@ export class EditService {
       stale: target.file ? this.#seen.isStale(ctx.agentId, target.file) : false,
       preview,
       crlf: target.file?.lineEnding === 'crlf',
+      maxFileBytes: this.maxFileBytes,
     };
     const actor = createActor(editSessionMachine, { input });
     const s: Session = { editId, agentId: ctx.agentId, mode, target, actor, pending: [], lock: Promise.resolve() };

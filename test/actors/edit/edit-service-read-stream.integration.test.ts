@@ -1,5 +1,5 @@
 /** EditService: file.read and streaming edits (fixture and helpers: `edit-service-fixture.ts`). */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { ctx, facts, failure, file, service, sha, useEditService, validated } from './edit-service-fixture.ts';
 
 useEditService();
@@ -83,6 +83,20 @@ describe('streaming edit', () => {
     const err = await failure(service.input(ctx(), { editId, chunk: '{"edits":[{"old_text":"zzz","new_text":"y"}' }));
     expect(err.message).toMatch(/^Could not find matching text for edit at index 0\./);
     expect(facts.at(-1)).toMatchObject({ type: 'edit.failed', data: { code: 'not_found', appliedCount: 0 } });
+  });
+
+  it('a streamed write that outgrows maxFileBytes fails as it streams, not at finish; nothing is written', async () => {
+    // Found by a review: 36 MB streamed against an 8 MiB limit was all taken (1.1 GB of heap) and refused only
+    // at edit.finish. The fixture's limit is 1,000,000 bytes: the fifth chunk of 200,001 crosses it.
+    const { editId } = await service.begin(ctx(), { path: 'big.txt', mode: 'write' });
+    await service.input(ctx(), { editId, chunk: '{"path":"big.txt","content":"' });
+    for (let i = 0; i < 4; i++) await service.input(ctx(), { editId, chunk: 'a'.repeat(200_001) });
+    const err = await failure(service.input(ctx(), { editId, chunk: 'a'.repeat(200_001) }));
+    expect(err.message).toMatch(
+      'The streamed input is over what a 1000000-byte file can hold (1000005 characters so far); nothing was ',
+    );
+    expect(existsSync(file('big.txt'))).toBe(false);
+    expect(facts.at(-1)?.type).toBe('edit.failed');
   });
 
   it('malformed JSON at finish names the offset; nothing is written', async () => {
