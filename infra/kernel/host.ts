@@ -288,6 +288,7 @@ export class Host {
       return;
     }
     let taken = false;
+    const max = this.options.maxPayloadBytes;
     try {
       if (this.#unavailable) throw new RuntimeError(ErrorCode.Unavailable, this.#unavailable, { retryable: true });
       this.#perAgent?.take(agentId);
@@ -298,7 +299,7 @@ export class Host {
       const answer = await this.#parser.parse(agentId, acts, msg.data, msg.owned);
       const parsed = answer && 'value' in answer ? answer : undefined;
       const payload = answer && 'unparsed' in answer ? answer.unparsed : msg.data;
-      const { command, def } = decodeCommand(msg.subject, payload, this.options.maxPayloadBytes, parsed, size);
+      const { command, def } = decodeCommand(msg.subject, payload, max, parsed, size);
       const key = commandKey(command.agentId, command.id);
       const cached = this.#memory.reply(key);
       if (cached) {
@@ -306,10 +307,7 @@ export class Host {
       } else if (this.#memory.handled(key)) {
         reply = await this.#memory.rebuild(command, def, key, this.#domains);
       } else {
-        // Over the limit, replaced before it is remembered (host-replies.ts `fitReply`).
-        const pending = this.#run(command, def, parsed?.content).then((o) =>
-          fitReply(o, msg.subject, this.options.maxPayloadBytes),
-        );
+        const pending = this.#run(command, def, parsed?.content).then((o) => fitReply(o, msg.subject, max));
         this.#memory.remember(key, pending);
         reply = (await pending).bytes;
       }
@@ -318,12 +316,8 @@ export class Host {
       reply = encode({ ok: false, error: toErrorInfo(err) });
     }
     if (taken) this.#perAgent?.release(agentId);
-    const max = this.options.maxPayloadBytes;
     if (reply.byteLength > max) {
-      this.#logger.error(
-        { subject: msg.subject, bytes: reply.byteLength, max },
-        'reply too large; sent an error instead',
-      );
+      this.#logger.error({ subject: msg.subject, bytes: reply.byteLength, max }, 'reply too large; sent an error');
       reply = tooLargeReply(msg.subject, reply.byteLength, max);
     }
     if (msg.reply) msg.respond(reply);
