@@ -35,6 +35,17 @@ export const LimitsConfig = z
         'Commands one agent may have in progress on a host at once; a further one is refused (limit_exceeded) ' +
           'until some reply.',
       ),
+    maxRecordedBytesPerAgent: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .default(1024 * 1024 * 1024)
+      .describe(
+        'Bytes of facts an agent and its sub-agents may add to the events log (default 1 GiB; the root agent, ' +
+          'the operator, has no bound). Past it, the agent and every agent below it may only finish, read and ' +
+          'close (agent.complete, agent.fail, terminal.close…): their facts are what replay keeps in memory and ' +
+          'the log keeps on disk for good.',
+      ),
   })
   .strict();
 

@@ -101,6 +101,26 @@ export type Fact<TData = unknown> = Omit<FactEnvelope, 'data'> & { data: TData }
 /** A fact read back from the log, with its position. */
 export type StoredFact<TData = unknown> = Fact<TData> & { seq: number; subject: string };
 
+/**
+ * The bytes a stored fact takes in its log (a JetStream message's payload, a JSONL line), set by the log that
+ * stored or read it. A symbol key, not enumerable: JSON, the digest's canonical form and zod never see it.
+ * What each agent's facts add up to is bounded (`limits.maxRecordedBytesPerAgent`).
+ */
+export const RECORDED_BYTES: unique symbol = Symbol('skein.recordedBytes');
+
+/**
+ * Notes on `stored` the bytes its log holds it in. Not enumerable: a copy of the fact (spread, structured
+ * clone) does not take it, and comparing facts (a test's `toEqual`) does not see it.
+ */
+export function noteRecordedBytes(stored: StoredFact, bytes: number): void {
+  Object.defineProperty(stored, RECORDED_BYTES, { value: bytes, writable: true, configurable: true });
+}
+
+/** The bytes `stored` takes in its log, when the log said (else undefined). */
+export function recordedBytesOf(stored: StoredFact): number | undefined {
+  return (stored as { [RECORDED_BYTES]?: number })[RECORDED_BYTES];
+}
+
 /** A fact as an actor emits it, before the host stamps id/at/agentId/causationId. */
 export type UnstampedFact<TData = unknown> = { type: string; data: TData; agentId?: AgentId };
 

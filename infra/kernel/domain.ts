@@ -143,3 +143,28 @@ export function registerDomains<const Ds extends readonly AnyDomain[]>(
 ): void {
   for (const domain of domains) host.register(domain);
 }
+
+/**
+ * Runs the reactions that hear `fact`: in this phase (`restore`: read back at start, `live`), for this host's
+ * facts or (named hosts) another's, of a type they listen to. A reaction that throws or rejects is logged;
+ * the fact stays stored and the next reactions still run.
+ */
+export function runReactions(
+  reactions: readonly Reaction[],
+  fact: StoredFact,
+  foreign: boolean,
+  phase: 'restore' | 'live',
+  logger: Logger,
+): void {
+  for (const reaction of reactions) {
+    if (reaction.when !== 'always' && reaction.when !== phase) continue;
+    if (foreign ? !reaction.foreign : reaction.foreign === 'only') continue;
+    if (typeof reaction.on === 'function' ? !reaction.on(fact.type) : !reaction.on.includes(fact.type)) continue;
+    try {
+      const done = reaction.run(fact);
+      if (done) done.catch((err) => logger.warn({ err, event: fact.type }, 'a reaction to a fact failed'));
+    } catch (err) {
+      logger.warn({ err, event: fact.type }, 'a reaction to a fact failed');
+    }
+  }
+}

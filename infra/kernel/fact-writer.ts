@@ -13,6 +13,7 @@ import {
   ErrorCode,
   RuntimeError,
   eventsByType,
+  noteRecordedBytes,
   toErrorInfo,
   type Fact,
   type StoredFact,
@@ -27,6 +28,7 @@ import {
   type EventLog,
   type LogStream,
 } from '../transport/event-log.ts';
+import { AppendFailedError } from './append-failed.ts';
 import { PARSE_CHECKED_DEFAULT } from './checked.ts';
 import { carriedFacts, subjectOf } from '../../schemas/carried.ts';
 
@@ -36,6 +38,7 @@ import { SendOrder } from './send-order.ts';
 import { stampFact, type StampOptions } from './stamp.ts';
 
 export type { StampOptions };
+export { AppendFailedError };
 import type { Logger } from './log.ts';
 
 export type FactWriterOptions = {
@@ -52,20 +55,9 @@ export type FactWriterOptions = {
    * SKEIN_PARSE_CHECKED_FACTS=1), so every test checks the typed hot paths against their schemas at run time.
    */
   parseChecked?: boolean | undefined;
+  /** Called once per fact stored in (or read from) the events stream, before its listeners; carried ones not. */
+  onRecorded?: ((stored: StoredFact) => void) | undefined;
 };
-
-export class AppendFailedError extends RuntimeError {
-  override name = 'AppendFailedError';
-  constructor(type: string, subject: string, attempts: number, cause: unknown) {
-    super(
-      ErrorCode.AppendFailed,
-      `fact '${type}' could not be appended to '${subject}' after ${attempts} attempts ` +
-        `(${String((cause as Error)?.message ?? cause)}); nothing was ` +
-        `applied — check the event log (nats-server / data dir) and retry`,
-      { retryable: true, cause },
-    );
-  }
-}
 
 type EarlyOutcome = { result: AppendResult } | { error: unknown };
 
@@ -229,7 +221,7 @@ export class FactWriter {
   async #settleEarly(early: Promise<EarlyOutcome>, subject: string, fact: Fact): Promise<StoredFact | undefined> {
     const outcome = await early;
     if (!('result' in outcome) || outcome.result.duplicate || this.#inDoubt.has(subject)) return undefined;
-    const stored: StoredFact = { ...fact, seq: outcome.result.seq, subject };
+    const stored = storedOf(fact, outcome.result, subject);
     this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
     this.#apply(stored, 'events');
     return stored;
@@ -269,7 +261,7 @@ export class FactWriter {
           expectedLastSubjectSeq: expected,
           ...(textJsonSafe ? { textJsonSafe } : {}),
         });
-        const stored: StoredFact = { ...fact, seq: result.seq, subject };
+        const stored = storedOf(fact, result, subject);
         // Folded already: a re-read of the subject found it (an early send in doubt, #settleEarly).
         const folded = stream === 'events' && result.seq <= (this.#lastBySubject.get(subject) ?? 0);
         // A duplicate of an earlier attempt of this writer's (one that timed out, or an early send) is ours.
@@ -380,6 +372,7 @@ export class FactWriter {
     if (stream === 'events') {
       this.#facts += 1;
       this.#lastSeq = Math.max(this.#lastSeq, stored.seq);
+      this.#o.onRecorded?.(stored);
     }
     // The facts it carries (edit.applied's action-log records) follow it, folded and heard as if stored alone.
     const carried = stream === 'events' ? foldStored(this.#o.fold, stored) : [];
@@ -393,6 +386,13 @@ export class FactWriter {
       }
     }
   }
+}
+
+/** The stored form of an appended fact, with the bytes its log reported (`RECORDED_BYTES`). */
+function storedOf(fact: Fact, result: AppendResult, subject: string): StoredFact {
+  const stored: StoredFact = { ...fact, seq: result.seq, subject };
+  if (result.bytes !== undefined) noteRecordedBytes(stored, result.bytes);
+  return stored;
 }
 
 function isUnavailable(err: unknown): boolean {

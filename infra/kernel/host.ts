@@ -29,10 +29,11 @@ import type { EventLog } from '../transport/event-log.ts';
 import { FactWriter, type StampOptions } from './fact-writer.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from 'pino';
-import type { AnyDomain, Gate, HandlerContext, Reaction } from './domain.ts';
+import { runReactions, type AnyDomain, type Gate, type HandlerContext, type Reaction } from './domain.ts';
 import type { Route } from '../../machines/hosts/liveness.ts';
 import type { PerAgentSlots } from '../../machines/common/per-agent-slots.ts';
 import { agentInFlight } from './agent-in-flight.ts';
+import { RecordedBudget } from './recorded-budget.ts';
 import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { LogFollower } from './log-follower.ts';
 import { fitReply, tooLargeReply, unavailableReply } from './host-replies.ts';
@@ -60,6 +61,8 @@ export type HostOptions = {
   commandCacheSize: number;
   /** Commands one agent may have in progress at once (`limits.maxInFlightPerAgent`); unbounded if unset. */
   maxInFlightPerAgent?: number | undefined;
+  /** Bytes of facts an agent's subtree may add (`limits.maxRecordedBytesPerAgent`); unbounded if unset. */
+  maxRecordedBytesPerAgent?: number | undefined;
   appendRetries: number;
   appendRetryDelayMs: number;
   /** Throws a retryable `unavailable` error while the event log is unreachable (broker down). */
@@ -97,6 +100,7 @@ export class Host {
   readonly #parser: OrderedJsonParse;
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #perAgent: PerAgentSlots | undefined;
+  readonly #budget: RecordedBudget | undefined;
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
   #subscription: Subscription | undefined;
@@ -110,6 +114,8 @@ export class Host {
     this.#json = new JsonThread(this.#logger, undefined, options.jsonWorker);
     this.#parser = new OrderedJsonParse(this.#json, options.maxPayloadBytes);
     if (options.maxInFlightPerAgent !== undefined) this.#perAgent = agentInFlight(options.maxInFlightPerAgent);
+    const maxRecorded = options.maxRecordedBytesPerAgent;
+    if (maxRecorded !== undefined) this.#budget = new RecordedBudget(maxRecorded, (id) => this.agentSubject(id));
     this.fold = new Fold(options.aggregates);
     this.writer = new FactWriter({
       log: options.log,
@@ -119,6 +125,7 @@ export class Host {
       retries: options.appendRetries,
       retryDelayMs: options.appendRetryDelayMs,
       assertAvailable: options.assertAvailable,
+      onRecorded: this.#budget && ((stored) => this.#budget!.charge(stored)),
     });
     this.writer.onFact((fact, foreign) => {
       if (fact.causationId) this.#memory.noteCaused(commandKey(fact.agentId, fact.causationId), fact);
@@ -244,18 +251,7 @@ export class Host {
   }
 
   #react(fact: StoredFact, foreign: boolean): void {
-    const phase = this.#phase === 'restoring' ? 'restore' : 'live';
-    for (const reaction of this.#reactions) {
-      if (reaction.when !== 'always' && reaction.when !== phase) continue;
-      if (foreign ? !reaction.foreign : reaction.foreign === 'only') continue;
-      if (typeof reaction.on === 'function' ? !reaction.on(fact.type) : !reaction.on.includes(fact.type)) continue;
-      try {
-        const done = reaction.run(fact);
-        if (done) done.catch((err) => this.#logger.warn({ err, event: fact.type }, 'a reaction to a fact failed'));
-      } catch (err) {
-        this.#logger.warn({ err, event: fact.type }, 'a reaction to a fact failed');
-      }
-    }
+    runReactions(this.#reactions, fact, foreign, this.#phase === 'restoring' ? 'restore' : 'live', this.#logger);
   }
 
   /** Refuse every command from now on with `unavailable` and `reason` (the audit log was lost). */
@@ -274,11 +270,10 @@ export class Host {
   async #handle(msg: BusMsg): Promise<void> {
     let reply: Uint8Array;
     const agentId = msg.subject.split('.')[2] ?? '';
+    const type = msg.subject.split('.').slice(3).join('.');
     await this.#follower?.before(agentId, this.agentExists(agentId));
     // Reads of what other hosts write see whatever they acknowledged before the read was asked.
-    if (this.#follower && READS_OTHER_HOSTS.has(msg.subject.split('.').slice(3).join('.'))) {
-      await this.#follower.catchUp();
-    }
+    if (this.#follower && READS_OTHER_HOSTS.has(type)) await this.#follower.catchUp();
     const route = this.options.route?.(agentId);
     if (route && !route.serve) {
       // Another host owns the agent: it answers, or nobody does and the caller learns why (never from here).
@@ -293,7 +288,8 @@ export class Host {
       if (this.#unavailable) throw new RuntimeError(ErrorCode.Unavailable, this.#unavailable, { retryable: true });
       this.#perAgent?.take(agentId);
       taken = true;
-      const acts = commandsByType.get(msg.subject.split('.').slice(3).join('.'))?.tool !== undefined;
+      this.#budget?.admit(agentId, type);
+      const acts = commandsByType.get(type)?.tool !== undefined;
       // Taken first: a payload moved to the JSON thread is empty after (it was within the limit to go there).
       const size = msg.data.byteLength;
       const answer = await this.#parser.parse(agentId, acts, msg.data, msg.owned);
@@ -321,6 +317,11 @@ export class Host {
       reply = tooLargeReply(msg.subject, reply.byteLength, max);
     }
     if (msg.reply) msg.respond(reply);
+  }
+
+  /** Bytes of facts charged to `agentId`'s subtree (`limits.maxRecordedBytesPerAgent`); 0 for a root. */
+  recordedBytes(agentId: string): number {
+    return this.#budget?.bytes.used(agentId) ?? 0;
   }
 
   /** Bytes of the replies kept for retries of their command ids (bounded: `REPLY_BYTES`, command-memory.ts). */

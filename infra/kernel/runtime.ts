@@ -222,6 +222,7 @@ async function startHolding(
     maxPayloadBytes: config.limits.maxPayloadBytes,
     commandCacheSize: config.limits.commandCacheSize,
     maxInFlightPerAgent: config.limits.maxInFlightPerAgent,
+    maxRecordedBytesPerAgent: config.limits.maxRecordedBytesPerAgent,
     appendRetries: config.log.appendRetries,
     appendRetryDelayMs: config.log.appendRetryDelayMs,
     assertAvailable,

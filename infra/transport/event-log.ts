@@ -34,7 +34,8 @@ export type AppendRequest = {
   textJsonSafe?: boolean | undefined;
 };
 
-export type AppendResult = { seq: number; duplicate: boolean };
+/** `bytes`: what the fact takes in the log (payload or line), when the log knows it (`RECORDED_BYTES`). */
+export type AppendResult = { seq: number; duplicate: boolean; bytes?: number };
 
 export type ReadOptions = {
   stream?: LogStream;

@@ -13,7 +13,13 @@ import {
   type JetStreamManager,
 } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
-import { EVENTS_STREAM, OUTPUT_STREAM, subjectPatterns, type StoredFact } from '../../schemas/index.ts';
+import {
+  EVENTS_STREAM,
+  OUTPUT_STREAM,
+  noteRecordedBytes,
+  subjectPatterns,
+  type StoredFact,
+} from '../../schemas/index.ts';
 import { decodeFact } from './codec.ts';
 import { encodeFact } from './fact-json.ts';
 import { JetStreamAcks } from './jetstream-acks.ts';
@@ -109,13 +115,14 @@ export class JetStreamLog implements EventLog {
   async append(request: AppendRequest): Promise<AppendResult> {
     const { subject, fact, expectedLastSubjectSeq, expectedLastMsgId, textJsonSafe } = request;
     try {
-      const ack = await this.#acks.publish(subject, encodeFact(fact, textJsonSafe), {
+      const payload = encodeFact(fact, textJsonSafe);
+      const ack = await this.#acks.publish(subject, payload, {
         msgID: fact.id,
         timeoutMs: this.#timeoutMs,
         expectLastSubjectSequence: expectedLastSubjectSeq,
         expectLastMsgID: expectedLastMsgId,
       });
-      return { seq: ack.seq, duplicate: ack.duplicate };
+      return { seq: ack.seq, duplicate: ack.duplicate, bytes: payload.byteLength };
     } catch (err) {
       if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) {
         throw new AppendConflictError(subject, expectedLastSubjectSeq ?? 0, err.message);
@@ -259,6 +266,7 @@ export class JetStreamLog implements EventLog {
       const fact = decodeFact(m.subject, m.data) as StoredFact;
       fact.seq = m.seq;
       fact.subject = m.subject;
+      noteRecordedBytes(fact, m.data.byteLength);
       return fact;
     } catch (err) {
       options.onInvalid?.(m.seq, m.subject, err as Error);

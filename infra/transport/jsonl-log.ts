@@ -26,7 +26,7 @@ import {
   type LogStream,
   type ReadOptions,
 } from './event-log.ts';
-import { ErrorCode, InvalidMessageError, type StoredFact } from '../../schemas/index.ts';
+import { ErrorCode, InvalidMessageError, noteRecordedBytes, type StoredFact } from '../../schemas/index.ts';
 import type { Logger } from '../kernel/log.ts';
 
 export type JsonlLogOptions = {
@@ -227,8 +227,9 @@ export class JsonlLog implements EventLog {
     if (sealed) this.#seal!.commit(seq, sealed.lastMac);
     for (const [subject, last] of batchLast) stream.lastBySubject.set(subject, last);
     for (const [id, at] of batchIds) stream.recentIds.set(id, { seq: at, at: now });
-    for (const { pending, stored } of accepted) {
-      pending.resolve({ seq: stored.seq, duplicate: false });
+    const written = sealed?.lines ?? lines;
+    for (const [i, { pending, stored }] of accepted.entries()) {
+      pending.resolve({ seq: stored.seq, duplicate: false, bytes: written[i]!.length + 1 });
       const { seq: _seq, subject, ...fact } = stored;
       this.#options.bus?.publish(subject, JSON.stringify(fact));
     }
@@ -313,6 +314,7 @@ export async function* readJsonlFile(path: string, options: ReadOptions = {}): A
     // A damaged line may still end with a whole fact glued after a torn one (open keeps it too).
     const fact = decoded.fact;
     if (!fact) continue;
+    noteRecordedBytes(fact, line.length + 1);
     if (fact.seq < from) continue;
     if (fact.seq > until) break;
     if (options.subject && !subjectMatches(options.subject, fact.subject)) continue;

@@ -6,7 +6,7 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Fact, StoredFact } from '../../../schemas/index.ts';
+import { recordedBytesOf, type Fact, type StoredFact } from '../../../schemas/index.ts';
 import { AppendConflictError, type EventLog } from '../../../infra/transport/event-log.ts';
 import { JetStreamLog } from '../../../infra/transport/jetstream-log.ts';
 import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
@@ -105,7 +105,7 @@ describe.each([
       fact: b,
       expectedLastSubjectSeq: 0,
     });
-    expect([ra, rb]).toEqual([
+    expect([ra, rb]).toMatchObject([
       { seq: 1, duplicate: false },
       { seq: 2, duplicate: false },
     ]);
@@ -114,13 +114,20 @@ describe.each([
       { ...a, seq: 1, subject: 'skein.evt.main.agent.x1' },
       { ...b, seq: 2, subject: 'skein.evt.main.agent.x2' },
     ]);
+    // The bytes each fact takes in the log (limits.maxRecordedBytesPerAgent): the append's and a read's agree,
+    // and hold at least the fact's JSON.
+    expect(read.map((f) => recordedBytesOf(f))).toEqual([ra.bytes, rb.bytes]);
+    expect(ra.bytes).toBeGreaterThanOrEqual(JSON.stringify(a).length);
+    const scanned: Array<number | undefined> = [];
+    await log.scan({}, (f) => scanned.push(recordedBytesOf(f)));
+    expect(scanned).toEqual([ra.bytes, rb.bytes]);
   });
 
   it('stores a retried msg-id once', async () => {
     const f = fact();
     const first = await log.append({ stream: 'events', subject: 'skein.evt.main.agent.x3', fact: f });
     const again = await log.append({ stream: 'events', subject: 'skein.evt.main.agent.x3', fact: f });
-    expect(again).toEqual({ seq: first.seq, duplicate: true });
+    expect(again).toMatchObject({ seq: first.seq, duplicate: true });
     expect(await log.lastSeq()).toBe(first.seq);
   });
 
@@ -164,7 +171,7 @@ describe.each([
     ]);
     expect(refused.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     // A stored fact sent again with a stale expectation is its duplicate (dedupe comes first).
-    expect(await log.append({ stream: 'events', subject, fact: b, expectedLastMsgId: 'not-last' })).toEqual({
+    expect(await log.append({ stream: 'events', subject, fact: b, expectedLastMsgId: 'not-last' })).toMatchObject({
       seq: rb.seq,
       duplicate: true,
     });
@@ -258,7 +265,7 @@ describe.each([
         subject: last.subject,
         fact: { ...last, seq: undefined } as unknown as Fact,
       }),
-    ).toEqual({
+    ).toMatchObject({
       seq: last.seq,
       duplicate: true,
     });
@@ -282,7 +289,7 @@ describe('jsonl log: crash safety', () => {
         fact: fact(),
         expectedLastSubjectSeq: 1,
       });
-      expect(r).toEqual({ seq: 2, duplicate: false });
+      expect(r).toMatchObject({ seq: 2, duplicate: false });
       await reopened.close();
       const lines = readFileSync(join(dir.path, 'events.jsonl'), 'utf8').trim().split('\n');
       expect(lines.map((l) => (JSON.parse(l) as { seq: number }).seq)).toEqual([1, 2]);

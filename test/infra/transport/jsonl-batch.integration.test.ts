@@ -46,15 +46,15 @@ describe('jsonl log: a fact that cannot be written', () => {
           settled(log.append({ stream: 'events', subject: `skein.evt.main.agent.${f.id}`, fact: f })),
         ),
       );
-      expect(outcomes[0]).toEqual({ ok: { seq: 1, duplicate: false } });
-      expect(outcomes[2]).toEqual({ ok: { seq: 2, duplicate: false } });
+      expect(outcomes[0]).toMatchObject({ ok: { seq: 1, duplicate: false } });
+      expect(outcomes[2]).toMatchObject({ ok: { seq: 2, duplicate: false } });
       const failed = outcomes[1] as { err: { code: string; message: string } };
       expect(failed.err.code).toBe(ErrorCode.InvalidMessage);
       expect(failed.err.message).toMatch(/fact 'agent\.completed' cannot be written as JSON: .*BigInt/);
       const later = fact(3);
       expect(
         await settled(log.append({ stream: 'events', subject: `skein.evt.main.agent.${later.id}`, fact: later })),
-      ).toEqual({ ok: { seq: 3, duplicate: false } });
+      ).toMatchObject({ ok: { seq: 3, duplicate: false } });
       await log.close();
       const lines = readFileSync(join(dir.path, 'events.jsonl'), 'utf8').trim().split('\n');
       expect(lines.map((l) => (JSON.parse(l) as { fact: { id: string } }).fact.id)).toEqual([a.id, b.id, later.id]);

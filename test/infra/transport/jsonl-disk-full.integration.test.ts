@@ -54,7 +54,7 @@ describe('jsonl log: damaged tail on open', () => {
       const log = await JsonlLog.open({ dir: dir.path, log: logger });
       expect(await ids(log)).toEqual([a.id, c.id]);
       const next = fact();
-      expect(await log.append({ stream: 'events', subject: 'skein.evt.main.agent.n', fact: next })).toEqual({
+      expect(await log.append({ stream: 'events', subject: 'skein.evt.main.agent.n', fact: next })).toMatchObject({
         seq: 4,
         duplicate: false,
       });

@@ -1,0 +1,41 @@
+/**
+ * @module
+ * The host's side of `limits.maxRecordedBytesPerAgent` (machines/agent/recorded-bytes.ts): every fact stored
+ * in the events stream, live, replayed or another host's, is charged by the bytes its log holds it in; a
+ * command from an agent whose subtree (or an ancestor's) has reached the bound is refused, unless it only
+ * finishes, reads or stops work. Terminal output is not charged: its stream has its own retention.
+ */
+import { LimitExceededError, parseEventSubject, recordedBytesOf, type StoredFact } from '../../schemas/index.ts';
+import { ALLOWED_OVER_BUDGET, overBudgetMessage, RecordedBytes } from '../../machines/agent/recorded-bytes.ts';
+
+export class RecordedBudget {
+  readonly bytes: RecordedBytes;
+
+  /** `agentSubject`: an agent's aggregate subject, `skein.evt.<parent, or itself for a root>.agent.<id>`. */
+  constructor(limit: number, agentSubject: (agentId: string) => string | undefined) {
+    // An agent's parent never changes: read from its subject once (a fact is charged up its whole lineage).
+    const parents = new Map<string, string | null>();
+    this.bytes = new RecordedBytes(limit, (agentId) => {
+      const known = parents.get(agentId);
+      if (known !== undefined) return known ?? undefined;
+      const subject = agentSubject(agentId);
+      if (subject === undefined) return undefined;
+      const parent = parseEventSubject(subject)?.agentId;
+      parents.set(agentId, parent === undefined || parent === agentId ? null : parent);
+      return parent === agentId ? undefined : parent;
+    });
+  }
+
+  /** Charges a fact of the events stream to the agent it names (and its ancestors). */
+  charge(stored: StoredFact): void {
+    // Every log notes the bytes; a fact without them (none today) is measured as the JSON it would be stored as.
+    this.bytes.charge(stored.agentId, recordedBytesOf(stored) ?? Buffer.byteLength(JSON.stringify(stored)));
+  }
+
+  /** Throws `limit_exceeded` when `agentId`'s subtree or an ancestor's is at its bound and `type` records. */
+  admit(agentId: string, type: string): void {
+    if (ALLOWED_OVER_BUDGET.has(type)) return;
+    const over = this.bytes.over(agentId);
+    if (over) throw new LimitExceededError(overBudgetMessage(agentId, type, over));
+  }
+}

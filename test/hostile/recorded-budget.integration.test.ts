@@ -1,0 +1,209 @@
+/**
+ * `limits.maxRecordedBytesPerAgent`: what an agent and its sub-agents add to the events log is bounded. Before
+ * it, one agent could grow the log on disk (which is never rotated) and the host's memory (replay keeps every
+ * agent's task and result) without end: 1 MiB of `terminal.write` per call, 1 MiB tasks of sub-agents spawned
+ * and finished in a loop, big files written over and over. Each attack writes as much as it can, by every
+ * path; the canary is a marker sent only after the first refusal, which must never reach the log or the disk,
+ * and the log's growth, which must stay within the limit plus the calls in flight when it was reached.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { call } from '../../infra/transport/client.ts';
+import type { Reply } from '../../infra/transport/codec.ts';
+import { ok } from '../support/replies.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { agentSockets, attack, reportAttacks } from './support.ts';
+
+const LIMIT = 256 * 1024;
+/** One call's payload: big, well under the 1 MiB payload bound. */
+const CHUNK = 48 * 1024;
+/** What a tree may overshoot by: the call that crossed the limit (a write's facts carry ~2 chunks: its diff). */
+const SLACK = 4 * CHUNK;
+
+let dir: string;
+let rt: TestRuntime;
+const sockets = agentSockets(() => rt);
+const as = sockets.as;
+const start = async () =>
+  (rt = await startTestRuntime({
+    mode: 'embedded',
+    dir,
+    // Input to a running program is allowed too (a default of allow still asks for it otherwise).
+    policy: { default: 'allow', tools: { terminal_input: { default: 'allow' } } },
+    flags: { limits: { maxRecordedBytesPerAgent: LIMIT } },
+  }));
+const eventsBytes = () => statSync(join(dir, 'data', 'events.jsonl')).size;
+const filler = (tag: string, i: number) => `${tag} ${i} `.padEnd(CHUNK, 'x');
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'skein-recorded-'));
+  await start();
+}, 60_000);
+afterAll(async () => {
+  await sockets.closeAll();
+  await rt?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+reportAttacks('recorded-budget');
+
+/** Calls `send(i)` as `agentId` until one is refused; returns the refusal and how many calls went through. */
+async function untilRefused(
+  agentId: string,
+  send: (i: number) => Promise<Reply>,
+): Promise<{ refused: Reply; n: number }> {
+  for (let i = 0; i < 200; i++) {
+    const reply = await send(i);
+    if (!reply.ok) return { refused: reply, n: i };
+  }
+  throw new Error(`${agentId} was never refused in 200 calls of ${CHUNK} bytes (limit ${LIMIT})`);
+}
+
+/** Waits until the terminal's shell runs a child named `name`. */
+async function waitForChild(terminalId: string, name: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const list = ok(await rt.call('terminal.list', {}, { agentId: 'writer' }));
+    const pid = (list['terminals'] as Array<{ terminalId: string; pid: number }>).find(
+      (t) => t.terminalId === terminalId,
+    )?.pid;
+    if (pid !== undefined && children(pid).includes(name)) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`terminal ${terminalId} never ran ${name}`);
+}
+
+function children(pid: number): string[] {
+  try {
+    return execFileSync('ps', ['-o', 'comm=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n');
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The oracle: each line of events.jsonl (its bytes and newline) charged to the fact's agent and that agent's
+ * ancestors below the root, the parents read from the agent.spawned facts of the same file.
+ */
+function recountFromLog(agents: string[]): Record<string, number> {
+  const parent = new Map<string, string | null>();
+  const used = new Map<string, number>();
+  for (const line of readFileSync(join(dir, 'data', 'events.jsonl'), 'utf8').split('\n')) {
+    if (!line) continue;
+    const { fact } = JSON.parse(line) as { fact: { type: string; agentId: string; data: Record<string, unknown> } };
+    if (fact.type === 'agent.spawned') parent.set(String(fact.data['agentId']), fact.data['parentId'] as string | null);
+    for (let a: string | null | undefined = fact.agentId; a && parent.get(a); a = parent.get(a))
+      used.set(a, (used.get(a) ?? 0) + line.length + 1);
+  }
+  return Object.fromEntries(agents.map((id) => [id, used.get(id) ?? 0]));
+}
+
+/** Whether `marker` is anywhere in the events log file, or in a file of the workspace it names. */
+function leaked(marker: string): boolean {
+  return readFileSync(join(dir, 'data', 'events.jsonl'), 'utf8').includes(marker);
+}
+
+describe('hostile: an agent grows the events log without bound', { timeout: 120_000 }, () => {
+  attack('recorded-bytes', 'terminal.write of big inputs, then every other path, after the refusal', async () => {
+    ok(await rt.call('agent.spawn', { label: 'writer', agentId: 'writer' }));
+    const bus = await as('writer');
+    const open = ok(await call(bus, 'writer', 'terminal.open', {}, { timeoutMs: 30_000 }));
+    const terminalId = String(open['terminalId']);
+    ok(await call(bus, 'writer', 'terminal.exec', { terminalId, command: 'cat > /dev/null', yieldMs: 0 }));
+    // Input goes to cat, not to the prompt (where it would be judged as a command line).
+    await waitForChild(terminalId, 'cat');
+    const before = eventsBytes();
+    const { refused, n } = await untilRefused('writer', (i) =>
+      call(bus, 'writer', 'terminal.write', { terminalId, data: `${filler('input', i)}\n` }),
+    );
+    const message = refused.ok ? '' : refused.error.message;
+    expect(n, message).toBeGreaterThan(2);
+    expect(refused).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+    expect(message).toContain(`limits.maxRecordedBytesPerAgent = ${LIMIT}`);
+    expect(message).toContain("Agent 'writer' and its sub-agents");
+    expect(rt.host.recordedBytes('writer')).toBeGreaterThanOrEqual(LIMIT);
+    expect(eventsBytes() - before).toBeLessThan(LIMIT + SLACK);
+
+    // Canary: after the refusal nothing it sends is recorded, by any path that records.
+    const marker = `AFTERLIMIT${process.pid}x${Date.now()}`;
+    const attempts: Array<[string, unknown]> = [
+      ['terminal.write', { terminalId, data: `${marker}\n` }],
+      ['terminal.exec', { terminalId, command: `echo ${marker}` }],
+      ['file.write', { path: `${marker}.txt`, content: marker }],
+      ['edit.begin', { path: `${marker}-2.txt`, mode: 'write' }],
+      ['agent.spawn', { label: marker, task: marker }],
+      ['terminal.open', {}],
+    ];
+    for (const [type, data] of attempts) {
+      const reply = await call(bus, 'writer', type, data);
+      expect(reply, type).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+    }
+    expect(leaked(marker), 'marker in the events log').toBe(false);
+    expect(existsSync(join(rt.workspace, `${marker}.txt`))).toBe(false);
+
+    // It may still stop its program, close its terminal and finish.
+    ok(await call(bus, 'writer', 'terminal.signal', { terminalId, signal: 'SIGINT' }));
+    ok(await call(bus, 'writer', 'terminal.close', { terminalId, graceMs: 0 }));
+    // (Through the host: the agent's own connection is revoked as it finishes, a race with the reply.)
+    ok(await rt.call('agent.complete', { result: 'stopped at the limit' }, { agentId: 'writer' }));
+  });
+
+  attack(
+    'recorded-bytes',
+    'sub-agents with big tasks spawned and finished in a loop spend the parent’s budget',
+    async () => {
+      ok(await rt.call('agent.spawn', { label: 'spawner', agentId: 'spawner' }));
+      const bus = await as('spawner');
+      const before = eventsBytes();
+      const { refused, n } = await untilRefused('spawner', async (i) => {
+        const spawned = await call(bus, 'spawner', 'agent.spawn', {
+          label: `child ${i}`,
+          agentId: `spawner-c${i}`,
+          task: filler('task', i),
+        });
+        if (!spawned.ok) return spawned;
+        // The child answers with a big result of its own: charged to its tree, which is the spawner's.
+        return rt.call('agent.complete', { result: filler('result', i) }, { agentId: `spawner-c${i}` });
+      });
+      expect(refused).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+      expect(n).toBeLessThan(LIMIT / CHUNK);
+      expect(eventsBytes() - before).toBeLessThan(LIMIT + SLACK);
+      expect(rt.host.recordedBytes('spawner')).toBeGreaterThanOrEqual(LIMIT);
+    },
+  );
+
+  attack('recorded-bytes', 'a child started before the limit is refused once its parent’s tree is over', async () => {
+    ok(await rt.call('agent.spawn', { label: 'parent', agentId: 'tree' }));
+    const parent = await as('tree');
+    ok(await call(parent, 'tree', 'agent.spawn', { label: 'child', agentId: 'tree-c' }));
+    const child = await as('tree-c');
+    // The child writes files until its tree is full; then the parent is refused as well.
+    const { refused } = await untilRefused('tree-c', (i) =>
+      call(child, 'tree-c', 'file.write', { path: `tree-c-${i}.txt`, content: filler('file', i) }),
+    );
+    expect(refused.ok ? '' : refused.error.message).toContain("Agent 'tree-c' and its sub-agents");
+    const parentWrite = await call(parent, 'tree', 'file.write', { path: 'tree-parent.txt', content: 'small' });
+    expect(parentWrite).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+    expect(rt.host.recordedBytes('tree')).toBeGreaterThanOrEqual(rt.host.recordedBytes('tree-c'));
+    // A sibling tree and the operator are not touched.
+    ok(await rt.call('agent.spawn', { label: 'other', agentId: 'other' }));
+    ok(await call(await as('other'), 'other', 'file.write', { path: 'other.txt', content: 'fine' }));
+    ok(await rt.call('file.write', { path: 'operator.txt', content: filler('operator', 0) }));
+  });
+
+  attack('recorded-bytes', 'the count is the log’s bytes per tree, and a restart reads it back', async () => {
+    const agents = ['writer', 'spawner', 'spawner-c0', 'tree', 'tree-c', 'other', 'main'];
+    const counted = () => Object.fromEntries(agents.map((id) => [id, rt.host.recordedBytes(id)]));
+    expect(counted()).toEqual(recountFromLog(agents));
+    await sockets.closeAll();
+    await rt.dispose();
+    await start();
+    expect(counted()).toEqual(recountFromLog(agents));
+    expect(rt.host.recordedBytes('tree')).toBeGreaterThanOrEqual(LIMIT);
+    const child = await as('tree-c');
+    const again = await call(child, 'tree-c', 'file.write', { path: 'after-restart.txt', content: 'x' });
+    expect(again).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+    ok(await call(await as('other'), 'other', 'file.write', { path: 'other-2.txt', content: 'still fine' }));
+  });
+});
