@@ -165,6 +165,11 @@ export type EventDef<TType extends string = string, TData = unknown> = {
    * live fold treat each as if it were stored on its own aggregate's subject at the carrier's sequence.
    */
   carries?(data: TData): readonly CarriedFact[];
+  /**
+   * Bytes the fact's effect keeps outside the log (file contents the review stores to show and undo a
+   * change): charged with the fact's own to its agent's `limits.maxRecordedBytesPerAgent`.
+   */
+  keeps?(data: TData): number;
 };
 
 /** A fact stored inside another (`EventDef.carries`): its type, the agent whose subjects it belongs to, its data. */
@@ -190,6 +195,7 @@ export function defineEvent<const TType extends string, TData>(
     describe?: (data: TData) => string;
     stream?: 'events' | 'output';
     carries?: (data: TData) => readonly CarriedFact[];
+    keeps?: (data: TData) => number;
   },
 ): EventDef<TType, TData> {
   if (!TYPE_PATTERN.test(type)) throw new Error(`event type '${type}' is not lowercase dotted words`);

@@ -334,9 +334,19 @@ export const ActionLogShellRecorded = defineEvent('action-log.shell.recorded', {
         .describe(
           'The records, in order; a big change set is split over several of these facts, never one file over two.',
         ),
+      contentBytes: z
+        .number()
+        .int()
+        .min(0)
+        .optional()
+        .describe(
+          "Bytes of these files' new contents, kept by the review to show and undo the change (charged to the " +
+            "agent's limits.maxRecordedBytesPerAgent). Absent in logs written before it was counted.",
+        ),
     })
     .strict(),
   carries: (d) => carriedRecords(d.records),
+  keeps: (d) => d.contentBytes ?? 0,
   describe: (d) => `${d.agentId} shell: ${d.files} file(s) recorded`,
 });
 

@@ -236,7 +236,7 @@ export class WorkspaceSnapshotter {
 export const SHELL_RECORDS_BYTES = 256 * 1024;
 
 /** One carrier's worth of records: stored in one append (`action-log.shell.recorded`), then folded. */
-export type ShellRecords = { files: number; records: ActionLogRecord[] };
+export type ShellRecords = { files: number; records: ActionLogRecord[]; contentBytes: number };
 
 /**
  * Records a command's recordable changes in the action log of `agentId` (and its ancestors'): every path's
@@ -273,22 +273,24 @@ export async function recordShellChanges(
           resultHash,
           source,
         });
-        return (plan?.facts ?? []).map((f) => ({ type: f.type, data: f.data }) as ActionLogRecord);
+        const records = (plan?.facts ?? []).map((f) => ({ type: f.type, data: f.data }) as ActionLogRecord);
+        return { records, contentBytes: c.after === null ? 0 : Buffer.byteLength(c.after) };
       }),
     );
     const batches: ShellRecords[] = [];
-    let batch: ShellRecords = { files: 0, records: [] };
+    let batch: ShellRecords = { files: 0, records: [], contentBytes: 0 };
     let bytes = 0;
-    for (const records of planned) {
+    for (const { records, contentBytes } of planned) {
       if (records.length === 0) continue;
       const size = JSON.stringify(records).length;
       if (batch.files > 0 && bytes + size > SHELL_RECORDS_BYTES) {
         batches.push(batch);
-        batch = { files: 0, records: [] };
+        batch = { files: 0, records: [], contentBytes: 0 };
         bytes = 0;
       }
       batch.files++;
       batch.records.push(...records);
+      batch.contentBytes += contentBytes;
       bytes += size;
     }
     if (batch.files > 0) batches.push(batch);

@@ -3,9 +3,16 @@
  * The host's side of `limits.maxRecordedBytesPerAgent` (machines/agent/recorded-bytes.ts): every fact stored
  * in the events stream, live, replayed or another host's, is charged by the bytes its log holds it in; a
  * command from an agent whose subtree (or an ancestor's) has reached the bound is refused, unless it only
- * finishes, reads or stops work. Terminal output is not charged: its stream has its own retention.
+ * finishes, reads or stops work. Terminal output is not charged: its stream has its own retention. A shell
+ * command's new file contents, which the review keeps as blobs, are charged with the fact recording them.
  */
-import { LimitExceededError, parseEventSubject, recordedBytesOf, type StoredFact } from '../../schemas/index.ts';
+import {
+  eventsByType,
+  LimitExceededError,
+  parseEventSubject,
+  recordedBytesOf,
+  type StoredFact,
+} from '../../schemas/index.ts';
 import { ALLOWED_OVER_BUDGET, overBudgetMessage, RecordedBytes } from '../../machines/agent/recorded-bytes.ts';
 
 export class RecordedBudget {
@@ -26,10 +33,15 @@ export class RecordedBudget {
     });
   }
 
-  /** Charges a fact of the events stream to the agent it names (and its ancestors). */
+  /**
+   * Charges a fact of the events stream to the agent it names (and its ancestors): its bytes in the log, and
+   * what its effect keeps outside it (`EventDef.keeps`: file contents a shell command left for the review).
+   */
   charge(stored: StoredFact): void {
     // Every log notes the bytes; a fact without them (none today) is measured as the JSON it would be stored as.
-    this.bytes.charge(stored.agentId, recordedBytesOf(stored) ?? Buffer.byteLength(JSON.stringify(stored)));
+    const own = recordedBytesOf(stored) ?? Buffer.byteLength(JSON.stringify(stored));
+    const kept = eventsByType.get(stored.type)?.keeps?.(stored.data as never) ?? 0;
+    this.bytes.charge(stored.agentId, own + kept);
   }
 
   /** Throws `limit_exceeded` when `agentId`'s subtree or an ancestor's is at its bound and `type` records. */

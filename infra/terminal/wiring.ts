@@ -112,7 +112,7 @@ export function wireTerminal(deps: {
           terminalId: entry.terminalId,
         },
         { changes: group.changes, reportedOnly: [] },
-        async ({ files, records }) =>
+        async ({ files, records, contentBytes }) =>
           void (await deps.host.emit(
             {
               type: 'action-log.shell.recorded',
@@ -122,6 +122,7 @@ export function wireTerminal(deps: {
                 command: command.slice(0, 4096),
                 files,
                 records,
+                contentBytes,
               },
             },
             { agentId: group.agentId as AgentId },

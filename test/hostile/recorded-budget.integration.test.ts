@@ -7,7 +7,7 @@
  * and the log's growth, which must stay within the limit plus the calls in flight when it was reached.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
@@ -93,10 +93,21 @@ function recountFromLog(agents: string[]): Record<string, number> {
     if (!line) continue;
     const { fact } = JSON.parse(line) as { fact: { type: string; agentId: string; data: Record<string, unknown> } };
     if (fact.type === 'agent.spawned') parent.set(String(fact.data['agentId']), fact.data['parentId'] as string | null);
+    // A shell command's new contents, kept as blobs, count with the fact recording them.
+    const kept = fact.type === 'action-log.shell.recorded' ? Number(fact.data['contentBytes'] ?? 0) : 0;
     for (let a: string | null | undefined = fact.agentId; a && parent.get(a); a = parent.get(a))
-      used.set(a, (used.get(a) ?? 0) + line.length + 1);
+      used.set(a, (used.get(a) ?? 0) + line.length + 1 + kept);
   }
   return Object.fromEntries(agents.map((id) => [id, used.get(id) ?? 0]));
+}
+
+/** Bytes of the files under `path`, recursively. */
+function dirBytes(path: string): number {
+  if (!existsSync(path)) return 0;
+  let total = 0;
+  for (const entry of readdirSync(path, { withFileTypes: true, recursive: true }))
+    if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name)).size;
+  return total;
 }
 
 /** Whether `marker` is anywhere in the events log file, or in a file of the workspace it names. */
@@ -192,8 +203,28 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
     ok(await rt.call('file.write', { path: 'operator.txt', content: filler('operator', 0) }));
   });
 
+  attack('recorded-bytes', 'shell commands writing big new files: the contents the review keeps count', async () => {
+    ok(await rt.call('agent.spawn', { label: 'shell', agentId: 'shell' }));
+    const bus = await as('shell');
+    const open = ok(await call(bus, 'shell', 'terminal.open', {}, { timeoutMs: 30_000 }));
+    const terminalId = String(open['terminalId']);
+    const blobsBefore = dirBytes(join(dir, 'data', 'blobs'));
+    // Each command's fact is small (hashes); what grows is the blob store, one new content per file.
+    const { refused, n } = await untilRefused('shell', (i) =>
+      call(bus, 'shell', 'terminal.exec', {
+        terminalId,
+        command: `head -c ${CHUNK} /dev/zero | tr '\\0' 'y' | sed 's/^/${i} /' > shell-${i}.txt`,
+      }),
+    );
+    expect(refused).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+    expect(n).toBeGreaterThan(2);
+    expect(n).toBeLessThanOrEqual(LIMIT / CHUNK + 1);
+    expect(dirBytes(join(dir, 'data', 'blobs')) - blobsBefore).toBeLessThan(LIMIT + SLACK);
+    ok(await call(bus, 'shell', 'terminal.close', { terminalId, graceMs: 0 }));
+  });
+
   attack('recorded-bytes', 'the count is the log’s bytes per tree, and a restart reads it back', async () => {
-    const agents = ['writer', 'spawner', 'spawner-c0', 'tree', 'tree-c', 'other', 'main'];
+    const agents = ['writer', 'spawner', 'spawner-c0', 'tree', 'tree-c', 'other', 'shell', 'main'];
     const counted = () => Object.fromEntries(agents.map((id) => [id, rt.host.recordedBytes(id)]));
     expect(counted()).toEqual(recountFromLog(agents));
     await sockets.closeAll();
