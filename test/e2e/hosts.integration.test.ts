@@ -231,8 +231,13 @@ describe('several hosts on a NATS cluster', () => {
     });
 
     b = await startB();
+    // b's agents restored (their facts, followed by a), and a routing to b again: b's new heartbeat can reach
+    // a's registry view a beat after b restored them, and until then a answers a retryable `unavailable`.
     await vi.waitFor(
-      async () => expect((await tree()).filter((n) => n.host === 'b').every((n) => n.status === 'running')).toBe(true),
+      async () => {
+        expect((await tree()).filter((n) => n.host === 'b').every((n) => n.status === 'running')).toBe(true);
+        expect(await a.call('agent.get', {}, { agentId: 'fb2' })).toMatchObject({ ok: true });
+      },
       { timeout: 10_000 },
     );
     expect((await facts('agent.restored', since)).map((f) => (f.data as { agentId: string }).agentId).sort()).toEqual(
