@@ -4,7 +4,8 @@
  * in the events stream, live, replayed or another host's, is charged by the bytes its log holds it in; a
  * command from an agent whose subtree (or an ancestor's) has reached the bound is refused, unless it only
  * finishes, reads or stops work. Terminal output is not charged: its stream has its own retention. A shell
- * command's new file contents, which the review keeps as blobs, are charged with the fact recording them.
+ * command's new file contents, which the review keeps as blobs, are charged with the fact recording them, and
+ * so is the memory a new agent or edit keeps for the host's life (`LASTING_STATE_BYTES`).
  */
 import {
   eventsByType,
@@ -13,7 +14,12 @@ import {
   recordedBytesOf,
   type StoredFact,
 } from '../../schemas/index.ts';
-import { ALLOWED_OVER_BUDGET, overBudgetMessage, RecordedBytes } from '../../machines/agent/recorded-bytes.ts';
+import {
+  ALLOWED_OVER_BUDGET,
+  LASTING_STATE_BYTES,
+  overBudgetMessage,
+  RecordedBytes,
+} from '../../machines/agent/recorded-bytes.ts';
 
 export class RecordedBudget {
   readonly bytes: RecordedBytes;
@@ -41,7 +47,7 @@ export class RecordedBudget {
     // Every log notes the bytes; a fact without them (none today) is measured as the JSON it would be stored as.
     const own = recordedBytesOf(stored) ?? Buffer.byteLength(JSON.stringify(stored));
     const kept = eventsByType.get(stored.type)?.keeps?.(stored.data as never) ?? 0;
-    this.bytes.charge(stored.agentId, own + kept);
+    this.bytes.charge(stored.agentId, own + kept + (LASTING_STATE_BYTES[stored.type] ?? 0));
   }
 
   /** Throws `limit_exceeded` when `agentId`'s subtree or an ancestor's is at its bound and `type` records. */

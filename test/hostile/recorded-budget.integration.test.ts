@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { LASTING_STATE_BYTES } from '../../machines/agent/recorded-bytes.ts';
 import { call } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
 import { ok } from '../support/replies.ts';
@@ -94,7 +95,9 @@ function recountFromLog(agents: string[]): Record<string, number> {
     const { fact } = JSON.parse(line) as { fact: { type: string; agentId: string; data: Record<string, unknown> } };
     if (fact.type === 'agent.spawned') parent.set(String(fact.data['agentId']), fact.data['parentId'] as string | null);
     // A shell command's new contents, kept as blobs, count with the fact recording them.
-    const kept = fact.type === 'action-log.shell.recorded' ? Number(fact.data['contentBytes'] ?? 0) : 0;
+    const kept =
+      (fact.type === 'action-log.shell.recorded' ? Number(fact.data['contentBytes'] ?? 0) : 0) +
+      (LASTING_STATE_BYTES[fact.type] ?? 0);
     for (let a: string | null | undefined = fact.agentId; a && parent.get(a); a = parent.get(a))
       used.set(a, (used.get(a) ?? 0) + line.length + 1 + kept);
   }
@@ -184,6 +187,23 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
     },
   );
 
+  attack(
+    'recorded-bytes',
+    'tiny sub-agents spawned and finished in a loop: each costs the memory it keeps',
+    async () => {
+      // ~1.2 KiB of log each, but ~11.5 KiB of the host's memory for its life: the bound counts the memory.
+      ok(await rt.call('agent.spawn', { label: 'tiny', agentId: 'tiny' }));
+      const bus = await as('tiny');
+      const { refused, n } = await untilRefused('tiny', async (i) => {
+        const spawned = await call(bus, 'tiny', 'agent.spawn', { label: 't', agentId: `tiny-${i}` });
+        return spawned.ok ? rt.call('agent.complete', { result: 1 }, { agentId: `tiny-${i}` }) : spawned;
+      });
+      expect(refused).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+      // Canary: more agents alive in the host's memory than the bound's worth.
+      expect(n).toBeLessThanOrEqual(Math.ceil(LIMIT / LASTING_STATE_BYTES['agent.spawned']!));
+    },
+  );
+
   attack('recorded-bytes', 'a child started before the limit is refused once its parent’s tree is over', async () => {
     ok(await rt.call('agent.spawn', { label: 'parent', agentId: 'tree' }));
     const parent = await as('tree');
@@ -224,7 +244,7 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
   });
 
   attack('recorded-bytes', 'the count is the log’s bytes per tree, and a restart reads it back', async () => {
-    const agents = ['writer', 'spawner', 'spawner-c0', 'tree', 'tree-c', 'other', 'shell', 'main'];
+    const agents = ['writer', 'spawner', 'spawner-c0', 'tiny', 'tree', 'tree-c', 'other', 'shell', 'main'];
     const counted = () => Object.fromEntries(agents.map((id) => [id, rt.host.recordedBytes(id)]));
     expect(counted()).toEqual(recountFromLog(agents));
     await sockets.closeAll();

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LASTING_STATE_BYTES } from '../../../machines/agent/recorded-bytes.ts';
 import { CONSUME_PULL } from '../../../infra/transport/jetstream-log.ts';
 import { startTestNats, type TestNats } from '../../support/nats-server.ts';
 import { ok } from '../../support/replies.ts';
@@ -56,8 +57,9 @@ async function recountFromStream(): Promise<Record<string, number>> {
       };
       if (fact.type === 'agent.spawned')
         parent.set(String(fact.data['agentId']), fact.data['parentId'] as string | null);
+      const kept = LASTING_STATE_BYTES[fact.type] ?? 0;
       for (let a: string | null | undefined = fact.agentId; a && parent.get(a); a = parent.get(a))
-        used.set(a, (used.get(a) ?? 0) + m.data.byteLength);
+        used.set(a, (used.get(a) ?? 0) + m.data.byteLength + kept);
       if (m.info.pending === 0) break;
     }
     messages.stop();
@@ -78,7 +80,7 @@ describe('recorded bytes over JetStream', () => {
     ok(await rt.call('file.write', { path: 'b.txt', content: 'small' }, { agentId: 'b' }));
     const live = counted();
     expect(live['a']).toBeGreaterThan(live['a1']!);
-    expect(live['a1']).toBeGreaterThan(20_000);
+    expect(live['a1']).toBeGreaterThan(20_000 + LASTING_STATE_BYTES['edit.started']!);
     expect(live['main']).toBe(0);
     expect(live).toEqual(await recountFromStream());
   });
