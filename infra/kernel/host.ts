@@ -288,10 +288,10 @@ export class Host {
       if (this.#unavailable) throw new RuntimeError(ErrorCode.Unavailable, this.#unavailable, { retryable: true });
       this.#perAgent?.take(agentId);
       taken = true;
-      this.#budget?.admit(agentId, type);
-      const acts = commandsByType.get(type)?.tool !== undefined;
       // Taken first: a payload moved to the JSON thread is empty after (it was within the limit to go there).
       const size = msg.data.byteLength;
+      this.#budget?.admit(agentId, type, size);
+      const acts = commandsByType.get(type)?.tool !== undefined;
       const answer = await this.#parser.parse(agentId, acts, msg.data, msg.owned);
       const parsed = answer && 'value' in answer ? answer : undefined;
       const payload = answer && 'unparsed' in answer ? answer.unparsed : msg.data;

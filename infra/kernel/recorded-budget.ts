@@ -17,6 +17,7 @@ import {
 import {
   ALLOWED_OVER_BUDGET,
   LASTING_STATE_BYTES,
+  OVER_BUDGET_PAYLOAD,
   overBudgetMessage,
   RecordedBytes,
 } from '../../machines/agent/recorded-bytes.ts';
@@ -50,10 +51,14 @@ export class RecordedBudget {
     this.bytes.charge(stored.agentId, own + kept + (LASTING_STATE_BYTES[stored.type] ?? 0));
   }
 
-  /** Throws `limit_exceeded` when `agentId`'s subtree or an ancestor's is at its bound and `type` records. */
-  admit(agentId: string, type: string): void {
-    if (ALLOWED_OVER_BUDGET.has(type)) return;
+  /**
+   * Throws `limit_exceeded` when `agentId`'s subtree or an ancestor's is at its bound, unless `type` only
+   * finishes, reads or stops work and its payload (`bytes`) is small: a 1 MiB result from each of a tree's
+   * agents would otherwise pass the bound many times over.
+   */
+  admit(agentId: string, type: string, bytes: number): void {
     const over = this.bytes.over(agentId);
-    if (over) throw new LimitExceededError(overBudgetMessage(agentId, type, over));
+    if (!over || (ALLOWED_OVER_BUDGET.has(type) && bytes <= OVER_BUDGET_PAYLOAD)) return;
+    throw new LimitExceededError(overBudgetMessage(agentId, type, over));
   }
 }

@@ -229,7 +229,7 @@ export class JsonlLog implements EventLog {
     for (const [id, at] of batchIds) stream.recentIds.set(id, { seq: at, at: now });
     const written = sealed?.lines ?? lines;
     for (const [i, { pending, stored }] of accepted.entries()) {
-      pending.resolve({ seq: stored.seq, duplicate: false, bytes: written[i]!.length + 1 });
+      pending.resolve({ seq: stored.seq, duplicate: false, bytes: Buffer.byteLength(written[i]!) + 1 });
       const { seq: _seq, subject, ...fact } = stored;
       this.#options.bus?.publish(subject, JSON.stringify(fact));
     }
@@ -314,7 +314,7 @@ export async function* readJsonlFile(path: string, options: ReadOptions = {}): A
     // A damaged line may still end with a whole fact glued after a torn one (open keeps it too).
     const fact = decoded.fact;
     if (!fact) continue;
-    noteRecordedBytes(fact, line.length + 1);
+    noteRecordedBytes(fact, Buffer.byteLength(line) + 1);
     if (fact.seq < from) continue;
     if (fact.seq > until) break;
     if (options.subject && !subjectMatches(options.subject, fact.subject)) continue;

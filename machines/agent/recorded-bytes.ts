@@ -65,9 +65,10 @@ export class RecordedBytes {
 }
 
 /**
- * Commands an agent past its bound may still send: they finish, read or stop work (each records little, and
- * finishing is the way out), so an agent told it is over can still hand back its result and close its
- * terminals. Anything else that records (exec, write, edit, spawn, input) is refused.
+ * Commands an agent past its bound may still send, with a payload of at most OVER_BUDGET_PAYLOAD: they finish,
+ * read or stop work, each at most once per thing it ends (an agent, a terminal, an edit), so an agent told it
+ * is over can still hand back a short result and close its terminals. Anything else that records (exec,
+ * write, edit, spawn, input; a signal, which can be sent again and again) is refused.
  */
 export const ALLOWED_OVER_BUDGET: ReadonlySet<string> = new Set([
   'runtime.ping',
@@ -83,10 +84,12 @@ export const ALLOWED_OVER_BUDGET: ReadonlySet<string> = new Set([
   'terminal.read',
   'terminal.list',
   'terminal.wait',
-  'terminal.signal',
   'terminal.close',
   'edit.cancel',
 ]);
+
+/** The largest payload of an allowed command past the bound: a result or an error says where the rest is. */
+export const OVER_BUDGET_PAYLOAD = 4 * 1024;
 
 /** The refusal's text: who is over, by how much, and what the person running skein can do. */
 export function overBudgetMessage(agentId: string, type: string, over: OverBudget): string {
@@ -94,7 +97,7 @@ export function overBudgetMessage(agentId: string, type: string, over: OverBudge
   return (
     `${whose} and its sub-agents have added ${over.used} bytes of facts to the events log, the limit ` +
     `limits.maxRecordedBytesPerAgent = ${over.limit}; '${type}' is refused. It may still finish ` +
-    `(agent.complete, agent.fail), read and close its terminals; the operator can raise the limit in ` +
-    `skein.config.json.`
+    `(agent.complete, agent.fail, in a payload of at most ${OVER_BUDGET_PAYLOAD} bytes), read and close its ` +
+    `terminals; the operator can raise the limit in skein.config.json.`
   );
 }

@@ -92,6 +92,7 @@ function recountFromLog(agents: string[]): Record<string, number> {
   const used = new Map<string, number>();
   for (const line of readFileSync(join(dir, 'data', 'events.jsonl'), 'utf8').split('\n')) {
     if (!line) continue;
+    const bytes = Buffer.byteLength(line) + 1;
     const { fact } = JSON.parse(line) as { fact: { type: string; agentId: string; data: Record<string, unknown> } };
     if (fact.type === 'agent.spawned') parent.set(String(fact.data['agentId']), fact.data['parentId'] as string | null);
     // A shell command's new contents, kept as blobs, count with the fact recording them.
@@ -99,7 +100,7 @@ function recountFromLog(agents: string[]): Record<string, number> {
       (fact.type === 'action-log.shell.recorded' ? Number(fact.data['contentBytes'] ?? 0) : 0) +
       (LASTING_STATE_BYTES[fact.type] ?? 0);
     for (let a: string | null | undefined = fact.agentId; a && parent.get(a); a = parent.get(a))
-      used.set(a, (used.get(a) ?? 0) + line.length + 1 + kept);
+      used.set(a, (used.get(a) ?? 0) + bytes + kept);
   }
   return Object.fromEntries(agents.map((id) => [id, used.get(id) ?? 0]));
 }
@@ -156,8 +157,13 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
     expect(leaked(marker), 'marker in the events log').toBe(false);
     expect(existsSync(join(rt.workspace, `${marker}.txt`))).toBe(false);
 
-    // It may still stop its program, close its terminal and finish.
-    ok(await call(bus, 'writer', 'terminal.signal', { terminalId, signal: 'SIGINT' }));
+    // Nor by a command it may still send, in a loop (a signal records a fact each time) or with a big payload.
+    const signal = await call(bus, 'writer', 'terminal.signal', { terminalId, signal: 'SIGWINCH' });
+    expect(signal).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+    const big = await call(bus, 'writer', 'agent.complete', { result: `${marker}${'r'.repeat(8_000)}` });
+    expect(big).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+    expect(leaked(marker), 'marker in the events log').toBe(false);
+    // It may still stop its program, close its terminal and finish with a short result.
     ok(await call(bus, 'writer', 'terminal.close', { terminalId, graceMs: 0 }));
     // (Through the host: the agent's own connection is revoked as it finishes, a race with the reply.)
     ok(await rt.call('agent.complete', { result: 'stopped at the limit' }, { agentId: 'writer' }));
@@ -204,6 +210,17 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
     },
   );
 
+  attack('recorded-bytes', 'text of 3-byte characters is charged by its bytes, not its length', async () => {
+    ok(await rt.call('agent.spawn', { label: 'utf', agentId: 'utf' }));
+    const bus = await as('utf');
+    const before = eventsBytes();
+    const { refused } = await untilRefused('utf', (i) =>
+      call(bus, 'utf', 'file.write', { path: `utf-${i}.txt`, content: `${i}`.padEnd(CHUNK / 3, '界') }),
+    );
+    expect(refused).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+    expect(eventsBytes() - before).toBeLessThan(LIMIT + SLACK);
+  });
+
   attack('recorded-bytes', 'a child started before the limit is refused once its parent’s tree is over', async () => {
     ok(await rt.call('agent.spawn', { label: 'parent', agentId: 'tree' }));
     const parent = await as('tree');
@@ -244,7 +261,7 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
   });
 
   attack('recorded-bytes', 'the count is the log’s bytes per tree, and a restart reads it back', async () => {
-    const agents = ['writer', 'spawner', 'spawner-c0', 'tiny', 'tree', 'tree-c', 'other', 'shell', 'main'];
+    const agents = ['writer', 'spawner', 'spawner-c0', 'tiny', 'utf', 'tree', 'tree-c', 'other', 'shell', 'main'];
     const counted = () => Object.fromEntries(agents.map((id) => [id, rt.host.recordedBytes(id)]));
     expect(counted()).toEqual(recountFromLog(agents));
     await sockets.closeAll();

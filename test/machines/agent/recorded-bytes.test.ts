@@ -1,4 +1,9 @@
-import { ALLOWED_OVER_BUDGET, overBudgetMessage, RecordedBytes } from '../../../machines/agent/recorded-bytes.ts';
+import {
+  ALLOWED_OVER_BUDGET,
+  OVER_BUDGET_PAYLOAD,
+  overBudgetMessage,
+  RecordedBytes,
+} from '../../../machines/agent/recorded-bytes.ts';
 
 /** main → a → a1 → a11, main → b; `loop` is its own grandparent (a corrupt lookup must still end). */
 const PARENTS: Record<string, string> = { a: 'main', a1: 'a', a11: 'a1', b: 'main', loop: 'loop2', loop2: 'loop' };
@@ -45,14 +50,16 @@ describe('RecordedBytes', () => {
     expect(self).toContain('limits.maxRecordedBytesPerAgent = 100');
     expect(self).toContain("'file.write' is refused");
     expect(self).toContain('agent.complete');
+    expect(self).toContain(`at most ${OVER_BUDGET_PAYLOAD} bytes`);
     const below = overBudgetMessage('a11', 'terminal.exec', { agentId: 'a', used: 120, limit: 100 });
     expect(below).toContain("Agent 'a' (above 'a11')");
   });
 
   it('lets an agent over its limit finish and stop work, not act', () => {
-    for (const type of ['agent.complete', 'agent.fail', 'terminal.close', 'terminal.signal', 'edit.cancel'])
+    for (const type of ['agent.complete', 'agent.fail', 'terminal.close', 'edit.cancel'])
       expect(ALLOWED_OVER_BUDGET.has(type), type).toBe(true);
-    for (const type of ['terminal.exec', 'terminal.write', 'file.write', 'file.edit', 'edit.begin', 'agent.spawn'])
+    // A signal records a fact each time and can be sent in a loop: terminal.close stops the work instead.
+    for (const type of ['terminal.exec', 'terminal.write', 'terminal.signal', 'file.write', 'edit.begin'])
       expect(ALLOWED_OVER_BUDGET.has(type), type).toBe(false);
   });
 });
