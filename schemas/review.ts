@@ -367,6 +367,16 @@ export const ReviewConfig = z
       .boolean()
       .default(true)
       .describe("Snapshot the agent's workspace around each terminal.exec and record the files the command changed."),
+    maxBetweenCommandsBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(1024 * 1024 * 1024)
+      .describe(
+        'Content of files changed between commands (by no command: the user, a job left in the background) that ' +
+          'shell tracking stores per run of the host (default 1 GiB); past it they are kept by hash only, and a ' +
+          "later command's change to one is reported, not restorable. Nobody is charged for these.",
+      ),
   })
   .strict();
 export type ReviewConfig = z.infer<typeof ReviewConfig>;

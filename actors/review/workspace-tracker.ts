@@ -35,7 +35,13 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { RootWatch, type TrackMark } from './root-watch.ts';
 import { loadIgnore } from './workspace-snapshot-ignore.ts';
-import type { FileState, SnapshotDiff, WorkspaceSnapshot, WorkspaceSnapshotter } from './workspace-snapshot.ts';
+import type {
+  BetweenBudget,
+  FileState,
+  SnapshotDiff,
+  WorkspaceSnapshot,
+  WorkspaceSnapshotter,
+} from './workspace-snapshot.ts';
 
 export type { TrackMark };
 
@@ -57,6 +63,9 @@ export class WorkspaceTracker {
   readonly #overflowAt: number;
   readonly #watch: boolean;
   readonly #firstScanMs: number;
+  /** New content still storable for changes made between commands (nobody's: the user, a background job). */
+  readonly #between: BetweenBudget;
+  #betweenWarned = false;
   readonly #roots = new Map<string, RootWatch | 'scan'>();
   readonly #starting = new Map<string, Promise<RootWatch | 'scan'>>();
 
@@ -70,12 +79,19 @@ export class WorkspaceTracker {
      * every command; the first stores every file's content (about 3 ms a file on a busy 2-core box).
      */
     firstScanMs?: number;
+    /**
+     * Content the tracker may store, over this run, for files changed between commands (no command's mark open
+     * on the root; the workspace's first scan aside). Past it they are kept by hash only: nobody is charged for
+     * them, and a job an agent left in the background could otherwise fill the blob store (default 1 GiB).
+     */
+    maxBetweenBytes?: number;
   }) {
     this.#snapshotter = deps.snapshotter;
     this.#log = deps.log;
     this.#overflowAt = deps.overflowAt ?? 2_048;
     this.#watch = deps.watch ?? true;
     this.#firstScanMs = deps.firstScanMs ?? 600_000;
+    this.#between = { left: deps.maxBetweenBytes ?? 1024 * 1024 * 1024 };
   }
 
   /** Starts tracking `root` (watch and first scan) ahead of its first command; `begin` waits for it. */
@@ -107,10 +123,10 @@ export class WorkspaceTracker {
    */
   async begin(root: string, ahead?: Promise<boolean>, owner?: string): Promise<TrackMark> {
     const r = this.#roots.get(root) ?? (await this.#start(root));
-    if (r === 'scan') return { kind: 'scan', root, snapshot: await this.#snapshotter.snapshot(root) };
+    if (r === 'scan') return { kind: 'scan', root, snapshot: await this.#betweenSnapshot(root) };
     const rw = r;
     if (!((await ahead) && rw.settled())) await this.#refresh(rw);
-    if (!rw.watching) return { kind: 'scan', root, snapshot: await this.#snapshotter.snapshot(root) };
+    if (!rw.watching) return { kind: 'scan', root, snapshot: await this.#betweenSnapshot(root) };
     const mark = {
       kind: 'watch' as const,
       root,
@@ -170,7 +186,7 @@ export class WorkspaceTracker {
       starting = (async () => {
         if (!this.#watch) return this.#setScan(root, 'watching is off');
         const rw = new RootWatch(root, await loadIgnore(root), this.#log);
-        await this.#resync(rw);
+        await this.#resync(rw, true);
         if (rw.watching) this.#roots.set(root, rw);
         return rw.watching ? rw : this.#setScan(root, rw.demoted ?? 'watching stopped');
       })().finally(() => this.#starting.delete(root));
@@ -231,7 +247,7 @@ export class WorkspaceTracker {
   }
 
   /** Full scan: watch every directory (before listing it), snapshot, and note every path that differs. */
-  async #resync(rw: RootWatch): Promise<void> {
+  async #resync(rw: RootWatch, first = false): Promise<void> {
     rw.rescan = false;
     rw.events = 0;
     rw.dirty = new Set();
@@ -245,7 +261,10 @@ export class WorkspaceTracker {
     }
     // While watching, a scan is rare (the first, or after dropped events): it may take longer than one around
     // every command could.
-    const snap = await this.#snapshotter.snapshot(rw.root, rw.watching ? { maxMs: this.#firstScanMs } : {});
+    const between = !first && rw.marks.size === 0 ? this.#between : undefined;
+    const snap = await this.#snapshotter
+      .snapshot(rw.root, { ...(rw.watching ? { maxMs: this.#firstScanMs } : {}), ...(between ? { between } : {}) })
+      .finally(() => this.#betweenCheck());
     if (!snap.complete) {
       this.#demote(rw, `the workspace is over the snapshot budget (${snap.stoppedBy})`);
       const why = `the workspace scan stopped at its budget (${snap.stoppedBy}); changes beyond it are unclassified`;
@@ -273,6 +292,8 @@ export class WorkspaceTracker {
     rw.dirty = new Set();
     rw.events = 0;
     const acc = { readBytes: 0 };
+    // No command's mark is open: what changed is nobody's, and new content is stored within #between.
+    const between = rw.marks.size === 0 ? this.#between : undefined;
     const parentOk = new Map<string, Promise<boolean>>();
     const parentWatched = (parent: string): Promise<boolean> => {
       let ok = parentOk.get(parent);
@@ -300,12 +321,12 @@ export class WorkspaceTracker {
         const w = rw.dirs.get(rel);
         if (w && w.ino === st.ino && w.ctime === st.ctimeNs) return;
         rw.dropTree(rel);
-        if (!rw.ignore.ignores(rel, true)) await this.#walkNew(rw, rel, acc);
+        if (!rw.ignore.ignores(rel, true)) await this.#walkNew(rw, rel, acc, between);
         return;
       }
       if (rw.dirs.has(rel)) rw.dropTree(rel);
       if (st.isFile() && !rw.ignore.ignores(rel, false)) {
-        rw.set(rel, await this.#snapshotter.fileState(full, rw.state.get(rel), acc));
+        rw.set(rel, await this.#snapshotter.fileState(full, rw.state.get(rel), acc, between));
       } else rw.set(rel, undefined);
     };
     for (const d of [...levels.keys()].sort((a, b) => a - b)) {
@@ -315,20 +336,37 @@ export class WorkspaceTracker {
         await Promise.all(level.slice(i, i + APPLY_PARALLEL).map(one));
       }
     }
+    if (between) this.#betweenCheck();
     if (rw.rescan) await this.#resync(rw);
   }
 
+  /** Warns once, when a file of the largest size stored no longer fits what is left for changes between commands. */
+  #betweenCheck(): void {
+    if (this.#betweenWarned || this.#between.left >= this.#snapshotter.budget.maxFileBytes) return;
+    this.#betweenWarned = true;
+    this.#log?.warn(
+      { left: this.#between.left },
+      'files changed between commands are no longer stored, only hashed, for the rest of this run ' +
+        '(domains.review.maxBetweenCommandsBytes)',
+    );
+  }
+
+  /** A snapshot-mode command's before: what changed since the last command is nobody's. */
+  #betweenSnapshot(root: string): Promise<WorkspaceSnapshot> {
+    return this.#snapshotter.snapshot(root, { between: this.#between }).finally(() => this.#betweenCheck());
+  }
+
   /** A directory that appeared (or was replaced): watch it, then walk it. */
-  async #walkNew(rw: RootWatch, rel: string, acc: { readBytes: number }): Promise<void> {
+  async #walkNew(rw: RootWatch, rel: string, acc: { readBytes: number }, between?: BetweenBudget): Promise<void> {
     if (!(await rw.watchDir(rel))) return;
     const entries = await readdir(join(rw.root, rel), { withFileTypes: true }).catch(() => []);
     if (entries.some((e) => e.name === '.gitignore')) rw.rescan = true;
     for (const e of entries) {
       const child = `${rel}/${e.name}`;
       if (e.isDirectory()) {
-        if (!rw.ignore.ignores(child, true)) await this.#walkNew(rw, child, acc);
+        if (!rw.ignore.ignores(child, true)) await this.#walkNew(rw, child, acc, between);
       } else if (e.isFile() && !rw.ignore.ignores(child, false)) {
-        rw.set(child, await this.#snapshotter.fileState(join(rw.root, child), rw.state.get(child), acc));
+        rw.set(child, await this.#snapshotter.fileState(join(rw.root, child), rw.state.get(child), acc, between));
       }
     }
   }

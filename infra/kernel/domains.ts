@@ -109,7 +109,15 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     maxOpenPerAgent: editConfig.maxOpenPerAgent,
     maxOpenPerHost: editConfig.maxOpenPerHost,
   });
-  const terminal = wireTerminal({ host, directory, review, config, logger, trackShell: reviewConfig.trackShell });
+  const terminal = wireTerminal({
+    host,
+    directory,
+    review,
+    config,
+    logger,
+    trackShell: reviewConfig.trackShell,
+    maxBetweenCommandsBytes: reviewConfig.maxBetweenCommandsBytes,
+  });
   const workers = wireWorkers({
     host,
     directory,

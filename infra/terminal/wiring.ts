@@ -42,6 +42,8 @@ export function wireTerminal(deps: {
   logger: Logger;
   /** Record shell side effects in the action log (change notifications, or snapshots around each exec). */
   trackShell: boolean;
+  /** `domains.review.maxBetweenCommandsBytes`: content stored for files changed between commands, per run. */
+  maxBetweenCommandsBytes?: number;
 }) {
   const configured = domainConfig(deps.config, 'terminal', TerminalConfig);
   // The sandbox is on wherever bubblewrap is installed unless the operator's config says otherwise, and the
@@ -68,7 +70,11 @@ export function wireTerminal(deps: {
     finished: (agentId) => deps.directory.finishedStatus(agentId),
   });
   const snapshotter = new WorkspaceSnapshotter({ blobs: deps.review.service.blobs });
-  const tracker = new WorkspaceTracker({ snapshotter, log: deps.logger });
+  const tracker = new WorkspaceTracker({
+    snapshotter,
+    log: deps.logger,
+    ...(deps.maxBetweenCommandsBytes === undefined ? {} : { maxBetweenBytes: deps.maxBetweenCommandsBytes }),
+  });
   /** Commands still running after their exec replied: their mark stays open until command.finished. */
   type ShellEntry = {
     agentId: string;

@@ -16,13 +16,16 @@ import { call } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { agentSockets, attack, reportAttacks } from './support.ts';
+import { agentSockets, attack, reportAttacks, settle } from './support.ts';
 
 const LIMIT = 256 * 1024;
 /** One call's payload: big, well under the 1 MiB payload bound. */
 const CHUNK = 48 * 1024;
 /** What a tree may overshoot by: the call that crossed the limit (a write's facts carry ~2 chunks: its diff). */
 const SLACK = 4 * CHUNK;
+
+/** New content the review may store for changes made between commands (by no command), per run. */
+const BETWEEN = 512 * 1024;
 
 let dir: string;
 let rt: TestRuntime;
@@ -34,7 +37,10 @@ const start = async () =>
     dir,
     // Input to a running program is allowed too (a default of allow still asks for it otherwise).
     policy: { default: 'allow', tools: { terminal_input: { default: 'allow' } } },
-    flags: { limits: { maxRecordedBytesPerAgent: LIMIT } },
+    flags: {
+      limits: { maxRecordedBytesPerAgent: LIMIT },
+      domains: { review: { maxBetweenCommandsBytes: BETWEEN } },
+    },
   }));
 const eventsBytes = () => statSync(join(dir, 'data', 'events.jsonl')).size;
 const filler = (tag: string, i: number) => `${tag} ${i} `.padEnd(CHUNK, 'x');
@@ -258,6 +264,27 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
     expect(n).toBeLessThanOrEqual(LIMIT / CHUNK + 1);
     expect(dirBytes(join(dir, 'data', 'blobs')) - blobsBefore).toBeLessThan(LIMIT + SLACK);
     ok(await call(bus, 'shell', 'terminal.close', { terminalId, graceMs: 0 }));
+  });
+
+  attack('recorded-bytes', 'a background job writes between commands: what the review stores is bounded', async () => {
+    ok(await rt.call('agent.spawn', { label: 'background', agentId: 'bg' }));
+    const bus = await as('bg');
+    const open = ok(await call(bus, 'bg', 'terminal.open', {}, { timeoutMs: 30_000 }));
+    const terminalId = String(open['terminalId']);
+    const blobsBefore = dirBytes(join(dir, 'data', 'blobs'));
+    // 24 files of 60 KB, each new content, written after the command that started the job has ended: nobody's
+    // command is running, so nobody is charged; each next command's refresh would store them all.
+    const job = `for i in $(seq 24); do head -c 60000 /dev/zero | tr '\\0' z | sed "s/^/$i /" > bg-$i.txt; done`;
+    const script = `(sleep 0.3; ${job}) >/dev/null 2>&1 </dev/null &\n`;
+    ok(await call(bus, 'bg', 'file.write', { path: 'bg.sh', content: script }));
+    ok(await call(bus, 'bg', 'terminal.exec', { terminalId, command: 'sh bg.sh' }));
+    await settle(15_000, () => existsSync(join(rt.workspace, 'bg-24.txt')));
+    await new Promise((r) => setTimeout(r, 300));
+    for (let i = 0; i < 3; i++) ok(await call(bus, 'bg', 'terminal.exec', { terminalId, command: 'true' }));
+    const grown = dirBytes(join(dir, 'data', 'blobs')) - blobsBefore;
+    expect(grown, 'blob store growth').toBeLessThanOrEqual(BETWEEN + 64 * 1024);
+    expect(rt.host.recordedBytes('bg')).toBeLessThan(64 * 1024);
+    ok(await call(bus, 'bg', 'terminal.close', { terminalId, graceMs: 0 }));
   });
 
   attack('recorded-bytes', 'the count is the log’s bytes per tree, and a restart reads it back', async () => {
