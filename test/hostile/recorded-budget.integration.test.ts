@@ -68,6 +68,28 @@ async function untilRefused(
   throw new Error(`${agentId} was never refused in 200 calls of ${CHUNK} bytes (limit ${LIMIT})`);
 }
 
+/** Spawns `agentId` under the operator and connects as it. */
+async function newAgent(agentId: string): Promise<Parameters<typeof call>[0]> {
+  ok(await rt.call('agent.spawn', { label: agentId, agentId }));
+  return as(agentId);
+}
+
+/** `parentId` spawns `childId` (with `task`), which completes with `result` (through the host); the refusal if any. */
+async function spawnAndComplete(
+  bus: Parameters<typeof call>[0],
+  parentId: string,
+  childId: string,
+  result: unknown,
+  task?: string,
+): Promise<Reply> {
+  const spawned = await call(bus, parentId, 'agent.spawn', {
+    label: childId,
+    agentId: childId,
+    ...(task ? { task } : {}),
+  });
+  return spawned.ok ? rt.call('agent.complete', { result }, { agentId: childId }) : spawned;
+}
+
 /** Waits until the terminal's shell runs a child named `name`. */
 async function waitForChild(terminalId: string, name: string): Promise<void> {
   for (let i = 0; i < 400; i++) {
@@ -127,8 +149,7 @@ function leaked(marker: string): boolean {
 
 describe('hostile: an agent grows the events log without bound', { timeout: 120_000 }, () => {
   attack('recorded-bytes', 'terminal.write of big inputs, then every other path, after the refusal', async () => {
-    ok(await rt.call('agent.spawn', { label: 'writer', agentId: 'writer' }));
-    const bus = await as('writer');
+    const bus = await newAgent('writer');
     const open = ok(await call(bus, 'writer', 'terminal.open', {}, { timeoutMs: 30_000 }));
     const terminalId = String(open['terminalId']);
     ok(await call(bus, 'writer', 'terminal.exec', { terminalId, command: 'cat > /dev/null', yieldMs: 0 }));
@@ -179,19 +200,12 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
     'recorded-bytes',
     'sub-agents with big tasks spawned and finished in a loop spend the parent’s budget',
     async () => {
-      ok(await rt.call('agent.spawn', { label: 'spawner', agentId: 'spawner' }));
-      const bus = await as('spawner');
+      const bus = await newAgent('spawner');
       const before = eventsBytes();
-      const { refused, n } = await untilRefused('spawner', async (i) => {
-        const spawned = await call(bus, 'spawner', 'agent.spawn', {
-          label: `child ${i}`,
-          agentId: `spawner-c${i}`,
-          task: filler('task', i),
-        });
-        if (!spawned.ok) return spawned;
-        // The child answers with a big result of its own: charged to its tree, which is the spawner's.
-        return rt.call('agent.complete', { result: filler('result', i) }, { agentId: `spawner-c${i}` });
-      });
+      // Each child answers with a big result of its own: charged to its tree, which is the spawner's.
+      const { refused, n } = await untilRefused('spawner', (i) =>
+        spawnAndComplete(bus, 'spawner', `spawner-c${i}`, filler('result', i), filler('task', i)),
+      );
       expect(refused).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
       expect(n).toBeLessThan(LIMIT / CHUNK);
       expect(eventsBytes() - before).toBeLessThan(LIMIT + SLACK);
@@ -204,12 +218,8 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
     'tiny sub-agents spawned and finished in a loop: each costs the memory it keeps',
     async () => {
       // ~1.2 KiB of log each, but ~11.5 KiB of the host's memory for its life: the bound counts the memory.
-      ok(await rt.call('agent.spawn', { label: 'tiny', agentId: 'tiny' }));
-      const bus = await as('tiny');
-      const { refused, n } = await untilRefused('tiny', async (i) => {
-        const spawned = await call(bus, 'tiny', 'agent.spawn', { label: 't', agentId: `tiny-${i}` });
-        return spawned.ok ? rt.call('agent.complete', { result: 1 }, { agentId: `tiny-${i}` }) : spawned;
-      });
+      const bus = await newAgent('tiny');
+      const { refused, n } = await untilRefused('tiny', (i) => spawnAndComplete(bus, 'tiny', `tiny-${i}`, 1));
       expect(refused).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
       // Canary: more agents alive in the host's memory than the bound's worth.
       expect(n).toBeLessThanOrEqual(Math.ceil(LIMIT / LASTING_STATE_BYTES['agent.spawned']!));
@@ -217,8 +227,7 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
   );
 
   attack('recorded-bytes', 'text of 3-byte characters is charged by its bytes, not its length', async () => {
-    ok(await rt.call('agent.spawn', { label: 'utf', agentId: 'utf' }));
-    const bus = await as('utf');
+    const bus = await newAgent('utf');
     const before = eventsBytes();
     const { refused } = await untilRefused('utf', (i) =>
       call(bus, 'utf', 'file.write', { path: `utf-${i}.txt`, content: `${i}`.padEnd(CHUNK / 3, '界') }),
@@ -247,8 +256,7 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
   });
 
   attack('recorded-bytes', 'shell commands writing big new files: the contents the review keeps count', async () => {
-    ok(await rt.call('agent.spawn', { label: 'shell', agentId: 'shell' }));
-    const bus = await as('shell');
+    const bus = await newAgent('shell');
     const open = ok(await call(bus, 'shell', 'terminal.open', {}, { timeoutMs: 30_000 }));
     const terminalId = String(open['terminalId']);
     const blobsBefore = dirBytes(join(dir, 'data', 'blobs'));
@@ -267,8 +275,7 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
   });
 
   attack('recorded-bytes', 'a background job writes between commands: what the review stores is bounded', async () => {
-    ok(await rt.call('agent.spawn', { label: 'background', agentId: 'bg' }));
-    const bus = await as('bg');
+    const bus = await newAgent('bg');
     const open = ok(await call(bus, 'bg', 'terminal.open', {}, { timeoutMs: 30_000 }));
     const terminalId = String(open['terminalId']);
     const blobsBefore = dirBytes(join(dir, 'data', 'blobs'));
