@@ -170,6 +170,8 @@ export type EventDef<TType extends string = string, TData = unknown> = {
    * change): charged with the fact's own to its agent's `limits.maxRecordedBytesPerAgent`.
    */
   keeps?(data: TData): number;
+  /** Who is charged for the fact, when not the agent that stamped it (shell changes recorded for an ancestor). */
+  chargedTo?(data: TData): string | undefined;
 };
 
 /** A fact stored inside another (`EventDef.carries`): its type, the agent whose subjects it belongs to, its data. */
@@ -196,6 +198,7 @@ export function defineEvent<const TType extends string, TData>(
     stream?: 'events' | 'output';
     carries?: (data: TData) => readonly CarriedFact[];
     keeps?: (data: TData) => number;
+    chargedTo?: (data: TData) => string | undefined;
   },
 ): EventDef<TType, TData> {
   if (!TYPE_PATTERN.test(type)) throw new Error(`event type '${type}' is not lowercase dotted words`);

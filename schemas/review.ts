@@ -334,6 +334,10 @@ export const ActionLogShellRecorded = defineEvent('action-log.shell.recorded', {
         .describe(
           'The records, in order; a big change set is split over several of these facts, never one file over two.',
         ),
+      by: AgentId.optional().describe(
+        'The agent whose command recorded these changes (charged for them, limits.maxRecordedBytesPerAgent, even ' +
+          'when the records are for an ancestor such as the root). Absent in logs written before it was kept.',
+      ),
       contentBytes: z
         .number()
         .int()
@@ -347,6 +351,7 @@ export const ActionLogShellRecorded = defineEvent('action-log.shell.recorded', {
     .strict(),
   carries: (d) => carriedRecords(d.records),
   keeps: (d) => d.contentBytes ?? 0,
+  chargedTo: (d) => d.by,
   describe: (d) => `${d.agentId} shell: ${d.files} file(s) recorded`,
 });
 
@@ -367,15 +372,15 @@ export const ReviewConfig = z
       .boolean()
       .default(true)
       .describe("Snapshot the agent's workspace around each terminal.exec and record the files the command changed."),
-    maxBetweenCommandsBytes: z
+    maxShellContentBytes: z
       .number()
       .int()
       .min(0)
       .default(1024 * 1024 * 1024)
       .describe(
-        'Content of files changed between commands (by no command: the user, a job left in the background) that ' +
-          'shell tracking stores per run of the host (default 1 GiB); past it they are kept by hash only, and a ' +
-          "later command's change to one is reported, not restorable. Nobody is charged for these.",
+        'New file content shell tracking stores in the review per run of the host (default 1 GiB; the ' +
+          "workspace's first scan aside); past it, changed files are kept by hash only and their changes are " +
+          'reported, not restorable. Bounds what a job left running in the background can make the review keep.',
       ),
   })
   .strict();

@@ -96,7 +96,7 @@ export class WorkspaceSnapshotter {
   }
 
   /** Walks `root` (absolute) within the budget (`maxMs` may be given for this walk); see the module doc. */
-  async snapshot(root: string, options: { maxMs?: number; between?: BetweenBudget } = {}): Promise<WorkspaceSnapshot> {
+  async snapshot(root: string, options: { maxMs?: number; budget?: ContentBudget } = {}): Promise<WorkspaceSnapshot> {
     const started = performance.now();
     const maxMs = options.maxMs ?? this.budget.maxMs;
     const prev = this.#last.get(root);
@@ -128,7 +128,7 @@ export class WorkspaceSnapshotter {
         if (!ent.isFile() || ignore.ignores(childRel, false)) continue;
         if (++count > this.budget.maxFiles) return stop('maxFiles');
         if (performance.now() - started > maxMs) return stop('maxMs');
-        const state = await this.fileState(join(root, childRel), prev?.files[childRel], snap, options.between);
+        const state = await this.fileState(join(root, childRel), prev?.files[childRel], snap, options.budget);
         if (state) snap.files[childRel] = state;
       }
       if (snap.complete) snap.doneDirs.push(rel);
@@ -193,14 +193,14 @@ export class WorkspaceSnapshotter {
 
   /**
    * One file's state: `prev` itself when its stamp and size are unchanged, else read and stored (counted in
-   * `acc.readBytes`, within the budget); undefined when it cannot be read. With `between` (a change no command
-   * made), content the store does not hold yet takes from `between.left`, and is kept by hash only past it.
+   * `acc.readBytes`, within the budget); undefined when it cannot be read. With `budget` (the tracker's, for
+   * the run), content the store does not hold yet takes from `budget.left`, and is kept by hash only past it.
    */
   async fileState(
     full: string,
     prev: FileState | undefined,
     acc: { readBytes: number },
-    between?: BetweenBudget,
+    budget?: ContentBudget,
   ): Promise<FileState | undefined> {
     let st: Awaited<ReturnType<typeof lstatBig>>;
     try {
@@ -227,19 +227,19 @@ export class WorkspaceSnapshotter {
     acc.readBytes += bytes.length;
     const text = bytes.toString('utf8');
     if (!Buffer.from(text, 'utf8').equals(bytes)) return { size, stamp, hash: null, why: 'binary' };
-    if (!between) return { size, stamp, hash: await this.#blobs.put(text) };
+    if (!budget) return { size, stamp, hash: await this.#blobs.put(text) };
     const hash = contentHash(text);
     if (!(await this.#blobs.has(hash))) {
-      // Checked and taken with no await between: applies run 32 files at once on one budget.
-      if (bytes.length > between.left) return { size, stamp, hash: null, why: 'over-budget' };
-      between.left -= bytes.length;
+      // Checked and taken with no await in between: applies run 32 files at once on one budget.
+      if (bytes.length > budget.left) return { size, stamp, hash: null, why: 'over-budget' };
+      budget.left -= bytes.length;
     }
     return { size, stamp, hash: await this.#blobs.put(text, hash) };
   }
 }
 
-/** What new content changes made between commands may still add to the blob store (taken from as stored). */
-export type BetweenBudget = { left: number };
+/** What new content shell tracking may still add to the blob store this run (taken from as it is stored). */
+export type ContentBudget = { left: number };
 
 /**
  * A carrier's records stop growing past this many bytes of JSON (one file's records are never split): NATS

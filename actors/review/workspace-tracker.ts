@@ -36,7 +36,7 @@ import type { Logger } from 'pino';
 import { RootWatch, type TrackMark } from './root-watch.ts';
 import { loadIgnore } from './workspace-snapshot-ignore.ts';
 import type {
-  BetweenBudget,
+  ContentBudget,
   FileState,
   SnapshotDiff,
   WorkspaceSnapshot,
@@ -63,9 +63,9 @@ export class WorkspaceTracker {
   readonly #overflowAt: number;
   readonly #watch: boolean;
   readonly #firstScanMs: number;
-  /** New content still storable for changes made between commands (nobody's: the user, a background job). */
-  readonly #between: BetweenBudget;
-  #betweenWarned = false;
+  /** New content the tracker may still store in the blob store this run (the first scans aside). */
+  readonly #content: ContentBudget;
+  #contentWarned = false;
   readonly #roots = new Map<string, RootWatch | 'scan'>();
   readonly #starting = new Map<string, Promise<RootWatch | 'scan'>>();
 
@@ -80,18 +80,19 @@ export class WorkspaceTracker {
      */
     firstScanMs?: number;
     /**
-     * Content the tracker may store, over this run, for files changed between commands (no command's mark open
-     * on the root; the workspace's first scan aside). Past it they are kept by hash only: nobody is charged for
-     * them, and a job an agent left in the background could otherwise fill the blob store (default 1 GiB).
+     * New content (a blob the store does not hold yet) the tracker may store over this run, the workspace's first
+     * scan aside; past it, files are kept by hash only. Files changed between commands are nobody's, and a
+     * change made while several agents' commands ran is charged to one of them at most once, at its end: without
+     * a bound of its own, a job left in the background could fill the blob store (default 1 GiB).
      */
-    maxBetweenBytes?: number;
+    maxContentBytes?: number;
   }) {
     this.#snapshotter = deps.snapshotter;
     this.#log = deps.log;
     this.#overflowAt = deps.overflowAt ?? 2_048;
     this.#watch = deps.watch ?? true;
     this.#firstScanMs = deps.firstScanMs ?? 600_000;
-    this.#between = { left: deps.maxBetweenBytes ?? 1024 * 1024 * 1024 };
+    this.#content = { left: deps.maxContentBytes ?? 1024 * 1024 * 1024 };
   }
 
   /** Starts tracking `root` (watch and first scan) ahead of its first command; `begin` waits for it. */
@@ -123,10 +124,10 @@ export class WorkspaceTracker {
    */
   async begin(root: string, ahead?: Promise<boolean>, owner?: string): Promise<TrackMark> {
     const r = this.#roots.get(root) ?? (await this.#start(root));
-    if (r === 'scan') return { kind: 'scan', root, snapshot: await this.#betweenSnapshot(root) };
+    if (r === 'scan') return { kind: 'scan', root, snapshot: await this.#budgetedSnapshot(root) };
     const rw = r;
     if (!((await ahead) && rw.settled())) await this.#refresh(rw);
-    if (!rw.watching) return { kind: 'scan', root, snapshot: await this.#betweenSnapshot(root) };
+    if (!rw.watching) return { kind: 'scan', root, snapshot: await this.#budgetedSnapshot(root) };
     const mark = {
       kind: 'watch' as const,
       root,
@@ -141,7 +142,7 @@ export class WorkspaceTracker {
 
   /** After the command: what changed while its mark was open; closes the mark. */
   async end(mark: TrackMark): Promise<SnapshotDiff> {
-    if (mark.kind === 'scan') return this.#snapshotter.diff(mark.snapshot, await this.#snapshotter.snapshot(mark.root));
+    if (mark.kind === 'scan') return this.#snapshotter.diff(mark.snapshot, await this.#budgetedSnapshot(mark.root));
     const rw = mark.rw;
     await this.#refresh(rw);
     rw.marks.delete(mark);
@@ -261,10 +262,12 @@ export class WorkspaceTracker {
     }
     // While watching, a scan is rare (the first, or after dropped events): it may take longer than one around
     // every command could.
-    const between = !first && rw.marks.size === 0 ? this.#between : undefined;
     const snap = await this.#snapshotter
-      .snapshot(rw.root, { ...(rw.watching ? { maxMs: this.#firstScanMs } : {}), ...(between ? { between } : {}) })
-      .finally(() => this.#betweenCheck());
+      .snapshot(rw.root, {
+        ...(rw.watching ? { maxMs: this.#firstScanMs } : {}),
+        ...(first ? {} : { budget: this.#content }),
+      })
+      .finally(() => this.#contentCheck());
     if (!snap.complete) {
       this.#demote(rw, `the workspace is over the snapshot budget (${snap.stoppedBy})`);
       const why = `the workspace scan stopped at its budget (${snap.stoppedBy}); changes beyond it are unclassified`;
@@ -292,8 +295,6 @@ export class WorkspaceTracker {
     rw.dirty = new Set();
     rw.events = 0;
     const acc = { readBytes: 0 };
-    // No command's mark is open: what changed is nobody's, and new content is stored within #between.
-    const between = rw.marks.size === 0 ? this.#between : undefined;
     const parentOk = new Map<string, Promise<boolean>>();
     const parentWatched = (parent: string): Promise<boolean> => {
       let ok = parentOk.get(parent);
@@ -321,12 +322,12 @@ export class WorkspaceTracker {
         const w = rw.dirs.get(rel);
         if (w && w.ino === st.ino && w.ctime === st.ctimeNs) return;
         rw.dropTree(rel);
-        if (!rw.ignore.ignores(rel, true)) await this.#walkNew(rw, rel, acc, between);
+        if (!rw.ignore.ignores(rel, true)) await this.#walkNew(rw, rel, acc);
         return;
       }
       if (rw.dirs.has(rel)) rw.dropTree(rel);
       if (st.isFile() && !rw.ignore.ignores(rel, false)) {
-        rw.set(rel, await this.#snapshotter.fileState(full, rw.state.get(rel), acc, between));
+        rw.set(rel, await this.#snapshotter.fileState(full, rw.state.get(rel), acc, this.#content));
       } else rw.set(rel, undefined);
     };
     for (const d of [...levels.keys()].sort((a, b) => a - b)) {
@@ -336,37 +337,37 @@ export class WorkspaceTracker {
         await Promise.all(level.slice(i, i + APPLY_PARALLEL).map(one));
       }
     }
-    if (between) this.#betweenCheck();
+    this.#contentCheck();
     if (rw.rescan) await this.#resync(rw);
   }
 
-  /** Warns once, when a file of the largest size stored no longer fits what is left for changes between commands. */
-  #betweenCheck(): void {
-    if (this.#betweenWarned || this.#between.left >= this.#snapshotter.budget.maxFileBytes) return;
-    this.#betweenWarned = true;
+  /** Warns once, when a file of the largest size stored no longer fits what is left of the content budget. */
+  #contentCheck(): void {
+    if (this.#contentWarned || this.#content.left >= this.#snapshotter.budget.maxFileBytes) return;
+    this.#contentWarned = true;
     this.#log?.warn(
-      { left: this.#between.left },
-      'files changed between commands are no longer stored, only hashed, for the rest of this run ' +
-        '(domains.review.maxBetweenCommandsBytes)',
+      { left: this.#content.left },
+      'shell tracking no longer stores new file content, only hashes, for the rest of this run ' +
+        '(domains.review.maxShellContentBytes): changes to such files are reported, not restorable',
     );
   }
 
-  /** A snapshot-mode command's before: what changed since the last command is nobody's. */
-  #betweenSnapshot(root: string): Promise<WorkspaceSnapshot> {
-    return this.#snapshotter.snapshot(root, { between: this.#between }).finally(() => this.#betweenCheck());
+  /** A snapshot-mode command's before or after, its new content within the run's budget. */
+  #budgetedSnapshot(root: string): Promise<WorkspaceSnapshot> {
+    return this.#snapshotter.snapshot(root, { budget: this.#content }).finally(() => this.#contentCheck());
   }
 
   /** A directory that appeared (or was replaced): watch it, then walk it. */
-  async #walkNew(rw: RootWatch, rel: string, acc: { readBytes: number }, between?: BetweenBudget): Promise<void> {
+  async #walkNew(rw: RootWatch, rel: string, acc: { readBytes: number }): Promise<void> {
     if (!(await rw.watchDir(rel))) return;
     const entries = await readdir(join(rw.root, rel), { withFileTypes: true }).catch(() => []);
     if (entries.some((e) => e.name === '.gitignore')) rw.rescan = true;
     for (const e of entries) {
       const child = `${rel}/${e.name}`;
       if (e.isDirectory()) {
-        if (!rw.ignore.ignores(child, true)) await this.#walkNew(rw, child, acc, between);
+        if (!rw.ignore.ignores(child, true)) await this.#walkNew(rw, child, acc);
       } else if (e.isFile() && !rw.ignore.ignores(child, false)) {
-        rw.set(child, await this.#snapshotter.fileState(join(rw.root, child), rw.state.get(child), acc, between));
+        rw.set(child, await this.#snapshotter.fileState(join(rw.root, child), rw.state.get(child), acc, this.#content));
       }
     }
   }

@@ -116,7 +116,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     config,
     logger,
     trackShell: reviewConfig.trackShell,
-    maxBetweenCommandsBytes: reviewConfig.maxBetweenCommandsBytes,
+    maxShellContentBytes: reviewConfig.maxShellContentBytes,
   });
   const workers = wireWorkers({
     host,

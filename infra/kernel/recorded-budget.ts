@@ -41,14 +41,17 @@ export class RecordedBudget {
   }
 
   /**
-   * Charges a fact of the events stream to the agent it names (and its ancestors): its bytes in the log, and
-   * what its effect keeps outside it (`EventDef.keeps`: file contents a shell command left for the review).
+   * Charges a fact of the events stream to the agent it names, or the one its event says (`EventDef.chargedTo`:
+   * the command that recorded shell changes for an ancestor), and that agent's ancestors: its bytes in the log,
+   * and what its effect keeps outside it (`EventDef.keeps`: file contents a shell command left for the review).
    */
   charge(stored: StoredFact): void {
     // Every log notes the bytes; a fact without them (none today) is measured as the JSON it would be stored as.
     const own = recordedBytesOf(stored) ?? Buffer.byteLength(JSON.stringify(stored));
-    const kept = eventsByType.get(stored.type)?.keeps?.(stored.data as never) ?? 0;
-    this.bytes.charge(stored.agentId, own + kept + (LASTING_STATE_BYTES[stored.type] ?? 0));
+    const def = eventsByType.get(stored.type);
+    const kept = def?.keeps?.(stored.data as never) ?? 0;
+    const payer = def?.chargedTo?.(stored.data as never) ?? stored.agentId;
+    this.bytes.charge(payer, own + kept + (LASTING_STATE_BYTES[stored.type] ?? 0));
   }
 
   /**

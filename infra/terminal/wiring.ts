@@ -42,8 +42,8 @@ export function wireTerminal(deps: {
   logger: Logger;
   /** Record shell side effects in the action log (change notifications, or snapshots around each exec). */
   trackShell: boolean;
-  /** `domains.review.maxBetweenCommandsBytes`: content stored for files changed between commands, per run. */
-  maxBetweenCommandsBytes?: number;
+  /** `domains.review.maxShellContentBytes`: new file content shell tracking stores, per run. */
+  maxShellContentBytes?: number;
 }) {
   const configured = domainConfig(deps.config, 'terminal', TerminalConfig);
   // The sandbox is on wherever bubblewrap is installed unless the operator's config says otherwise, and the
@@ -73,7 +73,7 @@ export function wireTerminal(deps: {
   const tracker = new WorkspaceTracker({
     snapshotter,
     log: deps.logger,
-    ...(deps.maxBetweenCommandsBytes === undefined ? {} : { maxBetweenBytes: deps.maxBetweenCommandsBytes }),
+    ...(deps.maxShellContentBytes === undefined ? {} : { maxContentBytes: deps.maxShellContentBytes }),
   });
   /** Commands still running after their exec replied: their mark stays open until command.finished. */
   type ShellEntry = {
@@ -128,6 +128,7 @@ export function wireTerminal(deps: {
                 command: command.slice(0, 4096),
                 files,
                 records,
+                by: entry.agentId,
                 contentBytes,
               },
             },

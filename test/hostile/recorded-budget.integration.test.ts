@@ -16,7 +16,7 @@ import { call } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { agentSockets, attack, reportAttacks, settle } from './support.ts';
+import { agentSockets, attack, reportAttacks } from './support.ts';
 
 const LIMIT = 256 * 1024;
 /** One call's payload: big, well under the 1 MiB payload bound. */
@@ -24,8 +24,8 @@ const CHUNK = 48 * 1024;
 /** What a tree may overshoot by: the call that crossed the limit (a write's facts carry ~2 chunks: its diff). */
 const SLACK = 4 * CHUNK;
 
-/** New content the review may store for changes made between commands (by no command), per run. */
-const BETWEEN = 512 * 1024;
+/** New file content shell tracking may store in the review, per run (domains.review.maxShellContentBytes). */
+const CONTENT = 2 * 1024 * 1024;
 
 let dir: string;
 let rt: TestRuntime;
@@ -39,7 +39,7 @@ const start = async () =>
     policy: { default: 'allow', tools: { terminal_input: { default: 'allow' } } },
     flags: {
       limits: { maxRecordedBytesPerAgent: LIMIT },
-      domains: { review: { maxBetweenCommandsBytes: BETWEEN } },
+      domains: { review: { maxShellContentBytes: CONTENT } },
     },
   }));
 const eventsBytes = () => statSync(join(dir, 'data', 'events.jsonl')).size;
@@ -127,7 +127,8 @@ function recountFromLog(agents: string[]): Record<string, number> {
     const kept =
       (fact.type === 'action-log.shell.recorded' ? Number(fact.data['contentBytes'] ?? 0) : 0) +
       (LASTING_STATE_BYTES[fact.type] ?? 0);
-    for (let a: string | null | undefined = fact.agentId; a && parent.get(a); a = parent.get(a))
+    const payer = fact.type === 'action-log.shell.recorded' ? String(fact.data['by'] ?? fact.agentId) : fact.agentId;
+    for (let a: string | null | undefined = payer; a && parent.get(a); a = parent.get(a))
       used.set(a, (used.get(a) ?? 0) + bytes + kept);
   }
   return Object.fromEntries(agents.map((id) => [id, used.get(id) ?? 0]));
@@ -255,6 +256,31 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
     ok(await rt.call('file.write', { path: 'operator.txt', content: filler('operator', 0) }));
   });
 
+  attack(
+    'recorded-bytes',
+    'files written while a sibling’s command runs are charged to the writer, not the root',
+    async () => {
+      // Two children of the root with commands open at once: their changes are recorded for their common
+      // ancestor, the root, which is never charged. The command that recorded them pays.
+      const sib = await newAgent('sib');
+      const sibTerminal = String(ok(await call(sib, 'sib', 'terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
+      ok(await call(sib, 'sib', 'terminal.exec', { terminalId: sibTerminal, command: 'sleep 30', yieldMs: 0 }));
+      const bus = await newAgent('h2');
+      const terminalId = String(ok(await call(bus, 'h2', 'terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
+      const { refused, n } = await untilRefused('h2', (i) =>
+        call(bus, 'h2', 'terminal.exec', {
+          terminalId,
+          command: `head -c ${CHUNK} /dev/zero | tr '\\0' q | sed 's/^/${i} /' > h2-${i}.txt`,
+        }),
+      );
+      expect(refused).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+      expect(n).toBeLessThanOrEqual(LIMIT / CHUNK + 1);
+      expect(rt.host.recordedBytes('sib')).toBeLessThan(16 * 1024);
+      ok(await call(sib, 'sib', 'terminal.close', { terminalId: sibTerminal, graceMs: 0 }));
+      ok(await call(bus, 'h2', 'terminal.close', { terminalId, graceMs: 0 }));
+    },
+  );
+
   attack('recorded-bytes', 'shell commands writing big new files: the contents the review keeps count', async () => {
     const bus = await newAgent('shell');
     const open = ok(await call(bus, 'shell', 'terminal.open', {}, { timeoutMs: 30_000 }));
@@ -271,31 +297,45 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
     expect(n).toBeGreaterThan(2);
     expect(n).toBeLessThanOrEqual(LIMIT / CHUNK + 1);
     expect(dirBytes(join(dir, 'data', 'blobs')) - blobsBefore).toBeLessThan(LIMIT + SLACK);
+    // Recorded in its own log: no command of another agent was still open (the sibling's ended with its
+    // terminal's close in the attack before).
+    const owners = new Set<string>();
+    await rt.log.scan({}, (f) => {
+      const d = f.data as { by?: string; agentId?: string };
+      if (f.type === 'action-log.shell.recorded' && d.by === 'shell') owners.add(String(d.agentId));
+    });
+    expect([...owners]).toEqual(['shell']);
     ok(await call(bus, 'shell', 'terminal.close', { terminalId, graceMs: 0 }));
   });
 
-  attack('recorded-bytes', 'a background job writes between commands: what the review stores is bounded', async () => {
+  attack('recorded-bytes', 'a background job keeps writing: what shell tracking stores is bounded', async () => {
+    // Its files change between commands (nobody's) or while commands of others run, one of them held open by
+    // the attacker itself (`sleep`): either way nobody is charged for all the versions each refresh stores.
     const bus = await newAgent('bg');
-    const open = ok(await call(bus, 'bg', 'terminal.open', {}, { timeoutMs: 30_000 }));
-    const terminalId = String(open['terminalId']);
+    const hold = String(ok(await call(bus, 'bg', 'terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
+    ok(await call(bus, 'bg', 'terminal.exec', { terminalId: hold, command: 'sleep 60', yieldMs: 0 }));
+    const terminalId = String(ok(await call(bus, 'bg', 'terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
     const blobsBefore = dirBytes(join(dir, 'data', 'blobs'));
-    // 24 files of 60 KB, each new content, written after the command that started the job has ended: nobody's
-    // command is running, so nobody is charged; each next command's refresh would store them all.
-    const job = `for i in $(seq 24); do head -c 60000 /dev/zero | tr '\\0' z | sed "s/^/$i /" > bg-$i.txt; done`;
+    const job =
+      "for r in 1 2 3 4; do for i in $(seq 12); do head -c 60000 /dev/zero | tr '\\0' z | " +
+      'sed "s/^/$r $i /" > bg-$i.txt; done; sleep 0.4; done; touch bg-done';
     const script = `(sleep 0.3; ${job}) >/dev/null 2>&1 </dev/null &\n`;
     ok(await call(bus, 'bg', 'file.write', { path: 'bg.sh', content: script }));
     ok(await call(bus, 'bg', 'terminal.exec', { terminalId, command: 'sh bg.sh' }));
-    await settle(15_000, () => existsSync(join(rt.workspace, 'bg-24.txt')));
-    await new Promise((r) => setTimeout(r, 300));
-    for (let i = 0; i < 3; i++) ok(await call(bus, 'bg', 'terminal.exec', { terminalId, command: 'true' }));
+    // The operator's commands refresh the workspace while the job runs, each storing what changed (the
+    // operator is never charged: the changes its commands record are its own or the root's).
+    const mine = String(ok(await rt.call('terminal.open', {}))['terminalId']);
+    for (let i = 0; i < 200 && !existsSync(join(rt.workspace, 'bg-done')); i++)
+      ok(await rt.call('terminal.exec', { terminalId: mine, command: 'sleep 0.05' }));
+    for (let i = 0; i < 3; i++) ok(await rt.call('terminal.exec', { terminalId: mine, command: 'true' }));
     const grown = dirBytes(join(dir, 'data', 'blobs')) - blobsBefore;
-    expect(grown, 'blob store growth').toBeLessThanOrEqual(BETWEEN + 64 * 1024);
-    expect(rt.host.recordedBytes('bg')).toBeLessThan(64 * 1024);
-    ok(await call(bus, 'bg', 'terminal.close', { terminalId, graceMs: 0 }));
+    expect(grown, 'blob store growth').toBeLessThanOrEqual(CONTENT + 64 * 1024);
+    ok(await rt.call('terminal.close', { terminalId: mine, graceMs: 0 }));
+    for (const t of [hold, terminalId]) ok(await call(bus, 'bg', 'terminal.close', { terminalId: t, graceMs: 0 }));
   });
 
   attack('recorded-bytes', 'the count is the log’s bytes per tree, and a restart reads it back', async () => {
-    const agents = ['writer', 'spawner', 'spawner-c0', 'tiny', 'utf', 'tree', 'tree-c', 'other', 'shell', 'main'];
+    const agents = ['writer', 'spawner', 'tiny', 'utf', 'tree', 'tree-c', 'other', 'sib', 'h2', 'shell', 'bg', 'main'];
     const counted = () => Object.fromEntries(agents.map((id) => [id, rt.host.recordedBytes(id)]));
     expect(counted()).toEqual(recountFromLog(agents));
     await sockets.closeAll();
