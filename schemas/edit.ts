@@ -248,11 +248,21 @@ export const editApplied = defineEvent('edit.applied', {
           'tracking the path), stored in this same append so the log never holds the outcome without them. ' +
           'Absent in logs written before they were carried: those have separate facts.',
       ),
+    contentBytes: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'Bytes of the file before and after, which the review keeps whole to show and undo the change (charged ' +
+          "to the agent's limits.maxRecordedBytesPerAgent). Absent in logs written before it was counted.",
+      ),
   }),
   summary: 'A change was written to disk.',
   aggregate: 'edit',
   aggregateId: byEdit,
   carries: (d) => carriedRecords(d.records ?? []),
+  keeps: (d) => d.contentBytes ?? 0,
   describe: (d) => `${d.path} +${d.linesAdded} -${d.linesRemoved}${d.partial ? ' (partial)' : ''}`,
 });
 

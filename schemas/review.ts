@@ -254,7 +254,17 @@ export const ReviewRejected = defineEvent('review.rejected', {
     agentId: AgentId,
     files: z.array(FileUpdate),
     undo: RejectUndo.nullable().describe('Set by a reject-all: what undo-reject re-applies.'),
+    contentBytes: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'Bytes of the file contents this stored in the review to undo it (charged to the agent that asked, ' +
+          'limits.maxRecordedBytesPerAgent). Absent in logs written before it was counted.',
+      ),
   }).strict(),
+  keeps: (d) => d.contentBytes ?? 0,
   describe: (d) =>
     `${d.agentId} rejected: ${d.restored.length} restored, ${d.deleted.length} ` +
     `deleted, ${d.kept.length} kept, ${d.conflicts.length} conflict(s)`,
@@ -271,8 +281,18 @@ export const ReviewRejectUndone = defineEvent('review.reject-undone', {
       reapplied: z.array(AbsPath),
       conflicts: z.array(Conflict),
       notRestorable: z.array(Kept),
+      contentBytes: z
+        .number()
+        .int()
+        .min(0)
+        .optional()
+        .describe(
+          'Bytes of the file contents this stored in the review to undo it (charged to the agent that asked, ' +
+            'limits.maxRecordedBytesPerAgent). Absent in logs written before it was counted.',
+        ),
     })
     .strict(),
+  keeps: (d) => d.contentBytes ?? 0,
   describe: (d) => `${d.agentId} undid reject: ${d.reapplied.length} re-applied, ${d.conflicts.length} conflict(s)`,
 });
 
@@ -290,6 +310,7 @@ export const ActionLogFilesUpdated = defineEvent('action-log.files.updated', {
       files: z.array(FileUpdate),
     })
     .strict(),
+  chargedTo: (d) => d.by,
   describe: (d) => `${d.agentId}: ${d.files.length} file(s) updated by ${d.cause} in ${d.by}`,
 });
 

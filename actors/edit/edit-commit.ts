@@ -233,6 +233,8 @@ export async function commitEdit(
       bom: format.bom,
       ...(syntaxErrors ? { syntaxErrors } : {}),
       ...(records.length > 0 ? { records } : {}),
+      // What the review keeps of this change (both sides, whole, as blobs): charged with the fact.
+      ...(written ? { contentBytes: bytes.length + (base?.bytes.length ?? 0) } : {}),
     },
   });
   if (records.length > 0) ctx.actionLog?.stored(records);

@@ -124,10 +124,10 @@ function recountFromLog(agents: string[]): Record<string, number> {
     const { fact } = JSON.parse(line) as { fact: { type: string; agentId: string; data: Record<string, unknown> } };
     if (fact.type === 'agent.spawned') parent.set(String(fact.data['agentId']), fact.data['parentId'] as string | null);
     // A shell command's new contents, kept as blobs, count with the fact recording them.
-    const kept =
-      (fact.type === 'action-log.shell.recorded' ? Number(fact.data['contentBytes'] ?? 0) : 0) +
-      (LASTING_STATE_BYTES[fact.type] ?? 0);
-    const payer = fact.type === 'action-log.shell.recorded' ? String(fact.data['by'] ?? fact.agentId) : fact.agentId;
+    // Contents the review keeps (shell changes, edits, rejects and their undo) count with the fact.
+    const kept = Number(fact.data['contentBytes'] ?? 0) + (LASTING_STATE_BYTES[fact.type] ?? 0);
+    const chargedToBy = fact.type === 'action-log.shell.recorded' || fact.type === 'action-log.files.updated';
+    const payer = chargedToBy ? String(fact.data['by'] ?? fact.agentId) : fact.agentId;
     for (let a: string | null | undefined = payer; a && parent.get(a); a = parent.get(a))
       used.set(a, (used.get(a) ?? 0) + bytes + kept);
   }
@@ -334,8 +334,67 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
     for (const t of [hold, terminalId]) ok(await call(bus, 'bg', 'terminal.close', { terminalId: t, graceMs: 0 }));
   });
 
+  attack('recorded-bytes', 'small edits of a big file: each whole version the review keeps counts', async () => {
+    // The operator's file; each one-line edit stores both versions whole (blobs), with a diff of a line.
+    const big = Array.from({ length: 2_000 }, (_, i) => `line ${i} `.padEnd(50, '.')).join('\n');
+    ok(await rt.call('file.write', { path: 'huge.txt', content: `MARK0\n${big}\n` }));
+    const bus = await newAgent('fe');
+    const blobsBefore = dirBytes(join(dir, 'data', 'blobs'));
+    const { refused, n } = await untilRefused('fe', (i) =>
+      call(bus, 'fe', 'file.edit', {
+        path: 'huge.txt',
+        edits: [{ oldText: `MARK${i}\n`, newText: `MARK${i + 1}\n` }],
+      }),
+    );
+    expect(refused).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+    // ~100 KB a version: before, each edit was charged its ~3 KB of facts and ~80 went through.
+    expect(n).toBeLessThanOrEqual(Math.ceil(LIMIT / (2 * big.length)) + 1);
+    expect(dirBytes(join(dir, 'data', 'blobs')) - blobsBefore).toBeLessThan(LIMIT + 4 * big.length);
+  });
+
+  attack('recorded-bytes', 'reject and undo in a loop: the contents each keeps count', async () => {
+    // A file over shell tracking's size limit (kept by hash only) changed by a command, then rejected and
+    // the reject undone: each round stores the file whole, twice, to undo it.
+    ok(await rt.call('file.write', { path: 'rj.txt', content: 'one\nmiddle\nthree\n' }));
+    const bus = await newAgent('rj');
+    ok(await call(bus, 'rj', 'file.edit', { path: 'rj.txt', edits: [{ oldText: 'middle', newText: 'MIDDLE' }] }));
+    const terminalId = String(ok(await call(bus, 'rj', 'terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
+    const blobsBefore = dirBytes(join(dir, 'data', 'blobs'));
+    const { refused, n } = await untilRefused('rj', async (i) => {
+      const grow = await call(bus, 'rj', 'terminal.exec', {
+        terminalId,
+        command:
+          `{ cat rj.txt; head -c 3000000 /dev/zero | tr '\\0' r | fold -w 100; echo ${i}; } > rj.new ` +
+          '&& cat rj.new > rj.txt',
+      });
+      if (!grow.ok) return grow;
+      const rejected = await call(bus, 'rj', 'review.reject', {});
+      return rejected.ok ? call(bus, 'rj', 'review.undo-reject', {}) : rejected;
+    });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'limit_exceeded' } });
+    // Before, each round was charged ~3 KB of facts for ~6 MB of blobs: 75 rounds, 600 MB.
+    expect(n).toBeLessThanOrEqual(1);
+    expect(dirBytes(join(dir, 'data', 'blobs')) - blobsBefore).toBeLessThan(16 * 1024 * 1024);
+    ok(await call(bus, 'rj', 'terminal.close', { terminalId, graceMs: 0 }));
+  });
+
   attack('recorded-bytes', 'the count is the log’s bytes per tree, and a restart reads it back', async () => {
-    const agents = ['writer', 'spawner', 'tiny', 'utf', 'tree', 'tree-c', 'other', 'sib', 'h2', 'shell', 'bg', 'main'];
+    const agents = [
+      'writer',
+      'spawner',
+      'tiny',
+      'utf',
+      'tree',
+      'tree-c',
+      'other',
+      'sib',
+      'h2',
+      'shell',
+      'bg',
+      'fe',
+      'rj',
+      'main',
+    ];
     const counted = () => Object.fromEntries(agents.map((id) => [id, rt.host.recordedBytes(id)]));
     expect(counted()).toEqual(recountFromLog(agents));
     await sockets.closeAll();

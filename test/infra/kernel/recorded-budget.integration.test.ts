@@ -57,8 +57,11 @@ async function recountFromStream(): Promise<Record<string, number>> {
       };
       if (fact.type === 'agent.spawned')
         parent.set(String(fact.data['agentId']), fact.data['parentId'] as string | null);
-      const kept = LASTING_STATE_BYTES[fact.type] ?? 0;
-      for (let a: string | null | undefined = fact.agentId; a && parent.get(a); a = parent.get(a))
+      // Contents the review keeps count with the fact; shell and update facts are charged to their `by`.
+      const kept = Number(fact.data['contentBytes'] ?? 0) + (LASTING_STATE_BYTES[fact.type] ?? 0);
+      const byPays = fact.type === 'action-log.shell.recorded' || fact.type === 'action-log.files.updated';
+      const payer = byPays ? String(fact.data['by'] ?? fact.agentId) : fact.agentId;
+      for (let a: string | null | undefined = payer; a && parent.get(a); a = parent.get(a))
         used.set(a, (used.get(a) ?? 0) + m.data.byteLength + kept);
       if (m.info.pending === 0) break;
     }
