@@ -187,7 +187,9 @@ export class WorkspaceTracker {
       starting = (async () => {
         if (!this.#watch) return this.#setScan(root, 'watching is off');
         const rw = new RootWatch(root, await loadIgnore(root), this.#log);
-        await this.#resync(rw, true);
+        // A root inside one already tracked (a sub-agent's sub-workspace) holds files that root has seen: its
+        // first scan stores within the run's budget too, or it would store what the budget turned away.
+        await this.#resync(rw, ![...this.#roots.keys()].some((r) => root.startsWith(`${r}/`)));
         if (rw.watching) this.#roots.set(root, rw);
         return rw.watching ? rw : this.#setScan(root, rw.demoted ?? 'watching stopped');
       })().finally(() => this.#starting.delete(root));
@@ -247,8 +249,11 @@ export class WorkspaceTracker {
     return run;
   }
 
-  /** Full scan: watch every directory (before listing it), snapshot, and note every path that differs. */
-  async #resync(rw: RootWatch, first = false): Promise<void> {
+  /**
+   * Full scan: watch every directory (before listing it), snapshot, and note every path that differs. `free`:
+   * a workspace's first scan, whose new content is not taken from the run's budget (the operator's files).
+   */
+  async #resync(rw: RootWatch, free = false): Promise<void> {
     rw.rescan = false;
     rw.events = 0;
     rw.dirty = new Set();
@@ -265,7 +270,7 @@ export class WorkspaceTracker {
     const snap = await this.#snapshotter
       .snapshot(rw.root, {
         ...(rw.watching ? { maxMs: this.#firstScanMs } : {}),
-        ...(first ? {} : { budget: this.#content }),
+        ...(free ? {} : { budget: this.#content }),
       })
       .finally(() => this.#contentCheck());
     if (!snap.complete) {

@@ -334,6 +334,27 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
     for (const t of [hold, terminalId]) ok(await call(bus, 'bg', 'terminal.close', { terminalId: t, graceMs: 0 }));
   });
 
+  attack('recorded-bytes', 'a sub-workspace’s first scan stores only within the run’s budget', async () => {
+    // 6 MB of new files, more than the whole shell-content budget (2 MiB, partly spent above): the operator's
+    // command leaves most of them by hash only. A child given a workspace over them must not store them whole at
+    // its first scan.
+    const mine = String(ok(await rt.call('terminal.open', {}))['terminalId']);
+    ok(await rt.call('terminal.exec', { terminalId: mine, command: 'mkdir -p nest && true' }));
+    const gen =
+      'for i in $(seq 12); do { echo $i; head -c 500000 /dev/zero | tr ' +
+      "'\\0' n | fold -w 100; } > nest/n-$i.txt; done";
+    ok(await rt.call('file.write', { path: 'gen.sh', content: `${gen}\n` }));
+    ok(await rt.call('terminal.exec', { terminalId: mine, command: 'sh gen.sh' }));
+    const blobsBefore = dirBytes(join(dir, 'data', 'blobs'));
+    ok(await rt.call('agent.spawn', { label: 'nest', agentId: 'nest', workspace: 'nest' }));
+    const bus = await as('nest');
+    const terminalId = String(ok(await call(bus, 'nest', 'terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
+    ok(await call(bus, 'nest', 'terminal.exec', { terminalId, command: 'true' }));
+    expect(dirBytes(join(dir, 'data', 'blobs')) - blobsBefore).toBeLessThan(1_000_000);
+    ok(await call(bus, 'nest', 'terminal.close', { terminalId, graceMs: 0 }));
+    ok(await rt.call('terminal.close', { terminalId: mine, graceMs: 0 }));
+  });
+
   attack('recorded-bytes', 'small edits of a big file: each whole version the review keeps counts', async () => {
     // The operator's file; each one-line edit stores both versions whole (blobs), with a diff of a line.
     const big = Array.from({ length: 2_000 }, (_, i) => `line ${i} `.padEnd(50, '.')).join('\n');
