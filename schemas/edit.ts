@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { defineCommand, defineEvent } from './message.ts';
 import { EditId, Token } from './ids.ts';
 import { FilePath } from './paths.ts';
-import { ActionLogRecord, carriedRecords } from './review.ts';
+import { ActionLogRecord, carriedRecords, keptContentBytes } from './review.ts';
 
 export { ActionLogRecord } from './review.ts';
 
@@ -248,15 +248,9 @@ export const editApplied = defineEvent('edit.applied', {
           'tracking the path), stored in this same append so the log never holds the outcome without them. ' +
           'Absent in logs written before they were carried: those have separate facts.',
       ),
-    contentBytes: z
-      .number()
-      .int()
-      .min(0)
-      .optional()
-      .describe(
-        'Bytes of the file before and after, which the review keeps whole to show and undo the change (charged ' +
-          "to the agent's limits.maxRecordedBytesPerAgent). Absent in logs written before it was counted.",
-      ),
+    contentBytes: keptContentBytes(
+      'the file before and after, which the review keeps whole to show and undo the change',
+    ),
   }),
   summary: 'A change was written to disk.',
   aggregate: 'edit',

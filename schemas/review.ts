@@ -254,15 +254,7 @@ export const ReviewRejected = defineEvent('review.rejected', {
     agentId: AgentId,
     files: z.array(FileUpdate),
     undo: RejectUndo.nullable().describe('Set by a reject-all: what undo-reject re-applies.'),
-    contentBytes: z
-      .number()
-      .int()
-      .min(0)
-      .optional()
-      .describe(
-        'Bytes of the file contents this stored in the review to undo it (charged to the agent that asked, ' +
-          'limits.maxRecordedBytesPerAgent). Absent in logs written before it was counted.',
-      ),
+    contentBytes: keptContentBytes('the file contents this stored in the review to undo it'),
   }).strict(),
   keeps: (d) => d.contentBytes ?? 0,
   describe: (d) =>
@@ -281,15 +273,7 @@ export const ReviewRejectUndone = defineEvent('review.reject-undone', {
       reapplied: z.array(AbsPath),
       conflicts: z.array(Conflict),
       notRestorable: z.array(Kept),
-      contentBytes: z
-        .number()
-        .int()
-        .min(0)
-        .optional()
-        .describe(
-          'Bytes of the file contents this stored in the review to undo it (charged to the agent that asked, ' +
-            'limits.maxRecordedBytesPerAgent). Absent in logs written before it was counted.',
-        ),
+      contentBytes: keptContentBytes('the file contents this stored in the review to undo it'),
     })
     .strict(),
   keeps: (d) => d.contentBytes ?? 0,
@@ -313,6 +297,22 @@ export const ActionLogFilesUpdated = defineEvent('action-log.files.updated', {
   chargedTo: (d) => d.by,
   describe: (d) => `${d.agentId}: ${d.files.length} file(s) updated by ${d.cause} in ${d.by}`,
 });
+
+/**
+ * `contentBytes` of a fact whose change made the review keep whole file contents (blobs): `what` they are. Charged
+ * with the fact (`EventDef.keeps`) to the agent's `limits.maxRecordedBytesPerAgent`.
+ */
+export function keptContentBytes(what: string) {
+  return z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      `Bytes of ${what} (charged to the agent's limits.maxRecordedBytesPerAgent). Absent in logs written before ` +
+        'it was counted.',
+    );
+}
 
 /**
  * An action-log fact carried inside another (`edit.applied`, `action-log.shell.recorded`); it belongs to the log
@@ -359,15 +359,7 @@ export const ActionLogShellRecorded = defineEvent('action-log.shell.recorded', {
         'The agent whose command recorded these changes (charged for them, limits.maxRecordedBytesPerAgent, even ' +
           'when the records are for an ancestor such as the root). Absent in logs written before it was kept.',
       ),
-      contentBytes: z
-        .number()
-        .int()
-        .min(0)
-        .optional()
-        .describe(
-          "Bytes of these files' new contents, kept by the review to show and undo the change (charged to the " +
-            "agent's limits.maxRecordedBytesPerAgent). Absent in logs written before it was counted.",
-        ),
+      contentBytes: keptContentBytes("these files' new contents, kept by the review to show and undo the change"),
     })
     .strict(),
   carries: (d) => carriedRecords(d.records),
