@@ -7,11 +7,12 @@
  * and the log's growth, which must stay within the limit plus the calls in flight when it was reached.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { LASTING_STATE_BYTES } from '../../machines/agent/recorded-bytes.ts';
+import { dirBytes, recountJsonl } from '../support/recorded-recount.ts';
 import { call } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
 import { ok } from '../support/replies.ts';
@@ -109,38 +110,6 @@ function children(pid: number): string[] {
   } catch {
     return [];
   }
-}
-
-/**
- * The oracle: each line of events.jsonl (its bytes and newline) charged to the fact's agent and that agent's
- * ancestors below the root, the parents read from the agent.spawned facts of the same file.
- */
-function recountFromLog(agents: string[]): Record<string, number> {
-  const parent = new Map<string, string | null>();
-  const used = new Map<string, number>();
-  for (const line of readFileSync(join(dir, 'data', 'events.jsonl'), 'utf8').split('\n')) {
-    if (!line) continue;
-    const bytes = Buffer.byteLength(line) + 1;
-    const { fact } = JSON.parse(line) as { fact: { type: string; agentId: string; data: Record<string, unknown> } };
-    if (fact.type === 'agent.spawned') parent.set(String(fact.data['agentId']), fact.data['parentId'] as string | null);
-    // A shell command's new contents, kept as blobs, count with the fact recording them.
-    // Contents the review keeps (shell changes, edits, rejects and their undo) count with the fact.
-    const kept = Number(fact.data['contentBytes'] ?? 0) + (LASTING_STATE_BYTES[fact.type] ?? 0);
-    const chargedToBy = fact.type === 'action-log.shell.recorded' || fact.type === 'action-log.files.updated';
-    const payer = chargedToBy ? String(fact.data['by'] ?? fact.agentId) : fact.agentId;
-    for (let a: string | null | undefined = payer; a && parent.get(a); a = parent.get(a))
-      used.set(a, (used.get(a) ?? 0) + bytes + kept);
-  }
-  return Object.fromEntries(agents.map((id) => [id, used.get(id) ?? 0]));
-}
-
-/** Bytes of the files under `path`, recursively. */
-function dirBytes(path: string): number {
-  if (!existsSync(path)) return 0;
-  let total = 0;
-  for (const entry of readdirSync(path, { withFileTypes: true, recursive: true }))
-    if (entry.isFile()) total += statSync(join(entry.parentPath, entry.name)).size;
-  return total;
 }
 
 /** Whether `marker` is anywhere in the events log file, or in a file of the workspace it names. */
@@ -417,11 +386,11 @@ describe('hostile: an agent grows the events log without bound', { timeout: 120_
       'main',
     ];
     const counted = () => Object.fromEntries(agents.map((id) => [id, rt.host.recordedBytes(id)]));
-    expect(counted()).toEqual(recountFromLog(agents));
+    expect(counted()).toEqual(recountJsonl(join(dir, 'data', 'events.jsonl'), agents));
     await sockets.closeAll();
     await rt.dispose();
     await start();
-    expect(counted()).toEqual(recountFromLog(agents));
+    expect(counted()).toEqual(recountJsonl(join(dir, 'data', 'events.jsonl'), agents));
     expect(rt.host.recordedBytes('tree')).toBeGreaterThanOrEqual(LIMIT);
     const child = await as('tree-c');
     const again = await call(child, 'tree-c', 'file.write', { path: 'after-restart.txt', content: 'x' });

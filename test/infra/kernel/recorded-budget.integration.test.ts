@@ -11,6 +11,7 @@ import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LASTING_STATE_BYTES } from '../../../machines/agent/recorded-bytes.ts';
 import { CONSUME_PULL } from '../../../infra/transport/jetstream-log.ts';
+import { Recount } from '../../support/recorded-recount.ts';
 import { startTestNats, type TestNats } from '../../support/nats-server.ts';
 import { ok } from '../../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
@@ -47,26 +48,13 @@ async function recountFromStream(): Promise<Record<string, number>> {
     const js = jetstream(nc);
     const consumer = await js.consumers.get('SKEIN_EVENTS', { deliver_policy: 'all' });
     const messages = await consumer.consume({ ...CONSUME_PULL });
-    const parent = new Map<string, string | null>();
-    const used = new Map<string, number>();
+    const recount = new Recount();
     for await (const m of messages) {
-      const fact = JSON.parse(new TextDecoder().decode(m.data)) as {
-        type: string;
-        agentId: string;
-        data: Record<string, unknown>;
-      };
-      if (fact.type === 'agent.spawned')
-        parent.set(String(fact.data['agentId']), fact.data['parentId'] as string | null);
-      // Contents the review keeps count with the fact; shell and update facts are charged to their `by`.
-      const kept = Number(fact.data['contentBytes'] ?? 0) + (LASTING_STATE_BYTES[fact.type] ?? 0);
-      const byPays = fact.type === 'action-log.shell.recorded' || fact.type === 'action-log.files.updated';
-      const payer = byPays ? String(fact.data['by'] ?? fact.agentId) : fact.agentId;
-      for (let a: string | null | undefined = payer; a && parent.get(a); a = parent.get(a))
-        used.set(a, (used.get(a) ?? 0) + m.data.byteLength + kept);
+      recount.add(JSON.parse(new TextDecoder().decode(m.data)), m.data.byteLength);
       if (m.info.pending === 0) break;
     }
     messages.stop();
-    return Object.fromEntries(AGENTS.map((id) => [id, used.get(id) ?? 0]));
+    return recount.of(AGENTS);
   } finally {
     await nc.close();
   }
