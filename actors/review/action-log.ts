@@ -305,14 +305,7 @@ export class ActionLogService {
   }
 
   async #commit<T>(plan: Plan<T>): Promise<void> {
-    let contentBytes = 0;
-    for (const content of Object.values(plan.blobs)) {
-      await this.blobs.put(content);
-      contentBytes += Buffer.byteLength(content);
-    }
-    // A reject or its undo keeps whole contents to undo it: its fact says how much, and is charged for it.
-    const kept = plan.facts.find((f) => f.type === 'review.rejected' || f.type === 'review.reject-undone');
-    if (kept && contentBytes > 0) kept.data = { ...(kept.data as object), contentBytes };
+    for (const content of Object.values(plan.blobs)) await this.blobs.put(content);
     if (plan.writes.length > 0) await applyWrites(plan.writes, this.#roots?.());
     for (const fact of plan.facts) {
       await this.#emit(fact);

@@ -7,6 +7,7 @@
 import { InvalidStateError } from '../../schemas/errors.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
 import type { FileUpdate, LogEntry, RejectUndo } from '../../schemas/review.ts';
+import { utf8Length } from '../terminal/terminal-text.ts';
 import { applyHunks, computeHunks } from './action-log-hunks.ts';
 import {
   diskOf,
@@ -169,6 +170,7 @@ export function planReject(
       kept: reply.kept,
       conflicts: reply.conflicts,
       undo: keepUndo ? undo : null,
+      ...keptContent(blobs),
     }),
   ];
   for (const [id, files] of rel)
@@ -270,6 +272,7 @@ export function planUndoReject(
       agentId: log.agentId,
       files: updates.get(log.agentId) ?? [],
       ...reply,
+      ...keptContent(blobs),
     }),
   ];
   for (const [id, files] of updates) {
@@ -277,4 +280,11 @@ export function planUndoReject(
       facts.push(fact('action-log.files.updated', id, { agentId: id, by: log.agentId, cause: 'undo-reject', files }));
   }
   return { writes, blobs, facts, reply };
+}
+
+/** `contentBytes` of a reject or its undo: the new contents its plan stores whole to undo it (charged with it). */
+function keptContent(blobs: Record<string, string>): { contentBytes?: number } {
+  let contentBytes = 0;
+  for (const content of Object.values(blobs)) contentBytes += utf8Length(content);
+  return contentBytes > 0 ? { contentBytes } : {};
 }
