@@ -388,7 +388,7 @@ export class FactWriter {
   }
 }
 
-/** The stored form of an appended fact, with the bytes its log reported (`RECORDED_BYTES`). */
+/** The stored form of an appended fact, with the bytes its log reported (`noteRecordedBytes`). */
 function storedOf(fact: Fact, result: AppendResult, subject: string): StoredFact {
   const stored: StoredFact = { ...fact, seq: result.seq, subject };
   if (result.bytes !== undefined) noteRecordedBytes(stored, result.bytes);

@@ -34,7 +34,7 @@ export type AppendRequest = {
   textJsonSafe?: boolean | undefined;
 };
 
-/** `bytes`: what the fact takes in the log (payload or line), when the log knows it (`RECORDED_BYTES`). */
+/** `bytes`: what the fact takes in the log (payload or line), when the log knows it (`noteRecordedBytes`). */
 export type AppendResult = { seq: number; duplicate: boolean; bytes?: number };
 
 export type ReadOptions = {
