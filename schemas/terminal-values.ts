@@ -204,6 +204,16 @@ export const TerminalConfig = z
     bwrapPath: z.string().default('bwrap'),
     memoryLimitBytes: z.number().int().min(0).default(0).describe('RLIMIT_AS for the shell (prlimit); 0: none.'),
     cpuLimitSeconds: z.number().int().min(0).default(0).describe('RLIMIT_CPU for the shell (prlimit); 0: none.'),
+    maxProcessesPerAgent: z
+      .number()
+      .int()
+      .min(0)
+      .default(4096)
+      .describe(
+        'Processes and threads an agent and its sub-agents may run at once in their terminals (a pids cgroup ' +
+          'per agent, nested as the agent tree; fork fails past it). The root agent is not bounded. Enforced ' +
+          'where a cgroup v1 pids hierarchy is writable; else a warning at start. 0: none.',
+      ),
     resources: z.array(ResourceName).default([]),
     agentPriority: z
       .record(z.string(), z.number().int())

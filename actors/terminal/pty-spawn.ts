@@ -43,6 +43,8 @@ export type SpawnSpec = {
   bwrapPath: string;
   memoryLimitBytes: number;
   cpuLimitSeconds: number;
+  /** The `cgroup.procs` of the terminal's process-limit cgroup (process-cgroups.ts), joined before anything runs. */
+  cgroupProcs?: string;
 };
 
 export type SandboxOptions = {
@@ -380,6 +382,15 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
     // that two spellings of one workspace hold the same placeholders.
     const paths = protectedPaths(realWorkspace(spec.workspace));
     holdPlaceholders(spec.terminalId, paths, (path) => !host.exists(path));
+  }
+  if (spec.cgroupProcs) {
+    // Outermost: a POSIX sh writes its pid to the cgroup, then becomes the rest (same pid); a failed write: no run.
+    const sh = required(
+      'sh',
+      "The process limit needs a POSIX 'sh' on PATH",
+      'install one (dash) or set domains.terminal.maxProcessesPerAgent to 0',
+    );
+    argv = [sh, '-c', 'echo $$ > "$0" && exec "$@"', spec.cgroupProcs, ...argv];
   }
   return { file: argv[0]!, args: argv.slice(1) };
 }

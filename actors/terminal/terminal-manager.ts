@@ -27,6 +27,7 @@ import {
 } from '../../schemas/terminal.ts';
 import type { IPty } from '@lydell/node-pty';
 import { checkEnv, resolveCwd, resolveShell, type SpawnSpec } from './pty-spawn.ts';
+import { ProcessCgroups } from './process-cgroups.ts';
 import { PtyZygote } from './pty-zygote.ts';
 import { writeRcFile } from './shell-integration.ts';
 import { releasePlaceholders } from './sandbox-placeholders.ts';
@@ -50,6 +51,13 @@ export type TerminalManagerOptions = {
   finished?: (agentId: string) => string | undefined;
   /** Start shells in the helper process (pty-zygote.ts), off the event loop; default true. False: fork here. */
   spawnHelper?: boolean;
+  /**
+   * The agents from the root (or the top one on this host) down to `agentId`: the process limit's cgroups
+   * nest as they do (process-cgroups.ts). Default: the agent alone.
+   */
+  lineage?: (agentId: string) => readonly string[];
+  /** The runtime's root agent: the operator's, whose processes are not bounded. */
+  rootAgentId?: string;
 };
 
 type DataOf<T> = T extends CommandDef<string, infer D, unknown> ? D : never;
@@ -67,6 +75,9 @@ export class TerminalManager {
   #shuttingDown = false;
   #finished: (agentId: string) => string | undefined;
   #zygote: PtyZygote;
+  #lineage: (agentId: string) => readonly string[];
+  /** The process limit's cgroups, where the machine has a pids hierarchy to make them in. */
+  readonly cgroups: ProcessCgroups | undefined;
 
   constructor(options: TerminalManagerOptions) {
     this.#finished = options.finished ?? (() => undefined);
@@ -76,6 +87,8 @@ export class TerminalManager {
     this.#emit = options.emit;
     this.#emitOutput = options.emitOutput;
     this.#resources = new ResourceLocks(this.config.resources, this.config.agentPriority, this.#emit);
+    this.#lineage = options.lineage ?? ((agentId) => [agentId]);
+    this.cgroups = ProcessCgroups.open(this.config.maxProcessesPerAgent, options.rootAgentId ?? 'main', this.log);
   }
 
   /**
@@ -106,19 +119,23 @@ export class TerminalManager {
     };
     // The shell starts in the helper process, off this event loop (pty-zygote.ts); undefined: fork here.
     const rc = writeRcFile();
+    const lineage = this.#lineage(agentId);
     let pty: IPty | undefined;
     try {
+      if (this.cgroups) spec.cgroupProcs = this.cgroups.join(spec.terminalId, lineage);
       pty = await this.#zygote.spawn(spec, rc.path, rc.dir);
       // Checked again in the turn the terminal is registered: other opens or a finish came meanwhile.
       this.#assertRoom(agentId);
       const finished = this.#finished(agentId);
       if (finished) throw finishedAgentError(agentId, finished, 'open terminals');
     } catch (err) {
+      const bound = this.cgroups?.exhausted(lineage);
       pty?.kill('SIGKILL');
+      void this.cgroups?.release(spec.terminalId);
       rc.remove();
       // No agent ever reached this shell: its sandbox's placeholders can go at once.
       releasePlaceholders(spec.terminalId);
-      throw err;
+      throw bound ?? err;
     }
     const session = new TerminalSession({
       spec,
@@ -135,8 +152,10 @@ export class TerminalManager {
     try {
       await session.open(this.config.openTimeoutMs, context.commandId);
     } catch (err) {
+      // A shell that could not fork for the process limit says only that it exited: say why.
+      const bound = this.cgroups?.exhausted(lineage);
       await session.close('requested', 0);
-      throw err;
+      throw bound ?? err;
     }
     return {
       terminalId: session.terminalId,
@@ -296,6 +315,7 @@ export class TerminalManager {
     this.#shuttingDown = true;
     await Promise.all([...this.#sessions.values()].map((s) => s.close('shutdown', this.config.closeGraceMs)));
     this.#zygote.close();
+    await this.cgroups?.dispose();
   }
 
   /** The live session (tests, replay tooling). */
@@ -357,6 +377,8 @@ export class TerminalManager {
     this.#closedIds.add(s.terminalId);
     if (this.#closedIds.size > CLOSED_IDS_KEPT) this.#closedIds.delete(this.#closedIds.values().next().value!);
     this.#resources.releaseTerminal(s.terminalId);
+    // What the shell left running (a daemon out of its session) dies with the terminal.
+    void this.cgroups?.release(s.terminalId);
   }
 }
 

@@ -68,6 +68,8 @@ export function wireTerminal(deps: {
         { agentId: (fact.agentId ?? root) as AgentId, textJsonSafe: fact.jsonSafe },
       )),
     finished: (agentId) => deps.directory.finishedStatus(agentId),
+    lineage: (agentId) => [...deps.directory.localAncestors(agentId).reverse(), agentId],
+    rootAgentId: root,
   });
   const snapshotter = new WorkspaceSnapshotter({ blobs: deps.review.service.blobs });
   const tracker = new WorkspaceTracker({

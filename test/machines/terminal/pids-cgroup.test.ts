@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { pidsCgroupDir } from '../../../machines/terminal/pids-cgroup.ts';
+
+/** A mountinfo line of a cgroup v1 hierarchy: `root` of the hierarchy mounted at `at`, with `options`. */
+const v1 = (id: number, root: string, at: string, options: string) =>
+  `${id} 31 0:${id} ${root} ${at} rw,relatime - cgroup cgroup rw,${options}`;
+const TMPFS = '31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755';
+const UNIFIED = '41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw';
+
+describe('pidsCgroupDir: where this process sits in the pids hierarchy', () => {
+  it('a v1 pids hierarchy mounted whole: the mount point plus its own cgroup path', () => {
+    const mountinfo = [
+      TMPFS,
+      v1(35, '/', '/sys/fs/cgroup/memory', 'memory'),
+      v1(39, '/', '/sys/fs/cgroup/pids', 'pids'),
+    ];
+    expect(pidsCgroupDir(mountinfo.join('\n'), '8:pids:/\n4:memory:/x\n0::/\n')).toEqual({
+      ok: true,
+      dir: '/sys/fs/cgroup/pids',
+    });
+    expect(pidsCgroupDir(mountinfo.join('\n'), '8:pids:/user.slice/u1\n')).toEqual({
+      ok: true,
+      dir: '/sys/fs/cgroup/pids/user.slice/u1',
+    });
+  });
+
+  it('a container sees its own cgroup mounted as the root: the path is taken relative to it', () => {
+    const mountinfo = v1(39, '/docker/abc', '/sys/fs/cgroup/pids', 'pids');
+    expect(pidsCgroupDir(mountinfo, '8:pids:/docker/abc\n')).toEqual({ ok: true, dir: '/sys/fs/cgroup/pids' });
+    expect(pidsCgroupDir(mountinfo, '8:pids:/docker/abc/job\n')).toEqual({
+      ok: true,
+      dir: '/sys/fs/cgroup/pids/job',
+    });
+    // A path beside the mounted root is not reachable through this mount (nor is a name that only starts alike).
+    expect(pidsCgroupDir(mountinfo, '8:pids:/docker/abcd\n')).toMatchObject({ ok: false });
+  });
+
+  it('pids shared with other controllers in one hierarchy, and a mount point with an escaped space', () => {
+    const mountinfo = v1(33, '/', '/sys/fs/my\\040cgroups', 'cpu,pids');
+    expect(pidsCgroupDir(mountinfo, '3:cpu,pids:/a\n')).toEqual({ ok: true, dir: '/sys/fs/my cgroups/a' });
+  });
+
+  it('cgroup v2 only, no cgroups at all, or a pids cgroup that is not mounted: the reason', () => {
+    expect(pidsCgroupDir(`${TMPFS}\n${UNIFIED}`, '0::/user.slice\n')).toEqual({
+      ok: false,
+      reason: 'only cgroup v2 is mounted (the process limit uses a cgroup v1 pids hierarchy)',
+    });
+    expect(pidsCgroupDir('', '')).toEqual({ ok: false, reason: 'no pids cgroup hierarchy is mounted' });
+    expect(pidsCgroupDir(TMPFS, '8:pids:/a\n')).toEqual({
+      ok: false,
+      reason: "this process's pids cgroup (/a) is not mounted here",
+    });
+  });
+});
