@@ -31,12 +31,22 @@ export const WorkerSpec = z
       .describe('Program to launch for the sub-agent (an LLM CLI, a script).'),
     args: z.array(z.string()).max(1000).default([]),
     env: z
-      .record(z.string(), z.string())
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a name of letters, digits and _'), z.string())
       .default({})
       .describe('Extra environment; SKEIN_AGENT_ID and SKEIN_NATS_URL/SKEIN_DATA are set by skein.'),
   })
   .strict();
 export type WorkerSpec = z.infer<typeof WorkerSpec>;
+
+/**
+ * A new agent's label: one line without control or format characters. It is shown to whoever answers the
+ * spawn's ask and in every view of the tree; a label of several lines forged the ask's other fields (the
+ * console review of 3 December). Only for new agents: a stored `agent.spawned` keeps `AgentLabel`.
+ */
+const NewAgentLabel = AgentLabel.regex(
+  /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]*$/u,
+  'must be one line without control or format characters (newlines, tabs, escapes, bidi controls)',
+);
 
 export const AgentSpawn = defineCommand('agent.spawn', {
   summary:
@@ -44,7 +54,7 @@ export const AgentSpawn = defineCommand('agent.spawn', {
     'policy, a sub-workspace and a worker process). Replies with the new agent id.',
   data: z
     .object({
-      label: AgentLabel,
+      label: NewAgentLabel,
       agentId: AgentId.optional().describe('Id for the new agent; generated when missing.'),
       task: z
         .string()
@@ -77,9 +87,10 @@ export const AgentSpawn = defineCommand('agent.spawn', {
       tool: 'spawn_agent',
       input: d.worker
         ? [
+            // Each word quoted as a shell would need it: `['a b']` must not read as two arguments.
             ...Object.entries(d.worker.env).map(([k, v]) => `${k}=${shellQuote(v)}`),
-            d.worker.command,
-            ...d.worker.args,
+            shellQuote(d.worker.command),
+            ...d.worker.args.map(shellQuote),
           ].join(' ')
         : d.label,
       detail: spawnDetail(d),
@@ -285,16 +296,22 @@ export const AgentsConfig = z
 export type AgentsConfig = z.infer<typeof AgentsConfig>;
 
 /** What a person answering a spawn sees besides the judged input: the label, task, workspace and policy given. */
+/**
+ * What the person answering a spawn's ask reads. The fields the agent cannot shape come first, the task (free
+ * text) last with each of its lines indented, so no line of it reads as another field.
+ */
 function spawnDetail(d: {
   label: string;
+  agentId?: string | undefined;
   task?: string | undefined;
   policy?: unknown;
   workspace?: string | undefined;
 }) {
   return [
+    `agent id: ${d.agentId ?? '(generated)'}`,
     `label: ${d.label}`,
-    ...(d.workspace !== undefined ? [`workspace: ${d.workspace}`] : []),
-    `task: ${d.task ?? '(none)'}`,
+    `workspace: ${d.workspace ?? "(the parent's)"}`,
     `policy: ${d.policy === undefined ? "(none: the parent's)" : JSON.stringify(d.policy, null, 2)}`,
+    d.task === undefined ? 'task: (none)' : `task:\n${d.task.replace(/^/gm, '  ')}`,
   ].join('\n');
 }

@@ -21,3 +21,18 @@ export const ASK_DETAIL_NAMES: Readonly<Record<string, string>> = {
   edit_file: 'edit',
   spawn_agent: 'spawn',
 };
+
+/** What ends an ask's `detail` the gate cut to its bound (infra/permission/wiring.ts): how much is not shown. */
+export function detailCutNote(left: number): string {
+  return `\n… (${left} more characters not shown)`;
+}
+
+/**
+ * How many characters the gate cut from `detail`, or undefined when it is whole. A person answering must be
+ * told before the buttons, not at the end of a box that scrolls: the rest is approved unseen (the console
+ * review of 3 December hid `curl …|sh` past the cut of a 16 KiB write).
+ */
+export function detailCut(detail: string): number | undefined {
+  const cut = /\n… \((\d+) more characters not shown\)$/.exec(detail);
+  return cut ? Number(cut[1]) : undefined;
+}

@@ -8,7 +8,7 @@
  * to the events stream.
  */
 import * as z from 'zod';
-import { TerminalId } from './ids.ts';
+import { AgentId, TerminalId } from './ids.ts';
 import { defineCommand } from './message.ts';
 import { envAsExports } from './tool.ts';
 import {
@@ -195,6 +195,7 @@ export const TerminalList = defineCommand('terminal.list', {
     terminals: z.array(
       z.object({
         terminalId: TerminalId,
+        agentId: AgentId.describe("The terminal's owner (the root's list holds every agent's)."),
         pid: z.number().int(),
         cwd: z.string(),
         status: z.string(),

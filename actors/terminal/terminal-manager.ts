@@ -279,6 +279,7 @@ export class TerminalManager {
     return {
       terminals: this.#scope(agentId, options.all).map((s) => ({
         terminalId: s.terminalId,
+        agentId: s.agentId,
         pid: s.pty.pid,
         cwd: s.cwd,
         status: s.status,

@@ -7,12 +7,13 @@
  * JSON line on stdout and answers are read from stdin lines, so a script (or a test) can drive it. Ctrl-C and
  * the end of stdin exit quietly.
  */
+import { reveal } from '../../machines/common/reveal.ts';
 import { createInterface } from 'node:readline';
 import { subjectPatterns } from '../../schemas/index.ts';
 import { PermissionRequested, type PermissionRequestedData } from '../../schemas/permission.ts';
 import { call, type Client } from '../transport/client.ts';
 import { EXIT } from './output.ts';
-import { ASK_DETAIL_NAMES, ASK_INPUT_NAMES } from '../../schemas/ask-labels.ts';
+import { ASK_DETAIL_NAMES, ASK_INPUT_NAMES, detailCut } from '../../schemas/ask-labels.ts';
 
 type Answer = 'allow_once' | 'allow_always' | 'deny_once';
 const ANSWERS: Record<string, Answer> = {
@@ -44,7 +45,12 @@ export function askBlock(ask: PermissionRequestedData, asRoot: boolean): string 
     indent(ask.input),
   ];
   if (ask.subCommands.length > 1) lines.push(`  sub-commands: ${ask.subCommands.join(' | ')}`);
-  if (ask.detail !== undefined) lines.push(`  ${ASK_DETAIL_NAMES[ask.tool] ?? 'detail'}:`, indent(ask.detail));
+  if (ask.detail !== undefined) {
+    const cut = detailCut(ask.detail);
+    const name = ASK_DETAIL_NAMES[ask.tool] ?? 'detail';
+    if (cut !== undefined) lines.push(`  (only the start of the ${name}: ${cut} more characters are not shown)`);
+    lines.push(`  ${name}:`, indent(ask.detail));
+  }
   lines.push(
     rule === undefined
       ? '  always: not offered for this request (yes or no only)'
@@ -126,7 +132,8 @@ export async function watchApprovals(client: Client, agentId: string, asRoot: bo
       const still = await call(client.bus, agentId, 'permission.pending', {}, { timeoutMs: 10_000 });
       if (still.ok && !(still['requests'] as PermissionRequestedData[]).some((r) => r.requestId === ask.requestId))
         continue; // answered elsewhere, or timed out, while earlier asks were on screen
-      process.stdout.write(`${tty ? askBlock(ask, asRoot) : askLine(ask)}\n`);
+      // An agent wrote much of it: shown to a person, nothing in it may reorder the text or drive the terminal.
+      process.stdout.write(`${tty ? reveal(askBlock(ask, asRoot), { controls: true }) : askLine(ask)}\n`);
       const decision = await readAnswer(ask, tty, () => next(() => lines.shift()));
       if (!decision) return EXIT.ok;
       const rule = decision === 'allow_always' ? alwaysRule(ask) : undefined;

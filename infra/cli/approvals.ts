@@ -5,6 +5,7 @@
  * `skein approve <requestId> [--always]`, `skein deny <requestId> [--always]`.
  * The human answers as the root agent (or --agent, an ancestor of the requester).
  */
+import { reveal } from '../../machines/common/reveal.ts';
 import { subjectPatterns } from '../../schemas/index.ts';
 import type { PermissionRequestedData } from '../../schemas/permission.ts';
 import { call } from '../transport/client.ts';
@@ -38,7 +39,10 @@ export async function approvals(opts: RemoteOptions & { once?: boolean; watch?: 
       }
       const requests = reply['requests'] as PermissionRequestedData[];
       if (opts.json) process.stdout.write(`${JSON.stringify(requests, null, 2)}\n`);
-      else process.stdout.write(requests.length ? `${requests.map(line).join('\n')}\n` : 'no pending requests\n');
+      else
+        process.stdout.write(
+          requests.length ? `${reveal(requests.map(line).join('\n'), { controls: true })}\n` : 'no pending requests\n',
+        );
       if (opts.once) return EXIT.ok;
       process.stderr.write(
         'watching for new requests (Ctrl-C to stop); answer with skein approve|deny <requestId>, ' +

@@ -7,6 +7,7 @@
  * policy layers restored from `policy.changed` facts, and pending requests
  * resumed (deadline re-armed) after a restart.
  */
+import { detailCutNote } from '../../schemas/ask-labels.ts';
 import type { Logger } from 'pino';
 import {
   ErrorCode,
@@ -308,5 +309,5 @@ const DETAIL_MAX_CHARS = 16_384;
 function boundDetail(detail: string, content: ContentBytes | undefined): string {
   if (detail.length <= DETAIL_MAX_CHARS) return detail;
   const head = content?.text === detail ? contentHead(content, DETAIL_MAX_CHARS) : detail.slice(0, DETAIL_MAX_CHARS);
-  return `${head}\n… (${detail.length - DETAIL_MAX_CHARS} more characters not shown)`;
+  return `${head}${detailCutNote(detail.length - DETAIL_MAX_CHARS)}`;
 }

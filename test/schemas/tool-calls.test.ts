@@ -15,7 +15,13 @@ const SAMPLES: Record<string, Array<{ data: unknown; tool: string | undefined; i
     {
       data: { label: 'w', worker: { command: 'node', args: ['w.mjs', 'a b'], env: { PATH: '/tmp/evil bin' } } },
       tool: 'spawn_agent',
-      input: "PATH='/tmp/evil bin' node w.mjs a b",
+      input: "PATH='/tmp/evil bin' node w.mjs 'a b'",
+    },
+    {
+      // One argument with a space is not two: `worker.js --dry-run` read as a flag once got a spawn approved.
+      data: { label: 'w', worker: { command: 'node', args: ['worker.js --dry-run'] } },
+      tool: 'spawn_agent',
+      input: "node 'worker.js --dry-run'",
     },
   ],
   'file.read': [{ data: { path: 'src/a.ts' }, tool: 'read_file', input: 'src/a.ts' }],
@@ -121,5 +127,48 @@ describe('shellQuote', () => {
       const out = spawnSync('bash', ['-c', `printf '%s' ${shellQuote(value)}`], { encoding: 'utf8' });
       expect(out.stdout).toBe(value);
     }
+  });
+});
+
+describe('agent.spawn: what the person answering its ask reads cannot be forged by the agent', () => {
+  const spawn = COMMANDS.find((c) => c.type === 'agent.spawn')!;
+
+  it.each([
+    ['a newline', 'docs-reader\nworkspace: /ws/docs (read only)'],
+    ['a carriage return', 'a\rb'],
+    ['an escape', 'a\x1b[2Jb'],
+    ['a bidi isolate', 'notes\u2067x\u2069'],
+    ['a line separator', 'a\u2028b'],
+  ])('a label holding %s is refused, naming the field', (_what, label) => {
+    const parsed = spawn.data.safeParse({ label });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error!.issues[0]!.path).toEqual(['label']);
+    expect(parsed.error!.issues[0]!.message).toContain('one line without control or format characters');
+  });
+
+  it('a worker env name that is not a name is refused', () => {
+    const parsed = spawn.data.safeParse({ label: 'w', worker: { command: 'x', env: { 'A=1 B': 'v' } } });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error!.issues[0]!.path).toEqual(['worker', 'env', 'A=1 B']);
+  });
+
+  it('the detail names the agent id, keeps fixed fields first and indents the task', () => {
+    const data = parse(spawn, {
+      label: 'helper',
+      agentId: 'rnain',
+      task: 'do it\nworkspace: /elsewhere\npolicy: {"default":"deny"}',
+    });
+    expect(toolCallOf(spawn, data)?.detail).toBe(
+      [
+        'agent id: rnain',
+        'label: helper',
+        "workspace: (the parent's)",
+        "policy: (none: the parent's)",
+        'task:',
+        '  do it',
+        '  workspace: /elsewhere',
+        '  policy: {"default":"deny"}',
+      ].join('\n'),
+    );
   });
 });

@@ -6,7 +6,7 @@
  */
 import { fill, h } from './dom.ts';
 import type { Ask, Snapshot } from './store.ts';
-import { ASK_DETAIL_NAMES, ASK_INPUT_NAMES } from '../../../schemas/ask-labels.ts';
+import { ASK_DETAIL_NAMES, ASK_INPUT_NAMES, detailCut } from '../../../schemas/ask-labels.ts';
 
 const DECISIONS = { Approve: 'allow_once', Always: 'allow_always', Deny: 'deny_once' } as const;
 const KEYS: Record<string, keyof typeof DECISIONS> = { a: 'Approve', s: 'Always', d: 'Deny' };
@@ -62,8 +62,22 @@ function answeredNote(decision: string | undefined): HTMLElement | undefined {
   return h('p', { class: 'answered', role: 'status' }, `${name} sent`);
 }
 
-/** Binds a/s/d to the first pending ask, unless the user is typing (a terminal, an input). */
-export function approvalKeys(current: () => Ask | undefined, answer: (ask: Ask, decision: string) => void): void {
+/** How long an ask must have been the first one shown before a/s/d answer it. */
+export const KEY_ARM_MS = 1_000;
+
+/**
+ * Binds a/s/d to the first pending ask, unless the user is typing (a terminal, an input). A key answers only an
+ * ask that has been first on the page for `KEY_ARM_MS`: an agent that withdraws a harmless ask just before the
+ * key is pressed would otherwise get the next one, its own, answered (the console review of 3 December). Call
+ * the returned function with the first ask each time the list is drawn; `tooSoon` is told of a key ignored.
+ */
+export function approvalKeys(
+  current: () => Ask | undefined,
+  answer: (ask: Ask, decision: string) => void,
+  tooSoon: (ask: Ask) => void = () => undefined,
+): (first: Ask | undefined) => void {
+  let firstId: string | undefined;
+  let since = 0;
   document.addEventListener('keydown', (event) => {
     const target = event.target as HTMLElement | null;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
@@ -72,8 +86,14 @@ export function approvalKeys(current: () => Ask | undefined, answer: (ask: Ask, 
     const ask = current();
     if (!name || !ask) return;
     event.preventDefault();
+    if (ask.requestId !== firstId || performance.now() - since < KEY_ARM_MS) return tooSoon(ask);
     answer(ask, DECISIONS[name]);
   });
+  return (first) => {
+    if (first?.requestId === firstId) return;
+    firstId = first?.requestId;
+    since = performance.now();
+  };
 }
 
 /** The judged input, shown verbatim (the exact command line or path), and its parts when the shell split it. */
@@ -84,6 +104,16 @@ function details(ask: Ask): HTMLElement[] {
   ];
   if (ask.detail !== undefined) {
     const label = ASK_DETAIL_NAMES[ask.tool] ?? 'detail';
+    const cut = detailCut(ask.detail);
+    if (cut !== undefined) {
+      out.push(
+        h(
+          'p',
+          { class: 'cut-warning', role: 'alert' },
+          `Only the start of the ${label} is shown: ${cut} more characters are not. Approving approves them unseen.`,
+        ),
+      );
+    }
     out.push(
       h('div', { class: 'field' }, h('span', { class: 'key' }, label), h('pre', { 'aria-label': label }, ask.detail)),
     );

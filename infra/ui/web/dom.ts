@@ -1,8 +1,12 @@
 /**
  * @module
  * A tiny element builder for the console page (no framework): attributes,
- * event handlers (`on<event>`) and children in one call.
+ * event handlers (`on<event>`) and children in one call. Every text it puts
+ * on the page (children and tooltips) goes through `reveal`: much of it is an
+ * agent's (commands, paths, labels, diffs), and a bidi control in it could
+ * make it read as something else.
  */
+import { reveal } from '../../../machines/common/reveal.ts';
 type Attr = string | number | boolean | undefined | ((event: Event) => void);
 type Child = Node | string | undefined | null | false;
 
@@ -15,15 +19,22 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === false) continue;
     if (typeof value === 'function') el.addEventListener(name.slice(2), value);
-    else el.setAttribute(name, value === true ? '' : String(value));
+    else el.setAttribute(name, value === true ? '' : name === 'title' ? reveal(String(value)) : String(value));
   }
-  for (const child of children) if (child !== undefined && child !== null && child !== false) el.append(child);
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(typeof child === 'string' ? reveal(child) : child);
+  }
   return el;
 }
 
 /** Replaces the children of `el`. */
 export function fill(el: Element, ...children: Child[]): void {
-  el.replaceChildren(...children.filter((c): c is Node | string => c !== undefined && c !== null && c !== false));
+  el.replaceChildren(
+    ...children
+      .filter((c): c is Node | string => c !== undefined && c !== null && c !== false)
+      .map((c) => (typeof c === 'string' ? reveal(c) : c)),
+  );
 }
 
 /** The last token of a dotted subject, or the token at `index`. */

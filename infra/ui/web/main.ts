@@ -7,6 +7,7 @@
  */
 import '@xterm/xterm/css/xterm.css';
 import './console.css';
+import { reveal } from '../../../machines/common/reveal.ts';
 import { credsAuthenticator, wsconnect } from '@nats-io/nats-core';
 import { renderApprovals, approvalKeys } from './approvals.ts';
 import { ConsoleBus } from './bus.ts';
@@ -73,12 +74,15 @@ async function start(grant: Grant): Promise<void> {
   const bus = new ConsoleBus(nc, grant.rootAgentId);
   const reader = await logReader(nc);
   const store = new Store(bus);
-  const notice = (text: string) => ($('notice').textContent = text);
+  const notice = (text: string) => ($('notice').textContent = reveal(text));
   store.onError = (err) => notice(`refresh failed: ${err.message}`);
 
   // Asks answered from this page, until a refresh no longer lists them.
   const answered = new Map<string, string>();
-  const renderAsks = () => renderApprovals($('approvals'), store.snapshot, answer, answered);
+  const renderAsks = () => {
+    renderApprovals($('approvals'), store.snapshot, answer, answered);
+    shownFirst(firstAsk());
+  };
   const answer = (ask: Ask, decision: string) => {
     if (answered.has(ask.requestId)) return;
     answered.set(ask.requestId, decision);
@@ -93,7 +97,10 @@ async function start(grant: Grant): Promise<void> {
       })
       .finally(() => store.refreshSoon());
   };
-  approvalKeys(() => store.snapshot.asks.find((a) => !answered.has(a.requestId)), answer);
+  const firstAsk = () => store.snapshot.asks.find((a) => !answered.has(a.requestId));
+  const shownFirst = approvalKeys(firstAsk, answer, (ask) =>
+    notice(`${ask.requestId} just became the first request: read it, then press the key again`),
+  );
 
   const terminals = new Terminals($('terminals'), bus, reader);
   const timeTravel = new TimeTravel($('time-travel'), reader);
@@ -111,6 +118,7 @@ async function start(grant: Grant): Promise<void> {
           .catch((err: Error) => notice(err.message))
           .finally(() => store.refreshSoon()),
       (agentId) => store.reviewOf(agentId),
+      (path) => store.loadFull(path),
     );
     void terminals.sync(s.agents.filter((a) => a.status === 'running').map((a) => a.agentId));
   });

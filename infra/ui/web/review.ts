@@ -10,11 +10,21 @@ import type { ReviewFile, Snapshot } from './store.ts';
 
 export type ReviewAction = { verb: 'accept' | 'reject'; data: { paths?: string[]; hunkIds?: string[] } };
 
+/**
+ * Whether the page shows `file`'s whole diff: not a file left out of the plain listing for its size
+ * (`diffLeftOut`), nor one whose diff parts did not all come. Only a shown file can be accepted here: an agent
+ * could otherwise slip a line into a big file that the operator accepts unseen.
+ */
+export function diffShown(file: ReviewFile): boolean {
+  return !file.diffLeftOut && (file.diffPart === undefined || file.diffPart.end >= file.diffPart.total);
+}
+
 export function renderReview(
   el: HTMLElement,
   snapshot: Snapshot,
   act: (a: ReviewAction | 'undo') => void,
   choose: (agentId: string) => void,
+  load: (path: string) => void = () => undefined,
 ) {
   const scope = h(
     'select',
@@ -23,20 +33,35 @@ export function renderReview(
       h('option', { value: a.agentId, selected: a.agentId === snapshot.reviewAgent }, `${a.agentId} and its subtree`),
     ),
   );
-  const both = (label: string, data: ReviewAction['data']) =>
+  /** `accept`: what Accept sends, or null when it is off (a diff not shown); the same as Reject's by default. */
+  const both = (label: string, data: ReviewAction['data'], accept: ReviewAction['data'] | null = data) =>
     h(
       'div',
       { role: 'group', 'aria-label': label, class: 'review-actions' },
-      h('button', { type: 'button', onclick: () => act({ verb: 'accept', data }) }, 'Accept'),
+      h(
+        'button',
+        {
+          type: 'button',
+          disabled: accept === null,
+          title: accept === null ? 'Load the diff first: it is not shown' : undefined,
+          onclick: () => accept && act({ verb: 'accept', data: accept }),
+        },
+        'Accept',
+      ),
       h('button', { type: 'button', onclick: () => act({ verb: 'reject', data }) }, 'Reject'),
     );
+  // "Accept" of all changes names the files whose diffs are on the page: never one not shown, nor one listed
+  // after the page was drawn.
+  const shownPaths = snapshot.files.filter(diffShown).map((f) => f.path);
   fill(
     el,
     h(
       'div',
       { class: 'review-all' },
       h('label', {}, 'Changes of ', scope),
-      snapshot.files.length > 0 ? both('all changes', {}) : h('p', { class: 'empty' }, 'No changes to review.'),
+      snapshot.files.length > 0
+        ? both('all changes', {}, shownPaths.length > 0 ? { paths: shownPaths } : null)
+        : h('p', { class: 'empty' }, 'No changes to review.'),
       h(
         'button',
         {
@@ -53,15 +78,8 @@ export function renderReview(
         'section',
         { class: 'file', 'aria-label': `file ${file.path}` },
         h('h3', {}, h('span', { class: `badge file-${file.status}` }, file.status), ` ${file.path} `, agents(file)),
-        both(`file ${file.path}`, { paths: [file.path] }),
-        ...file.hunks.map((hunk) =>
-          h(
-            'div',
-            { class: 'hunk', role: 'group', 'aria-label': `hunk ${hunkHeader(hunk)} of ${file.path}` },
-            h('pre', { class: 'diff' }, h('span', { class: 'hunk-head' }, hunkHeader(hunk)), ...hunk.lines.map(line)),
-            both(`hunk ${hunk.id}`, { hunkIds: [hunk.id] }),
-          ),
-        ),
+        both(`file ${file.path}`, { paths: [file.path] }, diffShown(file) ? { paths: [file.path] } : null),
+        ...(diffShown(file) ? hunks(file, both) : leftOut(file, load)),
       ),
     ),
   );
@@ -77,6 +95,46 @@ export async function runReview(bus: ConsoleBus, agentId: string, action: Review
   const conflicts = (reply['conflicts'] as unknown[] | undefined)?.length ?? 0;
   const done = action.verb === 'accept' ? 'Accepted' : 'Rejected';
   return conflicts ? `${done} (${conflicts} conflicts left alone).` : `${done}.`;
+}
+
+type Both = (label: string, data: ReviewAction['data']) => HTMLElement;
+
+/** Each hunk with its diff lines and buttons; the whole diff first when the hunks' lines were left out. */
+function hunks(file: ReviewFile, both: Both): HTMLElement[] {
+  const whole = file.hunkLinesLeftOut || (file.hunks.length === 0 && file.diff !== '');
+  return [
+    ...(whole ? [h('pre', { class: 'diff', 'aria-label': `diff of ${file.path}` }, ...diffLines(file.diff))] : []),
+    ...file.hunks.map((hunk) =>
+      h(
+        'div',
+        { class: 'hunk', role: 'group', 'aria-label': `hunk ${hunkHeader(hunk)} of ${file.path}` },
+        h(
+          'pre',
+          { class: 'diff' },
+          h('span', { class: 'hunk-head' }, hunkHeader(hunk)),
+          ...(whole ? [] : hunk.lines.map(line)),
+        ),
+        both(`hunk ${hunk.id}`, { hunkIds: [hunk.id] }),
+      ),
+    ),
+  ];
+}
+
+/** A file whose diff is not on the page: why (the host's words), and a button that loads it. */
+function leftOut(file: ReviewFile, load: (path: string) => void): HTMLElement[] {
+  return [
+    h(
+      'p',
+      { class: 'left-out', role: 'note' },
+      'The diff of this file is not shown, so it cannot be accepted here: ',
+      file.diff,
+    ),
+    h('button', { type: 'button', onclick: () => load(file.path) }, 'Load the whole diff'),
+  ];
+}
+
+function diffLines(diff: string): HTMLElement[] {
+  return diff.split('\n').map(line);
 }
 
 function hunkHeader(hunk: ReviewFile['hunks'][number]): string {

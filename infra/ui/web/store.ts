@@ -36,7 +36,19 @@ export type Hunk = {
   newLines: number;
   lines: string[];
 };
-export type ReviewFile = { path: string; status: string; agents: string[]; diff: string; hunks: Hunk[] };
+export type ReviewFile = {
+  path: string;
+  status: string;
+  agents: string[];
+  diff: string;
+  hunks: Hunk[];
+  /** Too big for a plain listing: `diff` says why, `hunks` is empty (review.list with `full` has it). */
+  diffLeftOut?: true;
+  /** The diff came in parts (`diffPart`); the store joins them into one entry. */
+  diffPart?: { start: number; end: number; total: number };
+  /** The hunks' lines are left out: each is the lines of its @@ section in `diff`. */
+  hunkLinesLeftOut?: true;
+};
 export type Snapshot = {
   agents: AgentRow[];
   asks: Ask[];
@@ -59,6 +71,8 @@ export class Store {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #running: Promise<void> | undefined;
   #again = false;
+  /** Files of the reviewed log the operator asked to see in full. */
+  readonly #fullPaths = new Set<string>();
   onError: (err: Error) => void = () => undefined;
 
   constructor(bus: ConsoleBus) {
@@ -70,6 +84,13 @@ export class Store {
   /** Reviews `agentId`'s log (its subtree's changes) from now on. */
   reviewOf(agentId: string): void {
     this.#reviewAgent = agentId;
+    this.#fullPaths.clear();
+    void this.refresh();
+  }
+
+  /** Lists `path` with its whole diff from now on (a file too big for the plain listing: `diffLeftOut`). */
+  loadFull(path: string): void {
+    this.#fullPaths.add(path);
     void this.refresh();
   }
 
@@ -117,6 +138,12 @@ export class Store {
       this.#review(root),
       reviewAgent === root ? undefined : this.#review(reviewAgent),
     ]);
+    const shown = review ?? all;
+    if (this.#fullPaths.size > 0) {
+      const full = await this.#review(reviewAgent, { paths: [...this.#fullPaths], full: true });
+      const byPath = new Map(full.files.map((f) => [f.path, f]));
+      shown.files = shown.files.map((f) => byPath.get(f.path) ?? f);
+    }
     const agents = tree['agents'] as AgentRow[];
     await Promise.all(
       agents.map(async (a) => {
@@ -124,16 +151,27 @@ export class Store {
         if (typeof got?.['task'] === 'string') a.task = got['task'];
       }),
     );
-    return { agents, asks: pending['requests'] as Ask[], reviewAgent, ...(review ?? all), allFiles: all.files };
+    return { agents, asks: pending['requests'] as Ask[], reviewAgent, ...shown, allFiles: all.files };
   }
 
-  async #review(agentId: string): Promise<{ files: ReviewFile[]; undoAvailable: boolean }> {
+  async #review(
+    agentId: string,
+    query: { paths?: string[]; full?: boolean } = {},
+  ): Promise<{ files: ReviewFile[]; undoAvailable: boolean }> {
     const files: ReviewFile[] = [];
     let cursor: string | undefined;
     let undoAvailable = false;
     for (let page = 0; page < MAX_REVIEW_PAGES; page++) {
-      const reply = await this.#bus.call(agentId, 'review.list', cursor ? { cursor } : {});
-      files.push(...(reply['files'] as ReviewFile[]));
+      const reply = await this.#bus.call(agentId, 'review.list', cursor ? { ...query, cursor } : query);
+      for (const file of reply['files'] as ReviewFile[]) {
+        // A diff too big for one message comes in parts of the same path: one entry, the last part's hunks.
+        const last = files[files.length - 1];
+        if (file.diffPart && file.diffPart.start > 0 && last?.path === file.path) {
+          last.diff += file.diff;
+          last.hunks = file.hunks;
+          last.diffPart = file.diffPart;
+        } else files.push(file);
+      }
       undoAvailable = reply['undoAvailable'] === true;
       cursor = reply['nextCursor'] as string | undefined;
       if (!cursor) break;

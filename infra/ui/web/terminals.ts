@@ -7,6 +7,7 @@
  * terminal's agent subject, so it passes the same gate as the agent's own;
  * resizing the panel resizes the PTY (`terminal.resize`).
  */
+import { reveal } from '../../../machines/common/reveal.ts';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import type { ConsoleBus, Reply } from './bus.ts';
@@ -48,8 +49,9 @@ export class Terminals {
   async sync(agentIds: string[]): Promise<void> {
     for (const agentId of agentIds) {
       const listed = await this.#bus.call(agentId, 'terminal.list').catch(() => ({ terminals: [] }));
-      for (const t of listed['terminals'] as Array<{ terminalId: string; status: string }>) {
-        if (t.status !== 'closed') await this.#open(agentId, t.terminalId);
+      // The root's list holds every agent's terminals: each panel is named for (and types as) its owner.
+      for (const t of listed['terminals'] as Array<{ terminalId: string; agentId?: string; status: string }>) {
+        if (t.status !== 'closed') await this.#open(t.agentId ?? agentId, t.terminalId);
       }
     }
   }
@@ -85,7 +87,7 @@ export class Terminals {
         pending = '';
         await this.#bus
           .call(agentId, 'terminal.write', { terminalId, data }, WRITE_TIMEOUT_MS)
-          .catch((err: Error) => (refused.textContent = `typing refused: ${err.message}`));
+          .catch((err: Error) => (refused.textContent = reveal(`typing refused: ${err.message}`)));
       }
       sending = false;
     };
@@ -152,7 +154,7 @@ export class Terminals {
   #awaiting(panel: Panel, prompt?: string): void {
     panel.el.classList.toggle('input-required', prompt !== undefined);
     panel.el.toggleAttribute('data-input-required', prompt !== undefined);
-    panel.status.textContent = prompt === undefined ? '' : `input required: ${prompt}`;
+    panel.status.textContent = prompt === undefined ? '' : reveal(`input required: ${prompt}`);
   }
 
   /** Resizing the panel (CSS `resize`) resizes the PTY to what fits; the first observation is the initial size. */
@@ -168,7 +170,7 @@ export class Terminals {
         panel.term.resize(dims.cols, dims.rows);
         void this.#bus
           .call(panel.agentId, 'terminal.resize', { terminalId: panel.terminalId, cols: dims.cols, rows: dims.rows })
-          .catch((err: Error) => (panel.refused.textContent = `resize refused: ${err.message}`));
+          .catch((err: Error) => (panel.refused.textContent = reveal(`resize refused: ${err.message}`)));
       }, 200);
     }).observe(screen);
   }

@@ -130,7 +130,7 @@ describe('skein approvals --watch (real processes, answers on stdin)', () => {
     });
     const fourth = await nextAsk(w, 3);
     expect(fourth.tool).toBe('spawn_agent');
-    expect(fourth.detail).toContain('task: rename the helpers');
+    expect(fourth.detail).toContain('task:\n  rename the helpers');
     expect(fourth.detail).toContain('"default": "deny"');
     w.child.stdin.write('n\n');
     expect(await spawned).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
