@@ -324,6 +324,42 @@ describe('web console', { timeout: 90_000 }, () => {
     ok(await call(rt.bus, 'helper', 'terminal.close', { terminalId }));
   });
 
+  it('queries a program prints are not answered from the page as if the operator typed', async () => {
+    const { terminalId } = ok(await call(rt.bus, 'helper', 'terminal.open', {}, { timeoutMs: 30_000 }));
+    await ui.page.getByRole('tab', { name: 'Terminals' }).click();
+    const panel = ui.page.getByRole('region', { name: `terminal ${terminalId} of helper` });
+    await panel.waitFor(POLL);
+    // Device attributes, cursor position, a colour, and focus reports on; then a click in and out of the panel.
+    const queries = "printf '\\033[c\\033[6n\\033]10;?\\007\\033[?1004h'; cat";
+    ok(await call(rt.bus, 'helper', 'terminal.exec', { terminalId, command: queries, yieldMs: 300 }));
+    await panel.locator('.xterm').click();
+    await ui.page.getByRole('tree', { name: 'Agents' }).click();
+    await new Promise((r) => setTimeout(r, 1_000));
+    const written: unknown[] = [];
+    for await (const f of rt.log.read({})) {
+      if (f.type === 'terminal.input.written' && (f.data as { terminalId?: string }).terminalId === terminalId) {
+        written.push(f.data);
+      }
+    }
+    expect(written).toEqual([]);
+    ok(await call(rt.bus, 'helper', 'terminal.close', { terminalId }));
+  });
+
+  it('closed terminals do not pile up on the page', async () => {
+    await ui.page.getByRole('tab', { name: 'Terminals' }).click();
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const { terminalId } = ok(await call(rt.bus, 'helper', 'terminal.open', {}, { timeoutMs: 30_000 }));
+      await ui.page.getByRole('region', { name: `terminal ${terminalId} of helper` }).waitFor(POLL);
+      ok(await call(rt.bus, 'helper', 'terminal.close', { terminalId }));
+      ids.push(terminalId);
+    }
+    const last = ui.page.locator(`section.terminal.closed[data-terminal="${ids[ids.length - 1]}"]`);
+    await last.waitFor(POLL);
+    expect(await ui.page.locator('section.terminal.closed').count()).toBe(8);
+    expect(await ui.page.locator(`section.terminal[data-terminal="${ids[0]}"]`).count()).toBe(0);
+  });
+
   it('switches between a light and a dark theme', async () => {
     const html = ui.page.locator('html');
     const toggle = ui.page.getByRole('button', { name: 'Dark theme' });

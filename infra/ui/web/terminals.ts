@@ -7,6 +7,7 @@
  * terminal's agent subject, so it passes the same gate as the agent's own;
  * resizing the panel resizes the PTY (`terminal.resize`).
  */
+import { isTerminalReply } from '../../../machines/terminal/terminal-replies.ts';
 import { reveal } from '../../../machines/common/reveal.ts';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
@@ -30,9 +31,13 @@ type Panel = {
 
 /** How long a typed key may wait for an approval before the page stops waiting for its reply. */
 const WRITE_TIMEOUT_MS = 10 * 60_000;
+/** Closed terminals whose panels stay on the page. */
+const MAX_CLOSED_PANELS = 8;
 
 export class Terminals {
   readonly #panels = new Map<string, Panel>();
+  /** Closed panels still shown, oldest first. */
+  readonly #closedOrder: string[] = [];
   readonly #bus: ConsoleBus;
   readonly #reader: LogReader;
   readonly #el: HTMLElement;
@@ -92,6 +97,9 @@ export class Terminals {
       sending = false;
     };
     term.onData((data) => {
+      // xterm answers a program's queries by itself (the host's own screen answers them already): only what
+      // the operator typed goes out, or an agent could make the log say the operator typed its replies.
+      if (isTerminalReply(data)) return;
       // Cleared when the next key is sent, not when an earlier key's reply comes back after the refusal.
       refused.textContent = '';
       pending += data;
@@ -147,7 +155,19 @@ export class Terminals {
     if (['terminal.input.written', 'terminal.command.finished', 'terminal.closed'].includes(String(fact['type']))) {
       this.#awaiting(panel);
     }
-    if (fact['type'] === 'terminal.closed') panel.el.classList.add('closed');
+    if (fact['type'] === 'terminal.closed' && !panel.el.classList.contains('closed')) {
+      panel.el.classList.add('closed');
+      // The last closed panels stay to be read; older ones go, or an agent opening and closing terminals in a
+      // loop would grow the page without end (the console review: 120 cycles, 122 panels).
+      this.#closedOrder.push(data.terminalId!);
+      while (this.#closedOrder.length > MAX_CLOSED_PANELS) {
+        const old = this.#panels.get(this.#closedOrder.shift()!);
+        if (!old) continue;
+        old.term.dispose();
+        old.el.remove();
+        this.#panels.delete(old.terminalId);
+      }
+    }
   }
 
   /** Highlights a terminal whose program waits for input (prompt given), or clears it. */
