@@ -6,7 +6,7 @@
  * say the operator typed them (the console review of 3 December). Pure.
  */
 
-/** One reply: CSI ? / > / = … c (DA1-3), CSI … R / n (CPR, DSR), CSI … t, CSI I / O (focus), OSC 4/10-19 …, DCS … ST. */
+/** One reply: CSI ?/>/= … c (DA1-3), CSI … R/n (CPR, DSR), CSI … t, CSI I/O (focus), OSC 4/10-19 …, DCS … ST. */
 const REPLY =
   '\\x1b\\[[?>=]?[0-9;]*c' +
   '|\\x1b\\[\\??[0-9;]*[Rn]' +
