@@ -360,6 +360,36 @@ describe('web console', { timeout: 90_000 }, () => {
     expect(await ui.page.locator(`section.terminal[data-terminal="${ids[0]}"]`).count()).toBe(0);
   });
 
+  it("a stream of an agent's facts does not redraw the asks under the operator (scroll and focus stay)", async () => {
+    const write = call(
+      rt.bus,
+      'helper',
+      'file.write',
+      { path: 'docs/scroll.md', content: 'line\n'.repeat(300) },
+      { timeoutMs: 60_000 },
+    );
+    const { terminalId } = ok(await call(rt.bus, 'helper', 'terminal.open', {}, { timeoutMs: 30_000 }));
+    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
+    const ask = ui.page.getByRole('article', { name: /write_file request .* from helper/ });
+    await ask.waitFor(POLL);
+    const content = ask.getByLabel('content');
+    await content.evaluate((el) => {
+      el.scrollTop = el.scrollHeight;
+    });
+    const bottom = await content.evaluate((el) => el.scrollTop);
+    expect(bottom).toBeGreaterThan(0);
+    await ask.getByRole('button', { name: 'Deny' }).focus();
+    for (let i = 0; i < 10; i++) {
+      ok(await call(rt.bus, 'helper', 'terminal.resize', { terminalId, cols: 80 + (i % 2), rows: 24 }));
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await content.evaluate((el) => el.scrollTop)).toBe(bottom);
+    expect(await ui.page.evaluate(() => document.activeElement?.textContent)).toBe('Deny');
+    await ask.getByRole('button', { name: 'Deny' }).click();
+    expect(await write).toMatchObject({ ok: false });
+    ok(await call(rt.bus, 'helper', 'terminal.close', { terminalId }));
+  });
+
   it('switches between a light and a dark theme', async () => {
     const html = ui.page.locator('html');
     const toggle = ui.page.getByRole('button', { name: 'Dark theme' });

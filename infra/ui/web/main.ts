@@ -14,7 +14,7 @@ import { ConsoleBus } from './bus.ts';
 import { fill, h } from './dom.ts';
 import { logReader } from './log-reader.ts';
 import { renderReview, runReview } from './review.ts';
-import { Store, type Ask } from './store.ts';
+import { partsOf, Store, type Ask, type Snapshot } from './store.ts';
 import { Terminals } from './terminals.ts';
 import { TimeTravel } from './time-travel.ts';
 import { renderTree } from './tree.ts';
@@ -79,10 +79,16 @@ async function start(grant: Grant): Promise<void> {
 
   // Asks answered from this page, until a refresh no longer lists them.
   const answered = new Map<string, string>();
+  // A view is drawn again only when what it shows changed: drawing it anew resets the operator's scroll and
+  // focus, which an agent sending facts in a stream could otherwise do all the time (the console review).
+  let asksDrawn = '';
   const renderAsks = () => {
-    renderApprovals($('approvals'), store.snapshot, answer, answered);
+    const key = JSON.stringify(store.snapshot.asks.map((a) => [a.requestId, answered.get(a.requestId)]));
+    if (key !== asksDrawn) renderApprovals($('approvals'), store.snapshot, answer, answered);
+    asksDrawn = key;
     shownFirst(firstAsk());
   };
+  let reviewDrawn = '';
   const answer = (ask: Ask, decision: string) => {
     if (answered.has(ask.requestId)) return;
     answered.set(ask.requestId, decision);
@@ -95,7 +101,7 @@ async function start(grant: Grant): Promise<void> {
         renderAsks();
         notice(err.message);
       })
-      .finally(() => store.refreshSoon());
+      .finally(() => store.refreshSoon(['asks']));
   };
   const firstAsk = () => store.snapshot.asks.find((a) => !answered.has(a.requestId));
   const shownFirst = approvalKeys(firstAsk, answer, (ask) =>
@@ -103,12 +109,21 @@ async function start(grant: Grant): Promise<void> {
   );
 
   const terminals = new Terminals($('terminals'), bus, reader);
+  const running = (s: Snapshot) => s.agents.filter((a) => a.status === 'running').map((a) => a.agentId);
   const timeTravel = new TimeTravel($('time-travel'), reader);
   store.subscribe((s) => {
     renderTree($('tree'), s, grant.hostId);
     for (const id of answered.keys()) if (!s.asks.some((a) => a.requestId === id)) answered.delete(id);
     renderAsks();
     $('approvals-count').textContent = String(s.asks.length);
+    const reviewKey = JSON.stringify([
+      s.reviewAgent,
+      s.undoAvailable,
+      s.agents.map((a) => a.agentId),
+      s.files.map((f) => [f.path, f.status, f.agents, textHash(f.diff), f.diffLeftOut, f.hunks.map((h) => h.id)]),
+    ]);
+    if (reviewKey === reviewDrawn) return void terminals.sync(running(s));
+    reviewDrawn = reviewKey;
     renderReview(
       $('review'),
       s,
@@ -116,16 +131,16 @@ async function start(grant: Grant): Promise<void> {
         void runReview(bus, s.reviewAgent, action)
           .then(notice)
           .catch((err: Error) => notice(err.message))
-          .finally(() => store.refreshSoon()),
+          .finally(() => store.refreshSoon(['review'])),
       (agentId) => store.reviewOf(agentId),
       (path) => store.loadFull(path),
     );
-    void terminals.sync(s.agents.filter((a) => a.status === 'running').map((a) => a.agentId));
+    void terminals.sync(running(s));
   });
   bus.watch('skein.evt.>', (fact) => {
-    if (!String(fact['type']).startsWith('terminal.output')) store.refreshSoon();
+    store.refreshSoon(partsOf(String(fact['type'])));
   });
-  bus.watch(`skein.ask.${bus.root}.>`, () => store.refreshSoon());
+  bus.watch(`skein.ask.${bus.root}.>`, () => store.refreshSoon(['asks']));
   tabs((name) => {
     if (name === 'time-travel') void timeTravel.load().catch((err: Error) => notice(err.message));
   });
@@ -168,4 +183,11 @@ function themeToggle(): void {
   button.addEventListener('click', () =>
     apply(document.documentElement.dataset['theme'] === 'dark' ? 'light' : 'dark'),
   );
+}
+
+/** A 32-bit FNV-1a of `text`: whether a diff changed, without keeping a copy of it. */
+function textHash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }

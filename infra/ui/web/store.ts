@@ -63,6 +63,24 @@ export type Snapshot = {
 const REFRESH_DELAY_MS = 150;
 const MAX_REVIEW_PAGES = 20;
 
+/** What a refresh refetches: the tree (with each agent's task), the pending asks, the review. */
+export type Part = 'tree' | 'asks' | 'review';
+const ALL_PARTS: readonly Part[] = ['tree', 'asks', 'review'];
+
+/**
+ * The parts a fact can change, by its type: an agent's facts the tree, the gate's the asks, file changes and
+ * reviews the review; a terminal's none (its panel follows it itself). An agent that sends cheap facts in a
+ * stream (resizes) then costs no refetch at all: each refetch of a big review downloaded megabytes and
+ * rebuilt the page (the console review of 3 December).
+ */
+export function partsOf(type: string): readonly Part[] {
+  if (type.startsWith('terminal.')) return [];
+  if (type.startsWith('agent.')) return ['tree', 'asks', 'review'];
+  if (type.startsWith('permission.')) return ['asks'];
+  if (type.startsWith('action-log.') || type.startsWith('review.') || type.startsWith('edit.')) return ['review'];
+  return ALL_PARTS;
+}
+
 export class Store {
   snapshot: Snapshot;
   #reviewAgent: string;
@@ -70,7 +88,8 @@ export class Store {
   readonly #listeners: Array<(s: Snapshot) => void> = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #running: Promise<void> | undefined;
-  #again = false;
+  /** Parts to refetch at the next refresh. */
+  readonly #dirty = new Set<Part>(ALL_PARTS);
   /** Files of the reviewed log the operator asked to see in full. */
   readonly #fullPaths = new Set<string>();
   onError: (err: Error) => void = () => undefined;
@@ -85,13 +104,13 @@ export class Store {
   reviewOf(agentId: string): void {
     this.#reviewAgent = agentId;
     this.#fullPaths.clear();
-    void this.refresh();
+    void this.refresh(['review']);
   }
 
   /** Lists `path` with its whole diff from now on (a file too big for the plain listing: `diffLeftOut`). */
   loadFull(path: string): void {
     this.#fullPaths.add(path);
-    void this.refresh();
+    void this.refresh(['review']);
   }
 
   subscribe(fn: (s: Snapshot) => void): void {
@@ -99,51 +118,55 @@ export class Store {
     fn(this.snapshot);
   }
 
-  /** Refetches soon; bursts of facts cost one fetch. */
-  refreshSoon(): void {
-    if (this.#timer) return;
+  /** Refetches `parts` soon; bursts of facts cost one fetch. */
+  refreshSoon(parts: readonly Part[] = ALL_PARTS): void {
+    for (const part of parts) this.#dirty.add(part);
+    if (this.#timer || this.#dirty.size === 0) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      void this.refresh();
+      void this.refresh([]);
     }, REFRESH_DELAY_MS);
   }
 
-  async refresh(): Promise<void> {
-    if (this.#running) {
-      this.#again = true;
-      return this.#running;
-    }
-    this.#running = this.#fetch()
+  /** Refetches `parts` and whatever facts have marked since the last refresh. */
+  async refresh(parts: readonly Part[] = ALL_PARTS): Promise<void> {
+    for (const part of parts) this.#dirty.add(part);
+    if (this.#running) return this.#running.then(() => (this.#dirty.size > 0 ? this.refresh([]) : undefined));
+    if (this.#dirty.size === 0) return;
+    const dirty = new Set(this.#dirty);
+    this.#dirty.clear();
+    this.#running = this.#fetch(dirty)
       .then((snapshot) => {
         this.snapshot = snapshot;
         for (const fn of this.#listeners) fn(snapshot);
       })
-      .catch((err: Error) => this.onError(err))
+      .catch((err: Error) => {
+        for (const part of dirty) this.#dirty.add(part);
+        this.onError(err);
+      })
       .finally(() => {
         this.#running = undefined;
-        if (this.#again) {
-          this.#again = false;
-          void this.refresh();
-        }
+        if (this.#dirty.size > 0) this.refreshSoon([]);
       });
     return this.#running;
   }
 
-  async #fetch(): Promise<Snapshot> {
+  async #fetch(dirty: ReadonlySet<Part>): Promise<Snapshot> {
     const root = this.#bus.root;
     const reviewAgent = this.#reviewAgent;
-    const [tree, pending, all, review] = await Promise.all([
-      this.#bus.call(root, 'agent.tree'),
-      this.#bus.call(root, 'permission.pending'),
-      this.#review(root),
-      reviewAgent === root ? undefined : this.#review(reviewAgent),
+    const old = this.snapshot;
+    const [agents, asks, review] = await Promise.all([
+      dirty.has('tree') ? this.#agents() : old.agents,
+      dirty.has('asks') ? this.#bus.call(root, 'permission.pending').then((p) => p['requests'] as Ask[]) : old.asks,
+      dirty.has('review') || reviewAgent !== old.reviewAgent
+        ? this.#reviews(reviewAgent)
+        : { files: old.files, undoAvailable: old.undoAvailable, allFiles: old.allFiles },
     ]);
-    const shown = review ?? all;
-    if (this.#fullPaths.size > 0) {
-      const full = await this.#review(reviewAgent, { paths: [...this.#fullPaths], full: true });
-      const byPath = new Map(full.files.map((f) => [f.path, f]));
-      shown.files = shown.files.map((f) => byPath.get(f.path) ?? f);
-    }
+    return { agents, asks, reviewAgent, ...review };
+  }
+
+  async #agents(): Promise<AgentRow[]> {
+    const tree = await this.#bus.call(this.#bus.root, 'agent.tree');
     const agents = tree['agents'] as AgentRow[];
     await Promise.all(
       agents.map(async (a) => {
@@ -151,7 +174,24 @@ export class Store {
         if (typeof got?.['task'] === 'string') a.task = got['task'];
       }),
     );
-    return { agents, asks: pending['requests'] as Ask[], reviewAgent, ...shown, allFiles: all.files };
+    return agents;
+  }
+
+  async #reviews(reviewAgent: string): Promise<Pick<Snapshot, 'files' | 'undoAvailable' | 'allFiles'>> {
+    const root = this.#bus.root;
+    const [all, review] = await Promise.all([
+      this.#review(root),
+      reviewAgent === root ? undefined : this.#review(reviewAgent),
+    ]);
+    const shown = review ?? all;
+    // Only files still listed: review.list refuses a path that is no longer in the log (accepted, rejected).
+    for (const path of this.#fullPaths) if (!shown.files.some((f) => f.path === path)) this.#fullPaths.delete(path);
+    if (this.#fullPaths.size > 0) {
+      const full = await this.#review(reviewAgent, { paths: [...this.#fullPaths], full: true });
+      const byPath = new Map(full.files.map((f) => [f.path, f]));
+      shown.files = shown.files.map((f) => byPath.get(f.path) ?? f);
+    }
+    return { ...shown, allFiles: all.files };
   }
 
   async #review(
