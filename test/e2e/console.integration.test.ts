@@ -280,6 +280,8 @@ describe('web console', { timeout: 90_000 }, () => {
     // The two were sent at once: found by what they hold, not by their order.
     const first = asks.filter({ hasText: 'notes' });
     expect(await first.getByLabel('path').textContent()).toBe('docs/notes⟦U+202E⟧txt.sh');
+    // Who asks, under its whole line of descent (a child named to look like its root cannot pass for it).
+    expect(await first.locator('header').textContent()).toMatch(/^write_file from main › helper: /);
     expect(await first.getByLabel('content').textContent()).toBe("ok('⟦U+2067⟧'); run() #⟦U+2069⟧\n");
     const second = asks.filter({ hasText: 'docs/long.sh' });
     expect(await second.getByRole('alert').textContent()).toMatch(

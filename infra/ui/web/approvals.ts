@@ -29,7 +29,8 @@ export function renderApprovals(
       h(
         'article',
         { class: 'ask', 'aria-label': `${ask.tool} request ${ask.requestId} from ${ask.agentId}` },
-        h('header', {}, h('strong', {}, ask.tool), ` from ${ask.agentId}: ${ask.reason}`),
+        // The whole line of descent, not the id alone: a child named `rnain` reads like `main` on its own.
+        h('header', {}, h('strong', {}, ask.tool), ` from ${lineOf(ask)}: ${ask.reason}`),
         ...details(ask),
         answeredNote(answered.get(ask.requestId)) ??
           h(
@@ -123,4 +124,9 @@ function details(ask: Ask): HTMLElement[] {
     out.push(h('div', { class: 'field' }, h('span', { class: 'key' }, 'parts'), parts));
   }
   return out;
+}
+
+/** `main › lead › helper`: the asking agent under its ancestors (root first). */
+function lineOf(ask: Ask): string {
+  return [...(ask.ancestors ?? [])].reverse().concat(ask.agentId).join(' › ');
 }

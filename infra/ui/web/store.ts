@@ -18,6 +18,8 @@ export type AgentRow = {
 export type Ask = {
   requestId: string;
   agentId: string;
+  /** The agent's ancestors, nearest first. */
+  ancestors?: string[];
   tool: string;
   /** What the gate judged: the command line, the typed line or the path. */
   input: string;

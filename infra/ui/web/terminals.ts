@@ -63,7 +63,20 @@ export class Terminals {
 
   async #open(agentId: string, terminalId: string): Promise<void> {
     if (this.#panels.has(terminalId)) return;
-    const term = new Terminal({ cols: 80, rows: 24, convertEol: false, scrollback: 1000, fontSize: 13 });
+    const term = new Terminal({
+      cols: 80,
+      rows: 24,
+      convertEol: false,
+      scrollback: 1000,
+      fontSize: 13,
+      // A hyperlink an agent printed (OSC 8) can say one address and go to another: never opened from here,
+      // its target is shown instead.
+      linkHandler: {
+        activate: (_event, uri) => {
+          status.textContent = reveal(`link to ${uri} (not opened from the console)`);
+        },
+      },
+    });
     const fit = new FitAddon();
     term.loadAddon(fit);
     const status = h('p', { role: 'status', class: 'term-status' });
