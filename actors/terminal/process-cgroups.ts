@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { isAlive } from './terminal-proc.ts';
 import { pidsCgroupDir } from '../../machines/terminal/pids-cgroup.ts';
 import { ErrorCode, LimitExceededError, RuntimeError } from '../../schemas/errors.ts';
 
@@ -193,19 +194,10 @@ function readPids(dir: string): number[] {
 function removeStale(dir: string): void {
   for (const name of readdirSync(dir)) {
     const pid = /^skein-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
-    if (pid === undefined || Number(pid) === process.pid || alive(Number(pid))) continue;
+    if (pid === undefined || Number(pid) === process.pid || isAlive(Number(pid))) continue;
     try {
       removeTree(join(dir, name));
     } catch {}
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
