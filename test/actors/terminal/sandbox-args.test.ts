@@ -3,7 +3,8 @@
  * `--die-with-parent` went unnoticed; issue 11: the sandbox must hide the host's secrets and keep the
  * workspace's git and skein files read-only). The live counterpart is sandbox-floor.integration.test.ts.
  */
-import { bwrapArgs, GIT_PROTECTIONS, terminalEnv, type SandboxHost } from '../../../actors/terminal/pty-spawn.ts';
+import { GIT_PROTECTIONS, terminalEnv } from '../../../actors/terminal/pty-spawn.ts';
+import { bwrapArgs, type SandboxHost } from '../../../actors/terminal/sandbox-args.ts';
 import { sandboxFloor } from '../../../infra/terminal/wiring.ts';
 
 const WS = '/home/dev/proj';

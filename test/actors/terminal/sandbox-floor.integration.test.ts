@@ -19,7 +19,8 @@ import {
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bwrapArgs, which } from '../../../actors/terminal/pty-spawn.ts';
+import { which } from '../../../actors/terminal/pty-spawn.ts';
+import { bwrapArgs } from '../../../actors/terminal/sandbox-args.ts';
 import { terminalHarness } from '../../support/terminal-harness.ts';
 
 const A = 'a1';

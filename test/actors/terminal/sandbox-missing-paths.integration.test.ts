@@ -16,7 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { PROTECTED_IN_WORKSPACE } from '../../../actors/terminal/pty-spawn.ts';
+import { PROTECTED_IN_WORKSPACE } from '../../../actors/terminal/sandbox-args.ts';
 import { terminalHarness } from '../../support/terminal-harness.ts';
 
 const A = 'a1';
