@@ -214,6 +214,25 @@ export const TerminalConfig = z
           'per agent, nested as the agent tree; fork fails past it). The root agent is not bounded. Enforced ' +
           'where a cgroup v1 pids hierarchy is writable; else a warning at start. 0: none.',
       ),
+    maxMemoryPerAgent: z
+      .union(
+        [
+          z.number().int().min(0),
+          z
+            .string()
+            .regex(/^([1-9][0-9]?|100)%$/)
+            .transform((s) => s as `${number}%`),
+        ],
+        { error: 'expected bytes (a whole number, 0: none) or a share of memory from "1%" to "100%"' },
+      )
+      .default('50%')
+      .describe(
+        'Memory an agent and its sub-agents may use at once in their terminals: bytes, or a share ("50%") of ' +
+          "the runtime's memory (the machine's, or its own cgroup limit where lower), fixed at start. A memory " +
+          'cgroup per agent, nested as the agent tree: past it the kernel kills a process of that subtree and ' +
+          'tmpfs writes fail. Swap counts too where the kernel accounts it. The root agent is not bounded. ' +
+          'Enforced where a cgroup v1 memory hierarchy is writable; else a warning at start. 0: none.',
+      ),
     resources: z.array(ResourceName).default([]),
     agentPriority: z
       .record(z.string(), z.number().int())

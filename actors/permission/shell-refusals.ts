@@ -98,7 +98,7 @@ export function shadowProblem(name: string): string | undefined {
  * How a function definition's body starts the function itself (`f(){ f & f; }`, `f(){ f|f& }`): each call
  * starts two more, a fork bomb (`ShellSplit.forkBomb`, denied by the built-in rules). The built-in rule's text
  * match knows the classic `:(){ :|:& };:`; found by a review, a body with `&` instead of a pipe, or any
- * other name, passed it. Behind it, for any program: `domains.terminal.maxProcessesPerAgent` (process-cgroups.ts).
+ * other name, passed it. Behind it, for any program: `domains.terminal.maxProcessesPerAgent` (agent-cgroups.ts).
  */
 export function startsItself(name: string, body: Node): 'in the background' | 'in a pipeline' | undefined {
   const stack: Node[] = [body];

@@ -35,8 +35,8 @@ export type SpawnSpec = {
   bwrapPath: string;
   memoryLimitBytes: number;
   cpuLimitSeconds: number;
-  /** The `cgroup.procs` of the terminal's process-limit cgroup (process-cgroups.ts), joined before anything runs. */
-  cgroupProcs?: string;
+  /** The `cgroup.procs` files of the terminal's cgroups (agent-cgroups.ts), joined before anything runs. */
+  cgroupProcs?: readonly string[];
 };
 
 function invalid(message: string): RuntimeError {
@@ -231,16 +231,23 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
     const paths = protectedPaths(realWorkspace(spec.workspace));
     holdPlaceholders(spec.terminalId, paths, (path) => !host.exists(path));
   }
-  if (spec.cgroupProcs) {
-    // Outermost: a POSIX sh writes its pid to the cgroup, then becomes the rest (same pid); a failed write: no run.
-    const sh = required(
-      'sh',
-      "The process limit needs a POSIX 'sh' on PATH",
-      'install one (dash) or set domains.terminal.maxProcessesPerAgent to 0',
-    );
-    argv = [sh, '-c', 'echo $$ > "$0" && exec "$@"', spec.cgroupProcs, ...argv];
-  }
+  if (spec.cgroupProcs?.length) argv = [...cgroupJoin(spec.cgroupProcs), ...argv];
   return { file: argv[0]!, args: argv.slice(1) };
+}
+
+/**
+ * Outermost: a POSIX sh writes its pid to each cgroup, then becomes the rest (same pid); a failed write: no run.
+ * The files are its first arguments (`$0`, `$1`, …), shifted off before the exec.
+ */
+export function cgroupJoin(procs: readonly string[]): string[] {
+  const sh = required(
+    'sh',
+    "The per-agent limits need a POSIX 'sh' on PATH",
+    'install one (dash) or set domains.terminal.maxProcessesPerAgent and maxMemoryPerAgent to 0',
+  );
+  const writes = procs.map((_, i) => `echo $$ > "${i === 0 ? '$0' : `\${${i}}`}"`);
+  const shift = procs.length > 1 ? ` && shift ${procs.length - 1}` : '';
+  return [sh, '-c', `${writes.join(' && ')}${shift} && exec "$@"`, ...procs];
 }
 
 export function spawnPty(spec: SpawnSpec, rcPath: string, rcDir: string): IPty {

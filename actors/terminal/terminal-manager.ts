@@ -27,7 +27,7 @@ import {
 } from '../../schemas/terminal.ts';
 import type { IPty } from '@lydell/node-pty';
 import { checkEnv, resolveCwd, resolveShell, type SpawnSpec } from './pty-spawn.ts';
-import { ProcessCgroups } from './process-cgroups.ts';
+import { AgentCgroups } from './agent-cgroups.ts';
 import { PtyZygote } from './pty-zygote.ts';
 import { writeRcFile } from './shell-integration.ts';
 import { releasePlaceholders } from './sandbox-placeholders.ts';
@@ -53,7 +53,7 @@ export type TerminalManagerOptions = {
   spawnHelper?: boolean;
   /**
    * The agents from the root (or the top one on this host) down to `agentId`: the process limit's cgroups
-   * nest as they do (process-cgroups.ts). Default: the agent alone.
+   * nest as they do (agent-cgroups.ts). Default: the agent alone.
    */
   lineage?: (agentId: string) => readonly string[];
   /** The runtime's root agent: the operator's, whose processes are not bounded. */
@@ -76,8 +76,8 @@ export class TerminalManager {
   #finished: (agentId: string) => string | undefined;
   #zygote: PtyZygote;
   #lineage: (agentId: string) => readonly string[];
-  /** The process limit's cgroups, where the machine has a pids hierarchy to make them in. */
-  readonly cgroups: ProcessCgroups | undefined;
+  /** The per-agent limits' cgroups, where the machine has a pids or memory hierarchy to make them in. */
+  readonly cgroups: AgentCgroups | undefined;
 
   constructor(options: TerminalManagerOptions) {
     this.#finished = options.finished ?? (() => undefined);
@@ -88,7 +88,11 @@ export class TerminalManager {
     this.#emitOutput = options.emitOutput;
     this.#resources = new ResourceLocks(this.config.resources, this.config.agentPriority, this.#emit);
     this.#lineage = options.lineage ?? ((agentId) => [agentId]);
-    this.cgroups = ProcessCgroups.open(this.config.maxProcessesPerAgent, options.rootAgentId ?? 'main', this.log);
+    this.cgroups = AgentCgroups.open(
+      { maxProcesses: this.config.maxProcessesPerAgent, maxMemory: this.config.maxMemoryPerAgent },
+      options.rootAgentId ?? 'main',
+      this.log,
+    );
   }
 
   /**

@@ -3,26 +3,26 @@
  * in their terminals. Before it, one allowed program (`perl`, `python3`, a script: no name the gate can know)
  * could fork until the machine, the host with it, ran out. Each attack forks as much as it can, from a real
  * sandboxed (or opted-out) terminal of a sub-agent; the canary is a file the attack writes only if it got far
- * past the bound. The bound is a pids cgroup per agent (process-cgroups.ts), so it needs a cgroup v1 pids
+ * past the bound. The bound is a pids cgroup per agent (agent-cgroups.ts), so it needs a cgroup v1 pids
  * hierarchy the test process may write; where the machine has none, the attacks are reported skipped and the
  * one test that runs checks that the runtime says the bound is not enforced.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pidsCgroupDir } from '../../machines/terminal/pids-cgroup.ts';
 import { call } from '../../infra/transport/client.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { agentSockets, attack, canary, reportAttacks } from './support.ts';
+import { agentTerminals, count, leafOf, ownCgroup, runtimeCgroup as runtimeCgroupOf } from './cgroup-support.ts';
 
 /** The bound: well above what a shell and a few commands need, well below what a bomb would reach. */
 const LIMIT = 48;
 /** What the bombs try for; reaching it writes the canary. */
 const WANTED = 400;
 
-const where = pidsCgroupDir(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8'));
+const where = ownCgroup('pids');
 
 /**
  * A perl program (perl-base is on every Debian) in the background that forks children that sleep, until fork
@@ -39,38 +39,8 @@ const bomb = (countPath: string, canaryPath: string, wanted = WANTED) =>
 let rt: TestRuntime;
 const sockets = agentSockets(() => rt);
 
-/** This runtime's cgroup: the one `skein-<pid>-<hex>` below the test process's pids cgroup. */
-function runtimeCgroup(): string {
-  if (!where.ok) throw new Error(where.reason);
-  const mine = readdirSync(where.dir).filter((n) => n.startsWith(`skein-${process.pid}-`));
-  expect(mine).toHaveLength(1);
-  return join(where.dir, mine[0]!);
-}
-
-/** The directory of `terminalId`'s leaf, anywhere below `dir`. */
-function leafOf(dir: string, terminalId: string): string | undefined {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (!e.isDirectory()) continue;
-    if (e.name === `t-${terminalId}`) return join(dir, e.name);
-    const found = leafOf(join(dir, e.name), terminalId);
-    if (found) return found;
-  }
-  return undefined;
-}
-
-const count = (dir: string, file: string) => Number(readFileSync(join(dir, file), 'utf8').trim());
-
-/** Spawns `agentId` under `parentId` (the operator by default), connects as it and opens a terminal. */
-async function agentWithTerminal(agentId: string, parentId = 'main', open: Record<string, unknown> = {}) {
-  const spawn = { label: agentId, agentId };
-  if (parentId === 'main') ok(await rt.call('agent.spawn', spawn));
-  else ok(await call(await sockets.as(parentId), parentId, 'agent.spawn', spawn));
-  const bus = await sockets.as(agentId);
-  const terminalId = String(ok(await call(bus, agentId, 'terminal.open', open, { timeoutMs: 30_000 }))['terminalId']);
-  const exec = async (command: string) =>
-    ok(await call(bus, agentId, 'terminal.exec', { terminalId, command, timeoutMs: 60_000 }, { timeoutMs: 70_000 }));
-  return { bus, terminalId, exec };
-}
+const runtimeCgroup = () => runtimeCgroupOf(where);
+const agentWithTerminal = agentTerminals(() => rt, sockets);
 
 /** Runs `bomb` in the background and waits for the count it writes (next to the canary); returns it. */
 async function detonate(

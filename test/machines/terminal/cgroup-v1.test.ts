@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { pidsCgroupDir } from '../../../machines/terminal/pids-cgroup.ts';
+import { cgroupV1Dir, memoryBoundBytes } from '../../../machines/terminal/cgroup-v1.ts';
+
+const pidsCgroupDir = (mountinfo: string, cgroup: string) => cgroupV1Dir(mountinfo, cgroup, 'pids');
 
 /** A mountinfo line of a cgroup v1 hierarchy: `root` of the hierarchy mounted at `at`, with `options`. */
 const v1 = (id: number, root: string, at: string, options: string) =>
@@ -7,7 +9,7 @@ const v1 = (id: number, root: string, at: string, options: string) =>
 const TMPFS = '31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755';
 const UNIFIED = '41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw';
 
-describe('pidsCgroupDir: where this process sits in the pids hierarchy', () => {
+describe('cgroupV1Dir: where this process sits in the pids hierarchy', () => {
   it('a v1 pids hierarchy mounted whole: the mount point plus its own cgroup path', () => {
     const mountinfo = [
       TMPFS,
@@ -43,12 +45,44 @@ describe('pidsCgroupDir: where this process sits in the pids hierarchy', () => {
   it('cgroup v2 only, no cgroups at all, or a pids cgroup that is not mounted: the reason', () => {
     expect(pidsCgroupDir(`${TMPFS}\n${UNIFIED}`, '0::/user.slice\n')).toEqual({
       ok: false,
-      reason: 'only cgroup v2 is mounted (the process limit uses a cgroup v1 pids hierarchy)',
+      reason: 'only cgroup v2 is mounted (the limit uses a cgroup v1 pids hierarchy)',
     });
     expect(pidsCgroupDir('', '')).toEqual({ ok: false, reason: 'no pids cgroup hierarchy is mounted' });
     expect(pidsCgroupDir(TMPFS, '8:pids:/a\n')).toEqual({
       ok: false,
       reason: "this process's pids cgroup (/a) is not mounted here",
     });
+  });
+});
+
+describe('cgroupV1Dir: the memory hierarchy, beside the pids one', () => {
+  it('each controller is found in its own hierarchy, with its own path', () => {
+    const mountinfo = [
+      TMPFS,
+      v1(35, '/', '/sys/fs/cgroup/memory', 'memory'),
+      v1(39, '/', '/sys/fs/cgroup/pids', 'pids'),
+    ].join('\n');
+    const cgroup = '8:pids:/\n4:memory:/process_api/af78\n0::/\n';
+    expect(cgroupV1Dir(mountinfo, cgroup, 'memory')).toEqual({
+      ok: true,
+      dir: '/sys/fs/cgroup/memory/process_api/af78',
+    });
+    expect(cgroupV1Dir(mountinfo, cgroup, 'pids')).toEqual({ ok: true, dir: '/sys/fs/cgroup/pids' });
+    // `memory` is not `memsw` or any other name that only contains it.
+    expect(cgroupV1Dir(v1(35, '/', '/m', 'memsw'), '4:memory:/\n', 'memory')).toMatchObject({ ok: false });
+    expect(cgroupV1Dir(mountinfo, '8:pids:/\n', 'memory')).toEqual({
+      ok: false,
+      reason: 'no memory cgroup hierarchy is mounted',
+    });
+  });
+});
+
+describe('memoryBoundBytes: a memory bound setting in bytes', () => {
+  it('bytes stay as they are; a share of the available memory is rounded down to whole pages', () => {
+    expect(memoryBoundBytes(0, 8 << 30)).toBe(0);
+    expect(memoryBoundBytes(123_456_789, 8 << 30)).toBe(123_456_789);
+    expect(memoryBoundBytes('50%', 8 << 30)).toBe(4 << 30);
+    expect(memoryBoundBytes('100%', 10_000)).toBe(8192);
+    expect(memoryBoundBytes('33%', 1_000_000)).toBe(327_680);
   });
 });

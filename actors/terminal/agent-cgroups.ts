@@ -1,0 +1,298 @@
+/**
+ * @module
+ * The per-agent limits of what runs in terminals: processes (`domains.terminal.maxProcessesPerAgent`, the v1
+ * `pids` hierarchy) and memory (`domains.terminal.maxMemoryPerAgent`, the v1 `memory` hierarchy). In each
+ * hierarchy, a cgroup per agent, nested as the agent tree is (`<runtime>/a1/a2/…`), and one leaf per terminal in
+ * its agent's. The kernel counts every task (process or thread) and every page (anonymous memory, tmpfs files,
+ * page cache) of a cgroup's subtree against its bound and each ancestor's, so a sub-agent spends its parent's
+ * too:
+ * - past `pids.max`, `fork` fails with EAGAIN, whatever the program;
+ * - past `memory.limit_in_bytes`, the kernel reclaims what it can, then kills a process of that subtree (the
+ *   biggest); a write to a tmpfs fails with ENOMEM. The runtime, outside, is never the one killed.
+ *
+ * The root agent (the operator) has no bound of its own. The shell joins its leaves before it runs (pty-spawn.ts:
+ * a POSIX sh writes its own pid, then execs the terminal's command line), so nothing it starts is ever outside.
+ * A terminal's close kills what is left in its leaf, a daemon that left the shell's session (`setsid`, `nohup`)
+ * too. Inside the sandbox the cgroup files are read-only, so a command cannot move itself out; an unsandboxed one
+ * running as the same user can.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import { isAlive } from './terminal-proc.ts';
+import {
+  cgroupV1Dir,
+  memoryBoundBytes,
+  type CgroupController,
+  type MemoryBound,
+} from '../../machines/terminal/cgroup-v1.ts';
+import { ErrorCode, LimitExceededError, RuntimeError } from '../../schemas/errors.ts';
+
+/** Tasks a shell's start needs at once (sh, bwrap and its init, bash, a command substitution of the rc). */
+const SHELL_START_TASKS = 4;
+
+/** How long a closed terminal's leftovers get to die after SIGKILL before the leaf is left behind. */
+const RELEASE_WAIT_MS = 2_000;
+
+/** What v1 reports as "no limit" (a page-rounded LLONG_MAX): anything at or above it is none. */
+const NO_LIMIT = 2 ** 62;
+
+export type AgentLimits = { maxProcesses: number; maxMemory: MemoryBound };
+
+/** One hierarchy the limits live in: where this runtime's cgroup is, and the files each agent's bound sets. */
+type Hierarchy = {
+  controller: CgroupController;
+  key: string;
+  base: string;
+  /** Written in order into each non-root agent's cgroup; a file the kernel lacks is skipped when `optional`. */
+  bound: Array<{ file: string; value: string; optional?: boolean }>;
+};
+
+type AgentDir = { rel: string; terminals: number };
+
+export class AgentCgroups {
+  readonly #hierarchies: readonly Hierarchy[];
+  readonly #maxProcesses: number;
+  readonly #rootAgentId: string;
+  readonly #log: Logger;
+  /** By agent id: its cgroup's path below each base (named by a counter: ids 64 deep would pass PATH_MAX). */
+  readonly #agents = new Map<string, AgentDir>();
+  /** By terminal id: its leaf's path below each base and the agents on the way to it, root first. */
+  readonly #leaves = new Map<string, { rel: string; lineage: readonly string[] }>();
+  readonly #releasing = new Set<Promise<void>>();
+  #next = 0;
+
+  private constructor(hierarchies: readonly Hierarchy[], maxProcesses: number, rootAgentId: string, log: Logger) {
+    this.#hierarchies = hierarchies;
+    this.#maxProcesses = maxProcesses;
+    this.#rootAgentId = rootAgentId;
+    this.#log = log;
+  }
+
+  /**
+   * This runtime's cgroups below its own, one per hierarchy with a bound set, or undefined when there are none.
+   * A hierarchy it cannot write is logged and left out: that limit is then not enforced, as the sandbox is not
+   * where bubblewrap is missing.
+   */
+  static open(limits: AgentLimits, rootAgentId: string, log: Logger, texts = procTexts): AgentCgroups | undefined {
+    const [mountinfo, cgroup] = texts();
+    // One per runtime, not per process: tests run several runtimes in one process.
+    const name = `skein-${process.pid}-${randomBytes(4).toString('hex')}`;
+    const hierarchies: Hierarchy[] = [];
+    const add = (controller: CgroupController, key: string, bound: (dir: string) => Hierarchy['bound']) => {
+      const unenforced = (reason: string) => log.warn({ reason }, `domains.terminal.${key} is not enforced here`);
+      const where = cgroupV1Dir(mountinfo, cgroup, controller);
+      if (!where.ok) return unenforced(where.reason);
+      try {
+        const values = bound(where.dir);
+        if (values.length === 0) return;
+        removeStale(where.dir);
+        mkdirSync(join(where.dir, name));
+        hierarchies.push({ controller, key, base: join(where.dir, name), bound: values });
+      } catch (err) {
+        unenforced(`cannot make a cgroup in ${where.dir}: ${(err as Error).message}`);
+      }
+    };
+    if (limits.maxProcesses > 0) {
+      add('pids', 'maxProcessesPerAgent', () => [{ file: 'pids.max', value: String(limits.maxProcesses) }]);
+    }
+    if (limits.maxMemory !== 0) {
+      add('memory', 'maxMemoryPerAgent', (dir) => {
+        const bytes = memoryBoundBytes(limits.maxMemory, Math.min(totalmem(), ownMemoryLimit(dir)));
+        if (bytes <= 0) return [];
+        // Swap too where the kernel accounts it (memsw: memory plus swap; set after, as it must not be lower).
+        const value = String(bytes);
+        return [
+          { file: 'memory.limit_in_bytes', value },
+          { file: 'memory.memsw.limit_in_bytes', value, optional: true },
+        ];
+      });
+    }
+    if (hierarchies.length === 0) return undefined;
+    return new AgentCgroups(hierarchies, limits.maxProcesses, rootAgentId, log);
+  }
+
+  /** This runtime's cgroup in `controller`'s hierarchy (tests read the counts there), if that limit is on. */
+  base(controller: CgroupController): string | undefined {
+    return this.#hierarchies.find((h) => h.controller === controller)?.base;
+  }
+
+  /**
+   * Leaves for `terminalId` in the cgroups of the last agent of `lineage` (root first), making the agents'
+   * cgroups on the way; returns the `cgroup.procs` files the shell writes its pid to (`SpawnSpec.cgroupProcs`).
+   */
+  join(terminalId: string, lineage: readonly string[]): string[] {
+    let rel = '';
+    try {
+      for (const agentId of lineage) {
+        let agent = this.#agents.get(agentId);
+        if (!agent || dirname(agent.rel) !== (rel || '.')) {
+          agent = { rel: join(rel, `a${++this.#next}`), terminals: 0 };
+          for (const h of this.#hierarchies) {
+            const dir = join(h.base, agent.rel);
+            mkdirSync(dir);
+            if (agentId === this.#rootAgentId) continue;
+            for (const { file, value, optional } of h.bound) {
+              if (!optional || existsSync(join(dir, file))) writeFileSync(join(dir, file), value);
+            }
+          }
+          this.#agents.set(agentId, agent);
+        }
+        rel = agent.rel;
+      }
+      for (const agentId of lineage) this.#agents.get(agentId)!.terminals++;
+      const leaf = join(rel, `t-${terminalId}`);
+      this.#leaves.set(terminalId, { rel: leaf, lineage });
+      return this.#hierarchies.map((h) => {
+        mkdirSync(join(h.base, leaf));
+        return join(h.base, leaf, 'cgroup.procs');
+      });
+    } catch (err) {
+      throw new RuntimeError(
+        ErrorCode.Unavailable,
+        `cannot make the cgroups of terminal '${terminalId}' under ` +
+          `${this.#hierarchies.map((h) => h.base).join(' and ')} (${(err as Error).message}); ask the operator ` +
+          `to check the cgroups or set ${this.#hierarchies.map((h) => `domains.terminal.${h.key}`).join(' and ')} to 0`,
+      );
+    }
+  }
+
+  /**
+   * Why a terminal of the last agent of `lineage` could not start, when it is the process bound: the first agent
+   * on the way whose subtree is at (or a shell's start short of) its `pids.max`, with the count; else undefined.
+   */
+  exhausted(lineage: readonly string[]): LimitExceededError | undefined {
+    const pids = this.base('pids');
+    if (!pids) return undefined;
+    for (const agentId of lineage) {
+      const agent = this.#agents.get(agentId);
+      if (!agent || agentId === this.#rootAgentId) continue;
+      let current: number;
+      try {
+        current = Number(readFileSync(join(pids, agent.rel, 'pids.current'), 'utf8'));
+      } catch {
+        continue;
+      }
+      if (current + SHELL_START_TASKS <= this.#maxProcesses) continue;
+      const who = agentId === lineage[lineage.length - 1] ? `Agent '${agentId}'` : `Its ancestor '${agentId}'`;
+      return new LimitExceededError(
+        `${who} and its sub-agents run ${current} processes and threads in their terminals, at the bound ` +
+          `(domains.terminal.maxProcessesPerAgent = ${this.#maxProcesses}): no shell can start; stop some ` +
+          '(terminal.signal, terminal.close) or ask the operator for a higher bound.',
+      );
+    }
+    return undefined;
+  }
+
+  /** After the terminal's shell ended: kills what is left in its leaves, then removes the cgroups it emptied. */
+  release(terminalId: string): Promise<void> {
+    const leaf = this.#leaves.get(terminalId);
+    if (!leaf) return Promise.resolve();
+    this.#leaves.delete(terminalId);
+    const done = this.#release(leaf.rel, leaf.lineage).catch((err) =>
+      this.#log.warn({ terminalId, err: (err as Error).message }, 'terminal cgroup left behind'),
+    );
+    this.#releasing.add(done);
+    void done.finally(() => this.#releasing.delete(done));
+    return done;
+  }
+
+  async #release(leaf: string, lineage: readonly string[]): Promise<void> {
+    const dirs = this.#hierarchies.map((h) => join(h.base, leaf));
+    const deadline = Date.now() + RELEASE_WAIT_MS;
+    for (;;) {
+      const pids = new Set(dirs.flatMap(readPids));
+      if (pids.size === 0) break;
+      if (Date.now() > deadline) throw new Error(`${pids.size} processes in ${dirs.join(', ')} outlived SIGKILL`);
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {} // gone already
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    for (const dir of dirs) rmdirSync(dir);
+    for (const agentId of [...lineage].reverse()) {
+      const agent = this.#agents.get(agentId);
+      if (!agent || --agent.terminals > 0) continue;
+      try {
+        // Fails while a child agent's cgroup is still there: removed with that one.
+        for (const h of this.#hierarchies) rmdirSync(join(h.base, agent.rel));
+        this.#agents.delete(agentId);
+      } catch {}
+    }
+  }
+
+  /** Host stop, after every terminal closed: waits for the releases and removes this runtime's cgroups. */
+  async dispose(): Promise<void> {
+    for (const terminalId of [...this.#leaves.keys()]) void this.release(terminalId);
+    await Promise.all(this.#releasing);
+    for (const h of this.#hierarchies) {
+      try {
+        removeTree(h.base);
+      } catch (err) {
+        this.#log.warn({ err: (err as Error).message }, 'terminal cgroup left behind');
+      }
+    }
+  }
+}
+
+function procTexts(): [string, string] {
+  return [readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8')];
+}
+
+/**
+ * The lowest memory limit on this runtime's own cgroup and its ancestors as far as the mount shows them (a
+ * container's or a service's bound): a share is taken of what the runtime may really use.
+ */
+function ownMemoryLimit(dir: string): number {
+  let lowest = Number.POSITIVE_INFINITY;
+  for (let at = dir; ; at = dirname(at)) {
+    try {
+      const limit = Number(readFileSync(join(at, 'memory.limit_in_bytes'), 'utf8'));
+      if (limit > 0 && limit < NO_LIMIT) lowest = Math.min(lowest, limit);
+    } catch {
+      break; // above the mount point
+    }
+    if (dirname(at) === at) break;
+  }
+  return lowest;
+}
+
+function readPids(dir: string): number[] {
+  try {
+    return readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+  } catch {
+    return []; // not there
+  }
+}
+
+/**
+ * The cgroups of runtimes whose process is gone (killed), when empty: a shell still running in one (it outlived a
+ * SIGKILLed runtime) keeps it.
+ */
+function removeStale(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const pid = /^skein-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
+    if (pid === undefined || Number(pid) === process.pid || isAlive(Number(pid))) continue;
+    try {
+      removeTree(join(dir, name));
+    } catch {}
+  }
+}
+
+/** Removes a cgroup tree bottom-up (a cgroup directory is removed empty, its control files with it). */
+function removeTree(dir: string): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+  } catch {
+    return; // not there
+  }
+  for (const name of entries) removeTree(join(dir, name));
+  rmdirSync(dir);
+}

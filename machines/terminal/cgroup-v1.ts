@@ -1,0 +1,66 @@
+/**
+ * @module
+ * Where this process sits in a cgroup v1 hierarchy (the per-agent limits, `actors/terminal/agent-cgroups.ts`),
+ * read from the texts of `/proc/self/mountinfo` and `/proc/self/cgroup`, and what a memory bound setting comes
+ * to in bytes. Pure.
+ *
+ * Only cgroup v1 hierarchies (`pids`, `memory`) are used: there a cgroup may hold processes and child cgroups at
+ * once, so the runtime can make its cgroups below its own. Under cgroup v2 it would first have to move itself
+ * into a leaf of a delegated cgroup (the "no internal processes" rule), which is not built.
+ */
+
+export type CgroupController = 'pids' | 'memory';
+
+export type CgroupDir = { ok: true; dir: string } | { ok: false; reason: string };
+
+/** `\040` and the like, as mountinfo escapes spaces, tabs, newlines and backslashes in paths. */
+function unescapeMountPath(path: string): string {
+  return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+}
+
+/** The directory of this process's own cgroup in the v1 hierarchy of `controller`, or why there is none. */
+export function cgroupV1Dir(mountinfo: string, cgroup: string, controller: CgroupController): CgroupDir {
+  let own: string | undefined;
+  let v2 = false;
+  for (const line of cgroup.split('\n')) {
+    const [, , controllers, path] = /^(\d+):([^:]*):(.*)$/.exec(line) ?? [];
+    if (controllers === undefined || path === undefined) continue;
+    if (controllers.split(',').includes(controller)) own = path;
+    if (controllers === '') v2 = true;
+  }
+  if (own === undefined) {
+    return {
+      ok: false,
+      reason: v2
+        ? `only cgroup v2 is mounted (the limit uses a cgroup v1 ${controller} hierarchy)`
+        : `no ${controller} cgroup hierarchy is mounted`,
+    };
+  }
+  for (const line of mountinfo.split('\n')) {
+    const sep = line.indexOf(' - ');
+    if (sep < 0) continue;
+    const fields = line.slice(0, sep).split(' ');
+    const [fstype, , superOptions = ''] = line.slice(sep + 3).split(' ');
+    if (fstype !== 'cgroup' || !superOptions.split(',').includes(controller)) continue;
+    const root = unescapeMountPath(fields[3] ?? '');
+    const mountPoint = unescapeMountPath(fields[4] ?? '');
+    if (!mountPoint) continue;
+    const inside = root === '/' ? own : own === root ? '/' : own.startsWith(`${root}/`) ? own.slice(root.length) : '';
+    if (!inside) continue;
+    return { ok: true, dir: inside === '/' ? mountPoint : `${mountPoint}${inside}` };
+  }
+  return { ok: false, reason: `this process's ${controller} cgroup (${own}) is not mounted here` };
+}
+
+/** A memory bound as configured: bytes, or a share (`"50%"`) of the memory the runtime may use. 0: none. */
+export type MemoryBound = number | `${number}%`;
+
+/**
+ * The bound in bytes: a number as it is; a share of `available` (the machine's memory, or the runtime's own
+ * cgroup limit where lower), rounded down to whole pages. 0: none.
+ */
+export function memoryBoundBytes(bound: MemoryBound, available: number): number {
+  if (typeof bound === 'number') return bound;
+  const share = Number(bound.slice(0, -1)) / 100;
+  return Math.floor((available * share) / 4096) * 4096;
+}

@@ -1,0 +1,250 @@
+/**
+ * `domains.terminal.maxMemoryPerAgent`: how much memory an agent and its sub-agents use at once in their
+ * terminals. Before it, one allowed program (`perl`, `python3`, a build) could take the machine's memory, and so
+ * could a plain `dd` into the sandbox's /tmp (a tmpfs: its pages stay taken with no process holding them); the
+ * kernel's OOM killer then picked from the whole machine, the runtime and nats-server included. Each attack asks
+ * for far more than the bound, from a real sandboxed terminal of a sub-agent; the canary is a file written only
+ * if the memory was got. The bound is a memory cgroup per agent (agent-cgroups.ts), so it needs a cgroup v1 memory
+ * hierarchy the test process may write; where the machine has none, the attacks are reported skipped and the one
+ * test that runs checks that the runtime says the bound is not enforced.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../../infra/transport/client.ts';
+import { ok } from '../support/replies.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { agentSockets, attack, canary, reportAttacks } from './support.ts';
+import { agentTerminals, count, field, leafOf, ownCgroup, runtimeCgroup as runtimeCgroupOf } from './cgroup-support.ts';
+
+const MiB = 1024 * 1024;
+/** The bound: well above what a shell and a few commands need, far below the machine. */
+const LIMIT = 160 * MiB;
+
+const where = ownCgroup('memory');
+let rt: TestRuntime;
+const sockets = agentSockets(() => rt);
+const runtimeCgroup = () => runtimeCgroupOf(where);
+const agentWithTerminal = agentTerminals(() => rt, sockets);
+
+/**
+ * A perl program (perl-base is on every Debian) that fills `mib` MiB one at a time, touching every page, writes
+ * `canaryPath` if it got them all, then holds them `hold` seconds; tagged `tag` on its command line (pgrep).
+ */
+const hog = (mib: number, canaryPath: string, tag: string, hold = 0) =>
+  `perl -e 'my @m; for (1..${mib}) { push @m, "x" x ${MiB} } ` +
+  `open(my $f, ">", "${canaryPath}"); close $f; sleep ${hold}' ${tag}`;
+
+const alive = (tag: string): number => {
+  try {
+    return execFileSync('pgrep', ['-f', tag], { encoding: 'utf8' }).trim().split('\n').length;
+  } catch {
+    return 0;
+  }
+};
+
+/**
+ * Whether this cgroup's peak met its own bound and stayed within it (this kernel keeps no `memory.failcnt`: the peak
+ * is the sign).
+ */
+const peakAtBound = (dir: string) => {
+  const peak = count(dir, 'memory.max_usage_in_bytes');
+  return peak > LIMIT - 8 * MiB && peak <= LIMIT;
+};
+
+const agentDirOf = (terminalId: string) => join(leafOf(runtimeCgroup(), terminalId)!, '..');
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`never: ${what}`);
+}
+
+beforeAll(async () => {
+  rt = await startTestRuntime({
+    mode: 'embedded',
+    sandbox: 'auto',
+    logLevel: 'warn',
+    flags: { domains: { terminal: { maxMemoryPerAgent: LIMIT } } },
+  });
+}, 60_000);
+afterAll(async () => {
+  await sockets.closeAll();
+  await rt?.dispose(); // unless the last test stopped it
+});
+reportAttacks('memory-limit');
+
+describe('the memory limit', { timeout: 180_000 }, () => {
+  it(`is enforced where a cgroup v1 memory hierarchy is writable (${where.ok ? 'here' : where.reason})`, () => {
+    const warned = rt.logs.some((l) => String(l['msg']).includes('maxMemoryPerAgent is not enforced'));
+    expect(warned).toBe(!where.ok);
+    if (where.ok) expect(existsSync(runtimeCgroup())).toBe(true);
+  });
+});
+
+describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { timeout: 180_000 }, () => {
+  attack(
+    'memory',
+    'an allowed program asking for 3× the bound is killed by the kernel; the host and the terminal go on',
+    async () => {
+      const c = canary(rt.workspace);
+      try {
+        const { terminalId, exec } = await agentWithTerminal('glutton');
+        const tag = `hog-${process.pid}-1`;
+        const r = await exec(hog((3 * LIMIT) / MiB, c.path, tag));
+        expect(r['exitCode'], JSON.stringify(r)).toBe(137); // SIGKILL, from the OOM killer of the agent's cgroup
+        expect(existsSync(c.path)).toBe(false);
+        const agentDir = agentDirOf(terminalId);
+        expect(count(agentDir, 'memory.limit_in_bytes')).toBe(LIMIT);
+        // The agent's peak met its bound; the kernel counts the kill where the victim was (the leaf).
+        expect(peakAtBound(agentDir)).toBe(true);
+        expect(field(leafOf(agentDir, terminalId)!, 'memory.oom_control', 'oom_kill')).toBeGreaterThanOrEqual(1);
+        ok(await rt.call('runtime.ping', {}));
+        expect(String((await exec('echo still here'))['output'])).toContain('still here');
+      } finally {
+        c.dispose();
+      }
+    },
+    120_000,
+  );
+
+  attack(
+    'memory',
+    'filling the sandbox’s /tmp (a tmpfs: no process holds its pages) stops at the bound',
+    async () => {
+      const c = canary(rt.workspace);
+      try {
+        const { terminalId } = await agentWithTerminal('filler');
+        const agentDir = agentDirOf(terminalId);
+        const bus = await sockets.as('filler');
+        const mib = (3 * LIMIT) / MiB;
+        const fill = `dd if=/dev/zero of=/tmp/fill bs=1M count=${mib} status=none`;
+        const command = `${fill} && touch ${c.path}; du -m /tmp/fill`;
+        const r = await call(bus, 'filler', 'terminal.exec', { terminalId, command }, { timeoutMs: 70_000 });
+        expect(existsSync(c.path), JSON.stringify(r)).toBe(false);
+        expect(count(agentDir, 'memory.max_usage_in_bytes')).toBeLessThanOrEqual(LIMIT);
+        if (r.ok) {
+          // The write failed (ENOMEM) and the shell lived: what the file holds is within the bound.
+          const held = Number(/^(\d+)\s+\/tmp\/fill/m.exec(String(r['output']))?.[1]);
+          expect(held, JSON.stringify(r)).toBeLessThanOrEqual(LIMIT / MiB);
+          ok(await rt.call('terminal.close', { terminalId }, { agentId: 'filler' }));
+        } else {
+          // No process holds a tmpfs's pages, so the OOM killer took the sandbox's processes; with them went its
+          // mount namespace, and the pages.
+          expect(r.error.message).toContain('terminal exited');
+        }
+        // Either way the agent is not left at its bound: a new terminal starts and runs.
+        const again = String(ok(await call(bus, 'filler', 'terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
+        const echo = ok(await call(bus, 'filler', 'terminal.exec', { terminalId: again, command: 'echo fine' }));
+        expect(String(echo['output'])).toContain('fine');
+        ok(await rt.call('runtime.ping', {}));
+      } finally {
+        c.dispose();
+      }
+    },
+    120_000,
+  );
+
+  attack(
+    'memory',
+    'a sub-agent spends its parent’s bound: parent and child cannot hold more than it together',
+    async () => {
+      const c = canary(rt.workspace);
+      try {
+        const share = Math.floor((0.6 * LIMIT) / MiB);
+        const parent = await agentWithTerminal('elder');
+        const elderTag = `hog-${process.pid}-elder`;
+        await parent.exec(`(${hog(share, c.path, elderTag, 600)}) > /dev/null 2>&1 &`);
+        await until(() => existsSync(c.path), 'the parent held its share');
+        const child = await agentWithTerminal('younger', 'elder');
+        const youngerTag = `hog-${process.pid}-younger`;
+        await child.exec(`(${hog(share, `${c.path}-2`, youngerTag, 600)}) > /dev/null 2>&1 &`);
+        const elderDir = agentDirOf(parent.terminalId);
+        // The kernel kills one of the two, in whichever leaf: never both alive and holding.
+        const kills = () =>
+          [parent.terminalId, child.terminalId]
+            .map((t) => field(leafOf(elderDir, t)!, 'memory.oom_control', 'oom_kill'))
+            .reduce((a, b) => a + b, 0);
+        await until(() => kills() >= 1, 'an OOM kill below the parent');
+        await until(() => alive(elderTag) + alive(youngerTag) <= 1, 'one hog killed');
+        expect(peakAtBound(elderDir)).toBe(true);
+        // The child's cgroup is inside its parent's: the kernel counts it against both.
+        expect(leafOf(elderDir, child.terminalId)).toBeDefined();
+        ok(await rt.call('terminal.close', { terminalId: parent.terminalId }, { agentId: 'elder' }));
+      } finally {
+        c.dispose();
+      }
+    },
+    120_000,
+  );
+
+  attack(
+    'memory',
+    'raising its own bound or moving out of its cgroup: the files are read-only in the sandbox, and the hog dies',
+    async () => {
+      const c = canary(rt.workspace);
+      try {
+        const { exec, terminalId } = await agentWithTerminal('escaper');
+        const agentDir = agentDirOf(terminalId);
+        // A script the gate sees only as `perl <file>`: the kernel's answer is what is tested here.
+        const writes: Array<[string, string]> = [
+          [`${where.ok ? where.dir : ''}/cgroup.procs`, '$$'],
+          [`${runtimeCgroup()}/cgroup.procs`, '$$'],
+          [`${agentDir}/memory.limit_in_bytes`, '-1'],
+          [`${agentDir}/memory.memsw.limit_in_bytes`, '-1'],
+          [`${agentDir}/memory.oom_control`, '1'],
+        ];
+        const script = writes
+          .map(
+            ([path, text]) =>
+              `if (open(my $f, ">", "${path}")) { print $f "${text}" eq "$$" ? $$ : "${text}"; ` +
+              `print(close($f) ? "${path}: done\\n" : "${path}: $!\\n") } else { print "${path}: $!\\n" }`,
+          )
+          .join('\n');
+        writeFileSync(join(rt.workspace, 'escape-memory.pl'), script);
+        const out = String((await exec('perl escape-memory.pl'))['output']);
+        const lines = out.split(/\r?\n/).filter((l) => l.includes(': '));
+        expect(lines, out).toHaveLength(writes.length);
+        for (const line of lines) expect(line).toMatch(/: (Read-only file system|Permission denied)$/);
+        expect(count(agentDir, 'memory.limit_in_bytes')).toBe(LIMIT);
+        const tag = `hog-${process.pid}-escaper`;
+        expect((await exec(hog((3 * LIMIT) / MiB, c.path, tag)))['exitCode']).toBe(137);
+        expect(existsSync(c.path)).toBe(false);
+      } finally {
+        c.dispose();
+      }
+    },
+    120_000,
+  );
+
+  attack(
+    'memory',
+    'the operator (root agent) is not bounded: its terminal holds more than the agents’ bound',
+    async () => {
+      const c = canary(rt.workspace);
+      try {
+        const terminalId = String(ok(await rt.call('terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
+        const exec = async (command: string) =>
+          ok(await rt.call('terminal.exec', { terminalId, command, timeoutMs: 60_000 }, { timeoutMs: 70_000 }));
+        const r = await exec(hog((2 * LIMIT) / MiB, c.path, `hog-${process.pid}-root`));
+        expect(r['exitCode'], JSON.stringify(r)).toBe(0);
+        expect(existsSync(c.path)).toBe(true);
+      } finally {
+        c.dispose();
+      }
+    },
+    120_000,
+  );
+
+  it('stopping the runtime removes its memory cgroups', async () => {
+    const base = runtimeCgroup();
+    await sockets.closeAll();
+    const stopping = rt;
+    rt = undefined as unknown as TestRuntime;
+    await stopping.dispose();
+    expect(existsSync(base)).toBe(false);
+  });
+});
