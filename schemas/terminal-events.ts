@@ -7,7 +7,7 @@
 import * as z from 'zod';
 import { AgentId, TerminalId } from './ids.ts';
 import { defineEvent } from './message.ts';
-import { CommandId, ControlSequence, OpenedTerminal, resourceToken } from './terminal-values.ts';
+import { AgentLimitKey, CommandId, ControlSequence, OpenedTerminal, resourceToken } from './terminal-values.ts';
 
 const tid = (d: { terminalId: string }) => d.terminalId;
 
@@ -65,11 +65,16 @@ export const TerminalCommandFinished = defineEvent('terminal.command.finished', 
     timedOut: z.boolean(),
     outputBytes: z.number().int(),
     cursor: z.number().int(),
+    limitsHit: z
+      .array(AgentLimitKey)
+      .optional()
+      .describe('Per-agent limits the terminal met since its last report (checked when the command failed).'),
   }),
   describe: (d) =>
     `${d.terminalId} ${d.commandId} ` +
     `exit=${d.exitCode}${d.signal ? ` (${d.signal})` : ''}${d.timedOut ? ' timed out' : ''} ` +
-    `${Math.round(d.durationMs)}ms ${d.outputBytes}B cwd=${d.cwd}`,
+    `${Math.round(d.durationMs)}ms ${d.outputBytes}B cwd=${d.cwd}` +
+    `${d.limitsHit?.length ? ` limits hit: ${d.limitsHit.join(', ')}` : ''}`,
 });
 
 export const TerminalCommandInterrupted = defineEvent('terminal.command.interrupted', {

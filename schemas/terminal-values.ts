@@ -59,6 +59,10 @@ export const ScreenSnapshot = z.object({
 });
 export type ScreenSnapshot = z.infer<typeof ScreenSnapshot>;
 
+/** The per-agent limits a terminal's processes can meet (actors/terminal/agent-cgroups.ts). */
+export const AgentLimitKey = z.enum(['maxProcessesPerAgent', 'maxMemoryPerAgent']);
+export type AgentLimitKey = z.infer<typeof AgentLimitKey>;
+
 export const EXEC_STATUSES = ['exited', 'running', 'queued', 'timeout', 'input_required'] as const;
 export const ExecReply = z.object({
   terminalId: TerminalId,
@@ -74,6 +78,13 @@ export const ExecReply = z.object({
   cwd: z.string().nullable(),
   prompt: z.string().optional().describe('With status input_required: the screen line that asks.'),
   resourceWaitMs: z.number().optional(),
+  limitsHit: z
+    .array(AgentLimitKey)
+    .optional()
+    .describe(
+      'With a failed command: the per-agent limits this terminal met since the last report (a process killed ' +
+        'at the memory bound, a fork refused at the process bound); the hint says which bound and what to do.',
+    ),
   hint: z.string().optional(),
 });
 export type ExecReply = z.infer<typeof ExecReply>;
@@ -108,6 +119,18 @@ export function resourceToken(name: string): string {
 // ---------------------------------------------------------------- config
 
 /** `domains.terminal` in the runtime config. */
+/** A memory bound: bytes, or a share of the runtime's memory (`"50%"`). */
+const MemorySetting = z.union(
+  [
+    z.number().int().min(0),
+    z
+      .string()
+      .regex(/^([1-9][0-9]?|100)%$/)
+      .transform((s) => s as `${number}%`),
+  ],
+  { error: 'expected bytes (a whole number, 0: none) or a share of memory from "1%" to "100%"' },
+);
+
 export const TerminalConfig = z
   .object({
     shell: z.string().default('bash'),
@@ -214,25 +237,18 @@ export const TerminalConfig = z
           'per agent, nested as the agent tree; fork fails past it). The root agent is not bounded. Enforced ' +
           'where a cgroup v1 pids hierarchy is writable; else a warning at start. 0: none.',
       ),
-    maxMemoryPerAgent: z
-      .union(
-        [
-          z.number().int().min(0),
-          z
-            .string()
-            .regex(/^([1-9][0-9]?|100)%$/)
-            .transform((s) => s as `${number}%`),
-        ],
-        { error: 'expected bytes (a whole number, 0: none) or a share of memory from "1%" to "100%"' },
-      )
-      .default('50%')
-      .describe(
-        'Memory an agent and its sub-agents may use at once in their terminals: bytes, or a share ("50%") of ' +
-          "the runtime's memory (the machine's, or its own cgroup limit where lower), fixed at start. A memory " +
-          'cgroup per agent, nested as the agent tree: past it the kernel kills a process of that subtree and ' +
-          'tmpfs writes fail. Swap counts too where the kernel accounts it. The root agent is not bounded. ' +
-          'Enforced where a cgroup v1 memory hierarchy is writable; else a warning at start. 0: none.',
-      ),
+    maxMemoryPerAgent: MemorySetting.default('50%').describe(
+      'Memory an agent and its sub-agents may use at once in their terminals: bytes, or a share ("50%") of ' +
+        "the runtime's memory (the machine's, or its own cgroup limit where lower), fixed at start. A memory " +
+        'cgroup per agent, nested as the agent tree: past it the kernel kills a process of that subtree and ' +
+        'tmpfs writes fail. Swap counts too where the kernel accounts it. The root agent is not bounded. ' +
+        'Enforced where a cgroup v1 memory hierarchy is writable; else a warning at start. 0: none.',
+    ),
+    maxMemoryAllAgents: MemorySetting.default('75%').describe(
+      'Memory all agents but the operator may use at once in their terminals, together (the same forms as ' +
+        'maxMemoryPerAgent): each agent has its own bound, and agents the operator starts side by side would ' +
+        'otherwise add theirs up past the machine. 0: none.',
+    ),
     resources: z.array(ResourceName).default([]),
     agentPriority: z
       .record(z.string(), z.number().int())

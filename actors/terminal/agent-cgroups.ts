@@ -28,7 +28,9 @@ import {
   type CgroupController,
   type MemoryBound,
 } from '../../machines/terminal/cgroup-v1.ts';
+import { type LimitHit, shownBytes } from '../../machines/terminal/limit-hints.ts';
 import { ErrorCode, LimitExceededError, RuntimeError } from '../../schemas/errors.ts';
+import type { AgentLimitKey } from '../../schemas/terminal-values.ts';
 
 /** Tasks a shell's start needs at once (sh, bwrap and its init, bash, a command substitution of the rc). */
 const SHELL_START_TASKS = 4;
@@ -39,15 +41,33 @@ const RELEASE_WAIT_MS = 2_000;
 /** What v1 reports as "no limit" (a page-rounded LLONG_MAX): anything at or above it is none. */
 const NO_LIMIT = 2 ** 62;
 
-export type AgentLimits = { maxProcesses: number; maxMemory: MemoryBound };
+export type AgentLimits = { maxProcesses: number; maxMemory: MemoryBound; maxMemoryAllAgents?: MemoryBound };
+
+/** Below each base: the cgroup every agent but the operator sits in (`maxMemoryAllAgents` bounds it). */
+const AGENTS = 'agents';
+
+type BoundFile = { file: string; value: string; optional?: boolean };
 
 /** One hierarchy the limits live in: where this runtime's cgroup is, and the files each agent's bound sets. */
 type Hierarchy = {
   controller: CgroupController;
-  key: string;
+  key: AgentLimitKey;
   base: string;
   /** Written in order into each non-root agent's cgroup; a file the kernel lacks is skipped when `optional`. */
-  bound: Array<{ file: string; value: string; optional?: boolean }>;
+  bound: BoundFile[];
+  /** The bound as a hint shows it. */
+  shown: string;
+  /** The bound of all agents together, written into `AGENTS`; the hint shows it too. */
+  group?: { bound: BoundFile[]; shown: string };
+};
+
+/**
+ * Where a leaf counts what met a bound: processes of it killed at the memory bound, forks in it refused at the
+ * process bound (v1 shows both in the cgroup where it happened, whichever ancestor's bound it was).
+ */
+const MET: Record<CgroupController, { file: string; field: string }> = {
+  memory: { file: 'memory.oom_control', field: 'oom_kill' },
+  pids: { file: 'pids.events', field: 'max' },
 };
 
 type AgentDir = { rel: string; terminals: number };
@@ -59,8 +79,11 @@ export class AgentCgroups {
   readonly #log: Logger;
   /** By agent id: its cgroup's path below each base (named by a counter: ids 64 deep would pass PATH_MAX). */
   readonly #agents = new Map<string, AgentDir>();
-  /** By terminal id: its leaf's path below each base and the agents on the way to it, root first. */
-  readonly #leaves = new Map<string, { rel: string; lineage: readonly string[] }>();
+  /**
+   * By terminal id: its leaf's path below each base, the agents on the way to it (root first), and the counts
+   * of `MET` already reported.
+   */
+  readonly #leaves = new Map<string, { rel: string; lineage: readonly string[]; reported: Map<string, number> }>();
   readonly #releasing = new Set<Promise<void>>();
   #next = 0;
 
@@ -81,33 +104,38 @@ export class AgentCgroups {
     // One per runtime, not per process: tests run several runtimes in one process.
     const name = `skein-${process.pid}-${randomBytes(4).toString('hex')}`;
     const hierarchies: Hierarchy[] = [];
-    const add = (controller: CgroupController, key: string, bound: (dir: string) => Hierarchy['bound']) => {
+    const add = (
+      controller: CgroupController,
+      key: AgentLimitKey,
+      bound: (dir: string) => Pick<Hierarchy, 'bound' | 'shown' | 'group'>,
+    ) => {
       const unenforced = (reason: string) => log.warn({ reason }, `domains.terminal.${key} is not enforced here`);
       const where = cgroupV1Dir(mountinfo, cgroup, controller);
       if (!where.ok) return unenforced(where.reason);
       try {
         const values = bound(where.dir);
-        if (values.length === 0) return;
+        if (values.bound.length === 0 && !values.group) return;
         removeStale(where.dir);
-        mkdirSync(join(where.dir, name));
-        hierarchies.push({ controller, key, base: join(where.dir, name), bound: values });
+        const base = join(where.dir, name);
+        mkdirSync(base);
+        mkdirSync(join(base, AGENTS));
+        writeBound(join(base, AGENTS), values.group?.bound ?? []);
+        hierarchies.push({ controller, key, base, ...values });
       } catch (err) {
         unenforced(`cannot make a cgroup in ${where.dir}: ${(err as Error).message}`);
       }
     };
     if (limits.maxProcesses > 0) {
-      add('pids', 'maxProcessesPerAgent', () => [{ file: 'pids.max', value: String(limits.maxProcesses) }]);
+      const value = String(limits.maxProcesses);
+      add('pids', 'maxProcessesPerAgent', () => ({ bound: [{ file: 'pids.max', value }], shown: value }));
     }
-    if (limits.maxMemory !== 0) {
+    const allAgents = limits.maxMemoryAllAgents ?? 0;
+    if (limits.maxMemory !== 0 || allAgents !== 0) {
       add('memory', 'maxMemoryPerAgent', (dir) => {
-        const bytes = memoryBoundBytes(limits.maxMemory, Math.min(totalmem(), ownMemoryLimit(dir)));
-        if (bytes <= 0) return [];
-        // Swap too where the kernel accounts it (memsw: memory plus swap; set after, as it must not be lower).
-        const value = String(bytes);
-        return [
-          { file: 'memory.limit_in_bytes', value },
-          { file: 'memory.memsw.limit_in_bytes', value, optional: true },
-        ];
+        const available = Math.min(totalmem(), ownMemoryLimit(dir));
+        const each = memoryBound(limits.maxMemory, available);
+        const all = memoryBound(allAgents, available);
+        return { bound: each?.bound ?? [], shown: each?.shown ?? 'none', ...(all ? { group: all } : {}) };
       });
     }
     if (hierarchies.length === 0) return undefined;
@@ -126,17 +154,17 @@ export class AgentCgroups {
   join(terminalId: string, lineage: readonly string[]): string[] {
     let rel = '';
     try {
-      for (const agentId of lineage) {
+      for (const [i, agentId] of lineage.entries()) {
+        // The operator's terminals stay outside AGENTS; an agent below it (or the top one on this host) is in it.
+        const root = agentId === this.#rootAgentId;
+        const parent = !root && (i === 0 || lineage[i - 1] === this.#rootAgentId) ? AGENTS : rel;
         let agent = this.#agents.get(agentId);
-        if (!agent || dirname(agent.rel) !== (rel || '.')) {
-          agent = { rel: join(rel, `a${++this.#next}`), terminals: 0 };
+        if (!agent || dirname(agent.rel) !== (parent || '.')) {
+          agent = { rel: join(parent, `a${++this.#next}`), terminals: 0 };
           for (const h of this.#hierarchies) {
             const dir = join(h.base, agent.rel);
             mkdirSync(dir);
-            if (agentId === this.#rootAgentId) continue;
-            for (const { file, value, optional } of h.bound) {
-              if (!optional || existsSync(join(dir, file))) writeFileSync(join(dir, file), value);
-            }
+            if (!root) writeBound(dir, h.bound);
           }
           this.#agents.set(agentId, agent);
         }
@@ -144,7 +172,7 @@ export class AgentCgroups {
       }
       for (const agentId of lineage) this.#agents.get(agentId)!.terminals++;
       const leaf = join(rel, `t-${terminalId}`);
-      this.#leaves.set(terminalId, { rel: leaf, lineage });
+      this.#leaves.set(terminalId, { rel: leaf, lineage, reported: new Map() });
       return this.#hierarchies.map((h) => {
         mkdirSync(join(h.base, leaf));
         return join(h.base, leaf, 'cgroup.procs');
@@ -184,6 +212,33 @@ export class AgentCgroups {
       );
     }
     return undefined;
+  }
+
+  /**
+   * The per-agent limits this terminal's processes met since the last call (or its start), as the kernel counted
+   * them in its leaves. Reads a file per limit: called when a command failed, not on every command.
+   */
+  hits(terminalId: string): LimitHit[] {
+    const leaf = this.#leaves.get(terminalId);
+    if (!leaf) return [];
+    const hits: LimitHit[] = [];
+    for (const h of this.#hierarchies) {
+      const met = MET[h.controller];
+      let total: number;
+      try {
+        const text = readFileSync(join(h.base, leaf.rel, met.file), 'utf8');
+        total = Number(new RegExp(`^${met.field} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+      } catch {
+        continue; // the leaf is going (the terminal closes)
+      }
+      const before = leaf.reported.get(h.controller) ?? 0;
+      if (total > before) {
+        const all = h.group ? { allAgents: h.group.shown } : {};
+        hits.push({ key: h.key, bound: h.shown, count: total - before, ...all });
+      }
+      leaf.reported.set(h.controller, total);
+    }
+    return hits;
   }
 
   /** After the terminal's shell ended: kills what is left in its leaves, then removes the cgroups it emptied. */
@@ -237,6 +292,30 @@ export class AgentCgroups {
       }
     }
   }
+}
+
+/** Writes a bound's files in order; a file the kernel lacks is skipped when `optional`. */
+function writeBound(dir: string, bound: readonly BoundFile[]): void {
+  for (const { file, value, optional } of bound) {
+    if (!optional || existsSync(join(dir, file))) writeFileSync(join(dir, file), value);
+  }
+}
+
+/**
+ * A memory bound's files and how a hint shows it, or undefined for none. Swap counts too where the kernel
+ * accounts it (memsw: memory plus swap; written after, as it must not be lower).
+ */
+function memoryBound(setting: MemoryBound, available: number): { bound: BoundFile[]; shown: string } | undefined {
+  const bytes = memoryBoundBytes(setting, available);
+  if (bytes <= 0) return undefined;
+  const value = String(bytes);
+  return {
+    bound: [
+      { file: 'memory.limit_in_bytes', value },
+      { file: 'memory.memsw.limit_in_bytes', value, optional: true },
+    ],
+    shown: typeof setting === 'string' ? `${setting}: ${shownBytes(bytes)}` : shownBytes(bytes),
+  };
 }
 
 function procTexts(): [string, string] {

@@ -4,6 +4,7 @@
  * text with head+tail truncation and paging hints (waiting on a job is in
  * `terminal-job.ts`).
  */
+import { limitHint } from '../../machines/terminal/limit-hints.ts';
 import { headTail, plainText } from '../../machines/terminal/terminal-text.ts';
 import { ErrorCode, LimitExceededError, RuntimeError } from '../../schemas/errors.ts';
 import type { TerminalId } from '../../schemas/ids.ts';
@@ -85,6 +86,10 @@ export function execReply(session: ExecView, job: Job, maxBytes: number): ExecRe
   } else if (status === 'timeout') {
     const exit = `exit ${job.exitCode}`;
     reply.hint = `The command reached its timeout and was interrupted (${exit}); the terminal is usable again.`;
+  }
+  if (finished && job.limitsHit?.length) {
+    reply.limitsHit = job.limitsHit.map((h) => h.key);
+    reply.hint = `${reply.hint ? `${reply.hint} ` : ''}${limitHint(job.limitsHit)}`;
   }
   if (lost)
     reply.hint =

@@ -6,6 +6,8 @@
  * which import this module and never each other in a circle.
  */
 
+import type { LimitHit } from '../../machines/terminal/limit-hints.ts';
+
 /** A fact a terminal emits; `causationId` names the command that caused it when that is known (terminal.opened). */
 export type Fact = { type: string; data: Record<string, unknown>; agentId?: string; causationId?: string };
 export type Emit = (fact: Fact) => Promise<void>;
@@ -31,6 +33,8 @@ export type Job = {
   resourceWaitMs: number | undefined;
   inputAwaited: string | undefined;
   cancelReason: string | undefined;
+  /** A failed command's: the per-agent limits its terminal met since the last report (agent-cgroups.ts). */
+  limitsHit?: LimitHit[];
   /** Wakes whoever waits on this job (finish, input awaited, cancel). */
   changed: Set<() => void>;
   /** Called once at the command's end mark, before its finish is appended (see TerminalManager.exec). */

@@ -4,8 +4,8 @@
  * time when the shell is idle, their start (after any resources are
  * acquired), what their timeout does (SIGINT to the foreground group, then
  * SIGKILL; the terminal machine keeps the deadlines),
- * the poll that notices a quiet command blocked reading the terminal, their
- * end from the D mark, and cancelling what is left when the session closes.
+ * the poll that notices a quiet command blocked reading the terminal (started
+ * and stopped here, in input-watch.ts), their end from the D mark, and cancelling what is left when the session closes.
  * The session's public fields (`status`, `queue`, `current`, ...) stay on
  * the session (`JobHost`); this runner drives them.
  */
@@ -19,15 +19,9 @@ import { TerminalCommandFinished, TerminalCommandStarted } from '../../schemas/t
 import type { RcFiles } from './shell-integration.ts';
 import { type Fact, type Job, newJob, wake } from './terminal-job.ts';
 import type { TerminalOutput } from './terminal-output.ts';
-import {
-  foregroundPgid,
-  readStat,
-  SIGNAL_NAMES,
-  signalSafely,
-  ttyModesAsync,
-  ttyPoller,
-  ttyReader,
-} from './terminal-proc.ts';
+import type { LimitHit } from '../../machines/terminal/limit-hints.ts';
+import { foregroundPgid, readStat, SIGNAL_NAMES, signalSafely } from './terminal-proc.ts';
+import { InputWatch } from './input-watch.ts';
 
 /** The session state the runner drives (TerminalSession implements it). */
 export type JobHost = {
@@ -54,13 +48,9 @@ export type JobDeps = {
   /** Waits for a job's resources; resolves with the wait in ms. */
   acquire: (job: Job) => Promise<number>;
   release: (job: Job, reason: 'finished' | 'cancelled') => Promise<void>;
+  /** The per-agent limits the terminal met since the last call (read when a command failed). */
+  limitsHit?: () => LimitHit[];
 };
-
-/**
- * Least time between two REPL checks of a quiet command (a /proc scan, then a `stty` process when it polls
- * the tty): lower notices a REPL's prompt sooner, higher costs a quiet server fewer processes.
- */
-const MODE_CHECK_MS = 500;
 
 /** Jobs remembered per terminal for terminal.wait. */
 const MAX_JOBS_KEPT = 200;
@@ -72,20 +62,13 @@ export class JobRunner {
   #nextCommand = 1;
   #promptSeen = true;
   #finishing = false;
-  #poll: NodeJS.Timeout | undefined;
-  #modeCheck: Promise<void> | undefined;
-  #modeCheckedAt = 0;
-  /**
-   * A tty reader seen once while quiet: it counts on the next poll if it is the same process and nothing was
-   * output between. Its prompt can still be in the kernel's PTY buffers when the reader blocks (CI, loaded:
-   * a password prompt was reported as the typed command line); one poll more lets it through.
-   */
-  #reader: { job: Job; pid: number; quietSince: number } | undefined;
+  readonly #input: InputWatch;
 
   constructor(session: JobHost, deps: JobDeps, emit: (fact: Fact) => Promise<void>) {
     this.#session = session;
     this.#deps = deps;
     this.#emit = emit;
+    this.#input = new InputWatch(session, deps.config.inputQuietMs, deps.config.pollMs, emit);
   }
 
   /** B mark: the shell shows its prompt again. */
@@ -115,6 +98,7 @@ export class JobRunner {
     job.exitCode = mark.exitCode;
     job.signal = mark.exitCode > 128 ? (SIGNAL_NAMES.get(mark.exitCode - 128) ?? null) : null;
     job.durationMs = Date.now() - job.startedAt;
+    if (mark.exitCode !== 0) job.limitsHit = this.#deps.limitsHit?.();
     this.#promptSeen = false;
     this.#finishing = true;
     // Told first: #finish emits the finish within this call, and onEnded is promised the end mark before it.
@@ -139,6 +123,7 @@ export class JobRunner {
           timedOut: job.timedOut,
           outputBytes: job.outputEnd! - job.outputStart,
           cursor: job.outputEnd!,
+          ...(job.limitsHit?.length ? { limitsHit: job.limitsHit.map((h) => h.key) } : {}),
         }),
       );
       // The output tail is parsed and its append asked for within this call too (TerminalOutput.flush): the
@@ -237,7 +222,7 @@ export class JobRunner {
     );
     job.started.catch((err) => s.log.error({ err }, 'command start not recorded'));
     if (!open) return;
-    this.#poll ??= setInterval(() => this.#checkInput(), this.#deps.config.pollMs);
+    this.#input.start();
   }
 
   /**
@@ -282,100 +267,9 @@ export class JobRunner {
     }
   }
 
-  /** While a command runs and is quiet: is its foreground process blocked reading the terminal? */
-  #checkInput(): void {
-    const s = this.#session;
-    const job = s.current;
-    if (job?.state !== 'running' || job.outputEnd !== undefined) {
-      if (!job && this.#poll) {
-        clearInterval(this.#poll);
-        this.#poll = undefined;
-      }
-      return;
-    }
-    if (job.inputAwaited !== undefined || Date.now() - s.lastActivity < this.#deps.config.inputQuietMs || !s.tty)
-      return;
-    if (s.pausedPgid !== undefined) return;
-    const pid = ttyReader(s.shellPid, s.tty);
-    if (pid !== undefined) {
-      const seen = this.#reader;
-      if (seen?.job === job && seen.pid === pid && seen.quietSince === s.lastActivity) {
-        this.#reader = undefined;
-        return this.#inputAwaited(job, pid);
-      }
-      this.#reader = { job, pid, quietSince: s.lastActivity };
-      return;
-    }
-    this.#reader = undefined;
-    this.#checkPrompt(job);
-  }
-
-  /**
-   * A REPL (python3, node) at its prompt does not sleep in a tty read but in poll/epoll, as busy servers
-   * do; it counts only when its line editor has put the tty in non-canonical mode (a server or `sleep`
-   * leaves it canonical), and is still blocked and quiet once that was read. The mode costs a `stty`
-   * process and the group a /proc scan, so this runs at most once per `MODE_CHECK_MS`, never twice at a time.
-   */
-  #checkPrompt(job: Job): void {
-    const s = this.#session;
-    const now = Date.now();
-    if (this.#modeCheck || now - this.#modeCheckedAt < MODE_CHECK_MS) return;
-    this.#modeCheckedAt = now;
-    const poller = this.#replPoller();
-    if (poller === undefined) return;
-    const quietSince = s.lastActivity;
-    this.#modeCheck = ttyModesAsync(s.tty)
-      .then((modes) => {
-        if (!modes || modes.canonical) return;
-        const pid = this.#replPoller();
-        const same = s.current === job && job.state === 'running' && job.outputEnd === undefined;
-        if (pid !== poller || !same || job.inputAwaited !== undefined || s.lastActivity !== quietSince) return;
-        this.#inputAwaited(job, pid);
-      })
-      .finally(() => {
-        this.#modeCheck = undefined;
-      });
-  }
-
-  /**
-   * The foreground process polling the tty, unless it is the shell itself: between two commands the rc's
-   * typeahead drain (`read -s -n … -t 0.001`) polls the tty in non-canonical mode too, and the shell's own
-   * `read` is found by `ttyReader` anyway.
-   */
-  #replPoller(): number | undefined {
-    const s = this.#session;
-    const pid = ttyPoller(s.shellPid, s.tty);
-    if (pid === undefined) return undefined;
-    const shellGroup = readStat(s.shellPid)?.pgrp ?? s.shellPid;
-    return readStat(pid)?.pgrp === shellGroup ? undefined : pid;
-  }
-
-  /** The quiet foreground process `pid` waits for input: reply with the prompt line and record it. */
-  #inputAwaited(job: Job, pid: number): void {
-    job.inputAwaited = '';
-    // The prompt was written before the reader blocked, but this thread may not have read it yet: a busy turn's
-    // timers (this poll) run before its I/O. Two check phases later the PTY has been read at least once since,
-    // and output read meanwhile cleared `inputAwaited` (the next poll looks again once it is quiet).
-    setImmediate(() => setImmediate(() => this.#readPrompt(job, pid)));
-  }
-
-  #readPrompt(job: Job, pid: number): void {
-    const s = this.#session;
-    if (job.inputAwaited !== '') return;
-    void s.output.promptLine().then(async (prompt) => {
-      if (job.inputAwaited !== '') return; // output or input arrived meanwhile
-      job.inputAwaited = prompt;
-      await this.#emit({
-        type: 'terminal.input.awaited',
-        data: { terminalId: s.terminalId, commandId: job.commandId, pid, prompt },
-      });
-      wake(job);
-    });
-  }
-
   /** Stops the input-awaited poll (the session is closing). */
   stopPolling(): void {
-    if (this.#poll) clearInterval(this.#poll);
+    this.#input.stop();
   }
 
   /** Cancels the queued and running jobs with `reason`, releasing their resources, and empties the queue. */

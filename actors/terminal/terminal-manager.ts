@@ -89,7 +89,11 @@ export class TerminalManager {
     this.#resources = new ResourceLocks(this.config.resources, this.config.agentPriority, this.#emit);
     this.#lineage = options.lineage ?? ((agentId) => [agentId]);
     this.cgroups = AgentCgroups.open(
-      { maxProcesses: this.config.maxProcessesPerAgent, maxMemory: this.config.maxMemoryPerAgent },
+      {
+        maxProcesses: this.config.maxProcessesPerAgent,
+        maxMemory: this.config.maxMemoryPerAgent,
+        maxMemoryAllAgents: this.config.maxMemoryAllAgents,
+      },
       options.rootAgentId ?? 'main',
       this.log,
     );
@@ -151,6 +155,7 @@ export class TerminalManager {
       acquire: (s, job) => this.#resources.acquire(s, job),
       release: (s, job, reason) => this.#resources.release(s, job, reason),
       onClosed: (s) => this.#onClosed(s),
+      ...(this.cgroups ? { limitsHit: () => this.cgroups?.hits(spec.terminalId) ?? [] } : {}),
     });
     this.#sessions.set(session.terminalId, session);
     try {

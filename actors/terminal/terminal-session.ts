@@ -41,6 +41,8 @@ import {
   until,
 } from './terminal-proc.ts';
 
+import type { LimitHit } from '../../machines/terminal/limit-hints.ts';
+
 export { normalizeSignal };
 export type { Emit, Fact, Job };
 
@@ -54,6 +56,8 @@ export type SessionDeps = {
   acquire: (session: TerminalSession, job: Job) => Promise<number>;
   release: (session: TerminalSession, job: Job, reason: 'finished' | 'cancelled') => Promise<void>;
   onClosed: (session: TerminalSession) => void;
+  /** The per-agent limits this terminal met since the last call (agent-cgroups.ts). */
+  limitsHit?: () => LimitHit[];
   /** The rc files and the shell already started with them (pty-zygote.ts); without them, both are made here. */
   started?: { rc: RcFiles; pty: IPty | undefined };
 };
@@ -110,6 +114,7 @@ export class TerminalSession {
         config: deps.config,
         acquire: (job) => deps.acquire(this, job),
         release: (job, reason) => deps.release(this, job, reason),
+        ...(deps.limitsHit ? { limitsHit: deps.limitsHit } : {}),
       },
       (fact) => this.#emit(fact),
     );

@@ -21,6 +21,8 @@ import { agentTerminals, count, field, leafOf, ownCgroup, runtimeCgroup as runti
 const MiB = 1024 * 1024;
 /** The bound: well above what a shell and a few commands need, far below the machine. */
 const LIMIT = 160 * MiB;
+/** The bound of all agents together: less than two agents' own. */
+const ALL = 240 * MiB;
 
 const where = ownCgroup('memory');
 let rt: TestRuntime;
@@ -68,7 +70,7 @@ beforeAll(async () => {
     mode: 'embedded',
     sandbox: 'auto',
     logLevel: 'warn',
-    flags: { domains: { terminal: { maxMemoryPerAgent: LIMIT } } },
+    flags: { domains: { terminal: { maxMemoryPerAgent: LIMIT, maxMemoryAllAgents: ALL } } },
   });
 }, 60_000);
 afterAll(async () => {
@@ -102,6 +104,20 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
         // The agent's peak met its bound; the kernel counts the kill where the victim was (the leaf).
         expect(peakAtBound(agentDir)).toBe(true);
         expect(field(leafOf(agentDir, terminalId)!, 'memory.oom_control', 'oom_kill')).toBeGreaterThanOrEqual(1);
+        // The agent is told which bound it met, once; the log records it on the command's finish.
+        expect(r['limitsHit']).toEqual(['maxMemoryPerAgent']);
+        expect(r['hint']).toContain(`at the memory bound of this agent and its sub-agents together`);
+        expect(r['hint']).toContain(`(domains.terminal.maxMemoryPerAgent = ${LIMIT / MiB} MiB)`);
+        const finished: unknown[] = [];
+        await rt.log.scan({}, (f) => {
+          const data = f.data as Record<string, unknown>;
+          if (f.type !== 'terminal.command.finished' || data['terminalId'] !== r['terminalId']) return;
+          if (data['commandId'] === r['commandId']) finished.push(data);
+        });
+        expect(finished).toMatchObject([{ exitCode: 137, limitsHit: ['maxMemoryPerAgent'] }]);
+        const next = await exec('false');
+        expect(next['exitCode']).toBe(1);
+        expect(next['limitsHit']).toBeUndefined();
         ok(await rt.call('runtime.ping', {}));
         expect(String((await exec('echo still here'))['output'])).toContain('still here');
       } finally {
@@ -173,7 +189,42 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
         expect(peakAtBound(elderDir)).toBe(true);
         // The child's cgroup is inside its parent's: the kernel counts it against both.
         expect(leafOf(elderDir, child.terminalId)).toBeDefined();
+        // Both closed: the survivor's hog would hold its share against the next attacks' bound of all agents.
+        ok(await rt.call('terminal.close', { terminalId: child.terminalId }, { agentId: 'younger' }));
         ok(await rt.call('terminal.close', { terminalId: parent.terminalId }, { agentId: 'elder' }));
+      } finally {
+        c.dispose();
+      }
+    },
+    120_000,
+  );
+
+  attack(
+    'memory',
+    'agents the operator starts side by side cannot add their bounds up past the bound of all agents',
+    async () => {
+      const c = canary(rt.workspace);
+      try {
+        const share = Math.floor((0.85 * LIMIT) / MiB); // within each one's own bound; two are past ALL
+        const tags = [`hog-${process.pid}-left`, `hog-${process.pid}-right`];
+        const agents = [];
+        for (const [i, name] of ['left', 'right'].entries()) {
+          const a = await agentWithTerminal(name);
+          agents.push(a);
+          await a.exec(`(${hog(share, `${c.path}-${i}`, tags[i]!, 600)}) > /dev/null 2>&1 &`);
+          if (i === 0) await until(() => existsSync(`${c.path}-0`), 'the first held its share');
+        }
+        await until(() => alive(tags[0]!) + alive(tags[1]!) <= 1, 'one hog killed');
+        const group = join(runtimeCgroup(), 'agents');
+        expect(count(group, 'memory.limit_in_bytes')).toBe(ALL);
+        // Both agents' cgroups are in it, each with its own bound.
+        for (const a of agents) expect(count(agentDirOf(a.terminalId), 'memory.limit_in_bytes')).toBe(LIMIT);
+        const peak = count(group, 'memory.max_usage_in_bytes');
+        expect(peak).toBeLessThanOrEqual(ALL);
+        expect(peak).toBeGreaterThan(ALL - 8 * MiB);
+        for (const [i, a] of agents.entries()) {
+          ok(await rt.call('terminal.close', { terminalId: a.terminalId }, { agentId: ['left', 'right'][i]! }));
+        }
       } finally {
         c.dispose();
       }

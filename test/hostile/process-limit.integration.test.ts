@@ -106,6 +106,33 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
 
   attack(
     'processes',
+    'a command whose forks the bound refused is told so, once, and the log records it',
+    async () => {
+      const { exec } = await agentWithTerminal('counted');
+      // In the foreground: forks until one fails, then kills its children and exits 1.
+      const r = await exec(
+        `perl -e 'my @k; while (@k < ${WANTED}) { my $p = fork(); if (!defined $p) { kill 9, @k; exit 1 } ` +
+          `if ($p == 0) { sleep 600; exit 0 } push @k, $p } kill 9, @k; exit 0'`,
+      );
+      expect(r['exitCode'], JSON.stringify(r)).toBe(1);
+      expect(r['limitsHit']).toEqual(['maxProcessesPerAgent']);
+      expect(r['hint']).toContain(`(domains.terminal.maxProcessesPerAgent = ${LIMIT})`);
+      const finished: unknown[] = [];
+      await rt.log.scan({}, (f) => {
+        const data = f.data as Record<string, unknown>;
+        if (f.type !== 'terminal.command.finished' || data['terminalId'] !== r['terminalId']) return;
+        if (data['commandId'] === r['commandId']) finished.push(data);
+      });
+      expect(finished).toMatchObject([{ exitCode: 1, limitsHit: ['maxProcessesPerAgent'] }]);
+      const next = await exec('false');
+      expect(next['limitsHit']).toBeUndefined();
+      expect(next['hint']).toBeUndefined();
+    },
+    120_000,
+  );
+
+  attack(
+    'processes',
     'a sub-agent spends its parent’s bound: parent and child together stay within it, then no shell starts',
     async () => {
       const c = canary(rt.workspace);
