@@ -14,14 +14,14 @@ import { percentile, type Bench, type BenchResult } from './types.ts';
 const FLOOD = "head -c 50000000 /dev/zero | tr '\\0' a";
 const FLOOD_BYTES = 50_000_000;
 
-/** `maxProcessesPerAgent`: the default (a pids cgroup per agent where the machine has one), or 0 (none). */
-function manager(maxProcessesPerAgent?: number): TerminalManager {
+/**
+ * The per-agent limits: the defaults (a pids and a memory cgroup per agent where the machine has the
+ * hierarchies), or none (every bound 0).
+ */
+function manager(limits: 'default' | 'none'): TerminalManager {
+  const none = { maxProcessesPerAgent: 0, maxMemoryPerAgent: 0, maxMemoryAllAgents: 0 };
   return new TerminalManager({
-    config: {
-      maxPerAgent: 200,
-      maxPerHost: 200,
-      ...(maxProcessesPerAgent === undefined ? {} : { maxProcessesPerAgent }),
-    },
+    config: { maxPerAgent: 200, maxPerHost: 200, ...(limits === 'none' ? none : {}) },
     log: createLogger({ level: 'silent' }),
     emit: async () => {},
     emitOutput: async () => {},
@@ -29,8 +29,8 @@ function manager(maxProcessesPerAgent?: number): TerminalManager {
 }
 
 async function openBench(rc: { path: string }): Promise<BenchResult[]> {
-  const m = manager();
-  const unbounded = manager(0);
+  const m = manager('default');
+  const unbounded = manager('none');
   const ours: number[] = [];
   const off: number[] = [];
   const raw: number[] = [];
@@ -65,22 +65,22 @@ async function openBench(rc: { path: string }): Promise<BenchResult[]> {
       target: '≤ 1.3×',
       met: v / b <= 1.3,
       note:
-        'ratio = ours/raw (lower is better); process limit ' +
-        `${m.cgroups ? 'on (the shell joins a pids cgroup)' : 'off'}, ${o.toFixed(2)} ms without it`,
+        'ratio = ours/raw (lower is better); per-agent limits ' +
+        `${m.cgroups ? 'on (the shell joins a pids and a memory cgroup)' : 'off'}, ${o.toFixed(2)} ms without them`,
     },
     {
-      name: 'open → prompt ready p50, process limit off (maxProcessesPerAgent 0)',
+      name: 'open → prompt ready p50, per-agent limits off (maxProcessesPerAgent, maxMemory* 0)',
       value: o,
       unit: 'ms',
       baseline: b,
       ratio: o / b,
-      note: 'diagnostic: what the pids cgroup join costs (the kernel moves the process: an RCU grace period)',
+      note: 'diagnostic: what the cgroup joins cost (the kernel moves the process: an RCU grace period)',
     },
   ];
 }
 
 async function execBench(rc: { path: string }): Promise<BenchResult[]> {
-  const m = manager();
+  const m = manager('default');
   const o = await m.open('bench', { cwd: process.cwd() });
   const { pty, waitFor } = rawShell(rc.path);
   await waitFor(MARK_B);
@@ -145,7 +145,7 @@ async function floodBench(rc: { path: string }): Promise<BenchResult[]> {
   const rawMs = now() - t;
   pty.kill('SIGKILL');
 
-  const m = manager();
+  const m = manager('default');
   const o = await m.open('bench', { cwd: process.cwd() });
   const sampler = rssSampler(50);
   t = now();
@@ -173,7 +173,7 @@ async function floodBench(rc: { path: string }): Promise<BenchResult[]> {
 
 /** Runs first, before the flood inflates the heap. */
 async function idleBench(): Promise<BenchResult[]> {
-  const m = manager();
+  const m = manager('default');
   gc();
   const before = process.memoryUsage();
   for (let i = 0; i < 100; i += 10) {
