@@ -49,6 +49,8 @@ export type LoadedConfig = Config & {
   configFile: string | undefined;
   /** Whether the file, env or flags set the data dir / workspace (false: derived from the working dir). */
   explicit: { dataDir: boolean; workspace: boolean; rootAgentId: boolean };
+  /** Where `domains` came from, for its errors: a flag, the config file, or nothing (defaults). */
+  domainsFrom?: string;
 };
 
 export function loadConfig(
@@ -107,6 +109,7 @@ export function loadConfig(
           : resolve(cwd, config.dataDir),
     workspace,
     configFile: file,
+    domainsFrom: 'domains' in flags ? 'a flag' : 'domains' in fromFile ? file : undefined,
     explicit: {
       dataDir: config.dataDir !== undefined,
       workspace: config.workspace !== undefined,
@@ -137,7 +140,7 @@ export function domainConfig<T>(
     const problems = parsed.error.issues.map(
       (i) =>
         `config key 'domains.${[name, ...i.path.map(String)].join('.')}' ` +
-        `(from ${config.configFile ?? 'defaults'}): ${i.message}`,
+        `(from ${config.domainsFrom ?? config.configFile ?? 'defaults'}): ${i.message}`,
     );
     throw new ConfigError(`${problems.join('; ')}. Fix the value or remove the key.`);
   }

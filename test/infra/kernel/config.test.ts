@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../infra/kernel/config.ts';
+import { domainConfig, loadConfig } from '../../../infra/kernel/config.ts';
+import { TerminalConfig } from '../../../schemas/terminal.ts';
 import { workspaceId } from '../../../infra/kernel/data-dir.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 
@@ -69,5 +70,41 @@ describe('loadConfig', () => {
     mkdirSync(cwd, { recursive: true });
     writeFileSync(join(cwd, 'skein.config.json'), '{ nope');
     expect(() => loadConfig({ cwd, env: {} })).toThrow(/is not a JSON object .*fix its syntax/);
+  });
+
+  it('a bad domain key names the key, the value form it takes, and where it came from (a flag or the file)', () => {
+    const flagged = loadConfig({
+      cwd: dir.path,
+      env: {},
+      flags: { domains: { terminal: { maxMemoryPerAgent: '150%' } } } as never,
+    });
+    expect(() => domainConfig(flagged, 'terminal', TerminalConfig)).toThrow(
+      "config key 'domains.terminal.maxMemoryPerAgent' (from a flag): expected bytes (a whole number, 0: none) " +
+        'or a share of memory from "1%" to "100%"',
+    );
+    const cwd = join(dir.path, 'domain-file');
+    mkdirSync(cwd, { recursive: true });
+    writeFileSync(
+      join(cwd, 'skein.config.json'),
+      JSON.stringify({ domains: { terminal: { maxMemoryAllAgents: -1 } } }),
+    );
+    const filed = loadConfig({ cwd, env: {} });
+    expect(() => domainConfig(filed, 'terminal', TerminalConfig)).toThrow(
+      `config key 'domains.terminal.maxMemoryAllAgents' (from ${join(cwd, 'skein.config.json')})`,
+    );
+    // Accepted forms: bytes, a share, 0 for none; the defaults are shares.
+    const ok = loadConfig({
+      cwd: dir.path,
+      env: {},
+      flags: { domains: { terminal: { maxMemoryPerAgent: 0, maxMemoryAllAgents: '40%' } } } as never,
+    });
+    expect(domainConfig(ok, 'terminal', TerminalConfig)).toMatchObject({
+      maxMemoryPerAgent: 0,
+      maxMemoryAllAgents: '40%',
+    });
+    expect(domainConfig(loadConfig({ cwd: dir.path, env: {} }), 'terminal', TerminalConfig)).toMatchObject({
+      maxMemoryPerAgent: '50%',
+      maxMemoryAllAgents: '75%',
+    });
   });
 });
