@@ -1,17 +1,17 @@
 /**
  * @module
  * What the per-agent limit attacks share (process-limit and memory-limit): where this test process sits in a v1
- * hierarchy, the runtime's cgroup below it, a terminal's leaf, a count in a control file, and a sub-agent with
- * its own socket and a terminal.
+ * hierarchy, the runtime's cgroup below it, a terminal's leaf, a count in a control file, a sub-agent with its
+ * own socket and a terminal, and `limitSuite`, the runtime a file's attacks share.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cgroupV1Dir, type CgroupController, type CgroupDir } from '../../machines/terminal/cgroup-v1.ts';
 import { call } from '../../infra/transport/client.ts';
 import { ok } from '../support/replies.ts';
-import type { TestRuntime } from '../support/runtime.ts';
-import type { agentSockets } from './support.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { agentSockets, reportAttacks } from './support.ts';
 
 /** This process's cgroup in `controller`'s v1 hierarchy, or why there is none. */
 export function ownCgroup(controller: CgroupController): CgroupDir {
@@ -72,5 +72,55 @@ export function agentTerminals(rt: () => TestRuntime, sockets: ReturnType<typeof
     const exec = async (command: string) =>
       ok(await call(bus, agentId, 'terminal.exec', { terminalId, command, timeoutMs: 60_000 }, { timeoutMs: 70_000 }));
     return { terminalId, exec };
+  };
+}
+
+/**
+ * For a test file: an embedded runtime (sandboxed terminals where bwrap is installed) with `terminal` as its
+ * `domains.terminal` config, made before the file's tests and stopped after them; the attack count printed; and
+ * a first test that the limit `key` is enforced where `controller`'s v1 hierarchy is writable (else that the
+ * runtime warned it is not). Read `rt()` inside tests.
+ */
+export function limitSuite(file: string, controller: CgroupController, key: string, terminal: Record<string, unknown>) {
+  const where = ownCgroup(controller);
+  let runtime: TestRuntime | undefined;
+  const rt = () => {
+    if (!runtime) throw new Error('the runtime is not started (or was stopped)');
+    return runtime;
+  };
+  const sockets = agentSockets(rt);
+  beforeAll(async () => {
+    runtime = await startTestRuntime({
+      mode: 'embedded',
+      sandbox: 'auto',
+      logLevel: 'warn',
+      flags: { domains: { terminal } },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await sockets.closeAll();
+    await runtime?.dispose(); // unless a test stopped it
+  });
+  reportAttacks(file);
+  describe(`domains.terminal.${key}`, () => {
+    it(`is enforced where a cgroup v1 ${controller} hierarchy is writable (${where.ok ? 'here' : where.reason})`, () => {
+      const warned = rt().logs.some((l) => String(l['msg']).includes(`${key} is not enforced`));
+      expect(warned).toBe(!where.ok);
+      if (where.ok) expect(existsSync(runtimeCgroup(where))).toBe(true);
+    });
+  });
+  return {
+    where,
+    rt,
+    sockets,
+    runtimeCgroup: () => runtimeCgroup(where),
+    agentWithTerminal: agentTerminals(rt, sockets),
+    /** Stops the runtime (a test of what its stop leaves behind). */
+    async stop() {
+      await sockets.closeAll();
+      const stopping = rt();
+      runtime = undefined;
+      await stopping.dispose();
+    },
   };
 }

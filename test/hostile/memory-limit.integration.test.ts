@@ -11,12 +11,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { call } from '../../infra/transport/client.ts';
 import { ok } from '../support/replies.ts';
-import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { agentSockets, attack, canary, reportAttacks } from './support.ts';
-import { agentTerminals, count, field, leafOf, ownCgroup, runtimeCgroup as runtimeCgroupOf } from './cgroup-support.ts';
+import { attack, canary } from './support.ts';
+import { count, field, leafOf, limitSuite } from './cgroup-support.ts';
 
 const MiB = 1024 * 1024;
 /** The bound: well above what a shell and a few commands need, far below the machine. */
@@ -24,11 +23,11 @@ const LIMIT = 160 * MiB;
 /** The bound of all agents together: less than two agents' own. */
 const ALL = 240 * MiB;
 
-const where = ownCgroup('memory');
-let rt: TestRuntime;
-const sockets = agentSockets(() => rt);
-const runtimeCgroup = () => runtimeCgroupOf(where);
-const agentWithTerminal = agentTerminals(() => rt, sockets);
+const suite = limitSuite('memory-limit', 'memory', 'maxMemoryPerAgent', {
+  maxMemoryPerAgent: LIMIT,
+  maxMemoryAllAgents: ALL,
+});
+const { where, rt, sockets, runtimeCgroup, agentWithTerminal } = suite;
 
 /**
  * A perl program (perl-base is on every Debian) that fills `mib` MiB one at a time, touching every page, writes
@@ -65,34 +64,12 @@ async function until(check: () => boolean, what: string): Promise<void> {
   throw new Error(`never: ${what}`);
 }
 
-beforeAll(async () => {
-  rt = await startTestRuntime({
-    mode: 'embedded',
-    sandbox: 'auto',
-    logLevel: 'warn',
-    flags: { domains: { terminal: { maxMemoryPerAgent: LIMIT, maxMemoryAllAgents: ALL } } },
-  });
-}, 60_000);
-afterAll(async () => {
-  await sockets.closeAll();
-  await rt?.dispose(); // unless the last test stopped it
-});
-reportAttacks('memory-limit');
-
-describe('the memory limit', { timeout: 180_000 }, () => {
-  it(`is enforced where a cgroup v1 memory hierarchy is writable (${where.ok ? 'here' : where.reason})`, () => {
-    const warned = rt.logs.some((l) => String(l['msg']).includes('maxMemoryPerAgent is not enforced'));
-    expect(warned).toBe(!where.ok);
-    if (where.ok) expect(existsSync(runtimeCgroup())).toBe(true);
-  });
-});
-
 describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { timeout: 180_000 }, () => {
   attack(
     'memory',
     'an allowed program asking for 3× the bound is killed by the kernel; the host and the terminal go on',
     async () => {
-      const c = canary(rt.workspace);
+      const c = canary(rt().workspace);
       try {
         const { terminalId, exec } = await agentWithTerminal('glutton');
         const tag = `hog-${process.pid}-1`;
@@ -109,7 +86,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
         expect(r['hint']).toContain(`at the memory bound of this agent and its sub-agents together`);
         expect(r['hint']).toContain(`(domains.terminal.maxMemoryPerAgent = ${LIMIT / MiB} MiB)`);
         const finished: unknown[] = [];
-        await rt.log.scan({}, (f) => {
+        await rt().log.scan({}, (f: { type: string; data: unknown }) => {
           const data = f.data as Record<string, unknown>;
           if (f.type !== 'terminal.command.finished' || data['terminalId'] !== r['terminalId']) return;
           if (data['commandId'] === r['commandId']) finished.push(data);
@@ -118,7 +95,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
         const next = await exec('false');
         expect(next['exitCode']).toBe(1);
         expect(next['limitsHit']).toBeUndefined();
-        ok(await rt.call('runtime.ping', {}));
+        ok(await rt().call('runtime.ping', {}));
         expect(String((await exec('echo still here'))['output'])).toContain('still here');
       } finally {
         c.dispose();
@@ -131,7 +108,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
     'memory',
     'filling the sandbox’s /tmp (a tmpfs: no process holds its pages) stops at the bound',
     async () => {
-      const c = canary(rt.workspace);
+      const c = canary(rt().workspace);
       try {
         const { terminalId } = await agentWithTerminal('filler');
         const agentDir = agentDirOf(terminalId);
@@ -146,7 +123,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
           // The write failed (ENOMEM) and the shell lived: what the file holds is within the bound.
           const held = Number(/^(\d+)\s+\/tmp\/fill/m.exec(String(r['output']))?.[1]);
           expect(held, JSON.stringify(r)).toBeLessThanOrEqual(LIMIT / MiB);
-          ok(await rt.call('terminal.close', { terminalId }, { agentId: 'filler' }));
+          ok(await rt().call('terminal.close', { terminalId }, { agentId: 'filler' }));
         } else {
           // No process holds a tmpfs's pages, so the OOM killer took the sandbox's processes; with them went its
           // mount namespace, and the pages.
@@ -156,7 +133,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
         const again = String(ok(await call(bus, 'filler', 'terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
         const echo = ok(await call(bus, 'filler', 'terminal.exec', { terminalId: again, command: 'echo fine' }));
         expect(String(echo['output'])).toContain('fine');
-        ok(await rt.call('runtime.ping', {}));
+        ok(await rt().call('runtime.ping', {}));
       } finally {
         c.dispose();
       }
@@ -168,7 +145,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
     'memory',
     'a sub-agent spends its parent’s bound: parent and child cannot hold more than it together',
     async () => {
-      const c = canary(rt.workspace);
+      const c = canary(rt().workspace);
       try {
         const share = Math.floor((0.6 * LIMIT) / MiB);
         const parent = await agentWithTerminal('elder');
@@ -190,8 +167,8 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
         // The child's cgroup is inside its parent's: the kernel counts it against both.
         expect(leafOf(elderDir, child.terminalId)).toBeDefined();
         // Both closed: the survivor's hog would hold its share against the next attacks' bound of all agents.
-        ok(await rt.call('terminal.close', { terminalId: child.terminalId }, { agentId: 'younger' }));
-        ok(await rt.call('terminal.close', { terminalId: parent.terminalId }, { agentId: 'elder' }));
+        ok(await rt().call('terminal.close', { terminalId: child.terminalId }, { agentId: 'younger' }));
+        ok(await rt().call('terminal.close', { terminalId: parent.terminalId }, { agentId: 'elder' }));
       } finally {
         c.dispose();
       }
@@ -203,7 +180,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
     'memory',
     'agents the operator starts side by side cannot add their bounds up past the bound of all agents',
     async () => {
-      const c = canary(rt.workspace);
+      const c = canary(rt().workspace);
       try {
         const share = Math.floor((0.85 * LIMIT) / MiB); // within each one's own bound; two are past ALL
         const tags = [`hog-${process.pid}-left`, `hog-${process.pid}-right`];
@@ -223,7 +200,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
         expect(peak).toBeLessThanOrEqual(ALL);
         expect(peak).toBeGreaterThan(ALL - 8 * MiB);
         for (const [i, a] of agents.entries()) {
-          ok(await rt.call('terminal.close', { terminalId: a.terminalId }, { agentId: ['left', 'right'][i]! }));
+          ok(await rt().call('terminal.close', { terminalId: a.terminalId }, { agentId: ['left', 'right'][i]! }));
         }
       } finally {
         c.dispose();
@@ -236,7 +213,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
     'memory',
     'raising its own bound or moving out of its cgroup: the files are read-only in the sandbox, and the hog dies',
     async () => {
-      const c = canary(rt.workspace);
+      const c = canary(rt().workspace);
       try {
         const { exec, terminalId } = await agentWithTerminal('escaper');
         const agentDir = agentDirOf(terminalId);
@@ -255,7 +232,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
               `print(close($f) ? "${path}: done\\n" : "${path}: $!\\n") } else { print "${path}: $!\\n" }`,
           )
           .join('\n');
-        writeFileSync(join(rt.workspace, 'escape-memory.pl'), script);
+        writeFileSync(join(rt().workspace, 'escape-memory.pl'), script);
         const out = String((await exec('perl escape-memory.pl'))['output']);
         const lines = out.split(/\r?\n/).filter((l) => l.includes(': '));
         expect(lines, out).toHaveLength(writes.length);
@@ -275,11 +252,11 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
     'memory',
     'the operator (root agent) is not bounded: its terminal holds more than the agents’ bound',
     async () => {
-      const c = canary(rt.workspace);
+      const c = canary(rt().workspace);
       try {
-        const terminalId = String(ok(await rt.call('terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
+        const terminalId = String(ok(await rt().call('terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
         const exec = async (command: string) =>
-          ok(await rt.call('terminal.exec', { terminalId, command, timeoutMs: 60_000 }, { timeoutMs: 70_000 }));
+          ok(await rt().call('terminal.exec', { terminalId, command, timeoutMs: 60_000 }, { timeoutMs: 70_000 }));
         const r = await exec(hog((2 * LIMIT) / MiB, c.path, `hog-${process.pid}-root`));
         expect(r['exitCode'], JSON.stringify(r)).toBe(0);
         expect(existsSync(c.path)).toBe(true);
@@ -292,10 +269,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
 
   it('stopping the runtime removes its memory cgroups', async () => {
     const base = runtimeCgroup();
-    await sockets.closeAll();
-    const stopping = rt;
-    rt = undefined as unknown as TestRuntime;
-    await stopping.dispose();
+    await suite.stop();
     expect(existsSync(base)).toBe(false);
   });
 });

@@ -10,19 +10,22 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { call } from '../../infra/transport/client.ts';
 import { ok } from '../support/replies.ts';
-import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { agentSockets, attack, canary, reportAttacks } from './support.ts';
-import { agentTerminals, count, leafOf, ownCgroup, runtimeCgroup as runtimeCgroupOf } from './cgroup-support.ts';
+import { attack, canary } from './support.ts';
+import { count, leafOf, limitSuite } from './cgroup-support.ts';
 
 /** The bound: well above what a shell and a few commands need, well below what a bomb would reach. */
 const LIMIT = 48;
 /** What the bombs try for; reaching it writes the canary. */
 const WANTED = 400;
 
-const where = ownCgroup('pids');
+const suite = limitSuite('process-limit', 'pids', 'maxProcessesPerAgent', {
+  maxProcessesPerAgent: LIMIT,
+  sandboxOffFor: ['loose'],
+});
+const { where, rt, sockets, runtimeCgroup, agentWithTerminal } = suite;
 
 /**
  * A perl program (perl-base is on every Debian) in the background that forks children that sleep, until fork
@@ -35,12 +38,6 @@ const bomb = (countPath: string, canaryPath: string, wanted = WANTED) =>
   `if ($n >= ${wanted}) { open(my $f, ">", "${canaryPath}"); close $f } ` +
   `open(my $o, ">", "${countPath}.part"); print $o $n; close $o; rename("${countPath}.part", "${countPath}"); ` +
   `sleep 600' > /dev/null 2>&1 &`;
-
-let rt: TestRuntime;
-const sockets = agentSockets(() => rt);
-
-const runtimeCgroup = () => runtimeCgroupOf(where);
-const agentWithTerminal = agentTerminals(() => rt, sockets);
 
 /** Runs `bomb` in the background and waits for the count it writes (next to the canary); returns it. */
 async function detonate(
@@ -57,34 +54,12 @@ async function detonate(
   throw new Error('the bomb never wrote its count');
 }
 
-beforeAll(async () => {
-  rt = await startTestRuntime({
-    mode: 'embedded',
-    sandbox: 'auto',
-    logLevel: 'warn',
-    flags: { domains: { terminal: { maxProcessesPerAgent: LIMIT, sandboxOffFor: ['loose'] } } },
-  });
-}, 60_000);
-afterAll(async () => {
-  await sockets.closeAll();
-  await rt?.dispose(); // unless the last test stopped it
-});
-reportAttacks('process-limit');
-
-describe('the process limit', { timeout: 180_000 }, () => {
-  it(`is enforced where a cgroup v1 pids hierarchy is writable (${where.ok ? 'here' : where.reason})`, () => {
-    const warned = rt.logs.some((l) => String(l['msg']).includes('maxProcessesPerAgent is not enforced'));
-    expect(warned).toBe(!where.ok);
-    if (where.ok) expect(existsSync(runtimeCgroup())).toBe(true);
-  });
-});
-
 describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { timeout: 180_000 }, () => {
   attack(
     'processes',
     'a fork bomb by an allowed program stops at the bound; the host still answers',
     async () => {
-      const c = canary(rt.workspace);
+      const c = canary(rt().workspace);
       try {
         const { terminalId, exec } = await agentWithTerminal('bomber');
         const forked = await detonate(exec, c.path);
@@ -94,9 +69,9 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
         expect(count(agentDir, 'pids.max')).toBe(LIMIT);
         expect(count(agentDir, 'pids.current')).toBeLessThanOrEqual(LIMIT);
         // The host and the bomber's own terminal still work while the bomb holds every slot it could get.
-        ok(await rt.call('runtime.ping', {}));
+        ok(await rt().call('runtime.ping', {}));
         expect(String((await exec('echo still here'))['output'])).toContain('still here');
-        ok(await rt.call('terminal.close', { terminalId }, { agentId: 'bomber' }));
+        ok(await rt().call('terminal.close', { terminalId }, { agentId: 'bomber' }));
       } finally {
         c.dispose();
       }
@@ -118,7 +93,7 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
       expect(r['limitsHit']).toEqual(['maxProcessesPerAgent']);
       expect(r['hint']).toContain(`(domains.terminal.maxProcessesPerAgent = ${LIMIT})`);
       const finished: unknown[] = [];
-      await rt.log.scan({}, (f) => {
+      await rt().log.scan({}, (f: { type: string; data: unknown }) => {
         const data = f.data as Record<string, unknown>;
         if (f.type !== 'terminal.command.finished' || data['terminalId'] !== r['terminalId']) return;
         if (data['commandId'] === r['commandId']) finished.push(data);
@@ -135,7 +110,7 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
     'processes',
     'a sub-agent spends its parent’s bound: parent and child together stay within it, then no shell starts',
     async () => {
-      const c = canary(rt.workspace);
+      const c = canary(rt().workspace);
       try {
         const parent = await agentWithTerminal('elder');
         expect(await detonate(parent.exec, c.path, 30)).toBe(30);
@@ -165,7 +140,7 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
     'processes',
     'moving itself out of its cgroup: the cgroup files are read-only in the sandbox, and the bomb still stops',
     async () => {
-      const c = canary(rt.workspace);
+      const c = canary(rt().workspace);
       try {
         const { exec, terminalId } = await agentWithTerminal('escaper');
         const agentDir = join(leafOf(runtimeCgroup(), terminalId)!, '..');
@@ -186,7 +161,7 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
           ),
           `print(mkdir("${runtimeCgroup()}/mine") ? "mkdir: done\\n" : "mkdir: $!\\n");`,
         ].join('\n');
-        writeFileSync(join(rt.workspace, 'escape.pl'), script);
+        writeFileSync(join(rt().workspace, 'escape.pl'), script);
         const out = String((await exec('perl escape.pl'))['output']);
         const lines = out.split(/\r?\n/).filter((l) => l.includes(': '));
         expect(lines, out).toHaveLength(writes.length + 1);
@@ -216,7 +191,7 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
         }
       };
       expect(running()).not.toBe('');
-      ok(await rt.call('terminal.close', { terminalId }, { agentId: 'loose' }));
+      ok(await rt().call('terminal.close', { terminalId }, { agentId: 'loose' }));
       for (let i = 0; i < 100 && running(); i++) await new Promise((r) => setTimeout(r, 20));
       expect(running()).toBe('');
       for (let i = 0; i < 100 && leafOf(runtimeCgroup(), terminalId); i++) await new Promise((r) => setTimeout(r, 20));
@@ -232,11 +207,11 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
     'processes',
     'the operator (root agent) is not bounded: its terminal forks past the agents’ bound',
     async () => {
-      const c = canary(rt.workspace);
+      const c = canary(rt().workspace);
       rootBomb = c.path;
-      const terminalId = String(ok(await rt.call('terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
+      const terminalId = String(ok(await rt().call('terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
       const exec = async (command: string) =>
-        ok(await rt.call('terminal.exec', { terminalId, command, timeoutMs: 60_000 }, { timeoutMs: 70_000 }));
+        ok(await rt().call('terminal.exec', { terminalId, command, timeoutMs: 60_000 }, { timeoutMs: 70_000 }));
       expect(await detonate(exec, c.path, 2 * LIMIT)).toBe(2 * LIMIT);
     },
     120_000,
@@ -252,10 +227,7 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
       }
     };
     expect(sleepers()).toBeGreaterThan(LIMIT);
-    await sockets.closeAll();
-    const stopping = rt;
-    rt = undefined as unknown as TestRuntime;
-    await stopping.dispose();
+    await suite.stop();
     expect(sleepers()).toBe(0);
     expect(existsSync(base)).toBe(false);
   });
