@@ -321,7 +321,7 @@ export class EditSessionCore {
         index: expected,
         reason: 'invalid',
         message:
-          `Edit ${expected} is incomplete: it needs both "old_text" and "new_text". ` + 'Send complete edits in order.',
+          `Edit ${expected} is incomplete: it needs both "old_text" and "new_text". Send complete edits in order.`,
       };
       return undefined;
     }

@@ -6,6 +6,7 @@
  * networked runtime, vs ONE agent running the same 32×15 tool calls in order
  * (fresh runtime of the same type). Also: p99 command latency under the
  * fleet, and `review.list` at the root over 32 agents × 5 changed files.
+ * `SKEIN_BENCH_LIMITS=off` turns the per-agent cgroup limits off (a diagnostic: what they cost the fleet).
  */
 import { FleetPlan, type FleetAgent, type FleetStep } from '../../schemas/index.ts';
 import { runFleet, type AgentOutcome, type FleetOutcome } from '../../infra/agent/fleet.ts';
@@ -15,6 +16,10 @@ import { now, ok } from './bench-pty.ts';
 import { percentile, scaled, type Bench, type BenchResult } from './types.ts';
 
 const AGENTS = scaled(32, 2);
+const NO_LIMITS =
+  process.env['SKEIN_BENCH_LIMITS'] === 'off'
+    ? { terminal: { maxProcessesPerAgent: 0, maxMemoryPerAgent: 0, maxMemoryAllAgents: 0 } }
+    : {};
 const REVIEW_CALLS = scaled(25, 2);
 
 function source(i: number): string {
@@ -89,7 +94,7 @@ async function runPlan<T>(agents: FleetAgent[], trackShell: boolean, after: (run
       mode: 'networked',
       natsUrl: nats.url,
       policy: { default: 'allow' },
-      flags: { domains: { review: { trackShell } } },
+      flags: { domains: { review: { trackShell }, ...NO_LIMITS } },
     });
     const plan = FleetPlan.parse({ agents });
     const t0 = now();
