@@ -112,15 +112,15 @@ export function checkEnv(env: Record<string, unknown> | undefined): Record<strin
 }
 
 /**
- * The environment of a terminal: nothing inherited but PATH, HOME, USER,
- * LOGNAME and LANG; set so that agents get predictable, non-interactive
- * output (TERM=xterm-256color, PAGER/GIT_PAGER/MANPAGER/SYSTEMD_PAGER=cat,
- * DEBIAN_FRONTEND=noninteractive) plus SKEIN_TERMINAL_ID/SKEIN_AGENT_ID.
- * The caller's `env` overrides all of it but the git protections (GIT_PROTECTIONS).
+ * The environment a terminal's processes start with, the host-side wrappers (setsid, stty, sh, bwrap) too:
+ * nothing inherited but PATH, HOME, USER, LOGNAME and LANG; set so that agents get predictable,
+ * non-interactive output (TERM=xterm-256color, PAGER/GIT_PAGER/MANPAGER/SYSTEMD_PAGER=cat,
+ * DEBIAN_FRONTEND=noninteractive) plus SKEIN_TERMINAL_ID/SKEIN_AGENT_ID and the git protections
+ * (GIT_PROTECTIONS). Never the caller's `env`: an `LD_PRELOAD` in it would run the agent's code in those
+ * wrappers, outside the sandbox and before the cgroup join. The caller's `env` reaches the shell alone
+ * (`agentEnv`, set by `env` just before the shell, inside the sandbox).
  */
-export function terminalEnv(
-  spec: Pick<SpawnSpec, 'terminalId' | 'agentId' | 'env' | 'shellPath'>,
-): Record<string, string> {
+export function terminalEnv(spec: Pick<SpawnSpec, 'terminalId' | 'agentId' | 'shellPath'>): Record<string, string> {
   let user = process.env.USER ?? '';
   try {
     user ||= userInfo().username;
@@ -143,9 +143,13 @@ export function terminalEnv(
     DEBIAN_FRONTEND: 'noninteractive',
     SKEIN_TERMINAL_ID: spec.terminalId,
     SKEIN_AGENT_ID: spec.agentId,
-    ...spec.env,
     ...GIT_PROTECTIONS,
   };
+}
+
+/** The caller's `env` as the shell gets it: over `terminalEnv`, but never over the git protections. */
+export function agentEnv(spec: Pick<SpawnSpec, 'env'>): Record<string, string> {
+  return Object.fromEntries(Object.entries(spec.env).filter(([key]) => !(key in GIT_PROTECTIONS)));
 }
 
 /**
@@ -203,6 +207,12 @@ function withFilterOn(fd: number, filter: Uint8Array, rcDir: string, argv: strin
 /** The program and arguments that run the shell with the rc file, wrapped as asked. */
 export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { file: string; args: string[] } {
   let argv = [spec.shellPath, '--noprofile', '--rcfile', rcPath, '-i'];
+  // Innermost: the caller's env is set by `env` for the shell alone, after the sandbox and the cgroup join.
+  const extra = Object.entries(agentEnv(spec));
+  if (extra.length > 0) {
+    const env = required('env', "A terminal's env needs 'env' on PATH", 'install coreutils or open it without env');
+    argv = [env, ...extra.map(([key, value]) => `${key}=${value}`), ...argv];
+  }
   if (spec.memoryLimitBytes > 0 || spec.cpuLimitSeconds > 0) {
     const prlimit = required(
       'prlimit',

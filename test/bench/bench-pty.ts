@@ -23,7 +23,7 @@ export function rawShell(rcPath: string): {
     cols: 80,
     rows: 24,
     cwd: process.cwd(),
-    env: terminalEnv({ terminalId: 'raw', agentId: 'raw', env: {}, shellPath: '/usr/bin/bash' }),
+    env: terminalEnv({ terminalId: 'raw', agentId: 'raw', shellPath: '/usr/bin/bash' }),
   });
   let tail = '';
   let bytes = 0;

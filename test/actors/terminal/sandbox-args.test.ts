@@ -3,7 +3,7 @@
  * `--die-with-parent` went unnoticed; issue 11: the sandbox must hide the host's secrets and keep the
  * workspace's git and skein files read-only). The live counterpart is sandbox-floor.integration.test.ts.
  */
-import { GIT_PROTECTIONS, terminalEnv } from '../../../actors/terminal/pty-spawn.ts';
+import { agentEnv, GIT_PROTECTIONS, terminalEnv } from '../../../actors/terminal/pty-spawn.ts';
 import { bwrapArgs, type SandboxHost } from '../../../actors/terminal/sandbox-args.ts';
 import { sandboxFloor } from '../../../infra/terminal/wiring.ts';
 
@@ -144,13 +144,11 @@ describe('bwrapArgs', () => {
 
 describe('terminal environment', () => {
   it('runs git with bare-repository discovery off, no fsmonitor and no hooks, whatever env the agent gives', () => {
-    const env = terminalEnv({
-      terminalId: 't1',
-      agentId: 'a1',
-      shellPath: '/bin/bash',
-      env: { GIT_CONFIG_COUNT: '0', GIT_CONFIG_KEY_0: 'core.fsmonitor', GIT_CONFIG_VALUE_0: 'touch /tmp/x' },
-    });
+    const env = terminalEnv({ terminalId: 't1', agentId: 'a1', shellPath: '/bin/bash' });
     expect(env).toMatchObject(GIT_PROTECTIONS);
+    // The agent's env reaches the shell over the terminal's, never over the protections.
+    const given = { GIT_CONFIG_COUNT: '0', GIT_CONFIG_KEY_0: 'core.fsmonitor', GIT_CONFIG_VALUE_0: 'touch /tmp/x' };
+    expect(agentEnv({ env: { ...given, PAGER: 'less' } })).toEqual({ PAGER: 'less' });
     expect(GIT_PROTECTIONS).toEqual({
       GIT_CONFIG_COUNT: '3',
       GIT_CONFIG_KEY_0: 'safe.bareRepository',

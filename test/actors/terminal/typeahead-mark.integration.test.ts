@@ -24,7 +24,7 @@ beforeEach(() => {
     cols: 200,
     rows: 24,
     cwd: rc.dir,
-    env: terminalEnv({ terminalId: 't', agentId: 'a', env: {}, shellPath: '/usr/bin/bash' }),
+    env: terminalEnv({ terminalId: 't', agentId: 'a', shellPath: '/usr/bin/bash' }),
   });
   pty.onData((d) => {
     output += d;
