@@ -320,8 +320,7 @@ export class EditSessionCore {
       this.#failure = {
         index: expected,
         reason: 'invalid',
-        message:
-          `Edit ${expected} is incomplete: it needs both "old_text" and "new_text". Send complete edits in order.`,
+        message: `Edit ${expected} is incomplete: it needs both "old_text" and "new_text". Send whole edits in order.`,
       };
       return undefined;
     }
