@@ -38,10 +38,13 @@ export function assertQueueRoom(session: { terminalId: string; queue: readonly u
 
 export function execReply(session: ExecView, job: Job, maxBytes: number): ExecReply {
   if (job.state === 'cancelled') {
+    const hits = job.limitsHit ?? [];
     throw new RuntimeError(
       ErrorCode.InvalidState,
       `Command '${job.commandId}' on terminal '${session.terminalId}' did not finish: ` +
-        `${job.cancelReason ?? 'cancelled'}; open a new terminal and run it again.`,
+        `${job.cancelReason ?? 'cancelled'}; open a new terminal and run it again.` +
+        `${hits.length ? ` ${limitHint(hits)}` : ''}`,
+      hits.length ? { details: { limitsHit: hits.map((h) => h.key) } } : {},
     );
   }
   const finished = job.state === 'finished';

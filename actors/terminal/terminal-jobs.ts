@@ -272,9 +272,14 @@ export class JobRunner {
     this.#input.stop();
   }
 
-  /** Cancels the queued and running jobs with `reason`, releasing their resources, and empties the queue. */
-  async cancelAll(reason: string): Promise<void> {
+  /**
+   * Cancels the queued and running jobs with `reason`, releasing their resources, and empties the queue. When
+   * the shell itself died (`exited`), the running job is told the limits its terminal met (a tmpfs filled past
+   * the memory bound has no process of its own: the kernel kills the shell).
+   */
+  async cancelAll(reason: string, exited = false): Promise<void> {
     const s = this.#session;
+    if (exited && s.current) s.current.limitsHit = this.#deps.limitsHit?.();
     for (const job of [...s.queue, ...(s.current ? [s.current] : [])]) {
       const wasAcquiring = job.state === 'acquiring';
       if (job.state !== 'finished') {

@@ -369,7 +369,7 @@ export class TerminalSession {
     this.#jobs.stopPolling();
     if (exit && !this.closed) this.#onExit(exit);
     await this.output.flush();
-    await this.#jobs.cancelAll(`terminal ${reason === 'exited' ? 'exited' : 'closed'}`);
+    await this.#jobs.cancelAll(`terminal ${reason === 'exited' ? 'exited' : 'closed'}`, reason === 'exited');
     this.status = 'closed';
     // Its terminal.opened may still be on its way (a close as the terminal opened): closed once it is stored.
     if (this.opened || (await this.#opening))

@@ -14,16 +14,22 @@ export type LimitHit = { key: AgentLimitKey; bound: string; count: number; allAg
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
+/** The bound of all agents: other agents' memory counts there too (a tmpfs file of theirs no kill can free). */
+const everyAgent = (bound: string) =>
+  `all agents together, other agents' memory included (domains.terminal.maxMemoryAllAgents = ${bound})`;
+
 /** The hint for the hits, one sentence each; empty when there are none. */
 export function limitHint(hits: readonly LimitHit[]): string {
   return hits
     .map(({ key, bound, count, allAgents }) =>
       key === 'maxMemoryPerAgent'
-        ? `The kernel killed ${plural(count, 'process', 'processes')} of this terminal at the memory bound of ` +
+        ? `Since this terminal's last report, the kernel killed ${plural(count, 'process', 'processes')} of it ` +
+          'at the memory bound of ' +
           `this agent and its sub-agents together (domains.terminal.maxMemoryPerAgent = ${bound})` +
-          `${allAgents ? ` or of all agents together (domains.terminal.maxMemoryAllAgents = ${allAgents})` : ''}; ` +
+          `${allAgents ? ` or of ${everyAgent(allAgents)}` : ''}; ` +
           'use less memory at once (fewer parallel jobs, smaller inputs) or ask the operator for a higher bound.'
-        : `The kernel refused ${plural(count, 'fork', 'forks')} in this terminal at the process bound of this ` +
+        : `Since this terminal's last report, the kernel refused ${plural(count, 'fork', 'forks')} in it at the ` +
+          'process bound of this ' +
           `agent and its sub-agents together (domains.terminal.maxProcessesPerAgent = ${bound}); stop ` +
           'processes you started (terminal.signal, terminal.close) or ask the operator for a higher bound.',
     )

@@ -126,8 +126,10 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
           ok(await rt().call('terminal.close', { terminalId }, { agentId: 'filler' }));
         } else {
           // No process holds a tmpfs's pages, so the OOM killer took the sandbox's processes; with them went its
-          // mount namespace, and the pages.
+          // mount namespace, and the pages. The error says which bound did it.
           expect(r.error.message).toContain('terminal exited');
+          expect(r.error.message).toContain(`(domains.terminal.maxMemoryPerAgent = ${LIMIT / MiB} MiB)`);
+          expect(r.error.details).toMatchObject({ limitsHit: ['maxMemoryPerAgent'] });
         }
         // Either way the agent is not left at its bound: a new terminal starts and runs.
         const again = String(ok(await call(bus, 'filler', 'terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
