@@ -18,6 +18,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
@@ -268,13 +269,13 @@ export class AgentCgroups {
       }
       await new Promise((r) => setTimeout(r, 20));
     }
-    for (const dir of dirs) rmdirSync(dir);
+    for (const [i, dir] of dirs.entries()) await remove(this.#hierarchies[i]!, dir);
     for (const agentId of [...lineage].reverse()) {
       const agent = this.#agents.get(agentId);
       if (!agent || --agent.terminals > 0) continue;
       try {
         // Fails while a child agent's cgroup is still there: removed with that one.
-        for (const h of this.#hierarchies) rmdirSync(join(h.base, agent.rel));
+        for (const h of this.#hierarchies) await remove(h, join(h.base, agent.rel));
         this.#agents.delete(agentId);
       } catch {}
     }
@@ -286,7 +287,7 @@ export class AgentCgroups {
     await Promise.all(this.#releasing);
     for (const h of this.#hierarchies) {
       try {
-        removeTree(h.base);
+        await removeTree(h.base, h);
       } catch (err) {
         this.#log.warn({ err: (err as Error).message }, 'terminal cgroup left behind');
       }
@@ -356,14 +357,24 @@ function removeStale(dir: string): void {
   for (const name of readdirSync(dir)) {
     const pid = /^skein-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
     if (pid === undefined || Number(pid) === process.pid || isAlive(Number(pid))) continue;
-    try {
-      removeTree(join(dir, name));
-    } catch {}
+    removeTree(join(dir, name)).catch(() => undefined);
   }
 }
 
+/**
+ * Removes an empty cgroup. A memory cgroup's page cache (files its processes read or wrote) stays charged to it
+ * after `rmdir`: the kernel keeps it, offline, until the cache is reclaimed, and allows 65,535 memory cgroups in
+ * all, so a loop of terminal opens and closes could use them up for the whole machine. `memory.force_empty`
+ * reclaims that cache first (in the thread pool: it can take a while); what it cannot free (a tmpfs still
+ * mounted elsewhere) stays, as before.
+ */
+async function remove(h: Pick<Hierarchy, 'controller'>, dir: string): Promise<void> {
+  if (h.controller === 'memory') await writeFile(join(dir, 'memory.force_empty'), '0').catch(() => undefined);
+  rmdirSync(dir);
+}
+
 /** Removes a cgroup tree bottom-up (a cgroup directory is removed empty, its control files with it). */
-function removeTree(dir: string): void {
+async function removeTree(dir: string, h?: Pick<Hierarchy, 'controller'>): Promise<void> {
   let entries: string[];
   try {
     entries = readdirSync(dir, { withFileTypes: true })
@@ -372,6 +383,7 @@ function removeTree(dir: string): void {
   } catch {
     return; // not there
   }
-  for (const name of entries) removeTree(join(dir, name));
-  rmdirSync(dir);
+  for (const name of entries) await removeTree(join(dir, name), h);
+  if (h) await remove(h, dir);
+  else rmdirSync(dir);
 }

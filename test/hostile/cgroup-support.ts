@@ -103,7 +103,8 @@ export function limitSuite(file: string, controller: CgroupController, key: stri
   });
   reportAttacks(file);
   describe(`domains.terminal.${key}`, () => {
-    it(`is enforced where a cgroup v1 ${controller} hierarchy is writable (${where.ok ? 'here' : where.reason})`, () => {
+    const here = where.ok ? 'here' : where.reason;
+    it(`is enforced where a cgroup v1 ${controller} hierarchy is writable (${here})`, () => {
       const warned = rt().logs.some((l) => String(l['msg']).includes(`${key} is not enforced`));
       expect(warned).toBe(!where.ok);
       if (where.ok) expect(existsSync(runtimeCgroup(where))).toBe(true);

@@ -213,6 +213,29 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
 
   attack(
     'memory',
+    'opening, writing and closing terminals in a loop leaves no memory charged behind (page cache of a closed one)',
+    async () => {
+      const keeper = await agentWithTerminal('churner');
+      const agentDir = agentDirOf(keeper.terminalId);
+      const before = count(agentDir, 'memory.usage_in_bytes');
+      const bus = await sockets.as('churner');
+      for (let i = 0; i < 5; i++) {
+        const opened = ok(await call(bus, 'churner', 'terminal.open', {}, { timeoutMs: 30_000 }));
+        const terminalId = String(opened['terminalId']);
+        const command = `head -c ${16 * MiB} /dev/urandom > churn-${i}.bin && sync churn-${i}.bin`;
+        ok(await call(bus, 'churner', 'terminal.exec', { terminalId, command }, { timeoutMs: 30_000 }));
+        ok(await call(bus, 'churner', 'terminal.close', { terminalId }, { timeoutMs: 30_000 }));
+        await until(() => leafOf(agentDir, terminalId) === undefined, 'the closed terminal’s cgroup removed');
+      }
+      // Each closed terminal's 16 MiB of page cache would stay charged to the agent (and keep its cgroup alive
+      // in the kernel, one of 65,535); reclaimed at the close, the agent is back near where it was.
+      expect(count(agentDir, 'memory.usage_in_bytes') - before).toBeLessThan(16 * MiB);
+    },
+    120_000,
+  );
+
+  attack(
+    'memory',
     'raising its own bound or moving out of its cgroup: the files are read-only in the sandbox, and the hog dies',
     async () => {
       const c = canary(rt().workspace);
