@@ -42,7 +42,12 @@ const RELEASE_WAIT_MS = 2_000;
 /** What v1 reports as "no limit" (a page-rounded LLONG_MAX): anything at or above it is none. */
 const NO_LIMIT = 2 ** 62;
 
-export type AgentLimits = { maxProcesses: number; maxMemory: MemoryBound; maxMemoryAllAgents?: MemoryBound };
+/** The limits' keys of `domains.terminal` (TerminalConfig). */
+export type AgentLimits = {
+  maxProcessesPerAgent: number;
+  maxMemoryPerAgent: MemoryBound;
+  maxMemoryAllAgents?: MemoryBound;
+};
 
 /** Below each base: the cgroup every agent but the operator sits in (`maxMemoryAllAgents` bounds it). */
 const AGENTS = 'agents';
@@ -126,21 +131,21 @@ export class AgentCgroups {
         unenforced(`cannot make a cgroup in ${where.dir}: ${(err as Error).message}`);
       }
     };
-    if (limits.maxProcesses > 0) {
-      const value = String(limits.maxProcesses);
+    if (limits.maxProcessesPerAgent > 0) {
+      const value = String(limits.maxProcessesPerAgent);
       add('pids', 'maxProcessesPerAgent', () => ({ bound: [{ file: 'pids.max', value }], shown: value }));
     }
     const allAgents = limits.maxMemoryAllAgents ?? 0;
-    if (limits.maxMemory !== 0 || allAgents !== 0) {
+    if (limits.maxMemoryPerAgent !== 0 || allAgents !== 0) {
       add('memory', 'maxMemoryPerAgent', (dir) => {
         const available = Math.min(totalmem(), ownMemoryLimit(dir));
-        const each = memoryBound(limits.maxMemory, available);
+        const each = memoryBound(limits.maxMemoryPerAgent, available);
         const all = memoryBound(allAgents, available);
         return { bound: each?.bound ?? [], shown: each?.shown ?? 'none', ...(all ? { group: all } : {}) };
       });
     }
     if (hierarchies.length === 0) return undefined;
-    return new AgentCgroups(hierarchies, limits.maxProcesses, rootAgentId, log);
+    return new AgentCgroups(hierarchies, limits.maxProcessesPerAgent, rootAgentId, log);
   }
 
   /** This runtime's cgroup in `controller`'s hierarchy (tests read the counts there), if that limit is on. */

@@ -88,15 +88,7 @@ export class TerminalManager {
     this.#emitOutput = options.emitOutput;
     this.#resources = new ResourceLocks(this.config.resources, this.config.agentPriority, this.#emit);
     this.#lineage = options.lineage ?? ((agentId) => [agentId]);
-    this.cgroups = AgentCgroups.open(
-      {
-        maxProcesses: this.config.maxProcessesPerAgent,
-        maxMemory: this.config.maxMemoryPerAgent,
-        maxMemoryAllAgents: this.config.maxMemoryAllAgents,
-      },
-      options.rootAgentId ?? 'main',
-      this.log,
-    );
+    this.cgroups = AgentCgroups.open(this.config, options.rootAgentId ?? 'main', this.log);
   }
 
   /**
