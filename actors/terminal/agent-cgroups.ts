@@ -279,8 +279,10 @@ export class AgentCgroups {
       const agent = this.#agents.get(agentId);
       if (!agent || --agent.terminals > 0) continue;
       try {
-        // Fails while a child agent's cgroup is still there: removed with that one.
-        for (const h of this.#hierarchies) await remove(h, join(h.base, agent.rel));
+        // Fails while a child agent's cgroup is still there: removed with that one. In one turn, no await: a
+        // join of this agent in between would reuse the entry and make its leaf in a removed directory. The
+        // agent's own cgroup holds no process (its terminals' leaves do), so it has no page cache to reclaim.
+        for (const h of this.#hierarchies) rmdirSync(join(h.base, agent.rel));
         this.#agents.delete(agentId);
       } catch {}
     }
