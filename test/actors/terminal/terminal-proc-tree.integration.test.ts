@@ -56,13 +56,16 @@ describe('descendants: the processes a pid started, from the kernel children lis
     });
     try {
       await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
-      // Until both sleeps have exec'd (a forked child is still `bash` until then, on a loaded machine for a while).
+      // Until the three sleeps have exec'd (a forked child is still `bash` until then, on a loaded machine for a
+      // while): the re-parented one too, which CI once checked before it had.
       const sleeping = (pids: number[]) =>
         ['sleep\u0000300\u0000', 'sleep\u0000301\u0000'].every((c) => pids.some((pid) => cmdline(pid) === c));
+      const orphaned = (ppid: Map<number, number>) =>
+        [...ppid].find(([pid]) => cmdline(pid) === 'sleep\u0000302\u0000' && groupOf(pid) === child.pid);
       let ppid = parents();
       for (
         let i = 0;
-        i < 100 && !(below(child.pid!, 2, ppid).length >= 3 && sleeping(below(child.pid!, 2, ppid)));
+        i < 250 && !(below(child.pid!, 2, ppid).length >= 3 && sleeping(below(child.pid!, 2, ppid)) && orphaned(ppid));
         i++
       ) {
         await new Promise((r) => setTimeout(r, 20));
@@ -76,7 +79,7 @@ describe('descendants: the processes a pid started, from the kernel children lis
           .map((s) => s.comm)
           .sort(),
       ).toEqual(['bash', 'sleep']);
-      const orphan = [...ppid].find(([pid]) => cmdline(pid) === 'sleep\u0000302\u0000' && groupOf(pid) === child.pid);
+      const orphan = orphaned(ppid);
       expect(orphan).toBeDefined();
       expect(two.map((s) => s.pid)).not.toContain(orphan![0]);
       expect(descendants(2 ** 22 + 1, 3)).toEqual([]);
