@@ -1,0 +1,40 @@
+/**
+ * AgentCgroups against the real v1 hierarchies of this machine: an agent's cgroups are removed with its last
+ * terminal, and a terminal of that agent joined while that removal is under way gets its leaves in directories
+ * that exist. The race this pins: CI failed two `terminal.open` calls when the removal awaited between the
+ * hierarchies, and a join in that gap reused the agent's entry and made its leaf in a removed directory.
+ */
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import pino from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AgentCgroups } from '../../../actors/terminal/agent-cgroups.ts';
+import { ownCgroup } from '../../hostile/cgroup-support.ts';
+
+const writable = ownCgroup('pids').ok && ownCgroup('memory').ok;
+const log = pino({ level: 'silent' });
+const limits = { maxProcessesPerAgent: 512, maxMemoryPerAgent: 1 << 30, maxMemoryAllAgents: 2 ** 31 };
+let cgroups: AgentCgroups | undefined;
+afterAll(() => cgroups?.dispose());
+
+describe.skipIf(!writable)('AgentCgroups: an agent closing its last terminal while it opens the next', () => {
+  it('every join lands in directories that exist, whenever it comes during the last release', async () => {
+    cgroups = AgentCgroups.open(limits, 'main', log);
+    expect(cgroups).toBeDefined();
+    const lineage = ['main', 'worker'];
+    let procs = cgroups!.join('term0', lineage);
+    // Join the next terminal after 1 to 40 turns of the event loop into the release of the last one: one of them
+    // falls between the removal of the leaf and that of the agent's own cgroup, in each hierarchy.
+    for (let i = 1; i <= 40; i++) {
+      const releasing = cgroups!.release(`term${i - 1}`);
+      for (let turn = 0; turn < i; turn++) await new Promise((r) => setImmediate(r));
+      procs = cgroups!.join(`term${i}`, lineage);
+      await releasing;
+      const missing = procs.map(dirname).filter((dir) => !existsSync(dir));
+      expect(missing, `join ${i}, ${i} turns into the release`).toEqual([]);
+    }
+    await cgroups!.release('term40');
+    // The agent's cgroups went with its last terminal.
+    for (const file of procs) expect(existsSync(dirname(dirname(file)))).toBe(false);
+  });
+});
