@@ -12,7 +12,6 @@ import type { Logger } from 'pino';
 import { finishedAgentError } from '../../machines/agent/agent.ts';
 import { ErrorCode, LimitExceededError, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
 import { newId } from '../../schemas/ids.ts';
-import type { CommandDef } from '../../schemas/message.ts';
 import {
   type ExecReply,
   TerminalClose,
@@ -31,6 +30,8 @@ import { AgentCgroups } from './agent-cgroups.ts';
 import { PtyZygote } from './pty-zygote.ts';
 import { writeRcFile } from './shell-integration.ts';
 import { releasePlaceholders } from './sandbox-placeholders.ts';
+import { releaseScratch, SandboxScratch } from './sandbox-scratch.ts';
+import { type DataOf, parse } from './command-data.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { assertQueueRoom, execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
 import type { OutputFact } from './terminal-output.ts';
@@ -58,9 +59,10 @@ export type TerminalManagerOptions = {
   lineage?: (agentId: string) => readonly string[];
   /** The runtime's root agent: the operator's, whose processes are not bounded. */
   rootAgentId?: string;
+  /** Where sandboxes' scratch directories go (`<dataDir>/sandbox`); default: a new temporary directory. */
+  scratchDir?: string;
 };
 
-type DataOf<T> = T extends CommandDef<string, infer D, unknown> ? D : never;
 /** Recently closed ids, for a better error than "does not exist". */
 const CLOSED_IDS_KEPT = 1000;
 
@@ -78,6 +80,7 @@ export class TerminalManager {
   #lineage: (agentId: string) => readonly string[];
   /** The per-agent limits' cgroups, where the machine has a pids or memory hierarchy to make them in. */
   readonly cgroups: AgentCgroups | undefined;
+  readonly #scratch: SandboxScratch;
 
   constructor(options: TerminalManagerOptions) {
     this.#finished = options.finished ?? (() => undefined);
@@ -89,6 +92,7 @@ export class TerminalManager {
     this.#resources = new ResourceLocks(this.config.resources, this.config.agentPriority, this.#emit);
     this.#lineage = options.lineage ?? ((agentId) => [agentId]);
     this.cgroups = AgentCgroups.open(this.config, options.rootAgentId ?? 'main', this.log);
+    this.#scratch = new SandboxScratch(options.scratchDir, this.config.sandboxInotifyShare);
   }
 
   /**
@@ -117,6 +121,7 @@ export class TerminalManager {
       memoryLimitBytes: this.config.memoryLimitBytes,
       cpuLimitSeconds: this.config.cpuLimitSeconds,
     };
+    if (spec.sandbox) Object.assign(spec, this.#scratch.of(spec.terminalId));
     // The shell starts in the helper process, off this event loop (pty-zygote.ts); undefined: fork here.
     const rc = writeRcFile();
     const lineage = this.#lineage(agentId);
@@ -135,6 +140,7 @@ export class TerminalManager {
       rc.remove();
       // No agent ever reached this shell: its sandbox's placeholders can go at once.
       releasePlaceholders(spec.terminalId);
+      void releaseScratch(spec.terminalId);
       throw bound ?? err;
     }
     const session = new TerminalSession({
@@ -318,6 +324,7 @@ export class TerminalManager {
     await Promise.all([...this.#sessions.values()].map((s) => s.close('shutdown', this.config.closeGraceMs)));
     this.#zygote.close();
     await this.cgroups?.dispose();
+    await this.#scratch.dispose();
   }
 
   /** The live session (tests, replay tooling). */
@@ -382,18 +389,4 @@ export class TerminalManager {
     // What the shell left running (a daemon out of its session) dies with the terminal.
     void this.cgroups?.release(s.terminalId);
   }
-}
-
-/** Validates command data with its schema; the error names each bad field. */
-function parse<T extends CommandDef>(def: T, data: unknown): DataOf<T> {
-  const result = def.data.safeParse(data);
-  if (result.success) return result.data as DataOf<T>;
-  const issues = result.error.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message}`).join('; ');
-  throw new RuntimeError(
-    ErrorCode.InvalidMessage,
-    `Invalid ${def.type} data (${issues}); fix these fields and send again.`,
-    {
-      details: { issues: result.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })) },
-    },
-  );
 }
