@@ -224,6 +224,17 @@ export const TerminalConfig = z
       .array(z.string())
       .default([])
       .describe('More absolute paths hidden inside the sandbox (the data dir is always hidden).'),
+    sandboxInotifyShare: z
+      .string()
+      .regex(/^([1-9][0-9]?|100)%$/, { error: 'expected a share from "1%" to "100%"' })
+      .transform((s) => s as `${number}%`)
+      .default('5%')
+      .describe(
+        "Share of the runtime user's inotify allowance (/proc/sys/user/max_inotify_instances and " +
+          '_watches) each sandboxed terminal may hold, at least 1 instance and 1,024 watches. The kernel ' +
+          "counts inotify per user and sandboxed shells run as the runtime's user: without a share, one " +
+          "agent's watchers could leave the runtime's shell tracking and the user's own programs none.",
+      ),
     bwrapPath: z.string().default('bwrap'),
     memoryLimitBytes: z.number().int().min(0).default(0).describe('RLIMIT_AS for the shell (prlimit); 0: none.'),
     cpuLimitSeconds: z.number().int().min(0).default(0).describe('RLIMIT_CPU for the shell (prlimit); 0: none.'),

@@ -12,9 +12,11 @@ import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import { spawn, type IPty } from '@lydell/node-pty';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { ttyInjectionFilter } from '../../machines/terminal/seccomp-filter.ts';
+import type { SandboxKernelLimits } from '../../machines/terminal/sandbox-init.ts';
 import { SUPPORTED_SHELLS } from './shell-integration.ts';
 import { holdPlaceholders } from './sandbox-placeholders.ts';
-import { bwrapArgs, protectedPaths, realSandboxHost, type SandboxOptions } from './sandbox-args.ts';
+import { bwrapArgs, protectedPaths, realSandboxHost, scratchDirs, type SandboxOptions } from './sandbox-args.ts';
+import { makeScratch } from './sandbox-scratch.ts';
 
 /** PATH when the host process has none. */
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -37,6 +39,10 @@ export type SpawnSpec = {
   cpuLimitSeconds: number;
   /** The `cgroup.procs` files of the terminal's cgroups (agent-cgroups.ts), joined before anything runs. */
   cgroupProcs?: readonly string[];
+  /** A sandbox's scratch directory (sandbox-scratch.ts), made here and removed after its shell ended. */
+  scratch?: string;
+  /** The kernel limits a sandbox's init sets (sandbox-init.ts). */
+  sandboxLimits?: SandboxKernelLimits;
 };
 
 function invalid(message: string): RuntimeError {
@@ -234,8 +240,21 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
       throw invalid(`workspace '${spec.workspace}' must be an absolute path for the sandbox.`);
     const filter = ttyInjectionFilter(process.arch);
     const host = realSandboxHost();
-    argv = [bwrap, ...bwrapArgs(spec, rcDir, host, filter ? SECCOMP_FD : undefined), ...argv];
+    const { scratch, sandboxLimits } = spec;
+    if (!scratch || !sandboxLimits) throw new Error('a sandboxed SpawnSpec needs scratch and sandboxLimits');
+    const init = {
+      sh: required('sh', "The sandbox needs a POSIX 'sh' on PATH for its init", 'install one (dash)'),
+      setpriv: required(
+        'setpriv',
+        "The sandbox needs util-linux's 'setpriv' to drop its init's capabilities",
+        'install util-linux or open the terminal without "sandbox"',
+      ),
+      limits: sandboxLimits,
+    };
+    const sandboxSpec = { ...spec, scratch };
+    argv = [bwrap, ...bwrapArgs(sandboxSpec, rcDir, init, host, filter ? SECCOMP_FD : undefined), ...argv];
     if (filter) argv = withFilterOn(SECCOMP_FD, filter, rcDir, argv);
+    makeScratch(spec.terminalId, scratch, scratchDirs(scratch, spec.workspace, host));
     // Last, once nothing can throw: the terminal's end releases them (terminal-session.ts). By real path, so
     // that two spellings of one workspace hold the same placeholders.
     const paths = protectedPaths(realWorkspace(spec.workspace));

@@ -6,9 +6,10 @@
  */
 import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import { isInside } from '../../machines/common/confine.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { INIT_CAPABILITIES, initScript, type SandboxKernelLimits } from '../../machines/terminal/sandbox-init.ts';
 export type SandboxOptions = {
   /** Keep the host's network (default: a new, empty network namespace). */
   network?: boolean;
@@ -73,11 +74,39 @@ export function realSandboxHost(): SandboxHost {
   return { home: homedir(), exists: existsSync, isDir, isLink, homes: [...homes, '/root'] };
 }
 
+/** The sandbox's init (machines/terminal/sandbox-init.ts): the programs it runs, and the limits it sets. */
+export type SandboxInit = { sh: string; setpriv: string; limits: SandboxKernelLimits };
+
 /**
- * bubblewrap arguments: read-only root, writable workspace, private /tmp, new pid/net/ipc namespaces, no
- * capabilities. `--as-pid-1` makes the shell the namespace's init: it reaps orphans itself, and no bwrap
- * init is left as a zombie for the host's PID 1 when the terminal closes. No `--new-session`: the shell
- * must keep the PTY as its controlling terminal (job control, ^C).
+ * The directories of the user's home hidden from a sandbox (HIDDEN_IN_HOME that exist as directories and do not
+ * hold the workspace): each is replaced by an empty, writable directory of the terminal's scratch, so that tools
+ * writing their config there still work, on disk.
+ */
+export function hiddenHomeDirs(workspace: string, host: SandboxHost): string[] {
+  return HIDDEN_IN_HOME.map((name) => join(host.home, name)).filter(
+    (path) => host.exists(path) && host.isDir(path) && !isInside(path, workspace),
+  );
+}
+
+/**
+ * Where a sandbox writes besides the workspace, all in the terminal's scratch directory on the runtime's data disk
+ * (`scratch`, made by pty-spawn.ts and removed after the shell ended): `/tmp`, `/dev/shm`, and the hidden
+ * directories of the home (`home/<name>`). Never a tmpfs: a tmpfs's pages and inodes are charged to the agent's
+ * memory cgroup with no process holding them, so the OOM killer could not free them and would kill another
+ * agent's process instead; a file on disk is page cache, written back and reclaimed.
+ */
+export function scratchDirs(scratch: string, workspace: string, host: SandboxHost): Record<string, string> {
+  const dirs: Record<string, string> = { '/tmp': join(scratch, 'tmp'), '/dev/shm': join(scratch, 'shm') };
+  for (const path of hiddenHomeDirs(workspace, host)) dirs[path] = join(scratch, 'home', basename(path));
+  return dirs;
+}
+
+/**
+ * bubblewrap arguments: read-only root, writable workspace, private /tmp, new user/pid/net/ipc namespaces, no
+ * capabilities once the init (`init`, sandbox-init.ts) has set the sandbox's kernel limits. `--as-pid-1` makes
+ * the init, then the shell it becomes, the namespace's init: it reaps orphans itself, and no bwrap init is left
+ * as a zombie for the host's PID 1 when the terminal closes. No `--new-session`: the shell must keep the PTY as
+ * its controlling terminal (job control, ^C). The command follows the returned list (the init execs it).
  *
  * The sandbox is a floor an agent cannot lower from inside (issue 11): `/run` and `/var/run` (host daemons'
  * unix sockets), other users' homes, the user's `~/.config`, `~/.ssh` and other credentials, and
@@ -88,10 +117,14 @@ export function realSandboxHost(): SandboxHost {
  * bwrap applies mounts in order, so the hiding comes before the workspace bind (a workspace under /home stays
  * visible) and the protections after. Throws when a protected path is a symlink: a mount lands on the link's
  * target, and the link itself could be replaced from inside.
+ *
+ * Nothing but the workspace and `scratchDirs` is writable: `/dev`, `/run` and the other homes are read-only
+ * (a writable tmpfs there would hold memory no process holds, as above).
  */
 export function bwrapArgs(
-  spec: { workspace: string; cwd: string; sandboxOptions?: SandboxOptions | undefined },
+  spec: { workspace: string; cwd: string; scratch: string; sandboxOptions?: SandboxOptions | undefined },
   rcDir: string,
+  init: SandboxInit,
   host: SandboxHost = realSandboxHost(),
   /** The descriptor bwrap reads the seccomp filter from (`ttyInjectionFilter`), when there is one. */
   seccompFd?: number,
@@ -99,6 +132,7 @@ export function bwrapArgs(
   const opts = spec.sandboxOptions ?? {};
   const ws = spec.workspace;
   const within = (path: string, dir: string) => isInside(dir, path);
+  const scratch = scratchDirs(spec.scratch, ws, host);
   // The rc file's dir first: a later mount can hide or protect, never be undone by it.
   const args = [
     '--ro-bind',
@@ -106,24 +140,32 @@ export function bwrapArgs(
     '/',
     '--dev',
     '/dev',
+    '--bind',
+    scratch['/dev/shm']!,
+    '/dev/shm',
+    '--remount-ro',
+    '/dev',
     '--proc',
     '/proc',
-    '--tmpfs',
+    '--bind',
+    scratch['/tmp']!,
     '/tmp',
     '--ro-bind',
     rcDir,
     rcDir,
   ];
   // Host daemons listen on unix sockets under /run (mysqld, postgres, dbus, docker): an empty /run instead.
-  for (const run of ['/run', '/var/run']) if (host.isDir(run) && !host.isLink(run)) args.push('--tmpfs', run);
+  for (const run of ['/run', '/var/run']) {
+    if (host.isDir(run) && !host.isLink(run)) args.push('--tmpfs', run, '--remount-ro', run);
+  }
   for (const home of host.homes) {
     if (home === host.home || !host.isDir(home) || within(ws, home)) continue;
-    args.push('--tmpfs', home);
+    args.push('--tmpfs', home, '--remount-ro', home);
   }
   for (const name of HIDDEN_IN_HOME) {
     const path = join(host.home, name);
     if (!host.exists(path) || within(ws, path)) continue;
-    if (host.isDir(path)) args.push('--tmpfs', path);
+    if (host.isDir(path)) args.push('--bind', scratch[path]!, path);
     else args.push('--ro-bind', '/dev/null', path);
   }
   for (const file of HIDDEN_FILES) if (host.exists(file)) args.push('--ro-bind', '/dev/null', file);
@@ -145,10 +187,12 @@ export function bwrapArgs(
     if (host.isDir(path)) args.push('--tmpfs', path, '--remount-ro', path);
     else args.push('--ro-bind', '/dev/null', path);
   }
-  args.push('--unshare-pid', '--as-pid-1');
+  args.push('--unshare-user', '--unshare-pid', '--as-pid-1');
   if (!opts.network) args.push('--unshare-net');
-  args.push('--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--die-with-parent');
+  args.push('--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL');
+  for (const cap of INIT_CAPABILITIES) args.push('--cap-add', cap);
+  args.push('--die-with-parent');
   if (seccompFd !== undefined) args.push('--seccomp', String(seccompFd));
-  args.push('--chdir', spec.cwd, '--');
+  args.push('--chdir', spec.cwd, '--', init.sh, '-c', initScript(init.limits, init.setpriv), 'skein-sandbox-init');
   return args;
 }

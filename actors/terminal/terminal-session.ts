@@ -25,6 +25,7 @@ import { TerminalId } from '../../schemas/ids.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
 import type { SpawnSpec } from './pty-spawn.ts';
 import { releasePlaceholders } from './sandbox-placeholders.ts';
+import { releaseScratch } from './sandbox-scratch.ts';
 import { type Mark, MarkScanner, type RcFiles, writeRcFile } from './shell-integration.ts';
 import type { Emit, Fact, Job } from './terminal-job.ts';
 import { JobRunner } from './terminal-jobs.ts';
@@ -151,6 +152,7 @@ export class TerminalSession {
       this.#machine.stop();
       this.rc.remove();
       releasePlaceholders(this.terminalId);
+      void releaseScratch(this.terminalId);
       throw spawned ? spawned.error : new Error(`The PTY of terminal '${this.terminalId}' was not spawned.`);
     }
     this.pty = spawned.pty;
@@ -388,6 +390,7 @@ export class TerminalSession {
     this.rc.remove();
     // The shell, the sandbox's init, is gone or SIGKILLed (stopSession): nothing inside can act any more.
     releasePlaceholders(this.terminalId);
+    void releaseScratch(this.terminalId);
     this.log.info({ reason, ...this.closed }, 'terminal closed');
     this.#deps.onClosed(this);
   }

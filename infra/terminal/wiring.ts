@@ -8,7 +8,7 @@
  * modified or deleted in the agent's workspace recorded in its action log.
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { isInside } from '../../machines/common/confine.ts';
 import { checkedReply, ErrorCode, RuntimeError } from '../../schemas/index.ts';
@@ -70,6 +70,7 @@ export function wireTerminal(deps: {
     finished: (agentId) => deps.directory.finishedStatus(agentId),
     lineage: (agentId) => [...deps.directory.localAncestors(agentId).reverse(), agentId],
     rootAgentId: root,
+    scratchDir: join(deps.config.dataDir, 'sandbox'),
   });
   const snapshotter = new WorkspaceSnapshotter({ blobs: deps.review.service.blobs });
   const tracker = new WorkspaceTracker({

@@ -1,7 +1,6 @@
 /**
  * `domains.terminal.maxMemoryPerAgent`: how much memory an agent and its sub-agents use at once in their
- * terminals. Before it, one allowed program (`perl`, `python3`, a build) could take the machine's memory, and so
- * could a plain `dd` into the sandbox's /tmp (a tmpfs: its pages stay taken with no process holding them); the
+ * terminals. Before it, one allowed program (`perl`, `python3`, a build) could take the machine's memory; the
  * kernel's OOM killer then picked from the whole machine, the runtime and nats-server included. Each attack asks
  * for far more than the bound, from a real sandboxed terminal of a sub-agent; the canary is a file written only
  * if the memory was got. The bound is a memory cgroup per agent (agent-cgroups.ts), so it needs a cgroup v1 memory
@@ -97,45 +96,6 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
         expect(next['limitsHit']).toBeUndefined();
         ok(await rt().call('runtime.ping', {}));
         expect(String((await exec('echo still here'))['output'])).toContain('still here');
-      } finally {
-        c.dispose();
-      }
-    },
-    120_000,
-  );
-
-  attack(
-    'memory',
-    'filling the sandbox’s /tmp (a tmpfs: no process holds its pages) stops at the bound',
-    async () => {
-      const c = canary(rt().workspace);
-      try {
-        const { terminalId } = await agentWithTerminal('filler');
-        const agentDir = agentDirOf(terminalId);
-        const bus = await sockets.as('filler');
-        const mib = (3 * LIMIT) / MiB;
-        const fill = `dd if=/dev/zero of=/tmp/fill bs=1M count=${mib} status=none`;
-        const command = `${fill} && touch ${c.path}; du -m /tmp/fill`;
-        const r = await call(bus, 'filler', 'terminal.exec', { terminalId, command }, { timeoutMs: 70_000 });
-        expect(existsSync(c.path), JSON.stringify(r)).toBe(false);
-        expect(count(agentDir, 'memory.max_usage_in_bytes')).toBeLessThanOrEqual(LIMIT);
-        if (r.ok) {
-          // The write failed (ENOMEM) and the shell lived: what the file holds is within the bound.
-          const held = Number(/^(\d+)\s+\/tmp\/fill/m.exec(String(r['output']))?.[1]);
-          expect(held, JSON.stringify(r)).toBeLessThanOrEqual(LIMIT / MiB);
-          ok(await rt().call('terminal.close', { terminalId }, { agentId: 'filler' }));
-        } else {
-          // No process holds a tmpfs's pages, so the OOM killer took the sandbox's processes; with them went its
-          // mount namespace, and the pages. The error says which bound did it.
-          expect(r.error.message).toContain('terminal exited');
-          expect(r.error.message).toContain(`(domains.terminal.maxMemoryPerAgent = ${LIMIT / MiB} MiB)`);
-          expect(r.error.details).toMatchObject({ limitsHit: ['maxMemoryPerAgent'] });
-        }
-        // Either way the agent is not left at its bound: a new terminal starts and runs.
-        const again = String(ok(await call(bus, 'filler', 'terminal.open', {}, { timeoutMs: 30_000 }))['terminalId']);
-        const echo = ok(await call(bus, 'filler', 'terminal.exec', { terminalId: again, command: 'echo fine' }));
-        expect(String(echo['output'])).toContain('fine');
-        ok(await rt().call('runtime.ping', {}));
       } finally {
         c.dispose();
       }

@@ -4,7 +4,8 @@
  * workspace's git and skein files read-only). The live counterpart is sandbox-floor.integration.test.ts.
  */
 import { agentEnv, GIT_PROTECTIONS, terminalEnv } from '../../../actors/terminal/pty-spawn.ts';
-import { bwrapArgs, type SandboxHost } from '../../../actors/terminal/sandbox-args.ts';
+import { bwrapArgs, type SandboxHost, scratchDirs } from '../../../actors/terminal/sandbox-args.ts';
+import { initScript } from '../../../machines/terminal/sandbox-init.ts';
 import { sandboxFloor } from '../../../infra/terminal/wiring.ts';
 
 const WS = '/home/dev/proj';
@@ -26,8 +27,16 @@ const host: SandboxHost = {
   isLink: (p) => p === '/var/run',
   isDir: (p) => !['/home/dev/.netrc', '/etc/shadow', `${WS}/skein.config.json`].includes(p),
 };
+/** The terminal's scratch directory, and its init (sandbox-init.ts). */
+const S = '/data/sandbox/t1';
+const INIT = { sh: '/bin/sh', setpriv: '/usr/bin/setpriv', limits: { inotifyInstances: 6, inotifyWatches: 9627 } };
 const args = (options?: { network?: boolean; hide?: string[] }) =>
-  bwrapArgs({ workspace: WS, cwd: WS, ...(options ? { sandboxOptions: options } : {}) }, '/tmp/rc', host);
+  bwrapArgs(
+    { workspace: WS, cwd: WS, scratch: S, ...(options ? { sandboxOptions: options } : {}) },
+    '/tmp/rc',
+    INIT,
+    host,
+  );
 
 /** The argument list as mount steps: `--tmpfs /run` → "--tmpfs /run", `--bind a a` → "--bind a". */
 function steps(list: string[]): string[] {
@@ -36,8 +45,11 @@ function steps(list: string[]): string[] {
   arity['--proc'] = 1;
   arity['--chdir'] = 1;
   arity['--cap-drop'] = 1;
+  arity['--cap-add'] = 1;
   for (let i = 0; i < list.length; i++) {
     const a = list[i]!;
+    // After `--`: the command bwrap runs (the init), as one step.
+    if (a === '--') return [...out, a, list.slice(i + 1).join(' ')];
     const n = arity[a] ?? 0;
     out.push(n === 2 ? `${a} ${list[i + 1]} ${list[i + 2]}` : n === 1 ? `${a} ${list[i + 1]}` : a);
     i += n;
@@ -53,12 +65,12 @@ describe('bwrapArgs', () => {
     }
     expect(s).toContain('--cap-drop ALL');
     expect(s).toContain('--as-pid-1');
-    expect(s.at(-1)).toBe('--');
+    expect(s.at(-2)).toBe('--');
     expect(s).toContain(`--chdir ${WS}`);
   });
 
   it('loads the seccomp filter from the descriptor it is given, after every mount and before the command', () => {
-    const list = bwrapArgs({ workspace: WS, cwd: WS }, '/tmp/rc', host, 9);
+    const list = bwrapArgs({ workspace: WS, cwd: WS, scratch: S }, '/tmp/rc', INIT, host, 9);
     const at = list.indexOf('--seccomp');
     expect(list[at + 1]).toBe('9');
     expect(at).toBeGreaterThan(list.lastIndexOf('--bind'));
@@ -70,14 +82,19 @@ describe('bwrapArgs', () => {
     expect(steps(args({ hide: ['/home/dev/proj/.skein/data', '/nonexistent'] }))).toEqual([
       '--ro-bind / /',
       '--dev /dev',
+      `--bind ${S}/shm /dev/shm`,
+      '--remount-ro /dev',
       '--proc /proc',
-      '--tmpfs /tmp',
+      `--bind ${S}/tmp /tmp`,
       '--ro-bind /tmp/rc /tmp/rc',
       '--tmpfs /run',
+      '--remount-ro /run',
       '--tmpfs /home/other',
+      '--remount-ro /home/other',
       '--tmpfs /root',
-      '--tmpfs /home/dev/.config',
-      '--tmpfs /home/dev/.ssh',
+      '--remount-ro /root',
+      `--bind ${S}/home/.config /home/dev/.config`,
+      `--bind ${S}/home/.ssh /home/dev/.ssh`,
       '--ro-bind /dev/null /home/dev/.netrc',
       '--ro-bind /dev/null /etc/shadow',
       `--bind ${WS} ${WS}`,
@@ -88,16 +105,51 @@ describe('bwrapArgs', () => {
       `--remount-ro ${WS}/.gitmodules`,
       `--tmpfs ${WS}/.skein/data`,
       `--remount-ro ${WS}/.skein/data`,
+      '--unshare-user',
       '--unshare-pid',
       '--as-pid-1',
       '--unshare-net',
       '--unshare-ipc',
       '--unshare-uts',
       '--cap-drop ALL',
+      '--cap-add CAP_SYS_ADMIN',
+      '--cap-add CAP_SYS_RESOURCE',
+      '--cap-add CAP_SETPCAP',
       '--die-with-parent',
       `--chdir ${WS}`,
       '--',
+      `/bin/sh -c ${initScript(INIT.limits, INIT.setpriv)} skein-sandbox-init`,
     ]);
+  });
+
+  it('writes nowhere but the workspace and its scratch directory: no writable tmpfs', () => {
+    // A tmpfs's pages and inodes stay charged to the agent's memory cgroup with no process holding them: the OOM
+    // killer then picks another agent's process. Every tmpfs is read-only; what is writable is on disk.
+    const list = args({ hide: ['/home/dev/proj/.skein/data'] });
+    const s = steps(list);
+    const tmpfs = s.filter((a) => a.startsWith('--tmpfs ')).map((a) => a.slice('--tmpfs '.length));
+    for (const path of tmpfs) expect(s, path).toContain(`--remount-ro ${path}`);
+    expect(s).toContain('--remount-ro /dev');
+    const writable = s.filter((a) => a.startsWith('--bind ')).map((a) => a.split(' ')[1]!);
+    expect(writable.filter((src) => src !== WS && !src.startsWith(`${S}/`))).toEqual([]);
+    expect(scratchDirs(S, WS, host)).toEqual({
+      '/tmp': `${S}/tmp`,
+      '/dev/shm': `${S}/shm`,
+      '/home/dev/.config': `${S}/home/.config`,
+      '/home/dev/.ssh': `${S}/home/.ssh`,
+    });
+  });
+
+  it('starts the command through the init, which drops the capabilities it was given for it', () => {
+    const list = args();
+    const command = list.slice(list.indexOf('--') + 1);
+    expect(command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+    expect(command[2]).toContain('echo 1 > /proc/sys/kernel/shm_rmid_forced');
+    expect(command[2]).toContain('echo 6 > /proc/sys/user/max_inotify_instances');
+    expect(command[2]).toContain('echo 9627 > /proc/sys/user/max_inotify_watches');
+    expect(command[2]).toMatch(
+      /exec \/usr\/bin\/setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "\$@"$/,
+    );
   });
 
   it('covers a protected path that does not exist with an empty read-only directory, so none can be made there', () => {
@@ -110,8 +162,8 @@ describe('bwrapArgs', () => {
       isLink: () => false,
       isDir: () => true,
     };
-    const s = steps(bwrapArgs({ workspace: WS, cwd: WS }, '/tmp/rc', bare));
-    const after = s.slice(s.indexOf(`--bind ${WS} ${WS}`) + 1, s.indexOf('--unshare-pid'));
+    const s = steps(bwrapArgs({ workspace: WS, cwd: WS, scratch: S }, '/tmp/rc', INIT, bare));
+    const after = s.slice(s.indexOf(`--bind ${WS} ${WS}`) + 1, s.indexOf('--unshare-user'));
     expect(after).toEqual(
       ['.git', '.skein', 'skein.config.json', '.gitmodules'].flatMap((n) => [
         `--tmpfs ${WS}/${n}`,
@@ -122,7 +174,7 @@ describe('bwrapArgs', () => {
 
   it('refuses a protected path that is a symlink, which a command could replace (even a dangling one)', () => {
     const linked: SandboxHost = { ...host, isLink: (p) => p === `${WS}/.git` || p === '/var/run' };
-    expect(() => bwrapArgs({ workspace: WS, cwd: WS }, '/tmp/rc', linked)).toThrow(
+    expect(() => bwrapArgs({ workspace: WS, cwd: WS, scratch: S }, '/tmp/rc', INIT, linked)).toThrow(
       expect.objectContaining({
         code: 'invalid_state',
         message: expect.stringContaining(`'${WS}/.git' is a symbolic`),
@@ -136,7 +188,9 @@ describe('bwrapArgs', () => {
   });
 
   it('never hides a home that holds the workspace', () => {
-    const s = steps(bwrapArgs({ workspace: '/home/other/ws', cwd: '/home/other/ws' }, '/tmp/rc', host));
+    const s = steps(
+      bwrapArgs({ workspace: '/home/other/ws', cwd: '/home/other/ws', scratch: S }, '/tmp/rc', INIT, host),
+    );
     expect(s).not.toContain('--tmpfs /home/other');
     expect(s).toContain('--bind /home/other/ws /home/other/ws');
   });
@@ -194,16 +248,18 @@ describe('bwrapArgs at its edges', () => {
         {
           workspace: ws,
           cwd: ws,
+          scratch: S,
           sandboxOptions: { network: true, hide: ['rel/x', '/etc/hosts', '/srv/data', '/gone'] },
         },
         '/tmp/rc',
+        INIT,
         edgeHost,
       ),
     );
     // The home that holds the workspace, and the hidden entry that holds it, are not covered.
-    expect(s).not.toContain('--tmpfs /home/dev/.config');
+    expect(s.join('\n')).not.toMatch(/ \/home\/dev\/\.config$/m);
     expect(s).toContain('--tmpfs /home/other');
-    expect(s).toContain('--tmpfs /home/dev/.ssh');
+    expect(s).toContain(`--bind ${S}/home/.ssh /home/dev/.ssh`);
     // Operator-hidden paths: a directory becomes an empty read-only tmpfs, a file /dev/null; relative or
     // missing paths are skipped, never bound.
     expect(s).toContain('--ro-bind /dev/null /etc/hosts');
@@ -228,7 +284,7 @@ describe('bwrapArgs and the homes', () => {
       isLink: () => false,
       isDir: (p) => p !== '/home/notes.txt',
     };
-    const s = steps(bwrapArgs({ workspace: '/srv/ws', cwd: '/srv/ws' }, '/tmp/rc', homesHost));
+    const s = steps(bwrapArgs({ workspace: '/srv/ws', cwd: '/srv/ws', scratch: S }, '/tmp/rc', INIT, homesHost));
     expect(s.filter((a) => a.startsWith('--tmpfs /home') || a === '--tmpfs /root')).toEqual([
       '--tmpfs /home/other',
       '--tmpfs /root',

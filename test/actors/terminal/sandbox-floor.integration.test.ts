@@ -20,7 +20,8 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { which } from '../../../actors/terminal/pty-spawn.ts';
-import { bwrapArgs } from '../../../actors/terminal/sandbox-args.ts';
+import { bwrapArgs, realSandboxHost, scratchDirs } from '../../../actors/terminal/sandbox-args.ts';
+import { makeScratch } from '../../../actors/terminal/sandbox-scratch.ts';
 import { terminalHarness } from '../../support/terminal-harness.ts';
 
 const A = 'a1';
@@ -123,7 +124,14 @@ describe('sandbox floor, live', () => {
     const bwrap = which('bwrap')!;
     const mark = `${4000 + Math.floor(Math.random() * 1000)}.${process.pid}`;
     const ws = mkdtempSync(join(tmpdir(), 'skein-dwp-'));
-    const args = bwrapArgs({ workspace: ws, cwd: ws }, ws);
+    const scratch = join(ws, '.scratch');
+    makeScratch('dwp', scratch, scratchDirs(scratch, ws, realSandboxHost()));
+    const init = {
+      sh: which('sh')!,
+      setpriv: which('setpriv')!,
+      limits: { inotifyInstances: 1, inotifyWatches: 1024 },
+    };
+    const args = bwrapArgs({ workspace: ws, cwd: ws, scratch }, ws, init);
     const quoted = [bwrap, ...args, 'sleep', mark].map((a) => `'${a}'`).join(' ');
     // A parent shell runs bwrap in the background; killing the parent must take the sandbox down.
     const parent = spawn('sh', ['-c', `${quoted} & wait`], { stdio: 'ignore' });

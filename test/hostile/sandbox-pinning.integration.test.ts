@@ -1,0 +1,138 @@
+/**
+ * An agent holds kernel resources that no process of its own holds, so that killing its processes frees nothing:
+ * - memory: a file in a tmpfs (the sandbox's /tmp, /dev/shm, a hidden home directory, /dev itself) or a System V
+ *   shared memory segment left behind by an `perl` that exited. Both stay charged to the agent's memory cgroup;
+ *   when all agents together reach `maxMemoryAllAgents`, the OOM killer finds nothing of the pinning agent to kill
+ *   and kills a neighbour's process instead;
+ * - inotify: the kernel counts instances and watches per user, and a sandboxed shell runs as the runtime's user,
+ *   so one agent's watchers could use up what the runtime's shell tracking and the user's own programs need.
+ *
+ * The sandbox now writes nowhere in memory (scratch directories on the data disk, every tmpfs read-only), its
+ * init sets `shm_rmid_forced` and a per-sandbox inotify share (sandbox-init.ts). The canaries: the neighbour's
+ * program killed, the agent holding more inotify than its share, the host unable to make an inotify instance.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { which } from '../../actors/terminal/pty-spawn.ts';
+import { ok } from '../support/replies.ts';
+import { attack } from './support.ts';
+import { field, leafOf, limitSuite } from './cgroup-support.ts';
+
+const MiB = 1024 * 1024;
+const LIMIT = 160 * MiB;
+const ALL = 240 * MiB;
+const SHARE = 5;
+
+const suite = limitSuite('sandbox-pinning', 'memory', 'maxMemoryPerAgent', {
+  maxMemoryPerAgent: LIMIT,
+  maxMemoryAllAgents: ALL,
+  sandboxInotifyShare: `${SHARE}%`,
+});
+const { where, rt, agentWithTerminal } = suite;
+const sandboxed = which('bwrap') !== undefined;
+
+/** `inotify_init1` and `inotify_add_watch` for perl's `syscall` (x86_64, aarch64). */
+const NR = process.arch === 'arm64' ? { init: 26, watch: 27 } : { init: 294, watch: 254 };
+
+/** The runtime user's inotify maxima, as the runtime read them. */
+const userMax = (name: string) =>
+  Number(execFileSync('cat', [`/proc/sys/user/max_inotify_${name}`], { encoding: 'utf8' }));
+
+/** The scratch directory of a terminal of the suite's runtime (`<dataDir>/sandbox/<terminalId>`). */
+const scratchOf = (terminalId: string) => join(dirname(rt().workspace), 'data', 'sandbox', terminalId);
+
+describe.skipIf(!where.ok || !sandboxed)('hostile: an agent pins memory no process holds', { timeout: 180_000 }, () => {
+  attack(
+    'memory',
+    'files in /tmp and /dev/shm and a System V segment left behind do not get a neighbour OOM-killed',
+    async () => {
+      const pinner = await agentWithTerminal('pinner');
+      // 110 MiB in three places that used to be held by no process: /tmp and /dev/shm (a tmpfs each), and a System V
+      // segment written by a perl that exits without removing it. Under the pinner's own bound (160 MiB).
+      const segment =
+        `perl -e 'my $id = shmget(0, 30 << 20, 0600 | 01000); defined $id or die "shmget: $!"; ` +
+        `shmwrite($id, "x" x (30 << 20), 0, 30 << 20) or die "shmwrite: $!"; print "segment $id\\n"'`;
+      const pin = [
+        'dd if=/dev/zero of=/tmp/pin bs=1M count=50 status=none',
+        'dd if=/dev/zero of=/dev/shm/pin bs=1M count=30 status=none',
+        segment,
+        'stat -c "%s %n" /tmp/pin /dev/shm/pin',
+        'ipcs -m | grep -c "^0x" || true',
+      ].join(' && ');
+      const pinned = await pinner.exec(pin);
+      expect(pinned['exitCode'], JSON.stringify(pinned)).toBe(0);
+      const out = String(pinned['output']);
+      const scratch = scratchOf(pinner.terminalId);
+      expect(out).toContain(`${50 * MiB} /tmp/pin`);
+      expect(out).toContain(`${30 * MiB} /dev/shm/pin`);
+      expect(out).toMatch(/segment \d+/);
+      // The neighbour asks for 135 MiB: with the pinner's 110 MiB held, all agents would pass their 240 MiB.
+      const neighbour = await agentWithTerminal('neighbour');
+      const grown = await neighbour.exec(
+        `perl -e 'my @m; for (1..135) { push @m, "x" x ${MiB} } print "got 135 MiB\\n"'`,
+      );
+      // The canary: the neighbour's program killed for memory the pinner holds.
+      const leaf = leafOf(join(suite.runtimeCgroup(), 'agents'), neighbour.terminalId)!;
+      expect(field(leaf, 'memory.oom_control', 'oom_kill'), JSON.stringify(grown)).toBe(0);
+      expect(grown['exitCode'], JSON.stringify(grown)).toBe(0);
+      expect(String(grown['output'])).toContain('got 135 MiB');
+
+      // The segment went with the perl that made it (shm_rmid_forced): none is left.
+      expect(out.trim().split(/\r?\n/).at(-1)).toBe('0');
+      // The files are on the data disk, in the terminal's scratch directory, not in memory.
+      expect(statSync(join(scratch, 'tmp', 'pin')).size).toBe(50 * MiB);
+      expect(statSync(join(scratch, 'shm', 'pin')).size).toBe(30 * MiB);
+
+      // The pinner's terminal closes: its scratch directory goes with it.
+      ok(await rt().call('terminal.close', { terminalId: pinner.terminalId }, { agentId: 'pinner' }));
+      for (let i = 0; i < 100 && existsSync(scratch); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(existsSync(scratch)).toBe(false);
+    },
+    120_000,
+  );
+
+  attack('memory', 'no tmpfs is writable: /dev, /run and the hidden homes refuse a file', async () => {
+    const { exec } = await agentWithTerminal('squatter');
+    const homes = readdirSync('/home').map((n) => join('/home', n));
+    const targets = ['/dev', '/run', ...homes].map((d) => `${d}/pinned`);
+    const tries = targets.map((p) => `{ : > ${p}; } 2>&1 | grep -q "Read-only file system" && echo "refused ${p}"`);
+    const r = await exec(tries.join('; '));
+    for (const p of targets) expect(String(r['output']), JSON.stringify(r)).toContain(`refused ${p}`);
+  });
+});
+
+describe.skipIf(!sandboxed)('hostile: an agent takes the inotify allowance of the runtime user', () => {
+  attack(
+    'inotify',
+    'instances and watches stop at the sandbox’s share, and the host can still make an instance meanwhile',
+    async () => {
+      const instances = Math.max(1, Math.floor((userMax('instances') * SHARE) / 100));
+      const watches = Math.max(1024, Math.floor((userMax('watches') * SHARE) / 100));
+      const { exec } = await agentWithTerminal('watcher');
+      // Up to 300 instances and 3× the share of watches (one per file); a child keeps them while the host checks.
+      const script = [
+        'my ($n, $w) = (0, 0); my @fd;',
+        `while ($n < 300) { my $fd = syscall(${NR.init}, 0); last if $fd < 0; push @fd, $fd; $n++ }`,
+        'mkdir "/tmp/w";',
+        `for my $i (1..${watches * 3}) { open(my $f, ">", "/tmp/w/f$i"); close $f;`,
+        `  last if syscall(${NR.watch}, $fd[0], "/tmp/w/f$i", 2) < 0; $w++ }`,
+        '$| = 1; print "$n $w\\n";',
+        'if (fork() == 0) { close STDOUT; close STDERR; sleep 20 }',
+      ].join('\n');
+      writeFileSync(join(rt().workspace, 'grab.pl'), script);
+      const r = await exec('perl grab.pl');
+      const [held, watched] = String(r['output']).trim().split(/\r?\n/).at(-1)!.split(' ').map(Number);
+      // The canary: more than the share. The share is what the runtime computed from the same maxima.
+      expect(held, JSON.stringify(r)).toBe(instances);
+      expect(watched, JSON.stringify(r)).toBe(watches);
+      // While the agent holds its share, a program of the runtime's user on the host still gets an instance.
+      const host = execFileSync('perl', ['-e', `syscall(${NR.init}, 0) >= 0 or die "inotify: $!"; print "ok"`], {
+        encoding: 'utf8',
+      });
+      expect(host).toBe('ok');
+    },
+    120_000,
+  );
+});
