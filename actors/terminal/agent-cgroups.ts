@@ -8,7 +8,8 @@
  * too:
  * - past `pids.max`, `fork` fails with EAGAIN, whatever the program;
  * - past `memory.limit_in_bytes`, the kernel reclaims what it can, then kills a process of that subtree (the
- *   biggest); a write to a tmpfs fails with ENOMEM. The runtime, outside, is never the one killed.
+ *   biggest); a write to a tmpfs fails with ENOMEM. The runtime, outside, is never the one killed. At the bound
+ *   of all agents together the runtime chooses instead (agents-oom.ts: the terminal holding the most).
  *
  * The root agent (the operator) has no bound of its own. The shell joins its leaves before it runs (pty-spawn.ts:
  * a POSIX sh writes its own pid, then execs the terminal's command line), so nothing it starts is ever outside.
@@ -17,12 +18,12 @@
  * running as the same user can.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { isAlive } from './terminal-proc.ts';
+import { AgentsOomWatch } from './agents-oom.ts';
+import { ownMemoryLimit, procTexts, readPids, remove, removeStale, removeTree } from './cgroup-files.ts';
 import {
   cgroupV1Dir,
   memoryBoundBytes,
@@ -38,9 +39,6 @@ const SHELL_START_TASKS = 4;
 
 /** How long a closed terminal's leftovers get to die after SIGKILL before the leaf is left behind. */
 const RELEASE_WAIT_MS = 2_000;
-
-/** What v1 reports as "no limit" (a page-rounded LLONG_MAX): anything at or above it is none. */
-const NO_LIMIT = 2 ** 62;
 
 /** The limits' keys of `domains.terminal` (TerminalConfig). */
 export type AgentLimits = {
@@ -91,13 +89,30 @@ export class AgentCgroups {
    */
   readonly #leaves = new Map<string, { rel: string; lineage: readonly string[]; reported: Map<string, number> }>();
   readonly #releasing = new Set<Promise<void>>();
+  /** At the bound of all agents, the runtime chooses what to kill (agents-oom.ts); its kills by terminal. */
+  #oom: AgentsOomWatch | undefined;
+  readonly #oomKills = new Map<string, number>();
   #next = 0;
 
-  private constructor(hierarchies: readonly Hierarchy[], maxProcesses: number, rootAgentId: string, log: Logger) {
+  private constructor(
+    hierarchies: readonly Hierarchy[],
+    maxProcesses: number,
+    rootAgentId: string,
+    log: Logger,
+    shells: (terminalId: string) => readonly number[],
+  ) {
     this.#hierarchies = hierarchies;
     this.#maxProcesses = maxProcesses;
     this.#rootAgentId = rootAgentId;
     this.#log = log;
+    const memory = hierarchies.find((h) => h.controller === 'memory' && h.group);
+    if (!memory) return;
+    const leaves = () =>
+      [...this.#leaves]
+        .filter(([, leaf]) => leaf.rel.startsWith(`${AGENTS}/`))
+        .map(([terminalId, leaf]): [string, string] => [terminalId, join(memory.base, leaf.rel)]);
+    const killed = (id: string, n: number) => this.#oomKills.set(id, (this.#oomKills.get(id) ?? 0) + n);
+    this.#oom = AgentsOomWatch.start(join(memory.base, AGENTS), leaves, shells, killed, log);
   }
 
   /**
@@ -105,7 +120,14 @@ export class AgentCgroups {
    * A hierarchy it cannot write is logged and left out: that limit is then not enforced, as the sandbox is not
    * where bubblewrap is missing.
    */
-  static open(limits: AgentLimits, rootAgentId: string, log: Logger, texts = procTexts): AgentCgroups | undefined {
+  static open(
+    limits: AgentLimits,
+    rootAgentId: string,
+    log: Logger,
+    /** A terminal's shell and the wrapper holding its PTY (agents-oom.ts spares them while it can). */
+    shells: (terminalId: string) => readonly number[] = () => [],
+    texts = procTexts,
+  ): AgentCgroups | undefined {
     const [mountinfo, cgroup] = texts();
     // One per runtime, not per process: tests run several runtimes in one process.
     const name = `skein-${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -141,11 +163,13 @@ export class AgentCgroups {
         const available = Math.min(totalmem(), ownMemoryLimit(dir));
         const each = memoryBound(limits.maxMemoryPerAgent, available);
         const all = memoryBound(allAgents, available);
-        return { bound: each?.bound ?? [], shown: each?.shown ?? 'none', ...(all ? { group: all } : {}) };
+        // The kernel's killer at each agent's own bound (agents-oom.ts turns it off above them, in AGENTS).
+        const bound = [...(each?.bound ?? []), { file: 'memory.oom_control', value: '0' }];
+        return { bound, shown: each?.shown ?? 'none', ...(all ? { group: all } : {}) };
       });
     }
     if (hierarchies.length === 0) return undefined;
-    return new AgentCgroups(hierarchies, limits.maxProcessesPerAgent, rootAgentId, log);
+    return new AgentCgroups(hierarchies, limits.maxProcessesPerAgent, rootAgentId, log, shells);
   }
 
   /** This runtime's cgroup in `controller`'s hierarchy (tests read the counts there), if that limit is on. */
@@ -234,6 +258,7 @@ export class AgentCgroups {
       try {
         const text = readFileSync(join(h.base, leaf.rel, met.file), 'utf8');
         total = Number(new RegExp(`^${met.field} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+        if (h.controller === 'memory') total += this.#oomKills.get(terminalId) ?? 0;
       } catch {
         continue; // the leaf is going (the terminal closes)
       }
@@ -252,6 +277,7 @@ export class AgentCgroups {
     const leaf = this.#leaves.get(terminalId);
     if (!leaf) return Promise.resolve();
     this.#leaves.delete(terminalId);
+    this.#oomKills.delete(terminalId);
     const done = this.#release(leaf.rel, leaf.lineage).catch((err) =>
       this.#log.warn({ terminalId, err: (err as Error).message }, 'terminal cgroup left behind'),
     );
@@ -290,6 +316,7 @@ export class AgentCgroups {
 
   /** Host stop, after every terminal closed: waits for the releases and removes this runtime's cgroups. */
   async dispose(): Promise<void> {
+    this.#oom?.stop();
     for (const terminalId of [...this.#leaves.keys()]) void this.release(terminalId);
     await Promise.all(this.#releasing);
     for (const h of this.#hierarchies) {
@@ -324,73 +351,4 @@ function memoryBound(setting: MemoryBound, available: number): { bound: BoundFil
     ],
     shown: typeof setting === 'string' ? `${setting}: ${shownBytes(bytes)}` : shownBytes(bytes),
   };
-}
-
-function procTexts(): [string, string] {
-  return [readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8')];
-}
-
-/**
- * The lowest memory limit on this runtime's own cgroup and its ancestors as far as the mount shows them (a
- * container's or a service's bound): a share is taken of what the runtime may really use.
- */
-function ownMemoryLimit(dir: string): number {
-  let lowest = Number.POSITIVE_INFINITY;
-  for (let at = dir; ; at = dirname(at)) {
-    try {
-      const limit = Number(readFileSync(join(at, 'memory.limit_in_bytes'), 'utf8'));
-      if (limit > 0 && limit < NO_LIMIT) lowest = Math.min(lowest, limit);
-    } catch {
-      break; // above the mount point
-    }
-    if (dirname(at) === at) break;
-  }
-  return lowest;
-}
-
-function readPids(dir: string): number[] {
-  try {
-    return readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
-  } catch {
-    return []; // not there
-  }
-}
-
-/**
- * The cgroups of runtimes whose process is gone (killed), when empty: a shell still running in one (it outlived a
- * SIGKILLed runtime) keeps it.
- */
-function removeStale(dir: string): void {
-  for (const name of readdirSync(dir)) {
-    const pid = /^skein-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
-    if (pid === undefined || Number(pid) === process.pid || isAlive(Number(pid))) continue;
-    removeTree(join(dir, name)).catch(() => undefined);
-  }
-}
-
-/**
- * Removes an empty cgroup. A memory cgroup's page cache (files its processes read or wrote) stays charged to it
- * after `rmdir`: the kernel keeps it, offline, until the cache is reclaimed, and allows 65,535 memory cgroups in
- * all, so a loop of terminal opens and closes could use them up for the whole machine. `memory.force_empty`
- * reclaims that cache first (in the thread pool: it can take a while); what it cannot free (a tmpfs still
- * mounted elsewhere) stays, as before.
- */
-async function remove(h: Pick<Hierarchy, 'controller'>, dir: string): Promise<void> {
-  if (h.controller === 'memory') await writeFile(join(dir, 'memory.force_empty'), '0').catch(() => undefined);
-  rmdirSync(dir);
-}
-
-/** Removes a cgroup tree bottom-up (a cgroup directory is removed empty, its control files with it). */
-async function removeTree(dir: string, h?: Pick<Hierarchy, 'controller'>): Promise<void> {
-  let entries: string[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name);
-  } catch {
-    return; // not there
-  }
-  for (const name of entries) await removeTree(join(dir, name), h);
-  if (h) await remove(h, dir);
-  else rmdirSync(dir);
 }

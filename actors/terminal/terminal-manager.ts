@@ -91,7 +91,11 @@ export class TerminalManager {
     this.#emitOutput = options.emitOutput;
     this.#resources = new ResourceLocks(this.config.resources, this.config.agentPriority, this.#emit);
     this.#lineage = options.lineage ?? ((agentId) => [agentId]);
-    this.cgroups = AgentCgroups.open(this.config, options.rootAgentId ?? 'main', this.log);
+    const shells = (id: string) => {
+      const s = this.#sessions.get(id);
+      return s ? [s.pty.pid, s.shellPid] : [];
+    };
+    this.cgroups = AgentCgroups.open(this.config, options.rootAgentId ?? 'main', this.log, shells);
     this.#scratch = new SandboxScratch(options.scratchDir, this.config.sandboxInotifyShare);
   }
 

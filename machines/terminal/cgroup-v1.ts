@@ -64,3 +64,25 @@ export function memoryBoundBytes(bound: MemoryBound, available: number): number 
   const share = Number(bound.slice(0, -1)) / 100;
   return Math.floor((available * share) / 4096) * 4096;
 }
+
+/** Whether a v1 `memory.oom_control` says tasks of that cgroup are waiting at its bound (`under_oom 1`). */
+export function underOom(oomControl: string): boolean {
+  return /^under_oom 1$/m.test(oomControl);
+}
+
+/** A terminal's leaf as the OOM decision sees it: the memory charged to it, and how many processes it has. */
+export type LeafUsage = { terminalId: string; bytes: number; processes: number };
+
+/**
+ * The terminal to kill in at the bound of all agents: the one whose leaf holds the most memory (charged to it,
+ * however held: mapped, in a file, in a descriptor a small process keeps open), among those with a process left;
+ * undefined when there is none. Ties go to the first.
+ */
+export function oomVictim(leaves: readonly LeafUsage[]): string | undefined {
+  let best: LeafUsage | undefined;
+  for (const leaf of leaves) {
+    if (leaf.processes === 0) continue;
+    if (!best || leaf.bytes > best.bytes) best = leaf;
+  }
+  return best?.terminalId;
+}

@@ -23,8 +23,8 @@ export function limitHint(hits: readonly LimitHit[]): string {
   return hits
     .map(({ key, bound, count, allAgents }) =>
       key === 'maxMemoryPerAgent'
-        ? `Since this terminal's last report, the kernel killed ${plural(count, 'process', 'processes')} of it ` +
-          'at the memory bound of ' +
+        ? `Since this terminal's last report, ${plural(count, 'process', 'processes')} of it ` +
+          `${count === 1 ? 'was' : 'were'} killed at the memory bound of ` +
           `this agent and its sub-agents together (domains.terminal.maxMemoryPerAgent = ${bound})` +
           `${allAgents ? ` or of ${everyAgent(allAgents)}` : ''}; ` +
           'use less memory at once (fewer parallel jobs, smaller inputs) or ask the operator for a higher bound.'

@@ -33,8 +33,8 @@ const suite = limitSuite('sandbox-pinning', 'memory', 'maxMemoryPerAgent', {
 const { where, rt, agentWithTerminal } = suite;
 const sandboxed = which('bwrap') !== undefined;
 
-/** `inotify_init1` and `inotify_add_watch` for perl's `syscall` (x86_64, aarch64). */
-const NR = process.arch === 'arm64' ? { init: 26, watch: 27 } : { init: 294, watch: 254 };
+/** `inotify_init1`, `inotify_add_watch` and `memfd_create` for perl's `syscall` (x86_64, aarch64). */
+const NR = process.arch === 'arm64' ? { init: 26, watch: 27, memfd: 279 } : { init: 294, watch: 254, memfd: 319 };
 
 /** The runtime user's inotify maxima, as the runtime read them. */
 const userMax = (name: string) =>
@@ -89,6 +89,45 @@ describe.skipIf(!where.ok || !sandboxed)('hostile: an agent pins memory no proce
       ok(await rt().call('terminal.close', { terminalId: pinner.terminalId }, { agentId: 'pinner' }));
       for (let i = 0; i < 100 && existsSync(scratch); i++) await new Promise((r) => setTimeout(r, 20));
       expect(existsSync(scratch)).toBe(false);
+    },
+    120_000,
+  );
+
+  attack(
+    'memory',
+    'memory a small process holds (a memfd a sleeping perl keeps): the runtime kills the holder, not the neighbour',
+    async () => {
+      const pinner = await agentWithTerminal('holder');
+      // 140 MiB written into a memfd; a child keeps the descriptor and sleeps. Charged to the holder's terminal,
+      // mapped by no process: the kernel's OOM killer ranks a sleeping perl far below the neighbour's program.
+      const script = [
+        `my $name = "pin"; my $fd = syscall(${NR.memfd}, $name, 0); die "memfd_create: $!" if $fd < 0;`,
+        'open(my $h, ">&=", $fd) or die "fdopen: $!"; binmode $h; my $chunk = "x" x (1 << 20);',
+        'for (1..140) { print $h $chunk or die "write: $!" } $h->flush;',
+        '$| = 1; print "held 140 MiB\\n";',
+        'if (fork() == 0) { close STDOUT; close STDERR; sleep 600; exit 0 }',
+      ].join('\n');
+      writeFileSync(join(rt().workspace, 'hold.pl'), script);
+      const held = await pinner.exec('perl hold.pl');
+      expect(String(held['output']), JSON.stringify(held)).toContain('held 140 MiB');
+      // The neighbour asks for 110 MiB: with the holder's ~145 MiB, all agents would pass their 240 MiB.
+      const neighbour = await agentWithTerminal('grower');
+      const grown = await neighbour.exec(
+        `perl -e 'my @m; for (1..110) { push @m, "x" x ${MiB} } print "got 110 MiB\\n"'`,
+      );
+      // The canary: the neighbour's program killed while the holder keeps its memory.
+      const leaf = leafOf(join(suite.runtimeCgroup(), 'agents'), neighbour.terminalId)!;
+      expect(field(leaf, 'memory.oom_control', 'oom_kill'), JSON.stringify(grown)).toBe(0);
+      expect(grown['exitCode'], JSON.stringify(grown)).toBe(0);
+      expect(String(grown['output'])).toContain('got 110 MiB');
+      // The runtime killed in the holder's terminal, the sleeping perl but not the shell, and says so.
+      const kill = rt().logs.find((l) => String(l['msg']).includes('killed in the terminal holding the most'));
+      expect(kill).toMatchObject({ terminalId: pinner.terminalId, shell: false });
+      expect(String((await pinner.exec('pgrep -c -f hold.pl || true'))['output']).trim()).toBe('0');
+      // The holder's next failing command is told which bound its terminal met.
+      const told = await pinner.exec('false');
+      expect(told['limitsHit'], JSON.stringify(told)).toEqual(['maxMemoryPerAgent']);
+      expect(told['hint']).toContain('1 process of it was killed at the memory bound');
     },
     120_000,
   );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cgroupV1Dir, memoryBoundBytes } from '../../../machines/terminal/cgroup-v1.ts';
+import { cgroupV1Dir, memoryBoundBytes, oomVictim, underOom } from '../../../machines/terminal/cgroup-v1.ts';
 
 const pidsCgroupDir = (mountinfo: string, cgroup: string) => cgroupV1Dir(mountinfo, cgroup, 'pids');
 
@@ -84,5 +84,28 @@ describe('memoryBoundBytes: a memory bound setting in bytes', () => {
     expect(memoryBoundBytes('50%', 8 << 30)).toBe(4 << 30);
     expect(memoryBoundBytes('100%', 10_000)).toBe(8192);
     expect(memoryBoundBytes('33%', 1_000_000)).toBe(327_680);
+  });
+});
+
+describe('the OOM decision at the bound of all agents', () => {
+  const oomControl = (under: 0 | 1) => `oom_kill_disable 1\nunder_oom ${under}\noom_kill 0\n`;
+
+  it('reads under_oom from memory.oom_control', () => {
+    expect(underOom(oomControl(1))).toBe(true);
+    expect(underOom(oomControl(0))).toBe(false);
+    expect(underOom('')).toBe(false);
+  });
+
+  it('chooses the terminal holding the most memory, among those with a process left', () => {
+    const leaves = [
+      { terminalId: 'small', bytes: 10, processes: 3 },
+      { terminalId: 'pinner', bytes: 150, processes: 1 },
+      { terminalId: 'empty', bytes: 400, processes: 0 },
+      { terminalId: 'neighbour', bytes: 90, processes: 2 },
+    ];
+    expect(oomVictim(leaves)).toBe('pinner');
+    expect(oomVictim(leaves.filter((l) => l.terminalId !== 'pinner'))).toBe('neighbour');
+    expect(oomVictim([leaves[2]!])).toBeUndefined();
+    expect(oomVictim([])).toBeUndefined();
   });
 });

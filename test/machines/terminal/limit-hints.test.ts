@@ -4,9 +4,7 @@ import { limitHint, shownBytes } from '../../../machines/terminal/limit-hints.ts
 describe('limitHint: what a failed command is told of the per-agent limits its terminal met', () => {
   it('names the key, the bound, the count, and what to do, for each limit met', () => {
     const memory = limitHint([{ key: 'maxMemoryPerAgent', bound: '50%: 12 GiB', count: 1 }]);
-    expect(memory).toContain(
-      "Since this terminal's last report, the kernel killed 1 process of it at the memory bound",
-    );
+    expect(memory).toContain("Since this terminal's last report, 1 process of it was killed at the memory bound");
     expect(memory).toContain('(domains.terminal.maxMemoryPerAgent = 50%: 12 GiB)');
     expect(memory).toContain('use less memory at once');
     const both = limitHint([
@@ -16,7 +14,7 @@ describe('limitHint: what a failed command is told of the per-agent limits its t
     expect(both).toMatch(
       /^Since this terminal's last report, the kernel refused 3 forks .* = 48\); stop processes .*\. Since/,
     );
-    expect(both).toContain('the kernel killed 2 processes of it');
+    expect(both).toContain('2 processes of it were killed at the memory bound');
     expect(limitHint([])).toBe('');
     // The kernel does not say which bound it was: with a bound of all agents, both are named.
     const group = limitHint([{ key: 'maxMemoryPerAgent', bound: '160 MiB', count: 1, allAgents: '75%: 18 GiB' }]);

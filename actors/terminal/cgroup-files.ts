@@ -1,0 +1,84 @@
+/**
+ * @module
+ * File operations on v1 cgroup directories that agent-cgroups.ts and agents-oom.ts share: the processes in one,
+ * the lowest memory limit above one, removal (emptied of page cache first in the memory hierarchy), and the
+ * cgroups of runtimes that are gone.
+ */
+import { readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { CgroupController } from '../../machines/terminal/cgroup-v1.ts';
+import { isAlive } from './terminal-proc.ts';
+
+/** What v1 reports as "no limit" (a page-rounded LLONG_MAX): anything at or above it is none. */
+const NO_LIMIT = 2 ** 62;
+
+export function procTexts(): [string, string] {
+  return [readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8')];
+}
+
+/**
+ * The lowest memory limit on this runtime's own cgroup and its ancestors as far as the mount shows them (a
+ * container's or a service's bound): a share is taken of what the runtime may really use.
+ */
+export function ownMemoryLimit(dir: string): number {
+  let lowest = Number.POSITIVE_INFINITY;
+  for (let at = dir; ; at = dirname(at)) {
+    try {
+      const limit = Number(readFileSync(join(at, 'memory.limit_in_bytes'), 'utf8'));
+      if (limit > 0 && limit < NO_LIMIT) lowest = Math.min(lowest, limit);
+    } catch {
+      break; // above the mount point
+    }
+    if (dirname(at) === at) break;
+  }
+  return lowest;
+}
+
+/** The processes of a cgroup (none when it is gone). */
+export function readPids(dir: string): number[] {
+  try {
+    return readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+  } catch {
+    return []; // not there
+  }
+}
+
+/**
+ * The cgroups of runtimes whose process is gone (killed), when empty: a shell still running in one (it outlived a
+ * SIGKILLed runtime) keeps it.
+ */
+export function removeStale(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const pid = /^skein-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
+    if (pid === undefined || Number(pid) === process.pid || isAlive(Number(pid))) continue;
+    removeTree(join(dir, name)).catch(() => undefined);
+  }
+}
+
+/**
+ * Removes an empty cgroup. A memory cgroup's page cache (files its processes read or wrote) stays charged to it
+ * after `rmdir`: the kernel keeps it, offline, until the cache is reclaimed, and allows 65,535 memory cgroups in
+ * all, so a loop of terminal opens and closes could use them up for the whole machine. `memory.force_empty`
+ * reclaims that cache first (in the thread pool: it can take a while); what it cannot free (a tmpfs still
+ * mounted elsewhere) stays, as before.
+ */
+export async function remove(h: { controller: CgroupController }, dir: string): Promise<void> {
+  if (h.controller === 'memory') await writeFile(join(dir, 'memory.force_empty'), '0').catch(() => undefined);
+  rmdirSync(dir);
+}
+
+/** Removes a cgroup tree bottom-up (a cgroup directory is removed empty, its control files with it). */
+export async function removeTree(dir: string, h?: { controller: CgroupController }): Promise<void> {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+  } catch {
+    return; // not there
+  }
+  for (const name of entries) await removeTree(join(dir, name), h);
+  if (h) await remove(h, dir);
+  else rmdirSync(dir);
+}
