@@ -43,6 +43,21 @@ const userMax = (name: string) =>
 /** The scratch directory of a terminal of the suite's runtime (`<dataDir>/sandbox/<terminalId>`). */
 const scratchOf = (terminalId: string) => join(dirname(rt().workspace), 'data', 'sandbox', terminalId);
 
+/**
+ * A neighbour agent's program asks for `mib` MiB in a terminal of its own, and gets it. The canary: that program
+ * killed (by the kernel or the runtime) for memory another agent holds.
+ */
+async function neighbourGets(agentId: string, mib: number): Promise<void> {
+  const neighbour = await agentWithTerminal(agentId);
+  const grown = await neighbour.exec(
+    `perl -e 'my @m; for (1..${mib}) { push @m, "x" x ${MiB} } print "got ${mib} MiB\\n"'`,
+  );
+  const leaf = leafOf(join(suite.runtimeCgroup(), 'agents'), neighbour.terminalId)!;
+  expect(field(leaf, 'memory.oom_control', 'oom_kill'), JSON.stringify(grown)).toBe(0);
+  expect(grown['exitCode'], JSON.stringify(grown)).toBe(0);
+  expect(String(grown['output'])).toContain(`got ${mib} MiB`);
+}
+
 describe.skipIf(!where.ok || !sandboxed)('hostile: an agent pins memory no process holds', { timeout: 180_000 }, () => {
   attack(
     'memory',
@@ -69,15 +84,7 @@ describe.skipIf(!where.ok || !sandboxed)('hostile: an agent pins memory no proce
       expect(out).toContain(`${30 * MiB} /dev/shm/pin`);
       expect(out).toMatch(/segment \d+/);
       // The neighbour asks for 135 MiB: with the pinner's 110 MiB held, all agents would pass their 240 MiB.
-      const neighbour = await agentWithTerminal('neighbour');
-      const grown = await neighbour.exec(
-        `perl -e 'my @m; for (1..135) { push @m, "x" x ${MiB} } print "got 135 MiB\\n"'`,
-      );
-      // The canary: the neighbour's program killed for memory the pinner holds.
-      const leaf = leafOf(join(suite.runtimeCgroup(), 'agents'), neighbour.terminalId)!;
-      expect(field(leaf, 'memory.oom_control', 'oom_kill'), JSON.stringify(grown)).toBe(0);
-      expect(grown['exitCode'], JSON.stringify(grown)).toBe(0);
-      expect(String(grown['output'])).toContain('got 135 MiB');
+      await neighbourGets('neighbour', 135);
 
       // The segment went with the perl that made it (shm_rmid_forced): none is left.
       expect(out.trim().split(/\r?\n/).at(-1)).toBe('0');
@@ -111,15 +118,7 @@ describe.skipIf(!where.ok || !sandboxed)('hostile: an agent pins memory no proce
       const held = await pinner.exec('perl hold.pl');
       expect(String(held['output']), JSON.stringify(held)).toContain('held 140 MiB');
       // The neighbour asks for 110 MiB: with the holder's ~145 MiB, all agents would pass their 240 MiB.
-      const neighbour = await agentWithTerminal('grower');
-      const grown = await neighbour.exec(
-        `perl -e 'my @m; for (1..110) { push @m, "x" x ${MiB} } print "got 110 MiB\\n"'`,
-      );
-      // The canary: the neighbour's program killed while the holder keeps its memory.
-      const leaf = leafOf(join(suite.runtimeCgroup(), 'agents'), neighbour.terminalId)!;
-      expect(field(leaf, 'memory.oom_control', 'oom_kill'), JSON.stringify(grown)).toBe(0);
-      expect(grown['exitCode'], JSON.stringify(grown)).toBe(0);
-      expect(String(grown['output'])).toContain('got 110 MiB');
+      await neighbourGets('grower', 110);
       // The runtime killed in the holder's terminal, the sleeping perl but not the shell, and says so.
       const kill = rt().logs.find((l) => String(l['msg']).includes('killed in the terminal holding the most'));
       expect(kill).toMatchObject({ terminalId: pinner.terminalId, shell: false });
