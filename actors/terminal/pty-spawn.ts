@@ -249,6 +249,11 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
         "The sandbox needs util-linux's 'setpriv' to drop its init's capabilities",
         'install util-linux or open the terminal without "sandbox"',
       ),
+      mount: required(
+        'mount',
+        "The sandbox needs util-linux's 'mount' to make /proc/sys read-only",
+        'install util-linux or open the terminal without "sandbox"',
+      ),
       limits: sandboxLimits,
     };
     const sandboxSpec = { ...spec, scratch };

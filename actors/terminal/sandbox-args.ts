@@ -9,7 +9,12 @@ import { homedir } from 'node:os';
 import { basename, isAbsolute, join } from 'node:path';
 import { isInside } from '../../machines/common/confine.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
-import { INIT_CAPABILITIES, initScript, type SandboxKernelLimits } from '../../machines/terminal/sandbox-init.ts';
+import {
+  INIT_CAPABILITIES,
+  type InitPrograms,
+  initScript,
+  type SandboxKernelLimits,
+} from '../../machines/terminal/sandbox-init.ts';
 export type SandboxOptions = {
   /** Keep the host's network (default: a new, empty network namespace). */
   network?: boolean;
@@ -75,7 +80,7 @@ export function realSandboxHost(): SandboxHost {
 }
 
 /** The sandbox's init (machines/terminal/sandbox-init.ts): the programs it runs, and the limits it sets. */
-export type SandboxInit = { sh: string; setpriv: string; limits: SandboxKernelLimits };
+export type SandboxInit = { sh: string; limits: SandboxKernelLimits } & InitPrograms;
 
 /**
  * The directories of the user's home hidden from a sandbox (HIDDEN_IN_HOME that exist as directories and do not
@@ -193,6 +198,6 @@ export function bwrapArgs(
   for (const cap of INIT_CAPABILITIES) args.push('--cap-add', cap);
   args.push('--die-with-parent');
   if (seccompFd !== undefined) args.push('--seccomp', String(seccompFd));
-  args.push('--chdir', spec.cwd, '--', init.sh, '-c', initScript(init.limits, init.setpriv), 'skein-sandbox-init');
+  args.push('--chdir', spec.cwd, '--', init.sh, '-c', initScript(init.limits, init), 'skein-sandbox-init');
   return args;
 }

@@ -5,10 +5,11 @@
  * built; removed once its shell has ended, never earlier: removing a mount point from another mount namespace
  * detaches the mount in every namespace (as for sandbox-placeholders.ts). One registry per process.
  */
-import { chmodSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { inotifyShare, type SandboxKernelLimits } from '../../machines/terminal/sandbox-init.ts';
@@ -39,12 +40,31 @@ export function makeScratch(terminalId: string, scratch: string, dirs: Record<st
   held.set(terminalId, scratch);
 }
 
-/** After `terminalId`'s shell ended (or never started): removes its scratch, in the thread pool (it can be big). */
+/** After `terminalId`'s shell ended (or never started): removes its scratch, in another process (it can be big). */
 export function releaseScratch(terminalId: string): Promise<void> {
   const dir = held.get(terminalId);
   if (!dir) return Promise.resolve();
   held.delete(terminalId);
-  return rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  return removeDir(dir);
+}
+
+/**
+ * Removes a directory an agent filled, whatever it holds, off this event loop: GNU `rm -rf` walks a tree of any
+ * depth (a live review made one 2,045 levels deep, and `fs.rm` stopped at ENAMETOOLONG and left it), and
+ * `--one-file-system` never descends into a mount. `fs.rm` only where there is no `rm`.
+ */
+export function removeDir(dir: string): Promise<void> {
+  return new Promise((resolve) => {
+    const child = spawn('rm', ['-rf', '--one-file-system', '--', dir], { stdio: 'ignore' });
+    child.on(
+      'error',
+      () =>
+        void rm(dir, { recursive: true, force: true })
+          .catch(() => undefined)
+          .then(resolve),
+    );
+    child.on('exit', () => resolve());
+  });
 }
 
 /**
@@ -60,7 +80,19 @@ export class SandboxScratch {
    * says no other runtime uses it); else a new one under the system's temporary directory (tests).
    */
   constructor(dir: string | undefined, share: `${number}%`) {
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    if (dir) {
+      // Moved aside in one step, removed in the background: never a start that fails on what an agent left. Also
+      // what an earlier start moved aside and did not finish removing.
+      const stale = `${basename(dir)}.stale-`;
+      try {
+        renameSync(dir, join(dirname(dir), `${stale}${process.pid}-${randomBytes(4).toString('hex')}`));
+      } catch {} // none left
+      let old: string[] = [];
+      try {
+        old = readdirSync(dirname(dir)).filter((name) => name.startsWith(stale));
+      } catch {} // no data dir yet
+      for (const name of old) void removeDir(join(dirname(dir), name));
+    }
     this.#base = dir ?? join(tmpdir(), `skein-scratch-${process.pid}-${randomBytes(4).toString('hex')}`);
     this.#limits = inotifyShare(share, userInotifyMax());
   }
@@ -72,7 +104,7 @@ export class SandboxScratch {
 
   /** After every terminal closed (host stop). */
   async dispose(): Promise<void> {
-    await rm(this.#base, { recursive: true, force: true }).catch(() => undefined);
+    await removeDir(this.#base);
   }
 }
 

@@ -34,7 +34,10 @@ const { where, rt, agentWithTerminal } = suite;
 const sandboxed = which('bwrap') !== undefined;
 
 /** `inotify_init1`, `inotify_add_watch` and `memfd_create` for perl's `syscall` (x86_64, aarch64). */
-const NR = process.arch === 'arm64' ? { init: 26, watch: 27, memfd: 279 } : { init: 294, watch: 254, memfd: 319 };
+const NR =
+  process.arch === 'arm64'
+    ? { init: 26, watch: 27, memfd: 279, unshare: 97, mount: 40 }
+    : { init: 294, watch: 254, memfd: 319, unshare: 272, mount: 165 };
 
 /** The runtime user's inotify maxima, as the runtime read them. */
 const userMax = (name: string) =>
@@ -172,5 +175,41 @@ describe.skipIf(!sandboxed)('hostile: an agent takes the inotify allowance of th
       expect(host).toBe('ok');
     },
     120_000,
+  );
+});
+
+describe.skipIf(!sandboxed)('hostile: an agent reaches for the kernel settings of the host', () => {
+  attack('kernel', 'a sysctl written from the sandbox: /proc/sys is read-only, the host’s and its own', async () => {
+    const { exec } = await agentWithTerminal('tuner');
+    // The same value written back (a no-op if it ever went through): a runtime run as root gives its sandboxes the
+    // host's uid 0, which may write the host's global sysctls with no capability at all.
+    const tries = ['fs/file-max', 'kernel/shm_rmid_forced', 'user/max_inotify_instances'].map(
+      (k) =>
+        `v=$(cat /proc/sys/${k}); { echo "$v" > /proc/sys/${k}; } 2>/dev/null && echo "wrote ${k}" || echo "no ${k}"`,
+    );
+    writeFileSync(join(rt().workspace, 'tune.sh'), tries.join('\n'));
+    const out = String((await exec('sh tune.sh'))['output']);
+    expect(out).not.toContain('wrote');
+    expect(out.match(/^no /gm)).toHaveLength(3);
+  });
+
+  attack(
+    'kernel',
+    'a user namespace of its own, to mount the cgroup hierarchy and move out: none can be made',
+    async () => {
+      const { exec } = await agentWithTerminal('nester');
+      // unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWCGROUP), then mount the memory hierarchy: in a namespace of its
+      // own a process has every capability over what it mounts, and as the host's uid 0 it owns the cgroup files.
+      const script = [
+        `if (syscall(${NR.unshare}, 0x10000000 | 0x00020000 | 0x02000000) != 0) {`,
+        '  print "unshare failed: $!\\n"; exit 0 }',
+        'mkdir "/tmp/cg"; my ($src, $dir, $type, $opts) = ("none", "/tmp/cg", "cgroup", "memory");',
+        `print syscall(${NR.mount}, $src, $dir, $type, 0, $opts) == 0 ? "mounted\\n" : "mount failed: $!\\n";`,
+      ].join('\n');
+      writeFileSync(join(rt().workspace, 'nest.pl'), script);
+      const out = String((await exec('perl nest.pl'))['output']);
+      expect(out).toContain('unshare failed');
+      expect(out).not.toContain('mounted');
+    },
   );
 });

@@ -29,7 +29,12 @@ const host: SandboxHost = {
 };
 /** The terminal's scratch directory, and its init (sandbox-init.ts). */
 const S = '/data/sandbox/t1';
-const INIT = { sh: '/bin/sh', setpriv: '/usr/bin/setpriv', limits: { inotifyInstances: 6, inotifyWatches: 9627 } };
+const INIT = {
+  sh: '/bin/sh',
+  setpriv: '/usr/bin/setpriv',
+  mount: '/usr/bin/mount',
+  limits: { inotifyInstances: 6, inotifyWatches: 9627 },
+};
 const args = (options?: { network?: boolean; hide?: string[] }) =>
   bwrapArgs(
     { workspace: WS, cwd: WS, scratch: S, ...(options ? { sandboxOptions: options } : {}) },
@@ -118,7 +123,7 @@ describe('bwrapArgs', () => {
       '--die-with-parent',
       `--chdir ${WS}`,
       '--',
-      `/bin/sh -c ${initScript(INIT.limits, INIT.setpriv)} skein-sandbox-init`,
+      `/bin/sh -c ${initScript(INIT.limits, INIT)} skein-sandbox-init`,
     ]);
   });
 
@@ -147,6 +152,8 @@ describe('bwrapArgs', () => {
     expect(command[2]).toContain('echo 1 > /proc/sys/kernel/shm_rmid_forced');
     expect(command[2]).toContain('echo 6 > /proc/sys/user/max_inotify_instances');
     expect(command[2]).toContain('echo 9627 > /proc/sys/user/max_inotify_watches');
+    expect(command[2]).toContain('echo 0 > /proc/sys/user/max_user_namespaces');
+    expect(command[2]).toContain('/usr/bin/mount --bind -o ro /proc/sys /proc/sys');
     expect(command[2]).toMatch(
       /exec \/usr\/bin\/setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "\$@"$/,
     );

@@ -129,6 +129,7 @@ describe('sandbox floor, live', () => {
     const init = {
       sh: which('sh')!,
       setpriv: which('setpriv')!,
+      mount: which('mount')!,
       limits: { inotifyInstances: 1, inotifyWatches: 1024 },
     };
     const args = bwrapArgs({ workspace: ws, cwd: ws, scratch }, ws, init);

@@ -35,18 +35,24 @@ describe('inotifyShare', () => {
 describe('the init script', () => {
   const limits = { inotifyInstances: 6, inotifyWatches: 9627 };
 
-  it('writes shm_rmid_forced and both inotify maxima, in that order', () => {
+  it('writes shm_rmid_forced, both inotify maxima and no user namespaces, then makes /proc/sys read-only', () => {
     expect(initSettings(limits)).toEqual([
       ['/proc/sys/kernel/shm_rmid_forced', '1'],
       ['/proc/sys/user/max_inotify_instances', '6'],
       ['/proc/sys/user/max_inotify_watches', '9627'],
+      ['/proc/sys/user/max_user_namespaces', '0'],
     ]);
+    const script = initScript(limits, { mount: '/usr/bin/mount', setpriv: '/usr/bin/setpriv' });
+    const ro = script.indexOf('/usr/bin/mount --bind -o ro /proc/sys /proc/sys');
+    expect(ro).toBeGreaterThan(script.indexOf('max_user_namespaces'));
+    expect(ro).toBeLessThan(script.indexOf('exec /usr/bin/setpriv'));
   });
 
   it('refuses a limit that is not a whole number ≥ 1, and a setpriv path a shell would split', () => {
     expect(() => initSettings({ inotifyInstances: 0, inotifyWatches: 1024 })).toThrow(/inotifyInstances/);
     expect(() => initSettings({ inotifyInstances: 1, inotifyWatches: 1.5 })).toThrow(/inotifyWatches/);
-    expect(() => initScript(limits, 'setpriv')).toThrow(/must be absolute/);
-    expect(() => initScript(limits, '/usr/bin/set priv; rm -rf ~')).toThrow(/must be absolute/);
+    expect(() => initScript(limits, { mount: '/bin/mount', setpriv: 'setpriv' })).toThrow(/setpriv path/);
+    const odd = { mount: '/bin/mount; rm -rf ~', setpriv: '/usr/bin/setpriv' };
+    expect(() => initScript(limits, odd)).toThrow(/mount path 'x?\/bin\/mount; rm -rf ~' must be absolute/);
   });
 });
