@@ -8,8 +8,8 @@
  * too:
  * - past `pids.max`, `fork` fails with EAGAIN, whatever the program;
  * - past `memory.limit_in_bytes`, the kernel reclaims what it can, then kills a process of that subtree (the
- *   biggest); a write to a tmpfs fails with ENOMEM. The runtime, outside, is never the one killed. At the bound
- *   of all agents together the runtime chooses instead (agents-oom.ts: the terminal holding the most).
+ *   biggest); a write to a tmpfs fails with ENOMEM. The runtime, outside, is never the one killed. Below the
+ *   operator the runtime chooses instead of the kernel (agents-oom.ts: in the terminal holding the most).
  *
  * The root agent (the operator) has no bound of its own. The shell joins its leaves before it runs (pty-spawn.ts:
  * a POSIX sh writes its own pid, then execs the terminal's command line), so nothing it starts is ever outside.
@@ -105,14 +105,19 @@ export class AgentCgroups {
     this.#maxProcesses = maxProcesses;
     this.#rootAgentId = rootAgentId;
     this.#log = log;
-    const memory = hierarchies.find((h) => h.controller === 'memory' && h.group);
+    const memory = hierarchies.find((h) => h.controller === 'memory');
     if (!memory) return;
-    const leaves = () =>
-      [...this.#leaves]
-        .filter(([, leaf]) => leaf.rel.startsWith(`${AGENTS}/`))
-        .map(([terminalId, leaf]): [string, string] => [terminalId, join(memory.base, leaf.rel)]);
-    const killed = (id: string, n: number) => this.#oomKills.set(id, (this.#oomKills.get(id) ?? 0) + n);
-    this.#oom = AgentsOomWatch.start(join(memory.base, AGENTS), leaves, shells, killed, log);
+    const tree = {
+      base: memory.base,
+      bounds: () => [AGENTS, ...[...this.#agents].filter(([id]) => id !== rootAgentId).map(([, a]) => a.rel)],
+      leaves: () =>
+        [...this.#leaves]
+          .filter(([, leaf]) => leaf.rel.startsWith(`${AGENTS}/`))
+          .map(([terminalId, leaf]): [string, string] => [terminalId, leaf.rel]),
+      shells,
+      killed: (id: string, n: number) => this.#oomKills.set(id, (this.#oomKills.get(id) ?? 0) + n),
+    };
+    this.#oom = AgentsOomWatch.start(tree, AGENTS, log);
   }
 
   /**
@@ -163,9 +168,7 @@ export class AgentCgroups {
         const available = Math.min(totalmem(), ownMemoryLimit(dir));
         const each = memoryBound(limits.maxMemoryPerAgent, available);
         const all = memoryBound(allAgents, available);
-        // The kernel's killer at each agent's own bound (agents-oom.ts turns it off above them, in AGENTS).
-        const bound = [...(each?.bound ?? []), { file: 'memory.oom_control', value: '0' }];
-        return { bound, shown: each?.shown ?? 'none', ...(all ? { group: all } : {}) };
+        return { bound: each?.bound ?? [], shown: each?.shown ?? 'none', ...(all ? { group: all } : {}) };
       });
     }
     if (hierarchies.length === 0) return undefined;

@@ -1,17 +1,18 @@
 /**
  * @module
- * The OOM decision at the bound of all agents together (`maxMemoryAllAgents`, the `agents` memory cgroup), made by
- * the runtime instead of the kernel. The kernel's OOM killer ranks processes by the memory they map. Memory an
- * agent holds through a small process (a memfd kept open by a `sleep`, a tmpfs mounted in a namespace of its own)
- * is charged to its cgroup but mapped by nothing, so the killer passed over it and killed another agent's program.
+ * The OOM decision at every agent's memory bound (`maxMemoryPerAgent`, each agent's cgroup) and at the bound of all
+ * agents together (`maxMemoryAllAgents`, the `agents` cgroup), made by the runtime instead of the kernel. The
+ * kernel's OOM killer ranks processes by the memory they map. Memory an agent holds through a small process (a
+ * memfd kept open by a `sleep`) is charged to its cgroup but mapped by nothing, so the killer passed over it and
+ * killed another agent's program, or a parent's program when a sub-agent held it (a live review did both).
  *
- * Here the kernel's killer is off in `agents` (`memory.oom_control` = 1): a task that would pass the bound waits
- * in the kernel instead. Every POLL_MS the watch reads `under_oom`; while it is set, it kills in the terminal whose
- * leaf holds the most memory (charged to it, however held: `oomVictim`) every process but the shell, then, if
- * that freed too little, the shell, one terminal at a time, until the waiting tasks can go on. Killing a
- * sandbox's processes ends its namespaces, and with them what they held. Each agent's own bound below keeps the
- * kernel's killer: agent-cgroups.ts writes 0 into each agent's cgroup (v1 copies a parent's setting into a new
- * cgroup).
+ * Here the kernel's killer is off in `agents` and so in every cgroup below it (`memory.oom_control` = 1; v1 copies
+ * a parent's setting into a new cgroup): a task that would pass a bound waits in the kernel instead. Every POLL_MS
+ * the watch reads `under_oom` of each bound; in the first one set (the deepest), it chooses the terminal whose leaf
+ * holds the most memory (charged to it, however held: `oomVictim`) and kills there, one step at a time while the
+ * bound stays met: the process of that terminal mapping the most (what the kernel would have killed), then every
+ * process but its shell, then the shell. Killing a sandbox's processes ends its namespaces and what they held. The
+ * operator's terminals are outside `agents` and keep the kernel's killer (they have no bound).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,106 +20,106 @@ import type { Logger } from 'pino';
 import { type LeafUsage, oomVictim, underOom } from '../../machines/terminal/cgroup-v1.ts';
 import { readPids } from './cgroup-files.ts';
 
-/** How often the watch looks: a task at the bound waits at most this long for the decision. */
+/** How often the watch looks: a task at a bound waits at most this long for the decision. */
 const POLL_MS = 100;
 /** How long the processes a kill chose get to be gone before the watch decides again without them. */
 const KILL_GRACE_MS = 2_000;
 
-/** A terminal the watch killed in: when, which processes, and whether its shell went too. */
-type Kill = { at: number; pids: number[]; shell: boolean };
+/** What a kill in a terminal took: the process mapping the most, every process but the shell, or all. */
+export type KillStep = 'biggest' | 'commands' | 'all';
+const NEXT: Record<KillStep, KillStep> = { biggest: 'commands', commands: 'all', all: 'all' };
+
+/** A terminal the watch killed in: when, which processes, and the step. */
+type Kill = { at: number; pids: number[]; step: KillStep };
+
+export type OomWatchTree = {
+  /** The memory hierarchy's base (this runtime's cgroup). */
+  base: string;
+  /** The cgroups with a bound the watch decides at, below `base`: `agents` and each agent's (paths below base). */
+  bounds: () => Iterable<string>;
+  /** The terminals' leaves below `agents`: terminal id, path below base. */
+  leaves: () => Iterable<[terminalId: string, rel: string]>;
+  /** A terminal's shell and the wrapper holding its PTY, spared while anything else of it is left to kill. */
+  shells: (terminalId: string) => readonly number[];
+  /** Told of each terminal killed in, and how many processes. */
+  killed: (terminalId: string, processes: number) => void;
+};
 
 export class AgentsOomWatch {
-  readonly #agentsDir: string;
-  readonly #leaves: () => Iterable<[terminalId: string, dir: string]>;
-  readonly #shells: (terminalId: string) => readonly number[];
-  readonly #killed: (terminalId: string, processes: number) => void;
+  readonly #tree: OomWatchTree;
   readonly #log: Logger;
   readonly #kills = new Map<string, Kill>();
   #timer: NodeJS.Timeout | undefined;
 
   /**
-   * Turns the kernel's killer off in `agentsDir` and starts watching, or returns undefined (logged) when the file
-   * cannot be written: the kernel's killer then stays. `leaves`: the leaves below `agentsDir` (terminal id, its
-   * directory in the memory hierarchy); `shells`: a terminal's shell and the wrapper holding its PTY, spared
-   * while anything else of the terminal is left to kill; `killed`: told of each terminal killed in, and how many
-   * processes.
+   * Turns the kernel's killer off in `agents` (below `tree.base`) and starts watching, or returns undefined (logged)
+   * when the file cannot be written: the kernel's killer then stays everywhere.
    */
-  static start(
-    agentsDir: string,
-    leaves: () => Iterable<[terminalId: string, dir: string]>,
-    shells: (terminalId: string) => readonly number[],
-    killed: (terminalId: string, processes: number) => void,
-    log: Logger,
-  ): AgentsOomWatch | undefined {
+  static start(tree: OomWatchTree, agents: string, log: Logger): AgentsOomWatch | undefined {
     try {
-      writeFileSync(join(agentsDir, 'memory.oom_control'), '1');
+      writeFileSync(join(tree.base, agents, 'memory.oom_control'), '1');
     } catch (err) {
-      log.warn({ err: (err as Error).message }, 'all agents at their memory bound: the kernel chooses what to kill');
+      log.warn({ err: (err as Error).message }, 'agents at a memory bound: the kernel chooses what to kill');
       return undefined;
     }
-    return new AgentsOomWatch(agentsDir, leaves, shells, killed, log);
+    return new AgentsOomWatch(tree, log);
   }
 
-  private constructor(
-    agentsDir: string,
-    leaves: () => Iterable<[string, string]>,
-    shells: (terminalId: string) => readonly number[],
-    killed: (terminalId: string, processes: number) => void,
-    log: Logger,
-  ) {
-    this.#agentsDir = agentsDir;
-    this.#leaves = leaves;
-    this.#shells = shells;
-    this.#killed = killed;
+  private constructor(tree: OomWatchTree, log: Logger) {
+    this.#tree = tree;
     this.#log = log;
     this.#timer = setInterval(() => this.check(), POLL_MS);
     this.#timer.unref();
   }
 
-  /**
-   * One look. When tasks wait at the bound: unless processes it killed are still going, it kills in the terminal
-   * holding the most memory every process but its shell, or, when nothing else is left there (or that was done
-   * and the memory is still held, as by a shell that `exec`ed into a namespace of its own), the shell too.
-   */
+  /** One look: when tasks wait at a bound, one kill step in the terminal below it holding the most memory. */
   check(): void {
-    let text: string;
-    try {
-      text = readFileSync(join(this.#agentsDir, 'memory.oom_control'), 'utf8');
-    } catch {
-      return; // removed (the runtime stops)
-    }
-    if (!underOom(text)) {
+    const { base } = this.#tree;
+    const met = [...this.#tree.bounds()]
+      .filter((rel) => {
+        try {
+          return underOom(readFileSync(join(base, rel, 'memory.oom_control'), 'utf8'));
+        } catch {
+          return false; // removed (its agent's last terminal closed, or the runtime stops)
+        }
+      })
+      .sort((a, b) => b.length - a.length);
+    if (met.length === 0) {
       this.#kills.clear();
       return;
     }
     const now = Date.now();
-    const usage: Array<LeafUsage & { pids: number[] }> = [];
-    for (const [terminalId, dir] of this.#leaves()) {
-      const pids = readPids(dir);
+    const usage: Array<LeafUsage & { rel: string; pids: number[] }> = [];
+    for (const [terminalId, rel] of this.#tree.leaves()) {
+      const pids = readPids(join(base, rel));
       let bytes = 0;
       try {
-        bytes = Number(readFileSync(join(dir, 'memory.usage_in_bytes'), 'utf8'));
+        bytes = Number(readFileSync(join(base, rel, 'memory.usage_in_bytes'), 'utf8'));
       } catch {} // gone
-      usage.push({ terminalId, bytes, processes: pids.length, pids });
+      usage.push({ terminalId, rel, bytes, processes: pids.length, pids });
       const kill = this.#kills.get(terminalId);
       if (kill && now - kill.at < KILL_GRACE_MS && kill.pids.some((pid) => pids.includes(pid))) return; // dying
     }
-    const leaf = usage.find((u) => u.terminalId === oomVictim(usage));
+    const scope = met[0]!;
+    const below = usage.filter((u) => u.rel.startsWith(`${scope}/`));
+    const leaf = below.find((u) => u.terminalId === oomVictim(below));
     if (!leaf) return;
-    const spared = new Set(this.#shells(leaf.terminalId));
-    const others = leaf.pids.filter((pid) => !spared.has(pid));
-    const shell = others.length === 0 || this.#kills.has(leaf.terminalId);
-    const pids = shell ? leaf.pids : others;
-    this.#kills.set(leaf.terminalId, { at: now, pids, shell });
+    const spared = new Set(this.#tree.shells(leaf.terminalId));
+    const commands = leaf.pids.filter((pid) => !spared.has(pid));
+    const previous = this.#kills.get(leaf.terminalId);
+    let step: KillStep = previous ? NEXT[previous.step] : 'biggest';
+    if (commands.length === 0) step = 'all';
+    const pids = step === 'all' ? leaf.pids : step === 'commands' ? commands : [biggest(commands)];
+    this.#kills.set(leaf.terminalId, { at: now, pids, step });
     for (const pid of pids) {
       try {
         process.kill(pid, 'SIGKILL');
       } catch {} // gone already
     }
-    this.#killed(leaf.terminalId, pids.length);
+    this.#tree.killed(leaf.terminalId, pids.length);
     this.#log.warn(
-      { terminalId: leaf.terminalId, bytes: leaf.bytes, processes: pids.length, shell },
-      'all agents at their memory bound: killed in the terminal holding the most',
+      { terminalId: leaf.terminalId, bound: scope, bytes: leaf.bytes, processes: pids.length, step },
+      'agents at a memory bound: killed in the terminal holding the most',
     );
   }
 
@@ -126,4 +127,17 @@ export class AgentsOomWatch {
     clearInterval(this.#timer);
     this.#timer = undefined;
   }
+}
+
+/** The process mapping the most memory (resident pages, /proc/<pid>/statm); the first when none can be read. */
+function biggest(pids: readonly number[]): number {
+  let best = pids[0]!;
+  let most = -1;
+  for (const pid of pids) {
+    try {
+      const resident = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
+      if (resident > most) [best, most] = [pid, resident];
+    } catch {} // gone
+  }
+  return best;
 }

@@ -44,6 +44,16 @@ export function leafOf(dir: string, terminalId: string): string | undefined {
 /** A number in a control file (`pids.current`, `memory.limit_in_bytes`). */
 export const count = (dir: string, file: string) => Number(readFileSync(join(dir, file), 'utf8').trim());
 
+/**
+ * The processes the runtime killed in `terminalId` at a memory bound (agents-oom.ts logs each kill, with how many
+ * processes and which step).
+ */
+export function runtimeKills(rt: TestRuntime, terminalId: string): Array<{ processes: number; step: string }> {
+  return rt.logs
+    .filter((l) => l['terminalId'] === terminalId && String(l['msg']).includes('killed in the terminal holding'))
+    .map((l) => ({ processes: Number(l['processes']), step: String(l['step']) }));
+}
+
 /** A field of a `key value` control file (`memory.oom_control`'s `oom_kill`). */
 export function field(dir: string, file: string, key: string): number {
   const line = readFileSync(join(dir, file), 'utf8')

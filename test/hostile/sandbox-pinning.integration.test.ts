@@ -18,7 +18,7 @@ import { describe, expect } from 'vitest';
 import { which } from '../../actors/terminal/pty-spawn.ts';
 import { ok } from '../support/replies.ts';
 import { attack } from './support.ts';
-import { field, leafOf, limitSuite } from './cgroup-support.ts';
+import { limitSuite, runtimeKills } from './cgroup-support.ts';
 
 const MiB = 1024 * 1024;
 const LIMIT = 160 * MiB;
@@ -46,6 +46,17 @@ const userMax = (name: string) =>
 /** The scratch directory of a terminal of the suite's runtime (`<dataDir>/sandbox/<terminalId>`). */
 const scratchOf = (terminalId: string) => join(dirname(rt().workspace), 'data', 'sandbox', terminalId);
 
+/** A perl program writing `mib` MiB into a memfd, then leaving a child that keeps it open and sleeps. */
+function holdScript(mib: number): string {
+  return [
+    `my $name = "pin"; my $fd = syscall(${NR.memfd}, $name, 0); die "memfd_create: $!" if $fd < 0;`,
+    'open(my $h, ">&=", $fd) or die "fdopen: $!"; binmode $h; my $chunk = "x" x (1 << 20);',
+    `for (1..${mib}) { print $h $chunk or die "write: $!" } $h->flush;`,
+    `$| = 1; print "held ${mib} MiB\\n";`,
+    'if (fork() == 0) { close STDOUT; close STDERR; sleep 600; exit 0 }',
+  ].join('\n');
+}
+
 /**
  * A neighbour agent's program asks for `mib` MiB in a terminal of its own, and gets it. The canary: that program
  * killed (by the kernel or the runtime) for memory another agent holds.
@@ -55,9 +66,8 @@ async function neighbourGets(agentId: string, mib: number): Promise<void> {
   const grown = await neighbour.exec(
     `perl -e 'my @m; for (1..${mib}) { push @m, "x" x ${MiB} } print "got ${mib} MiB\\n"'`,
   );
-  const leaf = leafOf(join(suite.runtimeCgroup(), 'agents'), neighbour.terminalId)!;
-  expect(field(leaf, 'memory.oom_control', 'oom_kill'), JSON.stringify(grown)).toBe(0);
   expect(grown['exitCode'], JSON.stringify(grown)).toBe(0);
+  expect(runtimeKills(rt(), neighbour.terminalId)).toEqual([]);
   expect(String(grown['output'])).toContain(`got ${mib} MiB`);
 }
 
@@ -110,26 +120,36 @@ describe.skipIf(!where.ok || !sandboxed)('hostile: an agent pins memory no proce
       const pinner = await agentWithTerminal('holder');
       // 140 MiB written into a memfd; a child keeps the descriptor and sleeps. Charged to the holder's terminal,
       // mapped by no process: the kernel's OOM killer ranks a sleeping perl far below the neighbour's program.
-      const script = [
-        `my $name = "pin"; my $fd = syscall(${NR.memfd}, $name, 0); die "memfd_create: $!" if $fd < 0;`,
-        'open(my $h, ">&=", $fd) or die "fdopen: $!"; binmode $h; my $chunk = "x" x (1 << 20);',
-        'for (1..140) { print $h $chunk or die "write: $!" } $h->flush;',
-        '$| = 1; print "held 140 MiB\\n";',
-        'if (fork() == 0) { close STDOUT; close STDERR; sleep 600; exit 0 }',
-      ].join('\n');
-      writeFileSync(join(rt().workspace, 'hold.pl'), script);
+      writeFileSync(join(rt().workspace, 'hold.pl'), holdScript(140));
       const held = await pinner.exec('perl hold.pl');
       expect(String(held['output']), JSON.stringify(held)).toContain('held 140 MiB');
       // The neighbour asks for 110 MiB: with the holder's ~145 MiB, all agents would pass their 240 MiB.
       await neighbourGets('grower', 110);
       // The runtime killed in the holder's terminal, the sleeping perl but not the shell, and says so.
-      const kill = rt().logs.find((l) => String(l['msg']).includes('killed in the terminal holding the most'));
-      expect(kill).toMatchObject({ terminalId: pinner.terminalId, shell: false });
+      expect(runtimeKills(rt(), pinner.terminalId)).toEqual([{ processes: 1, step: 'biggest' }]);
       expect(String((await pinner.exec('pgrep -c -f hold.pl || true'))['output']).trim()).toBe('0');
       // The holder's next failing command is told which bound its terminal met.
       const told = await pinner.exec('false');
       expect(told['limitsHit'], JSON.stringify(told)).toEqual(['maxMemoryPerAgent']);
       expect(told['hint']).toContain('1 process of it was killed at the memory bound');
+    },
+    120_000,
+  );
+
+  attack(
+    'memory',
+    'a sub-agent holding memory through a small process: at its parent’s bound, the holder is killed, not the parent',
+    async () => {
+      const boss = await agentWithTerminal('boss');
+      const kid = await agentWithTerminal('kid', 'boss');
+      writeFileSync(join(rt().workspace, 'hold-kid.pl'), holdScript(120));
+      expect(String((await kid.exec('perl hold-kid.pl'))['output'])).toContain('held 120 MiB');
+      // The parent asks for 60 MiB: with its sub-agent's ~125 MiB, their bound (160 MiB) is passed.
+      const grown = await boss.exec(`perl -e 'my @m; for (1..60) { push @m, "x" x ${MiB} } print "got 60 MiB\\n"'`);
+      // The canary: the parent's program killed while its sub-agent keeps its memory.
+      expect(grown['exitCode'], JSON.stringify(grown)).toBe(0);
+      expect(runtimeKills(rt(), boss.terminalId)).toEqual([]);
+      expect(runtimeKills(rt(), kid.terminalId)).toEqual([{ processes: 1, step: 'biggest' }]);
     },
     120_000,
   );
