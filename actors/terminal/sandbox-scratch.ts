@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { releasePlaceholders } from './sandbox-placeholders.ts';
 import { inotifyShare, type SandboxKernelLimits } from '../../machines/terminal/sandbox-init.ts';
 
 /** Terminal id → its scratch directory. */
@@ -46,6 +47,16 @@ export function releaseScratch(terminalId: string): Promise<void> {
   if (!dir) return Promise.resolve();
   held.delete(terminalId);
   return removeDir(dir);
+}
+
+/**
+ * Once `terminalId`'s shell has ended (or never started), nothing inside its sandbox can act: what the host kept for
+ * it goes, its rc directory (`rc`), the sandbox's placeholders and its scratch.
+ */
+export function releaseShellFiles(terminalId: string, rc: { remove(): void }): void {
+  rc.remove();
+  releasePlaceholders(terminalId);
+  void releaseScratch(terminalId);
 }
 
 /**

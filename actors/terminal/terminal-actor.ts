@@ -9,7 +9,8 @@
 import { type Actor, createActor } from 'xstate';
 import { NEVER_MS, terminalMachine } from '../../machines/terminal/terminal.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
-import { type PtyOptions, ptyLogic } from './terminal-pty.ts';
+import type { IPty } from '@lydell/node-pty';
+import { type PtyExit, type PtyOptions, ptyLogic } from './terminal-pty.ts';
 
 export type TerminalActor = Actor<typeof terminalMachine>;
 
@@ -54,4 +55,38 @@ export function startTerminalActor(config: TerminalConfig, hooks: TerminalActorH
   );
   actor.start();
   return actor;
+}
+
+/** A started terminal: its actor, the PTY its shell runs on, and that shell's exit. */
+export type StartedTerminal = { actor: TerminalActor; pty: IPty; exited: Promise<PtyExit> };
+
+/**
+ * Starts the actor and its PTY (`startTerminalActor`) and returns them with the shell's exit; when the PTY could
+ * not be spawned, stops the actor and throws why.
+ */
+export function startTerminal(
+  config: TerminalConfig,
+  hooks: TerminalActorHooks,
+  pty: Pick<PtyOptions, 'spec' | 'rc' | 'spawned' | 'onData'>,
+): StartedTerminal {
+  let exitSeen = false;
+  let resolveExit: (e: PtyExit) => void = () => undefined;
+  const exited = new Promise<PtyExit>((resolve) => (resolveExit = resolve));
+  let attached: { pty: IPty } | { error: unknown } | undefined;
+  const actor = startTerminalActor(config, hooks, {
+    ...pty,
+    attach: (result) => (attached = result),
+    onExit: (e) => {
+      exitSeen = true;
+      resolveExit(e);
+    },
+    exited: () => exitSeen,
+  });
+  // Set synchronously by the PTY actor while the machine started (TypeScript cannot see the callback).
+  const spawned = attached as { pty: IPty } | { error: unknown } | undefined;
+  if (!spawned || 'error' in spawned) {
+    actor.stop();
+    throw spawned ? spawned.error : new Error(`The PTY of terminal '${pty.spec.terminalId}' was not spawned.`);
+  }
+  return { actor, pty: spawned.pty, exited };
 }

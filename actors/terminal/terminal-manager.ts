@@ -29,8 +29,7 @@ import { checkEnv, resolveCwd, resolveShell, type SpawnSpec } from './pty-spawn.
 import { AgentCgroups } from './agent-cgroups.ts';
 import { PtyZygote } from './pty-zygote.ts';
 import { writeRcFile } from './shell-integration.ts';
-import { releasePlaceholders } from './sandbox-placeholders.ts';
-import { releaseScratch, SandboxScratch } from './sandbox-scratch.ts';
+import { releaseShellFiles, SandboxScratch } from './sandbox-scratch.ts';
 import { type DataOf, parse } from './command-data.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { assertQueueRoom, execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
@@ -141,10 +140,8 @@ export class TerminalManager {
       const bound = this.cgroups?.exhausted(lineage);
       pty?.kill('SIGKILL');
       void this.cgroups?.release(spec.terminalId);
-      rc.remove();
-      // No agent ever reached this shell: its sandbox's placeholders can go at once.
-      releasePlaceholders(spec.terminalId);
-      void releaseScratch(spec.terminalId);
+      // No agent ever reached this shell: its rc directory, placeholders and scratch can go at once.
+      releaseShellFiles(spec.terminalId, rc);
       throw bound ?? err;
     }
     const session = new TerminalSession({

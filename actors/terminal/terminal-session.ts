@@ -17,15 +17,13 @@ import type { IPty } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import type { TerminalAggregateContext } from '../../machines/terminal/terminal.ts';
 import { FirstPrompt } from './first-prompt.ts';
-import { startTerminalActor, type TerminalActor } from './terminal-actor.ts';
+import { type StartedTerminal, startTerminal, type TerminalActor } from './terminal-actor.ts';
 import { pauseForeground, resumeForeground, signalForeground } from './terminal-signals.ts';
-import type { PtyExit } from './terminal-pty.ts';
 import { ErrorCode, InvalidStateError, RuntimeError } from '../../schemas/errors.ts';
 import { TerminalId } from '../../schemas/ids.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
 import type { SpawnSpec } from './pty-spawn.ts';
-import { releasePlaceholders } from './sandbox-placeholders.ts';
-import { releaseScratch } from './sandbox-scratch.ts';
+import { releaseShellFiles } from './sandbox-scratch.ts';
 import { type Mark, MarkScanner, type RcFiles, writeRcFile } from './shell-integration.ts';
 import type { Emit, Fact, Job } from './terminal-job.ts';
 import { JobRunner } from './terminal-jobs.ts';
@@ -41,7 +39,6 @@ import {
   stopSession,
   until,
 } from './terminal-proc.ts';
-
 import type { LimitHit } from '../../machines/terminal/limit-hints.ts';
 
 export { normalizeSignal };
@@ -120,53 +117,36 @@ export class TerminalSession {
       (fact) => this.#emit(fact),
     );
     this.rc = deps.started?.rc ?? writeRcFile();
-    let exitSeen = false;
-    let resolveExit: (e: PtyExit) => void = () => undefined;
-    this.#exited = new Promise((resolve) => (resolveExit = resolve));
-    let attached: { pty: IPty } | { error: unknown } | undefined;
-    this.#machine = startTerminalActor(
-      deps.config,
-      {
-        onDeadline: () => void this.#jobs.onDeadline().catch((err) => this.log.error({ err }, 'interrupt failed')),
-        onGraceOver: () => this.#jobs.onGraceOver(),
-        closeIdle: () => void this.close('idle', deps.config.closeGraceMs),
-        idleFor: () => Date.now() - this.lastActivity,
-        idleClosable: () => this.status === 'idle' && this.queue.length === 0,
-      },
-      {
-        spec: deps.spec,
-        rc: this.rc,
-        spawned: deps.started?.pty,
-        attach: (result) => (attached = result),
-        onData: (data) => this.#onData(data),
-        onExit: (e) => {
-          exitSeen = true;
-          resolveExit(e);
+    let started: StartedTerminal;
+    try {
+      started = startTerminal(
+        deps.config,
+        {
+          onDeadline: () => void this.#jobs.onDeadline().catch((err) => this.log.error({ err }, 'interrupt failed')),
+          onGraceOver: () => this.#jobs.onGraceOver(),
+          closeIdle: () => void this.close('idle', deps.config.closeGraceMs),
+          idleFor: () => Date.now() - this.lastActivity,
+          idleClosable: () => this.status === 'idle' && this.queue.length === 0,
         },
-        exited: () => exitSeen,
-      },
-    );
-    // Set synchronously by the PTY actor while the machine started (TypeScript cannot see the callback).
-    const spawned = attached as { pty: IPty } | { error: unknown } | undefined;
-    if (!spawned || 'error' in spawned) {
-      this.#machine.stop();
-      this.rc.remove();
-      releasePlaceholders(this.terminalId);
-      void releaseScratch(this.terminalId);
-      throw spawned ? spawned.error : new Error(`The PTY of terminal '${this.terminalId}' was not spawned.`);
+        { spec: deps.spec, rc: this.rc, spawned: deps.started?.pty, onData: (data) => this.#onData(data) },
+      );
+    } catch (err) {
+      releaseShellFiles(this.terminalId, this.rc);
+      throw err;
     }
-    this.pty = spawned.pty;
+    this.#machine = started.actor;
+    this.#exited = started.exited;
+    this.pty = started.pty;
     this.shellPid = this.pty.pid;
-    const c = deps.config;
     this.output = new TerminalOutput({
       terminalId: this.terminalId,
       agentId: this.agentId,
       cols: this.cols,
       rows: this.rows,
-      coalesceBytes: c.coalesceBytes,
-      coalesceMs: c.coalesceMs,
-      highWaterChunks: c.highWaterChunks,
-      maxRetainedBytes: c.maxRetainedBytes,
+      coalesceBytes: deps.config.coalesceBytes,
+      coalesceMs: deps.config.coalesceMs,
+      highWaterChunks: deps.config.highWaterChunks,
+      maxRetainedBytes: deps.config.maxRetainedBytes,
       emitOutput: deps.emitOutput,
       pause: () => this.pty.pause(),
       resume: () => this.pty.resume(),
@@ -387,10 +367,8 @@ export class TerminalSession {
       });
     this.output.dispose();
     this.#machine.stop();
-    this.rc.remove();
     // The shell, the sandbox's init, is gone or SIGKILLed (stopSession): nothing inside can act any more.
-    releasePlaceholders(this.terminalId);
-    void releaseScratch(this.terminalId);
+    releaseShellFiles(this.terminalId, this.rc);
     this.log.info({ reason, ...this.closed }, 'terminal closed');
     this.#deps.onClosed(this);
   }
