@@ -5,7 +5,11 @@
  * throughput of a 50 MB flood, and runtime RSS for 100 idle terminals. Each
  * against raw node-pty doing the same work with the same shell and rc file.
  */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createLogger } from '../../infra/kernel/log.ts';
+import { which } from '../../actors/terminal/pty-spawn.ts';
 import { writeRcFile } from '../../actors/terminal/shell-integration.ts';
 import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
 import { gc, MARK_B, MARK_D, MiB, now, rawShell, rssSampler } from './bench-pty.ts';
@@ -18,21 +22,28 @@ const FLOOD_BYTES = 50_000_000;
  * The per-agent limits: the defaults (a pids and a memory cgroup per agent where the machine has the
  * hierarchies), or none (every bound 0).
  */
-function manager(limits: 'default' | 'none'): TerminalManager {
+function manager(limits: 'default' | 'none', sandbox?: { scratchDir: string }): TerminalManager {
   const none = { maxProcessesPerAgent: 0, maxMemoryPerAgent: 0, maxMemoryAllAgents: 0 };
   return new TerminalManager({
-    config: { maxPerAgent: 200, maxPerHost: 200, ...(limits === 'none' ? none : {}) },
+    config: { maxPerAgent: 200, maxPerHost: 200, ...(limits === 'none' ? none : {}), sandbox: !!sandbox },
     log: createLogger({ level: 'silent' }),
     emit: async () => {},
     emitOutput: async () => {},
+    ...(sandbox ? { scratchDir: sandbox.scratchDir } : {}),
   });
 }
 
 async function openBench(rc: { path: string }): Promise<BenchResult[]> {
   const m = manager('default');
   const unbounded = manager('none');
+  // The runtime's default when bwrap is installed: the shell in its sandbox (sandbox-args.ts).
+  const home = mkdtempSync(join(tmpdir(), 'skein-bench-sandbox-'));
+  const workspace = join(home, 'ws');
+  mkdirSync(workspace);
+  const boxed = which('bwrap') ? manager('default', { scratchDir: join(home, 'scratch') }) : undefined;
   const ours: number[] = [];
   const off: number[] = [];
+  const inBox: number[] = [];
   const raw: number[] = [];
   for (let i = 0; i < 15; i++) {
     let t = now();
@@ -49,9 +60,17 @@ async function openBench(rc: { path: string }): Promise<BenchResult[]> {
       into.push(now() - t);
       await mgr.close('bench', { terminalId: o.terminalId, graceMs: 0 });
     }
+    if (boxed) {
+      t = now();
+      const o = await boxed.open('bench', { cwd: workspace }, { workspace });
+      inBox.push(now() - t);
+      await boxed.close('bench', { terminalId: o.terminalId, graceMs: 0 });
+    }
   }
   await m.shutdown();
   await unbounded.shutdown();
+  await boxed?.shutdown();
+  rmSync(home, { recursive: true, force: true });
   const v = percentile(ours, 50);
   const b = percentile(raw, 50);
   const o = percentile(off, 50);
@@ -76,7 +95,20 @@ async function openBench(rc: { path: string }): Promise<BenchResult[]> {
       ratio: o / b,
       note: 'diagnostic: what the cgroup joins cost (the kernel moves the process: an RCU grace period)',
     },
+    ...(boxed ? [sandboxedOpen(percentile(inBox, 50), b)] : []),
   ];
+}
+
+/** The sandboxed open against the raw shell: bwrap, its namespaces, mounts and kernel limits on top. */
+function sandboxedOpen(v: number, b: number): BenchResult {
+  return {
+    name: 'open → prompt ready p50, sandboxed (the default where bwrap is installed), limits on',
+    value: v,
+    unit: 'ms',
+    baseline: b,
+    ratio: v / b,
+    note: 'diagnostic: ratio = ours/raw (lower is better); what the sandbox adds to an open',
+  };
 }
 
 async function execBench(rc: { path: string }): Promise<BenchResult[]> {
