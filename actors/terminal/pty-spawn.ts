@@ -12,7 +12,7 @@ import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import { spawn, type IPty } from '@lydell/node-pty';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { ttyInjectionFilter } from '../../machines/terminal/seccomp-filter.ts';
-import type { SandboxKernelLimits } from '../../machines/terminal/sandbox-init.ts';
+import { type SandboxKernelLimits, sandboxSysctls } from '../../machines/terminal/sandbox-sysctls.ts';
 import { SUPPORTED_SHELLS } from './shell-integration.ts';
 import { holdPlaceholders } from './sandbox-placeholders.ts';
 import { bwrapArgs, protectedPaths, realSandboxHost, scratchDirs, type SandboxOptions } from './sandbox-args.ts';
@@ -41,7 +41,7 @@ export type SpawnSpec = {
   cgroupProcs?: readonly string[];
   /** A sandbox's scratch directory (sandbox-scratch.ts), made here and removed after its shell ended. */
   scratch?: string;
-  /** The kernel limits a sandbox's init sets (sandbox-init.ts). */
+  /** The kernel limits bwrap sets in a sandbox (sandbox-sysctls.ts). */
   sandboxLimits?: SandboxKernelLimits;
 };
 
@@ -194,25 +194,36 @@ function realWorkspace(path: string): string {
 
 /** The descriptor bwrap reads its seccomp filter from. */
 const SECCOMP_FD = 9;
+/** The first descriptor bwrap reads a kernel setting from (one each, `sandboxSysctls`). */
+const FIRST_SYSCTL_FD = 4;
+
+/** A descriptor the launcher opens for bwrap: `fd` reads the file at `path`. */
+export type LaunchFile = { fd: number; path: string };
 
 /**
- * node-pty can hand a child no descriptor but its terminal, so a POSIX sh opens the filter (written beside the
- * rc file, which the sandbox sees read-only) on `fd` and then becomes bwrap (`exec`, same pid).
+ * What bwrap reads from descriptors (node-pty can hand a child none but its terminal): the seccomp filter and
+ * each kernel setting, written as files into the terminal's rc directory (private, read-only in the sandbox)
+ * for the launcher to open. Returns the files and the descriptors bwrap is told of.
  */
-function withFilterOn(fd: number, filter: Uint8Array, rcDir: string, argv: string[]): string[] {
-  const sh = required(
-    'sh',
-    "The sandbox needs a POSIX 'sh' on PATH to load its seccomp filter",
-    'install one (dash) or open the terminal without "sandbox"',
-  );
+export function sandboxFiles(rcDir: string, limits: SandboxKernelLimits, filter: Uint8Array | undefined) {
+  const files: LaunchFile[] = [];
+  const sysctls = sandboxSysctls(limits).map(([path, value], i) => {
+    const file = join(rcDir, `sysctl-${basename(path)}`);
+    writeFileSync(file, `${value}\n`, { mode: 0o600 });
+    files.push({ fd: FIRST_SYSCTL_FD + i, path: file });
+    return { fd: FIRST_SYSCTL_FD + i, path };
+  });
+  if (!filter) return { files, fds: { sysctls } };
   const path = join(rcDir, 'seccomp.bpf');
   writeFileSync(path, filter, { mode: 0o600 });
-  return [sh, '-c', `exec "$@" ${fd}<"$0"`, path, ...argv];
+  files.push({ fd: SECCOMP_FD, path });
+  return { files, fds: { sysctls, seccomp: SECCOMP_FD } };
 }
 
 /** The program and arguments that run the shell with the rc file, wrapped as asked. */
 export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { file: string; args: string[] } {
   let argv = [spec.shellPath, '--noprofile', '--rcfile', rcPath, '-i'];
+  let files: LaunchFile[] = [];
   // Innermost: the caller's env is set by `env` for the shell alone, after the sandbox and the cgroup join.
   const extra = Object.entries(agentEnv(spec));
   if (extra.length > 0) {
@@ -242,46 +253,37 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
     const host = realSandboxHost();
     const { scratch, sandboxLimits } = spec;
     if (!scratch || !sandboxLimits) throw new Error('a sandboxed SpawnSpec needs scratch and sandboxLimits');
-    const init = {
-      sh: required('sh', "The sandbox needs a POSIX 'sh' on PATH for its init", 'install one (dash)'),
-      setpriv: required(
-        'setpriv',
-        "The sandbox needs util-linux's 'setpriv' to drop its init's capabilities",
-        'install util-linux or open the terminal without "sandbox"',
-      ),
-      mount: required(
-        'mount',
-        "The sandbox needs util-linux's 'mount' to make /proc/sys read-only",
-        'install util-linux or open the terminal without "sandbox"',
-      ),
-      limits: sandboxLimits,
-    };
-    const sandboxSpec = { ...spec, scratch };
-    argv = [bwrap, ...bwrapArgs(sandboxSpec, rcDir, init, host, filter ? SECCOMP_FD : undefined), ...argv];
-    if (filter) argv = withFilterOn(SECCOMP_FD, filter, rcDir, argv);
+    const sandbox = sandboxFiles(rcDir, sandboxLimits, filter);
+    files = sandbox.files;
+    argv = [bwrap, ...bwrapArgs({ ...spec, scratch }, rcDir, sandbox.fds, host), ...argv];
     makeScratch(spec.terminalId, scratch, scratchDirs(scratch, spec.workspace, host));
     // Last, once nothing can throw: the terminal's end releases them (terminal-session.ts). By real path, so
     // that two spellings of one workspace hold the same placeholders.
     const paths = protectedPaths(realWorkspace(spec.workspace));
     holdPlaceholders(spec.terminalId, paths, (path) => !host.exists(path));
   }
-  if (spec.cgroupProcs?.length) argv = [...cgroupJoin(spec.cgroupProcs), ...argv];
+  const procs = spec.cgroupProcs ?? [];
+  if (procs.length || files.length) argv = [...launcher(procs, files), ...argv];
   return { file: argv[0]!, args: argv.slice(1) };
 }
 
 /**
- * Outermost: a POSIX sh writes its pid to each cgroup, then becomes the rest (same pid); a failed write: no run.
- * The files are its first arguments (`$0`, `$1`, …), shifted off before the exec.
+ * Outermost, one POSIX sh: it writes its pid to each cgroup (`procs`), opens each of `files` on its descriptor,
+ * then becomes the rest (`exec`, same pid); a failed step: no run. The paths are its arguments `$1`…, shifted off
+ * before the exec.
  */
-export function cgroupJoin(procs: readonly string[]): string[] {
+export function launcher(procs: readonly string[], files: readonly LaunchFile[]): string[] {
   const sh = required(
     'sh',
-    "The per-agent limits need a POSIX 'sh' on PATH",
-    'install one (dash) or set domains.terminal.maxProcessesPerAgent and maxMemoryPerAgent to 0',
+    "The sandbox and the per-agent limits need a POSIX 'sh' on PATH",
+    'install one (dash), or open the terminal without "sandbox" and set domains.terminal.maxProcessesPerAgent ' +
+      'and maxMemoryPerAgent to 0',
   );
-  const writes = procs.map((_, i) => `echo $$ > "${i === 0 ? '$0' : `\${${i}}`}"`);
-  const shift = procs.length > 1 ? ` && shift ${procs.length - 1}` : '';
-  return [sh, '-c', `${writes.join(' && ')}${shift} && exec "$@"`, ...procs];
+  const steps = procs.map((_, i) => `echo $$ > "\${${i + 1}}"`);
+  const opens = files.map(({ fd }, i) => `${fd}<"\${${procs.length + i + 1}}"`);
+  if (opens.length) steps.push(`exec ${opens.join(' ')}`);
+  const script = `${steps.join(' && ')} && shift ${procs.length + files.length} && exec "$@"`;
+  return [sh, '-c', script, 'skein-launch', ...procs, ...files.map((f) => f.path)];
 }
 
 export function spawnPty(spec: SpawnSpec, rcPath: string, rcDir: string): IPty {

@@ -9,12 +9,7 @@ import { homedir } from 'node:os';
 import { basename, isAbsolute, join } from 'node:path';
 import { isInside } from '../../machines/common/confine.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
-import {
-  INIT_CAPABILITIES,
-  type InitPrograms,
-  initScript,
-  type SandboxKernelLimits,
-} from '../../machines/terminal/sandbox-init.ts';
+
 export type SandboxOptions = {
   /** Keep the host's network (default: a new, empty network namespace). */
   network?: boolean;
@@ -79,8 +74,11 @@ export function realSandboxHost(): SandboxHost {
   return { home: homedir(), exists: existsSync, isDir, isLink, homes: [...homes, '/root'] };
 }
 
-/** The sandbox's init (machines/terminal/sandbox-init.ts): the programs it runs, and the limits it sets. */
-export type SandboxInit = { sh: string; limits: SandboxKernelLimits } & InitPrograms;
+/**
+ * The descriptors bwrap reads from, opened by the launcher (pty-spawn.ts): its seccomp filter, and each kernel
+ * setting it writes into the sandbox's `/proc/sys` (`sandboxSysctls`, machines/terminal/sandbox-sysctls.ts).
+ */
+export type SandboxFds = { seccomp?: number; sysctls: ReadonlyArray<{ fd: number; path: string }> };
 
 /**
  * The directories of the user's home hidden from a sandbox (HIDDEN_IN_HOME that exist as directories and do not
@@ -107,11 +105,13 @@ export function scratchDirs(scratch: string, workspace: string, host: SandboxHos
 }
 
 /**
- * bubblewrap arguments: read-only root, writable workspace, private /tmp, new user/pid/net/ipc namespaces, no
- * capabilities once the init (`init`, sandbox-init.ts) has set the sandbox's kernel limits. `--as-pid-1` makes
- * the init, then the shell it becomes, the namespace's init: it reaps orphans itself, and no bwrap init is left
- * as a zombie for the host's PID 1 when the terminal closes. No `--new-session`: the shell must keep the PTY as
- * its controlling terminal (job control, ^C). The command follows the returned list (the init execs it).
+ * bubblewrap arguments: read-only root, writable workspace, private /tmp, new user/pid/net/ipc namespaces, the
+ * sandbox's kernel settings written during the setup (`fds.sysctls`, each `--file` right after the new `/proc`)
+ * and then `/proc/sys` read-only, no user namespace inside (`--disable-userns`), no capability left (`--cap-drop
+ * ALL` empties the bounding set too).
+ * `--as-pid-1` makes the command the namespace's init: it reaps orphans itself, and no bwrap init is left as a
+ * zombie for the host's PID 1 when the terminal closes. No `--new-session`: the shell must keep the PTY as its
+ * controlling terminal (job control, ^C). The command follows the returned list.
  *
  * The sandbox is a floor an agent cannot lower from inside (issue 11): `/run` and `/var/run` (host daemons'
  * unix sockets), other users' homes, the user's `~/.config`, `~/.ssh` and other credentials, and
@@ -129,10 +129,8 @@ export function scratchDirs(scratch: string, workspace: string, host: SandboxHos
 export function bwrapArgs(
   spec: { workspace: string; cwd: string; scratch: string; sandboxOptions?: SandboxOptions | undefined },
   rcDir: string,
-  init: SandboxInit,
+  fds: SandboxFds,
   host: SandboxHost = realSandboxHost(),
-  /** The descriptor bwrap reads the seccomp filter from (`ttyInjectionFilter`), when there is one. */
-  seccompFd?: number,
 ): string[] {
   const opts = spec.sandboxOptions ?? {};
   const ws = spec.workspace;
@@ -152,6 +150,11 @@ export function bwrapArgs(
     '/dev',
     '--proc',
     '/proc',
+    ...fds.sysctls.flatMap(({ fd, path }) => ['--file', String(fd), path]),
+    // The host's /proc/sys as source (bwrap binds from the old root): sysctls show the reader's namespaces.
+    '--ro-bind',
+    '/proc/sys',
+    '/proc/sys',
     '--bind',
     scratch['/tmp']!,
     '/tmp',
@@ -192,12 +195,11 @@ export function bwrapArgs(
     if (host.isDir(path)) args.push('--tmpfs', path, '--remount-ro', path);
     else args.push('--ro-bind', '/dev/null', path);
   }
-  args.push('--unshare-user', '--unshare-pid', '--as-pid-1');
+  // --disable-userns: the shell in a second user namespace below the one the settings went into, none inside.
+  args.push('--unshare-user', '--disable-userns', '--unshare-pid', '--as-pid-1');
   if (!opts.network) args.push('--unshare-net');
-  args.push('--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL');
-  for (const cap of INIT_CAPABILITIES) args.push('--cap-add', cap);
-  args.push('--die-with-parent');
-  if (seccompFd !== undefined) args.push('--seccomp', String(seccompFd));
-  args.push('--chdir', spec.cwd, '--', init.sh, '-c', initScript(init.limits, init), 'skein-sandbox-init');
+  args.push('--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--die-with-parent');
+  if (fds.seccomp !== undefined) args.push('--seccomp', String(fds.seccomp));
+  args.push('--chdir', spec.cwd, '--');
   return args;
 }

@@ -13,7 +13,7 @@ import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { releasePlaceholders } from './sandbox-placeholders.ts';
-import { inotifyShare, type SandboxKernelLimits } from '../../machines/terminal/sandbox-init.ts';
+import { inotifyShare, type SandboxKernelLimits } from '../../machines/terminal/sandbox-sysctls.ts';
 
 /** Terminal id → its scratch directory. */
 const held = new Map<string, string>();
@@ -79,8 +79,9 @@ export function removeDir(dir: string): Promise<void> {
 }
 
 /**
- * A terminal manager's sandbox resources: the directory its terminals' scratch goes in, and the kernel limits each
- * sandbox's init sets (`domains.terminal.sandboxInotifyShare` of the runtime user's inotify maxima, read once).
+ * A terminal manager's sandbox resources: the directory its terminals' scratch goes in, and the kernel limits bwrap
+ * sets in each sandbox (sandbox-sysctls.ts: `domains.terminal.sandboxInotifyShare` of the runtime user's inotify
+ * maxima, read once).
  */
 export class SandboxScratch {
   readonly #base: string;

@@ -40,6 +40,7 @@ import {
   until,
 } from './terminal-proc.ts';
 import type { LimitHit } from '../../machines/terminal/limit-hints.ts';
+import { lastLine } from '../../machines/terminal/terminal-text.ts';
 
 export { normalizeSignal };
 export type { Emit, Fact, Job };
@@ -328,11 +329,12 @@ export class TerminalSession {
       exitCode: e.signal ? null : e.exitCode,
       signal: e.signal ? (SIGNAL_NAMES.get(e.signal) ?? String(e.signal)) : null,
     };
+    const said = lastLine(this.output.slice(Math.max(this.output.retainedStart, this.output.end - 4096)));
     this.#firstPrompt.reject(
       new RuntimeError(
         ErrorCode.Unavailable,
-        `Shell '${this.spec.shellPath}' exited (code ${e.exitCode}) before ` +
-          `showing a prompt; check the shell, cwd and sandbox settings.`,
+        `Shell '${this.spec.shellPath}' exited (code ${e.exitCode}) before showing a prompt` +
+          `${said ? `, after printing ${JSON.stringify(said)}` : ''}; check the shell, cwd and sandbox settings.`,
       ),
     );
     if (this.#closing === undefined && this.status !== 'closed') {

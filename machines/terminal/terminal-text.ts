@@ -171,3 +171,16 @@ export function cutPlain(head: string, tail: string, cols: number, rows: number)
   const skip = skippablePrefix(all, cols, rows, true);
   return { skip, kept: all.slice(skip) };
 }
+
+/**
+ * The last line a program printed, as plain text, at most `max` characters (its end kept): what a shell that
+ * exited before its first prompt said (bwrap's refusal, a missing rc file). Empty when it printed nothing.
+ */
+export function lastLine(raw: string, max = 240): string {
+  const lines = plainText(raw)
+    .split(/\r?\n|\r/)
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const last = lines.at(-1) ?? '';
+  return last.length > max ? `…${last.slice(last.length - max + 1)}` : last;
+}

@@ -8,7 +8,7 @@
  *   so one agent's watchers could use up what the runtime's shell tracking and the user's own programs need.
  *
  * The sandbox now writes nowhere in memory (scratch directories on the data disk, every tmpfs read-only), its
- * init sets `shm_rmid_forced` and a per-sandbox inotify share (sandbox-init.ts). The canaries: the neighbour's
+ * bwrap sets `shm_rmid_forced` and a per-sandbox inotify share (sandbox-sysctls.ts). The canaries: the neighbour's
  * program killed, the agent holding more inotify than its share, the host unable to make an inotify instance.
  */
 import { execFileSync } from 'node:child_process';
@@ -17,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { which } from '../../actors/terminal/pty-spawn.ts';
 import { ok } from '../support/replies.ts';
+import { NR } from '../support/syscalls.ts';
 import { attack } from './support.ts';
 import { limitSuite, runtimeKills } from './cgroup-support.ts';
 
@@ -32,12 +33,6 @@ const suite = limitSuite('sandbox-pinning', 'memory', 'maxMemoryPerAgent', {
 });
 const { where, rt, agentWithTerminal } = suite;
 const sandboxed = which('bwrap') !== undefined;
-
-/** `inotify_init1`, `inotify_add_watch` and `memfd_create` for perl's `syscall` (x86_64, aarch64). */
-const NR =
-  process.arch === 'arm64'
-    ? { init: 26, watch: 27, memfd: 279, unshare: 97, mount: 40 }
-    : { init: 294, watch: 254, memfd: 319, unshare: 272, mount: 165 };
 
 /** The runtime user's inotify maxima, as the runtime read them. */
 const userMax = (name: string) =>

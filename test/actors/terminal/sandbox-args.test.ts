@@ -5,7 +5,6 @@
  */
 import { agentEnv, GIT_PROTECTIONS, terminalEnv } from '../../../actors/terminal/pty-spawn.ts';
 import { bwrapArgs, type SandboxHost, scratchDirs } from '../../../actors/terminal/sandbox-args.ts';
-import { initScript } from '../../../machines/terminal/sandbox-init.ts';
 import { sandboxFloor } from '../../../infra/terminal/wiring.ts';
 
 const WS = '/home/dev/proj';
@@ -27,13 +26,13 @@ const host: SandboxHost = {
   isLink: (p) => p === '/var/run',
   isDir: (p) => !['/home/dev/.netrc', '/etc/shadow', `${WS}/skein.config.json`].includes(p),
 };
-/** The terminal's scratch directory, and its init (sandbox-init.ts). */
+/** The terminal's scratch directory, and the descriptors bwrap reads its kernel settings from (sandbox-sysctls.ts). */
 const S = '/data/sandbox/t1';
 const INIT = {
-  sh: '/bin/sh',
-  setpriv: '/usr/bin/setpriv',
-  mount: '/usr/bin/mount',
-  limits: { inotifyInstances: 6, inotifyWatches: 9627 },
+  sysctls: [
+    { fd: 4, path: '/proc/sys/kernel/shm_rmid_forced' },
+    { fd: 5, path: '/proc/sys/user/max_inotify_instances' },
+  ],
 };
 const args = (options?: { network?: boolean; hide?: string[] }) =>
   bwrapArgs(
@@ -50,11 +49,10 @@ function steps(list: string[]): string[] {
   arity['--proc'] = 1;
   arity['--chdir'] = 1;
   arity['--cap-drop'] = 1;
-  arity['--cap-add'] = 1;
+  arity['--file'] = 2;
   for (let i = 0; i < list.length; i++) {
     const a = list[i]!;
-    // After `--`: the command bwrap runs (the init), as one step.
-    if (a === '--') return [...out, a, list.slice(i + 1).join(' ')];
+    if (a === '--') return [...out, a];
     const n = arity[a] ?? 0;
     out.push(n === 2 ? `${a} ${list[i + 1]} ${list[i + 2]}` : n === 1 ? `${a} ${list[i + 1]}` : a);
     i += n;
@@ -65,17 +63,19 @@ function steps(list: string[]): string[] {
 describe('bwrapArgs', () => {
   it('isolates IPC, PIDs, network, UTS, drops capabilities and dies with its parent', () => {
     const s = steps(args());
-    for (const flag of ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--die-with-parent']) {
+    const flags = ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--die-with-parent'];
+    for (const flag of [...flags, '--disable-userns']) {
       expect(s).toContain(flag);
     }
     expect(s).toContain('--cap-drop ALL');
     expect(s).toContain('--as-pid-1');
-    expect(s.at(-2)).toBe('--');
+    expect(s.at(-1)).toBe('--');
+    expect(s.some((a) => a.startsWith('--cap-add'))).toBe(false);
     expect(s).toContain(`--chdir ${WS}`);
   });
 
   it('loads the seccomp filter from the descriptor it is given, after every mount and before the command', () => {
-    const list = bwrapArgs({ workspace: WS, cwd: WS, scratch: S }, '/tmp/rc', INIT, host, 9);
+    const list = bwrapArgs({ workspace: WS, cwd: WS, scratch: S }, '/tmp/rc', { ...INIT, seccomp: 9 }, host);
     const at = list.indexOf('--seccomp');
     expect(list[at + 1]).toBe('9');
     expect(at).toBeGreaterThan(list.lastIndexOf('--bind'));
@@ -90,6 +90,9 @@ describe('bwrapArgs', () => {
       `--bind ${S}/shm /dev/shm`,
       '--remount-ro /dev',
       '--proc /proc',
+      '--file 4 /proc/sys/kernel/shm_rmid_forced',
+      '--file 5 /proc/sys/user/max_inotify_instances',
+      '--ro-bind /proc/sys /proc/sys',
       `--bind ${S}/tmp /tmp`,
       '--ro-bind /tmp/rc /tmp/rc',
       '--tmpfs /run',
@@ -111,19 +114,16 @@ describe('bwrapArgs', () => {
       `--tmpfs ${WS}/.skein/data`,
       `--remount-ro ${WS}/.skein/data`,
       '--unshare-user',
+      '--disable-userns',
       '--unshare-pid',
       '--as-pid-1',
       '--unshare-net',
       '--unshare-ipc',
       '--unshare-uts',
       '--cap-drop ALL',
-      '--cap-add CAP_SYS_ADMIN',
-      '--cap-add CAP_SYS_RESOURCE',
-      '--cap-add CAP_SETPCAP',
       '--die-with-parent',
       `--chdir ${WS}`,
       '--',
-      `/bin/sh -c ${initScript(INIT.limits, INIT)} skein-sandbox-init`,
     ]);
   });
 
@@ -145,18 +145,16 @@ describe('bwrapArgs', () => {
     });
   });
 
-  it('starts the command through the init, which drops the capabilities it was given for it', () => {
-    const list = args();
-    const command = list.slice(list.indexOf('--') + 1);
-    expect(command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
-    expect(command[2]).toContain('echo 1 > /proc/sys/kernel/shm_rmid_forced');
-    expect(command[2]).toContain('echo 6 > /proc/sys/user/max_inotify_instances');
-    expect(command[2]).toContain('echo 9627 > /proc/sys/user/max_inotify_watches');
-    expect(command[2]).toContain('echo 0 > /proc/sys/user/max_user_namespaces');
-    expect(command[2]).toContain('/usr/bin/mount --bind -o ro /proc/sys /proc/sys');
-    expect(command[2]).toMatch(
-      /exec \/usr\/bin\/setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "\$@"$/,
-    );
+  it('writes the kernel settings into the new /proc, then makes /proc/sys read-only, before anything runs', () => {
+    const s = steps(args());
+    const proc = s.indexOf('--proc /proc');
+    expect(s.slice(proc + 1, proc + 4)).toEqual([
+      '--file 4 /proc/sys/kernel/shm_rmid_forced',
+      '--file 5 /proc/sys/user/max_inotify_instances',
+      '--ro-bind /proc/sys /proc/sys',
+    ]);
+    // Nothing between bwrap and the command: the command line follows `--` as it is.
+    expect(args().at(-1)).toBe('--');
   });
 
   it('covers a protected path that does not exist with an empty read-only directory, so none can be made there', () => {

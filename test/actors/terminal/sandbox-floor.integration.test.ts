@@ -126,13 +126,7 @@ describe('sandbox floor, live', () => {
     const ws = mkdtempSync(join(tmpdir(), 'skein-dwp-'));
     const scratch = join(ws, '.scratch');
     makeScratch('dwp', scratch, scratchDirs(scratch, ws, realSandboxHost()));
-    const init = {
-      sh: which('sh')!,
-      setpriv: which('setpriv')!,
-      mount: which('mount')!,
-      limits: { inotifyInstances: 1, inotifyWatches: 1024 },
-    };
-    const args = bwrapArgs({ workspace: ws, cwd: ws, scratch }, ws, init);
+    const args = bwrapArgs({ workspace: ws, cwd: ws, scratch }, ws, { sysctls: [] });
     const quoted = [bwrap, ...args, 'sleep', mark].map((a) => `'${a}'`).join(' ');
     // A parent shell runs bwrap in the background; killing the parent must take the sandbox down.
     const parent = spawn('sh', ['-c', `${quoted} & wait`], { stdio: 'ignore' });

@@ -2,7 +2,7 @@
  * Real PTYs: the bubblewrap sandbox (denials) and the resource arbiter
  * (ordering, wait times, release on terminal death).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { terminalHarness } from '../../support/terminal-harness.ts';
@@ -103,6 +103,19 @@ describe('TerminalManager: sandbox', () => {
       expect(nob.manager.size).toBe(0);
     } finally {
       await nob.dispose();
+    }
+  });
+  it('names what bubblewrap said when it refuses to start the sandbox', async () => {
+    // A stand-in for a bwrap that cannot set the sandbox up (no user namespaces, a setting it may not write).
+    const fake = join(h.workspace, 'refusing-bwrap');
+    writeFileSync(fake, '#!/bin/sh\necho "bwrap: Can\'t create file /proc/sys/user/max_inotify_watches" >&2\nexit 1\n');
+    chmodSync(fake, 0o755);
+    const refused = terminalHarness({ bwrapPath: fake });
+    try {
+      const said = `after printing "bwrap: Can't create file /proc/sys/user/max_inotify_watches"; check`;
+      await expect(refused.open(A, { sandbox: true })).rejects.toThrow(`before showing a prompt, ${said}`);
+    } finally {
+      await refused.dispose();
     }
   });
 });

@@ -3,6 +3,7 @@ import {
   cutPlain,
   headTail,
   isPlainText,
+  lastLine,
   plainText,
   skippablePrefix,
   utf8Length,
@@ -160,5 +161,22 @@ describe('cutPlain', () => {
 
   it('cuts a long line without CR or LF inside the tail, at a multiple of cols from the head', () => {
     expect(cutPlain('a'.repeat(7), 'b'.repeat(100), 10, 2)).toEqual({ skip: 40, kept: 'b'.repeat(67) });
+  });
+});
+
+describe('lastLine', () => {
+  it('is the last line with text, without colours or the line end', () => {
+    expect(lastLine('starting\r\n\x1b[31mbwrap: No permissions to create a new namespace\x1b[0m\r\n\r\n')).toBe(
+      'bwrap: No permissions to create a new namespace',
+    );
+    expect(lastLine('one\rtwo')).toBe('two');
+  });
+
+  it('is empty when nothing was printed, and keeps the end of a long line', () => {
+    expect(lastLine('')).toBe('');
+    expect(lastLine('\r\n  \r\n')).toBe('');
+    const long = `${'x'.repeat(500)} the end`;
+    expect(lastLine(long, 20)).toBe(`…${long.slice(-19)}`);
+    expect(lastLine(long, 20)).toHaveLength(20);
   });
 });
