@@ -122,11 +122,14 @@ function utf8Boundary(bytes: Uint8Array, i: number): number {
  * can be left out of a `cols`×`rows` screen without changing what the screen
  * shows at the end (viewport and cursor), assuming a plain terminal state
  * (normal buffer, autowrap on, insert mode off, no scroll region). The kept
- * tail either starts right after a CR LF and still holds 2·rows+1 LFs, or,
- * with no CR/LF at all, is cut at a multiple of `cols` and still fills
- * 2·rows+2 rows: in both cases every row visible at the end is created blank
- * by scrolling after the two writes have come into step. Returns 0 when
- * nothing can be skipped. Used to keep floods from costing a full parse.
+ * tail either starts with a CR LF and holds 2·rows+1 LFs after it, or, with
+ * no CR/LF at all, is cut at a multiple of `cols` and still fills 2·rows+2
+ * rows: in both cases every row visible at the end is created blank by
+ * scrolling after the two writes have come into step. The CR is kept: an LF
+ * alone leaves the cursor's column as it was, so a tail whose lines end in
+ * bare LFs (a program in raw mode) would otherwise run at the column the
+ * skipped text did not reach. Returns 0 when nothing can be skipped. Used to
+ * keep floods from costing a full parse.
  */
 export function skippablePrefix(data: string, cols: number, rows: number, plain?: boolean): number {
   if (data.length < 4 * cols * rows) return 0;
@@ -140,7 +143,7 @@ export function skippablePrefix(data: string, cols: number, rows: number, plain?
   let lfs = 0;
   for (let i = data.length - 1; i >= 1; i--) {
     if (data.charCodeAt(i) !== 10) continue;
-    if (lfs >= 2 * rows + 1 && data.charCodeAt(i - 1) === 13) return i + 1;
+    if (lfs >= 2 * rows + 1 && data.charCodeAt(i - 1) === 13) return i - 1;
     lfs++;
   }
   return 0;
@@ -164,7 +167,7 @@ export function cutPlain(head: string, tail: string, cols: number, rows: number)
   for (let i = tail.length - 1; i >= 1; i--) {
     if (tail.charCodeAt(i) !== 10) continue;
     if (lfs >= 2 * rows + 1 && tail.charCodeAt(i - 1) === 13)
-      return { skip: head.length + i + 1, kept: tail.slice(i + 1) };
+      return { skip: head.length + i - 1, kept: tail.slice(i - 1) };
     lfs++;
   }
   const all = head + tail;

@@ -158,6 +158,28 @@ describe('TerminalScreen fast path (skipping the invisible start of plain-text f
     expect(skipped).toBeGreaterThan(0);
   });
 
+  // Found by the property above (seed 1597901192): the skipped text ended in the CR LF that put the cursor at
+  // column 0, and the kept lines, ending in bare LFs, then ran at the column the parsed "a" had left.
+  it('keeps the CR of the cut: kept lines ending in bare LFs start at the column a full parse has', async () => {
+    const fast = new TerminalScreen(4, 2);
+    const full = new TerminalScreen(4, 2, { fastPath: false });
+    try {
+      for (const [text, read] of [
+        ['a', true],
+        ['x'.repeat(17), false],
+        ['\r\na\n\naaa\naaaa\n\n', false],
+      ] as const) {
+        await Promise.all([fast.write(text, isPlainText(text)), full.write(text)]);
+        if (read) expect(fast.promptLine()).toBe(full.promptLine());
+      }
+      expect(fast.snapshot()).toEqual(full.snapshot());
+      expect(fast.skipped).toBeGreaterThan(0);
+    } finally {
+      fast.dispose();
+      full.dispose();
+    }
+  });
+
   it('parses nothing of a flood of plain chunks until the screen is read', async () => {
     const s = new TerminalScreen(80, 24);
     const full = new TerminalScreen(80, 24, { fastPath: false });
