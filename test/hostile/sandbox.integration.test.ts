@@ -78,7 +78,8 @@ const ESCAPES: Array<[string, (ws: string, k: Canary) => string, string[]?]> = [
   ['reach postgres', () => 'ls /run/postgresql/ | grep -q s.PGSQL'],
   ['read ~/.config', () => 'ls -A ~/.config | grep -q .'],
   ['read ~/.ssh', () => 'ls -A ~/.ssh | grep -q .'],
-  ['read other homes', () => 'ls -A /home/*/ | grep -q .'],
+  // Any entry in any home (`ls -A /home/*/` prints a header per home when there are two, empty or not).
+  ['read other homes', () => 'find /home/ -mindepth 2 -maxdepth 2 | grep -q .'],
   ['read the data dir', () => `ls -A ${rt.dir}/data | grep -q .`],
   ['read the event store', () => `find ${rt.dir}/data -type f | grep -q .`],
   ['connect to a host TCP port', () => `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3 | grep -q hello`],
