@@ -131,6 +131,12 @@ const MemorySetting = z.union(
   { error: 'expected bytes (a whole number, 0: none) or a share of memory from "1%" to "100%"' },
 );
 
+/** A share ("5%") of an allowance: a string from "1%" to "100%". */
+const Share = z
+  .string({ error: 'expected a share from "1%" to "100%", as a string (e.g. "5%")' })
+  .regex(/^([1-9][0-9]?|100)%$/, { error: 'expected a share from "1%" to "100%" (e.g. "5%")' })
+  .transform((s) => s as `${number}%`);
+
 export const TerminalConfig = z
   .object({
     shell: z.string().default('bash'),
@@ -224,17 +230,17 @@ export const TerminalConfig = z
       .array(z.string())
       .default([])
       .describe('More absolute paths hidden inside the sandbox (the data dir is always hidden).'),
-    sandboxInotifyShare: z
-      .string()
-      .regex(/^([1-9][0-9]?|100)%$/, { error: 'expected a share from "1%" to "100%"' })
-      .transform((s) => s as `${number}%`)
-      .default('5%')
-      .describe(
-        "Share of the runtime user's inotify allowance (/proc/sys/user/max_inotify_instances and " +
-          '_watches) each sandboxed terminal may hold, at least 1 instance and 1,024 watches. The kernel ' +
-          "counts inotify per user and sandboxed shells run as the runtime's user: without a share, one " +
-          "agent's watchers could leave the runtime's shell tracking and the user's own programs none.",
-      ),
+    sandboxInotifyShare: Share.default('5%').describe(
+      "Share of the runtime user's inotify allowance (/proc/sys/user/max_inotify_instances and _watches) the " +
+        'sandboxed terminals of one agent and of its sub-agents may hold together, at least 1 instance and 1,024 ' +
+        'watches; each sandboxed terminal too, where no user namespace per agent can be made. The kernel counts ' +
+        "inotify per user and sandboxed shells run as the runtime's user: without a share, one agent's watchers " +
+        "could leave the runtime's shell tracking and the user's own programs none.",
+    ),
+    sandboxInotifyShareAllAgents: Share.default('50%').describe(
+      "Share of the runtime user's inotify allowance all agents' sandboxed terminals may hold together: the rest " +
+        "is the runtime's and the user's own programs'.",
+    ),
     bwrapPath: z.string().default('bwrap'),
     memoryLimitBytes: z.number().int().min(0).default(0).describe('RLIMIT_AS for the shell (prlimit); 0: none.'),
     cpuLimitSeconds: z.number().int().min(0).default(0).describe('RLIMIT_CPU for the shell (prlimit); 0: none.'),

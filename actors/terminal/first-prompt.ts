@@ -5,6 +5,7 @@
  * begins after it gets it at once (before, a prompt or an exit seen before anyone waited was dropped, and
  * the wait ran to its deadline).
  */
+import { lastLine } from '../../machines/terminal/terminal-text.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 
 export class FirstPrompt {
@@ -55,4 +56,17 @@ export class FirstPrompt {
     this.#outcome = outcome;
     this.#settle?.(outcome);
   }
+}
+
+/**
+ * Why a shell that exited before its first prompt did: its exit code and the last line it printed (`printed`, the
+ * raw output), such as bwrap's refusal to set the sandbox up.
+ */
+export function exitedBeforePrompt(shellPath: string, exitCode: number, printed: string): RuntimeError {
+  const said = lastLine(printed);
+  return new RuntimeError(
+    ErrorCode.Unavailable,
+    `Shell '${shellPath}' exited (code ${exitCode}) before showing a prompt` +
+      `${said ? `, after printing ${JSON.stringify(said)}` : ''}; check the shell, cwd and sandbox settings.`,
+  );
 }

@@ -11,6 +11,7 @@ import { hostname, userInfo } from 'node:os';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import { spawn, type IPty } from '@lydell/node-pty';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import type { TerminalConfig } from '../../schemas/terminal.ts';
 import { ttyInjectionFilter } from '../../machines/terminal/seccomp-filter.ts';
 import { type SandboxKernelLimits, sandboxSysctls } from '../../machines/terminal/sandbox-sysctls.ts';
 import { SUPPORTED_SHELLS } from './shell-integration.ts';
@@ -43,6 +44,8 @@ export type SpawnSpec = {
   scratch?: string;
   /** The kernel limits bwrap sets in a sandbox (sandbox-sysctls.ts). */
   sandboxLimits?: SandboxKernelLimits;
+  /** The user namespace a sandbox starts below (`/proc/<pid>/ns/user`): its agent's (agent-userns.ts). */
+  userns?: string;
 };
 
 function invalid(message: string): RuntimeError {
@@ -115,6 +118,39 @@ export function checkEnv(env: Record<string, unknown> | undefined): Record<strin
     out[key] = value;
   }
   return out;
+}
+
+/**
+ * What a `terminal.open` (`open`, validated) asks for, as a spawn spec: its shell, cwd and env checked (throws
+ * naming a bad one), the rest from the terminal config. `workspace`: the agent's (cwd base, sandbox root).
+ */
+export function openSpec(
+  terminalId: string,
+  agentId: string,
+  open: { cwd?: string | undefined; env?: Record<string, unknown> | undefined; shell?: string | undefined } & {
+    cols?: number | undefined;
+    rows?: number | undefined;
+    sandbox?: boolean | undefined;
+  },
+  config: TerminalConfig,
+  workspace?: string,
+): SpawnSpec {
+  const cwd = resolveCwd(open.cwd, workspace ?? process.cwd());
+  return {
+    terminalId,
+    agentId,
+    cwd,
+    workspace: workspace ?? cwd,
+    env: checkEnv(open.env),
+    cols: open.cols ?? config.defaultCols,
+    rows: open.rows ?? config.defaultRows,
+    shellPath: resolveShell(open.shell ?? config.shell),
+    sandbox: open.sandbox ?? config.sandbox ?? false,
+    sandboxOptions: { network: config.sandboxNetwork, hide: config.sandboxHide },
+    bwrapPath: config.bwrapPath,
+    memoryLimitBytes: config.memoryLimitBytes,
+    cpuLimitSeconds: config.cpuLimitSeconds,
+  };
 }
 
 /**
@@ -220,6 +256,28 @@ export function sandboxFiles(rcDir: string, limits: SandboxKernelLimits, filter:
   return { files, fds: { sysctls, seccomp: SECCOMP_FD } };
 }
 
+/**
+ * `nsenter` into the agent's user namespace (agent-userns.ts), keeping the runtime's uid (the namespace's root),
+ * then the rest (bwrap makes the sandbox's own namespaces below it).
+ */
+function enterUserns(path: string): string[] {
+  const nsenter = required(
+    'nsenter',
+    "The sandbox needs util-linux's 'nsenter' to start in its agent's user namespace",
+    'install util-linux or open the terminal without "sandbox"',
+  );
+  return [nsenter, `--user=${path}`, '--preserve-credentials', '--'];
+}
+
+/**
+ * The uid and gid the shell gets in a sandbox started below its agent's namespace: the runtime's (bwrap would
+ * otherwise keep that namespace's root, which the runtime's uid is there).
+ */
+function sandboxIds(spec: SpawnSpec): { uid: number; gid: number } | undefined {
+  if (!spec.userns || !process.getuid || !process.getgid) return undefined;
+  return { uid: process.getuid(), gid: process.getgid() };
+}
+
 /** The program and arguments that run the shell with the rc file, wrapped as asked. */
 export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { file: string; args: string[] } {
   let argv = [spec.shellPath, '--noprofile', '--rcfile', rcPath, '-i'];
@@ -255,7 +313,8 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
     if (!scratch || !sandboxLimits) throw new Error('a sandboxed SpawnSpec needs scratch and sandboxLimits');
     const sandbox = sandboxFiles(rcDir, sandboxLimits, filter);
     files = sandbox.files;
-    argv = [bwrap, ...bwrapArgs({ ...spec, scratch }, rcDir, sandbox.fds, host), ...argv];
+    argv = [bwrap, ...bwrapArgs({ ...spec, scratch, ids: sandboxIds(spec) }, rcDir, sandbox.fds, host), ...argv];
+    if (spec.userns) argv = [...enterUserns(spec.userns), ...argv];
     makeScratch(spec.terminalId, scratch, scratchDirs(scratch, spec.workspace, host));
     // Last, once nothing can throw: the terminal's end releases them (terminal-session.ts). By real path, so
     // that two spellings of one workspace hold the same placeholders.

@@ -127,7 +127,14 @@ export function scratchDirs(scratch: string, workspace: string, host: SandboxHos
  * (a writable tmpfs there would hold memory no process holds, as above).
  */
 export function bwrapArgs(
-  spec: { workspace: string; cwd: string; scratch: string; sandboxOptions?: SandboxOptions | undefined },
+  spec: {
+    workspace: string;
+    cwd: string;
+    scratch: string;
+    sandboxOptions?: SandboxOptions | undefined;
+    /** The shell's uid and gid inside, where bwrap would not give it the runtime's own (agent-userns.ts). */
+    ids?: { uid: number; gid: number } | undefined;
+  },
   rcDir: string,
   fds: SandboxFds,
   host: SandboxHost = realSandboxHost(),
@@ -197,6 +204,7 @@ export function bwrapArgs(
   }
   // --disable-userns: the shell in a second user namespace below the one the settings went into, none inside.
   args.push('--unshare-user', '--disable-userns', '--unshare-pid', '--as-pid-1');
+  if (spec.ids) args.push('--uid', String(spec.ids.uid), '--gid', String(spec.ids.gid));
   if (!opts.network) args.push('--unshare-net');
   args.push('--unshare-ipc', '--unshare-uts', '--cap-drop', 'ALL', '--die-with-parent');
   if (fds.seccomp !== undefined) args.push('--seccomp', String(fds.seccomp));

@@ -25,8 +25,9 @@ import {
   TerminalWrite,
 } from '../../schemas/terminal.ts';
 import type { IPty } from '@lydell/node-pty';
-import { checkEnv, resolveCwd, resolveShell, type SpawnSpec } from './pty-spawn.ts';
+import { openSpec } from './pty-spawn.ts';
 import { AgentCgroups } from './agent-cgroups.ts';
+import { AgentUserns } from './agent-userns.ts';
 import { PtyZygote } from './pty-zygote.ts';
 import { writeRcFile } from './shell-integration.ts';
 import { releaseShellFiles, SandboxScratch } from './sandbox-scratch.ts';
@@ -80,6 +81,8 @@ export class TerminalManager {
   /** The per-agent limits' cgroups, where the machine has a pids or memory hierarchy to make them in. */
   readonly cgroups: AgentCgroups | undefined;
   readonly #scratch: SandboxScratch;
+  /** One user namespace per agent for its sandboxes (inotify per agent); undefined where none can be made. */
+  readonly #userns: AgentUserns | undefined;
 
   constructor(options: TerminalManagerOptions) {
     this.#finished = options.finished ?? (() => undefined);
@@ -96,6 +99,8 @@ export class TerminalManager {
     };
     this.cgroups = AgentCgroups.open(this.config, options.rootAgentId ?? 'main', this.log, shells);
     this.#scratch = new SandboxScratch(options.scratchDir, this.config.sandboxInotifyShare);
+    const shares = { share: this.config.sandboxInotifyShare, allShare: this.config.sandboxInotifyShareAllAgents };
+    this.#userns = AgentUserns.open(shares, options.rootAgentId ?? 'main', this.log);
   }
 
   /**
@@ -105,25 +110,8 @@ export class TerminalManager {
   async open(agentId: string, data: unknown, context: { workspace?: string; commandId?: string } = {}) {
     const d = parse(TerminalOpen, data);
     this.#assertRoom(agentId);
-    const base = context.workspace ?? process.cwd();
-    const cwd = resolveCwd(d.cwd, base);
-    const env = checkEnv(d.env);
-    const shellPath = resolveShell(d.shell ?? this.config.shell);
-    const spec: SpawnSpec = {
-      terminalId: newId('t'),
-      agentId,
-      cwd,
-      workspace: context.workspace ?? cwd,
-      env,
-      cols: d.cols ?? this.config.defaultCols,
-      rows: d.rows ?? this.config.defaultRows,
-      shellPath,
-      sandbox: d.sandbox ?? this.config.sandbox ?? false,
-      sandboxOptions: { network: this.config.sandboxNetwork, hide: this.config.sandboxHide },
-      bwrapPath: this.config.bwrapPath,
-      memoryLimitBytes: this.config.memoryLimitBytes,
-      cpuLimitSeconds: this.config.cpuLimitSeconds,
-    };
+    const spec = openSpec(newId('t'), agentId, d, this.config, context.workspace);
+    const { shellPath } = spec;
     if (spec.sandbox) Object.assign(spec, this.#scratch.of(spec.terminalId));
     // The shell starts in the helper process, off this event loop (pty-zygote.ts); undefined: fork here.
     const rc = writeRcFile();
@@ -131,6 +119,8 @@ export class TerminalManager {
     let pty: IPty | undefined;
     try {
       if (this.cgroups) spec.cgroupProcs = this.cgroups.join(spec.terminalId, lineage);
+      const userns = spec.sandbox ? await this.#userns?.join(spec.terminalId, lineage) : undefined;
+      if (userns) spec.userns = userns;
       pty = await this.#zygote.spawn(spec, rc.path, rc.dir);
       // Checked again in the turn the terminal is registered: other opens or a finish came meanwhile.
       this.#assertRoom(agentId);
@@ -140,6 +130,7 @@ export class TerminalManager {
       const bound = this.cgroups?.exhausted(lineage);
       pty?.kill('SIGKILL');
       void this.cgroups?.release(spec.terminalId);
+      this.#userns?.release(spec.terminalId);
       // No agent ever reached this shell: its rc directory, placeholders and scratch can go at once.
       releaseShellFiles(spec.terminalId, rc);
       throw bound ?? err;
@@ -280,6 +271,7 @@ export class TerminalManager {
   async closeAllForAgent(agentId: string, keep?: string): Promise<string[]> {
     const mine = [...this.#sessions.values()].filter((s) => s.agentId === agentId && s.terminalId !== keep);
     await Promise.all(mine.map((s) => s.close('agent-closed', this.config.closeGraceMs)));
+    this.#userns?.finished(agentId);
     return mine.map((s) => s.terminalId);
   }
 
@@ -325,6 +317,7 @@ export class TerminalManager {
     await Promise.all([...this.#sessions.values()].map((s) => s.close('shutdown', this.config.closeGraceMs)));
     this.#zygote.close();
     await this.cgroups?.dispose();
+    this.#userns?.dispose();
     await this.#scratch.dispose();
   }
 
@@ -389,5 +382,6 @@ export class TerminalManager {
     this.#resources.releaseTerminal(s.terminalId);
     // What the shell left running (a daemon out of its session) dies with the terminal.
     void this.cgroups?.release(s.terminalId);
+    this.#userns?.release(s.terminalId);
   }
 }

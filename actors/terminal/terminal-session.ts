@@ -16,10 +16,10 @@ import { readlinkSync } from 'node:fs';
 import type { IPty } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import type { TerminalAggregateContext } from '../../machines/terminal/terminal.ts';
-import { FirstPrompt } from './first-prompt.ts';
+import { exitedBeforePrompt, FirstPrompt } from './first-prompt.ts';
 import { type StartedTerminal, startTerminal, type TerminalActor } from './terminal-actor.ts';
 import { pauseForeground, resumeForeground, signalForeground } from './terminal-signals.ts';
-import { ErrorCode, InvalidStateError, RuntimeError } from '../../schemas/errors.ts';
+import { InvalidStateError, type RuntimeError } from '../../schemas/errors.ts';
 import { TerminalId } from '../../schemas/ids.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
 import type { SpawnSpec } from './pty-spawn.ts';
@@ -40,7 +40,6 @@ import {
   until,
 } from './terminal-proc.ts';
 import type { LimitHit } from '../../machines/terminal/limit-hints.ts';
-import { lastLine } from '../../machines/terminal/terminal-text.ts';
 
 export { normalizeSignal };
 export type { Emit, Fact, Job };
@@ -329,14 +328,8 @@ export class TerminalSession {
       exitCode: e.signal ? null : e.exitCode,
       signal: e.signal ? (SIGNAL_NAMES.get(e.signal) ?? String(e.signal)) : null,
     };
-    const said = lastLine(this.output.slice(Math.max(this.output.retainedStart, this.output.end - 4096)));
-    this.#firstPrompt.reject(
-      new RuntimeError(
-        ErrorCode.Unavailable,
-        `Shell '${this.spec.shellPath}' exited (code ${e.exitCode}) before showing a prompt` +
-          `${said ? `, after printing ${JSON.stringify(said)}` : ''}; check the shell, cwd and sandbox settings.`,
-      ),
-    );
+    const printed = this.output.slice(Math.max(this.output.retainedStart, this.output.end - 4096));
+    this.#firstPrompt.reject(exitedBeforePrompt(this.spec.shellPath, e.exitCode, printed));
     if (this.#closing === undefined && this.status !== 'closed') {
       // The shell ended by itself (`exit`, killed from outside): clean up what is left of its session.
       this.#closing = (async () => {

@@ -19,7 +19,8 @@ import { which } from '../../actors/terminal/pty-spawn.ts';
 import { ok } from '../support/replies.ts';
 import { NR } from '../support/syscalls.ts';
 import { attack } from './support.ts';
-import { limitSuite, runtimeKills } from './cgroup-support.ts';
+import { type AgentTerminal, limitSuite, runtimeKills } from './cgroup-support.ts';
+import { call } from '../../infra/transport/client.ts';
 
 const MiB = 1024 * 1024;
 const LIMIT = 160 * MiB;
@@ -31,7 +32,7 @@ const suite = limitSuite('sandbox-pinning', 'memory', 'maxMemoryPerAgent', {
   maxMemoryAllAgents: ALL,
   sandboxInotifyShare: `${SHARE}%`,
 });
-const { where, rt, agentWithTerminal } = suite;
+const { where, rt, agentWithTerminal, sockets } = suite;
 const sandboxed = which('bwrap') !== undefined;
 
 /** The runtime user's inotify maxima, as the runtime read them. */
@@ -188,6 +189,41 @@ describe.skipIf(!sandboxed)('hostile: an agent takes the inotify allowance of th
         encoding: 'utf8',
       });
       expect(host).toBe('ok');
+    },
+    120_000,
+  );
+});
+
+describe.skipIf(!sandboxed)('hostile: an agent spreads its inotify watchers to hold more than its share', () => {
+  attack(
+    'inotify-spread',
+    'two terminals of an agent and one of its sub-agent stop at the agent’s share together; a bystander has its own',
+    async () => {
+      const instances = Math.max(1, Math.floor((userMax('instances') * SHARE) / 100));
+      // Grabs up to 300 instances, says how many, and leaves a child holding them while the others grab.
+      const grab = [
+        `my $n = 0; while ($n < 300) { last if syscall(${NR.init}, 0) < 0; $n++ }`,
+        '$| = 1; print "got $n\\n";',
+        'if (fork() == 0) { close STDOUT; close STDERR; sleep 20 }',
+      ].join('\n');
+      writeFileSync(join(rt().workspace, 'spread.pl'), grab);
+      const count = async (t: AgentTerminal) => {
+        const r = await t.exec('perl spread.pl');
+        return Number(/got (\d+)/.exec(String(r['output']))?.[1] ?? Number.NaN);
+      };
+      const first = await agentWithTerminal('spreader');
+      const bus = await sockets.as('spreader');
+      const opened = ok(await call(bus, 'spreader', 'terminal.open', {}, { timeoutMs: 30_000 }));
+      const second: AgentTerminal = {
+        terminalId: String(opened['terminalId']),
+        exec: async (command) =>
+          ok(await call(bus, 'spreader', 'terminal.exec', { terminalId: opened['terminalId'], command })),
+      };
+      const sub = await agentWithTerminal('spreader-sub', 'spreader');
+      const held = [await count(first), await count(second), await count(sub)];
+      // The canary: the agent and its sub-agent together past its share.
+      expect(held, JSON.stringify(held)).toEqual([instances, 0, 0]);
+      expect(await count(await agentWithTerminal('bystander'))).toBe(instances);
     },
     120_000,
   );

@@ -14,7 +14,10 @@ import type { OutputFact } from '../../actors/terminal/terminal-output.ts';
 
 export type RecordedFact = { type: string; data: any; agentId?: string };
 
-export function terminalHarness(config: z.input<typeof TerminalConfig> = {}, options: { spawnHelper?: boolean } = {}) {
+export function terminalHarness(
+  config: z.input<typeof TerminalConfig> = {},
+  options: { spawnHelper?: boolean; lineage?: (agentId: string) => readonly string[] } = {},
+) {
   const facts: RecordedFact[] = [];
   const output: OutputFact[] = [];
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'skein-term-')));

@@ -50,6 +50,8 @@ function steps(list: string[]): string[] {
   arity['--chdir'] = 1;
   arity['--cap-drop'] = 1;
   arity['--file'] = 2;
+  arity['--uid'] = 1;
+  arity['--gid'] = 1;
   for (let i = 0; i < list.length; i++) {
     const a = list[i]!;
     if (a === '--') return [...out, a];
@@ -155,6 +157,20 @@ describe('bwrapArgs', () => {
     ]);
     // Nothing between bwrap and the command: the command line follows `--` as it is.
     expect(args().at(-1)).toBe('--');
+  });
+
+  it("gives the shell the runtime's uid and gid when it starts below its agent's user namespace", () => {
+    const ids = { uid: 1000, gid: 1001 };
+    const s = steps(bwrapArgs({ workspace: WS, cwd: WS, scratch: S, ids }, '/tmp/rc', INIT, host));
+    const at = s.indexOf('--disable-userns');
+    expect(s.slice(at, at + 5)).toEqual([
+      '--disable-userns',
+      '--unshare-pid',
+      '--as-pid-1',
+      '--uid 1000',
+      '--gid 1001',
+    ]);
+    expect(steps(args()).some((a) => a.startsWith('--uid') || a.startsWith('--gid'))).toBe(false);
   });
 
   it('covers a protected path that does not exist with an empty read-only directory, so none can be made there', () => {

@@ -107,4 +107,35 @@ describe('loadConfig', () => {
       maxMemoryAllAgents: '75%',
     });
   });
+
+  it('an inotify share given as a number is refused as a share, saying to write it as a string', () => {
+    for (const [key, value] of [
+      ['sandboxInotifyShare', 5],
+      ['sandboxInotifyShareAllAgents', 0.5],
+    ] as const) {
+      const config = loadConfig({
+        cwd: dir.path,
+        env: {},
+        flags: { domains: { terminal: { [key]: value } } } as never,
+      });
+      const said = 'expected a share from "1%" to "100%", as a string (e.g. "5%")';
+      expect(() => domainConfig(config, 'terminal', TerminalConfig)).toThrow(
+        `config key 'domains.terminal.${key}' (from a flag): ${said}`,
+      );
+    }
+    const shares = { sandboxInotifyShare: '2%', sandboxInotifyShareAllAgents: '100%' };
+    const ok = loadConfig({ cwd: dir.path, env: {}, flags: { domains: { terminal: shares } } as never });
+    expect(domainConfig(ok, 'terminal', TerminalConfig)).toMatchObject(shares);
+    expect(() =>
+      domainConfig(
+        loadConfig({
+          cwd: dir.path,
+          env: {},
+          flags: { domains: { terminal: { sandboxInotifyShare: '0%' } } } as never,
+        }),
+        'terminal',
+        TerminalConfig,
+      ),
+    ).toThrow(`'domains.terminal.sandboxInotifyShare' (from a flag): expected a share from "1%" to "100%" (e.g. "5%")`);
+  });
 });

@@ -1,0 +1,112 @@
+/**
+ * inotify bounded per agent and for all agents together, live (agent-userns.ts): real sandboxed terminals of a
+ * terminal manager, each grabbing inotify instances with perl while the others hold theirs. The canaries: an agent
+ * holding more than its share by spreading over terminals or sub-agents, all agents more than theirs, and a
+ * namespace holder left behind.
+ */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { which } from '../../../actors/terminal/pty-spawn.ts';
+import { userInotifyMax } from '../../../actors/terminal/sandbox-scratch.ts';
+import { inotifyShare } from '../../../machines/terminal/sandbox-sysctls.ts';
+import { NR } from '../../support/syscalls.ts';
+import { terminalHarness } from '../../support/terminal-harness.ts';
+
+const ready = which('bwrap') && which('unshare') && which('nsenter') && which('perl');
+const AGENT = 4;
+const ALL = 10;
+const { inotifyInstances: perAgent } = inotifyShare(`${AGENT}%`, userInotifyMax());
+const { inotifyInstances: allAgents } = inotifyShare(`${ALL}%`, userInotifyMax());
+const LINEAGE: Record<string, string[]> = { sub: ['main', 'a1', 'sub'], subsub: ['main', 'a1', 'sub', 'subsub'] };
+
+/** Grabs up to 300 instances, prints how many, and leaves a child holding them for `holdS` seconds. */
+const GRAB = [
+  'my $n = 0; while ($n < 300) { last if syscall(NR, 0) < 0; $n++ }',
+  '$| = 1; print "got $n\\n";',
+  'if (fork() == 0) { close STDOUT; close STDERR; sleep $ARGV[0] }',
+]
+  .join('\n')
+  .replace('NR', String(NR.init));
+
+/** Pids of this process's children running `cat` (the namespace holders' last program). */
+function holders(): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+        return stat.includes('(cat)') && stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] === String(process.pid);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+describe.skipIf(!ready)('inotify per agent: a user namespace per agent, nested, below one for all agents', () => {
+  let h: ReturnType<typeof terminalHarness> | undefined;
+  /** A terminal manager whose agents hold `AGENT`% each and `all`% together. */
+  function manager(all: number) {
+    h = terminalHarness(
+      { sandbox: true, sandboxInotifyShare: `${AGENT}%`, sandboxInotifyShareAllAgents: `${all}%`, maxPerAgent: 8 },
+      { lineage: (agentId: string) => LINEAGE[agentId] ?? ['main', agentId] },
+    );
+    writeFileSync(`${h.workspace}/grab.pl`, GRAB);
+    return h;
+  }
+  afterEach(async () => {
+    await h?.dispose();
+    h = undefined;
+  });
+
+  /** Opens a sandboxed terminal of `agentId`, grabs, and says how many it got (held for `holdS` s). */
+  async function grab(agentId: string, holdS = 30): Promise<number> {
+    const { terminalId } = await h!.open(agentId, { sandbox: true });
+    const r = await h!.manager.exec(agentId, { terminalId, command: `perl grab.pl ${holdS}` });
+    const got = /got (\d+)/.exec(r.output);
+    if (!got) throw new Error(`no count in ${JSON.stringify(r)}`);
+    return Number(got[1]);
+  }
+
+  it('holds an agent to its share however many terminals and sub-agents it spreads over', async () => {
+    manager(50);
+    expect(perAgent).toBeGreaterThan(1);
+    const spread = [await grab('a1'), await grab('a1'), await grab('sub'), await grab('subsub')];
+    expect(spread[0]).toBe(perAgent);
+    // The canary: the agent and its sub-agents together past the share.
+    expect(spread.reduce((a, b) => a + b, 0)).toBe(perAgent);
+    // Another agent has a share of its own.
+    expect(await grab('b1')).toBe(perAgent);
+    // The root agent's own terminals are bounded too, apart from its sub-agents.
+    expect(await grab('main')).toBe(perAgent);
+  });
+
+  it('holds all agents together to their share', async () => {
+    manager(ALL);
+    const agents = Math.ceil(allAgents / perAgent) + 1;
+    const got: number[] = [];
+    for (let i = 0; i < agents; i++) got.push(await grab(`n${i}`));
+    // The canary: more than all agents' share, however many agents.
+    expect(got.reduce((a, b) => a + b, 0)).toBe(allAgents);
+    expect(got.at(-1)).toBe(0);
+  });
+
+  it("keeps an agent's namespace while it lives, lets it go when it finishes, and all at the stop", async () => {
+    const { open, manager: terminals } = manager(ALL);
+    const { terminalId } = await open('a1', { sandbox: true });
+    // All agents' namespace and a1's.
+    expect(holders()).toHaveLength(2);
+    const before = holders();
+    await terminals.close('a1', { terminalId, graceMs: 0 });
+    // Kept while a1 lives: its next terminal starts in the same one.
+    expect(holders()).toEqual(before);
+    expect(await grab('a1', 0)).toBe(perAgent);
+    expect(holders()).toEqual(before);
+    // a1 finishes (its terminals are closed): its namespace goes; all agents' stays until the manager stops.
+    await terminals.closeAllForAgent('a1');
+    await expect.poll(() => holders().length, { timeout: 5_000 }).toBe(1);
+    expect(await grab('a2', 0)).toBe(perAgent);
+    await terminals.shutdown();
+    await expect.poll(() => holders(), { timeout: 5_000 }).toEqual([]);
+  });
+});
