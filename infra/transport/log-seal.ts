@@ -164,6 +164,10 @@ export async function keepSeal(
   let retry: NodeJS.Timeout | undefined;
   const check = async (): Promise<void> => {
     if (lost) return;
+    // What the stream must hold at least is what was noted before the info was asked for: a fact acked while
+    // the request was on its way may be missing from the answer without anything lost (a false "shorter" made
+    // the host refuse every command when another host's start touched the stream).
+    const sealed = { ...seal };
     let now: StreamInfo | undefined;
     try {
       now = await streamInfo(nc);
@@ -175,7 +179,7 @@ export async function keepSeal(
       retry.unref();
       return;
     }
-    const changes = changesSince(seal, now);
+    const changes = changesSince(sealed, now);
     if (changes.length === 0 || lost) return;
     lost = true;
     onLost(changes.join('; '));

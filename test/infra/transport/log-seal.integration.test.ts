@@ -77,6 +77,24 @@ describe('the audit log guard', () => {
     });
   });
 
+  it('stream advisories while facts are appended raise no alarm (a fact acked while the info was on its way)', async () => {
+    // Found in a full run: another host's start touched the stream, and this host compared the stream's info,
+    // asked before its last append was acked, with a seal that already held it: "shorter", commands refused.
+    const rt = await running();
+    const operator = await asHost(rt.info.natsUrl!, rt.auth!.hostCreds);
+    cleanups.push(() => operator.nc.close());
+    const info = await operator.jsm.streams.info(EVENTS_STREAM);
+    let appending = true;
+    const appends = (async () => {
+      for (let i = 0; appending; i++) ok(await rt.call('agent.spawn', { label: `s${i}`, agentId: `s${i}` }));
+    })();
+    // The same settings written back: an UPDATED advisory each time, and nothing changed.
+    for (let i = 0; i < 60; i++) await operator.jsm.streams.update(EVENTS_STREAM, info.config);
+    appending = false;
+    await appends;
+    expect(await rt.call('runtime.ping')).toMatchObject({ ok: true });
+  });
+
   describe('after a restart', () => {
     async function stoppedWithLog(): Promise<string> {
       const temp = tempDir('skein-seal-');
