@@ -23,7 +23,7 @@ import { userInotifyMax } from './sandbox-scratch.ts';
 const HOLDER_START_MS = 5_000;
 
 type Holder = { pid: number; child: ChildProcess };
-type Entry = { holder: Promise<Holder>; terminals: number; finished?: boolean };
+type Entry = { key: string; holder: Promise<Holder>; terminals: number; finished?: boolean };
 type Programs = { unshare: string; nsenter: string; sh: string };
 
 export class AgentUserns {
@@ -32,7 +32,8 @@ export class AgentUserns {
   readonly #rootAgentId: string;
   readonly #log: Logger;
   readonly #entries = new Map<string, Entry>();
-  readonly #leaves = new Map<string, string[]>();
+  /** Per terminal, the entries it counts in (objects: a key's entry may be replaced after its holder failed). */
+  readonly #leaves = new Map<string, Entry[]>();
   #warned = false;
 
   /**
@@ -76,22 +77,15 @@ export class AgentUserns {
    */
   async join(terminalId: string, lineage: readonly string[]): Promise<string | undefined> {
     const chain = usernsChain(lineage, this.#rootAgentId);
-    let parent: Entry | undefined;
+    const entries: Entry[] = [];
     // In one turn, no await: a release in between would see a count it did not make.
     for (const key of chain) {
-      let entry = this.#entries.get(key);
-      if (!entry) {
-        const limits = key === ALL_AGENTS ? this.#limits.all : this.#limits.agent;
-        const above = parent?.holder;
-        const holder = above ? above.then((h) => this.#spawn(key, limits, h)) : this.#spawn(key, limits);
-        holder.catch(() => undefined); // awaited below, by this join and the next ones
-        entry = { holder, terminals: 0 };
-        this.#entries.set(key, entry);
-      }
+      const entry = this.#entries.get(key) ?? this.#entry(key, entries.at(-1));
       entry.terminals++;
-      parent = entry;
+      entries.push(entry);
     }
-    this.#leaves.set(terminalId, chain);
+    const parent = entries.at(-1);
+    this.#leaves.set(terminalId, entries);
     try {
       return `/proc/${(await parent!.holder).pid}/ns/user`;
     } catch (err) {
@@ -109,15 +103,14 @@ export class AgentUserns {
 
   /** The terminal's sandbox has ended: its agents' namespaces no terminal needs any more go. */
   release(terminalId: string): void {
-    const chain = this.#leaves.get(terminalId);
-    if (!chain) return;
+    const entries = this.#leaves.get(terminalId);
+    if (!entries) return;
     this.#leaves.delete(terminalId);
-    for (const key of [...chain].reverse()) {
-      const entry = this.#entries.get(key);
+    for (const entry of [...entries].reverse()) {
       // Kept while the agent lives (a holder costs a process start, ~30 ms from this big process); all agents'
       // until the host stops.
-      if (!entry || --entry.terminals > 0 || !entry.finished) continue;
-      this.#drop(key, entry);
+      if (--entry.terminals > 0 || !entry.finished) continue;
+      this.#drop(entry);
     }
   }
 
@@ -126,17 +119,35 @@ export class AgentUserns {
     const entry = this.#entries.get(agentId);
     if (!entry || agentId === ALL_AGENTS) return;
     entry.finished = true;
-    if (entry.terminals === 0) this.#drop(agentId, entry);
+    if (entry.terminals === 0) this.#drop(entry);
   }
 
   /** Host stop, after every terminal closed. */
   dispose(): void {
     for (const terminalId of [...this.#leaves.keys()]) this.release(terminalId);
-    for (const [key, entry] of this.#entries) this.#drop(key, entry);
+    for (const entry of [...this.#entries.values()]) this.#drop(entry);
   }
 
-  #drop(key: string, entry: Entry): void {
-    this.#entries.delete(key);
+  /**
+   * A new entry for `key` below `parent`'s namespace, its holder starting. A holder that fails to start or ends
+   * unasked (killed from outside) takes its entry out of the map: the next join tries again (the terminals
+   * counted in it keep their objects).
+   */
+  #entry(key: string, parent: Entry | undefined): Entry {
+    const limits = key === ALL_AGENTS ? this.#limits.all : this.#limits.agent;
+    const above = parent?.holder;
+    const holder = above ? above.then((h) => this.#spawn(key, limits, h)) : this.#spawn(key, limits);
+    const entry: Entry = { key, holder, terminals: 0 };
+    const forget = () => {
+      if (this.#entries.get(key) === entry) this.#entries.delete(key);
+    };
+    holder.then((h) => h.child.once('exit', forget), forget);
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  #drop(entry: Entry): void {
+    if (this.#entries.get(entry.key) === entry) this.#entries.delete(entry.key);
     void entry.holder.then(
       (h) => h.child.kill('SIGKILL'),
       () => undefined,
@@ -170,14 +181,6 @@ export class AgentUserns {
       child.on('exit', (code, signal) => {
         clearTimeout(timer);
         reject(new Error(`the namespace holder of '${key}' ended (${signal ?? `exit ${code}`}): ${said.trim()}`));
-        // Gone while terminals still count on it (killed from outside): the next join makes a new one.
-        const entry = this.#entries.get(key);
-        if (entry && signal !== 'SIGKILL') {
-          void entry.holder.then(
-            (h) => h.pid === child.pid && this.#entries.delete(key),
-            () => undefined,
-          );
-        }
       });
       // Neither the holder nor its pipes keep the runtime's event loop alive.
       child.unref();

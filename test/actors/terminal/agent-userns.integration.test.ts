@@ -91,6 +91,16 @@ describe.skipIf(!ready)('inotify per agent: a user namespace per agent, nested, 
     expect(got.at(-1)).toBe(0);
   });
 
+  it("opens an agent's next terminal in a new namespace when its holder was killed from outside", async () => {
+    const { open } = manager(ALL);
+    await open('a1', { sandbox: true });
+    const [all, a1] = holders().sort((x, y) => x - y);
+    process.kill(a1!, 'SIGKILL');
+    await expect.poll(() => holders(), { timeout: 5_000 }).toEqual([all]);
+    expect(await grab('a1', 0)).toBe(perAgent);
+    expect(holders()).toHaveLength(2);
+  });
+
   it("keeps an agent's namespace while it lives, lets it go when it finishes, and all at the stop", async () => {
     const { open, manager: terminals } = manager(ALL);
     const { terminalId } = await open('a1', { sandbox: true });
