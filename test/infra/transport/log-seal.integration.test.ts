@@ -77,7 +77,7 @@ describe('the audit log guard', () => {
     });
   });
 
-  it('stream advisories while facts are appended raise no alarm (a fact acked while the info was on its way)', async () => {
+  it('stream advisories while facts are appended raise no alarm (a fact acked while the info was asked)', async () => {
     // Found in a full run: another host's start touched the stream, and this host compared the stream's info,
     // asked before its last append was acked, with a seal that already held it: "shorter", commands refused.
     const rt = await running();
