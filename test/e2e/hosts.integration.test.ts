@@ -206,9 +206,11 @@ describe('several hosts on a NATS cluster', () => {
     );
     const declaredAfterMs = Date.now() - killedAt;
     console.log(`host b declared lost ${declaredAfterMs} ms after SIGKILL (hosts.lostAfterMs ${HOSTS.lostAfterMs})`);
-    // Not before the silence could be lostAfterMs long (b's last beat is at most one heartbeat old), and in time.
+    // Not before the silence could be lostAfterMs long (b's last beat is at most one heartbeat old), and in time:
+    // 3.9-4.4 s alone; 6.3 s once in CI beside a test that blocks its loop on 9,000 new files (2 cores), so the
+    // bound leaves 3 s for the sweep's appends and this poll under load.
     expect(declaredAfterMs).toBeGreaterThan(HOSTS.lostAfterMs - 2 * HOSTS.heartbeatMs);
-    expect(declaredAfterMs).toBeLessThan(HOSTS.lostAfterMs + 2 * HOSTS.heartbeatMs + 1_500);
+    expect(declaredAfterMs).toBeLessThan(HOSTS.lostAfterMs + 2 * HOSTS.heartbeatMs + 3_000);
     const onB = ['nb0', 'nb1', ...ON_B].sort();
     expect((await facts('agent.lost', since)).map((f) => (f.data as { agentId: string }).agentId).sort()).toEqual(onB);
     expect(ok(await waiting)).toMatchObject({ agentId: 'fb3', status: 'lost', done: false });
