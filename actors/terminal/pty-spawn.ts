@@ -11,7 +11,8 @@ import { hostname, userInfo } from 'node:os';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import { spawn, type IPty } from '@lydell/node-pty';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
-import type { TerminalConfig } from '../../schemas/terminal.ts';
+import type { TerminalConfig, TerminalOpen } from '../../schemas/terminal.ts';
+import type { DataOf } from './command-data.ts';
 import { ttyInjectionFilter } from '../../machines/terminal/seccomp-filter.ts';
 import { type SandboxKernelLimits, sandboxSysctls } from '../../machines/terminal/sandbox-sysctls.ts';
 import { SUPPORTED_SHELLS } from './shell-integration.ts';
@@ -127,11 +128,7 @@ export function checkEnv(env: Record<string, unknown> | undefined): Record<strin
 export function openSpec(
   terminalId: string,
   agentId: string,
-  open: { cwd?: string | undefined; env?: Record<string, unknown> | undefined; shell?: string | undefined } & {
-    cols?: number | undefined;
-    rows?: number | undefined;
-    sandbox?: boolean | undefined;
-  },
+  open: DataOf<typeof TerminalOpen>,
   config: TerminalConfig,
   workspace?: string,
 ): SpawnSpec {

@@ -7,7 +7,7 @@
  */
 import * as arbiter from '../../machines/terminal/arbiter.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
-import type { Emit, Job } from './terminal-session.ts';
+import type { Emit, Job } from './terminal-job.ts';
 
 /** What a lock needs of a terminal session. */
 type Holder = { terminalId: string; agentId: string };

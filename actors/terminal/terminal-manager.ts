@@ -35,7 +35,9 @@ import { type DataOf, parse } from './command-data.ts';
 import { ResourceLocks } from './resource-locks.ts';
 import { assertQueueRoom, execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
 import type { OutputFact } from './terminal-output.ts';
-import { type Emit, normalizeSignal, TerminalSession } from './terminal-session.ts';
+import type { Emit } from './terminal-job.ts';
+import { normalizeSignal } from './terminal-proc.ts';
+import { TerminalSession } from './terminal-session.ts';
 
 export type TerminalManagerOptions = {
   /** `domains.terminal` of the config (validated here; defaults fill the gaps). */

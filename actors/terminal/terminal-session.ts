@@ -30,7 +30,6 @@ import { JobRunner } from './terminal-jobs.ts';
 import { type OutputFact, TerminalOutput } from './terminal-output.ts';
 import {
   echoIsOff,
-  normalizeSignal,
   sessionMembers,
   sessionShell,
   SIGNAL_NAMES,
@@ -40,9 +39,6 @@ import {
   until,
 } from './terminal-proc.ts';
 import type { LimitHit } from '../../machines/terminal/limit-hints.ts';
-
-export { normalizeSignal };
-export type { Emit, Fact, Job };
 
 export type SessionDeps = {
   spec: SpawnSpec;
