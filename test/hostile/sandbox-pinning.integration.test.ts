@@ -39,6 +39,10 @@ const sandboxed = which('bwrap') !== undefined;
 const userMax = (name: string) =>
   Number(execFileSync('cat', [`/proc/sys/user/max_inotify_${name}`], { encoding: 'utf8' }));
 
+/** SHARE% of the user's inotify maximum `name`, at least `floor`: what the runtime computes from the same file. */
+const shareOf = (name: 'instances' | 'watches', floor: number) =>
+  Math.max(floor, Math.floor((userMax(name) * SHARE) / 100));
+
 /** The scratch directory of a terminal of the suite's runtime (`<dataDir>/sandbox/<terminalId>`). */
 const scratchOf = (terminalId: string) => join(dirname(rt().workspace), 'data', 'sandbox', terminalId);
 
@@ -165,8 +169,7 @@ describe.skipIf(!sandboxed)('hostile: an agent takes the inotify allowance of th
     'inotify',
     'instances and watches stop at the sandbox’s share, and the host can still make an instance meanwhile',
     async () => {
-      const instances = Math.max(1, Math.floor((userMax('instances') * SHARE) / 100));
-      const watches = Math.max(1024, Math.floor((userMax('watches') * SHARE) / 100));
+      const [instances, watches] = [shareOf('instances', 1), shareOf('watches', 1024)];
       const { exec } = await agentWithTerminal('watcher');
       // Up to 300 instances and 3× the share of watches (one per file); a child keeps them while the host checks.
       const script = [
@@ -199,7 +202,7 @@ describe.skipIf(!sandboxed)('hostile: an agent spreads its inotify watchers to h
     'inotify-spread',
     'two terminals of an agent and one of its sub-agent stop at the agent’s share together; a bystander has its own',
     async () => {
-      const instances = Math.max(1, Math.floor((userMax('instances') * SHARE) / 100));
+      const instances = shareOf('instances', 1);
       // Grabs up to 300 instances, says how many, and leaves a child holding them while the others grab.
       const grab = [
         `my $n = 0; while ($n < 300) { last if syscall(${NR.init}, 0) < 0; $n++ }`,
