@@ -155,7 +155,8 @@ export const TerminalResumed = defineEvent('terminal.resumed', {
   describe: (d) => `${d.terminalId} resumed pgid ${d.pgid}`,
 });
 
-export const CLOSE_REASONS = ['requested', 'exited', 'agent-closed', 'shutdown', 'idle'] as const;
+export const CLOSE_REASONS = ['requested', 'exited', 'agent-closed', 'shutdown', 'idle', 'disk-limit'] as const;
+export type CloseReason = (typeof CLOSE_REASONS)[number];
 export const TerminalClosed = defineEvent('terminal.closed', {
   summary: 'The terminal is gone: its shell exited or was killed with its process group.',
   aggregate: 'terminal',

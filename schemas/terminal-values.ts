@@ -118,18 +118,22 @@ export function resourceToken(name: string): string {
 
 // ---------------------------------------------------------------- config
 
-/** `domains.terminal` in the runtime config. */
+/** Bytes, or a share ("50%") of what `of` names (0: none). */
+const boundSetting = (of: string) =>
+  z.union(
+    [
+      z.number().int().min(0),
+      z
+        .string()
+        .regex(/^([1-9][0-9]?|100)%$/)
+        .transform((s) => s as `${number}%`),
+    ],
+    { error: `expected bytes (a whole number, 0: none) or a share of ${of} from "1%" to "100%"` },
+  );
 /** A memory bound: bytes, or a share of the runtime's memory (`"50%"`). */
-const MemorySetting = z.union(
-  [
-    z.number().int().min(0),
-    z
-      .string()
-      .regex(/^([1-9][0-9]?|100)%$/)
-      .transform((s) => s as `${number}%`),
-  ],
-  { error: 'expected bytes (a whole number, 0: none) or a share of memory from "1%" to "100%"' },
-);
+const MemorySetting = boundSetting('memory');
+/** Bytes, or a share of the data dir's disk (its size; for a reserve, its inodes too). */
+const DiskSetting = boundSetting('the disk');
 
 /** A share ("5%") of an allowance: a string from "1%" to "100%". */
 const Share = z
@@ -137,6 +141,7 @@ const Share = z
   .regex(/^([1-9][0-9]?|100)%$/, { error: 'expected a share from "1%" to "100%" (e.g. "5%")' })
   .transform((s) => s as `${number}%`);
 
+/** `domains.terminal` in the runtime config. */
 export const TerminalConfig = z
   .object({
     shell: z.string().default('bash'),
@@ -266,6 +271,23 @@ export const TerminalConfig = z
         'maxMemoryPerAgent): each agent has its own bound, and agents the operator starts side by side would ' +
         'otherwise add theirs up past the machine. 0: none.',
     ),
+    maxScratchPerAgent: DiskSetting.default('10%').describe(
+      "Disk an agent and its sub-agents' sandboxed terminals may hold together in their scratch (/tmp, /dev/shm, " +
+        "hidden home directories: on the data dir's disk) and in deleted files their processes keep open: bytes, " +
+        "or a share of that disk's size. Measured every scratchCheckMs; past it the terminal holding the most is " +
+        'closed (its commands fail with the reason). The root agent is not bounded. 0: none.',
+    ),
+    scratchDiskReserve: DiskSetting.default('2%').describe(
+      "Space the data dir's disk keeps free for the event log: bytes, or a share of its size and of its inodes. " +
+        "Below it, the agents' sandboxed terminal holding the most scratch is closed, one a check, until it is " +
+        'back. 0: none.',
+    ),
+    scratchCheckMs: z
+      .number()
+      .int()
+      .min(50)
+      .default(1000)
+      .describe('How often the scratch bounds are measured (a sandbox can write what the disk takes meanwhile).'),
     resources: z.array(ResourceName).default([]),
     agentPriority: z
       .record(z.string(), z.number().int())

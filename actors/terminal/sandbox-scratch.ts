@@ -109,6 +109,11 @@ export class SandboxScratch {
     this.#limits = inotifyShare(share, userInotifyMax());
   }
 
+  /** The directory the scratch directories go in. */
+  get base(): string {
+    return this.#base;
+  }
+
   /** A sandboxed terminal's `SpawnSpec.scratch` and `sandboxLimits`. */
   of(terminalId: string): { scratch: string; sandboxLimits: SandboxKernelLimits } {
     return { scratch: join(this.#base, terminalId), sandboxLimits: this.#limits };

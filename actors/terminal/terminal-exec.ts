@@ -36,6 +36,17 @@ export function assertQueueRoom(session: { terminalId: string; queue: readonly u
   );
 }
 
+/** A command's `timeoutMs`, refused past `domains.terminal.maxTimeoutMs` (`max`). */
+export function checkedTimeout(ms: number | undefined, max: number): number | undefined {
+  if (ms !== undefined && ms > max) {
+    throw new LimitExceededError(
+      `timeoutMs '${ms}' is beyond the maximum of ${max} ms; pass a smaller value (use yieldMs and terminal.wait ` +
+        'for long commands).',
+    );
+  }
+  return ms;
+}
+
 export function execReply(session: ExecView, job: Job, maxBytes: number): ExecReply {
   if (job.state === 'cancelled') {
     const hits = job.limitsHit ?? [];

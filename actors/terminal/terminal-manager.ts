@@ -31,9 +31,10 @@ import { AgentUserns } from './agent-userns.ts';
 import { PtyZygote } from './pty-zygote.ts';
 import { writeRcFile } from './shell-integration.ts';
 import { releaseShellFiles, SandboxScratch } from './sandbox-scratch.ts';
+import { guardedTerminals, ScratchGuard } from './scratch-guard.ts';
 import { type DataOf, parse } from './command-data.ts';
 import { ResourceLocks } from './resource-locks.ts';
-import { assertQueueRoom, execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
+import { assertQueueRoom, checkedTimeout, execReply, readOutput, type ReadReply, settle } from './terminal-exec.ts';
 import type { OutputFact } from './terminal-output.ts';
 import type { Emit } from './terminal-job.ts';
 import { normalizeSignal } from './terminal-proc.ts';
@@ -85,6 +86,8 @@ export class TerminalManager {
   readonly #scratch: SandboxScratch;
   /** One user namespace per agent for its sandboxes (inotify per agent); undefined where none can be made. */
   readonly #userns: AgentUserns | undefined;
+  /** The sandboxes' disk bounds (maxScratchPerAgent, scratchDiskReserve); undefined when both are 0. */
+  readonly scratchGuard: ScratchGuard | undefined;
 
   constructor(options: TerminalManagerOptions) {
     this.#finished = options.finished ?? (() => undefined);
@@ -102,7 +105,16 @@ export class TerminalManager {
     this.cgroups = AgentCgroups.open(this.config, options.rootAgentId ?? 'main', this.log, shells);
     this.#scratch = new SandboxScratch(options.scratchDir, this.config.sandboxInotifyShare);
     const shares = { share: this.config.sandboxInotifyShare, allShare: this.config.sandboxInotifyShareAllAgents };
-    this.#userns = AgentUserns.open(shares, options.rootAgentId ?? 'main', this.log);
+    const root = options.rootAgentId ?? 'main';
+    this.#userns = AgentUserns.open(shares, root, this.log);
+    this.scratchGuard = ScratchGuard.start({
+      base: this.#scratch.base,
+      limits: { maxPerAgent: this.config.maxScratchPerAgent, reserve: this.config.scratchDiskReserve },
+      checkMs: this.config.scratchCheckMs,
+      terminals: () => guardedTerminals(this.#sessions.values(), this.#lineage, root),
+      close: (terminalId, why) => void this.#sessions.get(terminalId)?.close('disk-limit', 0, why),
+      log: this.log,
+    });
   }
 
   /**
@@ -181,7 +193,7 @@ export class TerminalManager {
   /** `exec` with data the codec already checked against TerminalExec (the host's handler): not parsed again. */
   async execChecked(agentId: string, d: DataOf<typeof TerminalExec>, onEnded?: () => void): Promise<ExecReply> {
     const s = this.#owned(agentId, d.terminalId);
-    const timeoutMs = this.#timeout(d.timeoutMs, 'timeoutMs') ?? this.config.defaultTimeoutMs;
+    const timeoutMs = checkedTimeout(d.timeoutMs, this.config.maxTimeoutMs) ?? this.config.defaultTimeoutMs;
     const resources = [...new Set(d.resources ?? [])];
     const unknown = this.#resources.unknown(resources);
     if (unknown.length) {
@@ -213,7 +225,7 @@ export class TerminalManager {
           : `Terminal '${d.terminalId}' has run no command; start one with terminal.exec.`,
       );
     }
-    await settle(job, this.#timeout(d.timeoutMs, 'timeoutMs'));
+    await settle(job, checkedTimeout(d.timeoutMs, this.config.maxTimeoutMs));
     return execReply(s, job, d.maxBytes ?? this.config.defaultMaxBytes);
   }
 
@@ -318,6 +330,7 @@ export class TerminalManager {
     this.#shuttingDown = true;
     await Promise.all([...this.#sessions.values()].map((s) => s.close('shutdown', this.config.closeGraceMs)));
     this.#zygote.close();
+    this.scratchGuard?.dispose();
     await this.cgroups?.dispose();
     this.#userns?.dispose();
     await this.#scratch.dispose();
@@ -365,16 +378,6 @@ export class TerminalManager {
       );
     }
     return s;
-  }
-
-  #timeout(ms: number | undefined, field: string): number | undefined {
-    if (ms !== undefined && ms > this.config.maxTimeoutMs) {
-      throw new LimitExceededError(
-        `${field} '${ms}' is beyond the maximum of ${this.config.maxTimeoutMs} ` +
-          `ms; pass a smaller value (use yieldMs and terminal.wait for long commands).`,
-      );
-    }
-    return ms;
   }
 
   #onClosed(s: TerminalSession): void {

@@ -326,6 +326,8 @@ export function echoIsOff(tty: string): boolean {
  * `graceMs`) while the shell lives to reap them (an orphan's zombie waits for PID 1); then, once the shell
  * has reported the killed command's status (`commandSettled`), the shell itself; bubblewrap's processes exit
  * (and reap) on their own when it is gone. Resolves when the session is empty or the waits ran out.
+ * `now`: the shell first, with everything else, at once (a bound closed the terminal): it runs nothing more of
+ * the command line it was given, and a sandbox's pid namespace ends with its init.
  */
 export async function stopSession(o: {
   leader: number;
@@ -334,7 +336,9 @@ export async function stopSession(o: {
   graceMs: number;
   commandSettled: () => boolean;
   exited: Promise<unknown>;
+  now?: boolean;
 }): Promise<void> {
+  if (o.now) signalAll(sessionMembers(o.leader), 'SIGKILL', []);
   const wrapper = (m: { pid: number; comm: string }) =>
     m.pid === o.leader || m.pid === o.shellPid || (o.sandbox && m.comm === 'bwrap');
   const others = (recent = false) => sessionMembers(o.leader, false, recent).filter((m) => !wrapper(m));

@@ -22,6 +22,7 @@ import { pauseForeground, resumeForeground, signalForeground } from './terminal-
 import { InvalidStateError, type RuntimeError } from '../../schemas/errors.ts';
 import { TerminalId } from '../../schemas/ids.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
+import type { CloseReason } from '../../schemas/terminal-events.ts';
 import type { SpawnSpec } from './pty-spawn.ts';
 import { releaseShellFiles } from './sandbox-scratch.ts';
 import { type Mark, MarkScanner, type RcFiles, writeRcFile } from './shell-integration.ts';
@@ -293,14 +294,14 @@ export class TerminalSession {
    * Closes the terminal: SIGHUP/SIGTERM/SIGCONT to every other process of the
    * PTY's session, SIGKILL to what is left after `graceMs` (while the shell
    * still lives to reap them: no zombies), then SIGKILL to the shell; queued
-   * and running commands are cancelled; finally `terminal.closed`. Idempotent.
+   * and running commands are cancelled (`why`: the words they fail with); finally `terminal.closed`. Idempotent.
    */
-  close(reason: 'requested' | 'agent-closed' | 'shutdown' | 'idle', graceMs: number): Promise<void> {
-    this.#closing ??= this.#close(reason, graceMs);
+  close(reason: Exclude<CloseReason, 'exited'>, graceMs: number, why?: string): Promise<void> {
+    this.#closing ??= this.#close(reason, graceMs, why);
     return this.#closing;
   }
 
-  async #close(reason: 'requested' | 'exited' | 'agent-closed' | 'shutdown' | 'idle', graceMs: number): Promise<void> {
+  async #close(reason: CloseReason, graceMs: number, why?: string): Promise<void> {
     const wasOpen = this.status !== 'closed';
     this.status = 'closing';
     this.#firstPrompt.reject(new InvalidStateError(`Terminal '${this.terminalId}' closed before its shell was ready.`));
@@ -313,10 +314,11 @@ export class TerminalSession {
         graceMs,
         commandSettled: () => this.current?.state !== 'running',
         exited: this.#exited,
+        now: reason === 'disk-limit',
       });
     }
     const exit = await Promise.race([this.#exited, sleep(100).then(() => undefined)]);
-    await this.#teardown(reason, exit);
+    await this.#teardown(reason, exit, why);
   }
 
   #onExit(e: { exitCode: number; signal?: number }): void {
@@ -337,12 +339,13 @@ export class TerminalSession {
     }
   }
 
-  async #teardown(reason: string, exit: { exitCode: number; signal?: number } | undefined): Promise<void> {
+  async #teardown(reason: CloseReason, exit: { exitCode: number; signal?: number } | undefined, why?: string) {
     if (this.status === 'closed') return;
     this.#jobs.stopPolling();
     if (exit && !this.closed) this.#onExit(exit);
     await this.output.flush();
-    await this.#jobs.cancelAll(`terminal ${reason === 'exited' ? 'exited' : 'closed'}`, reason === 'exited');
+    const what = `terminal ${reason === 'exited' ? 'exited' : 'closed'}`;
+    await this.#jobs.cancelAll(why ? `${what}: ${why}` : what, reason === 'exited');
     this.status = 'closed';
     // Its terminal.opened may still be on its way (a close as the terminal opened): closed once it is stored.
     if (this.opened || (await this.#opening))

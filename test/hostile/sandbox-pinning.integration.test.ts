@@ -7,6 +7,8 @@
  * - inotify: the kernel counts instances and watches per user, and a sandboxed shell runs as the runtime's user,
  *   so one agent's watchers could use up what the runtime's shell tracking and the user's own programs need.
  *
+ * - disk: what a sandbox writes outside the workspace lands on the data dir's disk, the event log's.
+ *
  * The sandbox now writes nowhere in memory (scratch directories on the data disk, every tmpfs read-only), its
  * bwrap sets `shm_rmid_forced` and a per-sandbox inotify share (sandbox-sysctls.ts). The canaries: the neighbour's
  * program killed, the agent holding more inotify than its share, the host unable to make an inotify instance.
@@ -26,11 +28,15 @@ const MiB = 1024 * 1024;
 const LIMIT = 160 * MiB;
 const ALL = 240 * MiB;
 const SHARE = 5;
+const DISK = 96 * MiB;
 
 const suite = limitSuite('sandbox-pinning', 'memory', 'maxMemoryPerAgent', {
   maxMemoryPerAgent: LIMIT,
   maxMemoryAllAgents: ALL,
   sandboxInotifyShare: `${SHARE}%`,
+  // Over the 80 MiB the first attack writes to the data disk on purpose; under the disk attack's 4 GiB.
+  maxScratchPerAgent: DISK,
+  scratchCheckMs: 100,
 });
 const { where, rt, agentWithTerminal, sockets } = suite;
 const sandboxed = which('bwrap') !== undefined;
@@ -265,5 +271,39 @@ describe.skipIf(!sandboxed)('hostile: an agent reaches for the kernel settings o
       expect(out).toContain('unshare failed');
       expect(out).not.toContain('mounted');
     },
+  );
+});
+
+describe.skipIf(!sandboxed)('hostile: an agent fills the data disk from its sandbox', () => {
+  attack(
+    'disk',
+    'a dd of 4 GiB into /tmp, and one into a deleted file held open, stop at maxScratchPerAgent; a bystander runs on',
+    async () => {
+      const bystander = await agentWithTerminal('disk-bystander');
+      const kept = await bystander.exec(`head -c ${MiB} /dev/zero > /tmp/mine && echo kept`);
+      expect(String(kept['output'])).toContain('kept');
+      const fills = {
+        '/tmp': 'dd if=/dev/zero of=/tmp/fill bs=1M count=4096 status=none; echo FILL-CANARY',
+        'a deleted file':
+          'exec 3>/tmp/gone; rm /tmp/gone; dd if=/dev/zero bs=1M count=4096 status=none >&3; echo FILL-CANARY',
+      };
+      for (const [where, fill] of Object.entries(fills)) {
+        const filler = await agentWithTerminal(`disk-filler-${where.length}`);
+        const bus = await sockets.as(`disk-filler-${where.length}`);
+        const data = { terminalId: filler.terminalId, command: fill, timeoutMs: 120_000 };
+        const reply = await call(bus, `disk-filler-${where.length}`, 'terminal.exec', data, { timeoutMs: 130_000 });
+        // The canary: the fill went through (4 GiB past a 96 MiB bound).
+        expect(JSON.stringify(reply), where).not.toContain('FILL-CANARY');
+        expect(reply.ok, where).toBe(false);
+        expect(JSON.stringify(reply), where).toContain('maxScratchPerAgent');
+        // Its scratch, and with it what it wrote, goes from the disk.
+        const scratch = scratchOf(filler.terminalId);
+        for (let i = 0; i < 100 && existsSync(scratch); i++) await new Promise((r) => setTimeout(r, 50));
+        expect(existsSync(scratch), where).toBe(false);
+      }
+      const after = await bystander.exec('cat /tmp/mine | wc -c');
+      expect(String(after['output']).trim()).toBe(String(MiB));
+    },
+    240_000,
   );
 });

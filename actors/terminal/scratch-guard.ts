@@ -1,0 +1,194 @@
+/**
+ * @module
+ * The disk bound of sandboxed terminals, enforced (the bounds and the choice: machines/terminal/scratch-guard.ts).
+ * Every `scratchCheckMs` while an agent's sandboxed terminal is open, the guard reads the scratch disk (statfs) and
+ * has its measuring thread (scratch-measure-worker.mjs) count what each such terminal holds there, then closes the
+ * terminals the bounds choose. Closing one kills every process of its sandbox (its pid namespace), which frees
+ * the deleted files they kept open; its scratch directory is removed once its shell has ended.
+ *
+ * Not a kernel quota: between two checks a sandbox can write what the disk takes in `scratchCheckMs`, so the
+ * reserve is kept well above that. The workspace is not counted: it is the user's project, shared by agents.
+ */
+import { statfsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import {
+  type DiskState,
+  type ScratchLimits,
+  type ScratchUse,
+  scratchVictims,
+} from '../../machines/terminal/scratch-guard.ts';
+
+const WORKER = fileURLToPath(new URL('../../actors/terminal/scratch-measure-worker.mjs', import.meta.url));
+/** A measure taking longer than this (a tree made to be slow to walk) is given up, and the thread started again. */
+const MEASURE_TIMEOUT_MS = 30_000;
+
+/** A sandboxed terminal of an agent, as the guard measures it. */
+export type GuardedTerminal = {
+  terminalId: string;
+  /** The agents from the top one down to its owner, the root agent left out (it is not bounded). */
+  lineage: readonly string[];
+  /** Its scratch directory. */
+  dir: string;
+  /** The PTY's leader: every process of the sandbox is below it. */
+  leader: number;
+};
+
+export type ScratchGuardDeps = {
+  /** The scratch directories' parent (`<dataDir>/sandbox`): the disk measured. */
+  base: string;
+  limits: ScratchLimits;
+  checkMs: number;
+  /** The agents' sandboxed terminals open now. */
+  terminals: () => GuardedTerminal[];
+  /** Closes a terminal the bounds chose, with the words its agent is given. */
+  close: (terminalId: string, why: string) => void;
+  log: Logger;
+};
+
+type Measured = ScratchUse & { complete: boolean };
+
+/** What the guard needs of a terminal session. */
+type SessionView = {
+  terminalId: string;
+  agentId: string;
+  status: string;
+  spec: { sandbox: boolean; scratch?: string };
+  pty: { pid: number };
+};
+
+/** The terminals a host's guard measures: its agents' open sandboxed terminals, the root agent's left out. */
+export function guardedTerminals(
+  sessions: Iterable<SessionView>,
+  lineage: (agentId: string) => readonly string[],
+  rootAgentId: string,
+): GuardedTerminal[] {
+  const guarded: GuardedTerminal[] = [];
+  for (const s of sessions) {
+    if (!s.spec.sandbox || !s.spec.scratch || s.agentId === rootAgentId) continue;
+    if (s.status === 'closing' || s.status === 'closed') continue;
+    const agents = lineage(s.agentId).filter((id) => id !== rootAgentId);
+    guarded.push({ terminalId: s.terminalId, lineage: agents, dir: s.spec.scratch, leader: s.pty.pid });
+  }
+  return guarded;
+}
+
+export class ScratchGuard {
+  readonly #deps: ScratchGuardDeps;
+  #worker: Worker | undefined;
+  #pending = new Map<number, { resolve: (uses: Measured[]) => void; reject: (err: Error) => void }>();
+  #next = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  /** Starts checking, or undefined when both bounds are 0 (none). */
+  static start(deps: ScratchGuardDeps): ScratchGuard | undefined {
+    if (deps.limits.maxPerAgent === 0 && deps.limits.reserve === 0) return undefined;
+    return new ScratchGuard(deps);
+  }
+
+  private constructor(deps: ScratchGuardDeps) {
+    this.#deps = deps;
+    this.#schedule();
+  }
+
+  /** One check now (tests; the timer's own). Resolves with the terminals closed. */
+  async check(): Promise<string[]> {
+    const terminals = this.#deps.terminals();
+    if (terminals.length === 0) return [];
+    const disk = diskOf(this.#deps.base);
+    if (!disk) return [];
+    const measured = await this.#measure(disk.dev, terminals);
+    const lineage = new Map(terminals.map((t) => [t.terminalId, t.lineage]));
+    const uses = measured.map((m) => ({ ...m, lineage: lineage.get(m.terminalId) ?? [] }));
+    const victims = scratchVictims(disk.state, this.#deps.limits, uses);
+    for (const { terminalId, why } of victims) {
+      const use = uses.find((u) => u.terminalId === terminalId);
+      this.#deps.log.warn({ terminalId, bytes: use?.bytes, inodes: use?.inodes }, `closing a terminal: ${why}`);
+      this.#deps.close(terminalId, why);
+    }
+    return victims.map((v) => v.terminalId);
+  }
+
+  dispose(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    void this.#worker?.terminate();
+    this.#worker = undefined;
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.check()
+        .catch((err) => this.#deps.log.warn({ err: (err as Error).message }, 'scratch check failed'))
+        .finally(() => this.#schedule());
+    }, this.#deps.checkMs);
+    this.#timer.unref();
+  }
+
+  #measure(dev: number, terminals: GuardedTerminal[]): Promise<Measured[]> {
+    const worker = this.#thread();
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        // A thread still walking is stopped: the next check starts another.
+        void worker.terminate();
+        if (this.#worker === worker) this.#worker = undefined;
+        reject(new Error(`measuring the sandboxes' scratch took over ${MEASURE_TIMEOUT_MS} ms`));
+      }, MEASURE_TIMEOUT_MS);
+      this.#pending.set(id, {
+        resolve: (uses) => {
+          clearTimeout(timer);
+          resolve(uses);
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      });
+      const asked = terminals.map(({ terminalId, dir, leader }) => ({ terminalId, dir, leader }));
+      worker.postMessage({ id, dev, terminals: asked });
+    });
+  }
+
+  #thread(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = new Worker(WORKER);
+    worker.unref();
+    worker.on('message', ({ id, uses }: { id: number; uses: Measured[] }) => {
+      const done = this.#pending.get(id);
+      this.#pending.delete(id);
+      done?.resolve(uses);
+    });
+    worker.on('error', (err) => this.#deps.log.warn({ err: err.message }, 'scratch measuring thread failed'));
+    // Gone (an error, a timeout, dispose): what it was asked fails, and the next check starts another.
+    worker.on('exit', () => {
+      if (this.#worker === worker) this.#worker = undefined;
+      for (const done of this.#pending.values()) done.reject(new Error('the scratch measuring thread ended'));
+      this.#pending.clear();
+    });
+    this.#worker = worker;
+    return worker;
+  }
+}
+
+/** The scratch disk's state and device, read at `base` (or its parent, before the first scratch is made). */
+function diskOf(base: string): { state: DiskState; dev: number } | undefined {
+  for (const path of [base, dirname(base)]) {
+    try {
+      const fs = statfsSync(path);
+      const state = {
+        sizeBytes: fs.blocks * fs.bsize,
+        freeBytes: fs.bavail * fs.bsize,
+        inodes: fs.files,
+        freeInodes: fs.ffree,
+      };
+      return { state, dev: statSync(path).dev };
+    } catch {} // not made yet: its parent
+  }
+  return undefined;
+}

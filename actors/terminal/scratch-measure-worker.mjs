@@ -1,0 +1,138 @@
+/**
+ * @module
+ * The scratch guard's measuring thread (scratch-guard.ts): what each sandboxed terminal holds on the scratch disk,
+ * walked here so that a tree an agent made as big or as deep as it could never stalls the runtime's event loop.
+ *
+ * Asked `{ id, dev, terminals: [{ terminalId, dir, leader }] }`, it answers `{ id, uses: [{ terminalId, bytes,
+ * inodes, complete }] }`:
+ * - the scratch directory `dir`: disk blocks (st_blocks × 512) and inodes of every entry, not crossing into
+ *   another filesystem; at most `ENTRY_BUDGET` entries a terminal (then `complete: false`, what was counted is
+ *   a floor);
+ * - the deleted files on disk `dev` that a process below the terminal's PTY leader (a sandbox's processes all are:
+ *   its pid namespace) keeps open: `dd of=/tmp/x & rm /tmp/x` fills the disk with nothing in a directory to see.
+ *
+ * Plain JavaScript: it is started as a worker thread from the sources (tsx) and from the bundle alike.
+ */
+import { accessSync, chmodSync, constants, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parentPort } from 'node:worker_threads';
+
+/** Entries walked per terminal and check: a scratch this big is already past any sane bound. */
+const ENTRY_BUDGET = 500_000;
+
+/** pid → its children, from /proc (processes that end meanwhile are skipped). */
+function childrenByPid() {
+  const children = new Map();
+  let names = [];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return children;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+    } catch {
+      continue;
+    }
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const list = children.get(ppid) ?? [];
+    list.push(Number(name));
+    children.set(ppid, list);
+  }
+  return children;
+}
+
+function walk(dir, use) {
+  let root;
+  try {
+    root = lstatSync(dir);
+  } catch {
+    return; // not made yet, or already removed
+  }
+  use.bytes += root.blocks * 512;
+  use.inodes += 1;
+  const stack = [dir];
+  let budget = ENTRY_BUDGET;
+  while (stack.length > 0) {
+    const current = stack.pop();
+    const names = list(current);
+    if (!names) continue; // removed meanwhile (counted as an inode already)
+    for (const name of names) {
+      if (--budget < 0) {
+        use.complete = false;
+        return;
+      }
+      const path = join(current, name);
+      let st;
+      try {
+        st = lstatSync(path);
+      } catch {
+        continue;
+      }
+      if (st.dev !== root.dev) continue; // a mount: not this disk's
+      use.bytes += st.blocks * 512;
+      use.inodes += 1;
+      if (st.isDirectory()) stack.push(path);
+    }
+  }
+}
+
+/**
+ * A directory's names. One its owner closed (`chmod 000`, or `444`: names without the right to look at them; the
+ * sandbox runs as the runtime's user, so the runtime owns it) is opened to the owner again first: a closed
+ * directory must not hide what it holds.
+ */
+function list(dir) {
+  try {
+    accessSync(dir, constants.R_OK | constants.X_OK);
+  } catch {
+    try {
+      chmodSync(dir, 0o700);
+    } catch {} // gone, or not ours: what readdir can list is counted
+  }
+  try {
+    return readdirSync(dir);
+  } catch {
+    return undefined;
+  }
+}
+
+function heldDeleted(leader, children, dev, use) {
+  const seen = new Set();
+  const pids = [leader];
+  for (let i = 0; i < pids.length; i++) for (const child of children.get(pids[i]) ?? []) pids.push(child);
+  for (const pid of pids) {
+    let fds;
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // ended meanwhile
+    }
+    for (const fd of fds) {
+      let st;
+      try {
+        st = statSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      if (!st.isFile() || st.nlink !== 0 || st.dev !== dev || seen.has(st.ino)) continue;
+      seen.add(st.ino);
+      use.bytes += st.blocks * 512;
+      use.inodes += 1;
+    }
+  }
+}
+
+parentPort?.on('message', ({ id, dev, terminals }) => {
+  const children = childrenByPid();
+  const uses = terminals.map(({ terminalId, dir, leader }) => {
+    const use = { terminalId, bytes: 0, inodes: 0, complete: true };
+    walk(dir, use);
+    heldDeleted(leader, children, dev, use);
+    return use;
+  });
+  parentPort?.postMessage({ id, uses });
+});

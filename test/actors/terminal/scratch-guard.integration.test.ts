@@ -1,0 +1,122 @@
+/**
+ * The sandboxes' disk bounds, live (scratch-guard.ts): real sandboxed terminals of a terminal manager fill the
+ * data disk the ways an agent would try (its /tmp, several terminals and a sub-agent, a deleted file kept open, a
+ * directory closed to the runtime), while the guard checks every 100 ms. The canaries: a filler that printed it
+ * finished, and a neighbour's terminal closed.
+ */
+import { existsSync, statfsSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { which } from '../../../actors/terminal/pty-spawn.ts';
+import { terminalHarness } from '../../support/terminal-harness.ts';
+
+const MiB = 1024 * 1024;
+const LINEAGE: Record<string, string[]> = { sub: ['main', 'a1', 'sub'] };
+/** Writes `n` MiB into `dir`, one a file, slowly enough for several checks, then the canary. */
+const fill = (n: number, dir = '/tmp') =>
+  `i=0; while [ $i -lt ${n} ]; do head -c ${MiB} /dev/zero > ${dir}/f$i; i=$((i+1)); sleep 0.02; done; ` +
+  'echo FILLED-CANARY';
+
+describe.skipIf(!which('bwrap'))('sandbox scratch bounded on the data disk', () => {
+  let h: ReturnType<typeof terminalHarness> | undefined;
+  function manager(config: Record<string, unknown>) {
+    h = terminalHarness(
+      { sandbox: true, scratchCheckMs: 100, maxPerAgent: 4, ...config },
+      { lineage: (agentId: string) => LINEAGE[agentId] ?? ['main', agentId] },
+    );
+    return h;
+  }
+  afterEach(async () => {
+    await h?.dispose();
+    h = undefined;
+  });
+
+  /** The command's failure (it must fail), with the terminal's close reason. */
+  async function failure(agentId: string, terminalId: string, command: string, timeoutMs = 60_000) {
+    const err = await h!.manager.exec(agentId, { terminalId, command, timeoutMs }).then(
+      (r) => new Error(`the command was not stopped: ${JSON.stringify(r.output.slice(-200))}`),
+      (e: Error) => e,
+    );
+    const closed = h!.factsOf(terminalId).find((f) => f.type === 'terminal.closed');
+    return { message: err.message, reason: closed?.data.reason, output: h!.rawOutput(terminalId) };
+  }
+
+  it("closes the terminal of an agent filling its /tmp past maxScratchPerAgent; a neighbour's runs on", async () => {
+    manager({ maxScratchPerAgent: 16 * MiB, scratchDiskReserve: 0 });
+    const neighbour = await h!.open('a2', { sandbox: true });
+    const { terminalId } = await h!.open('a1', { sandbox: true });
+    const scratch = h!.manager.get(terminalId)!.spec.scratch!;
+    const f = await failure('a1', terminalId, fill(200));
+    expect(f.message).toContain('maxScratchPerAgent (16.0 MiB)');
+    expect(f.message).toContain('terminal closed');
+    expect(f.reason, f.message).toBe('disk-limit');
+    expect(f.output).not.toContain('FILLED-CANARY');
+    // Its scratch goes once its shell has ended.
+    for (let i = 0; i < 100 && existsSync(scratch); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(scratch)).toBe(false);
+    const r = await h!.manager.exec('a2', { terminalId: neighbour.terminalId, command: 'echo still-here' });
+    expect(r.output).toContain('still-here');
+  });
+
+  it('an agent spreading over two terminals and a sub-agent holds one bound, not three', async () => {
+    manager({ maxScratchPerAgent: 16 * MiB, scratchDiskReserve: 0 });
+    const ids = [await h!.open('a1', { sandbox: true }), await h!.open('a1', { sandbox: true })];
+    ids.push(await h!.open('sub', { sandbox: true }));
+    const agents = ['a1', 'a1', 'sub'];
+    // Each stays under the bound alone, and any two together; 6 + 5 + 7 MiB do not.
+    const hold = (n: number) =>
+      `${fill(n).replace('; echo FILLED-CANARY', '')}; echo held; sleep 30; echo FILLED-CANARY`;
+    const runs = [6, 5, 7].map((n, i) => failure(agents[i]!, ids[i]!.terminalId, hold(n)).then((f) => ({ ...f, i })));
+    const first = await Promise.race(runs);
+    expect(first.reason, first.message).toBe('disk-limit');
+    expect(first.message).toContain('maxScratchPerAgent');
+    expect(first.output).not.toContain('FILLED-CANARY');
+    // One terminal closed: the other two are under the bound together, and live on.
+    await new Promise((r) => setTimeout(r, 800));
+    const open = ids.filter((t) => !['closing', 'closed'].includes(h!.manager.get(t.terminalId)?.status ?? 'closed'));
+    expect(open.map((t) => t.terminalId)).toEqual(ids.filter((_, i) => i !== first.i).map((t) => t.terminalId));
+  });
+
+  it('counts a deleted file its processes keep open', async () => {
+    manager({ maxScratchPerAgent: 16 * MiB, scratchDiskReserve: 0 });
+    const { terminalId } = await h!.open('a1', { sandbox: true });
+    const f = await failure(
+      'a1',
+      terminalId,
+      `exec 3>/tmp/hidden; rm /tmp/hidden; head -c ${32 * MiB} /dev/zero >&3; sleep 30; echo FILLED-CANARY`,
+    );
+    expect(f.reason, f.message).toBe('disk-limit');
+    expect(f.message).toContain('maxScratchPerAgent');
+    expect(f.output).not.toContain('FILLED-CANARY');
+  });
+
+  it('counts what a directory closed to its owner holds', async () => {
+    manager({ maxScratchPerAgent: 16 * MiB, scratchDiskReserve: 0 });
+    const { terminalId } = await h!.open('a1', { sandbox: true });
+    const f = await failure(
+      'a1',
+      terminalId,
+      `mkdir /tmp/h /tmp/h/in; head -c ${32 * MiB} /dev/zero > /tmp/h/in/x; chmod 000 /tmp/h/in; chmod 100 /tmp/h; ` +
+        'sleep 30; echo FILLED-CANARY',
+    );
+    expect(f.reason, f.message).toBe('disk-limit');
+    expect(f.output).not.toContain('FILLED-CANARY');
+  });
+
+  it('below scratchDiskReserve, closes the biggest holder and leaves an idle neighbour', async () => {
+    // The reserve is set just under what is free now: the filler takes the disk below it.
+    const probe = manager({ maxScratchPerAgent: 0, scratchDiskReserve: 0 });
+    const free = (() => {
+      const fs = statfsSync(probe.workspace);
+      return fs.bavail * fs.bsize;
+    })();
+    await probe.dispose();
+    manager({ maxScratchPerAgent: 0, scratchDiskReserve: free - 16 * MiB });
+    const neighbour = await h!.open('a2', { sandbox: true });
+    const { terminalId } = await h!.open('a1', { sandbox: true });
+    const f = await failure('a1', terminalId, fill(400));
+    expect(f.reason, f.message).toBe('disk-limit');
+    expect(f.message).toContain('scratchDiskReserve');
+    expect(f.output).not.toContain('FILLED-CANARY');
+    expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
+  });
+});
