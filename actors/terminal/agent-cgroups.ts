@@ -275,6 +275,13 @@ export class AgentCgroups {
     return hits;
   }
 
+  /** A terminal's leaf's `cgroup.procs` (every process of a sandbox: none can move out), if it has one. */
+  procsFile(terminalId: string): string | undefined {
+    const leaf = this.#leaves.get(terminalId);
+    const h = this.#hierarchies[0];
+    return leaf && h ? join(h.base, leaf.rel, 'cgroup.procs') : undefined;
+  }
+
   /** After the terminal's shell ended: kills what is left in its leaves, then removes the cgroups it emptied. */
   release(terminalId: string): Promise<void> {
     const leaf = this.#leaves.get(terminalId);

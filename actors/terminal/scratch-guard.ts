@@ -34,6 +34,8 @@ export type GuardedTerminal = {
   dir: string;
   /** The PTY's leader: every process of the sandbox is below it. */
   leader: number;
+  /** Its cgroup leaf's `cgroup.procs`, where it has one: its processes without a walk of /proc. */
+  procs?: string;
 };
 
 export type ScratchGuardDeps = {
@@ -64,13 +66,21 @@ export function guardedTerminals(
   sessions: Iterable<SessionView>,
   lineage: (agentId: string) => readonly string[],
   rootAgentId: string,
+  procsFile: (terminalId: string) => string | undefined = () => undefined,
 ): GuardedTerminal[] {
   const guarded: GuardedTerminal[] = [];
   for (const s of sessions) {
     if (!s.spec.sandbox || !s.spec.scratch || s.agentId === rootAgentId) continue;
     if (s.status === 'closing' || s.status === 'closed') continue;
     const agents = lineage(s.agentId).filter((id) => id !== rootAgentId);
-    guarded.push({ terminalId: s.terminalId, lineage: agents, dir: s.spec.scratch, leader: s.pty.pid });
+    const procs = procsFile(s.terminalId);
+    guarded.push({
+      terminalId: s.terminalId,
+      lineage: agents,
+      dir: s.spec.scratch,
+      leader: s.pty.pid,
+      ...(procs ? { procs } : {}),
+    });
   }
   return guarded;
 }
@@ -150,7 +160,7 @@ export class ScratchGuard {
           reject(err);
         },
       });
-      const asked = terminals.map(({ terminalId, dir, leader }) => ({ terminalId, dir, leader }));
+      const asked = terminals.map(({ terminalId, dir, leader, procs }) => ({ terminalId, dir, leader, procs }));
       worker.postMessage({ id, dev, terminals: asked });
     });
   }

@@ -3,13 +3,15 @@
  * The scratch guard's measuring thread (scratch-guard.ts): what each sandboxed terminal holds on the scratch disk,
  * walked here so that a tree an agent made as big or as deep as it could never stalls the runtime's event loop.
  *
- * Asked `{ id, dev, terminals: [{ terminalId, dir, leader }] }`, it answers `{ id, uses: [{ terminalId, bytes,
+ * Asked `{ id, dev, terminals: [{ terminalId, dir, leader, procs? }] }`, it answers `{ id, uses: [{ terminalId, bytes,
  * inodes, complete }] }`:
  * - the scratch directory `dir`: disk blocks (st_blocks × 512) and inodes of every entry, not crossing into
  *   another filesystem; at most `ENTRY_BUDGET` entries a terminal (then `complete: false`, what was counted is
  *   a floor);
- * - the deleted files on disk `dev` that a process below the terminal's PTY leader (a sandbox's processes all are:
- *   its pid namespace) keeps open: `dd of=/tmp/x & rm /tmp/x` fills the disk with nothing in a directory to see.
+ * - the deleted files on disk `dev` that a process of the terminal keeps open: `dd of=/tmp/x & rm /tmp/x` fills the
+ *   disk with nothing in a directory to see. Its processes: those in its cgroup leaf (`procs`, that leaf's
+ *   `cgroup.procs`: a sandbox's processes cannot move out), else every process below its PTY's leader (a
+ *   sandbox's all are: its pid namespace), from a walk of /proc (~0.1 ms a process here, so only then).
  *
  * Plain JavaScript: it is started as a worker thread from the sources (tsx) and from the bundle alike.
  */
@@ -17,8 +19,12 @@ import { accessSync, chmodSync, constants, lstatSync, readdirSync, readFileSync,
 import { join } from 'node:path';
 import { parentPort } from 'node:worker_threads';
 
-/** Entries walked per terminal and check: a scratch this big is already past any sane bound. */
-const ENTRY_BUDGET = 500_000;
+/**
+ * Entries and wall time a terminal's walk may take a check: a scratch bigger, or made slower to walk, is past any
+ * sane bound (machines/terminal/scratch-guard.ts closes it first), and the other terminals are still measured.
+ */
+const ENTRY_BUDGET = 200_000;
+const WALK_MS = 5_000;
 
 /** pid → its children, from /proc (processes that end meanwhile are skipped). */
 function childrenByPid() {
@@ -56,12 +62,13 @@ function walk(dir, use) {
   use.inodes += 1;
   const stack = [dir];
   let budget = ENTRY_BUDGET;
+  const deadline = Date.now() + WALK_MS;
   while (stack.length > 0) {
     const current = stack.pop();
     const names = list(current);
     if (!names) continue; // removed meanwhile (counted as an inode already)
     for (const name of names) {
-      if (--budget < 0) {
+      if (--budget < 0 || (budget % 1024 === 0 && Date.now() > deadline)) {
         use.complete = false;
         return;
       }
@@ -100,10 +107,21 @@ function list(dir) {
   }
 }
 
-function heldDeleted(leader, children, dev, use) {
-  const seen = new Set();
+/** The terminal's processes: its cgroup leaf's, else the leader and every process below it. */
+function processesOf(leader, procs, children) {
+  if (procs) {
+    try {
+      return readFileSync(procs, 'latin1').split('\n').filter(Boolean).map(Number);
+    } catch {} // the leaf is going: the walk instead
+  }
   const pids = [leader];
-  for (let i = 0; i < pids.length; i++) for (const child of children.get(pids[i]) ?? []) pids.push(child);
+  const below = children();
+  for (let i = 0; i < pids.length; i++) for (const child of below.get(pids[i]) ?? []) pids.push(child);
+  return pids;
+}
+
+function heldDeleted(pids, dev, use) {
+  const seen = new Set();
   for (const pid of pids) {
     let fds;
     try {
@@ -127,11 +145,15 @@ function heldDeleted(leader, children, dev, use) {
 }
 
 parentPort?.on('message', ({ id, dev, terminals }) => {
-  const children = childrenByPid();
-  const uses = terminals.map(({ terminalId, dir, leader }) => {
+  let walked;
+  const children = () => {
+    walked ??= childrenByPid();
+    return walked;
+  };
+  const uses = terminals.map(({ terminalId, dir, leader, procs }) => {
     const use = { terminalId, bytes: 0, inodes: 0, complete: true };
     walk(dir, use);
-    heldDeleted(leader, children, dev, use);
+    heldDeleted(processesOf(leader, procs, children), dev, use);
     return use;
   });
   parentPort?.postMessage({ id, uses });

@@ -111,7 +111,8 @@ export class TerminalManager {
       base: this.#scratch.base,
       limits: { maxPerAgent: this.config.maxScratchPerAgent, reserve: this.config.scratchDiskReserve },
       checkMs: this.config.scratchCheckMs,
-      terminals: () => guardedTerminals(this.#sessions.values(), this.#lineage, root),
+      terminals: () =>
+        guardedTerminals(this.#sessions.values(), this.#lineage, root, (id) => this.cgroups?.procsFile(id)),
       close: (terminalId, why) => void this.#sessions.get(terminalId)?.close('disk-limit', 0, why),
       log: this.log,
     });

@@ -35,6 +35,11 @@ export type ScratchUse = {
   bytes: number;
   /** Inodes of its scratch directory (files, directories, links), and deleted files kept open. */
   inodes: number;
+  /**
+   * False when the walk stopped at its budget of entries or time: what was counted is a floor, and a scratch
+   * that big (or made that slow to walk) is past every bound, so it is closed first. Default true.
+   */
+  complete?: boolean;
 };
 
 /** The scratch disk as statfs sees it. */
@@ -42,19 +47,30 @@ export type DiskState = { sizeBytes: number; freeBytes: number; inodes: number; 
 
 export type ScratchLimits = { maxPerAgent: DiskBound; reserve: DiskBound };
 
+/** What a walk that did not finish is taken to hold: more than any bound. */
+const UNWALKED = Number.MAX_SAFE_INTEGER;
+
 /** A terminal to close, and why (the words the agent and the log are given). */
 export type ScratchVictim = { terminalId: string; why: string };
 
 const MiB = 1024 * 1024;
-const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
+const mib = (bytes: number) =>
+  bytes >= UNWALKED
+    ? 'more than a check walks (a scratch too big or too slow to walk)'
+    : `${(bytes / MiB).toFixed(1)} MiB`;
 
 /**
  * The terminals to close now: at most one per agent over `maxPerAgent` (the deepest agent first, its biggest
  * holder), then, if the disk is below the reserve in bytes or inodes, the biggest holder of what ran short among
  * those not already chosen.
  */
-export function scratchVictims(disk: DiskState, limits: ScratchLimits, uses: readonly ScratchUse[]): ScratchVictim[] {
+export function scratchVictims(
+  disk: DiskState,
+  limits: ScratchLimits,
+  measured: readonly ScratchUse[],
+): ScratchVictim[] {
   const victims: ScratchVictim[] = [];
+  const uses = measured.map((u) => (u.complete === false ? { ...u, bytes: UNWALKED, inodes: UNWALKED } : u));
   const chosen = new Set<string>();
   const perAgent = diskBoundOf(limits.maxPerAgent, disk.sizeBytes);
   if (perAgent > 0) {
@@ -77,7 +93,7 @@ export function scratchVictims(disk: DiskState, limits: ScratchLimits, uses: rea
       victims.push({
         terminalId: biggest.terminalId,
         why:
-          `the sandbox scratch of ${who} and its sub-agents holds ${mib(a.bytes)} of disk, past ` +
+          `the sandbox scratch of ${who} and its sub-agents holds ${mib(a.bytes)} on disk, past ` +
           `domains.terminal.maxScratchPerAgent (${mib(perAgent)}); this terminal held ${mib(biggest.bytes)}. ` +
           'Keep big files in the workspace or remove them, or ask the operator for a higher bound',
       });
@@ -89,7 +105,7 @@ export function scratchVictims(disk: DiskState, limits: ScratchLimits, uses: rea
     const biggest = maxBy(left, (u) => u[shortOf]);
     const min = shortOf === 'bytes' ? MIN_VICTIM_BYTES : MIN_VICTIM_INODES;
     if (biggest && biggest[shortOf] >= min) {
-      const held = shortOf === 'bytes' ? mib(biggest.bytes) : `${biggest.inodes} inodes`;
+      const held = shortOf === 'bytes' || biggest.inodes >= UNWALKED ? mib(biggest.bytes) : `${biggest.inodes} inodes`;
       const free = shortOf === 'bytes' ? mib(disk.freeBytes) : `${disk.freeInodes} inodes`;
       const bound = diskBoundOf(limits.reserve, shortOf === 'bytes' ? disk.sizeBytes : disk.inodes);
       const reserve = shortOf === 'bytes' ? mib(bound) : `${bound} inodes`;

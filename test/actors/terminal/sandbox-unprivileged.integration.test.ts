@@ -84,5 +84,13 @@ describe.skipIf(!root || !which('bwrap') || !which('setpriv'))(
       expect(result.error).toContain('maxScratchPerAgent (16.0 MiB)');
       expect(JSON.stringify(result)).not.toContain('FILLED-CANARY');
     });
+
+    it('counts a deleted file kept open, its processes found below the PTY leader (no cgroup leaf)', () => {
+      const fill = `head -c ${32 * 1024 * 1024} /dev/zero >&3`;
+      const command = `exec 3>/tmp/gone; rm /tmp/gone; ${fill}; sleep 30; echo FILLED-CANARY`;
+      const result = runAsNobody({ maxScratchPerAgent: 16 * 1024 * 1024, scratchCheckMs: 100 }, command);
+      expect(result.error).toContain('maxScratchPerAgent (16.0 MiB)');
+      expect(JSON.stringify(result)).not.toContain('FILLED-CANARY');
+    });
   },
 );

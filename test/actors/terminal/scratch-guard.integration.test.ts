@@ -102,6 +102,17 @@ describe.skipIf(!which('bwrap'))('sandbox scratch bounded on the data disk', () 
     expect(f.output).not.toContain('FILLED-CANARY');
   });
 
+  it('closes a scratch too big to walk in a check (210,000 empty files), not passes it over', async () => {
+    manager({ maxScratchPerAgent: 16 * MiB, scratchDiskReserve: 0 });
+    const { terminalId } = await h!.open('a1', { sandbox: true });
+    // Empty files hold no data blocks: past the walk's budget, what they hide from it must not pass.
+    const make = `perl -e 'mkdir "/tmp/m"; for (1..210000) { open(my $f, ">", "/tmp/m/$_") or die "$!"; close $f }'`;
+    const f = await failure('a1', terminalId, `${make}; echo made; sleep 60; echo FILLED-CANARY`, 120_000);
+    expect(f.reason, f.message).toBe('disk-limit');
+    expect(f.message).toContain('more than a check walks');
+    expect(f.output).not.toContain('FILLED-CANARY');
+  }, 120_000);
+
   it('below scratchDiskReserve, closes the biggest holder and leaves an idle neighbour', async () => {
     // The reserve is set just under what is free now: the filler takes the disk below it.
     const probe = manager({ maxScratchPerAgent: 0, scratchDiskReserve: 0 });

@@ -37,7 +37,7 @@ describe('scratchVictims: per agent', () => {
     const victims = scratchVictims(roomy, limits, [use('t1', ['a1'], 9), use('t2', ['a1'], 10), use('t3', ['a2'], 15)]);
     expect(victims.map((v) => v.terminalId)).toEqual(['t2']);
     expect(victims[0]!.why).toContain('maxScratchPerAgent (16.0 MiB)');
-    expect(victims[0]!.why).toContain('holds 19.0 MiB');
+    expect(victims[0]!.why).toContain('holds 19.0 MiB on disk');
   });
 
   it("counts sub-agents' terminals to their ancestors, and names the ancestor", () => {
@@ -51,6 +51,13 @@ describe('scratchVictims: per agent', () => {
     const victims = scratchVictims(roomy, limits, [use('t1', ['a1'], 1), use('t2', ['a1', 'sub'], 20)]);
     expect(victims.map((v) => v.terminalId)).toEqual(['t2']);
     expect(victims[0]!.why).toContain('of its agent');
+  });
+
+  it('a walk that did not finish is past the bound, whatever it counted', () => {
+    const unwalked = { ...use('t2', ['a1'], 1), complete: false };
+    const victims = scratchVictims(roomy, limits, [use('t1', ['a1'], 10), unwalked]);
+    expect(victims.map((v) => v.terminalId)).toEqual(['t2']);
+    expect(victims[0]!.why).toContain('more than a check walks');
   });
 
   it('a share is of the disk size; 0 bounds nothing', () => {
@@ -86,6 +93,12 @@ describe('scratchVictims: the reserve', () => {
     ]);
     expect(victims.map((v) => v.terminalId)).toEqual(['t2']);
     expect(victims[0]!.why).toContain('10000 inodes free');
+  });
+
+  it('below it, a walk that did not finish is the biggest holder', () => {
+    const unwalked = { ...use('t2', ['a2'], 0), complete: false };
+    const victims = scratchVictims(short, limits, [use('t1', ['a1'], 500), unwalked]);
+    expect(victims.map((v) => v.terminalId)).toEqual(['t2']);
   });
 
   it('a number of bytes says nothing of inodes', () => {
