@@ -22,8 +22,11 @@ import {
 } from '../../machines/terminal/scratch-guard.ts';
 
 const WORKER = fileURLToPath(new URL('../../actors/terminal/scratch-measure-worker.mjs', import.meta.url));
-/** A measure taking longer than this (a tree made to be slow to walk) is given up, and the thread started again. */
-const MEASURE_TIMEOUT_MS = 30_000;
+/**
+ * A measure taking longer than this (the thread stuck) is given up, and the thread started again: each terminal's
+ * walk stops at 5 s by itself (scratch-measure-worker.mjs), so this leaves every one of them its time.
+ */
+const measureTimeoutMs = (terminals: number) => 10_000 + terminals * 6_000;
 
 /** A sandboxed terminal of an agent, as the guard measures it. */
 export type GuardedTerminal = {
@@ -148,8 +151,8 @@ export class ScratchGuard {
         // A thread still walking is stopped: the next check starts another.
         void worker.terminate();
         if (this.#worker === worker) this.#worker = undefined;
-        reject(new Error(`measuring the sandboxes' scratch took over ${MEASURE_TIMEOUT_MS} ms`));
-      }, MEASURE_TIMEOUT_MS);
+        reject(new Error(`measuring the sandboxes' scratch took over ${measureTimeoutMs(terminals.length)} ms`));
+      }, measureTimeoutMs(terminals.length));
       this.#pending.set(id, {
         resolve: (uses) => {
           clearTimeout(timer);
