@@ -19,7 +19,12 @@ export type BufferIndex = {
    */
   byLength: Int32Array;
   lengths: Int32Array;
-  hists: Array<Uint8Array | undefined>;
+  /**
+   * Each distinct line's character histogram (64 bytes at id × 64), filled when it is first a fuzzy candidate
+   * (`histReady[id]` then 1): one allocation, where a Uint8Array a line made a 100k-line file's search GC-bound.
+   */
+  hists: Uint8Array;
+  histReady: Uint8Array;
 };
 
 /** The interned, normalized lines of `buffer`, built once per snapshot when the fuzzy search needs them. */
@@ -53,10 +58,12 @@ export function indexBuffer(buffer: string): BufferIndex {
       intern,
       byLength: new Int32Array(0),
       lengths: new Int32Array(0),
-      hists: [],
+      hists: new Uint8Array(0),
+      histReady: new Uint8Array(0),
     };
   const { byLength, lengths } = sortByLength(norms);
-  return { starts, ends, ids, norms, intern, byLength, lengths, hists: new Array(norms.length) };
+  const hists = new Uint8Array(norms.length * 64);
+  return { starts, ends, ids, norms, intern, byLength, lengths, hists, histReady: new Uint8Array(norms.length) };
 }
 
 /**

@@ -8,6 +8,7 @@
  */
 import {
   FUZZY_LINE_THRESHOLD,
+  fillHistogram,
   fuzzyEqHist,
   lineHistogram,
   normalizeLine,
@@ -192,7 +193,7 @@ export class StreamingFuzzyMatcher {
     for (const line of lines) {
       const q = normalizeLine(line);
       const qh = lineHistogram(q);
-      const hists = this.#index.hists;
+      const { hists, histReady } = this.#index;
       this.#queryLines.push(q);
       const r = this.#costs.length; // index of the row being computed (1-based DP row r+1)
       const prev = r === 0 ? new Uint32Array(cols + 1) : this.#costs[r - 1]!;
@@ -209,7 +210,12 @@ export class StreamingFuzzyMatcher {
         i++
       ) {
         const id = byLength[i]!;
-        if (id !== exactId) cls[id] = fuzzyEqHist(q, qh, norms[id]!, (hists[id] ??= lineHistogram(norms[id]!))) ? 1 : 2;
+        if (id === exactId) continue;
+        if (histReady[id] === 0) {
+          fillHistogram(norms[id]!, hists, id * 64);
+          histReady[id] = 1;
+        }
+        cls[id] = fuzzyEqHist(q, qh, norms[id]!, hists, id * 64) ? 1 : 2;
       }
       if (exactId !== undefined) cls[exactId] = 0;
       cost[0] = (r + 1) * DELETION_COST;

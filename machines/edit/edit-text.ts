@@ -121,30 +121,38 @@ export function fuzzyEq(a: string, b: string): boolean {
 /** A 64-bucket character histogram (saturating at 255); see `fuzzyEqHist`. */
 export function lineHistogram(s: string): Uint8Array {
   const h = new Uint8Array(64);
-  for (let i = 0; i < s.length; i++) {
-    const k = s.charCodeAt(i) & 63;
-    if (h[k]! < 255) h[k]!++;
-  }
+  fillHistogram(s, h, 0);
   return h;
+}
+
+/** `lineHistogram` of `s` written into `into` at `at` (64 bytes there, zero before): many lines, one allocation. */
+export function fillHistogram(s: string, into: Uint8Array, at: number): void {
+  for (let i = 0; i < s.length; i++) {
+    const k = at + (s.charCodeAt(i) & 63);
+    if (into[k]! < 255) into[k]!++;
+  }
 }
 
 /**
  * `fuzzyEq` with precomputed histograms: the L1 distance of two histograms
  * is at most twice the edit distance, so most dissimilar pairs are rejected
  * in 64 steps without running Levenshtein. (Saturation only lowers the bound.)
+ * `hb` holds `b`'s at `at` (a flat store of many lines' histograms).
  */
-export function fuzzyEqHist(a: string, ha: Uint8Array, b: string, hb: Uint8Array): boolean {
+export function fuzzyEqHist(a: string, ha: Uint8Array, b: string, hb: Uint8Array, at = 0): boolean {
   if (a === b) return true;
   const len = Math.max(a.length, b.length);
   if (len === 0) return true;
   if (1 - Math.abs(a.length - b.length) / len < FUZZY_LINE_THRESHOLD) return false;
   const max = Math.floor(len * (1 - FUZZY_LINE_THRESHOLD) + 1e-9);
+  // Given up as soon as the distance passes the bound: most candidates are far apart early.
+  const bound = 2 * max;
   let d = 0;
   for (let i = 0; i < 64; i++) {
-    const x = ha[i]! - hb[i]!;
+    const x = ha[i]! - hb[at + i]!;
     d += x < 0 ? -x : x;
+    if (d > bound) return false;
   }
-  if (d > 2 * max) return false;
   return boundedLevenshtein(a, b, max) <= max;
 }
 
