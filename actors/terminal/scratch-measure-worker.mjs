@@ -15,7 +15,19 @@
  *
  * Plain JavaScript: it is started as a worker thread from the sources (tsx) and from the bundle alike.
  */
-import { accessSync, chmodSync, constants, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { parentPort } from 'node:worker_threads';
 
@@ -25,6 +37,8 @@ import { parentPort } from 'node:worker_threads';
  */
 const ENTRY_BUDGET = 200_000;
 const WALK_MS = 5_000;
+/** Linux's O_PATH (node's constants do not have it): a descriptor naming a file without opening it. */
+const O_PATH = 0o10000000;
 
 /** pid → its children, from /proc (processes that end meanwhile are skipped). */
 function childrenByPid() {
@@ -60,12 +74,18 @@ function walk(dir, use) {
   }
   use.bytes += root.blocks * 512;
   use.inodes += 1;
+  let inside;
+  try {
+    inside = realpathSync(dir);
+  } catch {
+    return;
+  }
   const stack = [dir];
   let budget = ENTRY_BUDGET;
   const deadline = Date.now() + WALK_MS;
   while (stack.length > 0) {
     const current = stack.pop();
-    const names = list(current);
+    const names = list(current, inside);
     if (!names) continue; // removed meanwhile (counted as an inode already)
     for (const name of names) {
       if (--budget < 0 || (budget % 1024 === 0 && Date.now() > deadline)) {
@@ -90,20 +110,33 @@ function walk(dir, use) {
 /**
  * A directory's names. One its owner closed (`chmod 000`, or `444`: names without the right to look at them; the
  * sandbox runs as the runtime's user, so the runtime owns it) is opened to the owner again first: a closed
- * directory must not hide what it holds.
+ * directory must not hide what it holds. Only a directory inside the scratch (`inside`, its real path) is: the
+ * agent may swap a directory on the path for a symlink at any time, so the one changed is the one opened here
+ * (`O_PATH`, no symlink followed at the end), its real path checked, and its mode changed through that descriptor.
  */
-function list(dir) {
+function list(dir, inside) {
   try {
     accessSync(dir, constants.R_OK | constants.X_OK);
   } catch {
-    try {
-      chmodSync(dir, 0o700);
-    } catch {} // gone, or not ours: what readdir can list is counted
+    openToOwner(dir, inside);
   }
   try {
     return readdirSync(dir);
   } catch {
     return undefined;
+  }
+}
+
+export function openToOwner(dir, inside) {
+  let fd;
+  try {
+    fd = openSync(dir, O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY);
+    const real = readlinkSync(`/proc/self/fd/${fd}`);
+    if (real === inside || real.startsWith(`${inside}/`)) chmodSync(`/proc/self/fd/${fd}`, 0o700);
+  } catch {
+    // gone, swapped for a symlink, or not ours: what readdir can list is counted
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
