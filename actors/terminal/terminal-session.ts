@@ -21,8 +21,7 @@ import { type StartedTerminal, startTerminal, type TerminalActor } from './termi
 import { pauseForeground, resumeForeground, signalForeground } from './terminal-signals.ts';
 import { InvalidStateError, type RuntimeError } from '../../schemas/errors.ts';
 import { TerminalId } from '../../schemas/ids.ts';
-import type { TerminalConfig } from '../../schemas/terminal.ts';
-import type { CloseReason } from '../../schemas/terminal-events.ts';
+import type { CloseReason, TerminalConfig } from '../../schemas/terminal.ts';
 import type { SpawnSpec } from './pty-spawn.ts';
 import { releaseShellFiles } from './sandbox-scratch.ts';
 import { type Mark, MarkScanner, type RcFiles, writeRcFile } from './shell-integration.ts';
