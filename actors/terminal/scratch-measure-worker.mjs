@@ -3,15 +3,18 @@
  * The scratch guard's measuring thread (scratch-guard.ts): what each sandboxed terminal holds on the scratch disk,
  * walked here so that a tree an agent made as big or as deep as it could never stalls the runtime's event loop.
  *
- * Asked `{ id, dev, terminals: [{ terminalId, dir, leader, procs? }] }`, it answers `{ id, uses: [{ terminalId, bytes,
- * inodes, complete }] }`:
+ * Asked `{ id, dev, terminals: [{ terminalId, dir, leader, procs? }] }`, it answers
+ * `{ id, uses: [{ terminalId, bytes, inodes, writing, complete }] }`:
  * - the scratch directory `dir`: disk blocks (st_blocks × 512) and inodes of every entry, not crossing into
- *   another filesystem; at most `ENTRY_BUDGET` entries a terminal (then `complete: false`, what was counted is
- *   a floor);
+ *   another filesystem; at most `ENTRY_BUDGET` entries or `WALK_MS` a terminal (then `complete: false`, what was
+ *   counted is a floor);
  * - the deleted files on disk `dev` that a process of the terminal keeps open: `dd of=/tmp/x & rm /tmp/x` fills the
- *   disk with nothing in a directory to see. Its processes: those in its cgroup leaf (`procs`, that leaf's
- *   `cgroup.procs`: a sandbox's processes cannot move out), else every process below its PTY's leader (a
- *   sandbox's all are: its pid namespace), from a walk of /proc (~0.1 ms a process here, so only then).
+ *   disk with nothing in a directory to see; and (`writing`) the other files on that disk it has open for
+ *   writing, a workspace file included, for the reserve to find who is filling the disk.
+ *
+ * Its processes: those in its cgroup leaf (`procs`, that leaf's `cgroup.procs`: a sandbox's processes cannot move
+ * out), else every process below its PTY's leader (a sandbox's all are: its pid namespace), from a walk of /proc
+ * (~0.1 ms a process here, so only then).
  *
  * Plain JavaScript: it is started as a worker thread from the sources (tsx) and from the bundle alike.
  */
@@ -153,7 +156,12 @@ function processesOf(leader, procs, children) {
   return pids;
 }
 
-function heldDeleted(pids, dev, use) {
+/**
+ * The files on disk `dev` the terminal's processes keep open: deleted ones count as theirs (`bytes`, `inodes`);
+ * others open for writing (the workspace's, or the scratch's again) are `writing`, which only says who is filling
+ * the disk when it runs short.
+ */
+function heldFiles(pids, dev, use) {
   const seen = new Set();
   for (const pid of pids) {
     let fds;
@@ -169,11 +177,26 @@ function heldDeleted(pids, dev, use) {
       } catch {
         continue;
       }
-      if (!st.isFile() || st.nlink !== 0 || st.dev !== dev || seen.has(st.ino)) continue;
-      seen.add(st.ino);
-      use.bytes += st.blocks * 512;
-      use.inodes += 1;
+      if (!st.isFile() || st.dev !== dev || seen.has(st.ino)) continue;
+      if (st.nlink === 0) {
+        seen.add(st.ino);
+        use.bytes += st.blocks * 512;
+        use.inodes += 1;
+      } else if (openForWriting(pid, fd)) {
+        seen.add(st.ino);
+        use.writing += st.blocks * 512;
+      }
     }
+  }
+}
+
+/** Whether a process's descriptor was opened for writing (O_WRONLY or O_RDWR, from its fdinfo). */
+function openForWriting(pid, fd) {
+  try {
+    const flags = /^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'latin1'))?.[1];
+    return flags !== undefined && (Number.parseInt(flags, 8) & 3) !== 0;
+  } catch {
+    return false;
   }
 }
 
@@ -184,9 +207,9 @@ parentPort?.on('message', ({ id, dev, terminals }) => {
     return walked;
   };
   const uses = terminals.map(({ terminalId, dir, leader, procs }) => {
-    const use = { terminalId, bytes: 0, inodes: 0, complete: true };
+    const use = { terminalId, bytes: 0, inodes: 0, writing: 0, complete: true };
     walk(dir, use);
-    heldDeleted(processesOf(leader, procs, children), dev, use);
+    heldFiles(processesOf(leader, procs, children), dev, use);
     return use;
   });
   parentPort?.postMessage({ id, uses });

@@ -36,6 +36,11 @@ export type ScratchUse = {
   /** Inodes of its scratch directory (files, directories, links), and deleted files kept open. */
   inodes: number;
   /**
+   * Blocks (bytes) of the other files on that disk its processes have open for writing (the workspace's among
+   * them): not its to hold against `maxScratchPerAgent`, but who is filling the disk when it runs short.
+   */
+  writing?: number;
+  /**
    * False when the walk stopped at its budget of entries or time: what was counted is a floor, and a scratch
    * that big (or made that slow to walk) is past every bound, so it is closed first. Default true.
    */
@@ -101,11 +106,19 @@ export function scratchVictims(
   }
   const shortOf = reserveShortOf(disk, limits.reserve);
   if (shortOf) {
-    const left = uses.filter((u) => !chosen.has(u.terminalId));
-    const biggest = maxBy(left, (u) => u[shortOf]);
+    // In bytes, what it holds and what it is writing (a workspace file too): whoever fills the disk.
+    const amount = (u: ScratchUse) => (shortOf === 'bytes' ? u.bytes + (u.writing ?? 0) : u.inodes);
+    const biggest = maxBy(
+      uses.filter((u) => !chosen.has(u.terminalId)),
+      amount,
+    );
     const min = shortOf === 'bytes' ? MIN_VICTIM_BYTES : MIN_VICTIM_INODES;
-    if (biggest && biggest[shortOf] >= min) {
-      const held = shortOf === 'bytes' || biggest.inodes >= UNWALKED ? mib(biggest.bytes) : `${biggest.inodes} inodes`;
+    if (biggest && amount(biggest) >= min) {
+      const writing = biggest.writing ? `, and is writing files of ${mib(biggest.writing)}` : '';
+      const held =
+        shortOf === 'bytes' || biggest.inodes >= UNWALKED
+          ? `its sandbox scratch holds ${mib(biggest.bytes)}${writing}`
+          : `its sandbox scratch holds ${biggest.inodes} inodes`;
       const free = shortOf === 'bytes' ? mib(disk.freeBytes) : `${disk.freeInodes} inodes`;
       const bound = diskBoundOf(limits.reserve, shortOf === 'bytes' ? disk.sizeBytes : disk.inodes);
       const reserve = shortOf === 'bytes' ? mib(bound) : `${bound} inodes`;
@@ -113,7 +126,7 @@ export function scratchVictims(
         terminalId: biggest.terminalId,
         why:
           `the data disk has ${free} free, below domains.terminal.scratchDiskReserve (${reserve}) that keeps ` +
-          `the event log writable, and this terminal's sandbox scratch held the most (${held}). ` +
+          `the event log writable, and this terminal takes the most of it: ${held}. ` +
           'Remove big files sooner, or ask the operator to free space on the disk of the data dir',
       });
     }

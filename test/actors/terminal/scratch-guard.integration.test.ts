@@ -113,20 +113,33 @@ describe.skipIf(!which('bwrap'))('sandbox scratch bounded on the data disk', () 
     expect(f.output).not.toContain('FILLED-CANARY');
   }, 120_000);
 
-  it('below scratchDiskReserve, closes the biggest holder and leaves an idle neighbour', async () => {
-    // The reserve is set just under what is free now: the filler takes the disk below it.
+  /** A manager whose reserve is just under what the disk has free now: `fill` MiB take the disk below it. */
+  async function reserveJustUnderFree() {
     const probe = manager({ maxScratchPerAgent: 0, scratchDiskReserve: 0 });
-    const free = (() => {
-      const fs = statfsSync(probe.workspace);
-      return fs.bavail * fs.bsize;
-    })();
+    const fs = statfsSync(probe.workspace);
     await probe.dispose();
-    manager({ maxScratchPerAgent: 0, scratchDiskReserve: free - 16 * MiB });
+    return manager({ maxScratchPerAgent: 0, scratchDiskReserve: fs.bavail * fs.bsize - 16 * MiB });
+  }
+
+  it('below scratchDiskReserve, closes the biggest holder and leaves an idle neighbour', async () => {
+    await reserveJustUnderFree();
     const neighbour = await h!.open('a2', { sandbox: true });
     const { terminalId } = await h!.open('a1', { sandbox: true });
     const f = await failure('a1', terminalId, fill(400));
     expect(f.reason, f.message).toBe('disk-limit');
     expect(f.message).toContain('scratchDiskReserve');
+    expect(f.output).not.toContain('FILLED-CANARY');
+    expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
+  });
+
+  it('below scratchDiskReserve, finds the terminal filling a workspace file (not its scratch)', async () => {
+    await reserveJustUnderFree();
+    const neighbour = await h!.open('a2', { sandbox: true });
+    const { terminalId } = await h!.open('a1', { sandbox: true });
+    const loop = `i=0; while [ $i -lt 400 ]; do head -c ${MiB} /dev/zero; i=$((i+1)); sleep 0.02; done`;
+    const f = await failure('a1', terminalId, `{ ${loop}; } > big.bin; echo FILLED-CANARY`);
+    expect(f.reason, f.message).toBe('disk-limit');
+    expect(f.message).toContain('is writing files of');
     expect(f.output).not.toContain('FILLED-CANARY');
     expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
   });

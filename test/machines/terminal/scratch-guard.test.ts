@@ -77,6 +77,15 @@ describe('scratchVictims: the reserve', () => {
     expect(victims[0]!.why).toContain('scratchDiskReserve (10240.0 MiB)');
   });
 
+  it('counts the files a terminal is writing (a workspace file) toward the reserve, not the agent bound', () => {
+    const writer = { ...use('t2', ['a2'], 0), writing: 300 * MiB };
+    const victims = scratchVictims(short, limits, [use('t1', ['a1'], 200), writer]);
+    expect(victims.map((v) => v.terminalId)).toEqual(['t2']);
+    expect(victims[0]!.why).toContain('is writing files of 300.0 MiB');
+    const roomyWriter = { ...writer, writing: 10 * GiB };
+    expect(scratchVictims(roomy, { maxPerAgent: 16 * MiB, reserve: 10 * GiB }, [roomyWriter])).toEqual([]);
+  });
+
   it('closes no terminal holding under a MiB: the disk ran short for another reason', () => {
     expect(scratchVictims(short, limits, [use('t1', ['a1'], 0.5)])).toEqual([]);
   });
