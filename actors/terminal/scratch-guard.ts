@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import {
   type DiskState,
   type ScratchLimits,
+  reserveShortOf,
   type ScratchUse,
   scratchVictims,
 } from '../../machines/terminal/scratch-guard.ts';
@@ -95,6 +96,8 @@ export class ScratchGuard {
   #next = 0;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** The disk was below the reserve at the last check with nothing to close (told once, until it is back). */
+  #shortUntold = true;
 
   /** Starts checking, or undefined when both bounds are 0 (none). */
   static start(deps: ScratchGuardDeps): ScratchGuard | undefined {
@@ -117,12 +120,29 @@ export class ScratchGuard {
     const lineage = new Map(terminals.map((t) => [t.terminalId, t.lineage]));
     const uses = measured.map((m) => ({ ...m, lineage: lineage.get(m.terminalId) ?? [] }));
     const victims = scratchVictims(disk.state, this.#deps.limits, uses);
+    this.#tellShort(disk.state, victims.length === 0);
     for (const { terminalId, why } of victims) {
       const use = uses.find((u) => u.terminalId === terminalId);
       this.#deps.log.warn({ terminalId, bytes: use?.bytes, inodes: use?.inodes }, `closing a terminal: ${why}`);
       this.#deps.close(terminalId, why);
     }
     return victims.map((v) => v.terminalId);
+  }
+
+  /** Below the reserve with no sandbox to blame: the operator is told, once until the disk is back above it. */
+  #tellShort(disk: DiskState, nothingClosed: boolean): void {
+    const short = reserveShortOf(disk, this.#deps.limits.reserve);
+    if (!short) {
+      this.#shortUntold = true;
+      return;
+    }
+    if (!nothingClosed || !this.#shortUntold) return;
+    this.#shortUntold = false;
+    this.#deps.log.warn(
+      { freeBytes: disk.freeBytes, freeInodes: disk.freeInodes, reserve: this.#deps.limits.reserve },
+      `the data disk is below domains.terminal.scratchDiskReserve (short of ${short}), and no agent's sandbox ` +
+        'holds or writes enough of it to be closed: free space on that disk, or the event log will refuse facts',
+    );
   }
 
   dispose(): void {

@@ -4,9 +4,13 @@
  * directory closed to the runtime), while the guard checks every 100 ms. The canaries: a filler that printed it
  * finished, and a neighbour's terminal closed.
  */
-import { existsSync, statfsSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, statfsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { which } from '../../../actors/terminal/pty-spawn.ts';
+import { TerminalManager } from '../../../actors/terminal/terminal-manager.ts';
+import { createLogger } from '../../../infra/kernel/log.ts';
 import { terminalHarness } from '../../support/terminal-harness.ts';
 
 const MiB = 1024 * 1024;
@@ -142,5 +146,27 @@ describe.skipIf(!which('bwrap'))('sandbox scratch bounded on the data disk', () 
     expect(f.message).toContain('is writing files of');
     expect(f.output).not.toContain('FILLED-CANARY');
     expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
+  });
+
+  it('below scratchDiskReserve with no sandbox to blame, tells the operator once and closes nothing', async () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: 'warn', destination: { write: (l: string) => lines.push(l) } });
+    const fs = statfsSync(tmpdir());
+    const reserve = fs.bavail * fs.bsize + 1024 * MiB; // always short
+    const ws = realpathSync(mkdtempSync(join(tmpdir(), 'skein-term-')));
+    const config = { sandbox: true, scratchCheckMs: 60_000, maxScratchPerAgent: 0, scratchDiskReserve: reserve };
+    const m = new TerminalManager({ config, log, emit: async () => {}, emitOutput: async () => {} });
+    try {
+      const { terminalId } = await m.open('a1', { cwd: ws }, { workspace: ws });
+      expect(await m.scratchGuard!.check()).toEqual([]);
+      expect(await m.scratchGuard!.check()).toEqual([]);
+      const told = lines.filter((l) => l.includes('below domains.terminal.scratchDiskReserve'));
+      expect(told).toHaveLength(1);
+      expect(told[0]).toContain('free space on that disk');
+      expect(m.get(terminalId)?.status).not.toBe('closed');
+    } finally {
+      await m.shutdown();
+      rmSync(ws, { recursive: true, force: true });
+    }
   });
 });
