@@ -143,6 +143,10 @@ async function start(grant: Grant): Promise<void> {
   bus.watch(`skein.ask.${bus.root}.>`, () => store.refreshSoon(['asks']));
   tabs((name) => {
     if (name === 'time-travel') void timeTravel.load().catch((err: Error) => notice(err.message));
+    // A fact reaches the console as the host appends it, maybe before the host has folded it: the refetch it
+    // caused may have read the view without it. A tab the operator opens is fetched again.
+    if (name === 'review') void store.refresh(['review']);
+    if (name === 'approvals') void store.refresh(['asks']);
   });
   await store.refresh();
   document.body.dataset['ready'] = 'true';
