@@ -100,6 +100,7 @@ export const AgentSpawn = defineCommand('agent.spawn', {
 
 export const AgentGet = defineCommand('agent.get', {
   summary: "Return the agent's state as folded from its facts.",
+  reads: true,
   data: z.object({}).strict(),
   reply: z.object({
     agentId: AgentId,
@@ -175,6 +176,7 @@ export type AgentNode = z.infer<typeof AgentNode>;
 
 export const AgentTree = defineCommand('agent.tree', {
   summary: 'The agent and all its descendants with their states, depth-first.',
+  reads: true,
   data: z.object({}).strict(),
   reply: z.object({ agents: z.array(AgentNode) }),
 });

@@ -163,6 +163,12 @@ export type CommandDef<TType extends string = string, TData = unknown, TReply = 
    * command that has one without a gate.
    */
   tool?: ToolDecl<TData> | undefined;
+  /**
+   * Answered from folded state: the host answers only once the appends it had in flight when the command
+   * arrived are folded (up to 1 s: `READ_SETTLE_MS`, infra/kernel/host.ts), so a client that saw a fact on
+   * `skein.evt.>` and then reads finds it there.
+   */
+  reads?: true | undefined;
 };
 
 export type EventDef<TType extends string = string, TData = unknown> = {
@@ -202,7 +208,13 @@ export type CarriedFact = { type: string; agentId: string; data: unknown };
 /** Declares a command: `data` is what the client sends, `reply` the fields of `{ ok: true, ... }`. */
 export function defineCommand<const TType extends string, TData, TReply, TReplyIn>(
   type: TType,
-  spec: { data: z.ZodType<TData>; reply: z.ZodType<TReply, TReplyIn>; summary: string; tool?: ToolDecl<TData> },
+  spec: {
+    data: z.ZodType<TData>;
+    reply: z.ZodType<TReply, TReplyIn>;
+    summary: string;
+    tool?: ToolDecl<TData>;
+    reads?: true;
+  },
 ): CommandDef<TType, TData, TReply, TReplyIn> {
   if (!TYPE_PATTERN.test(type)) throw new Error(`command type '${type}' is not lowercase dotted words`);
   return { kind: 'command', type, ...spec };

@@ -178,6 +178,7 @@ export const PolicyFileRejected = defineEvent('policy.file.rejected', {
 
 export const PermissionPending = defineCommand('permission.pending', {
   summary: "Open permission requests that the sender made or may answer (its own and its descendants').",
+  reads: true,
   data: z.object({}).strict(),
   reply: z.object({ requests: z.array(PermissionRequested.data) }),
 });

@@ -142,6 +142,7 @@ export type FileReview = z.infer<typeof FileReview>;
 
 export const ReviewList = defineCommand('review.list', {
   summary: "List the files in an agent's action log (its own and its descendants' changes) with diffs and hunk ids.",
+  reads: true,
   data: z
     .object({
       agentId: AgentId.optional().describe('Whose log; the agent in the subject when missing.'),

@@ -10,6 +10,7 @@ import { RuntimeMode } from './mode.ts';
 
 export const RuntimeStatus = defineCommand('runtime.status', {
   summary: 'Live status of the host: mode, log position, aggregate count and the state digest.',
+  reads: true,
   data: z.object({}).strict(),
   reply: z.object({
     hostId: z.string(),

@@ -190,6 +190,7 @@ export const TerminalClose = defineCommand('terminal.close', {
 
 export const TerminalList = defineCommand('terminal.list', {
   summary: "List the agent's open terminals.",
+  reads: true,
   data: z.object({}).strict(),
   reply: z.object({
     terminals: z.array(

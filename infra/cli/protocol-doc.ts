@@ -67,7 +67,7 @@ export function renderProtocolDoc(): string {
     envelopes: Record<string, unknown>;
     commands: Record<
       string,
-      { summary: string; tool?: { tools: string[]; judged: boolean }; data: unknown; reply: unknown }
+      { summary: string; tool?: { tools: string[]; judged: boolean }; reads?: true; data: unknown; reply: unknown }
     >;
     events: Record<string, { summary: string; aggregate: string; stream: string; data: unknown }>;
   };
@@ -78,7 +78,7 @@ export function renderProtocolDoc(): string {
   out.push('## Commands\n');
   out.push('| type | summary |\n|---|---|');
   for (const [type, c] of Object.entries(schema.commands))
-    out.push(`| \`${type}\` | ${c.summary}${toolNote(c.tool)} |`);
+    out.push(`| \`${type}\` | ${c.summary}${toolNote(c.tool)}${c.reads ? READ_NOTE : ''} |`);
   out.push('');
   for (const [type, c] of Object.entries(schema.commands)) {
     out.push(
@@ -110,6 +110,11 @@ function strip(value: unknown): unknown {
 }
 
 /** How a command passes the permission gate, as its CommandDef declares it. */
+/** What a `reads` command promises (`CommandDef.reads`). */
+const READ_NOTE =
+  ' (a read: answered once the facts the host had in flight when it arrived are folded, waiting 1 s at most, ' +
+  'so a fact seen on `skein.evt.>` before it is in the answer)';
+
 function toolNote(tool: { tools: string[]; judged: boolean } | undefined): string {
   if (!tool) return '';
   const names = tool.tools.map((t) => `\`${t}\``).join(' or ');

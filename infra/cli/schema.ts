@@ -21,6 +21,7 @@ export function protocolSchema(): Record<string, unknown> {
           summary: c.summary,
           // The tool call as its CommandDef declares it: which tools, and whether the policy judges an input.
           ...(c.tool ? { tool: { tools: [...c.tool.tools], judged: c.tool.call !== undefined } } : {}),
+          ...(c.reads ? { reads: true } : {}),
           data: json(c.data, 'input'),
           reply: json(c.reply),
         },

@@ -33,9 +33,10 @@ import { PARSE_CHECKED_DEFAULT } from './checked.ts';
 import { carriedFacts, subjectOf } from '../../schemas/carried.ts';
 
 export { carriedFacts, foldStored, subjectOf };
+import { InFlight } from './in-flight.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { SendOrder } from './send-order.ts';
-import { stampFact, type StampOptions } from './stamp.ts';
+import { stampFact, storedOf, type StampOptions } from './stamp.ts';
 
 export type { StampOptions };
 export { AppendFailedError };
@@ -74,6 +75,8 @@ export class FactWriter {
   #resyncTimer: NodeJS.Timeout | undefined;
   readonly #foreignDuplicates = new WeakSet<StoredFact>();
   readonly #order = new SendOrder();
+  /** Appends of the events stream not settled yet (`settled`). */
+  readonly #inFlight = new InFlight();
   /** Writes asked for with `hold`, in order. */
   #held: Array<() => void> = [];
   #facts = 0;
@@ -189,7 +192,12 @@ export class FactWriter {
       return stored;
     });
     this.#order.asked(subject, fact.id, written);
-    return written;
+    return this.#inFlight.add(written);
+  }
+
+  /** Once the events-stream appends in flight now are settled (folded or failed), or after `maxMs`. */
+  settled(maxMs: number): Promise<void> {
+    return this.#inFlight.settled(maxMs);
   }
 
   /**
@@ -386,13 +394,6 @@ export class FactWriter {
       }
     }
   }
-}
-
-/** The stored form of an appended fact, with the bytes its log reported (`noteRecordedBytes`). */
-function storedOf(fact: Fact, result: AppendResult, subject: string): StoredFact {
-  const stored: StoredFact = { ...fact, seq: result.seq, subject };
-  if (result.bytes !== undefined) noteRecordedBytes(stored, result.bytes);
-  return stored;
 }
 
 function isUnavailable(err: unknown): boolean {

@@ -35,12 +35,15 @@ import type { PerAgentSlots } from '../../machines/common/per-agent-slots.ts';
 import { agentInFlight } from './agent-in-flight.ts';
 import { RecordedBudget } from './recorded-budget.ts';
 import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
+import { InFlight } from './in-flight.ts';
 import { LogFollower } from './log-follower.ts';
 import { fitReply, tooLargeReply, unavailableReply } from './host-replies.ts';
 import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
 /** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
 const READS_OTHER_HOSTS: ReadonlySet<string> = new Set(['agent.tree', 'agent.get', 'agent.wait', 'review.list']);
+/** How long a read (`reads` commands) waits for the appends in flight when it arrived, at most. */
+export const READ_SETTLE_MS = 1_000;
 
 export type { Gate, HandlerContext } from './domain.ts';
 
@@ -98,7 +101,7 @@ export class Host {
   /** Big payloads are parsed off the event loop; per agent, commands still start in the order they came. */
   readonly #json: JsonThread;
   readonly #parser: OrderedJsonParse;
-  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #inFlight = new InFlight();
   readonly #perAgent: PerAgentSlots | undefined;
   readonly #budget: RecordedBudget | undefined;
   readonly #agentSubjects = new Map<string, string>();
@@ -238,10 +241,7 @@ export class Host {
     for (const domain of [...this.#domains].reverse()) {
       await domain.drain?.().catch((err) => this.#logger.warn({ err, domain: domain.name }, 'domain drain failed'));
     }
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
-    await Promise.race([Promise.allSettled([...this.#inFlight]), deadline]);
-    clearTimeout(timer);
+    await this.#inFlight.settled(drainMs);
     // Last registered first: a domain stops before those it was built on.
     for (const domain of [...this.#domains].reverse()) {
       await domain.stop?.().catch((err) => this.#logger.warn({ err, domain: domain.name }, 'domain stop failed'));
@@ -264,7 +264,6 @@ export class Host {
       this.#logger.error({ err, subject: msg.subject }, 'command handling crashed'),
     );
     this.#inFlight.add(work);
-    void work.finally(() => this.#inFlight.delete(work));
   }
 
   async #handle(msg: BusMsg): Promise<void> {
@@ -274,6 +273,8 @@ export class Host {
     await this.#follower?.before(agentId, this.agentExists(agentId));
     // Reads of what other hosts write see whatever they acknowledged before the read was asked.
     if (this.#follower && READS_OTHER_HOSTS.has(type)) await this.#follower.catchUp();
+    // A read sees the facts this host had in flight as it arrived: a client may have seen them on the bus.
+    if (commandsByType.get(type)?.reads) await this.writer.settled(READ_SETTLE_MS);
     const route = this.options.route?.(agentId);
     if (route && !route.serve) {
       // Another host owns the agent: it answers, or nobody does and the caller learns why (never from here).

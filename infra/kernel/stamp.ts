@@ -1,7 +1,8 @@
 /**
  * @module
  * Stamping a fact an actor emits: its type looked up in the catalogue, its data checked against the schema,
- * the envelope filled in (id, time, agent, cause), and the subject and stream it is appended to.
+ * the envelope filled in (id, time, agent, cause), and the subject and stream it is appended to; and the
+ * stored form of an appended one.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -10,11 +11,13 @@ import {
   eventsByType,
   type AgentId,
   type EventDef,
+  noteRecordedBytes,
   type Fact,
+  type StoredFact,
   type UnstampedFact,
 } from '../../schemas/index.ts';
 import { subjectOf } from '../../schemas/carried.ts';
-import type { LogStream } from '../transport/event-log.ts';
+import type { AppendResult, LogStream } from '../transport/event-log.ts';
 import { parseUnlessChecked } from './checked.ts';
 
 export type StampOptions = {
@@ -55,4 +58,11 @@ export function stampFact(unstamped: UnstampedFact, options: StampOptions, parse
   };
   const stream: LogStream = def.stream === 'output' ? 'output' : 'events';
   return { def, fact, subject: subjectOf(def, agentId, parsed.data), stream };
+}
+
+/** The stored form of an appended fact, with the bytes its log reported (`noteRecordedBytes`). */
+export function storedOf(fact: Fact, result: AppendResult, subject: string): StoredFact {
+  const stored: StoredFact = { ...fact, seq: result.seq, subject };
+  if (result.bytes !== undefined) noteRecordedBytes(stored, result.bytes);
+  return stored;
 }

@@ -1,8 +1,10 @@
 /**
  * The reply waits for durable appends: a failed append is retried with the
  * same msg-id, and a final failure becomes an error reply plus a
- * `host.append.failed` health fact — never a silent drop. The log under test
- * is the real JSONL log with faults injected in front of it.
+ * `host.append.failed` health fact — never a silent drop. A read asked by a
+ * client that saw a fact on the bus (published before its ack) answers from a
+ * state that holds it. The log under test is the real JSONL log with faults
+ * (failures, slow acks) injected in front of it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMMANDS, type StoredFact } from '../../../schemas/index.ts';
@@ -15,7 +17,7 @@ import { call } from '../../../infra/transport/client.ts';
 import { AGGREGATES } from '../../../infra/kernel/domains.ts';
 import { EmbeddedBus } from '../../../infra/transport/embedded-bus.ts';
 import type { AppendRequest, EventLog } from '../../../infra/transport/event-log.ts';
-import { Host } from '../../../infra/kernel/host.ts';
+import { Host, READ_SETTLE_MS } from '../../../infra/kernel/host.ts';
 import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
@@ -41,11 +43,36 @@ function faulty(log: EventLog, type: string, times: number): EventLog & { attemp
   };
 }
 
-async function setup(times: number) {
+/**
+ * Stores every append at once (so it is published on the bus) and holds back the ack of those of `type`
+ * until `release()`, as a loaded broker does.
+ */
+function slowAck(log: EventLog, type: string): EventLog & { release: () => void; held: () => number } {
+  let held: Array<() => void> = [];
+  return {
+    kind: log.kind,
+    release() {
+      for (const go of held.splice(0)) go();
+    },
+    held: () => held.length,
+    async append(request: AppendRequest) {
+      const result = await log.append(request);
+      if (request.fact.type !== type) return result;
+      await new Promise<void>((resolve) => held.push(resolve));
+      return result;
+    },
+    read: (o) => log.read(o),
+    scan: (o, visit) => log.scan(o, visit),
+    lastSeq: (s) => log.lastSeq(s),
+    close: () => log.close(),
+  };
+}
+
+async function setup<L extends EventLog>(wrap: (real: EventLog) => L) {
   const dir = tempDir('skein-append-');
   const bus = new EmbeddedBus();
   const real = await JsonlLog.open({ dir: dir.path, bus });
-  const log = faulty(real, 'agent.spawned', times);
+  const log = wrap(real);
   const { logger, lines } = memoryLogger('warn');
   const host = new Host({
     bus,
@@ -125,11 +152,11 @@ async function setup(times: number) {
 }
 
 describe('host appends', () => {
-  let env: Awaited<ReturnType<typeof setup>> | undefined;
+  let env: Awaited<ReturnType<typeof setup<EventLog & { attempts: string[] }>>> | undefined;
   afterEach(async () => env?.dispose());
 
   it('retries a failed append with the same msg-id and replies ok once it is stored', async () => {
-    env = await setup(1);
+    env = await setup((real) => faulty(real, 'agent.spawned', 1));
     const reply = await call(env.bus, 'main', 'agent.spawn', { label: 'x', agentId: 'kid' });
     expect(reply).toMatchObject({ ok: true, agentId: 'kid' });
     expect(env.log.attempts).toHaveLength(2);
@@ -148,7 +175,7 @@ describe('host appends', () => {
   });
 
   it('turns a final failure into an error reply and a health fact; the state is untouched', async () => {
-    env = await setup(Infinity);
+    env = await setup((real) => faulty(real, 'agent.spawned', Infinity));
     const reply = await call(env.bus, 'main', 'agent.spawn', { label: 'x', agentId: 'ghost' });
     expect(reply).toMatchObject({ ok: false, error: { code: 'append_failed', retryable: true } });
     if (!reply.ok)
@@ -163,5 +190,62 @@ describe('host appends', () => {
       data: { hostId: 'h-test', factType: 'agent.spawned', subject: 'skein.evt.main.agent.ghost', attempts: 3 },
     });
     expect(await call(env.bus, 'main', 'runtime.ping', {})).toEqual({ ok: true, pong: true });
+  });
+});
+
+describe('a read after a fact seen on the bus', () => {
+  let env: Awaited<ReturnType<typeof setup<ReturnType<typeof slowAck>>>> | undefined;
+  afterEach(async () => {
+    env?.log.release();
+    await env?.dispose();
+  });
+
+  /** Spawns `kid` with its ack held; resolves once `agent.spawned` is on the bus, with the spawn's reply to come. */
+  async function spawnSeen(e: NonNullable<typeof env>, kid: string) {
+    const seen = new Promise<void>((resolve) => {
+      const sub = e.bus.subscribe('skein.evt.>', (msg) => {
+        if (msg.subject.endsWith(`.agent.${kid}`)) {
+          sub.unsubscribe();
+          resolve();
+        }
+      });
+    });
+    const spawned = call(e.bus, 'main', 'agent.spawn', { label: kid, agentId: kid });
+    await seen;
+    expect(e.log.held()).toBe(1);
+    return { spawned };
+  }
+
+  it('agent.get and agent.tree answer once the fact the client saw is folded, not before', async () => {
+    env = await setup((real) => slowAck(real, 'agent.spawned'));
+    const e = env;
+    const { spawned } = await spawnSeen(e, 'kid');
+    // The client read what it saw; the ack comes 300 ms later, as under load.
+    const started = Date.now();
+    setTimeout(() => e.log.release(), 300);
+    const [got, tree] = await Promise.all([call(e.bus, 'kid', 'agent.get', {}), call(e.bus, 'main', 'agent.tree', {})]);
+    expect(got).toMatchObject({ ok: true, agentId: 'kid' });
+    expect(JSON.stringify(tree)).toContain('"kid"');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(await spawned).toMatchObject({ ok: true, agentId: 'kid' });
+  });
+
+  it('waits at most READ_SETTLE_MS for an ack that does not come, then answers from what is folded', async () => {
+    env = await setup((real) => slowAck(real, 'agent.spawned'));
+    const e = env;
+    const { spawned } = await spawnSeen(e, 'late');
+    const started = Date.now();
+    const got = await call(e.bus, 'late', 'agent.get', {});
+    const waited = Date.now() - started;
+    expect(got).toMatchObject({ ok: false, error: { code: 'unknown_agent' } });
+    expect(waited).toBeGreaterThanOrEqual(READ_SETTLE_MS - 50);
+    expect(waited).toBeLessThan(READ_SETTLE_MS + 2_000);
+    // A command that is not a read does not wait for it.
+    const t = Date.now();
+    expect(await call(e.bus, 'main', 'runtime.ping', {})).toMatchObject({ ok: true });
+    expect(Date.now() - t).toBeLessThan(READ_SETTLE_MS / 2);
+    e.log.release();
+    expect(await spawned).toMatchObject({ ok: true });
+    expect(await call(e.bus, 'late', 'agent.get', {})).toMatchObject({ ok: true, agentId: 'late' });
   });
 });
