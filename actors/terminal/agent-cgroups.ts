@@ -23,7 +23,7 @@ import { totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { AgentsOomWatch } from './agents-oom.ts';
-import { ownMemoryLimit, procTexts, readPids, remove, removeStale, removeTree } from './cgroup-files.ts';
+import { ownMemoryLimit, procTexts, readPids, removeStale, removeTree } from './cgroup-files.ts';
 import {
   cgroupV1Dir,
   memoryBoundBytes,
@@ -310,7 +310,8 @@ export class AgentCgroups {
       }
       await new Promise((r) => setTimeout(r, 20));
     }
-    for (const [i, dir] of dirs.entries()) await remove(this.#hierarchies[i]!, dir);
+    // Bottom-up: with the sub-cgroups a process in it made.
+    for (const [i, dir] of dirs.entries()) await removeTree(dir, this.#hierarchies[i]!);
     for (const agentId of [...lineage].reverse()) {
       const agent = this.#agents.get(agentId);
       if (!agent || --agent.terminals > 0) continue;

@@ -35,13 +35,31 @@ export function ownMemoryLimit(dir: string): number {
   return lowest;
 }
 
-/** The processes of a cgroup (none when it is gone). */
+/** Sub-cgroups read below one cgroup at most: a process that made more is past any count anyway. */
+const MAX_SUB_CGROUPS = 4_096;
+
+/**
+ * The processes of a cgroup and of every cgroup below it (none when it is gone). A process whose user owns its
+ * leaf (an unsandboxed terminal's) can make a sub-cgroup there and move into it, out of the leaf's own
+ * `cgroup.procs`; v1's limits still count it (they are hierarchical), and so must whatever kills or measures.
+ */
 export function readPids(dir: string): number[] {
-  try {
-    return readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
-  } catch {
-    return []; // not there
+  const pids: number[] = [];
+  const dirs = [dir];
+  for (let i = 0; i < dirs.length; i++) {
+    try {
+      const text = readFileSync(join(dirs[i]!, 'cgroup.procs'), 'utf8');
+      for (const line of text.split('\n')) if (line) pids.push(Number(line));
+    } catch {
+      continue; // not there (any more)
+    }
+    if (dirs.length > MAX_SUB_CGROUPS) continue;
+    try {
+      for (const e of readdirSync(dirs[i]!, { withFileTypes: true }))
+        if (e.isDirectory()) dirs.push(join(dirs[i]!, e.name));
+    } catch {} // gone meanwhile
   }
+  return pids;
 }
 
 /**

@@ -13,7 +13,6 @@ import {
   ErrorCode,
   RuntimeError,
   eventsByType,
-  noteRecordedBytes,
   toErrorInfo,
   type Fact,
   type StoredFact,

@@ -23,7 +23,7 @@ const WANTED = 400;
 
 const suite = limitSuite('process-limit', 'pids', 'maxProcessesPerAgent', {
   maxProcessesPerAgent: LIMIT,
-  sandboxOffFor: ['loose'],
+  sandboxOffFor: ['loose', 'nester'],
 });
 const { where, rt, sockets, runtimeCgroup, agentWithTerminal } = suite;
 
@@ -192,6 +192,46 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
       };
       expect(running()).not.toBe('');
       ok(await rt().call('terminal.close', { terminalId }, { agentId: 'loose' }));
+      for (let i = 0; i < 100 && running(); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(running()).toBe('');
+      for (let i = 0; i < 100 && leafOf(runtimeCgroup(), terminalId); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(leafOf(runtimeCgroup(), terminalId)).toBeUndefined();
+    },
+    60_000,
+  );
+
+  attack(
+    'processes',
+    'a daemon that moved itself into a sub-cgroup of its leaf dies when its terminal closes (unsandboxed terminal)',
+    async () => {
+      const tag = `${900000 + Math.floor(Math.random() * 99999)}`;
+      const { terminalId, exec } = await agentWithTerminal('nester', 'main', { sandbox: false });
+      // The runtime's user owns the leaf, so an unsandboxed shell can make a cgroup below it, in every hierarchy,
+      // and move itself there: out of the leaf's own cgroup.procs. Its daemon then leaves the session too. A
+      // script: the gate asks about a command line that names paths under /sys, and the kernel is tested here.
+      writeFileSync(
+        join(rt().workspace, 'nest.sh'),
+        `for l in $(grep '/t-' /proc/self/cgroup); do c=$(echo "$l" | cut -d: -f2); p=$(echo "$l" | cut -d: -f3)\n` +
+          `d="/sys/fs/cgroup/$c$p/hide/deeper"; mkdir -p "$d" && echo $$ > "$d/cgroup.procs" && echo "moved $c"\n` +
+          `done\nsetsid sleep ${tag} < /dev/null > /dev/null 2>&1 &\n`,
+      );
+      const moved = await exec('bash nest.sh; sleep 0.2');
+      expect(String(moved['output'])).toContain('moved pids');
+      const running = () => {
+        try {
+          return execFileSync('pgrep', ['-f', `sleep ${tag}`], { encoding: 'utf8' }).trim();
+        } catch {
+          return '';
+        }
+      };
+      const pid = running();
+      expect(pid).not.toBe('');
+      const own = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('/t-'));
+      expect(own.length).toBeGreaterThan(0);
+      for (const line of own) expect(line).toMatch(/\/hide\/deeper$/);
+      ok(await rt().call('terminal.close', { terminalId }, { agentId: 'nester' }));
       for (let i = 0; i < 100 && running(); i++) await new Promise((r) => setTimeout(r, 20));
       expect(running()).toBe('');
       for (let i = 0; i < 100 && leafOf(runtimeCgroup(), terminalId); i++) await new Promise((r) => setTimeout(r, 20));

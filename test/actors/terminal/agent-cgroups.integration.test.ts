@@ -4,8 +4,9 @@
  * that exist. The race this pins: CI failed two `terminal.open` calls when the removal awaited between the
  * hierarchies, and a join in that gap reused the agent's entry and made its leaf in a removed directory.
  */
-import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentCgroups } from '../../../actors/terminal/agent-cgroups.ts';
@@ -36,5 +37,27 @@ describe.skipIf(!writable)('AgentCgroups: an agent closing its last terminal whi
     await cgroups!.release('term40');
     // The agent's cgroups went with its last terminal.
     for (const file of procs) expect(existsSync(dirname(dirname(file)))).toBe(false);
+  });
+});
+
+describe.skipIf(!writable)('AgentCgroups: a process that moved itself into a sub-cgroup of its leaf', () => {
+  it('is killed with its terminal, and the leaf with its sub-cgroups is removed', async () => {
+    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const procs = cgroups!.join('nested', ['main', 'nester']);
+    const sleeper = spawn('sleep', ['1000'], { stdio: 'ignore' });
+    const pid = sleeper.pid!;
+    const gone = new Promise((r) => sleeper.once('exit', r));
+    // What a shell that can write its own leaf does: a sub-cgroup two levels down in every hierarchy, and
+    // itself moved there, out of the leaf's own cgroup.procs.
+    for (const file of procs) {
+      const sub = join(dirname(file), 'hide', 'deeper');
+      mkdirSync(sub, { recursive: true });
+      writeFileSync(join(sub, 'cgroup.procs'), String(pid));
+      expect(readFileSync(file, 'utf8')).not.toContain(String(pid));
+    }
+    await cgroups!.release('nested');
+    await gone;
+    expect(sleeper.signalCode).toBe('SIGKILL');
+    for (const file of procs) expect(existsSync(dirname(file))).toBe(false);
   });
 });

@@ -48,7 +48,7 @@ function faulty(log: EventLog, type: string, times: number): EventLog & { attemp
  * until `release()`, as a loaded broker does.
  */
 function slowAck(log: EventLog, type: string): EventLog & { release: () => void; held: () => number } {
-  let held: Array<() => void> = [];
+  const held: Array<() => void> = [];
   return {
     kind: log.kind,
     release() {
