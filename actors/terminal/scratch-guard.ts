@@ -7,7 +7,9 @@
  * the deleted files they kept open; its scratch directory is removed once its shell has ended.
  *
  * Not a kernel quota: between two checks a sandbox can write what the disk takes in `scratchCheckMs`, so the
- * reserve is kept well above that. The workspace is not counted: it is the user's project, shared by agents.
+ * reserve is kept well above that. The workspace is not counted against an agent's bound: it is the user's
+ * project, shared by agents. Below the reserve, though, what a terminal's processes wrote to disk since the last
+ * check counts (when its workspace is on the data disk): many small files written there, each closed at once.
  */
 import { statfsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -40,6 +42,8 @@ export type GuardedTerminal = {
   leader: number;
   /** Its cgroup leaf's `cgroup.procs`, where it has one: its processes without a walk of /proc. */
   procs?: string;
+  /** Its workspace: what its processes write to disk is counted only when that is the data disk. */
+  workspace?: string;
 };
 
 export type ScratchGuardDeps = {
@@ -54,14 +58,14 @@ export type ScratchGuardDeps = {
   log: Logger;
 };
 
-type Measured = ScratchUse & { complete: boolean };
+type Measured = ScratchUse & { complete: boolean; written: number };
 
 /** What the guard needs of a terminal session. */
 type SessionView = {
   terminalId: string;
   agentId: string;
   status: string;
-  spec: { sandbox: boolean; scratch?: string };
+  spec: { sandbox: boolean; scratch?: string; workspace?: string };
   pty: { pid: number };
 };
 
@@ -84,6 +88,7 @@ export function guardedTerminals(
       dir: s.spec.scratch,
       leader: s.pty.pid,
       ...(procs ? { procs } : {}),
+      ...(s.spec.workspace ? { workspace: s.spec.workspace } : {}),
     });
   }
   return guarded;
@@ -96,6 +101,8 @@ export class ScratchGuard {
   #next = 0;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** What each terminal's processes had written to disk at the last check (`written`), for the growth since. */
+  #written = new Map<string, number>();
   /** The disk was below the reserve at the last check with nothing to close (told once, until it is back). */
   #shortUntold = true;
 
@@ -118,7 +125,13 @@ export class ScratchGuard {
     if (!disk) return [];
     const measured = await this.#measure(disk.dev, terminals);
     const lineage = new Map(terminals.map((t) => [t.terminalId, t.lineage]));
-    const uses = measured.map((m) => ({ ...m, lineage: lineage.get(m.terminalId) ?? [] }));
+    const before = this.#written;
+    this.#written = new Map(measured.map((m) => [m.terminalId, m.written]));
+    const uses = measured.map((m) => ({
+      ...m,
+      lineage: lineage.get(m.terminalId) ?? [],
+      wrote: Math.max(0, m.written - (before.get(m.terminalId) ?? m.written)),
+    }));
     const victims = scratchVictims(disk.state, this.#deps.limits, uses);
     this.#tellShort(disk.state, victims.length === 0);
     for (const { terminalId, why } of victims) {
@@ -183,7 +196,23 @@ export class ScratchGuard {
           reject(err);
         },
       });
-      const asked = terminals.map(({ terminalId, dir, leader, procs }) => ({ terminalId, dir, leader, procs }));
+      const onDisk = new Map<string, boolean>();
+      const io = (workspace: string | undefined) => {
+        if (workspace === undefined) return false;
+        let same = onDisk.get(workspace);
+        if (same === undefined) {
+          same = devOf(workspace) === dev;
+          onDisk.set(workspace, same);
+        }
+        return same;
+      };
+      const asked = terminals.map(({ terminalId, dir, leader, procs, workspace }) => ({
+        terminalId,
+        dir,
+        leader,
+        procs,
+        io: io(workspace),
+      }));
       worker.postMessage({ id, dev, terminals: asked });
     });
   }
@@ -224,4 +253,12 @@ function diskOf(base: string): { state: DiskState; dev: number } | undefined {
     } catch {} // not made yet: its parent
   }
   return undefined;
+}
+
+function devOf(path: string): number | undefined {
+  try {
+    return statSync(path).dev;
+  } catch {
+    return undefined;
+  }
 }

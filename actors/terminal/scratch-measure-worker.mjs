@@ -3,14 +3,17 @@
  * The scratch guard's measuring thread (scratch-guard.ts): what each sandboxed terminal holds on the scratch disk,
  * walked here so that a tree an agent made as big or as deep as it could never stalls the runtime's event loop.
  *
- * Asked `{ id, dev, terminals: [{ terminalId, dir, leader, procs? }] }`, it answers
- * `{ id, uses: [{ terminalId, bytes, inodes, writing, complete }] }`:
+ * Asked `{ id, dev, terminals: [{ terminalId, dir, leader, procs?, io? }] }`, it answers
+ * `{ id, uses: [{ terminalId, bytes, inodes, writing, written, complete }] }`:
  * - the scratch directory `dir`: disk blocks (st_blocks × 512) and inodes of every entry, not crossing into
  *   another filesystem; at most `ENTRY_BUDGET` entries or `WALK_MS` a terminal (then `complete: false`, what was
  *   counted is a floor);
  * - the deleted files on disk `dev` that a process of the terminal keeps open: `dd of=/tmp/x & rm /tmp/x` fills the
  *   disk with nothing in a directory to see; and (`writing`) the other files on that disk it has open for
- *   writing, a workspace file included, for the reserve to find who is filling the disk.
+ *   writing, a workspace file included, for the reserve to find who is filling the disk;
+ * - with `io`, what its processes have written to disk in all (`written`: `write_bytes` less
+ *   `cancelled_write_bytes` of each `/proc/<pid>/io`, which holds what a process's reaped children wrote too);
+ *   the guard takes the growth between two checks.
  *
  * Its processes: those in its cgroup leaf (`procs`, that leaf's `cgroup.procs`: a sandbox's processes cannot move
  * out), else every process below its PTY's leader (a sandbox's all are: its pid namespace), from a walk of /proc
@@ -200,16 +203,32 @@ function openForWriting(pid, fd) {
   }
 }
 
+/** Bytes the processes wrote to storage and did not cancel (truncated or deleted before writeback). */
+function writtenBy(pids) {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const io = readFileSync(`/proc/${pid}/io`, 'latin1');
+      const write = /^write_bytes: (\d+)$/m.exec(io)?.[1];
+      const cancelled = /^cancelled_write_bytes: (\d+)$/m.exec(io)?.[1];
+      total += Math.max(0, Number(write ?? 0) - Number(cancelled ?? 0));
+    } catch {} // ended meanwhile
+  }
+  return total;
+}
+
 parentPort?.on('message', ({ id, dev, terminals }) => {
   let walked;
   const children = () => {
     walked ??= childrenByPid();
     return walked;
   };
-  const uses = terminals.map(({ terminalId, dir, leader, procs }) => {
-    const use = { terminalId, bytes: 0, inodes: 0, writing: 0, complete: true };
+  const uses = terminals.map(({ terminalId, dir, leader, procs, io }) => {
+    const use = { terminalId, bytes: 0, inodes: 0, writing: 0, written: 0, complete: true };
     walk(dir, use);
-    heldFiles(processesOf(leader, procs, children), dev, use);
+    const pids = processesOf(leader, procs, children);
+    heldFiles(pids, dev, use);
+    if (io) use.written = writtenBy(pids);
     return use;
   });
   parentPort?.postMessage({ id, uses });

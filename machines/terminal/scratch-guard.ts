@@ -41,6 +41,12 @@ export type ScratchUse = {
    */
   writing?: number;
   /**
+   * Bytes its processes wrote to disk since the last check (`/proc/<pid>/io`, net of writes cancelled by a
+   * truncate or delete), when its workspace is on the data disk: also who is filling it, with many small files
+   * each written and closed between two checks. Default 0.
+   */
+  wrote?: number;
+  /**
    * False when the walk stopped at its budget of entries or time: what was counted is a floor, and a scratch
    * that big (or made that slow to walk) is past every bound, so it is closed first. Default true.
    */
@@ -106,15 +112,17 @@ export function scratchVictims(
   }
   const shortOf = reserveShortOf(disk, limits.reserve);
   if (shortOf) {
-    // In bytes, what it holds and what it is writing (a workspace file too): whoever fills the disk.
-    const amount = (u: ScratchUse) => (shortOf === 'bytes' ? u.bytes + (u.writing ?? 0) : u.inodes);
+    // In bytes, what it holds, is writing (a workspace file too) and wrote since the last check: who fills it.
+    const amount = (u: ScratchUse) => (shortOf === 'bytes' ? u.bytes + (u.writing ?? 0) + (u.wrote ?? 0) : u.inodes);
     const biggest = maxBy(
       uses.filter((u) => !chosen.has(u.terminalId)),
       amount,
     );
     const min = shortOf === 'bytes' ? MIN_VICTIM_BYTES : MIN_VICTIM_INODES;
     if (biggest && amount(biggest) >= min) {
-      const writing = biggest.writing ? `, and is writing files of ${mib(biggest.writing)}` : '';
+      const writing =
+        (biggest.writing ? `, and is writing files of ${mib(biggest.writing)}` : '') +
+        (biggest.wrote ? `; its processes wrote ${mib(biggest.wrote)} to disk since the last check` : '');
       const held =
         shortOf === 'bytes' || biggest.inodes >= UNWALKED
           ? `its sandbox scratch holds ${mib(biggest.bytes)}${writing}`

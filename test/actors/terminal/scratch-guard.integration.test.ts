@@ -1,7 +1,8 @@
 /**
  * The sandboxes' disk bounds, live (scratch-guard.ts): real sandboxed terminals of a terminal manager fill the
  * data disk the ways an agent would try (its /tmp, several terminals and a sub-agent, a deleted file kept open, a
- * directory closed to the runtime), while the guard checks every 100 ms. The canaries: a filler that printed it
+ * directory closed to the runtime, many small workspace files below the reserve), while the guard checks every
+ * 100 ms. The canaries: a filler that printed it
  * finished, and a neighbour's terminal closed.
  */
 import { existsSync, mkdtempSync, realpathSync, rmSync, statfsSync } from 'node:fs';
@@ -144,6 +145,21 @@ describe.skipIf(!which('bwrap'))('sandbox scratch bounded on the data disk', () 
     const f = await failure('a1', terminalId, `{ ${loop}; } > big.bin; echo FILLED-CANARY`);
     expect(f.reason, f.message).toBe('disk-limit');
     expect(f.message).toContain('is writing files of');
+    expect(f.output).not.toContain('FILLED-CANARY');
+    expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
+  });
+
+  it('below scratchDiskReserve, finds the terminal writing many small workspace files, each closed', async () => {
+    await reserveJustUnderFree();
+    const neighbour = await h!.open('a2', { sandbox: true });
+    const { terminalId } = await h!.open('a1', { sandbox: true });
+    // 256 KiB a file, closed at once: no file it has open is ever big, and its scratch holds nothing.
+    const loop =
+      'mkdir -p many; i=0; while [ $i -lt 1600 ]; do head -c 262144 /dev/zero > many/w$i.bin; i=$((i+1)); ' +
+      'sleep 0.005; done';
+    const f = await failure('a1', terminalId, `${loop}; echo FILLED-CANARY`);
+    expect(f.reason, f.message).toBe('disk-limit');
+    expect(f.message).toContain('to disk since the last check');
     expect(f.output).not.toContain('FILLED-CANARY');
     expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
   });

@@ -86,6 +86,20 @@ describe('scratchVictims: the reserve', () => {
     expect(scratchVictims(roomy, { maxPerAgent: 16 * MiB, reserve: 10 * GiB }, [roomyWriter])).toEqual([]);
   });
 
+  it('counts what a terminal wrote since the last check (small files, each closed) toward the reserve only', () => {
+    const writer = { ...use('t2', ['a2'], 0), wrote: 300 * MiB };
+    const victims = scratchVictims(short, limits, [use('t1', ['a1'], 200), writer]);
+    expect(victims.map((v) => v.terminalId)).toEqual(['t2']);
+    expect(victims[0]!.why).toContain('its processes wrote 300.0 MiB to disk since the last check');
+    // Under a MiB written, held and being written, nobody is blamed.
+    expect(scratchVictims(short, limits, [{ ...use('t3', ['a3'], 0.25), wrote: 0.5 * MiB }])).toEqual([]);
+    expect(scratchVictims(short, limits, [{ ...use('t3', ['a3'], 0.25), wrote: 0.8 * MiB }])).toHaveLength(1);
+    // Writing fast is the agent's work while the disk keeps its reserve.
+    expect(
+      scratchVictims(roomy, { maxPerAgent: 16 * MiB, reserve: 10 * GiB }, [{ ...writer, wrote: 10 * GiB }]),
+    ).toEqual([]);
+  });
+
   it('closes no terminal holding under a MiB: the disk ran short for another reason', () => {
     expect(scratchVictims(short, limits, [use('t1', ['a1'], 0.5)])).toEqual([]);
   });
