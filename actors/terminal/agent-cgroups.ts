@@ -299,19 +299,24 @@ export class AgentCgroups {
   async #release(leaf: string, lineage: readonly string[]): Promise<void> {
     const dirs = this.#hierarchies.map((h) => join(h.base, leaf));
     const deadline = Date.now() + RELEASE_WAIT_MS;
+    // The removal is the proof that nothing is left: a cgroup still holding a process (one a bounded read of a
+    // tree of sub-cgroups missed, or one that moved meanwhile) cannot go, so the leaf is read, killed and removed
+    // (bottom-up, the empty sub-cgroups with it) until it is gone.
     for (;;) {
       const pids = new Set(dirs.flatMap(readPids));
-      if (pids.size === 0) break;
-      if (Date.now() > deadline) throw new Error(`${pids.size} processes in ${dirs.join(', ')} outlived SIGKILL`);
       for (const pid of pids) {
         try {
           process.kill(pid, 'SIGKILL');
         } catch {} // gone already
       }
+      if (pids.size > 0) await new Promise((r) => setTimeout(r, 20));
+      const failed = await removeAll(dirs, this.#hierarchies);
+      if (failed === undefined) break;
+      if (Date.now() > deadline) {
+        throw new Error(`processes in ${dirs.join(', ')} outlived SIGKILL (${String((failed as Error).message)})`);
+      }
       await new Promise((r) => setTimeout(r, 20));
     }
-    // Bottom-up: with the sub-cgroups a process in it made.
-    for (const [i, dir] of dirs.entries()) await removeTree(dir, this.#hierarchies[i]!);
     for (const agentId of [...lineage].reverse()) {
       const agent = this.#agents.get(agentId);
       if (!agent || --agent.terminals > 0) continue;
@@ -338,6 +343,19 @@ export class AgentCgroups {
       }
     }
   }
+}
+
+/** Removes each hierarchy's leaf tree; the first failure (a cgroup still in use), or undefined when all went. */
+async function removeAll(dirs: readonly string[], hierarchies: readonly Hierarchy[]): Promise<unknown> {
+  let failed: unknown;
+  for (const [i, dir] of dirs.entries()) {
+    try {
+      await removeTree(dir, hierarchies[i]!);
+    } catch (err) {
+      failed ??= err;
+    }
+  }
+  return failed;
 }
 
 /** Writes a bound's files in order; a file the kernel lacks is skipped when `optional`. */

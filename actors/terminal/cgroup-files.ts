@@ -35,13 +35,17 @@ export function ownMemoryLimit(dir: string): number {
   return lowest;
 }
 
-/** Sub-cgroups read below one cgroup at most: a process that made more is past any count anyway. */
-const MAX_SUB_CGROUPS = 4_096;
+/**
+ * Sub-cgroups `readPids` reads below one cgroup at most (a walk that blocks the event loop for ~6 ms): a process
+ * that made more is found by the release anyway, which removes the empty ones and looks again (agent-cgroups.ts).
+ */
+const MAX_SUB_CGROUPS = 256;
 
 /**
- * The processes of a cgroup and of every cgroup below it (none when it is gone). A process whose user owns its
- * leaf (an unsandboxed terminal's) can make a sub-cgroup there and move into it, out of the leaf's own
- * `cgroup.procs`; v1's limits still count it (they are hierarchical), and so must whatever kills or measures.
+ * The processes of a cgroup and of the cgroups below it, `MAX_SUB_CGROUPS` of them at most (none when it is
+ * gone). A process whose user owns its leaf (an unsandboxed terminal's) can make a sub-cgroup there and move
+ * into it, out of the leaf's own `cgroup.procs`; v1's limits still count it (they are hierarchical), and so
+ * must whatever kills or measures.
  */
 export function readPids(dir: string): number[] {
   const pids: number[] = [];
@@ -53,10 +57,11 @@ export function readPids(dir: string): number[] {
     } catch {
       continue; // not there (any more)
     }
-    if (dirs.length > MAX_SUB_CGROUPS) continue;
     try {
-      for (const e of readdirSync(dirs[i]!, { withFileTypes: true }))
+      for (const e of readdirSync(dirs[i]!, { withFileTypes: true })) {
+        if (dirs.length > MAX_SUB_CGROUPS) break;
         if (e.isDirectory()) dirs.push(join(dirs[i]!, e.name));
+      }
     } catch {} // gone meanwhile
   }
   return pids;
@@ -86,7 +91,11 @@ export async function remove(h: { controller: CgroupController }, dir: string): 
   rmdirSync(dir);
 }
 
-/** Removes a cgroup tree bottom-up (a cgroup directory is removed empty, its control files with it). */
+/**
+ * Removes a cgroup tree bottom-up (a cgroup directory is removed empty, its control files with it). A cgroup that
+ * cannot go (a process still in it) does not stop the removal of its siblings: each pass of a release leaves
+ * less to read. Throws the first failure once all were tried.
+ */
 export async function removeTree(dir: string, h?: { controller: CgroupController }): Promise<void> {
   let entries: string[];
   try {
@@ -96,7 +105,15 @@ export async function removeTree(dir: string, h?: { controller: CgroupController
   } catch {
     return; // not there
   }
-  for (const name of entries) await removeTree(join(dir, name), h);
+  let failed: unknown;
+  for (const name of entries) {
+    try {
+      await removeTree(join(dir, name), h);
+    } catch (err) {
+      failed ??= err;
+    }
+  }
+  if (failed !== undefined) throw failed;
   if (h) await remove(h, dir);
   else rmdirSync(dir);
 }

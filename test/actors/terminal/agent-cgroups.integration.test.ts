@@ -61,3 +61,23 @@ describe.skipIf(!writable)('AgentCgroups: a process that moved itself into a sub
     for (const file of procs) expect(existsSync(dirname(file))).toBe(false);
   });
 });
+
+describe.skipIf(!writable)('AgentCgroups: a process hidden below more sub-cgroups than a read takes', () => {
+  it('is found once the release removed the empty ones, killed, and the leaf removed', async () => {
+    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const procs = cgroups!.join('crowded', ['main', 'crowder']);
+    const sleeper = spawn('sleep', ['1000'], { stdio: 'ignore' });
+    const gone = new Promise((r) => sleeper.once('exit', r));
+    // 300 empty sub-cgroups (a read takes 256), and the process two levels down, beyond what one read reaches.
+    for (const file of procs) {
+      const leaf = dirname(file);
+      for (let i = 1; i <= 300; i++) mkdirSync(join(leaf, `d${i}`));
+      mkdirSync(join(leaf, 'd0', 'x'), { recursive: true });
+      writeFileSync(join(leaf, 'd0', 'x', 'cgroup.procs'), String(sleeper.pid));
+    }
+    await cgroups!.release('crowded');
+    await gone;
+    expect(sleeper.signalCode).toBe('SIGKILL');
+    for (const file of procs) expect(existsSync(dirname(file))).toBe(false);
+  });
+});
