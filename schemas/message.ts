@@ -150,6 +150,9 @@ export type UnstampedFact<TData = unknown> = { type: string; data: TData; agentI
  * A command's declaration. Functions of its data are declared as methods: checked bivariantly, so any
  * command's def is a `CommandDef` (of unknown data) where the catalogue lists them together.
  */
+/** How long a host makes a read (`CommandDef.reads`) wait at most for the facts it had sent to be folded. */
+export const READ_SETTLE_MS = 1_000;
+
 export type CommandDef<TType extends string = string, TData = unknown, TReply = unknown, TReplyIn = unknown> = {
   kind: 'command';
   type: TType;
@@ -164,9 +167,9 @@ export type CommandDef<TType extends string = string, TData = unknown, TReply = 
    */
   tool?: ToolDecl<TData> | undefined;
   /**
-   * Answered from folded state: the host answers only once the appends it had in flight when the command
-   * arrived are folded (up to 1 s: `READ_SETTLE_MS`, infra/kernel/host.ts), so a client that saw a fact on
-   * `skein.evt.>` and then reads finds it there.
+   * Answered from folded state: the host answers only once the facts it had sent to the log when the command
+   * arrived are folded (`READ_SETTLE_MS` at most), so a client that saw a fact on `skein.evt.>` and then reads
+   * finds it there.
    */
   reads?: true | undefined;
 };

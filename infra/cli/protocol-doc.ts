@@ -6,7 +6,7 @@
  */
 import { identitiesSection } from '../transport/auth/permissions-doc.ts';
 import { protocolSchema } from './schema.ts';
-import { MAX_JSON_DEPTH } from '../../schemas/message.ts';
+import { MAX_JSON_DEPTH, READ_SETTLE_MS } from '../../schemas/message.ts';
 
 const HEADER = `# skein protocol
 
@@ -109,12 +109,12 @@ function strip(value: unknown): unknown {
   return value;
 }
 
-/** How a command passes the permission gate, as its CommandDef declares it. */
 /** What a `reads` command promises (`CommandDef.reads`). */
 const READ_NOTE =
-  ' (a read: answered once the facts the host had in flight when it arrived are folded, waiting 1 s at most, ' +
-  'so a fact seen on `skein.evt.>` before it is in the answer)';
+  ' (a read: answered once the facts the host had sent when it arrived are folded, waiting ' +
+  `${READ_SETTLE_MS / 1000} s at most: a fact a client saw on \`skein.evt.>\` before asking is in the answer)`;
 
+/** How a command passes the permission gate, as its CommandDef declares it. */
 function toolNote(tool: { tools: string[]; judged: boolean } | undefined): string {
   if (!tool) return '';
   const names = tool.tools.map((t) => `\`${t}\``).join(' or ');

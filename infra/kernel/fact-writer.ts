@@ -74,8 +74,10 @@ export class FactWriter {
   #resyncTimer: NodeJS.Timeout | undefined;
   readonly #foreignDuplicates = new WeakSet<StoredFact>();
   readonly #order = new SendOrder();
-  /** Appends of the events stream not settled yet (`settled`). */
+  /** Events-stream writes sent to the log and not settled yet (`settled`). */
   readonly #inFlight = new InFlight();
+  /** Events-stream writes not settled yet, by fact id: whether sent, and their promise once made. */
+  readonly #writes = new Map<string, { sent: boolean; written?: Promise<StoredFact> }>();
   /** Writes asked for with `hold`, in order. */
   #held: Array<() => void> = [];
   #facts = 0;
@@ -160,6 +162,8 @@ export class FactWriter {
     if (this.#held.length > 0) this.release();
     const { fact, subject, stream } = stampFact(unstamped, options, this.#parseChecked);
     if (stream === 'output') return this.#appendWithRetry(stream, subject, fact, undefined, options.textJsonSafe);
+    const entry: { sent: boolean; written?: Promise<StoredFact> } = { sent: false };
+    this.#writes.set(fact.id, entry);
     // One writer per aggregate: appends to a subject are serialized and carry the last sequence seen; one
     // asked for while the one before it is still in flight may be sent at once (#sendEarly).
     const early = this.#sendEarly(subject, fact);
@@ -191,10 +195,17 @@ export class FactWriter {
       return stored;
     });
     this.#order.asked(subject, fact.id, written);
-    return this.#inFlight.add(written);
+    entry.written = written;
+    if (entry.sent) this.#inFlight.add(written);
+    const settled = () => void this.#writes.delete(fact.id);
+    written.then(settled, settled);
+    return written;
   }
 
-  /** Once the events-stream appends in flight now are settled (folded or failed), or after `maxMs`. */
+  /**
+   * Once the events-stream writes sent so far are settled (folded or failed), or after `maxMs`: only a fact
+   * sent can have been seen on the bus, so writes still queued behind their subject's lock are not waited for.
+   */
   settled(maxMs: number): Promise<void> {
     return this.#inFlight.settled(maxMs);
   }
@@ -236,6 +247,11 @@ export class FactWriter {
 
   /** One append to the log, its order noted (`SendOrder`). */
   #send(request: AppendRequest): Promise<AppendResult> {
+    const entry = request.stream === 'events' ? this.#writes.get(request.fact.id) : undefined;
+    if (entry && !entry.sent) {
+      entry.sent = true;
+      if (entry.written) this.#inFlight.add(entry.written);
+    }
     const appended = this.#o.log.append(request);
     return request.stream === 'events' ? this.#order.sent(request.subject, request.fact.id, appended) : appended;
   }

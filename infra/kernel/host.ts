@@ -12,6 +12,7 @@ import {
   ErrorCode,
   RuntimeError,
   commandsByType,
+  READ_SETTLE_MS,
   parseEventSubject,
   subjectPatterns,
   toErrorInfo,
@@ -42,8 +43,6 @@ import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/js
 
 /** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
 const READS_OTHER_HOSTS: ReadonlySet<string> = new Set(['agent.tree', 'agent.get', 'agent.wait', 'review.list']);
-/** How long a read (`reads` commands) waits for the appends in flight when it arrived, at most. */
-export const READ_SETTLE_MS = 1_000;
 
 export type { Gate, HandlerContext } from './domain.ts';
 
@@ -273,8 +272,6 @@ export class Host {
     await this.#follower?.before(agentId, this.agentExists(agentId));
     // Reads of what other hosts write see whatever they acknowledged before the read was asked.
     if (this.#follower && READS_OTHER_HOSTS.has(type)) await this.#follower.catchUp();
-    // A read sees the facts this host had in flight as it arrived: a client may have seen them on the bus.
-    if (commandsByType.get(type)?.reads) await this.writer.settled(READ_SETTLE_MS);
     const route = this.options.route?.(agentId);
     if (route && !route.serve) {
       // Another host owns the agent: it answers, or nobody does and the caller learns why (never from here).
@@ -292,6 +289,9 @@ export class Host {
       // Taken first: a payload moved to the JSON thread is empty after (it was within the limit to go there).
       const size = msg.data.byteLength;
       this.#budget?.admit(agentId, type, size);
+      // A read sees the facts this host had sent as it arrived (a client may have seen them on the bus), its
+      // slot taken while it waits.
+      if (commandsByType.get(type)?.reads) await this.writer.settled(READ_SETTLE_MS);
       const acts = commandsByType.get(type)?.tool !== undefined;
       const answer = await this.#parser.parse(agentId, acts, msg.data, msg.owned);
       const parsed = answer && 'value' in answer ? answer : undefined;

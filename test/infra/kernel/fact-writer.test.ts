@@ -305,3 +305,55 @@ describe('FactWriter output and restore', () => {
     expect(requests[0]?.expectedLastSubjectSeq).toBe(7);
   });
 });
+
+describe('FactWriter.settled (what a read waits for)', () => {
+  it('waits for the facts sent, not for one still queued behind its subject, nor for the output stream', async () => {
+    // Appends of `agent.completed`, `agent.failed` and of output are held until released; the rest pass.
+    const held: Array<() => void> = [];
+    const { log, real } = await faultyLog();
+    const slow: EventLog = {
+      ...log,
+      append: async (request) => {
+        if (['agent.completed', 'agent.failed'].includes(request.fact.type) || request.stream === 'output') {
+          await new Promise<void>((r) => held.push(r));
+        }
+        return log.append(request);
+      },
+    };
+    const fold = new Fold([agentAggregateDef]);
+    const w = new FactWriter({
+      log: slow,
+      fold,
+      logger: memoryLogger('warn').logger,
+      hostId: 'h1',
+      retries: 0,
+      retryDelayMs: 1,
+    });
+    await w.write(spawned('k1'), main);
+    await w.write(spawned('k2'), main);
+    const first = w.write({ type: 'agent.completed', data: { agentId: 'k1', result: 1 } }, main);
+    const second = w.write({ type: 'agent.completed', data: { agentId: 'k2', result: 2 } }, main);
+    void w.write(outputFact(), main);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(held).toHaveLength(3);
+    // Another fact of k1's subject: sent only after the first is acked (the last sent is k2's), so unseen yet.
+    const queued = w.write({ type: 'agent.failed', data: { agentId: 'k1', error: 'gave up', exitCode: null } }, main);
+    let settled = false;
+    const waiting = w.settled(5_000).then(() => {
+      settled = true;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(settled).toBe(false);
+    held[0]!(); // k1's first completion, then k2's: the queued one goes out and is held in turn
+    held[1]!();
+    const t = Date.now();
+    await waiting;
+    expect(Date.now() - t).toBeLessThan(1_000);
+    expect((await first).type).toBe('agent.completed');
+    expect((await second).type).toBe('agent.completed');
+    expect(held).toHaveLength(4);
+    for (const release of held.splice(0)) release();
+    expect((await queued).type).toBe('agent.failed');
+    await real.close();
+  });
+});

@@ -17,7 +17,8 @@ import { call } from '../../../infra/transport/client.ts';
 import { AGGREGATES } from '../../../infra/kernel/domains.ts';
 import { EmbeddedBus } from '../../../infra/transport/embedded-bus.ts';
 import type { AppendRequest, EventLog } from '../../../infra/transport/event-log.ts';
-import { Host, READ_SETTLE_MS } from '../../../infra/kernel/host.ts';
+import { Host } from '../../../infra/kernel/host.ts';
+import { READ_SETTLE_MS } from '../../../schemas/message.ts';
 import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
@@ -68,7 +69,7 @@ function slowAck(log: EventLog, type: string): EventLog & { release: () => void;
   };
 }
 
-async function setup<L extends EventLog>(wrap: (real: EventLog) => L) {
+async function setup<L extends EventLog>(wrap: (real: EventLog) => L, extra: { maxInFlightPerAgent?: number } = {}) {
   const dir = tempDir('skein-append-');
   const bus = new EmbeddedBus();
   const real = await JsonlLog.open({ dir: dir.path, bus });
@@ -85,6 +86,7 @@ async function setup<L extends EventLog>(wrap: (real: EventLog) => L) {
     commandCacheSize: 100,
     appendRetries: 2,
     appendRetryDelayMs: 1,
+    ...extra,
   });
   const agents = new AgentService({
     directory: new AgentDirectory(host),
@@ -247,5 +249,20 @@ describe('a read after a fact seen on the bus', () => {
     e.log.release();
     expect(await spawned).toMatchObject({ ok: true });
     expect(await call(e.bus, 'late', 'agent.get', {})).toMatchObject({ ok: true, agentId: 'late' });
+  });
+
+  it("a waiting read holds its agent's command slot: a flood of reads is refused, not queued", async () => {
+    env = await setup((real) => slowAck(real, 'agent.spawned'), { maxInFlightPerAgent: 2 });
+    const e = env;
+    const { spawned } = await spawnSeen(e, 'busy');
+    const waiting = [call(e.bus, 'busy', 'agent.get', {}), call(e.bus, 'busy', 'agent.tree', {})];
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await call(e.bus, 'busy', 'terminal.list', {})).toMatchObject({
+      ok: false,
+      error: { code: 'limit_exceeded' },
+    });
+    e.log.release();
+    for (const reply of await Promise.all(waiting)) expect(reply).toMatchObject({ ok: true });
+    expect(await spawned).toMatchObject({ ok: true });
   });
 });
