@@ -6,7 +6,7 @@
  * by hand), one raw NATS request/reply and one acked JetStream publish (file
  * storage, like the event log). Exec "true" with shell side-effect tracking on
  * and off, in a workspace of 5,000 and of 50,000 files; then 8 agents × 100
- * commands at once.
+ * commands at once, tracking on and off alternated over 3 rounds.
  */
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -19,6 +19,8 @@ import { percentile, scaled, type Bench, type BenchResult } from './types.ts';
 
 const AGENTS = scaled(8, 2);
 const PER_AGENT = scaled(100, 5);
+/** Rounds of the concurrent run per mode, tracking on and off alternated. */
+const ROUNDS = scaled(3, 1);
 /** `SKEIN_BENCH_FILES=5000` runs only that workspace size (the 50,000-file scan alone takes minutes). */
 const ONLY_FILES = Number(process.env['SKEIN_BENCH_FILES'] ?? 0);
 const WORKSPACES = [scaled(5_000, 50), scaled(50_000, 200)].filter((n) => !ONLY_FILES || n === ONLY_FILES);
@@ -107,13 +109,20 @@ async function execBench({ rt, natsUrl }: Env, rcPath: string, files: number) {
   return { p50: percentile(ours, 50), p99: percentile(ours, 99), floor: floor.floor(), note: floor.note(), execs };
 }
 
-/** 8 agents (agent.spawn), each with its own terminal, 100 commands each, all at once. */
-async function concurrentBench({ rt }: Env, trackShell: boolean): Promise<BenchResult[]> {
+/** One round of the concurrent run: its latencies, wall time and failures. */
+type Round = { lat: number[]; wall: number; failed: number };
+
+/**
+ * 8 agents (agent.spawn), each with its own terminal, 100 commands each, all at once, after one untimed exec in
+ * each terminal (its first waits for the workspace's first scan).
+ */
+async function concurrentRound({ rt }: Env): Promise<Round> {
   const agents: Array<{ agentId: string; terminalId: string }> = [];
   for (let a = 0; a < AGENTS; a++) {
     const { agentId } = ok(await rt.call('agent.spawn', { label: `bench ${a}` }));
     const { terminalId } = ok(await rt.call('terminal.open', {}, { agentId }));
     agents.push({ agentId, terminalId });
+    ok(await rt.call('terminal.exec', { terminalId, command: 'true' }, { agentId, timeoutMs: 600_000 }));
   }
   const lat: number[] = [];
   let failed = 0;
@@ -131,21 +140,45 @@ async function concurrentBench({ rt }: Env, trackShell: boolean): Promise<BenchR
   const wall = now() - t0;
   for (const { agentId, terminalId } of agents)
     ok(await rt.call('terminal.close', { terminalId, graceMs: 0 }, { agentId }));
-  const p50 = percentile(lat, 50);
-  const p99 = percentile(lat, 99);
-  const n = AGENTS * PER_AGENT;
-  const what = `${AGENTS} agents × ${PER_AGENT} commands at once, ${label(trackShell)}`;
-  return [
-    {
-      name: `${what}: exec p50`,
-      value: p50,
-      unit: 'ms',
-      target: '≤ 12 ms',
-      met: p50 <= 12 && failed === 0,
-      note: `${(n / (wall / 1000)).toFixed(0)} commands/s; ${failed} failed; seed's Rust runtime: 120 ms mean`,
-    },
-    { name: `${what}: exec p99`, value: p99, unit: 'ms', target: '≤ 50 ms', met: p99 <= 50 && failed === 0 },
-  ];
+  return { lat, wall, failed };
+}
+
+/**
+ * The concurrent run, tracking on and off alternated `ROUNDS` times (each a fresh runtime): whichever ran first
+ * paid for what the 50,000-file runs left the machine doing (their workspaces' removal, writeback). Reports the
+ * round with the median p50 of each mode.
+ */
+async function concurrentBench(): Promise<BenchResult[]> {
+  const rounds: Record<'on' | 'off', Round[]> = { on: [], off: [] };
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const trackShell of i % 2 ? [false, true] : [true, false]) {
+      rounds[trackShell ? 'on' : 'off'].push(await withRuntime(trackShell, (env) => concurrentRound(env)));
+    }
+  }
+  const results: BenchResult[] = [];
+  for (const trackShell of [true, false]) {
+    const all = rounds[trackShell ? 'on' : 'off'].map((r) => ({ ...r, p50: percentile(r.lat, 50) }));
+    const median = [...all].sort((a, b) => a.p50 - b.p50)[Math.floor(all.length / 2)]!;
+    const p99 = percentile(median.lat, 99);
+    const failed = all.reduce((n, r) => n + r.failed, 0);
+    const n = AGENTS * PER_AGENT;
+    const what = `${AGENTS} agents × ${PER_AGENT} commands at once, ${label(trackShell)}`;
+    const each = all.map((r) => r.p50.toFixed(2)).join(' / ');
+    results.push(
+      {
+        name: `${what}: exec p50`,
+        value: median.p50,
+        unit: 'ms',
+        target: '≤ 12 ms',
+        met: median.p50 <= 12 && failed === 0,
+        note:
+          `median of ${all.length} rounds alternated with tracking ${trackShell ? 'off' : 'on'} (p50s ${each} ms); ` +
+          `${(n / (median.wall / 1000)).toFixed(0)} commands/s; ${failed} failed; seed's Rust runtime: 120 ms mean`,
+      },
+      { name: `${what}: exec p99`, value: p99, unit: 'ms', target: '≤ 50 ms', met: p99 <= 50 && failed === 0 },
+    );
+  }
+  return results;
 }
 
 export const bench: Bench = {
@@ -187,10 +220,8 @@ export const bench: Bench = {
           note: `against each run's floor: ${(on.p50 / on.floor / (off.p50 / off.floor)).toFixed(2)}×`,
         });
       }
-      phase(`${AGENTS} agents × ${PER_AGENT}, tracking on`);
-      results.push(...(await withRuntime(true, (env) => concurrentBench(env, true))));
-      phase(`${AGENTS} agents × ${PER_AGENT}, tracking off`);
-      results.push(...(await withRuntime(false, (env) => concurrentBench(env, false))));
+      phase(`${AGENTS} agents × ${PER_AGENT}, tracking on and off, ${ROUNDS} rounds alternated`);
+      results.push(...(await concurrentBench()));
     } finally {
       rc.remove();
     }
