@@ -58,7 +58,7 @@ export type ScratchGuardDeps = {
   log: Logger;
 };
 
-type Measured = ScratchUse & { complete: boolean; written: number };
+type Measured = ScratchUse & { complete: boolean; written: number; hidden: number };
 
 /** What the guard needs of a terminal session. */
 type SessionView = {

@@ -4,7 +4,7 @@
  * walked here so that a tree an agent made as big or as deep as it could never stalls the runtime's event loop.
  *
  * Asked `{ id, dev, terminals: [{ terminalId, dir, leader, procs?, io? }] }`, it answers
- * `{ id, uses: [{ terminalId, bytes, inodes, writing, written, complete }] }`:
+ * `{ id, uses: [{ terminalId, bytes, inodes, writing, written, hidden, complete }] }`:
  * - the scratch directory `dir`: disk blocks (st_blocks × 512) and inodes of every entry, not crossing into
  *   another filesystem; at most `ENTRY_BUDGET` entries or `WALK_MS` a terminal (then `complete: false`, what was
  *   counted is a floor);
@@ -13,7 +13,7 @@
  *   writing, a workspace file included, for the reserve to find who is filling the disk;
  * - with `io`, what its processes have written to disk in all (`written`: `write_bytes` less
  *   `cancelled_write_bytes` of each `/proc/<pid>/io`, which holds what a process's reaped children wrote too);
- *   the guard takes the growth between two checks.
+ *   the guard takes the growth between two checks. `hidden`: its processes whose writes cannot be counted.
  *
  * Its processes: those in its cgroup leaf (`procs`, that leaf's `cgroup.procs`: a sandbox's processes cannot move
  * out), else every process below its PTY's leader (a sandbox's all are: its pid namespace), from a walk of /proc
@@ -203,18 +203,41 @@ function openForWriting(pid, fd) {
   }
 }
 
-/** Bytes the processes wrote to storage and did not cancel (truncated or deleted before writeback). */
+/** SIGCHLD's bit in a /proc status signal mask (signal 17 on Linux: bit 16). */
+const SIGCHLD_BIT = 1n << 16n;
+
+/**
+ * Bytes the processes wrote to storage and did not cancel (truncated or deleted before writeback), and how many
+ * of them hide what they or their children write: a process that ignores SIGCHLD (the kernel reaps its children,
+ * and their counts go with them), or whose /proc files are closed to the runtime (made undumpable).
+ */
 function writtenBy(pids) {
   let total = 0;
+  let hidden = 0;
   for (const pid of pids) {
+    let io;
     try {
-      const io = readFileSync(`/proc/${pid}/io`, 'latin1');
-      const write = /^write_bytes: (\d+)$/m.exec(io)?.[1];
-      const cancelled = /^cancelled_write_bytes: (\d+)$/m.exec(io)?.[1];
-      total += Math.max(0, Number(write ?? 0) - Number(cancelled ?? 0));
-    } catch {} // ended meanwhile
+      io = readFileSync(`/proc/${pid}/io`, 'latin1');
+    } catch (err) {
+      if (err?.code === 'EACCES' || err?.code === 'EPERM') hidden++;
+      continue; // or ended meanwhile
+    }
+    const write = /^write_bytes: (\d+)$/m.exec(io)?.[1];
+    const cancelled = /^cancelled_write_bytes: (\d+)$/m.exec(io)?.[1];
+    total += Math.max(0, Number(write ?? 0) - Number(cancelled ?? 0));
+    if (ignoresChildren(pid)) hidden++;
   }
-  return total;
+  return { total, hidden };
+}
+
+/** Whether a process ignores SIGCHLD (`SigIgn` of its status). */
+function ignoresChildren(pid) {
+  try {
+    const mask = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1];
+    return mask !== undefined && (BigInt(`0x${mask}`) & SIGCHLD_BIT) !== 0n;
+  } catch {
+    return false; // ended meanwhile
+  }
 }
 
 parentPort?.on('message', ({ id, dev, terminals }) => {
@@ -224,11 +247,11 @@ parentPort?.on('message', ({ id, dev, terminals }) => {
     return walked;
   };
   const uses = terminals.map(({ terminalId, dir, leader, procs, io }) => {
-    const use = { terminalId, bytes: 0, inodes: 0, writing: 0, written: 0, complete: true };
+    const use = { terminalId, bytes: 0, inodes: 0, writing: 0, written: 0, hidden: 0, complete: true };
     walk(dir, use);
     const pids = processesOf(leader, procs, children);
     heldFiles(pids, dev, use);
-    if (io) use.written = writtenBy(pids);
+    if (io) ({ total: use.written, hidden: use.hidden } = writtenBy(pids));
     return use;
   });
   parentPort?.postMessage({ id, uses });

@@ -47,6 +47,12 @@ export type ScratchUse = {
    */
   wrote?: number;
   /**
+   * Its processes whose writes cannot be counted (`wrote` misses them): one that ignores SIGCHLD (the kernel
+   * reaps its children, and what they wrote goes uncounted) or whose /proc files are closed to the runtime.
+   * Below the reserve with no other terminal to blame, such a terminal is. Default 0.
+   */
+  hidden?: number;
+  /**
    * False when the walk stopped at its budget of entries or time: what was counted is a floor, and a scratch
    * that big (or made that slow to walk) is past every bound, so it is closed first. Default true.
    */
@@ -137,6 +143,23 @@ export function scratchVictims(
           `the event log writable, and this terminal takes the most of it: ${held}. ` +
           'Remove big files sooner, or ask the operator to free space on the disk of the data dir',
       });
+    } else if (shortOf === 'bytes') {
+      // Nobody to blame by what can be counted: a terminal that hides what it writes is taken to be the writer.
+      const hider = maxBy(
+        uses.filter((u) => !chosen.has(u.terminalId) && (u.hidden ?? 0) > 0),
+        (u) => u.hidden ?? 0,
+      );
+      if (hider) {
+        victims.push({
+          terminalId: hider.terminalId,
+          why:
+            `the data disk has ${mib(disk.freeBytes)} free, below domains.terminal.scratchDiskReserve ` +
+            `(${mib(diskBoundOf(limits.reserve, disk.sizeBytes))}) that keeps the event log writable, no ` +
+            `terminal holds or writes enough of it to count, and ${hider.hidden} of this terminal's processes ` +
+            'hide what they write (SIGCHLD ignored, whose children the kernel reaps uncounted, or /proc closed to ' +
+            'the runtime). Let children be waited for, or ask the operator to free space on the disk of the data dir',
+        });
+      }
     }
   }
   return victims;

@@ -164,6 +164,22 @@ describe.skipIf(!which('bwrap'))('sandbox scratch bounded on the data disk', () 
     expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
   });
 
+  it('below scratchDiskReserve, closes a terminal whose writers are reaped uncounted (SIGCHLD ignored)', async () => {
+    await reserveJustUnderFree();
+    const neighbour = await h!.open('a2', { sandbox: true });
+    const { terminalId } = await h!.open('a1', { sandbox: true });
+    // The kernel reaps the children of a parent ignoring SIGCHLD: what each wrote is counted nowhere.
+    const perl =
+      `perl -e '$SIG{CHLD} = "IGNORE"; mkdir "many"; for my $i (1..1600) { my $p = fork(); ` +
+      'if ($p == 0) { open(my $f, ">", "many/w$i.bin"); print $f "a" x 262144; close $f; exit 0 } ' +
+      "select(undef, undef, undef, 0.005) }'";
+    const f = await failure('a1', terminalId, `${perl}; echo FILLED-CANARY`);
+    expect(f.reason, f.message).toBe('disk-limit');
+    expect(f.message).toContain('hide what they write');
+    expect(f.output).not.toContain('FILLED-CANARY');
+    expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
+  });
+
   it('below scratchDiskReserve with no sandbox to blame, tells the operator once and closes nothing', async () => {
     const lines: string[] = [];
     const log = createLogger({ level: 'warn', destination: { write: (l: string) => lines.push(l) } });

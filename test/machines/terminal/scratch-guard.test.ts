@@ -100,6 +100,19 @@ describe('scratchVictims: the reserve', () => {
     ).toEqual([]);
   });
 
+  it('with nobody to blame by count, closes a terminal whose processes hide what they write', () => {
+    const hider = { ...use('t2', ['a2'], 0.1), hidden: 1 };
+    const victims = scratchVictims(short, limits, [use('t1', ['a1'], 0.5), hider]);
+    expect(victims.map((v) => v.terminalId)).toEqual(['t2']);
+    expect(victims[0]!.why).toContain('1 of this terminal');
+    expect(victims[0]!.why).toContain('hide what they write');
+    // One that can be counted comes first; above the reserve, or short of inodes only, nobody.
+    expect(scratchVictims(short, limits, [use('t1', ['a1'], 5), hider]).map((v) => v.terminalId)).toEqual(['t1']);
+    expect(scratchVictims(roomy, limits, [hider])).toEqual([]);
+    const fewInodes: DiskState = { ...roomy, freeInodes: 10 };
+    expect(scratchVictims(fewInodes, { maxPerAgent: 0, reserve: '2%' }, [hider])).toEqual([]);
+  });
+
   it('closes no terminal holding under a MiB: the disk ran short for another reason', () => {
     expect(scratchVictims(short, limits, [use('t1', ['a1'], 0.5)])).toEqual([]);
   });
