@@ -54,6 +54,24 @@ async function detonate(
   throw new Error('the bomb never wrote its count');
 }
 
+/** The pid of the `sleep <tag>` daemon an attack left, or '' when none runs. */
+function daemonPid(tag: string): string {
+  try {
+    return execFileSync('pgrep', ['-f', `sleep ${tag}`], { encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
+
+/** Closes `agentId`'s terminal; its `sleep <tag>` daemon must die with it, and its cgroup leaf must go. */
+async function closedWithItsDaemon(agentId: string, terminalId: string, tag: string): Promise<void> {
+  ok(await rt().call('terminal.close', { terminalId }, { agentId }));
+  for (let i = 0; i < 100 && daemonPid(tag); i++) await new Promise((r) => setTimeout(r, 20));
+  expect(daemonPid(tag)).toBe('');
+  for (let i = 0; i < 100 && leafOf(runtimeCgroup(), terminalId); i++) await new Promise((r) => setTimeout(r, 20));
+  expect(leafOf(runtimeCgroup(), terminalId)).toBeUndefined();
+}
+
 describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { timeout: 180_000 }, () => {
   attack(
     'processes',
@@ -183,19 +201,9 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
       const tag = `${900000 + Math.floor(Math.random() * 99999)}`;
       const { terminalId, exec } = await agentWithTerminal('loose', 'main', { sandbox: false });
       await exec(`setsid sleep ${tag} < /dev/null > /dev/null 2>&1 & disown; sleep 0.2`);
-      const running = () => {
-        try {
-          return execFileSync('pgrep', ['-f', `sleep ${tag}`], { encoding: 'utf8' }).trim();
-        } catch {
-          return '';
-        }
-      };
+      const running = () => daemonPid(tag);
       expect(running()).not.toBe('');
-      ok(await rt().call('terminal.close', { terminalId }, { agentId: 'loose' }));
-      for (let i = 0; i < 100 && running(); i++) await new Promise((r) => setTimeout(r, 20));
-      expect(running()).toBe('');
-      for (let i = 0; i < 100 && leafOf(runtimeCgroup(), terminalId); i++) await new Promise((r) => setTimeout(r, 20));
-      expect(leafOf(runtimeCgroup(), terminalId)).toBeUndefined();
+      await closedWithItsDaemon('loose', terminalId, tag);
     },
     60_000,
   );
@@ -217,13 +225,7 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
       );
       const moved = await exec('bash nest.sh; sleep 0.2');
       expect(String(moved['output'])).toContain('moved pids');
-      const running = () => {
-        try {
-          return execFileSync('pgrep', ['-f', `sleep ${tag}`], { encoding: 'utf8' }).trim();
-        } catch {
-          return '';
-        }
-      };
+      const running = () => daemonPid(tag);
       const pid = running();
       expect(pid).not.toBe('');
       const own = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
@@ -231,11 +233,7 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
         .filter((l) => l.includes('/t-'));
       expect(own.length).toBeGreaterThan(0);
       for (const line of own) expect(line).toMatch(/\/hide\/deeper$/);
-      ok(await rt().call('terminal.close', { terminalId }, { agentId: 'nester' }));
-      for (let i = 0; i < 100 && running(); i++) await new Promise((r) => setTimeout(r, 20));
-      expect(running()).toBe('');
-      for (let i = 0; i < 100 && leafOf(runtimeCgroup(), terminalId); i++) await new Promise((r) => setTimeout(r, 20));
-      expect(leafOf(runtimeCgroup(), terminalId)).toBeUndefined();
+      await closedWithItsDaemon('nester', terminalId, tag);
     },
     60_000,
   );

@@ -126,58 +126,45 @@ describe.skipIf(!which('bwrap'))('sandbox scratch bounded on the data disk', () 
     return manager({ maxScratchPerAgent: 0, scratchDiskReserve: fs.bavail * fs.bsize - 16 * MiB });
   }
 
-  it('below scratchDiskReserve, closes the biggest holder and leaves an idle neighbour', async () => {
+  /**
+   * With the disk taken just under the reserve: `command` (which echoes the canary if it ends) in a1's sandboxed
+   * terminal is stopped with `disk-limit`, its message holding `says`, and an idle neighbour's terminal stays.
+   */
+  async function closedBelowReserve(command: string, says: string) {
     await reserveJustUnderFree();
     const neighbour = await h!.open('a2', { sandbox: true });
     const { terminalId } = await h!.open('a1', { sandbox: true });
-    const f = await failure('a1', terminalId, fill(400));
+    const f = await failure('a1', terminalId, command);
     expect(f.reason, f.message).toBe('disk-limit');
-    expect(f.message).toContain('scratchDiskReserve');
+    expect(f.message).toContain(says);
     expect(f.output).not.toContain('FILLED-CANARY');
     expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
+  }
+
+  it('below scratchDiskReserve, closes the biggest holder and leaves an idle neighbour', async () => {
+    await closedBelowReserve(fill(400), 'scratchDiskReserve');
   });
 
   it('below scratchDiskReserve, finds the terminal filling a workspace file (not its scratch)', async () => {
-    await reserveJustUnderFree();
-    const neighbour = await h!.open('a2', { sandbox: true });
-    const { terminalId } = await h!.open('a1', { sandbox: true });
     const loop = `i=0; while [ $i -lt 400 ]; do head -c ${MiB} /dev/zero; i=$((i+1)); sleep 0.02; done`;
-    const f = await failure('a1', terminalId, `{ ${loop}; } > big.bin; echo FILLED-CANARY`);
-    expect(f.reason, f.message).toBe('disk-limit');
-    expect(f.message).toContain('is writing files of');
-    expect(f.output).not.toContain('FILLED-CANARY');
-    expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
+    await closedBelowReserve(`{ ${loop}; } > big.bin; echo FILLED-CANARY`, 'is writing files of');
   });
 
   it('below scratchDiskReserve, finds the terminal writing many small workspace files, each closed', async () => {
-    await reserveJustUnderFree();
-    const neighbour = await h!.open('a2', { sandbox: true });
-    const { terminalId } = await h!.open('a1', { sandbox: true });
     // 256 KiB a file, closed at once: no file it has open is ever big, and its scratch holds nothing.
     const loop =
       'mkdir -p many; i=0; while [ $i -lt 1600 ]; do head -c 262144 /dev/zero > many/w$i.bin; i=$((i+1)); ' +
       'sleep 0.005; done';
-    const f = await failure('a1', terminalId, `${loop}; echo FILLED-CANARY`);
-    expect(f.reason, f.message).toBe('disk-limit');
-    expect(f.message).toContain('to disk since the last check');
-    expect(f.output).not.toContain('FILLED-CANARY');
-    expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
+    await closedBelowReserve(`${loop}; echo FILLED-CANARY`, 'to disk since the last check');
   });
 
   it('below scratchDiskReserve, closes a terminal whose writers are reaped uncounted (SIGCHLD ignored)', async () => {
-    await reserveJustUnderFree();
-    const neighbour = await h!.open('a2', { sandbox: true });
-    const { terminalId } = await h!.open('a1', { sandbox: true });
     // The kernel reaps the children of a parent ignoring SIGCHLD: what each wrote is counted nowhere.
     const perl =
       `perl -e '$SIG{CHLD} = "IGNORE"; mkdir "many"; for my $i (1..1600) { my $p = fork(); ` +
       'if ($p == 0) { open(my $f, ">", "many/w$i.bin"); print $f "a" x 262144; close $f; exit 0 } ' +
       "select(undef, undef, undef, 0.005) }'";
-    const f = await failure('a1', terminalId, `${perl}; echo FILLED-CANARY`);
-    expect(f.reason, f.message).toBe('disk-limit');
-    expect(f.message).toContain('hide what they write');
-    expect(f.output).not.toContain('FILLED-CANARY');
-    expect(h!.manager.get(neighbour.terminalId)?.status).not.toBe('closed');
+    await closedBelowReserve(`${perl}; echo FILLED-CANARY`, 'hide what they write');
   });
 
   it('below scratchDiskReserve with no sandbox to blame, tells the operator once and closes nothing', async () => {
