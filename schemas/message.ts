@@ -146,13 +146,13 @@ export function recordedBytesOf(stored: StoredFact): number | undefined {
 /** A fact as an actor emits it, before the host stamps id/at/agentId/causationId. */
 export type UnstampedFact<TData = unknown> = { type: string; data: TData; agentId?: AgentId };
 
+/** How long a host makes a read (`CommandDef.reads`) wait at most for the facts it had sent to be folded. */
+export const READ_SETTLE_MS = 1_000;
+
 /**
  * A command's declaration. Functions of its data are declared as methods: checked bivariantly, so any
  * command's def is a `CommandDef` (of unknown data) where the catalogue lists them together.
  */
-/** How long a host makes a read (`CommandDef.reads`) wait at most for the facts it had sent to be folded. */
-export const READ_SETTLE_MS = 1_000;
-
 export type CommandDef<TType extends string = string, TData = unknown, TReply = unknown, TReplyIn = unknown> = {
   kind: 'command';
   type: TType;

@@ -197,7 +197,9 @@ export class FactWriter {
     this.#order.asked(subject, fact.id, written);
     entry.written = written;
     if (entry.sent) this.#inFlight.add(written);
-    const settled = () => void this.#writes.delete(fact.id);
+    const settled = () => {
+      if (this.#writes.get(fact.id) === entry) this.#writes.delete(fact.id);
+    };
     written.then(settled, settled);
     return written;
   }

@@ -6,9 +6,9 @@
  */
 export class InFlight {
   readonly #work = new Set<Promise<unknown>>();
-  /** Bumped by every `add`: waits asked while nothing was added share one. */
+  /** Bumped by every `add`: waits asked while nothing was added share one `allSettled` (each its own deadline). */
   #version = 0;
-  #wait: { version: number; maxMs: number; done: Promise<void> } | undefined;
+  #all: { version: number; settled: Promise<unknown> } | undefined;
 
   get size(): number {
     return this.#work.size;
@@ -26,21 +26,24 @@ export class InFlight {
 
   /**
    * Resolves once all work in flight now has settled, or after `maxMs`, whichever comes first. Callers in a row
-   * with nothing added in between share one wait (a burst of reads copies the set once).
+   * with nothing added in between share one `allSettled` (a burst of reads copies the set once); each has its own
+   * deadline.
    */
-  settled(maxMs: number): Promise<void> {
-    if (this.#work.size === 0) return Promise.resolve();
-    const shared = this.#wait;
-    if (shared && shared.version === this.#version && shared.maxMs === maxMs) return shared.done;
+  async settled(maxMs: number): Promise<void> {
+    if (this.#work.size === 0) return;
+    if (this.#all?.version !== this.#version) {
+      const settled = Promise.allSettled([...this.#work]);
+      const all = { version: this.#version, settled };
+      this.#all = all;
+      void settled.then(() => {
+        if (this.#all === all) this.#all = undefined;
+      });
+    }
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, maxMs);
     });
-    const done = Promise.race([Promise.allSettled([...this.#work]), deadline]).then(() => clearTimeout(timer));
-    this.#wait = { version: this.#version, maxMs, done };
-    void done.then(() => {
-      if (this.#wait?.done === done) this.#wait = undefined;
-    });
-    return done;
+    await Promise.race([this.#all!.settled, deadline]);
+    clearTimeout(timer);
   }
 }

@@ -257,10 +257,13 @@ describe('a read after a fact seen on the bus', () => {
     const { spawned } = await spawnSeen(e, 'busy');
     const waiting = [call(e.bus, 'busy', 'agent.get', {}), call(e.bus, 'busy', 'agent.tree', {})];
     await new Promise((r) => setTimeout(r, 100));
+    const asked = Date.now();
     expect(await call(e.bus, 'busy', 'terminal.list', {})).toMatchObject({
       ok: false,
       error: { code: 'limit_exceeded' },
     });
+    // Refused at once, not after the waiting reads gave up their slots.
+    expect(Date.now() - asked).toBeLessThan(300);
     e.log.release();
     for (const reply of await Promise.all(waiting)) expect(reply).toMatchObject({ ok: true });
     expect(await spawned).toMatchObject({ ok: true });

@@ -49,19 +49,22 @@ describe('InFlight', () => {
     expect(w.size).toBe(1);
   });
 
-  it('shares one wait between callers with nothing added between them', () => {
+  it('callers in a row share the work they wait for, each with its own deadline', async () => {
     const w = new InFlight();
-    expect(w.settled(100)).toBeInstanceOf(Promise);
     const a = deferred();
     w.add(a.promise);
-    const one = w.settled(1000);
-    expect(w.settled(1000)).toBe(one);
-    expect(w.settled(500)).not.toBe(one);
-    w.add(a.promise); // the same work again: nothing new
-    const two = w.settled(500);
-    expect(w.settled(500)).toBe(two);
-    w.add(deferred().promise);
-    expect(w.settled(500)).not.toBe(two);
+    const early = w.settled(40);
+    await new Promise((r) => setTimeout(r, 30));
+    // Asked later with nothing added: it shares the set, not the first caller's deadline.
+    let late = false;
+    const later = w.settled(1_000).then(() => {
+      late = true;
+    });
+    await early;
+    await new Promise((r) => setTimeout(r, 40));
+    expect(late).toBe(false);
     a.resolve();
+    await later;
+    expect(late).toBe(true);
   });
 });
