@@ -300,8 +300,10 @@ export class AgentCgroups {
     const dirs = this.#hierarchies.map((h) => join(h.base, leaf));
     const deadline = Date.now() + RELEASE_WAIT_MS;
     // The removal is the proof that nothing is left: a cgroup still holding a process (one a bounded read of a
-    // tree of sub-cgroups missed, or one that moved meanwhile) cannot go, so the leaf is read, killed and removed
-    // (bottom-up, the empty sub-cgroups with it) until it is gone.
+    // tree of sub-cgroups missed, or one that moved meanwhile) cannot go. So the leaf is read and what it holds
+    // killed until a read finds nothing; then it is removed bottom-up (the empty sub-cgroups with it, which
+    // leaves the next read less to take), and read again if that failed, until it is gone.
+    let failed: unknown;
     for (;;) {
       const pids = new Set(dirs.flatMap(readPids));
       for (const pid of pids) {
@@ -309,11 +311,13 @@ export class AgentCgroups {
           process.kill(pid, 'SIGKILL');
         } catch {} // gone already
       }
-      if (pids.size > 0) await new Promise((r) => setTimeout(r, 20));
-      const failed = await removeAll(dirs, this.#hierarchies);
-      if (failed === undefined) break;
+      if (pids.size === 0) {
+        failed = await removeAll(dirs, this.#hierarchies, deadline);
+        if (failed === undefined) break;
+      }
       if (Date.now() > deadline) {
-        throw new Error(`processes in ${dirs.join(', ')} outlived SIGKILL (${String((failed as Error).message)})`);
+        const why = failed === undefined ? `${pids.size} processes` : String((failed as Error).message);
+        throw new Error(`processes in ${dirs.join(', ')} outlived SIGKILL (${why})`);
       }
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -346,11 +350,15 @@ export class AgentCgroups {
 }
 
 /** Removes each hierarchy's leaf tree; the first failure (a cgroup still in use), or undefined when all went. */
-async function removeAll(dirs: readonly string[], hierarchies: readonly Hierarchy[]): Promise<unknown> {
+async function removeAll(
+  dirs: readonly string[],
+  hierarchies: readonly Hierarchy[],
+  deadline: number,
+): Promise<unknown> {
   let failed: unknown;
   for (const [i, dir] of dirs.entries()) {
     try {
-      await removeTree(dir, hierarchies[i]!);
+      await removeTree(dir, hierarchies[i]!, deadline);
     } catch (err) {
       failed ??= err;
     }

@@ -94,9 +94,15 @@ export async function remove(h: { controller: CgroupController }, dir: string): 
 /**
  * Removes a cgroup tree bottom-up (a cgroup directory is removed empty, its control files with it). A cgroup that
  * cannot go (a process still in it) does not stop the removal of its siblings: each pass of a release leaves
- * less to read. Throws the first failure once all were tried.
+ * less to read. Throws the first failure once all were tried, or as soon as `deadline` (ms since the epoch) has
+ * passed; yields to the event loop every 64 cgroups, so a tree a process keeps growing never stalls the runtime.
  */
-export async function removeTree(dir: string, h?: { controller: CgroupController }): Promise<void> {
+export async function removeTree(
+  dir: string,
+  h?: { controller: CgroupController },
+  deadline?: number,
+  pace: { done: number } = { done: 0 },
+): Promise<void> {
   let entries: string[];
   try {
     entries = readdirSync(dir, { withFileTypes: true })
@@ -107,13 +113,15 @@ export async function removeTree(dir: string, h?: { controller: CgroupController
   }
   let failed: unknown;
   for (const name of entries) {
+    if (deadline !== undefined && Date.now() > deadline) throw new Error(`gave up removing ${dir}: out of time`);
     try {
-      await removeTree(join(dir, name), h);
+      await removeTree(join(dir, name), h, deadline, pace);
     } catch (err) {
       failed ??= err;
     }
   }
   if (failed !== undefined) throw failed;
+  if (++pace.done % 64 === 0) await new Promise((r) => setImmediate(r));
   if (h) await remove(h, dir);
   else rmdirSync(dir);
 }

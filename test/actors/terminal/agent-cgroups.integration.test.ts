@@ -68,10 +68,11 @@ describe.skipIf(!writable)('AgentCgroups: a process hidden below more sub-cgroup
     const procs = cgroups!.join('crowded', ['main', 'crowder']);
     const sleeper = spawn('sleep', ['1000'], { stdio: 'ignore' });
     const gone = new Promise((r) => sleeper.once('exit', r));
-    // 300 empty sub-cgroups (a read takes 256), and the process two levels down, beyond what one read reaches.
+    // 4,200 empty sub-cgroups (a read takes 256; a first fix read 4,096 and then stopped), and the process two
+    // levels down, beyond what one read reaches.
     for (const file of procs) {
       const leaf = dirname(file);
-      for (let i = 1; i <= 300; i++) mkdirSync(join(leaf, `d${i}`));
+      for (let i = 1; i <= 4_200; i++) mkdirSync(join(leaf, `d${i}`));
       mkdirSync(join(leaf, 'd0', 'x'), { recursive: true });
       writeFileSync(join(leaf, 'd0', 'x', 'cgroup.procs'), String(sleeper.pid));
     }
