@@ -101,6 +101,8 @@ export class ScratchGuard {
   #next = 0;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** The disk's free bytes at the last check: how much it lost since, against what was counted written. */
+  #lastFree: number | undefined;
   /** What each terminal's processes had written to disk at the last check (`written`), for the growth since. */
   #written = new Map<string, number>();
   /** The disk was below the reserve at the last check with nothing to close (told once, until it is back). */
@@ -120,7 +122,10 @@ export class ScratchGuard {
   /** One check now (tests; the timer's own). Resolves with the terminals closed. */
   async check(): Promise<string[]> {
     const terminals = this.#deps.terminals();
-    if (terminals.length === 0) return [];
+    if (terminals.length === 0) {
+      this.#lastFree = undefined;
+      return [];
+    }
     const disk = diskOf(this.#deps.base);
     if (!disk) return [];
     const measured = await this.#measure(disk.dev, terminals);
@@ -132,7 +137,9 @@ export class ScratchGuard {
       lineage: lineage.get(m.terminalId) ?? [],
       wrote: Math.max(0, m.written - (before.get(m.terminalId) ?? m.written)),
     }));
-    const victims = scratchVictims(disk.state, this.#deps.limits, uses);
+    const fell = this.#lastFree === undefined ? 0 : Math.max(0, this.#lastFree - disk.state.freeBytes);
+    this.#lastFree = disk.state.freeBytes;
+    const victims = scratchVictims(disk.state, this.#deps.limits, uses, fell);
     this.#tellShort(disk.state, victims.length === 0);
     for (const { terminalId, why } of victims) {
       const use = uses.find((u) => u.terminalId === terminalId);

@@ -49,7 +49,8 @@ export type ScratchUse = {
   /**
    * Its processes whose writes cannot be counted (`wrote` misses them): one that ignores SIGCHLD (the kernel
    * reaps its children, and what they wrote goes uncounted) or whose /proc files are closed to the runtime.
-   * Below the reserve with no other terminal to blame, such a terminal is. Default 0.
+   * Below the reserve, with no other terminal to blame and the disk falling by more than the counted writes
+   * explain, such a terminal is. Default 0.
    */
   hidden?: number;
   /**
@@ -85,6 +86,8 @@ export function scratchVictims(
   disk: DiskState,
   limits: ScratchLimits,
   measured: readonly ScratchUse[],
+  /** Free bytes the disk lost since the last check (0 when unknown, or it gained). */
+  fellBytes = 0,
 ): ScratchVictim[] {
   const victims: ScratchVictim[] = [];
   const uses = measured.map((u) => (u.complete === false ? { ...u, bytes: UNWALKED, inodes: UNWALKED } : u));
@@ -143,8 +146,9 @@ export function scratchVictims(
           `the event log writable, and this terminal takes the most of it: ${held}. ` +
           'Remove big files sooner, or ask the operator to free space on the disk of the data dir',
       });
-    } else if (shortOf === 'bytes') {
-      // Nobody to blame by what can be counted: a terminal that hides what it writes is taken to be the writer.
+    } else if (shortOf === 'bytes' && victims.length === 0 && fellBytes - counted(uses) >= MIN_VICTIM_BYTES) {
+      // Nobody to blame by what can be counted, and the disk is still falling by more than the counted writes
+      // explain: a terminal that hides what it writes is taken to be the writer.
       const hider = maxBy(
         uses.filter((u) => !chosen.has(u.terminalId) && (u.hidden ?? 0) > 0),
         (u) => u.hidden ?? 0,
@@ -174,6 +178,13 @@ export function reserveShortOf(disk: DiskState, reserve: DiskBound): 'bytes' | '
   if (bytes > 0 && disk.freeBytes < bytes) return 'bytes';
   const inodes = typeof reserve === 'string' ? diskBoundOf(reserve, disk.inodes) : 0;
   return inodes > 0 && disk.freeInodes < inodes ? 'inodes' : undefined;
+}
+
+/** What the terminals' processes were counted writing since the last check. */
+function counted(uses: readonly ScratchUse[]): number {
+  let sum = 0;
+  for (const u of uses) sum += u.wrote ?? 0;
+  return sum;
 }
 
 function maxBy<T>(items: readonly T[], key: (item: T) => number): T | undefined {

@@ -100,17 +100,25 @@ describe('scratchVictims: the reserve', () => {
     ).toEqual([]);
   });
 
-  it('with nobody to blame by count, closes a terminal whose processes hide what they write', () => {
+  it('with nobody to blame by count and the disk falling, closes a terminal whose processes hide their writes', () => {
     const hider = { ...use('t2', ['a2'], 0.1), hidden: 1 };
-    const victims = scratchVictims(short, limits, [use('t1', ['a1'], 0.5), hider]);
+    const victims = scratchVictims(short, limits, [use('t1', ['a1'], 0.5), hider], 50 * MiB);
     expect(victims.map((v) => v.terminalId)).toEqual(['t2']);
     expect(victims[0]!.why).toContain('1 of this terminal');
     expect(victims[0]!.why).toContain('hide what they write');
+    // The disk not falling, or falling by what was counted: nobody (the reserve may be short for another reason).
+    expect(scratchVictims(short, limits, [hider])).toEqual([]);
+    expect(scratchVictims(short, limits, [hider, { ...use('t3', ['a3'], 0), wrote: 0.5 * MiB }], MiB)).toEqual([]);
     // One that can be counted comes first; above the reserve, or short of inodes only, nobody.
-    expect(scratchVictims(short, limits, [use('t1', ['a1'], 5), hider]).map((v) => v.terminalId)).toEqual(['t1']);
-    expect(scratchVictims(roomy, limits, [hider])).toEqual([]);
+    const counted = [use('t1', ['a1'], 5), hider];
+    expect(scratchVictims(short, limits, counted, 50 * MiB).map((v) => v.terminalId)).toEqual(['t1']);
+    expect(scratchVictims(roomy, limits, [hider], 50 * MiB)).toEqual([]);
     const fewInodes: DiskState = { ...roomy, freeInodes: 10 };
-    expect(scratchVictims(fewInodes, { maxPerAgent: 0, reserve: '2%' }, [hider])).toEqual([]);
+    expect(scratchVictims(fewInodes, { maxPerAgent: 0, reserve: '2%' }, [hider], 50 * MiB)).toEqual([]);
+    // A terminal closed for the agent bound this check: the hider waits for the next.
+    const both = { maxPerAgent: 16 * MiB, reserve: 10 * GiB };
+    const over = scratchVictims(short, both, [use('t1', ['a1'], 20), hider], 50 * MiB);
+    expect(over.map((v) => v.terminalId)).toEqual(['t1']);
   });
 
   it('closes no terminal holding under a MiB: the disk ran short for another reason', () => {
