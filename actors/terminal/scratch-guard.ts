@@ -203,24 +203,7 @@ export class ScratchGuard {
           reject(err);
         },
       });
-      const onDisk = new Map<string, boolean>();
-      const io = (workspace: string | undefined) => {
-        if (workspace === undefined) return false;
-        let same = onDisk.get(workspace);
-        if (same === undefined) {
-          same = devOf(workspace) === dev;
-          onDisk.set(workspace, same);
-        }
-        return same;
-      };
-      const asked = terminals.map(({ terminalId, dir, leader, procs, workspace }) => ({
-        terminalId,
-        dir,
-        leader,
-        procs,
-        io: io(workspace),
-      }));
-      worker.postMessage({ id, dev, terminals: asked });
+      worker.postMessage({ id, dev, terminals: askedOf(terminals, dev) });
     });
   }
 
@@ -260,6 +243,30 @@ function diskOf(base: string): { state: DiskState; dev: number } | undefined {
     } catch {} // not made yet: its parent
   }
   return undefined;
+}
+
+/**
+ * What the measuring thread is asked of each terminal: `io` (count what its processes write) only when its
+ * workspace is on the data disk `dev`, each distinct workspace stat'ed once.
+ */
+function askedOf(terminals: readonly GuardedTerminal[], dev: number) {
+  const onDisk = new Map<string, boolean>();
+  const io = (workspace: string | undefined) => {
+    if (workspace === undefined) return false;
+    let same = onDisk.get(workspace);
+    if (same === undefined) {
+      same = devOf(workspace) === dev;
+      onDisk.set(workspace, same);
+    }
+    return same;
+  };
+  return terminals.map(({ terminalId, dir, leader, procs, workspace }) => ({
+    terminalId,
+    dir,
+    leader,
+    procs,
+    io: io(workspace),
+  }));
 }
 
 function devOf(path: string): number | undefined {
