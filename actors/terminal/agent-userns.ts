@@ -1,29 +1,36 @@
 /**
  * @module
  * The user namespaces sandboxes start below (machines/terminal/agent-userns.ts says why): one per agent, nested
- * as the agent tree is, below one for all agents. Each is made and held by a small process, a holder: `unshare
+ * as the agent tree is, below one for all agents. Each is made by a short-lived process, a holder: `unshare
  * --user --map-root-user` runs `holderScript` (the namespace's inotify maxima, then `cat` on a pipe the runtime
- * holds), inside its parent's namespace for a nested one (`nsenter --preserve-credentials`). A sandbox's command
- * line enters its agent's namespace the same way before bwrap makes its own below (pty-spawn.ts).
+ * holds), inside its parent's namespace for a nested one (`nsenter --preserve-credentials`). Once it says it is
+ * ready, the runtime opens the namespace (`/proc/<holder>/ns/user`) and ends the holder: the open descriptor keeps
+ * the namespace, so no process outside the runtime does, and none that could be killed from outside to give the
+ * agent a second share. A sandbox's command line enters its agent's namespace through that descriptor
+ * (`/proc/<runtime>/fd/<fd>`) before bwrap makes its own below (pty-spawn.ts).
  *
- * An agent's holder lives until the agent has finished and no terminal of it or of a sub-agent is left (counted
- * per terminal, as the cgroups are); all agents' until the host stops. Every holder goes with the runtime too (its
- * pipe ends). Where no namespace can be made
- * (no `unshare` or `nsenter`, user namespaces off), a sandbox still has its own bound (sandbox-sysctls.ts); that
- * is logged once.
+ * An agent's namespace is kept until the agent has finished and no terminal of it or of a sub-agent is left
+ * (counted per terminal, as the cgroups are); all agents' until the host stops. Every one goes with the runtime
+ * too (its descriptors close). Where no namespace can be made at all (no `unshare` or `nsenter`, user namespaces
+ * off), a sandbox still has its own bound (sandbox-sysctls.ts); that is logged once. Once one was made, a
+ * namespace that cannot be (a holder killed or slow under load) fails the terminal's open instead: a sandbox
+ * outside its agent's namespace would hold a share of its own.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { ALL_AGENTS, HOLDER_READY, holderScript, usernsChain } from '../../machines/terminal/agent-userns.ts';
 import { inotifyShare, type SandboxKernelLimits } from '../../machines/terminal/sandbox-sysctls.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { which } from './pty-spawn.ts';
 import { userInotifyMax } from './sandbox-scratch.ts';
 
 /** How long a holder gets to set its namespace up. */
 const HOLDER_START_MS = 5_000;
 
-type Holder = { pid: number; child: ChildProcess };
-type Entry = { key: string; holder: Promise<Holder>; terminals: number; finished?: boolean };
+/** A namespace the runtime holds open: `path` names it to another process of the runtime's user. */
+type Namespace = { fd: number; path: string };
+type Entry = { key: string; ns: Promise<Namespace>; terminals: number; finished?: boolean; dropped?: boolean };
 type Programs = { unshare: string; nsenter: string; sh: string };
 
 export class AgentUserns {
@@ -35,6 +42,8 @@ export class AgentUserns {
   /** Per terminal, the entries it counts in (objects: a key's entry may be replaced after its holder failed). */
   readonly #leaves = new Map<string, Entry[]>();
   #warned = false;
+  /** Whether a namespace was made here once: from then on a failure refuses the terminal, it is not a fallback. */
+  #made = false;
 
   /**
    * The namespaces of a terminal manager whose sandboxes hold `share` of the runtime user's inotify maxima per
@@ -71,9 +80,10 @@ export class AgentUserns {
   }
 
   /**
-   * The user namespace (`/proc/<pid>/ns/user`) the sandbox of `terminalId`, of the last agent of `lineage` (root
-   * first), starts below, making the namespaces on the way; undefined where they cannot be made (logged once: the
-   * sandbox then has its own bound only). Counted until `release(terminalId)`.
+   * The user namespace the sandbox of `terminalId`, of the last agent of `lineage` (root first), starts below, as
+   * a path for `nsenter --user`, making the namespaces on the way. Undefined where none can be made here (logged
+   * once: the sandbox then has its own bound only); throws when one was made before and this one cannot be.
+   * Counted until `release(terminalId)`.
    */
   async join(terminalId: string, lineage: readonly string[]): Promise<string | undefined> {
     const chain = usernsChain(lineage, this.#rootAgentId);
@@ -87,13 +97,24 @@ export class AgentUserns {
     const parent = entries.at(-1);
     this.#leaves.set(terminalId, entries);
     try {
-      return `/proc/${(await parent!.holder).pid}/ns/user`;
+      const { path } = await parent!.ns;
+      this.#made = true;
+      return path;
     } catch (err) {
       this.release(terminalId);
+      const why = (err as Error).message;
+      if (this.#made)
+        throw new RuntimeError(
+          ErrorCode.Unavailable,
+          `The user namespace of agent '${lineage.at(-1)}' could not be made (${why}): a sandbox outside it would ` +
+            'hold an inotify share of its own, so the terminal was not opened. Try terminal.open again; if it ' +
+            'keeps failing, read the runtime log.',
+          { retryable: true },
+        );
       if (!this.#warned) {
         this.#warned = true;
         this.#log.warn(
-          { err: (err as Error).message },
+          { err: why },
           'no user namespace per agent here: inotify is bounded per sandboxed terminal only',
         );
       }
@@ -129,59 +150,82 @@ export class AgentUserns {
   }
 
   /**
-   * A new entry for `key` below `parent`'s namespace, its holder starting. A holder that fails to start or ends
-   * unasked (killed from outside) takes its entry out of the map: the next join tries again (the terminals
-   * counted in it keep their objects).
+   * A new entry for `key` below `parent`'s namespace, its holder starting. A namespace that could not be made takes
+   * its entry out of the map: the next join tries again (the terminals counted in it keep their objects).
    */
   #entry(key: string, parent: Entry | undefined): Entry {
     const limits = key === ALL_AGENTS ? this.#limits.all : this.#limits.agent;
-    const above = parent?.holder;
-    const holder = above ? above.then((h) => this.#spawn(key, limits, h)) : this.#spawn(key, limits);
-    const entry: Entry = { key, holder, terminals: 0 };
-    const forget = () => {
+    const above = parent?.ns;
+    const ns = above ? above.then((p) => this.#make(key, limits, p)) : this.#make(key, limits);
+    const entry: Entry = { key, ns, terminals: 0 };
+    ns.catch(() => {
       if (this.#entries.get(key) === entry) this.#entries.delete(key);
-    };
-    holder.then((h) => h.child.once('exit', forget), forget);
+    });
     this.#entries.set(key, entry);
     return entry;
   }
 
   #drop(entry: Entry): void {
     if (this.#entries.get(entry.key) === entry) this.#entries.delete(entry.key);
-    void entry.holder.then(
-      (h) => h.child.kill('SIGKILL'),
+    if (entry.dropped) return;
+    entry.dropped = true;
+    void entry.ns.then(
+      ({ fd }) => closeSync(fd),
       () => undefined,
     );
   }
 
-  #spawn(key: string, limits: SandboxKernelLimits, parent?: Holder): Promise<Holder> {
+  /**
+   * Makes `key`'s namespace (inside `parent`'s) with a holder, opens it once the holder is ready, and ends the
+   * holder. Rejects when the holder fails, ends before it is opened, or is not ready within HOLDER_START_MS.
+   */
+  #make(key: string, limits: SandboxKernelLimits, parent?: Namespace): Promise<Namespace> {
     const { unshare, nsenter, sh } = this.#programs;
     const own = [unshare, '--user', '--map-root-user', '--', sh, '-c', holderScript(limits)];
-    const argv = parent ? [nsenter, `--user=/proc/${parent.pid}/ns/user`, '--preserve-credentials', '--', ...own] : own;
+    const argv = parent ? [nsenter, `--user=${parent.path}`, '--preserve-credentials', '--', ...own] : own;
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH } });
-    return new Promise<Holder>((resolve, reject) => {
+    return new Promise<Namespace>((resolve, reject) => {
       let said = '';
-      const timer = setTimeout(() => {
+      let settled = false;
+      const fail = (err: Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
         child.kill('SIGKILL');
-        reject(new Error(`the namespace holder of '${key}' was not ready within ${HOLDER_START_MS} ms`));
-      }, HOLDER_START_MS);
+        reject(err);
+      };
+      const timer = setTimeout(
+        () => fail(new Error(`the namespace holder of '${key}' was not ready within ${HOLDER_START_MS} ms`)),
+        HOLDER_START_MS,
+      );
       child.stdout!.on('data', (chunk: Buffer) => {
         said += chunk.toString();
-        if (!said.split('\n').includes(HOLDER_READY)) return;
+        if (settled || !said.split('\n').includes(HOLDER_READY)) return;
+        let fd: number;
+        try {
+          // In this turn: a holder that died meanwhile is a zombie not reaped yet, its pid not reused.
+          fd = openSync(`/proc/${child.pid}/ns/user`, 'r');
+        } catch (err) {
+          return fail(new Error(`the namespace of '${key}' could not be opened: ${(err as Error).message}`));
+        }
+        if (!readlinkSync(`/proc/self/fd/${fd}`).startsWith('user:[')) {
+          closeSync(fd);
+          return fail(new Error(`the holder of '${key}' gave no user namespace`));
+        }
+        settled = true;
         clearTimeout(timer);
-        resolve({ pid: child.pid!, child });
+        // The descriptor keeps the namespace: the holder's cat ends with its input.
+        child.stdin!.end();
+        resolve({ fd, path: `/proc/${process.pid}/fd/${fd}` });
       });
       child.stderr!.on('data', (chunk: Buffer) => {
         said += chunk.toString();
       });
-      child.on('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-      child.on('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`the namespace holder of '${key}' ended (${signal ?? `exit ${code}`}): ${said.trim()}`));
-      });
+      child.stdin!.on('error', () => undefined);
+      child.on('error', (err) => fail(err));
+      child.on('exit', (code, signal) =>
+        fail(new Error(`the namespace holder of '${key}' ended (${signal ?? `exit ${code}`}): ${said.trim()}`)),
+      );
       // Neither the holder nor its pipes keep the runtime's event loop alive.
       child.unref();
       for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as { unref?: () => void }).unref?.();

@@ -2,9 +2,11 @@
  * inotify bounded per agent and for all agents together, live (agent-userns.ts): real sandboxed terminals of a
  * terminal manager, each grabbing inotify instances with perl while the others hold theirs. The canaries: an agent
  * holding more than its share by spreading over terminals or sub-agents, all agents more than theirs, and a
- * namespace holder left behind.
+ * namespace left behind, and a sandbox opened outside its agent's namespace when that namespace cannot be made.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { which } from '../../../actors/terminal/pty-spawn.ts';
 import { userInotifyMax } from '../../../actors/terminal/sandbox-scratch.ts';
@@ -28,7 +30,21 @@ const GRAB = [
   .join('\n')
   .replace('NR', String(NR.init));
 
-/** Pids of this process's children running `cat` (the namespace holders' last program). */
+/** The user namespaces this process holds open (the agents' and all agents', agent-userns.ts). */
+function namespaces(): string[] {
+  return readdirSync('/proc/self/fd')
+    .map((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return '';
+      }
+    })
+    .filter((link) => link.startsWith('user:['))
+    .sort();
+}
+
+/** Pids of this process's children running `cat` (a namespace holder's last program, before it is ended). */
 function holders(): number[] {
   return readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
@@ -91,32 +107,67 @@ describe.skipIf(!ready)('inotify per agent: a user namespace per agent, nested, 
     expect(got.at(-1)).toBe(0);
   });
 
-  it("opens an agent's next terminal in a new namespace when its holder was killed from outside", async () => {
-    const { open } = manager(ALL);
-    await open('a1', { sandbox: true });
-    const [all, a1] = holders().sort((x, y) => x - y);
-    process.kill(a1!, 'SIGKILL');
-    await expect.poll(() => holders(), { timeout: 5_000 }).toEqual([all]);
-    expect(await grab('a1', 0)).toBe(perAgent);
-    expect(holders()).toHaveLength(2);
+  it('keeps no process that, killed from outside, would give an agent a second share', async () => {
+    manager(ALL);
+    expect(await grab('a1')).toBe(perAgent);
+    // Whatever the runtime started to make the namespaces, killed from outside (the old holders lived on).
+    for (const pid of holders()) process.kill(pid, 'SIGKILL');
+    // As an attacker would: after the runtime has seen them end.
+    await new Promise((r) => setTimeout(r, 300));
+    // The canary: a1's next terminal in a new namespace, with a new share, while the first still holds its own.
+    expect(await grab('a1', 0)).toBe(0);
+    expect(holders()).toEqual([]);
+    expect(namespaces()).toHaveLength(2);
+  });
+
+  it("refuses a sandbox when its agent's namespace cannot be made, once namespaces could be", async () => {
+    // An `unshare` that works twice (all agents' namespace, then a1's) and fails after.
+    const bin = mkdtempSync(join(tmpdir(), 'skein-unshare-'));
+    const real = which('unshare')!;
+    writeFileSync(
+      join(bin, 'unshare'),
+      `#!/bin/sh\nn=$(cat ${bin}/count 2>/dev/null || echo 0)\necho $((n + 1)) > ${bin}/count\n` +
+        `[ "$n" -ge 2 ] && { echo 'no namespace for you' >&2; exit 1; }\nexec ${real} "$@"\n`,
+    );
+    chmodSync(join(bin, 'unshare'), 0o755);
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path}`;
+    try {
+      manager(ALL);
+    } finally {
+      process.env.PATH = path;
+    }
+    try {
+      expect(await grab('a1', 0)).toBe(perAgent);
+      // The canary: b1's sandbox opened outside any agent's namespace, with a share of its own.
+      await expect(h!.open('b1', { sandbox: true })).rejects.toThrow(
+        /user namespace of agent 'b1' could not be made \(.*no namespace for you.*\).*Try terminal\.open again/s,
+      );
+      expect(h!.manager.list('b1')).toEqual({ terminals: [] });
+      // a1's namespace is still there and bounds it.
+      expect(await grab('a1', 0)).toBe(perAgent);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it("keeps an agent's namespace while it lives, lets it go when it finishes, and all at the stop", async () => {
     const { open, manager: terminals } = manager(ALL);
     const { terminalId } = await open('a1', { sandbox: true });
-    // All agents' namespace and a1's.
-    expect(holders()).toHaveLength(2);
-    const before = holders();
+    // All agents' namespace and a1's, held by this process alone.
+    expect(namespaces()).toHaveLength(2);
+    await expect.poll(() => holders(), { timeout: 5_000 }).toEqual([]);
+    const before = namespaces();
     await terminals.close('a1', { terminalId, graceMs: 0 });
     // Kept while a1 lives: its next terminal starts in the same one.
-    expect(holders()).toEqual(before);
+    expect(namespaces()).toEqual(before);
     expect(await grab('a1', 0)).toBe(perAgent);
-    expect(holders()).toEqual(before);
+    expect(namespaces()).toEqual(before);
     // a1 finishes (its terminals are closed): its namespace goes; all agents' stays until the manager stops.
     await terminals.closeAllForAgent('a1');
-    await expect.poll(() => holders().length, { timeout: 5_000 }).toBe(1);
+    await expect.poll(() => namespaces().length, { timeout: 5_000 }).toBe(1);
     expect(await grab('a2', 0)).toBe(perAgent);
     await terminals.shutdown();
-    await expect.poll(() => holders(), { timeout: 5_000 }).toEqual([]);
+    await expect.poll(() => namespaces(), { timeout: 5_000 }).toEqual([]);
   });
 });
