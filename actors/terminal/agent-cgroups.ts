@@ -20,11 +20,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import type { Logger } from 'pino';
 import { AgentsOomWatch } from './agents-oom.ts';
-import { ownMemoryLimit, procTexts, readPids, removeStale, removeTree } from './cgroup-files.ts';
+import { cgroupMembers, ownMemoryLimit, procTexts, readCgroup, removeStale, removeTree } from './cgroup-files.ts';
 import {
+  cgroupPath,
   cgroupV1Dir,
   memoryBoundBytes,
   type CgroupController,
@@ -39,6 +40,8 @@ const SHELL_START_TASKS = 4;
 
 /** How long a closed terminal's leftovers get to die after SIGKILL before the leaf is left behind. */
 const RELEASE_WAIT_MS = 2_000;
+/** How long the removal of a closed terminal's leaf and the sub-cgroups its processes made below it may take. */
+const REMOVE_WAIT_MS = 20_000;
 
 /** The limits' keys of `domains.terminal` (TerminalConfig). */
 export type AgentLimits = {
@@ -57,6 +60,8 @@ type Hierarchy = {
   controller: CgroupController;
   key: AgentLimitKey;
   base: string;
+  /** `base` as `/proc/<pid>/cgroup` shows it to this process. */
+  path: string;
   /** Written in order into each non-root agent's cgroup; a file the kernel lacks is skipped when `optional`. */
   bound: BoundFile[];
   /** The bound as a hint shows it. */
@@ -150,10 +155,11 @@ export class AgentCgroups {
         if (values.bound.length === 0 && !values.group) return;
         removeStale(where.dir);
         const base = join(where.dir, name);
+        const path = posix.join(cgroupPath(cgroup, controller) ?? '/', name);
         mkdirSync(base);
         mkdirSync(join(base, AGENTS));
         writeBound(join(base, AGENTS), values.group?.bound ?? []);
-        hierarchies.push({ controller, key, base, ...values });
+        hierarchies.push({ controller, key, base, path, ...values });
       } catch (err) {
         unenforced(`cannot make a cgroup in ${where.dir}: ${(err as Error).message}`);
       }
@@ -298,25 +304,27 @@ export class AgentCgroups {
 
   async #release(leaf: string, lineage: readonly string[]): Promise<void> {
     const dirs = this.#hierarchies.map((h) => join(h.base, leaf));
-    const deadline = Date.now() + RELEASE_WAIT_MS;
-    // The removal is the proof that nothing is left: a cgroup still holding a process (one a bounded read of a
-    // tree of sub-cgroups missed, or one that moved meanwhile) cannot go. So the leaf is read and what it holds
-    // killed until a read finds nothing; then it is removed bottom-up (the empty sub-cgroups with it, which
-    // leaves the next read less to take), and read again if that failed, until it is gone.
+    const killBy = Date.now() + RELEASE_WAIT_MS;
+    const removeBy = Date.now() + REMOVE_WAIT_MS;
+    // The removal is the proof that nothing is left: a cgroup still holding a process (one that moved in
+    // meanwhile) cannot go. So the leaf's processes are killed until a read finds none (each process's own
+    // `/proc/<pid>/cgroup` when the leaf has more sub-cgroups than a read of its files takes, so one hidden below
+    // them dies first); then the leaf is removed bottom-up, and read again if that failed, until it is gone.
+    // Once nothing is left to kill, removing many sub-cgroups may take longer than the processes had to die.
     let failed: unknown;
     for (;;) {
-      const pids = new Set(dirs.flatMap(readPids));
+      const pids = this.#members(leaf, dirs);
       for (const pid of pids) {
         try {
           process.kill(pid, 'SIGKILL');
         } catch {} // gone already
       }
       if (pids.size === 0) {
-        failed = await removeAll(dirs, this.#hierarchies, deadline);
+        failed = await removeAll(dirs, this.#hierarchies, removeBy);
         if (failed === undefined) break;
       }
-      if (Date.now() > deadline) {
-        const why = failed === undefined ? `${pids.size} processes` : String((failed as Error).message);
+      if (Date.now() > (pids.size > 0 ? killBy : removeBy)) {
+        const why = pids.size > 0 ? `${pids.size} processes` : String((failed as Error).message);
         throw new Error(`processes in ${dirs.join(', ')} outlived SIGKILL (${why})`);
       }
       await new Promise((r) => setTimeout(r, 20));
@@ -332,6 +340,19 @@ export class AgentCgroups {
         this.#agents.delete(agentId);
       } catch {}
     }
+  }
+
+  /**
+   * The processes in a leaf (below `base` as `rel`, at `dirs`) and its sub-cgroups: from their files, or, when it
+   * has more sub-cgroups than one read takes, from every process's own cgroup file.
+   */
+  #members(rel: string, dirs: readonly string[]): Set<number> {
+    const pids = new Set<number>();
+    for (const [i, h] of this.#hierarchies.entries()) {
+      const read = readCgroup(dirs[i]!);
+      for (const pid of read.complete ? read.pids : cgroupMembers(h.controller, posix.join(h.path, rel))) pids.add(pid);
+    }
+    return pids;
   }
 
   /** Host stop, after every terminal closed: waits for the releases and removes this runtime's cgroups. */

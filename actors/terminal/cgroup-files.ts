@@ -1,13 +1,13 @@
 /**
  * @module
- * File operations on v1 cgroup directories that agent-cgroups.ts and agents-oom.ts share: the processes in one,
- * the lowest memory limit above one, removal (emptied of page cache first in the memory hierarchy), and the
- * cgroups of runtimes that are gone.
+ * File operations on v1 cgroup directories that agent-cgroups.ts and agents-oom.ts share: the processes in one
+ * (from its files, bounded, or from every process's own `/proc/<pid>/cgroup`), the lowest memory limit above one,
+ * removal (emptied of page cache first in the memory hierarchy), and the cgroups of runtimes that are gone.
  */
 import { readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { CgroupController } from '../../machines/terminal/cgroup-v1.ts';
+import { type CgroupController, inCgroup } from '../../machines/terminal/cgroup-v1.ts';
 import { isAlive } from './terminal-proc.ts';
 
 /** What v1 reports as "no limit" (a page-rounded LLONG_MAX): anything at or above it is none. */
@@ -37,19 +37,21 @@ export function ownMemoryLimit(dir: string): number {
 
 /**
  * Sub-cgroups `readPids` reads below one cgroup at most (a walk that blocks the event loop for ~6 ms): a process
- * that made more is found by the release anyway, which removes the empty ones and looks again (agent-cgroups.ts).
+ * that made more and hid below them is found by the release anyway, from its own `/proc/<pid>/cgroup`
+ * (`cgroupMembers`, agent-cgroups.ts).
  */
 const MAX_SUB_CGROUPS = 256;
 
 /**
  * The processes of a cgroup and of the cgroups below it, `MAX_SUB_CGROUPS` of them at most (none when it is
- * gone). A process whose user owns its leaf (an unsandboxed terminal's) can make a sub-cgroup there and move
- * into it, out of the leaf's own `cgroup.procs`; v1's limits still count it (they are hierarchical), and so
- * must whatever kills or measures.
+ * gone), and whether that was all of them. A process whose user owns its leaf (an unsandboxed terminal's) can
+ * make a sub-cgroup there and move into it, out of the leaf's own `cgroup.procs`; v1's limits still count it
+ * (they are hierarchical), and so must whatever kills or measures.
  */
-export function readPids(dir: string): number[] {
+export function readCgroup(dir: string): { pids: number[]; complete: boolean } {
   const pids: number[] = [];
   const dirs = [dir];
+  let complete = true;
   for (let i = 0; i < dirs.length; i++) {
     try {
       const text = readFileSync(join(dirs[i]!, 'cgroup.procs'), 'utf8');
@@ -59,9 +61,35 @@ export function readPids(dir: string): number[] {
     }
     try {
       for (const e of readdirSync(dirs[i]!, { withFileTypes: true })) {
-        if (dirs.length > MAX_SUB_CGROUPS) break;
-        if (e.isDirectory()) dirs.push(join(dirs[i]!, e.name));
+        if (!e.isDirectory()) continue;
+        if (dirs.length > MAX_SUB_CGROUPS) {
+          complete = false;
+          break;
+        }
+        dirs.push(join(dirs[i]!, e.name));
       }
+    } catch {} // gone meanwhile
+  }
+  return { pids, complete };
+}
+
+/** `readCgroup`'s processes. */
+export function readPids(dir: string): number[] {
+  return readCgroup(dir).pids;
+}
+
+/**
+ * The processes in the cgroup `path` of `controller` or below it (as this process's cgroup namespace shows it),
+ * each found by its own `/proc/<pid>/cgroup`: a read per process on the machine (a few ms for a few hundred),
+ * whatever number of sub-cgroups one hides below.
+ */
+export function cgroupMembers(controller: CgroupController, path: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    try {
+      if (inCgroup(readFileSync(`/proc/${name}/cgroup`, 'utf8'), controller, path)) pids.push(Number(name));
     } catch {} // gone meanwhile
   }
   return pids;

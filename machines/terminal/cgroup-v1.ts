@@ -18,16 +18,28 @@ function unescapeMountPath(path: string): string {
   return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
 }
 
-/** The directory of this process's own cgroup in the v1 hierarchy of `controller`, or why there is none. */
-export function cgroupV1Dir(mountinfo: string, cgroup: string, controller: CgroupController): CgroupDir {
-  let own: string | undefined;
-  let v2 = false;
+/**
+ * The cgroup of a process in the v1 hierarchy of `controller`, from its `/proc/<pid>/cgroup` text (as the reader's
+ * cgroup namespace shows it), or undefined when that hierarchy is not in it.
+ */
+export function cgroupPath(cgroup: string, controller: CgroupController): string | undefined {
   for (const line of cgroup.split('\n')) {
     const [, , controllers, path] = /^(\d+):([^:]*):(.*)$/.exec(line) ?? [];
-    if (controllers === undefined || path === undefined) continue;
-    if (controllers.split(',').includes(controller)) own = path;
-    if (controllers === '') v2 = true;
+    if (controllers !== undefined && path !== undefined && controllers.split(',').includes(controller)) return path;
   }
+  return undefined;
+}
+
+/** Whether a process whose `/proc/<pid>/cgroup` text is `cgroup` is in the cgroup `path` of `controller`, or below. */
+export function inCgroup(cgroup: string, controller: CgroupController, path: string): boolean {
+  const own = cgroupPath(cgroup, controller);
+  return own !== undefined && (own === path || own.startsWith(path.endsWith('/') ? path : `${path}/`));
+}
+
+/** The directory of this process's own cgroup in the v1 hierarchy of `controller`, or why there is none. */
+export function cgroupV1Dir(mountinfo: string, cgroup: string, controller: CgroupController): CgroupDir {
+  const own = cgroupPath(cgroup, controller);
+  const v2 = cgroup.split('\n').some((line) => /^\d+::/.test(line));
   if (own === undefined) {
     return {
       ok: false,

@@ -5,7 +5,7 @@
  * hierarchies, and a join in that gap reused the agent's entry and made its leaf in a removed directory.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -63,11 +63,10 @@ describe.skipIf(!writable)('AgentCgroups: a process that moved itself into a sub
 });
 
 describe.skipIf(!writable)('AgentCgroups: a process hidden below more sub-cgroups than a read takes', () => {
-  it('is found once the release removed the empty ones, killed, and the leaf removed', async () => {
+  it('is found by its own cgroup file and killed first, then the leaf and its sub-cgroups are removed', async () => {
     cgroups ??= AgentCgroups.open(limits, 'main', log);
     const procs = cgroups!.join('crowded', ['main', 'crowder']);
     const sleeper = spawn('sleep', ['1000'], { stdio: 'ignore' });
-    const gone = new Promise((r) => sleeper.once('exit', r));
     // 4,200 empty sub-cgroups (a read takes 256; a first fix read 4,096 and then stopped), and the process two
     // levels down, beyond what one read reaches.
     for (const file of procs) {
@@ -76,8 +75,12 @@ describe.skipIf(!writable)('AgentCgroups: a process hidden below more sub-cgroup
       mkdirSync(join(leaf, 'd0', 'x'), { recursive: true });
       writeFileSync(join(leaf, 'd0', 'x', 'cgroup.procs'), String(sleeper.pid));
     }
+    // How many sub-cgroups were left when it died. An earlier release found it only once it had removed them
+    // all, which took longer than its processes had to die (2 s) on a slow day: it lived on.
+    const subCgroups = (dir: string) => readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).length;
+    const left = new Promise<number>((r) => sleeper.once('exit', () => r(subCgroups(dirname(procs[0]!)))));
     await cgroups!.release('crowded');
-    await gone;
+    expect(await left).toBeGreaterThan(4_000);
     expect(sleeper.signalCode).toBe('SIGKILL');
     for (const file of procs) expect(existsSync(dirname(file))).toBe(false);
   });

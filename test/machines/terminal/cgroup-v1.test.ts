@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { cgroupV1Dir, memoryBoundBytes, oomVictim, underOom } from '../../../machines/terminal/cgroup-v1.ts';
+import {
+  cgroupPath,
+  cgroupV1Dir,
+  inCgroup,
+  memoryBoundBytes,
+  oomVictim,
+  underOom,
+} from '../../../machines/terminal/cgroup-v1.ts';
 
 const pidsCgroupDir = (mountinfo: string, cgroup: string) => cgroupV1Dir(mountinfo, cgroup, 'pids');
 
@@ -107,5 +114,26 @@ describe('the OOM decision at the bound of all agents', () => {
     expect(oomVictim(leaves.filter((l) => l.terminalId !== 'pinner'))).toBe('neighbour');
     expect(oomVictim([leaves[2]!])).toBeUndefined();
     expect(oomVictim([])).toBeUndefined();
+  });
+});
+
+describe('inCgroup: a process found by its own /proc/<pid>/cgroup, however deep it hid', () => {
+  const text =
+    '9:name=systemd:/\n8:pids:/skein-1-ab/agents/a1/t-x/d0/x\n4:memory:/api/h/skein-1-ab/agents/a1/t-x\n0::/\n';
+
+  it('is in a cgroup, or any cgroup below it, of the controller asked', () => {
+    expect(cgroupPath(text, 'pids')).toBe('/skein-1-ab/agents/a1/t-x/d0/x');
+    expect(inCgroup(text, 'pids', '/skein-1-ab/agents/a1/t-x')).toBe(true);
+    expect(inCgroup(text, 'pids', '/skein-1-ab/agents/a1/t-x/d0/x')).toBe(true);
+    expect(inCgroup(text, 'memory', '/api/h/skein-1-ab/agents/a1/t-x')).toBe(true);
+  });
+
+  it('is not in a sibling whose name only starts alike, a cgroup below it, or a hierarchy it lacks', () => {
+    expect(inCgroup(text, 'pids', '/skein-1-ab/agents/a1/t-')).toBe(false);
+    expect(inCgroup(text, 'pids', '/skein-1-ab/agents/a1/t-x/d0/x/y')).toBe(false);
+    // The memory path is the pids one's prefix, not the other way round.
+    expect(inCgroup(text, 'memory', '/skein-1-ab/agents/a1/t-x')).toBe(false);
+    expect(inCgroup('0::/skein-1-ab/agents/a1/t-x\n', 'pids', '/skein-1-ab')).toBe(false);
+    expect(cgroupPath('0::/\n', 'memory')).toBeUndefined();
   });
 });
