@@ -32,6 +32,7 @@ import { PARSE_CHECKED_DEFAULT } from './checked.ts';
 import { carriedFacts, subjectOf } from '../../schemas/carried.ts';
 
 export { carriedFacts, foldStored, subjectOf };
+import { InDoubtSubjects } from './in-doubt.ts';
 import { InFlight } from './in-flight.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { SendOrder } from './send-order.ts';
@@ -66,12 +67,8 @@ export class FactWriter {
   readonly #lastBySubject = new Map<string, number>();
   readonly #lock = new KeyedLock();
   readonly #listeners = new Set<(fact: StoredFact, foreign: boolean) => void>();
-  /**
-   * Subjects whose last append ended in doubt (a timeout, a dropped connection): the fact may still be
-   * stored later. Before the next append there, the subject is re-read from the log, never guessed.
-   */
-  readonly #inDoubt = new Set<string>();
-  #resyncTimer: NodeJS.Timeout | undefined;
+  /** Subjects whose last append ended in doubt: re-read from the log before the next append there. */
+  readonly #inDoubt: InDoubtSubjects;
   readonly #foreignDuplicates = new WeakSet<StoredFact>();
   readonly #order = new SendOrder();
   /** Events-stream writes sent to the log and not settled yet (`settled`). */
@@ -87,6 +84,14 @@ export class FactWriter {
   constructor(options: FactWriterOptions) {
     this.#o = options;
     this.#parseChecked = options.parseChecked ?? PARSE_CHECKED_DEFAULT;
+    this.#inDoubt = new InDoubtSubjects({
+      log: options.log,
+      lock: this.#lock,
+      last: this.#lastBySubject,
+      apply: (stored) => this.#apply(stored),
+      assertAvailable: options.assertAvailable,
+      logger: options.logger,
+    });
   }
 
   /** Folds a fact read from the log at start-up (no append). */
@@ -173,7 +178,7 @@ export class FactWriter {
         if (stored) return stored;
       }
       if (this.#inDoubt.has(subject)) {
-        await this.#resync(subject).catch((err: unknown) => {
+        await this.#inDoubt.resync(subject).catch((err: unknown) => {
           throw new RuntimeError(
             ErrorCode.Unavailable,
             `could not re-read '${subject}' from the event log after an append in doubt ` +
@@ -186,8 +191,7 @@ export class FactWriter {
       // Sent early and not settled there: it may be stored, so a duplicate of it is this writer's own.
       const stored = await this.#appendWithRetry(stream, subject, fact, expected, undefined, early !== undefined);
       if (this.#foreignDuplicates.delete(stored)) {
-        this.#inDoubt.add(subject);
-        this.#scheduleResync();
+        this.#inDoubt.mark(subject);
         return stored;
       }
       // A duplicate (a fact id stored earlier) reports its old sequence: never move backwards.
@@ -305,68 +309,11 @@ export class FactWriter {
     }
     // Whatever the failure, the log may hold more on this subject than this writer knows (a timed-out
     // append stored later, another writer): the next append re-reads the subject first.
-    if (stream === 'events') {
-      this.#inDoubt.add(subject);
-      this.#scheduleResync();
-    }
+    if (stream === 'events') this.#inDoubt.mark(subject);
     logger.error({ err: lastError, subject, event: fact.type, attempts }, 'fact not appended');
     await this.#reportHealth(fact, subject, attempts, lastError);
     if (lastError instanceof AppendConflictError || isUnavailable(lastError)) throw lastError;
     throw new AppendFailedError(fact.type, subject, attempts, lastError);
-  }
-
-  /**
-   * Subjects in doubt are also re-read in the background (backoff 500 ms → 5 s until the log answers), not
-   * only before their next append: an aggregate that never gets another append (an edit, a request) would
-   * otherwise keep live state short of the log after a stall.
-   */
-  #scheduleResync(delayMs = 500): void {
-    if (this.#resyncTimer) return;
-    this.#resyncTimer = setTimeout(() => {
-      this.#resyncTimer = undefined;
-      void this.#resyncAll().then((left) => {
-        if (left > 0) this.#scheduleResync(Math.min(delayMs * 2, 5_000));
-      });
-    }, delayMs);
-    this.#resyncTimer.unref();
-  }
-
-  /** Re-reads every subject in doubt (each under its lock); resolves with how many are still in doubt. */
-  async #resyncAll(): Promise<number> {
-    for (const subject of [...this.#inDoubt]) {
-      try {
-        this.#o.assertAvailable?.();
-        await this.#lock.run(subject, async () => {
-          if (this.#inDoubt.has(subject)) await this.#resync(subject);
-        });
-      } catch {
-        // Still unreachable: stays in doubt; the next round (or the next append there) tries again.
-      }
-    }
-    return this.#inDoubt.size;
-  }
-
-  /**
-   * Folds what the log holds on `subject` past the last sequence this writer saw (an append that timed
-   * out but was stored after all), so the next append expects the true last sequence and live state
-   * stays equal to a replay. Throws (and stays in doubt) when the log cannot be read.
-   */
-  async #resync(subject: string): Promise<void> {
-    const known = this.#lastBySubject.get(subject) ?? 0;
-    let found = 0;
-    for await (const stored of this.#o.log.read({ subject, fromSeq: known + 1 })) {
-      if (stored.seq <= (this.#lastBySubject.get(subject) ?? 0)) continue;
-      this.#lastBySubject.set(subject, stored.seq);
-      this.#apply(stored);
-      found++;
-    }
-    this.#inDoubt.delete(subject);
-    if (found > 0) {
-      this.#o.logger.warn(
-        { subject, found, lastSeq: this.#lastBySubject.get(subject) },
-        'facts whose append had timed out were stored after all; folded them before appending more',
-      );
-    }
   }
 
   async #reportHealth(fact: Fact, subject: string, attempts: number, error: unknown): Promise<void> {
