@@ -14,131 +14,33 @@
  * decides, the fold only stores.
  */
 import * as z from 'zod';
-import { AgentId, EditId, TerminalId } from './ids.ts';
+import { AgentId, TerminalId } from './ids.ts';
 import { defineCommand, defineEvent } from './message.ts';
+import {
+  AbsPath,
+  ChangeSource,
+  Conflict,
+  ContentHash,
+  FileReview,
+  FileStatus,
+  FileUpdate,
+  Kept,
+  LogEntry,
+  RejectUndo,
+  Selection,
+} from './review-values.ts';
 
-export const ContentHash = z
-  .string()
-  .regex(/^[0-9a-f]{64}$/, 'expected a sha256 hex digest')
-  .describe('sha256 of the UTF-8 content, hex; the key in the content-addressed blob store.');
-
-export const FileStatus = z
-  .enum(['created', 'modified', 'deleted'])
-  .describe('What the agents did to the file since its base.');
-export type FileStatus = z.infer<typeof FileStatus>;
-
-export const ChangeSource = z
-  .object({
-    kind: z.enum(['edit', 'write', 'shell']),
-    editId: EditId.optional(),
-    command: z.string().max(4096).optional().describe('The shell command whose side effect this was.'),
-    terminalId: TerminalId.optional(),
-  })
-  .strict();
-export type ChangeSource = z.infer<typeof ChangeSource>;
-
-/** One tracked file of one log. `baseHash` null: the file did not exist at base; `currentHash` null: deleted. */
-export const LogEntry = z
-  .object({
-    status: FileStatus,
-    baseHash: ContentHash.nullable(),
-    currentHash: ContentHash.nullable(),
-    agents: z.array(AgentId).describe('Agents (this one or descendants) whose changes make up the entry, first first.'),
-  })
-  .strict();
-export type LogEntry = z.infer<typeof LogEntry>;
-
-const AbsPath = z.string().min(1).max(4096).describe('Absolute path of the file.');
-const FileUpdate = z.object({ path: AbsPath, entry: LogEntry.nullable() }).strict();
-export type FileUpdate = z.infer<typeof FileUpdate>;
-
-export const Hunk = z
-  .object({
-    id: z.string().describe('Stable id: a hash of the path and the hunk lines (suffix -N for repeats).'),
-    oldStart: z.number().int(),
-    oldLines: z.number().int(),
-    newStart: z.number().int(),
-    newLines: z.number().int(),
-    lines: z.array(z.string()),
-  })
-  .strict();
-export type Hunk = z.infer<typeof Hunk>;
-
-const Conflict = z.object({ path: AbsPath, hunkIds: z.array(z.string()), reason: z.string() }).strict();
-export type ReviewConflict = z.infer<typeof Conflict>;
-const Kept = z.object({ path: AbsPath, reason: z.string() }).strict();
-
-/** What the last reject-all of a log did, so `review.undo-reject` can re-apply it. */
-export const RejectUndo = z
-  .object({
-    files: z.array(
-      z
-        .object({
-          path: AbsPath,
-          beforeHash: ContentHash.nullable().describe('Disk content before the reject.'),
-          afterHash: ContentHash.nullable().describe('Disk content the reject left.'),
-          createdDeleted: z.boolean().describe('A created file the reject deleted: not re-created by undo.'),
-        })
-        .strict(),
-    ),
-    entries: z
-      .record(z.string(), z.record(z.string(), LogEntry.nullable()))
-      .describe('Per log id, per path: the entry before the reject (null = untracked).'),
-  })
-  .strict();
-export type RejectUndo = z.infer<typeof RejectUndo>;
-
-const Selection = z
-  .object({
-    paths: z
-      .array(AbsPath)
-      .min(1)
-      .optional()
-      .describe('Files to act on (absolute, as review.list shows them); all when missing.'),
-    hunkIds: z.array(z.string().min(1)).min(1).optional().describe('Hunks to act on, from review.list.'),
-  })
-  .strict();
-
-export const FileReview = z
-  .object({
-    path: AbsPath,
-    status: FileStatus,
-    agents: z.array(AgentId),
-    baseHash: ContentHash.nullable(),
-    currentHash: ContentHash.nullable(),
-    diff: z.string().describe('Unified diff (jsdiff, 3 lines of context) from base to current.'),
-    hunks: z.array(Hunk),
-    diffLeftOut: z
-      .literal(true)
-      .optional()
-      .describe(
-        'Present when the file is too big to diff in a plain listing: `diff` then says why and how to get it ' +
-          '(review.list with paths and full), and `hunks` is empty.',
-      ),
-    diffPart: z
-      .object({
-        start: z.number().int().nonnegative(),
-        end: z.number().int().nonnegative(),
-        total: z.number().int().nonnegative(),
-      })
-      .strict()
-      .optional()
-      .describe(
-        'Present when the diff is too big for one message: this entry carries diff characters [start, end) of ' +
-          'total (UTF-16 code units, as JSON strings count them), and the next pages (nextCursor) continue the ' +
-          'same path, each part starting where the one before ended. Concatenate the parts; the last one ' +
-          'carries `hunks` (it may hold no diff characters).',
-      ),
-    hunkLinesLeftOut: z
-      .literal(true)
-      .optional()
-      .describe(
-        "Present when the hunks' lines do not fit one message: each hunk keeps its id and ranges, and its lines " +
-          'are those of its @@ section in `diff`.',
-      ),
-  })
-  .strict();
-export type FileReview = z.infer<typeof FileReview>;
+export {
+  ChangeSource,
+  ContentHash,
+  FileReview,
+  FileStatus,
+  type FileUpdate,
+  Hunk,
+  LogEntry,
+  RejectUndo,
+  type ReviewConflict,
+} from './review-values.ts';
 
 export const ReviewList = defineCommand('review.list', {
   summary: "List the files in an agent's action log (its own and its descendants' changes) with diffs and hunk ids.",
