@@ -23,7 +23,7 @@ import { totalmem } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import type { Logger } from 'pino';
 import { AgentsOomWatch } from './agents-oom.ts';
-import { cgroupMembers, ownMemoryLimit, procTexts, readCgroup, removeStale, removeTree } from './cgroup-files.ts';
+import { cgroupMembers, ownMemoryLimit, procTexts, readCgroup, removeCgroupTree, removeStale } from './cgroup-files.ts';
 import {
   cgroupPath,
   cgroupV1Dir,
@@ -42,6 +42,8 @@ const SHELL_START_TASKS = 4;
 const RELEASE_WAIT_MS = 2_000;
 /** How long the removal of a closed terminal's leaf and the sub-cgroups its processes made below it may take. */
 const REMOVE_WAIT_MS = 20_000;
+/** A release reads every process's cgroup file (a few ms with a few hundred processes) at most this often. */
+const SCAN_EVERY_MS = 250;
 
 /** The limits' keys of `domains.terminal` (TerminalConfig). */
 export type AgentLimits = {
@@ -303,54 +305,72 @@ export class AgentCgroups {
   }
 
   async #release(leaf: string, lineage: readonly string[]): Promise<void> {
+    try {
+      await this.#empty(leaf);
+    } finally {
+      // The leaf's count goes whatever became of it: a leaf left behind keeps its agent's cgroup by itself.
+      for (const agentId of [...lineage].reverse()) {
+        const agent = this.#agents.get(agentId);
+        if (!agent || --agent.terminals > 0) continue;
+        try {
+          // Fails while a child agent's cgroup is still there: removed with that one. In one turn, no await: a
+          // join of this agent in between would reuse the entry and make its leaf in a removed directory. The
+          // agent's own cgroup holds no process (its terminals' leaves do), so it has no page cache to reclaim.
+          for (const h of this.#hierarchies) rmdirSync(join(h.base, agent.rel));
+          this.#agents.delete(agentId);
+        } catch {}
+      }
+    }
+  }
+
+  /**
+   * Kills what a leaf holds and removes it. The removal is the proof that nothing is left: a cgroup still holding
+   * a process (one that moved in meanwhile, or one no read found) cannot go. So the leaf's processes are killed
+   * until a read finds none, then it is removed bottom-up, and read again if that failed, until it is gone. A
+   * read takes each process's own `/proc/<pid>/cgroup` when the leaf's files cannot show them all (more
+   * sub-cgroups than a read takes, a path past PATH_MAX) or a removal failed with nothing found: so a hidden
+   * process dies first, and the scans (a few ms each) come at most every SCAN_EVERY_MS. Once nothing is left to
+   * kill, removing many sub-cgroups may take longer than the processes had to die.
+   */
+  async #empty(leaf: string): Promise<void> {
     const dirs = this.#hierarchies.map((h) => join(h.base, leaf));
     const killBy = Date.now() + RELEASE_WAIT_MS;
     const removeBy = Date.now() + REMOVE_WAIT_MS;
-    // The removal is the proof that nothing is left: a cgroup still holding a process (one that moved in
-    // meanwhile) cannot go. So the leaf's processes are killed until a read finds none (each process's own
-    // `/proc/<pid>/cgroup` when the leaf has more sub-cgroups than a read of its files takes, so one hidden below
-    // them dies first); then the leaf is removed bottom-up, and read again if that failed, until it is gone.
-    // Once nothing is left to kill, removing many sub-cgroups may take longer than the processes had to die.
-    let failed: unknown;
+    const scans = { at: Number.NEGATIVE_INFINITY, wanted: false };
     for (;;) {
-      const pids = this.#members(leaf, dirs);
+      const pids = this.#members(leaf, dirs, scans);
       for (const pid of pids) {
         try {
           process.kill(pid, 'SIGKILL');
         } catch {} // gone already
       }
+      let failed: unknown;
       if (pids.size === 0) {
         failed = await removeAll(dirs, this.#hierarchies, removeBy);
-        if (failed === undefined) break;
+        if (failed === undefined) return;
+        scans.wanted = true;
       }
-      if (Date.now() > (pids.size > 0 ? killBy : removeBy)) {
-        const why = pids.size > 0 ? `${pids.size} processes` : String((failed as Error).message);
-        throw new Error(`processes in ${dirs.join(', ')} outlived SIGKILL (${why})`);
-      }
+      if (pids.size > 0 && Date.now() > killBy)
+        throw new Error(`${pids.size} processes in ${dirs.join(', ')} outlived SIGKILL`);
+      if (pids.size === 0 && Date.now() > removeBy)
+        throw new Error(`could not remove ${dirs.join(', ')}: ${String((failed as Error)?.message ?? failed)}`);
       await new Promise((r) => setTimeout(r, 20));
-    }
-    for (const agentId of [...lineage].reverse()) {
-      const agent = this.#agents.get(agentId);
-      if (!agent || --agent.terminals > 0) continue;
-      try {
-        // Fails while a child agent's cgroup is still there: removed with that one. In one turn, no await: a
-        // join of this agent in between would reuse the entry and make its leaf in a removed directory. The
-        // agent's own cgroup holds no process (its terminals' leaves do), so it has no page cache to reclaim.
-        for (const h of this.#hierarchies) rmdirSync(join(h.base, agent.rel));
-        this.#agents.delete(agentId);
-      } catch {}
     }
   }
 
   /**
-   * The processes in a leaf (below `base` as `rel`, at `dirs`) and its sub-cgroups: from their files, or, when it
-   * has more sub-cgroups than one read takes, from every process's own cgroup file.
+   * The processes in a leaf (below `base` as `rel`, at `dirs`) and its sub-cgroups: from their files, or from
+   * every process's own cgroup file when those cannot show them all or `scans.wanted`, at most every
+   * SCAN_EVERY_MS.
    */
-  #members(rel: string, dirs: readonly string[]): Set<number> {
+  #members(rel: string, dirs: readonly string[], scans: { at: number; wanted: boolean }): Set<number> {
     const pids = new Set<number>();
+    const reads = dirs.map((dir) => readCgroup(dir));
+    const scan = (scans.wanted || reads.some((r) => !r.complete)) && performance.now() - scans.at >= SCAN_EVERY_MS;
+    if (scan) scans.at = performance.now();
     for (const [i, h] of this.#hierarchies.entries()) {
-      const read = readCgroup(dirs[i]!);
-      for (const pid of read.complete ? read.pids : cgroupMembers(h.controller, posix.join(h.path, rel))) pids.add(pid);
+      for (const pid of reads[i]!.pids) pids.add(pid);
+      if (scan) for (const pid of cgroupMembers(h.controller, posix.join(h.path, rel))) pids.add(pid);
     }
     return pids;
   }
@@ -362,7 +382,7 @@ export class AgentCgroups {
     await Promise.all(this.#releasing);
     for (const h of this.#hierarchies) {
       try {
-        await removeTree(h.base, h);
+        await removeCgroupTree(h.base, h);
       } catch (err) {
         this.#log.warn({ err: (err as Error).message }, 'terminal cgroup left behind');
       }
@@ -379,7 +399,7 @@ async function removeAll(
   let failed: unknown;
   for (const [i, dir] of dirs.entries()) {
     try {
-      await removeTree(dir, hierarchies[i]!, deadline);
+      await removeCgroupTree(dir, hierarchies[i]!, deadline);
     } catch (err) {
       failed ??= err;
     }

@@ -98,7 +98,8 @@ export class AgentUserns {
     this.#leaves.set(terminalId, entries);
     try {
       const { path } = await parent!.ns;
-      this.#made = true;
+      // The host stopped meanwhile (dispose): its descriptors are closed, the path names nothing.
+      if (entries.some((e) => e.dropped)) throw new Error('the runtime is stopping');
       return path;
     } catch (err) {
       this.release(terminalId);
@@ -214,6 +215,9 @@ export class AgentUserns {
         }
         settled = true;
         clearTimeout(timer);
+        // Set as it is made, not as a join returns it: every namespace but all agents' is made once its parent
+        // was, so a failure after the first can never be taken for a machine without user namespaces.
+        this.#made = true;
         // The descriptor keeps the namespace: the holder's cat ends with its input.
         child.stdin!.end();
         resolve({ fd, path: `/proc/${process.pid}/fd/${fd}` });

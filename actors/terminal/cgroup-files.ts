@@ -4,7 +4,8 @@
  * (from its files, bounded, or from every process's own `/proc/<pid>/cgroup`), the lowest memory limit above one,
  * removal (emptied of page cache first in the memory hierarchy), and the cgroups of runtimes that are gone.
  */
-import { readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type CgroupController, inCgroup } from '../../machines/terminal/cgroup-v1.ts';
@@ -56,8 +57,10 @@ export function readCgroup(dir: string): { pids: number[]; complete: boolean } {
     try {
       const text = readFileSync(join(dirs[i]!, 'cgroup.procs'), 'utf8');
       for (const line of text.split('\n')) if (line) pids.push(Number(line));
-    } catch {
-      continue; // not there (any more)
+    } catch (err) {
+      // Not there (any more), or not readable by this path: one past PATH_MAX, made relative to a directory.
+      complete &&= isGone(err);
+      continue;
     }
     try {
       for (const e of readdirSync(dirs[i]!, { withFileTypes: true })) {
@@ -68,7 +71,9 @@ export function readCgroup(dir: string): { pids: number[]; complete: boolean } {
         }
         dirs.push(join(dirs[i]!, e.name));
       }
-    } catch {} // gone meanwhile
+    } catch (err) {
+      complete &&= isGone(err);
+    }
   }
   return { pids, complete };
 }
@@ -103,7 +108,7 @@ export function removeStale(dir: string): void {
   for (const name of readdirSync(dir)) {
     const pid = /^skein-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
     if (pid === undefined || Number(pid) === process.pid || isAlive(Number(pid))) continue;
-    removeTree(join(dir, name)).catch(() => undefined);
+    removeCgroupTree(join(dir, name)).catch(() => undefined);
   }
 }
 
@@ -129,15 +134,17 @@ export async function removeTree(
   dir: string,
   h?: { controller: CgroupController },
   deadline?: number,
-  pace: { done: number } = { done: 0 },
+  pace: { done: number; tooLong?: boolean } = { done: 0 },
 ): Promise<void> {
   let entries: string[];
   try {
     entries = readdirSync(dir, { withFileTypes: true })
       .filter((e) => e.isDirectory())
       .map((e) => e.name);
-  } catch {
-    return; // not there
+  } catch (err) {
+    if (isGone(err)) return;
+    if ((err as NodeJS.ErrnoException).code === 'ENAMETOOLONG') pace.tooLong = true;
+    throw err;
   }
   let failed: unknown;
   for (const name of entries) {
@@ -152,4 +159,32 @@ export async function removeTree(
   if (++pace.done % 64 === 0) await new Promise((r) => setImmediate(r));
   if (h) await remove(h, dir);
   else rmdirSync(dir);
+}
+
+/**
+ * `removeTree`, and where it met a path past PATH_MAX (sub-cgroups a process made with calls relative to a
+ * directory, which no path from here can name), `find -depth -type d -delete` after it: find walks relative to
+ * each directory it opened. Their page cache is not emptied first (`remove`). Throws what `removeTree` threw when
+ * `dir` is still there.
+ */
+export async function removeCgroupTree(
+  dir: string,
+  h?: { controller: CgroupController },
+  deadline?: number,
+): Promise<void> {
+  const pace: { done: number; tooLong?: boolean } = { done: 0 };
+  try {
+    await removeTree(dir, h, deadline, pace);
+  } catch (err) {
+    if (!pace.tooLong) throw err;
+    await new Promise<void>((resolve) =>
+      execFile('find', [dir, '-depth', '-type', 'd', '-delete'], { timeout: 10_000 }, () => resolve()),
+    );
+    if (existsSync(dir)) throw err;
+  }
+}
+
+/** Whether a read failed because the cgroup is not there (any more). */
+function isGone(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException).code === 'ENOENT';
 }

@@ -4,7 +4,7 @@
  * that exist. The race this pins: CI failed two `terminal.open` calls when the removal awaited between the
  * hierarchies, and a join in that gap reused the agent's entry and made its leaf in a removed directory.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
@@ -84,4 +84,41 @@ describe.skipIf(!writable)('AgentCgroups: a process hidden below more sub-cgroup
     expect(sleeper.signalCode).toBe('SIGKILL');
     for (const file of procs) expect(existsSync(dirname(file))).toBe(false);
   });
+});
+
+/** Makes 20 sub-cgroups of 250 characters, one in another, in each leaf, relative to each (the whole path is past
+ * PATH_MAX), moves itself to the bottom of each, says ready and sleeps. */
+const DEEP_HIDER = [
+  '$| = 1; my $n = "x" x 250;',
+  'for my $leaf (@ARGV) { chdir $leaf or die "$leaf: $!";',
+  '  for (1 .. 20) { mkdir $n or die "mkdir: $!"; chdir $n or die "chdir: $!" }',
+  '  open my $f, ">", "cgroup.procs" or die "procs: $!"; print $f $$; close $f or die "move: $!" }',
+  'print "ready\\n"; sleep 1000;',
+].join('\n');
+
+describe.skipIf(!writable)('AgentCgroups: a process hidden below a path longer than PATH_MAX', () => {
+  it('is found by its own cgroup file and killed, and the leaf with its sub-cgroups is removed', async () => {
+    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const leaves = cgroups!.join('deep', ['main', 'deeper']).map(dirname);
+    const hider = spawn('perl', ['-e', DEEP_HIDER, ...leaves], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        hider.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+        hider.once('exit', (code) => reject(new Error(`the hider exited (${code}) before it hid`)));
+      });
+      // It hid: no path from here names its cgroup.
+      const own = readFileSync(`/proc/${hider.pid}/cgroup`, 'utf8').split('\n');
+      expect(own.filter((line) => /:(pids|memory):/.test(line) && line.length > 4_096)).toHaveLength(2);
+      const gone = new Promise((r) => hider.once('exit', r));
+      await cgroups!.release('deep');
+      // The canary: the hider outlived its terminal's close.
+      await Promise.race([gone, new Promise((r) => setTimeout(r, 2_000))]);
+      expect(hider.signalCode).toBe('SIGKILL');
+      for (const leaf of leaves) expect(existsSync(leaf)).toBe(false);
+    } finally {
+      hider.kill('SIGKILL');
+      await new Promise((r) => setTimeout(r, 100));
+      for (const leaf of leaves) spawnSync('find', [leaf, '-depth', '-type', 'd', '-delete']);
+    }
+  }, 60_000);
 });

@@ -120,14 +120,14 @@ describe.skipIf(!ready)('inotify per agent: a user namespace per agent, nested, 
     expect(namespaces()).toHaveLength(2);
   });
 
-  it("refuses a sandbox when its agent's namespace cannot be made, once namespaces could be", async () => {
-    // An `unshare` that works twice (all agents' namespace, then a1's) and fails after.
+  /** A terminal manager whose `unshare` works `works` times and fails after; `remove` when done. */
+  function failingUnshare(works: number) {
     const bin = mkdtempSync(join(tmpdir(), 'skein-unshare-'));
     const real = which('unshare')!;
     writeFileSync(
       join(bin, 'unshare'),
       `#!/bin/sh\nn=$(cat ${bin}/count 2>/dev/null || echo 0)\necho $((n + 1)) > ${bin}/count\n` +
-        `[ "$n" -ge 2 ] && { echo 'no namespace for you' >&2; exit 1; }\nexec ${real} "$@"\n`,
+        `[ "$n" -ge ${works} ] && { echo 'no namespace for you' >&2; exit 1; }\nexec ${real} "$@"\n`,
     );
     chmodSync(join(bin, 'unshare'), 0o755);
     const path = process.env.PATH;
@@ -137,17 +137,39 @@ describe.skipIf(!ready)('inotify per agent: a user namespace per agent, nested, 
     } finally {
       process.env.PATH = path;
     }
+    return { remove: () => rmSync(bin, { recursive: true, force: true }) };
+  }
+  const refused = (agentId: string) =>
+    new RegExp(
+      `user namespace of agent '${agentId}' could not be made \\(.*no namespace for you.*\\)` +
+        '.*Try terminal\\.open again',
+      's',
+    );
+
+  it("refuses a sandbox when its agent's namespace cannot be made, once namespaces could be", async () => {
+    // All agents' namespace, then a1's; b1's fails.
+    const bin = failingUnshare(2);
     try {
       expect(await grab('a1', 0)).toBe(perAgent);
       // The canary: b1's sandbox opened outside any agent's namespace, with a share of its own.
-      await expect(h!.open('b1', { sandbox: true })).rejects.toThrow(
-        /user namespace of agent 'b1' could not be made \(.*no namespace for you.*\).*Try terminal\.open again/s,
-      );
+      await expect(h!.open('b1', { sandbox: true })).rejects.toThrow(refused('b1'));
       expect(h!.manager.list('b1')).toEqual({ terminals: [] });
       // a1's namespace is still there and bounds it.
       expect(await grab('a1', 0)).toBe(perAgent);
     } finally {
-      rmSync(bin, { recursive: true, force: true });
+      bin.remove();
+    }
+  });
+
+  it("refuses them too when the first sandboxes open together and only all agents' namespace was made", async () => {
+    const bin = failingUnshare(1);
+    try {
+      // The canary: a sandbox opened with a share of its own because no open had returned a namespace yet.
+      const opens = await Promise.allSettled(['a1', 'b1'].map((agentId) => h!.open(agentId, { sandbox: true })));
+      expect(opens.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+      expect(String((opens[0] as PromiseRejectedResult).reason)).toMatch(refused('a1'));
+    } finally {
+      bin.remove();
     }
   });
 
