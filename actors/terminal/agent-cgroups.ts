@@ -23,7 +23,7 @@ import { totalmem } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import type { Logger } from 'pino';
 import { AgentsOomWatch } from './agents-oom.ts';
-import { cgroupMembers, ownMemoryLimit, procTexts, readCgroup, removeCgroupTree, removeStale } from './cgroup-files.ts';
+import { cgroupMembers, ownMemoryLimit, procTexts, readCgroup, removeTree, removeStale } from './cgroup-files.ts';
 import {
   cgroupPath,
   cgroupV1Dir,
@@ -100,6 +100,8 @@ export class AgentCgroups {
   #oom: AgentsOomWatch | undefined;
   readonly #oomKills = new Map<string, number>();
   #next = 0;
+  /** When the last `#scan` ran (performance.now()). */
+  #scannedAt = Number.NEGATIVE_INFINITY;
 
   private constructor(
     hierarchies: readonly Hierarchy[],
@@ -123,6 +125,7 @@ export class AgentCgroups {
           .map(([terminalId, leaf]): [string, string] => [terminalId, leaf.rel]),
       shells,
       killed: (id: string, n: number) => this.#oomKills.set(id, (this.#oomKills.get(id) ?? 0) + n),
+      scan: (rel: string) => this.#scan(rel),
     };
     this.#oom = AgentsOomWatch.start(tree, AGENTS, log);
   }
@@ -326,53 +329,62 @@ export class AgentCgroups {
   /**
    * Kills what a leaf holds and removes it. The removal is the proof that nothing is left: a cgroup still holding
    * a process (one that moved in meanwhile, or one no read found) cannot go. So the leaf's processes are killed
-   * until a read finds none, then it is removed bottom-up, and read again if that failed, until it is gone. A
-   * read takes each process's own `/proc/<pid>/cgroup` when the leaf's files cannot show them all (more
-   * sub-cgroups than a read takes, a path past PATH_MAX) or a removal failed with nothing found: so a hidden
-   * process dies first, and the scans (a few ms each) come at most every SCAN_EVERY_MS. Once nothing is left to
-   * kill, removing many sub-cgroups may take longer than the processes had to die.
+   * until a read finds none, then it is removed bottom-up, and read again if that failed, until it is gone; each
+   * process found gets RELEASE_WAIT_MS to die after its SIGKILL, the whole REMOVE_WAIT_MS. A read takes each
+   * process's own `/proc/<pid>/cgroup` too when the leaf's files cannot show them all (more sub-cgroups than a
+   * read takes) or a removal failed with nothing found (`#scan`). The passes back off from 20 to 500 ms.
    */
   async #empty(leaf: string): Promise<void> {
     const dirs = this.#hierarchies.map((h) => join(h.base, leaf));
-    const killBy = Date.now() + RELEASE_WAIT_MS;
     const removeBy = Date.now() + REMOVE_WAIT_MS;
-    const scans = { at: Number.NEGATIVE_INFINITY, wanted: false };
-    for (;;) {
-      const pids = this.#members(leaf, dirs, scans);
+    const killedAt = new Map<number, number>();
+    let scan = false;
+    for (let pass = 0; ; pass++) {
+      const pids = this.#members(leaf, dirs, scan);
+      const now = Date.now();
       for (const pid of pids) {
+        if (!killedAt.has(pid)) killedAt.set(pid, now);
         try {
           process.kill(pid, 'SIGKILL');
         } catch {} // gone already
       }
+      const stuck = [...pids].filter((pid) => now - killedAt.get(pid)! > RELEASE_WAIT_MS);
+      if (stuck.length > 0) throw new Error(`processes ${stuck.join(', ')} in ${dirs.join(', ')} outlived SIGKILL`);
       let failed: unknown;
       if (pids.size === 0) {
         failed = await removeAll(dirs, this.#hierarchies, removeBy);
         if (failed === undefined) return;
-        scans.wanted = true;
+        scan = true;
       }
-      if (pids.size > 0 && Date.now() > killBy)
-        throw new Error(`${pids.size} processes in ${dirs.join(', ')} outlived SIGKILL`);
-      if (pids.size === 0 && Date.now() > removeBy)
-        throw new Error(`could not remove ${dirs.join(', ')}: ${String((failed as Error)?.message ?? failed)}`);
-      await new Promise((r) => setTimeout(r, 20));
+      if (Date.now() > removeBy)
+        throw new Error(`could not remove ${dirs.join(', ')} in time: ${String((failed as Error)?.message ?? failed)}`);
+      await new Promise((r) => setTimeout(r, Math.min(20 * 2 ** pass, 500)));
     }
   }
 
   /**
-   * The processes in a leaf (below `base` as `rel`, at `dirs`) and its sub-cgroups: from their files, or from
-   * every process's own cgroup file when those cannot show them all or `scans.wanted`, at most every
-   * SCAN_EVERY_MS.
+   * The processes in a leaf (below `base` as `rel`, at `dirs`) and its sub-cgroups: from their files, and from
+   * every process's own cgroup file when those cannot show them all or `scan` (`#scan`).
    */
-  #members(rel: string, dirs: readonly string[], scans: { at: number; wanted: boolean }): Set<number> {
+  #members(rel: string, dirs: readonly string[], scan: boolean): Set<number> {
     const pids = new Set<number>();
     const reads = dirs.map((dir) => readCgroup(dir));
-    const scan = (scans.wanted || reads.some((r) => !r.complete)) && performance.now() - scans.at >= SCAN_EVERY_MS;
-    if (scan) scans.at = performance.now();
-    for (const [i, h] of this.#hierarchies.entries()) {
-      for (const pid of reads[i]!.pids) pids.add(pid);
-      if (scan) for (const pid of cgroupMembers(h.controller, posix.join(h.path, rel))) pids.add(pid);
-    }
+    for (const read of reads) for (const pid of read.pids) pids.add(pid);
+    if (scan || reads.some((r) => !r.complete)) for (const pid of this.#scan(rel) ?? []) pids.add(pid);
     return pids;
+  }
+
+  /**
+   * The processes in a leaf (`rel` below each base) and below it by their own `/proc/<pid>/cgroup`, each hierarchy
+   * and every thread's (a process whose main thread ended shows the root cgroup in its own file): a read per
+   * process (~17 µs) and per thread of a process in a root cgroup. Undefined when a scan ran less than
+   * SCAN_EVERY_MS ago, for any leaf: the releases and the OOM watch of this runtime share one budget.
+   */
+  #scan(rel: string): number[] | undefined {
+    const now = performance.now();
+    if (now - this.#scannedAt < SCAN_EVERY_MS) return undefined;
+    this.#scannedAt = now;
+    return cgroupMembers(this.#hierarchies.map((h) => ({ controller: h.controller, path: posix.join(h.path, rel) })));
   }
 
   /** Host stop, after every terminal closed: waits for the releases and removes this runtime's cgroups. */
@@ -382,7 +394,7 @@ export class AgentCgroups {
     await Promise.all(this.#releasing);
     for (const h of this.#hierarchies) {
       try {
-        await removeCgroupTree(h.base, h);
+        await removeTree(h.base, h);
       } catch (err) {
         this.#log.warn({ err: (err as Error).message }, 'terminal cgroup left behind');
       }
@@ -399,7 +411,7 @@ async function removeAll(
   let failed: unknown;
   for (const [i, dir] of dirs.entries()) {
     try {
-      await removeCgroupTree(dir, hierarchies[i]!, deadline);
+      await removeTree(dir, hierarchies[i]!, deadline);
     } catch (err) {
       failed ??= err;
     }

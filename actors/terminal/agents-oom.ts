@@ -8,7 +8,8 @@
  *
  * Here the kernel's killer is off in `agents` and so in every cgroup below it (`memory.oom_control` = 1; v1 copies
  * a parent's setting into a new cgroup): a task that would pass a bound waits in the kernel instead. Every POLL_MS
- * the watch reads `under_oom` of each bound; in the first one set (the deepest), it chooses the terminal whose leaf
+ * the watch reads `under_oom` of each bound; in the shallowest one set (v1 marks every cgroup below the one at its
+ * bound, so at the bound of all agents every agent's reads set too), it chooses the terminal whose leaf
  * holds the most memory (charged to it, however held: `oomVictim`) and kills there, one step at a time while the
  * bound stays met: the process of that terminal mapping the most (what the kernel would have killed), then every
  * process but its shell, then the shell. Killing a sandbox's processes ends its namespaces and what they held. The
@@ -18,7 +19,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type LeafUsage, oomVictim, underOom } from '../../machines/terminal/cgroup-v1.ts';
-import { readPids } from './cgroup-files.ts';
+import { readCgroup } from './cgroup-files.ts';
 
 /** How often the watch looks: a task at a bound waits at most this long for the decision. */
 const POLL_MS = 100;
@@ -43,6 +44,11 @@ export type OomWatchTree = {
   shells: (terminalId: string) => readonly number[];
   /** Told of each terminal killed in, and how many processes. */
   killed: (terminalId: string, processes: number) => void;
+  /**
+   * A leaf's processes by every process's own cgroup file, for a leaf whose files cannot show them all (more
+   * sub-cgroups than a read takes); undefined when the runtime's scan budget is spent for now.
+   */
+  scan: (rel: string) => readonly number[] | undefined;
 };
 
 export class AgentsOomWatch {
@@ -83,7 +89,7 @@ export class AgentsOomWatch {
           return false; // removed (its agent's last terminal closed, or the runtime stops)
         }
       })
-      .sort((a, b) => b.length - a.length);
+      .sort((a, b) => a.length - b.length);
     if (met.length === 0) {
       this.#kills.clear();
       return;
@@ -91,7 +97,8 @@ export class AgentsOomWatch {
     const now = Date.now();
     const usage: Array<LeafUsage & { rel: string; pids: number[] }> = [];
     for (const [terminalId, rel] of this.#tree.leaves()) {
-      const pids = readPids(join(base, rel));
+      const read = readCgroup(join(base, rel));
+      const pids = read.complete ? read.pids : [...new Set([...read.pids, ...(this.#tree.scan(rel) ?? [])])];
       let bytes = 0;
       try {
         bytes = Number(readFileSync(join(base, rel, 'memory.usage_in_bytes'), 'utf8'));

@@ -4,11 +4,10 @@
  * (from its files, bounded, or from every process's own `/proc/<pid>/cgroup`), the lowest memory limit above one,
  * removal (emptied of page cache first in the memory hierarchy), and the cgroups of runtimes that are gone.
  */
-import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { type CgroupController, inCgroup } from '../../machines/terminal/cgroup-v1.ts';
+import { type CgroupController, cgroupPath, inCgroup } from '../../machines/terminal/cgroup-v1.ts';
 import { isAlive } from './terminal-proc.ts';
 
 /** What v1 reports as "no limit" (a page-rounded LLONG_MAX): anything at or above it is none. */
@@ -37,7 +36,7 @@ export function ownMemoryLimit(dir: string): number {
 }
 
 /**
- * Sub-cgroups `readPids` reads below one cgroup at most (a walk that blocks the event loop for ~6 ms): a process
+ * Sub-cgroups `readCgroup` reads below one cgroup at most (a walk that blocks the event loop for ~6 ms): a process
  * that made more and hid below them is found by the release anyway, from its own `/proc/<pid>/cgroup`
  * (`cgroupMembers`, agent-cgroups.ts).
  */
@@ -52,49 +51,75 @@ const MAX_SUB_CGROUPS = 256;
 export function readCgroup(dir: string): { pids: number[]; complete: boolean } {
   const pids: number[] = [];
   const dirs = [dir];
+  const fds = new Map<string, number>();
   let complete = true;
-  for (let i = 0; i < dirs.length; i++) {
-    try {
-      const text = readFileSync(join(dirs[i]!, 'cgroup.procs'), 'utf8');
-      for (const line of text.split('\n')) if (line) pids.push(Number(line));
-    } catch (err) {
-      // Not there (any more), or not readable by this path: one past PATH_MAX, made relative to a directory.
-      complete &&= isGone(err);
-      continue;
-    }
-    try {
-      for (const e of readdirSync(dirs[i]!, { withFileTypes: true })) {
-        if (!e.isDirectory()) continue;
-        if (dirs.length > MAX_SUB_CGROUPS) {
-          complete = false;
-          break;
-        }
-        dirs.push(join(dirs[i]!, e.name));
+  try {
+    for (let i = 0; i < dirs.length; i++) {
+      try {
+        const text = readFileSync(join(dirs[i]!, 'cgroup.procs'), 'utf8');
+        for (const line of text.split('\n')) if (line) pids.push(Number(line));
+      } catch (err) {
+        complete &&= isGone(err);
+        continue;
       }
-    } catch (err) {
-      complete &&= isGone(err);
+      try {
+        for (const e of readdirSync(dirs[i]!, { withFileTypes: true })) {
+          if (!e.isDirectory()) continue;
+          if (dirs.length > MAX_SUB_CGROUPS) {
+            complete = false;
+            break;
+          }
+          dirs.push(childPath(dirs[i]!, e.name, fds));
+        }
+      } catch (err) {
+        complete &&= isGone(err);
+      }
     }
+  } finally {
+    for (const fd of fds.values()) closeSync(fd);
   }
   return { pids, complete };
 }
 
-/** `readCgroup`'s processes. */
-export function readPids(dir: string): number[] {
-  return readCgroup(dir).pids;
+/**
+ * Paths longer than this name a directory through a descriptor of its parent (`/proc/self/fd/<n>/<name>`): a
+ * process can make sub-cgroups relative to a directory until their path passes PATH_MAX (4,096), which no path
+ * from here could name (ENAMETOOLONG), so nothing could read or remove them.
+ */
+const LONG_PATH = 2_048;
+
+/** `join(parent, name)`, or the same directory through a descriptor of `parent` (kept in `fds`) when too long. */
+function childPath(parent: string, name: string, fds: Map<string, number>): string {
+  const path = join(parent, name);
+  if (path.length <= LONG_PATH) return path;
+  let fd = fds.get(parent);
+  if (fd === undefined) {
+    fd = openSync(parent, constants.O_RDONLY | constants.O_DIRECTORY);
+    fds.set(parent, fd);
+  }
+  return `/proc/self/fd/${fd}/${name}`;
 }
 
 /**
- * The processes in the cgroup `path` of `controller` or below it (as this process's cgroup namespace shows it),
- * each found by its own `/proc/<pid>/cgroup`: a read per process on the machine (a few ms for a few hundred),
- * whatever number of sub-cgroups one hides below.
+ * The processes in a cgroup or below it, in any of `cgroups` (`path` of `controller`, as this process's cgroup
+ * namespace shows it), each found by its own `/proc/<pid>/cgroup`: a read per process on the machine, whatever
+ * number of sub-cgroups one hides below. A process whose main thread ended shows the root cgroup there (v1) while
+ * its other threads run on where they are: such a process's threads are read too.
  */
-export function cgroupMembers(controller: CgroupController, path: string): number[] {
+export function cgroupMembers(cgroups: ReadonlyArray<{ controller: CgroupController; path: string }>): number[] {
   const pids: number[] = [];
+  const inAny = (text: string) => cgroups.some(({ controller, path }) => inCgroup(text, controller, path));
   for (const name of readdirSync('/proc')) {
     const c = name.charCodeAt(0);
     if (c < 48 || c > 57) continue;
     try {
-      if (inCgroup(readFileSync(`/proc/${name}/cgroup`, 'utf8'), controller, path)) pids.push(Number(name));
+      const text = readFileSync(`/proc/${name}/cgroup`, 'utf8');
+      if (inAny(text)) pids.push(Number(name));
+      else if (cgroups.some(({ controller }) => cgroupPath(text, controller) === '/')) {
+        const tasks = readdirSync(`/proc/${name}/task`);
+        if (tasks.length > 1 && tasks.some((t) => inAny(readFileSync(`/proc/${name}/task/${t}/cgroup`, 'utf8'))))
+          pids.push(Number(name));
+      }
     } catch {} // gone meanwhile
   }
   return pids;
@@ -108,7 +133,7 @@ export function removeStale(dir: string): void {
   for (const name of readdirSync(dir)) {
     const pid = /^skein-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
     if (pid === undefined || Number(pid) === process.pid || isAlive(Number(pid))) continue;
-    removeCgroupTree(join(dir, name)).catch(() => undefined);
+    removeTree(join(dir, name)).catch(() => undefined);
   }
 }
 
@@ -134,7 +159,7 @@ export async function removeTree(
   dir: string,
   h?: { controller: CgroupController },
   deadline?: number,
-  pace: { done: number; tooLong?: boolean } = { done: 0 },
+  pace: { done: number } = { done: 0 },
 ): Promise<void> {
   let entries: string[];
   try {
@@ -143,45 +168,26 @@ export async function removeTree(
       .map((e) => e.name);
   } catch (err) {
     if (isGone(err)) return;
-    if ((err as NodeJS.ErrnoException).code === 'ENAMETOOLONG') pace.tooLong = true;
     throw err;
   }
   let failed: unknown;
-  for (const name of entries) {
-    if (deadline !== undefined && Date.now() > deadline) throw new Error(`gave up removing ${dir}: out of time`);
-    try {
-      await removeTree(join(dir, name), h, deadline, pace);
-    } catch (err) {
-      failed ??= err;
+  const fds = new Map<string, number>();
+  try {
+    for (const name of entries) {
+      if (deadline !== undefined && Date.now() > deadline) throw new Error(`gave up removing ${dir}: out of time`);
+      try {
+        await removeTree(childPath(dir, name, fds), h, deadline, pace);
+      } catch (err) {
+        failed ??= err;
+      }
     }
+  } finally {
+    for (const fd of fds.values()) closeSync(fd);
   }
   if (failed !== undefined) throw failed;
   if (++pace.done % 64 === 0) await new Promise((r) => setImmediate(r));
   if (h) await remove(h, dir);
   else rmdirSync(dir);
-}
-
-/**
- * `removeTree`, and where it met a path past PATH_MAX (sub-cgroups a process made with calls relative to a
- * directory, which no path from here can name), `find -depth -type d -delete` after it: find walks relative to
- * each directory it opened. Their page cache is not emptied first (`remove`). Throws what `removeTree` threw when
- * `dir` is still there.
- */
-export async function removeCgroupTree(
-  dir: string,
-  h?: { controller: CgroupController },
-  deadline?: number,
-): Promise<void> {
-  const pace: { done: number; tooLong?: boolean } = { done: 0 };
-  try {
-    await removeTree(dir, h, deadline, pace);
-  } catch (err) {
-    if (!pace.tooLong) throw err;
-    await new Promise<void>((resolve) =>
-      execFile('find', [dir, '-depth', '-type', 'd', '-delete'], { timeout: 10_000 }, () => resolve()),
-    );
-    if (existsSync(dir)) throw err;
-  }
 }
 
 /** Whether a read failed because the cgroup is not there (any more). */

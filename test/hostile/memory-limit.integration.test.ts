@@ -171,6 +171,38 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
 
   attack(
     'memory',
+    'at the bound of all agents, the agent holding the most is killed in, not the first agent started',
+    async () => {
+      const c = canary(rt().workspace);
+      try {
+        // v1 marks every cgroup below the one at its bound as under OOM: the watch once took the first agent's
+        // (the deepest marked, ties in start order) for the bound met, and killed the small holder there.
+        const tags = { small: `hog-${process.pid}-small`, big: `hog-${process.pid}-big` };
+        const small = await agentWithTerminal('small');
+        await small.exec(`(${hog(100, `${c.path}-small`, tags.small, 600)}) > /dev/null 2>&1 &`);
+        await until(() => existsSync(`${c.path}-small`), 'the small one held its 100 MiB');
+        const big = await agentWithTerminal('big');
+        await big.exec(`(${hog(155, `${c.path}-big`, tags.big, 600)}) > /dev/null 2>&1 &`);
+        await until(
+          () => runtimeKills(rt(), big.terminalId).length + runtimeKills(rt(), small.terminalId).length >= 1,
+          'an OOM kill',
+        );
+        await until(() => alive(tags.big) === 0, 'the big hog killed');
+        // The canaries: the small holder killed instead, or the big one got all it asked for.
+        expect(alive(tags.small)).toBe(1);
+        expect(runtimeKills(rt(), small.terminalId)).toEqual([]);
+        expect(existsSync(`${c.path}-big`)).toBe(false);
+        ok(await rt().call('terminal.close', { terminalId: small.terminalId }, { agentId: 'small' }));
+        ok(await rt().call('terminal.close', { terminalId: big.terminalId }, { agentId: 'big' }));
+      } finally {
+        c.dispose();
+      }
+    },
+    120_000,
+  );
+
+  attack(
+    'memory',
     'opening, writing and closing terminals in a loop leaves no memory charged behind (page cache of a closed one)',
     async () => {
       const keeper = await agentWithTerminal('churner');

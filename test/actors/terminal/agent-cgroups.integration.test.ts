@@ -4,12 +4,14 @@
  * that exist. The race this pins: CI failed two `terminal.open` calls when the removal awaited between the
  * hierarchies, and a join in that gap reused the agent's entry and made its leaf in a removed directory.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentCgroups } from '../../../actors/terminal/agent-cgroups.ts';
+import { which } from '../../../actors/terminal/pty-spawn.ts';
 import { ownCgroup } from '../../hostile/cgroup-support.ts';
 
 const writable = ownCgroup('pids').ok && ownCgroup('memory').ok;
@@ -121,4 +123,93 @@ describe.skipIf(!writable)('AgentCgroups: a process hidden below a path longer t
       for (const leaf of leaves) spawnSync('find', [leaf, '-depth', '-type', 'd', '-delete']);
     }
   }, 60_000);
+});
+
+/**
+ * Makes 4,200 empty sub-cgroups in each leaf and moves into `d0/x` below them, then starts a thread and ends its
+ * main thread: v1 then shows the root cgroup in the process's own `/proc/<pid>/cgroup`, while the thread runs on
+ * in `d0/x` (a review's hider).
+ */
+const THREAD_HIDER = `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static void *sleeper(void *a) { for (;;) pause(); return a; }
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    char d[32];
+    if (chdir(argv[i])) return 1;
+    for (int j = 1; j <= 4200; j++) { sprintf(d, "d%d", j); if (mkdir(d, 0755)) return 2; }
+    if (mkdir("d0", 0755) || chdir("d0") || mkdir("x", 0755) || chdir("x")) return 3;
+    int fd = open("cgroup.procs", O_WRONLY); int l = sprintf(d, "%d", getpid());
+    if (fd < 0 || write(fd, d, l) != l) return 4;
+    close(fd);
+  }
+  pthread_t t;
+  pthread_create(&t, 0, sleeper, 0);
+  printf("ready\\n");
+  fflush(stdout);
+  pthread_exit(0);
+}
+`;
+
+describe.skipIf(!writable || !which('cc'))('AgentCgroups: a process whose main thread ended, hidden below', () => {
+  it("is found by its threads' own cgroup files and killed before the sub-cgroups are removed", async () => {
+    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const leaves = cgroups!.join('threads', ['main', 'threader']).map(dirname);
+    const dir = mkdtempSync(join(tmpdir(), 'skein-hider-'));
+    writeFileSync(join(dir, 'hider.c'), THREAD_HIDER);
+    execFileSync('cc', ['-pthread', '-o', join(dir, 'hider'), join(dir, 'hider.c')]);
+    const hider = spawn(join(dir, 'hider'), leaves, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const subCgroups = (leaf: string) =>
+      readdirSync(leaf, { withFileTypes: true }).filter((e) => e.isDirectory()).length;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        hider.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+        hider.once('exit', (code) => reject(new Error(`the hider exited (${code}) before it hid`)));
+      });
+      await expect.poll(() => readFileSync(`/proc/${hider.pid}/status`, 'utf8')).toMatch(/State:\s+Z/);
+      expect(readFileSync(`/proc/${hider.pid}/cgroup`, 'utf8')).toMatch(/:pids:\/\n/);
+      const left = new Promise<number>((r) => hider.once('exit', () => r(subCgroups(leaves[0]!))));
+      await cgroups!.release('threads');
+      // The canary: it lived until the empty sub-cgroups were gone (found by a read of the leaf's files only then).
+      expect(await left).toBeGreaterThan(4_000);
+      for (const leaf of leaves) expect(existsSync(leaf)).toBe(false);
+    } finally {
+      hider.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!writable)('AgentCgroups: an agent at its memory bound, its hog hidden below many sub-cgroups', () => {
+  it('has the hog killed by the OOM watch, which finds it by its own cgroup file', async () => {
+    const MiB = 1024 * 1024;
+    const bounded = AgentCgroups.open({ ...limits, maxMemoryPerAgent: 64 * MiB }, 'main', log)!;
+    const leaves = bounded.join('hog', ['main', 'hoarder']).map(dirname);
+    // Waits to be moved, then asks for twice the bound.
+    const hog = spawn('perl', ['-e', 'sleep 1; my @m; push @m, "x" x 1048576 for 1 .. 128; sleep 600'], {
+      stdio: 'ignore',
+    });
+    try {
+      for (const leaf of leaves) {
+        for (let i = 1; i <= 300; i++) mkdirSync(join(leaf, `d${i}`));
+        mkdirSync(join(leaf, 'd0', 'x'), { recursive: true });
+        writeFileSync(join(leaf, 'd0', 'x', 'cgroup.procs'), String(hog.pid));
+      }
+      // The canary: the hog waits at the bound for ever (the kernel's killer is off there), unseen by the watch.
+      const killed = await Promise.race([
+        new Promise((r) => hog.once('exit', (_code, signal) => r(signal))),
+        new Promise((r) => setTimeout(() => r('still waiting at the bound'), 10_000)),
+      ]);
+      expect(killed).toBe('SIGKILL');
+    } finally {
+      hog.kill('SIGKILL');
+      await bounded.release('hog');
+      await bounded.dispose();
+    }
+  }, 30_000);
 });
