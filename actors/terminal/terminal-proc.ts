@@ -338,7 +338,13 @@ export async function stopSession(o: {
   exited: Promise<unknown>;
   now?: boolean;
 }): Promise<void> {
-  if (o.now) signalAll(sessionMembers(o.leader), 'SIGKILL', []);
+  if (o.now) {
+    // The shell before anything it waits for: killed after its foreground job, it could still run the rest of its
+    // command line (print that the job was killed, then what followed) before its own SIGKILL landed. In a
+    // sandbox it is the pid namespace's init: the kernel kills the rest of the namespace with it.
+    signalSafely(o.shellPid, 'SIGKILL');
+    signalAll(sessionMembers(o.leader), 'SIGKILL', []);
+  }
   const wrapper = (m: { pid: number; comm: string }) =>
     m.pid === o.leader || m.pid === o.shellPid || (o.sandbox && m.comm === 'bwrap');
   const others = (recent = false) => sessionMembers(o.leader, false, recent).filter((m) => !wrapper(m));
