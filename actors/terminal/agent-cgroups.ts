@@ -23,7 +23,7 @@ import { totalmem } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import type { Logger } from 'pino';
 import { AgentsOomWatch } from './agents-oom.ts';
-import { cgroupMembers, ownMemoryLimit, procTexts, readCgroup, removeTree, removeStale } from './cgroup-files.ts';
+import { cgroupMembersOf, ownMemoryLimit, procTexts, readCgroup, removeTree, removeStale } from './cgroup-files.ts';
 import {
   cgroupPath,
   cgroupV1Dir,
@@ -125,7 +125,7 @@ export class AgentCgroups {
           .map(([terminalId, leaf]): [string, string] => [terminalId, leaf.rel]),
       shells,
       killed: (id: string, n: number) => this.#oomKills.set(id, (this.#oomKills.get(id) ?? 0) + n),
-      scan: (rel: string) => this.#scan(rel),
+      scan: (rels: readonly string[]) => this.#scan(rels),
     };
     this.#oom = AgentsOomWatch.start(tree, AGENTS, log);
   }
@@ -340,6 +340,7 @@ export class AgentCgroups {
     const killedAt = new Map<number, number>();
     let scan = false;
     for (let pass = 0; ; pass++) {
+      this.#stopForks(dirs);
       const pids = this.#members(leaf, dirs, scan);
       const now = Date.now();
       for (const pid of pids) {
@@ -363,6 +364,20 @@ export class AgentCgroups {
   }
 
   /**
+   * No fork in a leaf being emptied, nor below it (v1's pids bound is hierarchical): a process that forks and lets
+   * its parent exit has a new pid every ~50 µs, so each kill would find its pid gone and the release never end.
+   * Written every pass: an unsandboxed shell owns its leaf and could raise it back. Not there without a pids bound.
+   */
+  #stopForks(dirs: readonly string[]): void {
+    for (const [i, h] of this.#hierarchies.entries()) {
+      if (h.controller !== 'pids') continue;
+      try {
+        writeFileSync(join(dirs[i]!, 'pids.max'), '0');
+      } catch {} // gone already
+    }
+  }
+
+  /**
    * The processes in a leaf (below `base` as `rel`, at `dirs`) and its sub-cgroups: from their files, and from
    * every process's own cgroup file when those cannot show them all or `scan` (`#scan`).
    */
@@ -370,21 +385,23 @@ export class AgentCgroups {
     const pids = new Set<number>();
     const reads = dirs.map((dir) => readCgroup(dir));
     for (const read of reads) for (const pid of read.pids) pids.add(pid);
-    if (scan || reads.some((r) => !r.complete)) for (const pid of this.#scan(rel) ?? []) pids.add(pid);
+    if (scan || reads.some((r) => !r.complete)) for (const pid of this.#scan([rel])?.[0] ?? []) pids.add(pid);
     return pids;
   }
 
   /**
-   * The processes in a leaf (`rel` below each base) and below it by their own `/proc/<pid>/cgroup`, each hierarchy
-   * and every thread's (a process whose main thread ended shows the root cgroup in its own file): a read per
-   * process (~17 µs) and per thread of a process in a root cgroup. Undefined when a scan ran less than
-   * SCAN_EVERY_MS ago, for any leaf: the releases and the OOM watch of this runtime share one budget.
+   * The processes in each leaf of `rels` (below each base) and below it by their own `/proc/<pid>/cgroup`, each
+   * hierarchy and every thread's (a process whose main thread ended shows the root cgroup in its own file): one
+   * scan, a read per process (~17 µs) and per thread of a process at the root. Undefined when a scan ran less than
+   * SCAN_EVERY_MS ago: the releases and the OOM watch of this runtime share one budget.
    */
-  #scan(rel: string): number[] | undefined {
+  #scan(rels: readonly string[]): number[][] | undefined {
     const now = performance.now();
     if (now - this.#scannedAt < SCAN_EVERY_MS) return undefined;
     this.#scannedAt = now;
-    return cgroupMembers(this.#hierarchies.map((h) => ({ controller: h.controller, path: posix.join(h.path, rel) })));
+    return cgroupMembersOf(
+      rels.map((rel) => this.#hierarchies.map((h) => ({ controller: h.controller, path: posix.join(h.path, rel) }))),
+    );
   }
 
   /** Host stop, after every terminal closed: waits for the releases and removes this runtime's cgroups. */

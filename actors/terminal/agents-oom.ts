@@ -45,10 +45,11 @@ export type OomWatchTree = {
   /** Told of each terminal killed in, and how many processes. */
   killed: (terminalId: string, processes: number) => void;
   /**
-   * A leaf's processes by every process's own cgroup file, for a leaf whose files cannot show them all (more
-   * sub-cgroups than a read takes); undefined when the runtime's scan budget is spent for now.
+   * Leaves' processes by every process's own cgroup file (one scan, a list per leaf of `rels`), for leaves whose
+   * files cannot show them all (more sub-cgroups than a read takes); undefined when the runtime's scan budget is
+   * spent for now.
    */
-  scan: (rel: string) => readonly number[] | undefined;
+  scan: (rels: readonly string[]) => readonly (readonly number[])[] | undefined;
 };
 
 export class AgentsOomWatch {
@@ -74,7 +75,14 @@ export class AgentsOomWatch {
   private constructor(tree: OomWatchTree, log: Logger) {
     this.#tree = tree;
     this.#log = log;
-    this.#timer = setInterval(() => this.check(), POLL_MS);
+    this.#timer = setInterval(() => {
+      try {
+        this.check();
+      } catch (err) {
+        // Out of descriptors for a moment (EMFILE): the next look decides; a timer's throw would end the runtime.
+        this.#log.warn({ err: (err as Error).message }, 'agents at a memory bound: a look failed');
+      }
+    }, POLL_MS);
     this.#timer.unref();
   }
 
@@ -95,10 +103,20 @@ export class AgentsOomWatch {
       return;
     }
     const now = Date.now();
+    const leaves = [...this.#tree.leaves()].map(([terminalId, rel]) => ({
+      terminalId,
+      rel,
+      read: readCgroup(join(base, rel)),
+    }));
+    // Leaves that hide processes below more sub-cgroups than a read takes are scanned, all at once; without that
+    // scan (the budget is spent) the watch does not decide: the leaf would look empty and another be killed in.
+    const hiding = leaves.filter((l) => !l.read.complete);
+    const found = hiding.length > 0 ? this.#tree.scan(hiding.map((l) => l.rel)) : [];
+    if (found === undefined) return;
     const usage: Array<LeafUsage & { rel: string; pids: number[] }> = [];
-    for (const [terminalId, rel] of this.#tree.leaves()) {
-      const read = readCgroup(join(base, rel));
-      const pids = read.complete ? read.pids : [...new Set([...read.pids, ...(this.#tree.scan(rel) ?? [])])];
+    for (const { terminalId, rel, read } of leaves) {
+      const i = hiding.findIndex((l) => l.rel === rel);
+      const pids = i < 0 ? read.pids : [...new Set([...read.pids, ...(found[i] ?? [])])];
       let bytes = 0;
       try {
         bytes = Number(readFileSync(join(base, rel, 'memory.usage_in_bytes'), 'utf8'));
@@ -107,9 +125,16 @@ export class AgentsOomWatch {
       const kill = this.#kills.get(terminalId);
       if (kill && now - kill.at < KILL_GRACE_MS && kill.pids.some((pid) => pids.includes(pid))) return; // dying
     }
-    const scope = met[0]!;
-    const below = usage.filter((u) => u.rel.startsWith(`${scope}/`));
-    const leaf = below.find((u) => u.terminalId === oomVictim(below));
+    // The shallowest bound met that has a terminal to kill in: one with none (its last terminal closing) must not
+    // leave another agent's met bound waiting.
+    let scope = '';
+    let leaf: (typeof usage)[number] | undefined;
+    for (const rel of met) {
+      const below = usage.filter((u) => u.rel.startsWith(`${rel}/`));
+      leaf = below.find((u) => u.terminalId === oomVictim(below));
+      scope = rel;
+      if (leaf) break;
+    }
     if (!leaf) return;
     const spared = new Set(this.#tree.shells(leaf.terminalId));
     const commands = leaf.pids.filter((pid) => !spared.has(pid));

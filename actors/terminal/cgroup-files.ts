@@ -107,22 +107,41 @@ function childPath(parent: string, name: string, fds: Map<string, number>): stri
  * its other threads run on where they are: such a process's threads are read too.
  */
 export function cgroupMembers(cgroups: ReadonlyArray<{ controller: CgroupController; path: string }>): number[] {
-  const pids: number[] = [];
-  const inAny = (text: string) => cgroups.some(({ controller, path }) => inCgroup(text, controller, path));
+  return cgroupMembersOf([cgroups])[0]!;
+}
+
+/**
+ * `cgroupMembers` of several groups of cgroups in one scan of /proc (the OOM watch reads every leaf it cannot read
+ * whole at once): the processes of each group, in order. A process in several goes to the first.
+ */
+export function cgroupMembersOf(
+  groups: ReadonlyArray<ReadonlyArray<{ controller: CgroupController; path: string }>>,
+): number[][] {
+  const out = groups.map((): number[] => []);
+  const controllers = [...new Set(groups.flatMap((g) => g.map((c) => c.controller)))];
+  const which = (text: string) =>
+    groups.findIndex((g) => g.some(({ controller, path }) => inCgroup(text, controller, path)));
   for (const name of readdirSync('/proc')) {
     const c = name.charCodeAt(0);
     if (c < 48 || c > 57) continue;
     try {
       const text = readFileSync(`/proc/${name}/cgroup`, 'utf8');
-      if (inAny(text)) pids.push(Number(name));
-      else if (cgroups.some(({ controller }) => cgroupPath(text, controller) === '/')) {
+      let i = which(text);
+      // Only a process shown at the root of every hierarchy asked (as one whose main thread ended is): most
+      // processes of the machine sit elsewhere in one of them, and reading their threads would double the scan.
+      if (i < 0 && controllers.every((controller) => cgroupPath(text, controller) === '/')) {
         const tasks = readdirSync(`/proc/${name}/task`);
-        if (tasks.length > 1 && tasks.some((t) => inAny(readFileSync(`/proc/${name}/task/${t}/cgroup`, 'utf8'))))
-          pids.push(Number(name));
+        for (const t of tasks.length > 1 ? tasks : []) {
+          try {
+            i = which(readFileSync(`/proc/${name}/task/${t}/cgroup`, 'utf8'));
+          } catch {} // that thread ended
+          if (i >= 0) break;
+        }
       }
+      if (i >= 0) out[i]!.push(Number(name));
     } catch {} // gone meanwhile
   }
-  return pids;
+  return out;
 }
 
 /**
@@ -149,45 +168,73 @@ export async function remove(h: { controller: CgroupController }, dir: string): 
   rmdirSync(dir);
 }
 
+/** How long `removeTree` works before it yields to the event loop. */
+const YIELD_MS = 10;
+
 /**
  * Removes a cgroup tree bottom-up (a cgroup directory is removed empty, its control files with it). A cgroup that
  * cannot go (a process still in it) does not stop the removal of its siblings: each pass of a release leaves
  * less to read. Throws the first failure once all were tried, or as soon as `deadline` (ms since the epoch) has
- * passed; yields to the event loop every 64 cgroups, so a tree a process keeps growing never stalls the runtime.
+ * passed. The walk keeps its own stack (a chain of 5,000 nested cgroups overflowed the JS stack of a recursive one)
+ * and yields to the event loop every YIELD_MS, down or up: the kernel's mkdir and rmdir of a nested cgroup cost
+ * time in proportion to its depth (~1 ms at 5,000 levels), so a tree a process made deep or keeps growing never
+ * stalls the runtime.
  */
-export async function removeTree(
-  dir: string,
-  h?: { controller: CgroupController },
-  deadline?: number,
-  pace: { done: number } = { done: 0 },
-): Promise<void> {
-  let entries: string[];
+export async function removeTree(dir: string, h?: { controller: CgroupController }, deadline?: number): Promise<void> {
+  type Frame = { dir: string; names: string[]; next: number; failed?: unknown; fds: Map<string, number> };
+  const enter = (at: string): Frame | undefined => {
+    try {
+      const names = readdirSync(at, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
+      return { dir: at, names, next: 0, fds: new Map() };
+    } catch (err) {
+      if (isGone(err)) return undefined;
+      throw err;
+    }
+  };
+  const root = enter(dir);
+  if (!root) return;
+  const stack: Frame[] = [root];
+  let ran = performance.now();
   try {
-    entries = readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name);
-  } catch (err) {
-    if (isGone(err)) return;
-    throw err;
-  }
-  let failed: unknown;
-  const fds = new Map<string, number>();
-  try {
-    for (const name of entries) {
+    while (stack.length > 0) {
       if (deadline !== undefined && Date.now() > deadline) throw new Error(`gave up removing ${dir}: out of time`);
-      try {
-        await removeTree(childPath(dir, name, fds), h, deadline, pace);
-      } catch (err) {
-        failed ??= err;
+      if (performance.now() - ran > YIELD_MS) {
+        await new Promise((r) => setImmediate(r));
+        ran = performance.now();
       }
+      const top = stack.at(-1)!;
+      if (top.next < top.names.length) {
+        const name = top.names[top.next++]!;
+        try {
+          const child = enter(childPath(top.dir, name, top.fds));
+          if (child) stack.push(child);
+        } catch (err) {
+          top.failed ??= err;
+        }
+        continue;
+      }
+      stack.pop();
+      let failed = top.failed;
+      if (failed === undefined) {
+        try {
+          if (h) await remove(h, top.dir);
+          else rmdirSync(top.dir);
+        } catch (err) {
+          if (!isGone(err)) failed = err;
+        }
+      }
+      for (const fd of top.fds.values()) closeSync(fd);
+      top.fds.clear();
+      if (failed === undefined) continue;
+      const parent = stack.at(-1);
+      if (!parent) throw failed;
+      parent.failed ??= failed;
     }
   } finally {
-    for (const fd of fds.values()) closeSync(fd);
+    for (const frame of stack) for (const fd of frame.fds.values()) closeSync(fd);
   }
-  if (failed !== undefined) throw failed;
-  if (++pace.done % 64 === 0) await new Promise((r) => setImmediate(r));
-  if (h) await remove(h, dir);
-  else rmdirSync(dir);
 }
 
 /** Whether a read failed because the cgroup is not there (any more). */

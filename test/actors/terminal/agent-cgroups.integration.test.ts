@@ -213,3 +213,119 @@ describe.skipIf(!writable)('AgentCgroups: an agent at its memory bound, its hog 
     }
   }, 30_000);
 });
+
+describe.skipIf(!writable)(
+  'AgentCgroups: two leaves hiding processes below many sub-cgroups, a hog in the second',
+  () => {
+    it('has the hog killed: the watch scans every leaf it cannot read whole at once', async () => {
+      const MiB = 1024 * 1024;
+      const bounded = AgentCgroups.open({ ...limits, maxMemoryPerAgent: 64 * MiB }, 'main', log)!;
+      // A quiet agent whose leaf is read (and scanned) first, then the hog's.
+      const quiet = bounded.join('quiet', ['main', 'quiet']).map(dirname);
+      const leaves = bounded.join('hog2', ['main', 'hoarder2']).map(dirname);
+      const sleeper = spawn('sleep', ['600'], { stdio: 'ignore' });
+      const hog = spawn('perl', ['-e', 'sleep 1; my @m; push @m, "x" x 1048576 for 1 .. 128; sleep 600'], {
+        stdio: 'ignore',
+      });
+      const hide = (leaf: string, pid: number) => {
+        for (let i = 1; i <= 300; i++) mkdirSync(join(leaf, `d${i}`));
+        mkdirSync(join(leaf, 'd0', 'x'), { recursive: true });
+        writeFileSync(join(leaf, 'd0', 'x', 'cgroup.procs'), String(pid));
+      };
+      try {
+        for (const leaf of quiet) hide(leaf, sleeper.pid!);
+        for (const leaf of leaves) hide(leaf, hog.pid!);
+        // The canary: the hog waits at the bound for ever, its leaf's scan refused each time for the first's.
+        const killed = await Promise.race([
+          new Promise((r) => hog.once('exit', (_code, signal) => r(signal))),
+          new Promise((r) => setTimeout(() => r('still waiting at the bound'), 10_000)),
+        ]);
+        expect(killed).toBe('SIGKILL');
+        expect(sleeper.exitCode === null && sleeper.signalCode === null).toBe(true);
+      } finally {
+        hog.kill('SIGKILL');
+        sleeper.kill('SIGKILL');
+        await bounded.release('hog2');
+        await bounded.release('quiet');
+        await bounded.dispose();
+      }
+    }, 30_000);
+  },
+);
+
+/**
+ * A fork bomb (every process forks for ever, its agent's `pids.max` refusing past the bound) with a parent that
+ * exits after each fork: its pids keep changing, and each one killed frees a slot another fills. Named by its
+ * `argv[1]` (the test's marker).
+ */
+const HOPPER = `
+#include <unistd.h>
+int main(void) {
+  for (;;) { pid_t p = fork(); if (p > 0 && (p & 1)) _exit(0); }
+}
+`;
+
+/** The pids of processes whose command line holds `marker`. */
+function withMarker(marker: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(marker)) out.push(Number(name));
+    } catch {} // gone
+  }
+  return out;
+}
+
+describe.skipIf(!writable || !which('cc'))('AgentCgroups: a process that changes its pid by forking', () => {
+  it('is stopped from forking and killed, and the leaf is removed', async () => {
+    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const leaves = cgroups!.join('hop', ['main', 'hopper']).map(dirname);
+    const dir = mkdtempSync(join(tmpdir(), 'skein-hopper-'));
+    const marker = `HOP-CANARY-${process.pid}-${Date.now()}`;
+    writeFileSync(join(dir, 'hop.c'), HOPPER);
+    execFileSync('cc', ['-o', join(dir, 'hop'), join(dir, 'hop.c')]);
+    // Moved into the leaf by a shell that then starts it there (as a terminal's shell would): $0 the program,
+    // $1 its marker.
+    const procs = leaves.map((l) => join(l, 'cgroup.procs')).join(' ');
+    const script = `for f in ${procs}; do echo $$ > $f || exit 1; done; exec "$0" "$1"`;
+    spawn('sh', ['-c', script, join(dir, 'hop'), marker], { stdio: 'ignore' });
+    try {
+      await expect.poll(() => withMarker(marker).length, { timeout: 5_000 }).toBeGreaterThan(0);
+      await cgroups!.release('hop');
+      // The canary: a process of the leaf still hopping after its terminal's close.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(withMarker(marker)).toEqual([]);
+      for (const leaf of leaves) expect(existsSync(leaf)).toBe(false);
+    } finally {
+      // A failed release leaves the bomb running: stopped from forking, then killed, so the next tests can run.
+      for (const leaf of leaves) spawnSync('sh', ['-c', `echo 0 > ${join(leaf, 'pids.max')}`], { stdio: 'ignore' });
+      for (let i = 0; i < 5 && withMarker(marker).length > 0; i++) {
+        for (const pid of withMarker(marker)) spawnSync('kill', ['-9', String(pid)]);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!writable)('AgentCgroups: a leaf with a chain of 5,000 nested sub-cgroups', () => {
+  it('is removed whole, the walk not recursing once per level', async () => {
+    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const procs = cgroups!.join('chain', ['main', 'chainer']);
+    const pidsLeaf = dirname(procs.find((f) => f.includes('/pids/'))!);
+    // What a shell owning its leaf can make, relative to each directory (no path from the runtime names the bottom).
+    execFileSync('perl', [
+      '-e',
+      'chdir $ARGV[0] or die; for (1 .. 5000) { mkdir "a" or die "$!"; chdir "a" or die }',
+      pidsLeaf,
+    ]);
+    try {
+      await cgroups!.release('chain');
+      // The canary: the leaf left behind (a recursive walk overflowed the JS stack at this depth).
+      expect(existsSync(pidsLeaf)).toBe(false);
+    } finally {
+      spawnSync('find', [pidsLeaf, '-depth', '-type', 'd', '-delete']);
+    }
+  }, 120_000);
+});
