@@ -258,11 +258,11 @@ export function normalizeSignal(name: string): NodeJS.Signals {
 
 /**
  * SIGHUP+SIGTERM+SIGCONT (a stopped process must run to die of SIGTERM), or
- * SIGKILL, to each process and to its group unless the group is in `spareGroups`.
+ * SIGKILL (or SIGSTOP), to each process and to its group unless the group is in `spareGroups`.
  */
 export function signalAll(
   members: Array<{ pid: number; pgrp: number }>,
-  signal: 'SIGTERM' | 'SIGKILL',
+  signal: 'SIGTERM' | 'SIGKILL' | 'SIGSTOP',
   spareGroups: number[],
 ): void {
   const groups = new Set(members.map((m) => m.pgrp).filter((g) => !spareGroups.includes(g)));
@@ -272,7 +272,7 @@ export function signalAll(
       signalSafely(t, 'SIGHUP');
       signalSafely(t, 'SIGTERM');
       signalSafely(t, 'SIGCONT');
-    } else signalSafely(t, 'SIGKILL');
+    } else signalSafely(t, signal);
   }
 }
 
@@ -339,11 +339,14 @@ export async function stopSession(o: {
   now?: boolean;
 }): Promise<void> {
   if (o.now) {
-    // The shell before anything it waits for: killed after its foreground job, it could still run the rest of its
-    // command line (print that the job was killed, then what followed) before its own SIGKILL landed. In a
-    // sandbox it is the pid namespace's init: the kernel kills the rest of the namespace with it.
+    // Everything stopped first, so nothing runs between the kills: killed after its foreground job, a shell could
+    // still run the rest of its command line (print that the job was killed, then what followed) before its own
+    // SIGKILL landed, and an unsandboxed shell's death sends its job SIGHUP, whose trap could run. Then the shell
+    // (in a sandbox the pid namespace's init, whose death takes the namespace with it), then the rest.
+    const members = sessionMembers(o.leader);
+    signalAll(members, 'SIGSTOP', []);
     signalSafely(o.shellPid, 'SIGKILL');
-    signalAll(sessionMembers(o.leader), 'SIGKILL', []);
+    signalAll(members, 'SIGKILL', []);
   }
   const wrapper = (m: { pid: number; comm: string }) =>
     m.pid === o.leader || m.pid === o.shellPid || (o.sandbox && m.comm === 'bwrap');
