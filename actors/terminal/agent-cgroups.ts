@@ -101,7 +101,7 @@ export class AgentCgroups {
   readonly #oomKills = new Map<string, number>();
   #next = 0;
   /** When the last `#scan` ran (performance.now()). */
-  #scannedAt = Number.NEGATIVE_INFINITY;
+  #scannedAt = { release: Number.NEGATIVE_INFINITY, oom: Number.NEGATIVE_INFINITY };
 
   private constructor(
     hierarchies: readonly Hierarchy[],
@@ -125,7 +125,7 @@ export class AgentCgroups {
           .map(([terminalId, leaf]): [string, string] => [terminalId, leaf.rel]),
       shells,
       killed: (id: string, n: number) => this.#oomKills.set(id, (this.#oomKills.get(id) ?? 0) + n),
-      scan: (rels: readonly string[]) => this.#scan(rels),
+      scan: (rels: readonly string[]) => this.#scan(rels, 'oom'),
     };
     this.#oom = AgentsOomWatch.start(tree, AGENTS, log);
   }
@@ -385,7 +385,8 @@ export class AgentCgroups {
     const pids = new Set<number>();
     const reads = dirs.map((dir) => readCgroup(dir));
     for (const read of reads) for (const pid of read.pids) pids.add(pid);
-    if (scan || reads.some((r) => !r.complete)) for (const pid of this.#scan([rel])?.[0] ?? []) pids.add(pid);
+    if (scan || reads.some((r) => !r.complete))
+      for (const pid of this.#scan([rel], 'release')?.[0] ?? []) pids.add(pid);
     return pids;
   }
 
@@ -393,12 +394,13 @@ export class AgentCgroups {
    * The processes in each leaf of `rels` (below each base) and below it by their own `/proc/<pid>/cgroup`, each
    * hierarchy and every thread's (a process whose main thread ended shows the root cgroup in its own file): one
    * scan, a read per process (~17 µs) and per thread of a process at the root. Undefined when a scan ran less than
-   * SCAN_EVERY_MS ago: the releases and the OOM watch of this runtime share one budget.
+   * SCAN_EVERY_MS ago by the same user: the releases of this runtime share one budget, the OOM watch has its own (a
+   * stream of releases must not keep it from deciding).
    */
-  #scan(rels: readonly string[]): number[][] | undefined {
+  #scan(rels: readonly string[], by: 'release' | 'oom'): number[][] | undefined {
     const now = performance.now();
-    if (now - this.#scannedAt < SCAN_EVERY_MS) return undefined;
-    this.#scannedAt = now;
+    if (now - this.#scannedAt[by] < SCAN_EVERY_MS) return undefined;
+    this.#scannedAt[by] = now;
     return cgroupMembersOf(
       rels.map((rel) => this.#hierarchies.map((h) => ({ controller: h.controller, path: posix.join(h.path, rel) }))),
     );

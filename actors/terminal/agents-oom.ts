@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type LeafUsage, oomVictim, underOom } from '../../machines/terminal/cgroup-v1.ts';
 import { readCgroup } from './cgroup-files.ts';
+import { isAlive } from './terminal-proc.ts';
 
 /** How often the watch looks: a task at a bound waits at most this long for the decision. */
 const POLL_MS = 100;
@@ -103,14 +104,17 @@ export class AgentsOomWatch {
       return;
     }
     const now = Date.now();
+    // What it killed last is still dying (the memory not freed yet): no decision before it is gone.
+    for (const kill of this.#kills.values()) if (now - kill.at < KILL_GRACE_MS && kill.pids.some(isAlive)) return;
     const leaves = [...this.#tree.leaves()].map(([terminalId, rel]) => ({
       terminalId,
       rel,
       read: readCgroup(join(base, rel)),
     }));
-    // Leaves that hide processes below more sub-cgroups than a read takes are scanned, all at once; without that
-    // scan (the budget is spent) the watch does not decide: the leaf would look empty and another be killed in.
-    const hiding = leaves.filter((l) => !l.read.complete);
+    // Leaves below a met bound that hide processes below more sub-cgroups than a read takes are scanned, all at
+    // once; without that scan (its budget spent) the watch does not decide: the leaf would look empty and another
+    // be killed in. The watch's budget is its own, so releases scanning for hidden processes cannot starve it.
+    const hiding = leaves.filter((l) => !l.read.complete && met.some((rel) => l.rel.startsWith(`${rel}/`)));
     const found = hiding.length > 0 ? this.#tree.scan(hiding.map((l) => l.rel)) : [];
     if (found === undefined) return;
     const usage: Array<LeafUsage & { rel: string; pids: number[] }> = [];
@@ -122,8 +126,6 @@ export class AgentsOomWatch {
         bytes = Number(readFileSync(join(base, rel, 'memory.usage_in_bytes'), 'utf8'));
       } catch {} // gone
       usage.push({ terminalId, rel, bytes, processes: pids.length, pids });
-      const kill = this.#kills.get(terminalId);
-      if (kill && now - kill.at < KILL_GRACE_MS && kill.pids.some((pid) => pids.includes(pid))) return; // dying
     }
     // The shallowest bound met that has a terminal to kill in: one with none (its last terminal closing) must not
     // leave another agent's met bound waiting.

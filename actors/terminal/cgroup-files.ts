@@ -7,7 +7,7 @@
 import { closeSync, constants, openSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { type CgroupController, cgroupPath, inCgroup } from '../../machines/terminal/cgroup-v1.ts';
+import { type CgroupController, cgroupIn, cgroupPaths } from '../../machines/terminal/cgroup-v1.ts';
 import { isAlive } from './terminal-proc.ts';
 
 /** What v1 reports as "no limit" (a page-rounded LLONG_MAX): anything at or above it is none. */
@@ -118,18 +118,29 @@ export function cgroupMembersOf(
   groups: ReadonlyArray<ReadonlyArray<{ controller: CgroupController; path: string }>>,
 ): number[][] {
   const out = groups.map((): number[] => []);
-  const controllers = [...new Set(groups.flatMap((g) => g.map((c) => c.controller)))];
-  const which = (text: string) =>
-    groups.findIndex((g) => g.some(({ controller, path }) => inCgroup(text, controller, path)));
+  // Each process's file is parsed once and looked up by path, whatever the number of groups.
+  const index = new Map<string, Map<string, number>>();
+  let maxLength = 0;
+  for (const [i, group] of groups.entries()) {
+    for (const { controller, path } of group) {
+      const key = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+      const paths = index.get(controller) ?? new Map<string, number>();
+      index.set(controller, paths);
+      if (!paths.has(key)) paths.set(key, i);
+      maxLength = Math.max(maxLength, key.length);
+    }
+  }
+  const which = (text: string) => cgroupIn(cgroupPaths(text), index, maxLength) ?? -1;
   for (const name of readdirSync('/proc')) {
     const c = name.charCodeAt(0);
     if (c < 48 || c > 57) continue;
     try {
       const text = readFileSync(`/proc/${name}/cgroup`, 'utf8');
-      let i = which(text);
+      const own = cgroupPaths(text);
+      let i = cgroupIn(own, index, maxLength) ?? -1;
       // Only a process shown at the root of every hierarchy asked (as one whose main thread ended is): most
       // processes of the machine sit elsewhere in one of them, and reading their threads would double the scan.
-      if (i < 0 && controllers.every((controller) => cgroupPath(text, controller) === '/')) {
+      if (i < 0 && [...index.keys()].every((controller) => own.get(controller) === '/')) {
         const tasks = readdirSync(`/proc/${name}/task`);
         for (const t of tasks.length > 1 ? tasks : []) {
           try {
@@ -170,6 +181,12 @@ export async function remove(h: { controller: CgroupController }, dir: string): 
 
 /** How long `removeTree` works before it yields to the event loop. */
 const YIELD_MS = 10;
+/**
+ * Descriptors one `removeTree` holds at most (one per ~2,048 characters of path down a chain): a chain deep enough
+ * to need more (~4,000 levels of 255-character names, a minute of the kernel's time to make) is left, logged,
+ * rather than take the runtime's descriptors from every terminal. Its processes were killed before the removal.
+ */
+const MAX_WALK_FDS = 512;
 
 /**
  * Removes a cgroup tree bottom-up (a cgroup directory is removed empty, its control files with it). A cgroup that
@@ -197,6 +214,7 @@ export async function removeTree(dir: string, h?: { controller: CgroupController
   if (!root) return;
   const stack: Frame[] = [root];
   let ran = performance.now();
+  let held = 0;
   try {
     while (stack.length > 0) {
       if (deadline !== undefined && Date.now() > deadline) throw new Error(`gave up removing ${dir}: out of time`);
@@ -207,12 +225,15 @@ export async function removeTree(dir: string, h?: { controller: CgroupController
       const top = stack.at(-1)!;
       if (top.next < top.names.length) {
         const name = top.names[top.next++]!;
+        const had = top.fds.size;
         try {
           const child = enter(childPath(top.dir, name, top.fds));
           if (child) stack.push(child);
         } catch (err) {
           top.failed ??= err;
         }
+        held += top.fds.size - had;
+        if (held > MAX_WALK_FDS) throw new Error(`gave up removing ${dir}: nested past ${MAX_WALK_FDS} descriptors`);
         continue;
       }
       stack.pop();
@@ -226,6 +247,7 @@ export async function removeTree(dir: string, h?: { controller: CgroupController
         }
       }
       for (const fd of top.fds.values()) closeSync(fd);
+      held -= top.fds.size;
       top.fds.clear();
       if (failed === undefined) continue;
       const parent = stack.at(-1);

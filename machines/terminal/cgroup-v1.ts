@@ -30,6 +30,41 @@ export function cgroupPath(cgroup: string, controller: CgroupController): string
   return undefined;
 }
 
+/** Every hierarchy's path in a `/proc/<pid>/cgroup` text, by controller (parsed once, for scans of every process). */
+export function cgroupPaths(cgroup: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of cgroup.split('\n')) {
+    const [, , controllers, path] = /^(\d+):([^:]*):(.*)$/.exec(line) ?? [];
+    if (controllers === undefined || path === undefined) continue;
+    for (const c of controllers.split(',')) if (!out.has(c)) out.set(c, path);
+  }
+  return out;
+}
+
+/**
+ * Which of `cgroups` (paths without a trailing `/`, by controller) holds a process whose hierarchies' paths are
+ * `own` (`cgroupPaths`): its own path or the nearest ancestor of it found there, looked up prefix by prefix up to
+ * `maxLength` characters, so a path 5,000 levels deep costs no more than a short one.
+ */
+export function cgroupIn<T>(
+  own: ReadonlyMap<string, string>,
+  cgroups: ReadonlyMap<string, ReadonlyMap<string, T>>,
+  maxLength: number,
+): T | undefined {
+  for (const [controller, paths] of cgroups) {
+    const path = own.get(controller);
+    if (path === undefined) continue;
+    for (let end = path.indexOf('/', 1); ; end = path.indexOf('/', end + 1)) {
+      const prefix = end < 0 ? path : path.slice(0, end);
+      if (prefix.length > maxLength) break;
+      const found = paths.get(prefix);
+      if (found !== undefined) return found;
+      if (end < 0) break;
+    }
+  }
+  return undefined;
+}
+
 /** Whether a process whose `/proc/<pid>/cgroup` text is `cgroup` is in the cgroup `path` of `controller`, or below. */
 export function inCgroup(cgroup: string, controller: CgroupController, path: string): boolean {
   const own = cgroupPath(cgroup, controller);

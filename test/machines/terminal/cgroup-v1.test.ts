@@ -1,12 +1,16 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  cgroupIn,
   cgroupPath,
+  cgroupPaths,
   cgroupV1Dir,
   inCgroup,
   memoryBoundBytes,
   oomVictim,
   underOom,
 } from '../../../machines/terminal/cgroup-v1.ts';
+import { propertySeed } from '../../support/seed.ts';
 
 const pidsCgroupDir = (mountinfo: string, cgroup: string) => cgroupV1Dir(mountinfo, cgroup, 'pids');
 
@@ -135,5 +139,46 @@ describe('inCgroup: a process found by its own /proc/<pid>/cgroup, however deep 
     expect(inCgroup(text, 'memory', '/skein-1-ab/agents/a1/t-x')).toBe(false);
     expect(inCgroup('0::/skein-1-ab/agents/a1/t-x\n', 'pids', '/skein-1-ab')).toBe(false);
     expect(cgroupPath('0::/\n', 'memory')).toBeUndefined();
+  });
+});
+
+describe('cgroupIn: the scan of every process, one parse and a lookup per prefix', () => {
+  const leaves = new Map([
+    [
+      'pids',
+      new Map([
+        ['/skein-1-ab/agents/a1/t-x', 'x'],
+        ['/skein-1-ab/agents/a1/sub/t-y', 'y'],
+      ]),
+    ],
+    ['memory', new Map([['/api/h/skein-1-ab/agents/a1/t-x', 'x']])],
+  ]);
+  const longest = 40;
+
+  it('finds the leaf a process hid below, by either hierarchy, and no sibling whose name only starts alike', () => {
+    const text = '8:pids:/skein-1-ab/agents/a1/t-x/d0/x\n4:memory:/api/h/other\n0::/\n';
+    expect(cgroupIn(cgroupPaths(text), leaves, longest)).toBe('x');
+    expect(cgroupIn(cgroupPaths('8:pids:/skein-1-ab/agents/a1/t-xy\n4:memory:/\n'), leaves, longest)).toBeUndefined();
+    expect(cgroupIn(cgroupPaths('8:pids:/\n4:memory:/api/h/skein-1-ab/agents/a1/t-x\n'), leaves, longest)).toBe('x');
+    expect(cgroupIn(cgroupPaths('8:pids:/skein-1-ab/agents/a1/sub/t-y\n'), leaves, longest)).toBe('y');
+    expect(cgroupIn(cgroupPaths('8:pids:/skein-1-ab/agents/a1\n'), leaves, longest)).toBeUndefined();
+  });
+
+  const seed = propertySeed();
+  it(`property: agrees with inCgroup on any path (fast-check seed ${seed})`, () => {
+    const segment = fc.constantFrom('skein-1-ab', 'agents', 'a1', 'sub', 't-x', 't-y', 't-xy', 'd0', 'x', 'api');
+    const path = fc.array(segment, { maxLength: 8 }).map((s) => `/${s.join('/')}`);
+    fc.assert(
+      fc.property(path, path, (pids, memory) => {
+        const text = `8:pids:${pids}\n4:memory:${memory}\n`;
+        const expected = [...leaves].flatMap(([controller, paths]) =>
+          [...paths].filter(([p]) => inCgroup(text, controller as 'pids' | 'memory', p)).map(([, v]) => v),
+        );
+        const found = cgroupIn(cgroupPaths(text), leaves, longest);
+        if (expected.length === 0) expect(found).toBeUndefined();
+        else expect(expected).toContain(found);
+      }),
+      { seed, numRuns: 2000 },
+    );
   });
 });
