@@ -322,6 +322,27 @@ export function echoIsOff(tty: string): boolean {
 }
 
 /**
+ * `stopSession`'s `now`: nothing of the session runs between the kills. The shell is stopped first (killed after its
+ * foreground job, it would print that the job was killed and run the rest of its command line), then every other
+ * member is stopped and killed, read again until none is left (one forked between a read and its stop), and the
+ * shell last: an unsandboxed shell's death as the session leader sends SIGHUP (and SIGCONT to a stopped group) to
+ * what is left, whose trap would run. In a sandbox the shell is the pid namespace's init, which takes the rest.
+ */
+function killAtOnce(leader: number, shellPid: number): void {
+  signalSafely(shellPid, 'SIGSTOP');
+  const shellGroup = readStat(shellPid)?.pgrp ?? shellPid;
+  const killed = new Set<number>();
+  for (let round = 0; round < 5; round++) {
+    const others = sessionMembers(leader).filter((m) => m.pid !== shellPid && !killed.has(m.pid));
+    if (others.length === 0) break;
+    signalAll(others, 'SIGSTOP', [shellGroup]);
+    signalAll(others, 'SIGKILL', [shellGroup]);
+    for (const m of others) killed.add(m.pid);
+  }
+  signalSafely(shellPid, 'SIGKILL');
+}
+
+/**
  * Ends every process of a terminal's session: the shell's children first (SIGTERM, then SIGKILL after
  * `graceMs`) while the shell lives to reap them (an orphan's zombie waits for PID 1); then, once the shell
  * has reported the killed command's status (`commandSettled`), the shell itself; bubblewrap's processes exit
@@ -338,16 +359,7 @@ export async function stopSession(o: {
   exited: Promise<unknown>;
   now?: boolean;
 }): Promise<void> {
-  if (o.now) {
-    // Everything stopped first, so nothing runs between the kills: killed after its foreground job, a shell could
-    // still run the rest of its command line (print that the job was killed, then what followed) before its own
-    // SIGKILL landed, and an unsandboxed shell's death sends its job SIGHUP, whose trap could run. Then the shell
-    // (in a sandbox the pid namespace's init, whose death takes the namespace with it), then the rest.
-    const members = sessionMembers(o.leader);
-    signalAll(members, 'SIGSTOP', []);
-    signalSafely(o.shellPid, 'SIGKILL');
-    signalAll(members, 'SIGKILL', []);
-  }
+  if (o.now) killAtOnce(o.leader, o.shellPid);
   const wrapper = (m: { pid: number; comm: string }) =>
     m.pid === o.leader || m.pid === o.shellPid || (o.sandbox && m.comm === 'bwrap');
   const others = (recent = false) => sessionMembers(o.leader, false, recent).filter((m) => !wrapper(m));
