@@ -322,24 +322,30 @@ export function echoIsOff(tty: string): boolean {
 }
 
 /**
- * `stopSession`'s `now`: nothing of the session runs between the kills. The shell is stopped first (killed after its
- * foreground job, it would print that the job was killed and run the rest of its command line), then every other
- * member is stopped and killed, read again until none is left (one forked between a read and its stop), and the
- * shell last: an unsandboxed shell's death as the session leader sends SIGHUP (and SIGCONT to a stopped group) to
- * what is left, whose trap would run. In a sandbox the shell is the pid namespace's init, which takes the rest.
+ * `stopSession`'s `now`: nothing of the session runs between the kills. The shell and its process group are
+ * stopped first (killed after its foreground job, the shell would print that the job was killed and run the rest
+ * of its command line; a `$(…)` runs in the shell's group), then every other member is stopped and killed, read
+ * again until none is new (one forked between a read and its stop), then the shell's group and the shell: an
+ * unsandboxed shell's death as the session leader sends SIGHUP (and SIGCONT to a stopped group) to what is left,
+ * whose trap would run. In a sandbox the shell is the pid namespace's init, whose death takes what is inside with
+ * SIGKILL; bubblewrap's processes outside go after it, as their exit would hang up the terminal first.
  */
-function killAtOnce(leader: number, shellPid: number): void {
+function killAtOnce(leader: number, shellPid: number, sandbox: boolean): void {
   signalSafely(shellPid, 'SIGSTOP');
   const shellGroup = readStat(shellPid)?.pgrp ?? shellPid;
+  if (shellGroup > 1) signalSafely(-shellGroup, 'SIGSTOP');
+  const wrapper = (m: ProcStat) => m.pid === leader || m.pid === shellPid || (sandbox && m.comm === 'bwrap');
   const killed = new Set<number>();
   for (let round = 0; round < 5; round++) {
-    const others = sessionMembers(leader).filter((m) => m.pid !== shellPid && !killed.has(m.pid));
+    const others = sessionMembers(leader).filter((m) => !wrapper(m) && !killed.has(m.pid));
     if (others.length === 0) break;
-    signalAll(others, 'SIGSTOP', [shellGroup]);
-    signalAll(others, 'SIGKILL', [shellGroup]);
+    signalAll(others, 'SIGSTOP', [shellGroup, leader]);
+    signalAll(others, 'SIGKILL', [shellGroup, leader]);
     for (const m of others) killed.add(m.pid);
   }
+  if (shellGroup > 1) signalSafely(-shellGroup, 'SIGKILL');
   signalSafely(shellPid, 'SIGKILL');
+  signalAll(sessionMembers(leader), 'SIGKILL', []);
 }
 
 /**
@@ -359,7 +365,7 @@ export async function stopSession(o: {
   exited: Promise<unknown>;
   now?: boolean;
 }): Promise<void> {
-  if (o.now) killAtOnce(o.leader, o.shellPid);
+  if (o.now) killAtOnce(o.leader, o.shellPid, o.sandbox);
   const wrapper = (m: { pid: number; comm: string }) =>
     m.pid === o.leader || m.pid === o.shellPid || (o.sandbox && m.comm === 'bwrap');
   const others = (recent = false) => sessionMembers(o.leader, false, recent).filter((m) => !wrapper(m));

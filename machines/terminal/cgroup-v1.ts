@@ -42,9 +42,11 @@ export function cgroupPaths(cgroup: string): Map<string, string> {
 }
 
 /**
- * Which of `cgroups` (paths without a trailing `/`, by controller) holds a process whose hierarchies' paths are
- * `own` (`cgroupPaths`): its own path or the nearest ancestor of it found there, looked up prefix by prefix up to
- * `maxLength` characters, so a path 5,000 levels deep costs no more than a short one.
+ * Which of `cgroups` (paths without a trailing `/`, by controller, none below another: the terminals' leaves) holds
+ * a process whose hierarchies' paths are `own` (`cgroupPaths`): its own path or an ancestor of it found there,
+ * looked up prefix by prefix, shortest first, up to `maxLength` characters, so a path 5,000 levels deep costs no
+ * more than a short one. The controllers are tried in the map's order: a process an unsandboxed shell put in one
+ * leaf's pids cgroup and another's memory cgroup counts for the first.
  */
 export function cgroupIn<T>(
   own: ReadonlyMap<string, string>,
