@@ -265,7 +265,7 @@ export function signalAll(
   signal: 'SIGTERM' | 'SIGKILL' | 'SIGSTOP',
   spareGroups: number[],
 ): void {
-  const groups = new Set(members.map((m) => m.pgrp).filter((g) => !spareGroups.includes(g)));
+  const groups = new Set(members.map((m) => m.pgrp).filter((g) => g > 1 && !spareGroups.includes(g)));
   const targets = [...[...groups].map((g) => -g), ...members.map((m) => m.pid)];
   for (const t of targets) {
     if (signal === 'SIGTERM') {
@@ -321,30 +321,58 @@ export function echoIsOff(tty: string): boolean {
   return modes !== undefined && !modes.echo && modes.canonical;
 }
 
+/** Whether `pid` is the init of its innermost pid namespace (its last NSpid is 1, and it has more than one). */
+function isNamespaceInit(pid: number): boolean {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('NSpid:'));
+    const ids = line?.slice('NSpid:'.length).trim().split(/\s+/) ?? [];
+    return ids.length > 1 && ids.at(-1) === '1';
+  } catch {
+    return false; // gone
+  }
+}
+
 /**
- * `stopSession`'s `now`: nothing of the session runs between the kills. The shell and its process group are
- * stopped first (killed after its foreground job, the shell would print that the job was killed and run the rest
- * of its command line; a `$(…)` runs in the shell's group), then every other member is stopped and killed, read
- * again until none is new (one forked between a read and its stop), then the shell's group and the shell: an
- * unsandboxed shell's death as the session leader sends SIGHUP (and SIGCONT to a stopped group) to what is left,
- * whose trap would run. In a sandbox the shell is the pid namespace's init, whose death takes what is inside with
- * SIGKILL; bubblewrap's processes outside go after it, as their exit would hang up the terminal first.
+ * `stopSession`'s `now`: nothing of the terminal runs once the close begins. Killed after its foreground job, a
+ * shell would print that the job was killed and run the rest of its command line; a job killed after the shell
+ * would get the SIGHUP of its death as the session leader (and SIGCONT, to a stopped group) and run its trap.
+ *
+ * In a sandbox the shell is the pid namespace's init: SIGKILL to it is atomic for everything inside, as the kernel
+ * kills every process of the namespace with SIGKILL before its init's death sends any signal, and nothing there
+ * can undo it (a stop could be undone by a SIGCONT from a process outside the session, a pid or group changed
+ * between a read and a kill). bubblewrap's processes outside go after it.
+ *
+ * Unsandboxed (no bound closes such a terminal today): the shell and its group are stopped, every other member is
+ * stopped and killed, read again until none is new, then the shell's group and the shell. That is as good as a
+ * process of the runtime's uid lets it be: one that left the session can wake the shell with SIGCONT, and one that
+ * changes pid and group at every fork outruns the reads, until the terminal's cgroup release.
  */
 function killAtOnce(leader: number, shellPid: number, sandbox: boolean): void {
-  signalSafely(shellPid, 'SIGSTOP');
-  const shellGroup = readStat(shellPid)?.pgrp ?? shellPid;
-  if (shellGroup > 1) signalSafely(-shellGroup, 'SIGSTOP');
+  // Still the terminal's shell, not a pid reused after it was reaped (its group could be the runtime's own).
+  const shell = readStat(shellPid);
+  const ours = shell !== undefined && shell.session === leader;
+  if (ours && sandbox && isNamespaceInit(shellPid)) {
+    signalSafely(shellPid, 'SIGKILL');
+    signalAll(sessionMembers(leader), 'SIGKILL', []);
+    return;
+  }
+  const shellGroup = ours && shell.pgrp > 1 && shell.pgrp !== readStat(process.pid)?.pgrp ? shell.pgrp : undefined;
+  if (ours) signalSafely(shellPid, 'SIGSTOP');
+  if (shellGroup !== undefined) signalSafely(-shellGroup, 'SIGSTOP');
   const wrapper = (m: ProcStat) => m.pid === leader || m.pid === shellPid || (sandbox && m.comm === 'bwrap');
+  const spared = [leader, ...(shellGroup === undefined ? [] : [shellGroup])];
   const killed = new Set<number>();
   for (let round = 0; round < 5; round++) {
     const others = sessionMembers(leader).filter((m) => !wrapper(m) && !killed.has(m.pid));
     if (others.length === 0) break;
-    signalAll(others, 'SIGSTOP', [shellGroup, leader]);
-    signalAll(others, 'SIGKILL', [shellGroup, leader]);
+    signalAll(others, 'SIGSTOP', spared);
+    signalAll(others, 'SIGKILL', spared);
     for (const m of others) killed.add(m.pid);
   }
-  if (shellGroup > 1) signalSafely(-shellGroup, 'SIGKILL');
-  signalSafely(shellPid, 'SIGKILL');
+  if (shellGroup !== undefined) signalSafely(-shellGroup, 'SIGKILL');
+  if (ours) signalSafely(shellPid, 'SIGKILL');
   signalAll(sessionMembers(leader), 'SIGKILL', []);
 }
 
@@ -353,8 +381,8 @@ function killAtOnce(leader: number, shellPid: number, sandbox: boolean): void {
  * `graceMs`) while the shell lives to reap them (an orphan's zombie waits for PID 1); then, once the shell
  * has reported the killed command's status (`commandSettled`), the shell itself; bubblewrap's processes exit
  * (and reap) on their own when it is gone. Resolves when the session is empty or the waits ran out.
- * `now`: the shell first, with everything else, at once (a bound closed the terminal): it runs nothing more of
- * the command line it was given, and a sandbox's pid namespace ends with its init.
+ * `now` (a bound closed the terminal): everything at once (`killAtOnce`), so nothing more of the command line
+ * it was given runs, and a sandbox's pid namespace ends with its init.
  */
 export async function stopSession(o: {
   leader: number;
@@ -369,7 +397,8 @@ export async function stopSession(o: {
   const wrapper = (m: { pid: number; comm: string }) =>
     m.pid === o.leader || m.pid === o.shellPid || (o.sandbox && m.comm === 'bwrap');
   const others = (recent = false) => sessionMembers(o.leader, false, recent).filter((m) => !wrapper(m));
-  signalAll(others(), 'SIGTERM', [o.leader, o.shellPid]);
+  // After a bound's kills, only SIGKILL: a process still there would run its SIGTERM or SIGHUP trap.
+  signalAll(others(), o.now ? 'SIGKILL' : 'SIGTERM', [o.leader, o.shellPid]);
   if (!(await until(() => others(true).length === 0, o.graceMs))) {
     signalAll(others(), 'SIGKILL', [o.leader, o.shellPid]);
     await until(() => others(true).length === 0, 1_000);

@@ -5,7 +5,7 @@
  * SIGCONT to a stopped group). The canaries: files the rest of the line and the traps would make.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { which } from '../../../actors/terminal/pty-spawn.ts';
@@ -67,6 +67,89 @@ describe.each(modes)("a bound's close (sandbox: $sandbox)", ({ sandbox }) => {
     expect(['after', 'hop'].filter((c) => existsSync(join(ws, `CANARY-${c}`)))).toEqual([]);
   });
 });
+
+/**
+ * In a sandbox, what a process of the agent's uid could do against a close that stops before it kills: wake the
+ * stopped shell, hide from the reads by name, or change pid and group at every fork. The shell is the pid
+ * namespace's init there, and its SIGKILL takes the whole namespace at once.
+ */
+describe.skipIf(!which('bwrap') || !which('cc'))("a bound's close of a sandbox, against a stop's weak points", () => {
+  let h: ReturnType<typeof terminalHarness> | undefined;
+  afterEach(async () => {
+    await h?.dispose();
+    h = undefined;
+  });
+
+  async function closedWhile(command: string, ready: (names: string[]) => boolean) {
+    h = terminalHarness({ sandbox: true });
+    writeFileSync(join(h.workspace, 'hop.c'), GROUP_HOPPER);
+    execFileSync('cc', ['-o', join(h.workspace, 'hop'), join(h.workspace, 'hop.c')]);
+    const { terminalId } = await h.open('a1', { sandbox: true });
+    const running = h.manager.exec('a1', { terminalId, command, timeoutMs: 30_000 }).catch((e: Error) => e);
+    const session = h.manager.get(terminalId)!;
+    const names = () => descendantsOf(session.pty.pid).map((m) => m.comm);
+    await expect.poll(() => ready(names()), { timeout: 10_000 }).toBe(true);
+    await session.close('disk-limit', 0, 'the test closed it as a bound would');
+    expect(await running).toBeInstanceOf(Error);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(descendantsOf(session.pty.pid)).toEqual([]);
+    return h.workspace;
+  }
+
+  it('a process that left the session and keeps sending the shell SIGCONT', async () => {
+    const waker = `perl -e 'use POSIX; exit if fork; POSIX::setsid(); $0 = "waker"; kill "CONT", 1 while 1'`;
+    const ws = await closedWhile(`${waker}; sleep 100; : > CANARY-after`, (n) => n.includes('waker'));
+    expect(existsSync(join(ws, 'CANARY-after'))).toBe(false);
+  });
+
+  it('a process named bwrap that keeps sending the shell SIGCONT', async () => {
+    const waker = `perl -e '$0 = "bwrap"; kill "CONT", 1 while 1'`;
+    const ws = await closedWhile(`${waker} & sleep 100; : > CANARY-after`, (n) => n.includes('bwrap'));
+    expect(existsSync(join(ws, 'CANARY-after'))).toBe(false);
+  });
+
+  it('a process that changes its pid and its group at every fork, with traps', async () => {
+    const ws = await closedWhile('./hop; sleep 100; : > CANARY-after', (n) => n.includes('hopper'));
+    expect(['after', 'hop'].filter((c) => existsSync(join(ws, `CANARY-${c}`)))).toEqual([]);
+  });
+});
+
+/** As HOPPER, each child also in a process group of its own. */
+const GROUP_HOPPER = `
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+static void canary(int s) { (void)s; int fd = open("CANARY-hop", O_WRONLY | O_CREAT, 0644); if (fd >= 0) close(fd); }
+int main(void) {
+  struct sigaction a; memset(&a, 0, sizeof a); a.sa_handler = canary;
+  sigaction(SIGHUP, &a, 0); sigaction(SIGCONT, &a, 0); sigaction(SIGTERM, &a, 0);
+  prctl(PR_SET_NAME, "hopper");
+  for (;;) { if (fork() > 0) _exit(0); setpgid(0, 0); }
+}
+`;
+
+/** Every process below `pid` (by parent links, from one read of /proc): what a sandbox holds, in whatever session. */
+function descendantsOf(pid: number): Array<{ pid: number; comm: string }> {
+  const all: Array<{ pid: number; ppid: number; comm: string }> = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const [state, ppid] = stat.slice(close + 2).split(' ');
+      if (state !== 'Z')
+        all.push({ pid: Number(name), ppid: Number(ppid), comm: stat.slice(stat.indexOf('(') + 1, close) });
+    } catch {} // gone
+  }
+  const below = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) if (!below.has(p.pid) && below.has(p.ppid)) below.add(p.pid), (grew = true);
+  }
+  return all.filter((p) => p.pid !== pid && below.has(p.pid)).map(({ pid: p, comm }) => ({ pid: p, comm }));
+}
 
 /** Forks for ever, each parent exiting; a trap on HUP, CONT and TERM makes the canary file. */
 const HOPPER = `
