@@ -28,16 +28,8 @@ import { type Mark, MarkScanner, type RcFiles, writeRcFile } from './shell-integ
 import type { Emit, Fact, Job } from './terminal-job.ts';
 import { JobRunner } from './terminal-jobs.ts';
 import { type OutputFact, TerminalOutput } from './terminal-output.ts';
-import {
-  echoIsOff,
-  sessionMembers,
-  sessionShell,
-  SIGNAL_NAMES,
-  signalAll,
-  sleep,
-  stopSession,
-  until,
-} from './terminal-proc.ts';
+import { echoIsOff, sessionMembers, sessionShell, SIGNAL_NAMES, signalAll, sleep, until } from './terminal-proc.ts';
+import { stopSession } from './session-stop.ts';
 import type { LimitHit } from '../../machines/terminal/limit-hints.ts';
 
 export type SessionDeps = {

@@ -60,7 +60,7 @@ describe.each(modes)("a bound's close (sandbox: $sandbox)", ({ sandbox }) => {
       'x=$(./hop); : > CANARY-after',
       (members) => members.some((m) => m.comm === 'hopper'),
       (workspace) => {
-        writeFileSync(join(workspace, 'hop.c'), HOPPER);
+        writeFileSync(join(workspace, 'hop.c'), hopper(false));
         execFileSync('cc', ['-o', join(workspace, 'hop'), join(workspace, 'hop.c')]);
       },
     );
@@ -82,7 +82,7 @@ describe.skipIf(!which('bwrap') || !which('cc'))("a bound's close of a sandbox, 
 
   async function closedWhile(command: string, ready: (names: string[]) => boolean) {
     h = terminalHarness({ sandbox: true });
-    writeFileSync(join(h.workspace, 'hop.c'), GROUP_HOPPER);
+    writeFileSync(join(h.workspace, 'hop.c'), hopper(true));
     execFileSync('cc', ['-o', join(h.workspace, 'hop'), join(h.workspace, 'hop.c')]);
     const { terminalId } = await h.open('a1', { sandbox: true });
     const running = h.manager.exec('a1', { terminalId, command, timeoutMs: 30_000 }).catch((e: Error) => e);
@@ -114,22 +114,6 @@ describe.skipIf(!which('bwrap') || !which('cc'))("a bound's close of a sandbox, 
   });
 });
 
-/** As HOPPER, each child also in a process group of its own. */
-const GROUP_HOPPER = `
-#include <fcntl.h>
-#include <signal.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <unistd.h>
-static void canary(int s) { (void)s; int fd = open("CANARY-hop", O_WRONLY | O_CREAT, 0644); if (fd >= 0) close(fd); }
-int main(void) {
-  struct sigaction a; memset(&a, 0, sizeof a); a.sa_handler = canary;
-  sigaction(SIGHUP, &a, 0); sigaction(SIGCONT, &a, 0); sigaction(SIGTERM, &a, 0);
-  prctl(PR_SET_NAME, "hopper");
-  for (;;) { if (fork() > 0) _exit(0); setpgid(0, 0); }
-}
-`;
-
 /** Every process below `pid` (by parent links, from one read of /proc): what a sandbox holds, in whatever session. */
 function descendantsOf(pid: number): Array<{ pid: number; comm: string }> {
   const all: Array<{ pid: number; ppid: number; comm: string }> = [];
@@ -151,8 +135,11 @@ function descendantsOf(pid: number): Array<{ pid: number; comm: string }> {
   return all.filter((p) => p.pid !== pid && below.has(p.pid)).map(({ pid: p, comm }) => ({ pid: p, comm }));
 }
 
-/** Forks for ever, each parent exiting; a trap on HUP, CONT and TERM makes the canary file. */
-const HOPPER = `
+/**
+ * A C program that forks for ever, each parent exiting (with `newGroup`, each child also takes a process group of
+ * its own); a trap on HUP, CONT and TERM makes the canary file.
+ */
+const hopper = (newGroup: boolean) => `
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -163,6 +150,6 @@ int main(void) {
   struct sigaction a; memset(&a, 0, sizeof a); a.sa_handler = canary;
   sigaction(SIGHUP, &a, 0); sigaction(SIGCONT, &a, 0); sigaction(SIGTERM, &a, 0);
   prctl(PR_SET_NAME, "hopper");
-  for (;;) if (fork() > 0) _exit(0);
+  for (;;) { if (fork() > 0) _exit(0); ${newGroup ? 'setpgid(0, 0);' : ''} }
 }
 `;
