@@ -23,7 +23,8 @@ import { totalmem } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import type { Logger } from 'pino';
 import { AgentsOomWatch } from './agents-oom.ts';
-import { cgroupMembersOf, ownMemoryLimit, procTexts, readCgroup, removeTree, removeStale } from './cgroup-files.ts';
+import { ownMemoryLimit, procTexts, removeTree, removeStale } from './cgroup-files.ts';
+import { emptyLeaf, HiddenScans } from './leaf-empty.ts';
 import {
   cgroupPath,
   cgroupV1Dir,
@@ -37,13 +38,6 @@ import type { AgentLimitKey } from '../../schemas/terminal-values.ts';
 
 /** Tasks a shell's start needs at once (sh, bwrap and its init, bash, a command substitution of the rc). */
 const SHELL_START_TASKS = 4;
-
-/** How long a closed terminal's leftovers get to die after SIGKILL before the leaf is left behind. */
-const RELEASE_WAIT_MS = 2_000;
-/** How long the removal of a closed terminal's leaf and the sub-cgroups its processes made below it may take. */
-const REMOVE_WAIT_MS = 20_000;
-/** A release reads every process's cgroup file (a few ms with a few hundred processes) at most this often. */
-const SCAN_EVERY_MS = 250;
 
 /** The limits' keys of `domains.terminal` (TerminalConfig). */
 export type AgentLimits = {
@@ -100,8 +94,8 @@ export class AgentCgroups {
   #oom: AgentsOomWatch | undefined;
   readonly #oomKills = new Map<string, number>();
   #next = 0;
-  /** When the last `#scan` ran (performance.now()). */
-  #scannedAt = { release: Number.NEGATIVE_INFINITY, oom: Number.NEGATIVE_INFINITY };
+  /** The /proc scans for processes hidden below leaves (the releases', the OOM watch's). */
+  readonly #scans: HiddenScans;
 
   private constructor(
     hierarchies: readonly Hierarchy[],
@@ -114,6 +108,7 @@ export class AgentCgroups {
     this.#maxProcesses = maxProcesses;
     this.#rootAgentId = rootAgentId;
     this.#log = log;
+    this.#scans = new HiddenScans(hierarchies);
     const memory = hierarchies.find((h) => h.controller === 'memory');
     if (!memory) return;
     const tree = {
@@ -125,7 +120,7 @@ export class AgentCgroups {
           .map(([terminalId, leaf]): [string, string] => [terminalId, leaf.rel]),
       shells,
       killed: (id: string, n: number) => this.#oomKills.set(id, (this.#oomKills.get(id) ?? 0) + n),
-      scan: (rels: readonly string[]) => this.#scan(rels, 'oom'),
+      scan: (rels: readonly string[]) => this.#scans.scan(rels, 'oom'),
     };
     this.#oom = AgentsOomWatch.start(tree, AGENTS, log);
   }
@@ -309,7 +304,7 @@ export class AgentCgroups {
 
   async #release(leaf: string, lineage: readonly string[]): Promise<void> {
     try {
-      await this.#empty(leaf);
+      await emptyLeaf(leaf, this.#hierarchies, this.#scans);
     } finally {
       // The leaf's count goes whatever became of it: a leaf left behind keeps its agent's cgroup by itself.
       for (const agentId of [...lineage].reverse()) {
@@ -326,86 +321,6 @@ export class AgentCgroups {
     }
   }
 
-  /**
-   * Kills what a leaf holds and removes it. The removal is the proof that nothing is left: a cgroup still holding
-   * a process (one that moved in meanwhile, or one no read found) cannot go. So the leaf's processes are killed
-   * until a read finds none, then it is removed bottom-up, and read again if that failed, until it is gone; each
-   * process found gets RELEASE_WAIT_MS to die after its SIGKILL, the whole REMOVE_WAIT_MS. A read takes each
-   * process's own `/proc/<pid>/cgroup` too when the leaf's files cannot show them all (more sub-cgroups than a
-   * read takes) or a removal failed with nothing found (`#scan`). The passes back off from 20 to 500 ms.
-   */
-  async #empty(leaf: string): Promise<void> {
-    const dirs = this.#hierarchies.map((h) => join(h.base, leaf));
-    const removeBy = Date.now() + REMOVE_WAIT_MS;
-    const killedAt = new Map<number, number>();
-    let scan = false;
-    for (let pass = 0; ; pass++) {
-      this.#stopForks(dirs);
-      const pids = this.#members(leaf, dirs, scan);
-      const now = Date.now();
-      for (const pid of pids) {
-        if (!killedAt.has(pid)) killedAt.set(pid, now);
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {} // gone already
-      }
-      const stuck = [...pids].filter((pid) => now - killedAt.get(pid)! > RELEASE_WAIT_MS);
-      if (stuck.length > 0) throw new Error(`processes ${stuck.join(', ')} in ${dirs.join(', ')} outlived SIGKILL`);
-      let failed: unknown;
-      if (pids.size === 0) {
-        failed = await removeAll(dirs, this.#hierarchies, removeBy);
-        if (failed === undefined) return;
-        scan = true;
-      }
-      if (Date.now() > removeBy)
-        throw new Error(`could not remove ${dirs.join(', ')} in time: ${String((failed as Error)?.message ?? failed)}`);
-      await new Promise((r) => setTimeout(r, Math.min(20 * 2 ** pass, 500)));
-    }
-  }
-
-  /**
-   * No fork in a leaf being emptied, nor below it (v1's pids bound is hierarchical): a process that forks and lets
-   * its parent exit has a new pid every ~50 µs, so each kill would find its pid gone and the release never end.
-   * Written every pass: an unsandboxed shell owns its leaf and could raise it back. Not there without a pids bound.
-   */
-  #stopForks(dirs: readonly string[]): void {
-    for (const [i, h] of this.#hierarchies.entries()) {
-      if (h.controller !== 'pids') continue;
-      try {
-        writeFileSync(join(dirs[i]!, 'pids.max'), '0');
-      } catch {} // gone already
-    }
-  }
-
-  /**
-   * The processes in a leaf (below `base` as `rel`, at `dirs`) and its sub-cgroups: from their files, and from
-   * every process's own cgroup file when those cannot show them all or `scan` (`#scan`).
-   */
-  #members(rel: string, dirs: readonly string[], scan: boolean): Set<number> {
-    const pids = new Set<number>();
-    const reads = dirs.map((dir) => readCgroup(dir));
-    for (const read of reads) for (const pid of read.pids) pids.add(pid);
-    if (scan || reads.some((r) => !r.complete))
-      for (const pid of this.#scan([rel], 'release')?.[0] ?? []) pids.add(pid);
-    return pids;
-  }
-
-  /**
-   * The processes in each leaf of `rels` (below each base) and below it by their own `/proc/<pid>/cgroup`, each
-   * hierarchy and every thread's (a process whose main thread ended shows the root cgroup in its own file): one
-   * scan, a read per process (~17 µs) and per thread of a process at the root. Undefined when a scan ran less than
-   * SCAN_EVERY_MS ago by the same user: the releases of this runtime share one budget, the OOM watch has its own (a
-   * stream of releases must not keep it from deciding).
-   */
-  #scan(rels: readonly string[], by: 'release' | 'oom'): number[][] | undefined {
-    const now = performance.now();
-    if (now - this.#scannedAt[by] < SCAN_EVERY_MS) return undefined;
-    this.#scannedAt[by] = now;
-    return cgroupMembersOf(
-      rels.map((rel) => this.#hierarchies.map((h) => ({ controller: h.controller, path: posix.join(h.path, rel) }))),
-    );
-  }
-
   /** Host stop, after every terminal closed: waits for the releases and removes this runtime's cgroups. */
   async dispose(): Promise<void> {
     this.#oom?.stop();
@@ -419,23 +334,6 @@ export class AgentCgroups {
       }
     }
   }
-}
-
-/** Removes each hierarchy's leaf tree; the first failure (a cgroup still in use), or undefined when all went. */
-async function removeAll(
-  dirs: readonly string[],
-  hierarchies: readonly Hierarchy[],
-  deadline: number,
-): Promise<unknown> {
-  let failed: unknown;
-  for (const [i, dir] of dirs.entries()) {
-    try {
-      await removeTree(dir, hierarchies[i]!, deadline);
-    } catch (err) {
-      failed ??= err;
-    }
-  }
-  return failed;
 }
 
 /** Writes a bound's files in order; a file the kernel lacks is skipped when `optional`. */
