@@ -5,7 +5,16 @@
  * the terminal runs after the close begins.
  */
 import { readFileSync } from 'node:fs';
-import { type ProcStat, readStat, sessionMembers, signalAll, signalSafely, sleep, until } from './terminal-proc.ts';
+import {
+  isAlive,
+  type ProcStat,
+  readStat,
+  sessionMembers,
+  signalAll,
+  signalSafely,
+  sleep,
+  until,
+} from './terminal-proc.ts';
 
 /** Whether `pid` is the init of its innermost pid namespace (its last NSpid is 1, and it has more than one). */
 function isNamespaceInit(pid: number): boolean {
@@ -28,19 +37,24 @@ function isNamespaceInit(pid: number): boolean {
  * In a sandbox the shell is the pid namespace's init: SIGKILL to it is atomic for everything inside, as the kernel
  * kills every process of the namespace with SIGKILL before its init's death sends any signal, and nothing there
  * can undo it (a stop could be undone by a SIGCONT from a process outside the session, a pid or group changed
- * between a read and a kill). bubblewrap's processes outside go after it.
+ * between a read and a kill). bubblewrap's processes outside go after it, once the namespace is empty.
  *
  * Unsandboxed (no bound closes such a terminal today): the shell and its group are stopped, every other member is
  * stopped and killed, read again until none is new, then the shell's group and the shell. That is as good as a
  * process of the runtime's uid lets it be: one that left the session can wake the shell with SIGCONT, and one that
  * changes pid and group at every fork outruns the reads, until the terminal's cgroup release.
  */
-function killAtOnce(leader: number, shellPid: number, sandbox: boolean): void {
+async function killAtOnce(leader: number, shellPid: number, sandbox: boolean): Promise<void> {
   // Still the terminal's shell, not a pid reused after it was reaped (its group could be the runtime's own).
   const shell = readStat(shellPid);
   const ours = shell !== undefined && shell.session === leader;
-  if (ours && sandbox && isNamespaceInit(shellPid)) {
+  // A sandbox's init is known by its parent (bubblewrap, the PTY's leader, has no other child) and its NSpid, not
+  // by its session: a program it execs can leave the session with setsid.
+  if (sandbox && shell !== undefined && shell.ppid === leader && isNamespaceInit(shellPid)) {
     signalSafely(shellPid, 'SIGKILL');
+    // bubblewrap goes once the namespace is empty (its init a zombie, after the kernel killed and reaped the rest):
+    // its death as the session leader hangs up the terminal, whose SIGHUP a process left inside would handle.
+    await until(() => !isAlive(shellPid), 1_000);
     signalAll(sessionMembers(leader), 'SIGKILL', []);
     return;
   }
@@ -79,7 +93,7 @@ export async function stopSession(o: {
   exited: Promise<unknown>;
   now?: boolean;
 }): Promise<void> {
-  if (o.now) killAtOnce(o.leader, o.shellPid, o.sandbox);
+  if (o.now) await killAtOnce(o.leader, o.shellPid, o.sandbox);
   const wrapper = (m: { pid: number; comm: string }) =>
     m.pid === o.leader || m.pid === o.shellPid || (o.sandbox && m.comm === 'bwrap');
   const others = (recent = false) => sessionMembers(o.leader, false, recent).filter((m) => !wrapper(m));

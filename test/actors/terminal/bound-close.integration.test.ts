@@ -89,12 +89,28 @@ describe.skipIf(!which('bwrap') || !which('cc'))("a bound's close of a sandbox, 
     const session = h.manager.get(terminalId)!;
     const names = () => descendantsOf(session.pty.pid).map((m) => m.comm);
     await expect.poll(() => ready(names()), { timeout: 10_000 }).toBe(true);
+    closedAt = Date.now() / 1000;
     await session.close('disk-limit', 0, 'the test closed it as a bound would');
     expect(await running).toBeInstanceOf(Error);
     await new Promise((r) => setTimeout(r, 300));
     expect(descendantsOf(session.pty.pid)).toEqual([]);
     return h.workspace;
   }
+  let closedAt = 0;
+
+  it('the shell exec-ing a program that leaves the session, then writes on', async () => {
+    // It writes the time every 5 ms once it left the session (setsid, its parent-death signal cleared): the shell
+    // is then no longer in the terminal's session, and a close that knew it by that passed it over.
+    const leaver =
+      'exec perl -e \'use POSIX; use Time::HiRes qw(time); $0 = "leaver"; my $c = fork; ' +
+      'if (!$c) { setpgid(0, 0); sleep 99; exit } sleep 1; setpgid(0, $c); setsid(); syscall(157, 1, 0); ' +
+      'while (1) { open F, ">>", "CANARY-time"; printf F "%.3f\\n", time; close F; ' +
+      "select(undef, undef, undef, 0.005) }'";
+    const ws = await closedWhile(leaver, () => existsSync(join(h!.workspace, 'CANARY-time')));
+    const times = readFileSync(join(ws, 'CANARY-time'), 'utf8').trim().split('\n').map(Number);
+    // The canary: a write 200 ms or more after the close began (the hole gave it ~500 ms).
+    expect(Math.max(...times) - closedAt).toBeLessThan(0.2);
+  });
 
   it('a process that left the session and keeps sending the shell SIGCONT', async () => {
     const waker = `perl -e 'use POSIX; exit if fork; POSIX::setsid(); $0 = "waker"; kill "CONT", 1 while 1'`;
