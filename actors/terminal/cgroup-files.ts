@@ -182,11 +182,34 @@ export async function remove(h: { controller: CgroupController }, dir: string): 
 /** How long `removeTree` works before it yields to the event loop. */
 const YIELD_MS = 10;
 /**
- * Descriptors one `removeTree` holds at most (one per ~2,048 characters of path down a chain): a chain deep enough
- * to need more (~4,000 levels of 255-character names, a minute of the kernel's time to make) is left, logged,
- * rather than take the runtime's descriptors from every terminal. Its processes were killed before the removal.
+ * Descriptors the `removeTree` walks hold at most, all of them together (one per ~2,048 characters of path down a
+ * chain): a chain deep enough to need more (~4,000 levels of 255-character names, a minute of the kernel's time to
+ * make) is left, logged, rather than take the runtime's descriptors from every terminal; so is one that needs a
+ * descriptor while other walks hold the rest (32 terminals releasing deep chains at once held 32 × 512 when the
+ * bound was per walk). Its processes were killed before the removal; the next pass of its release tries again.
  */
-const MAX_WALK_FDS = 512;
+export class WalkDescriptors {
+  readonly max: number;
+  #held = 0;
+  constructor(max: number) {
+    this.max = max;
+  }
+  get held(): number {
+    return this.#held;
+  }
+  /** Counts `n` more held; false (nothing counted) when that would pass `max`. */
+  take(n: number): boolean {
+    if (this.#held + n > this.max) return false;
+    this.#held += n;
+    return true;
+  }
+  give(n: number): void {
+    this.#held = Math.max(0, this.#held - n);
+  }
+}
+
+/** The runtime's one budget of walk descriptors (`WalkDescriptors`). */
+export const WALK_FDS = new WalkDescriptors(512);
 
 /**
  * Removes a cgroup tree bottom-up (a cgroup directory is removed empty, its control files with it). A cgroup that
@@ -197,7 +220,12 @@ const MAX_WALK_FDS = 512;
  * time in proportion to its depth (~1 ms at 5,000 levels), so a tree a process made deep or keeps growing never
  * stalls the runtime.
  */
-export async function removeTree(dir: string, h?: { controller: CgroupController }, deadline?: number): Promise<void> {
+export async function removeTree(
+  dir: string,
+  h?: { controller: CgroupController },
+  deadline?: number,
+  budget: WalkDescriptors = WALK_FDS,
+): Promise<void> {
   type Frame = { dir: string; names: string[]; next: number; failed?: unknown; fds: Map<string, number> };
   const enter = (at: string): Frame | undefined => {
     try {
@@ -214,7 +242,6 @@ export async function removeTree(dir: string, h?: { controller: CgroupController
   if (!root) return;
   const stack: Frame[] = [root];
   let ran = performance.now();
-  let held = 0;
   try {
     while (stack.length > 0) {
       if (deadline !== undefined && Date.now() > deadline) throw new Error(`gave up removing ${dir}: out of time`);
@@ -226,14 +253,23 @@ export async function removeTree(dir: string, h?: { controller: CgroupController
       if (top.next < top.names.length) {
         const name = top.names[top.next++]!;
         const had = top.fds.size;
+        let child: Frame | undefined;
         try {
-          const child = enter(childPath(top.dir, name, top.fds));
-          if (child) stack.push(child);
+          child = enter(childPath(top.dir, name, top.fds));
         } catch (err) {
           top.failed ??= err;
         }
-        held += top.fds.size - had;
-        if (held > MAX_WALK_FDS) throw new Error(`gave up removing ${dir}: nested past ${MAX_WALK_FDS} descriptors`);
+        const opened = top.fds.size - had;
+        if (opened > 0 && !budget.take(opened)) {
+          // Not counted, so closed here: the finally gives back only what was taken.
+          closeSync(top.fds.get(top.dir)!);
+          top.fds.delete(top.dir);
+          throw new Error(
+            `gave up removing ${dir}: its depth needs another descriptor and the runtime's removals hold ` +
+              `${budget.held} of the ${budget.max} they share; the next pass tries again`,
+          );
+        }
+        if (child) stack.push(child);
         continue;
       }
       stack.pop();
@@ -247,7 +283,7 @@ export async function removeTree(dir: string, h?: { controller: CgroupController
         }
       }
       for (const fd of top.fds.values()) closeSync(fd);
-      held -= top.fds.size;
+      budget.give(top.fds.size);
       top.fds.clear();
       if (failed === undefined) continue;
       const parent = stack.at(-1);
@@ -255,7 +291,10 @@ export async function removeTree(dir: string, h?: { controller: CgroupController
       parent.failed ??= failed;
     }
   } finally {
-    for (const frame of stack) for (const fd of frame.fds.values()) closeSync(fd);
+    for (const frame of stack) {
+      for (const fd of frame.fds.values()) closeSync(fd);
+      budget.give(frame.fds.size);
+    }
   }
 }
 
