@@ -11,6 +11,7 @@ import { fastCredsAuthenticator } from './auth/client-auth.ts';
 import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { NoRespondersError, RequestTimeoutError, type Bus, type BusMsg, type Subscription } from './bus.ts';
+import { NatsReplies } from './nats-replies.ts';
 
 export type NatsAuth = { creds: string; inboxPrefix?: string };
 
@@ -40,6 +41,7 @@ export class NatsBus implements Bus {
   readonly kind = 'nats' as const;
   readonly nc: NatsConnection;
   readonly #server: string;
+  readonly #replies: NatsReplies;
   readonly #listeners = new Set<(connected: boolean) => void>();
   #disconnectedAt: number | undefined;
   #attempts = 0;
@@ -47,6 +49,7 @@ export class NatsBus implements Bus {
   constructor(nc: NatsConnection, server = nc.getServer(), logger?: Logger) {
     this.nc = nc;
     this.#server = server;
+    this.#replies = new NatsReplies(nc);
     void this.#watch(logger);
   }
 
@@ -167,12 +170,9 @@ export class NatsBus implements Bus {
   async request(subject: string, data: Uint8Array | string, options: { timeoutMs: number }): Promise<Uint8Array> {
     this.assertConnected();
     try {
-      const msg = await this.nc.request(subject, data, { timeout: options.timeoutMs });
-      return msg.data;
+      return await this.#replies.request(subject, data, options.timeoutMs);
     } catch (err) {
-      const text = String((err as Error)?.message ?? err);
-      if (/no responders/i.test(text)) throw new NoRespondersError(subject);
-      if (/timeout/i.test(text)) throw new RequestTimeoutError(subject, options.timeoutMs);
+      if (err instanceof NoRespondersError || err instanceof RequestTimeoutError) throw err;
       if (this.#disconnectedAt !== undefined) throw new BrokerUnavailableError(this.#server, this.#disconnectedAt);
       throw err;
     }
