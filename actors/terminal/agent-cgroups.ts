@@ -25,6 +25,7 @@ import type { Logger } from 'pino';
 import { AgentsOomWatch } from './agents-oom.ts';
 import { ownMemoryLimit, procTexts, removeTree, removeStale } from './cgroup-files.ts';
 import { emptyLeaf, HiddenScans } from './leaf-empty.ts';
+import { joinCostHint, JoinWarmer } from './join-cost.ts';
 import {
   cgroupPath,
   cgroupV1Dir,
@@ -96,6 +97,8 @@ export class AgentCgroups {
   #next = 0;
   /** The /proc scans for processes hidden below leaves (the releases', the OOM watch's). */
   readonly #scans: HiddenScans;
+  /** Starts the grace period a terminal's join waits for as its open begins (join-cost.ts). */
+  readonly #warm: JoinWarmer;
 
   private constructor(
     hierarchies: readonly Hierarchy[],
@@ -109,6 +112,7 @@ export class AgentCgroups {
     this.#rootAgentId = rootAgentId;
     this.#log = log;
     this.#scans = new HiddenScans(hierarchies);
+    this.#warm = new JoinWarmer(join(dirname(hierarchies[0]!.base), 'cgroup.procs'), log);
     const memory = hierarchies.find((h) => h.controller === 'memory');
     if (!memory) return;
     const tree = {
@@ -180,6 +184,11 @@ export class AgentCgroups {
     if (hierarchies.length === 0) return undefined;
     joinCostHint(log);
     return new AgentCgroups(hierarchies, limits.maxProcessesPerAgent, rootAgentId, log, shells);
+  }
+
+  /** `JoinWarmer.warm`: called as a terminal's open begins. */
+  warmJoin(write?: (file: string, data: string) => Promise<void>): void {
+    this.#warm.warm(write);
   }
 
   /** This runtime's cgroup in `controller`'s hierarchy (tests read the counts there), if that limit is on. */
@@ -359,30 +368,4 @@ function memoryBound(setting: MemoryBound, available: number): { bound: BoundFil
     ],
     shown: typeof setting === 'string' ? `${setting}: ${shownBytes(bytes)}` : shownBytes(bytes),
   };
-}
-
-/**
- * Says once, at start, what a terminal's open pays for its cgroup join and how the machine's owner can remove it.
- * A shell's first move between v1 cgroups after a quiet moment waits for an RCU grace period (12.6 ms of a
- * 19 ms open measured here; the join right after it shares that wait). With `rcu_expedited` set the kernel ends
- * grace periods at once (at a cost to the whole machine: it interrupts every CPU), and the open took 9 ms.
- * Nothing is said where the file reads other than `0` (set already, or no such kernel knob).
- */
-export function joinCostHint(
-  log: Pick<Logger, 'info'>,
-  read: () => string = () => readFileSync('/sys/kernel/rcu_expedited', 'utf8'),
-): void {
-  let value: string;
-  try {
-    value = read().trim();
-  } catch {
-    return;
-  }
-  if (value !== '0') return;
-  log.info(
-    { setting: '/sys/kernel/rcu_expedited', now: 0, suggested: 1 },
-    "each terminal open waits ~10-20 ms for an RCU grace period to join its agent's cgroups; setting the " +
-      "kernel's rcu_expedited to 1 (echo 1 > /sys/kernel/rcu_expedited, as root; it is system-wide) removes most " +
-      'of it',
-  );
 }

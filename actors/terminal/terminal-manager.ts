@@ -125,6 +125,8 @@ export class TerminalManager {
   async open(agentId: string, data: unknown, context: { workspace?: string; commandId?: string } = {}) {
     const d = parse(TerminalOpen, data);
     this.#assertRoom(agentId);
+    // First: the grace period its cgroup join waits for runs while the shell is started.
+    this.cgroups?.warmJoin();
     const spec = openSpec(newId('t'), agentId, d, this.config, context.workspace);
     const { shellPath } = spec;
     if (spec.sandbox) Object.assign(spec, this.#scratch.of(spec.terminalId));

@@ -7,6 +7,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -328,4 +329,24 @@ describe.skipIf(!writable)('AgentCgroups: a leaf with a chain of 5,000 nested su
       spawnSync('find', [pidsLeaf, '-depth', '-type', 'd', '-delete']);
     }
   }, 120_000);
+});
+
+describe.skipIf(!writable)("AgentCgroups: a terminal open's early grace period (warmJoin)", () => {
+  it("writes the runtime's own pid to its own cgroup, and the runtime stays where it was", async () => {
+    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const before = readFileSync('/proc/self/cgroup', 'utf8');
+    const writes: Array<Promise<void>> = [];
+    const seen: string[] = [];
+    cgroups!.warmJoin((file, data) => {
+      seen.push(`${file} ${data}`);
+      const written = writeFile(file, data);
+      writes.push(written);
+      return written;
+    });
+    await Promise.all(writes);
+    const own = ownCgroup('pids');
+    expect(own.ok).toBe(true);
+    expect(seen).toEqual([`${join((own as { dir: string }).dir, 'cgroup.procs')} ${process.pid}`]);
+    expect(readFileSync('/proc/self/cgroup', 'utf8')).toBe(before);
+  });
 });
