@@ -23,7 +23,7 @@ export class JoinWarmer {
 
   /**
    * Starts the grace period while the shell is being started, on the thread pool (a thread blocks in the write):
-   * the launcher's join, coming during it, shares it (open p50 10-13 ms instead of 19 here). The runtime stays
+   * the launcher's join, coming during it, shares it (open p50 11-16 ms instead of 19 here). The runtime stays
    * where it is: the kernel skips a move to the same cgroup, after taking the rwsem. One write in flight at most,
    * none after one failed (a runtime that may not write its own cgroup).
    */
