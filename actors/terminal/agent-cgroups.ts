@@ -112,7 +112,12 @@ export class AgentCgroups {
     this.#rootAgentId = rootAgentId;
     this.#log = log;
     this.#scans = new HiddenScans(hierarchies);
-    this.#warm = new JoinWarmer(join(dirname(hierarchies[0]!.base), 'cgroup.procs'), log);
+    const first = hierarchies[0]!;
+    const mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
+    this.#warm = new JoinWarmer(() => {
+      const where = cgroupV1Dir(mountinfo, readFileSync('/proc/self/cgroup', 'utf8'), first.controller);
+      return where.ok ? join(where.dir, 'cgroup.procs') : undefined;
+    }, log);
     const memory = hierarchies.find((h) => h.controller === 'memory');
     if (!memory) return;
     const tree = {

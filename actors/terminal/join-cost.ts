@@ -9,38 +9,50 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 
-/** Writes the runtime's own pid to its own `cgroup.procs` (`procs`), at most one write at a time. */
+/**
+ * Writes the runtime's own pid to the `cgroup.procs` of the cgroup it is in now (`where`, read again before each
+ * write: an operator may have moved the runtime since its start, and a write to where it was would move it back),
+ * at most one write at a time.
+ */
 export class JoinWarmer {
-  readonly #procs: string;
+  readonly #where: () => string | undefined;
   readonly #log: Pick<Logger, 'debug'>;
   #busy = false;
   #off = false;
 
-  constructor(procs: string, log: Pick<Logger, 'debug'>) {
-    this.#procs = procs;
+  constructor(where: () => string | undefined, log: Pick<Logger, 'debug'>) {
+    this.#where = where;
     this.#log = log;
   }
 
   /**
    * Starts the grace period while the shell is being started, on the thread pool (a thread blocks in the write):
-   * the launcher's join, coming during it, shares it (open p50 11-16 ms instead of 19 here). The runtime stays
-   * where it is: the kernel skips a move to the same cgroup, after taking the rwsem. One write in flight at most,
-   * none after one failed (a runtime that may not write its own cgroup).
+   * the launcher's join, coming during it, shares it (open p50 11-13 ms against 19-20 here, alternated). The
+   * runtime stays where it is: the kernel skips a move to the same cgroup, after taking the rwsem. Called once an
+   * open has made its leaves (a refused open makes no write). One write in flight at most, none after one failed
+   * (a runtime that may not write its own cgroup). A pid that cannot exist would move nothing, but this kernel
+   * looks it up before taking the rwsem: ESRCH at once, no grace period.
    */
   warm(write: (file: string, data: string) => Promise<void> = writeFile): void {
     if (this.#busy || this.#off) return;
+    let procs: string | undefined;
+    try {
+      procs = this.#where();
+    } catch (err) {
+      return this.#stop(err, undefined);
+    }
+    if (procs === undefined) return this.#stop(new Error('not in a cgroup of this hierarchy now'), undefined);
     this.#busy = true;
-    write(this.#procs, String(process.pid))
-      .catch((err: unknown) => {
-        this.#off = true;
-        this.#log.debug(
-          { err: (err as Error).message, file: this.#procs },
-          'terminal opens wait for their own grace period',
-        );
-      })
+    write(procs, String(process.pid))
+      .catch((err: unknown) => this.#stop(err, procs))
       .finally(() => {
         this.#busy = false;
       });
+  }
+
+  #stop(err: unknown, file: string | undefined): void {
+    this.#off = true;
+    this.#log.debug({ err: (err as Error).message, file }, 'terminal opens wait for their own grace period');
   }
 }
 

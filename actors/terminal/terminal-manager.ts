@@ -125,8 +125,6 @@ export class TerminalManager {
   async open(agentId: string, data: unknown, context: { workspace?: string; commandId?: string } = {}) {
     const d = parse(TerminalOpen, data);
     this.#assertRoom(agentId);
-    // First: the grace period its cgroup join waits for runs while the shell is started.
-    this.cgroups?.warmJoin();
     const spec = openSpec(newId('t'), agentId, d, this.config, context.workspace);
     const { shellPath } = spec;
     if (spec.sandbox) Object.assign(spec, this.#scratch.of(spec.terminalId));
@@ -135,7 +133,11 @@ export class TerminalManager {
     const lineage = this.#lineage(agentId);
     let pty: IPty | undefined;
     try {
-      if (this.cgroups) spec.cgroupProcs = this.cgroups.join(spec.terminalId, lineage);
+      if (this.cgroups) {
+        spec.cgroupProcs = this.cgroups.join(spec.terminalId, lineage);
+        // The grace period the shell's join waits for starts now, and runs while the shell is started.
+        this.cgroups.warmJoin();
+      }
       const userns = spec.sandbox ? await this.#userns?.join(spec.terminalId, lineage) : undefined;
       if (userns) spec.userns = userns;
       pty = await this.#zygote.spawn(spec, rc.path, rc.dir);

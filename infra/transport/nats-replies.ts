@@ -45,14 +45,18 @@ export class NatsReplies {
    * broker's words, as nats.js's requests do, not at its timeout.
    */
   async #refusals(): Promise<void> {
-    for await (const s of this.#nc.status()) {
-      if (s.type !== 'error' || !(s.error instanceof PermissionViolationError)) continue;
-      if (s.error.operation !== 'publish') continue;
-      for (const [token, waiter] of this.#waiting) {
-        if (waiter.subject !== s.error.subject) continue;
-        this.#settle(token)?.reject(s.error);
-        break;
+    try {
+      for await (const s of this.#nc.status()) {
+        if (s.type !== 'error' || !(s.error instanceof PermissionViolationError)) continue;
+        if (s.error.operation !== 'publish') continue;
+        for (const [token, waiter] of this.#waiting) {
+          if (waiter.subject !== s.error.subject) continue;
+          this.#settle(token)?.reject(s.error);
+          break;
+        }
       }
+    } catch {
+      // The status stream ended with the connection: the requests left are failed by `closed()`, or time out.
     }
   }
 

@@ -37,9 +37,11 @@ describe('joinCostHint', () => {
 
 describe('JoinWarmer', () => {
   const tick = () => new Promise((r) => setImmediate(r));
+  const quiet = { debug: () => {} };
 
-  it("writes the runtime's pid to the file it was given, one write in flight at most", async () => {
-    const warmer = new JoinWarmer('/cg/own/cgroup.procs', { debug: () => {} });
+  it("writes the runtime's pid where the runtime is now, one write in flight at most", async () => {
+    let now = '/cg/own/cgroup.procs';
+    const warmer = new JoinWarmer(() => now, quiet);
     const writes: string[] = [];
     let finish: (() => void) | undefined;
     const slow = (file: string, data: string) => {
@@ -50,18 +52,34 @@ describe('JoinWarmer', () => {
     expect(writes).toEqual([`/cg/own/cgroup.procs ${process.pid}`]);
     finish!();
     await tick();
+    // Moved since (an operator's choice): the next write goes where it is, never back where it was.
+    now = '/cg/moved/cgroup.procs';
     warmer.warm(slow);
-    expect(writes).toHaveLength(2);
+    expect(writes).toEqual([`/cg/own/cgroup.procs ${process.pid}`, `/cg/moved/cgroup.procs ${process.pid}`]);
   });
 
   it('makes no write after one failed, and says why at debug level', async () => {
     const said: unknown[] = [];
-    const warmer = new JoinWarmer('/cg/own/cgroup.procs', { debug: (fields: unknown) => void said.push(fields) });
+    const warmer = new JoinWarmer(() => '/cg/own/cgroup.procs', { debug: (fields: unknown) => void said.push(fields) });
     let calls = 0;
     warmer.warm(() => (calls++, Promise.reject(new Error('EACCES: permission denied'))));
     await tick();
     for (let i = 0; i < 3; i++) warmer.warm(() => (calls++, Promise.resolve()));
     expect(calls).toBe(1);
     expect(said).toEqual([{ err: 'EACCES: permission denied', file: '/cg/own/cgroup.procs' }]);
+  });
+
+  it('makes none when where the runtime is cannot be read, or is no cgroup of the hierarchy', () => {
+    let calls = 0;
+    const count = () => (calls++, Promise.resolve());
+    const unreadable = new JoinWarmer(() => {
+      throw new Error('EACCES: /proc/self/cgroup');
+    }, quiet);
+    const outside = new JoinWarmer(() => undefined, quiet);
+    for (let i = 0; i < 2; i++) {
+      unreadable.warm(count);
+      outside.warm(count);
+    }
+    expect(calls).toBe(0);
   });
 });
