@@ -27,7 +27,7 @@ export class JoinWarmer {
 
   /**
    * Starts the grace period while the shell is being started, on the thread pool (a thread blocks in the write):
-   * the launcher's join, coming during it, shares it (open p50 11-13 ms against 19-20 here, alternated). The
+   * the launcher's join, coming during it, shares it (open p50 16 ms against 19.5 here, terminal bench). The
    * runtime stays where it is: the kernel skips a move to the same cgroup, after taking the rwsem. Called once an
    * open has made its leaves (a refused open makes no write). One write in flight at most, none after one failed
    * (a runtime that may not write its own cgroup). A pid that cannot exist would move nothing, but this kernel
