@@ -92,13 +92,14 @@ describe('NatsReplies', () => {
     silent.unsubscribe();
   });
 
-  it('fails a request whose publish the broker refuses at once, with its words, and no other request', async () => {
+  it('fails a request the broker refuses (publish or inbox) at once, with its words, and no other', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'skein-replies-'));
     const config = join(dir, 'nats.conf');
     writeFileSync(
       config,
       `authorization { users = [
         { user: limited, password: pw, permissions: { publish: ["svc.ok"], subscribe: ["_INBOX.>"] } }
+        { user: deaf, password: pw, permissions: { publish: ["svc.ok"], subscribe: ["other.>"] } }
         { user: srv, password: pw }
       ] }\n`,
     );
@@ -120,6 +121,17 @@ describe('NatsReplies', () => {
       while (!answer) await new Promise((r) => setTimeout(r, 5));
       answer();
       expect(text(await ok)).toBe('fine');
+      // A user who may not subscribe to its inbox: the request fails with the broker's refusal, not at its timeout.
+      const deaf = await connect({ servers: guarded.url, user: 'deaf', pass: 'pw' });
+      try {
+        const started = performance.now();
+        const err = await new NatsReplies(deaf).request('svc.ok', bytes('x'), 10_000).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(PermissionViolationError);
+        expect((err as Error).message).toContain('Permissions Violation for Subscription to');
+        expect(performance.now() - started).toBeLessThan(5_000);
+      } finally {
+        await deaf.close();
+      }
     } finally {
       await limited.close();
       await srv.close();
