@@ -97,7 +97,7 @@ export class AgentCgroups {
   #next = 0;
   /** The /proc scans for processes hidden below leaves (the releases', the OOM watch's). */
   readonly #scans: HiddenScans;
-  /** Starts the grace period a terminal's join waits for as its open begins (join-cost.ts). */
+  /** Starts the grace period a terminal's join waits for while its shell starts (join-cost.ts). */
   readonly #warm: JoinWarmer;
 
   private constructor(
@@ -106,6 +106,8 @@ export class AgentCgroups {
     rootAgentId: string,
     log: Logger,
     shells: (terminalId: string) => readonly number[],
+    /** The mount table `open` read (where the runtime's cgroup is found again before each warm write). */
+    mountinfo: string,
   ) {
     this.#hierarchies = hierarchies;
     this.#maxProcesses = maxProcesses;
@@ -113,7 +115,6 @@ export class AgentCgroups {
     this.#log = log;
     this.#scans = new HiddenScans(hierarchies);
     const first = hierarchies[0]!;
-    const mountinfo = readFileSync('/proc/self/mountinfo', 'utf8');
     this.#warm = new JoinWarmer(() => {
       const where = cgroupV1Dir(mountinfo, readFileSync('/proc/self/cgroup', 'utf8'), first.controller);
       return where.ok ? join(where.dir, 'cgroup.procs') : undefined;
@@ -188,10 +189,10 @@ export class AgentCgroups {
     }
     if (hierarchies.length === 0) return undefined;
     joinCostHint(log);
-    return new AgentCgroups(hierarchies, limits.maxProcessesPerAgent, rootAgentId, log, shells);
+    return new AgentCgroups(hierarchies, limits.maxProcessesPerAgent, rootAgentId, log, shells, mountinfo);
   }
 
-  /** `JoinWarmer.warm`: called as a terminal's open begins. */
+  /** `JoinWarmer.warm`: called once a terminal's open has made its leaves (join-cost.ts). */
   warmJoin(write?: (file: string, data: string) => Promise<void>): void {
     this.#warm.warm(write);
   }
