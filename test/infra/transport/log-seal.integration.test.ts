@@ -86,7 +86,11 @@ describe('the audit log guard', () => {
     const info = await operator.jsm.streams.info(EVENTS_STREAM);
     let appending = true;
     const appends = (async () => {
-      for (let i = 0; appending; i++) ok(await rt.call('agent.spawn', { label: `s${i}`, agentId: `s${i}` }));
+      // Each child cancelled after its spawn: appends for as long as the updates last, never at maxChildren (64).
+      for (let i = 0; appending; i++) {
+        ok(await rt.call('agent.spawn', { label: `s${i}`, agentId: `s${i}` }));
+        ok(await rt.call('agent.cancel', { agentId: `s${i}` }));
+      }
     })();
     // The same settings written back: an UPDATED advisory each time, and nothing changed.
     for (let i = 0; i < 60; i++) await operator.jsm.streams.update(EVENTS_STREAM, info.config);
