@@ -74,7 +74,10 @@ export class TerminalScreen {
 
   constructor(cols: number, rows: number, options: { onResponse?: (data: string) => void; fastPath?: boolean } = {}) {
     this.fastPath = options.fastPath ?? true;
-    this.term = new Terminal({ cols, rows, scrollback: SCROLLBACK, allowProposedApi: true });
+    // logLevel 'off': xterm logs each parse error (a DEL byte on the ground state, common in binary output) with
+    // console.error and the parser's whole state, ~0.8 KB each: 100 MB of an agent's binary output wrote over
+    // 100 MB to the runtime's stderr, and spent ~10% of a flood's CPU formatting it.
+    this.term = new Terminal({ cols, rows, scrollback: SCROLLBACK, allowProposedApi: true, logLevel: 'off' });
     const writeBuffer = (this.term as unknown as { _core?: { _writeBuffer?: { writeSync?: (d: string) => void } } })
       ._core?._writeBuffer;
     if (typeof writeBuffer?.writeSync === 'function') this.#writeSync = (d) => writeBuffer.writeSync!(d);

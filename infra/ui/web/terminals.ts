@@ -69,6 +69,8 @@ export class Terminals {
       convertEol: false,
       scrollback: 1000,
       fontSize: 13,
+      // Not a line in the browser's console per parse error of an agent's binary output (a DEL byte is one).
+      logLevel: 'off',
       // A hyperlink an agent printed (OSC 8) can say one address and go to another: never opened from here,
       // its target is shown instead.
       linkHandler: {
