@@ -49,24 +49,54 @@ export function plainText(raw: string, plain = isPlainText(raw)): string {
   OTHER_CONTROLS.lastIndex = 0;
   return stripped
     .split('\n')
-    .map((line) => {
-      const noBs = applyBackspaces(line);
-      if (!noBs.includes('\r')) return noBs;
-      // A bare CR returns to column 0: later text overwrites earlier text.
-      let screen = '';
-      for (const part of noBs.split('\r')) screen = part + screen.slice(part.length);
-      return screen;
-    })
+    .map((line) => overwriteCarriageReturns(applyBackspaces(line)))
     .join('\n')
     .replace(OTHER_CONTROLS, '');
 }
 
+/**
+ * A bare CR returns to column 0: later text overwrites earlier text, so each column shows the last part that
+ * reached it. Built from the last part backwards, each character copied once: overlaying the parts in order
+ * (`part + screen.slice(part.length)`) copied the whole line per CR, ~1 µs a byte for output an agent can
+ * print on purpose (`A…A` then `\rb` repeated: 62 ms for a 64 KiB chunk).
+ */
+function overwriteCarriageReturns(line: string): string {
+  if (!line.includes('\r')) return line;
+  const parts = line.split('\r');
+  let screen = parts[parts.length - 1]!;
+  for (let i = parts.length - 2; i >= 0; i--) {
+    const part = parts[i]!;
+    if (part.length > screen.length) screen += part.slice(screen.length);
+  }
+  return screen;
+}
+
+/**
+ * Each backspace removes the character before it (a whole code point), if any. Works on the runs between
+ * backspaces, each kept or cut at its end (a slice): linear, where a character at a time cost ~80 ns each.
+ */
 function applyBackspaces(line: string): string {
   if (!line.includes('\b')) return line;
-  let out = '';
-  for (const ch of line) out = ch === '\b' ? out.slice(0, -1) : out + ch;
-  return out;
+  const runs = line.split('\b');
+  const kept: string[] = [runs[0]!];
+  for (let i = 1; i < runs.length; i++) {
+    // The backspace before runs[i] removes the last code point kept so far.
+    let last = kept.length - 1;
+    while (last >= 0 && kept[last]!.length === 0) last--;
+    kept.length = last + 1;
+    if (last >= 0) {
+      const run = kept[last]!;
+      const end = run.length;
+      const pair = end >= 2 && isLowSurrogate(run.charCodeAt(end - 1)) && isHighSurrogate(run.charCodeAt(end - 2));
+      kept[last] = run.slice(0, end - (pair ? 2 : 1));
+    }
+    kept.push(runs[i]!);
+  }
+  return kept.join('');
 }
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

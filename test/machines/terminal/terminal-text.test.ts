@@ -85,6 +85,47 @@ describe('plainText', () => {
   });
 });
 
+describe('plainText on lines rewritten with CR and BS', () => {
+  /** The rules, a character at a time: a BS removes the code point before it, a CR overwrites from column 0. */
+  const reference = (raw: string) =>
+    raw
+      .replace(/\r+\n/g, '\n')
+      .split('\n')
+      .map((line) => {
+        const kept: string[] = [];
+        for (const ch of line) {
+          if (ch === '\b') kept.pop();
+          else kept.push(ch);
+        }
+        let screen = '';
+        for (const part of kept.join('').split('\r')) screen = part + screen.slice(part.length);
+        return screen;
+      })
+      .join('\n');
+
+  it(`equals the character-at-a-time rules (seed ${seed})`, () => {
+    const piece = fc.oneof(
+      fc.constantFrom('\b', '\b\b', '\r', '\n', '\r\n', '\r\r\n', 'a', 'bc', 'longer text', '😀', 'é', ' '),
+      fc.string({ maxLength: 8 }).map((s) => s.replace(/[^\x20-\x7e]/g, '')),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 60 }), (parts) => {
+        const raw = parts.join('');
+        expect(plainText(raw)).toBe(reference(raw));
+      }),
+      { seed },
+    );
+  });
+
+  it.each([
+    ['a backspace removes a whole emoji', 'a😀\bb', 'ab'],
+    ['more backspaces than characters', 'ab\b\b\b\bc', 'c'],
+    ['a backspace does not cross a CR', 'abc\rX\bY', 'Ybc'],
+  ])('%s', (_name, raw, expected) => {
+    expect(plainText(raw)).toBe(expected);
+  });
+});
+
 describe('headTail', () => {
   it('returns short text unchanged', () => {
     expect(headTail('hello\n', 100)).toEqual({ text: 'hello\n', truncated: false, omittedBytes: 0 });
