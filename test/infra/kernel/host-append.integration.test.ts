@@ -262,8 +262,9 @@ describe('a read after a fact seen on the bus', () => {
       ok: false,
       error: { code: 'limit_exceeded' },
     });
-    // Refused at once, not after the waiting reads gave up their slots.
-    expect(Date.now() - asked).toBeLessThan(300);
+    // Refused at once, not after the waiting reads gave up their slots (READ_SETTLE_MS): half of it leaves room for
+    // a loaded CI machine and still tells the two apart.
+    expect(Date.now() - asked).toBeLessThan(READ_SETTLE_MS / 2);
     e.log.release();
     for (const reply of await Promise.all(waiting)) expect(reply).toMatchObject({ ok: true });
     expect(await spawned).toMatchObject({ ok: true });
