@@ -26,6 +26,7 @@ import { CommandMemory, commandKey, type Outcome } from './command-memory.ts';
 import { digestOf } from './digest.ts';
 import type { Bus, BusMsg, Subscription } from '../transport/bus.ts';
 import { decodeCommand, encode } from '../transport/codec.ts';
+import { clip } from '../transport/wire.ts';
 import type { EventLog } from '../transport/event-log.ts';
 import { FactWriter, type StampOptions } from './fact-writer.ts';
 import { KeyedLock } from './keyed-lock.ts';
@@ -309,8 +310,13 @@ export class Host {
         reply = (await pending).bytes;
       }
     } catch (err) {
-      this.#logger.warn({ err: toErrorInfo(err), subject: msg.subject }, 'command refused');
-      reply = encode({ ok: false, error: toErrorInfo(err) });
+      const error = toErrorInfo(err);
+      // The reply says it all; the log line is cut (an error can quote what the sender wrote).
+      this.#logger.warn(
+        { err: { ...error, message: clip(error.message, 1_000) }, subject: msg.subject },
+        'command refused',
+      );
+      reply = encode({ ok: false, error });
     }
     if (taken) this.#perAgent?.release(agentId);
     if (reply.byteLength > max) {

@@ -135,14 +135,30 @@ export function parseText(subject: string, text: string): unknown {
   }
 }
 
-/** `data.label: must not be empty; data.cols: Too small: expected number to be >0`. */
+/** How many of a message's issues its error names, and how long each may be (see formatIssues). */
+export const ISSUES_SHOWN = 10;
+export const ISSUE_CHARS = 300;
+
+/**
+ * `data.label: must not be empty; data.cols: Too small: expected number to be >0`. The sender writes the paths
+ * (a record's keys) and some messages (an unknown key is quoted): each issue is cut at ISSUE_CHARS and at most
+ * ISSUES_SHOWN are named, so a body of 10,000 bad items or a 100 KB key makes an error of ~3 KB, not one as big
+ * as the body, in the reply and in the runtime's log.
+ */
 export function formatIssues(error: z.ZodError, prefix?: string): string {
-  return error.issues
-    .map((issue) => {
-      const path = [...(prefix ? [prefix] : []), ...issue.path.map(String)].join('.');
-      return `${path || '(root)'}: ${issue.message}`;
-    })
-    .join('; ');
+  const shown = error.issues.slice(0, ISSUES_SHOWN).map((issue) => {
+    const path = [...(prefix ? [prefix] : []), ...issue.path.map(String)].join('.');
+    return clip(`${path || '(root)'}: ${issue.message}`, ISSUE_CHARS);
+  });
+  const more = error.issues.length - shown.length;
+  return `${shown.join('; ')}${more > 0 ? `; and ${more} more issue${more === 1 ? '' : 's'}` : ''}`;
+}
+
+/** `text` cut to `max` UTF-16 units (never inside a surrogate pair), saying how much was left out. */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}… (${text.length - end} more characters)`;
 }
 
 /** A frame of the embedded runtime's socket protocol (see socket-server.ts). Payloads inside are base64. */
