@@ -7,6 +7,7 @@
 import { identitiesSection } from '../transport/auth/permissions-doc.ts';
 import { protocolSchema } from './schema.ts';
 import { MAX_JSON_DEPTH, READ_SETTLE_MS } from '../../schemas/message.ts';
+import { ISSUE_CHARS, ISSUES_SHOWN } from '../transport/wire.ts';
 
 const HEADER = `# skein protocol
 
@@ -51,6 +52,8 @@ hashed into the digest and replayed): deeper is \`invalid_message\` naming the p
 Error codes: \`invalid_json\`, \`invalid_message\` (names the field path), \`invalid_subject\`, \`unknown_command\`,
 \`unknown_agent\`, \`agent_mismatch\`, \`payload_too_large\`, \`not_found\`, \`conflict\`, \`invalid_state\`,
 \`limit_exceeded\`, \`permission_denied\`, \`append_failed\` (retryable), \`unavailable\`, \`timeout\`, \`internal\`.
+An \`invalid_message\` names at most ${ISSUES_SHOWN} of its issues (\`; and N more issues\`), each cut at ${ISSUE_CHARS}
+characters (\`… (N more characters)\`): an issue can quote the body (an unknown key, a record's key in its path).
 
 ## Log and export format
 
