@@ -1,11 +1,17 @@
 /**
  * @module
  * The error replies the host loop builds itself, not from a handler: a command for an agent whose host is
- * away, and a reply too large for the bus. Each names what happened and what to do.
+ * away, and a reply too large for the bus. Each names what happened and what to do. And a refusal's log form.
  */
-import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/index.ts';
+import { ErrorCode, type ErrorInfo, RuntimeError, toErrorInfo } from '../../schemas/index.ts';
 import type { Outcome } from './command-memory.ts';
 import { encode } from '../transport/codec.ts';
+import { clip } from '../transport/wire.ts';
+
+/** A refusal as the host logs it: the reply says it all, the log line is cut (it can quote what the sender wrote). */
+export function refusalLogged(error: ErrorInfo): ErrorInfo {
+  return { ...error, message: clip(error.message, 1_000) };
+}
 
 /** Named hosts: the agent's host is away and nobody else may answer for it (the route says who it is). */
 export function unavailableReply(reason: string): Uint8Array {

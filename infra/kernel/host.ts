@@ -26,7 +26,6 @@ import { CommandMemory, commandKey, type Outcome } from './command-memory.ts';
 import { digestOf } from './digest.ts';
 import type { Bus, BusMsg, Subscription } from '../transport/bus.ts';
 import { decodeCommand, encode } from '../transport/codec.ts';
-import { clip } from '../transport/wire.ts';
 import type { EventLog } from '../transport/event-log.ts';
 import { FactWriter, type StampOptions } from './fact-writer.ts';
 import { KeyedLock } from './keyed-lock.ts';
@@ -39,7 +38,7 @@ import { RecordedBudget } from './recorded-budget.ts';
 import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { InFlight } from './in-flight.ts';
 import { LogFollower } from './log-follower.ts';
-import { fitReply, tooLargeReply, unavailableReply } from './host-replies.ts';
+import { fitReply, refusalLogged, tooLargeReply, unavailableReply } from './host-replies.ts';
 import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
 /** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
@@ -311,11 +310,7 @@ export class Host {
       }
     } catch (err) {
       const error = toErrorInfo(err);
-      // The reply says it all; the log line is cut (an error can quote what the sender wrote).
-      this.#logger.warn(
-        { err: { ...error, message: clip(error.message, 1_000) }, subject: msg.subject },
-        'command refused',
-      );
+      this.#logger.warn({ err: refusalLogged(error), subject: msg.subject }, 'command refused');
       reply = encode({ ok: false, error });
     }
     if (taken) this.#perAgent?.release(agentId);
