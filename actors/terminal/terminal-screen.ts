@@ -8,6 +8,7 @@
  */
 import xterm from '@xterm/headless';
 import { cutPlain, skippablePrefix } from '../../machines/terminal/terminal-text.ts';
+import { capCombining } from '../../machines/terminal/combining-cap.ts';
 import type { ControlSequence, ScreenSnapshot } from '../../schemas/terminal.ts';
 
 const { Terminal } = xterm;
@@ -61,6 +62,8 @@ export class TerminalScreen {
   #writeSync: ((data: string) => void) | undefined;
   /** Skip the invisible start of big plain-text chunks (see skippablePrefix). */
   readonly fastPath: boolean;
+  /** Whether a cell takes at most MAX_JOINED combining code points (combining-cap.ts); false only if xterm moved. */
+  readonly combiningCapped: boolean;
   /** Characters not parsed thanks to the fast path (for benchmarks). */
   skipped = 0;
   /**
@@ -78,6 +81,7 @@ export class TerminalScreen {
     // console.error and the parser's whole state, ~0.8 KB each: 100 MB of an agent's binary output wrote over
     // 100 MB to the runtime's stderr, and spent ~10% of a flood's CPU formatting it.
     this.term = new Terminal({ cols, rows, scrollback: SCROLLBACK, allowProposedApi: true, logLevel: 'off' });
+    this.combiningCapped = capCombining(this.term);
     const writeBuffer = (this.term as unknown as { _core?: { _writeBuffer?: { writeSync?: (d: string) => void } } })
       ._core?._writeBuffer;
     if (typeof writeBuffer?.writeSync === 'function') this.#writeSync = (d) => writeBuffer.writeSync!(d);

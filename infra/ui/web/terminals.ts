@@ -9,6 +9,7 @@
  */
 import { isTerminalReply } from '../../../machines/terminal/terminal-replies.ts';
 import { reveal } from '../../../machines/common/reveal.ts';
+import { capCombining } from '../../../machines/terminal/combining-cap.ts';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import type { ConsoleBus, Reply } from './bus.ts';
@@ -71,6 +72,8 @@ export class Terminals {
       fontSize: 13,
       // Not a line in the browser's console per parse error of an agent's binary output (a DEL byte is one).
       logLevel: 'off',
+      // For term.unicode (capCombining below).
+      allowProposedApi: true,
       // A hyperlink an agent printed (OSC 8) can say one address and go to another: never opened from here,
       // its target is shown instead.
       linkHandler: {
@@ -79,6 +82,8 @@ export class Terminals {
         },
       },
     });
+    // An agent's flood of combining marks would grow one cell of this page without bound (combining-cap.ts).
+    capCombining(term);
     const fit = new FitAddon();
     term.loadAddon(fit);
     const status = h('p', { role: 'status', class: 'term-status' });
