@@ -13,6 +13,7 @@
  * Done as a Unicode provider wrapping xterm's own (its width table decides what joins, so no code point can get
  * around a list of ours), with the count kept in the join state xterm passes from one code point to the next.
  * xterm resets that state at every control sequence, so a sequence between marks starts a new cell there too.
+ * The state bits are all ours: xterm's default provider (UnicodeV6), the one wrapped, keeps none.
  */
 
 /** Zero-width code points in a row that one cell takes. */
@@ -57,7 +58,7 @@ export function cappedProvider(inner: UnicodeProvider, max = MAX_JOINED): Unicod
 
 /**
  * Makes `term` join at most MAX_JOINED code points per cell. Returns false when this xterm does not expose its
- * active provider (a version whose internals moved): the caller says so, and a test fails.
+ * active provider (a version whose internals moved): the screen records it (`combiningCapped`) and its test fails.
  */
 export function capCombining(term: CappableTerminal): boolean {
   const service = (term as unknown as { _core?: { unicodeService?: { _activeProvider?: UnicodeProvider } } })._core
