@@ -111,9 +111,12 @@ export class TerminalScreen {
     for (const ident of [0, 1, 2]) {
       parser.registerOscHandler(ident, (data) => (this.#add('title', `OSC ${ident}`, data), false));
     }
-    for (const ident of [7, 8, 52, 133, 633, 1337]) {
+    for (const ident of [7, 52, 133, 633, 1337]) {
       parser.registerOscHandler(ident, (data) => (this.#add('osc', `OSC ${ident}`, data), false));
     }
+    // Hyperlinks are listed, not kept: nothing here reads them, and xterm kept an entry per linked cell (200,000
+    // links printed: 135 MB of one screen's heap, up to its scrollback's 41,000 cells).
+    parser.registerOscHandler(8, (data) => (this.#add('osc', 'OSC 8', data), true));
     this.term.onTitleChange((t) => {
       this.#title = t;
     });
