@@ -16,6 +16,7 @@
  * - `kill -1` / `kill -9 -1` (every process of the user).
  */
 import type { ShellSplit } from './shell-words.ts';
+import { clip } from './permission-decision.ts';
 
 export const BUILTIN_DENY_SUFFIX =
   'This operation is considered too harmful to be allowed, and cannot be overridden by settings or approvals.';
@@ -304,8 +305,4 @@ const DISK_LINK = /^\/dev\/(disk|block|mapper)\//;
 function isDiskDevice(path: string): boolean {
   const n = normalizeTarget(path);
   return DISK.test(n) || DISK_LINK.test(n);
-}
-
-function clip(text: string): string {
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
