@@ -309,9 +309,8 @@ export class Host {
         reply = (await pending).bytes;
       }
     } catch (err) {
-      const error = toErrorInfo(err);
-      this.#logger.warn({ err: refusalLogged(error), subject: msg.subject }, 'command refused');
-      reply = encode({ ok: false, error });
+      this.#logger.warn({ err: refusalLogged(toErrorInfo(err)), subject: msg.subject }, 'command refused');
+      reply = encode({ ok: false, error: toErrorInfo(err) });
     }
     if (taken) this.#perAgent?.release(agentId);
     if (reply.byteLength > max) {
