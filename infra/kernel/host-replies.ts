@@ -1,9 +1,11 @@
 /**
  * @module
  * The error replies the host loop builds itself, not from a handler: a command for an agent whose host is
- * away, and a reply too large for the bus. Each names what happened and what to do. And a refusal's log form.
+ * away, and a reply too large for the bus. Each names what happened and what to do. And the refusals' log lines.
  */
+import type { Logger } from 'pino';
 import { ErrorCode, type ErrorInfo, RuntimeError, toErrorInfo } from '../../schemas/index.ts';
+import { CappedLog } from './capped-log.ts';
 import type { Outcome } from './command-memory.ts';
 import { encode } from '../transport/codec.ts';
 import { clip } from '../transport/wire.ts';
@@ -11,6 +13,33 @@ import { clip } from '../transport/wire.ts';
 /** A refusal as the host logs it: the reply says it all, the log line is cut (it can quote what the sender wrote). */
 export function refusalLogged(error: ErrorInfo): ErrorInfo {
   return { ...error, message: clip(error.message, 1_000) };
+}
+
+/**
+ * The host's lines for commands it refused, each cut (`refusalLogged`) and at most `REFUSALS_LOGGED` per agent
+ * (capped-log.ts): an agent can repeat a refused command at its request rate, 17,000 a second measured.
+ */
+export class RefusalLog {
+  readonly #refused: CappedLog;
+  readonly #away: CappedLog;
+
+  constructor(logger: Logger) {
+    this.#refused = new CappedLog(logger, 'command refused', 'agentId');
+    this.#away = new CappedLog(logger, 'command for an agent whose host is away', 'agentId');
+  }
+
+  refused(agentId: string, subject: string, err: unknown): void {
+    this.#refused.warn(agentId, { err: refusalLogged(toErrorInfo(err)), subject });
+  }
+
+  away(agentId: string, subject: string): void {
+    this.#away.warn(agentId, { subject });
+  }
+
+  close(): void {
+    this.#refused.close();
+    this.#away.close();
+  }
 }
 
 /** Named hosts: the agent's host is away and nobody else may answer for it (the route says who it is). */

@@ -38,7 +38,7 @@ import { RecordedBudget } from './recorded-budget.ts';
 import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { InFlight } from './in-flight.ts';
 import { LogFollower } from './log-follower.ts';
-import { fitReply, refusalLogged, tooLargeReply, unavailableReply } from './host-replies.ts';
+import { fitReply, RefusalLog, tooLargeReply, unavailableReply } from './host-replies.ts';
 import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
 /** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
@@ -90,6 +90,7 @@ export class Host {
   readonly locks = new KeyedLock();
   readonly startedAt = new Date().toISOString();
   readonly #logger: Logger;
+  readonly #refusals: RefusalLog;
   readonly #handlers = new Map<string, HandlerEntry>();
   readonly #domains: AnyDomain[] = [];
   readonly #reactions: Reaction[] = [];
@@ -112,6 +113,7 @@ export class Host {
   constructor(options: HostOptions) {
     this.options = options;
     this.#logger = options.logger.child({ actor: 'host' });
+    this.#refusals = new RefusalLog(this.#logger);
     this.#memory = new CommandMemory(options.commandCacheSize, this.#logger);
     this.#json = new JsonThread(this.#logger, undefined, options.jsonWorker);
     this.#parser = new OrderedJsonParse(this.#json, options.maxPayloadBytes);
@@ -246,6 +248,7 @@ export class Host {
       await domain.stop?.().catch((err) => this.#logger.warn({ err, domain: domain.name }, 'domain stop failed'));
     }
     this.#domains.length = 0;
+    this.#refusals.close();
     await this.#json.close();
   }
 
@@ -276,7 +279,7 @@ export class Host {
     if (route && !route.serve) {
       // Another host owns the agent: it answers, or nobody does and the caller learns why (never from here).
       if (!('unavailable' in route)) return;
-      this.#logger.warn({ subject: msg.subject }, 'command for an agent whose host is away');
+      this.#refusals.away(agentId, msg.subject);
       if (msg.reply) msg.respond(unavailableReply(route.unavailable));
       return;
     }
@@ -309,7 +312,7 @@ export class Host {
         reply = (await pending).bytes;
       }
     } catch (err) {
-      this.#logger.warn({ err: refusalLogged(toErrorInfo(err)), subject: msg.subject }, 'command refused');
+      this.#refusals.refused(agentId, msg.subject, err);
       reply = encode({ ok: false, error: toErrorInfo(err) });
     }
     if (taken) this.#perAgent?.release(agentId);

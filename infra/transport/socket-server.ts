@@ -17,6 +17,7 @@ import { REVOKED, type SocketFrame } from './wire.ts';
 import type { EmbeddedBus } from './embedded-bus.ts';
 import { InvalidTokenError, socketPermissions, verifySocketToken, type SocketIdentity } from './auth/socket-tokens.ts';
 import { readFrames } from './frame-reader.ts';
+import { CappedLog } from '../kernel/capped-log.ts';
 import { FrameThread, type DecodedFrame } from './frame-thread.ts';
 import { mayPublish, mayReceive, maySubscribe, type SubjectRules } from './auth/subject-rules.ts';
 
@@ -67,6 +68,11 @@ export async function serveBusOnSocket(
   const isRevoked = (agentId: string) => revoked.has(agentId) || options.isRevoked(agentId);
   // Big frames (an 8 MB write) are decoded on this thread's worker, not on the event loop.
   const frames = new FrameThread((options.logger ?? pino({ level: 'silent' })).child({ actor: 'frame-thread' }));
+  // A client can connect and be refused, or send a frame too big, as fast as it can connect: its lines are capped.
+  const refusedLog = options.logger && new CappedLog(options.logger, 'socket client refused', 'client');
+  const oversizeLog =
+    options.logger &&
+    new CappedLog(options.logger, 'socket client sent a frame over the limit; disconnected', 'client');
 
   const server: Server = createServer((socket) => {
     sockets.add(socket);
@@ -83,9 +89,9 @@ export async function serveBusOnSocket(
       setTimeout(() => socket.destroy(), 100).unref();
     };
     const kill = () => drop(REVOKED);
-    const refuseAuth = (message: string) => {
+    const refuseAuth = (message: string, agentId?: string) => {
       dead = true;
-      options.logger?.warn({ reason: message }, 'socket client refused');
+      refusedLog?.warn(agentId ?? 'unauthenticated', { reason: message });
       send(socket, { op: 'err', rid: 0, code: 'auth', message });
       socket.end();
       setTimeout(() => socket.destroy(), 100).unref();
@@ -111,7 +117,10 @@ export async function serveBusOnSocket(
         if (identity.kind === 'agent' && isRevoked(identity.agentId)) {
           const agentId = identity.agentId;
           identity = undefined;
-          return refuseAuth(`Authorization Violation: agent '${agentId}' has finished; its tokens are revoked`);
+          return refuseAuth(
+            `Authorization Violation: agent '${agentId}' has finished; its tokens are revoked`,
+            agentId,
+          );
         }
         rules = socketPermissions(identity);
         if (identity.kind === 'agent') {
@@ -129,10 +138,12 @@ export async function serveBusOnSocket(
       frames,
       onFrame,
       onOversize: (bytes) => {
-        options.logger?.warn(
-          { agentId: identity?.kind === 'agent' ? identity.agentId : undefined, bytes, max: options.maxFrameBytes },
-          'socket client sent a frame over the limit; disconnected',
-        );
+        const agentId = identity?.kind === 'agent' ? identity.agentId : undefined;
+        oversizeLog?.warn(agentId ?? identity?.kind ?? 'unauthenticated', {
+          agentId,
+          bytes,
+          max: options.maxFrameBytes,
+        });
         drop(`frame over ${options.maxFrameBytes} bytes (limits.maxPayloadBytes); disconnected`);
       },
     });
@@ -228,6 +239,8 @@ export async function serveBusOnSocket(
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
+        refusedLog?.close();
+        oversizeLog?.close();
         server.close(() => void frames.close().then(resolve, resolve));
         if (existsSync(path)) unlinkSync(path);
       }),

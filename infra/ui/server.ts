@@ -9,6 +9,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { CappedLog } from '../kernel/capped-log.ts';
 import { BROWSER_INBOX_PREFIX } from '../transport/auth/permissions.ts';
 import { loadPage } from './page.ts';
 
@@ -45,6 +46,8 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const files = await loadPage();
   let token: Buffer | undefined = randomBytes(24);
   const log = options.logger.child({ actor: 'console' });
+  // Anyone on this machine can post tokens as fast as it connects: the refusals' lines are capped.
+  const refusedLog = new CappedLog(log, 'console token refused', 'client');
   let origin = '';
   const server = createServer((req, res) => {
     handle(req, res).catch((err) => {
@@ -78,7 +81,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     }
     const given = Buffer.from(offered, 'base64url');
     if (!token || given.length !== token.length || !timingSafeEqual(given, token)) {
-      log.warn('console token refused');
+      refusedLog.warn('any', {});
       return send(res, 403, 'text/plain', 'this token is not valid or was used already; run `skein ui` again');
     }
     token = undefined;
@@ -104,6 +107,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
+        refusedLog.close();
         server.close(() => resolve());
       }),
   };
