@@ -136,7 +136,14 @@ export function namesPolicy(text: string): string | undefined {
  */
 export function matchesPart(part: string, name: string): boolean {
   if (part.toLowerCase() === name) return true;
-  // A word without a wildcard is walked too: its letters fold like a glob's (`.ſkein` as `.ſk*` does).
+  // A word without a wildcard is compared too: its letters fold like a glob's (`.ſkein` as `.ſk*` does). Each
+  // of its characters is one of the name's, so only a word of the name's length can match; no tokens are made
+  // (they were ~12 KB of garbage per command, every word of it tried against four names).
+  if (!WILDCARD.test(part)) {
+    if (part.length !== name.length) return false;
+    for (let i = 0; i < part.length; i++) if (!sameLetter(part[i]!, name[i]!)) return false;
+    return true;
+  }
   let tokens: GlobToken[];
   try {
     tokens = globTokens(part);
@@ -163,6 +170,14 @@ export function matchesPart(part: string, name: string): boolean {
   }
   while (tokens[t] === STAR) t++;
   return t === tokens.length;
+}
+
+/** A character that makes a word a glob: `*`, `?` or `[` (a `[` without its `]` is then read as a literal). */
+const WILDCARD = /[*?[]/;
+
+/** Whether two characters are one letter without case: equal, or equal in lower or in upper case. */
+function sameLetter(a: string, b: string): boolean {
+  return a === b || a.toLowerCase() === b.toLowerCase() || a.toUpperCase() === b.toUpperCase();
 }
 
 /** A glob token: `*`, or a test of one character (`?`, a class, a literal). */
@@ -194,11 +209,7 @@ function globTokens(glob: string): GlobToken[] {
       const one = new RegExp(`^[${negate}${body}]$`, 'i');
       out.push((ch) => one.test(ch));
       i = end;
-    } else {
-      const lower = c.toLowerCase();
-      const upper = c.toUpperCase();
-      out.push((ch) => ch === c || ch.toLowerCase() === lower || ch.toUpperCase() === upper);
-    }
+    } else out.push((ch) => sameLetter(c, ch));
   }
   return out;
 }
