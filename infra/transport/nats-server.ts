@@ -15,8 +15,17 @@ export type NatsServerHandle = {
   storeDir: string;
   /** Resolves when the process exits, for whatever reason (stop, crash, kill -9). */
   exited: Promise<void>;
+  /** The end of what the server wrote to stderr (at most STDERR_TAIL_CHARS): why it stopped, when it dies. */
+  stderrTail(): string;
   stop(): Promise<void>;
 };
+
+/**
+ * How much of the server's stderr is kept. It logs a line for each permission violation (~150 bytes with the
+ * subject), so an agent publishing where it may not can make it write as fast as it publishes; all of it was
+ * kept in this process's heap for the server's life (5,000 violations: 735 KB).
+ */
+export const STDERR_TAIL_CHARS = 16 * 1024;
 
 /** Whether `bin` is runnable (on PATH or a path). */
 export function natsServerAvailable(bin = 'nats-server'): boolean {
@@ -97,6 +106,7 @@ export async function startNatsServer(options: {
       `could not start ${options.bin ?? 'nats-server'}: is it installed (apt-get install -y nats-server)?`,
     );
   let log = '';
+  let ready = false;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -107,8 +117,9 @@ export async function startNatsServer(options: {
       );
     }, options.readyTimeoutMs ?? 10_000);
     child.stderr!.on('data', (chunk: Buffer) => {
-      log += chunk.toString('utf8');
-      if (log.includes('Server is ready')) {
+      log = (log + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+      if (!ready && log.includes('Server is ready')) {
+        ready = true;
         clearTimeout(timer);
         resolve();
       }
@@ -118,7 +129,6 @@ export async function startNatsServer(options: {
       reject(new Error(`nats-server exited with code ${code} before it was ready:\n${log.slice(-2000)}`));
     });
   });
-  child.stderr!.resume();
   // If this process ends without stopping the server (a crash, a test worker torn down), take it along.
   const killOnExit = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -136,6 +146,7 @@ export async function startNatsServer(options: {
     pid,
     storeDir: options.storeDir,
     exited,
+    stderrTail: () => log,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

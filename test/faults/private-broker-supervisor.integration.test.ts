@@ -50,6 +50,9 @@ describe('private broker supervisor', () => {
     }
     expect(acked, host.output().slice(-3000)).toBe(3);
     expect(messages()).toContain('private nats-server died; restarting it');
+    // The line carries the end of the dead server's stderr (a SIGKILL adds nothing: its start is there).
+    const died = host!.logLines().find((l) => l.msg === 'private nats-server died; restarting it');
+    expect(String(died?.['stderr'])).toContain('Server is ready');
     expect(messages()).toContain('private nats-server restarted');
     expect(host.alive()).toBe(true);
     const second = pidOf();

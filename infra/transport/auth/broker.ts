@@ -97,7 +97,9 @@ export async function startAuthBroker(options: {
   const supervise = (watched: NatsServerHandle) =>
     void watched.exited.then(async () => {
       if (stopping || server !== watched) return;
-      options.logger.error({ pid: watched.pid, port }, 'private nats-server died; restarting it');
+      // The end of its stderr says why it died (a full store; a SIGKILL leaves nothing there).
+      const stderr = watched.stderrTail().slice(-2_000);
+      options.logger.error({ pid: watched.pid, port, stderr }, 'private nats-server died; restarting it');
       let delay = 250;
       for (let attempt = 1; !stopping; attempt++) {
         try {
