@@ -23,8 +23,8 @@ import { totalmem } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import type { Logger } from 'pino';
 import { AgentsOomWatch } from './agents-oom.ts';
-import { ownMemoryLimit, procTexts, removeTree, removeStale } from './cgroup-files.ts';
-import { emptyLeaf, HiddenScans } from './leaf-empty.ts';
+import { ownMemoryLimit, procTexts, removeTree, staleCgroups, thisRuntime } from './cgroup-files.ts';
+import { emptyLeaf, emptyStale, HiddenScans, type LeafHierarchy } from './leaf-empty.ts';
 import { joinCostHint, JoinWarmer } from './join-cost.ts';
 import {
   cgroupPath,
@@ -34,6 +34,7 @@ import {
   type MemoryBound,
 } from '../../machines/terminal/cgroup-v1.ts';
 import { type LimitHit, shownBytes } from '../../machines/terminal/limit-hints.ts';
+import { runtimeCgroupName } from '../../machines/terminal/stale-cgroups.ts';
 import { ErrorCode, LimitExceededError, RuntimeError } from '../../schemas/errors.ts';
 import type { AgentLimitKey } from '../../schemas/terminal-values.ts';
 
@@ -150,8 +151,11 @@ export class AgentCgroups {
   ): AgentCgroups | undefined {
     const [mountinfo, cgroup] = texts();
     // One per runtime, not per process: tests run several runtimes in one process.
-    const name = `skein-${process.pid}-${randomBytes(4).toString('hex')}`;
+    const me = thisRuntime();
+    const name = runtimeCgroupName(me, randomBytes(4).toString('hex'));
     const hierarchies: Hierarchy[] = [];
+    /** Dead runtimes' cgroups beside this one's, by name, in each hierarchy they are in. */
+    const stale = new Map<string, LeafHierarchy[]>();
     const add = (
       controller: CgroupController,
       key: AgentLimitKey,
@@ -163,9 +167,13 @@ export class AgentCgroups {
       try {
         const values = bound(where.dir);
         if (values.bound.length === 0 && !values.group) return;
-        removeStale(where.dir);
-        const base = join(where.dir, name);
-        const path = posix.join(cgroupPath(cgroup, controller) ?? '/', name);
+        const at = (n: string) => ({
+          base: join(where.dir, n),
+          path: posix.join(cgroupPath(cgroup, controller) ?? '/', n),
+        });
+        for (const dead of staleCgroups(where.dir, me))
+          stale.set(dead, [...(stale.get(dead) ?? []), { controller, ...at(dead) }]);
+        const { base, path } = at(name);
         mkdirSync(base);
         mkdirSync(join(base, AGENTS));
         writeBound(join(base, AGENTS), values.group?.bound ?? []);
@@ -187,6 +195,7 @@ export class AgentCgroups {
         return { bound: each?.bound ?? [], shown: each?.shown ?? 'none', ...(all ? { group: all } : {}) };
       });
     }
+    void emptyStale(stale, log);
     if (hierarchies.length === 0) return undefined;
     joinCostHint(log);
     return new AgentCgroups(hierarchies, limits.maxProcessesPerAgent, rootAgentId, log, shells, mountinfo);

@@ -4,11 +4,12 @@
  * (from its files, bounded, or from every process's own `/proc/<pid>/cgroup`), the lowest memory limit above one,
  * removal (emptied of page cache first in the memory hierarchy), and the cgroups of runtimes that are gone.
  */
-import { closeSync, constants, openSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, readFileSync, readlinkSync, rmdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type CgroupController, cgroupIn, cgroupPaths } from '../../machines/terminal/cgroup-v1.ts';
-import { isAlive } from './terminal-proc.ts';
+import { type RuntimeOwner, staleVerdict } from '../../machines/terminal/stale-cgroups.ts';
+import { readStat } from './terminal-proc.ts';
 
 /** What v1 reports as "no limit" (a page-rounded LLONG_MAX): anything at or above it is none. */
 const NO_LIMIT = 2 ** 62;
@@ -155,16 +156,32 @@ export function cgroupMembersOf(
   return out;
 }
 
+/** This runtime as its cgroups' names tell it (stale-cgroups.ts): pid, start time and pid namespace. */
+export function thisRuntime(): RuntimeOwner {
+  const start = readStat(process.pid)?.startTime ?? '0';
+  const pidns = /\d+/.exec(readlinkSync('/proc/self/ns/pid'))?.[0] ?? '0';
+  return { pid: process.pid, start, pidns };
+}
+
+/** The start time of the process `pid` if it is alive (not a zombie), for `staleVerdict`. */
+function startOf(pid: number): string | undefined {
+  const s = readStat(pid);
+  return s && s.state !== 'Z' && s.state !== 'X' ? s.startTime : undefined;
+}
+
 /**
- * The cgroups of runtimes whose process is gone (killed), when empty: a shell still running in one (it outlived a
- * SIGKILLed runtime) keeps it.
+ * The cgroups in `dir` of runtimes that are gone (`staleVerdict`): those that cannot be told dead are removed now
+ * if they are empty; the names of those whose runtime died in this pid namespace are returned, for their
+ * processes to be killed first (agent-cgroups.ts).
  */
-export function removeStale(dir: string): void {
+export function staleCgroups(dir: string, me: RuntimeOwner): string[] {
+  const dead: string[] = [];
   for (const name of readdirSync(dir)) {
-    const pid = /^skein-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
-    if (pid === undefined || Number(pid) === process.pid || isAlive(Number(pid))) continue;
-    removeTree(join(dir, name)).catch(() => undefined);
+    const verdict = staleVerdict(name, me, startOf);
+    if (verdict === 'remove-empty') removeTree(join(dir, name)).catch(() => undefined);
+    else if (verdict === 'kill') dead.push(name);
   }
+  return dead;
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
+import type { Logger } from 'pino';
 import type { CgroupController } from '../../machines/terminal/cgroup-v1.ts';
 import { cgroupMembersOf, readCgroup, removeTree } from './cgroup-files.ts';
 
@@ -79,6 +80,22 @@ export async function emptyLeaf(leaf: string, hierarchies: readonly LeafHierarch
     if (Date.now() > removeBy)
       throw new Error(`could not remove ${dirs.join(', ')} in time: ${String((failed as Error)?.message ?? failed)}`);
     await new Promise((r) => setTimeout(r, Math.min(20 * 2 ** pass, 500)));
+  }
+}
+
+/**
+ * The cgroups of runtimes that died in this pid namespace (`staleCgroups`, by name: the same name in each
+ * hierarchy), emptied like a leaf at its close and removed: what an agent left running there (a daemon it
+ * detached) no longer outlives a crashed runtime. One at a time, after the start; a failure is logged.
+ */
+export async function emptyStale(stale: ReadonlyMap<string, LeafHierarchy[]>, log: Logger): Promise<void> {
+  for (const [name, hierarchies] of stale) {
+    try {
+      await emptyLeaf('', hierarchies, new HiddenScans(hierarchies));
+      log.info({ cgroup: name }, "killed what a dead runtime's cgroups held, and removed them");
+    } catch (err) {
+      log.warn({ cgroup: name, err: (err as Error).message }, "a dead runtime's cgroups left behind");
+    }
   }
 }
 

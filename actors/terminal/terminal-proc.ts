@@ -20,6 +20,8 @@ export type ProcStat = {
   pgrp: number;
   session: number;
   tpgid: number;
+  /** When the process started, in clock ticks after boot (field 22): with the pid, names one process for good. */
+  startTime: string;
 };
 
 export function readStat(pid: number): ProcStat | undefined {
@@ -40,6 +42,7 @@ export function readStat(pid: number): ProcStat | undefined {
     pgrp: Number(f[2]),
     session: Number(f[3]),
     tpgid: Number(f[5]),
+    startTime: f[19]!,
   };
 }
 
