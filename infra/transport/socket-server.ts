@@ -27,6 +27,19 @@ export { REVOKED };
 /** A client that does not say who it is within this time is disconnected. */
 const HELLO_TIMEOUT_MS = 5_000;
 
+/**
+ * Bytes written to a connection and not yet read by its client, past which the client is a slow consumer and is
+ * disconnected, as nats-server does (its max_pending is 64 MB). A client that subscribed to a flooding terminal's
+ * output and stopped reading made the runtime keep every frame: 300 MB of output grew its heap by 855 MB.
+ */
+export const SLOW_CONSUMER_BYTES = 64 * 1024 * 1024;
+/** Subscriptions one connection may hold at once (each publish on the bus is matched against the wildcard ones). */
+export const MAX_SUBS_PER_CONNECTION = 1_024;
+/** Connections one agent may hold at once (each holds a descriptor of the runtime's). */
+export const MAX_CONNECTIONS_PER_AGENT = 64;
+/** Connections that have not yet said who they are, all together (each is held up to HELLO_TIMEOUT_MS). */
+export const MAX_UNIDENTIFIED = 256;
+
 export type SocketServer = {
   /** Closes every connection of `agentId` (its agent finished); its tokens are refused from now on. */
   revoke(agentId: string): void;
@@ -73,6 +86,11 @@ export async function serveBusOnSocket(
   const oversizeLog =
     options.logger &&
     new CappedLog(options.logger, 'socket client sent a frame over the limit; disconnected', 'client');
+  const slowLog =
+    options.logger && new CappedLog(options.logger, 'socket client too slow to read; disconnected', 'client');
+  // A single frame may be bigger than SLOW_CONSUMER_BYTES when limits.maxPayloadBytes is raised that far.
+  const maxPending = Math.max(SLOW_CONSUMER_BYTES, 4 * options.maxFrameBytes);
+  let unidentified = 0;
 
   const server: Server = createServer((socket) => {
     sockets.add(socket);
@@ -89,6 +107,16 @@ export async function serveBusOnSocket(
       setTimeout(() => socket.destroy(), 100).unref();
     };
     const kill = () => drop(REVOKED);
+    const who = () => (identity?.kind === 'agent' ? identity.agentId : (identity?.kind ?? 'unauthenticated'));
+    /** Writes a frame, unless the client has stopped reading: then it is cut, and what waited for it goes. */
+    const push = (frame: SocketFrame) => {
+      if (dead) return;
+      send(socket, frame);
+      if (socket.writableLength <= maxPending) return;
+      slowLog?.warn(who(), { pendingBytes: socket.writableLength, max: maxPending });
+      drop(`slow consumer: over ${maxPending} bytes were waiting for this client to read; disconnected`);
+      socket.destroy();
+    };
     const refuseAuth = (message: string, agentId?: string) => {
       dead = true;
       refusedLog?.warn(agentId ?? 'unauthenticated', { reason: message });
@@ -98,6 +126,26 @@ export async function serveBusOnSocket(
     };
     const hello = setTimeout(() => refuseAuth('no token presented; connect with a token'), HELLO_TIMEOUT_MS);
     hello.unref();
+    let waiting = true;
+    unidentified++;
+    const identified = () => {
+      if (waiting) unidentified--;
+      waiting = false;
+    };
+    socket.on('close', () => {
+      clearTimeout(hello);
+      identified();
+      for (const sub of subs.values()) sub.unsubscribe();
+      subs.clear();
+      sockets.delete(socket);
+      if (identity?.kind === 'agent') byAgent.get(identity.agentId)?.delete(kill);
+    });
+    socket.on('error', () => socket.destroy());
+    if (unidentified > MAX_UNIDENTIFIED) {
+      identified();
+      clearTimeout(hello);
+      return refuseAuth(`over ${MAX_UNIDENTIFIED} connections are waiting to present a token; try again`);
+    }
     const onFrame = (decoded: DecodedFrame | undefined) => {
       if (dead) return;
       if (!decoded) {
@@ -108,6 +156,7 @@ export async function serveBusOnSocket(
       if (!identity || !rules) {
         if (frame.op !== 'hello') return refuseAuth('Authorization Violation: the first frame must present a token');
         clearTimeout(hello);
+        identified();
         try {
           identity = verifySocketToken(options.key, frame.token);
         } catch (err) {
@@ -119,6 +168,15 @@ export async function serveBusOnSocket(
           identity = undefined;
           return refuseAuth(
             `Authorization Violation: agent '${agentId}' has finished; its tokens are revoked`,
+            agentId,
+          );
+        }
+        if (identity.kind === 'agent' && (byAgent.get(identity.agentId)?.size ?? 0) >= MAX_CONNECTIONS_PER_AGENT) {
+          const agentId = identity.agentId;
+          identity = undefined;
+          return refuseAuth(
+            `agent '${agentId}' already holds ${MAX_CONNECTIONS_PER_AGENT} connections, the most one agent may; ` +
+              'close one first (one connection carries any number of requests)',
             agentId,
           );
         }
@@ -154,14 +212,22 @@ export async function serveBusOnSocket(
           subs.get(frame.sid)?.unsubscribe();
           subs.delete(frame.sid);
           if (!maySubscribe(rules, frame.subject)) {
-            send(socket, { op: 'violation', message: `Permissions Violation for Subscription to "${frame.subject}"` });
+            push({ op: 'violation', message: `Permissions Violation for Subscription to "${frame.subject}"` });
+            return;
+          }
+          if (subs.size >= MAX_SUBS_PER_CONNECTION) {
+            const max = MAX_SUBS_PER_CONNECTION;
+            push({
+              op: 'violation',
+              message: `Maximum Subscriptions Exceeded: ${max} on this connection; unsubscribe first`,
+            });
             return;
           }
           subs.set(
             frame.sid,
             bus.subscribe(frame.subject, (msg) => {
               if (mayReceive(rules, msg.subject)) {
-                send(socket, { op: 'msg', sid: frame.sid, subject: msg.subject, data: b64(msg.data) });
+                push({ op: 'msg', sid: frame.sid, subject: msg.subject, data: b64(msg.data) });
               }
             }),
           );
@@ -172,7 +238,7 @@ export async function serveBusOnSocket(
           return;
         case 'pub':
           if (!mayPublish(rules, frame.subject)) {
-            send(socket, { op: 'violation', message: `Permissions Violation for Publish to "${frame.subject}"` });
+            push({ op: 'violation', message: `Permissions Violation for Publish to "${frame.subject}"` });
             return;
           }
           bus.publish(frame.subject, payload ?? unb64(frame.data));
@@ -180,12 +246,12 @@ export async function serveBusOnSocket(
         case 'req':
           // The client's flush: a round trip that proves every earlier frame was read; it reaches no one.
           if (frame.subject === '_skein.flush') {
-            send(socket, { op: 'err', rid: frame.rid, code: 'no_responders', message: 'flush' });
+            push({ op: 'err', rid: frame.rid, code: 'no_responders', message: 'flush' });
             return;
           }
           if (!mayPublish(rules, frame.subject)) {
             const message = `Permissions Violation for Publish to "${frame.subject}"`;
-            send(socket, { op: 'err', rid: frame.rid, code: 'permission', message });
+            push({ op: 'err', rid: frame.rid, code: 'permission', message });
             return;
           }
           request(frame, payload ?? unb64(frame.data));
@@ -197,9 +263,9 @@ export async function serveBusOnSocket(
     // Each frame's payload is decoded into bytes of its own, used for nothing else: handed over to the receiver.
     const request = (frame: Extract<SocketFrame, { op: 'req' }>, data: Uint8Array) =>
       bus.request(frame.subject, data, { timeoutMs: frame.timeoutMs, handOver: true }).then(
-        (data) => send(socket, { op: 'res', rid: frame.rid, data: b64(data) }),
+        (data) => push({ op: 'res', rid: frame.rid, data: b64(data) }),
         (err: Error) =>
-          send(socket, {
+          push({
             op: 'err',
             rid: frame.rid,
             code:
@@ -211,14 +277,6 @@ export async function serveBusOnSocket(
             message: err.message,
           }),
       );
-    socket.on('close', () => {
-      clearTimeout(hello);
-      for (const sub of subs.values()) sub.unsubscribe();
-      subs.clear();
-      sockets.delete(socket);
-      if (identity?.kind === 'agent') byAgent.get(identity.agentId)?.delete(kill);
-    });
-    socket.on('error', () => socket.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -241,6 +299,7 @@ export async function serveBusOnSocket(
         for (const socket of sockets) socket.destroy();
         refusedLog?.close();
         oversizeLog?.close();
+        slowLog?.close();
         server.close(() => void frames.close().then(resolve, resolve));
         if (existsSync(path)) unlinkSync(path);
       }),

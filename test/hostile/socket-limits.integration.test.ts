@@ -1,0 +1,157 @@
+/**
+ * An agent holding its own socket token tries to make the embedded runtime hold what it asks for without bound:
+ * - it subscribes to its terminal's output, stops reading and floods the terminal: the runtime kept every frame
+ *   for it (300 MB of output grew the runtime's heap by 855 MB). Now it is cut as a slow consumer, as
+ *   nats-server cuts one, once SLOW_CONSUMER_BYTES wait for it;
+ * - it subscribes thousands of times (each publish on the bus is matched against every wildcard subscription);
+ * - it opens connection after connection (each holds one of the runtime's descriptors), or connections that
+ *   never say who they are.
+ * Each limit is named in what the agent gets back; the host answers others throughout.
+ */
+import { createConnection, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
+import { mintSocketToken, socketKey } from '../../infra/transport/auth/socket-tokens.ts';
+import {
+  MAX_CONNECTIONS_PER_AGENT,
+  MAX_SUBS_PER_CONNECTION,
+  MAX_UNIDENTIFIED,
+  SLOW_CONSUMER_BYTES,
+} from '../../infra/transport/socket-server.ts';
+import { ok } from '../support/replies.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { attack, reportAttacks } from './support.ts';
+
+let rt: TestRuntime;
+let sock: string;
+const opened: Socket[] = [];
+
+beforeAll(async () => {
+  rt = await startTestRuntime({ mode: 'embedded', logLevel: 'warn', flags: { log: { outputMaxBytes: 2 ** 30 } } });
+  sock = join(rt.dir, 'data', 'skein.sock');
+  ok(await rt.call('agent.spawn', { label: 'greedy', agentId: 'greedy' }));
+}, 60_000);
+afterAll(async () => {
+  for (const s of opened) s.destroy();
+  await rt?.dispose();
+});
+reportAttacks('socket-limits');
+
+type Conn = { socket: Socket; received: () => string; closed: Promise<void>; isClosed: () => boolean };
+
+/** A raw connection; with `agentId`, it presents that agent's token and waits for the welcome or the refusal. */
+async function connectAs(agentId?: string): Promise<Conn> {
+  const socket = createConnection(sock);
+  opened.push(socket);
+  let text = '';
+  let closedNow = false;
+  socket.on('data', (b: Buffer) => (text += b.toString('utf8')));
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.on('close', () => ((closedNow = true), resolve())));
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  const conn = { socket, received: () => text, closed, isClosed: () => closedNow };
+  if (agentId === undefined) return conn;
+  const token = mintSocketToken(socketKey(join(rt.dir, 'data')), { kind: 'agent', agentId });
+  socket.write(`${JSON.stringify({ op: 'hello', token })}\n`);
+  await vi.waitFor(() => expect(text).toMatch(/"welcome"|"auth"/), { timeout: 5_000, interval: 10 });
+  return conn;
+}
+
+const frame = (socket: Socket, f: object) => socket.write(`${JSON.stringify(f)}\n`);
+
+describe('hostile: an agent makes the socket hold more and more', { timeout: 120_000 }, () => {
+  attack(
+    'memory',
+    'a subscriber that stops reading while its terminal floods is cut as a slow consumer',
+    async () => {
+      const { terminalId } = ok(await rt.call('terminal.open', {}, { agentId: 'greedy' })) as { terminalId: string };
+      const c = await connectAs('greedy');
+      frame(c.socket, { op: 'sub', sid: 1, subject: `skein.out.greedy.${terminalId}` });
+      frame(c.socket, { op: 'req', rid: 1, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+      await vi.waitFor(() => expect(c.received()).toContain('"rid":1'));
+      // It stops reading; the kernel's socket buffers fill, then the runtime's.
+      c.socket.pause();
+      const rssBefore = process.memoryUsage().rss;
+      const command = "head -c 200000000 /dev/zero | tr '\\0' a | fold -w 200";
+      const reply = ok(
+        await rt.call(
+          'terminal.exec',
+          { terminalId, command, timeoutMs: 100_000 },
+          { agentId: 'greedy', timeoutMs: 110_000 },
+        ),
+      );
+      expect(reply['exitCode']).toBe(0);
+      // 200 MB of output went by; the runtime held at most about SLOW_CONSUMER_BYTES of it for this client.
+      expect(process.memoryUsage().rss - rssBefore).toBeLessThan(3 * SLOW_CONSUMER_BYTES);
+      expect(rt.logs.some((l) => l['msg'] === 'socket client too slow to read; disconnected')).toBe(true);
+      // The client reads again: what was written before the cut, then the end.
+      c.socket.resume();
+      await c.closed;
+      // The agent connects again and is served.
+      const again = await connectAs('greedy');
+      expect(again.received()).toContain('"welcome"');
+      ok(await rt.call('runtime.ping', {}, { agentId: 'greedy' }));
+      again.socket.destroy();
+      await again.closed;
+    },
+    120_000,
+  );
+
+  attack('cpu', `subscriptions past ${MAX_SUBS_PER_CONNECTION} on one connection are refused, by name`, async () => {
+    const c = await connectAs('greedy');
+    for (let sid = 1; sid <= MAX_SUBS_PER_CONNECTION + 5; sid++) {
+      frame(c.socket, { op: 'sub', sid, subject: 'skein.out.greedy.>' });
+    }
+    frame(c.socket, { op: 'req', rid: 2, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+    await vi.waitFor(() => expect(c.received()).toContain('"rid":2'));
+    const refusals = c.received().match(/Maximum Subscriptions Exceeded/g) ?? [];
+    expect(refusals).toHaveLength(5);
+    expect(c.received()).toContain(`${MAX_SUBS_PER_CONNECTION} on this connection; unsubscribe first`);
+    // Still connected; one unsubscribe makes room for one.
+    frame(c.socket, { op: 'unsub', sid: 1 });
+    frame(c.socket, { op: 'sub', sid: 99_999, subject: 'skein.out.greedy.>' });
+    frame(c.socket, { op: 'req', rid: 3, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+    await vi.waitFor(() => expect(c.received()).toContain('"rid":3'));
+    expect(c.received().match(/Maximum Subscriptions Exceeded/g) ?? []).toHaveLength(5);
+    expect(c.isClosed()).toBe(false);
+    c.socket.destroy();
+    await c.closed;
+  });
+
+  attack('descriptors', `an agent's connections past ${MAX_CONNECTIONS_PER_AGENT} are refused`, async () => {
+    const held: Conn[] = [];
+    for (let i = 0; i < MAX_CONNECTIONS_PER_AGENT; i++) {
+      const c = await connectAs('greedy');
+      expect(c.received()).toContain('"welcome"');
+      held.push(c);
+    }
+    const over = await connectAs('greedy');
+    expect(over.received()).toContain(`already holds ${MAX_CONNECTIONS_PER_AGENT} connections`);
+    await over.closed;
+    // Another agent is not counted with it; and a closed connection makes room.
+    ok(await rt.call('agent.spawn', { label: 'other', agentId: 'other' }));
+    expect((await connectAs('other')).received()).toContain('"welcome"');
+    held[0]!.socket.destroy();
+    await held[0]!.closed;
+    expect((await connectAs('greedy')).received()).toContain('"welcome"');
+    for (const c of held) c.socket.destroy();
+  });
+
+  attack(
+    'descriptors',
+    `connections that never say who they are: past ${MAX_UNIDENTIFIED} refused at once`,
+    async () => {
+      const silent: Conn[] = [];
+      for (let i = 0; i < MAX_UNIDENTIFIED; i++) silent.push(await connectAs());
+      const over = await connectAs();
+      await over.closed;
+      expect(over.received()).toContain(`over ${MAX_UNIDENTIFIED} connections are waiting to present a token`);
+      for (const c of silent) expect(c.isClosed()).toBe(false);
+      // Once they go, a client is served again.
+      for (const c of silent) c.socket.destroy();
+      await Promise.all(silent.map((c) => c.closed));
+      await vi.waitFor(async () => expect((await connectAs('greedy')).received()).toContain('"welcome"'));
+      ok(await rt.call('runtime.ping'));
+    },
+  );
+});
