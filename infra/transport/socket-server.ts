@@ -20,6 +20,7 @@ import { readFrames } from './frame-reader.ts';
 import { CappedLog } from '../kernel/capped-log.ts';
 import { FrameThread, type DecodedFrame } from './frame-thread.ts';
 import { mayPublish, mayReceive, maySubscribe, type SubjectRules } from './auth/subject-rules.ts';
+import { AGENT_MAX_SUBS } from './auth/permissions.ts';
 
 /** The message a revoked connection gets before it is closed (nats-server's words; defined in wire.ts). */
 export { REVOKED };
@@ -34,7 +35,7 @@ const HELLO_TIMEOUT_MS = 5_000;
  */
 export const SLOW_CONSUMER_BYTES = 64 * 1024 * 1024;
 /** Subscriptions one connection may hold at once (each publish on the bus is matched against the wildcard ones). */
-export const MAX_SUBS_PER_CONNECTION = 1_024;
+export const MAX_SUBS_PER_CONNECTION = AGENT_MAX_SUBS;
 /** Connections one agent may hold at once (each holds a descriptor of the runtime's). */
 export const MAX_CONNECTIONS_PER_AGENT = 64;
 /** Connections that have not yet said who they are, all together (each is held up to HELLO_TIMEOUT_MS). */

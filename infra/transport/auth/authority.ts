@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds, type KeyPair, type Permissions } from '@nats-io/jwt';
 import * as z from 'zod';
 import { createFast, fastFromSeed } from './fast-keys.ts';
-import { agentPermissions, browserPermissions, operatorPermissions } from './permissions.ts';
+import { AGENT_MAX_SUBS, agentPermissions, browserPermissions, operatorPermissions } from './permissions.ts';
 
 const Stored = z.object({
   operator: z.string(),
@@ -219,6 +219,7 @@ export class Authority {
     }
     const minted = await this.#mint(agentId, agentPermissions(agentId), this.#keys.account, this.#keys.signing, {
       exp: Math.floor(Date.now() / 1000) + AGENT_TTL_S,
+      subs: AGENT_MAX_SUBS,
     });
     this.#refresh();
     const users = this.#stored.issued[agentId] ?? [];
@@ -266,7 +267,7 @@ export class Authority {
     permissions: Permissions | undefined,
     account: KeyPair,
     signer: KeyPair,
-    opts: { exp?: number } = {},
+    opts: { exp?: number; subs?: number } = {},
   ): Promise<Omit<Minted, 'agentId'>> {
     return mintUser(name, permissions, account.getPublicKey(), signer, opts);
   }
@@ -284,10 +285,13 @@ export async function mintUser(
   permissions: Permissions | undefined,
   account: string,
   signer: KeyPair,
-  opts: { exp?: number } = {},
+  /** `subs`: the most subscriptions the user may hold at once (nats-server refuses more). */
+  opts: { exp?: number; subs?: number } = {},
 ): Promise<Omit<Minted, 'agentId'>> {
   const user = createFast('user');
-  const jwt = await encodeUser(name, user, account, permissions ?? {}, { signer, ...opts });
+  const { subs, ...rest } = opts;
+  const claims = { ...(permissions ?? {}), ...(subs !== undefined ? { subs } : {}) };
+  const jwt = await encodeUser(name, user, account, claims, { signer, ...rest });
   return {
     userPub: user.getPublicKey(),
     jwt,

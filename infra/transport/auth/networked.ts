@@ -19,7 +19,7 @@ import { pushAccount } from './broker.ts';
 import { serverList } from '../nats-bus.ts';
 import { AGENT_TTL_S, Authority, mintUser, writePrivate } from './authority.ts';
 import { fastFromSeed } from './fast-keys.ts';
-import { agentPermissions, operatorPermissions } from './permissions.ts';
+import { AGENT_MAX_SUBS, agentPermissions, operatorPermissions } from './permissions.ts';
 import { serverConfig } from './server-config.ts';
 import { HostName } from '../../../schemas/hosts.ts';
 
@@ -161,6 +161,7 @@ export async function openNetworkedIdentities(options: {
       (
         await mintUser(agentId, agentPermissions(agentId), account, signer, {
           exp: Math.floor(Date.now() / 1000) + AGENT_TTL_S,
+          subs: AGENT_MAX_SUBS,
         })
       ).creds,
   };

@@ -26,6 +26,13 @@ export function inboxPrefixFor(agentId: string): string {
   return `_INBOX_${agentId}`;
 }
 
+/**
+ * Subscriptions one agent user may hold at once on the broker; nats-server refuses more (`maximum subscriptions
+ * exceeded`). Each costs the broker's memory, and an agent may subscribe as often as it publishes. The embedded
+ * socket holds each connection to the same number (socket-server.ts).
+ */
+export const AGENT_MAX_SUBS = 1_024;
+
 /** The publish/subscribe allow lists of agent `agentId`. Anything not listed is refused by the broker. */
 export function agentPermissions(agentId: string): Required<Pick<Permissions, 'pub' | 'sub'>> {
   return {

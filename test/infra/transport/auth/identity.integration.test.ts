@@ -15,7 +15,7 @@ import { decode, type User } from '@nats-io/jwt';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENTS_STREAM } from '../../../../schemas/index.ts';
-import { inboxPrefixFor } from '../../../../infra/transport/auth/permissions.ts';
+import { AGENT_MAX_SUBS, inboxPrefixFor } from '../../../../infra/transport/auth/permissions.ts';
 import { call } from '../../../../infra/transport/client.ts';
 import { decodeFact, encode } from '../../../../infra/transport/codec.ts';
 import { NatsBus } from '../../../../infra/transport/nats-bus.ts';
@@ -105,6 +105,18 @@ describe('per-agent identities on the private broker', () => {
     ]);
     // Its own subjects still work: the connection is not dropped for trying.
     expect(ok(await call(a.bus, 'a', 'agent.get', {}))).toMatchObject({ agentId: 'a', parentId: 'main' });
+  });
+
+  it(`refuses an agent's subscriptions past ${AGENT_MAX_SUBS}, and keeps its connection`, async () => {
+    const a = await as('a');
+    const subs = Array.from({ length: AGENT_MAX_SUBS + 3 }, () => a.nc.subscribe('skein.out.a.>'));
+    await a.nc.flush().catch(() => undefined);
+    await expect
+      .poll(() => a.errors.filter((e) => /maximum subscriptions exceeded/i.test(e)).length)
+      .toBeGreaterThan(0);
+    for (const sub of subs) sub.unsubscribe();
+    await a.nc.flush().catch(() => undefined);
+    expect(ok(await call(a.bus, 'a', 'agent.get', {}))).toMatchObject({ agentId: 'a' });
   });
 
   it('A cannot approve its own pending request through main', async () => {
