@@ -4,6 +4,7 @@
  *   for it (300 MB of output grew the runtime's heap by 855 MB). Now it is cut as a slow consumer, as
  *   nats-server cuts one, once SLOW_CONSUMER_BYTES wait for it;
  * - it subscribes thousands of times (each publish on the bus is matched against every wildcard subscription);
+ * - it sends big frames faster than the runtime decodes them (they were all queued in its memory);
  * - it opens connection after connection (each holds one of the runtime's descriptors), or connections that
  *   never say who they are.
  * Each limit is named in what the agent gets back; the host answers others throughout.
@@ -96,6 +97,28 @@ describe('hostile: an agent makes the socket hold more and more', { timeout: 120
     },
     120_000,
   );
+
+  attack('memory', 'big frames sent faster than they decode wait in the socket, not in the runtime', async () => {
+    const c = await connectAs('greedy');
+    // 500 frames of ~1.2 MB (under the limit; decoded off the event loop, ~50 MB/s here), as fast as it can.
+    const payload = Buffer.alloc(900 * 1024, 'Q').toString('base64');
+    const line = Buffer.from(`${JSON.stringify({ op: 'pub', subject: 'skein.cmd.greedy.nothing', data: payload })}\n`);
+    const rssBefore = process.memoryUsage().rss;
+    let peak = 0;
+    const watch = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss - rssBefore)), 20);
+    try {
+      for (let i = 0; i < 500; i++) if (!c.socket.write(line)) await new Promise((r) => c.socket.once('drain', r));
+      frame(c.socket, { op: 'req', rid: 4, subject: '_skein.flush', timeoutMs: 60_000, data: '' });
+      await vi.waitFor(() => expect(c.received()).toContain('"rid":4'), { timeout: 60_000, interval: 50 });
+    } finally {
+      clearInterval(watch);
+    }
+    // Before: every frame read was queued behind the one being decoded (~600 MB here).
+    expect(peak).toBeLessThan(250 * 1024 * 1024);
+    ok(await rt.call('runtime.ping'));
+    c.socket.destroy();
+    await c.closed;
+  });
 
   attack('cpu', `subscriptions past ${MAX_SUBS_PER_CONNECTION} on one connection are refused, by name`, async () => {
     const c = await connectAs('greedy');
