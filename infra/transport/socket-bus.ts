@@ -31,14 +31,14 @@ const send = (socket: Socket, frame: SocketFrame) => {
   if (!socket.destroyed) socket.write(`${JSON.stringify(frame)}\n`);
 };
 
-/** The embedded runtime behind the socket is gone (stopped or died). */
+/** The embedded runtime behind the socket is gone (stopped or died), or it cut this connection. */
 export class RuntimeGoneError extends RuntimeError {
   override name = 'RuntimeGoneError';
   constructor(path: string) {
     super(
       ErrorCode.Unavailable,
-      `the embedded runtime at ${path} closed the connection (it stopped or died); ` +
-        'start it again with `skein up` and reconnect',
+      `the embedded runtime at ${path} closed the connection: it stopped or died, or it cut this client for ` +
+        'not reading what it was sent (a slow consumer: its log says so); reconnect, after `skein up` if it is down',
       { retryable: true },
     );
   }
