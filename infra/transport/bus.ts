@@ -62,6 +62,17 @@ export function subjectMatches(pattern: string, subject: string): boolean {
 }
 
 const encoder = new TextEncoder();
+/** The longest delay a Node timer takes (2^31 - 1 ms, ~24.8 days). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A request's timeout as a timer takes it: a longer one fired at once and wrote a TimeoutOverflowWarning to the
+ * process's stderr, each time (a client sets its requests' timeouts: a flood of them wrote as fast as it sent).
+ */
+export function timerMs(timeoutMs: number): number {
+  return Math.min(Math.max(timeoutMs, 1), MAX_TIMER_MS);
+}
+
 export function toBytes(data: Uint8Array | string): Uint8Array {
   return typeof data === 'string' ? encoder.encode(data) : data;
 }

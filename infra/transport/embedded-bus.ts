@@ -13,6 +13,7 @@ import {
   type Bus,
   type BusMsg,
   type Subscription,
+  timerMs,
 } from './bus.ts';
 
 /** `order`: subscription order, kept in delivery as NATS keeps it for one connection. */
@@ -110,7 +111,7 @@ export class EmbeddedBus implements Bus {
       const timer = setTimeout(() => {
         sub.unsubscribe();
         reject(new RequestTimeoutError(subject, options.timeoutMs));
-      }, options.timeoutMs);
+      }, timerMs(options.timeoutMs));
       const sub = this.subscribe(inbox, (msg) => {
         clearTimeout(timer);
         sub.unsubscribe();

@@ -9,7 +9,7 @@
  * `PermissionViolationError` at once.
  */
 import { PermissionViolationError, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import { NoRespondersError, RequestTimeoutError } from './bus.ts';
+import { NoRespondersError, RequestTimeoutError, timerMs } from './bus.ts';
 import { InboxMux } from './inbox-mux.ts';
 
 type Waiter = {
@@ -60,7 +60,7 @@ export class NatsReplies {
       let token = '';
       const timer = setTimeout(
         () => this.#mux.settle(token)?.reject(new RequestTimeoutError(subject, timeoutMs)),
-        timeoutMs,
+        timerMs(timeoutMs),
       );
       token = this.#mux.send(subject, data, { subject, resolve, reject, timer });
     });

@@ -9,7 +9,15 @@
  * payloads base64 so any bytes pass through.
  */
 import { createConnection, type Socket } from 'node:net';
-import { NoRespondersError, RequestTimeoutError, toBytes, type Bus, type BusMsg, type Subscription } from './bus.ts';
+import {
+  NoRespondersError,
+  RequestTimeoutError,
+  timerMs,
+  toBytes,
+  type Bus,
+  type BusMsg,
+  type Subscription,
+} from './bus.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { readFrames } from './frame-reader.ts';
 import type { WorkerLog } from '../../actors/common/lazy-worker.ts';
@@ -211,10 +219,13 @@ export class SocketBus implements Bus {
     return new Promise((resolve, reject) => {
       // The runtime answers timeouts itself, but a runtime that hangs or dies cannot: the client keeps its own
       // clock (a little later than the runtime's, so the runtime's own answer wins when it can give one).
-      const timer = setTimeout(() => {
-        if (!this.#requests.delete(rid)) return;
-        reject(new RequestTimeoutError(subject, options.timeoutMs));
-      }, options.timeoutMs + 250);
+      const timer = setTimeout(
+        () => {
+          if (!this.#requests.delete(rid)) return;
+          reject(new RequestTimeoutError(subject, options.timeoutMs));
+        },
+        timerMs(options.timeoutMs + 250),
+      );
       timer.unref();
       this.#requests.set(rid, { resolve, reject, subject, timeoutMs: options.timeoutMs, timer });
       send(this.#socket, { op: 'req', rid, subject, data: b64(data), timeoutMs: options.timeoutMs });

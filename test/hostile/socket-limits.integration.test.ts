@@ -120,6 +120,29 @@ describe('hostile: an agent makes the socket hold more and more', { timeout: 120
     await c.closed;
   });
 
+  attack('log-flood', 'requests with timeouts past what a timer takes are answered, and write no warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const c = await connectAs('greedy');
+      const data = Buffer.from(JSON.stringify({ id: 'huge-timeout', data: {} })).toString('base64');
+      for (let rid = 10; rid < 60; rid++) {
+        frame(c.socket, { op: 'req', rid, subject: 'skein.cmd.greedy.runtime.ping', timeoutMs: 1e12, data });
+      }
+      // Each is answered by the host (the same command id: the same reply), none timed out at once.
+      await vi.waitFor(() => expect(c.received().match(/"op":"res"/g) ?? []).toHaveLength(50));
+      expect(c.received()).not.toContain('"code":"timeout"');
+      await new Promise((r) => setImmediate(r));
+      // Before: a TimeoutOverflowWarning on the runtime's stderr for each, and a timeout 1 ms later.
+      expect(warnings).toEqual([]);
+      c.socket.destroy();
+      await c.closed;
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   attack('cpu', `subscriptions past ${MAX_SUBS_PER_CONNECTION} on one connection are refused, by name`, async () => {
     const c = await connectAs('greedy');
     for (let sid = 1; sid <= MAX_SUBS_PER_CONNECTION + 5; sid++) {
