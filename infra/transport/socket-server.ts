@@ -10,7 +10,7 @@
  * connections closed and its tokens refused.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, unlinkSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import { NoRespondersError, RequestTimeoutError, toBytes, type Subscription } from './bus.ts';
 import { REVOKED, type SocketFrame } from './wire.ts';
@@ -41,6 +41,23 @@ export const MAX_CONNECTIONS_PER_AGENT = 64;
 /** Connections that have not yet said who they are, all together (each is held up to HELLO_TIMEOUT_MS). */
 export const MAX_UNIDENTIFIED = 256;
 
+/**
+ * Agents' connections all together: a quarter of this process's descriptors (its soft RLIMIT_NOFILE), so that
+ * an agent tree, 64 connections an agent, cannot take the descriptors its terminals, files and log need.
+ */
+export function agentConnectionBudget(limits = readLimits()): number {
+  const soft = Number(/^Max open files\s+(\d+)/m.exec(limits)?.[1] ?? 1024);
+  return Math.max(MAX_CONNECTIONS_PER_AGENT, Math.floor(soft / 4));
+}
+
+function readLimits(): string {
+  try {
+    return readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 export type SocketServer = {
   /** Closes every connection of `agentId` (its agent finished); its tokens are refused from now on. */
   revoke(agentId: string): void;
@@ -56,6 +73,8 @@ export type SocketServerOptions = {
   isRevoked: (agentId: string) => boolean;
   /** The longest frame a client may send (`frameLimit(limits.maxPayloadBytes)`); a longer one disconnects it. */
   maxFrameBytes: number;
+  /** Agents' connections all together (default `agentConnectionBudget()`). */
+  maxAgentConnections?: number;
   logger?: Logger | undefined;
 };
 
@@ -92,6 +111,8 @@ export async function serveBusOnSocket(
   // A single frame may be bigger than SLOW_CONSUMER_BYTES when limits.maxPayloadBytes is raised that far.
   const maxPending = Math.max(SLOW_CONSUMER_BYTES, 4 * options.maxFrameBytes);
   let unidentified = 0;
+  const maxAgentConnections = options.maxAgentConnections ?? agentConnectionBudget();
+  let agentConnections = 0;
 
   const server: Server = createServer((socket) => {
     sockets.add(socket);
@@ -128,6 +149,8 @@ export async function serveBusOnSocket(
     const hello = setTimeout(() => refuseAuth('no token presented; connect with a token'), HELLO_TIMEOUT_MS);
     hello.unref();
     let waiting = true;
+    /** Whether this connection counts in `agentConnections` (an agent's, welcomed). */
+    let counted = false;
     unidentified++;
     const identified = () => {
       if (waiting) unidentified--;
@@ -136,6 +159,8 @@ export async function serveBusOnSocket(
     socket.on('close', () => {
       clearTimeout(hello);
       identified();
+      if (counted) agentConnections--;
+      counted = false;
       for (const sub of subs.values()) sub.unsubscribe();
       subs.clear();
       sockets.delete(socket);
@@ -181,8 +206,19 @@ export async function serveBusOnSocket(
             agentId,
           );
         }
+        if (identity.kind === 'agent' && agentConnections >= maxAgentConnections) {
+          const agentId = identity.agentId;
+          identity = undefined;
+          return refuseAuth(
+            `the runtime holds ${maxAgentConnections} agent connections, the most it allows (a quarter of its ` +
+              'file descriptors); close some, or raise its open-files limit',
+            agentId,
+          );
+        }
         rules = socketPermissions(identity);
         if (identity.kind === 'agent') {
+          agentConnections++;
+          counted = true;
           const set = byAgent.get(identity.agentId) ?? new Set();
           set.add(kill);
           byAgent.set(identity.agentId, set);
