@@ -4,7 +4,9 @@
  * functions that mint the users (`permissions.ts`), so the document cannot
  * drift from what the broker enforces.
  */
+import { MAX_CONNECTIONS_PER_AGENT, MAX_UNIDENTIFIED, SLOW_CONSUMER_BYTES } from '../socket-server.ts';
 import {
+  AGENT_MAX_SUBS,
   agentPermissions,
   BROWSER_INBOX_PREFIX,
   browserPermissions,
@@ -39,6 +41,12 @@ ${row([BROWSER, browser.pub.allow, 'everything else', browser.sub.allow, 'everyt
 | host | everything in the SKEIN account | — | everything in the SKEIN account | — |
 | system (host only) | \`$SYS.REQ.ACCOUNT.<SKEIN>.CLAIMS.UPDATE\` (revocations) | | | |
 
+- **Bounds.** An agent's user holds at most ${AGENT_MAX_SUBS} subscriptions (\`subs\` in its JWT; nats-server says
+  \`maximum subscriptions exceeded\`). The embedded socket holds each connection to the same number (a
+  \`Maximum Subscriptions Exceeded\` violation), cuts a client with over ${SLOW_CONSUMER_BYTES / 2 ** 20} MiB
+  unread (a slow consumer), and refuses an agent's connection past ${MAX_CONNECTIONS_PER_AGENT}, agents' connections
+  past a quarter of the runtime's open-files limit, and connections past ${MAX_UNIDENTIFIED} still waiting to
+  present a token.
 - **Reply inbox.** An agent connects with \`inboxPrefix: "${inboxPrefixFor('<A>')}"\` (nats.js); with the default
   \`_INBOX.\` its requests fail with a subscription violation.
 - **Subtree.** Subjects nest where a parent needs them, so permissions never grow after minting: a child's
