@@ -10,6 +10,7 @@
 import { isTerminalReply } from '../../../machines/terminal/terminal-replies.ts';
 import { reveal } from '../../../machines/common/reveal.ts';
 import { capCombining } from '../../../machines/terminal/combining-cap.ts';
+import { CONSOLE_LINKS, capLinks } from '../../../machines/terminal/link-cap.ts';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import type { ConsoleBus, Reply } from './bus.ts';
@@ -87,6 +88,10 @@ export class Terminals {
     const fit = new FitAddon();
     term.loadAddon(fit);
     const status = h('p', { role: 'status', class: 'term-status' });
+    // An agent's flood of hyperlinks would keep an entry per linked cell in this page (link-cap.ts).
+    capLinks(term, CONSOLE_LINKS, () => {
+      status.textContent = `over ${CONSOLE_LINKS} links printed here: the rest show as text`;
+    });
     const refused = h('p', { role: 'alert', class: 'term-refused' });
     const screen = h('div', { class: 'term-screen' });
     const el = h(
