@@ -159,7 +159,10 @@ export function cgroupMembersOf(
 /** This runtime as its cgroups' names tell it (stale-cgroups.ts): pid, start time and pid namespace. */
 export function thisRuntime(): RuntimeOwner {
   const start = readStat(process.pid)?.startTime ?? '0';
-  const pidns = /\d+/.exec(readlinkSync('/proc/self/ns/pid'))?.[0] ?? '0';
+  let pidns = '0';
+  try {
+    pidns = /\d+/.exec(readlinkSync('/proc/self/ns/pid'))?.[0] ?? '0';
+  } catch {} // unreadable: '0', which staleVerdict never takes for this namespace
   return { pid: process.pid, start, pidns };
 }
 

@@ -38,6 +38,7 @@ export function staleVerdict(
   const [start, pidns] = [m[3], m[4]];
   if (pid === me.pid && (start === undefined || pidns !== me.pidns || start === me.start)) return 'skip';
   const now = startOf(pid);
-  if (start === undefined || pidns !== me.pidns) return now === undefined ? 'remove-empty' : 'skip';
+  // '0': a namespace that could not be read, which tells nothing.
+  if (start === undefined || pidns !== me.pidns || pidns === '0') return now === undefined ? 'remove-empty' : 'skip';
   return now === start ? 'skip' : 'kill';
 }

@@ -31,6 +31,11 @@ describe('staleVerdict', () => {
     expect(staleVerdict(foreign, me, alive({ 300: '1' }))).toBe('skip');
     expect(staleVerdict(other(100, '1', '4026532000'), me, alive({ 100: '5000' }))).toBe('skip');
     expect(staleVerdict('skein-300-ab12', me, alive({}))).toBe('remove-empty');
+    // A namespace neither could read says nothing either.
+    const unread = { ...me, pidns: '0' };
+    expect(staleVerdict(runtimeCgroupName({ pid: 300, start: '7000', pidns: '0' }, 'ab'), unread, alive({}))).toBe(
+      'remove-empty',
+    );
     expect(staleVerdict('skein-300-ab12', me, alive({ 300: '1' }))).toBe('skip');
     expect(staleVerdict('skein-100-ab12', me, alive({ 100: '5000' }))).toBe('skip');
   });
