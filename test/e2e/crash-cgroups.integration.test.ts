@@ -89,18 +89,13 @@ describe.skipIf(!pids.ok)('a crashed runtime: what its agents left running', { t
 
       first.child.kill('SIGKILL');
       await first.exited;
-      await new Promise((r) => setTimeout(r, 500));
-      // What the crash leaves: the daemon, and the dead runtime's cgroups holding it. A sandboxed one died with
-      // its sandbox's pid namespace (its init is killed with the runtime): only the cgroups are left.
-      expect(isAlive(daemon)).toBe(!sandbox);
-      expect(cgroupsOf(first.child.pid!)).toHaveLength(1);
-
-      const second = await up(data, workspace);
+      // What the crash leaves: the daemon (a sandboxed one dies with its sandbox's pid namespace), and the dead
+      // runtime's cgroups holding it. Not asserted here: in CI another test's runtime may start now, beside this
+      // one, and clean them up first (it sees the same dead runtime). On the old code nobody ever killed it.
+      await up(data, workspace);
       await vi.waitFor(() => expect(isAlive(daemon)).toBe(false), { timeout: 20_000, interval: 50 });
       await vi.waitFor(() => expect(cgroupsOf(first.child.pid!)).toEqual([]), { timeout: 20_000, interval: 50 });
-      // The operator learns of it (skein up logs to its stdout or stderr by mode).
-      const said = () => second.stdout() + second.stderr();
-      await vi.waitFor(() => expect(said()).toContain("killed what a dead runtime's cgroups held"));
+      const second = ups.at(-1)!;
       // The new runtime's own cgroups are there and it serves.
       expect(cgroupsOf(second.child.pid!)).toHaveLength(1);
       await call(data, 'runtime.ping', {});
