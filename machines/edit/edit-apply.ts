@@ -80,10 +80,14 @@ export function planEdit(
   stale: boolean,
 ): EditPlan | EditFailure {
   const starts = lineStarts(buffer);
+  if (found.tooLarge) {
+    const { queryLines, bufferLines } = found.tooLarge;
+    return { index, reason: 'unresolved', message: editErrors.tooLarge(index, queryLines, bufferLines) };
+  }
   if (found.matches.length === 0) return { index, reason: 'unresolved', message: editErrors.noMatch(index, stale) };
   if (found.matches.length > 1) {
     const lines = found.matches.map((m) => rowOf(starts, m.range.start) + 1);
-    return { index, reason: 'ambiguous', message: editErrors.ambiguous(index, lines), lines };
+    return { index, reason: 'ambiguous', message: editErrors.ambiguous(index, lines, found.more), lines };
   }
   const match = found.matches[0]!;
   const exact = found.kind === 'exact';

@@ -3,7 +3,7 @@
  * The buffer index of the streaming fuzzy matcher (edit-matcher.ts): a snapshot's lines, normalized and
  * interned, and their ids sorted by length so a query line's fuzzy candidates are a window. Pure.
  */
-import { lineStarts, normalizeLine } from './edit-text.ts';
+import { HISTOGRAM_BYTES, lineStarts, normalizeLine } from './edit-text.ts';
 
 /** Interned, normalized buffer lines: the part of a snapshot the DP reads. */
 export type BufferIndex = {
@@ -20,8 +20,9 @@ export type BufferIndex = {
   byLength: Int32Array;
   lengths: Int32Array;
   /**
-   * Each distinct line's character histogram (64 bytes at id × 64), filled when it is first a fuzzy candidate
-   * (`histReady[id]` then 1): one allocation, where a Uint8Array a line made a 100k-line file's search GC-bound.
+   * Each distinct line's histograms (`HISTOGRAM_BYTES` at id × HISTOGRAM_BYTES), filled when it is first a fuzzy
+   * candidate (`histReady[id]` then 1): one allocation, where a Uint8Array a line made a 100k-line file's search
+   * GC-bound.
    */
   hists: Uint8Array;
   histReady: Uint8Array;
@@ -62,7 +63,7 @@ export function indexBuffer(buffer: string): BufferIndex {
       histReady: new Uint8Array(0),
     };
   const { byLength, lengths } = sortByLength(norms);
-  const hists = new Uint8Array(norms.length * 64);
+  const hists = new Uint8Array(norms.length * HISTOGRAM_BYTES);
   return { starts, ends, ids, norms, intern, byLength, lengths, hists, histReady: new Uint8Array(norms.length) };
 }
 

@@ -8,7 +8,9 @@
  */
 import {
   FUZZY_LINE_THRESHOLD,
+  type Work,
   fillHistogram,
+  HISTOGRAM_BYTES,
   fuzzyEqHist,
   lineHistogram,
   normalizeLine,
@@ -39,6 +41,21 @@ export const MATCHED_RATIO = 0.8;
 export const NEAR_TIE_MARGIN = INSERTION_COST;
 /** At most this many near-tie candidates are traced back (bounds time on repetitive files). */
 const MAX_NEAR_TIES = 16;
+/**
+ * At most this many best candidates are traced back: two already make the edit ambiguous, and a file of alike
+ * lines has one at nearly every line (each a walk back through the query and similarities along it).
+ */
+export const MAX_BEST_TRACED = 16;
+/**
+ * The work (`Work` steps: DP cells, histogram checks, Levenshtein cells) a fuzzy search may take, about a quarter
+ * of a second of the host's thread here; past it the search is refused (the edit fails naming the sizes) rather
+ * than hold the host. Unbounded, 200 near-alike lines of old_text against a 5,000-line file of near-alike lines
+ * held the host's event loop for 20 s, and 20,000 lines for minutes. It also bounds the DP's memory (2 bits a
+ * cell: 16 MB). An exact match needs none of it and has no such bound.
+ */
+export const MAX_FUZZY_STEPS = 64_000_000;
+/** Work the streaming preview may take besides; past it, no more provisional ranges until `finish`. */
+export const MAX_PREVIEW_STEPS = 64_000_000;
 
 export type SearchMatch = {
   range: TextRange;
@@ -47,7 +64,14 @@ export type SearchMatch = {
   /** 0..1: 1 for exact; for fuzzy, the mean per-line similarity over max(span, query lines). */
   similarity: number;
 };
-export type SearchMatches = { kind: 'exact' | 'fuzzy'; matches: SearchMatch[] };
+export type SearchMatches = {
+  kind: 'exact' | 'fuzzy';
+  matches: SearchMatch[];
+  /** More candidates were left untraced (`MAX_BEST_TRACED`): the match is ambiguous at more lines than listed. */
+  more?: boolean;
+  /** The fuzzy search was refused: it would take more than `MAX_FUZZY_STEPS` (query and buffer lines given). */
+  tooLarge?: { queryLines: number; bufferLines: number };
+};
 
 /** `#exactAt` while the query lines are to be searched (not yet, or they occurred several times), or when not found. */
 const SEARCH = -1;
@@ -56,6 +80,11 @@ const NONE = -2;
 const UP = 0;
 const LEFT = 1;
 const DIAG = 2;
+
+/** A DP row's directions, packed 2 bits a cell (a fresh row is all UP). */
+function dirAt(row: Uint8Array, c: number): number {
+  return (row[c >> 2]! >> ((c & 3) << 1)) & 3;
+}
 
 export class StreamingFuzzyMatcher {
   readonly #buffer: string;
@@ -68,9 +97,17 @@ export class StreamingFuzzyMatcher {
   /** Where the complete query lines occur exactly, once, from a line start; or NONE, or SEARCH (again). */
   #exactAt = SEARCH;
   readonly #queryLines: string[] = [];
-  readonly #costs: Uint32Array[] = [];
-  readonly #dirs: Uint8Array[] = [];
+  /** The last DP row's costs (a row needs only the one before it; the candidates are read from the last). */
+  #lastCost: Uint32Array | undefined;
+  /** Every DP row's directions (`dirAt`), for the tracebacks. */
+  #dirs: Uint8Array[] = [];
   #matches: SearchMatch[] = [];
+  #more = false;
+  /** The search's work so far (`MAX_FUZZY_STEPS`); past it, `#tooLarge`. */
+  readonly #work: Work = { steps: 0, limit: MAX_FUZZY_STEPS };
+  /** The streaming preview's (`MAX_PREVIEW_STEPS`). */
+  readonly #preview: Work = { steps: 0, limit: MAX_PREVIEW_STEPS };
+  #tooLarge = false;
 
   constructor(buffer: string) {
     this.#buffer = buffer;
@@ -79,6 +116,11 @@ export class StreamingFuzzyMatcher {
   get #index(): BufferIndex {
     this.#built ??= indexBuffer(this.#buffer);
     return this.#built;
+  }
+
+  /** The fuzzy search's work so far, in `Work` steps (`MAX_FUZZY_STEPS` bounds it). */
+  get steps(): number {
+    return this.#work.steps;
   }
 
   /** Whether the buffer was indexed (for tests: an exact match never needs it). */
@@ -104,17 +146,20 @@ export class StreamingFuzzyMatcher {
       this.#incomplete = this.#incomplete.slice(nl + 1);
       this.#pending.push(...textLines(complete));
     }
-    if (last) return undefined;
+    if (last || this.#preview.steps > this.#preview.limit) return undefined;
     if (this.#built === undefined && this.#pending.length > 0 && this.#exactAt !== NONE) {
       const lines = this.#rawQuery.slice(0, this.#rawQuery.length - this.#incomplete.length);
       const trim = lines.endsWith('\r\n') ? 2 : 1;
       // Longer lines occur at most where the shorter ones did: once unique, one comparison says whether still.
       if (this.#exactAt >= 0) {
+        this.#preview.steps += lines.length >> 4;
         if (this.#buffer.startsWith(lines, this.#exactAt)) {
           return { start: this.#exactAt, end: this.#exactAt + lines.length - trim };
         }
         this.#exactAt = NONE;
       } else {
+        // A search of the buffer each line while the lines so far occur several times: charged to the preview.
+        this.#preview.steps += this.#buffer.length >> 4;
         const exact = findExactMatches(this.#buffer, lines);
         const at = exact[0]?.start ?? -1;
         if (at === 0 || (at > 0 && this.#buffer.charCodeAt(at - 1) === 10)) {
@@ -125,13 +170,12 @@ export class StreamingFuzzyMatcher {
         this.#exactAt = NONE;
       }
     }
-    this.#catchUp();
     return this.selectBestMatch() ?? this.#matches[0]?.range;
   }
 
-  /** The single candidate, or undefined when there are none or several. */
+  /** The single candidate, or undefined when there are none or several (or the preview is over its work). */
   selectBestMatch(): TextRange | undefined {
-    this.#catchUp();
+    if (this.#catchUp() && this.#preview.steps <= this.#preview.limit) this.#matches = this.#collectMatches(false);
     return this.#matches.length === 1 ? this.#matches[0]!.range : undefined;
   }
 
@@ -151,6 +195,7 @@ export class StreamingFuzzyMatcher {
       };
     }
     this.#catchUp();
+    this.#matches = this.#collectMatches(true);
     if (this.#incomplete !== '') {
       const tail = this.#incomplete;
       this.#incomplete = '';
@@ -169,13 +214,29 @@ export class StreamingFuzzyMatcher {
         };
       }
       this.#addQueryLines([tail.endsWith('\r') ? tail.slice(0, -1) : tail]);
+      this.#matches = this.#collectMatches(true);
     }
-    return { kind: 'fuzzy', matches: this.#matches };
+    if (this.#tooLarge) {
+      const bufferLines = this.#built?.ids.length ?? textLines(this.#buffer).length;
+      const queryLines = textLines(this.#rawQuery).length;
+      return { kind: 'fuzzy', matches: [], tooLarge: { queryLines, bufferLines } };
+    }
+    return { kind: 'fuzzy', matches: this.#matches, ...(this.#more ? { more: true } : {}) };
   }
 
-  /** The DP rows of the pending query lines. */
-  #catchUp(): void {
-    if (this.#pending.length > 0) this.#addQueryLines(this.#pending.splice(0));
+  /** The DP rows of the pending query lines; whether there were any. */
+  #catchUp(): boolean {
+    if (this.#pending.length === 0) return false;
+    this.#addQueryLines(this.#pending.splice(0));
+    return true;
+  }
+
+  /** Gives the fuzzy search up (over `MAX_FUZZY_STEPS`): its rows are dropped, `finish` says it was too large. */
+  #refuse(): void {
+    this.#tooLarge = true;
+    this.#dirs = [];
+    this.#lastCost = undefined;
+    this.#matches = [];
   }
 
   /** 0-based row of `offset` (< the buffer's length): from the index when built, else by counting newlines. */
@@ -187,18 +248,24 @@ export class StreamingFuzzyMatcher {
   }
 
   #addQueryLines(lines: string[]): void {
-    if (lines.length === 0) return;
+    if (lines.length === 0 || this.#tooLarge) return;
+    this.#queryLines.push(...lines.map(normalizeLine));
     const { ids, norms } = this.#index;
     const cols = ids.length;
-    for (const line of lines) {
-      const q = normalizeLine(line);
+    const work = this.#work;
+    // Known too large before any of it is done: the rows alone would pass the bound.
+    if ((this.#queryLines.length - this.#dirs.length) * cols > work.limit - work.steps) {
+      this.#refuse();
+      return;
+    }
+    for (const q of this.#queryLines.slice(this.#dirs.length)) {
       const qh = lineHistogram(q);
       const { hists, histReady } = this.#index;
-      this.#queryLines.push(q);
-      const r = this.#costs.length; // index of the row being computed (1-based DP row r+1)
-      const prev = r === 0 ? new Uint32Array(cols + 1) : this.#costs[r - 1]!;
+      const r = this.#dirs.length; // index of the row being computed (1-based DP row r+1)
+      const prev = this.#lastCost ?? new Uint32Array(cols + 1);
       const cost = new Uint32Array(cols + 1);
-      const dir = new Uint8Array(cols + 1);
+      const dir = new Uint8Array((cols >> 2) + 1);
+      work.steps += cols;
       // Per distinct buffer line: 0 equal, 1 fuzzy equal, 2 different. Only lines whose length
       // passes fuzzy_eq's length bound (0.8·|q| … 1.25·|q|) can be fuzzy equal, so only those are compared.
       const cls = new Uint8Array(norms.length).fill(2);
@@ -211,15 +278,19 @@ export class StreamingFuzzyMatcher {
       ) {
         const id = byLength[i]!;
         if (id === exactId) continue;
+        if (work.steps > work.limit) break;
         if (histReady[id] === 0) {
-          fillHistogram(norms[id]!, hists, id * 64);
+          fillHistogram(norms[id]!, hists, id * HISTOGRAM_BYTES);
           histReady[id] = 1;
         }
-        cls[id] = fuzzyEqHist(q, qh, norms[id]!, hists, id * 64) ? 1 : 2;
+        cls[id] = fuzzyEqHist(q, qh, norms[id]!, hists, id * HISTOGRAM_BYTES, work) ? 1 : 2;
+      }
+      if (work.steps > work.limit) {
+        this.#refuse();
+        return;
       }
       if (exactId !== undefined) cls[exactId] = 0;
       cost[0] = (r + 1) * DELETION_COST;
-      dir[0] = UP;
       for (let c = 1; c <= cols; c++) {
         const k = cls[ids[c - 1]!]!;
         const up = prev[c]! + DELETION_COST;
@@ -237,19 +308,18 @@ export class StreamingFuzzyMatcher {
           d = DIAG;
         }
         cost[c] = best;
-        dir[c] = d;
+        if (d !== UP) dir[c >> 2]! |= d << ((c & 3) << 1);
       }
-      this.#costs.push(cost);
+      this.#lastCost = cost;
       this.#dirs.push(dir);
     }
-    this.#matches = this.#collectMatches();
   }
 
-  #absorbEdges(pairs: Array<[number, number]>, startRow: number, endRow: number): [number, number] {
+  #absorbEdges(pairs: Array<[number, number]>, startRow: number, endRow: number, work: Work): [number, number] {
     if (pairs.length === 0) return [startRow, endRow];
     const { ids, norms } = this.#index;
     const alike = (q: number, b: number) =>
-      b >= 0 && b < ids.length && similarity(this.#queryLines[q]!, norms[ids[b]!]!) >= EDGE_SIMILARITY;
+      b >= 0 && b < ids.length && similarity(this.#queryLines[q]!, norms[ids[b]!]!, work) >= EDGE_SIMILARITY;
     const lastQ = pairs[pairs.length - 1]![0];
     for (let q = lastQ + 1; q < this.#queryLines.length && alike(q, endRow + 1); q++) pairs.push([q, ++endRow]);
     const firstQ = pairs[0]![0];
@@ -257,12 +327,18 @@ export class StreamingFuzzyMatcher {
     return [startRow, endRow];
   }
 
-  #collectMatches(): SearchMatch[] {
-    const rows = this.#costs.length;
-    if (rows === 0) return [];
-    const last = this.#costs[rows - 1]!;
+  /**
+   * The candidates of the DP so far. `full`: for `finish` (similarities computed, work charged to the search, past
+   * its bound the search is refused); else for the preview (charged to the preview's, past it what was found).
+   */
+  #collectMatches(full: boolean): SearchMatch[] {
+    const last = this.#lastCost;
+    if (!last || this.#tooLarge) return [];
     const cols = last.length - 1;
     if (cols === 0) return [];
+    const work = full ? this.#work : this.#preview;
+    work.steps += cols;
+    this.#more = false;
     let min = Infinity;
     for (let c = 1; c <= cols; c++) if (last[c]! < min) min = last[c]!;
     const best: SearchMatch[] = [];
@@ -273,7 +349,16 @@ export class StreamingFuzzyMatcher {
     for (let end = 1; end <= cols; end++) {
       const cost = last[end]!;
       if (cost > min + margin || (cost !== min && near.length >= MAX_NEAR_TIES)) continue;
-      const m = this.#traceback(end);
+      if (cost === min && best.length >= MAX_BEST_TRACED) {
+        this.#more = true;
+        continue;
+      }
+      const m = this.#traceback(end, work, full);
+      if (work.steps > work.limit) {
+        if (!full) break;
+        this.#refuse();
+        return [];
+      }
       if (m) (cost === min ? best : near).push(m);
     }
     // A near tie elsewhere means the query does not single out one place: report it rather than guess.
@@ -284,14 +369,18 @@ export class StreamingFuzzyMatcher {
     return best.length === 0 ? [] : [...best, ...distinct].sort((a, b) => a.range.start - b.range.start);
   }
 
-  /** Traces back from end column `end`; undefined when the aligned ratio is below MATCHED_RATIO. */
-  #traceback(end: number): SearchMatch | undefined {
-    const rows = this.#costs.length;
+  /**
+   * Traces back from end column `end`; undefined when the aligned ratio is below MATCHED_RATIO. The walk and the
+   * similarities are charged to `work`; `similar`: compute the match's similarity (0 for the preview, which shows
+   * only ranges).
+   */
+  #traceback(end: number, work: Work, similar: boolean): SearchMatch | undefined {
+    const rows = this.#dirs.length;
     const pairs: Array<[number, number]> = [];
     let r = rows;
     let c = end;
     while (r > 0 && c > 0) {
-      const d = this.#dirs[r - 1]![c]!;
+      const d = dirAt(this.#dirs[r - 1]!, c);
       if (d === DIAG) {
         pairs.push([r - 1, c - 1]);
         r--;
@@ -299,12 +388,18 @@ export class StreamingFuzzyMatcher {
       } else if (d === UP) r--;
       else c--;
     }
+    work.steps += rows + end - c;
     const denom = Math.max(end - c, rows);
     if (pairs.length / denom < MATCHED_RATIO) return undefined;
     pairs.reverse();
-    const [startRow, endRow] = this.#absorbEdges(pairs, c, end - 1);
+    const [startRow, endRow] = this.#absorbEdges(pairs, c, end - 1, work);
     let sim = 0;
-    for (const [q, b] of pairs) sim += similarity(this.#queryLines[q]!, this.#index.norms[this.#index.ids[b]!]!);
+    if (similar) {
+      for (const [q, b] of pairs) {
+        sim += similarity(this.#queryLines[q]!, this.#index.norms[this.#index.ids[b]!]!, work);
+        if (work.steps > work.limit) break;
+      }
+    }
     return {
       range: { start: this.#index.starts[startRow]!, end: this.#index.ends[endRow]! },
       linePairs: pairs,

@@ -66,27 +66,81 @@ export function normalizeLine(line: string): string {
   return NEEDS_COLLAPSE.test(s) ? s.replace(WS_RUN, ' ') : s;
 }
 
-/** Levenshtein distance over UTF-16 units, giving up (returning `max + 1`) once it must exceed `max`. */
-export function boundedLevenshtein(a: string, b: string, max: number): number {
+/**
+ * Work a search may do: `steps` so far (one per DP cell, or per Levenshtein cell) and the most it may take. A
+ * Levenshtein run that would pass `limit` gives up, as if the strings were too far apart; the caller sees
+ * `steps > limit` and knows the answer was cut short (`StreamingFuzzyMatcher` refuses the search then).
+ */
+export type Work = { steps: number; limit: number };
+
+/** A histogram comparison's share of `Work`: at most 64 small steps, one DP cell's worth each few. */
+export const HISTOGRAM_STEPS = 16;
+
+/**
+ * The rows `boundedLevenshtein` works in and `b`'s code units, kept between calls (a pair of lines is compared in
+ * microseconds; allocating them took a quarter of the time). Pure all the same: nothing is kept between calls.
+ */
+const KEPT_ROW = 4096;
+let rowA = new Int32Array(256);
+let rowB = new Int32Array(256);
+let codesB = new Int32Array(256);
+
+/**
+ * Levenshtein distance over UTF-16 units, giving up (returning `max + 1`) once it must exceed `max`, or once
+ * `work` would pass its limit (each row's cells are charged to it). Only the band of cells within `max` of the
+ * diagonal is computed (a path through any other costs more than `max`): a fuzzy-equal test of two lines
+ * (`max` a fifth of their length) does 2/5 of the cells.
+ */
+export function boundedLevenshtein(a: string, b: string, max: number, work?: Work): number {
   if (a === b) return 0;
   const n = a.length;
   const m = b.length;
   if (Math.abs(n - m) > max) return max + 1;
   if (n === 0) return m;
   if (m === 0) return n;
-  let prev = new Uint32Array(m + 1);
-  let cur = new Uint32Array(m + 1);
+  const width = Math.min(m, 2 * max + 1);
+  // Not even one row fits: refused before its arrays are allocated (b may be megabytes long).
+  if (work && work.steps + width > work.limit) {
+    work.steps += width;
+    return max + 1;
+  }
+  /** Stands for every cell off the band: more than `max`. */
+  const far = max + 1;
+  // Kept for lines of ordinary length; a longer one gets its own, let go after the call.
+  if (rowA.length < m + 2 && m + 2 <= KEPT_ROW) {
+    rowA = new Int32Array(KEPT_ROW);
+    rowB = new Int32Array(KEPT_ROW);
+    codesB = new Int32Array(KEPT_ROW);
+  }
+  const own = rowA.length < m + 2;
+  let prev = own ? new Int32Array(m + 2) : rowA;
+  let cur = own ? new Int32Array(m + 2) : rowB;
+  const bc = own ? new Int32Array(m) : codesB;
+  for (let j = 0; j < m; j++) bc[j] = b.charCodeAt(j);
   for (let j = 0; j <= m; j++) prev[j] = j;
+  prev[m + 1] = far;
   for (let i = 1; i <= n; i++) {
-    cur[0] = i;
-    let rowMin = i;
+    const lo = Math.max(1, i - max);
+    const hi = Math.min(m, i + max);
+    if (work) {
+      work.steps += hi - lo + 1;
+      if (work.steps > work.limit) return max + 1;
+    }
+    // The cells just off the band, read by this row (left) and the next (up): whatever they held two rows ago.
+    cur[lo - 1] = lo === 1 ? i : far;
+    cur[hi + 1] = far;
+    let rowMin = far;
     const ca = a.charCodeAt(i - 1);
-    for (let j = 1; j <= m; j++) {
-      const sub = prev[j - 1]! + (ca === b.charCodeAt(j - 1) ? 0 : 1);
-      const del = prev[j]! + 1;
-      const ins = cur[j - 1]! + 1;
-      const v = sub < del ? Math.min(sub, ins) : Math.min(del, ins);
+    let diag = prev[lo - 1]!;
+    let left = cur[lo - 1]!;
+    for (let j = lo; j <= hi; j++) {
+      const up = prev[j]!;
+      let v = diag + (ca === bc[j - 1] ? 0 : 1);
+      if (up + 1 < v) v = up + 1;
+      if (left + 1 < v) v = left + 1;
       cur[j] = v;
+      diag = up;
+      left = v;
       if (v < rowMin) rowMin = v;
     }
     if (rowMin > max) return max + 1;
@@ -94,14 +148,14 @@ export function boundedLevenshtein(a: string, b: string, max: number): number {
     prev = cur;
     cur = t;
   }
-  return prev[m]!;
+  return prev[m]! > max ? max + 1 : prev[m]!;
 }
 
 /** `1 - levenshtein / max(len)` (strsim's `normalized_levenshtein`), 1 for two empty strings. */
-export function similarity(a: string, b: string): number {
+export function similarity(a: string, b: string, work?: Work): number {
   const len = Math.max(a.length, b.length);
   if (len === 0) return 1;
-  return 1 - boundedLevenshtein(a, b, len) / len;
+  return 1 - boundedLevenshtein(a, b, len, work) / len;
 }
 
 /**
@@ -118,42 +172,59 @@ export function fuzzyEq(a: string, b: string): boolean {
   return boundedLevenshtein(a, b, max) <= max;
 }
 
-/** A 64-bucket character histogram (saturating at 255); see `fuzzyEqHist`. */
+/** Bytes of one line's histograms (`lineHistogram`): 64 character buckets, then 64 bigram buckets. */
+export const HISTOGRAM_BYTES = 128;
+
+/** A line's character and bigram histograms, 64 buckets each (saturating at 255); see `fuzzyEqHist`. */
 export function lineHistogram(s: string): Uint8Array {
-  const h = new Uint8Array(64);
+  const h = new Uint8Array(HISTOGRAM_BYTES);
   fillHistogram(s, h, 0);
   return h;
 }
 
-/** `lineHistogram` of `s` written into `into` at `at` (64 bytes there, zero before): many lines, one allocation. */
+/** `lineHistogram` of `s` written into `into` at `at` (128 bytes there, zero before): many lines, one allocation. */
 export function fillHistogram(s: string, into: Uint8Array, at: number): void {
+  let prev = -1;
   for (let i = 0; i < s.length; i++) {
-    const k = at + (s.charCodeAt(i) & 63);
+    const c = s.charCodeAt(i);
+    const k = at + (c & 63);
     if (into[k]! < 255) into[k]!++;
+    if (prev >= 0) {
+      const g = at + 64 + ((prev * 31 + c) & 63);
+      if (into[g]! < 255) into[g]!++;
+    }
+    prev = c;
   }
 }
 
 /**
- * `fuzzyEq` with precomputed histograms: the L1 distance of two histograms
- * is at most twice the edit distance, so most dissimilar pairs are rejected
- * in 64 steps without running Levenshtein. (Saturation only lowers the bound.)
- * `hb` holds `b`'s at `at` (a flat store of many lines' histograms).
+ * `fuzzyEq` with precomputed histograms: the L1 distance of two character histograms is at most twice the edit
+ * distance, and of two bigram histograms at most four times (an edit changes at most two bigrams of each line;
+ * buckets shared and saturation only lower it), so most dissimilar pairs are rejected in 128 steps without
+ * running Levenshtein: lines of one template (a table, generated code) share characters, not bigrams.
+ * `hb` holds `b`'s at `at` (a flat store of many lines' histograms). `work`: charged, see `boundedLevenshtein`.
  */
-export function fuzzyEqHist(a: string, ha: Uint8Array, b: string, hb: Uint8Array, at = 0): boolean {
+export function fuzzyEqHist(a: string, ha: Uint8Array, b: string, hb: Uint8Array, at = 0, work?: Work): boolean {
   if (a === b) return true;
   const len = Math.max(a.length, b.length);
   if (len === 0) return true;
   if (1 - Math.abs(a.length - b.length) / len < FUZZY_LINE_THRESHOLD) return false;
   const max = Math.floor(len * (1 - FUZZY_LINE_THRESHOLD) + 1e-9);
+  if (work) work.steps += HISTOGRAM_STEPS;
   // Given up as soon as the distance passes the bound: most candidates are far apart early.
-  const bound = 2 * max;
   let d = 0;
   for (let i = 0; i < 64; i++) {
     const x = ha[i]! - hb[at + i]!;
     d += x < 0 ? -x : x;
-    if (d > bound) return false;
+    if (d > 2 * max) return false;
   }
-  return boundedLevenshtein(a, b, max) <= max;
+  d = 0;
+  for (let i = 64; i < HISTOGRAM_BYTES; i++) {
+    const x = ha[i]! - hb[at + i]!;
+    d += x < 0 ? -x : x;
+    if (d > 4 * max) return false;
+  }
+  return boundedLevenshtein(a, b, max, work) <= max;
 }
 
 function histogramDistance(a: string, b: string): number {
@@ -170,9 +241,13 @@ export const editErrors = {
     `Could not find matching text for edit at index ${index}. The old_text did not match any content in the file.` +
     `${stale ? ' The file has changed on disk since you last read it.' : ''} ` +
     `Please read the file again to get the current content.`,
-  ambiguous: (index: number, lines: readonly number[]) =>
-    `Edit ${index} matched multiple locations in the file at lines: ${lines.join(', ')}. ` +
+  ambiguous: (index: number, lines: readonly number[], more = false) =>
+    `Edit ${index} matched multiple locations in the file at lines: ${lines.join(', ')}${more ? ' and more' : ''}. ` +
     `Please provide more context in old_text to uniquely identify the location.`,
+  tooLarge: (index: number, queryLines: number, bufferLines: number) =>
+    `Could not find matching text for edit at index ${index}. The old_text does not occur exactly in the file, ` +
+    `and at ${queryLines} lines against the file's ${bufferLines} it is too large to search for approximately. ` +
+    `Read the file again and copy old_text exactly from it, or give fewer lines of it.`,
   emptyOldText: (index: number) =>
     `Could not find matching text for edit at index ${index}. The old_text is empty. ` +
     `Put the lines to replace in old_text, or use write_file to replace the whole file.`,
