@@ -12,6 +12,7 @@
 import type { Logger } from 'pino';
 import type {
   CatalogCommand,
+  CommandDef,
   Command,
   CommandOf,
   CommandType,
@@ -142,6 +143,25 @@ export function registerDomains<const Ds extends readonly AnyDomain[]>(
   domains: Ds & Complete<Ds>,
 ): void {
   for (const domain of domains) host.register(domain);
+}
+
+/**
+ * Throws unless every command of `commands` has a handler and every tool call a gate to pass: checked when the
+ * host starts (`registerDomains`' type says so at compile time for the catalogue).
+ */
+export function assertHandled(
+  commands: readonly CommandDef[],
+  handled: (type: string) => boolean,
+  gated: boolean,
+): void {
+  for (const def of commands) {
+    if (!handled(def.type)) throw new Error(`command '${def.type}' has no handler`);
+    if (def.tool && !gated) {
+      throw new Error(
+        `command '${def.type}' is a '${def.tool.tools.join('/')}' tool call but no permission gate is installed`,
+      );
+    }
+  }
 }
 
 /**

@@ -30,7 +30,14 @@ import type { EventLog } from '../transport/event-log.ts';
 import { FactWriter, type StampOptions } from './fact-writer.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from 'pino';
-import { runReactions, type AnyDomain, type Gate, type HandlerContext, type Reaction } from './domain.ts';
+import {
+  assertHandled,
+  runReactions,
+  type AnyDomain,
+  type Gate,
+  type HandlerContext,
+  type Reaction,
+} from './domain.ts';
 import type { Route } from '../../machines/hosts/liveness.ts';
 import type { PerAgentSlots } from '../../machines/common/per-agent-slots.ts';
 import { agentInFlight } from './agent-in-flight.ts';
@@ -175,14 +182,7 @@ export class Host {
    * appended), then lets each domain restore. Call `serve()` after.
    */
   async start(beforeRestore?: () => void): Promise<void> {
-    for (const def of this.options.commands) {
-      if (!this.#handlers.has(def.type)) throw new Error(`command '${def.type}' has no handler`);
-      if (def.tool && !this.#gate) {
-        throw new Error(
-          `command '${def.type}' is a '${def.tool.tools.join('/')}' tool call but no permission gate is installed`,
-        );
-      }
-    }
+    assertHandled(this.options.commands, (type) => this.#handlers.has(type), this.#gate !== undefined);
     this.#phase = 'restoring';
     let count = 0;
     const onInvalid = (seq: number, subject: string, err: Error) =>
