@@ -106,10 +106,38 @@ export async function parserFor(name: GrammarName): Promise<Parser> {
   return parser;
 }
 
-/** Parses `source` and runs `use` on the tree, deleting the tree afterwards. */
-export async function withTree<T>(name: GrammarName, source: string, use: (tree: Tree) => T): Promise<T> {
+/** A parse given up at its deadline (`withTree`'s `maxMs`). */
+export class ParseTimeoutError extends Error {
+  constructor(grammar: string, maxMs: number, bytes: number) {
+    super(`tree-sitter gave up parsing ${bytes} characters of ${grammar} after ${maxMs} ms`);
+    this.name = 'ParseTimeoutError';
+  }
+}
+
+/**
+ * Parses `source` and runs `use` on the tree, deleting the tree afterwards. `maxMs`: the parse is given up past
+ * it (`ParseTimeoutError`): parsing is synchronous, and a few megabytes of nested brackets held the host's event
+ * loop for seconds.
+ */
+export async function withTree<T>(
+  name: GrammarName,
+  source: string,
+  use: (tree: Tree) => T,
+  options: { maxMs?: number } = {},
+): Promise<T> {
   const parser = await parserFor(name);
-  const tree = parser.parse(source);
+  const { maxMs } = options;
+  const deadline = maxMs === undefined ? undefined : performance.now() + maxMs;
+  // Returning true from the callback cancels the parse.
+  const progressCallback = deadline === undefined ? undefined : () => performance.now() > deadline;
+  const tree = progressCallback
+    ? parser.parse(source, null, { progressCallback: progressCallback as () => void })
+    : parser.parse(source);
+  if (!tree && maxMs !== undefined) {
+    // A cancelled parse is resumed by the next one unless the parser is reset.
+    parser.reset();
+    throw new ParseTimeoutError(name, maxMs, source.length);
+  }
   if (!tree) throw new Error(`tree-sitter could not parse the ${name} source`);
   try {
     return use(tree);

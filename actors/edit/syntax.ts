@@ -77,7 +77,17 @@ const SKIP_TYPES = new RegExp(
     'field_declaration_list|declaration_list|class_body|statement_block|block)$',
 );
 
-/** Named symbols (functions, classes, methods, types …) up to `maxDepth` levels deep. */
+/**
+ * Longest an outline's parse may hold the host (tree-sitter parses synchronously): ~1 MB of ordinary code here.
+ * Past it the read has no outline and returns its first lines (`readRange`). A few megabytes of nested
+ * brackets took 5.6 s.
+ */
+export const OUTLINE_PARSE_MS = 400;
+
+/**
+ * Named symbols (functions, classes, methods, types …) up to `maxDepth` levels deep; rejects with
+ * `ParseTimeoutError` past `OUTLINE_PARSE_MS`.
+ */
 export async function outline(
   path: string,
   source: string,
@@ -86,43 +96,48 @@ export async function outline(
 ): Promise<OutlineSymbol[] | undefined> {
   const grammar = grammarFor(path);
   if (!grammar) return undefined;
-  return withTree(grammar, source, (tree) => {
-    const out: OutlineSymbol[] = [];
-    let budget = 50_000; // nodes visited: bounds the time spent on huge generated files
-    const visit = (node: Node, depth: number) => {
-      for (const child of node.namedChildren) {
-        if (!child || out.length >= limit || --budget <= 0) return;
-        let nextDepth = depth;
-        const name = child.childForFieldName('name');
-        if (name && SYMBOL_TYPES.test(child.type) && !SKIP_TYPES.test(child.type)) {
-          out.push({
-            kind: child.type,
-            name: name.text,
-            startLine: child.startPosition.row + 1,
-            endLine: child.endPosition.row + 1,
-            depth,
-          });
-          nextDepth = depth + 1;
-          // Function bodies rarely hold symbols worth listing; skipping them keeps this linear in the top levels.
-          if (/function|method|arrow/.test(child.type)) continue;
-        } else if (child.type === 'lexical_declaration' && depth === 0) {
-          for (const d of child.namedChildren) {
-            const n = d?.childForFieldName('name');
-            if (d && n)
-              out.push({
-                kind: 'variable',
-                name: n.text,
-                startLine: child.startPosition.row + 1,
-                endLine: child.endPosition.row + 1,
-                depth,
-              });
+  return withTree(
+    grammar,
+    source,
+    (tree) => {
+      const out: OutlineSymbol[] = [];
+      let budget = 50_000; // nodes visited: bounds the time spent on huge generated files
+      const visit = (node: Node, depth: number) => {
+        for (const child of node.namedChildren) {
+          if (!child || out.length >= limit || --budget <= 0) return;
+          let nextDepth = depth;
+          const name = child.childForFieldName('name');
+          if (name && SYMBOL_TYPES.test(child.type) && !SKIP_TYPES.test(child.type)) {
+            out.push({
+              kind: child.type,
+              name: name.text,
+              startLine: child.startPosition.row + 1,
+              endLine: child.endPosition.row + 1,
+              depth,
+            });
+            nextDepth = depth + 1;
+            // Function bodies rarely hold symbols worth listing; skipping them keeps this linear in the top levels.
+            if (/function|method|arrow/.test(child.type)) continue;
+          } else if (child.type === 'lexical_declaration' && depth === 0) {
+            for (const d of child.namedChildren) {
+              const n = d?.childForFieldName('name');
+              if (d && n)
+                out.push({
+                  kind: 'variable',
+                  name: n.text,
+                  startLine: child.startPosition.row + 1,
+                  endLine: child.endPosition.row + 1,
+                  depth,
+                });
+            }
+            continue;
           }
-          continue;
+          if (nextDepth <= maxDepth && child.namedChildCount > 0) visit(child, nextDepth);
         }
-        if (nextDepth <= maxDepth && child.namedChildCount > 0) visit(child, nextDepth);
-      }
-    };
-    visit(tree.rootNode, 0);
-    return out;
-  });
+      };
+      visit(tree.rootNode, 0);
+      return out;
+    },
+    { maxMs: OUTLINE_PARSE_MS },
+  );
 }
