@@ -84,7 +84,9 @@ export const PermissionRequested = defineEvent('permission.requested', {
     ancestors: z.array(AgentId).describe('Parent first, root last: who may answer.'),
     tool: ToolName,
     input: z.string(),
-    subCommands: z.array(z.string()),
+    subCommands: z
+      .array(z.string())
+      .describe('The first 64 sub-commands, each cut at 2,000 characters; a last entry counts any more.'),
     reason: z.string(),
     scope: z.enum(['symlink', 'sensitive', 'outside']).optional(),
     level: z.string().optional().describe('Which precedence level asked (e.g. "confirm_rule", "global_default").'),

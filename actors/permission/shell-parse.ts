@@ -46,12 +46,21 @@ import {
 
 export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
 
-/** Limits: longer inputs are not parsed (the policy denies them); deeper wrapper/script nesting is an error. */
-export const SHELL_LIMITS = { maxSourceChars: 65_536, maxDepth: 8, maxCommands: 2_000 } as const;
+/**
+ * Limits: longer inputs are not parsed (the policy denies them); deeper wrapper/script nesting is an error, and so
+ * are more sub-commands, or more characters in all of them (texts, forms and words) than `maxSplitChars`: a
+ * command inside 600 nested `$(` repeats the text around it in each, 88 MB of split for a 48 KB input.
+ */
+export const SHELL_LIMITS = {
+  maxSourceChars: 65_536,
+  maxDepth: 8,
+  maxCommands: 2_000,
+  maxSplitChars: 262_144,
+} as const;
 
 /** Splits `source` with an already loaded bash `parser`. */
 export function splitShell(parser: Parser, source: string): ShellSplit {
-  const state: State = { parser, commands: [], unsafe: [], errors: [], source };
+  const state: State = { parser, commands: [], unsafe: [], errors: [], source, chars: 0 };
   if (source.length > SHELL_LIMITS.maxSourceChars) {
     return { commands: [], unsafe: [], parseError: `input is longer than ${SHELL_LIMITS.maxSourceChars} characters` };
   }
@@ -71,6 +80,8 @@ type State = {
   forkBomb?: string;
   /** The text being parsed (the top-level input, or a nested script while it is parsed). */
   source: string;
+  /** Characters in the sub-commands so far (`SHELL_LIMITS.maxSplitChars`). */
+  chars: number;
 };
 type Ctx = { state: State; via: string | undefined; depth: number };
 
@@ -89,7 +100,17 @@ function parseScript(state: State, source: string, via: string | undefined, dept
   try {
     const root = tree.rootNode;
     if (root.hasError) state.errors.push(describeError(root));
-    walk(root, { state, via, depth });
+    try {
+      walk(root, { state, via, depth });
+    } catch (err) {
+      // Thousands of nested `$(`: the walk is recursive, and the stack ends first. Judged as unparseable.
+      if (!(err instanceof RangeError)) throw err;
+      state.errors.push(
+        'the command is nested too deeply to be judged (its syntax tree overflowed the stack); ' +
+          'split it into simpler commands',
+      );
+      return;
+    }
     // After the walk: its messages (a here-doc's end, two words joined) say more where both apply.
     const joined = continuationProblem(root, source);
     if (joined) state.errors.push(joined);
@@ -383,10 +404,23 @@ function handlePipeline(node: Node, ctx: Ctx): void {
 }
 
 function push(ctx: Ctx, entry: ShellSubCommand): void {
-  if (ctx.state.commands.length >= SHELL_LIMITS.maxCommands) {
-    if (ctx.state.commands.length === SHELL_LIMITS.maxCommands)
-      ctx.state.errors.push(`more than ${SHELL_LIMITS.maxCommands} sub-commands`);
+  const { state } = ctx;
+  if (state.commands.length >= SHELL_LIMITS.maxCommands) {
+    if (state.commands.length === SHELL_LIMITS.maxCommands)
+      state.errors.push(`more than ${SHELL_LIMITS.maxCommands} sub-commands`);
     return;
   }
-  ctx.state.commands.push(ctx.via ? { ...entry, via: ctx.via } : entry);
+  if (state.chars > SHELL_LIMITS.maxSplitChars) return;
+  let chars = entry.text.length;
+  for (const f of entry.forms) chars += f.length;
+  for (const a of entry.argv) chars += a.length;
+  state.chars += chars;
+  if (state.chars > SHELL_LIMITS.maxSplitChars) {
+    state.errors.push(
+      `its sub-commands hold more than ${SHELL_LIMITS.maxSplitChars} characters (commands nested in each other ` +
+        'repeat the text around them); split it into simpler commands',
+    );
+    return;
+  }
+  state.commands.push(ctx.via ? { ...entry, via: ctx.via } : entry);
 }

@@ -90,7 +90,27 @@ export function result(
   rule?: MatchedRule,
   patterns: string[] = [],
 ): Decision {
-  return { outcome, level, reason, subCommands, patterns, ...(rule ? { rule } : {}) };
+  return { outcome, level, reason, subCommands: shownSubCommands(subCommands), patterns, ...(rule ? { rule } : {}) };
+}
+
+/** Sub-commands a decision carries (into its `permission.requested` fact, for whoever answers): the first ones. */
+export const SHOWN_SUB_COMMANDS = 64;
+/** Characters of each shown sub-command (the whole input is in the fact too). */
+export const SHOWN_SUB_COMMAND_CHARS = 2_000;
+
+/**
+ * The sub-commands shown: at most `SHOWN_SUB_COMMANDS`, each cut at `SHOWN_SUB_COMMAND_CHARS`, and a last entry
+ * saying how many more there were. Commands nested in each other repeat the text around them: unbounded, a 96 KB
+ * input made a request fact over the broker's 1 MiB message limit, and the ask was never recorded.
+ */
+export function shownSubCommands(texts: string[]): string[] {
+  const long = texts.some((t) => t.length > SHOWN_SUB_COMMAND_CHARS);
+  if (texts.length <= SHOWN_SUB_COMMANDS && !long) return texts;
+  const shown = texts
+    .slice(0, SHOWN_SUB_COMMANDS)
+    .map((t) => (t.length > SHOWN_SUB_COMMAND_CHARS ? `${t.slice(0, SHOWN_SUB_COMMAND_CHARS - 1)}…` : t));
+  const more = texts.length - shown.length;
+  return more > 0 ? [...shown, `… and ${more} more sub-commands`] : shown;
 }
 
 export function clip(text: string): string {

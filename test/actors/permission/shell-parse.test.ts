@@ -156,6 +156,30 @@ describe('splitShell', () => {
       parseError: 'input is longer than 65536 characters',
     });
     expect(split('echo {1..100000}').parseError).toMatch(/brace expansion .* more than 256 results/);
+    // Thousands of nested substitutions, within the length limit: each nested command repeats the text around
+    // it (88 MB of split for this 48 KB input before), so the split stops at its character bound.
+    const substitutions = `${'$('.repeat(16_000)}true${')'.repeat(16_000)}`;
+    expect(substitutions.length).toBeLessThan(SHELL_LIMITS.maxSourceChars);
+    const bounded = split(substitutions);
+    expect(bounded.parseError).toBe(
+      `its sub-commands hold more than ${SHELL_LIMITS.maxSplitChars} characters (commands nested in each other ` +
+        'repeat the text around them); split it into simpler commands',
+    );
+    expect(JSON.stringify(bounded).length).toBeLessThan(2 * SHELL_LIMITS.maxSplitChars);
+    // Thousands of nested groups: the walk is recursive and the stack ends first (it used to throw, and the
+    // command failed as an internal error). Unparseable either way, so a policy with rules cannot allow it.
+    const groups = `${'{ '.repeat(10_000)}true${'; }'.repeat(10_000)}`;
+    expect(split(groups).parseError).toBe(
+      'the command is nested too deeply to be judged (its syntax tree overflowed the stack); ' +
+        'split it into simpler commands',
+    );
+    const withRules = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
+    for (const input of [substitutions, groups]) {
+      expect(decide({ tool: 'terminal', input, split: split(input) }, withRules)).toMatchObject({
+        outcome: 'deny',
+        level: 'unsafe_shell',
+      });
+    }
   });
 });
 

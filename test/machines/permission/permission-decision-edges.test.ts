@@ -1,8 +1,14 @@
 /**
  * The decision's edges that come from the policy-precedence mutation run (issue 10): the whitespace reading
  * of an unparseable input, and the subjects and "always" patterns at their edges. The reasons themselves are
- * permission-reasons.test.ts.
+ * permission-reasons.test.ts. And the sub-commands a decision carries, bounded.
  */
+import {
+  result,
+  SHOWN_SUB_COMMAND_CHARS,
+  SHOWN_SUB_COMMANDS,
+  shownSubCommands,
+} from '../../../machines/permission/permission-decision.ts';
 import { decide } from '../../../machines/permission/permission-policy.ts';
 import type { PathFacts } from '../../../machines/permission/permission-paths.ts';
 import type { PolicyInput } from '../../../schemas/policy.ts';
@@ -75,5 +81,23 @@ describe('subjects and patterns at their edges', () => {
     expect((await decideTerminal(p, 'X=1 cp x .skein/policy.json')).outcome).toBe('deny');
     const q = terminal({ default: 'deny', always_allow: [{ pattern: '^(X=1 )?cp\\b' }] });
     expect((await decideTerminal(q, 'X=1 cp x .skein/policy.json')).outcome).toBe('confirm');
+  });
+});
+
+describe('the sub-commands a decision carries', () => {
+  it('are the split’s own when few and short', () => {
+    expect(shownSubCommands(['ls', 'git status'])).toEqual(['ls', 'git status']);
+  });
+
+  it('are the first SHOWN_SUB_COMMANDS, each cut at SHOWN_SUB_COMMAND_CHARS, then how many more', () => {
+    const long = 'x'.repeat(SHOWN_SUB_COMMAND_CHARS + 500);
+    const texts = [long, ...Array.from({ length: SHOWN_SUB_COMMANDS + 9 }, (_, i) => `cmd ${i}`)];
+    const shown = shownSubCommands(texts);
+    expect(shown).toHaveLength(SHOWN_SUB_COMMANDS + 1);
+    expect(shown[0]).toBe(`${'x'.repeat(SHOWN_SUB_COMMAND_CHARS - 1)}…`);
+    expect(shown[1]).toBe('cmd 0');
+    expect(shown.at(-1)).toBe('… and 10 more sub-commands');
+    // What a decision holds (and a permission.requested fact records) is bounded whatever the split was.
+    expect(result('confirm', 'expansion', 'why', texts).subCommands).toEqual(shown);
   });
 });
