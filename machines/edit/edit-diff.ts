@@ -22,6 +22,12 @@ export const MAX_EQUALITY_EXPONENT = 16;
  * preview gets coarser, memory and time stay bounded. The final text is the same.
  */
 export const MAX_DIFF_CELLS = 40_000_000;
+/**
+ * The DP cells one step of a push may hold (12 bytes each: a score and a run) before it commits: a longer chunk
+ * is aligned a slice at a time, as if it had come in smaller chunks. Unsliced, one 1,000-character chunk
+ * against a 40,000-character old text held 480 MB until the push returned.
+ */
+export const MAX_STEP_CELLS = 1_000_000;
 
 export class StreamingDiff {
   readonly #old: string[];
@@ -32,6 +38,12 @@ export class StreamingDiff {
   #oldIx = 0;
   #newIx = 0;
   #coarse = false;
+  #peak = 0;
+
+  /** The most DP cells held at once so far (`MAX_STEP_CELLS` bounds it, one column over at most). */
+  get peakCells(): number {
+    return this.#peak;
+  }
 
   constructor(old: string) {
     this.#old = Array.from(old);
@@ -44,6 +56,17 @@ export class StreamingDiff {
   pushNew(text: string): CharOperation[] {
     const chars = Array.from(text);
     if (chars.length === 0) return [];
+    const step = Math.max(1, Math.floor(MAX_STEP_CELLS / (this.#old.length + 1)));
+    if (chars.length <= step) return this.#push(text, chars);
+    const ops: CharOperation[] = [];
+    for (let at = 0; at < chars.length; at += step) {
+      const slice = chars.slice(at, at + step);
+      ops.push(...this.#push(slice.join(''), slice));
+    }
+    return ops;
+  }
+
+  #push(text: string, chars: string[]): CharOperation[] {
     if (!this.#coarse && this.#old.length * (this.#new.length + chars.length) > MAX_DIFF_CELLS) this.#coarse = true;
     if (this.#coarse) {
       this.#new.push(...chars);
@@ -74,6 +97,7 @@ export class StreamingDiff {
       this.#scores.push(col);
       this.#runs.push(runs);
     }
+    this.#peak = Math.max(this.#peak, this.#scores.length * (n + 1));
     const last = this.#scores[this.#scores.length - 1]!;
     let best = -Infinity;
     let nextOld = this.#oldIx;

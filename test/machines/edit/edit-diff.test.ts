@@ -1,5 +1,10 @@
 import fc from 'fast-check';
-import { applyCharOperations, type CharOperation, StreamingDiff } from '../../../machines/edit/edit-diff.ts';
+import {
+  applyCharOperations,
+  type CharOperation,
+  MAX_STEP_CELLS,
+  StreamingDiff,
+} from '../../../machines/edit/edit-diff.ts';
 import { randomChunks, seeded, seeds } from '../../support/edit-random.ts';
 import { propertySeed } from '../../support/seed.ts';
 
@@ -52,6 +57,23 @@ describe('streaming char diff', () => {
   });
 
   const seed = propertySeed();
+  it('aligns a chunk too big for one step a slice at a time, as if it had come in those slices', () => {
+    // 40,000 old characters: a step holds MAX_STEP_CELLS / 40,001 = 24 new ones.
+    const old = Array.from({ length: 4_000 }, (_, i) => `line ${i % 97}\n`)
+      .join('')
+      .slice(0, 40_000);
+    const step = Math.floor(MAX_STEP_CELLS / (old.length + 1));
+    const chunk = old.slice(100, 100 + 10 * step).replace(/line/g, 'LINE');
+    const whole = streamOps(old, [chunk]);
+    const slices = Array.from({ length: 10 }, (_, k) => chunk.slice(k * step, (k + 1) * step));
+    expect(whole.batches[0]).toEqual(streamOps(old, slices).batches.slice(0, -1).flat());
+    expect(applyCharOperations(old, whole.all)).toBe(chunk);
+    // What one push holds: a step's columns (before, all 240 of them: 115 MB for this chunk).
+    const d = new StreamingDiff(old);
+    d.pushNew(chunk);
+    expect(d.peakCells).toBeLessThanOrEqual(MAX_STEP_CELLS + 2 * (old.length + 1));
+  });
+
   it(`property: ops reproduce the new text (fast-check seed ${seed})`, () => {
     fc.assert(
       fc.property(
