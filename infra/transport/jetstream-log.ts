@@ -280,19 +280,24 @@ export class JetStreamLog implements EventLog {
     let current: { stop(): void } | undefined;
     // A consumer whose node died does not always end its iterator: it can wait forever while the stream moves
     // on (a host then never sees another host's facts again). When the stream holds facts past `next` and none
-    // came for FOLLOW_STALL_MS, the consumer is stopped and the loop below starts a new one from `next`.
+    // came for FOLLOW_STALL_MS, the consumer is stopped and the loop below starts a new one from `next`. The
+    // check runs a quarter of that apart: ticking once a period, a check that found nothing new yet (the facts
+    // came just after it, a new stream leader being elected) put the next one up to two periods away.
     let progressAt = Date.now();
     const stallMs = this.#stallMs > 0 ? this.#stallMs : 2 ** 31 - 1;
-    const watchdog = setInterval(() => {
-      if (stopped || !current || Date.now() - progressAt < stallMs) return;
-      this.lastSeq().then(
-        (last) => {
-          if (last >= next) current?.stop();
-          progressAt = Date.now();
-        },
-        () => undefined, // unreachable for now: the consumer's own errors restart it
-      );
-    }, stallMs);
+    const watchdog = setInterval(
+      () => {
+        if (stopped || !current || Date.now() - progressAt < stallMs) return;
+        this.lastSeq().then(
+          (last) => {
+            if (last >= next) current?.stop();
+            progressAt = Date.now();
+          },
+          () => undefined, // unreachable for now: the consumer's own errors restart it
+        );
+      },
+      Math.ceil(stallMs / 4),
+    );
     watchdog.unref();
     void (async () => {
       // A consumer can end with the cluster node it lived on: start a new one from the next sequence.

@@ -75,7 +75,9 @@ describe("a follower whose consumer's node is SIGKILLed", () => {
 
   it('with the watchdog, a new consumer follows every fact appended after the kill, in order, once', async () => {
     const { seen, killedAt, stop } = await killConsumerNode(3_000);
-    await expect.poll(() => seen.length, { timeout: 30_000, interval: 50 }).toBe(4);
+    // ~4 s here; a new consumer cannot be made until the stream has a leader again, and each try that meets
+    // the failover waits out the JetStream API's timeout (5 s), more than once on a loaded machine.
+    await expect.poll(() => seen.length, { timeout: 60_000, interval: 50 }).toBe(4);
     console.log(`follower recovered ${(performance.now() - killedAt).toFixed(0)} ms after the node was SIGKILLed`);
     await new Promise((r) => setTimeout(r, 500));
     expect(seen).toEqual([1, 2, 3, 4]);
