@@ -13,7 +13,7 @@ import { call } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
 import { ok } from '../support/replies.ts';
 import { ALLOW_ALL_POLICY, startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { agentSockets, attack, reportAttacks } from './support.ts';
+import { agentSockets, attack, reportAttacks, stallOf } from './support.ts';
 
 /** Longest the host's event loop may stall on one of these edits (unbounded: 20 s and more, see above). */
 const MAX_STALL_MS = 5_000;
@@ -29,24 +29,6 @@ const alike = Array.from({ length: ALIKE_LINES }, (_, i) => `  const value${i % 
   .concat('\n');
 const nearAlike = (lines: number) =>
   Array.from({ length: lines }, (_, i) => `const value${i % 50} = compute(${(i + 3) % 7}, 'y');`).join('\n');
-
-/** The longest the host's event loop went without running a 10 ms timer while `fn` ran (this process is the host). */
-async function stallOf<T>(fn: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
-  let last = performance.now();
-  let stallMs = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    stallMs = Math.max(stallMs, now - last);
-    last = now;
-  }, 10);
-  try {
-    const value = await fn();
-    stallMs = Math.max(stallMs, performance.now() - last);
-    return { value, stallMs };
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 function failedWith(reply: Reply, code: string): string {
   expect(reply.ok).toBe(false);

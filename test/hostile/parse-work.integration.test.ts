@@ -23,6 +23,7 @@ import {
   reportAttacks,
   runtimeVerdict,
   settle,
+  stallOf,
 } from './support.ts';
 
 /** Longest the host's event loop may stall on one read (unbounded: 5.6 s here, more on a slower machine). */
@@ -30,24 +31,6 @@ const MAX_STALL_MS = 2_500;
 
 let rt: TestRuntime;
 let c: Canary;
-
-/** The longest the host's event loop went without running a 10 ms timer while `fn` ran (this process is the host). */
-async function stallOf<T>(fn: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
-  let last = performance.now();
-  let stallMs = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    stallMs = Math.max(stallMs, now - last);
-    last = now;
-  }, 10);
-  try {
-    const value = await fn();
-    stallMs = Math.max(stallMs, performance.now() - last);
-    return { value, stallMs };
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 beforeAll(async () => {
   rt = await hostileRuntime({ default: 'allow' });

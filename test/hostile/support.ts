@@ -200,3 +200,24 @@ export function keepFileScene(policy: unknown): KeepFileScene {
   });
   return scene;
 }
+
+/**
+ * The longest the event loop went without running a 10 ms timer while `fn` ran: the host's stall, when the
+ * runtime is in this process (`startTestRuntime`, `hostileRuntime`).
+ */
+export async function stallOf<T>(fn: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
+  let last = performance.now();
+  let stallMs = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    stallMs = Math.max(stallMs, now - last);
+    last = now;
+  }, 10);
+  try {
+    const value = await fn();
+    stallMs = Math.max(stallMs, performance.now() - last);
+    return { value, stallMs };
+  } finally {
+    clearInterval(timer);
+  }
+}
