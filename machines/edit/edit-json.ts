@@ -18,6 +18,13 @@ export type JsonScanListener = {
   containerEnd?(path: JsonPath, kind: 'object' | 'array'): void;
 };
 
+/**
+ * How deep objects and arrays may nest. A tool call's input nests three deep (`{"edits": [{…}]}`); every level
+ * is a frame held until it closes: unbounded, 10 Mi characters of `[` held 673 MB, and a streamed edit may send
+ * about 100 Mi before its size bound.
+ */
+export const MAX_JSON_DEPTH = 64;
+
 export class JsonSyntaxError extends Error {
   override name = 'JsonSyntaxError';
   readonly offset: number;
@@ -143,6 +150,12 @@ export class JsonScanner {
   }
 
   #value(ch: string): void {
+    if ((ch === '{' || ch === '[') && this.#stack.length >= MAX_JSON_DEPTH) {
+      this.#fail(
+        `the input nests objects and arrays more than ${MAX_JSON_DEPTH} deep; a tool call's input is an object ` +
+          'of strings and a list of edits',
+      );
+    }
     if (ch === '{') {
       this.#stack.push({ kind: 'object', key: undefined, expect: 'key', sawMember: false });
       return;

@@ -112,6 +112,31 @@ describe('hostile: an edit that makes the fuzzy matcher work without bound', { t
   );
 
   attack(
+    'json-depth',
+    '30 edit.input chunks of a million "[" each: the scanner refuses past its depth, the host holds none of it',
+    async () => {
+      const hog = await as('hog');
+      const begun = ok(await call(hog, 'hog', 'edit.begin', { path: 'alike.ts' }, { timeoutMs: 30_000 }));
+      const editId = String(begun['editId']);
+      ok(await call(hog, 'hog', 'edit.input', { editId, chunk: '{"edits":' }, { timeoutMs: 30_000 }));
+      const chunk = '['.repeat(1_000_000);
+      const rssBefore = process.memoryUsage().rss;
+      let peak = rssBefore;
+      for (let i = 0; i < 30; i++) {
+        await call(hog, 'hog', 'edit.input', { editId, chunk }, { timeoutMs: 30_000 });
+        peak = Math.max(peak, process.memoryUsage().rss);
+      }
+      const finish = await call(hog, 'hog', 'edit.finish', { editId }, { timeoutMs: 30_000 });
+      console.log(`json-depth: host RSS +${((peak - rssBefore) / 2 ** 20).toFixed(0)} MiB at most`);
+      // Unbounded, each "[" was a frame held until it closed: ~2 GB for these 30 million.
+      expect(failedWith(finish, 'invalid_json')).toContain('nests objects and arrays more than 64 deep');
+      expect(peak - rssBefore).toBeLessThan(400 * 2 ** 20);
+      expect(readFileSync(join(rt.workspace, 'alike.ts'), 'utf8')).toBe(alike);
+    },
+    120_000,
+  );
+
+  attack(
     'streamed',
     `the ${QUERY_LINES}-line old_text streamed a line per edit.input: every reply comes, no stall`,
     async () => {

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { JsonScanner, MAX_JSON_DEPTH } from '../../../machines/edit/edit-json.ts';
 import { type EditEvent, StreamingEditParser, ToolInputError } from '../../../machines/edit/edit-parser.ts';
 import { randomChunks, seeded, seeds } from '../../support/edit-random.ts';
 import { propertySeed } from '../../support/seed.ts';
@@ -111,6 +112,22 @@ describe('streaming parser', () => {
     expect(() => p.finish()).toThrowErrorMatchingInlineSnapshot(
       `[ToolInputError: The tool input is not valid JSON at offset 26: expected ` +
         `',' or '}' in an object, got "\\"". Send the complete JSON again.]`,
+    );
+  });
+
+  it(`nesting deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) fails at finish, and nothing after it is held`, () => {
+    const ok = new JsonScanner({});
+    ok.push(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`);
+    expect(ok.error).toBeUndefined();
+    expect(ok.complete).toBe(true);
+    const p = new StreamingEditParser('edit');
+    p.push('{"edits":');
+    // Unbounded, each level was a frame held until it closed: 10 Mi of "[" held 673 MB.
+    for (let i = 0; i < 10; i++) p.push('['.repeat(1 << 20));
+    expect(() => p.finish()).toThrowError(
+      `The tool input is not valid JSON at offset ${MAX_JSON_DEPTH + 8}: the input nests objects and arrays more ` +
+        `than ${MAX_JSON_DEPTH} deep; a tool call's input is an object of strings and a list of edits. Send the ` +
+        'complete JSON again.',
     );
   });
 
