@@ -13,7 +13,7 @@
  * errors in `parseError`. The output is plain data for the pure policy.
  */
 import type { Node, Parser } from 'web-tree-sitter';
-import { canonicalName, type ShellSplit, type ShellSubCommand } from '../../machines/permission/shell-words.ts';
+import { canonicalName, type ShellSplit } from '../../machines/permission/shell-words.ts';
 import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
 import {
   commandWords,
@@ -32,6 +32,7 @@ import {
 } from './shell-node-words.ts';
 import { canonicalArgv, innermostArgv, pipedScript, stageCommand } from './shell-pipes.ts';
 import { assignedScript, hiddenRun, laterScripts } from './shell-later.ts';
+import { type Ctx, push, SHELL_LIMITS, type State } from './shell-split-state.ts';
 import {
   clip,
   continuationProblem,
@@ -45,18 +46,7 @@ import {
 } from './shell-refusals.ts';
 
 export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
-
-/**
- * Limits: longer inputs are not parsed (the policy denies them); deeper wrapper/script nesting is an error, and so
- * are more sub-commands, or more characters in all of them (texts, forms and words) than `maxSplitChars`: a
- * command inside 600 nested `$(` repeats the text around it in each, 88 MB of split for a 48 KB input.
- */
-export const SHELL_LIMITS = {
-  maxSourceChars: 65_536,
-  maxDepth: 8,
-  maxCommands: 2_000,
-  maxSplitChars: 262_144,
-} as const;
+export { SHELL_LIMITS } from './shell-split-state.ts';
 
 /** Splits `source` with an already loaded bash `parser`. */
 export function splitShell(parser: Parser, source: string): ShellSplit {
@@ -70,20 +60,6 @@ export function splitShell(parser: Parser, source: string): ShellSplit {
   if (state.forkBomb) split.forkBomb = state.forkBomb;
   return split;
 }
-
-type State = {
-  parser: Parser;
-  commands: ShellSubCommand[];
-  unsafe: string[];
-  errors: string[];
-  /** A function that starts itself in the background or a pipeline (`ShellSplit.forkBomb`). */
-  forkBomb?: string;
-  /** The text being parsed (the top-level input, or a nested script while it is parsed). */
-  source: string;
-  /** Characters in the sub-commands so far (`SHELL_LIMITS.maxSplitChars`). */
-  chars: number;
-};
-type Ctx = { state: State; via: string | undefined; depth: number };
 
 function parseScript(state: State, source: string, via: string | undefined, depth: number): void {
   if (depth > SHELL_LIMITS.maxDepth) {
@@ -401,26 +377,4 @@ function handlePipeline(node: Node, ctx: Ctx): void {
     if (piped.unknown) ctx.state.unsafe.push(clip(piped.unknown));
     parseScript(ctx.state, piped.script, `${producer[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
   }
-}
-
-function push(ctx: Ctx, entry: ShellSubCommand): void {
-  const { state } = ctx;
-  if (state.commands.length >= SHELL_LIMITS.maxCommands) {
-    if (state.commands.length === SHELL_LIMITS.maxCommands)
-      state.errors.push(`more than ${SHELL_LIMITS.maxCommands} sub-commands`);
-    return;
-  }
-  if (state.chars > SHELL_LIMITS.maxSplitChars) return;
-  let chars = entry.text.length;
-  for (const f of entry.forms) chars += f.length;
-  for (const a of entry.argv) chars += a.length;
-  state.chars += chars;
-  if (state.chars > SHELL_LIMITS.maxSplitChars) {
-    state.errors.push(
-      `its sub-commands hold more than ${SHELL_LIMITS.maxSplitChars} characters (commands nested in each other ` +
-        'repeat the text around them); split it into simpler commands',
-    );
-    return;
-  }
-  state.commands.push(ctx.via ? { ...entry, via: ctx.via } : entry);
 }

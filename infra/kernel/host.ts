@@ -21,12 +21,11 @@ import {
   type StoredFact,
   type UnstampedFact,
 } from '../../schemas/index.ts';
-import { Fold, type AggregateDef } from '../../machines/kernel/projection.ts';
+import { Fold } from '../../machines/kernel/projection.ts';
 import { CommandMemory, commandKey, type Outcome } from './command-memory.ts';
 import { digestOf } from './digest.ts';
-import type { Bus, BusMsg, Subscription } from '../transport/bus.ts';
+import type { BusMsg, Subscription } from '../transport/bus.ts';
 import { decodeCommand, encode } from '../transport/codec.ts';
-import type { EventLog } from '../transport/event-log.ts';
 import { FactWriter, type StampOptions } from './fact-writer.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import type { Logger } from 'pino';
@@ -38,7 +37,6 @@ import {
   type HandlerContext,
   type Reaction,
 } from './domain.ts';
-import type { Route } from '../../machines/hosts/liveness.ts';
 import type { PerAgentSlots } from '../../machines/common/per-agent-slots.ts';
 import { agentInFlight } from './agent-in-flight.ts';
 import { RecordedBudget } from './recorded-budget.ts';
@@ -52,43 +50,12 @@ import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/js
 const READS_OTHER_HOSTS: ReadonlySet<string> = new Set(['agent.tree', 'agent.get', 'agent.wait', 'review.list']);
 
 export type { Gate, HandlerContext } from './domain.ts';
+import type { HostOptions } from './host-options.ts';
+export type { HostOptions } from './host-options.ts';
 
 /** A handler as the host stores it: any command's, called with that command's context. */
 type StoredHandler = (ctx: HandlerContext) => Promise<unknown>;
 type HandlerEntry = { handler: StoredHandler; domain: string; ahead: ((ctx: HandlerContext) => void) | undefined };
-
-export type HostOptions = {
-  bus: Bus;
-  log: EventLog;
-  logger: Logger;
-  hostId: string;
-  /** Every aggregate machine; the same list replay folds with, so live and replayed digests compare. */
-  aggregates: readonly AggregateDef[];
-  /** The catalogue: every command must have a handler once the domains are registered. */
-  commands: readonly CommandDef[];
-  maxPayloadBytes: number;
-  commandCacheSize: number;
-  /** Commands one agent may have in progress at once (`limits.maxInFlightPerAgent`); unbounded if unset. */
-  maxInFlightPerAgent?: number | undefined;
-  /** Bytes of facts an agent's subtree may add (`limits.maxRecordedBytesPerAgent`); unbounded if unset. */
-  maxRecordedBytesPerAgent?: number | undefined;
-  appendRetries: number;
-  appendRetryDelayMs: number;
-  /** Throws a retryable `unavailable` error while the event log is unreachable (broker down). */
-  assertAvailable?: (() => void) | undefined;
-  /**
-   * Named hosts: who answers a command for an agent (machines/hosts/liveness.ts). Undefined: this host
-   * answers for every agent, as a single host does.
-   */
-  route?: ((agentId: string) => Route) | undefined;
-  /**
-   * Named hosts: whether an agent lives on this host. Start-up reconciliation (terminals lost, workers failed,
-   * edits abandoned, asks denied) touches only these: another host's are alive. Undefined: every agent.
-   */
-  owns?: ((agentId: string) => boolean) | undefined;
-  /** The JSON thread's worker script (tests give one that dies); default infra/transport/json-thread-worker.mjs. */
-  jsonWorker?: URL | undefined;
-};
 
 export class Host {
   readonly options: HostOptions;
