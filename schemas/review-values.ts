@@ -86,6 +86,15 @@ export const Selection = z
       .optional()
       .describe('Files to act on (absolute, as review.list shows them); all when missing.'),
     hunkIds: z.array(z.string().min(1)).min(1).optional().describe('Hunks to act on, from review.list.'),
+    seen: z
+      .record(AbsPath, ContentHash.nullable())
+      .optional()
+      .describe(
+        'Path → currentHash as review.list showed it (null: deleted). When given, the command acts only if ' +
+          'every file it would act on is here and every file here is still in the log with that content; ' +
+          'otherwise it fails with `conflict` and does nothing. Send it to accept only what was looked at: an ' +
+          'agent may change a file between the listing and the accept.',
+      ),
   })
   .strict();
 

@@ -111,3 +111,13 @@ async function modeOf(path: string): Promise<number | undefined> {
     return undefined;
   }
 }
+
+/** Resolves once every one of `work` has settled, or after `maxMs`. */
+export async function settledWithin(work: Array<Promise<unknown>>, maxMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, maxMs);
+  });
+  await Promise.race([Promise.allSettled(work), deadline]);
+  clearTimeout(timer);
+}

@@ -21,7 +21,7 @@
 import { isAbsolute } from 'node:path';
 import { newId } from '../../schemas/ids.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
-import type { UnstampedFact } from '../../schemas/message.ts';
+import { READ_SETTLE_MS, type UnstampedFact } from '../../schemas/message.ts';
 import type { ChangeSource, LogEntry } from '../../schemas/review.ts';
 import {
   emptyActionLog,
@@ -39,11 +39,12 @@ import {
   type RejectReply,
   type Selection,
   type UndoReply,
+  withSeenPaths,
 } from '../../machines/review/action-log-plan.ts';
 import { planReject, planUndoReject } from '../../machines/review/action-log-reject.ts';
 import type { Logger } from 'pino';
 import { type BlobStore, contentHash } from './blob-store.ts';
-import { PathLock, applyWrites, readDisk } from './action-log-files.ts';
+import { PathLock, applyWrites, readDisk, settledWithin } from './action-log-files.ts';
 import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from './review-listing.ts';
 import { ReviewDiffCache } from './review-diff-cache.ts';
 
@@ -74,6 +75,9 @@ export type ActionLogServiceDeps = {
   reviewDiff?: ReviewDiffer;
 };
 
+/** How long a listing waits at most for the accepts and rejects writing when it came (`list`). */
+const COMMIT_WAIT_MS = READ_SETTLE_MS;
+
 export class ActionLogService {
   readonly lock: PathLock;
   readonly blobs: BlobStore;
@@ -85,6 +89,8 @@ export class ActionLogService {
   readonly #diffCache = new ReviewDiffCache();
   #logs = new Map<string, ActionLogContext>();
   #parents = new Map<string, string | null>();
+  /** Accepts, rejects and undos writing the disk and their facts: a listing waits for them (`list`). */
+  readonly #committing = new Set<Promise<unknown>>();
 
   constructor(deps: ActionLogServiceDeps) {
     this.#emit = deps.emit;
@@ -230,6 +236,9 @@ export class ActionLogService {
 
   /** review.list (`review-listing.ts`: big diffs left out unless asked for, or computed off the loop). */
   async list(agentId: string, opts: ListOptions = {}): Promise<ListReply> {
+    // A reject changes the disk before its facts are folded: a listing asked for by someone who saw the disk
+    // change (the operator's page) would still show the rejected file, and an accept of what it shows fail.
+    if (this.#committing.size > 0) await settledWithin([...this.#committing], COMMIT_WAIT_MS);
     const load = (view: LogView, paths: readonly string[]) => this.#load([view], paths);
     const deps = { blobs: this.blobs, reviewDiff: this.#reviewDiff, cache: this.#diffCache, load };
     return listChanges(deps, this.#view(agentId), opts);
@@ -285,11 +294,11 @@ export class ActionLogService {
 
   // --- internals -----------------------------------------------------------
 
-  async #withSelection<T>(
-    agentId: string,
-    sel: Selection,
-    fn: (view: LogView, paths: string[]) => Promise<T>,
-  ): Promise<T> {
+  #withSelection<T>(agentId: string, sel: Selection, fn: (view: LogView, paths: string[]) => Promise<T>): Promise<T> {
+    return this.#select(agentId, withSeenPaths(sel), fn);
+  }
+
+  async #select<T>(agentId: string, sel: Selection, fn: (view: LogView, paths: string[]) => Promise<T>): Promise<T> {
     const all = Object.keys(this.#view(agentId).files);
     const paths = sel.paths ?? all;
     // Related logs may track the same paths: one lock set covers them all.
@@ -304,7 +313,15 @@ export class ActionLogService {
     });
   }
 
-  async #commit<T>(plan: Plan<T>): Promise<void> {
+  #commit<T>(plan: Plan<T>): Promise<void> {
+    const work = this.#write(plan);
+    this.#committing.add(work);
+    const done = () => void this.#committing.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  async #write<T>(plan: Plan<T>): Promise<void> {
     for (const content of Object.values(plan.blobs)) await this.blobs.put(content);
     if (plan.writes.length > 0) await applyWrites(plan.writes, this.#roots?.());
     for (const fact of plan.facts) {

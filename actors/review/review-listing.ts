@@ -7,7 +7,8 @@
  */
 import { NotFoundError } from '../../schemas/errors.ts';
 import type { FileReview } from '../../schemas/review.ts';
-import { listReview, type LogView } from '../../machines/review/action-log-plan.ts';
+import { listReview } from '../../machines/review/action-log-list.ts';
+import type { LogView } from '../../machines/review/action-log-plan.ts';
 import { BlobMissingError, type BlobStore } from './blob-store.ts';
 import type { ReviewDiffCache } from './review-diff-cache.ts';
 

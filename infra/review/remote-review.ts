@@ -13,6 +13,12 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCode, RuntimeError, subjectFor } from '../../schemas/index.ts';
 import type { FileReview } from '../../schemas/review.ts';
+import {
+  checkSeen,
+  type LogView,
+  type Selection as MachineSelection,
+  withSeenPaths,
+} from '../../machines/review/action-log-plan.ts';
 import type { Bus } from '../transport/bus.ts';
 import { joinParts, whole } from '../transport/client.ts';
 import { decodeReply, encode, type Reply } from '../transport/codec.ts';
@@ -26,13 +32,31 @@ export type RemoteReview = {
 /** How long a review call to another host may take, in ms. */
 const REMOTE_TIMEOUT_MS = 30_000;
 
-function failed(agentId: string, type: string, error: { message?: string } | undefined): RuntimeError {
+function failed(
+  agentId: string,
+  type: string,
+  error: { code?: string; message?: string; retryable?: boolean } | undefined,
+): RuntimeError {
+  // A refusal there (a conflict, a path it does not hold) keeps its code: retrying the same would not help.
+  if (error?.code !== undefined && error.code !== ErrorCode.Unavailable && error.code !== ErrorCode.Timeout) {
+    return new RuntimeError(
+      error.code,
+      `${type} of agent '${agentId}' on its host was refused: ${error.message ?? 'no reason given'} ` +
+        `(this host's part is done)`,
+      { retryable: error.retryable ?? false },
+    );
+  }
   return new RuntimeError(
     ErrorCode.Unavailable,
     `${type} of agent '${agentId}' on its host failed (${error?.message ?? 'no reply'}); this host's part is ` +
       `done: retry, or send ${type} on '${agentId}''s subject`,
     { retryable: true },
   );
+}
+
+/** A host's listing as the log view `checkSeen` reads (each file's current hash). */
+function listedView(agentId: string, files: readonly FileReview[]): LogView {
+  return { agentId, files: Object.fromEntries(files.map((f) => [f.path, f])) };
 }
 
 /** One command on `agentId`'s subject (answered by its host); a transport failure is a refused reply. */
@@ -69,7 +93,7 @@ export async function remoteFiles(remote: RemoteReview, agentId: string): Promis
   return files;
 }
 
-export type Selection = { paths?: string[] | undefined; hunkIds?: string[] | undefined };
+export type Selection = MachineSelection;
 
 /**
  * A selection by path or hunk id, split between this host (`local`, undefined when the tops hold all of it)
@@ -79,14 +103,17 @@ export type Selection = { paths?: string[] | undefined; hunkIds?: string[] | und
 export async function splitSelection(
   remote: RemoteReview,
   agentId: string,
-  sel: Selection,
+  selection: Selection,
   localFiles: readonly FileReview[],
 ): Promise<{ local: Selection | undefined; tops: Array<{ top: string; sel: Selection }> }> {
+  const sel = withSeenPaths(selection);
   const part = (holds: { paths: Set<string>; hunks: Set<string> }): Selection | undefined => {
     const paths = sel.paths?.filter((p) => holds.paths.has(p));
     const hunkIds = sel.hunkIds?.filter((h) => holds.hunks.has(h));
     if ((paths && paths.length === 0) || (hunkIds && hunkIds.length === 0)) return undefined;
-    return { ...(paths ? { paths } : {}), ...(hunkIds ? { hunkIds } : {}) };
+    // Each host checks the files it holds against what the caller saw of them.
+    const seen = sel.seen && Object.fromEntries(Object.entries(sel.seen).filter(([p]) => holds.paths.has(p)));
+    return { ...(paths ? { paths } : {}), ...(hunkIds ? { hunkIds } : {}), ...(seen ? { seen } : {}) };
   };
   const held = (files: readonly FileReview[]) => ({
     paths: new Set(files.map((f) => f.path)),
@@ -95,18 +122,23 @@ export async function splitSelection(
   const claimed = { paths: new Set<string>(), hunks: new Set<string>() };
   const tops: Array<{ top: string; sel: Selection }> = [];
   for (const top of remote.tops(agentId)) {
-    const holds = held(await filesOf(remote, top));
-    const mine = part(holds);
+    const files = await filesOf(remote, top);
+    const mine = part(held(files));
     if (!mine) continue;
+    // What the caller saw is checked against every host's listing before any host acts (each checks again).
+    if (mine.seen) checkSeen(listedView(top, files), mine.seen);
     tops.push({ top, sel: mine });
-    for (const p of mine.paths ?? []) claimed.paths.add(p);
+    for (const p of [...(mine.paths ?? []), ...Object.keys(mine.seen ?? {})]) claimed.paths.add(p);
     for (const h of mine.hunkIds ?? []) claimed.hunks.add(h);
   }
   const here = held(localFiles);
   const local = part({
-    paths: new Set((sel.paths ?? []).filter((p) => here.paths.has(p) || !claimed.paths.has(p))),
+    paths: new Set(
+      [...(sel.paths ?? []), ...Object.keys(sel.seen ?? {})].filter((p) => here.paths.has(p) || !claimed.paths.has(p)),
+    ),
     hunks: new Set((sel.hunkIds ?? []).filter((h) => here.hunks.has(h) || !claimed.hunks.has(h))),
   });
+  if (local?.seen) checkSeen(listedView(agentId, localFiles), local.seen);
   return { local, tops };
 }
 

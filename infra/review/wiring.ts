@@ -20,8 +20,8 @@ import { diskError } from '../transport/disk-errors.ts';
 import { remoteAll, remoteEach, remoteFiles, type RemoteReview, splitSelection } from './remote-review.ts';
 
 /** An accept or reject of everything (no paths, no hunk ids): the only kind sent on to other hosts. */
-function isAll(selection: { paths?: unknown; hunkIds?: unknown }): boolean {
-  return selection.paths === undefined && selection.hunkIds === undefined;
+function isAll(selection: { paths?: unknown; hunkIds?: unknown; seen?: unknown }): boolean {
+  return selection.paths === undefined && selection.hunkIds === undefined && selection.seen === undefined;
 }
 import type { Host } from '../kernel/host.ts';
 import { pageOfFiles } from './review-pages.ts';

@@ -26,16 +26,8 @@
  */
 import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
-import type {
-  ChangeSource,
-  FileReview,
-  FileUpdate,
-  Hunk,
-  LogEntry,
-  RejectUndo,
-  ReviewConflict,
-} from '../../schemas/review.ts';
-import { applyHunks, computeHunks, reviewDiff } from './action-log-hunks.ts';
+import type { ChangeSource, FileUpdate, Hunk, LogEntry, RejectUndo, ReviewConflict } from '../../schemas/review.ts';
+import { applyHunks, computeHunks } from './action-log-hunks.ts';
 
 export type LogView = { agentId: string; files: Record<string, LogEntry>; lastReject?: RejectUndo | null };
 /** `texts`: contents by hash, every hash of the entries involved; planning adds the texts it creates. */
@@ -47,7 +39,12 @@ export type Plan<TReply> = {
   facts: UnstampedFact[];
   reply: TReply;
 };
-export type Selection = { paths?: string[] | undefined; hunkIds?: string[] | undefined };
+export type Selection = {
+  paths?: string[] | undefined;
+  hunkIds?: string[] | undefined;
+  /** path → current hash as the caller last listed it: act only on exactly that (`checkSeen`). */
+  seen?: Readonly<Record<string, string | null>> | undefined;
+};
 export type RecordedChange = {
   changeId: string;
   agentId: string;
@@ -180,45 +177,63 @@ export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv
   return { writes: [], blobs, facts, reply: null };
 }
 
-/** review.list for one log: per file, status, agents, unified diff and hunks. */
-/** How review.list is to show a file it does not diff here. */
-export type ListOptions = {
-  includeDescendants?: boolean;
-  /** path → bytes of base and current together: listed without a diff (over the listing's cut-off). */
-  leftOut?: ReadonlyMap<string, number>;
-  /** path → its diff and hunks, already computed (off the event loop, for big files). */
-  diffs?: ReadonlyMap<string, { diff: string; hunks: Hunk[] }>;
-};
+/**
+ * A selection with `seen` and neither paths nor hunk ids acts on the files in `seen` (the listing the caller
+ * looked at), not on the whole log: a file recorded after the listing is left for the next review.
+ */
+export function withSeenPaths<S extends Selection>(sel: S): S {
+  if (!sel.seen || sel.paths !== undefined || sel.hunkIds !== undefined) return sel;
+  return { ...sel, paths: Object.keys(sel.seen) };
+}
 
-/** The files of a log as review.list shows them; texts are needed only for files in neither `leftOut` nor `diffs`. */
-export function listReview(log: LogView, env: Pick<PlanEnv, 'texts'>, opts: ListOptions = {}): FileReview[] {
-  const out: FileReview[] = [];
-  for (const [path, e] of Object.entries(log.files)) {
-    if (opts.includeDescendants === false && !(e.agents as readonly string[]).includes(log.agentId)) continue;
-    const head = { path, status: e.status, agents: e.agents, baseHash: e.baseHash, currentHash: e.currentHash };
-    const bytes = opts.leftOut?.get(path);
-    if (bytes !== undefined) {
-      out.push({ ...head, diff: leftOutNote(path, bytes), hunks: [], diffLeftOut: true });
-      continue;
+const short = (hash: string | null | undefined) => (hash ? hash.slice(0, 12) : 'none');
+
+/**
+ * The guard of a review made from a listing: every file the selection acts on is in `seen`, and every file in
+ * `seen` is still in the log with the current content it had there. Otherwise the whole command is refused
+ * (`conflict`) and nothing is done: a file an agent changed after the operator looked at it is never accepted
+ * unseen.
+ */
+export function checkSeen(log: LogView, seen: Readonly<Record<string, string | null>>): void {
+  for (const [path, hash] of Object.entries(seen)) {
+    const entry = log.files[path];
+    if (!entry) {
+      throw new RuntimeError(
+        ErrorCode.Conflict,
+        `'${path}' is no longer in the action log of agent '${log.agentId}' (it was when listed); ${AGAIN}.`,
+      );
     }
-    const { diff, hunks } = opts.diffs?.get(path) ?? reviewDiff(path, text(env, e.baseHash), text(env, e.currentHash));
-    out.push({ ...head, diff, hunks });
+    if (entry.currentHash !== hash) {
+      throw new RuntimeError(
+        ErrorCode.Conflict,
+        `'${path}' changed since it was listed (its content was ${short(hash)}, now ${short(entry.currentHash)}); ` +
+          `${AGAIN}.`,
+      );
+    }
   }
-  return out;
 }
 
-function leftOutNote(path: string, bytes: number): string {
-  return (
-    `(diff of ${path} left out: its base and current content are ${bytes} bytes together, over the listing's ` +
-    `cut-off; get it with review.list {"paths":[${JSON.stringify(path)}],"full":true}. Its changes can be ` +
-    'accepted or rejected together by path, e.g. review.reject {"paths":["…"]})\n'
-  );
+/** The rest of `checkSeen`'s guard: every file the selection acts on was in the listing. */
+function checkAllSeen(log: LogView, seen: Readonly<Record<string, string | null>>, targets: readonly Target[]): void {
+  for (const t of targets) {
+    if (!Object.hasOwn(seen, t.path)) {
+      throw new RuntimeError(
+        ErrorCode.Conflict,
+        `'${t.path}' is in the action log of agent '${log.agentId}' but not in seen (it was not listed, or ` +
+          `was left out); ${AGAIN}.`,
+      );
+    }
+  }
 }
+
+const AGAIN = 'nothing was done: list the review again, look at what it shows now, then act on that';
 
 type Target = { path: string; entry: LogEntry; hunks: Hunk[]; selected: Hunk[]; whole: boolean };
 
 /** Resolves paths/hunk ids against a log; unknown ones are errors that name them. */
-export function resolveSelection(log: LogView, sel: Selection, env: Pick<PlanEnv, 'texts'>): Target[] {
+export function resolveSelection(log: LogView, selection: Selection, env: Pick<PlanEnv, 'texts'>): Target[] {
+  const sel = withSeenPaths(selection);
+  if (sel.seen) checkSeen(log, sel.seen);
   for (const p of sel.paths ?? []) {
     if (!log.files[p]) {
       throw new NotFoundError(
@@ -239,6 +254,7 @@ export function resolveSelection(log: LogView, sel: Selection, env: Pick<PlanEnv
     if (wanted && selected.length === 0) continue;
     targets.push({ path, entry, hunks, selected, whole: selected.length === hunks.length });
   }
+  if (sel.seen) checkAllSeen(log, sel.seen, targets);
   const missing = (sel.hunkIds ?? []).filter((id) => !found.has(id));
   if (missing.length > 0) {
     throw new NotFoundError(

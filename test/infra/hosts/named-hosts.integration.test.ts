@@ -128,6 +128,33 @@ describe('named hosts', () => {
     expect(unknown).toMatchObject({ ok: false, error: { code: 'not_found' } });
   });
 
+  it("checks what the root saw of a child's file on the other host: a file changed since is not accepted", async () => {
+    type Files = { files: Array<{ path: string; currentHash: string | null }> };
+    const listed = async () => (ok(await a.call('review.list')) as unknown as Files).files;
+    ok(await a.call('file.write', { path: 'seen-b.txt', content: 'first\n' }, { agentId: 'r1' }));
+    ok(await a.call('file.write', { path: 'seen-a.txt', content: 'root\n' }));
+    const first = await listed();
+    const onB = first.find((f) => f.path === join(b!.workspace, 'seen-b.txt'))!;
+    const onA = first.find((f) => f.path === join(a.workspace, 'seen-a.txt'))!;
+    ok(await a.call('file.write', { path: 'seen-b.txt', content: 'first\nCANARY-b7 slipped\n' }, { agentId: 'r1' }));
+    // What the root saw of b's file is checked on b: refused, and a's file (checked on a) is left as it was.
+    const seen = { [onB.path]: onB.currentHash, [onA.path]: onA.currentHash };
+    const refused = await a.call('review.accept', { seen });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'conflict' } });
+    expect(String((refused.error as { message?: string }).message)).toContain(`'${onB.path}' changed since`);
+    const now = await listed();
+    expect(now.find((f) => f.path === onB.path)?.currentHash).not.toBe(onB.currentHash);
+    expect(now.find((f) => f.path === onA.path)?.currentHash).toBe(onA.currentHash);
+    // Listed again, the same accept goes through on both hosts.
+    const again = Object.fromEntries(
+      now.filter((f) => f.path === onB.path || f.path === onA.path).map((f) => [f.path, f.currentHash]),
+    );
+    const accepted = ok(await a.call('review.accept', { seen: again }));
+    expect((accepted['accepted'] as Array<{ path: string }>).map((x) => x.path).sort()).toEqual(
+      [onA.path, onB.path].sort(),
+    );
+  });
+
   it("applies the parent's narrower spawn policy on the other host at the first command (canary kept)", async () => {
     writeFileSync(join(b!.workspace, 'canary.txt'), 'CANARY-2f9\n');
     ok(

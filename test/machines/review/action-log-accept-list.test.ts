@@ -1,6 +1,6 @@
 import { PlanWorld } from '../../support/action-log-world.ts';
 import { sha256 } from '../../support/action-log-text.ts';
-import { listReview } from '../../../machines/review/action-log-plan.ts';
+import { listReview } from '../../../machines/review/action-log-list.ts';
 import { entry, hunk, swap, TWENTY } from '../../support/action-log-scenes.ts';
 
 // Accept of a subset (descendants with another base follow, or are left as they are), accept of a

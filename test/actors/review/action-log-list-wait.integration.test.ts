@@ -1,0 +1,92 @@
+/**
+ * A listing asked for once a reject has changed the disk shows the reject done. The reject writes the files
+ * first and appends its facts after (a slow broker: 100s of ms); a listing in between used to show the rejected
+ * file still pending, and an Accept of that listing then failed whole (the web console's flaky review test,
+ * 4 December). The listing now waits for the rejects and accepts writing when it came.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { ActionLogService } from '../../../actors/review/action-log.ts';
+import type { UnstampedFact } from '../../../schemas/message.ts';
+import { makeFixture, type Fixture } from '../../support/action-log-fs.ts';
+
+describe('review listing during a reject', () => {
+  let f: Fixture;
+  beforeEach(() => {
+    f = makeFixture();
+  });
+  afterEach(() => f.cleanup());
+
+  it('waits for the facts of a reject whose disk writes are done', async () => {
+    let gate: Promise<void> = Promise.resolve();
+    let open = () => {};
+    const appended: string[] = [];
+    const service = new ActionLogService({
+      blobs: f.blobs,
+      emit: async (fact: UnstampedFact) => {
+        await gate;
+        appended.push(fact.type);
+      },
+    });
+    f.write('a.txt', 'base\n');
+    await service.recordChange({
+      agentId: 'root',
+      ancestors: [],
+      path: f.p('a.txt'),
+      before: 'base\n',
+      after: 'changed\n',
+      source: { kind: 'edit' },
+    });
+    writeFileSync(f.p('a.txt'), 'changed\n');
+    gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const rejected = service.reject('root', { paths: [f.p('a.txt')] });
+    while (readFileSync(f.p('a.txt'), 'utf8') !== 'base\n') await new Promise((r) => setTimeout(r, 2));
+    // The disk shows the reject; its fact is held by the broker.
+    let listed: string[] | undefined;
+    const listing = service.list('root').then((r) => {
+      listed = r.files.map((x) => x.path);
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(listed).toBeUndefined();
+    open();
+    await Promise.all([rejected, listing]);
+    expect(appended).toContain('review.rejected');
+    expect(listed).toEqual([]);
+    expect(existsSync(f.p('a.txt'))).toBe(true);
+  });
+
+  it('waits at most a bound when the facts do not come (a broker down): the listing is answered', async () => {
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let held = false;
+    const service = new ActionLogService({
+      blobs: f.blobs,
+      emit: async (fact: UnstampedFact) => {
+        if (fact.type === 'review.rejected') {
+          held = true;
+          await gate;
+        }
+      },
+    });
+    f.write('b.txt', 'changed\n');
+    await service.recordChange({
+      agentId: 'root',
+      ancestors: [],
+      path: f.p('b.txt'),
+      before: 'base\n',
+      after: 'changed\n',
+      source: { kind: 'edit' },
+    });
+    const rejected = service.reject('root', {});
+    while (!held) await new Promise((r) => setTimeout(r, 2));
+    const started = Date.now();
+    const listed = await service.list('root');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(listed.files.map((x) => x.path)).toEqual([f.p('b.txt')]);
+    open();
+    await rejected;
+  });
+});
