@@ -181,7 +181,10 @@ describe('web console', { timeout: 90_000 }, () => {
     await expect.poll(() => existsSync(join(rt.workspace, 'helper-only.txt')), POLL).toBe(false);
     expect(readFileSync(join(rt.workspace, 'main-only.txt'), 'utf8')).toBe('canary-main\n');
     await ui.page.getByRole('combobox', { name: 'Review changes of' }).selectOption('main');
-    await ui.page.getByRole('region', { name: /main-only\.txt/ }).waitFor(POLL);
+    // main's review as it is after the reject: its own file, and not the helper's rejected one.
+    await expect
+      .poll(async () => ({ helper: await helperFile.count(), main: await mainFile.count() }), POLL)
+      .toEqual({ helper: 0, main: 1 });
     await ui.page.getByRole('group', { name: 'all changes' }).getByRole('button', { name: 'Accept' }).click();
     await ui.page.getByText('No changes to review.').waitFor(POLL);
   });

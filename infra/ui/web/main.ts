@@ -120,7 +120,15 @@ async function start(grant: Grant): Promise<void> {
       s.reviewAgent,
       s.undoAvailable,
       s.agents.map((a) => a.agentId),
-      s.files.map((f) => [f.path, f.status, f.agents, textHash(f.diff), f.diffLeftOut, f.hunks.map((h) => h.id)]),
+      s.files.map((f) => [
+        f.path,
+        f.status,
+        f.agents,
+        f.currentHash,
+        textHash(f.diff),
+        f.diffLeftOut,
+        f.hunks.map((h) => h.id),
+      ]),
     ]);
     if (reviewKey === reviewDrawn) return void terminals.sync(running(s));
     reviewDrawn = reviewKey;

@@ -8,7 +8,18 @@ import type { ConsoleBus } from './bus.ts';
 import { fill, h } from './dom.ts';
 import type { ReviewFile, Snapshot } from './store.ts';
 
-export type ReviewAction = { verb: 'accept' | 'reject'; data: { paths?: string[]; hunkIds?: string[] } };
+export type ReviewAction = {
+  verb: 'accept' | 'reject';
+  data: { paths?: string[]; hunkIds?: string[]; seen?: Record<string, string | null> };
+};
+
+/**
+ * What Accept sends for whole files: their paths, and the content the page shows of each (`seen`), so a file an
+ * agent changed after the page was drawn is refused by the host, never accepted unseen.
+ */
+export function acceptFiles(files: readonly ReviewFile[]): ReviewAction['data'] {
+  return { paths: files.map((f) => f.path), seen: Object.fromEntries(files.map((f) => [f.path, f.currentHash])) };
+}
 
 /**
  * Whether the page shows `file`'s whole diff: not a file left out of the plain listing for its size
@@ -52,7 +63,7 @@ export function renderReview(
     );
   // "Accept" of all changes names the files whose diffs are on the page: never one not shown, nor one listed
   // after the page was drawn.
-  const shownPaths = snapshot.files.filter(diffShown).map((f) => f.path);
+  const shown = snapshot.files.filter(diffShown);
   fill(
     el,
     h(
@@ -60,7 +71,7 @@ export function renderReview(
       { class: 'review-all' },
       h('label', {}, 'Changes of ', scope),
       snapshot.files.length > 0
-        ? both('all changes', {}, shownPaths.length > 0 ? { paths: shownPaths } : null)
+        ? both('all changes', {}, shown.length > 0 ? acceptFiles(shown) : null)
         : h('p', { class: 'empty' }, 'No changes to review.'),
       h(
         'button',
@@ -78,7 +89,7 @@ export function renderReview(
         'section',
         { class: 'file', 'aria-label': `file ${file.path}` },
         h('h3', {}, h('span', { class: `badge file-${file.status}` }, file.status), ` ${file.path} `, agents(file)),
-        both(`file ${file.path}`, { paths: [file.path] }, diffShown(file) ? { paths: [file.path] } : null),
+        both(`file ${file.path}`, { paths: [file.path] }, diffShown(file) ? acceptFiles([file]) : null),
         ...(diffShown(file) ? hunks(file, both) : leftOut(file, load)),
       ),
     ),

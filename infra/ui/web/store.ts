@@ -42,6 +42,8 @@ export type ReviewFile = {
   path: string;
   status: string;
   agents: string[];
+  /** The content the listing shows (null: deleted): what an Accept of the file sends as seen. */
+  currentHash: string | null;
   diff: string;
   hunks: Hunk[];
   /** Too big for a plain listing: `diff` says why, `hunks` is empty (review.list with `full` has it). */
