@@ -30,6 +30,17 @@ const alike = Array.from({ length: ALIKE_LINES }, (_, i) => `  const value${i % 
 const nearAlike = (lines: number) =>
   Array.from({ length: lines }, (_, i) => `const value${i % 50} = compute(${(i + 3) % 7}, 'y');`).join('\n');
 
+/** Resets the kernel's peak of this process's resident memory (VmHWM) to what it holds now. */
+function resetPeakRss(): void {
+  writeFileSync('/proc/self/clear_refs', '5');
+}
+
+/** This process's peak resident memory since the last reset, in bytes. */
+function peakRss(): number {
+  const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+  return Number(kb) * 1024;
+}
+
 function failedWith(reply: Reply, code: string): string {
   expect(reply.ok).toBe(false);
   if (reply.ok) return '';
@@ -132,6 +143,36 @@ describe('hostile: an edit that makes the fuzzy matcher work without bound', { t
       expect(failedWith(finish, 'invalid_json')).toContain('nests objects and arrays more than 64 deep');
       expect(peak - rssBefore).toBeLessThan(400 * 2 ** 20);
       expect(readFileSync(join(rt.workspace, 'alike.ts'), 'utf8')).toBe(alike);
+    },
+    120_000,
+  );
+
+  attack(
+    'live-diff',
+    'new_text chunks of 1,000 characters against a 40,000-character matched range: the live diff holds a slice',
+    async () => {
+      const region = Array.from({ length: 39_990 }, (_, i) => 'abcdefghij'[(i * 7) % 10]).join('');
+      writeFileSync(join(rt.workspace, 'wide.txt'), `${region}\n`);
+      const hog = await as('hog');
+      const send = (editId: string, chunk: string) =>
+        call(hog, 'hog', 'edit.input', { editId, chunk }, { timeoutMs: 60_000 });
+      const editId = String(
+        ok(await call(hog, 'hog', 'edit.begin', { path: 'wide.txt' }, { timeoutMs: 30_000 }))['editId'],
+      );
+      ok(await send(editId, `{"edits":[{"old_text":${JSON.stringify(region)},"new_text":"`));
+      // The peak of the host's resident memory (this process: the runtime is embedded) from here on.
+      resetPeakRss();
+      const before = peakRss();
+      for (let c = 0; c < 5; c++) {
+        ok(await send(editId, Array.from({ length: 1_000 }, (_, i) => 'abcdefghij'[(i * 3 + c) % 10]).join('')));
+      }
+      const grown = peakRss() - before;
+      ok(await send(editId, '"}]}'));
+      ok(await call(hog, 'hog', 'edit.finish', { editId }, { timeoutMs: 60_000 }));
+      console.log(`live-diff: host peak RSS +${(grown / 2 ** 20).toFixed(0)} MiB over 5 chunks`);
+      // Unbounded, each chunk's alignment held 12 bytes a cell: 1,000 × 40,000 cells, ~480 MB.
+      expect(grown).toBeLessThan(150 * 2 ** 20);
+      expect(readFileSync(join(rt.workspace, 'wide.txt'), 'utf8').length).toBe(5_000 + 1);
     },
     120_000,
   );
