@@ -94,7 +94,9 @@ export function registerAgentTools(server: McpServer, session: AgentSession): vo
     'review_accept',
     {
       title: 'Accept changes',
-      description: 'Keep changes (all, or the given paths / hunks): they leave the review list.',
+      description:
+        'Keep changes (all, or the given paths / hunks): they leave the review list. Pass seen (path → the ' +
+        'currentHash review_list showed) to keep only what was looked at: a file changed since is refused.',
       inputSchema: Selection,
       outputSchema: replySchema('review.accept'),
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },

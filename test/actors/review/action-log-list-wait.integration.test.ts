@@ -9,6 +9,10 @@ import { ActionLogService } from '../../../actors/review/action-log.ts';
 import type { UnstampedFact } from '../../../schemas/message.ts';
 import { makeFixture, type Fixture } from '../../support/action-log-fs.ts';
 
+/** The root changed `path` from `before` to `after` with an edit. */
+const recordEdit = (service: ActionLogService, path: string, before: string, after: string) =>
+  service.recordChange({ agentId: 'root', ancestors: [], path, before, after, source: { kind: 'edit' } });
+
 describe('review listing during a reject', () => {
   let f: Fixture;
   beforeEach(() => {
@@ -28,14 +32,7 @@ describe('review listing during a reject', () => {
       },
     });
     f.write('a.txt', 'base\n');
-    await service.recordChange({
-      agentId: 'root',
-      ancestors: [],
-      path: f.p('a.txt'),
-      before: 'base\n',
-      after: 'changed\n',
-      source: { kind: 'edit' },
-    });
+    await recordEdit(service, f.p('a.txt'), 'base\n', 'changed\n');
     writeFileSync(f.p('a.txt'), 'changed\n');
     gate = new Promise<void>((resolve) => {
       open = resolve;
@@ -72,14 +69,7 @@ describe('review listing during a reject', () => {
       },
     });
     f.write('b.txt', 'changed\n');
-    await service.recordChange({
-      agentId: 'root',
-      ancestors: [],
-      path: f.p('b.txt'),
-      before: 'base\n',
-      after: 'changed\n',
-      source: { kind: 'edit' },
-    });
+    await recordEdit(service, f.p('b.txt'), 'base\n', 'changed\n');
     const rejected = service.reject('root', {});
     while (!held) await new Promise((r) => setTimeout(r, 2));
     const started = Date.now();
