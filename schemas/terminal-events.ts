@@ -5,6 +5,7 @@
  * arbiter's acquisitions. Re-exported by `terminal.ts`, which holds the commands.
  */
 import * as z from 'zod';
+import { clipLine } from './clip.ts';
 import { AgentId, TerminalId } from './ids.ts';
 import { defineEvent } from './message.ts';
 import { AgentLimitKey, CommandId, ControlSequence, OpenedTerminal, resourceToken } from './terminal-values.ts';
@@ -31,7 +32,7 @@ export const TerminalCommandQueued = defineEvent('terminal.command.queued', {
     position: z.number().int(),
     resources: z.array(z.string()).optional(),
   }),
-  describe: (d) => `${d.terminalId} ${d.commandId} queued #${d.position}: ${clip(d.command)}`,
+  describe: (d) => `${d.terminalId} ${d.commandId} queued #${d.position}: ${clipLine(d.command, 80)}`,
 });
 
 export const TerminalCommandStarted = defineEvent('terminal.command.started', {
@@ -48,7 +49,7 @@ export const TerminalCommandStarted = defineEvent('terminal.command.started', {
     /** The command's timeout: the terminal machine's deadline, re-armed from the log. Absent in older logs. */
     timeoutMs: z.number().int().nonnegative().optional(),
   }),
-  describe: (d) => `${d.terminalId} ${d.commandId} $ ${clip(d.command)}`,
+  describe: (d) => `${d.terminalId} ${d.commandId} $ ${clipLine(d.command, 80)}`,
 });
 
 export const TerminalCommandFinished = defineEvent('terminal.command.finished', {
@@ -111,7 +112,7 @@ export const TerminalInputAwaited = defineEvent('terminal.input.awaited', {
     pid: z.number().int(),
     prompt: z.string(),
   }),
-  describe: (d) => `${d.terminalId} waits for input: ${clip(d.prompt)}`,
+  describe: (d) => `${d.terminalId} waits for input: ${clipLine(d.prompt, 80)}`,
 });
 
 export const TerminalInputWritten = defineEvent('terminal.input.written', {
@@ -120,7 +121,7 @@ export const TerminalInputWritten = defineEvent('terminal.input.written', {
   aggregateId: tid,
   data: z.object({ terminalId: TerminalId, bytes: z.number().int(), data: z.string().nullable() }),
   describe: (d) =>
-    `${d.terminalId} input ${d.bytes}B${d.data === null ? ' (secret)' : `: ${JSON.stringify(clip(d.data))}`}`,
+    `${d.terminalId} input ${d.bytes}B${d.data === null ? ' (secret)' : `: ${JSON.stringify(clipLine(d.data, 80))}`}`,
 });
 
 export const TerminalResized = defineEvent('terminal.resized', {
@@ -208,7 +209,7 @@ export const TerminalOutputReceived = defineEvent('terminal.output.received', {
   }),
   describe: (d) =>
     `${d.terminalId} +${d.bytes}B @${d.offset}${d.isInteractive ? ' interactive' : ''}: ` +
-    `${JSON.stringify(clip(d.plainText ?? d.data, 60))}`,
+    `${JSON.stringify(clipLine(d.plainText ?? d.data, 60))}`,
 });
 
 const rid = (d: { resource: string }) => resourceToken(d.resource);
@@ -243,11 +244,6 @@ export const ResourceReleased = defineEvent('resource.released', {
     `${d.resource} released by ${d.agentId}/${d.terminalId} ` +
     `${d.commandId} (${d.reason}) held ${Math.round(d.heldMs)}ms`,
 });
-
-function clip(text: string, max = 80): string {
-  const one = text.replace(/\s+/g, ' ').trim();
-  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
-}
 
 export const terminalEvents = [
   TerminalOpened,

@@ -5,6 +5,7 @@
  * quotes the input.
  */
 import type { Node } from 'web-tree-sitter';
+import { clip as clipText } from '../../schemas/clip.ts';
 
 /** Why a here-doc's end cannot be found reliably (see the `heredoc_start` case), or undefined. */
 export function heredocProblem(start: Node, source: string): string | undefined {
@@ -171,6 +172,7 @@ export function describeError(root: Node): string {
   return 'syntax error';
 }
 
+/** A word or node of the command, as a refusal quotes it (80 UTF-16 units at most). */
 export function clip(text: string): string {
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  return clipText(text, 80);
 }

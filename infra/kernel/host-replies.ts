@@ -8,11 +8,11 @@ import { ErrorCode, type ErrorInfo, RuntimeError, toErrorInfo } from '../../sche
 import { CappedLog } from './capped-log.ts';
 import type { Outcome } from './command-memory.ts';
 import { encode } from '../transport/codec.ts';
-import { clip } from '../transport/wire.ts';
+import { clipCounted } from '../../schemas/clip.ts';
 
 /** A refusal as the host logs it: the reply says it all, the log line is cut (it can quote what the sender wrote). */
 export function refusalLogged(error: ErrorInfo): ErrorInfo {
-  return { ...error, message: clip(error.message, 1_000) };
+  return { ...error, message: clipCounted(error.message, 1_000) };
 }
 
 /**

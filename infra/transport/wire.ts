@@ -6,6 +6,7 @@
  * host, facts with their data checked) and re-exports this file, so the two are the one place bytes become
  * typed messages. Kept free of the catalogue so that `skein call` starts without building every schema.
  */
+import { clipCounted } from '../../schemas/clip.ts';
 import * as z from 'zod';
 import { ErrorCode, InvalidMessageError, type ErrorInfo } from '../../schemas/errors.ts';
 import { TOKEN_PATTERN } from '../../schemas/ids.ts';
@@ -148,17 +149,10 @@ export const ISSUE_CHARS = 300;
 export function formatIssues(error: z.ZodError, prefix?: string): string {
   const shown = error.issues.slice(0, ISSUES_SHOWN).map((issue) => {
     const path = [...(prefix ? [prefix] : []), ...issue.path.map(String)].join('.');
-    return clip(`${path || '(root)'}: ${issue.message}`, ISSUE_CHARS);
+    return clipCounted(`${path || '(root)'}: ${issue.message}`, ISSUE_CHARS);
   });
   const more = error.issues.length - shown.length;
   return `${shown.join('; ')}${more > 0 ? `; and ${more} more issue${more === 1 ? '' : 's'}` : ''}`;
-}
-
-/** `text` cut to `max` UTF-16 units (never inside a surrogate pair), saying how much was left out. */
-export function clip(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
-  return `${text.slice(0, end)}… (${text.length - end} more characters)`;
 }
 
 /** A frame of the embedded runtime's socket protocol (see socket-server.ts). Payloads inside are base64. */

@@ -3,6 +3,7 @@
  * What a permission decision is (its levels, the request it judges, the result) and the small pure
  * helpers every precedence level builds its result with. The precedence itself is `permission-policy.ts`.
  */
+import { clip as clipText } from '../../schemas/clip.ts';
 import type { PolicyMode } from '../../schemas/policy.ts';
 import type { ToolName } from '../../schemas/tool.ts';
 import type { PathFacts } from './permission-paths.ts';
@@ -113,6 +114,7 @@ export function shownSubCommands(texts: string[]): string[] {
   return more > 0 ? [...shown, `… and ${more} more sub-commands`] : shown;
 }
 
+/** A command or path as a decision's reason quotes it (120 UTF-16 units at most). */
 export function clip(text: string): string {
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+  return clipText(text, 120);
 }

@@ -88,7 +88,7 @@ describe('splitShell: refusals', () => {
 
   it('clips a long unexpected text to 80 characters in the message', async () => {
     const s = await split(`if ${'x'.repeat(100)}`);
-    expect(s.parseError).toBe(`syntax error at line 1, column 1: unexpected "if ${'x'.repeat(74)}..."`);
+    expect(s.parseError).toBe(`syntax error at line 1, column 1: unexpected "if ${'x'.repeat(76)}…"`);
     expect((await split(`if ${'x'.repeat(77)}`)).parseError).toBe(
       `syntax error at line 1, column 1: unexpected "if ${'x'.repeat(77)}"`,
     );

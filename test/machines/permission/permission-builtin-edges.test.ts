@@ -230,14 +230,14 @@ describe('what each denial says', () => {
     );
   });
 
-  it('clips a long command to 117 characters and an ellipsis', async () => {
+  it('clips a long command to 119 characters and an ellipsis', async () => {
     const long = `rm -rf / ${'x'.repeat(200)}`;
-    expect(await builtin(long)).toContain(`"${long.slice(0, 117)}..." would delete the root directory (/)`);
+    expect(await builtin(long)).toContain(`"${long.slice(0, 119)}…" would delete the root directory (/)`);
     const fits = `rm -rf / ${'x'.repeat(111)}`;
     expect(fits).toHaveLength(120);
     expect(await builtin(fits)).toContain(`"${fits}" would delete`);
     const bomb = `:(){ :|:& };: ${'#'.repeat(200)}`;
-    expect(await builtin(bomb)).toContain(`"${bomb.slice(0, 117)}..." is a fork bomb`);
+    expect(await builtin(bomb)).toContain(`"${bomb.slice(0, 119)}…" is a fork bomb`);
   });
 
   it('is undefined for a split with nothing to deny, and ignores pipelines and empty commands', () => {

@@ -164,7 +164,7 @@ describe('deny rules', () => {
     const fits = `echo ${'y'.repeat(115)}`;
     expect((await decideTerminal(p, fits)).reason).toContain(`it matches "${fits}".`);
     const long = `echo ${'y'.repeat(116)}`;
-    expect((await decideTerminal(p, long)).reason).toContain(`it matches "${long.slice(0, 117)}...".`);
+    expect((await decideTerminal(p, long)).reason).toContain(`it matches "${long.slice(0, 119)}…".`);
   });
 });
 
