@@ -10,13 +10,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
 import { AgentId } from '../../schemas/ids.ts';
+import { Selection as SelectionSchema } from '../../schemas/review-values.ts';
 import type { AgentSession } from './session.ts';
 import { replySchema, result, runTool } from './tool-kit.ts';
 
-const Selection = {
-  paths: z.array(z.string().min(1)).min(1).optional().describe('Absolute paths as review_list shows them.'),
-  hunkIds: z.array(z.string().min(1)).min(1).optional().describe('Hunk ids from review_list.'),
-};
+/** review.accept/reject's own data schema: a hand-made copy here had no `seen`, and the SDK strips what it lacks. */
+const Selection = SelectionSchema.shape;
 
 export function registerAgentTools(server: McpServer, session: AgentSession): void {
   const me = () => session.client.agent(session.agentId);

@@ -83,6 +83,24 @@ describe('skein mcp over stdio', () => {
     expect(readFileSync(join(ws.dir, 'greet.py'), 'utf8')).toContain('"hello " + name');
   });
 
+  it('review_accept with seen keeps only what was listed: a file changed since is refused', async () => {
+    const path = join(ws.dir, 'seen-by-mcp.txt');
+    const write = (content: string) => c.client.callTool({ name: 'write_file', arguments: { path, content } });
+    expect((await write('first\n')).isError).toBeFalsy();
+    const list = await c.client.callTool({ name: 'review_list', arguments: {} });
+    type Listed = { files: Array<{ path: string; currentHash: string | null }> };
+    const shown = (list.structuredContent as Listed).files.find((f) => f.path === path)!;
+    expect((await write('first\nCANARY-mcp slipped\n')).isError).toBeFalsy();
+    // seen alone: the tool's schema keeps it (a copy of the schema without it turned this into accept-all).
+    const r = await c.client.callTool({ name: 'review_accept', arguments: { seen: { [path]: shown.currentHash } } });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain('changed since it was listed');
+    const after = await c.client.callTool({ name: 'review_list', arguments: {} });
+    const still = (after.structuredContent as Listed).files.map((f) => f.path);
+    // Every file listed before is still to review: the refusal accepted none of them.
+    expect(still).toEqual((list.structuredContent as Listed).files.map((f) => f.path));
+  });
+
   it('without elicitation, waits for skein approvals and runs once approved elsewhere', async () => {
     const plain = await stdioClient(ws.dir, { elicitation: false });
     try {
