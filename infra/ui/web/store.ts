@@ -210,10 +210,10 @@ export class Store {
       for (const file of reply['files'] as ReviewFile[]) {
         // A diff too big for one message comes in parts of the same path: one entry, the last part's hunks.
         const last = files[files.length - 1];
+        // Everything else from the latest part too: only the last one says its hunks' lines are left out
+        // (hunkLinesLeftOut), and without it the page drew empty hunks whose Accept was on.
         if (file.diffPart && file.diffPart.start > 0 && last?.path === file.path) {
-          last.diff += file.diff;
-          last.hunks = file.hunks;
-          last.diffPart = file.diffPart;
+          files[files.length - 1] = { ...file, diff: last.diff + file.diff };
         } else files.push(file);
       }
       undoAvailable = reply['undoAvailable'] === true;
