@@ -44,7 +44,7 @@ export type FileUpdate = z.infer<typeof FileUpdate>;
 
 export const Hunk = z
   .object({
-    id: z.string().describe('Stable id: a hash of the path and the hunk lines (suffix -N for repeats).'),
+    id: z.string().describe('Stable id: 128 bits of sha256 of the path and the hunk lines (suffix -N for repeats).'),
     oldStart: z.number().int(),
     oldLines: z.number().int(),
     newStart: z.number().int(),
@@ -93,7 +93,9 @@ export const Selection = z
         'Path → currentHash as review.list showed it (null: deleted). When given, the command acts only if ' +
           'every file it would act on is here and every file here is still in the log with that content; ' +
           'otherwise it fails with `conflict` and does nothing. Send it to accept only what was looked at: an ' +
-          'agent may change a file between the listing and the accept.',
+          'agent may change a file between the listing and the accept. Across named hosts every host is ' +
+          "checked before any acts, but a file changed in between can still refuse one host's part after " +
+          "another's is done (the error says so).",
       ),
   })
   .strict();

@@ -179,7 +179,7 @@ export class ActionLogService {
   ): Promise<{ changeId: string } | null> {
     const planned = await this.#plan(input, beforeHash, resultHash);
     if (!planned) return null;
-    await this.#commit(planned.plan);
+    await this.#write(planned.plan);
     this.#log?.debug(
       { agentId: input.agentId, path: input.path, changeId: planned.changeId, kind: input.source.kind },
       'change recorded',
@@ -313,6 +313,7 @@ export class ActionLogService {
     });
   }
 
+  /** `#write` of an accept, reject or undo: a listing waits for it (`list`); a change's record is not waited for. */
   #commit<T>(plan: Plan<T>): Promise<void> {
     const work = this.#write(plan);
     this.#committing.add(work);

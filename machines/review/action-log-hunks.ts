@@ -5,8 +5,9 @@
  * hunks forward (accept: move the base) or in reverse (reject: undo the
  * agent's change) with their context, one hunk at a time from the bottom up,
  * so a hunk whose context no longer matches is reported instead of applied.
- * Pure: jsdiff only.
+ * Pure: jsdiff and sha256 only.
  */
+import { createHash } from 'node:crypto';
 import { applyPatch, formatPatch, reversePatch } from 'diff';
 import type { StructuredPatch, StructuredPatchHunk } from 'diff';
 import type { Hunk } from '../../schemas/review.ts';
@@ -41,7 +42,7 @@ export function reviewDiff(path: string, base: string | null, current: string | 
 function withIds(path: string, jsHunks: StructuredPatchHunk[]): Hunk[] {
   const seen = new Map<string, number>();
   return jsHunks.map((h) => {
-    const raw = `h${fnv1a64(`${path}\n${h.lines.join('\n')}`)}`;
+    const raw = `h${hunkHash(`${path}\n${h.lines.join('\n')}`)}`;
     const n = seen.get(raw) ?? 0;
     seen.set(raw, n + 1);
     return {
@@ -93,16 +94,13 @@ export function applyHunks(text: string, hunks: Hunk[], direction: 'forward' | '
   return { text: out, applied, failed };
 }
 
-/** A short stable hash (FNV-1a, 64 bits as two 32-bit halves), 16 hex characters. */
-export function fnv1a64(s: string): string {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x050c5d1f;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
-    h2 = Math.imul(h2 ^ c ^ (h1 >>> 7), 0x01000193) >>> 0;
-  }
-  return h1.toString(16).padStart(8, '0') + h2.toString(16).padStart(8, '0');
+/**
+ * A hunk id's hash: the first 128 bits of sha256, 32 hex characters. The agent writes both versions of a file,
+ * so it could search for two hunks with one id (a birthday search: 2^32 tries against the 64-bit FNV-1a this
+ * was) and swap the one the operator accepts by id; 2^64 tries are out of reach.
+ */
+export function hunkHash(s: string): string {
+  return createHash('sha256').update(s).digest('hex').slice(0, 32);
 }
 
 function toJsdiff(h: Hunk): StructuredPatchHunk {

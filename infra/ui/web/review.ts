@@ -108,7 +108,7 @@ export async function runReview(bus: ConsoleBus, agentId: string, action: Review
   return conflicts ? `${done} (${conflicts} conflicts left alone).` : `${done}.`;
 }
 
-type Both = (label: string, data: ReviewAction['data']) => HTMLElement;
+type Both = (label: string, data: ReviewAction['data'], accept?: ReviewAction['data'] | null) => HTMLElement;
 
 /** Each hunk with its diff lines and buttons; the whole diff first when the hunks' lines were left out. */
 function hunks(file: ReviewFile, both: Both): HTMLElement[] {
@@ -125,7 +125,12 @@ function hunks(file: ReviewFile, both: Both): HTMLElement[] {
           h('span', { class: 'hunk-head' }, hunkHeader(hunk)),
           ...(whole ? [] : hunk.lines.map(line)),
         ),
-        both(`hunk ${hunk.id}`, { hunkIds: [hunk.id] }),
+        // Accept names the file's content too: a hunk id is its lines, not where they are.
+        both(
+          `hunk ${hunk.id}`,
+          { hunkIds: [hunk.id] },
+          { hunkIds: [hunk.id], seen: { [file.path]: file.currentHash } },
+        ),
       ),
     ),
   ];

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { applyHunks, computeHunks, fnv1a64, unifiedDiff } from '../../../machines/review/action-log-hunks.ts';
+import { applyHunks, computeHunks, hunkHash, unifiedDiff } from '../../../machines/review/action-log-hunks.ts';
 import { editedPairArb, fcSeed } from '../../support/action-log-text.ts';
 
 const seed = fcSeed();
@@ -41,17 +41,14 @@ describe('action-log hunks', () => {
     expect(new Set(ids).size).toBe(2);
   });
 
-  it('hashes ids with FNV-1a in two 32-bit halves (values computed independently, in Python)', () => {
-    expect(fnv1a64('')).toBe('811c9dc5050c5d1f');
-    expect(fnv1a64('a')).toBe('e40c292cacf8e444');
-    expect(fnv1a64('hello\nworld')).toBe('a2cdf7f9c5e808d0');
-    // Both halves below 0x10000000: each is padded to 8 digits.
-    expect(fnv1a64('k154')).toBe('06963ef807bcdc03');
+  it('hashes ids with 128 bits of sha256 (values from sha256sum)', () => {
+    expect(hunkHash('')).toBe('e3b0c44298fc1c149afbf4c8996fb924');
+    expect(hunkHash('hello\nworld')).toBe('26c60a61d01db5836ca70fefd44a6a01');
     // The lines of a hunk are joined with newlines before hashing.
-    expect(computeHunks('/w/a.txt', 'a\nb\n', null)[0]!.id).toBe(`h${fnv1a64('/w/a.txt\n-a\n-b')}`);
+    expect(computeHunks('/w/a.txt', 'a\nb\n', null)[0]!.id).toBe(`h${hunkHash('/w/a.txt\n-a\n-b')}`);
     // The id of a hunk is h + the hash of its path and lines; repeats get -1, -2, ….
     expect(computeHunks('/w/a.txt', 'a\n', null)).toEqual([
-      { id: `h${fnv1a64('/w/a.txt\n-a')}`, oldStart: 1, oldLines: 1, newStart: 1, newLines: 0, lines: ['-a'] },
+      { id: `h${hunkHash('/w/a.txt\n-a')}`, oldStart: 1, oldLines: 1, newStart: 1, newLines: 0, lines: ['-a'] },
     ]);
     const block = 'p\nq\nr\ns\nt\nu\nv\nw\n';
     const base = `${block}x\n${block}x\n${block}x\n${block}`;
