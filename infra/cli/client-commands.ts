@@ -81,8 +81,11 @@ export const clientCommands = {
       .action(async (opts) => (await import('./review.ts')).review(opts));
 
     for (const verb of ['accept', 'reject'] as const) {
-      program
-        .command(verb)
+      const command = program.command(verb);
+      if (verb === 'accept') {
+        command.option('-i, --interactive', 'show each diff and ask; accept the files answered y, as shown');
+      }
+      command
         .description(
           verb === 'accept'
             ? 'Accept changes (all, or these paths / hunks): the base moves forward.'

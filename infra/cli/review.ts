@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import type { FileReview } from '../../schemas/review.ts';
-import { action } from './output.ts';
+import { action, UsageError } from './output.ts';
 import { renderDiff, wantsColor } from './review-diff.ts';
 import { callAndPrint, type RemoteOptions } from './remote.ts';
 
@@ -37,7 +37,7 @@ export async function review(opts: RemoteOptions & { diff?: boolean; of?: string
   );
 }
 
-type Selection = RemoteOptions & { hunk?: string[] };
+type Selection = RemoteOptions & { hunk?: string[]; interactive?: boolean };
 
 function selection(paths: string[], opts: Selection): Record<string, unknown> {
   return {
@@ -47,6 +47,12 @@ function selection(paths: string[], opts: Selection): Record<string, unknown> {
 }
 
 export async function accept(paths: string[], opts: Selection): Promise<void> {
+  if (opts.interactive) {
+    return action(async () => {
+      if (opts.hunk?.length) throw new UsageError('--interactive asks file by file: leave out --hunk');
+      return (await import('./review-interactive.ts')).acceptInteractively(paths, opts);
+    });
+  }
   await action(() =>
     callAndPrint(
       opts,
