@@ -40,11 +40,16 @@ export async function createPermissionGate(splitter?: ShellSplitter): Promise<Pe
         const lines = cls.lines.join('\n');
         if (cls.kind === 'command')
           return { kind: 'decide', request: { tool: 'terminal', input: lines, split: split(lines) } };
+        // Shown whole, the unfinished line too: it is part of what was written (judged again once completed).
+        const shown = input
+          .split(/\r\n|\r|\n/)
+          .filter((l) => l.trim().length > 0)
+          .join('\n');
         return {
           kind: 'decide',
           request: {
             tool: 'terminal_input',
-            input: lines || input,
+            input: shown || input,
             ...(cls.alsoCommand && lines ? { split: split(lines) } : {}),
           },
         };

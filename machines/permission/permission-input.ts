@@ -110,6 +110,16 @@ export function classifyTerminalInput(foreground: TerminalForeground, data: stri
   return { kind: 'granted', reason: `input to ${name} is allowed under the grant that started it` };
 }
 
+/**
+ * Whether the program `name` keeps a line being typed until Enter and then runs it: an interpreter or a shell
+ * (its input is judged by lines, and an unfinished line is carried to the next write: `judgeWrite`).
+ */
+export function readsLines(name: string): boolean {
+  const base = baseName(name);
+  const versionless = base.replace(/[\d.]+$/, '');
+  return [base, versionless].some((n) => INTERPRETERS.has(n) || INPUT_SHELLS.has(n));
+}
+
 /** Lines ended by `\r` or `\n` (a trailing partial line does not run). */
 export function completedLines(data: string): string[] {
   const parts = data.split(/\r\n|\r|\n/);

@@ -284,6 +284,12 @@ function subjectsOf(request: DecisionRequest): Subject[] {
     const { raw, normalized } = pathForms(request.input, request.path);
     return [{ forms: raw === normalized ? [normalized] : [normalized, raw], allowable: true }];
   }
+  // Input to an interpreter runs line by line: each line is judged, as a command's sub-commands are. Matched
+  // whole, `print(1)` then `__import__("os").system(…)` on the next line passed a rule `^print\(`.
+  if (request.tool === 'terminal_input') {
+    const lines = request.input.split(/\r\n|\r|\n/).filter((l) => l.trim().length > 0);
+    if (lines.length > 1) return lines.map((line) => ({ forms: [line], allowable: true }));
+  }
   return [{ forms: [request.input], allowable: true }];
 }
 

@@ -5,7 +5,7 @@
  * unfinished line is kept per terminal (`PromptLines`) and each write is judged
  * with what came before it. Pure: no I/O, the caller says what the terminal runs.
  */
-import { typedLines, type TerminalForeground } from './permission-input.ts';
+import { readsLines, typedLines, type TerminalForeground } from './permission-input.ts';
 
 /** What the policy judges for one `terminal_input` call. */
 export type JudgedWrite = {
@@ -34,6 +34,13 @@ export function judgeWrite(
     if (typed.refused) return { input: data, foreground, rest: pending, refused: typed.refused };
     const input = typed.completed.length > 0 ? `${typed.completed.join('\n')}\n${typed.rest}` : data;
     return { input, foreground, rest: typed.rest };
+  }
+  // An interpreter or a shell keeps an unfinished line until Enter: a write that ends one line and starts
+  // another, then a write that ends the second, ran a line that neither write showed whole. The unfinished
+  // part is carried, as at the prompt, and judged with what completes it.
+  if (foreground?.kind === 'program' && readsLines(foreground.name)) {
+    const input = pending + data;
+    return { input, foreground, rest: input.slice(Math.max(input.lastIndexOf('\n'), input.lastIndexOf('\r')) + 1) };
   }
   // A program that reads lines (or reads nothing, like `ls -R /` still running) leaves typed-ahead lines
   // to the shell once it exits: judge them as shell input. Programs reading keys (vim, less) keep their grant.

@@ -33,6 +33,13 @@ describe('gate for terminal input', () => {
       expect(await outcome({ kind: 'program', name: 'bash' }, 'ls\n')).toBe('confirm');
       expect(await outcome({ kind: 'program', name: 'sh' }, 'rm -rf /\n')).toBe('deny');
       expect(await outcome({ kind: 'program', name: 'htop' }, 'q')).toBe('granted');
+      // An unfinished line is part of what is asked about (shown whole), not left out behind a completed one.
+      const shown = await gate.build('terminal_input', 'print(1)\n__import__("os").sys', {
+        roots: ['/ws'],
+        foreground: { kind: 'program', name: 'python3' },
+      });
+      expect(shown.kind === 'decide' && shown.request.input).toBe('print(1)\n__import__("os").sys');
+      expect(await outcome({ kind: 'program', name: 'python3' }, 'print(1)\n__import__("os").sys')).toBe('confirm');
     },
   );
 

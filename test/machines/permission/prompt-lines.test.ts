@@ -44,6 +44,28 @@ describe('judgeWrite', () => {
   });
 });
 
+describe('judgeWrite under an interpreter or a shell', () => {
+  it('carries the unfinished line and judges it with what completes it (canary)', () => {
+    const python = { kind: 'program', name: 'python3.11' } as const;
+    const first = judgeWrite('', 'print(1)\n__import__("os").sys', python, false);
+    expect(first).toEqual({
+      input: 'print(1)\n__import__("os").sys',
+      foreground: python,
+      rest: '__import__("os").sys',
+    });
+    const second = judgeWrite(first.rest!, 'tem("touch CANARY")\n', python, false);
+    expect(second.input).toBe('__import__("os").system("touch CANARY")\n');
+    expect(second.rest).toBe('');
+  });
+
+  it('does the same under a nested shell, whose lines are commands too', () => {
+    const bash = { kind: 'program', name: 'bash' } as const;
+    const first = judgeWrite('', 'echo hi\nrm -rf ~/', bash, true);
+    expect(first.rest).toBe('rm -rf ~/');
+    expect(judgeWrite(first.rest!, '\r', bash, true)).toEqual({ input: 'rm -rf ~/\r', foreground: bash, rest: '' });
+  });
+});
+
 describe('PromptLines', () => {
   it('keeps what is unfinished per terminal, and forgets it on settle(undefined) or clear', () => {
     const lines = new PromptLines();
