@@ -10,6 +10,8 @@
  * (`skein approvals`, the parent agent); the call then simply waits.
  */
 import type { Logger } from 'pino';
+import { reveal } from '../../machines/common/reveal.ts';
+import { ASK_DETAIL_NAMES, detailCut } from '../../schemas/ask-labels.ts';
 import type { PermissionRequestedData } from '../../schemas/permission.ts';
 import { subjectPatterns } from '../../schemas/subjects.ts';
 import type { SkeinClient } from '../client/index.ts';
@@ -39,13 +41,29 @@ const SCHEMA: ElicitSchema = {
   required: ['decision'],
 };
 
-/** The text a person sees: who asks, for what tool, the exact input, why, and what "always" would learn. */
+/**
+ * The text a person sees: who asks, for what tool, the exact input, the request's own detail (a write's
+ * content, an edit's old and new text: what the gate recorded with this request, never text matched by path),
+ * why, and what "always" would learn. Agent text goes through `reveal` (bidi and format characters as codes);
+ * a detail the gate cut says so before it.
+ */
 export function describeRequest(r: PermissionRequestedData): string {
   const always = r.options.find((o) => o.decision === 'allow_always')?.pattern;
-  const lines = [`skein: agent '${r.agentId}' asks to use ${r.tool}:`, '', r.input];
-  if (r.subCommands.length > 1) lines.push(`parts: ${r.subCommands.join(' | ')}`);
-  lines.push('', `why it asks: ${r.reason}`);
-  if (always) lines.push(`"Always allow" adds the ${r.tool} rule ${always}`);
+  const lines = [`skein: agent '${r.agentId}' asks to use ${r.tool}:`, '', reveal(r.input)];
+  if (r.subCommands.length > 1) lines.push(`parts: ${reveal(r.subCommands.join(' | '))}`);
+  if (r.detail !== undefined) {
+    const label = ASK_DETAIL_NAMES[r.tool] ?? 'detail';
+    const cut = detailCut(r.detail);
+    lines.push('');
+    if (cut !== undefined) {
+      lines.push(
+        `Only the start of the ${label} is shown: ${cut} more characters are not. Allowing allows them unseen.`,
+      );
+    }
+    lines.push(`${label}:`, reveal(r.detail));
+  }
+  lines.push('', `why it asks: ${reveal(r.reason)}`);
+  if (always) lines.push(`"Always allow" adds the ${r.tool} rule ${reveal(always)}`);
   lines.push(`unanswered, it is denied at ${r.deadline}`);
   return lines.join('\n');
 }
@@ -58,8 +76,6 @@ export class ApprovalBridge {
   readonly #calls: Elicitor[] = [];
   readonly #seen = new Set<string>();
   readonly #unsubscribe: Array<() => void> = [];
-  /** Whole text shown for an edit/write request, set by the file tools just before they call. */
-  readonly #details = new Map<string, string>();
 
   constructor(options: { client: SkeinClient; agentId: string; parentId: string | null; logger: Logger }) {
     this.#client = options.client;
@@ -95,13 +111,6 @@ export class ApprovalBridge {
     }
   }
 
-  /** Extra text (a diff, a file's content) to show with the next request for `path`. */
-  detail(input: string, text: string): void {
-    this.#details.set(input, text);
-    // Details of calls that never asked would pile up: keep the latest few.
-    if (this.#details.size > 32) this.#details.delete(this.#details.keys().next().value!);
-  }
-
   close(): void {
     for (const u of this.#unsubscribe.splice(0)) u();
   }
@@ -119,11 +128,7 @@ export class ApprovalBridge {
   }
 
   async #ask(elicit: Elicitor, r: PermissionRequestedData): Promise<void> {
-    // The gate names the resolved path; the tool saw the path the model gave (often relative).
-    const key = [...this.#details.keys()].find((k) => r.input === k || r.input.endsWith(`/${k.replace(/^\.\//, '')}`));
-    const extra = key === undefined ? undefined : this.#details.get(key);
-    if (key !== undefined) this.#details.delete(key);
-    const message = extra ? `${describeRequest(r)}\n\n${extra}` : describeRequest(r);
+    const message = describeRequest(r);
     let answer: ElicitAnswer;
     try {
       answer = await elicit(message, SCHEMA);

@@ -12,8 +12,6 @@ import type { AgentSession } from './session.ts';
 import { replySchema, result, runTool } from './tool-kit.ts';
 
 const Path = z.string().min(1).describe('File path, relative to the workspace (or absolute inside it).');
-/** How much of a new file's content a confirmation shows. */
-const SHOW_CHARS = 4_000;
 
 export function registerFileTools(server: McpServer, session: AgentSession): void {
   const me = () => session.client.agent(session.agentId);
@@ -63,11 +61,7 @@ export function registerFileTools(server: McpServer, session: AgentSession): voi
       outputSchema: replySchema('file.edit'),
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
     },
-    async (args, extra) =>
-      runTool(server, session, extra, async () => {
-        session.approvals.detail(args.path, editPreview(args.edits));
-        return applied(await me().file.edit(args));
-      }),
+    async (args, extra) => runTool(server, session, extra, async () => applied(await me().file.edit(args))),
   );
 
   server.registerTool(
@@ -79,12 +73,7 @@ export function registerFileTools(server: McpServer, session: AgentSession): voi
       outputSchema: replySchema('file.write'),
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
     },
-    async (args, extra) =>
-      runTool(server, session, extra, async () => {
-        const shown = args.content.length > SHOW_CHARS ? `${args.content.slice(0, SHOW_CHARS)}\n…` : args.content;
-        session.approvals.detail(args.path, `new content (${args.content.length} characters):\n${shown}`);
-        return applied(await me().file.write(args));
-      }),
+    async (args, extra) => runTool(server, session, extra, async () => applied(await me().file.write(args))),
   );
 }
 
@@ -95,16 +84,4 @@ function applied(reply: CommandReply<'file.edit'>) {
     return `edit ${e.index + 1}: ${e.matchKind} match (similarity ${similarity}) at lines ${e.startLine}-${e.endLine}`;
   });
   return result(reply, [reply.message, ...matches, '', reply.diff].join('\n'));
-}
-
-/** What a confirmation shows for an edit: each replacement, old then new. */
-function editPreview(edits: Array<{ oldText: string; newText: string }>): string {
-  return edits
-    .map((e, i) => {
-      const minus = e.oldText.split('\n').map((l) => `-${l}`);
-      const plus = e.newText.split('\n').map((l) => `+${l}`);
-      return [`edit ${i + 1}:`, ...minus, ...plus].join('\n');
-    })
-    .join('\n')
-    .slice(0, SHOW_CHARS);
 }
