@@ -71,18 +71,22 @@ export const KEY_ARM_MS = 1_000;
  * ask that has been first on the page for `KEY_ARM_MS`: an agent that withdraws a harmless ask just before the
  * key is pressed would otherwise get the next one, its own, answered (the console review of 3 December). Call
  * the returned function with the first ask each time the list is drawn; `tooSoon` is told of a key ignored.
+ * `shown`: whether the asks are on screen. A key pressed elsewhere answers nothing (typing "status" on the tab
+ * bar sent s, Always, for an ask the operator could not see); call the returned function again when they come
+ * into view, so the arming starts then.
  */
 export function approvalKeys(
   current: () => Ask | undefined,
   answer: (ask: Ask, decision: string) => void,
   tooSoon: (ask: Ask) => void = () => undefined,
-): (first: Ask | undefined) => void {
+  shown: () => boolean = () => true,
+): (first: Ask | undefined, reshown?: boolean) => void {
   let firstId: string | undefined;
   let since = 0;
   document.addEventListener('keydown', (event) => {
     const target = event.target as HTMLElement | null;
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (target?.closest('input, textarea, select, .xterm')) return;
+    if (target?.closest('input, textarea, select, .xterm') || !shown()) return;
     const name = KEYS[event.key];
     const ask = current();
     if (!name || !ask) return;
@@ -90,8 +94,8 @@ export function approvalKeys(
     if (ask.requestId !== firstId || performance.now() - since < KEY_ARM_MS) return tooSoon(ask);
     answer(ask, DECISIONS[name]);
   });
-  return (first) => {
-    if (first?.requestId === firstId) return;
+  return (first, reshown = false) => {
+    if (first?.requestId === firstId && !reshown) return;
     firstId = first?.requestId;
     since = performance.now();
   };

@@ -104,8 +104,11 @@ async function start(grant: Grant): Promise<void> {
       .finally(() => store.refreshSoon(['asks']));
   };
   const firstAsk = () => store.snapshot.asks.find((a) => !answered.has(a.requestId));
-  const shownFirst = approvalKeys(firstAsk, answer, (ask) =>
-    notice(`${ask.requestId} just became the first request: read it, then press the key again`),
+  const shownFirst = approvalKeys(
+    firstAsk,
+    answer,
+    (ask) => notice(`${ask.requestId} just became the first request: read it, then press the key again`),
+    () => !$('approvals-panel').hidden,
   );
 
   const terminals = new Terminals($('terminals'), bus, reader);
@@ -154,7 +157,11 @@ async function start(grant: Grant): Promise<void> {
     // A fact reaches the console as the host appends it, maybe before the host has folded it: the refetch it
     // caused may have read the view without it. A tab the operator opens is fetched again.
     if (name === 'review') void store.refresh(['review']);
-    if (name === 'approvals') void store.refresh(['asks']);
+    if (name === 'approvals') {
+      void store.refresh(['asks']);
+      // The keys arm from when the asks come into view, not from when they were drawn behind another tab.
+      shownFirst(firstAsk(), true);
+    }
   });
   await store.refresh();
   document.body.dataset['ready'] = 'true';
