@@ -4,6 +4,7 @@
  * action-log entry, hunks, and a file's review as `review.list` shows it. Re-exported from `review.ts`, so import
  * from there.
  */
+import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { AgentId, EditId, TerminalId } from './ids.ts';
 
@@ -41,6 +42,15 @@ export type LogEntry = z.infer<typeof LogEntry>;
 export const AbsPath = z.string().min(1).max(4096).describe('Absolute path of the file.');
 export const FileUpdate = z.object({ path: AbsPath, entry: LogEntry.nullable() }).strict();
 export type FileUpdate = z.infer<typeof FileUpdate>;
+
+/**
+ * A hunk id's hash: the first 128 bits of sha256, 32 hex characters. The agent writes both versions of a file,
+ * so it could search for two hunks with one id (a birthday search: 2^32 tries against the 64-bit FNV-1a this
+ * was) and swap the one the operator accepts by id; 2^64 tries are out of reach.
+ */
+export function hunkHash(s: string): string {
+  return createHash('sha256').update(s).digest('hex').slice(0, 32);
+}
 
 export const Hunk = z
   .object({

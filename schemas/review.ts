@@ -37,6 +37,7 @@ export {
   FileStatus,
   type FileUpdate,
   Hunk,
+  hunkHash,
   LogEntry,
   RejectUndo,
   type ReviewConflict,

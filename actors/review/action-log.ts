@@ -75,9 +75,6 @@ export type ActionLogServiceDeps = {
   reviewDiff?: ReviewDiffer;
 };
 
-/** How long a listing waits at most for the accepts and rejects writing when it came (`list`). */
-const COMMIT_WAIT_MS = READ_SETTLE_MS;
-
 export class ActionLogService {
   readonly lock: PathLock;
   readonly blobs: BlobStore;
@@ -238,7 +235,8 @@ export class ActionLogService {
   async list(agentId: string, opts: ListOptions = {}): Promise<ListReply> {
     // A reject changes the disk before its facts are folded: a listing asked for by someone who saw the disk
     // change (the operator's page) would still show the rejected file, and an accept of what it shows fail.
-    if (this.#committing.size > 0) await settledWithin([...this.#committing], COMMIT_WAIT_MS);
+    // Waited for at most as long as a read waits for the host's appends.
+    if (this.#committing.size > 0) await settledWithin([...this.#committing], READ_SETTLE_MS);
     const load = (view: LogView, paths: readonly string[]) => this.#load([view], paths);
     const deps = { blobs: this.blobs, reviewDiff: this.#reviewDiff, cache: this.#diffCache, load };
     return listChanges(deps, this.#view(agentId), opts);

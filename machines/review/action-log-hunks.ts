@@ -5,12 +5,11 @@
  * hunks forward (accept: move the base) or in reverse (reject: undo the
  * agent's change) with their context, one hunk at a time from the bottom up,
  * so a hunk whose context no longer matches is reported instead of applied.
- * Pure: jsdiff and sha256 only.
+ * Pure: jsdiff only (the ids' hash is `hunkHash`, schemas/review-values.ts).
  */
-import { createHash } from 'node:crypto';
 import { applyPatch, formatPatch, reversePatch } from 'diff';
 import type { StructuredPatch, StructuredPatchHunk } from 'diff';
-import type { Hunk } from '../../schemas/review.ts';
+import { type Hunk, hunkHash } from '../../schemas/review.ts';
 import { boundedStructuredPatch } from './bounded-diff.ts';
 
 export const DIFF_CONTEXT_LINES = 3;
@@ -92,15 +91,6 @@ export function applyHunks(text: string, hunks: Hunk[], direction: 'forward' | '
   applied.reverse();
   failed.reverse();
   return { text: out, applied, failed };
-}
-
-/**
- * A hunk id's hash: the first 128 bits of sha256, 32 hex characters. The agent writes both versions of a file,
- * so it could search for two hunks with one id (a birthday search: 2^32 tries against the 64-bit FNV-1a this
- * was) and swap the one the operator accepts by id; 2^64 tries are out of reach.
- */
-export function hunkHash(s: string): string {
-  return createHash('sha256').update(s).digest('hex').slice(0, 32);
 }
 
 function toJsdiff(h: Hunk): StructuredPatchHunk {

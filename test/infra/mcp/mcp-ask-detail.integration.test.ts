@@ -1,10 +1,3 @@
-/**
- * What an MCP elicitation shows for a write is the request's own content (the detail the gate recorded with
- * it), revealed: the bridge used to show text the file tools left keyed by path, so of two writes to one path
- * at once the first ask (the agent's harmful content) showed the second's harmless one (an audit helper,
- * 5 December), and bidi characters reached the client as they were.
- */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpWorkspace, stdioClient, type TestClient } from '../../support/mcp.ts';
 

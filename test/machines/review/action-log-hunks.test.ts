@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { applyHunks, computeHunks, hunkHash, unifiedDiff } from '../../../machines/review/action-log-hunks.ts';
+import { applyHunks, computeHunks, unifiedDiff } from '../../../machines/review/action-log-hunks.ts';
+import { hunkHash } from '../../../schemas/review.ts';
 import { editedPairArb, fcSeed } from '../../support/action-log-text.ts';
 
 const seed = fcSeed();
