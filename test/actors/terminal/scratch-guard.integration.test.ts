@@ -118,7 +118,11 @@ describe.skipIf(!which('bwrap'))('sandbox scratch bounded on the data disk', () 
     expect(f.output).not.toContain('FILLED-CANARY');
   }, 120_000);
 
-  /** A manager whose reserve is just under what the disk has free now: `fill` MiB take the disk below it. */
+  /**
+   * A manager whose reserve is just under what the disk has free now: `fill` MiB take the disk below it. The
+   * fills below write up to 1.5 GiB (the guard stops them after ~16 MiB): tests in other workers free space
+   * meanwhile, and a fixed 400 MiB once ended above the reserve in CI (the command was never stopped).
+   */
   async function reserveJustUnderFree() {
     const probe = manager({ maxScratchPerAgent: 0, scratchDiskReserve: 0 });
     const fs = statfsSync(probe.workspace);
@@ -142,18 +146,18 @@ describe.skipIf(!which('bwrap'))('sandbox scratch bounded on the data disk', () 
   }
 
   it('below scratchDiskReserve, closes the biggest holder and leaves an idle neighbour', async () => {
-    await closedBelowReserve(fill(400), 'scratchDiskReserve');
+    await closedBelowReserve(fill(1_500), 'scratchDiskReserve');
   });
 
   it('below scratchDiskReserve, finds the terminal filling a workspace file (not its scratch)', async () => {
-    const loop = `i=0; while [ $i -lt 400 ]; do head -c ${MiB} /dev/zero; i=$((i+1)); sleep 0.02; done`;
+    const loop = `i=0; while [ $i -lt 1500 ]; do head -c ${MiB} /dev/zero; i=$((i+1)); sleep 0.02; done`;
     await closedBelowReserve(`{ ${loop}; } > big.bin; echo FILLED-CANARY`, 'is writing files of');
   });
 
   it('below scratchDiskReserve, finds the terminal writing many small workspace files, each closed', async () => {
     // 256 KiB a file, closed at once: no file it has open is ever big, and its scratch holds nothing.
     const loop =
-      'mkdir -p many; i=0; while [ $i -lt 1600 ]; do head -c 262144 /dev/zero > many/w$i.bin; i=$((i+1)); ' +
+      'mkdir -p many; i=0; while [ $i -lt 6000 ]; do head -c 262144 /dev/zero > many/w$i.bin; i=$((i+1)); ' +
       'sleep 0.005; done';
     await closedBelowReserve(`${loop}; echo FILLED-CANARY`, 'to disk since the last check');
   });
@@ -161,7 +165,7 @@ describe.skipIf(!which('bwrap'))('sandbox scratch bounded on the data disk', () 
   it('below scratchDiskReserve, closes a terminal whose writers are reaped uncounted (SIGCHLD ignored)', async () => {
     // The kernel reaps the children of a parent ignoring SIGCHLD: what each wrote is counted nowhere.
     const perl =
-      `perl -e '$SIG{CHLD} = "IGNORE"; mkdir "many"; for my $i (1..1600) { my $p = fork(); ` +
+      `perl -e '$SIG{CHLD} = "IGNORE"; mkdir "many"; for my $i (1..6000) { my $p = fork(); ` +
       'if ($p == 0) { open(my $f, ">", "many/w$i.bin"); print $f "a" x 262144; close $f; exit 0 } ' +
       "select(undef, undef, undef, 0.005) }'";
     await closedBelowReserve(`${perl}; echo FILLED-CANARY`, 'hide what they write');
