@@ -52,7 +52,7 @@ export async function approvals(opts: RemoteOptions & { once?: boolean; watch?: 
         try {
           const fact = decodeFact(msg.subject, msg.data);
           if (fact.type === 'permission.requested')
-            process.stdout.write(`${line(fact.data as PermissionRequestedData)}\n`);
+            process.stdout.write(`${reveal(line(fact.data as PermissionRequestedData), { controls: true })}\n`);
           if (fact.type === 'permission.granted' || fact.type === 'permission.denied') {
             const d = fact.data as { requestId: string; by: string };
             process.stdout.write(
