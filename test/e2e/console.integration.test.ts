@@ -6,16 +6,16 @@
  * as `skein replay --screen --at` renders it, and without the token the page
  * shows nothing.
  */
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { screenAt } from '../../infra/terminal/screen-replay.ts';
 import { call } from '../../infra/transport/client.ts';
-import { type ConsoleUnderTest, openConsole } from '../support/console.ts';
+import { type ConsoleUnderTest, openConsoleScene } from '../support/console.ts';
 import { ok } from '../support/replies.ts';
-import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import type { TestRuntime } from '../support/runtime.ts';
 
 const POLL = { timeout: 20_000 };
 
@@ -24,9 +24,8 @@ describe('web console', { timeout: 90_000 }, () => {
   let ui: ConsoleUnderTest;
 
   beforeAll(async () => {
-    rt = await startTestRuntime({
-      mode: 'private',
-      policy: {
+    ({ rt, ui } = await openConsoleScene(
+      {
         default: 'allow',
         tools: {
           write_file: { always_confirm: [{ pattern: '^docs/' }] },
@@ -34,12 +33,8 @@ describe('web console', { timeout: 90_000 }, () => {
           terminal: { always_deny: [{ pattern: '^touch\\b' }] },
         },
       },
-    });
-    mkdirSync(join(rt.workspace, 'docs'));
-    ok(await rt.call('agent.spawn', { label: 'helper', agentId: 'helper', task: 'write the plan' }));
-    ui = await openConsole(rt);
-    await ui.page.goto(ui.server.url);
-    await ui.page.waitForSelector('body[data-ready=true]', POLL);
+      'write the plan',
+    ));
   }, 60_000);
   afterAll(async () => {
     await ui?.dispose();

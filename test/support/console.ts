@@ -5,11 +5,13 @@
  * downloaded browser). Screenshots go to test/artifacts/console/ (gitignored).
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startConsoleServer, type ConsoleServer } from '../../infra/ui/server.ts';
 import { memoryLogger } from './log-sink.ts';
-import type { TestRuntime } from './runtime.ts';
+import { ok } from './replies.ts';
+import { startTestRuntime, type TestRuntime } from './runtime.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = fileURLToPath(new URL('../artifacts/console/', import.meta.url));
@@ -48,4 +50,21 @@ export async function openConsole(rt: TestRuntime): Promise<ConsoleUnderTest> {
       await server.close();
     },
   };
+}
+
+/**
+ * The scene of the console e2e tests: a private runtime under `policy` with a `docs/` directory and a
+ * sub-agent `helper` (with `task`, when given), and a console page on it, ready.
+ */
+export async function openConsoleScene(
+  policy: unknown,
+  task?: string,
+): Promise<{ rt: TestRuntime; ui: ConsoleUnderTest }> {
+  const rt = await startTestRuntime({ mode: 'private', policy });
+  mkdirSync(join(rt.workspace, 'docs'));
+  ok(await rt.call('agent.spawn', { label: 'helper', agentId: 'helper', ...(task ? { task } : {}) }));
+  const ui = await openConsole(rt);
+  await ui.page.goto(ui.server.url);
+  await ui.page.waitForSelector('body[data-ready=true]', { timeout: 20_000 });
+  return { rt, ui };
 }
