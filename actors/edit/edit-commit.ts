@@ -39,6 +39,8 @@ export type EditCallContext = {
    * then tells it they are stored. Without it, `edit.applied` carries none.
    */
   actionLog?: ActionLogRecorder | undefined;
+  /** A person approved this call, seeing its old_text: see `SessionOptions.shownOnly`. */
+  shownOnly?: boolean | undefined;
 };
 
 /** A change an edit wrote: the bytes before (null: created) and after. */
@@ -105,6 +107,8 @@ export type CommitSession = {
   mode: 'edit' | 'write';
   target: EditTarget;
   encoded?: EncodedContent | undefined;
+  /** See `SessionOptions.shownOnly`: kept when the edits are applied again to a file that moved. */
+  shownOnly?: boolean | undefined;
 };
 
 /** Writes what the session produced and emits `edit.applied`; throws (having written nothing) on failure. */
@@ -139,7 +143,7 @@ export async function commitEdit(
       : undefined;
   if (base && now && now.hash !== base.hash) {
     if (s.mode === 'edit') {
-      const again = applyEdits(now.text, result.specs);
+      const again = applyEdits(now.text, result.specs, { shownOnly: s.shownOnly ?? false });
       if (again.failure) {
         throw new RuntimeError(
           ErrorCode.Conflict,

@@ -30,6 +30,8 @@ export type EditSession = {
   actor: ActorRefFrom<typeof editSessionMachine>;
   /** A whole-file write's content as the JSON thread encoded it (see `EncodedContent`). */
   encoded?: EncodedContent | undefined;
+  /** A person approved the edit at its ask (`SessionOptions.shownOnly`). */
+  shownOnly?: boolean | undefined;
 };
 
 /**
@@ -48,7 +50,14 @@ export async function completeSession(deps: CommitDeps, ctx: EditCallContext, s:
       written = await commitEdit(
         deps,
         ctx,
-        { editId: s.editId, agentId: s.agentId, mode: s.mode, target: s.target, encoded: s.encoded },
+        {
+          editId: s.editId,
+          agentId: s.agentId,
+          mode: s.mode,
+          target: s.target,
+          encoded: s.encoded,
+          shownOnly: s.shownOnly,
+        },
         result,
         failure !== undefined,
       );

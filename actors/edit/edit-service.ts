@@ -290,12 +290,22 @@ export class EditService {
       // A write's buffer serves only its streamed preview diff: not decoded for a plain file.write.
       buffer: mode === 'write' && !preview ? '' : (target.file?.text ?? ''),
       stale: target.file ? this.#seen.isStale(ctx.agentId, target.file) : false,
+      ...(ctx.shownOnly ? { shownOnly: true } : {}),
       preview,
       crlf: target.file?.lineEnding === 'crlf',
       maxFileBytes: this.maxFileBytes,
     };
     const actor = createActor(editSessionMachine, { input });
-    const s: Session = { editId, agentId: ctx.agentId, mode, target, actor, pending: [], lock: Promise.resolve() };
+    const s: Session = {
+      editId,
+      agentId: ctx.agentId,
+      mode,
+      target,
+      actor,
+      pending: [],
+      lock: Promise.resolve(),
+      ...(ctx.shownOnly ? { shownOnly: true } : {}),
+    };
     actor.on('*', (fact) => s.pending.push(fact as EditFact));
     actor.start();
     return s;

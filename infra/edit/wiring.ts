@@ -57,6 +57,8 @@ export function wireEdit(deps: {
     agentId: ctx.command.agentId,
     emit: async (f) => void (await ctx.emit(f)),
     log: ctx.logger,
+    // A person answered the ask (edit.begin's too: its session keeps it to the end).
+    ...(ctx.answeredBy ? { shownOnly: true } : {}),
   });
 
   const unrecorded = new UnrecordedChanges({ logger: deps.logger });

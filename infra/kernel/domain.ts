@@ -42,7 +42,16 @@ export type HandlerContext<TDef extends CatalogCommand = CatalogCommand> = {
    * goes out with the tool's first fact, in one socket write, after the tool started.
    */
   emitHeld(fact: UnstampedFact): Promise<StoredFact>;
+  /**
+   * Set by the gate when a person answered this call's ask (the user, or the agent's parent): what they were
+   * shown is all the call may do (a fuzzy edit must replace only lines the ask showed). Unset when the rules
+   * alone decided.
+   */
+  answeredBy?: Answerer;
 };
+
+/** Who answered an ask that let a tool call run. */
+export type Answerer = 'user' | 'parent';
 
 /**
  * A command's handler: its data typed from the CommandDef; its reply is what the reply schema accepts (the
@@ -65,8 +74,11 @@ export function dataIf<T extends CommandType>(ctx: HandlerContext, type: T): Dat
 /** A reply rebuilt from the log: the reply fields (parsed by the command's reply schema) or the error it had. */
 export type RetriedReply = { reply: object } | { error: RuntimeError };
 
-/** Decides whether a tool call may run; throws a RuntimeError (permission_denied) when not. */
-export type Gate = (ctx: HandlerContext) => Promise<void>;
+/**
+ * Decides whether a tool call may run; throws a RuntimeError (permission_denied) when not. Resolves with who
+ * answered when a person was asked (the host sets `ctx.answeredBy`).
+ */
+export type Gate = (ctx: HandlerContext) => Promise<{ answeredBy?: Answerer | undefined } | undefined>;
 
 /**
  * A reaction to facts: `restore` runs for facts read back from the log at start, `live` for facts appended

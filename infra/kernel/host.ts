@@ -331,7 +331,8 @@ export class Host {
       if (def.tool) {
         // Work the handler needs whatever the decision (DomainParts.ahead) runs beside the gate.
         handler.ahead?.(ctx);
-        await this.#gate!(ctx);
+        const ruled = await this.#gate!(ctx);
+        if (ruled?.answeredBy) ctx.answeredBy = ruled.answeredBy;
       }
       const result = await handler.handler(ctx).finally(() => this.writer.release());
       // The reply waits for every fact the command caused, including ones the handler did not await.

@@ -111,7 +111,7 @@ export async function wirePermission(deps: {
     const exec = dataIf(ctx, 'terminal.exec');
     if (exec) promptLines.clear(exec.terminalId);
     const call = toolCallOf(ctx.def, ctx.command.data);
-    if (!call) return;
+    if (!call) return undefined;
     await deps.precheck?.(call, ctx.command.agentId);
     let foreground = call.terminalId ? deps.foreground?.(call.terminalId) : undefined;
     let input = call.input;
@@ -129,7 +129,7 @@ export async function wirePermission(deps: {
       ({ input, foreground, rest } = judged);
       if (rest === undefined) promptLines.clear(call.terminalId);
     }
-    await service.authorize({
+    const { by } = await service.authorize({
       agentId: ctx.command.agentId,
       tool: call.tool,
       input,
@@ -140,6 +140,7 @@ export async function wirePermission(deps: {
       emitRuling: ctx.emitHeld,
     });
     if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest);
+    return by === 'user' || by === 'parent' ? { answeredBy: by } : undefined;
   };
 
   const reactions: Reaction[] = [

@@ -78,6 +78,7 @@ export function planEdit(
   found: SearchMatches,
   index: number,
   stale: boolean,
+  shownOnly = false,
 ): EditPlan | EditFailure {
   const starts = lineStarts(buffer);
   if (found.tooLarge) {
@@ -93,6 +94,12 @@ export function planEdit(
   const exact = found.kind === 'exact';
   const startRow = rowOf(starts, match.range.start);
   const endRow = rowOf(starts, match.range.end);
+  const unshown =
+    exact || !shownOnly ? undefined : unshownLine(buffer.slice(match.range.start, match.range.end), oldText);
+  if (unshown) {
+    const at = { start: startRow + 1, end: endRow + 1, line: startRow + 1 + unshown.row, text: unshown.text };
+    return { index, reason: 'unresolved', message: editErrors.unshown(index, at, match.similarity) };
+  }
   const rowText = (row: number) => {
     const s = starts[row]!;
     const e = row + 1 < starts.length ? starts[row + 1]! - 1 : buffer.length;
@@ -132,6 +139,29 @@ export function planEdit(
   };
 }
 
+/** Spaces and tabs, runs of them: what a fuzzy match may differ in from the lines a person was shown. */
+const BLANKS = /[ \t\r\f\v]+/g;
+const normal = (line: string) => line.replace(BLANKS, ' ').trim();
+
+/**
+ * The first line of `replaced` (the text a fuzzy match would replace) that is not one of `shown`'s lines, in
+ * order, up to spaces and tabs; undefined when every replaced line was shown. A match covering a line the
+ * old_text never held (the matcher tolerates a fifth of them) would replace what a person approving the edit
+ * never saw.
+ */
+export function unshownLine(replaced: string, shown: string): { row: number; text: string } | undefined {
+  const want = textLines(shown).map(normal);
+  const lines = replaced.split('\n');
+  let q = 0;
+  for (let row = 0; row < lines.length; row++) {
+    const line = normal(lines[row]!);
+    while (q < want.length && want[q] !== line) q++;
+    if (q === want.length) return { row, text: lines[row]!.replace(/\r$/, '') };
+    q++;
+  }
+  return undefined;
+}
+
 export function isFailure(p: EditPlan | EditFailure): p is EditFailure {
   return 'reason' in p;
 }
@@ -150,12 +180,13 @@ export function applyOne(
   edit: EditSpec,
   index: number,
   stale: boolean,
+  shownOnly = false,
 ): { content: string; outcome: EditOutcome } | EditFailure {
   const invalid = validateEdit(edit, index);
   if (invalid) return invalid;
   const matcher = new StreamingFuzzyMatcher(buffer);
   matcher.push(edit.oldText, true);
-  const plan = planEdit(buffer, edit.oldText, matcher.finish(), index, stale);
+  const plan = planEdit(buffer, edit.oldText, matcher.finish(), index, stale, shownOnly);
   if (isFailure(plan)) return plan;
   const inserted = reindent(finalNewText(edit.newText, plan), plan.first, plan.rest, plan.conversion, plan.indentMap);
   const content = buffer.slice(0, plan.range.start) + inserted + buffer.slice(plan.range.end);
@@ -175,15 +206,20 @@ export function applyOne(
 
 /**
  * Applies `edits` in order, each against the previous result. `stale` adds
- * the "changed on disk" sentence to a no-match error.
+ * the "changed on disk" sentence to a no-match error; `shownOnly` (a person
+ * approved the edits) refuses a fuzzy match replacing a line old_text lacks.
  */
-export function applyEdits(buffer: string, edits: readonly EditSpec[], options: { stale?: boolean } = {}): ApplyResult {
+export function applyEdits(
+  buffer: string,
+  edits: readonly EditSpec[],
+  options: { stale?: boolean; shownOnly?: boolean } = {},
+): ApplyResult {
   if (edits.length === 0)
     return { content: buffer, outcomes: [], failure: { index: 0, reason: 'invalid', message: editErrors.noEdits() } };
   let content = buffer;
   const outcomes: EditOutcome[] = [];
   for (let i = 0; i < edits.length; i++) {
-    const r = applyOne(content, edits[i]!, i, options.stale ?? false);
+    const r = applyOne(content, edits[i]!, i, options.stale ?? false, options.shownOnly ?? false);
     if ('reason' in r) return { content, outcomes, failure: r };
     content = r.content;
     outcomes.push(r.outcome);

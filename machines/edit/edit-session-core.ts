@@ -31,6 +31,11 @@ export type SessionOptions = {
   buffer: string;
   /** The file changed on disk since the agent last read it. */
   stale: boolean;
+  /**
+   * A person approved this edit when it was asked about, seeing its old_text: a fuzzy match may replace only
+   * lines old_text holds, spaces aside (`unshownLine`).
+   */
+  shownOnly?: boolean;
   /** Emit `edit.diff.progressed` facts (the live preview). */
   preview: boolean;
   /** The file uses CRLF (and the buffer was converted to LF): turn `\r\n` in old/new text into `\n` as it streams. */
@@ -232,7 +237,7 @@ export class EditSessionCore {
       this.#failure = { index, reason: 'invalid', message: editErrors.emptyOldText(index) };
       return;
     }
-    const plan = planEdit(this.#buffer, a.old, a.matcher.finish(), index, this.#opts.stale);
+    const plan = planEdit(this.#buffer, a.old, a.matcher.finish(), index, this.#opts.stale, this.#opts.shownOnly);
     if (isFailure(plan)) {
       this.#failure = plan;
       if (plan.reason === 'ambiguous') {

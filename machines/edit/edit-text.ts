@@ -5,6 +5,7 @@
  * dashes), the bounded Levenshtein behind `fuzzyEq`, and the error texts the
  * agent sees. Nothing here ever changes the text that is written.
  */
+import { clipLine } from '../../schemas/clip.ts';
 
 /** Per-line similarity at or above which two trimmed lines count as "fuzzy equal" (zed `THRESHOLD`). */
 export const FUZZY_LINE_THRESHOLD = 0.8;
@@ -251,6 +252,11 @@ export const editErrors = {
   emptyOldText: (index: number) =>
     `Could not find matching text for edit at index ${index}. The old_text is empty. ` +
     `Put the lines to replace in old_text, or use write_file to replace the whole file.`,
+  unshown: (index: number, at: { start: number; end: number; line: number; text: string }, similarity: number) =>
+    `Edit ${index} matched lines ${at.start}-${at.end} only approximately (similarity ${similarity.toFixed(2)}), ` +
+    `and line ${at.line} there, ${JSON.stringify(clipLine(at.text, 120))}, is not among the old_text lines the ` +
+    `person who approved this edit was shown (spaces aside). Nothing of this edit was applied. Read the file ` +
+    `again and copy old_text exactly from it.`,
   noOp: (index: number) =>
     `Edit ${index} makes no change: old_text and new_text are identical. Put the replacement text in new_text.`,
   noEdits: () => 'The edits array is empty. Give at least one { "old_text", "new_text" } edit.',
