@@ -40,6 +40,12 @@ import { forwardDecide, serveRemoteDecide } from './remote-decide.ts';
 import { remotePending } from './remote-pending.ts';
 import { type ContentBytes, contentHead } from '../transport/json-thread.ts';
 
+/** A terminal's reader in words: the program (or prompt), and raw mode. */
+function describeState(s: { foreground: TerminalForeground | undefined; canonical: boolean }): string {
+  const who = s.foreground?.kind === 'program' ? JSON.stringify(s.foreground.name) : 'the shell prompt';
+  return s.canonical ? who : `${who} (raw mode)`;
+}
+
 /**
  * What the gate judges for a command: the tool call its CommandDef declares (`tool.call`), or undefined when
  * it runs nothing a policy could judge (open a shell without env, read its screen, resize, close…).
@@ -113,16 +119,12 @@ export async function wirePermission(deps: {
     const call = toolCallOf(ctx.def, ctx.command.data);
     if (!call) return undefined;
     await deps.precheck?.(call, ctx.command.agentId);
-    let foreground = call.terminalId ? deps.foreground?.(call.terminalId) : undefined;
+    const terminal = call.terminalId ? terminalState(call.terminalId) : undefined;
+    let foreground = terminal?.foreground;
     let input = call.input;
     let rest: string | undefined;
     if (call.terminalId) {
-      const judged = judgeWrite(
-        promptLines.pending(call.terminalId),
-        call.input,
-        foreground,
-        deps.canonical?.(call.terminalId) ?? true,
-      );
+      const judged = judgeWrite(promptLines.pending(call.terminalId), call.input, foreground, terminal!.canonical);
       if (judged.refused) {
         throw new RuntimeError(ErrorCode.PermissionDenied, `terminal.write to '${call.terminalId}': ${judged.refused}`);
       }
@@ -135,13 +137,35 @@ export async function wirePermission(deps: {
       input,
       ...(foreground ? { foreground } : {}),
       ...(call.detail === undefined ? {} : { detail: boundDetail(call.detail, ctx.contentBytes) }),
+      // Input to a terminal: the ask names what reads it (the answer holds only while that still does).
+      ...(terminal ? { detail: describeState(terminal) } : {}),
       waitMs: ctx.command.waitMs,
       emit: ctx.emit,
       emitRuling: ctx.emitHeld,
     });
+    const answeredBy = by === 'user' || by === 'parent' ? by : undefined;
+    // A person answers in seconds or minutes: the program the write was asked about may have exited meanwhile,
+    // and its input would reach whatever reads the terminal now (a line approved for python3 run by bash).
+    if (call.terminalId && answeredBy) {
+      const now = terminalState(call.terminalId);
+      const was = describeState(terminal!);
+      if (describeState(now) !== was) {
+        throw new RuntimeError(
+          ErrorCode.PermissionDenied,
+          `terminal.write to '${call.terminalId}': the ask was answered for input to ${was}, but the terminal ` +
+            `now runs ${describeState(now)}; nothing was written. Look at the terminal again and send the input ` +
+            'anew if it is still wanted.',
+        );
+      }
+    }
     if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest);
-    return by === 'user' || by === 'parent' ? { answeredBy: by } : undefined;
+    return answeredBy ? { answeredBy } : undefined;
   };
+  /** What reads a terminal's input: the foreground program (or the prompt) and whether lines are edited. */
+  const terminalState = (terminalId: string) => ({
+    foreground: deps.foreground?.(terminalId),
+    canonical: deps.canonical?.(terminalId) ?? true,
+  });
 
   const reactions: Reaction[] = [
     {
