@@ -25,7 +25,7 @@ import { compilePattern, type PolicyLayer } from '../../machines/permission/poli
 import { callerDeadline } from './policy-deadline.ts';
 import { PermissionRuns, type DecideReply, type FactSink, type PermissionAgent } from './permission-runs.ts';
 import { HOST_RESTARTED, HOST_STOPPING, restartDenial } from './restart-denial.ts';
-import { globalPolicyPath, loadPolicyLayers, persistLearnedRules } from './policy-files.ts';
+import { globalPolicyPath, loadPolicyLayers, persistLearnedRules, resolvePathFacts } from './policy-files.ts';
 import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
 import { PolicyLayers, ruleCount } from './policy-layers.ts';
 import type { PolicyFileRead } from './policy-watch.ts';
@@ -115,7 +115,7 @@ export class PermissionService {
      * tool starts before its grant is appended; the grant still precedes the tool's facts in the log.
      */
     emitRuling?: FactSink | undefined;
-  }): Promise<{ requestId: string; by: string }> {
+  }): Promise<{ requestId: string; by: string; resolved?: string | undefined }> {
     const agent = this.#agent(args.agentId);
     const built = await this.#gate.build(args.tool, args.input, {
       roots: agent.roots,
@@ -149,8 +149,13 @@ export class PermissionService {
     await run.done;
     const out = run.actor.getSnapshot().output!;
     await Promise.all(run.writes);
-    if (out.granted) return { requestId, by: out.by };
+    if (out.granted) return { requestId, by: out.by, resolved: request.path?.resolved };
     throw new PermissionDeniedError(out.reason, { requestId, by: out.by });
+  }
+
+  /** Where a file tool's path leads now, as the ask resolved it (symlinks followed, relative to the root). */
+  async resolvedNow(agentId: string, path: string): Promise<string | undefined> {
+    return (await resolvePathFacts(path, this.#agent(agentId).roots)).resolved;
   }
 
   /** `permission.decide`: idempotent for settled requests; refused for non-ancestors. */

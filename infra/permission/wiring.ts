@@ -131,7 +131,7 @@ export async function wirePermission(deps: {
       ({ input, foreground, rest } = judged);
       if (rest === undefined) promptLines.clear(call.terminalId);
     }
-    const { by } = await service.authorize({
+    const { by, resolved } = await service.authorize({
       agentId: ctx.command.agentId,
       tool: call.tool,
       input,
@@ -155,6 +155,18 @@ export async function wirePermission(deps: {
           `terminal.write to '${call.terminalId}': the ask was answered for input to ${was}, but the terminal ` +
             `now runs ${describeState(now)}; nothing was written. Look at the terminal again and send the input ` +
             'anew if it is still wanted.',
+        );
+      }
+    }
+    // The same for a path: a symlink made (or a directory on the way swapped) while the ask waited would take the
+    // write somewhere the person never saw named.
+    if (answeredBy && resolved !== undefined) {
+      const now = await service.resolvedNow(ctx.command.agentId, call.input);
+      if (now !== resolved) {
+        throw new RuntimeError(
+          ErrorCode.PermissionDenied,
+          `${call.tool} of ${JSON.stringify(call.input)}: the ask was answered for ${JSON.stringify(resolved)}, but ` +
+            `the path now leads to ${JSON.stringify(now ?? null)}; nothing was done. Check the path and call again if it is still wanted.`,
         );
       }
     }
