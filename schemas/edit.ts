@@ -353,7 +353,8 @@ export type EditFact =
   | { type: 'file.read.recorded'; data: z.infer<typeof fileReadRecorded.data> };
 
 /** An edit's replacements as a person reads them in an ask: each old text (`-`) and its new text (`+`). */
-function editsDetail(edits: EditSpec[]): string {
+/** An edit's old and new texts as an ask shows them (`-` old, `+` new lines per edit). */
+export function editsDetail(edits: readonly EditSpec[]): string {
   const lines = (prefix: string, text: string) => text.split('\n').map((line) => `${prefix}${line}`);
   return edits
     .map((e, i) =>

@@ -2,7 +2,7 @@ import { createActor } from 'xstate';
 import { finishedAgentError } from '../../machines/agent/agent.ts';
 import { type EditSessionInput, editSessionMachine } from '../../machines/edit/edit-session.ts';
 import { completeSession, type EditSession } from './edit-complete.ts';
-import type { EditFact } from '../../schemas/edit.ts';
+import { editsDetail, type EditFact } from '../../schemas/edit.ts';
 import { DEFAULT_MAX_OPEN_EDITS, DEFAULT_MAX_OPEN_EDITS_PER_HOST } from '../../schemas/edit-config.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
@@ -213,6 +213,22 @@ export class EditService {
     });
   }
 
+  /**
+   * Ends a streamed edit's input and works out its change without writing anything: what a person must see
+   * before it is written (the edits that applied, as sent, or the whole content), or undefined when nothing
+   * would be written. `finish` then writes it.
+   */
+  async seal(ctx: EditCallContext, data: { editId: string }): Promise<string | undefined> {
+    const s = this.#session(ctx.agentId, data.editId);
+    return this.#locked(s, async () => {
+      s.actor.send({ type: 'edit.finish' });
+      await this.#flush(ctx, s);
+      const result = s.actor.getSnapshot().context.result;
+      if (s.mode === 'write') return result.failure ? undefined : result.content;
+      return result.specs.length > 0 ? editsDetail(result.specs) : undefined;
+    });
+  }
+
   async finish(ctx: EditCallContext, data: { editId: string }): Promise<AppliedReply> {
     const s = this.#session(ctx.agentId, data.editId);
     return this.#locked(s, async () => {
@@ -221,7 +237,11 @@ export class EditService {
     });
   }
 
-  async cancel(ctx: EditCallContext, data: { editId: string }): Promise<{ editId: EditId; cancelled: true }> {
+  async cancel(
+    ctx: EditCallContext,
+    data: { editId: string },
+    message = 'The edit was cancelled; nothing was written.',
+  ): Promise<{ editId: EditId; cancelled: true }> {
     const s = this.#session(ctx.agentId, data.editId);
     return this.#locked(s, async () => {
       s.actor.send({ type: 'edit.cancel' });
@@ -232,7 +252,7 @@ export class EditService {
           editId: s.editId,
           path: s.target.path,
           code: 'cancelled',
-          message: 'The edit was cancelled; nothing was written.',
+          message,
           appliedCount: 0,
         },
       });

@@ -115,6 +115,11 @@ export class PermissionService {
      * tool starts before its grant is appended; the grant still precedes the tool's facts in the log.
      */
     emitRuling?: FactSink | undefined;
+    /**
+     * A call whose content is not known yet (a streamed edit's `edit.begin`): when the rules would ask a person,
+     * nothing is asked or appended and it resolves `by: 'deferred'`; the caller asks with the content later.
+     */
+    defer?: boolean | undefined;
   }): Promise<{ requestId: string; by: string; resolved?: string | undefined }> {
     const agent = this.#agent(args.agentId);
     const built = await this.#gate.build(args.tool, args.input, {
@@ -137,6 +142,7 @@ export class PermissionService {
       await ruled.write;
       throw new PermissionDeniedError(ruled.output.reason, { requestId, by: ruled.output.by });
     }
+    if (args.defer) return { requestId: '', by: 'deferred' };
     this.#runs.admit(agent.agentId);
     const now = (this.#deps.now ?? Date.now)();
     const run = this.#runs.start(agent, requestId, {

@@ -11,7 +11,8 @@ import { editAggregateDef, fileAggregateDef } from '../../machines/edit/edit-agg
 import { EditService, type EditCallContext } from '../../actors/edit/edit-service.ts';
 import type { ActionLogRecorder } from '../../actors/edit/edit-commit.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
-import { defineDomain, type HandlerContext } from '../kernel/domain.ts';
+import { defineDomain, type Answerer, type HandlerContext } from '../kernel/domain.ts';
+import type { ToolCall } from '../../schemas/tool.ts';
 import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
 import type { Logger } from 'pino';
@@ -33,6 +34,11 @@ export function wireEdit(deps: {
   maxFileBytes?: number;
   maxOpenPerAgent?: number;
   maxOpenPerHost?: number;
+  /**
+   * Asks a person about a streamed edit whose `edit.begin` the gate let through unasked (`ctx.askDeferred`),
+   * shown its content; resolves with who answered, throws when denied.
+   */
+  askDeferred?: (ctx: HandlerContext, call: ToolCall) => Promise<Answerer | undefined>;
 }) {
   // Big diffs run on a worker thread so the host keeps answering while an 8 MB file is written.
   const diffThread = new DiffThread(deps.logger);
@@ -57,8 +63,8 @@ export function wireEdit(deps: {
     agentId: ctx.command.agentId,
     emit: async (f) => void (await ctx.emit(f)),
     log: ctx.logger,
-    // A person answered the ask (edit.begin's too: its session keeps it to the end).
-    ...(ctx.answeredBy ? { shownOnly: true } : {}),
+    // A person answered the ask, or will at edit.finish (the session keeps it to the end).
+    ...(ctx.answeredBy || ctx.askDeferred ? { shownOnly: true } : {}),
   });
 
   const unrecorded = new UnrecordedChanges({ logger: deps.logger });
@@ -139,6 +145,27 @@ export function wireEdit(deps: {
       return reply!;
     });
   };
+  /** Streamed edits whose ask waits for their content (`ctx.askDeferred` at edit.begin), by id. */
+  const asking = new Map<string, { tool: 'edit_file' | 'write_file'; given: string }>();
+  /** Seals a streamed edit and asks a person about what it would write; a denial cancels it (nothing written). */
+  const askWithContent = async (
+    ctx: HandlerContext,
+    editId: string,
+    ask: { tool: ToolCall['tool']; given: string },
+  ) => {
+    const detail = await service.seal(call(ctx), { editId });
+    asking.delete(editId);
+    if (detail === undefined) return; // nothing would be written: finish reports why
+    try {
+      if (!deps.askDeferred) throw new RuntimeError(ErrorCode.Internal, 'no permission domain to ask a person');
+      await deps.askDeferred(ctx, { tool: ask.tool, input: ask.given, detail });
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      await service.cancel(call(ctx), { editId }, `The edit was not approved; nothing was written (${why}).`);
+      open.delete(editId);
+      throw err;
+    }
+  };
   /** A streaming edit's session, only for the agent that began it. */
   const sessionOf = (agentId: string, editId: string) => {
     const session = open.get(editId);
@@ -189,6 +216,10 @@ export function wireEdit(deps: {
       },
       'edit.begin': async (ctx) => {
         const reply = await service.begin(call(ctx), ctx.command.data);
+        if (ctx.askDeferred) {
+          const tool = ctx.command.data.mode === 'write' ? 'write_file' : 'edit_file';
+          asking.set(reply.editId, { tool, given: ctx.command.data.path });
+        }
         const given = ctx.command.data.path;
         const path = await resolved(ctx.command.agentId, given);
         // Not when the edit was cancelled meanwhile (its agent finished): nothing would delete the entry.
@@ -198,11 +229,16 @@ export function wireEdit(deps: {
       },
       'edit.input': async (ctx) => {
         sessionOf(ctx.command.agentId, ctx.command.data.editId);
-        return service.input(call(ctx), ctx.command.data);
+        const reply = await service.input(call(ctx), ctx.command.data);
+        // Failed as it streamed: closed, nothing will be written or asked about.
+        if (reply.state === 'failed') asking.delete(reply.editId);
+        return reply;
       },
       'edit.finish': async (ctx) => {
         const { editId } = ctx.command.data;
         const session = sessionOf(ctx.command.agentId, editId);
+        const ask = asking.get(editId);
+        if (ask) await askWithContent(ctx, editId, ask);
         return recorded(ctx, 'edit.finish', session?.path, editId, async (actionLog) => {
           if (session) {
             // A streamed edit is written long after edit.begin checked its path: a directory on the way may
@@ -226,6 +262,7 @@ export function wireEdit(deps: {
         sessionOf(ctx.command.agentId, editId);
         const reply = await service.cancel(call(ctx), ctx.command.data);
         open.delete(editId);
+        asking.delete(editId);
         return reply;
       },
     },
@@ -239,6 +276,7 @@ export function wireEdit(deps: {
       // The service's sessions, not `open`: a begin still resolving its path is stored there already.
       for (const editId of service.openEditIds(agentId)) {
         open.delete(editId);
+        asking.delete(editId);
         await service
           .cancel(
             { agentId, emit: async (fact) => void (await deps.host.emit(fact, { agentId: agentId as AgentId })) },

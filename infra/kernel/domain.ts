@@ -48,6 +48,11 @@ export type HandlerContext<TDef extends CatalogCommand = CatalogCommand> = {
    * alone decided.
    */
   answeredBy?: Answerer;
+  /**
+   * Set by the gate when the rules would ask a person about a call whose content does not exist yet (a streamed
+   * edit's `edit.begin`): nothing was asked; the handler asks once the content is known, before acting.
+   */
+  askDeferred?: boolean;
 };
 
 /** Who answered an ask that let a tool call run. */
@@ -74,11 +79,14 @@ export function dataIf<T extends CommandType>(ctx: HandlerContext, type: T): Dat
 /** A reply rebuilt from the log: the reply fields (parsed by the command's reply schema) or the error it had. */
 export type RetriedReply = { reply: object } | { error: RuntimeError };
 
+/** What the gate found besides "may run": who answered, or that the ask is left to the handler. */
+export type GateRuling = { answeredBy?: Answerer | undefined; askDeferred?: boolean | undefined };
+
 /**
  * Decides whether a tool call may run; throws a RuntimeError (permission_denied) when not. Resolves with who
- * answered when a person was asked (the host sets `ctx.answeredBy`).
+ * answered when a person was asked (the host sets `ctx.answeredBy`), or that the ask was deferred.
  */
-export type Gate = (ctx: HandlerContext) => Promise<{ answeredBy?: Answerer | undefined } | undefined>;
+export type Gate = (ctx: HandlerContext) => Promise<GateRuling | undefined>;
 
 /**
  * A reaction to facts: `restore` runs for facts read back from the log at start, `live` for facts appended

@@ -108,6 +108,8 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     maxFileBytes: editConfig.maxFileBytes,
     maxOpenPerAgent: editConfig.maxOpenPerAgent,
     maxOpenPerHost: editConfig.maxOpenPerHost,
+    // Wired below: the permission domain reads terminals and edits to judge calls.
+    askDeferred: (ctx, call) => permission.askDeferred(ctx, call),
   });
   const terminal = wireTerminal({
     host,

@@ -34,7 +34,14 @@ import { watchPolicyFiles, type PolicyWatch } from '../../actors/permission/poli
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import type { Bus } from '../transport/bus.ts';
-import { dataIf, defineDomain, type Gate, type Reaction } from '../kernel/domain.ts';
+import {
+  dataIf,
+  defineDomain,
+  type Gate,
+  type GateRuling,
+  type HandlerContext,
+  type Reaction,
+} from '../kernel/domain.ts';
 import type { Host } from '../kernel/host.ts';
 import { forwardDecide, serveRemoteDecide } from './remote-decide.ts';
 import { remotePending } from './remote-pending.ts';
@@ -118,6 +125,12 @@ export async function wirePermission(deps: {
     if (exec) promptLines.clear(exec.terminalId);
     const call = toolCallOf(ctx.def, ctx.command.data);
     if (!call) return undefined;
+    // A streamed edit's content does not exist yet: a person is asked at edit.finish, shown it (askDeferred).
+    return judge(ctx, call, ctx.def.type === 'edit.begin');
+  };
+
+  /** Judges `call` for `ctx`'s command, asking a person when the rules say so (unless `defer`). */
+  const judge = async (ctx: HandlerContext, call: ToolCall, defer: boolean): Promise<GateRuling | undefined> => {
     await deps.precheck?.(call, ctx.command.agentId);
     const terminal = call.terminalId ? terminalState(call.terminalId) : undefined;
     let foreground = terminal?.foreground;
@@ -142,7 +155,9 @@ export async function wirePermission(deps: {
       waitMs: ctx.command.waitMs,
       emit: ctx.emit,
       emitRuling: ctx.emitHeld,
+      defer,
     });
+    if (by === 'deferred') return { askDeferred: true };
     const answeredBy = by === 'user' || by === 'parent' ? by : undefined;
     // A person answers in seconds or minutes: the program the write was asked about may have exited meanwhile,
     // and its input would reach whatever reads the terminal now (a line approved for python3 run by bash).
@@ -165,8 +180,9 @@ export async function wirePermission(deps: {
       if (now !== resolved) {
         throw new RuntimeError(
           ErrorCode.PermissionDenied,
-          `${call.tool} of ${JSON.stringify(call.input)}: the ask was answered for ${JSON.stringify(resolved)}, but ` +
-            `the path now leads to ${JSON.stringify(now ?? null)}; nothing was done. Check the path and call again if it is still wanted.`,
+          `${call.tool} of ${JSON.stringify(call.input)}: the ask was answered for ${JSON.stringify(resolved)}, ` +
+            `but the path now leads to ${JSON.stringify(now ?? null)}; nothing was done. Check the path and call ` +
+            'again if it is still wanted.',
         );
       }
     }
@@ -329,6 +345,13 @@ export async function wirePermission(deps: {
     /** Records a spawned agent's own policy layer (given by its parent at spawn). */
     async setSpawnPolicy(setBy: AgentId, agentId: AgentId, policy: Policy, emit: Parameters<Gate>[0]['emit']) {
       await service.setPolicy({ layer: 'agent', agentId, policy, setBy, emit });
+    },
+    /**
+     * The ask the gate deferred (`ctx.askDeferred`), now that the call's content is known: `call` carries it as
+     * `detail`; `ctx` is the command that acts (edit.finish). Resolves with who answered; throws when denied.
+     */
+    async askDeferred(ctx: HandlerContext, call: ToolCall) {
+      return (await judge(ctx, call, false))?.answeredBy;
     },
     /** Denies the pending requests of a cancelled agent. */
     cancelAgent: (agentId: AgentId, reason: string) =>

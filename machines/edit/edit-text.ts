@@ -254,9 +254,9 @@ export const editErrors = {
     `Put the lines to replace in old_text, or use write_file to replace the whole file.`,
   unshown: (index: number, at: { start: number; end: number; line: number; text: string }, similarity: number) =>
     `Edit ${index} matched lines ${at.start}-${at.end} only approximately (similarity ${similarity.toFixed(2)}), ` +
-    `and line ${at.line} there, ${JSON.stringify(clipLine(at.text, 120))}, is not among the old_text lines the ` +
-    `person who approved this edit was shown (spaces aside). Nothing of this edit was applied. Read the file ` +
-    `again and copy old_text exactly from it.`,
+    `and line ${at.line} there, ${JSON.stringify(clipLine(at.text, 120))}, is not one of the old_text lines; an ` +
+    `edit a person approves may replace only lines shown to them (spaces aside). Nothing of this edit was ` +
+    `applied. Read the file again and copy old_text exactly from it.`,
   noOp: (index: number) =>
     `Edit ${index} makes no change: old_text and new_text are identical. Put the replacement text in new_text.`,
   noEdits: () => 'The edits array is empty. Give at least one { "old_text", "new_text" } edit.',
