@@ -45,12 +45,7 @@ export function askBlock(ask: PermissionRequestedData, asRoot: boolean): string 
     indent(ask.input),
   ];
   if (ask.subCommands.length > 1) lines.push(`  sub-commands: ${ask.subCommands.join(' | ')}`);
-  if (ask.detail !== undefined) {
-    const cut = detailCut(ask.detail);
-    const name = ASK_DETAIL_NAMES[ask.tool] ?? 'detail';
-    if (cut !== undefined) lines.push(`  (only the start of the ${name}: ${cut} more characters are not shown)`);
-    lines.push(`  ${name}:`, indent(ask.detail));
-  }
+  lines.push(...askDetail(ask, '  '));
   lines.push(
     rule === undefined
       ? '  always: not offered for this request (yes or no only)'
@@ -59,6 +54,22 @@ export function askBlock(ask: PermissionRequestedData, asRoot: boolean): string 
     `  denied automatically at ${ask.deadline}`,
   );
   return lines.join('\n');
+}
+
+/**
+ * An ask's detail (a write's content, an edit's old and new text…) under its name, each line verbatim after
+ * `│`, and first a note when the gate cut it; no lines when it has none. `pad` goes before each line. Not yet
+ * revealed: the caller reveals the whole text it prints.
+ */
+export function askDetail(ask: PermissionRequestedData, pad: string): string[] {
+  if (ask.detail === undefined) return [];
+  const cut = detailCut(ask.detail);
+  const name = ASK_DETAIL_NAMES[ask.tool] ?? 'detail';
+  return [
+    ...(cut === undefined ? [] : [`${pad}(only the start of the ${name}: ${cut} more characters are not shown)`]),
+    `${pad}${name}:`,
+    ...ask.detail.split('\n').map((l) => `${pad}  │ ${l}`),
+  ];
 }
 
 /** An ask as one JSON line (non-TTY): the fields a script needs to decide, and the rule "always" learns. */

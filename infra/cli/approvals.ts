@@ -10,12 +10,18 @@ import { subjectPatterns } from '../../schemas/index.ts';
 import type { PermissionRequestedData } from '../../schemas/permission.ts';
 import { call } from '../transport/client.ts';
 import { decodeFact } from '../transport/codec.ts';
+import { askDetail, watchApprovals } from './approvals-watch.ts';
 import { action, EXIT } from './output.ts';
 import { callAndPrint, withClient, type RemoteOptions } from './remote.ts';
 
+/** One ask: who asks for what and why, then its detail as `--watch` shows it (what is approved is read first). */
 function line(r: PermissionRequestedData): string {
   const subs = r.subCommands && r.subCommands.length > 1 ? ` [${r.subCommands.join(' | ')}]` : '';
-  return `${r.requestId}  ${r.agentId}  ${r.tool}: ${r.input}${subs}\n    ${r.reason}`;
+  return [
+    `${r.requestId}  ${r.agentId}  ${r.tool}: ${r.input}${subs}`,
+    `    ${r.reason}`,
+    ...askDetail(r, '    '),
+  ].join('\n');
 }
 
 export async function approvals(opts: RemoteOptions & { once?: boolean; watch?: boolean }): Promise<void> {
@@ -30,7 +36,7 @@ export async function approvals(opts: RemoteOptions & { once?: boolean; watch?: 
     withClient(opts, async (client, agentId) => {
       if (opts.watch) {
         const root = client.info?.rootAgentId ?? agentId;
-        return (await import('./approvals-watch.ts')).watchApprovals(client, agentId, agentId === root);
+        return watchApprovals(client, agentId, agentId === root);
       }
       const reply = await call(client.bus, agentId, 'permission.pending', {}, { timeoutMs: 10_000 });
       if (!reply.ok) {

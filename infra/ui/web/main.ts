@@ -9,7 +9,7 @@ import '@xterm/xterm/css/xterm.css';
 import './console.css';
 import { reveal } from '../../../machines/common/reveal.ts';
 import { credsAuthenticator, wsconnect } from '@nats-io/nats-core';
-import { renderApprovals, approvalKeys } from './approvals.ts';
+import { renderApprovals, approvalKeys, clickArming } from './approvals.ts';
 import { ConsoleBus } from './bus.ts';
 import { fill, h } from './dom.ts';
 import { logReader } from './log-reader.ts';
@@ -82,10 +82,17 @@ async function start(grant: Grant): Promise<void> {
   // A view is drawn again only when what it shows changed: drawing it anew resets the operator's scroll and
   // focus, which an agent sending facts in a stream could otherwise do all the time (the console review).
   let asksDrawn = '';
+  const arming = clickArming($('approvals'));
+  // A click on an ask that just came under the pointer (drawn, moved up as the one above went) answers nothing.
+  const click = (ask: Ask, decision: string) =>
+    arming.armed(ask)
+      ? answer(ask, decision)
+      : notice(`${ask.requestId} just appeared or moved under the pointer: read it, then click again`);
   const renderAsks = () => {
     const key = JSON.stringify(store.snapshot.asks.map((a) => [a.requestId, answered.get(a.requestId)]));
-    if (key !== asksDrawn) renderApprovals($('approvals'), store.snapshot, answer, answered);
+    if (key !== asksDrawn) renderApprovals($('approvals'), store.snapshot, click, answered);
     asksDrawn = key;
+    arming.sync();
     shownFirst(firstAsk());
   };
   let reviewDrawn = '';
@@ -159,8 +166,9 @@ async function start(grant: Grant): Promise<void> {
     if (name === 'review') void store.refresh(['review']);
     if (name === 'approvals') {
       void store.refresh(['asks']);
-      // The keys arm from when the asks come into view, not from when they were drawn behind another tab.
+      // The keys and buttons arm from when the asks come into view, not from when they were drawn behind another tab.
       shownFirst(firstAsk(), true);
+      arming.sync();
     }
   });
   await store.refresh();
