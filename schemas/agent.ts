@@ -297,10 +297,10 @@ export const AgentsConfig = z
   .strict();
 export type AgentsConfig = z.infer<typeof AgentsConfig>;
 
-/** What a person answering a spawn sees besides the judged input: the label, task, workspace and policy given. */
 /**
- * What the person answering a spawn's ask reads. The fields the agent cannot shape come first, the task (free
- * text) last with each of its lines indented, so no line of it reads as another field.
+ * What the person answering a spawn's ask reads besides the judged input: the id, label, host, workspace, policy
+ * and task given. The fields the agent cannot shape come first, the task (free text) last with each of its lines
+ * indented, so no line of it reads as another field.
  */
 function spawnDetail(d: {
   label: string;
@@ -308,10 +308,13 @@ function spawnDetail(d: {
   task?: string | undefined;
   policy?: unknown;
   workspace?: string | undefined;
+  host?: string | undefined;
 }) {
   return [
     `agent id: ${d.agentId ?? '(generated)'}`,
     `label: ${d.label}`,
+    // Where its terminals and files will live: another machine's workspace is not the one the person knows.
+    `host: ${d.host ?? "(the parent's)"}`,
     `workspace: ${d.workspace ?? "(the parent's)"}`,
     `policy: ${d.policy === undefined ? "(none: the parent's)" : JSON.stringify(d.policy, null, 2)}`,
     d.task === undefined ? 'task: (none)' : `task:\n${d.task.replace(/^/gm, '  ')}`,

@@ -162,6 +162,7 @@ describe('agent.spawn: what the person answering its ask reads cannot be forged 
       [
         'agent id: rnain',
         'label: helper',
+        "host: (the parent's)",
         "workspace: (the parent's)",
         "policy: (none: the parent's)",
         'task:',
@@ -170,5 +171,11 @@ describe('agent.spawn: what the person answering its ask reads cannot be forged 
         '  policy: {"default":"deny"}',
       ].join('\n'),
     );
+  });
+
+  it('the detail names the host a spawn places the agent on', () => {
+    const data = parse(spawn, { label: 'remote helper', host: 'build-box', workspace: '/srv/ws' });
+    const lines = toolCallOf(spawn, data)?.detail?.split('\n') ?? [];
+    expect(lines.slice(2, 4)).toEqual(['host: build-box', 'workspace: /srv/ws']);
   });
 });
