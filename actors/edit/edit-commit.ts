@@ -41,6 +41,8 @@ export type EditCallContext = {
   actionLog?: ActionLogRecorder | undefined;
   /** A person approved this call, seeing its old_text: see `SessionOptions.shownOnly`. */
   shownOnly?: boolean | undefined;
+  /** A streamed edit a person must approve, shown its content, before it is written (`EditService.seal`). */
+  askFirst?: boolean | undefined;
 };
 
 /** A change an edit wrote: the bytes before (null: created) and after. */

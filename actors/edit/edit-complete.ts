@@ -11,6 +11,7 @@ import type { editSessionMachine } from '../../machines/edit/edit-session.ts';
 import type { SessionFailure, SessionResult } from '../../machines/edit/edit-session-core.ts';
 import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
+import { editsDetail } from '../../schemas/edit.ts';
 import {
   type AppliedReply,
   type CommitDeps,
@@ -115,7 +116,17 @@ function pathMismatch(roots: readonly string[], s: EditSession, result: SessionR
   };
 }
 
-function failureCode(f: SessionFailure): string {
+/**
+ * What a sealed session would write, as a person approving it is shown it: the edits that applied (old and new
+ * text as sent) or the whole content; undefined when nothing would be written.
+ */
+export function toBeWritten(mode: 'edit' | 'write', result: SessionResult): string | undefined {
+  if (mode === 'write') return result.failure ? undefined : result.content;
+  return result.specs.length > 0 ? editsDetail(result.specs) : undefined;
+}
+
+/** The error code of a session's failure. */
+export function failureCode(f: SessionFailure): string {
   if (f.reason === 'unresolved') return ErrorCode.NotFound;
   if (f.reason === 'ambiguous') return ErrorCode.Conflict;
   if (f.reason === 'malformed') return ErrorCode.InvalidJson;

@@ -7,6 +7,7 @@
  */
 import type { EditOutcome } from '../../machines/edit/edit-apply.ts';
 import { boundedStructuredPatch } from '../../machines/review/bounded-diff.ts';
+import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 
 export type DiffReport = { diff: string; linesAdded: number; linesRemoved: number };
 
@@ -60,3 +61,18 @@ export function failureMessage(error: string, displayPath: string, diff: string)
   if (diff === '') return `${error}\nNo edits were made.`;
   return `${error}\nEdited ${displayPath}:\n\n\`\`\`diff\n${diff}\`\`\``;
 }
+
+/** Why a streamed edit a person must approve is not written yet (`EditService.seal` / `finish`). */
+export const approvalErrors = {
+  asking: (editId: string) =>
+    new RuntimeError(
+      ErrorCode.InvalidState,
+      `Edit ${JSON.stringify(editId)} is waiting for a person's answer (an earlier edit.finish asked); ` +
+        'its reply says whether it was written.',
+    ),
+  notApproved: (editId: string) =>
+    new RuntimeError(
+      ErrorCode.InvalidState,
+      `Edit ${JSON.stringify(editId)} must be shown to a person and approved before it is written.`,
+    ),
+};

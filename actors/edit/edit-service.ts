@@ -1,25 +1,18 @@
 import { createActor } from 'xstate';
 import { finishedAgentError } from '../../machines/agent/agent.ts';
 import { type EditSessionInput, editSessionMachine } from '../../machines/edit/edit-session.ts';
-import { completeSession, type EditSession } from './edit-complete.ts';
-import { editsDetail, type EditFact } from '../../schemas/edit.ts';
+import { completeSession, failureCode, toBeWritten, type EditSession } from './edit-complete.ts';
+import type { EditFact } from '../../schemas/edit.ts';
 import { DEFAULT_MAX_OPEN_EDITS, DEFAULT_MAX_OPEN_EDITS_PER_HOST } from '../../schemas/edit-config.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { newId } from '../../schemas/ids.ts';
 import type { PerAgentSlots } from '../../machines/common/per-agent-slots.ts';
 import { openEdits } from './open-edits.ts';
-import { relativeInside } from '../../machines/common/confine.ts';
+import { approvalErrors } from './edit-report.ts';
+import { displayOf, resolveTarget } from './edit-target.ts';
 import { readConfined } from '../common/confined-fs.ts';
-import {
-  assertWellFormed,
-  type ContentFacts,
-  DEFAULT_MAX_FILE_BYTES,
-  realRoots,
-  resolveAndRead,
-  resolveInWorkspace,
-  decodeFile,
-} from './file-io.ts';
+import { assertWellFormed, type ContentFacts, DEFAULT_MAX_FILE_BYTES, resolveInWorkspace } from './file-io.ts';
 import {
   DEFAULT_READ_LIMITS,
   fileIdOf,
@@ -60,10 +53,9 @@ export type EditServiceConfig = {
 };
 
 export type { AppliedReply } from './edit-commit.ts';
-
 type Target = EditTarget;
-/** A session's editId and the commands run on it, serialized. */
-type Session = EditSession & { pending: EditFact[]; lock: Promise<unknown> };
+/** A session and its commands, serialized; `approval`: see `EditCallContext.askFirst` (open → asking → approved). */
+type Session = EditSession & { pending: EditFact[]; lock: Promise<unknown>; approval?: 'open' | 'asking' | 'approved' };
 /** Recently finished edit ids, for a better error than "no such edit" (bounded: one is kept per edit). */
 const CLOSED_IDS_KEPT = 1000;
 
@@ -208,6 +200,17 @@ export class EditService {
       s.actor.send({ type: 'edit.input', data: { chunk: data.chunk } });
       await this.#flush(ctx, s);
       const snap = s.actor.getSnapshot();
+      const { failure, outcomes } = snap.context.result;
+      if (snap.value === 'failed' && failure && outcomes.length > 0) {
+        // The edits before the failed one are written only by edit.finish: under the path lock, recorded for
+        // review, and asked about first when a person must approve (a write from here skipped all three).
+        throw new RuntimeError(
+          failureCode(failure),
+          `${failure.message} The ${outcomes.length} edit(s) before it are not written yet: call edit.finish ` +
+            'to write them, or edit.cancel to drop them.',
+          { details: { editId: s.editId, appliedCount: 0 } },
+        );
+      }
       if (snap.value === 'failed') await this.#complete(ctx, s);
       return { editId: s.editId, received: snap.context.received, state: String(snap.value) };
     });
@@ -221,16 +224,33 @@ export class EditService {
   async seal(ctx: EditCallContext, data: { editId: string }): Promise<string | undefined> {
     const s = this.#session(ctx.agentId, data.editId);
     return this.#locked(s, async () => {
+      if (s.approval === 'asking') throw approvalErrors.asking(s.editId);
       s.actor.send({ type: 'edit.finish' });
       await this.#flush(ctx, s);
-      const result = s.actor.getSnapshot().context.result;
-      if (s.mode === 'write') return result.failure ? undefined : result.content;
-      return result.specs.length > 0 ? editsDetail(result.specs) : undefined;
+      const shown = toBeWritten(s.mode, s.actor.getSnapshot().context.result);
+      // Nothing would be written: nothing to ask about, finish reports why.
+      if (s.approval === 'open') s.approval = shown === undefined ? 'approved' : 'asking';
+      return shown;
     });
+  }
+
+  /** A sealed session a person must approve: what to ask about, or undefined when it needs no approval now. */
+  approvalNeeded(agentId: string, editId: string): { mode: 'edit' | 'write'; given: string } | undefined {
+    const s = this.#sessions.get(editId);
+    return s && s.agentId === agentId && s.approval !== undefined && s.approval !== 'approved'
+      ? { mode: s.mode, given: s.target.given }
+      : undefined;
+  }
+
+  /** A person approved what `seal` showed: `finish` may write it. */
+  approve(agentId: string, editId: string): void {
+    const s = this.#session(agentId, editId);
+    if (s.approval === 'asking') s.approval = 'approved';
   }
 
   async finish(ctx: EditCallContext, data: { editId: string }): Promise<AppliedReply> {
     const s = this.#session(ctx.agentId, data.editId);
+    if (s.approval !== undefined && s.approval !== 'approved') throw approvalErrors.notApproved(s.editId);
     return this.#locked(s, async () => {
       s.actor.send({ type: 'edit.finish' });
       return this.#complete(ctx, s);
@@ -260,46 +280,17 @@ export class EditService {
     });
   }
 
-  async #target(agentId: string, given: string, mode: 'edit' | 'write'): Promise<Target> {
-    // `dir/` names a directory, existing or not (the walk drops its empty last part: a write made a file `dir`).
-    const namesDirectory = /\/\.?$/.test(given);
-    // A whole-file write may create its parents (an agent without a shell `mkdir` could never make one).
-    // One walk resolves and reads: the file is opened from the directory the walk reached.
-    const resolved = namesDirectory
-      ? undefined
-      : await resolveAndRead(this.roots(agentId), given, this.maxFileBytes, mode === 'write');
-    if (!resolved || resolved.isDirectory) {
-      const what =
-        mode === 'write' ? "Can't write to file: path is a directory" : "Can't edit file: path is a directory";
-      throw new RuntimeError(ErrorCode.InvalidMessage, `${what}: ${JSON.stringify(given)}. Give the path of a file.`);
-    }
-    const display = await this.#display(agentId, resolved.path);
-    if (!resolved.file) {
-      if (mode === 'edit')
-        throw new RuntimeError(
-          ErrorCode.NotFound,
-          `Can't edit file: path not found: ${JSON.stringify(given)}. ` +
-            `Check the path, or create the file with write_file.`,
-        );
-      return { path: resolved.path, display, file: undefined, given };
-    }
-    // A whole-file write needs the old text only for its diff, made from the bytes on the diff thread: the
-    // old file's decode and hash run there too (an edit needs the text here, for the matcher).
-    const inspect = mode === 'write' ? this.#config.inspect : undefined;
-    return { path: resolved.path, display, file: await decodeFile(resolved.file, given, inspect), given };
+  #target(agentId: string, given: string, mode: 'edit' | 'write'): Promise<Target> {
+    const inspect = this.#config.inspect;
+    return resolveTarget(this.roots(agentId), given, mode, {
+      maxFileBytes: this.maxFileBytes,
+      ...(inspect ? { inspect } : {}),
+    });
   }
 
   /** How a path is shown to an agent: relative to its workspace root when inside it. */
   displayPath(agentId: string, abs: string): Promise<string> {
-    return this.#display(agentId, abs);
-  }
-
-  async #display(agentId: string, abs: string): Promise<string> {
-    for (const root of await realRoots(this.roots(agentId))) {
-      const rel = relativeInside(root, abs);
-      if (rel !== undefined && rel !== '.') return rel;
-    }
-    return abs;
+    return displayOf(this.roots(agentId), abs);
   }
 
   #start(ctx: EditCallContext, target: Target, mode: 'edit' | 'write', preview: boolean): Session {
@@ -325,6 +316,7 @@ export class EditService {
       pending: [],
       lock: Promise.resolve(),
       ...(ctx.shownOnly ? { shownOnly: true } : {}),
+      ...(ctx.askFirst ? { approval: 'open' as const } : {}),
     };
     actor.on('*', (fact) => s.pending.push(fact as EditFact));
     actor.start();

@@ -65,6 +65,8 @@ export function wireEdit(deps: {
     log: ctx.logger,
     // A person answered the ask, or will at edit.finish (the session keeps it to the end).
     ...(ctx.answeredBy || ctx.askDeferred ? { shownOnly: true } : {}),
+    // edit.begin's ask was left for edit.finish: its session writes nothing until a person approves.
+    ...(ctx.askDeferred ? { askFirst: true } : {}),
   });
 
   const unrecorded = new UnrecordedChanges({ logger: deps.logger });
@@ -145,20 +147,22 @@ export function wireEdit(deps: {
       return reply!;
     });
   };
-  /** Streamed edits whose ask waits for their content (`ctx.askDeferred` at edit.begin), by id. */
-  const asking = new Map<string, { tool: 'edit_file' | 'write_file'; given: string }>();
-  /** Seals a streamed edit and asks a person about what it would write; a denial cancels it (nothing written). */
+  /**
+   * Seals a streamed edit a person must approve and asks them about what it would write (another edit.finish
+   * meanwhile is refused by `seal`); approved, `finish` may write it; denied, it is cancelled, nothing written.
+   */
   const askWithContent = async (
     ctx: HandlerContext,
     editId: string,
-    ask: { tool: ToolCall['tool']; given: string },
+    ask: { mode: 'edit' | 'write'; given: string },
   ) => {
     const detail = await service.seal(call(ctx), { editId });
-    asking.delete(editId);
     if (detail === undefined) return; // nothing would be written: finish reports why
     try {
       if (!deps.askDeferred) throw new RuntimeError(ErrorCode.Internal, 'no permission domain to ask a person');
-      await deps.askDeferred(ctx, { tool: ask.tool, input: ask.given, detail });
+      const tool = ask.mode === 'write' ? 'write_file' : 'edit_file';
+      await deps.askDeferred(ctx, { tool, input: ask.given, detail });
+      service.approve(ctx.command.agentId, editId);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       await service.cancel(call(ctx), { editId }, `The edit was not approved; nothing was written (${why}).`);
@@ -216,10 +220,6 @@ export function wireEdit(deps: {
       },
       'edit.begin': async (ctx) => {
         const reply = await service.begin(call(ctx), ctx.command.data);
-        if (ctx.askDeferred) {
-          const tool = ctx.command.data.mode === 'write' ? 'write_file' : 'edit_file';
-          asking.set(reply.editId, { tool, given: ctx.command.data.path });
-        }
         const given = ctx.command.data.path;
         const path = await resolved(ctx.command.agentId, given);
         // Not when the edit was cancelled meanwhile (its agent finished): nothing would delete the entry.
@@ -229,15 +229,12 @@ export function wireEdit(deps: {
       },
       'edit.input': async (ctx) => {
         sessionOf(ctx.command.agentId, ctx.command.data.editId);
-        const reply = await service.input(call(ctx), ctx.command.data);
-        // Failed as it streamed: closed, nothing will be written or asked about.
-        if (reply.state === 'failed') asking.delete(reply.editId);
-        return reply;
+        return service.input(call(ctx), ctx.command.data);
       },
       'edit.finish': async (ctx) => {
         const { editId } = ctx.command.data;
         const session = sessionOf(ctx.command.agentId, editId);
-        const ask = asking.get(editId);
+        const ask = service.approvalNeeded(ctx.command.agentId, editId);
         if (ask) await askWithContent(ctx, editId, ask);
         return recorded(ctx, 'edit.finish', session?.path, editId, async (actionLog) => {
           if (session) {
@@ -262,7 +259,6 @@ export function wireEdit(deps: {
         sessionOf(ctx.command.agentId, editId);
         const reply = await service.cancel(call(ctx), ctx.command.data);
         open.delete(editId);
-        asking.delete(editId);
         return reply;
       },
     },
@@ -276,7 +272,6 @@ export function wireEdit(deps: {
       // The service's sessions, not `open`: a begin still resolving its path is stored there already.
       for (const editId of service.openEditIds(agentId)) {
         open.delete(editId);
-        asking.delete(editId);
         await service
           .cancel(
             { agentId, emit: async (fact) => void (await deps.host.emit(fact, { agentId: agentId as AgentId })) },

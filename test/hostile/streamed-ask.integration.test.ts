@@ -115,6 +115,47 @@ describe('hostile: a streamed edit is asked about with what it writes', () => {
     expect(readFileSync(at('remove.ts'), 'utf8')).toBe(file.join('\n'));
   });
 
+  it('an edit failing as it streams writes nothing and asks nothing; its finish asks about what applied', async () => {
+    writeFileSync(at('auth.ts'), 'function check(u) {\n  if (!u.admin) throw new Error("no");\n}\n');
+    const before = readFileSync(at('auth.ts'), 'utf8');
+    // On the code before, the first edit was written the moment the second failed: no ask, no review record.
+    const json = JSON.stringify({
+      path: 'auth.ts',
+      edits: [
+        { old_text: '  if (!u.admin) throw new Error("no");', new_text: '  // CANARY guard removed' },
+        { old_text: 'no such line anywhere', new_text: 'x' },
+      ],
+    });
+    await expect(streamed('auth.ts', 'edit', json)).rejects.toThrow(/1 edit\(s\) before it are not written yet/);
+    expect(await pending()).toEqual([]);
+    expect(readFileSync(at('auth.ts'), 'utf8')).toBe(before);
+  });
+
+  it('a second edit.finish while a person is being asked is refused, and writes nothing', async () => {
+    writeFileSync(at('auth2.ts'), 'const guard = true;\n');
+    const editId = await streamed(
+      'auth2.ts',
+      'edit',
+      JSON.stringify({
+        path: 'auth2.ts',
+        edits: [{ old_text: 'const guard = true;', new_text: 'const guard = false;' }],
+      }),
+    );
+    const first = rt.call('edit.finish', { editId });
+    let ask: Ask | undefined;
+    for (const started = Date.now(); !ask && Date.now() - started < 10_000; ) {
+      ask = (await pending())[0];
+      if (!ask) await new Promise((done) => setTimeout(done, 25));
+    }
+    expect(ask?.detail).toContain('const guard = false;');
+    // Another finish (a retry after a timeout, or an agent racing its own ask) must not write past the ask.
+    expect(await rt.call('edit.finish', { editId })).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
+    expect(readFileSync(at('auth2.ts'), 'utf8')).toBe('const guard = true;\n');
+    ok(await rt.call('permission.decide', { requestId: ask!.requestId, decision: 'deny_once' }));
+    expect(await first).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect(readFileSync(at('auth2.ts'), 'utf8')).toBe('const guard = true;\n');
+  });
+
   it('a deny rule still refuses at edit.begin, before anything streams', async () => {
     ok(
       await rt.call('policy.set', {
@@ -129,5 +170,38 @@ describe('hostile: a streamed edit is asked about with what it writes', () => {
       ok: false,
       error: { code: 'permission_denied' },
     });
+  });
+});
+
+describe('a streamed edit the rules allow, failing as it streams', () => {
+  let rt: TestRuntime;
+  beforeAll(async () => {
+    rt = await startTestRuntime({ mode: 'embedded', policy: { default: 'allow' } });
+  }, 60_000);
+  afterAll(async () => {
+    await rt?.dispose();
+  });
+
+  it('has its applied edits written by edit.finish, where they are recorded for review', async () => {
+    writeFileSync(join(rt.workspace, 'cfg.ts'), 'export const level = 1;\n');
+    const editId = String(ok(await rt.call('edit.begin', { path: 'cfg.ts' }))['editId']);
+    const json = JSON.stringify({
+      path: 'cfg.ts',
+      edits: [
+        { old_text: 'export const level = 1;', new_text: 'export const level = 2;' },
+        { old_text: '', new_text: 'x' },
+      ],
+    });
+    const input = await rt.call('edit.input', { editId, chunk: json });
+    expect(input).toMatchObject({ ok: false });
+    // Old: written here, outside the path lock and with no action-log record (review.list never showed it).
+    expect(readFileSync(join(rt.workspace, 'cfg.ts'), 'utf8')).toBe('export const level = 1;\n');
+    const finish = await rt.call('edit.finish', { editId });
+    expect(finish).toMatchObject({ ok: false, error: { details: { appliedCount: 1 } } });
+    expect(readFileSync(join(rt.workspace, 'cfg.ts'), 'utf8')).toBe('export const level = 2;\n');
+    const review = ok(await rt.call('review.list', {}));
+    expect((review['files'] as Array<{ path: string }>).map((f) => f.path)).toContainEqual(
+      expect.stringMatching(/cfg\.ts$/),
+    );
   });
 });
