@@ -72,6 +72,8 @@ export async function wirePermission(deps: {
   logger: Logger;
   /** What a terminal is running, for input written to it. */
   foreground?: (terminalId: string) => TerminalForeground | undefined;
+  /** Which process reads a terminal (pid, start time, executable): names can be copied, this cannot. */
+  foregroundId?: (terminalId: string) => string | undefined;
   /** Whether the terminal is in line (canonical) mode. */
   canonical?: (terminalId: string) => boolean;
   /**
@@ -164,11 +166,16 @@ export async function wirePermission(deps: {
     if (call.terminalId && answeredBy) {
       const now = terminalState(call.terminalId);
       const was = describeState(terminal!);
-      if (describeState(now) !== was) {
+      // The same process may have switched line mode (a busy REPL back at its prompt): still what was approved.
+      if (
+        now.id !== terminal!.id ||
+        describeState({ ...now, canonical: true }) !== describeState({ ...terminal!, canonical: true })
+      ) {
+        const other = describeState(now) === was ? `another process named ${was}` : describeState(now);
         throw new RuntimeError(
           ErrorCode.PermissionDenied,
           `terminal.write to '${call.terminalId}': the ask was answered for input to ${was}, but the terminal ` +
-            `now runs ${describeState(now)}; nothing was written. Look at the terminal again and send the input ` +
+            `now runs ${other}; nothing was written. Look at the terminal again and send the input ` +
             'anew if it is still wanted.',
         );
       }
@@ -193,6 +200,7 @@ export async function wirePermission(deps: {
   const terminalState = (terminalId: string) => ({
     foreground: deps.foreground?.(terminalId),
     canonical: deps.canonical?.(terminalId) ?? true,
+    id: deps.foregroundId?.(terminalId),
   });
 
   const reactions: Reaction[] = [

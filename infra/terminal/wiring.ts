@@ -7,7 +7,7 @@
  * foreground program for the permission gate; the files a command created,
  * modified or deleted in the agent's workspace recorded in its action log.
  */
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { isInside } from '../../machines/common/confine.ts';
@@ -272,6 +272,25 @@ export function wireTerminal(deps: {
         return { kind: 'program', name: readFileSync(`/proc/${pgid}/comm`, 'utf8').trim() };
       } catch {
         return { kind: 'prompt' };
+      }
+    },
+    /**
+     * Which process reads a terminal: its foreground group's leader by pid, start time and executable (device
+     * and inode). A name is the agent's to choose (a copy of bash named python3, exec'd by a script): this is
+     * not. Undefined when nothing but the shell runs, or the process is gone.
+     */
+    foregroundId(terminalId: string): string | undefined {
+      const session = manager.get(terminalId);
+      const pgid = session ? foregroundPgid(session.pty.pid) : 0;
+      if (!session || pgid <= 0 || pgid === session.pty.pid || pgid === session.shellPid) return undefined;
+      try {
+        // Field 22 (start time), counted after the command name's closing parenthesis (the name may hold spaces).
+        const stat = readFileSync(`/proc/${pgid}/stat`, 'utf8');
+        const started = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+        const exe = statSync(`/proc/${pgid}/exe`);
+        return `${pgid}:${started}:${exe.dev}:${exe.ino}`;
+      } catch {
+        return `${pgid}:gone`;
       }
     },
   };

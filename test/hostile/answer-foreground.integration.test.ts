@@ -4,7 +4,7 @@
  * the ask shows it as input to python3; python exits before the person answers, and on the code before the
  * gate looked again after the answer, the approved line went to bash, which ran it (the canary file).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../support/replies.ts';
@@ -31,6 +31,19 @@ describe('hostile: an answer applies to the program the ask named', () => {
     const r = await rt.call('permission.pending');
     return r.ok ? (r['requests'] as Ask[])[0] : undefined;
   };
+  /**
+   * Starts `command` and waits for `marker` in the terminal's output (made by the program, so it has exec'd:
+   * a forked shell not yet exec'd reads as "bash"). The marker is printed as two halves joined, so the echo of
+   * the typed line never matches.
+   */
+  const started = async (command: string, marker: string) => {
+    ok(await rt.call('terminal.exec', { terminalId, command, yieldMs: 300, timeoutMs: 120_000 }));
+    await expect
+      .poll(async () => String(ok(await rt.call('terminal.read', { terminalId, cursor: 0 }))['output']), {
+        timeout: 20_000,
+      })
+      .toContain(marker);
+  };
   const foregroundIsPrompt = async () => {
     // The probe's ask, if any, says what the terminal runs: withdraw it at once (deny) either way.
     return (await rt.call('terminal.exec', { terminalId, command: 'true', timeoutMs: 10_000 })).ok;
@@ -38,14 +51,7 @@ describe('hostile: an answer applies to the program the ask named', () => {
 
   it('a line approved as input to python3 is not written once bash reads the terminal', async () => {
     const canary = join(rt.workspace, 'CANARY-foreground');
-    ok(
-      await rt.call('terminal.exec', {
-        terminalId,
-        command: 'python3 -c "import time; time.sleep(2)"',
-        yieldMs: 300,
-        timeoutMs: 60_000,
-      }),
-    );
+    await started(`python3 -c "print('UP' + '-1', flush=True); import time; time.sleep(2)"`, 'UP-1');
     const write = rt.call('terminal.write', { terminalId, data: `touch ${canary}\n` });
     let ask: Ask | undefined;
     for (const started = Date.now(); !ask && Date.now() - started < 10_000; ) {
@@ -66,7 +72,7 @@ describe('hostile: an answer applies to the program the ask named', () => {
   });
 
   it('an answer for the program still running is written', async () => {
-    ok(await rt.call('terminal.exec', { terminalId, command: 'cat > echoed.txt', yieldMs: 300, timeoutMs: 60_000 }));
+    await started(`sh -c 'echo UP""-2; exec cat > echoed.txt'`, 'UP-2');
     const write = rt.call('terminal.write', { terminalId, data: 'kept line\n' });
     let ask: Ask | undefined;
     for (const started = Date.now(); !ask && Date.now() - started < 10_000; ) {
@@ -79,5 +85,53 @@ describe('hostile: an answer applies to the program the ask named', () => {
     await rt.call('terminal.signal', { terminalId, signal: 'SIGINT' });
     const echoed = join(rt.workspace, 'echoed.txt');
     await expect.poll(() => existsSync(echoed) && readFileSync(echoed, 'utf8')).toBe('kept line\n');
+  });
+
+  /** Writes `data`, answering its ask "allow once" after `beforeAnswer` ran; returns the reply. */
+  async function writeAnswered(data: string, beforeAnswer: () => Promise<void> = async () => {}) {
+    const write = rt.call('terminal.write', { terminalId, data }, { timeoutMs: 60_000 });
+    let ask: Ask | undefined;
+    for (const started = Date.now(); !ask && Date.now() - started < 10_000; ) {
+      ask = await pendingAsk();
+      if (!ask) await new Promise((r) => setTimeout(r, 25));
+    }
+    await beforeAnswer();
+    if (ask) ok(await rt.call('permission.decide', { requestId: ask.requestId, decision: 'allow_once' }));
+    return { reply: await write, ask };
+  }
+
+  it('a program of the same name, exec-ed in its place, is not the one approved', async () => {
+    // A review helper's attack: a script sleeps, then execs a copy of bash it named python3.
+    const canary = join(rt.workspace, 'CANARY-same-name');
+    ok(await rt.call('terminal.exec', { terminalId, command: 'cp /bin/bash ./python3', timeoutMs: 10_000 }));
+    writeFileSync(
+      join(rt.workspace, 's.py'),
+      'import os, time\nprint("UP" + "-3", flush=True)\ntime.sleep(2)\nos.execv("./python3", ["python3", "--norc", "--noprofile", "--noediting"])\n',
+    );
+    await started('/usr/bin/python3 s.py', 'UP-3');
+    const { reply, ask } = await writeAnswered(`touch ${canary}\n`, () => new Promise((r) => setTimeout(r, 3_000)));
+    expect(ask?.detail).toBe('"python3"');
+    expect(reply).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    if (!reply.ok) expect(reply.error.message).toContain('another process named "python3"');
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(existsSync(canary)).toBe(false);
+    // Leave the bash copy: its exit is one more ask, answered.
+    await writeAnswered('exit\n');
+  });
+
+  it('the same REPL back at its prompt (its line mode changed) still gets the line approved for it', async () => {
+    await started(`/usr/bin/python3 -q -i -c "print('UP' + '-4')"`, 'UP-4');
+    ok((await writeAnswered('import time; time.sleep(3)\n')).reply);
+    await new Promise((r) => setTimeout(r, 300));
+    // Typed ahead while the REPL sleeps (line mode); answered once it reads keys again (readline, raw mode).
+    const { reply, ask } = await writeAnswered('print(6 * 7)\n', () => new Promise((r) => setTimeout(r, 4_000)));
+    expect(ask?.detail).toBe('"python3"');
+    ok(reply);
+    await expect
+      .poll(async () => String(ok(await rt.call('terminal.read', { terminalId, cursor: 0 }))['output']), {
+        timeout: 10_000,
+      })
+      .toMatch(/^42\r?$/m);
+    await writeAnswered('exit()\n');
   });
 });
