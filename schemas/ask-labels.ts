@@ -20,8 +20,8 @@ export const ASK_DETAIL_NAMES: Readonly<Record<string, string>> = {
   write_file: 'content',
   edit_file: 'edit',
   spawn_agent: 'spawn',
-  terminal: 'read by',
-  terminal_input: 'read by',
+  terminal: 'where',
+  terminal_input: 'where',
 };
 
 /** What ends an ask's `detail` the gate cut to its bound (infra/permission/wiring.ts): how much is not shown. */

@@ -105,8 +105,8 @@ export class PermissionService {
     tool: ToolName;
     input: string;
     foreground?: TerminalForeground;
-    /** Shown in the ask, never judged (see ToolCall.detail). */
-    detail?: string;
+    /** Shown in the ask, never judged (see ToolCall.detail); a function is called only when a person is asked. */
+    detail?: string | (() => string | undefined);
     /** How long the caller waits (the command's waitMs): an ask still open then is withdrawn (caller_gone). */
     waitMs?: number | undefined;
     emit: FactSink;
@@ -128,7 +128,8 @@ export class PermissionService {
     });
     if (built.kind === 'granted') return { requestId: '', by: 'grant' };
     const requestId = newId('p');
-    const request = args.detail === undefined ? built.request : { ...built.request, detail: args.detail };
+    const given = typeof args.detail === 'function' ? undefined : args.detail;
+    let request = given === undefined ? built.request : { ...built.request, detail: given };
     const policies = this.policiesFor(agent.agentId);
     // Settled by the rules (most calls): no machine. Granted, the tool runs while permission.granted is
     // being appended; the host's reply still waits for that append (every fact a command emits), so nothing
@@ -143,6 +144,8 @@ export class PermissionService {
       throw new PermissionDeniedError(ruled.output.reason, { requestId, by: ruled.output.by });
     }
     if (args.defer) return { requestId: '', by: 'deferred' };
+    const asked = typeof args.detail === 'function' ? args.detail() : undefined;
+    if (asked !== undefined) request = { ...request, detail: asked };
     this.#runs.admit(agent.agentId);
     const now = (this.#deps.now ?? Date.now)();
     const run = this.#runs.start(agent, requestId, {

@@ -136,6 +136,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     logger,
     foreground: (terminalId) => terminal.foreground(terminalId),
     foregroundId: (terminalId) => terminal.foregroundId(terminalId),
+    cwd: (terminalId) => terminal.cwd(terminalId),
     canonical: (terminalId) => terminal.canonical(terminalId),
     ...(deps.hostName
       ? { hosts: { name: deps.hostName, ownerOf: (agentId: string) => directory.view(agentId)?.host, tops } }

@@ -74,6 +74,8 @@ export async function wirePermission(deps: {
   foreground?: (terminalId: string) => TerminalForeground | undefined;
   /** Which process reads a terminal (pid, start time, executable): names can be copied, this cannot. */
   foregroundId?: (terminalId: string) => string | undefined;
+  /** The terminal's shell's working directory, for the ask (read only when a person is asked). */
+  cwd?: (terminalId: string) => string | undefined;
   /** Whether the terminal is in line (canonical) mode. */
   canonical?: (terminalId: string) => boolean;
   /**
@@ -134,6 +136,7 @@ export async function wirePermission(deps: {
   /** Judges `call` for `ctx`'s command, asking a person when the rules say so (unless `defer`). */
   const judge = async (ctx: HandlerContext, call: ToolCall, defer: boolean): Promise<GateRuling | undefined> => {
     await deps.precheck?.(call, ctx.command.agentId);
+    const exec = dataIf(ctx, 'terminal.exec');
     const terminal = call.terminalId ? terminalState(call.terminalId) : undefined;
     let foreground = terminal?.foreground;
     let input = call.input;
@@ -153,7 +156,9 @@ export async function wirePermission(deps: {
       ...(foreground ? { foreground } : {}),
       ...(call.detail === undefined ? {} : { detail: boundDetail(call.detail, ctx.contentBytes) }),
       // Input to a terminal: the ask names what reads it (the answer holds only while that still does).
-      ...(terminal ? { detail: describeState(terminal) } : {}),
+      ...(terminal ? { detail: () => terminalDetail(call.terminalId!, terminal) } : {}),
+      // A command: where it runs (`rm -rf build` means something else in another directory).
+      ...(exec ? { detail: () => terminalDetail(exec.terminalId) } : {}),
       waitMs: ctx.command.waitMs,
       emit: ctx.emit,
       emitRuling: ctx.emitHeld,
@@ -195,6 +200,15 @@ export async function wirePermission(deps: {
     }
     if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest);
     return answeredBy ? { answeredBy } : undefined;
+  };
+  /** What an ask about a terminal shows: what reads the input (a write), and the shell's directory. */
+  const terminalDetail = (terminalId: string, state?: ReturnType<typeof terminalState>) => {
+    const dir = deps.cwd?.(terminalId);
+    const lines = [
+      ...(state ? [`read by: ${describeState(state)}`] : []),
+      ...(dir !== undefined ? [`shell directory: ${dir}`] : []),
+    ];
+    return lines.length > 0 ? lines.join('\n') : undefined;
   };
   /** What reads a terminal's input: the foreground program (or the prompt) and whether lines are edited. */
   const terminalState = (terminalId: string) => ({

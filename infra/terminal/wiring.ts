@@ -7,7 +7,7 @@
  * foreground program for the permission gate; the files a command created,
  * modified or deleted in the agent's workspace recorded in its action log.
  */
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { isInside } from '../../machines/common/confine.ts';
@@ -272,6 +272,15 @@ export function wireTerminal(deps: {
         return { kind: 'program', name: readFileSync(`/proc/${pgid}/comm`, 'utf8').trim() };
       } catch {
         return { kind: 'prompt' };
+      }
+    },
+    /** The working directory of a terminal's shell (the host's path, also for a sandboxed one). */
+    cwd(terminalId: string): string | undefined {
+      const session = manager.get(terminalId);
+      try {
+        return session ? readlinkSync(`/proc/${session.shellPid}/cwd`) : undefined;
+      } catch {
+        return undefined;
       }
     },
     /**

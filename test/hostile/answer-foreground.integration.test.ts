@@ -59,7 +59,7 @@ describe('hostile: an answer applies to the program the ask named', () => {
       if (!ask) await new Promise((r) => setTimeout(r, 25));
     }
     // The person reads: input to python3.
-    expect(ask?.detail).toBe('"python3"');
+    expect(ask?.detail).toContain('read by: "python3"\nshell directory: ');
     // python3 exits before they answer; bash is at its prompt again.
     await new Promise((r) => setTimeout(r, 2_500));
     ok(await rt.call('permission.decide', { requestId: ask!.requestId, decision: 'allow_once' }));
@@ -79,7 +79,7 @@ describe('hostile: an answer applies to the program the ask named', () => {
       ask = await pendingAsk();
       if (!ask) await new Promise((r) => setTimeout(r, 25));
     }
-    expect(ask?.detail).toBe('"cat"');
+    expect(ask?.detail).toContain('read by: "cat"\n');
     ok(await rt.call('permission.decide', { requestId: ask!.requestId, decision: 'allow_once' }));
     ok(await write);
     await rt.call('terminal.signal', { terminalId, signal: 'SIGINT' });
@@ -110,7 +110,7 @@ describe('hostile: an answer applies to the program the ask named', () => {
     );
     await started('/usr/bin/python3 s.py', 'UP-3');
     const { reply, ask } = await writeAnswered(`touch ${canary}\n`, () => new Promise((r) => setTimeout(r, 3_000)));
-    expect(ask?.detail).toBe('"python3"');
+    expect(ask?.detail).toContain('read by: "python3"\nshell directory: ');
     expect(reply).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     if (!reply.ok) expect(reply.error.message).toContain('another process named "python3"');
     await new Promise((r) => setTimeout(r, 1_000));
@@ -125,7 +125,7 @@ describe('hostile: an answer applies to the program the ask named', () => {
     await new Promise((r) => setTimeout(r, 300));
     // Typed ahead while the REPL sleeps (line mode); answered once it reads keys again (readline, raw mode).
     const { reply, ask } = await writeAnswered('print(6 * 7)\n', () => new Promise((r) => setTimeout(r, 4_000)));
-    expect(ask?.detail).toBe('"python3"');
+    expect(ask?.detail).toContain('read by: "python3"\nshell directory: ');
     ok(reply);
     await expect
       .poll(async () => String(ok(await rt.call('terminal.read', { terminalId, cursor: 0 }))['output']), {
