@@ -197,12 +197,23 @@ export async function writeConfined(
   data: Uint8Array | string,
   mode?: number,
   shown = given,
+  expected?: string,
 ): Promise<{ path: string; mtimeMs: number }> {
   // `dir/` names a directory: the walk drops the empty last part and would write a file `dir`.
   if (/\/\.?$/.test(given)) throw checkDirectory(shown);
   const w = await walk(roots, given, true);
   try {
     if (w.name === undefined) throw checkDirectory(shown);
+    // Where the walk leads now, not where it led when the write was judged: a directory on the way swapped for
+    // a link in between (into .skein/ or .git/) would take the write there.
+    if (expected !== undefined && `${w.dirPath}/${w.name}` !== expected) {
+      throw new RuntimeError(
+        ErrorCode.PermissionDenied,
+        `${JSON.stringify(shown)} now leads to ${JSON.stringify(`${w.dirPath}/${w.name}`)}, not to ` +
+          `${JSON.stringify(expected)} as when the write was judged (a directory on the way changed); nothing ` +
+          'was written. Check the path and write again.',
+      );
+    }
     await checkTarget(w.dir.fd, w.name, shown);
     const { mtimeMs } = await atomicWriteIn(w.dir.fd, w.name, data, mode);
     return { path: `${w.dirPath}/${w.name}`, mtimeMs };

@@ -43,6 +43,8 @@ export type EditCallContext = {
   shownOnly?: boolean | undefined;
   /** A streamed edit a person must approve, shown its content, before it is written (`EditService.seal`). */
   askFirst?: boolean | undefined;
+  /** The path as the gate judged it (`HandlerContext.resolvedPath`): the target must be that file. */
+  expectedPath?: string | undefined;
 };
 
 /** A change an edit wrote: the bytes before (null: created) and after. */
@@ -182,8 +184,9 @@ export async function commitEdit(
       type: 'edit.writing',
       data: { editId: s.editId, path: target.path, baseHash: base?.hash ?? null, resultHash },
     });
-    // Confined again at write time: the path is walked from the root without following symlinks out.
-    ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, base?.mode, target.display));
+    // Confined again at write time: the path is walked from the root without following symlinks out, and must
+    // still lead where it did when the target was resolved (and judged).
+    ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, base?.mode, target.display, target.path));
   }
   deps.seen.set(s.agentId, target.path, { hash: resultHash, mtimeMs });
   // The diff thread reads its own copies where it can, checked by hash: the base as the blob store keeps it

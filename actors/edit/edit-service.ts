@@ -111,7 +111,7 @@ export class EditService {
     ctx: EditCallContext,
     data: { path: string; startLine?: number | undefined; endLine?: number | undefined },
   ): Promise<ReadReply> {
-    const target = await this.#target(ctx.agentId, data.path, 'edit');
+    const target = await this.#target(ctx, data.path, 'edit');
     const file = target.file!;
     const reply = await readRange(file, target.display, data, this.#config.readLimits ?? DEFAULT_READ_LIMITS);
     this.#seen.set(ctx.agentId, file.path, { hash: file.hash, mtimeMs: file.mtimeMs });
@@ -132,7 +132,7 @@ export class EditService {
     ctx: EditCallContext,
     data: { path: string; edits: ReadonlyArray<{ oldText: string; newText: string }> },
   ): Promise<AppliedReply> {
-    const target = await this.#target(ctx.agentId, data.path, 'edit');
+    const target = await this.#target(ctx, data.path, 'edit');
     const edits =
       target.file?.lineEnding === 'crlf'
         ? data.edits.map((e) => ({ oldText: lf(e.oldText), newText: lf(e.newText) }))
@@ -157,7 +157,7 @@ export class EditService {
     encoded?: { bytes: Buffer; sha256: string; facts: ContentFacts },
   ): Promise<AppliedReply> {
     if (!encoded) assertWellFormed(data.content, 'content');
-    const target = await this.#target(ctx.agentId, data.path, 'write');
+    const target = await this.#target(ctx, data.path, 'write');
     const s = this.#start(ctx, target, 'write', false);
     if (encoded && target.file?.lineEnding !== 'crlf') {
       s.encoded = { bytes: encoded.bytes, sha256: encoded.sha256, facts: encoded.facts, text: data.content };
@@ -178,7 +178,7 @@ export class EditService {
     this.#open.take(ctx.agentId);
     let stored: Session | undefined;
     try {
-      const target = await this.#target(ctx.agentId, data.path, mode);
+      const target = await this.#target(ctx, data.path, mode);
       const finished = this.#config.finished?.(ctx.agentId);
       if (finished) throw finishedAgentError(ctx.agentId, finished, 'begin edits');
       stored = this.#start(ctx, target, mode, true);
@@ -280,12 +280,10 @@ export class EditService {
     });
   }
 
-  #target(agentId: string, given: string, mode: 'edit' | 'write'): Promise<Target> {
+  #target(ctx: EditCallContext, given: string, mode: 'edit' | 'write'): Promise<Target> {
     const inspect = this.#config.inspect;
-    return resolveTarget(this.roots(agentId), given, mode, {
-      maxFileBytes: this.maxFileBytes,
-      ...(inspect ? { inspect } : {}),
-    });
+    const limits = { maxFileBytes: this.maxFileBytes, ...(inspect ? { inspect } : {}) };
+    return resolveTarget(this.roots(ctx.agentId), given, mode, limits, ctx.expectedPath);
   }
 
   /** How a path is shown to an agent: relative to its workspace root when inside it. */

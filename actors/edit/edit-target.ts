@@ -27,6 +27,7 @@ export async function resolveTarget(
   given: string,
   mode: 'edit' | 'write',
   limits: { maxFileBytes: number; inspect?: Parameters<typeof decodeFile>[2] },
+  expected?: string,
 ): Promise<EditTarget> {
   // `dir/` names a directory, existing or not (the walk drops its empty last part: a write made a file `dir`).
   const namesDirectory = /\/\.?$/.test(given);
@@ -38,6 +39,14 @@ export async function resolveTarget(
   if (!resolved || resolved.isDirectory) {
     const what = mode === 'write' ? "Can't write to file: path is a directory" : "Can't edit file: path is a directory";
     throw new RuntimeError(ErrorCode.InvalidMessage, `${what}: ${JSON.stringify(given)}. Give the path of a file.`);
+  }
+  if (expected !== undefined && resolved.path !== expected) {
+    // Judged as one file, found as another: a directory on the way changed since the gate resolved the path.
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `${JSON.stringify(given)} now leads to ${JSON.stringify(resolved.path)}, not to ${JSON.stringify(expected)} ` +
+        'as when it was judged (a directory on the way changed); nothing was done. Check the path and call again.',
+    );
   }
   const display = await displayOf(roots, resolved.path);
   if (!resolved.file) {

@@ -139,11 +139,11 @@ export class PermissionService {
     const sink: FactSink = held ? (fact) => (fact.type === 'permission.granted' ? held : args.emit)(fact) : args.emit;
     const ruled = this.#runs.settleByRule(agent, requestId, request, policies, sink);
     if (ruled) {
-      if (ruled.output.granted) return { requestId, by: ruled.output.by };
+      if (ruled.output.granted) return { requestId, by: ruled.output.by, resolved: request.path?.resolved };
       await ruled.write;
       throw new PermissionDeniedError(ruled.output.reason, { requestId, by: ruled.output.by });
     }
-    if (args.defer) return { requestId: '', by: 'deferred' };
+    if (args.defer) return { requestId: '', by: 'deferred', resolved: request.path?.resolved };
     const asked = typeof args.detail === 'function' ? args.detail() : undefined;
     if (asked !== undefined) request = { ...request, detail: asked };
     this.#runs.admit(agent.agentId);

@@ -67,6 +67,7 @@ export function wireEdit(deps: {
     ...(ctx.answeredBy || ctx.askDeferred ? { shownOnly: true } : {}),
     // edit.begin's ask was left for edit.finish: its session writes nothing until a person approves.
     ...(ctx.askDeferred ? { askFirst: true } : {}),
+    ...(ctx.resolvedPath !== undefined ? { expectedPath: ctx.resolvedPath } : {}),
   });
 
   const unrecorded = new UnrecordedChanges({ logger: deps.logger });
@@ -224,6 +225,16 @@ export function wireEdit(deps: {
         const path = await resolved(ctx.command.agentId, given);
         // Not when the edit was cancelled meanwhile (its agent finished): nothing would delete the entry.
         const live = service.openEditIds(ctx.command.agentId).includes(reply.editId);
+        if (live && !path) {
+          // Not known here, the edit could not be locked, recorded or checked at finish: it does not go on.
+          await service.cancel(call(ctx), reply, 'The path changed while the edit began; nothing was written.');
+          throw new RuntimeError(
+            ErrorCode.Conflict,
+            `${JSON.stringify(given)} changed while the edit began (a directory on the way was renamed); ` +
+              'begin the edit again.',
+            { retryable: true },
+          );
+        }
         if (path && live) open.set(reply.editId, { agentId: ctx.command.agentId, path, given });
         return reply;
       },

@@ -53,6 +53,11 @@ export type HandlerContext<TDef extends CatalogCommand = CatalogCommand> = {
    * edit's `edit.begin`): nothing was asked; the handler asks once the content is known, before acting.
    */
   askDeferred?: boolean;
+  /**
+   * A file tool's path as the gate resolved and judged it: the handler acts on that file or on none (a
+   * directory on the way swapped for a link after the judgment would take it elsewhere, e.g. into .skein/).
+   */
+  resolvedPath?: string;
 };
 
 /** Who answered an ask that let a tool call run. */
@@ -80,7 +85,12 @@ export function dataIf<T extends CommandType>(ctx: HandlerContext, type: T): Dat
 export type RetriedReply = { reply: object } | { error: RuntimeError };
 
 /** What the gate found besides "may run": who answered, or that the ask is left to the handler. */
-export type GateRuling = { answeredBy?: Answerer | undefined; askDeferred?: boolean | undefined };
+export type GateRuling = {
+  answeredBy?: Answerer | undefined;
+  askDeferred?: boolean | undefined;
+  /** A file tool's path as the gate resolved and judged it (symlinks followed). */
+  resolvedPath?: string | undefined;
+};
 
 /**
  * Decides whether a tool call may run; throws a RuntimeError (permission_denied) when not. Resolves with who

@@ -164,7 +164,8 @@ export async function wirePermission(deps: {
       emitRuling: ctx.emitHeld,
       defer,
     });
-    if (by === 'deferred') return { askDeferred: true };
+    const judged = resolved === undefined ? {} : { resolvedPath: resolved };
+    if (by === 'deferred') return { askDeferred: true, ...judged };
     const answeredBy = by === 'user' || by === 'parent' ? by : undefined;
     // A person answers in seconds or minutes: the program the write was asked about may have exited meanwhile,
     // and its input would reach whatever reads the terminal now (a line approved for python3 run by bash).
@@ -199,7 +200,7 @@ export async function wirePermission(deps: {
       }
     }
     if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest);
-    return answeredBy ? { answeredBy } : undefined;
+    return { ...(answeredBy ? { answeredBy } : {}), ...judged };
   };
   /** What an ask about a terminal shows: what reads the input (a write), and the shell's directory. */
   const terminalDetail = (terminalId: string, state?: ReturnType<typeof terminalState>) => {

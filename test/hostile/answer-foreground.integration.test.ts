@@ -106,7 +106,8 @@ describe('hostile: an answer applies to the program the ask named', () => {
     ok(await rt.call('terminal.exec', { terminalId, command: 'cp /bin/bash ./python3', timeoutMs: 10_000 }));
     writeFileSync(
       join(rt.workspace, 's.py'),
-      'import os, time\nprint("UP" + "-3", flush=True)\ntime.sleep(2)\nos.execv("./python3", ["python3", "--norc", "--noprofile", "--noediting"])\n',
+      'import os, time\nprint("UP" + "-3", flush=True)\ntime.sleep(2)\n' +
+        'os.execv("./python3", ["python3", "--norc", "--noprofile", "--noediting"])\n',
     );
     await started('/usr/bin/python3 s.py', 'UP-3');
     const { reply, ask } = await writeAnswered(`touch ${canary}\n`, () => new Promise((r) => setTimeout(r, 3_000)));
