@@ -41,8 +41,11 @@ export type EditCallContext = {
   actionLog?: ActionLogRecorder | undefined;
   /** A person approved this call, seeing its old_text: see `SessionOptions.shownOnly`. */
   shownOnly?: boolean | undefined;
-  /** A streamed edit a person must approve, shown its content, before it is written (`EditService.seal`). */
-  askFirst?: boolean | undefined;
+  /**
+   * A streamed edit begun with this is written only once its content was judged at edit.finish
+   * (`EditService.seal`, `approve`): the edit domain's, whose gate judged edit.begin by its path alone.
+   */
+  judgedAtFinish?: boolean | undefined;
   /** The path as the gate judged it (`HandlerContext.resolvedPath`): the target must be that file. */
   expectedPath?: string | undefined;
 };

@@ -54,7 +54,10 @@ export type EditServiceConfig = {
 
 export type { AppliedReply } from './edit-commit.ts';
 type Target = EditTarget;
-/** A session and its commands, serialized; `approval`: see `EditCallContext.askFirst` (open → asking → approved). */
+/**
+ * A session and its commands, serialized. `approval` (streamed edits): judged again at edit.finish with its
+ * content, by the rules or a person (`seal` → `approve`); `finish` writes only once approved.
+ */
 type Session = EditSession & { pending: EditFact[]; lock: Promise<unknown>; approval?: 'open' | 'asking' | 'approved' };
 /** Recently finished edit ids, for a better error than "no such edit" (bounded: one is kept per edit). */
 const CLOSED_IDS_KEPT = 1000;
@@ -314,7 +317,8 @@ export class EditService {
       pending: [],
       lock: Promise.resolve(),
       ...(ctx.shownOnly ? { shownOnly: true } : {}),
-      ...(ctx.askFirst ? { approval: 'open' as const } : {}),
+      // Streamed: its content comes after the gate judged edit.begin; edit.finish judges it again (seal, approve).
+      ...(preview && ctx.judgedAtFinish ? { approval: 'open' as const } : {}),
     };
     actor.on('*', (fact) => s.pending.push(fact as EditFact));
     actor.start();

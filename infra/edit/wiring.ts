@@ -65,8 +65,8 @@ export function wireEdit(deps: {
     log: ctx.logger,
     // A person answered the ask, or will at edit.finish (the session keeps it to the end).
     ...(ctx.answeredBy || ctx.askDeferred ? { shownOnly: true } : {}),
+    judgedAtFinish: true,
     // edit.begin's ask was left for edit.finish: its session writes nothing until a person approves.
-    ...(ctx.askDeferred ? { askFirst: true } : {}),
     ...(ctx.resolvedPath !== undefined ? { expectedPath: ctx.resolvedPath } : {}),
   });
 
@@ -149,8 +149,10 @@ export function wireEdit(deps: {
     });
   };
   /**
-   * Seals a streamed edit a person must approve and asks them about what it would write (another edit.finish
-   * meanwhile is refused by `seal`); approved, `finish` may write it; denied, it is cancelled, nothing written.
+   * Seals a streamed edit and judges what it would write, as a tool call of its own: the rules as they are now
+   * (a policy tightened after edit.begin holds), asking a person when they say so (edit.begin's ask was deferred
+   * to here). Another edit.finish meanwhile is refused by `seal`; allowed, `finish` may write it; denied, it is
+   * cancelled, nothing written.
    */
   const askWithContent = async (
     ctx: HandlerContext,

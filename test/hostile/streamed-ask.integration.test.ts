@@ -204,4 +204,21 @@ describe('a streamed edit the rules allow, failing as it streams', () => {
       expect.stringMatching(/cfg\.ts$/),
     );
   });
+
+  it('is judged again at edit.finish: a policy tightened after edit.begin holds', async () => {
+    // A review helper's case: begun under allow, held open, finished after the person denied edits.
+    writeFileSync(join(rt.workspace, 'held.ts'), 'export const safe = true;\n');
+    const editId = String(ok(await rt.call('edit.begin', { path: 'held.ts' }))['editId']);
+    ok(
+      await rt.call('policy.set', {
+        layer: 'project',
+        policy: { default: 'allow', tools: { edit_file: { default: 'deny' } } },
+      }),
+    );
+    const json = JSON.stringify({ path: 'held.ts', edits: [{ old_text: 'safe = true', new_text: 'safe = false' }] });
+    ok(await rt.call('edit.input', { editId, chunk: json }));
+    expect(await rt.call('edit.finish', { editId })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect(readFileSync(join(rt.workspace, 'held.ts'), 'utf8')).toBe('export const safe = true;\n');
+    ok(await rt.call('policy.set', { layer: 'project', policy: { default: 'allow' } }));
+  });
 });

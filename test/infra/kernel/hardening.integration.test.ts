@@ -279,7 +279,11 @@ describe('hardening (embedded)', () => {
       ok(await strict.call('edit.input', { editId, chunk: '{"path":"src/evil.txt","content":"x"}' }));
       expect(await strict.call('edit.finish', { editId })).toMatchObject({
         ok: false,
-        error: { code: 'permission_denied', message: expect.stringMatching(/no longer resolves/) },
+        // Judged again at finish (the gate's walk), or caught by the finish's own resolve.
+        error: {
+          code: 'permission_denied',
+          message: expect.stringMatching(/outside the agent's workspace|no longer resolves/),
+        },
       });
       expect(existsSync(join(outside, 'evil.txt'))).toBe(false);
     });
