@@ -7,7 +7,7 @@
  * tolerate processes vanishing mid-read. Elsewhere they return "unknown".
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { SIGNALS } from '../../schemas/terminal.ts';
@@ -49,6 +49,26 @@ export function readStat(pid: number): ProcStat | undefined {
 /** The foreground process group of the terminal `pid` is attached to (-1 when unknown). */
 export function foregroundPgid(pid: number): number {
   return readStat(pid)?.tpgid ?? -1;
+}
+
+/**
+ * Which processes make up process group `pgid`, each by pid, start time and executable (device and inode), from
+ * a scan of /proc made now: equal twice only if no member came, went or exec'd another program. A name is the
+ * agent's to choose and a group's leader is not all of it (a script that forks bash, which reads the tty).
+ */
+export function groupIdentity(pgid: number): string {
+  const members = scan().filter((s) => s.pgrp === pgid && s.state !== 'Z');
+  return members
+    .map((s) => {
+      try {
+        const exe = statSync(`/proc/${s.pid}/exe`);
+        return `${s.pid}:${s.startTime}:${exe.dev}:${exe.ino}`;
+      } catch {
+        return `${s.pid}:${s.startTime}:?`;
+      }
+    })
+    .sort()
+    .join(',');
 }
 
 /**

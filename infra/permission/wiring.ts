@@ -72,7 +72,7 @@ export async function wirePermission(deps: {
   logger: Logger;
   /** What a terminal is running, for input written to it. */
   foreground?: (terminalId: string) => TerminalForeground | undefined;
-  /** Which process reads a terminal (pid, start time, executable): names can be copied, this cannot. */
+  /** Which processes read a terminal (each's pid, start time, executable): names can be copied, these cannot. */
   foregroundId?: (terminalId: string) => string | undefined;
   /** The terminal's shell's working directory, for the ask (read only when a person is asked). */
   cwd?: (terminalId: string) => string | undefined;
@@ -149,6 +149,8 @@ export async function wirePermission(deps: {
       ({ input, foreground, rest } = judged);
       if (rest === undefined) promptLines.clear(call.terminalId);
     }
+    // Which processes read the terminal when a person is asked (a scan of /proc: only then, not per write).
+    let askedReaders: string | undefined;
     const { by, resolved } = await service.authorize({
       agentId: ctx.command.agentId,
       tool: call.tool,
@@ -156,7 +158,14 @@ export async function wirePermission(deps: {
       ...(foreground ? { foreground } : {}),
       ...(call.detail === undefined ? {} : { detail: boundDetail(call.detail, ctx.contentBytes) }),
       // Input to a terminal: the ask names what reads it (the answer holds only while that still does).
-      ...(terminal ? { detail: () => terminalDetail(call.terminalId!, terminal) } : {}),
+      ...(terminal
+        ? {
+            detail: () => {
+              askedReaders = deps.foregroundId?.(call.terminalId!);
+              return terminalDetail(call.terminalId!, terminal);
+            },
+          }
+        : {}),
       // A command: where it runs (`rm -rf build` means something else in another directory).
       ...(exec ? { detail: () => terminalDetail(exec.terminalId) } : {}),
       waitMs: ctx.command.waitMs,
@@ -172,12 +181,12 @@ export async function wirePermission(deps: {
     if (call.terminalId && answeredBy) {
       const now = terminalState(call.terminalId);
       const was = describeState(terminal!);
-      // The same process may have switched line mode (a busy REPL back at its prompt): still what was approved.
+      // The same processes may have switched line mode (a busy REPL back at its prompt): still what was approved.
       if (
-        now.id !== terminal!.id ||
+        deps.foregroundId?.(call.terminalId) !== askedReaders ||
         describeState({ ...now, canonical: true }) !== describeState({ ...terminal!, canonical: true })
       ) {
-        const other = describeState(now) === was ? `another process named ${was}` : describeState(now);
+        const other = describeState(now) === was ? `other processes (as ${was})` : describeState(now);
         throw new RuntimeError(
           ErrorCode.PermissionDenied,
           `terminal.write to '${call.terminalId}': the ask was answered for input to ${was}, but the terminal ` +
@@ -215,7 +224,6 @@ export async function wirePermission(deps: {
   const terminalState = (terminalId: string) => ({
     foreground: deps.foreground?.(terminalId),
     canonical: deps.canonical?.(terminalId) ?? true,
-    id: deps.foregroundId?.(terminalId),
   });
 
   const reactions: Reaction[] = [

@@ -7,7 +7,7 @@
  * foreground program for the permission gate; the files a command created,
  * modified or deleted in the agent's workspace recorded in its action log.
  */
-import { existsSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { isInside } from '../../machines/common/confine.ts';
@@ -18,7 +18,7 @@ import { terminalAggregateDef } from '../../machines/terminal/terminal.ts';
 import { resourceAggregateDef } from '../../machines/terminal/arbiter.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
-import { foregroundPgid, ttyModes } from '../../actors/terminal/terminal-proc.ts';
+import { foregroundPgid, groupIdentity, ttyModes } from '../../actors/terminal/terminal-proc.ts';
 import { which } from '../../actors/terminal/pty-spawn.ts';
 import { WorkspaceSnapshotter, recordShellChanges } from '../../actors/review/workspace-snapshot.ts';
 import { WorkspaceTracker, type TrackMark } from '../../actors/review/workspace-tracker.ts';
@@ -284,23 +284,14 @@ export function wireTerminal(deps: {
       }
     },
     /**
-     * Which process reads a terminal: its foreground group's leader by pid, start time and executable (device
-     * and inode). A name is the agent's to choose (a copy of bash named python3, exec'd by a script): this is
-     * not. Undefined when nothing but the shell runs, or the process is gone.
+     * Which processes read a terminal: its foreground group's members (`groupIdentity`), or undefined at the
+     * shell prompt. Read only when a person is asked about a write, and again after the answer.
      */
     foregroundId(terminalId: string): string | undefined {
       const session = manager.get(terminalId);
       const pgid = session ? foregroundPgid(session.pty.pid) : 0;
       if (!session || pgid <= 0 || pgid === session.pty.pid || pgid === session.shellPid) return undefined;
-      try {
-        // Field 22 (start time), counted after the command name's closing parenthesis (the name may hold spaces).
-        const stat = readFileSync(`/proc/${pgid}/stat`, 'utf8');
-        const started = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-        const exe = statSync(`/proc/${pgid}/exe`);
-        return `${pgid}:${started}:${exe.dev}:${exe.ino}`;
-      } catch {
-        return `${pgid}:gone`;
-      }
+      return groupIdentity(pgid);
     },
   };
 }

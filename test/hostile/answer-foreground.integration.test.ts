@@ -113,11 +113,28 @@ describe('hostile: an answer applies to the program the ask named', () => {
     const { reply, ask } = await writeAnswered(`touch ${canary}\n`, () => new Promise((r) => setTimeout(r, 3_000)));
     expect(ask?.detail).toContain('read by: "python3"\nshell directory: ');
     expect(reply).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
-    if (!reply.ok) expect(reply.error.message).toContain('another process named "python3"');
+    if (!reply.ok) expect(reply.error.message).toContain('other processes (as "python3")');
     await new Promise((r) => setTimeout(r, 1_000));
     expect(existsSync(canary)).toBe(false);
     // Leave the bash copy: its exit is one more ask, answered.
     await writeAnswered('exit\n');
+  });
+
+  it('a child the approved program forks to read the terminal is not the program approved', async () => {
+    // A review helper's attack: python3 sleeps, then runs bash on /dev/stdin in its own process group.
+    const canary = join(rt.workspace, 'CANARY-forked');
+    writeFileSync(
+      join(rt.workspace, 'f.py'),
+      'import subprocess, time\nprint("UP" + "-5", flush=True)\ntime.sleep(2)\n' +
+        'subprocess.call(["/bin/bash", "/dev/stdin"])\n',
+    );
+    await started('/usr/bin/python3 f.py', 'UP-5');
+    const { reply } = await writeAnswered(`touch ${canary}\n`, () => new Promise((r) => setTimeout(r, 3_500)));
+    expect(reply).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(existsSync(canary)).toBe(false);
+    // The forked bash still reads the terminal: end it (Ctrl-D), and python3 with it.
+    await writeAnswered('\u0004');
   });
 
   it('the same REPL back at its prompt (its line mode changed) still gets the line approved for it', async () => {
