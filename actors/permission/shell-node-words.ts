@@ -75,6 +75,18 @@ export function joinedWords(prev: Node, next: Node): boolean {
 }
 
 /**
+ * Whether bash reads `node`, a word before a command's name, as an assignment. bash decides by the word's text: an
+ * unquoted name (a letter or `_`, then letters, digits and `_`), maybe a subscript, then `=` or `+=`.
+ * tree-sitter-bash disagrees both ways: it reads `_=1` (also `_+=1`, `_[0]=1`) as a word, so `_=1 rm -rf /` was
+ * judged as the command `_=1` (past a deny rule on rm and the built-in rules), and `0a=1`, `-x=1` or `ä=1` as
+ * assignments, which bash runs as the command. A subscript tree-sitter-bash read is taken as it read it.
+ */
+export function isAssignmentWord(node: Node): boolean {
+  if (node.type === 'variable_assignment') return /^[A-Za-z_][A-Za-z0-9_]*(\[|\+?=)/.test(node.text);
+  return /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.test(node.text);
+}
+
+/**
  * The `$` of a locale-translated string `$"…"` where tree-sitter-bash leaves it beside the string (as an
  * argument, `$"a""b"` included, or inside a word: `r$"m"`): bash reads `$"m"` as `m`, so the `$` is no part
  * of the word.

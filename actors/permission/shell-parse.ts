@@ -16,8 +16,8 @@ import type { Node, Parser } from 'web-tree-sitter';
 import { canonicalName, type ShellSplit } from '../../machines/permission/shell-words.ts';
 import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
 import {
-  commandWords,
   EXPANSIONS,
+  isAssignmentWord,
   extraDestinations,
   isTranslationMark,
   joinedWords,
@@ -30,11 +30,14 @@ import {
   wordText,
   wordValues,
 } from './shell-node-words.ts';
-import { canonicalArgv, innermostArgv, pipedScript, stageCommand } from './shell-pipes.ts';
+import { canonicalArgv, handlePipeline } from './shell-pipes.ts';
 import { assignedScript, hiddenRun, laterScripts } from './shell-later.ts';
+import { lostMessage, lostText, reparseLostDashes } from './shell-lost-text.ts';
 import { type Ctx, push, SHELL_LIMITS, type State } from './shell-split-state.ts';
+import { handleRedirect } from './shell-redirects.ts';
 import {
   clip,
+  commentProblem,
   continuationProblem,
   describeError,
   heredocProblem,
@@ -66,10 +69,18 @@ function parseScript(state: State, source: string, via: string | undefined, dept
     state.errors.push(`commands are nested more than ${SHELL_LIMITS.maxDepth} levels deep`);
     return;
   }
-  const tree = state.parser.parse(source);
+  let tree = state.parser.parse(source);
   if (!tree) {
     state.errors.push('tree-sitter could not parse the input');
     return;
+  }
+  // A character no token holds is a word the split would not judge (shell-lost-text.ts): a lost `-` is parsed
+  // again as `'-'`, anything else refused.
+  const lost = lostText(tree, source);
+  const repaired = reparseLostDashes(state.parser, source, lost);
+  if (repaired) {
+    tree.delete();
+    ({ tree, source } = repaired);
   }
   const outer = state.source;
   state.source = source;
@@ -87,9 +98,11 @@ function parseScript(state: State, source: string, via: string | undefined, dept
       );
       return;
     }
-    // After the walk: its messages (a here-doc's end, two words joined) say more where both apply.
+    // After the walk: its messages (a here-doc's end, two words joined) say more where both apply. Lost text last:
+    // the others name the shape (`rm "-rf"\ /x` is two joined words, and its `\` is lost).
     const joined = continuationProblem(root, source);
     if (joined) state.errors.push(joined);
+    if (lost.length > 0 && !repaired) state.errors.push(lostMessage(source, lost));
     if (root.hasError)
       push({ state, via, depth }, { kind: 'command', text: source.trim(), forms: [source.trim()], argv: [] });
   } finally {
@@ -112,8 +125,11 @@ function walk(node: Node, ctx: Ctx): void {
     return;
   }
   switch (type) {
-    case 'comment':
+    case 'comment': {
+      const problem = commentProblem(node, ctx.state.source);
+      if (problem) ctx.state.errors.push(problem);
       return;
+    }
     case 'command':
       handleCommand(node, ctx);
       for (const c of node.namedChildren) if (c) walk(c, ctx);
@@ -131,8 +147,25 @@ function walk(node: Node, ctx: Ctx): void {
       return;
     case 'pipeline':
       for (const c of node.namedChildren) if (c) walk(c, ctx);
-      handlePipeline(node, ctx);
+      handlePipeline(node, ctx, parseScript);
       return;
+    case 'variable_assignments': {
+      // `a=1 0b=2 c=3`: bash runs the first word that is no assignment (isAssignmentWord) with the rest as its
+      // words; tree-sitter-bash read three assignments.
+      const parts = node.namedChildren.filter((c): c is Node => c?.type === 'variable_assignment');
+      const first = parts.findIndex((c) => !isAssignmentWord(c));
+      if (first < 0) break;
+      const words = parts.slice(first).map(wordValues);
+      if (words.some((w) => !w)) ctx.state.errors.push(tooManyExpansions(node));
+      else
+        emitCommand(
+          ctx,
+          parts.slice(0, first).map(wordText),
+          words.flatMap((w) => w!),
+        );
+      for (const c of parts) for (const v of c.namedChildren) if (v) walk(v, ctx);
+      return;
+    }
     case 'variable_assignment':
       if (node.parent?.type !== 'command' && node.parent?.type !== 'declaration_command') {
         const text = wordText(node);
@@ -229,6 +262,7 @@ function handleCommand(node: Node, ctx: Ctx): void {
   let overflow = false;
   let previousEnd = -1;
   let previousWord: Node | undefined;
+  let prefix = true; // before the command's name: the words bash reads as assignments
   for (let i = 0; i < node.childCount; i++) {
     const child = node.child(i);
     if (!child) continue;
@@ -258,23 +292,29 @@ function handleCommand(node: Node, ctx: Ctx): void {
     // looked like it runs a script file `0`, and the script it reads from the here-string went unjudged. So
     // too `git push 0</dev/null` (read as `git push 0`, past a deny rule `^git\s+push$`).
     if (isRedirectDescriptor(child)) continue;
-    const isWord = field === 'name' || field === 'argument';
-    // Two words touching (`'r'\m` is rm); `r\<newline>m` has its own message above.
+    const isWord = field === 'name' || field === 'argument' || child.type === 'variable_assignment';
+    // Two words touching (`'r'\m` is rm); `r\<newline>m` has its own message above. An assignment too:
+    // `a='x'\ls rm -rf /` is the assignment `a=xls` and the command rm to bash.
     if (isWord && previousWord && gap !== '\\\n' && joinedWords(previousWord, child))
       ctx.state.errors.push(joinedMessage(node.text, previousWord, child));
     previousWord = isWord ? child : undefined;
-    if (child.type === 'variable_assignment' && words.length === 0) assignments.push(wordText(child));
-    else if (field === 'name' || field === 'argument') {
-      if (child.isMissing || (child.firstChild?.isMissing ?? false)) continue;
-      // tree-sitter-bash can fold a line break into a word (`echo \n\\touch x` reads as one echo with the
-      // argument "\ntouch"); bash ends the command there and runs `touch`. An unquoted line break in a word
-      // is a misparse: refuse it.
-      if (segments(child.type === 'command_name' ? (child.firstChild ?? child) : child).some(unquotedBreak))
-        ctx.state.errors.push(`a line break inside "${clip(node.text)}" was not read as the end of a command`);
-      const expanded = wordValues(child.type === 'command_name' ? (child.firstChild ?? child) : child);
-      if (!expanded) overflow = true;
-      else words.push(...expanded);
+    if (!isWord) continue;
+    const word = child.type === 'command_name' ? (child.firstChild ?? child) : child;
+    // bash reads the words before the command's name as assignments by their text, not as tree-sitter-bash does.
+    if (prefix && isAssignmentWord(child)) {
+      assignments.push(wordText(word));
+      continue;
     }
+    prefix = false;
+    if (child.isMissing || (child.firstChild?.isMissing ?? false)) continue;
+    // tree-sitter-bash can fold a line break into a word (`echo \n\\touch x` reads as one echo with the
+    // argument "\ntouch"); bash ends the command there and runs `touch`. An unquoted line break in a word
+    // is a misparse: refuse it.
+    if (segments(word).some(unquotedBreak))
+      ctx.state.errors.push(`a line break inside "${clip(node.text)}" was not read as the end of a command`);
+    const expanded = wordValues(word);
+    if (!expanded) overflow = true;
+    else words.push(...expanded);
   }
   // `rm >/dev/null -rf /`: bash runs `rm -rf /`; tree-sitter-bash puts `-rf /` in the redirect.
   for (const extra of redirectArguments(node)) {
@@ -282,7 +322,7 @@ function handleCommand(node: Node, ctx: Ctx): void {
     if (!expanded) overflow = true;
     else words.push(...expanded);
   }
-  if (overflow) ctx.state.errors.push(`a brace expansion in "${clip(node.text)}" has more than 256 results`);
+  if (overflow) ctx.state.errors.push(tooManyExpansions(node));
   // `/???/r? -rf x` runs whatever the glob matches: the program is unknown until expansion.
   const nameNode = node.childForFieldName('name');
   if (nameNode && segments(nameNode.firstChild ?? nameNode).some((s) => !s.quoted && /[*?[]/.test(s.text))) {
@@ -300,6 +340,8 @@ function handleCommand(node: Node, ctx: Ctx): void {
     for (const script of stdinScripts(node)) parseScript(ctx.state, script, `${argv[0]} <<`, ctx.depth + 1);
   }
 }
+
+const tooManyExpansions = (node: Node) => `a brace expansion in "${clip(node.text)}" has more than 256 results`;
 
 /** Pushes the command (and whatever its wrappers run). */
 function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
@@ -338,43 +380,5 @@ function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
       if (/[*?[]/.test(run.argv[k] ?? '')) ctx.state.unsafe.push(clip(run.argv[k]!));
       emitCommand(inner, innerAssign, run.argv.slice(k));
     }
-  }
-}
-
-function handleRedirect(node: Node, ctx: Ctx): void {
-  const op = node.children.find((c) => c && !c.isNamed)?.type ?? '>';
-  const dests = node.childrenForFieldName('destination');
-  // `> "/etc/pass"\wd` writes /etc/passwd; tree-sitter-bash reads the target "/etc/pass" and a word `\wd`.
-  for (let k = 1; k < dests.length; k++) {
-    if (joinedWords(dests[k - 1]!, dests[k]!))
-      ctx.state.errors.push(joinedMessage(node.text, dests[k - 1]!, dests[k]!));
-  }
-  const dest = dests[0];
-  if (!dest) return; // `2>&-` closes a descriptor
-  const target = wordText(dest);
-  if (target === '/dev/null') return;
-  if ((op === '>&' || op === '<&') && (/^\d+-?$/.test(target) || target === '-')) return;
-  const text = `${op} ${target}`;
-  push(ctx, { kind: 'redirect', text, forms: [text], argv: [] });
-}
-
-function handlePipeline(node: Node, ctx: Ctx): void {
-  const stages = node.namedChildren
-    .filter((c): c is Node => !!c)
-    .map(stageCommand)
-    .filter((c): c is Node => !!c);
-  if (stages.length < 2) return;
-  const argvs = stages.map((s) => canonicalArgv(commandWords(s)));
-  const full = argvs.map((a) => a.join(' ')).join(' | ');
-  const innermost = argvs.map((a) => innermostArgv(a, SHELL_LIMITS.maxDepth).join(' ')).join(' | ');
-  push(ctx, { kind: 'pipeline', text: full, forms: full === innermost ? [full] : [full, innermost], argv: [] });
-  // `echo 'rm -rf x' | sh`: a literal script piped into a shell.
-  for (let i = 1; i < argvs.length; i++) {
-    if (!readsScriptFromStdin(innermostArgv(argvs[i]!, SHELL_LIMITS.maxDepth))) continue;
-    const producer = innermostArgv(argvs[i - 1]!, SHELL_LIMITS.maxDepth);
-    const piped = pipedScript(producer);
-    if (!piped) continue;
-    if (piped.unknown) ctx.state.unsafe.push(clip(piped.unknown));
-    parseScript(ctx.state, piped.script, `${producer[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
   }
 }

@@ -2,11 +2,15 @@
  * @module
  * What a pipeline stage runs and what it feeds the next: the innermost command a stage runs through its
  * wrappers (`sudo A=1 nice rm` runs rm), and the literal script `echo …` or `printf …` writes into a shell
- * (`echo 'rm -rf x' | sh`). Pure: shell-parse.ts splits that script like any other.
+ * (`echo 'rm -rf x' | sh`), split like any other script; and the pipeline as a subject of its own
+ * (`handlePipeline`).
  */
 import { canonicalName } from '../../machines/permission/shell-words.ts';
-import { unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
 import type { Node } from 'web-tree-sitter';
+import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
+import { commandWords } from './shell-node-words.ts';
+import { clip } from './shell-refusals.ts';
+import { type Ctx, push, SHELL_LIMITS } from './shell-split-state.ts';
 
 /** The script a stage writes into a shell, and the stage's text when the shell may read other text than it. */
 export type PipedScript = { script: string; unknown?: string };
@@ -72,4 +76,33 @@ export function stageCommand(node: Node): Node | undefined {
     return body?.type === 'command' ? body : undefined;
   }
   return undefined;
+}
+
+/**
+ * A pipeline of two stages or more as one subject (each stage's argv, and the innermost commands its wrappers
+ * run), and a literal script piped into a shell parsed as its own input (`parse`: the split's own).
+ */
+export function handlePipeline(
+  node: Node,
+  ctx: Ctx,
+  parse: (state: Ctx['state'], script: string, via: string, depth: number) => void,
+): void {
+  const stages = node.namedChildren
+    .filter((c): c is Node => !!c)
+    .map(stageCommand)
+    .filter((c): c is Node => !!c);
+  if (stages.length < 2) return;
+  const argvs = stages.map((s) => canonicalArgv(commandWords(s)));
+  const full = argvs.map((a) => a.join(' ')).join(' | ');
+  const innermost = argvs.map((a) => innermostArgv(a, SHELL_LIMITS.maxDepth).join(' ')).join(' | ');
+  push(ctx, { kind: 'pipeline', text: full, forms: full === innermost ? [full] : [full, innermost], argv: [] });
+  // `echo 'rm -rf x' | sh`: a literal script piped into a shell.
+  for (let i = 1; i < argvs.length; i++) {
+    if (!readsScriptFromStdin(innermostArgv(argvs[i]!, SHELL_LIMITS.maxDepth))) continue;
+    const producer = innermostArgv(argvs[i - 1]!, SHELL_LIMITS.maxDepth);
+    const piped = pipedScript(producer);
+    if (!piped) continue;
+    if (piped.unknown) ctx.state.unsafe.push(clip(piped.unknown));
+    parse(ctx.state, piped.script, `${producer[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
+  }
 }

@@ -148,6 +148,26 @@ export function continuationProblem(root: Node, source: string): string | undefi
   return undefined;
 }
 
+/** Tokens right after which bash starts a comment: a control operator, a subshell's parenthesis. */
+const COMMENT_AFTER: ReadonlySet<string> = new Set([';', '&', '|', '|&', '&&', '||', ';;', ';&', ';;&', '(', ')']);
+
+/**
+ * Why a comment cannot be judged, or undefined. bash starts a comment only with a word (after a blank, a line
+ * break or an operator), but tree-sitter-bash also finds one inside a word: in `a#x; rm -rf / \<newline>=0` it read
+ * the assignment `a=0` holding the comment `#x; rm -rf / \`, and in `a=(1)#x; rm x` an array and a comment, where
+ * bash runs `a#x` and then rm, or sets `a` to `(1)#x` and runs rm.
+ */
+export function commentProblem(comment: Node, source: string): string | undefined {
+  const before = source[comment.startIndex - 1];
+  if (before === undefined || before === ' ' || before === '\t' || before === '\n') return undefined;
+  const token = comment.tree.rootNode.descendantForIndex(comment.startIndex - 1, comment.startIndex);
+  if (token && !token.isNamed && COMMENT_AFTER.has(token.type) && token.parent?.type !== 'array') return undefined;
+  return (
+    `the comment "${clip(comment.text)}" touches the word before it: bash starts a comment only after a blank, ` +
+    'so it reads none there, the check read one. Put a blank before the #, or quote it'
+  );
+}
+
 /** Two words bash reads as one (`'r'\m`): refused, as the check would judge other words than bash runs. */
 export function joinedMessage(text: string, prev: Node, next: Node): string {
   return (

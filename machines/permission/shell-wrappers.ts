@@ -26,6 +26,8 @@ type Spec = {
   scriptOption?: string;
   /** Long spellings of the script option (su's `--session-command` too). */
   scriptLong?: string[];
+  /** A lone `-` after the options (and `--`) is one more, not the command (GNU env 9.1 reads it as -i). */
+  dashOption?: boolean;
 };
 
 const SPECS: Record<string, Spec> = {
@@ -71,6 +73,9 @@ const SPECS: Record<string, Spec> = {
     assignments: true,
     scriptOption: 'S',
     scriptLong: ['--split-string'],
+    // `env - rm -rf /` and `env -- - rm -rf /` run rm with an empty environment (`env - - x` runs `-`); read as
+    // the command `-`, they passed a deny rule on rm.
+    dashOption: true,
   },
   command: {},
   builtin: {},
@@ -171,6 +176,7 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
     }
     break;
   }
+  if (spec.dashOption && argv[i] === '-') i++;
   // `runuser -u user cmd…` runs an argv; `su` and `runuser user` run the user's shell with the words after,
   // and read their options anywhere (GNU getopt permutes): `su root -c 'rm -rf /'`, `su - root -- -c '…'`.
   const runsShell = name === 'su' || (name === 'runuser' && !userOption);

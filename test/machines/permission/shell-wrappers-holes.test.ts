@@ -23,6 +23,10 @@ describe('the gate denies rm behind these wrapper shapes', () => {
     'env ./a=1 rm -rf /',
     // bash 5.2 defines ls from the variable: `env 'BASH_FUNC_ls%%=() { echo x; }' bash -c ls` prints x.
     "env 'BASH_FUNC_ls%%=() { rm -rf /; }' bash -c ls",
+    // GNU env 9.1 reads a lone `-` after its options as -i: `env - echo x` and `env -- - echo x` print x.
+    'env - rm -rf /',
+    'env -- - rm -rf /',
+    'env -u HOME - A=1 rm -rf /',
     // util-linux 2.38 runuser, as root here: each of these ran the echo put in place of rm.
     'runuser --comm "rm -rf /" root',
     'runuser root --comm "rm -rf /"',
@@ -97,6 +101,17 @@ describe('unwrapCommand on these shapes', () => {
       { via: 'env BASH_FUNC', script: 'f() { rm x; }' },
       { via: 'env', argv: ['A=2', 'bash'] },
     ]);
+  });
+
+  it("reads one lone - after env's options as -i, and a second as the command (`env - - x` runs -)", () => {
+    expect(w('env - rm -rf /')).toEqual([{ via: 'env', argv: RM }]);
+    expect(w('env -- - rm -rf /')).toEqual([{ via: 'env', argv: RM }]);
+    expect(w('env -i - A=1 rm -rf /')).toEqual([{ via: 'env', argv: ['A=1', ...RM] }]);
+    expect(w('env - - rm')).toEqual([{ via: 'env', argv: ['-', 'rm'] }]);
+    // Only env's: sudo, nice and exec run a lone - as the command.
+    expect(w('sudo - rm')).toEqual([{ via: 'sudo', argv: ['-', 'rm'] }]);
+    expect(w('nice - rm')).toEqual([{ via: 'nice', argv: ['-', 'rm'] }]);
+    expect(w('exec - rm')).toEqual([{ via: 'exec', argv: ['-', 'rm'] }]);
   });
 
   it("judges env -S's string with the words after it", () => {
