@@ -138,7 +138,7 @@ export async function commitEdit(
     : undefined;
   // A big file is hashed on the file thread (`deps.inspect`), not compared here: comparing 10 MB held this thread
   // 20-80 ms on a loaded machine. A thread that died with the bytes fails the commit (retryable), as nothing is
-  // written yet; any other failure to decode what is there now leaves the base as read.
+  // written yet; a file that cannot be read or decoded now fails it too (below).
   const small = read !== undefined && (!deps.inspect || read.bytes.byteLength < INSPECT_OFF_THREAD_BYTES);
   const unchanged = base && read && small && read.bytes.equals(base.bytes);
   const now =
@@ -148,6 +148,15 @@ export async function commitEdit(
           return undefined;
         })
       : undefined;
+  if (base && (!read || (!unchanged && !now))) {
+    // Gone, grown past the limit, or no longer text since it was read: writing the edit onto the old base would
+    // silently undo whatever changed it (and review would show a change from a base the disk no longer had).
+    throw new RuntimeError(
+      ErrorCode.Conflict,
+      `${target.display} changed on disk since the edit read it and cannot be read as text now; nothing was ` +
+        'written. Please read the file again to get the current content.',
+    );
+  }
   if (base && now && now.hash !== base.hash) {
     if (s.mode === 'edit') {
       const again = applyEdits(now.text, result.specs, { shownOnly: s.shownOnly ?? false });

@@ -5,7 +5,7 @@
  * Now `edit.begin` under a confirm rule asks nothing; `edit.finish` asks, showing the edits or the content, and
  * writes only once a person allows it.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Reply } from '../../infra/transport/codec.ts';
@@ -220,5 +220,25 @@ describe('a streamed edit the rules allow, failing as it streams', () => {
     expect(await rt.call('edit.finish', { editId })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     expect(readFileSync(join(rt.workspace, 'held.ts'), 'utf8')).toBe('export const safe = true;\n');
     ok(await rt.call('policy.set', { layer: 'project', policy: { default: 'allow' } }));
+  });
+
+  it('refuses to write over a file that changed into something it cannot read, or went away', async () => {
+    // A review helper's case: the re-apply fell back to the file as first read, undoing the change made since.
+    const path = join(rt.workspace, 'moved.ts');
+    for (const change of [
+      () => writeFileSync(path, Buffer.concat([Buffer.from('return true;\nadded line\n'), Buffer.from([0xff, 0xfe])])),
+      () => rmSync(path),
+    ]) {
+      writeFileSync(path, 'return true;\n');
+      const editId = String(ok(await rt.call('edit.begin', { path: 'moved.ts' }))['editId']);
+      const json = JSON.stringify({ path: 'moved.ts', edits: [{ old_text: 'return true;', new_text: 'return ok;' }] });
+      ok(await rt.call('edit.input', { editId, chunk: json }));
+      const before = existsSync(path) ? readFileSync(path) : undefined;
+      change();
+      const after = existsSync(path) ? readFileSync(path) : undefined;
+      expect(await rt.call('edit.finish', { editId })).toMatchObject({ ok: false, error: { code: 'conflict' } });
+      expect(existsSync(path) ? readFileSync(path) : undefined).toEqual(after);
+      expect(after).not.toEqual(before);
+    }
   });
 });
