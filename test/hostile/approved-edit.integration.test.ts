@@ -11,26 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Reply } from '../../infra/transport/codec.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-
-const GUARD = '  if (role !== "admin") throw new Error("denied");';
-const FILE = [
-  'export function remove(user, role) {',
-  '  log("remove start");',
-  '  const db = open();',
-  GUARD,
-  GUARD,
-  '  db.delete(user);',
-  '  log("remove done");',
-  '  audit(user);',
-  '  db.close();',
-  '  return true;',
-  '}',
-  '',
-].join('\n');
-const SHOWN = FILE.split('\n')
-  .filter((l) => l !== GUARD)
-  .join('\n')
-  .trimEnd();
+import { GUARD, GUARDED_FILE as FILE, SHOWN } from '../support/guarded-function.ts';
 
 describe('hostile: an approved fuzzy edit cannot replace lines the ask did not show', () => {
   let rt: TestRuntime;

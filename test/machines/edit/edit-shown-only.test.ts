@@ -8,27 +8,8 @@ import fc from 'fast-check';
 import { applyEdits, unshownLine } from '../../../machines/edit/edit-apply.ts';
 import { EditSessionCore } from '../../../machines/edit/edit-session-core.ts';
 import { propertySeed } from '../../support/seed.ts';
+import { GUARD, GUARDED_FILE as FILE, SHOWN } from '../../support/guarded-function.ts';
 
-const GUARD = '  if (role !== "admin") throw new Error("denied");';
-const FILE = [
-  'export function remove(user, role) {',
-  '  log("remove start");',
-  '  const db = open();',
-  GUARD,
-  GUARD,
-  '  db.delete(user);',
-  '  log("remove done");',
-  '  audit(user);',
-  '  db.close();',
-  '  return true;',
-  '}',
-  '',
-].join('\n');
-/** The function as shown to the person: the two guard lines left out. */
-const SHOWN = FILE.split('\n')
-  .filter((l) => l !== GUARD)
-  .join('\n')
-  .trimEnd();
 const ATTACK = { oldText: SHOWN, newText: SHOWN.replace('remove done', 'removed') };
 
 describe('an approved edit replaces only the lines it showed', () => {
