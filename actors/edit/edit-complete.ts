@@ -12,6 +12,7 @@ import type { SessionFailure, SessionResult } from '../../machines/edit/edit-ses
 import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { editsDetail } from '../../schemas/edit.ts';
+import { applyEdits } from '../../machines/edit/edit-apply.ts';
 import {
   type AppliedReply,
   type CommitDeps,
@@ -123,6 +124,20 @@ function pathMismatch(roots: readonly string[], s: EditSession, result: SessionR
 export function toBeWritten(mode: 'edit' | 'write', result: SessionResult): string | undefined {
   if (mode === 'write') return result.failure ? undefined : result.content;
   return result.specs.length > 0 ? editsDetail(result.specs) : undefined;
+}
+
+/**
+ * A person approved a session's edits: from now on they are `shownOnly` (also when applied again to a file that
+ * moved). Its matching ran without it when the rules let edit.begin through and asked only at edit.finish: an
+ * edit whose fuzzy match replaces a line its old_text lacks is refused (found by applying the edits again).
+ */
+export function approvedByPerson(s: EditSession): void {
+  if (s.mode === 'edit' && !s.shownOnly && s.target.file) {
+    const specs = s.actor.getSnapshot().context.result.specs;
+    const failure = applyEdits(s.target.file.text, specs, { shownOnly: true }).failure;
+    if (failure) throw new RuntimeError(ErrorCode.NotFound, `${failure.message} Nothing was written.`);
+  }
+  s.shownOnly = true;
 }
 
 /** The error code of a session's failure. */

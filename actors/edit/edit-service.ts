@@ -1,7 +1,7 @@
 import { createActor } from 'xstate';
 import { finishedAgentError } from '../../machines/agent/agent.ts';
 import { type EditSessionInput, editSessionMachine } from '../../machines/edit/edit-session.ts';
-import { completeSession, failureCode, toBeWritten, type EditSession } from './edit-complete.ts';
+import { completeSession, failureCode, toBeWritten, approvedByPerson, type EditSession } from './edit-complete.ts';
 import type { EditFact } from '../../schemas/edit.ts';
 import { DEFAULT_MAX_OPEN_EDITS, DEFAULT_MAX_OPEN_EDITS_PER_HOST } from '../../schemas/edit-config.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
@@ -54,10 +54,7 @@ export type EditServiceConfig = {
 
 export type { AppliedReply } from './edit-commit.ts';
 type Target = EditTarget;
-/**
- * A session and its commands, serialized. `approval` (streamed edits): judged again at edit.finish with its
- * content, by the rules or a person (`seal` → `approve`); `finish` writes only once approved.
- */
+/** A session, its commands serialized; `approval`: a streamed edit is judged again at edit.finish (`seal`). */
 type Session = EditSession & { pending: EditFact[]; lock: Promise<unknown>; approval?: 'open' | 'asking' | 'approved' };
 /** Recently finished edit ids, for a better error than "no such edit" (bounded: one is kept per edit). */
 const CLOSED_IDS_KEPT = 1000;
@@ -237,17 +234,17 @@ export class EditService {
     });
   }
 
-  /** A sealed session a person must approve: what to ask about, or undefined when it needs no approval now. */
+  /** A session to judge at edit.finish: what to ask about, or undefined when it needs no judgment now. */
   approvalNeeded(agentId: string, editId: string): { mode: 'edit' | 'write'; given: string } | undefined {
     const s = this.#sessions.get(editId);
-    return s && s.agentId === agentId && s.approval !== undefined && s.approval !== 'approved'
-      ? { mode: s.mode, given: s.target.given }
-      : undefined;
+    const open = s?.agentId === agentId && s.approval !== undefined && s.approval !== 'approved';
+    return open ? { mode: s.mode, given: s.target.given } : undefined;
   }
 
   /** A person approved what `seal` showed: `finish` may write it. */
-  approve(agentId: string, editId: string): void {
+  approve(agentId: string, editId: string, byPerson = false): void {
     const s = this.#session(agentId, editId);
+    if (byPerson) approvedByPerson(s);
     if (s.approval === 'asking') s.approval = 'approved';
   }
 

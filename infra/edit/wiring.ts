@@ -164,8 +164,8 @@ export function wireEdit(deps: {
     try {
       if (!deps.askDeferred) throw new RuntimeError(ErrorCode.Internal, 'no permission domain to ask a person');
       const tool = ask.mode === 'write' ? 'write_file' : 'edit_file';
-      await deps.askDeferred(ctx, { tool, input: ask.given, detail });
-      service.approve(ctx.command.agentId, editId);
+      const answeredBy = await deps.askDeferred(ctx, { tool, input: ask.given, detail });
+      service.approve(ctx.command.agentId, editId, answeredBy !== undefined);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       await service.cancel(call(ctx), { editId }, `The edit was not approved; nothing was written (${why}).`);

@@ -9,6 +9,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Reply } from '../../infra/transport/codec.ts';
+import { GUARDED_FILE, SHOWN } from '../support/guarded-function.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -154,6 +155,29 @@ describe('hostile: a streamed edit is asked about with what it writes', () => {
     ok(await rt.call('permission.decide', { requestId: ask!.requestId, decision: 'deny_once' }));
     expect(await first).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     expect(readFileSync(at('auth2.ts'), 'utf8')).toBe('const guard = true;\n');
+  });
+
+  it('a rule turned to confirm after edit.begin: the approved fuzzy edit still replaces only lines shown', async () => {
+    ok(await rt.call('policy.set', { layer: 'project', policy: { default: 'allow' } }));
+    writeFileSync(at('guarded.ts'), GUARDED_FILE);
+    // Begun under allow: no ask, the session matches with the matcher's whole tolerance.
+    const editId = String(ok(await rt.call('edit.begin', { path: 'guarded.ts' }))['editId']);
+    const json = JSON.stringify({
+      path: 'guarded.ts',
+      edits: [{ old_text: SHOWN, new_text: SHOWN.replace('"remove done"', '"ok"') }],
+    });
+    ok(await rt.call('edit.input', { editId, chunk: json }));
+    ok(
+      await rt.call('policy.set', {
+        layer: 'project',
+        policy: { default: 'allow', tools: { edit_file: { default: 'confirm' }, write_file: { default: 'confirm' } } },
+      }),
+    );
+    const { reply, ask } = await finishAnswered(editId, 'allow_once');
+    expect(ask?.detail).not.toContain('admin');
+    expect(reply).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    if (!reply.ok) expect(reply.error.message).toContain('is not one of the old_text lines');
+    expect(readFileSync(at('guarded.ts'), 'utf8')).toBe(GUARDED_FILE);
   });
 
   it('a deny rule still refuses at edit.begin, before anything streams', async () => {
