@@ -7,7 +7,6 @@
  * policy layers restored from `policy.changed` facts, and pending requests
  * resumed (deadline re-armed) after a restart.
  */
-import { detailCutNote } from '../../schemas/ask-labels.ts';
 import type { Logger } from 'pino';
 import {
   ErrorCode,
@@ -45,13 +44,7 @@ import {
 import type { Host } from '../kernel/host.ts';
 import { forwardDecide, serveRemoteDecide } from './remote-decide.ts';
 import { remotePending } from './remote-pending.ts';
-import { type ContentBytes, contentHead } from '../transport/json-thread.ts';
-
-/** A terminal's reader in words: the program (or prompt), and raw mode. */
-function describeState(s: { foreground: TerminalForeground | undefined; canonical: boolean }): string {
-  const who = s.foreground?.kind === 'program' ? JSON.stringify(s.foreground.name) : 'the shell prompt';
-  return s.canonical ? who : `${who} (raw mode)`;
-}
+import { boundDetail, describeState } from './ask-detail.ts';
 
 /**
  * What the gate judges for a command: the tool call its CommandDef declares (`tool.call`), or undefined when
@@ -388,17 +381,4 @@ export async function wirePermission(deps: {
     cancelAgent: (agentId: AgentId, reason: string) =>
       service.cancelAgent(agentId, `agent '${agentId}' was cancelled (${reason})`),
   };
-}
-
-/** An ask's detail is shown to a person and logged: a 5 MB write's content would bloat the log. */
-const DETAIL_MAX_CHARS = 16_384;
-
-/**
- * `detail` cut to `DETAIL_MAX_CHARS`. A big file.write's content (`content.text`, the very same string) is cut
- * from its bytes: slicing that rope would first copy all of it into one flat string (json-thread.ts).
- */
-function boundDetail(detail: string, content: ContentBytes | undefined): string {
-  if (detail.length <= DETAIL_MAX_CHARS) return detail;
-  const head = content?.text === detail ? contentHead(content, DETAIL_MAX_CHARS) : detail.slice(0, DETAIL_MAX_CHARS);
-  return `${head}${detailCutNote(detail.length - DETAIL_MAX_CHARS)}`;
 }
