@@ -30,7 +30,7 @@ import {
   wordText,
   wordValues,
 } from './shell-node-words.ts';
-import { canonicalArgv, handlePipeline } from './shell-pipes.ts';
+import { canonicalArgv, handlePipeline, heredocPipeline, pipelineStages } from './shell-pipes.ts';
 import { assignedScript, hiddenRun, laterScripts } from './shell-later.ts';
 import { lostMessage, lostText, reparseLostDashes } from './shell-lost-text.ts';
 import { type Ctx, push, SHELL_LIMITS, type State } from './shell-split-state.ts';
@@ -140,6 +140,11 @@ function walk(node: Node, ctx: Ctx): void {
       if (extraDestinations(node).length > 0 && !lastCommand(node.childForFieldName('body')))
         ctx.state.errors.push(`words follow the redirect target in "${clip(node.text)}", after a compound command`);
       for (const c of node.namedChildren) if (c) walk(c, ctx);
+      {
+        // `cat <<EOF | sh`: tree-sitter-bash puts `| sh` inside the here-doc; bash pipes the statement into it.
+        const tail = heredocPipeline(node);
+        if (tail) handlePipeline([node, ...pipelineStages(tail)], ctx, parseScript);
+      }
       return;
     case 'file_redirect':
       handleRedirect(node, ctx);
@@ -147,7 +152,9 @@ function walk(node: Node, ctx: Ctx): void {
       return;
     case 'pipeline':
       for (const c of node.namedChildren) if (c) walk(c, ctx);
-      handlePipeline(node, ctx, parseScript);
+      // A pipeline nested in another (or in a here-doc's redirect) is a part of that one: judged there, whole.
+      if (node.parent?.type !== 'pipeline' && node.parent?.type !== 'heredoc_redirect')
+        handlePipeline(pipelineStages(node), ctx, parseScript);
       return;
     case 'variable_assignments': {
       // `a=1 0b=2 c=3`: bash runs the first word that is no assignment (isAssignmentWord) with the rest as its

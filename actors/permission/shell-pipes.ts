@@ -8,7 +8,7 @@
 import { canonicalName } from '../../machines/permission/shell-words.ts';
 import type { Node } from 'web-tree-sitter';
 import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
-import { commandWords } from './shell-node-words.ts';
+import { commandWords, stdinScripts } from './shell-node-words.ts';
 import { clip } from './shell-refusals.ts';
 import { type Ctx, push, SHELL_LIMITS } from './shell-split-state.ts';
 
@@ -79,30 +79,91 @@ export function stageCommand(node: Node): Node | undefined {
 }
 
 /**
+ * A pipeline's stages in order: nested pipelines flattened (tree-sitter-bash nests `a | b | c` after a
+ * here-doc), each stage a node as the grammar gives it (a command, a redirected statement, a subshell...).
+ */
+export function pipelineStages(node: Node): Node[] {
+  const out: Node[] = [];
+  for (const c of node.namedChildren) {
+    if (!c) continue;
+    if (c.type === 'pipeline') out.push(...pipelineStages(c));
+    else if (c.type !== 'comment') out.push(c);
+  }
+  return out;
+}
+
+/**
+ * The rest of a pipeline that tree-sitter-bash puts inside a here-doc's redirect: for `cat <<EOF | sh`, the
+ * `| sh` is a `pipeline` child of the `heredoc_redirect` (bash runs `cat | sh` with the body as cat's input).
+ */
+export function heredocPipeline(statement: Node): Node | undefined {
+  for (const c of statement.namedChildren) {
+    if (c?.type !== 'heredoc_redirect') continue;
+    const tail = c.namedChildren.find((n) => n?.type === 'pipeline');
+    if (tail) return tail;
+  }
+  return undefined;
+}
+
+/**
  * A pipeline of two stages or more as one subject (each stage's argv, and the innermost commands its wrappers
- * run), and a literal script piped into a shell parsed as its own input (`parse`: the split's own).
+ * run; a stage that is no simple command by its text), and a literal script piped into a shell parsed as its
+ * own input (`parse`: the split's own).
  */
 export function handlePipeline(
-  node: Node,
+  stages: Node[],
   ctx: Ctx,
   parse: (state: Ctx['state'], script: string, via: string, depth: number) => void,
 ): void {
-  const stages = node.namedChildren
-    .filter((c): c is Node => !!c)
-    .map(stageCommand)
-    .filter((c): c is Node => !!c);
   if (stages.length < 2) return;
-  const argvs = stages.map((s) => canonicalArgv(commandWords(s)));
+  const argvs = stages.map((s) => {
+    const c = stageCommand(s);
+    return c ? canonicalArgv(commandWords(c)) : [s.text.replace(/\s+/g, ' ').trim()];
+  });
+  const inner = argvs.map((a) => innermostArgv(a, SHELL_LIMITS.maxDepth));
   const full = argvs.map((a) => a.join(' ')).join(' | ');
-  const innermost = argvs.map((a) => innermostArgv(a, SHELL_LIMITS.maxDepth).join(' ')).join(' | ');
+  const innermost = inner.map((a) => a.join(' ')).join(' | ');
   push(ctx, { kind: 'pipeline', text: full, forms: full === innermost ? [full] : [full, innermost], argv: [] });
-  // `echo 'rm -rf x' | sh`: a literal script piped into a shell.
-  for (let i = 1; i < argvs.length; i++) {
-    if (!readsScriptFromStdin(innermostArgv(argvs[i]!, SHELL_LIMITS.maxDepth))) continue;
-    const producer = innermostArgv(argvs[i - 1]!, SHELL_LIMITS.maxDepth);
-    const piped = pipedScript(producer);
-    if (!piped) continue;
-    if (piped.unknown) ctx.state.unsafe.push(clip(piped.unknown));
-    parse(ctx.state, piped.script, `${producer[0]} | ${argvs[i]![0]}`, ctx.depth + 1);
+  // `echo 'rm -rf x' | sh`, `cat <<EOF | sh`: a literal script piped into a shell.
+  for (let i = 1; i < stages.length; i++) {
+    if (!readsScript(stages[i]!, inner[i]!)) continue;
+    const written = writtenScripts(stages, inner, i - 1);
+    if (!written) continue;
+    if (written.unknown) ctx.state.unsafe.push(clip(written.unknown));
+    for (const script of written.scripts) parse(ctx.state, script, `${written.by} | ${argvs[i]![0]}`, ctx.depth + 1);
   }
+}
+
+/** Whether a stage is, or holds, a shell reading its script from stdin (`sh`, `(sh)`, `{ cd x; sh; }`). */
+function readsScript(stage: Node, argv: string[]): boolean {
+  if (stageCommand(stage)) return readsScriptFromStdin(argv);
+  return stage
+    .descendantsOfType('command')
+    .some((c) => !!c && readsScriptFromStdin(innermostArgv(canonicalArgv(commandWords(c)), SHELL_LIMITS.maxDepth)));
+}
+
+/**
+ * The scripts stage `j` writes to the next: echo's or printf's words, or a bare `cat`'s here-doc or
+ * here-string; through stages that pass their input on unchanged (a bare `cat`, `tee`) to the one before.
+ */
+function writtenScripts(
+  stages: Node[],
+  inner: string[][],
+  j: number,
+): { scripts: string[]; by: string; unknown?: string } | undefined {
+  for (; j >= 0; j--) {
+    const command = stageCommand(stages[j]!);
+    const argv = inner[j]!;
+    if (!command) return undefined;
+    if (argv[0] === 'cat' && (argv.length === 1 || (argv.length === 2 && argv[1] === '-'))) {
+      const bodies = stdinScripts(command);
+      if (bodies.length > 0) return { scripts: bodies, by: 'cat <<' };
+      continue;
+    }
+    if (argv[0] === 'tee') continue;
+    const piped = pipedScript(argv);
+    if (!piped) return undefined;
+    return { scripts: [piped.script], by: argv[0]!, ...(piped.unknown ? { unknown: piped.unknown } : {}) };
+  }
+  return undefined;
 }

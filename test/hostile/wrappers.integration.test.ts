@@ -69,6 +69,29 @@ describe('rm behind a wrapper the gate used to misread', () => {
     });
   }
 
+  // Found 5 December: tree-sitter-bash puts the `| sh` of `cat <<EOF | sh` inside the here-doc, so the lines
+  // sh reads were never split (and a bare cat, or tee, between a writer and a shell passed its script unread).
+  for (const command of [
+    'cat <<EOF | sh\nrm -f keep.txt\nEOF',
+    'cat <<EOF | tee /dev/null | bash\nrm -f keep.txt\nEOF',
+    "cat <<< 'rm -f keep.txt' | sh",
+    "echo 'rm -f keep.txt' | cat | sh",
+    "echo 'rm -f keep.txt' | (sh)",
+  ]) {
+    attack('wrapper', command, async () => {
+      expect(outcome(await exec(command))).toBe('permission_denied');
+      expect(existsSync(scene.keep)).toBe(true);
+    });
+  }
+
+  attack('wrapper', 'a canary written by the lines of a here-doc piped into sh', async () => {
+    const { halves, path } = scene.c;
+    const command = `cat <<EOF | sh\nrm -f keep.txt\nprintf %s%s ${halves[0]} ${halves[1]} > ${path}\nEOF`;
+    expect(outcome(await exec(command))).toBe('permission_denied');
+    expect(existsSync(scene.keep)).toBe(true);
+    await expectNoCanary(scene.rt, scene.c);
+  });
+
   attack('wrapper', 'a function that starts itself in the background (a fork bomb, cut short)', async () => {
     const { halves, path } = scene.c;
     // The return ends it after the canary; a gate that let it through would run the printf.

@@ -270,3 +270,71 @@ describe('the gate reads the script a writer pipes into a shell', () => {
     expect((await decideTerminal(policy, command)).outcome).toBe('confirm');
   });
 });
+
+describe('splitShell: a script reaching a shell through a here-doc, a here-string, cat or tee', () => {
+  it.each<[string, ShellSplit]>([
+    // tree-sitter-bash nests `| sh` inside the here-doc's redirect; bash pipes cat's output (the body) into sh.
+    [
+      'cat <<EOF | sh\nrm x\nEOF',
+      whole([cmd('cat', ['cat']), cmd('sh', ['sh']), pipe('cat | sh'), cmd('rm x', ['rm', 'x'], 'cat << | sh')]),
+    ],
+    [
+      'cat <<EOF | tee y | sh\nrm x\nEOF',
+      whole([
+        cmd('cat', ['cat']),
+        cmd('tee y', ['tee', 'y']),
+        cmd('sh', ['sh']),
+        pipe('cat | tee y | sh'),
+        cmd('rm x', ['rm', 'x'], 'cat << | sh'),
+      ]),
+    ],
+    [
+      "cat - <<< 'rm x' | sh",
+      whole([
+        cmd('cat -', ['cat', '-']),
+        cmd('sh', ['sh']),
+        pipe('cat - | sh'),
+        cmd('rm x', ['rm', 'x'], 'cat << | sh'),
+      ]),
+    ],
+    [
+      "echo 'rm x' | cat | sh",
+      whole([
+        cmd('echo rm x', ['echo', 'rm x']),
+        cmd('cat', ['cat']),
+        cmd('sh', ['sh']),
+        pipe('echo rm x | cat | sh'),
+        cmd('rm x', ['rm', 'x'], 'echo | sh'),
+      ]),
+    ],
+    // A shell inside a compound stage reads the pipe too.
+    [
+      "echo 'rm x' | (sh)",
+      whole([
+        cmd('echo rm x', ['echo', 'rm x']),
+        cmd('sh', ['sh']),
+        pipe('echo rm x | (sh)'),
+        cmd('rm x', ['rm', 'x'], 'echo | (sh)'),
+      ]),
+    ],
+    // cat with an option or a file writes other text than the here-string: nothing is read as the script.
+    ["cat -n <<< 'rm x' | sh", whole([cmd('cat -n', ['cat', '-n']), cmd('sh', ['sh']), pipe('cat -n | sh')])],
+    // A here-doc's body goes to cat only: `&& sh` reads the terminal.
+    ['cat <<EOF && sh\nrm x\nEOF', whole([cmd('cat', ['cat']), cmd('sh', ['sh'])])],
+  ])('%j', async (source, expected) => {
+    expect(await split(source)).toEqual(expected);
+  });
+
+  it('judges a three-stage pipeline after a here-doc once, whole', async () => {
+    const got = await split('cat <<EOF | tee y | sh\nls\nEOF');
+    expect(got.commands.filter((c) => c.kind === 'pipeline').map((c) => c.text)).toEqual(['cat | tee y | sh']);
+  });
+
+  it.each(['cat <<EOF | sh\nrm x\nEOF', "cat <<< 'rm x' | bash", "echo 'rm x' | tee y | sh", "echo 'rm x' | { sh; }"])(
+    'the gate denies %j under a deny rule on rm',
+    async (command) => {
+      const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
+      expect((await decideTerminal(policy, command)).outcome).toBe('deny');
+    },
+  );
+});

@@ -146,10 +146,14 @@ describe('splitShell: pipelines and the scripts echo feeds a shell', () => {
 
 describe('splitShell: pipeline stages that are not simple commands, and the innermost form', () => {
   it.each<[string, ShellSplit]>([
-    // A subshell stage is not a simple command: its output is unknown to the gate, as `cat f | sh`'s is, so
-    // no pipeline entry and no script (a policy decides `sh` reading stdin on its own).
-    ['(echo rm x) | sh', whole([cmd('echo rm x', ['echo', ...RM]), cmd('sh', ['sh'])])],
-    ['(echo rm x) 2>/dev/null | sh', whole([cmd('echo rm x', ['echo', ...RM]), cmd('sh', ['sh'])])],
+    // A subshell stage is not a simple command: its output is unknown to the gate, as `cat f | sh`'s is, so no
+    // script (a policy decides `sh` reading stdin on its own); the pipeline names the stage by its text, for the
+    // deny rules on pipelines.
+    ['(echo rm x) | sh', whole([cmd('echo rm x', ['echo', ...RM]), cmd('sh', ['sh']), pipe('(echo rm x) | sh')])],
+    [
+      '(echo rm x) 2>/dev/null | sh',
+      whole([cmd('echo rm x', ['echo', ...RM]), cmd('sh', ['sh']), pipe('(echo rm x) 2>/dev/null | sh')]),
+    ],
     [
       'echo x | nice A=1',
       whole([
@@ -231,7 +235,7 @@ describe('splitShell: numbers beside redirects, and a redirect alone as a pipeli
     ['sleep 1', whole([cmd('sleep 1', ['sleep', '1'])])],
     ['kill -9 1234', whole([cmd('kill -9 1234', ['kill', '-9', '1234'])])],
     // A stage that is only a redirect has no command in it (tree-sitter-bash: a statement without a body).
-    ['>x | cat', whole([redirect('> x'), cmd('cat', ['cat'])])],
+    ['>x | cat', whole([redirect('> x'), cmd('cat', ['cat']), pipe('>x | cat')])],
   ])('%j', async (source, expected) => {
     expect(await split(source)).toEqual(expected);
   });
