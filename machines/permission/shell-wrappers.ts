@@ -307,14 +307,18 @@ function unwrapShell(argv: readonly string[]): WrappedRun[] {
   return [];
 }
 
-/** True when `argv` is a shell that would read its script from stdin (no -c, no script file). */
+/**
+ * True when `argv` is a shell that would read its script from stdin (no -c, no script file, or a script file that
+ * names a descriptor: `bash /dev/stdin`), or `source`/`.` of a descriptor (`. /dev/stdin`).
+ */
 export function readsScriptFromStdin(argv: readonly string[]): boolean {
   const name = argv[0];
+  if (name === 'source' || name === '.') return argv[1] !== undefined && namesDescriptor(argv[1]);
   if (name === undefined || !SHELLS.has(name) || name === 'busybox') return false;
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;
     // `-` and `--` end the options (bash 5.2: `echo 'echo x' | bash -` runs echo); a word after is a script file.
-    if (a === '-' || a === '--') return i + 1 === argv.length;
+    if (a === '-' || a === '--') return i + 1 === argv.length || namesDescriptor(argv[i + 1]!);
     if (a.startsWith('--')) {
       if (a === '--rcfile' || a === '--init-file') i++;
       continue;
@@ -327,9 +331,20 @@ export function readsScriptFromStdin(argv: readonly string[]): boolean {
       if (/[oO]/.test(letters)) i++;
       continue;
     }
-    return false;
+    return namesDescriptor(a);
   }
   return true;
+}
+
+/**
+ * Whether a script file's path may name a descriptor the shell inherits (`/dev/stdin`, `/dev/fd/0`,
+ * `/proc/self/fd/3`, `//dev/./stdin`, or `stdin` run from /dev): its script is then the here-doc, here-string
+ * or pipe the command line spells out. Read broadly: a real file named so only gets those read as its script too.
+ */
+export function namesDescriptor(path: string): boolean {
+  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
+  const last = parts.at(-1);
+  return last === 'stdin' || (parts.at(-2) === 'fd' && /^\d+$/.test(last ?? ''));
 }
 
 const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);

@@ -77,6 +77,10 @@ describe('rm behind a wrapper the gate used to misread', () => {
     "cat <<< 'rm -f keep.txt' | sh",
     "echo 'rm -f keep.txt' | cat | sh",
     "echo 'rm -f keep.txt' | (sh)",
+    // A script file naming a descriptor reads the same text.
+    "bash /dev/stdin <<< 'rm -f keep.txt'",
+    "source /dev/stdin <<< 'rm -f keep.txt'",
+    "echo 'rm -f keep.txt' | sh /dev/fd/0",
   ]) {
     attack('wrapper', command, async () => {
       expect(outcome(await exec(command))).toBe('permission_denied');

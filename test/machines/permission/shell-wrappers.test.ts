@@ -300,6 +300,18 @@ describe('readsScriptFromStdin', () => {
     [['busybox'], false],
     [['python3'], false],
     [[], false],
+    // A script file naming a descriptor reads the here-doc, here-string or pipe the line spells out.
+    [['bash', '/dev/stdin'], true],
+    [['sh', '-x', '/dev/fd/0'], true],
+    [['bash', '--', '//dev/./stdin'], true],
+    [['sh', '/proc/self/fd/3'], true],
+    [['sh', 'stdin'], true],
+    [['sh', '/dev/fd/x'], false],
+    [['bash', '--', 'script.sh'], false],
+    [['source', '/dev/stdin'], true],
+    [['.', '/proc/thread-self/fd/0'], true],
+    [['.', 'lib.sh'], false],
+    [['source'], false],
   ])('%j reads its script from stdin: %s', (argv, expected) => {
     expect(readsScriptFromStdin(argv)).toBe(expected);
   });
