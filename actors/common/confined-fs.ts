@@ -36,16 +36,17 @@ async function lastEntry(w: Walked, name: string, given: string) {
  * Resolves `given` (absolute, or relative to the first root) to its real path inside a root, following
  * symlinks only inside the roots. A missing file is allowed (for creation) when its directory exists, or,
  * with `createParents`, once the walk has created the missing directories (each one inside the directory it
- * reached, so a parent that is a symlink out of the workspace is refused before anything is created); a
- * dangling symlink is refused.
+ * reached, so a parent that is a symlink out of the workspace is refused before anything is created), or, with
+ * `plan`, as where it would be once they are (nothing created); a dangling symlink is refused.
  */
 export async function resolveInWorkspace(
   roots: readonly string[],
   given: string,
-  createParents = false,
+  createParents: boolean | 'plan' = false,
 ): Promise<ResolvedPath> {
   const w = await walk(roots, given, true, createParents);
   try {
+    if (w.missing) return { path: `${w.dirPath}/${w.name}`, exists: false, isDirectory: false };
     if (w.name === undefined) return { path: w.dirPath, exists: true, isDirectory: true };
     const { path, st } = await lastEntry(w, w.name, given);
     return { path, exists: st !== undefined, isDirectory: st?.isDirectory() ?? false };
@@ -111,10 +112,11 @@ export async function resolveAndRead(
   roots: readonly string[],
   given: string,
   maxBytes: number,
-  createParents = false,
+  createParents: boolean | 'plan' = false,
 ): Promise<ResolvedPath & { file: ConfinedFile | undefined }> {
   const w = await walk(roots, given, true, createParents);
   try {
+    if (w.missing) return { path: `${w.dirPath}/${w.name}`, exists: false, isDirectory: false, file: undefined };
     if (w.name === undefined) return { path: w.dirPath, exists: true, isDirectory: true, file: undefined };
     const { path, st } = await lastEntry(w, w.name, given);
     if (!st || st.isDirectory())
@@ -201,7 +203,8 @@ export async function writeConfined(
 ): Promise<{ path: string; mtimeMs: number }> {
   // `dir/` names a directory: the walk drops the empty last part and would write a file `dir`.
   if (/\/\.?$/.test(given)) throw checkDirectory(shown);
-  const w = await walk(roots, given, true);
+  // Parents missing when the write was judged are created now, and only on the way to the judged path.
+  const w = await walk(roots, given, true, expected === undefined ? false : { create: true, within: expected });
   try {
     if (w.name === undefined) throw checkDirectory(shown);
     // Where the walk leads now, not where it led when the write was judged: a directory on the way swapped for

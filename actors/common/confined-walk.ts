@@ -39,8 +39,21 @@ export type Walked = {
   /** Real absolute path of `dir`. */
   dirPath: string;
   name: string | undefined;
+  /**
+   * A `plan` walk met a missing directory: `dirPath` is where the parents would be (the deepest existing one's
+   * real path and the missing names after it), and `dir` the deepest existing one, which does not hold `name`.
+   */
+  missing?: true;
   close(): Promise<void>;
 };
+
+/**
+ * What a walk does with a missing parent directory: `false` refuses it, `true` creates it (each inside the
+ * directory the walk reached), `plan` creates nothing and ends the walk where the path would be (see `missing`).
+ * With `within`, a directory is created only on the way to that real path: a directory on the way swapped for
+ * a link after the path was judged creates nothing elsewhere.
+ */
+export type Parents = boolean | 'plan' | { create: true; within: string };
 
 function checkGiven(given: string, roots: readonly string[]): void {
   const problem = pathProblem(given);
@@ -63,7 +76,7 @@ export async function walk(
   roots: readonly string[],
   given: string,
   followFinal: boolean,
-  createParents = false,
+  createParents: Parents = false,
 ): Promise<Walked> {
   checkGiven(given, roots);
   const opened: OpenRoot[] = [];
@@ -174,11 +187,26 @@ export async function walk(
         continue;
       }
       if (last) return { dir: top, dirPath: here(), name, close };
-      if (!st && createParents)
+      const rest = queue.filter((n) => n !== '' && n !== '.');
+      // Nothing below a missing directory exists, so the rest is read as written; a `..` there climbs back into
+      // directories that do exist (and may hold links): that is walked only once the directory exists.
+      if (!st && createParents === 'plan' && !rest.includes('..')) {
+        const dirPath = [here(), name, ...rest.slice(0, -1)].join('/');
+        return { dir: top, dirPath, name: rest.at(-1), missing: true, close };
+      }
+      if (!st && createParents && createParents !== 'plan') {
+        const within = typeof createParents === 'object' ? createParents.within : undefined;
+        if (within !== undefined && !within.startsWith(`${here()}/${name}/`))
+          throw new RuntimeError(
+            ErrorCode.PermissionDenied,
+            `${JSON.stringify(given)} now leads to ${JSON.stringify(`${here()}/${name}`)}, not toward ` +
+              `${JSON.stringify(within)} as when it was judged (a directory on the way changed); nothing was ` +
+              'created. Check the path and call again.',
+          );
         await mkdir(at).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== 'EEXIST') throw err;
         });
-      else if (!st)
+      } else if (!st)
         throw new RuntimeError(
           ErrorCode.NotFound,
           `Can't create file: parent directory doesn't exist: ` +

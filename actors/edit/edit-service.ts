@@ -86,9 +86,10 @@ export class EditService {
 
   /**
    * Resolves a path for `agentId` (for the permission gate and the action log): the real path, confined to
-   * the workspace. `createParents` (file.write) creates missing parent directories, confined the same way.
+   * the workspace. `createParents` (file.write) creates missing parent directories, confined the same way;
+   * `plan` (a streamed write, judged at its finish) gives the path they would make, creating nothing.
    */
-  async resolvePath(agentId: string, path: string, createParents = false): Promise<string> {
+  async resolvePath(agentId: string, path: string, createParents: boolean | 'plan' = false): Promise<string> {
     return (await resolveInWorkspace(this.roots(agentId), path, createParents)).path;
   }
 

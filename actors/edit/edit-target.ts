@@ -20,7 +20,7 @@ export async function displayOf(roots: readonly string[], abs: string): Promise<
 
 /**
  * Resolves and reads `given` for an edit or a whole-file write: a directory is refused, a missing file is
- * refused for an edit and is a new file for a write (whose missing parents are created).
+ * refused for an edit and is a new file for a write (whose missing parents are created when it is written).
  */
 export async function resolveTarget(
   roots: readonly string[],
@@ -31,11 +31,12 @@ export async function resolveTarget(
 ): Promise<EditTarget> {
   // `dir/` names a directory, existing or not (the walk drops its empty last part: a write made a file `dir`).
   const namesDirectory = /\/\.?$/.test(given);
-  // A whole-file write may create its parents (an agent without a shell `mkdir` could never make one).
+  // A whole-file write may create its parents (an agent without a shell `mkdir` could never make one): not
+  // here, where a streamed write is not yet judged, but when it is written, on the way to this path only.
   // One walk resolves and reads: the file is opened from the directory the walk reached.
   const resolved = namesDirectory
     ? undefined
-    : await resolveAndRead(roots, given, limits.maxFileBytes, mode === 'write');
+    : await resolveAndRead(roots, given, limits.maxFileBytes, mode === 'write' ? 'plan' : false);
   if (!resolved || resolved.isDirectory) {
     const what = mode === 'write' ? "Can't write to file: path is a directory" : "Can't edit file: path is a directory";
     throw new RuntimeError(ErrorCode.InvalidMessage, `${what}: ${JSON.stringify(given)}. Give the path of a file.`);

@@ -185,7 +185,7 @@ export function wireEdit(deps: {
     }
     return session;
   };
-  const resolved = async (agentId: string, path: string, createParents = false) => {
+  const resolved = async (agentId: string, path: string, createParents: boolean | 'plan' = false) => {
     try {
       return await service.resolvePath(agentId, path, createParents);
     } catch {
@@ -224,7 +224,8 @@ export function wireEdit(deps: {
       'edit.begin': async (ctx) => {
         const reply = await service.begin(call(ctx), ctx.command.data);
         const given = ctx.command.data.path;
-        const path = await resolved(ctx.command.agentId, given);
+        // A write's missing parents are made when it is written, after its ask at edit.finish: not yet here.
+        const path = await resolved(ctx.command.agentId, given, 'plan');
         // Not when the edit was cancelled meanwhile (its agent finished): nothing would delete the entry.
         const live = service.openEditIds(ctx.command.agentId).includes(reply.editId);
         if (live && !path) {
@@ -253,7 +254,7 @@ export function wireEdit(deps: {
           if (session) {
             // A streamed edit is written long after edit.begin checked its path: a directory on the way may
             // have become a symlink (out of the workspace, into .git/) since. Resolve again; refuse a change.
-            const now = await service.resolvePath(ctx.command.agentId, session.given).catch(() => undefined);
+            const now = await service.resolvePath(ctx.command.agentId, session.given, 'plan').catch(() => undefined);
             if (now !== session.path) {
               throw new RuntimeError(
                 ErrorCode.PermissionDenied,

@@ -71,6 +71,21 @@ describe('hostile: a streamed edit is asked about with what it writes', () => {
     expect(existsSync(at('setup.sh'))).toBe(false);
   });
 
+  it('a streamed write into new folders creates none of them before a person allows it', async () => {
+    const content = JSON.stringify({ path: 'deep/er/hook.sh', content: 'echo hook\n' });
+    const denied = await streamed('deep/er/hook.sh', 'write', content);
+    // The ask is not yet made: the folders the write needs must not exist before it is.
+    expect(existsSync(at('deep'))).toBe(false);
+    const first = await finishAnswered(denied, 'deny_once');
+    expect(first.reply).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect(existsSync(at('deep'))).toBe(false);
+
+    const allowed = await streamed('deep/er/hook.sh', 'write', content);
+    expect(existsSync(at('deep'))).toBe(false);
+    ok((await finishAnswered(allowed, 'allow_once')).reply);
+    expect(readFileSync(at('deep/er/hook.sh'), 'utf8')).toBe('echo hook\n');
+  });
+
   it('an allowed streamed edit is written as the ask showed it', async () => {
     writeFileSync(at('app.ts'), 'const mode = "safe";\nexport default mode;\n');
     const editId = await streamed(

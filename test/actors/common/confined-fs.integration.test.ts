@@ -27,6 +27,40 @@ afterAll(() => dir.dispose());
 
 const temps = (p: string) => readdirSync(p, { recursive: true }).filter((f) => /\.skein-.*\.tmp$/.test(String(f)));
 
+describe('missing parents: planned, then created only on the way to the judged path', () => {
+  it('plans a path through missing folders without creating any, and the write creates them', async () => {
+    mkdirSync(join(ws, 'plan'));
+    const planned = await resolveInWorkspace([ws], 'plan/a/b/f.txt', 'plan');
+    expect(planned).toEqual({ path: join(ws, 'plan/a/b/f.txt'), exists: false, isDirectory: false });
+    expect(readdirSync(join(ws, 'plan'))).toEqual([]);
+    // Without plan (and without createParents) a missing parent is still refused.
+    await expect(resolveInWorkspace([ws], 'plan/a/b/f.txt')).rejects.toThrow(/parent directory doesn't exist/);
+    await writeConfined([ws], 'plan/a/b/f.txt', 'x', undefined, 'plan/a/b/f.txt', planned.path);
+    expect(readFileSync(join(ws, 'plan/a/b/f.txt'), 'utf8')).toBe('x');
+  });
+
+  it('refuses a missing folder swapped for a link after the judgment, creating nothing where it leads', async () => {
+    mkdirSync(join(ws, 'swap'));
+    const planned = await resolveInWorkspace([ws], 'swap/new/f.txt', 'plan');
+    // Between the judgment and the write, `new` appears as a link to another folder of the workspace.
+    mkdirSync(join(ws, 'elsewhere'));
+    symlinkSync(join(ws, 'elsewhere'), join(ws, 'swap/new'));
+    await expect(
+      writeConfined([ws], 'swap/new/deeper/f.txt', 'x', undefined, 'f', join(ws, 'swap/new/deeper/f.txt')),
+    ).rejects.toThrow(/now leads to .*elsewhere.*nothing was created/);
+    await expect(writeConfined([ws], 'swap/new/f.txt', 'x', undefined, 'f', planned.path)).rejects.toThrow(
+      /now leads to .*elsewhere/,
+    );
+    expect(readdirSync(join(ws, 'elsewhere'))).toEqual([]);
+  });
+
+  it('plans no path climbing out of a missing folder (a `..` below it is walked only once it exists)', async () => {
+    mkdirSync(join(ws, 'up'));
+    symlinkSync('gone/../../outside-link', join(ws, 'up/l'));
+    await expect(resolveInWorkspace([ws], 'up/l/f.txt', 'plan')).rejects.toThrow(/parent directory doesn't exist/);
+  });
+});
+
 describe('confined file operations', () => {
   it('writes, reads and resolves inside; keeps mode bits', async () => {
     mkdirSync(join(ws, 'd'));
