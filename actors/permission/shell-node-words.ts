@@ -54,7 +54,8 @@ export function lastCommand(node: Node | null): Node | undefined {
   if (!node) return undefined;
   if (node.type === 'command') return node;
   if (node.type === 'redirected_statement') return lastCommand(node.childForFieldName('body'));
-  if (node.type === 'pipeline' || node.type === 'list') return lastCommand(node.lastNamedChild);
+  if (node.type === 'pipeline' || node.type === 'list' || node.type === 'negated_command')
+    return lastCommand(node.lastNamedChild);
   return undefined;
 }
 
@@ -167,20 +168,30 @@ function unescapeDouble(text: string): string {
   return text.replace(/\\([\\"$`\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
 }
 
-/** Bodies of here-docs and here-strings attached to a command. */
+/**
+ * Bodies of here-docs and here-strings attached to a command: its own, and those of the redirected statement it
+ * ends (tree-sitter-bash hangs `ls && sh <<EOF`'s here-doc on the whole list, `! sh <<EOF`'s on the negation).
+ */
 export function stdinScripts(command: Node): string[] {
+  const scripts = redirectBodies(command);
+  let up = command.parent;
+  while (up && (up.type === 'list' || up.type === 'pipeline' || up.type === 'negated_command')) up = up.parent;
+  if (up?.type === 'redirected_statement' && lastCommand(up.childForFieldName('body'))?.id === command.id)
+    scripts.push(...redirectBodies(up));
+  return scripts;
+}
+
+/** Bodies of the here-docs and here-strings that are children of `holder` (a command or redirected statement). */
+export function redirectBodies(holder: Node): string[] {
   const scripts: string[] = [];
-  const holders = [command, ...(command.parent?.type === 'redirected_statement' ? [command.parent] : [])];
-  for (const holder of holders) {
-    for (const c of holder.namedChildren) {
-      if (c?.type === 'herestring_redirect') {
-        const content = c.namedChildren.find((n) => n && n.type !== 'file_descriptor');
-        if (content) scripts.push(wordText(content));
-      }
-      if (c?.type === 'heredoc_redirect') {
-        const body = c.namedChildren.find((n) => n?.type === 'heredoc_body');
-        if (body) scripts.push(body.text);
-      }
+  for (const c of holder.namedChildren) {
+    if (c?.type === 'herestring_redirect') {
+      const content = c.namedChildren.find((n) => n && n.type !== 'file_descriptor');
+      if (content) scripts.push(wordText(content));
+    }
+    if (c?.type === 'heredoc_redirect') {
+      const body = c.namedChildren.find((n) => n?.type === 'heredoc_body');
+      if (body) scripts.push(body.text);
     }
   }
   return scripts;

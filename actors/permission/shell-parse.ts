@@ -14,7 +14,7 @@
  */
 import type { Node, Parser } from 'web-tree-sitter';
 import { canonicalName, type ShellSplit } from '../../machines/permission/shell-words.ts';
-import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
+import { unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
 import {
   EXPANSIONS,
   isAssignmentWord,
@@ -25,12 +25,12 @@ import {
   isRedirectDescriptor,
   redirectArguments,
   segments,
-  stdinScripts,
   unquotedBreak,
   wordText,
   wordValues,
 } from './shell-node-words.ts';
-import { canonicalArgv, handlePipeline, heredocPipeline, pipelineStages } from './shell-pipes.ts';
+import { canonicalArgv, handlePipeline, pipelineStages } from './shell-pipes.ts';
+import { quotedSubscripts, redirectedStatement, reservedName, stdinInput } from './shell-input.ts';
 import { assignedScript, hiddenRun, laterScripts } from './shell-later.ts';
 import { lostMessage, lostText, reparseLostDashes } from './shell-lost-text.ts';
 import { type Ctx, push, SHELL_LIMITS, type State } from './shell-split-state.ts';
@@ -53,7 +53,7 @@ export { SHELL_LIMITS } from './shell-split-state.ts';
 
 /** Splits `source` with an already loaded bash `parser`. */
 export function splitShell(parser: Parser, source: string): ShellSplit {
-  const state: State = { parser, commands: [], unsafe: [], errors: [], source, chars: 0 };
+  const state: State = { parser, commands: [], unsafe: [], errors: [], source, chars: 0, defined: new Map() };
   if (source.length > SHELL_LIMITS.maxSourceChars) {
     return { commands: [], unsafe: [], parseError: `input is longer than ${SHELL_LIMITS.maxSourceChars} characters` };
   }
@@ -140,11 +140,7 @@ function walk(node: Node, ctx: Ctx): void {
       if (extraDestinations(node).length > 0 && !lastCommand(node.childForFieldName('body')))
         ctx.state.errors.push(`words follow the redirect target in "${clip(node.text)}", after a compound command`);
       for (const c of node.namedChildren) if (c) walk(c, ctx);
-      {
-        // `cat <<EOF | sh`: tree-sitter-bash puts `| sh` inside the here-doc; bash pipes the statement into it.
-        const tail = heredocPipeline(node);
-        if (tail) handlePipeline([node, ...pipelineStages(tail)], ctx, parseScript);
-      }
+      redirectedStatement(node, ctx, parseScript);
       return;
     case 'file_redirect':
       handleRedirect(node, ctx);
@@ -229,6 +225,11 @@ function walk(node: Node, ctx: Ctx): void {
       }
       break;
     }
+    case 'raw_string':
+    case 'ansi_c_string':
+    case 'string':
+      quotedSubscripts(node, ctx, parseScript);
+      break;
     // `$"…"` is looked up in the locale's message catalogue (TEXTDOMAIN): what bash runs may be other text.
     case 'translated_string':
       ctx.state.unsafe.push(clip(node.text));
@@ -247,6 +248,7 @@ function walk(node: Node, ctx: Ctx): void {
       if (problem) ctx.state.errors.push(problem);
       const how = name && body ? startsItself(wordText(name), body) : undefined;
       if (how) ctx.state.forkBomb ??= `the function ${wordText(name!)} starts itself ${how}`;
+      if (name && body) ctx.state.defined.set(wordText(name), body.text);
       break;
     }
     case 'ERROR':
@@ -341,11 +343,7 @@ function handleCommand(node: Node, ctx: Ctx): void {
     return;
   }
   emitCommand(ctx, assignments, words);
-  // Here-strings and here-docs fed to a shell are scripts.
-  const argv = canonicalArgv(words);
-  if (readsScriptFromStdin(argv)) {
-    for (const script of stdinScripts(node)) parseScript(ctx.state, script, `${argv[0]} <<`, ctx.depth + 1);
-  }
+  stdinInput(node, canonicalArgv(words), ctx, parseScript);
 }
 
 const tooManyExpansions = (node: Node) => `a brace expansion in "${clip(node.text)}" has more than 256 results`;
@@ -365,8 +363,11 @@ function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
     for (const w of words.slice(1)) {
       const eq = w.indexOf('=');
       if (eq > 0) parseScript(ctx.state, w.slice(eq + 1), 'alias', ctx.depth + 1);
+      if (eq > 0) ctx.state.defined.set(w.slice(0, eq), w.slice(eq + 1));
     }
   }
+  const reserved = reservedName(argv);
+  if (reserved) ctx.state.errors.push(reserved);
   for (const script of [...assignments.flatMap((a) => assignedScript(a) ?? []), ...laterScripts(argv)])
     parseScript(ctx.state, script, name, ctx.depth + 1);
   const runs = hiddenRun(argv);

@@ -5,12 +5,21 @@
  * (`echo 'rm -rf x' | sh`), split like any other script; and the pipeline as a subject of its own
  * (`handlePipeline`).
  */
-import { canonicalName } from '../../machines/permission/shell-words.ts';
 import type { Node } from 'web-tree-sitter';
-import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
 import { commandWords, stdinScripts } from './shell-node-words.ts';
 import { clip } from './shell-refusals.ts';
 import { type Ctx, push, SHELL_LIMITS } from './shell-split-state.ts';
+import {
+  canonicalArgv,
+  holdsStdinReader,
+  innermostArgv,
+  readsStdinScript,
+  stageLiterals,
+  xargsLayer,
+  xargsScript,
+} from './shell-stdin.ts';
+
+export { canonicalArgv, innermostArgv } from './shell-stdin.ts';
 
 /** The script a stage writes into a shell, and the stage's text when the shell may read other text than it. */
 export type PipedScript = { script: string; unknown?: string };
@@ -29,36 +38,6 @@ export function pipedScript(producer: string[]): PipedScript | undefined {
     return { script, unknown: producer.join(' ') };
   }
   return { script };
-}
-
-/**
- * The command a wrapped argv finally runs (`sudo A=1 nice rm x` → `rm x`), or the argv itself; at most
- * `maxDepth` wrappers are taken off.
- */
-export function innermostArgv(argv: string[], maxDepth: number): string[] {
-  let current = argv;
-  for (let i = 0; i < maxDepth; i++) {
-    const runs = unwrapCommand(current);
-    const next = runs.length === 1 ? runs[0]!.argv : undefined;
-    if (!next || next.length === 0) break;
-    current = canonicalArgv(
-      next.filter(
-        (w, k) =>
-          !(
-            k < next.length - 1 &&
-            /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) &&
-            next.slice(0, k).every((p) => p.includes('='))
-          ),
-      ),
-    );
-  }
-  return current;
-}
-
-/** `argv` with its program named as the policy reads it (`/bin/rm` → `rm`). */
-export function canonicalArgv(words: string[]): string[] {
-  if (words.length === 0) return words;
-  return [canonicalName(words[0]!).name, ...words.slice(1)];
 }
 
 /** How many of `words` bash's echo reads as its options: the leading ones made of -n, -e and -E only. */
@@ -124,22 +103,38 @@ export function handlePipeline(
   const full = argvs.map((a) => a.join(' ')).join(' | ');
   const innermost = inner.map((a) => a.join(' ')).join(' | ');
   push(ctx, { kind: 'pipeline', text: full, forms: full === innermost ? [full] : [full, innermost], argv: [] });
-  // `echo 'rm -rf x' | sh`, `cat <<EOF | sh`: a literal script piped into a shell.
+  // `echo 'rm -rf x' | sh`, `cat <<EOF | sh`: a literal script piped into a shell (or into xargs, as words).
   for (let i = 1; i < stages.length; i++) {
-    if (!readsScript(stages[i]!, inner[i]!)) continue;
+    const xargs = !!stageCommand(stages[i]!) && xargsLayer(argvs[i]!) !== undefined;
+    if (!xargs && !readsScript(stages[i]!, inner[i]!, ctx)) continue;
     const written = writtenScripts(stages, inner, i - 1);
-    if (!written) continue;
-    if (written.unknown) ctx.state.unsafe.push(clip(written.unknown));
-    for (const script of written.scripts) parse(ctx.state, script, `${written.by} | ${argvs[i]![0]}`, ctx.depth + 1);
+    const via = `${written?.by ?? 'pipe'} | ${argvs[i]![0]}`;
+    if (written?.unknown) ctx.state.unsafe.push(clip(written.unknown));
+    // A stage the split cannot follow (`head`, `tr`, a subshell) between the line's literal texts and the shell:
+    // what the shell reads is made from them, if from anything the line spells out. Each is judged as a script,
+    // and a person decides what the stage made of them.
+    const literals = written ? [] : stageLiterals(stages.slice(0, i));
+    if (literals.length > 0)
+      ctx.state.unsafe.push(
+        clip(
+          stages
+            .slice(0, i)
+            .map((s) => s.text)
+            .join(' | '),
+        ),
+      );
+    for (const text of written?.scripts ?? literals) {
+      const script = xargs ? xargsScript(argvs[i]!, text) : text;
+      if (script !== undefined) parse(ctx.state, script, via, ctx.depth + 1);
+    }
   }
 }
 
-/** Whether a stage is, or holds, a shell reading its script from stdin (`sh`, `(sh)`, `{ cd x; sh; }`). */
-function readsScript(stage: Node, argv: string[]): boolean {
-  if (stageCommand(stage)) return readsScriptFromStdin(argv);
-  return stage
-    .descendantsOfType('command')
-    .some((c) => !!c && readsScriptFromStdin(innermostArgv(canonicalArgv(commandWords(c)), SHELL_LIMITS.maxDepth)));
+/** Whether a stage is, or holds, a command reading a script from its input (`sh`, `(sh)`, `env sh`, `eval sh`). */
+function readsScript(stage: Node, argv: string[], ctx: Ctx): boolean {
+  const { parser, defined } = ctx.state;
+  if (stageCommand(stage)) return readsStdinScript(argv, parser, defined);
+  return holdsStdinReader(stage, parser, defined);
 }
 
 /**

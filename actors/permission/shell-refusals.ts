@@ -86,6 +86,12 @@ const SHELL_NAMES: ReadonlySet<string> = new Set(
  * body passed a default-deny allow-list. The rc's own function is also read-only in the shell.
  */
 export function shadowProblem(name: string): string | undefined {
+  // bash runs command_not_found_handle for every name it cannot find: a body the check never ties to the call.
+  if (name === 'command_not_found_handle')
+    return (
+      'a function named command_not_found_handle would run for every command bash cannot find, with no call to ' +
+      'it the check could judge; give the function another name'
+    );
   if (!SHELL_NAMES.has(name) && !name.startsWith('__skein')) return undefined;
   return (
     `a function named ${JSON.stringify(clip(name))} would replace ${

@@ -29,6 +29,8 @@ export type State = {
   source: string;
   /** Characters in the sub-commands so far (`SHELL_LIMITS.maxSplitChars`). */
   chars: number;
+  /** Functions and aliases defined so far, by name: the text each runs (`shell-stdin.ts`). */
+  defined: Map<string, string>;
 };
 export type Ctx = { state: State; via: string | undefined; depth: number };
 

@@ -88,6 +88,30 @@ describe('rm behind a wrapper the gate used to misread', () => {
     });
   }
 
+  // Found by an audit (5 December), each run by bash while the gate allowed it: a compound command behind `!`,
+  // `time` or `coproc`, here-docs hung on a list or negation, a compound statement's input, a reader behind a
+  // wrapper, a shell string or a function, a bare exec's here-string, a literal through `head`, xargs, and
+  // `$(…)` in a quoted subscript that `let` evaluates.
+  for (const command of [
+    '! { rm -f keep.txt; }',
+    'time { rm -f keep.txt; }',
+    'ls && sh <<EOF\nrm -f keep.txt\nEOF',
+    '! cat <<EOF | sh\nrm -f keep.txt\nEOF',
+    "if true; then sh; fi <<<'rm -f keep.txt'",
+    "env sh <<<'rm -f keep.txt'",
+    "bash -c 'cat | sh' <<<'rm -f keep.txt'",
+    "f(){ sh; }; f <<<'rm -f keep.txt'",
+    "exec <<<'rm -f keep.txt'",
+    "echo 'rm -f keep.txt' | head -1 | sh",
+    'echo rm -f keep.txt | xargs env',
+    "x='a[$(rm -f keep.txt)]'; let z=x",
+  ]) {
+    attack('wrapper', command, async () => {
+      expect(outcome(await exec(command))).toBe('permission_denied');
+      expect(existsSync(scene.keep)).toBe(true);
+    });
+  }
+
   attack('wrapper', 'a canary written by the lines of a here-doc piped into sh', async () => {
     const { halves, path } = scene.c;
     const command = `cat <<EOF | sh\nrm -f keep.txt\nprintf %s%s ${halves[0]} ${halves[1]} > ${path}\nEOF`;

@@ -317,8 +317,15 @@ describe('splitShell: a script reaching a shell through a here-doc, a here-strin
         cmd('rm x', ['rm', 'x'], 'echo | (sh)'),
       ]),
     ],
-    // cat with an option or a file writes other text than the here-string: nothing is read as the script.
-    ["cat -n <<< 'rm x' | sh", whole([cmd('cat -n', ['cat', '-n']), cmd('sh', ['sh']), pipe('cat -n | sh')])],
+    // cat with an option writes other text than the here-string: the here-string is judged as the script, and a
+    // person decides what cat made of it.
+    [
+      "cat -n <<< 'rm x' | sh",
+      whole(
+        [cmd('cat -n', ['cat', '-n']), cmd('sh', ['sh']), pipe('cat -n | sh'), cmd('rm x', ['rm', 'x'], 'pipe | sh')],
+        ["cat -n <<< 'rm x'"],
+      ),
+    ],
     // A here-doc's body goes to cat only: `&& sh` reads the terminal.
     ['cat <<EOF && sh\nrm x\nEOF', whole([cmd('cat', ['cat']), cmd('sh', ['sh'])])],
   ])('%j', async (source, expected) => {

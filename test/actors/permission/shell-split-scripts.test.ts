@@ -13,7 +13,7 @@ const cmd = (text: string, argv: string[], via?: string, forms = [text]): ShellS
   via === undefined ? { kind: 'command', text, forms, argv } : { kind: 'command', text, forms, argv, via };
 const pipe = (text: string, forms = [text]): ShellSubCommand => ({ kind: 'pipeline', text, forms, argv: [] });
 const redirect = (text: string): ShellSubCommand => ({ kind: 'redirect', text, forms: [text], argv: [] });
-const whole = (commands: ShellSubCommand[]): ShellSplit => ({ commands, unsafe: [] });
+const whole = (commands: ShellSubCommand[], unsafe: string[] = []): ShellSplit => ({ commands, unsafe });
 
 const RM = ['rm', 'x'];
 
@@ -146,13 +146,27 @@ describe('splitShell: pipelines and the scripts echo feeds a shell', () => {
 
 describe('splitShell: pipeline stages that are not simple commands, and the innermost form', () => {
   it.each<[string, ShellSplit]>([
-    // A subshell stage is not a simple command: its output is unknown to the gate, as `cat f | sh`'s is, so no
-    // script (a policy decides `sh` reading stdin on its own); the pipeline names the stage by its text, for the
-    // deny rules on pipelines.
-    ['(echo rm x) | sh', whole([cmd('echo rm x', ['echo', ...RM]), cmd('sh', ['sh']), pipe('(echo rm x) | sh')])],
+    // A subshell stage is not a simple command: what it writes is not known as `echo`'s is. The literal texts in
+    // it are judged as the script (deny rules see them) and a person decides what the stage made of them; the
+    // pipeline names the stage by its text, for the deny rules on pipelines.
+    [
+      '(echo rm x) | sh',
+      whole(
+        [cmd('echo rm x', ['echo', ...RM]), cmd('sh', ['sh']), pipe('(echo rm x) | sh'), cmd('rm x', RM, 'pipe | sh')],
+        ['(echo rm x)'],
+      ),
+    ],
     [
       '(echo rm x) 2>/dev/null | sh',
-      whole([cmd('echo rm x', ['echo', ...RM]), cmd('sh', ['sh']), pipe('(echo rm x) 2>/dev/null | sh')]),
+      whole(
+        [
+          cmd('echo rm x', ['echo', ...RM]),
+          cmd('sh', ['sh']),
+          pipe('(echo rm x) 2>/dev/null | sh'),
+          cmd('rm x', RM, 'pipe | sh'),
+        ],
+        ['(echo rm x) 2>/dev/null'],
+      ),
     ],
     [
       'echo x | nice A=1',

@@ -1,0 +1,110 @@
+/**
+ * @module
+ * What a command or a statement reads as a script besides its words (`shell-parse.ts` calls these): the
+ * here-docs and here-strings fed to a reader of its input (through wrappers, `eval`, a shell string, a function),
+ * to xargs (words of the command it runs), or to a bare `exec` (the shell's own next lines); the input of a
+ * compound statement (`{ sh; } <<EOF`); the pipeline tree-sitter-bash hides in a here-doc; the `$(…)` a quoted
+ * array subscript runs when bash evaluates it later; and reserved words where a command's name goes.
+ */
+import type { Node } from 'web-tree-sitter';
+import { lastCommand, redirectBodies, stdinScripts } from './shell-node-words.ts';
+import { handlePipeline, heredocPipeline, pipelineStages } from './shell-pipes.ts';
+import { clip } from './shell-refusals.ts';
+import { type Ctx, SHELL_LIMITS } from './shell-split-state.ts';
+import { holdsStdinReader, innermostArgv, readsStdinScript, xargsLayer, xargsScript } from './shell-stdin.ts';
+
+type Parse = (state: Ctx['state'], script: string, via: string, depth: number) => void;
+
+/** The here-docs and here-strings a command (`argv`, canonical) reads as a script, parsed as such. */
+export function stdinInput(node: Node, argv: string[], ctx: Ctx, parse: Parse): void {
+  const { state, depth } = ctx;
+  const bodies = stdinScripts(node);
+  if (bodies.length === 0) return;
+  const inner = innermostArgv(argv, SHELL_LIMITS.maxDepth);
+  if (readsStdinScript(argv, state.parser, state.defined)) {
+    for (const script of bodies) parse(state, script, `${argv[0]} <<`, depth + 1);
+  } else if (xargsLayer(argv)) {
+    for (const input of bodies) {
+      const script = xargsScript(argv, input);
+      if (script !== undefined) parse(state, script, 'xargs <<', depth + 1);
+    }
+  } else if (inner.length === 1 && inner[0] === 'exec') {
+    // `exec <<<'rm x'`: the shell's own input is the here-string from then on, and skein's interactive bash
+    // reads its next lines from it.
+    for (const script of bodies) parse(state, script, 'exec <<', depth + 1);
+  }
+}
+
+/** A redirected statement's input where tree-sitter-bash or a compound statement hides who reads it. */
+export function redirectedStatement(node: Node, ctx: Ctx, parse: Parse): void {
+  const body = node.childForFieldName('body');
+  // `cat <<EOF | sh` (also after `ls &&`): tree-sitter-bash puts `| sh` inside the here-doc, and bash pipes the
+  // command the here-doc is on into it.
+  const tail = heredocPipeline(node);
+  if (tail) handlePipeline([lastCommand(body) ?? node, ...pipelineStages(tail)], ctx, parse);
+  // `if true; then sh; fi <<<'rm x'`, `{ sh; } <<EOF`: a compound statement's input is its commands'.
+  if (body && !lastCommand(body) && holdsStdinReader(body, ctx.state.parser, ctx.state.defined)) {
+    for (const script of redirectBodies(node)) parse(ctx.state, script, 'compound <<', ctx.depth + 1);
+  }
+}
+
+/**
+ * The `$(…)` and backticks after a `[` in a quoted string: bash runs them when it evaluates the string as an
+ * array subscript later (`x='a[$(rm y)]'; let z=x`, `declare -i n='a[$(rm y)]'`), which the split cannot follow.
+ * Each is judged as a script of its own.
+ */
+export function quotedSubscripts(node: Node, ctx: Ctx, parse: Parse): void {
+  const text = node.text;
+  const open = text.indexOf('[');
+  if (open < 0) return;
+  const after = text.slice(open);
+  for (const m of after.matchAll(/(?<!\\)`([^`]*)`/g)) parse(ctx.state, m[1]!, 'a quoted subscript', ctx.depth + 1);
+  for (let i = after.indexOf('$('); i >= 0; i = after.indexOf('$(', i + 2)) {
+    let level = 0;
+    let end = i + 1;
+    for (; end < after.length; end++) {
+      if (after[end] === '(') level++;
+      else if (after[end] === ')' && --level === 0) break;
+    }
+    parse(ctx.state, after.slice(i + 2, end), 'a quoted subscript', ctx.depth + 1);
+  }
+}
+
+/** Words bash reads as syntax, never as a command's name. */
+const RESERVED = new Set([
+  '{',
+  '}',
+  '!',
+  'if',
+  'then',
+  'elif',
+  'else',
+  'fi',
+  'do',
+  'done',
+  'while',
+  'until',
+  'for',
+  'case',
+  'esac',
+  'select',
+  'function',
+  'in',
+  '[[',
+  ']]',
+]);
+
+/**
+ * Why a command named by a reserved word is refused: tree-sitter-bash reads `! { rm x; }`, `time { rm x; }`
+ * and `coproc N if …` as a command `{` (or `if`, through the wrapper) with `rm x` as its words, while bash runs
+ * the compound command; or undefined.
+ */
+export function reservedName(argv: string[]): string | undefined {
+  const name = argv[0];
+  if (name === undefined || !RESERVED.has(name)) return undefined;
+  return (
+    `"${clip(argv.join(' '))}" has the reserved word ${JSON.stringify(name)} where a command's name goes: bash ` +
+    'reads a compound command there (after !, time or coproc) that the check cannot read; write the compound ' +
+    'command on its own, or the commands in it one by one'
+  );
+}

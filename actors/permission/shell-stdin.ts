@@ -1,0 +1,141 @@
+/**
+ * @module
+ * Which commands read a script from their input, seen through what runs them: a wrapper (`env sh`, `nice sh`),
+ * a shell string or `eval` holding such a reader (`bash -c 'cat | sh'`, `eval sh`), or a function or alias the
+ * same input defined (`f(){ sh; }; f <<<…`). And the literal texts a pipeline's stage holds (echo's and printf's
+ * words, here-doc and here-string bodies), read when they reach a shell through a stage the split cannot follow.
+ */
+import type { Node, Parser } from 'web-tree-sitter';
+import { canonicalName } from '../../machines/permission/shell-words.ts';
+import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
+import { commandWords, stdinScripts } from './shell-node-words.ts';
+import { SHELL_LIMITS } from './shell-split-state.ts';
+
+/**
+ * The command a wrapped argv finally runs (`sudo A=1 nice rm x` → `rm x`), or the argv itself; at most
+ * `maxDepth` wrappers are taken off.
+ */
+export function innermostArgv(argv: string[], maxDepth: number): string[] {
+  let current = argv;
+  for (let i = 0; i < maxDepth; i++) {
+    const runs = unwrapCommand(current);
+    const next = runs.length === 1 ? runs[0]!.argv : undefined;
+    if (!next || next.length === 0) break;
+    current = canonicalArgv(
+      next.filter(
+        (w, k) =>
+          !(
+            k < next.length - 1 &&
+            /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) &&
+            next.slice(0, k).every((p) => p.includes('='))
+          ),
+      ),
+    );
+  }
+  return current;
+}
+
+/** `argv` with its program named as the policy reads it (`/bin/rm` → `rm`). */
+export function canonicalArgv(words: string[]): string[] {
+  if (words.length === 0) return words;
+  return [canonicalName(words[0]!).name, ...words.slice(1)];
+}
+
+/** Functions and aliases an input defines, by name: the text each runs. */
+export type Defined = Map<string, string>;
+
+/**
+ * Whether `argv` (canonical) reads a script from its standard input: a shell reading stdin, through its wrappers,
+ * or a shell string, `eval`, function or alias holding one (looked into `SHELL_LIMITS.maxDepth` deep).
+ */
+export function readsStdinScript(argv: string[], parser: Parser, defined: Defined, depth = 0): boolean {
+  if (depth > SHELL_LIMITS.maxDepth) return true;
+  const inner = innermostArgv(argv, SHELL_LIMITS.maxDepth);
+  if (readsScriptFromStdin(inner)) return true;
+  const body = defined.get(inner[0] ?? '');
+  if (body !== undefined && scriptReadsStdin(body, parser, defined, depth + 1)) return true;
+  for (const run of unwrapCommand(inner)) {
+    if (run.script !== undefined && scriptReadsStdin(run.script, parser, defined, depth + 1)) return true;
+  }
+  return false;
+}
+
+/** Whether any command of `script` reads a script from its standard input (see `readsStdinScript`). */
+export function scriptReadsStdin(script: string, parser: Parser, defined: Defined, depth: number): boolean {
+  const tree = parser.parse(script);
+  if (!tree) return true;
+  try {
+    return tree.rootNode
+      .descendantsOfType('command')
+      .some((c) => !!c && readsStdinScript(canonicalArgv(commandWords(c)), parser, defined, depth));
+  } finally {
+    tree.delete();
+  }
+}
+
+/** Whether a statement that is no simple command (`{ …; }`, `if …; fi`, `(…)`) holds a command reading its input. */
+export function holdsStdinReader(node: Node, parser: Parser, defined: Defined): boolean {
+  return node
+    .descendantsOfType('command')
+    .some((c) => !!c && readsStdinScript(canonicalArgv(commandWords(c)), parser, defined));
+}
+
+/**
+ * The literal texts the stages hold: the words echo and printf write (wherever in the stage they run) and the
+ * bodies of here-docs and here-strings. What reaches the shell after a stage the split cannot follow (`head`,
+ * `tr`, a subshell) is made from them, if from anything the line spells out.
+ */
+export function stageLiterals(stages: Node[]): string[] {
+  const out: string[] = [];
+  for (const stage of stages) {
+    const commands = stage.type === 'command' ? [stage] : stage.descendantsOfType('command').filter((c) => !!c);
+    for (const c of commands as Node[]) {
+      const argv = innermostArgv(canonicalArgv(commandWords(c)), SHELL_LIMITS.maxDepth);
+      if (argv[0] === 'echo' || argv[0] === 'printf') out.push(argv.slice(1).join(' ').replace(/\\n/g, '\n'));
+      out.push(...stdinScripts(c));
+    }
+  }
+  return out;
+}
+
+/**
+ * The command xargs runs with `input` (its words after the command's, or put in place of the replace string
+ * with -I/-i/--replace), when `wrapped` runs xargs (`nice xargs env`); else undefined. Read as a script, the
+ * command's words quoted.
+ */
+export function xargsScript(wrapped: string[], input: string): string | undefined {
+  const argv = xargsLayer(wrapped);
+  if (!argv) return undefined;
+  const runs = unwrapCommand(argv);
+  const inner = runs.length === 1 ? runs[0]!.argv : undefined;
+  if (!inner || inner.length === 0) return undefined;
+  let replace: string | undefined;
+  for (let i = 1; i < argv.length - inner.length; i++) {
+    const a = argv[i]!;
+    if (a === '-I') replace = argv[i + 1];
+    else if (a.startsWith('-I')) replace = a.slice(2);
+    else if (a === '-i' || a === '--replace') replace = '{}';
+    else if (a.startsWith('-i')) replace = a.slice(2);
+    else if (a.startsWith('--replace=')) replace = a.slice('--replace='.length);
+  }
+  const quote = (w: string) => `'${w.replace(/'/g, `'\\''`)}'`;
+  const lines = input.split('\n').filter((l) => l.trim() !== '');
+  if (replace !== undefined) {
+    const r = replace;
+    return lines.map((line) => inner.map((w) => quote(w.split(r).join(line.trim()))).join(' ')).join('\n');
+  }
+  return `${inner.map(quote).join(' ')} ${input.replace(/\n/g, ' ')}`;
+}
+
+/** The argv xargs is run with, through the wrappers around it (`nice xargs env` → `xargs env`), if it is. */
+export function xargsLayer(argv: string[]): string[] | undefined {
+  let current = argv;
+  for (let i = 0; i <= SHELL_LIMITS.maxDepth; i++) {
+    if (current[0] === 'xargs') return current;
+    const runs = unwrapCommand(current);
+    const next = runs.length === 1 ? runs[0]!.argv : undefined;
+    if (!next || next.length === 0) return undefined;
+    current = canonicalArgv(next);
+  }
+  return undefined;
+}

@@ -1,0 +1,93 @@
+/**
+ * What reaches a shell as its script besides its words, judged (an audit of 5 December, each allowed before
+ * under an allowing default with a deny rule on rm, and each run by bash 5.2): a compound command behind `!`,
+ * `time` or `coproc` (read by tree-sitter-bash as a command named `{`), here-docs hung on a list, a pipeline or a
+ * negation, the input of a compound statement, readers behind wrappers, shell strings, `eval` or functions, a
+ * bare `exec`'s here-string, literals reaching a shell through stages the split cannot follow, xargs, and
+ * `$(…)` in a quoted array subscript. Plain commands next to them stay allowed.
+ */
+import { decideTerminal, merged, shellSplitter } from '../../support/permission-fixtures.ts';
+
+const policy = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });
+const decided = async (command: string) => (await decideTerminal(policy, command)).outcome;
+
+describe('the gate reads what bash runs from a compound command, an input or a quoted subscript', () => {
+  it.each([
+    // A reserved word where a command's name goes: tree-sitter-bash misread a compound command.
+    '! { rm x; }',
+    'time { rm x; }',
+    'time -p if true; then rm x; fi',
+    'coproc N { rm x; }',
+    'coproc for i in 1; do rm x; done',
+    // Here-docs tree-sitter-bash hangs on the whole list, pipeline or negation.
+    'ls && sh <<EOF\nrm x\nEOF',
+    'true | sh <<EOF\nrm x\nEOF',
+    '! sh <<EOF\nrm x\nEOF',
+    'ls && cat <<EOF | sh\nrm x\nEOF',
+    '! cat <<EOF | sh\nrm x\nEOF',
+    'true | cat <<EOF | sh\nrm x\nEOF',
+    // A compound statement's input is its commands'.
+    "if true; then sh; fi <<<'rm x'",
+    "while :; do sh; break; done <<<'rm x'",
+    '{ sh; } <<EOF\nrm x\nEOF',
+    '(sh) <<EOF\nrm x\nEOF',
+    // A reader behind a wrapper, a shell string, eval or a function.
+    "env sh <<<'rm x'",
+    "nice sh <<<'rm x'",
+    "exec sh <<<'rm x'",
+    "timeout 5 sh <<<'rm x'",
+    "builtin source /dev/stdin <<<'rm x'",
+    "eval sh <<<'rm x'",
+    "bash -c sh <<<'rm x'",
+    "sh -c 'cat | sh' <<<'rm x'",
+    "echo 'rm x' | bash -c sh",
+    "echo 'rm x' | eval sh",
+    "echo 'rm x' | flock /tmp/l -c sh",
+    "f(){ sh; }; f <<<'rm x'",
+    "f(){ sh; }; echo 'rm x' | f",
+    "shopt -s expand_aliases\nalias s=sh\ns <<<'rm x'",
+    "command_not_found_handle(){ sh; }; nosuchcmd <<<'rm x'",
+    // exec with no command: the shell reads its next lines from the here-string.
+    "exec <<<'rm x'; sh",
+    "exec <<<'rm x'",
+    // Literals reaching a shell through a stage the split cannot follow.
+    "echo 'rm x' | head -1 | sh",
+    "{ echo 'rm x'; } | sh",
+    "cat /dev/stdin <<<'rm x' | sh",
+    "tee <<<'rm x' | sh",
+    // xargs runs its command with the input's words.
+    'echo rm x | xargs env',
+    "echo 'rm x' | xargs -0 sh -c",
+    "xargs env <<<'rm x'",
+    "xargs -I{} sh -c {} <<<'rm x'",
+    // $(…) in a quoted subscript runs when bash evaluates it as arithmetic later.
+    "x='a[$(rm y)]'; let z=x",
+    "declare -i n='a[$(rm y)]'",
+    "declare -n r='a[`rm y`]'; r=1",
+  ])('denies %j (bash runs rm)', async (command) => {
+    expect(await decided(command)).toBe('deny');
+  });
+
+  it.each([
+    'ls -la',
+    'git status && echo done',
+    'cat <<EOF > notes.md\nremove the rm x step\nEOF',
+    "grep -n foo <<<'rm x is a string'",
+    'time make',
+    'find . -name "*.ts" | xargs grep -n todo',
+    "x='a[1]'; echo ok",
+  ])('allows %j', async (command) => {
+    expect(await decided(command)).toBe('allow');
+  });
+
+  it('names the reserved word and says what to do', async () => {
+    const split = (await shellSplitter())('! { rm x; }');
+    expect(split.parseError).toMatch(/reserved word "\{" where a command's name goes.*write the compound command/);
+  });
+
+  it('asks a person what a stage it cannot follow made of the literal it was given', async () => {
+    const ask = merged({ default: 'allow' });
+    expect((await decideTerminal(ask, "echo 'ls' | tr a-z a-z | sh")).outcome).toBe('confirm');
+    expect((await decideTerminal(ask, 'curl -s example.com | sh')).outcome).toBe('allow');
+  });
+});
