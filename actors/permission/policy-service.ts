@@ -1,18 +1,3 @@
-/**
- * @module
- * The permission service the host wires in: `authorize` is the gate in front
- * of every tool call (settled by the rules at once, or a `permissionMachine`
- * that asks and is waited for; `permission-runs.ts`), `decide` handles `permission.decide`, `setPolicy` handles
- * `policy.set`, `pending` lists open requests (`skein approvals`), `restore`
- * resumes pending requests after replay. It holds the policy layers (global →
- * project → each agent's, `policy-layers.ts`), persistence of learned rules
- * and auto-resolution of pending requests when a layer changes. Facts go out
- * through the `emit` of the command that caused them (the tool call, the
- * decide, the policy.set) or, for timeouts and restores, `deps.emit`; every
- * permission fact carries the requester's agentId so one request's facts
- * share one subject.
- */
-import type { Logger } from 'pino';
 import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
 import { newId, type AgentId } from '../../schemas/ids.ts';
 import type { DecisionAnswer, PermissionRequestedData } from '../../schemas/permission.ts';
@@ -20,43 +5,18 @@ import type { Policy, PolicyLayerName } from '../../schemas/policy.ts';
 import type { ToolName } from '../../schemas/tool.ts';
 import { deciderRole, resumeFrom, type PolicyChain } from '../../machines/permission/permission.ts';
 import { settledReply, type PermissionAggregateContext } from '../../machines/permission/permission-aggregate.ts';
-import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import { compilePattern, type PolicyLayer } from '../../machines/permission/policy.ts';
 import { callerDeadline } from './policy-deadline.ts';
 import { PermissionRuns, type DecideReply, type FactSink, type PermissionAgent } from './permission-runs.ts';
 import { HOST_RESTARTED, HOST_STOPPING, restartDenial } from './restart-denial.ts';
+import { type AuthorizeArgs, PermissionDeniedError, type PermissionServiceDeps } from './policy-service-types.ts';
 import { globalPolicyPath, loadPolicyLayers, persistLearnedRules, resolvePathFacts } from './policy-files.ts';
 import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
 import { PolicyLayers, ruleCount } from './policy-layers.ts';
 import type { PolicyFileRead } from './policy-watch.ts';
 
 export type { DecideReply, FactSink, PermissionAgent } from './permission-runs.ts';
-
-export type PermissionServiceDeps = {
-  logger: Logger;
-  /** Lineage (parent first, root last) and workspace roots of an agent. */
-  agent: (agentId: string) => PermissionAgent | undefined;
-  /** Appends facts no command caused (timeouts). */
-  emit: FactSink;
-  /** The project workspace (holds `.skein/policy.json`). */
-  workspace: string;
-  globalPath?: string;
-  timeoutMs?: number;
-  /** Requests one agent may have pending at once; a further ask is refused (limit_exceeded). */
-  maxPendingPerAgent?: number;
-  now?: () => number;
-  gate?: PermissionGate;
-  /** The folded permission aggregate of a request (after a restart, settled requests are only in the log). */
-  aggregate?: (requestId: string) => { value: unknown; context: PermissionAggregateContext } | undefined;
-};
-
-/** A tool call refused by the policy, a human, a parent or a timeout; `message` says what, why and how to proceed. */
-export class PermissionDeniedError extends RuntimeError {
-  override name = 'PermissionDeniedError';
-  constructor(message: string, details: { requestId: string; by: string }) {
-    super(ErrorCode.PermissionDenied, message, { details });
-  }
-}
+export { type AuthorizeArgs, PermissionDeniedError, type PermissionServiceDeps } from './policy-service-types.ts';
 
 export class PermissionService {
   readonly #deps: PermissionServiceDeps;
@@ -100,27 +60,7 @@ export class PermissionService {
    * The gate: decides one tool call, asking and waiting when needed. Resolves
    * when granted; throws PermissionDeniedError when denied.
    */
-  async authorize(args: {
-    agentId: string;
-    tool: ToolName;
-    input: string;
-    foreground?: TerminalForeground;
-    /** Shown in the ask, never judged (see ToolCall.detail); a function is called only when a person is asked. */
-    detail?: string | (() => string | undefined);
-    /** How long the caller waits (the command's waitMs): an ask still open then is withdrawn (caller_gone). */
-    waitMs?: number | undefined;
-    emit: FactSink;
-    /**
-     * Where a decision of the rules alone is appended (default `emit`): the host's held emit, so that a granted
-     * tool starts before its grant is appended; the grant still precedes the tool's facts in the log.
-     */
-    emitRuling?: FactSink | undefined;
-    /**
-     * A call whose content is not known yet (a streamed edit's `edit.begin`): when the rules would ask a person,
-     * nothing is asked or appended and it resolves `by: 'deferred'`; the caller asks with the content later.
-     */
-    defer?: boolean | undefined;
-  }): Promise<{ requestId: string; by: string; resolved?: string | undefined }> {
+  async authorize(args: AuthorizeArgs): Promise<{ requestId: string; by: string; resolved?: string | undefined }> {
     const agent = this.#agent(args.agentId);
     const built = await this.#gate.build(args.tool, args.input, {
       roots: agent.roots,
@@ -155,7 +95,11 @@ export class PermissionService {
       sink: args.emit,
       ...(args.waitMs !== undefined ? { callerDeadline: callerDeadline(now, args.waitMs) } : {}),
     });
-    await run.done;
+    const withdraw = () =>
+      this.#runs.send(run, args.emit, { type: 'permission.cancel', data: { reason: String(args.signal?.reason) } });
+    if (args.signal?.aborted) withdraw();
+    else args.signal?.addEventListener('abort', withdraw, { once: true });
+    await run.done.finally(() => args.signal?.removeEventListener('abort', withdraw));
     const out = run.actor.getSnapshot().output!;
     await Promise.all(run.writes);
     if (out.granted) return { requestId, by: out.by, resolved: request.path?.resolved };

@@ -38,7 +38,7 @@ export function wireEdit(deps: {
    * Asks a person about a streamed edit whose `edit.begin` the gate let through unasked (`ctx.askDeferred`),
    * shown its content; resolves with who answered, throws when denied.
    */
-  askDeferred?: (ctx: HandlerContext, call: ToolCall) => Promise<Answerer | undefined>;
+  askDeferred?: (ctx: HandlerContext, call: ToolCall, signal?: AbortSignal) => Promise<Answerer | undefined>;
 }) {
   // Big diffs run on a worker thread so the host keeps answering while an 8 MB file is written.
   const diffThread = new DiffThread(deps.logger);
@@ -59,6 +59,8 @@ export function wireEdit(deps: {
   });
   /** Streaming sessions: editId → agent, the path as given and as resolved at begin (lock, cancel, re-check). */
   const open = new Map<string, { agentId: string; path: string; given: string }>();
+  /** The asks edit.finish is waiting on, by edit: edit.cancel withdraws its edit's. */
+  const asks = new Map<string, AbortController>();
   const call = (ctx: HandlerContext): EditCallContext => ({
     agentId: ctx.command.agentId,
     emit: async (f) => void (await ctx.emit(f)),
@@ -161,16 +163,24 @@ export function wireEdit(deps: {
   ) => {
     const detail = await service.seal(call(ctx), { editId });
     if (detail === undefined) return; // nothing would be written: finish reports why
+    // edit.cancel (or the agent's end) while the person is asked withdraws the ask: its answer would find no edit.
+    const asking = new AbortController();
+    asks.set(editId, asking);
     try {
       if (!deps.askDeferred) throw new RuntimeError(ErrorCode.Internal, 'no permission domain to ask a person');
       const tool = ask.mode === 'write' ? 'write_file' : 'edit_file';
-      const answeredBy = await deps.askDeferred(ctx, { tool, input: ask.given, detail });
+      const answeredBy = await deps.askDeferred(ctx, { tool, input: ask.given, detail }, asking.signal);
       service.approve(ctx.command.agentId, editId, answeredBy !== undefined);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      await service.cancel(call(ctx), { editId }, `The edit was not approved; nothing was written (${why}).`);
+      // Already gone when edit.cancel withdrew the ask: the error to report is the ask's.
+      await service
+        .cancel(call(ctx), { editId }, `The edit was not approved; nothing was written (${why}).`)
+        .catch(() => undefined);
       open.delete(editId);
       throw err;
+    } finally {
+      asks.delete(editId);
     }
   };
   /** A streaming edit's session, only for the agent that began it. */
@@ -273,6 +283,7 @@ export function wireEdit(deps: {
         sessionOf(ctx.command.agentId, editId);
         const reply = await service.cancel(call(ctx), ctx.command.data);
         open.delete(editId);
+        asks.get(editId)?.abort(`edit '${editId}' was cancelled by edit.cancel while the person was asked`);
         return reply;
       },
     },

@@ -109,7 +109,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     maxOpenPerAgent: editConfig.maxOpenPerAgent,
     maxOpenPerHost: editConfig.maxOpenPerHost,
     // Wired below: the permission domain reads terminals and edits to judge calls.
-    askDeferred: (ctx, call) => permission.askDeferred(ctx, call),
+    askDeferred: (ctx, call, signal) => permission.askDeferred(ctx, call, signal),
   });
   const terminal = wireTerminal({
     host,

@@ -127,7 +127,12 @@ export async function wirePermission(deps: {
   };
 
   /** Judges `call` for `ctx`'s command, asking a person when the rules say so (unless `defer`). */
-  const judge = async (ctx: HandlerContext, call: ToolCall, defer: boolean): Promise<GateRuling | undefined> => {
+  const judge = async (
+    ctx: HandlerContext,
+    call: ToolCall,
+    defer: boolean,
+    signal?: AbortSignal,
+  ): Promise<GateRuling | undefined> => {
     await deps.precheck?.(call, ctx.command.agentId);
     const exec = dataIf(ctx, 'terminal.exec');
     const terminal = call.terminalId ? terminalState(call.terminalId) : undefined;
@@ -165,6 +170,7 @@ export async function wirePermission(deps: {
       emit: ctx.emit,
       emitRuling: ctx.emitHeld,
       defer,
+      signal,
     });
     const judged = resolved === undefined ? {} : { resolvedPath: resolved };
     if (by === 'deferred') return { askDeferred: true, ...judged };
@@ -372,10 +378,11 @@ export async function wirePermission(deps: {
     },
     /**
      * The ask the gate deferred (`ctx.askDeferred`), now that the call's content is known: `call` carries it as
-     * `detail`; `ctx` is the command that acts (edit.finish). Resolves with who answered; throws when denied.
+     * `detail`; `ctx` is the command that acts (edit.finish). Resolves with who answered; throws when denied, or
+     * withdrawn by `signal` (the edit was cancelled while the ask waited).
      */
-    async askDeferred(ctx: HandlerContext, call: ToolCall) {
-      return (await judge(ctx, call, false))?.answeredBy;
+    async askDeferred(ctx: HandlerContext, call: ToolCall, signal?: AbortSignal) {
+      return (await judge(ctx, call, false, signal))?.answeredBy;
     },
     /** Denies the pending requests of a cancelled agent. */
     cancelAgent: (agentId: AgentId, reason: string) =>

@@ -86,6 +86,27 @@ describe('hostile: a streamed edit is asked about with what it writes', () => {
     expect(readFileSync(at('deep/er/hook.sh'), 'utf8')).toBe('echo hook\n');
   });
 
+  it('edit.cancel while its finish asks withdraws the ask: nothing is left pending, nothing is written', async () => {
+    const editId = await streamed('late.sh', 'write', JSON.stringify({ path: 'late.sh', content: 'echo late\n' }));
+    const finish = rt.call('edit.finish', { editId });
+    let ask: Ask | undefined;
+    for (const started = Date.now(); !ask && Date.now() - started < 10_000; ) {
+      ask = (await pending())[0];
+      if (!ask) await new Promise((done) => setTimeout(done, 25));
+    }
+    expect(ask).toMatchObject({ tool: 'write_file', input: 'late.sh' });
+    ok(await rt.call('edit.cancel', { editId }));
+    expect(await finish).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect((await finish).ok ? '' : ((await finish) as { error: { message: string } }).error.message).toMatch(
+      /cancelled by edit\.cancel/,
+    );
+    expect(await pending()).toEqual([]);
+    // An answer sent after changes nothing: the request is settled (cancelled), and no edit waits on it.
+    await rt.call('permission.decide', { requestId: ask!.requestId, decision: 'allow_once' });
+    expect(await pending()).toEqual([]);
+    expect(existsSync(at('late.sh'))).toBe(false);
+  });
+
   it('an allowed streamed edit is written as the ask showed it', async () => {
     writeFileSync(at('app.ts'), 'const mode = "safe";\nexport default mode;\n');
     const editId = await streamed(
