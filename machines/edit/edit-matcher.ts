@@ -20,12 +20,12 @@ import {
   type TextRange,
 } from './edit-text.ts';
 import { type BufferIndex, indexBuffer, lowerBound } from './edit-matcher-index.ts';
+import { findExactMatches } from './exact-matches.ts';
 import {
   DELETION_COST,
   INSERTION_COST,
   MATCHED_RATIO,
   MAX_BEST_TRACED,
-  MAX_EXACT_MATCHES,
   MAX_FUZZY_STEPS,
   MAX_NEAR_TIES,
   MAX_PREVIEW_STEPS,
@@ -35,6 +35,7 @@ import {
   type SearchMatches,
 } from './edit-matcher-costs.ts';
 export { MAX_BEST_TRACED, MAX_FUZZY_STEPS } from './edit-matcher-costs.ts';
+export { findExactMatches } from './exact-matches.ts';
 export type { SearchMatch, SearchMatches } from './edit-matcher-costs.ts';
 
 /** `#exactAt` while the query lines are to be searched (not yet, or they occurred several times), or when not found. */
@@ -380,20 +381,6 @@ export class StreamingFuzzyMatcher {
  * unrelated (hallucinated) edge line is left out, as in zed. Mutates `pairs`.
  */
 export const EDGE_SIMILARITY = 0.5;
-
-/**
- * All (overlapping) exact occurrences of `query`, at most `MAX_EXACT_MATCHES`; a trailing line ending is left out of
- * the range.
- */
-export function findExactMatches(buffer: string, query: string): TextRange[] {
-  if (query === '') return [];
-  const trim = query.endsWith('\r\n') ? 2 : query.endsWith('\n') ? 1 : 0;
-  const out: TextRange[] = [];
-  for (let i = buffer.indexOf(query); i !== -1 && out.length < MAX_EXACT_MATCHES; i = buffer.indexOf(query, i + 1)) {
-    out.push({ start: i, end: i + query.length - trim });
-  }
-  return out;
-}
 
 /** Convenience: resolve `query` against `buffer` in one call. */
 export function matchOldText(buffer: string, query: string): SearchMatches {
