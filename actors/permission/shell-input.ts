@@ -11,7 +11,14 @@ import { lastCommand, redirectBodies, stdinScripts } from './shell-node-words.ts
 import { handlePipeline, heredocPipeline, pipelineStages } from './shell-pipes.ts';
 import { clip } from './shell-refusals.ts';
 import { type Ctx, SHELL_LIMITS } from './shell-split-state.ts';
-import { holdsStdinReader, innermostArgv, readsStdinScript, xargsLayer, xargsScript } from './shell-stdin.ts';
+import {
+  holdsStdinReader,
+  innermostArgv,
+  readsStdinScript,
+  scriptReadsStdin,
+  xargsLayer,
+  xargsScript,
+} from './shell-stdin.ts';
 
 type Parse = (state: Ctx['state'], script: string, via: string, depth: number) => void;
 
@@ -107,4 +114,14 @@ export function reservedName(argv: string[]): string | undefined {
     'reads a compound command there (after !, time or coproc) that the check cannot read; write the compound ' +
     'command on its own, or the commands in it one by one'
   );
+}
+
+/**
+ * A function or alias whose body reads a script from its input (`f(){ sh; }`, `alias s=sh`, `f(){ eval sh; }`)
+ * is marked for a person to decide: it outlives the command that defines it, and a later command feeding it
+ * (`f <<<'rm x'`) is split without it, so the script it runs would go unjudged.
+ */
+export function laterReader(name: string, body: string, ctx: Ctx): void {
+  const { parser } = ctx.state;
+  if (scriptReadsStdin(body, parser, new Map(), 0)) ctx.state.unsafe.push(clip(`${name}: ${body}`));
 }

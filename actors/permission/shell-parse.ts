@@ -30,7 +30,7 @@ import {
   wordValues,
 } from './shell-node-words.ts';
 import { canonicalArgv, handlePipeline, pipelineStages } from './shell-pipes.ts';
-import { quotedSubscripts, redirectedStatement, reservedName, stdinInput } from './shell-input.ts';
+import { laterReader, quotedSubscripts, redirectedStatement, reservedName, stdinInput } from './shell-input.ts';
 import { assignedScript, hiddenRun, laterScripts } from './shell-later.ts';
 import { lostMessage, lostText, reparseLostDashes } from './shell-lost-text.ts';
 import { type Ctx, push, SHELL_LIMITS, type State } from './shell-split-state.ts';
@@ -248,7 +248,10 @@ function walk(node: Node, ctx: Ctx): void {
       if (problem) ctx.state.errors.push(problem);
       const how = name && body ? startsItself(wordText(name), body) : undefined;
       if (how) ctx.state.forkBomb ??= `the function ${wordText(name!)} starts itself ${how}`;
-      if (name && body) ctx.state.defined.set(wordText(name), body.text);
+      if (name && body) {
+        ctx.state.defined.set(wordText(name), body.text);
+        laterReader(wordText(name), body.text, ctx);
+      }
       break;
     }
     case 'ERROR':
@@ -364,6 +367,7 @@ function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
       const eq = w.indexOf('=');
       if (eq > 0) parseScript(ctx.state, w.slice(eq + 1), 'alias', ctx.depth + 1);
       if (eq > 0) ctx.state.defined.set(w.slice(0, eq), w.slice(eq + 1));
+      if (eq > 0) laterReader(w.slice(0, eq), w.slice(eq + 1), ctx);
     }
   }
   const reserved = reservedName(argv);

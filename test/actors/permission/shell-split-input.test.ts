@@ -80,6 +80,20 @@ describe('the gate reads what bash runs from a compound command, an input or a q
     expect(await decided(command)).toBe('allow');
   });
 
+  it.each(['f(){ sh; }', 'alias s=sh', 'f(){ eval bash; }'])(
+    'asks a person before %j: the function outlives the command, and a later one could feed it a script',
+    async (command) => {
+      expect(await decided(command)).toBe('confirm');
+    },
+  );
+
+  it.each(['f(){ ls -la; }', 'alias ll="ls -l"', 'g(){ find . -name x | xargs grep y; }'])(
+    'allows %j (no shell reading its input inside)',
+    async (command) => {
+      expect(await decided(command)).toBe('allow');
+    },
+  );
+
   it('names the reserved word and says what to do', async () => {
     const split = (await shellSplitter())('! { rm x; }');
     expect(split.parseError).toMatch(/reserved word "\{" where a command's name goes.*write the compound command/);
