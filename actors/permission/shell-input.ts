@@ -20,7 +20,7 @@ import {
   xargsScript,
 } from './shell-stdin.ts';
 
-type Parse = (state: Ctx['state'], script: string, via: string, depth: number) => void;
+type Parse = (state: Ctx['state'], script: string, via: string | undefined, depth: number) => void;
 
 /** The here-docs and here-strings a command (`argv`, canonical) reads as a script, parsed as such. */
 export function stdinInput(node: Node, argv: string[], ctx: Ctx, parse: Parse): void {
@@ -53,6 +53,24 @@ export function redirectedStatement(node: Node, ctx: Ctx, parse: Parse): void {
   if (body && !lastCommand(body) && holdsStdinReader(body, ctx.state.parser, ctx.state.defined)) {
     for (const script of redirectBodies(node)) parse(ctx.state, script, 'compound <<', ctx.depth + 1);
   }
+}
+
+/** Backticks in an unquoted here-doc's body run, but tree-sitter-bash leaves them as text: each is a script. */
+export function heredocBackticks(body: Node, ctx: Ctx, parse: Parse): void {
+  const start = body.parent?.namedChildren.find((c) => c?.type === 'heredoc_start')?.text ?? '';
+  if (/['"\\]/.test(start)) return;
+  for (const m of body.text.matchAll(/(?<!\\)`([^`]*)`/g)) {
+    ctx.state.unsafe.push(clip(m[0]));
+    parse(ctx.state, m[1]!, ctx.via ?? 'here-doc', ctx.depth + 1);
+  }
+}
+
+/** tree-sitter-bash leaves backticks inside `${…}` as a word: `${x:-`rm -rf /`}` runs rm. Parse each. */
+export function backticksInWord(word: Node, ctx: Ctx, parse: Parse): void {
+  const pairs = /(?<!\\)`([^`]*)`/g;
+  for (const m of word.text.matchAll(pairs)) parse(ctx.state, m[1]!, ctx.via, ctx.depth + 1);
+  if (word.text.replace(pairs, '').includes('`'))
+    ctx.state.errors.push(`an unpaired backtick in "${clip(word.text)}" could start a command the check cannot see`);
 }
 
 /**

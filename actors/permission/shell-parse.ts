@@ -30,8 +30,16 @@ import {
   wordValues,
 } from './shell-node-words.ts';
 import { canonicalArgv, handlePipeline, pipelineStages } from './shell-pipes.ts';
-import { laterReader, quotedSubscripts, redirectedStatement, reservedName, stdinInput } from './shell-input.ts';
-import { assignedScript, hiddenRun, laterScripts } from './shell-later.ts';
+import {
+  backticksInWord,
+  heredocBackticks,
+  laterReader,
+  quotedSubscripts,
+  redirectedStatement,
+  reservedName,
+  stdinInput,
+} from './shell-input.ts';
+import { assignedScript, hiddenRun, laterProblem, laterScripts, loopVariable } from './shell-later.ts';
 import { lostMessage, lostText, reparseLostDashes } from './shell-lost-text.ts';
 import { type Ctx, push, SHELL_LIMITS, type State } from './shell-split-state.ts';
 import { handleRedirect } from './shell-redirects.ts';
@@ -119,7 +127,7 @@ function walk(node: Node, ctx: Ctx): void {
     // and the deny rules must see its commands.
     for (const c of node.namedChildren) {
       if (!c) continue;
-      if (c.type === 'word' && c.text.includes('`')) backticksInWord(c, ctx);
+      if (c.type === 'word' && c.text.includes('`')) backticksInWord(c, ctx, parseScript);
       walk(c, ctx);
     }
     return;
@@ -175,6 +183,8 @@ function walk(node: Node, ctx: Ctx): void {
         push(ctx, { kind: 'command', text, forms: [text], argv: [text] });
         const later = assignedScript(text);
         if (later !== undefined) parseScript(ctx.state, later, text.slice(0, text.indexOf('=')), ctx.depth + 1);
+        const refused = laterProblem([], [text]);
+        if (refused) ctx.state.errors.push(refused);
       }
       for (const c of node.namedChildren) if (c) walk(c, ctx);
       return;
@@ -183,6 +193,8 @@ function walk(node: Node, ctx: Ctx): void {
       const words = node.children.filter((c): c is Node => !!c).map((c) => (c.isNamed ? wordText(c) : c.type));
       push(ctx, { kind: 'command', text: words.join(' '), forms: [words.join(' ')], argv: words });
       for (const script of laterScripts(words)) parseScript(ctx.state, script, words[0], ctx.depth + 1);
+      const later = laterProblem(words);
+      if (later) ctx.state.errors.push(later);
       const hidden = hiddenSubscript(words[0]!, words.slice(1));
       if (hidden !== undefined) ctx.state.errors.push(hiddenSubscriptMessage(words[0]!, hidden));
       for (const c of node.namedChildren) if (c) walk(c, ctx);
@@ -214,17 +226,9 @@ function walk(node: Node, ctx: Ctx): void {
       if (problem) ctx.state.errors.push(problem);
       break;
     }
-    case 'heredoc_body': {
-      // Backticks in an unquoted here-doc run, but tree-sitter-bash leaves them as text.
-      const start = node.parent?.namedChildren.find((c) => c?.type === 'heredoc_start')?.text ?? '';
-      if (!/['"\\]/.test(start)) {
-        for (const m of node.text.matchAll(/(?<!\\)`([^`]*)`/g)) {
-          ctx.state.unsafe.push(clip(m[0]));
-          parseScript(ctx.state, m[1]!, ctx.via ?? 'here-doc', ctx.depth + 1);
-        }
-      }
+    case 'heredoc_body':
+      heredocBackticks(node, ctx, parseScript);
       break;
-    }
     case 'raw_string':
     case 'ansi_c_string':
     case 'string':
@@ -238,6 +242,11 @@ function walk(node: Node, ctx: Ctx): void {
       for (const c of node.children)
         if (c && isTranslationMark(c)) ctx.state.unsafe.push(clip(`$${c.nextSibling!.text}`));
       break;
+    case 'for_statement': {
+      const loop = loopVariable(node.childForFieldName('variable')?.text ?? '');
+      if (loop) ctx.state.errors.push(loop);
+      break;
+    }
     case 'c_style_for_statement':
       ctx.state.unsafe.push(clip(node.text.split('\n')[0]!));
       break;
@@ -258,14 +267,6 @@ function walk(node: Node, ctx: Ctx): void {
       break;
   }
   for (const c of node.namedChildren) if (c) walk(c, ctx);
-}
-
-/** tree-sitter-bash leaves backticks inside `${…}` as a word: `${x:-`rm -rf /`}` runs rm. Parse each. */
-function backticksInWord(word: Node, ctx: Ctx): void {
-  const pairs = /(?<!\\)`([^`]*)`/g;
-  for (const m of word.text.matchAll(pairs)) parseScript(ctx.state, m[1]!, ctx.via, ctx.depth + 1);
-  if (word.text.replace(pairs, '').includes('`'))
-    ctx.state.errors.push(`an unpaired backtick in "${clip(word.text)}" could start a command the check cannot see`);
 }
 
 function handleCommand(node: Node, ctx: Ctx): void {
@@ -376,6 +377,8 @@ function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
     parseScript(ctx.state, script, name, ctx.depth + 1);
   const runs = hiddenRun(argv);
   if (runs) ctx.state.unsafe.push(`${clip(text)} (${runs})`);
+  const later = laterProblem(argv, assignments);
+  if (later) ctx.state.errors.push(later);
   for (const run of unwrapCommand(argv)) {
     const inner: Ctx = { ...ctx, via: ctx.via ? `${ctx.via} > ${run.via}` : run.via, depth: ctx.depth + 1 };
     if (inner.depth > SHELL_LIMITS.maxDepth) {

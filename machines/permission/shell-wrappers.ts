@@ -4,119 +4,20 @@
  * it runs: `sudo`, `env`, `command`, `exec`, `nice`, `nohup`, `time`,
  * `timeout`, `xargs`, `stdbuf` and friends give an inner argv; `bash -c`
  * (sh, zsh, dash, ksh…), `eval`, `su -c`, `env -S`, `watch`, `flock -c`,
- * `ssh host …` give a script to parse recursively; `find -exec/-execdir/-ok/-okdir` give the
- * executed command and `find -delete` gives `rm -f {}`. Pure.
+ * `ssh host …`, `script -c`, `sg group …`, `capsh -- -c` give a script to parse recursively;
+ * `find -exec/-execdir/-ok/-okdir` give the executed command and `find -delete` gives `rm -f {}`. The option
+ * tables and env -S's string syntax are in shell-wrapper-specs.ts. Pure.
  */
+
+import { decodeEnvSplit, quoted, SHELLS, SPECS, type Spec } from './shell-wrapper-specs.ts';
+
+export { SHELLS } from './shell-wrapper-specs.ts';
 
 /** One thing a wrapper runs: an argv, or a script string to be parsed as shell. */
 export type WrappedRun = { via: string; argv?: string[]; script?: string };
 
-type Spec = {
-  /** Short options that take an argument. */
-  shortArg?: string;
-  /** Long options that take an argument (`--user`); `--x=y` always carries its own. */
-  longArg?: string[];
-  /** Long options without a value whose names begin another's (sudo's `--login`, `--login-class`). */
-  longFlags?: string[];
-  /** `VAR=value` words allowed before the command. */
-  assignments?: boolean;
-  /** Positional operands before the command (timeout's duration, flock's file). */
-  positional?: number;
-  /** A short option whose argument is a script (`su -c`, `flock -c`). */
-  scriptOption?: string;
-  /** Long spellings of the script option (su's `--session-command` too). */
-  scriptLong?: string[];
-  /** A lone `-` after the options (and `--`) is one more, not the command (GNU env 9.1 reads it as -i). */
-  dashOption?: boolean;
-};
-
-const SPECS: Record<string, Spec> = {
-  sudo: {
-    // -R (chroot) runs the command too; -a and -c take an argument where sudo has BSD auth or login classes.
-    shortArg: 'ugCDhprtUTRac',
-    longArg: [
-      '--user',
-      '--group',
-      '--chdir',
-      '--prompt',
-      '--role',
-      '--type',
-      '--other-user',
-      '--host',
-      '--close-from',
-      '--command-timeout',
-      '--chroot',
-      '--login-class',
-      '--auth-type',
-    ],
-    longFlags: ['--login'],
-    assignments: true,
-  },
-  doas: { shortArg: 'uC' },
-  pkexec: { longArg: ['--user'] },
-  runuser: {
-    shortArg: 'ugGsw',
-    longArg: ['--user', '--group', '--supp-group', '--shell', '--whitelist-environment'],
-    scriptOption: 'c',
-    scriptLong: ['--command', '--session-command'],
-  },
-  su: {
-    shortArg: 'gGsw',
-    longArg: ['--group', '--supp-group', '--shell', '--whitelist-environment'],
-    scriptOption: 'c',
-    scriptLong: ['--command', '--session-command'],
-  },
-  env: {
-    // -P (BSD env: the search path) takes an argument; GNU env refuses it, so reading it so is safe.
-    shortArg: 'uCP',
-    longArg: ['--unset', '--chdir'],
-    assignments: true,
-    scriptOption: 'S',
-    scriptLong: ['--split-string'],
-    // `env - rm -rf /` and `env -- - rm -rf /` run rm with an empty environment (`env - - x` runs `-`); read as
-    // the command `-`, they passed a deny rule on rm.
-    dashOption: true,
-  },
-  command: {},
-  builtin: {},
-  exec: { shortArg: 'a' },
-  // nice's `-10` needs no case of its own: a digit is no value-taking letter, so the word is skipped alone.
-  nice: { shortArg: 'n', longArg: ['--adjustment'] },
-  nohup: {},
-  time: { shortArg: 'fo', longArg: ['--format', '--output'] },
-  timeout: { shortArg: 'sk', longArg: ['--signal', '--kill-after'], positional: 1 },
-  stdbuf: { shortArg: 'ioe', longArg: ['--input', '--output', '--error'] },
-  setsid: {},
-  ionice: { shortArg: 'cnp', longArg: ['--class', '--classdata', '--pid'] },
-  chrt: { positional: 1 },
-  taskset: { positional: 1 },
-  flock: {
-    shortArg: 'wE',
-    longArg: ['--timeout', '--conflict-exit-code'],
-    positional: 1,
-    scriptOption: 'c',
-    scriptLong: ['--command'],
-  },
-  unbuffer: {},
-  coproc: {},
-  caffeinate: { shortArg: 'tw' },
-  xargs: {
-    shortArg: 'ILnPsdEa',
-    // --replace, --max-lines and --eof take a value only with `=` (GNU findutils 4.9: `xargs --replace echo X{}`
-    // runs echo), so they are not listed: their next word is the command.
-    longArg: ['--max-args', '--max-procs', '--max-chars', '--delimiter', '--arg-file'],
-  },
-  // -d/--differences take a value only attached (`-dpermanent`): `watch -d rm -rf /` runs rm.
-  watch: { shortArg: 'nq', longArg: ['--interval', '--equexit'] },
-  ssh: { shortArg: 'bcDEeFIiJLlmOopQRSWw', positional: 1 },
-  parallel: { shortArg: 'jSIdaP', longArg: ['--jobs', '--sshlogin', '--delimiter', '--arg-file'] },
-};
-
-/** Shells whose `-c` argument is a script. */
-export const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'busybox', 'fish', 'rbash']);
-
 /** The wrappers this module understands (for docs and tests). */
-export const WRAPPERS = [...Object.keys(SPECS), ...SHELLS, 'eval', 'find'];
+export const WRAPPERS = [...Object.keys(SPECS), ...SHELLS, 'eval', 'find', 'sg', 'capsh'];
 
 /** What `argv` (canonical name first) runs besides itself; empty when it is not a wrapper. */
 export function unwrapCommand(argv: readonly string[]): WrappedRun[] {
@@ -125,9 +26,41 @@ export function unwrapCommand(argv: readonly string[]): WrappedRun[] {
   if (name === 'eval') return argv.length > 1 ? [{ via: 'eval', script: argv.slice(1).join(' ') }] : [];
   if (SHELLS.has(name)) return unwrapShell(argv);
   if (name === 'find') return unwrapFind(argv);
+  if (name === 'sg') return unwrapSg(argv);
+  if (name === 'capsh') return unwrapCapsh(argv);
   const spec = SPECS[name];
   if (!spec) return [];
+  // util-linux setarch 2.38: `setarch [<arch>] [options] [<program>…]`, the architecture before the options.
+  if (name === 'setarch' && argv[1] !== undefined && !argv[1].startsWith('-'))
+    return unwrapGeneric(name, spec, [name, ...argv.slice(2)]);
   return unwrapGeneric(name, spec, argv);
+}
+
+/**
+ * shadow's `sg [-] [group [-c] command]` runs its command word with `/bin/sh -c` (shadow 4.13 reads that one
+ * word: `sg root -c 'rm x'` and `sg root 'rm x'` run rm).
+ */
+function unwrapSg(argv: readonly string[]): WrappedRun[] {
+  let i = argv[1] === '-' ? 2 : 1;
+  i++; // the group
+  const via = argv[i] === '-c' ? 'sg -c' : 'sg';
+  if (argv[i] === '-c') i++;
+  return argv[i] === undefined ? [] : [{ via, script: argv[i]! }];
+}
+
+/**
+ * libcap's capsh reads its options in order; `--` (or `-+`) hands every word after it to the shell, bash unless
+ * `--shell=` named another program (`capsh -- -c 'rm x'` runs bash -c, `capsh --shell=/bin/rm -- x` runs rm).
+ * `==` and `=+` start capsh again with the words after, which this same reading covers.
+ */
+function unwrapCapsh(argv: readonly string[]): WrappedRun[] {
+  let shell = 'bash';
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a.startsWith('--shell=')) shell = a.slice('--shell='.length);
+    else if (a === '--' || a === '-+') return [{ via: `capsh ${a}`, argv: [shell, ...argv.slice(i + 1)] }];
+  }
+  return [];
 }
 
 function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): WrappedRun[] {
@@ -146,7 +79,8 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
       const key = longName(spec, given);
       if (key === '--user') userOption = true;
       if (spec.scriptLong?.includes(key)) {
-        const script = value ?? argv[i + 1];
+        const given = value ?? argv[i + 1];
+        const script = given !== undefined && name === 'env' ? decodeEnvSplit(given) : given;
         i += value === undefined ? 2 : 1;
         if (script !== undefined) {
           runs.push({ via: `${name} ${key}`, script });
@@ -163,7 +97,8 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
         if (!takesArg) continue;
         if (letter === 'u') userOption = true;
         const rest = a.slice(j + 1);
-        const arg = rest !== '' ? rest : argv[i + 1];
+        const given = rest !== '' ? rest : argv[i + 1];
+        const arg = given !== undefined && name === 'env' && letter === 'S' ? decodeEnvSplit(given) : given;
         consumedNext = rest === '';
         if (spec.scriptOption === letter && arg !== undefined) {
           runs.push({ via: `${name} -${letter}`, script: arg });
@@ -179,7 +114,7 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
   if (spec.dashOption && argv[i] === '-') i++;
   // `runuser -u user cmd…` runs an argv; `su` and `runuser user` run the user's shell with the words after,
   // and read their options anywhere (GNU getopt permutes): `su root -c 'rm -rf /'`, `su - root -- -c '…'`.
-  const runsShell = name === 'su' || (name === 'runuser' && !userOption);
+  const runsShell = name === 'su' || (name === 'runuser' && !userOption) || spec.scriptOnly === true;
   if (runsShell) runs.push(...scriptsAfter(name, spec, argv, i));
   const assignments: string[] = [];
   while (spec.assignments && i < argv.length && isAssignment(name, argv[i]!)) assignments.push(argv[i++]!);
@@ -191,7 +126,8 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
     const end = rest.findIndex((w) => w === ':::' || w === '::::' || w === ':::+');
     if (end >= 0) rest = rest.slice(0, end);
   }
-  if (runsShell) rest = []; // the user, and the words for the user's shell (their -c is found above)
+  // The user and the words for the user's shell (their -c is found above), or script's log file.
+  if (runsShell) rest = [];
   // `flock <file> -c <command>` is flock's own form: the command after the file.
   if (name === 'flock' && (rest[0] === '-c' || rest[0] === '--command')) {
     if (rest[1] !== undefined) runs.push({ via: `flock ${rest[0]}`, script: rest[1] });
@@ -227,11 +163,6 @@ function exportedFunctions(assignments: readonly string[]): WrappedRun[] {
     if (m) runs.push({ via: 'env BASH_FUNC', script: `${m[1]}${m[2]}` });
   }
   return runs;
-}
-
-/** `w` as one literal shell word. */
-function quoted(w: string): string {
-  return `'${w.replaceAll("'", "'\\''")}'`;
 }
 
 /** The script options of `su` or `runuser` among the words from `from` on, `--` included. */
@@ -313,8 +244,13 @@ function unwrapShell(argv: readonly string[]): WrappedRun[] {
  */
 export function readsScriptFromStdin(argv: readonly string[]): boolean {
   const name = argv[0];
-  if (name === 'source' || name === '.') return argv[1] !== undefined && namesDescriptor(argv[1]);
+  if (name === 'source' || name === '.') {
+    // bash 5.2 reads `--` as the end of source's options: `source -- /dev/stdin` reads the here-string.
+    const file = argv[1] === '--' ? argv[2] : argv[1];
+    return file !== undefined && namesDescriptor(file);
+  }
   if (name === undefined || !SHELLS.has(name) || name === 'busybox') return false;
+  if (startupFromDescriptor(argv)) return true;
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;
     // `-` and `--` end the options (bash 5.2: `echo 'echo x' | bash -` runs echo); a word after is a script file.
@@ -334,6 +270,18 @@ export function readsScriptFromStdin(argv: readonly string[]): boolean {
     return namesDescriptor(a);
   }
   return true;
+}
+
+/**
+ * Whether `--rcfile`/`--init-file` names a descriptor: an interactive bash runs that file first, so
+ * `bash --rcfile /dev/stdin -ic : <<<'rm x'` runs the here-string, -c or not. Read anywhere in the words (bash
+ * takes long options only before the others): a script's argument so named only gets its stdin judged too.
+ */
+function startupFromDescriptor(argv: readonly string[]): boolean {
+  return argv.some((a, i) => {
+    if (a === '--rcfile' || a === '--init-file') return argv[i + 1] !== undefined && namesDescriptor(argv[i + 1]!);
+    return /^--(rcfile|init-file)=/.test(a) && namesDescriptor(a.slice(a.indexOf('=') + 1));
+  });
 }
 
 /**
