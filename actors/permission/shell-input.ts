@@ -3,15 +3,18 @@
  * What a command or a statement reads as a script besides its words (`shell-parse.ts` calls these): the
  * here-docs and here-strings fed to a reader of its input (through wrappers, `eval`, a shell string, a function),
  * to xargs (words of the command it runs), or to a bare `exec` (the shell's own next lines); the input of a
- * compound statement (`{ sh; } <<EOF`); the pipeline tree-sitter-bash hides in a here-doc; the `$(…)` a quoted
- * array subscript runs when bash evaluates it later; and reserved words where a command's name goes.
+ * compound statement (`{ sh; } <<EOF`); the pipeline tree-sitter-bash hides in a here-doc; backticks bash runs
+ * where the grammar sees text; and reserved words where a command's name goes.
  */
 import type { Node } from 'web-tree-sitter';
+import { unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
+import { laterScripts } from './shell-later.ts';
 import { lastCommand, redirectBodies, stdinScripts } from './shell-node-words.ts';
 import { handlePipeline, heredocPipeline, pipelineStages } from './shell-pipes.ts';
 import { clip } from './shell-refusals.ts';
 import { type Ctx, SHELL_LIMITS } from './shell-split-state.ts';
 import {
+  canonicalArgv,
   holdsStdinReader,
   innermostArgv,
   readsStdinScript,
@@ -25,9 +28,13 @@ type Parse = (state: Ctx['state'], script: string, via: string | undefined, dept
 /** The here-docs and here-strings a command (`argv`, canonical) reads as a script, parsed as such. */
 export function stdinInput(node: Node, argv: string[], ctx: Ctx, parse: Parse): void {
   const { state, depth } = ctx;
+  const inner = innermostArgv(argv, SHELL_LIMITS.maxDepth);
+  // `exec` running no command (`exec`, `exec -a x --`) with its input moved (`exec <&3`, `exec 0<f`): the
+  // interactive shell reads its next lines from there, text the line does not spell out. A person decides.
+  const bareExec = inner[0] === 'exec' && !unwrapCommand(inner).some((r) => (r.argv?.length ?? 0) > 0 || r.script);
+  if (bareExec && movesInput(node)) state.unsafe.push(`${clip(node.text)} (the shell reads its next lines there)`);
   const bodies = stdinScripts(node);
   if (bodies.length === 0) return;
-  const inner = innermostArgv(argv, SHELL_LIMITS.maxDepth);
   if (readsStdinScript(argv, state.parser, state.defined)) {
     for (const script of bodies) parse(state, script, `${argv[0]} <<`, depth + 1);
   } else if (xargsLayer(argv)) {
@@ -35,7 +42,7 @@ export function stdinInput(node: Node, argv: string[], ctx: Ctx, parse: Parse): 
       const script = xargsScript(argv, input);
       if (script !== undefined) parse(state, script, 'xargs <<', depth + 1);
     }
-  } else if (inner.length === 1 && inner[0] === 'exec') {
+  } else if (bareExec) {
     // `exec <<<'rm x'`: the shell's own input is the here-string from then on, and skein's interactive bash
     // reads its next lines from it.
     for (const script of bodies) parse(state, script, 'exec <<', depth + 1);
@@ -71,28 +78,6 @@ export function backticksInWord(word: Node, ctx: Ctx, parse: Parse): void {
   for (const m of word.text.matchAll(pairs)) parse(ctx.state, m[1]!, ctx.via, ctx.depth + 1);
   if (word.text.replace(pairs, '').includes('`'))
     ctx.state.errors.push(`an unpaired backtick in "${clip(word.text)}" could start a command the check cannot see`);
-}
-
-/**
- * The `$(…)` and backticks after a `[` in a quoted string: bash runs them when it evaluates the string as an
- * array subscript later (`x='a[$(rm y)]'; let z=x`, `declare -i n='a[$(rm y)]'`), which the split cannot follow.
- * Each is judged as a script of its own.
- */
-export function quotedSubscripts(node: Node, ctx: Ctx, parse: Parse): void {
-  const text = node.text;
-  const open = text.indexOf('[');
-  if (open < 0) return;
-  const after = text.slice(open);
-  for (const m of after.matchAll(/(?<!\\)`([^`]*)`/g)) parse(ctx.state, m[1]!, 'a quoted subscript', ctx.depth + 1);
-  for (let i = after.indexOf('$('); i >= 0; i = after.indexOf('$(', i + 2)) {
-    let level = 0;
-    let end = i + 1;
-    for (; end < after.length; end++) {
-      if (after[end] === '(') level++;
-      else if (after[end] === ')' && --level === 0) break;
-    }
-    parse(ctx.state, after.slice(i + 2, end), 'a quoted subscript', ctx.depth + 1);
-  }
 }
 
 /** Words bash reads as syntax, never as a command's name. */
@@ -139,7 +124,33 @@ export function reservedName(argv: string[]): string | undefined {
  * is marked for a person to decide: it outlives the command that defines it, and a later command feeding it
  * (`f <<<'rm x'`) is split without it, so the script it runs would go unjudged.
  */
-export function laterReader(name: string, body: string, ctx: Ctx): void {
+export function laterReader(name: string, body: string, ctx: Ctx, alias = false): void {
   const { parser } = ctx.state;
-  if (scriptReadsStdin(body, parser, new Map(), 0)) ctx.state.unsafe.push(clip(`${name}: ${body}`));
+  if (scriptReadsStdin(body, parser, new Map(), 0) || (alias && aliasRunsWords(body)))
+    ctx.state.unsafe.push(clip(`${name}: ${body}`));
+}
+
+/**
+ * Whether an alias runs the words after it (`alias n=nice`, `alias e=eval`, `alias t=trap`, `alias s=source`,
+ * `alias x=xargs`), or has them alias-expanded too (a value ending in a blank): `n rm x`, in this command or any
+ * later one, would run rm under a name the split reads as a program of its own.
+ */
+function aliasRunsWords(value: string): boolean {
+  if (/\s$/.test(value)) return true;
+  const words = value.trim().split(/\s+/);
+  const first = canonicalArgv(words)[0] ?? '';
+  if (['source', '.', 'exec', 'xargs', 'alias', 'builtin', 'command'].includes(first)) return true;
+  const probe = [...canonicalArgv(words), 'rm', 'x'];
+  return (
+    unwrapCommand(probe).some((r) => r.script !== undefined || (r.argv?.includes('rm') ?? false)) ||
+    laterScripts(probe).length > 0
+  );
+}
+
+/** Whether a command (or the redirected statement it is in) moves its standard input: `<f`, `0<f`, `<&3`, `<>f`. */
+function movesInput(command: Node): boolean {
+  const holders = [command, ...(command.parent?.type === 'redirected_statement' ? [command.parent] : [])];
+  return holders.some((h) =>
+    h.namedChildren.some((c) => c?.type === 'file_redirect' && /^0?<(?!<)/.test(c.text.replace(/\s+/g, ''))),
+  );
 }

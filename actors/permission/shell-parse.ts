@@ -34,7 +34,6 @@ import {
   backticksInWord,
   heredocBackticks,
   laterReader,
-  quotedSubscripts,
   redirectedStatement,
   reservedName,
   stdinInput,
@@ -53,7 +52,10 @@ import {
   hiddenSubscriptMessage,
   joinedMessage,
   shadowProblem,
+  evaluatedSubscript,
+  evaluatesNames,
   startsItself,
+  testProblem,
 } from './shell-refusals.ts';
 
 export type { ShellSplit, ShellSubCommand } from '../../machines/permission/shell-words.ts';
@@ -177,7 +179,9 @@ function walk(node: Node, ctx: Ctx): void {
       for (const c of parts) for (const v of c.namedChildren) if (v) walk(v, ctx);
       return;
     }
-    case 'variable_assignment':
+    case 'variable_assignment': {
+      const subscript = evaluatedSubscript(node.text);
+      if (subscript) ctx.state.unsafe.push(subscript);
       if (node.parent?.type !== 'command' && node.parent?.type !== 'declaration_command') {
         const text = wordText(node);
         push(ctx, { kind: 'command', text, forms: [text], argv: [text] });
@@ -188,6 +192,7 @@ function walk(node: Node, ctx: Ctx): void {
       }
       for (const c of node.namedChildren) if (c) walk(c, ctx);
       return;
+    }
     case 'declaration_command':
     case 'unset_command': {
       const words = node.children.filter((c): c is Node => !!c).map((c) => (c.isNamed ? wordText(c) : c.type));
@@ -195,6 +200,8 @@ function walk(node: Node, ctx: Ctx): void {
       for (const script of laterScripts(words)) parseScript(ctx.state, script, words[0], ctx.depth + 1);
       const later = laterProblem(words);
       if (later) ctx.state.errors.push(later);
+      const evaluates = evaluatesNames(words);
+      if (evaluates) ctx.state.unsafe.push(`${clip(words.join(' '))} (${evaluates})`);
       const hidden = hiddenSubscript(words[0]!, words.slice(1));
       if (hidden !== undefined) ctx.state.errors.push(hiddenSubscriptMessage(words[0]!, hidden));
       for (const c of node.namedChildren) if (c) walk(c, ctx);
@@ -202,17 +209,10 @@ function walk(node: Node, ctx: Ctx): void {
     }
     case 'test_command': {
       if (node.child(0)?.type === '((') ctx.state.unsafe.push(clip(node.text));
-      // `[[ … ]]` and `[ … ]` are commands too: an allow rule must match them. And bash evaluates the
-      // operands of -eq/-lt/… as arithmetic and of -v/-R as array subscripts, so `[[ 'a[$(rm -rf x)]' -eq 0 ]]`
-      // runs a command hidden in quotes: any $, ` or [ inside makes the test untrusted. Not merely an
-      // expansion a person could approve (issue 14): the command it runs is hidden in what looks like a string.
       const text = node.text.replace(/\s+/g, ' ').trim();
-      const inner = text.replace(/^\[\[?|\]\]?$/g, '');
-      if (/[$`[]/.test(inner))
-        ctx.state.errors.push(
-          `the test "${clip(text)}" holds $, \` or [ in an operand, which bash may evaluate as arithmetic or an ` +
-            'array subscript and so run a command hidden in a string; compare literal values instead',
-        );
+      const problem = testProblem(text);
+      if (problem?.refused) ctx.state.errors.push(problem.refused);
+      if (problem?.evaluates) ctx.state.unsafe.push(problem.evaluates);
       push(ctx, { kind: 'command', text, forms: [text], argv: text.split(' ') });
       break;
     }
@@ -228,11 +228,6 @@ function walk(node: Node, ctx: Ctx): void {
     }
     case 'heredoc_body':
       heredocBackticks(node, ctx, parseScript);
-      break;
-    case 'raw_string':
-    case 'ansi_c_string':
-    case 'string':
-      quotedSubscripts(node, ctx, parseScript);
       break;
     // `$"…"` is looked up in the locale's message catalogue (TEXTDOMAIN): what bash runs may be other text.
     case 'translated_string':
@@ -368,14 +363,14 @@ function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
       const eq = w.indexOf('=');
       if (eq > 0) parseScript(ctx.state, w.slice(eq + 1), 'alias', ctx.depth + 1);
       if (eq > 0) ctx.state.defined.set(w.slice(0, eq), w.slice(eq + 1));
-      if (eq > 0) laterReader(w.slice(0, eq), w.slice(eq + 1), ctx);
+      if (eq > 0) laterReader(w.slice(0, eq), w.slice(eq + 1), ctx, true);
     }
   }
   const reserved = reservedName(argv);
   if (reserved) ctx.state.errors.push(reserved);
   for (const script of [...assignments.flatMap((a) => assignedScript(a) ?? []), ...laterScripts(argv)])
     parseScript(ctx.state, script, name, ctx.depth + 1);
-  const runs = hiddenRun(argv);
+  const runs = hiddenRun(argv) ?? evaluatesNames(argv);
   if (runs) ctx.state.unsafe.push(`${clip(text)} (${runs})`);
   const later = laterProblem(argv, assignments);
   if (later) ctx.state.errors.push(later);

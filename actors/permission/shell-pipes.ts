@@ -16,6 +16,7 @@ import {
   readsStdinScript,
   stageLiterals,
   xargsLayer,
+  xargsRunsInput,
   xargsScript,
 } from './shell-stdin.ts';
 
@@ -29,7 +30,8 @@ export function pipedScript(producer: string[]): PipedScript | undefined {
   const [name, ...words] = producer;
   if (name !== 'echo' && name !== 'printf') return undefined;
   // echo reads every leading option word (`echo -n -e 'rm x'` prints `rm x`), not only the first.
-  const text = words.slice(name === 'echo' ? echoOptions(words) : 0).join(' ');
+  // printf's `--` ends its options: `printf -- 'rm x'` prints `rm x`.
+  const text = words.slice(name === 'echo' ? echoOptions(words) : words[0] === '--' ? 1 : 0).join(' ');
   const script = text.replace(/\\n/g, '\n');
   // echo -e (or echo after `shopt -s xpg_echo`, which an earlier command may have run) and printf decode
   // escapes (`\x20`, `\0155`), and printf fills in `%` directives: `printf 'rm\x20x' | sh` runs rm, where the
@@ -110,11 +112,11 @@ export function handlePipeline(
     const written = writtenScripts(stages, inner, i - 1);
     const via = `${written?.by ?? 'pipe'} | ${argvs[i]![0]}`;
     if (written?.unknown) ctx.state.unsafe.push(clip(written.unknown));
-    // A stage the split cannot follow (`head`, `tr`, a subshell) between the line's literal texts and the shell:
-    // what the shell reads is made from them, if from anything the line spells out. Each is judged as a script,
-    // and a person decides what the stage made of them.
+    // A stage the split cannot follow (`head`, `tr`, `curl`, a subshell) writes what the shell (or the command
+    // xargs makes of its input) runs: a person decides. What it is made from, if from anything the line spells
+    // out, is among the literal texts before: each is judged as a script too, for the deny rules.
     const literals = written ? [] : stageLiterals(stages.slice(0, i));
-    if (literals.length > 0)
+    if (!written && (!xargs || xargsRunsInput(argvs[i]!)))
       ctx.state.unsafe.push(
         clip(
           stages

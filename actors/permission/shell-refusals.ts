@@ -10,6 +10,18 @@ import { clip as clipText } from '../../schemas/clip.ts';
 /** Why a here-doc's end cannot be found reliably (see the `heredoc_start` case), or undefined. */
 export function heredocProblem(start: Node, source: string): string | undefined {
   const raw = start.text;
+  // A delimiter quoted whole (`<<'EOF'`, `<<"EOF"`, the common way to write a file verbatim) is read the same by
+  // both: bash looks for the word without its quotes and leaves the body as it is (no continuation joined);
+  // tree-sitter-bash must have found the end at that very word, and no earlier line may be it.
+  const whole = /^(['"])([A-Za-z0-9_.-]+)\1$/.exec(raw);
+  if (whole) {
+    const end = start.parent?.namedChildren.find((c) => c?.type === 'heredoc_end');
+    const body = start.parent?.namedChildren.find((c) => c?.type === 'heredoc_body')?.text ?? '';
+    // The end is a whole line: tree-sitter-bash also ends `<<'EOF'` at a line `EOF2`, where bash reads on.
+    const line =
+      end && source[end.startIndex - 1] === '\n' && /^(\n|$)/.test(source.slice(end.endIndex, end.endIndex + 1));
+    if (end?.text === whole[2] && line && !body.split('\n').includes(whole[2]!)) return undefined;
+  }
   if (/['"\\$`]/.test(raw)) {
     return (
       `the here-doc delimiter ${clip(raw)} is quoted or escaped; bash and the permission check could ` +
@@ -58,12 +70,15 @@ const NAMING: ReadonlySet<string> = new Set(['read', 'mapfile', 'readarray', 'wa
 /** Builtins whose operands are `name[=value]`: the name is checked, not the value. */
 const DECLARING: ReadonlySet<string> = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
 /** A word holding a subscript with an expansion in it (`a[$(x)]`, `` a[`x`] ``). */
-const HIDDEN_SUBSCRIPT = /\[[^\]]*[$`]/;
+/** A subscript bash evaluates as arithmetic with something in it that runs: an expansion, or a name whose value
+ * is evaluated in turn (`x='a[$(rm y)]'; unset 'arr[x]'` runs rm). */
+const HIDDEN_SUBSCRIPT = /\[[^\]]*[$`A-Za-z_]/;
 
 export function hiddenSubscriptMessage(name: string, word: string): string {
   return (
-    `the argument ${JSON.stringify(clip(word))} of ${name} holds an array subscript with $ or \`, which bash ` +
-    'evaluates and so may run a command hidden in a string; use a plain variable name or a literal subscript'
+    `the argument ${JSON.stringify(clip(word))} of ${name} holds an array subscript with $, \` or a name, which ` +
+    'bash evaluates (a name, as the arithmetic its value holds) and so may run a command hidden in a string; ' +
+    'use a plain variable name or a number as the subscript'
   );
 }
 
@@ -201,4 +216,53 @@ export function describeError(root: Node): string {
 /** A word or node of the command, as a refusal quotes it (80 UTF-16 units at most). */
 export function clip(text: string): string {
   return clipText(text, 80);
+}
+
+const ARITHMETIC_TEST = /(^|\s)-(eq|ne|lt|le|gt|ge)(\s|$)/;
+const SUBSCRIPT_TEST = /(^|\s)-[vR](\s|$)/;
+
+/**
+ * What a test (`[[ … ]]`, `[ … ]`) makes bash evaluate. `[[`'s -eq/-lt/… evaluate their operands as arithmetic
+ * and -v/-R (in both forms) a subscript, so `[[ 'a[$(rm -rf x)]' -eq 0 ]]` runs a command hidden in quotes: $,
+ * \` or [ there is refused (`refused`), not merely an expansion a person could approve (issue 14). A name there
+ * is evaluated as the arithmetic its value holds (`x='a[$(rm y)]'; [[ x -eq 0 ]]`): a person decides
+ * (`evaluates`). Other tests (`[[ -f $f ]]`, `[[ $a == b ]]`) evaluate nothing: their expansions are the walk's.
+ */
+export function testProblem(text: string): { refused?: string; evaluates?: string } | undefined {
+  const double = text.startsWith('[[');
+  const inner = text.replace(/^\[\[?|\]\]?$/g, '');
+  const arithmetic = double && ARITHMETIC_TEST.test(inner);
+  if (!arithmetic && !SUBSCRIPT_TEST.test(inner)) return undefined;
+  if (/[$`[]/.test(inner))
+    return {
+      refused:
+        `the test "${clip(text)}" holds $, \` or [ in an operand, which bash evaluates as arithmetic or an array ` +
+        'subscript and so may run a command hidden in a string; compare literal values instead',
+    };
+  const operands = inner.replace(/(^|\s)(-[a-zA-Z]+|&&|\|\||!|\(|\))(?=\s|$)/g, ' ');
+  if (arithmetic && /[A-Za-z_]/.test(operands)) return { evaluates: `${clip(text)} (evaluates a name as arithmetic)` };
+  return undefined;
+}
+
+/**
+ * Why a command makes bash evaluate what a variable holds as arithmetic, which runs any `$(…)` hidden in it
+ * (`x='a[$(rm y)]'; let z=x`): `let`, and an integer declaration (`declare -i`: every later assignment to the
+ * name is evaluated). A person decides; undefined for anything else.
+ */
+export function evaluatesNames(argv: readonly string[]): string | undefined {
+  const [name, ...args] = argv;
+  if (name === 'let' && args.some((a) => /[A-Za-z_]/.test(a))) return 'let evaluates names as arithmetic';
+  if (DECLARING.has(name ?? '') && args.some((a) => /^[-+][a-zA-Z]*i/.test(a)))
+    return `${name} -i makes every later assignment to the name arithmetic`;
+  return undefined;
+}
+
+/**
+ * An assignment whose subscript (`arr[x]=1`, `arr=([x]=1)`) names a variable: for an indexed array bash evaluates
+ * it as arithmetic, running any `$(…)` the variable holds. A person decides; undefined for numbers.
+ */
+export function evaluatedSubscript(assignment: string): string | undefined {
+  return /\[[^\]]*[A-Za-z_$`][^\]]*\]\+?=/.test(assignment)
+    ? `${clip(assignment)} (a subscript bash evaluates as arithmetic)`
+    : undefined;
 }

@@ -81,9 +81,9 @@ export function holdsStdinReader(node: Node, parser: Parser, defined: Defined): 
 }
 
 /**
- * The literal texts the stages hold: the words echo and printf write (wherever in the stage they run) and the
- * bodies of here-docs and here-strings. What reaches the shell after a stage the split cannot follow (`head`,
- * `tr`, a subshell) is made from them, if from anything the line spells out.
+ * The literal texts the stages hold: each command's words (echo's and printf's, but any program may write its
+ * words: `yes 'rm x'`, `expr 'rm x'`) and the bodies of here-docs and here-strings. What reaches a shell after a
+ * stage the split cannot follow (`head`, `tr`, a subshell) is made from them, if from anything the line spells out.
  */
 export function stageLiterals(stages: Node[]): string[] {
   const out: string[] = [];
@@ -91,7 +91,8 @@ export function stageLiterals(stages: Node[]): string[] {
     const commands = stage.type === 'command' ? [stage] : stage.descendantsOfType('command').filter((c) => !!c);
     for (const c of commands as Node[]) {
       const argv = innermostArgv(canonicalArgv(commandWords(c)), SHELL_LIMITS.maxDepth);
-      if (argv[0] === 'echo' || argv[0] === 'printf') out.push(argv.slice(1).join(' ').replace(/\\n/g, '\n'));
+      // Any program's words may be what it writes (`yes 'rm x'`, `expr 'rm x'`, `basename 'rm x'`).
+      if (argv.length > 1) out.push(argv.slice(1).join(' ').replace(/\\n/g, '\n'));
       out.push(...stdinScripts(c));
     }
   }
@@ -109,22 +110,27 @@ export function xargsScript(wrapped: string[], input: string): string | undefine
   const runs = unwrapCommand(argv);
   const inner = runs.length === 1 ? runs[0]!.argv : undefined;
   if (!inner || inner.length === 0) return undefined;
-  let replace: string | undefined;
-  for (let i = 1; i < argv.length - inner.length; i++) {
-    const a = argv[i]!;
-    if (a === '-I') replace = argv[i + 1];
-    else if (a.startsWith('-I')) replace = a.slice(2);
-    else if (a === '-i' || a === '--replace') replace = '{}';
-    else if (a.startsWith('-i')) replace = a.slice(2);
-    else if (a.startsWith('--replace=')) replace = a.slice('--replace='.length);
-  }
+  const { replace, delimiter } = xargsOptions(argv, inner.length);
   const quote = (w: string) => `'${w.replace(/'/g, `'\\''`)}'`;
+  const command = inner.map(quote).join(' ');
+  // -0 and -d take each piece between delimiters whole, blanks and quotes included (`xargs -0 sh -c` runs the
+  // input as one script); otherwise xargs splits words much as the shell does.
+  if (delimiter !== undefined) {
+    const d = { '\\n': '\n', '\\t': '\t', '\\0': '\0' }[delimiter] ?? delimiter;
+    const items = input
+      .replace(/\n$/, '')
+      .split(d === '' ? '\0' : d)
+      .filter((p) => p !== '');
+    if (replace === undefined) return `${command} ${items.map(quote).join(' ')}`;
+    const r = replace;
+    return items.map((item) => inner.map((w) => quote(w.split(r).join(item))).join(' ')).join('\n');
+  }
   const lines = input.split('\n').filter((l) => l.trim() !== '');
   if (replace !== undefined) {
     const r = replace;
     return lines.map((line) => inner.map((w) => quote(w.split(r).join(line.trim()))).join(' ')).join('\n');
   }
-  return `${inner.map(quote).join(' ')} ${input.replace(/\n/g, ' ')}`;
+  return `${command} ${input.replace(/\n/g, ' ')}`;
 }
 
 /** The argv xargs is run with, through the wrappers around it (`nice xargs env` → `xargs env`), if it is. */
@@ -138,4 +144,44 @@ export function xargsLayer(argv: string[]): string[] | undefined {
     current = canonicalArgv(next);
   }
   return undefined;
+}
+
+/** xargs's replace string (-I/-i/--replace) and delimiter (-0/--null/-d/--delimiter), before its command's words. */
+function xargsOptions(argv: string[], commandWords: number): { replace?: string; delimiter?: string } {
+  let replace: string | undefined;
+  let delimiter: string | undefined;
+  for (let i = 1; i < argv.length - commandWords; i++) {
+    const a = argv[i]!;
+    if (a === '-I') replace = argv[i + 1];
+    else if (a.startsWith('-I')) replace = a.slice(2);
+    else if (a === '-i' || a === '--replace') replace = '{}';
+    else if (a.startsWith('-i')) replace = a.slice(2);
+    else if (a.startsWith('--replace=')) replace = a.slice('--replace='.length);
+    else if (a === '-0' || a === '--null') delimiter = '\0';
+    else if (a === '-d' || a === '--delimiter') delimiter = argv[i + 1];
+    else if (a.startsWith('--delimiter=')) delimiter = a.slice('--delimiter='.length);
+    else if (/^-d./.test(a)) delimiter = a.slice(2);
+  }
+  return { ...(replace === undefined ? {} : { replace }), ...(delimiter === undefined ? {} : { delimiter }) };
+}
+
+/**
+ * Whether xargs (through `wrapped`'s wrappers) runs its input as a program or script (`xargs env`, `xargs sh -c`,
+ * `xargs -I{} bash -c {}`), not as arguments of a known command (`xargs grep x`).
+ */
+export function xargsRunsInput(wrapped: string[]): boolean {
+  const argv = xargsLayer(wrapped);
+  const runs = argv ? unwrapCommand(argv) : [];
+  const inner = runs.length === 1 ? runs[0]!.argv : undefined;
+  if (!argv || !inner || inner.length === 0) return false;
+  const probe = '\u0000input';
+  const { replace } = xargsOptions(argv, inner.length);
+  const filled = replace === undefined ? [...inner, probe] : inner.map((w) => w.split(replace).join(probe));
+  const runsProbe = (a: string[], depth: number): boolean =>
+    a[0] === probe ||
+    (depth < SHELL_LIMITS.maxDepth &&
+      unwrapCommand(a).some(
+        (r) => r.script?.includes(probe) || (!!r.argv && runsProbe(canonicalArgv(r.argv), depth + 1)),
+      ));
+  return runsProbe(canonicalArgv(filled), 0);
 }

@@ -90,8 +90,8 @@ describe('rm behind a wrapper the gate used to misread', () => {
 
   // Found by an audit (5 December), each run by bash while the gate allowed it: a compound command behind `!`,
   // `time` or `coproc`, here-docs hung on a list or negation, a compound statement's input, a reader behind a
-  // wrapper, a shell string or a function, a bare exec's here-string, a literal through `head`, xargs, and
-  // `$(…)` in a quoted subscript that `let` evaluates.
+  // wrapper, a shell string or a function, a bare exec's here-string, a literal through `head`, xargs (-0 too),
+  // and a name in a subscript whose value bash evaluates (a second audit's cases after the last four).
   for (const command of [
     '! { rm -f keep.txt; }',
     'time { rm -f keep.txt; }',
@@ -104,7 +104,10 @@ describe('rm behind a wrapper the gate used to misread', () => {
     "exec <<<'rm -f keep.txt'",
     "echo 'rm -f keep.txt' | head -1 | sh",
     'echo rm -f keep.txt | xargs env',
-    "x='a[$(rm -f keep.txt)]'; let z=x",
+    "x='a[$(rm -f keep.txt)]'; unset 'arr[x]'",
+    "yes 'rm -f keep.txt' | head -1 | sh",
+    "xargs -0 sh -c <<<'nice rm -f keep.txt'",
+    "exec -a x <<<'rm -f keep.txt'",
   ]) {
     attack('wrapper', command, async () => {
       expect(outcome(await exec(command))).toBe('permission_denied');

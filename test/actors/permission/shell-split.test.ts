@@ -94,15 +94,20 @@ describe('splitShell: refusals', () => {
     );
   });
 
-  it('refuses a test whose operands hold $, ` or [, and keeps one without them', async () => {
-    for (const src of ['[[ $x -eq 1 ]]', "[ 'a[$(id)]' -eq 0 ]", '[[ `id` ]]', '[[ a[1] -eq 0 ]]']) {
+  it('refuses a test that evaluates operands holding $, ` or [, and keeps the others', async () => {
+    for (const src of ['[[ $x -eq 1 ]]', '[[ a[1] -eq 0 ]]', "[[ -v 'a[$(id)]' ]]", "[ -v 'a[$(id)]' ]"]) {
       expect((await split(src)).parseError, src).toMatch(/^the test ".*" holds \$, ` or \[ in an operand/);
     }
-    expect((await split('[[ -f x ]] && [ -d "y" ]')).parseError).toBeUndefined();
+    // `[`'s -eq compares integers (no arithmetic), and == or -f evaluate nothing: their expansions are only that.
+    for (const src of ['[[ -f x ]] && [ -d "y" ]', "[ 'a[$(id)]' -eq 0 ]", '[[ $a == b ]]', '[[ -n "$HOME" ]]'])
+      expect((await split(src)).parseError, src).toBeUndefined();
     expect((await split('[[ $x -eq 1 ]]')).parseError).toBe(
-      'the test "[[ $x -eq 1 ]]" holds $, ` or [ in an operand, which bash may evaluate as arithmetic or an ' +
-        'array subscript and so run a command hidden in a string; compare literal values instead',
+      'the test "[[ $x -eq 1 ]]" holds $, ` or [ in an operand, which bash evaluates as arithmetic or an array ' +
+        'subscript and so may run a command hidden in a string; compare literal values instead',
     );
+    // A name there is evaluated as the arithmetic its value holds: a person decides.
+    expect((await split('[[ x -eq 0 ]]')).unsafe).toEqual(['[[ x -eq 0 ]] (evaluates a name as arithmetic)']);
+    expect((await split('[[ 3 -eq 3 ]]')).unsafe).toEqual([]);
   });
 
   it('reads a test with its blanks collapsed, as one command', async () => {
@@ -112,10 +117,15 @@ describe('splitShell: refusals', () => {
   });
 
   it('names the here-doc problem: quoted delimiter, continuation, tabs', async () => {
-    expect((await split("cat <<'EOF'\nx\nEOF")).parseError).toBe(
-      "the here-doc delimiter 'EOF' is quoted or escaped; bash and the permission check could disagree on " +
+    expect((await split('cat <<\\EOF\nx\nEOF')).parseError).toBe(
+      'the here-doc delimiter \\EOF is quoted or escaped; bash and the permission check could disagree on ' +
         'where the here-doc ends. Use a bare delimiter (<<EOF), or write the text with file.write',
     );
+    // Quoted whole (the usual way to write a file verbatim), it is read the same: its body is text, continuations
+    // and all, and the command after the end is judged.
+    const verbatim = await split("cat <<'EOF' > f.sh\necho a \\\n  $(rm x)\nEOF\nrm y");
+    expect(verbatim.parseError).toBeUndefined();
+    expect(verbatim.commands.map((c) => c.text)).toEqual(['cat', '> f.sh', 'rm y']);
     expect((await split('cat <<EOF\nx\\\ny\nEOF')).parseError).toBe(
       'a line continuation (backslash at the end of a line) follows the here-doc <<EOF; bash joins those lines ' +
         'before it looks for the delimiter, so the here-doc could end elsewhere than checked. Remove the ' +
