@@ -10,7 +10,9 @@
  * Found by an audit: those variables set without an assignment's syntax (`printf -v PS4 …`, `read PS4`,
  * `mapfile`, `getopts`, a nameref `declare -n p=PS4`), an array's elements (`PS4=('$(rm y)')`), and
  * `BASH_ENV`/`ENV`, a file every later shell runs when it starts (`BASH_ENV=/dev/stdin bash -c : <<<'rm x'`).
- * `laterRefusal` and `assignmentRefusal` say why such a command is refused.
+ * `laterRefusal` and `assignmentRefusal` say why such a command is refused. Found by a second audit: a prompt's
+ * octal escapes (`PS4='\044\050rm x\051'`, decoded before it is expanded) and completion word lists
+ * (`compgen -W '$(rm x)'`, expanded when they complete).
  */
 import { decodeAnsiC } from '../../machines/permission/shell-words.ts';
 
@@ -23,8 +25,9 @@ const CODE_NAME = /^(PROMPT_COMMAND|PS[0124]|BASH_ENV|ENV)$/;
 /**
  * The script an assignment word (`NAME=value`) leaves for later, or undefined. An array's value gives each
  * element (`PS4=('$(rm y)')`: bash expands `${PS4[0]}`, and runs every element of PROMPT_COMMAND), each through
- * its own eval so one element cannot run into the next. A startup file's is `. "$BASH_ENV"`: what the file will
- * hold when a shell starts is unknown, so the expansion makes it ask (assignmentRefusal says why it is refused).
+ * its own eval (a prompt's through promptScript) so one element cannot run into the next. A startup file's is
+ * `. "$BASH_ENV"`: what the file will hold when a shell starts is unknown, so the expansion makes it ask
+ * (assignmentRefusal says why it is refused).
  */
 export function assignedScript(word: string): string | undefined {
   const startup = STARTUP_VARIABLE.exec(word);
@@ -32,8 +35,51 @@ export function assignedScript(word: string): string | undefined {
   const m = LATER_VARIABLE.exec(word);
   if (!m) return undefined;
   const value = word.slice(m[0].length);
-  if (!/^\(.*\)$/s.test(value)) return value;
+  const array = /^\(.*\)$/s.test(value);
+  if (m[1] !== 'PROMPT_COMMAND') {
+    const scripts = (array ? [value, ...arrayElements(value.slice(1, -1))] : [value]).flatMap(
+      (e) => promptScript(e) ?? [],
+    );
+    return scripts.length > 0 ? scripts.join('\n') : undefined;
+  }
+  if (!array) return value;
   return [value, ...arrayElements(value.slice(1, -1))].map((e) => `eval ${quoted(e)}`).join('\n');
+}
+
+/**
+ * What a prompt string (PS0-PS4) runs, as a script: bash 5.2 first decodes its backslash escapes (`\nnn` octal,
+ * `\\`: `PS4='\044\050rm x\051'` is `$(rm x)`), then expands it as in double quotes (promptvars). Undefined
+ * when the decoded text holds no `$(`, backtick or `${`, which could run a command (`PS1='$ '` runs nothing).
+ */
+export function promptScript(value: string): string | undefined {
+  const decoded = decodePrompt(value);
+  return /\$\(|`|\$\{/.test(decoded) ? expansionScript(decoded) : undefined;
+}
+
+/**
+ * Text bash expands as in double quotes with `"` literal (a prompt string, a completion word list), as a script
+ * that makes the same substitutions: the body of an unquoted here-doc, read the same way. A `"` cannot end it
+ * early, and one inside a substitution is shell quoting there (`$(echo ")"; rm y)` runs rm), as bash reads it.
+ * An escaped `$`, backtick or backslash runs nothing and is dropped (tree-sitter-bash fails on `\$(` in a body).
+ */
+function expansionScript(text: string): string {
+  const body = text.replace(/\\[\\$`]/g, '__').replace(/\\$/, '_');
+  let end = 'SKEIN_EXPANDED';
+  while (body.split('\n').includes(end)) end += '_';
+  return `: <<${end}\n${body}\n${end}`;
+}
+
+/**
+ * A prompt string's `\nnn` and `\\` escapes decoded as bash 5.2's decode_prompt_string does: three octal digits
+ * (fewer only at the end) give one byte, other digits keep their backslash; the other escapes (`\u`, `\w`, `\$`…)
+ * give text bash quotes, so they are left as they are.
+ */
+function decodePrompt(value: string): string {
+  return value.replace(/\\(\\|[0-7][^\\]{0,2})/g, (all, esc: string, at: number) => {
+    if (esc === '\\') return '\\';
+    if (!/^[0-7]+$/.test(esc) || (esc.length < 3 && at + all.length < value.length)) return all;
+    return String.fromCharCode(parseInt(esc, 8) & 0xff);
+  });
 }
 
 /** The scripts a command's words leave for bash to run later (a trap's action, exported prompt variables). */
@@ -52,6 +98,12 @@ export function laterScripts(argv: readonly string[]): string[] {
   }
   // mapfile's -C callback is run as `callback index line` (bash 5.2 evaluates the string).
   if (name === 'mapfile' || name === 'readarray') return optionValues(args, 'C', 'dnOsuCc');
+  // The -W word list is expanded when it completes (`compgen -W '$(rm x)' a` runs rm); its quotes are read as
+  // literal, which judges more.
+  if (name === 'compgen' || name === 'complete')
+    return optionValues(args, 'W', 'oAGWFCXPSV')
+      .filter((w) => /[$`]/.test(w))
+      .map(expansionScript);
   return [];
 }
 

@@ -107,18 +107,25 @@ function safeCodePoint(cp: number): string {
 export type WordSegment = { text: string; quoted: boolean };
 
 const QUOTED_MARK: Record<string, string> = { '{': '\ue000', '}': '\ue001', ',': '\ue002', '.': '\ue003' };
-const UNMARK: Record<string, string> = { '\ue000': '{', '\ue001': '}', '\ue002': ',', '\ue003': '.' };
+const UNMARK: Record<string, string> = { '\ue000': '{', '\ue001': '}', '\ue002': ',', '\ue003': '.', '\ue004': '' };
+/** Stands for a quoted empty segment (`''`, `""`), so a result holding one is no empty word. */
+const QUOTED_EMPTY = '\ue004';
 
-/** Expands unquoted `{a,b}` and `{1..3}` in a word; `limit` caps the number of results. */
+/**
+ * Expands unquoted `{a,b}` and `{1..3}` in a word; `limit` caps the number of results. An expansion's result that
+ * is empty and holds no quotes is dropped, as bash 5.2 drops it: `nice {,rm} x` runs `rm x` (`{'',rm}` keeps one).
+ */
 export function expandBraces(segments: WordSegment[], limit = 256): string[] | undefined {
-  const marked = segments.map((s) => (s.quoted ? s.text.replace(/[{},.]/g, (c) => QUOTED_MARK[c]!) : s.text)).join('');
+  const marked = segments
+    .map((s) => (s.quoted ? s.text.replace(/[{},.]/g, (c) => QUOTED_MARK[c]!) || QUOTED_EMPTY : s.text))
+    .join('');
   if (!/[{]/.test(marked)) return [unmark(marked)];
   const results = expandMarked(marked, limit);
-  return results?.map(unmark);
+  return results?.filter((r) => r !== '').map(unmark);
 }
 
 function unmark(s: string): string {
-  return s.replace(/[\ue000-\ue003]/g, (c) => UNMARK[c]!);
+  return s.replace(/[\ue000-\ue004]/g, (c) => UNMARK[c]!);
 }
 
 function expandMarked(word: string, limit: number): string[] | undefined {

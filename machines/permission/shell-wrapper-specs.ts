@@ -206,6 +206,32 @@ export const SPECS: Record<string, Spec> = {
   x86_64: {},
   // dbus 1.14 reads `--config-file FILE` and `--config-file=FILE` alike.
   'dbus-run-session': { longArg: ['--config-file', '--dbus-daemon'] },
+  // dpkg 1.21: `start-stop-daemon --start --exec <program> -- <argument>…` runs `--startas`, else `--exec`.
+  'start-stop-daemon': {
+    shortArg: 'pxnugcsardNPIkOR',
+    longArg: [
+      '--pid',
+      '--ppid',
+      '--pidfile',
+      '--exec',
+      '--name',
+      '--user',
+      '--group',
+      '--chuid',
+      '--signal',
+      '--startas',
+      '--chroot',
+      '--chdir',
+      '--nicelevel',
+      '--procsched',
+      '--iosched',
+      '--umask',
+      '--notify-timeout',
+      '--output',
+      '--retry',
+    ],
+    longFlags: ['--start', '--stop', '--status'],
+  },
 };
 
 /** Shells whose `-c` argument is a script. */

@@ -4,7 +4,8 @@
  * it runs: `sudo`, `env`, `command`, `exec`, `nice`, `nohup`, `time`,
  * `timeout`, `xargs`, `stdbuf` and friends give an inner argv; `bash -c`
  * (sh, zsh, dash, ksh…), `eval`, `su -c`, `env -S`, `watch`, `flock -c`,
- * `ssh host …`, `script -c`, `sg group …`, `capsh -- -c` give a script to parse recursively;
+ * `ssh host …`, `script -c`, `sg group …`, `capsh -- -c` give a script to parse recursively; `start-stop-daemon
+ * --start` runs its `--startas`/`--exec` program;
  * `find -exec/-execdir/-ok/-okdir` give the executed command and `find -delete` gives `rm -f {}`. The option
  * tables and env -S's string syntax are in shell-wrapper-specs.ts. Pure.
  */
@@ -30,6 +31,7 @@ export function unwrapCommand(argv: readonly string[]): WrappedRun[] {
   if (name === 'capsh') return unwrapCapsh(argv);
   const spec = SPECS[name];
   if (!spec) return [];
+  if (name === 'start-stop-daemon') return unwrapStartStop(spec, argv);
   // util-linux setarch 2.38: `setarch [<arch>] [options] [<program>…]`, the architecture before the options.
   if (name === 'setarch' && argv[1] !== undefined && !argv[1].startsWith('-'))
     return unwrapGeneric(name, spec, [name, ...argv.slice(2)]);
@@ -61,6 +63,53 @@ function unwrapCapsh(argv: readonly string[]): WrappedRun[] {
     else if (a === '--' || a === '-+') return [{ via: `capsh ${a}`, argv: [shell, ...argv.slice(i + 1)] }];
   }
   return [];
+}
+
+/**
+ * dpkg's `start-stop-daemon --start` runs the program `--startas`/`-a` names, else the one `--exec`/`-x` names,
+ * with the operands (`start-stop-daemon -S -x /usr/bin/rm -- x` runs `rm x`; getopt permutes, so all of them).
+ */
+function unwrapStartStop(spec: Spec, argv: readonly string[]): WrappedRun[] {
+  const { options, operands } = readOptions(spec, argv, true);
+  if (!options.some(([k]) => k === '-S' || k === '--start')) return [];
+  const value = (keys: string[]) => options.findLast(([k, v]) => keys.includes(k) && v !== undefined)?.[1];
+  const program = value(['-a', '--startas']) ?? value(['-x', '--exec']);
+  return program === undefined ? [] : [{ via: 'start-stop-daemon', argv: [program, ...operands] }];
+}
+
+/**
+ * A wrapper's options (each `-x` letter or long name, with its value when it takes one) and its operands, read
+ * as getopt reads them: `permute` takes options anywhere before `--` (util-linux, dpkg), else up to the first
+ * operand (sudo, doas).
+ */
+function readOptions(
+  spec: Spec,
+  argv: readonly string[],
+  permute: boolean,
+): { options: [string, string | undefined][]; operands: string[] } {
+  const options: [string, string | undefined][] = [];
+  const operands: string[] = [];
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--' || (!permute && !/^-./.test(a))) {
+      operands.push(...argv.slice(a === '--' ? i + 1 : i));
+      break;
+    }
+    if (a.startsWith('--')) {
+      const [given, attached] = splitLong(a);
+      const key = longName(spec, given);
+      const takes = spec.longArg?.includes(key) || spec.scriptLong?.includes(key);
+      options.push([key, attached ?? (takes ? argv[++i] : undefined)]);
+    } else if (/^-./.test(a)) {
+      for (let j = 1; j < a.length; j++) {
+        const letter = a[j]!;
+        const takes = spec.shortArg?.includes(letter) || spec.scriptOption === letter;
+        options.push([`-${letter}`, takes ? a.slice(j + 1) || argv[++i] : undefined]);
+        if (takes) break;
+      }
+    } else operands.push(a);
+  }
+  return { options, operands };
 }
 
 function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): WrappedRun[] {
@@ -240,10 +289,12 @@ function unwrapShell(argv: readonly string[]): WrappedRun[] {
 
 /**
  * True when `argv` is a shell that would read its script from stdin (no -c, no script file, or a script file that
- * names a descriptor: `bash /dev/stdin`), or `source`/`.` of a descriptor (`. /dev/stdin`).
+ * names a descriptor: `bash /dev/stdin`), `source`/`.` of a descriptor (`. /dev/stdin`), or a program that starts
+ * a shell with no command (`su`, `sudo -s`: startsShell).
  */
 export function readsScriptFromStdin(argv: readonly string[]): boolean {
   const name = argv[0];
+  if (name !== undefined && SWITCHERS.has(name)) return startsShell(name, argv);
   if (name === 'source' || name === '.') {
     // bash 5.2 reads `--` as the end of source's options: `source -- /dev/stdin` reads the here-string.
     const file = argv[1] === '--' ? argv[2] : argv[1];
@@ -272,6 +323,32 @@ export function readsScriptFromStdin(argv: readonly string[]): boolean {
   return true;
 }
 
+const SWITCHERS: ReadonlySet<string> = new Set(['su', 'runuser', 'sg', 'newgrp', 'script', 'sudo', 'doas']);
+
+/**
+ * Whether a program that starts a shell runs it with no command, so that the shell reads its script from stdin
+ * (`echo 'rm x' | su`): su and `runuser <user>` without -c (the words after the user go to the shell:
+ * `su root -- /dev/stdin`), sg and newgrp without a command, script without -c, sudo and doas with -s or -i
+ * (`sudo -Es`) and no command. `sudo su` reaches `su` through the unwrapping (innermostArgv).
+ */
+function startsShell(name: string, argv: readonly string[]): boolean {
+  if (name === 'newgrp') return true;
+  if (name === 'sg') return unwrapSg(argv).length === 0;
+  const spec = SPECS[name]!;
+  const sudo = name === 'sudo' || name === 'doas';
+  const { options, operands } = readOptions(spec, argv, !sudo);
+  const keys = options.map(([k]) => k);
+  if (keys.some((k) => k === `-${spec.scriptOption}` || spec.scriptLong?.includes(k))) return false;
+  if (name === 'script') return true;
+  if (sudo) {
+    const shell = keys.some((k) => ['-s', '-i', '--shell', '--login'].includes(k));
+    return shell && operands.every((w) => SHELL_ASSIGNMENT.test(w));
+  }
+  if (name === 'runuser' && keys.some((k) => k === '-u' || k === '--user')) return false;
+  const words = operands[0] === '-' ? operands.slice(2) : operands.slice(1);
+  return readsScriptFromStdin(['sh', ...words]);
+}
+
 /**
  * Whether `--rcfile`/`--init-file` names a descriptor: an interactive bash runs that file first, so
  * `bash --rcfile /dev/stdin -ic : <<<'rm x'` runs the here-string, -c or not. Read anywhere in the words (bash
@@ -288,11 +365,14 @@ function startupFromDescriptor(argv: readonly string[]): boolean {
  * Whether a script file's path may name a descriptor the shell inherits (`/dev/stdin`, `/dev/fd/0`,
  * `/proc/self/fd/3`, `//dev/./stdin`, or `stdin` run from /dev): its script is then the here-doc, here-string
  * or pipe the command line spells out. Read broadly: a real file named so only gets those read as its script too.
+ * A last segment of digits counts wherever it is: the directory may be /dev/fd (`cd /dev/fd && . 0 <<<…`).
  */
 export function namesDescriptor(path: string): boolean {
-  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
-  const last = parts.at(-1);
-  return last === 'stdin' || (parts.at(-2) === 'fd' && /^\d+$/.test(last ?? ''));
+  const last = path
+    .split('/')
+    .filter((p) => p !== '' && p !== '.')
+    .at(-1);
+  return last === 'stdin' || /^\d+$/.test(last ?? '');
 }
 
 const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);

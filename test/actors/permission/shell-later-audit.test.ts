@@ -174,14 +174,15 @@ describe('shell-later: variables set as code without an assignment word', () => 
     expect(assignedScript('ENV+=x')).toBe('. "$ENV"');
   });
 
-  it("reads an array's elements, quotes removed, each in its own eval", () => {
+  it("reads an array's elements, quotes removed, each as a prompt (or PROMPT_COMMAND's in its own eval)", () => {
     expect(assignedScript("PS4=('$(rm y)' b)")).toBe(
-      ["eval '('\\''$(rm y)'\\'' b)'", "eval '$(rm y)'", "eval 'b'"].join('\n'),
+      ": <<SKEIN_EXPANDED\n('$(rm y)' b)\nSKEIN_EXPANDED\n: <<SKEIN_EXPANDED\n$(rm y)\nSKEIN_EXPANDED",
     );
     expect(assignedScript('PROMPT_COMMAND=([1]="rm \\"x\\"" $\'rm\\x20z\')')).toBe(
       ["eval '([1]=\"rm \\\"x\\\"\" $'\\''rm\\x20z'\\'')'", 'eval \'rm "x"\'', "eval 'rm z'"].join('\n'),
     );
-    expect(assignedScript('PS4=(a\\ b # c\n d)')).toBe(["eval '(a\\ b # c\n d)'", "eval 'a b'", "eval 'd'"].join('\n'));
+    // A prompt that can run nothing (no substitution) gives no script.
+    expect(assignedScript('PS4=(a\\ b # c\n d)')).toBeUndefined();
   });
 
   it("finds mapfile's callback and a nameref's code variable", () => {

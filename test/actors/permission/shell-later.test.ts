@@ -19,13 +19,14 @@ describe('shell-later', () => {
   });
 
   it('finds the values of PROMPT_COMMAND and PS0-PS4 (not PS3), assigned or declared', () => {
-    expect(assignedScript('PS4=$(rm x)')).toBe('$(rm x)');
+    // A prompt is expanded as a here-doc's body is (quotes are text outside a substitution).
+    expect(assignedScript('PS4=$(rm x)')).toBe(': <<SKEIN_EXPANDED\n$(rm x)\nSKEIN_EXPANDED');
     expect(assignedScript('PROMPT_COMMAND[1]=rm x')).toBe('rm x');
     expect(assignedScript('PROMPT_COMMAND+=;rm x')).toBe(';rm x');
     expect(assignedScript('PS3=pick: ')).toBeUndefined();
     expect(assignedScript('PATH=/bin')).toBeUndefined();
     expect(laterScripts(['export', 'A=1', 'PROMPT_COMMAND=rm x'])).toEqual(['rm x']);
-    expect(laterScripts(['declare', '-x', 'PS1=$(id)'])).toEqual(['$(id)']);
+    expect(laterScripts(['declare', '-x', 'PS1=$(id)'])).toEqual([': <<SKEIN_EXPANDED\n$(id)\nSKEIN_EXPANDED']);
   });
 
   it('names the builtins that run a command it cannot see', () => {

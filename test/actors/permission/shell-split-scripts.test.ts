@@ -23,10 +23,11 @@ describe('splitShell: scripts fed to a shell on stdin', () => {
     // `0<<<` is the here-string's descriptor, not an argument: bash reads its script from it.
     ['bash 0<<< "rm x"', whole([cmd('bash', ['bash']), cmd('rm x', RM, 'bash <<')])],
     ['bash <<EOF\nrm x\nEOF', whole([cmd('bash', ['bash']), cmd('rm x', RM, 'bash <<')])],
-    // Not a shell, or a shell with a script file (`0` with a blank before `<<<` is one): no script is read.
+    // Not a shell, or a shell with a script file (`0` with a blank before `<<<` is one): no script is read. But a
+    // script file named by digits alone may be a descriptor (`cd /dev/fd && bash 0 <<<…` runs the here-string).
     ['cat <<< "rm x"', whole([cmd('cat', ['cat'])])],
     ['cat 0<<< x', whole([cmd('cat', ['cat'])])],
-    ['bash 0 <<< "rm x"', whole([cmd('bash 0', ['bash', '0'])])],
+    ['bash 0 <<< "rm x"', whole([cmd('bash 0', ['bash', '0']), cmd('rm x', RM, 'bash <<')])],
     ['bash x<<< "rm x"', whole([cmd('bash x', ['bash', 'x'])])],
   ])('%j', async (source, expected) => {
     expect(await split(source)).toEqual(expected);
