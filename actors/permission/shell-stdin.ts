@@ -7,7 +7,8 @@
  */
 import type { Node, Parser } from 'web-tree-sitter';
 import { canonicalName } from '../../machines/permission/shell-words.ts';
-import { readsScriptFromStdin, unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
+import { unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
+import { readsScriptFromStdin } from '../../machines/permission/shell-stdin-readers.ts';
 import { commandWords, stdinScripts } from './shell-node-words.ts';
 import { SHELL_LIMITS } from './shell-split-state.ts';
 

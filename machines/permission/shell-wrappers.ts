@@ -32,6 +32,7 @@ export function unwrapCommand(argv: readonly string[]): WrappedRun[] {
   const spec = SPECS[name];
   if (!spec) return [];
   if (name === 'start-stop-daemon') return unwrapStartStop(spec, argv);
+  if (name === 'su' || name === 'runuser') return [...unwrapGeneric(name, spec, argv), ...userShell(name, spec, argv)];
   // util-linux setarch 2.38: `setarch [<arch>] [options] [<program>…]`, the architecture before the options.
   if (name === 'setarch' && argv[1] !== undefined && !argv[1].startsWith('-'))
     return unwrapGeneric(name, spec, [name, ...argv.slice(2)]);
@@ -42,7 +43,7 @@ export function unwrapCommand(argv: readonly string[]): WrappedRun[] {
  * shadow's `sg [-] [group [-c] command]` runs its command word with `/bin/sh -c` (shadow 4.13 reads that one
  * word: `sg root -c 'rm x'` and `sg root 'rm x'` run rm).
  */
-function unwrapSg(argv: readonly string[]): WrappedRun[] {
+export function unwrapSg(argv: readonly string[]): WrappedRun[] {
   let i = argv[1] === '-' ? 2 : 1;
   i++; // the group
   const via = argv[i] === '-c' ? 'sg -c' : 'sg';
@@ -78,11 +79,24 @@ function unwrapStartStop(spec: Spec, argv: readonly string[]): WrappedRun[] {
 }
 
 /**
+ * The program `su -s`/`runuser --shell` names runs as the user's shell, with the words after the user as its
+ * arguments: `su -s /usr/bin/rm root -- x` runs `rm x` (a real shell there is judged as one).
+ */
+function userShell(name: string, spec: Spec, argv: readonly string[]): WrappedRun[] {
+  const { options, operands } = readOptions(spec, argv, true);
+  const shell = options.findLast(([k, v]) => (k === '-s' || k === '--shell') && v !== undefined)?.[1];
+  // A shell there runs -c's script or reads its input: judged as those already.
+  if (shell === undefined || SHELLS.has(shell.slice(shell.lastIndexOf('/') + 1))) return [];
+  const words = operands[0] === '-' ? operands.slice(2) : operands.slice(1);
+  return [{ via: `${name} -s`, argv: [shell, ...words] }];
+}
+
+/**
  * A wrapper's options (each `-x` letter or long name, with its value when it takes one) and its operands, read
  * as getopt reads them: `permute` takes options anywhere before `--` (util-linux, dpkg), else up to the first
  * operand (sudo, doas).
  */
-function readOptions(
+export function readOptions(
   spec: Spec,
   argv: readonly string[],
   permute: boolean,
@@ -194,7 +208,7 @@ function unwrapGeneric(name: string, spec: Spec, argv: readonly string[]): Wrapp
   return runs;
 }
 
-const SHELL_ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+export const SHELL_ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
 /** Whether `w` sets a variable for the command. GNU env 9.1 takes every word with `=` (`env 1A=1 echo x` runs echo). */
 function isAssignment(name: string, w: string): boolean {
@@ -285,94 +299,6 @@ function unwrapShell(argv: readonly string[]): WrappedRun[] {
   if (name === 'busybox') return argv.length > 1 ? [{ via: 'busybox', argv: argv.slice(1) }] : [];
   if (hasC && i < argv.length) return [{ via: `${name} -c`, script: argv[i]! }];
   return [];
-}
-
-/**
- * True when `argv` is a shell that would read its script from stdin (no -c, no script file, or a script file that
- * names a descriptor: `bash /dev/stdin`), `source`/`.` of a descriptor (`. /dev/stdin`), or a program that starts
- * a shell with no command (`su`, `sudo -s`: startsShell).
- */
-export function readsScriptFromStdin(argv: readonly string[]): boolean {
-  const name = argv[0];
-  if (name !== undefined && SWITCHERS.has(name)) return startsShell(name, argv);
-  if (name === 'source' || name === '.') {
-    // bash 5.2 reads `--` as the end of source's options: `source -- /dev/stdin` reads the here-string.
-    const file = argv[1] === '--' ? argv[2] : argv[1];
-    return file !== undefined && namesDescriptor(file);
-  }
-  if (name === undefined || !SHELLS.has(name) || name === 'busybox') return false;
-  if (startupFromDescriptor(argv)) return true;
-  for (let i = 1; i < argv.length; i++) {
-    const a = argv[i]!;
-    // `-` and `--` end the options (bash 5.2: `echo 'echo x' | bash -` runs echo); a word after is a script file.
-    if (a === '-' || a === '--') return i + 1 === argv.length || namesDescriptor(argv[i + 1]!);
-    if (a.startsWith('--')) {
-      if (a === '--rcfile' || a === '--init-file') i++;
-      continue;
-    }
-    if (/^[-+]/.test(a)) {
-      const letters = a.slice(1);
-      if (letters.includes('c')) return false;
-      // -s reads the script from stdin and makes the words after it $1…: bash 5.2 `bash -es foo`, `bash +s foo`.
-      if (letters.includes('s')) return true;
-      if (/[oO]/.test(letters)) i++;
-      continue;
-    }
-    return namesDescriptor(a);
-  }
-  return true;
-}
-
-const SWITCHERS: ReadonlySet<string> = new Set(['su', 'runuser', 'sg', 'newgrp', 'script', 'sudo', 'doas']);
-
-/**
- * Whether a program that starts a shell runs it with no command, so that the shell reads its script from stdin
- * (`echo 'rm x' | su`): su and `runuser <user>` without -c (the words after the user go to the shell:
- * `su root -- /dev/stdin`), sg and newgrp without a command, script without -c, sudo and doas with -s or -i
- * (`sudo -Es`) and no command. `sudo su` reaches `su` through the unwrapping (innermostArgv).
- */
-function startsShell(name: string, argv: readonly string[]): boolean {
-  if (name === 'newgrp') return true;
-  if (name === 'sg') return unwrapSg(argv).length === 0;
-  const spec = SPECS[name]!;
-  const sudo = name === 'sudo' || name === 'doas';
-  const { options, operands } = readOptions(spec, argv, !sudo);
-  const keys = options.map(([k]) => k);
-  if (keys.some((k) => k === `-${spec.scriptOption}` || spec.scriptLong?.includes(k))) return false;
-  if (name === 'script') return true;
-  if (sudo) {
-    const shell = keys.some((k) => ['-s', '-i', '--shell', '--login'].includes(k));
-    return shell && operands.every((w) => SHELL_ASSIGNMENT.test(w));
-  }
-  if (name === 'runuser' && keys.some((k) => k === '-u' || k === '--user')) return false;
-  const words = operands[0] === '-' ? operands.slice(2) : operands.slice(1);
-  return readsScriptFromStdin(['sh', ...words]);
-}
-
-/**
- * Whether `--rcfile`/`--init-file` names a descriptor: an interactive bash runs that file first, so
- * `bash --rcfile /dev/stdin -ic : <<<'rm x'` runs the here-string, -c or not. Read anywhere in the words (bash
- * takes long options only before the others): a script's argument so named only gets its stdin judged too.
- */
-function startupFromDescriptor(argv: readonly string[]): boolean {
-  return argv.some((a, i) => {
-    if (a === '--rcfile' || a === '--init-file') return argv[i + 1] !== undefined && namesDescriptor(argv[i + 1]!);
-    return /^--(rcfile|init-file)=/.test(a) && namesDescriptor(a.slice(a.indexOf('=') + 1));
-  });
-}
-
-/**
- * Whether a script file's path may name a descriptor the shell inherits (`/dev/stdin`, `/dev/fd/0`,
- * `/proc/self/fd/3`, `//dev/./stdin`, or `stdin` run from /dev): its script is then the here-doc, here-string
- * or pipe the command line spells out. Read broadly: a real file named so only gets those read as its script too.
- * A last segment of digits counts wherever it is: the directory may be /dev/fd (`cd /dev/fd && . 0 <<<…`).
- */
-export function namesDescriptor(path: string): boolean {
-  const last = path
-    .split('/')
-    .filter((p) => p !== '' && p !== '.')
-    .at(-1);
-  return last === 'stdin' || /^\d+$/.test(last ?? '');
 }
 
 const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);

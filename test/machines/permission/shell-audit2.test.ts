@@ -7,12 +7,8 @@
  */
 import { assignedScript, laterScripts, promptScript } from '../../../actors/permission/shell-later.ts';
 import { expandBraces } from '../../../machines/permission/shell-words.ts';
-import {
-  namesDescriptor,
-  readsScriptFromStdin,
-  unwrapCommand,
-  WRAPPERS,
-} from '../../../machines/permission/shell-wrappers.ts';
+import { unwrapCommand, WRAPPERS } from '../../../machines/permission/shell-wrappers.ts';
+import { namesDescriptor, readsScriptFromStdin } from '../../../machines/permission/shell-stdin-readers.ts';
 import { decideTerminal, merged } from '../../support/permission-fixtures.ts';
 
 const POLICY = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } });

@@ -5,7 +5,8 @@
  * file naming the here-string. Each case pins the whole unwrap.
  */
 import { decodeEnvSplit } from '../../../machines/permission/shell-wrapper-specs.ts';
-import { readsScriptFromStdin, unwrapCommand, WRAPPERS } from '../../../machines/permission/shell-wrappers.ts';
+import { unwrapCommand, WRAPPERS } from '../../../machines/permission/shell-wrappers.ts';
+import { readsScriptFromStdin } from '../../../machines/permission/shell-stdin-readers.ts';
 
 const w = (line: string) => unwrapCommand(line.split(' '));
 const RM = ['rm', 'x'];

@@ -4,7 +4,8 @@
  * (`runuser -wu root -c …`: `u` is -w's value), and `env -S` words that continue the split string. Each was
  * allowed under an allowing default with a deny rule on `^rm`; what the real programs run is noted by each.
  */
-import { readsScriptFromStdin, unwrapCommand } from '../../../machines/permission/shell-wrappers.ts';
+import { unwrapCommand } from '../../../machines/permission/shell-wrappers.ts';
+import { readsScriptFromStdin } from '../../../machines/permission/shell-stdin-readers.ts';
 import { decideTerminal, merged } from '../../support/permission-fixtures.ts';
 
 const w = (line: string) => unwrapCommand(line.split(' '));

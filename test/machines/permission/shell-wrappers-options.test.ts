@@ -5,7 +5,8 @@
  * treat specially only for those two. Comments say what the real program does where it was tried here
  * (util-linux 2.38 su/setsid, GNU coreutils 9.1 env/nice, bash 5.2).
  */
-import { readsScriptFromStdin, unwrapCommand } from '../../../machines/permission/shell-wrappers.ts';
+import { unwrapCommand } from '../../../machines/permission/shell-wrappers.ts';
+import { readsScriptFromStdin } from '../../../machines/permission/shell-stdin-readers.ts';
 
 const w = (line: string) => unwrapCommand(line.split(' '));
 const RM = ['rm', '-rf', '/'];

@@ -5,7 +5,8 @@
  * case pins the whole result. The hostile shapes at the end went through the gate as something else
  * before (`su root -c …`, `flock <file> -c …`, `sudo -R / …`).
  */
-import { readsScriptFromStdin, unwrapCommand, WRAPPERS } from '../../../machines/permission/shell-wrappers.ts';
+import { unwrapCommand, WRAPPERS } from '../../../machines/permission/shell-wrappers.ts';
+import { readsScriptFromStdin } from '../../../machines/permission/shell-stdin-readers.ts';
 import { BYPASS_POLICY, decideTerminal, merged } from '../../support/permission-fixtures.ts';
 
 const w = (line: string) => unwrapCommand(line.split(' '));
@@ -126,9 +127,13 @@ describe('unwrapCommand: the argv a wrapper runs', () => {
 
   it("reads su's options with a value as taking the next word, even one that looks like -c", () => {
     // `su -g -c root`: the group is named -c, the user is root, and no command is given (GNU getopt).
-    for (const opt of ['-g', '-G', '-s', '-w', '--group', '--supp-group', '--shell', '--whitelist-environment']) {
+    for (const opt of ['-g', '-G', '-w', '--group', '--supp-group', '--whitelist-environment']) {
       expect(w(`su ${opt} -c root`), opt).toEqual([]);
     }
+    // -s names the program su runs as the user's shell: here one named -c.
+    for (const opt of ['-s', '--shell']) expect(w(`su ${opt} -c root`), opt).toEqual([{ via: 'su -s', argv: ['-c'] }]);
+    expect(w('su -s /usr/bin/rm root -- x')).toEqual([{ via: 'su -s', argv: ['/usr/bin/rm', 'x'] }]);
+    expect(w('runuser --shell=/bin/rm root x')).toEqual([{ via: 'runuser -s', argv: ['/bin/rm', 'x'] }]);
   });
 
   it('after -- reads a word that looks like an option as the command (env -- -u x: the command is -u)', () => {
