@@ -138,6 +138,9 @@ export function laterReader(name: string, body: string, ctx: Ctx, alias = false)
 function aliasRunsWords(value: string): boolean {
   if (/\s$/.test(value)) return true;
   const words = value.trim().split(/\s+/);
+  // Only a plain command of plain words is read further: a separator, redirect, assignment, quote or escape
+  // (`true;`, `>/dev/null`, `A=1`, `"nice"`, `\nice`) leaves bash reading the next word as a command of its own.
+  if (!words.every((w) => /^[A-Za-z0-9_./:+,@%=-]+$/.test(w)) || words[0]!.includes('=')) return true;
   const first = canonicalArgv(words)[0] ?? '';
   if (['source', '.', 'exec', 'xargs', 'alias', 'builtin', 'command'].includes(first)) return true;
   const probe = [...canonicalArgv(words), 'rm', 'x'];

@@ -18,6 +18,7 @@ export function commandWords(node: Node): string[] {
     const child = node.child(i);
     const field = node.fieldNameForChild(i);
     if (!child || (field !== 'name' && field !== 'argument') || isTranslationMark(child)) continue;
+    if (isRedirectDescriptor(child)) continue;
     words.push(...(wordValues(child.type === 'command_name' ? (child.firstChild ?? child) : child) ?? []));
   }
   for (const extra of redirectArguments(node)) words.push(...(wordValues(extra) ?? []));
@@ -191,7 +192,10 @@ export function redirectBodies(holder: Node): string[] {
     }
     if (c?.type === 'heredoc_redirect') {
       const body = c.namedChildren.find((n) => n?.type === 'heredoc_body');
-      if (body) scripts.push(body.text);
+      const start = c.namedChildren.find((n) => n?.type === 'heredoc_start')?.text ?? '';
+      // An unquoted here-doc's body reaches the reader with `\\`, `\$` and `\`` taken as escapes (`r\\m` is
+      // `r\m`, which sh runs as rm); a quoted one's, as written.
+      if (body) scripts.push(/['"\\]/.test(start) ? body.text : body.text.replace(/\\([\\$`])/g, '$1'));
     }
   }
   return scripts;
@@ -203,7 +207,15 @@ export function redirectBodies(holder: Node): string[] {
  * Not before `&>`, which takes no descriptor (`echo 1&>x` writes "1").
  */
 export function isRedirectDescriptor(child: Node): boolean {
-  if (child.type !== 'number') return false;
-  const next = child.nextSibling ?? child.parent?.nextSibling;
-  return !!next && next.type.endsWith('_redirect') && next.startIndex === child.endIndex && /^[<>]/.test(next.text);
+  // `0</dev/null rm x`: tree-sitter-bash makes the 0 the command's name and `rm x` words of the redirect after
+  // the command (bash runs `rm x` with its input from /dev/null); the name was read as a program `0`.
+  const number = child.type === 'command_name' && child.childCount === 1 ? child.firstChild : child;
+  if (number?.type !== 'number') return false;
+  let at: Node = child;
+  let next = at.nextSibling;
+  while (!next && at.parent && at.parent.type !== 'program') {
+    at = at.parent;
+    next = at.nextSibling;
+  }
+  return !!next && next.type.endsWith('_redirect') && next.startIndex === number.endIndex && /^[<>]/.test(next.text);
 }

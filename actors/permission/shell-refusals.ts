@@ -7,28 +7,37 @@
 import type { Node } from 'web-tree-sitter';
 import { clip as clipText } from '../../schemas/clip.ts';
 
+/**
+ * Whether tree-sitter-bash ended a here-doc quoted whole where bash does: at a line that is the word (after tabs,
+ * which `<<-` strips), with no earlier line that is (tree-sitter-bash also ends `<<'EOF'` at a line `EOF2`).
+ */
+function quotedEndAgrees(start: Node, source: string, word: string, stripsTabs: boolean): boolean {
+  const end = start.parent?.namedChildren.find((c) => c?.type === 'heredoc_end');
+  const body = start.parent?.namedChildren.find((c) => c?.type === 'heredoc_body')?.text ?? '';
+  if (!end || end.text !== word) return false;
+  const tabs = stripsTabs ? '\t*' : '';
+  const lineStart = source.lastIndexOf('\n', end.startIndex - 1) + 1;
+  if (lineStart === 0 || !new RegExp(`^${tabs}$`).test(source.slice(lineStart, end.startIndex))) return false;
+  if (!/^\n?$/.test(source.slice(end.endIndex, end.endIndex + 1))) return false;
+  const endLine = new RegExp(`^${tabs}${word.replace(/[.-]/g, '\\$&')}$`);
+  return !body.split('\n').some((l) => endLine.test(l));
+}
+
 /** Why a here-doc's end cannot be found reliably (see the `heredoc_start` case), or undefined. */
 export function heredocProblem(start: Node, source: string): string | undefined {
   const raw = start.text;
   // A delimiter quoted whole (`<<'EOF'`, `<<"EOF"`, the common way to write a file verbatim) is read the same by
   // both: bash looks for the word without its quotes and leaves the body as it is (no continuation joined);
   // tree-sitter-bash must have found the end at that very word, and no earlier line may be it.
+  const op = start.parent?.children.find((c) => c && !c.isNamed && c.type.startsWith('<<'))?.type;
   const whole = /^(['"])([A-Za-z0-9_.-]+)\1$/.exec(raw);
-  if (whole) {
-    const end = start.parent?.namedChildren.find((c) => c?.type === 'heredoc_end');
-    const body = start.parent?.namedChildren.find((c) => c?.type === 'heredoc_body')?.text ?? '';
-    // The end is a whole line: tree-sitter-bash also ends `<<'EOF'` at a line `EOF2`, where bash reads on.
-    const line =
-      end && source[end.startIndex - 1] === '\n' && /^(\n|$)/.test(source.slice(end.endIndex, end.endIndex + 1));
-    if (end?.text === whole[2] && line && !body.split('\n').includes(whole[2]!)) return undefined;
-  }
+  if (whole && quotedEndAgrees(start, source, whole[2]!, op === '<<-')) return undefined;
   if (/['"\\$`]/.test(raw)) {
     return (
       `the here-doc delimiter ${clip(raw)} is quoted or escaped; bash and the permission check could ` +
       `disagree on where the here-doc ends. Use a bare delimiter (<<EOF), or write the text with file.write`
     );
   }
-  const op = start.parent?.children.find((c) => c && !c.isNamed && c.type.startsWith('<<'))?.type;
   // The body and its end line follow the operator's line; look from the operator to the end of the input.
   const after = source.slice(start.startIndex);
   if (/\\\r?\n/.test(after)) {
@@ -233,13 +242,17 @@ export function testProblem(text: string): { refused?: string; evaluates?: strin
   const inner = text.replace(/^\[\[?|\]\]?$/g, '');
   const arithmetic = double && ARITHMETIC_TEST.test(inner);
   if (!arithmetic && !SUBSCRIPT_TEST.test(inner)) return undefined;
-  if (/[$`[]/.test(inner))
+  // What is a number whatever it holds (`$#`, `$?`, `${#arr[@]}`) is no risk; a name's value is, as arithmetic.
+  const named = inner
+    .replace(/\$\{#[A-Za-z_][A-Za-z0-9_]*(\[[@*]\])?\}|\$[#?$!]/g, '0')
+    .replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/g, 'name');
+  if (/[$`[]/.test(named))
     return {
       refused:
         `the test "${clip(text)}" holds $, \` or [ in an operand, which bash evaluates as arithmetic or an array ` +
         'subscript and so may run a command hidden in a string; compare literal values instead',
     };
-  const operands = inner.replace(/(^|\s)(-[a-zA-Z]+|&&|\|\||!|\(|\))(?=\s|$)/g, ' ');
+  const operands = named.replace(/(^|\s)(-[a-zA-Z]+|&&|\|\||!|\(|\))(?=\s|$)/g, ' ');
   if (arithmetic && /[A-Za-z_]/.test(operands)) return { evaluates: `${clip(text)} (evaluates a name as arithmetic)` };
   return undefined;
 }
@@ -251,7 +264,9 @@ export function testProblem(text: string): { refused?: string; evaluates?: strin
  */
 export function evaluatesNames(argv: readonly string[]): string | undefined {
   const [name, ...args] = argv;
-  if (name === 'let' && args.some((a) => /[A-Za-z_]/.test(a))) return 'let evaluates names as arithmetic';
+  // `let i=1+2` evaluates no name; `let z=x`, `let i++` evaluate x's and i's values.
+  const evaluated = (a: string) => a.replace(/^[A-Za-z_][A-Za-z0-9_]*(?=[-+*/%&|^]?=[^=])/, '');
+  if (name === 'let' && args.some((a) => /[A-Za-z_]/.test(evaluated(a)))) return 'let evaluates names as arithmetic';
   if (DECLARING.has(name ?? '') && args.some((a) => /^[-+][a-zA-Z]*i/.test(a)))
     return `${name} -i makes every later assignment to the name arithmetic`;
   return undefined;

@@ -101,9 +101,11 @@ export function stageLiterals(stages: Node[]): string[] {
 }
 
 /**
- * The command xargs runs with `input` (its words after the command's, or put in place of the replace string
- * with -I/-i/--replace), when `wrapped` runs xargs (`nice xargs env`); else undefined. Read as a script, the
- * command's words quoted.
+ * The commands xargs runs with `input`, when `wrapped` runs xargs (`nice xargs env`); else undefined. The input
+ * is cut into items as xargs cuts it (`xargsItems`); each command is its words and the items quoted, so the
+ * script read is what xargs runs: all items after the command, each one alone too when xargs runs batches
+ * (-n, -L, -l, and -I, a line each: `xargs -n1 sh -c` runs each item as a script), or each put in place of
+ * the replace string.
  */
 export function xargsScript(wrapped: string[], input: string): string | undefined {
   const argv = xargsLayer(wrapped);
@@ -111,27 +113,59 @@ export function xargsScript(wrapped: string[], input: string): string | undefine
   const runs = unwrapCommand(argv);
   const inner = runs.length === 1 ? runs[0]!.argv : undefined;
   if (!inner || inner.length === 0) return undefined;
-  const { replace, delimiter } = xargsOptions(argv, inner.length);
+  const { replace, delimiter, batches } = xargsOptions(argv, inner.length);
   const quote = (w: string) => `'${w.replace(/'/g, `'\\''`)}'`;
   const command = inner.map(quote).join(' ');
-  // -0 and -d take each piece between delimiters whole, blanks and quotes included (`xargs -0 sh -c` runs the
-  // input as one script); otherwise xargs splits words much as the shell does.
-  if (delimiter !== undefined) {
-    const d = { '\\n': '\n', '\\t': '\t', '\\0': '\0' }[delimiter] ?? delimiter;
-    const items = input
-      .replace(/\n$/, '')
-      .split(d === '' ? '\0' : d)
-      .filter((p) => p !== '');
-    if (replace === undefined) return `${command} ${items.map(quote).join(' ')}`;
+  const items = xargsItems(input, delimiter, replace !== undefined);
+  if (replace !== undefined) {
     const r = replace;
     return items.map((item) => inner.map((w) => quote(w.split(r).join(item))).join(' ')).join('\n');
   }
-  const lines = input.split('\n').filter((l) => l.trim() !== '');
-  if (replace !== undefined) {
-    const r = replace;
-    return lines.map((line) => inner.map((w) => quote(w.split(r).join(line.trim()))).join(' ')).join('\n');
+  const all = `${command} ${items.map(quote).join(' ')}`;
+  return batches ? [all, ...items.map((item) => `${command} ${quote(item)}`)].join('\n') : all;
+}
+
+/**
+ * xargs's input items: pieces between delimiters, whole (-0, -d); lines, leading blanks dropped (-I); else words
+ * between blanks. Outside -0 and -d, quotes group and are removed and a backslash takes the next character as it
+ * is (GNU xargs; a `#` is no comment).
+ */
+export function xargsItems(input: string, delimiter: string | undefined, lines: boolean): string[] {
+  if (delimiter !== undefined) {
+    const d = { '\\n': '\n', '\\t': '\t', '\\0': '\0' }[delimiter] ?? delimiter;
+    return input
+      .replace(/\n$/, '')
+      .split(d === '' ? '\0' : d)
+      .filter((p) => p !== '');
   }
-  return `${command} ${input.replace(/\n/g, ' ')}`;
+  const items: string[] = [];
+  let item = '';
+  let open = false;
+  let quote: string | undefined;
+  for (let i = 0; i < input.length; i++) {
+    const c = input[i]!;
+    if (quote) {
+      if (c === quote) quote = undefined;
+      else item += c;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      open = true;
+    } else if (c === '\\' && i + 1 < input.length) {
+      item += input[++i];
+      open = true;
+    } else if (c === '\n' || (!lines && (c === ' ' || c === '\t'))) {
+      if (open) items.push(item);
+      item = '';
+      open = false;
+    } else if (lines && !open && (c === ' ' || c === '\t')) {
+      // -I drops the blanks a line starts with.
+    } else {
+      item += c;
+      open = true;
+    }
+  }
+  if (open) items.push(item);
+  return items;
 }
 
 /** The argv xargs is run with, through the wrappers around it (`nice xargs env` → `xargs env`), if it is. */
@@ -147,10 +181,17 @@ export function xargsLayer(argv: string[]): string[] | undefined {
   return undefined;
 }
 
-/** xargs's replace string (-I/-i/--replace) and delimiter (-0/--null/-d/--delimiter), before its command's words. */
-function xargsOptions(argv: string[], commandWords: number): { replace?: string; delimiter?: string } {
+/**
+ * xargs's replace string (-I/-i/--replace), delimiter (-0/--null/-d/--delimiter), and whether it runs the input
+ * in batches (-n, -L, -l, --max-args, --max-lines; -I too), from the words before its command's.
+ */
+function xargsOptions(
+  argv: string[],
+  commandWords: number,
+): { replace?: string; delimiter?: string; batches: boolean } {
   let replace: string | undefined;
   let delimiter: string | undefined;
+  let batches = false;
   for (let i = 1; i < argv.length - commandWords; i++) {
     const a = argv[i]!;
     if (a === '-I') replace = argv[i + 1];
@@ -162,8 +203,15 @@ function xargsOptions(argv: string[], commandWords: number): { replace?: string;
     else if (a === '-d' || a === '--delimiter') delimiter = argv[i + 1];
     else if (a.startsWith('--delimiter=')) delimiter = a.slice('--delimiter='.length);
     else if (/^-d./.test(a)) delimiter = a.slice(2);
+    // Short options grouped (`-tn1`, `-rn1`) or alone; -n/-L/-l, or their long names.
+    if (/^-[a-zA-Z0-9]*[nLl]/.test(a) && !a.startsWith('--') && !/^-[dIiaEe]/.test(a)) batches = true;
+    if (/^--(max-args|max-lines)/.test(a)) batches = true;
   }
-  return { ...(replace === undefined ? {} : { replace }), ...(delimiter === undefined ? {} : { delimiter }) };
+  return {
+    ...(replace === undefined ? {} : { replace }),
+    ...(delimiter === undefined ? {} : { delimiter }),
+    batches: batches || replace !== undefined,
+  };
 }
 
 /**

@@ -44,7 +44,7 @@ export function readsScriptFromStdin(argv: readonly string[]): boolean {
   return true;
 }
 
-const SWITCHERS: ReadonlySet<string> = new Set(['su', 'runuser', 'sg', 'newgrp', 'script', 'sudo', 'doas']);
+const SWITCHERS: ReadonlySet<string> = new Set(['su', 'runuser', 'sg', 'newgrp', 'script', 'sudo', 'doas', 'fakeroot']);
 
 /**
  * Whether a program that starts a shell runs it with no command, so that the shell reads its script from stdin
@@ -54,6 +54,8 @@ const SWITCHERS: ReadonlySet<string> = new Set(['su', 'runuser', 'sg', 'newgrp',
  */
 function startsShell(name: string, argv: readonly string[]): boolean {
   if (name === 'newgrp') return true;
+  // fakeroot with no command starts the user's shell (`echo 'rm x' | fakeroot` runs rm).
+  if (name === 'fakeroot') return readOptions(SPECS[name]!, argv, false).operands.length === 0;
   if (name === 'sg') return unwrapSg(argv).length === 0;
   const spec = SPECS[name]!;
   const sudo = name === 'sudo' || name === 'doas';

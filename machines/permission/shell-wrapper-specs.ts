@@ -235,7 +235,26 @@ export const SPECS: Record<string, Spec> = {
 };
 
 /** Shells whose `-c` argument is a script. */
-export const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'busybox', 'fish', 'rbash']);
+export const SHELLS = new Set([
+  'bash',
+  'sh',
+  'zsh',
+  'dash',
+  'ksh',
+  'ash',
+  'mksh',
+  'busybox',
+  'fish',
+  'rbash',
+  'yash',
+  'posh',
+  'oksh',
+  'loksh',
+  'ksh93',
+  'pdksh',
+  'tcsh',
+  'csh',
+]);
 
 /** `w` as one literal shell word. */
 export function quoted(w: string): string {

@@ -108,6 +108,10 @@ describe('rm behind a wrapper the gate used to misread', () => {
     "yes 'rm -f keep.txt' | head -1 | sh",
     "xargs -0 sh -c <<<'nice rm -f keep.txt'",
     "exec -a x <<<'rm -f keep.txt'",
+    // A third audit's: a leading `0<` read as a program `0`, an unquoted here-doc's escapes, xargs batches.
+    '0</dev/null rm -f keep.txt',
+    'sh <<EOF\nr\\\\m -f keep.txt\nEOF',
+    "xargs -n1 sh -c <<<\"'echo hi' 'rm -f keep.txt'\"",
   ]) {
     attack('wrapper', command, async () => {
       expect(outcome(await exec(command))).toBe('permission_denied');

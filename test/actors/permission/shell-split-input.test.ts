@@ -62,6 +62,18 @@ describe('the gate reads what bash runs from a compound command, an input or a q
     "xargs -I{} sh -c {} <<<'rm x'",
     "declare -n r='a[`rm y`]'; r=1",
     "x='a[$(rm y)]'; unset 'arr[x]'",
+    // A third audit: a leading `0<` read as a program `0`, an unquoted here-doc's escapes, xargs as it cuts its
+    // input (quotes removed, -n/-L batches, no comments), and fakeroot starting a shell.
+    '0</dev/null rm x',
+    '0<<<a rm x',
+    'sh <<EOF\nr\\\\m x\nEOF',
+    "sh <<EOF\necho \\\\'; rm x; echo \\\\'\nEOF",
+    'xargs -I{} sh -c {} <<<"\'echo;rm x\'"',
+    "xargs -n1 sh -c <<<\"'echo hi' 'rm x'\"",
+    'xargs -L1 sh -c <<<$\'"echo hi"\\n"rm x"\'',
+    'xargs -n1 sh -c <<<"# \'echo;rm x\'"',
+    'xargs -n1 env <<<"echo rm"',
+    "echo 'rm x' | fakeroot",
   ])('denies %j (bash runs rm)', async (command) => {
     expect(await decided(command)).toBe('deny');
   });
@@ -76,6 +88,13 @@ describe('the gate reads what bash runs from a compound command, an input or a q
     // Aliases that run the words after them outlive the command.
     'alias n=nice',
     "alias e='bash -c'",
+    // An alias value that is not a plain command of plain words: the word after it may be a command of its own.
+    "alias n='true;'",
+    "alias n='>/dev/null'",
+    "alias n='A=1'",
+    'alias n=\'"nice"\'',
+    "alias n='\\nice'",
+    "echo 'rm x' > f; 0<f exec",
     'alias t=trap',
     "alias a='ls '",
     // A bare exec moving the shell's input: its next lines come from there.
@@ -104,6 +123,10 @@ describe('the gate reads what bash runs from a compound command, an input or a q
     '[[ -f package.json ]] && echo yes',
     "alias ll='ls -l'",
     '[[ 3 -eq 3 ]]',
+    "alias grep='grep --color=auto'",
+    'let i=1+2',
+    "cat <<-'EOF' > f.txt\n\tindented\n\tEOF",
+    'echo a b | xargs -n1 echo',
   ])('allows %j', async (command) => {
     expect(await decided(command)).toBe('allow');
   });

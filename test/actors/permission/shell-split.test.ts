@@ -95,16 +95,27 @@ describe('splitShell: refusals', () => {
   });
 
   it('refuses a test that evaluates operands holding $, ` or [, and keeps the others', async () => {
-    for (const src of ['[[ $x -eq 1 ]]', '[[ a[1] -eq 0 ]]', "[[ -v 'a[$(id)]' ]]", "[ -v 'a[$(id)]' ]"]) {
+    for (const src of ['[[ $(id) -eq 1 ]]', '[[ a[1] -eq 0 ]]', "[[ -v 'a[$(id)]' ]]", "[ -v 'a[$(id)]' ]"]) {
       expect((await split(src)).parseError, src).toMatch(/^the test ".*" holds \$, ` or \[ in an operand/);
     }
     // `[`'s -eq compares integers (no arithmetic), and == or -f evaluate nothing: their expansions are only that.
     for (const src of ['[[ -f x ]] && [ -d "y" ]', "[ 'a[$(id)]' -eq 0 ]", '[[ $a == b ]]', '[[ -n "$HOME" ]]'])
       expect((await split(src)).parseError, src).toBeUndefined();
-    expect((await split('[[ $x -eq 1 ]]')).parseError).toBe(
-      'the test "[[ $x -eq 1 ]]" holds $, ` or [ in an operand, which bash evaluates as arithmetic or an array ' +
-        'subscript and so may run a command hidden in a string; compare literal values instead',
+    expect((await split("[[ 'a[$(id)]' -eq 1 ]]")).parseError).toBe(
+      `the test "[[ 'a[$(id)]' -eq 1 ]]" holds $, \` or [ in an operand, which bash evaluates as arithmetic or an ` +
+        'array subscript and so may run a command hidden in a string; compare literal values instead',
     );
+    // A name's value ($x, or x) is evaluated as arithmetic: a person decides; what is always a number ($#, $?,
+    // ${#a[@]}) is no risk (their expansions still ask, as any does).
+    for (const src of ['[[ $x -eq 1 ]]', '[[ ${x} -gt 0 ]]']) {
+      expect((await split(src)).parseError, src).toBeUndefined();
+      expect((await split(src)).unsafe, src).toContain(`${src} (evaluates a name as arithmetic)`);
+    }
+    for (const src of ['[[ $# -eq 0 ]]', '[[ $? -ne 0 ]]', '[[ ${#a[@]} -gt 0 ]]'])
+      expect(
+        (await split(src)).unsafe.filter((u) => u.includes('arithmetic')),
+        src,
+      ).toEqual([]);
     // A name there is evaluated as the arithmetic its value holds: a person decides.
     expect((await split('[[ x -eq 0 ]]')).unsafe).toEqual(['[[ x -eq 0 ]] (evaluates a name as arithmetic)']);
     expect((await split('[[ 3 -eq 3 ]]')).unsafe).toEqual([]);
