@@ -9,9 +9,9 @@
 import type { Node } from 'web-tree-sitter';
 import { unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
 import { laterScripts } from './shell-later.ts';
-import { lastCommand, redirectBodies, stdinScripts } from './shell-node-words.ts';
+import { lastCommand, redirectBodies, stdinScripts, wordText } from './shell-node-words.ts';
 import { handlePipeline, heredocPipeline, pipelineStages } from './shell-pipes.ts';
-import { clip } from './shell-refusals.ts';
+import { clip, shadowProblem, startsItself } from './shell-refusals.ts';
 import { type Ctx, SHELL_LIMITS } from './shell-split-state.ts';
 import {
   canonicalArgv,
@@ -20,6 +20,7 @@ import {
   readsStdinScript,
   scriptReadsStdin,
   xargsLayer,
+  xargsRunsUnseen,
   xargsScript,
 } from './shell-stdin.ts';
 
@@ -34,6 +35,10 @@ export function stdinInput(node: Node, argv: string[], ctx: Ctx, parse: Parse): 
   const bareExec = inner[0] === 'exec' && !unwrapCommand(inner).some((r) => (r.argv?.length ?? 0) > 0 || r.script);
   if (bareExec && movesInput(node)) state.unsafe.push(`${clip(node.text)} (the shell reads its next lines there)`);
   const bodies = stdinScripts(node);
+  // xargs running what it reads as a program or script, from a file or the terminal (not a pipe: the pipeline
+  // judges what it is given): a person decides.
+  if (xargsRunsUnseen(argv, bodies.length > 0) && !pipedInto(node))
+    state.unsafe.push(`${clip(node.text)} (xargs runs what it reads)`);
   if (bodies.length === 0) return;
   if (readsStdinScript(argv, state.parser, state.defined)) {
     for (const script of bodies) parse(state, script, `${argv[0]} <<`, depth + 1);
@@ -66,10 +71,35 @@ export function redirectedStatement(node: Node, ctx: Ctx, parse: Parse): void {
 export function heredocBackticks(body: Node, ctx: Ctx, parse: Parse): void {
   const start = body.parent?.namedChildren.find((c) => c?.type === 'heredoc_start')?.text ?? '';
   if (/['"\\]/.test(start)) return;
-  for (const m of body.text.matchAll(/(?<!\\)`([^`]*)`/g)) {
-    ctx.state.unsafe.push(clip(m[0]));
-    parse(ctx.state, m[1]!, ctx.via ?? 'here-doc', ctx.depth + 1);
+  for (const inner of backtickScripts(body.text)) {
+    ctx.state.unsafe.push(clip(`\`${inner}\``));
+    parse(ctx.state, inner, ctx.via ?? 'here-doc', ctx.depth + 1);
   }
+}
+
+/**
+ * The commands between unescaped backticks in an unquoted here-doc's text, reading escapes as bash does there:
+ * `\\` is one backslash, so the backtick after `\\` opens a substitution (`echo \\`rm x``), and `\`` inside is
+ * a backtick of the command. An unclosed one runs to the end.
+ */
+export function backtickScripts(text: string): string[] {
+  const out: string[] = [];
+  let inner: string | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\\' && i + 1 < text.length) {
+      if (inner !== undefined) inner += text[i + 1] === '`' ? '`' : c + text[i + 1];
+      i++;
+    } else if (c === '`') {
+      if (inner === undefined) inner = '';
+      else {
+        out.push(inner);
+        inner = undefined;
+      }
+    } else if (inner !== undefined) inner += c;
+  }
+  if (inner !== undefined) out.push(inner);
+  return out;
 }
 
 /** tree-sitter-bash leaves backticks inside `${…}` as a word: `${x:-`rm -rf /`}` runs rm. Parse each. */
@@ -156,4 +186,28 @@ function movesInput(command: Node): boolean {
   return holders.some((h) =>
     h.namedChildren.some((c) => c?.type === 'file_redirect' && /^0?<(?!<)/.test(c.text.replace(/\s+/g, ''))),
   );
+}
+
+/**
+ * A function's definition: refused under a name skein's shell relies on (`shadowProblem`), a fork bomb when it
+ * starts itself in the background (`startsItself`), remembered for the calls after it (`defined`), and asked
+ * about when its body reads a script from its input (`laterReader`).
+ */
+export function functionDefinition(node: Node, ctx: Ctx): void {
+  const name = node.childForFieldName('name');
+  const body = node.childForFieldName('body');
+  if (!name || !body) return;
+  const text = wordText(name);
+  const problem = shadowProblem(text);
+  if (problem) ctx.state.errors.push(problem);
+  const how = startsItself(text, body);
+  if (how) ctx.state.forkBomb ??= `the function ${text} starts itself ${how}`;
+  ctx.state.defined.set(text, body.text);
+  laterReader(text, body.text, ctx);
+}
+
+/** Whether a command is a later stage of a pipeline (its input is the stage before's). */
+function pipedInto(command: Node): boolean {
+  const stage = command.parent?.type === 'redirected_statement' ? command.parent : command;
+  return stage.parent?.type === 'pipeline' && !stage.parent.firstNamedChild?.equals(stage);
 }

@@ -20,7 +20,7 @@ const LATER_VARIABLE = /^(PROMPT_COMMAND|PS[0124])(\[[^\]]*\])?\+?=/;
 /** BASH_ENV (bash) and ENV (sh, bash -i): the file every shell started later runs first. */
 const STARTUP_VARIABLE = /^(BASH_ENV|ENV)(\[[^\]]*\])?\+?=/;
 /** The variables whose value bash runs as code (or, for BASH_ENV and ENV, whose file it runs). */
-const CODE_NAME = /^(PROMPT_COMMAND|PS[0124]|BASH_ENV|ENV)$/;
+const CODE_NAME = /^(PROMPT_COMMAND|PS[0124]|BASH_ENV|ENV|BASH_CMDS|BASH_ALIASES)$/;
 
 /**
  * The script an assignment word (`NAME=value`) leaves for later, or undefined. An array's value gives each

@@ -38,16 +38,30 @@ export function redirectArguments(command: Node): Node[] {
   for (let parent = node.parent; parent; node = parent, parent = node.parent) {
     if (parent.type === 'redirected_statement' && parent.childForFieldName('body')?.equals(node))
       out.push(...extraDestinations(parent));
-    else if ((parent.type !== 'pipeline' && parent.type !== 'list') || !parent.lastNamedChild?.equals(node)) break;
+    else if (!['pipeline', 'list', 'negated_command'].includes(parent.type) || !parent.lastNamedChild?.equals(node))
+      break;
   }
   return out;
 }
 
-/** The destinations after the first of each file redirect held by `holder`. */
+/**
+ * The words after each redirect's target held by `holder`: a file redirect's destinations after the first, and
+ * the words after a here-doc's delimiter on its line (`nice <<EOF rm x` runs `nice rm x`). A number touching the
+ * next redirect is its descriptor (`0<f 0<g rm x` runs `rm x`).
+ */
 export function extraDestinations(holder: Node): Node[] {
-  return holder.namedChildren.flatMap((r) =>
-    r?.type === 'file_redirect' ? r.childrenForFieldName('destination').slice(1) : [],
-  );
+  return holder.namedChildren
+    .flatMap((r) => {
+      if (r?.type === 'file_redirect') return r.childrenForFieldName('destination').slice(1);
+      if (r?.type === 'heredoc_redirect') {
+        // Those on its line; a word holding a line break starts the body misread as words (refused elsewhere).
+        const words = r.childrenForFieldName('argument');
+        const broken = words.findIndex((w) => !!w && w.text.includes('\n'));
+        return broken < 0 ? words : words.slice(0, broken);
+      }
+      return [];
+    })
+    .filter((w): w is Node => !!w && !isRedirectDescriptor(w));
 }
 
 /** The simple command that ends `node` (through redirects, pipelines and lists), if a simple command does. */

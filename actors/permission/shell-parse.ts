@@ -32,6 +32,7 @@ import {
 import { canonicalArgv, handlePipeline, pipelineStages } from './shell-pipes.ts';
 import {
   backticksInWord,
+  functionDefinition,
   heredocBackticks,
   laterReader,
   redirectedStatement,
@@ -51,10 +52,9 @@ import {
   hiddenSubscript,
   hiddenSubscriptMessage,
   joinedMessage,
-  shadowProblem,
+  commandTableWrite,
   evaluatedSubscript,
   evaluatesNames,
-  startsItself,
   testProblem,
 } from './shell-refusals.ts';
 
@@ -182,13 +182,14 @@ function walk(node: Node, ctx: Ctx): void {
     case 'variable_assignment': {
       const subscript = evaluatedSubscript(node.text);
       if (subscript) ctx.state.unsafe.push(subscript);
-      if (node.parent?.type !== 'command' && node.parent?.type !== 'declaration_command') {
-        const text = wordText(node);
+      const standalone = node.parent?.type !== 'command' && node.parent?.type !== 'declaration_command';
+      const text = wordText(node);
+      for (const refused of [commandTableWrite(node.text), standalone ? laterProblem([], [text]) : undefined])
+        if (refused) ctx.state.errors.push(refused);
+      if (standalone) {
         push(ctx, { kind: 'command', text, forms: [text], argv: [text] });
         const later = assignedScript(text);
         if (later !== undefined) parseScript(ctx.state, later, text.slice(0, text.indexOf('=')), ctx.depth + 1);
-        const refused = laterProblem([], [text]);
-        if (refused) ctx.state.errors.push(refused);
       }
       for (const c of node.namedChildren) if (c) walk(c, ctx);
       return;
@@ -198,12 +199,15 @@ function walk(node: Node, ctx: Ctx): void {
       const words = node.children.filter((c): c is Node => !!c).map((c) => (c.isNamed ? wordText(c) : c.type));
       push(ctx, { kind: 'command', text: words.join(' '), forms: [words.join(' ')], argv: words });
       for (const script of laterScripts(words)) parseScript(ctx.state, script, words[0], ctx.depth + 1);
-      const later = laterProblem(words);
-      if (later) ctx.state.errors.push(later);
+      const hidden = hiddenSubscript(words[0]!, words.slice(1));
       const evaluates = evaluatesNames(words);
       if (evaluates) ctx.state.unsafe.push(`${clip(words.join(' '))} (${evaluates})`);
-      const hidden = hiddenSubscript(words[0]!, words.slice(1));
-      if (hidden !== undefined) ctx.state.errors.push(hiddenSubscriptMessage(words[0]!, hidden));
+      for (const refused of [
+        laterProblem(words),
+        commandTableWrite(words.join(' ')),
+        hidden === undefined ? undefined : hiddenSubscriptMessage(words[0]!, hidden),
+      ])
+        if (refused) ctx.state.errors.push(refused);
       for (const c of node.namedChildren) if (c) walk(c, ctx);
       return;
     }
@@ -245,19 +249,9 @@ function walk(node: Node, ctx: Ctx): void {
     case 'c_style_for_statement':
       ctx.state.unsafe.push(clip(node.text.split('\n')[0]!));
       break;
-    case 'function_definition': {
-      const name = node.childForFieldName('name');
-      const body = node.childForFieldName('body');
-      const problem = name ? shadowProblem(wordText(name)) : undefined;
-      if (problem) ctx.state.errors.push(problem);
-      const how = name && body ? startsItself(wordText(name), body) : undefined;
-      if (how) ctx.state.forkBomb ??= `the function ${wordText(name!)} starts itself ${how}`;
-      if (name && body) {
-        ctx.state.defined.set(wordText(name), body.text);
-        laterReader(wordText(name), body.text, ctx);
-      }
+    case 'function_definition':
+      functionDefinition(node, ctx);
       break;
-    }
     case 'ERROR':
       break;
   }
@@ -326,6 +320,11 @@ function handleCommand(node: Node, ctx: Ctx): void {
   }
   // `rm >/dev/null -rf /`: bash runs `rm -rf /`; tree-sitter-bash puts `-rf /` in the redirect.
   for (const extra of redirectArguments(node)) {
+    // `0<f x=1 rm x`: with no name before them, the words after the redirect start with bash's assignments.
+    if (words.length === 0 && /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.test(extra.text)) {
+      assignments.push(wordText(extra));
+      continue;
+    }
     const expanded = wordValues(extra);
     if (!expanded) overflow = true;
     else words.push(...expanded);

@@ -8,10 +8,10 @@ import type { Node } from 'web-tree-sitter';
 import { clip as clipText } from '../../schemas/clip.ts';
 
 /**
- * Whether tree-sitter-bash ended a here-doc quoted whole where bash does: at a line that is the word (after tabs,
- * which `<<-` strips), with no earlier line that is (tree-sitter-bash also ends `<<'EOF'` at a line `EOF2`).
+ * Whether tree-sitter-bash ended a here-doc (quoted whole, or `<<-`'s) where bash does: at a line that is the
+ * word (after tabs, which `<<-` strips), with no earlier line that is (it also ends `<<'EOF'` at a line `EOF2`).
  */
-function quotedEndAgrees(start: Node, source: string, word: string, stripsTabs: boolean): boolean {
+function endAgrees(start: Node, source: string, word: string, stripsTabs: boolean): boolean {
   const end = start.parent?.namedChildren.find((c) => c?.type === 'heredoc_end');
   const body = start.parent?.namedChildren.find((c) => c?.type === 'heredoc_body')?.text ?? '';
   if (!end || end.text !== word) return false;
@@ -26,12 +26,23 @@ function quotedEndAgrees(start: Node, source: string, word: string, stripsTabs: 
 /** Why a here-doc's end cannot be found reliably (see the `heredoc_start` case), or undefined. */
 export function heredocProblem(start: Node, source: string): string | undefined {
   const raw = start.text;
+  // Words tree-sitter-bash gives the here-doc past its line are its body misread (`sh <<EOF` + a line starting
+  // with an escaped backtick): the body it then reports is empty, and what sh reads would go unjudged.
+  const lineEnd = source.indexOf('\n', start.endIndex);
+  const misread = start.parent
+    ?.childrenForFieldName('argument')
+    .some((w) => !!w && (w.text.includes('\n') || (lineEnd >= 0 && w.startIndex > lineEnd)));
+  if (misread)
+    return (
+      `the here-doc <<${clip(raw)} has a body tree-sitter-bash reads as words of the command, so the check ` +
+      'cannot read it as bash does; start its first line with another character, or write the text with file.write'
+    );
   // A delimiter quoted whole (`<<'EOF'`, `<<"EOF"`, the common way to write a file verbatim) is read the same by
   // both: bash looks for the word without its quotes and leaves the body as it is (no continuation joined);
   // tree-sitter-bash must have found the end at that very word, and no earlier line may be it.
   const op = start.parent?.children.find((c) => c && !c.isNamed && c.type.startsWith('<<'))?.type;
   const whole = /^(['"])([A-Za-z0-9_.-]+)\1$/.exec(raw);
-  if (whole && quotedEndAgrees(start, source, whole[2]!, op === '<<-')) return undefined;
+  if (whole && endAgrees(start, source, whole[2]!, op === '<<-')) return undefined;
   if (/['"\\$`]/.test(raw)) {
     return (
       `the here-doc delimiter ${clip(raw)} is quoted or escaped; bash and the permission check could ` +
@@ -47,7 +58,9 @@ export function heredocProblem(start: Node, source: string): string | undefined 
       `Remove the continuation, or write the text with file.write`
     );
   }
-  if (op === '<<-' && /\n\t/.test(after)) {
+  // `<<-` strips the tabs lines start with before it compares them: read the same only where tree-sitter-bash
+  // ended it at the tab-indented word's own line.
+  if (op === '<<-' && /\n\t/.test(after) && !endAgrees(start, source, raw, true)) {
     return (
       `the here-doc <<-${clip(raw)} has lines starting with tabs, which bash strips before it compares ` +
       `them with the delimiter; use <<${clip(raw)} without tab indentation`
@@ -280,4 +293,18 @@ export function evaluatedSubscript(assignment: string): string | undefined {
   return /\[[^\]]*[A-Za-z_$`][^\]]*\]\+?=/.test(assignment)
     ? `${clip(assignment)} (a subscript bash evaluates as arithmetic)`
     : undefined;
+}
+
+/**
+ * Why writing bash's command tables is refused: an element of BASH_CMDS makes a name run another program
+ * (`BASH_CMDS[ls]=/bin/rm`, as `hash -p` does) and one of BASH_ALIASES defines an alias (`BASH_ALIASES[n]=nice`),
+ * so a later `ls x` or `n rm x` runs what the split reads as something else; undefined when `text` does not.
+ */
+export function commandTableWrite(text: string): string | undefined {
+  const m = /(?:^|[\s;&|('"\\])(BASH_CMDS|BASH_ALIASES)(?=\[|\+?=|['"])/.exec(text);
+  if (!m) return undefined;
+  return (
+    `${m[1]} maps command names to ${m[1] === 'BASH_CMDS' ? 'the programs they run' : 'alias text'}, so a later ` +
+    'command would run something other than what it names; define aliases or functions plainly instead'
+  );
 }

@@ -8,7 +8,7 @@
 import type { Node, Parser } from 'web-tree-sitter';
 import { canonicalName } from '../../machines/permission/shell-words.ts';
 import { unwrapCommand } from '../../machines/permission/shell-wrappers.ts';
-import { readsScriptFromStdin } from '../../machines/permission/shell-stdin-readers.ts';
+import { namesDescriptor, readsScriptFromStdin } from '../../machines/permission/shell-stdin-readers.ts';
 import { commandWords, stdinScripts } from './shell-node-words.ts';
 import { SHELL_LIMITS } from './shell-split-state.ts';
 
@@ -181,37 +181,74 @@ export function xargsLayer(argv: string[]): string[] | undefined {
   return undefined;
 }
 
+/** GNU xargs's short options that take a value (attached or the next word), and those that take one attached. */
+const XARGS_VALUE = 'aEILnPsd';
+const XARGS_OPTIONAL = 'eil';
+
 /**
  * xargs's replace string (-I/-i/--replace), delimiter (-0/--null/-d/--delimiter), and whether it runs the input
- * in batches (-n, -L, -l, --max-args, --max-lines; -I too), from the words before its command's.
+ * in batches (-n, -L, -l, -s, -I and their long names), read from the words before its command's as getopt
+ * reads them (grouped: `-rI{}`, `-tn1`, `-rd,`).
  */
 function xargsOptions(
   argv: string[],
   commandWords: number,
-): { replace?: string; delimiter?: string; batches: boolean } {
+): { replace?: string; delimiter?: string; batches: boolean; file?: string } {
   let replace: string | undefined;
   let delimiter: string | undefined;
+  let file: string | undefined;
   let batches = false;
-  for (let i = 1; i < argv.length - commandWords; i++) {
+  const end = argv.length - commandWords;
+  for (let i = 1; i < end; i++) {
     const a = argv[i]!;
-    if (a === '-I') replace = argv[i + 1];
-    else if (a.startsWith('-I')) replace = a.slice(2);
-    else if (a === '-i' || a === '--replace') replace = '{}';
-    else if (a.startsWith('-i')) replace = a.slice(2);
-    else if (a.startsWith('--replace=')) replace = a.slice('--replace='.length);
-    else if (a === '-0' || a === '--null') delimiter = '\0';
-    else if (a === '-d' || a === '--delimiter') delimiter = argv[i + 1];
-    else if (a.startsWith('--delimiter=')) delimiter = a.slice('--delimiter='.length);
-    else if (/^-d./.test(a)) delimiter = a.slice(2);
-    // Short options grouped (`-tn1`, `-rn1`) or alone; -n/-L/-l, or their long names.
-    if (/^-[a-zA-Z0-9]*[nLl]/.test(a) && !a.startsWith('--') && !/^-[dIiaEe]/.test(a)) batches = true;
-    if (/^--(max-args|max-lines)/.test(a)) batches = true;
+    if (a.startsWith('--')) {
+      const [key, value] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+      if (key === '--replace') replace = value ?? '{}';
+      else if (key === '--null') delimiter = '\0';
+      else if (key === '--delimiter') delimiter = value ?? argv[++i];
+      else if (key === '--arg-file') file = value ?? argv[++i];
+      else if (['--max-args', '--max-lines', '--max-chars'].includes(key)) batches = true;
+      continue;
+    }
+    for (let j = 1; j < a.length; j++) {
+      const letter = a[j]!;
+      const rest = a.slice(j + 1);
+      if (XARGS_VALUE.includes(letter)) {
+        const value = rest || argv[++i];
+        if (letter === 'I') replace = value;
+        else if (letter === 'd') delimiter = value;
+        else if (letter === 'a') file = value;
+        if ('nLs'.includes(letter)) batches = true;
+        break;
+      }
+      if (XARGS_OPTIONAL.includes(letter)) {
+        if (letter === 'i') replace = rest || '{}';
+        if (letter === 'l') batches = true;
+        break;
+      }
+      if (letter === '0') delimiter = '\0';
+    }
   }
   return {
     ...(replace === undefined ? {} : { replace }),
     ...(delimiter === undefined ? {} : { delimiter }),
     batches: batches || replace !== undefined,
+    ...(file === undefined ? {} : { file }),
   };
+}
+
+/**
+ * Whether xargs (through `wrapped`'s wrappers) runs as a program or script what it reads from a file or a
+ * terminal the line does not spell out (`xargs -a f sh -c`, `xargs sh -c < f`): `literal` is false when no
+ * here-doc or here-string feeds it.
+ */
+export function xargsRunsUnseen(wrapped: string[], literal: boolean): boolean {
+  const argv = xargsLayer(wrapped);
+  const runs = argv ? unwrapCommand(argv) : [];
+  const inner = runs.length === 1 ? runs[0]!.argv : undefined;
+  if (!argv || !inner || !xargsRunsInput(wrapped)) return false;
+  const { file } = xargsOptions(argv, inner.length);
+  return !literal || (file !== undefined && !namesDescriptor(file));
 }
 
 /**

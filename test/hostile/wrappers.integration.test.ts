@@ -112,6 +112,10 @@ describe('rm behind a wrapper the gate used to misread', () => {
     '0</dev/null rm -f keep.txt',
     'sh <<EOF\nr\\\\m -f keep.txt\nEOF',
     "xargs -n1 sh -c <<<\"'echo hi' 'rm -f keep.txt'\"",
+    // A fourth audit's: a command table write, words after a here-doc's delimiter, `!` before a redirect's words.
+    'BASH_CMDS[ls]=/bin/rm; ls -f keep.txt',
+    'nice <<EOF rm -f keep.txt\nhi\nEOF',
+    '! nice >/dev/null rm -f keep.txt',
   ]) {
     attack('wrapper', command, async () => {
       expect(outcome(await exec(command))).toBe('permission_denied');

@@ -127,7 +127,7 @@ describe('splitShell', () => {
     ['a quoted delimiter with other characters', "cat <<'E F'\ntouch f\nE F", /quoted or escaped/],
     ['a partly quoted delimiter', 'cat <<E"O"F\nEOF\ntouch f\nE"O"F', /quoted or escaped/],
     ['an escaped delimiter', 'cat <<\\EOF\ntouch f\nEOF', /quoted or escaped/],
-    ['<<- with tab-indented lines', 'cat <<-EOF\n\tx\n\tEOF\ntouch f\nEOF', /tabs/],
+    ['<<- ended where bash reads on', 'cat <<-EOF\n\tx\n \tEOF\ntouch f\nEOF', /tabs/],
   ])('refuses %s as unparseable', async (_what, src, why) => {
     const s = (await shellSplitter())(src);
     expect(s.parseError).toMatch(why);

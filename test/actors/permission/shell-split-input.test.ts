@@ -74,6 +74,29 @@ describe('the gate reads what bash runs from a compound command, an input or a q
     'xargs -n1 sh -c <<<"# \'echo;rm x\'"',
     'xargs -n1 env <<<"echo rm"',
     "echo 'rm x' | fakeroot",
+    // bash's command tables: BASH_CMDS makes a name run another program, BASH_ALIASES defines an alias.
+    'BASH_CMDS[ls]=/bin/rm; ls x',
+    'BASH_ALIASES[n]=nice; n rm x',
+    'declare -A BASH_ALIASES=([n]=nice); n rm x',
+    "read 'BASH_CMDS[ls]' <<< /bin/rm",
+    'printf -v BASH_ALIASES nice',
+    'declare -A "BASH_ALIASES=([n]=nice)"\nn rm x',
+    // A fourth audit: words after a here-doc's delimiter on its line, a body tree-sitter-bash misreads, `\\` before
+    // a backtick in a here-doc, `!` before a redirect's words, descriptors and assignments among them, and
+    // xargs's grouped options and -s batches.
+    'nice <<EOF rm x\nhi\nEOF',
+    '0<<EOF rm x\nhi\nEOF',
+    "bash <<EOF -c 'rm x'\nhi\nEOF",
+    'sh <<EOF\n\\`rm x\\`\nEOF',
+    'cat <<EOF\necho \\\\`rm x`\nEOF',
+    '! nice >/dev/null rm x',
+    '! 0<f rm x',
+    '0<f 0<g rm x',
+    '0<f x=1 rm x',
+    "echo 'rm x' | xargs -rI{} sh -c {}",
+    "echo 'rm x' | xargs -ti sh -c {}",
+    "printf 'true,rm x' | xargs -rd, -n1 sh -c",
+    "xargs -s 12 sh -c <<<'true rm'",
   ])('denies %j (bash runs rm)', async (command) => {
     expect(await decided(command)).toBe('deny');
   });
@@ -95,6 +118,9 @@ describe('the gate reads what bash runs from a compound command, an input or a q
     'alias n=\'"nice"\'',
     "alias n='\\nice'",
     "echo 'rm x' > f; 0<f exec",
+    // xargs running as a script what it reads from a file or the terminal.
+    "echo 'rm x' > f; xargs -a f -I{} sh -c {}",
+    'xargs sh -c < f',
     'alias t=trap',
     "alias a='ls '",
     // A bare exec moving the shell's input: its next lines come from there.
@@ -127,6 +153,8 @@ describe('the gate reads what bash runs from a compound command, an input or a q
     'let i=1+2',
     "cat <<-'EOF' > f.txt\n\tindented\n\tEOF",
     'echo a b | xargs -n1 echo',
+    'cat <<-EOF\n\thello\n\tEOF',
+    'xargs -a list.txt grep -n todo',
   ])('allows %j', async (command) => {
     expect(await decided(command)).toBe('allow');
   });

@@ -64,9 +64,17 @@ const WHOLE: [string, ShellSplit][] = [
       unsafe: ['`touch f`'],
     },
   ],
+  // A body line starting with an escaped backtick: tree-sitter-bash reads the body as words of the command (and
+  // reports it empty), so what a reader of it would run cannot be checked: refused (`sh <<EOF` + it ran rm).
   [
     'cat <<EOF\n\\`touch f\\`\nEOF',
-    { commands: [{ kind: 'command', text: 'cat', forms: ['cat'], argv: ['cat'] }], unsafe: [] },
+    {
+      commands: [{ kind: 'command', text: 'cat', forms: ['cat'], argv: ['cat'] }],
+      unsafe: [],
+      parseError:
+        'the here-doc <<EOF has a body tree-sitter-bash reads as words of the command, so the check cannot read ' +
+        'it as bash does; start its first line with another character, or write the text with file.write',
+    },
   ],
   [
     '/???/r? -rf x',

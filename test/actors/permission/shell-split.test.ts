@@ -142,7 +142,10 @@ describe('splitShell: refusals', () => {
         'before it looks for the delimiter, so the here-doc could end elsewhere than checked. Remove the ' +
         'continuation, or write the text with file.write',
     );
-    expect((await split('cat <<-EOF\n\tx\nEOF')).parseError).toBe(
+    // `<<-` strips tabs before the end line is compared: refused where tree-sitter-bash ends it elsewhere (here at a
+    // line starting with a blank, where bash reads on); read where both end at the same line.
+    expect((await split('cat <<-EOF\n\tx\n\tEOF\ntouch f')).commands.map((c) => c.text)).toEqual(['cat', 'touch f']);
+    expect((await split('cat <<-EOF\n\tx\n \tEOF\nrm y')).parseError).toBe(
       'the here-doc <<-EOF has lines starting with tabs, which bash strips before it compares them with the ' +
         'delimiter; use <<EOF without tab indentation',
     );
