@@ -201,6 +201,27 @@ export function keepFileScene(policy: unknown): KeepFileScene {
   return scene;
 }
 
+/** Attacks (class `cls`) each of which must be refused with keep.txt left in place. */
+export function keepsFile(scene: KeepFileScene, cls: string, commands: readonly string[]): void {
+  for (const command of commands) {
+    attack(cls, command, async () => {
+      expect(outcome(await scene.exec(command))).toBe('permission_denied');
+      expect(existsSync(scene.keep)).toBe(true);
+    });
+  }
+}
+
+/** A control group: each command runs (`ok`) and its output names keep.txt. */
+export function stillRuns(scene: KeepFileScene, name: string, commands: readonly string[]): void {
+  it(name, async () => {
+    for (const command of commands) {
+      const reply = await scene.exec(command);
+      expect({ command, outcome: outcome(reply) }).toEqual({ command, outcome: 'ok' });
+      expect(String(reply.ok ? reply['output'] : '')).toContain('keep.txt');
+    }
+  }, 60_000);
+}
+
 /**
  * The longest the event loop went without running a 10 ms timer while `fn` ran: the host's stall, when the
  * runtime is in this process (`startTestRuntime`, `hostileRuntime`).

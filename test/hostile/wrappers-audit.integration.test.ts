@@ -6,7 +6,7 @@
  * one, and a canary that one attack writes through the same hole must never appear.
  */
 import { existsSync } from 'node:fs';
-import { attack, expectNoCanary, keepFileScene, outcome, reportAttacks } from './support.ts';
+import { attack, expectNoCanary, keepFileScene, keepsFile, outcome, reportAttacks, stillRuns } from './support.ts';
 
 const POLICY = { default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } };
 
@@ -15,7 +15,7 @@ reportAttacks('wrappers-audit');
 const exec = (command: string) => scene.exec(command);
 
 describe('rm through what the audit found', () => {
-  for (const command of [
+  keepsFile(scene, 'wrapper', [
     "source -- /dev/stdin <<<'rm -f keep.txt'",
     ". -- /dev/stdin <<<'rm -f keep.txt'",
     "bash --rcfile /dev/stdin -ic : <<<'rm -f keep.txt'",
@@ -43,12 +43,7 @@ describe('rm through what the audit found', () => {
     'dbus-run-session -- rm -f keep.txt',
     "sg root -c 'rm -f keep.txt'",
     "capsh -- -c 'rm -f keep.txt'",
-  ]) {
-    attack('wrapper', command, async () => {
-      expect(outcome(await exec(command))).toBe('permission_denied');
-      expect(existsSync(scene.keep)).toBe(true);
-    });
-  }
+  ]);
 
   attack('wrapper', 'a canary written by a here-string that --rcfile runs', async () => {
     const { halves, path } = scene.c;
@@ -59,15 +54,9 @@ describe('rm through what the audit found', () => {
     await expectNoCanary(scene.rt, scene.c);
   });
 
-  it('still runs the same wrappers around an allowed command (control group)', async () => {
-    for (const command of [
-      "source -- /dev/stdin <<<'ls keep.txt'",
-      "env -S 'ls\\_keep.txt'",
-      'setarch x86_64 ls keep.txt',
-    ]) {
-      const reply = await exec(command);
-      expect({ command, outcome: outcome(reply) }).toEqual({ command, outcome: 'ok' });
-      expect(String(reply.ok ? reply['output'] : '')).toContain('keep.txt');
-    }
-  }, 60_000);
+  stillRuns(scene, 'still runs the same wrappers around an allowed command (control group)', [
+    "source -- /dev/stdin <<<'ls keep.txt'",
+    "env -S 'ls\\_keep.txt'",
+    'setarch x86_64 ls keep.txt',
+  ]);
 });

@@ -7,7 +7,7 @@
  * hole must never appear.
  */
 import { existsSync } from 'node:fs';
-import { attack, expectNoCanary, keepFileScene, outcome, reportAttacks } from './support.ts';
+import { attack, expectNoCanary, keepFileScene, keepsFile, outcome, reportAttacks, stillRuns } from './support.ts';
 
 const POLICY = { default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } };
 
@@ -16,7 +16,7 @@ reportAttacks('wrappers-audit2');
 const exec = (command: string) => scene.exec(command);
 
 describe('rm through what the second audit found', () => {
-  for (const command of [
+  keepsFile(scene, 'wrapper', [
     "echo 'rm -f keep.txt' | newgrp",
     "echo 'rm -f keep.txt' | script -q /dev/null",
     "echo 'rm -f keep.txt' | su",
@@ -30,12 +30,7 @@ describe('rm through what the second audit found', () => {
     'a=1 {,rm} -f keep.txt',
     'time {,,rm} -f keep.txt',
     'xargs {,rm} -f <<<keep.txt',
-  ]) {
-    attack('wrapper', command, async () => {
-      expect(outcome(await exec(command))).toBe('permission_denied');
-      expect(existsSync(scene.keep)).toBe(true);
-    });
-  }
+  ]);
 
   attack('wrapper', 'a canary written by a completion word list', async () => {
     const { halves, path } = scene.c;
@@ -45,17 +40,11 @@ describe('rm through what the second audit found', () => {
     await expectNoCanary(scene.rt, scene.c);
   });
 
-  it('still runs the same commands without rm, and prompts that run nothing (control group)', async () => {
-    for (const command of [
-      // In a subshell: the terminal finds its prompt by the PS1 it set.
-      "(PS1='$ '; ls keep.txt)",
-      "(export PS1='[\\u@\\h \\W]\\$ '; ls keep.txt)",
-      'nice {,ls} keep.txt',
-      "compgen -W 'keep.txt other' k",
-    ]) {
-      const reply = await exec(command);
-      expect({ command, outcome: outcome(reply) }).toEqual({ command, outcome: 'ok' });
-      expect(String(reply.ok ? reply['output'] : '')).toContain('keep.txt');
-    }
-  }, 60_000);
+  stillRuns(scene, 'still runs the same commands without rm, and prompts that run nothing (control group)', [
+    // In a subshell: the terminal finds its prompt by the PS1 it set.
+    "(PS1='$ '; ls keep.txt)",
+    "(export PS1='[\\u@\\h \\W]\\$ '; ls keep.txt)",
+    'nice {,ls} keep.txt',
+    "compgen -W 'keep.txt other' k",
+  ]);
 });

@@ -6,7 +6,7 @@
  * must survive every one, and a canary that one attack writes through the same wrapper must never appear.
  */
 import { existsSync } from 'node:fs';
-import { attack, expectNoCanary, keepFileScene, outcome, reportAttacks } from './support.ts';
+import { attack, expectNoCanary, keepFileScene, keepsFile, outcome, reportAttacks, stillRuns } from './support.ts';
 
 const POLICY = { default: 'allow', tools: { terminal: { always_deny: [{ pattern: '^rm\\b' }] } } };
 
@@ -15,7 +15,7 @@ reportAttacks('wrappers');
 const exec = (command: string) => scene.exec(command);
 
 describe('rm behind a wrapper the gate used to misread', () => {
-  for (const command of [
+  keepsFile(scene, 'wrapper', [
     // getopt takes an unambiguous prefix of a long option: --u is --unset, which takes a value.
     'env --u HOME rm -f keep.txt',
     // GNU env sets every word holding `=`, not only shell names.
@@ -27,12 +27,7 @@ describe('rm behind a wrapper the gate used to misread', () => {
     'bash -c + "rm -f keep.txt"',
     // xargs --replace takes its value only after =: here it replaces {} and runs rm.
     'echo x | xargs --replace rm -f keep.txt',
-  ]) {
-    attack('wrapper', command, async () => {
-      expect(outcome(await exec(command))).toBe('permission_denied');
-      expect(existsSync(scene.keep)).toBe(true);
-    });
-  }
+  ]);
 
   attack('wrapper', 'a canary written through env --u and an rm in the same line', async () => {
     const { halves, path } = scene.c;
@@ -45,7 +40,7 @@ describe('rm behind a wrapper the gate used to misread', () => {
   // Found by a review (3 December): the glob check on a program's name ran on the command line's first word
   // only, so the program a wrapper runs could be a glob (bash expands it to /bin/rm before the wrapper starts);
   // and builtins that evaluate an array subscript in a variable name ran a command hidden in a quoted string.
-  for (const command of [
+  keepsFile(scene, 'wrapper', [
     'nice /bin/r? -f keep.txt',
     'command /bin/r? -f keep.txt',
     'echo keep.txt | xargs /bin/r?',
@@ -62,16 +57,11 @@ describe('rm behind a wrapper the gate used to misread', () => {
     "export PROMPT_COMMAND='rm -f keep.txt'",
     'hash -p /bin/rm ls; ls -f keep.txt',
     "history -s 'rm -f keep.txt'; fc -s",
-  ]) {
-    attack('wrapper', command, async () => {
-      expect(outcome(await exec(command))).toBe('permission_denied');
-      expect(existsSync(scene.keep)).toBe(true);
-    });
-  }
+  ]);
 
   // Found 5 December: tree-sitter-bash puts the `| sh` of `cat <<EOF | sh` inside the here-doc, so the lines
   // sh reads were never split (and a bare cat, or tee, between a writer and a shell passed its script unread).
-  for (const command of [
+  keepsFile(scene, 'wrapper', [
     'cat <<EOF | sh\nrm -f keep.txt\nEOF',
     'cat <<EOF | tee /dev/null | bash\nrm -f keep.txt\nEOF',
     "cat <<< 'rm -f keep.txt' | sh",
@@ -81,18 +71,13 @@ describe('rm behind a wrapper the gate used to misread', () => {
     "bash /dev/stdin <<< 'rm -f keep.txt'",
     "source /dev/stdin <<< 'rm -f keep.txt'",
     "echo 'rm -f keep.txt' | sh /dev/fd/0",
-  ]) {
-    attack('wrapper', command, async () => {
-      expect(outcome(await exec(command))).toBe('permission_denied');
-      expect(existsSync(scene.keep)).toBe(true);
-    });
-  }
+  ]);
 
   // Found by an audit (5 December), each run by bash while the gate allowed it: a compound command behind `!`,
   // `time` or `coproc`, here-docs hung on a list or negation, a compound statement's input, a reader behind a
   // wrapper, a shell string or a function, a bare exec's here-string, a literal through `head`, xargs (-0 too),
   // and a name in a subscript whose value bash evaluates (a second audit's cases after the last four).
-  for (const command of [
+  keepsFile(scene, 'wrapper', [
     '! { rm -f keep.txt; }',
     'time { rm -f keep.txt; }',
     'ls && sh <<EOF\nrm -f keep.txt\nEOF',
@@ -116,12 +101,7 @@ describe('rm behind a wrapper the gate used to misread', () => {
     'BASH_CMDS[ls]=/bin/rm; ls -f keep.txt',
     'nice <<EOF rm -f keep.txt\nhi\nEOF',
     '! nice >/dev/null rm -f keep.txt',
-  ]) {
-    attack('wrapper', command, async () => {
-      expect(outcome(await exec(command))).toBe('permission_denied');
-      expect(existsSync(scene.keep)).toBe(true);
-    });
-  }
+  ]);
 
   attack('wrapper', 'a canary written by the lines of a here-doc piped into sh', async () => {
     const { halves, path } = scene.c;
@@ -139,17 +119,11 @@ describe('rm behind a wrapper the gate used to misread', () => {
     await expectNoCanary(scene.rt, scene.c);
   });
 
-  it('still runs the same wrappers around an allowed command (control group)', async () => {
-    for (const command of [
-      'env --u HOME ls keep.txt',
-      'echo ls keep.txt | bash -',
-      'env 1A=1 ls keep.txt',
-      'nice ls keep.txt',
-      "printf -v a '%s' x; ls keep.txt",
-    ]) {
-      const reply = await exec(command);
-      expect({ command, outcome: outcome(reply) }).toEqual({ command, outcome: 'ok' });
-      expect(String(reply.ok ? reply['output'] : '')).toContain('keep.txt');
-    }
-  }, 60_000);
+  stillRuns(scene, 'still runs the same wrappers around an allowed command (control group)', [
+    'env --u HOME ls keep.txt',
+    'echo ls keep.txt | bash -',
+    'env 1A=1 ls keep.txt',
+    'nice ls keep.txt',
+    "printf -v a '%s' x; ls keep.txt",
+  ]);
 });
