@@ -21,6 +21,12 @@ const LATER_VARIABLE = /^(PROMPT_COMMAND|PS[0124])(\[[^\]]*\])?\+?=/;
 const STARTUP_VARIABLE = /^(BASH_ENV|ENV)(\[[^\]]*\])?\+?=/;
 /** The variables whose value bash runs as code (or, for BASH_ENV and ENV, whose file it runs). */
 const CODE_NAME = /^(PROMPT_COMMAND|PS[0124]|BASH_ENV|ENV|BASH_CMDS|BASH_ALIASES)$/;
+/**
+ * The variables bash 5.2 evaluates as arithmetic when they are assigned, as if declared `-i`: `RANDOM=x` evaluates
+ * what x holds, and an array subscript in it runs its `$(…)` (`OPTIND='a[$(rm y)]'` runs rm). Found by the
+ * differential fuzz test; the other special variables (SECONDS, LINENO, COLUMNS, HISTSIZE, TMOUT, …) do not.
+ */
+export const EVALUATED_NAME = /^(RANDOM|SRANDOM|OPTIND|HISTCMD)$/;
 
 /**
  * The script an assignment word (`NAME=value`) leaves for later, or undefined. An array's value gives each
@@ -129,6 +135,8 @@ export function laterProblem(argv: readonly string[], assignments: readonly stri
 
 /** Why a `for` or `select` loop over `variable` is refused: each value it takes is code bash runs later. */
 export function loopVariable(variable: string): string | undefined {
+  if (EVALUATED_NAME.test(variable))
+    return `a loop sets ${variable}, whose every value bash evaluates as arithmetic; loop over another variable`;
   if (!CODE_NAME.test(variable)) return undefined;
   return (
     `a loop sets ${variable}, whose values bash runs as code later (at a prompt, a trace or a shell's start); ` +
@@ -158,7 +166,7 @@ export function laterRefusal(argv: readonly string[]): string | undefined {
       targets = refTargets(args);
       // `declare -n p` with no target, or one that is no plain name: the next `p=PS4` (or the expansion) names it.
       const open = operands(args, '').find((a) => !/^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z_][A-Za-z0-9_]*$/.test(a));
-      if (open !== undefined && !targets.some((t) => CODE_NAME.test(t)))
+      if (open !== undefined && !targets.some((t) => CODE_NAME.test(t) || EVALUATED_NAME.test(t)))
         return (
           `${name} makes ${JSON.stringify(open.slice(0, 60))} a reference to a variable the check cannot name, and ` +
           'a later assignment through it may set PROMPT_COMMAND, PS0-PS4 or BASH_ENV, which bash runs as code; ' +
@@ -166,7 +174,14 @@ export function laterRefusal(argv: readonly string[]): string | undefined {
         );
     }
   }
-  const target = targets.map((t) => t.replace(/\[.*$/s, '')).find((t) => CODE_NAME.test(t));
+  const names = targets.map((t) => t.replace(/\[.*$/s, ''));
+  const evaluated = names.find((t) => EVALUATED_NAME.test(t));
+  if (evaluated !== undefined)
+    return (
+      `${name} sets ${evaluated}, whose value bash evaluates as arithmetic (an array subscript in it runs a ` +
+      `command), from text the check cannot read; assign it a number (\`${evaluated}=1\`) instead`
+    );
+  const target = names.find((t) => CODE_NAME.test(t));
   if (target === undefined) return undefined;
   return `${name} sets ${target}, whose value bash ${
     /ENV$/.test(target) ? 'runs as a file when every later shell starts' : 'runs as code at a later prompt or trace'

@@ -53,6 +53,7 @@ import {
   hiddenSubscriptMessage,
   joinedMessage,
   commandTableWrite,
+  evaluatedAssignment,
   evaluatedSubscript,
   evaluatesNames,
   testProblem,
@@ -180,8 +181,8 @@ function walk(node: Node, ctx: Ctx): void {
       return;
     }
     case 'variable_assignment': {
-      const subscript = evaluatedSubscript(node.text);
-      if (subscript) ctx.state.unsafe.push(subscript);
+      for (const asks of [evaluatedSubscript(node.text), evaluatedAssignment(node.text)])
+        if (asks) ctx.state.unsafe.push(asks);
       const standalone = node.parent?.type !== 'command' && node.parent?.type !== 'declaration_command';
       const text = wordText(node);
       for (const refused of [commandTableWrite(node.text), standalone ? laterProblem([], [text]) : undefined])
@@ -202,6 +203,12 @@ function walk(node: Node, ctx: Ctx): void {
       const hidden = hiddenSubscript(words[0]!, words.slice(1));
       const evaluates = evaluatesNames(words);
       if (evaluates) ctx.state.unsafe.push(`${clip(words.join(' '))} (${evaluates})`);
+      // A quoted word (`export 'OPTIND=x'`) is no variable_assignment node, and declares all the same.
+      const quoted = node.namedChildren.filter((c) => c && c.type !== 'variable_assignment').map((c) => wordText(c!));
+      for (const w of quoted) {
+        const asks = evaluatedAssignment(w);
+        if (asks) ctx.state.unsafe.push(asks);
+      }
       for (const refused of [
         laterProblem(words),
         commandTableWrite(words.join(' ')),

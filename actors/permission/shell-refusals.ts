@@ -296,6 +296,17 @@ export function evaluatedSubscript(assignment: string): string | undefined {
 }
 
 /**
+ * An assignment to a variable bash evaluates as arithmetic when it is set (RANDOM, SRANDOM, OPTIND, HISTCMD:
+ * `OPTIND=x` evaluates what x holds, and `a[$(rm y)]` in it runs rm). A person decides unless the value is a
+ * number; undefined for anything else.
+ */
+export function evaluatedAssignment(word: string): string | undefined {
+  const m = /^(RANDOM|SRANDOM|OPTIND|HISTCMD)(\[[^\]]*\])?\+?=(.*)$/s.exec(word);
+  if (!m || /^\s*[-+]?\d+\s*$/.test(m[3]!.replace(/['"]/g, ''))) return undefined;
+  return `${clip(word)} (bash evaluates what is assigned to ${m[1]} as arithmetic)`;
+}
+
+/**
  * Why writing bash's command tables is refused: an element of BASH_CMDS makes a name run another program
  * (`BASH_CMDS[ls]=/bin/rm`, as `hash -p` does) and one of BASH_ALIASES defines an alias (`BASH_ALIASES[n]=nice`),
  * so a later `ls x` or `n rm x` runs what the split reads as something else; undefined when `text` does not.

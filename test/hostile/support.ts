@@ -180,15 +180,16 @@ export type KeepFileScene = {
 /**
  * For a test file: a hostile runtime under `policy` with `keep.txt` in its workspace, a canary in the
  * workspace (terminals are sandboxed, and the sandbox's /tmp is its own) and one terminal, made before the
- * file's tests and torn down after them. Read the fields inside tests, not at the top level.
+ * file's tests and torn down after them; `flags` as for hostileRuntime (a short ask timeout for attacks that
+ * ask). Read the fields inside tests, not at the top level.
  */
-export function keepFileScene(policy: unknown): KeepFileScene {
+export function keepFileScene(policy: unknown, flags?: Partial<ConfigInput>): KeepFileScene {
   const scene = {
     exec: (command: string) =>
       scene.rt.call('terminal.exec', { terminalId: scene.terminalId, command, timeoutMs: 10_000 }),
   } as KeepFileScene;
   beforeAll(async () => {
-    scene.rt = await hostileRuntime(policy);
+    scene.rt = await hostileRuntime(policy, flags);
     scene.keep = join(scene.rt.workspace, 'keep.txt');
     writeFileSync(scene.keep, 'keep\n');
     scene.c = canary(scene.rt.workspace);
