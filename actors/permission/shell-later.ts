@@ -119,9 +119,46 @@ export function hiddenRun(argv: readonly string[]): string | undefined {
   if (name === 'fc') return 'fc runs commands from the history';
   if (name === 'hash' && args.some((a) => /^-[a-z]*p/.test(a))) return 'hash -p makes a name run another program';
   if (name === 'bind' && args.some((a) => /^-[a-zA-Z]*x/.test(a))) return 'bind -x runs a command on a key';
+  // skein types every command line (`\\. <its file>`) through readline and the terminal's line discipline: a
+  // key bound to a macro, or a byte made the kill or interrupt character, turns that fixed line into another
+  // command, run in place of the next one judged (`bind '"\C-m": "…rm x\C-j"'`, `stty kill -`).
+  if (name === 'bind' && bindChanges(args))
+    return `bind changes what keys do, and skein types every command line through readline: ${NEXT_LINE}`;
+  if (name === 'stty' && sttyChanges(args))
+    return `stty changes how the terminal reads input, and skein types every command line through it: ${NEXT_LINE}`;
   if ((name === 'complete' || name === 'compgen') && args.some((a) => /^-[a-zA-Z]*C/.test(a)))
     return `${name} -C runs a command to complete`;
   return undefined;
+}
+
+const NEXT_LINE = 'the next line could run something else';
+
+/** Whether a `bind` does more than list or query (`-p`, `-P`, `-v`, `-V`, `-s`, `-S`, `-X`, `-l`, `-q f`, `-m map`). */
+function bindChanges(args: readonly string[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    // An operand: a binding (`"\C-m": …`, `Control-m: …`) or a readline variable (`set …`).
+    if (!a.startsWith('-') || a.length === 1 || a === '--') return true;
+    for (let j = 1; j < a.length; j++) {
+      if (a[j] === 'm' || a[j] === 'q') {
+        if (j + 1 === a.length) i++;
+        break;
+      }
+      if (!'pPvVsSXl'.includes(a[j]!)) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether an `stty` sets anything but the defaults (it only reports with no operand, `-a`, `-g`, `size`, `speed`). */
+function sttyChanges(args: readonly string[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-F' || a === '--file') i++;
+    // `sane` sets every special character back to its default.
+    else if (!/^(-F.+|--file=.*|-a|--all|-g|--save|size|speed|sane)$/.test(a)) return true;
+  }
+  return false;
 }
 
 /**

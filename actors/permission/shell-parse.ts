@@ -53,7 +53,7 @@ import {
   hiddenSubscriptMessage,
   joinedMessage,
   commandTableWrite,
-  evaluatedAssignment,
+  assignmentAsk,
   evaluatedSubscript,
   evaluatesNames,
   testProblem,
@@ -181,7 +181,7 @@ function walk(node: Node, ctx: Ctx): void {
       return;
     }
     case 'variable_assignment': {
-      for (const asks of [evaluatedSubscript(node.text), evaluatedAssignment(node.text)])
+      for (const asks of [evaluatedSubscript(node.text), assignmentAsk(node.text)])
         if (asks) ctx.state.unsafe.push(asks);
       const standalone = node.parent?.type !== 'command' && node.parent?.type !== 'declaration_command';
       const text = wordText(node);
@@ -206,7 +206,7 @@ function walk(node: Node, ctx: Ctx): void {
       // A quoted word (`export 'OPTIND=x'`) is no variable_assignment node, and declares all the same.
       const quoted = node.namedChildren.filter((c) => c && c.type !== 'variable_assignment').map((c) => wordText(c!));
       for (const w of quoted) {
-        const asks = evaluatedAssignment(w);
+        const asks = assignmentAsk(w);
         if (asks) ctx.state.unsafe.push(asks);
       }
       for (const refused of [

@@ -307,6 +307,22 @@ export function evaluatedAssignment(word: string): string | undefined {
 }
 
 /**
+ * An assignment to INPUTRC, the file of key bindings readline reads when a shell starts (a terminal opened with it
+ * in its env) or at `bind -f`: skein types every command line through readline, and a key bound to a macro there
+ * turns it into another command. A person decides; undefined for anything else.
+ */
+export function inputrcAssignment(word: string): string | undefined {
+  return /^INPUTRC(\[[^\]]*\])?\+?=/.test(word)
+    ? `${clip(word)} (INPUTRC names a file of key bindings, and skein types each command line through readline)`
+    : undefined;
+}
+
+/** Why an assignment word asks a person (`evaluatedAssignment`, `inputrcAssignment`), or undefined. */
+export function assignmentAsk(word: string): string | undefined {
+  return evaluatedAssignment(word) ?? inputrcAssignment(word);
+}
+
+/**
  * Why writing bash's command tables is refused: an element of BASH_CMDS makes a name run another program
  * (`BASH_CMDS[ls]=/bin/rm`, as `hash -p` does) and one of BASH_ALIASES defines an alias (`BASH_ALIASES[n]=nice`),
  * so a later `ls x` or `n rm x` runs what the split reads as something else; undefined when `text` does not.
