@@ -154,10 +154,10 @@ export function openSpec(
  * The environment a terminal's processes start with, the host-side wrappers (setsid, stty, sh, bwrap) too:
  * nothing inherited but PATH, HOME, USER, LOGNAME and LANG; set so that agents get predictable,
  * non-interactive output (TERM=xterm-256color, PAGER/GIT_PAGER/MANPAGER/SYSTEMD_PAGER=cat,
- * DEBIAN_FRONTEND=noninteractive) plus SKEIN_TERMINAL_ID/SKEIN_AGENT_ID and the git protections
- * (GIT_PROTECTIONS). Never the caller's `env`: an `LD_PRELOAD` in it would run the agent's code in those
- * wrappers, outside the sandbox and before the cgroup join. The caller's `env` reaches the shell alone
- * (`agentEnv`, set by `env` just before the shell, inside the sandbox).
+ * DEBIAN_FRONTEND=noninteractive) plus SKEIN_TERMINAL_ID/SKEIN_AGENT_ID and the git and readline protections
+ * (GIT_PROTECTIONS, READLINE_PROTECTIONS). Never the caller's `env`: an `LD_PRELOAD` in it would run the
+ * agent's code in those wrappers, outside the sandbox and before the cgroup join. The caller's `env` reaches the
+ * shell alone (`agentEnv`, set by `env` just before the shell, inside the sandbox).
  */
 export function terminalEnv(spec: Pick<SpawnSpec, 'terminalId' | 'agentId' | 'shellPath'>): Record<string, string> {
   let user = process.env.USER ?? '';
@@ -183,13 +183,24 @@ export function terminalEnv(spec: Pick<SpawnSpec, 'terminalId' | 'agentId' | 'sh
     SKEIN_TERMINAL_ID: spec.terminalId,
     SKEIN_AGENT_ID: spec.agentId,
     ...GIT_PROTECTIONS,
+    ...READLINE_PROTECTIONS,
   };
 }
 
-/** The caller's `env` as the shell gets it: over `terminalEnv`, but never over the git protections. */
+/** The caller's `env` as the shell gets it: over `terminalEnv`, but never over the git or readline protections. */
 export function agentEnv(spec: Pick<SpawnSpec, 'env'>): Record<string, string> {
-  return Object.fromEntries(Object.entries(spec.env).filter(([key]) => !(key in GIT_PROTECTIONS)));
+  return Object.fromEntries(
+    Object.entries(spec.env).filter(([key]) => !(key in GIT_PROTECTIONS) && !(key in READLINE_PROTECTIONS)),
+  );
 }
+
+/**
+ * Readline's settings every terminal starts with, after the caller's env: no init file (`INPUTRC=/dev/null`:
+ * neither `~/.inputrc` nor /etc/inputrc). skein types each command's line through readline, and a key bound to a
+ * macro in a file the agent wrote (a workspace `.inputrc`, with HOME pointed at the workspace in the open's env)
+ * turned that line into another command (`test/hostile/readline-state`). Keys keep readline's own defaults.
+ */
+export const READLINE_PROTECTIONS: Record<string, string> = { INPUTRC: '/dev/null' };
 
 /**
  * Git settings every terminal runs with, after the caller's env (a floor, like the sandbox): an allow rule

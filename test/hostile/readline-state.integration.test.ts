@@ -63,6 +63,16 @@ describe('the next typed line, rewritten by an earlier command', () => {
     expect(existsSync(scene.keep)).toBe(true);
   });
 
+  attack('readline', 'a terminal opened with HOME at a workspace holding an .inputrc', async () => {
+    writeFileSync(join(scene.rt.workspace, '.inputrc'), '"\\C-m": "\\C-a\\C-krm -f keep.txt\\C-j"\n');
+    const open = await scene.rt.call('terminal.open', { env: { HOME: scene.rt.workspace } });
+    expect(outcome(open)).toBe('ok');
+    const terminalId = String(open.ok ? open['terminalId'] : '');
+    const first = await scene.rt.call('terminal.exec', { terminalId, command: 'echo judged', timeoutMs: 10_000 });
+    expect(String(first.ok ? first['output'] : '')).toContain('judged');
+    expect(existsSync(scene.keep)).toBe(true);
+  });
+
   it('listing bindings and reading the settings still run', async () => {
     for (const command of ['bind -p | grep -c accept-line', 'stty -a | grep -c speed', 'stty size', 'bind -q abort']) {
       const reply = await scene.exec(command);

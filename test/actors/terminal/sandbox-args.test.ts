@@ -3,7 +3,7 @@
  * `--die-with-parent` went unnoticed; issue 11: the sandbox must hide the host's secrets and keep the
  * workspace's git and skein files read-only). The live counterpart is sandbox-floor.integration.test.ts.
  */
-import { agentEnv, GIT_PROTECTIONS, terminalEnv } from '../../../actors/terminal/pty-spawn.ts';
+import { agentEnv, GIT_PROTECTIONS, READLINE_PROTECTIONS, terminalEnv } from '../../../actors/terminal/pty-spawn.ts';
 import { bwrapArgs, type SandboxHost, scratchDirs } from '../../../actors/terminal/sandbox-args.ts';
 import { sandboxFloor } from '../../../infra/terminal/wiring.ts';
 
@@ -218,6 +218,13 @@ describe('bwrapArgs', () => {
 });
 
 describe('terminal environment', () => {
+  it('starts readline with no init file, whatever env the agent gives (no HOME/.inputrc key bindings)', () => {
+    const env = terminalEnv({ terminalId: 't1', agentId: 'a1', shellPath: '/bin/bash' });
+    expect(env['INPUTRC']).toBe('/dev/null');
+    expect(agentEnv({ env: { INPUTRC: './keys', HOME: '/ws', LANG: 'C' } })).toEqual({ HOME: '/ws', LANG: 'C' });
+    expect(READLINE_PROTECTIONS).toEqual({ INPUTRC: '/dev/null' });
+  });
+
   it('runs git with bare-repository discovery off, no fsmonitor and no hooks, whatever env the agent gives', () => {
     const env = terminalEnv({ terminalId: 't1', agentId: 'a1', shellPath: '/bin/bash' });
     expect(env).toMatchObject(GIT_PROTECTIONS);
