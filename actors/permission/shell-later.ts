@@ -150,13 +150,17 @@ function bindChanges(args: readonly string[]): boolean {
   return false;
 }
 
-/** Whether an `stty` sets anything but the defaults (it only reports with no operand, `-a`, `-g`, `size`, `speed`). */
+/**
+ * Whether an `stty` changes what could alter the next typed line: a special character (`kill -`, `intr x`), how
+ * input bytes are mapped (`iuclc` lowercases the line's path to one the agent made in its /tmp, `igncr`,
+ * `noflsh`, `-isig`…). Reporting (`-a`, `-g`, `size`, `speed`), `sane`, and the modes readline sets for itself
+ * at every line (`echo`, `icanon`, `min`, `time`) or the window's size (`rows`, `cols`) do not.
+ */
 function sttyChanges(args: readonly string[]): boolean {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === '-F' || a === '--file') i++;
-    // `sane` sets every special character back to its default.
-    else if (!/^(-F.+|--file=.*|-a|--all|-g|--save|size|speed|sane)$/.test(a)) return true;
+    if (a === '-F' || a === '--file' || /^(rows|cols|columns|min|time)$/.test(a)) i++;
+    else if (!/^(-F.+|--file=.*|-a|--all|-g|--save|size|speed|sane|-?echo|-?icanon)$/.test(a)) return true;
   }
   return false;
 }
