@@ -217,8 +217,11 @@ describe('workers on a named host, with per-host credentials', () => {
         worker: { command: 'sh', args: ['-c', script] },
       }),
     );
-    await expect.poll(() => existsSync(join(wsB, 'w2.pid')), { timeout: 10_000 }).toBe(true);
-    const pid = Number(readFileSync(join(wsB, 'w2.pid'), 'utf8'));
+    // The file exists (the shell's redirection made it) before it holds the pid: wait for the number itself.
+    const pidFile = join(wsB, 'w2.pid');
+    const written = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) || 0 : 0);
+    await expect.poll(written, { timeout: 10_000 }).toBeGreaterThan(0);
+    const pid = written();
     expect(isAlive(pid)).toBe(true);
     expect(ok(await a.call('agent.cancel', { agentId: 'w2' }))).toMatchObject({ cancelled: ['w2'] });
     await expect.poll(() => isAlive(pid), { timeout: 10_000 }).toBe(false);
