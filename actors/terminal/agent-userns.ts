@@ -27,6 +27,8 @@ import { userInotifyMax } from './sandbox-scratch.ts';
 
 /** How long a holder gets to set its namespace up. */
 const HOLDER_START_MS = 5_000;
+/** How long after a holder's end what it printed may still come (its pipes held open by something it started). */
+const HOLDER_SAID_MS = 250;
 
 /** A namespace the runtime holds open: `path` names it to another process of the runtime's user. */
 type Namespace = { fd: number; path: string };
@@ -227,9 +229,18 @@ export class AgentUserns {
       });
       child.stdin!.on('error', () => undefined);
       child.on('error', (err) => fail(err));
-      child.on('exit', (code, signal) =>
-        fail(new Error(`the namespace holder of '${key}' ended (${signal ?? `exit ${code}`}): ${said.trim()}`)),
-      );
+      child.on('exit', (code, signal) => {
+        const ended = () =>
+          fail(new Error(`the namespace holder of '${key}' ended (${signal ?? `exit ${code}`}): ${said.trim()}`));
+        // 'exit' can come before the last of what it printed (why unshare failed): told once its pipes close,
+        // or after HOLDER_SAID_MS if something it started holds them.
+        const cap = setTimeout(ended, HOLDER_SAID_MS);
+        cap.unref();
+        child.once('close', () => {
+          clearTimeout(cap);
+          ended();
+        });
+      });
       // Neither the holder nor its pipes keep the runtime's event loop alive.
       child.unref();
       for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as { unref?: () => void }).unref?.();

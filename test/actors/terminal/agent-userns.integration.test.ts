@@ -121,13 +121,15 @@ describe.skipIf(!ready)('inotify per agent: a user namespace per agent, nested, 
   });
 
   /** A terminal manager whose `unshare` works `works` times and fails after; `remove` when done. */
-  function failingUnshare(works: number) {
+  /** `unshare` that works `works` times, then fails saying why: at once, or `late` (after it exited). */
+  function failingUnshare(works: number, late = false) {
     const bin = mkdtempSync(join(tmpdir(), 'skein-unshare-'));
     const real = which('unshare')!;
+    const say = late ? `(sleep 0.1; echo 'no namespace for you' >&2) &` : `echo 'no namespace for you' >&2;`;
     writeFileSync(
       join(bin, 'unshare'),
       `#!/bin/sh\nn=$(cat ${bin}/count 2>/dev/null || echo 0)\necho $((n + 1)) > ${bin}/count\n` +
-        `[ "$n" -ge ${works} ] && { echo 'no namespace for you' >&2; exit 1; }\nexec ${real} "$@"\n`,
+        `[ "$n" -ge ${works} ] && { ${say} exit 1; }\nexec ${real} "$@"\n`,
     );
     chmodSync(join(bin, 'unshare'), 0o755);
     const path = process.env.PATH;
@@ -156,6 +158,16 @@ describe.skipIf(!ready)('inotify per agent: a user namespace per agent, nested, 
       expect(h!.manager.list('b1')).toEqual({ terminals: [] });
       // a1's namespace is still there and bounds it.
       expect(await grab('a1', 0)).toBe(perAgent);
+    } finally {
+      bin.remove();
+    }
+  });
+
+  it('names why a holder failed when what it printed comes after its end', async () => {
+    // Node's 'exit' can come before a child's last output (CI once lost it: `ended (exit 1): ` and nothing more).
+    const bin = failingUnshare(1, true);
+    try {
+      await expect(h!.open('a1', { sandbox: true })).rejects.toThrow(refused('a1'));
     } finally {
       bin.remove();
     }
