@@ -126,7 +126,15 @@ export async function startNatsServer(options: {
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`nats-server exited with code ${code} before it was ready:\n${log.slice(-2000)}`));
+      const ended = () =>
+        reject(new Error(`nats-server exited with code ${code} before it was ready:\n${log.slice(-2000)}`));
+      // 'exit' can come before the last of its stderr (why it stopped): told once the pipe closes, or soon after.
+      const cap = setTimeout(ended, 250);
+      cap.unref();
+      child.once('close', () => {
+        clearTimeout(cap);
+        ended();
+      });
     });
   });
   // If this process ends without stopping the server (a crash, a test worker torn down), take it along.
