@@ -136,7 +136,7 @@ export class JetStreamLog implements EventLog {
     // short in silence.
     const rounds = new ReadRounds(options, STREAM_OF[options.stream ?? 'events']);
     while (rounds.more()) {
-      const opened = await this.#reopen(rounds);
+      const opened = await rounds.open((opts) => this.#open(opts));
       if (opened === 'again') continue;
       if (!opened) return;
       const { consumer, until } = opened;
@@ -175,22 +175,6 @@ export class JetStreamLog implements EventLog {
   scan(options: ReadOptions, visit: (fact: StoredFact) => void): Promise<void> {
     const deps = { js: this.#js, jsm: this.#jsm, stallMs: this.#stallMs };
     return scanLog(deps, STREAM_OF[options.stream ?? 'events'], options, visit);
-  }
-
-  /**
-   * `#open` for a read's round. A read reading on (not its first round) met a stall or a node's loss, so the stream may
-   * be electing a leader: its info or consumer request can time out. That round pauses and the next one tries
-   * again (a miss: CATCH_UP_ROUNDS in a row and it throws).
-   */
-  async #reopen(rounds: ReadRounds) {
-    const first = rounds.first();
-    try {
-      return await this.#open(rounds.opts);
-    } catch (err) {
-      if (first || rounds.last()) throw err;
-      await rounds.miss();
-      return 'again' as const;
-    }
   }
 
   async #open(options: ReadOptions) {

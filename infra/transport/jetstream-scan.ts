@@ -59,7 +59,7 @@ export async function scanLog(
 ): Promise<void> {
   const rounds = new ReadRounds(options, stream);
   while (rounds.more()) {
-    const opened = await reopen(deps, stream, rounds);
+    const opened = await rounds.open((opts) => open(deps, stream, opts));
     if (opened === 'again') continue;
     if (!opened) return;
     const { consumer, until, dispose } = opened;
@@ -115,22 +115,7 @@ export async function scanLog(
   throw rounds.short();
 }
 
-/**
- * A round's consumer. A read reading on (not its first round) met a stall, a gap or a node's loss, so the stream
- * may be electing a leader: its info or consumer request can time out. That round pauses and the next one tries
- * again (a miss: CATCH_UP_ROUNDS in a row and it throws).
- */
-async function reopen(deps: ScanDeps, stream: string, rounds: ReadRounds) {
-  const first = rounds.first();
-  try {
-    return await open(deps, stream, rounds.opts);
-  } catch (err) {
-    if (first || rounds.last()) throw err;
-    await rounds.miss();
-    return 'again' as const;
-  }
-}
-
+/** A round's consumer: a plain pull consumer from the round's start, or undefined when there is nothing to read. */
 async function open({ js, jsm }: ScanDeps, stream: string, options: ReadOptions) {
   const info = await jsm.streams.info(stream);
   const from = Math.max(options.fromSeq ?? 1, info.state.first_seq);

@@ -40,6 +40,22 @@ export class ReadRounds {
     return this.#misses >= CATCH_UP_ROUNDS - 1;
   }
 
+  /**
+   * Opens a round with `open` (its consumer). A read reading on (not its first round) met a stall, a gap or a
+   * node's loss, so the stream may be electing a leader: its info or consumer request can time out. That round
+   * pauses and the next one tries again (`'again'`: a miss, CATCH_UP_ROUNDS in a row and it throws).
+   */
+  async open<T>(open: (options: ReadOptions) => Promise<T>): Promise<T | 'again'> {
+    const first = this.first();
+    try {
+      return await open(this.opts);
+    } catch (err) {
+      if (first || this.last()) throw err;
+      await this.miss();
+      return 'again';
+    }
+  }
+
   /** A round that got nothing: pause, longer each time. */
   async miss(): Promise<void> {
     this.#misses++;
