@@ -72,7 +72,48 @@ export function decide(request: DecisionRequest, policy: MergedPolicy | Compiled
   return decideOne(request, compiled);
 }
 
+/**
+ * Shell decisions already made, per compiled policy and split: `decideOne` is a pure function of the request
+ * and the policy, and a split is frozen and shared by every request of the same text (the gate's splitter
+ * remembers them), so a command run again (the test command, `git status`) is looked up, not judged again
+ * (~45 µs of an exec's host time, most of it cache misses). A new policy is a new compiled object, so nothing
+ * outlives the policy it was decided under; the text is compared too, so a split passed with other text is
+ * judged afresh. The decision is frozen: every caller gets the same object.
+ */
+const decided = new WeakMap<
+  CompiledPolicy,
+  WeakMap<ShellSplit, Array<{ tool: ToolName; input: string; d: Decision }>>
+>();
+
 function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision {
+  const { split } = request;
+  if (split === undefined || request.path !== undefined || !Object.isFrozen(split)) return judge(request, compiled);
+  let bySplit = decided.get(compiled);
+  if (!bySplit) {
+    bySplit = new WeakMap();
+    decided.set(compiled, bySplit);
+  }
+  let known = bySplit.get(split);
+  const hit = known?.find((k) => k.tool === request.tool && k.input === request.input);
+  if (hit) return hit.d;
+  const d = deepFreeze(judge(request, compiled));
+  if (!known) {
+    known = [];
+    bySplit.set(split, known);
+  }
+  known.push({ tool: request.tool, input: request.input, d });
+  return d;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+function judge(request: DecisionRequest, compiled: CompiledPolicy): Decision {
   const { tool, input } = request;
   if (!compiled.tools[tool]) {
     return result(
