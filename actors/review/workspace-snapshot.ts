@@ -27,11 +27,13 @@
  *   agent's edit, the user) is attributed to the command: the snapshot
  *   cannot tell who wrote a file.
  */
-import { open, readdir, lstat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ActionLogRecord, ChangeSource, FileStatus } from '../../schemas/review.ts';
 import type { ActionLogService } from './action-log.ts';
 import { contentHash, type BlobStore } from './blob-store.ts';
+import { readRegularFile } from '../common/read-regular.ts';
+import { lstatBigNow } from '../common/stat-now.ts';
 import { loadIgnore } from './workspace-snapshot-ignore.ts';
 
 export type SnapshotBudget = {
@@ -202,28 +204,16 @@ export class WorkspaceSnapshotter {
     acc: { readBytes: number },
     budget?: ContentBudget,
   ): Promise<FileState | undefined> {
-    let st: Awaited<ReturnType<typeof lstatBig>>;
-    try {
-      st = await lstat(full, { bigint: true });
-    } catch {
-      return undefined;
-    }
+    const st = lstatBigNow(full);
+    if (!st) return undefined;
     const size = Number(st.size);
     const stamp = `${st.ino}:${st.mtimeNs}:${st.ctimeNs}`;
     if (prev && prev.stamp === stamp && prev.size === size) return prev;
     if (size > this.budget.maxFileBytes) return { size, stamp, hash: null, why: 'too-large' };
     if (acc.readBytes + size > this.budget.maxStoreBytes) return { size, stamp, hash: null, why: 'over-budget' };
-    let bytes: Buffer;
-    try {
-      const fh = await open(full, 'r');
-      try {
-        bytes = await fh.readFile();
-      } finally {
-        await fh.close();
-      }
-    } catch {
-      return undefined;
-    }
+    // Never through a symlink or FIFO swapped in since the lstat (read-regular.ts).
+    const bytes = await readRegularFile(full);
+    if (!bytes) return undefined;
     acc.readBytes += bytes.length;
     const text = bytes.toString('utf8');
     if (!Buffer.from(text, 'utf8').equals(bytes)) return { size, stamp, hash: null, why: 'binary' };
@@ -330,4 +320,3 @@ function reasonText(why: FileState['why']): string {
 }
 
 const readdirDirents = (dir: string) => readdir(dir, { withFileTypes: true });
-const lstatBig = (path: string) => lstat(path, { bigint: true });
