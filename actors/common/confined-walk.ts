@@ -9,7 +9,9 @@
  * (bounded retries), never escape. The operations on what it reaches are in `confined-fs.ts`.
  */
 import { constants } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readlink } from 'node:fs/promises';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { type FileHandle, mkdir, open } from 'node:fs/promises';
+import { lstatNow } from './stat-now.ts';
 import { confine, normalizePath } from '../../machines/common/confine.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { pathProblem } from '../../schemas/paths.ts';
@@ -149,10 +151,8 @@ export async function walk(
       }
       const top = stack[stack.length - 1]!;
       const at = atFd(top.fd, name);
-      const st = await lstat(at).catch((err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') return undefined;
-        throw err;
-      });
+      // On this thread (stat-now.ts): a walk looks at each component, ~1 µs here against ~35 through the pool.
+      const st = lstatSync(at, { throwIfNoEntry: false });
       if (st?.isSymbolicLink() && (!last || followFinal)) {
         if (++hops > MAX_SYMLINKS)
           throw new RuntimeError(
@@ -161,7 +161,7 @@ export async function walk(
           );
         let target: string;
         try {
-          target = await readlink(at);
+          target = readlinkSync(at);
         } catch (err) {
           // Swapped for something else since the lstat: look at this component again.
           if ((err as NodeJS.ErrnoException).code === 'EINVAL' || (err as NodeJS.ErrnoException).code === 'ENOENT') {
@@ -219,7 +219,7 @@ export async function walk(
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'ENOTDIR' || code === 'ELOOP') {
-          const now = await lstat(at).catch(() => undefined);
+          const now = lstatNow(at);
           if (now?.isSymbolicLink()) {
             retry(name); // became a symlink since the lstat: resolve it as one
             continue;

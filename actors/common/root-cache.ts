@@ -16,10 +16,11 @@
  * keeps none, the ctime stands in (any change of the root's own entries moves it as well, which only costs a
  * new resolution). A replaced descriptor is closed once the last walk holding it is done.
  */
-import { type FileHandle, open, realpath, stat } from 'node:fs/promises';
+import { type FileHandle, open, realpath } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { resolve } from 'node:path';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
+import { statBigNow } from './stat-now.ts';
 
 /**
  * A root as the walk uses it: its real path and an open descriptor of it, owned by the cache. The walk calls
@@ -68,7 +69,7 @@ export async function openRoot(root: string): Promise<OpenRoot> {
   if (cached) {
     const entry = await cached.catch(() => undefined);
     if (entry) {
-      const now = await stat(entry.real, { bigint: true }).catch(() => undefined);
+      const now = statBigNow(entry.real);
       if (now?.isDirectory() && same(now, entry.id) && !entry.retired) return lease(entry);
       if (cache.get(key) === cached) {
         cache.delete(key);

@@ -30,9 +30,10 @@
  *   start (no inotify, watch limit) or the first scan stops at its budget,
  *   the root is tracked by a snapshot before and after each command instead.
  */
-import { lstat, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { lstatBigNow } from '../common/stat-now.ts';
 import { RootWatch, type TrackMark } from './root-watch.ts';
 import { loadIgnore } from './workspace-snapshot-ignore.ts';
 import type {
@@ -300,17 +301,13 @@ export class WorkspaceTracker {
     rw.dirty = new Set();
     rw.events = 0;
     const acc = { readBytes: 0 };
-    const parentOk = new Map<string, Promise<boolean>>();
-    const parentWatched = (parent: string): Promise<boolean> => {
+    const parentOk = new Map<string, boolean>();
+    const parentWatched = (parent: string): boolean => {
       let ok = parentOk.get(parent);
       if (ok === undefined) {
         const w = rw.dirs.get(parent);
-        ok = w
-          ? lstat(join(rw.root, parent), { bigint: true }).then(
-              (pst) => pst.isDirectory() && pst.ino === w.ino,
-              () => false,
-            )
-          : Promise.resolve(false);
+        const pst = w ? lstatBigNow(join(rw.root, parent)) : undefined;
+        ok = pst?.isDirectory() === true && pst.ino === w?.ino;
         parentOk.set(parent, ok);
       }
       return ok;
@@ -318,7 +315,9 @@ export class WorkspaceTracker {
     const one = async (rel: string): Promise<void> => {
       const full = join(rw.root, rel);
       const parent = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '';
-      const [st, ok] = await Promise.all([lstat(full, { bigint: true }).catch(() => undefined), parentWatched(parent)]);
+      // Both on this thread (stat-now.ts): one system call each.
+      const st = lstatBigNow(full);
+      const ok = parentWatched(parent);
       if (!ok || !st) {
         rw.dropTree(rel);
         return;

@@ -63,6 +63,10 @@ describe('review: a sub-agent changes a file between the listing and the accept'
         // The sub-agent alternates a harmless version with one carrying the canary.
         const r = await write(i % 2 ? `echo step ${i}\n${CANARY}\n` : `echo step ${i}\n`, 'release.sh');
         if (r.ok) writes++;
+        // Every fourth write (a harmless one) stays a while: back to back, the next write lands while the
+        // operator's listing of a harmless version is still on its way, so every accept would meet a changed file
+        // (all refused, correctly, but then no accept is tested). The others race the listing and the accept.
+        if (i % 4 === 2) await new Promise((r) => setTimeout(r, 15));
       }
     })();
     let accepted = 0;

@@ -2,7 +2,7 @@
  * The confined walk and atomic write on real files, without a runtime: temp files never outlive a failed
  * write, and a tight rename loop racing 2,000 direct writes and reads never lets one out of the workspace.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -71,6 +71,24 @@ describe('confined file operations', () => {
     expect(r?.mode).toBe(0o640);
     expect(await readConfined([ws], 'd/missing.txt', 1024)).toBeUndefined();
     expect(await resolveInWorkspace([ws], 'd')).toEqual({ path: join(ws, 'd'), exists: true, isDirectory: true });
+    expect(temps(ws)).toEqual([]);
+  });
+
+  it('writes and reads whole files on either side of the on-thread size, and never opens a FIFO', async () => {
+    // Up to 256 KiB the bytes are copied on the event loop's thread, past it in the thread pool: both whole.
+    mkdirSync(join(ws, 'sizes'));
+    for (const size of [0, 1, 256 * 1024 - 1, 256 * 1024, 256 * 1024 + 1, 3 * 1024 * 1024 + 7]) {
+      const body = Buffer.alloc(size, 0).map((_, i) => 97 + (i % 26));
+      await writeConfined([ws], `sizes/${size}.txt`, body, 0o600);
+      expect(readFileSync(join(ws, 'sizes', `${size}.txt`)).equals(body)).toBe(true);
+      const r = await readConfined([ws], `sizes/${size}.txt`, 4 * 1024 * 1024);
+      expect(r?.bytes.equals(body)).toBe(true);
+      expect(r?.mode).toBe(0o600);
+    }
+    await expect(readConfined([ws], 'sizes/1.txt', 0)).rejects.toThrow(/over the 0-byte limit/);
+    // A FIFO would block whoever opens it for reading: refused by its lstat before any open (the loop never hangs).
+    spawnSync('mkfifo', [join(ws, 'sizes', 'pipe')]);
+    await expect(readConfined([ws], 'sizes/pipe', 1024)).rejects.toThrow(/not a regular file/);
     expect(temps(ws)).toEqual([]);
   });
 
