@@ -6,6 +6,7 @@
  * reconnected, closed), and while it is down a request fails at once with a
  * retryable `unavailable` instead of hanging until its timeout.
  */
+import { onceAturn } from './turn-flush.ts';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { fastCredsAuthenticator } from './auth/client-auth.ts';
 import type { Logger } from 'pino';
@@ -89,6 +90,8 @@ export class NatsBus implements Bus {
         { cause: err },
       );
     });
+    // What a turn of the event loop publishes leaves in one socket write (turn-flush.ts).
+    if (!onceAturn(nc)) options.logger?.warn('nats.js changed: publishes are written once per microtask, not per turn');
     bus = new NatsBus(nc, url, options.logger);
     return bus;
   }
