@@ -7,7 +7,7 @@
  * Files are refused when they are not regular (FIFOs, devices, sockets: opening them can block or have
  * effects) or have more than one hard link (a hard link can share its content with a file outside).
  */
-import { closeSync, constants, fstatSync, openSync, read, readFile, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, read, readFile } from 'node:fs';
 import { readdir, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
@@ -142,8 +142,8 @@ async function readWalked(
     // Checked before opening too: opening a FIFO or a device can block or act.
     checkFile(pre, shown, 'read');
     const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
-    // Opened, checked and (when small) read on this thread: a few µs each against ~35 through the pool
-    // (stat-now.ts). A regular file, checked by the lstat: opening it cannot block.
+    // Opened and checked on this thread: a few µs each against ~35 through the pool (stat-now.ts). A regular
+    // file, checked by the lstat (and opened O_NONBLOCK in case it was swapped since): opening it cannot block.
     let fd: number;
     try {
       fd = openSync(at, flags);
@@ -174,19 +174,20 @@ async function readWalked(
   }
 }
 
-/** A file up to this size is read on this thread (a page-cache copy); a bigger one in the thread pool. */
-const READ_HERE_MAX = 256 * 1024;
 const readFd = promisify(read);
 const readFileFd = promisify(readFile);
 
 /**
  * The whole file, in one read when it still has the size fstat gave (a byte more is asked for, to see the end);
  * a file that grew meanwhile is read to its end. `readFile` would fstat again and read once more to find EOF.
+ * The bytes are copied in the thread pool, unlike the open, fstat and close around them: 1,000 reads of a 30 KB
+ * file at once took 1,250-1,320 ms (networked) and 1,640-1,780 ms (embedded) with the copy on the loop's thread,
+ * 960-1,000 and 1,110-1,160 ms with it in the pool, where it runs beside the loop on the other core
+ * (`npm run bench -- file-read`).
  */
 async function readAll(fd: number, size: number): Promise<Buffer> {
   const buffer = Buffer.allocUnsafeSlow(size + 1);
-  const bytesRead =
-    size < READ_HERE_MAX ? readSync(fd, buffer, 0, size + 1, 0) : (await readFd(fd, buffer, 0, size + 1, 0)).bytesRead;
+  const { bytesRead } = await readFd(fd, buffer, 0, size + 1, 0);
   if (bytesRead <= size) return buffer.subarray(0, bytesRead);
   // Grew since the fstat. The read above was positioned (the descriptor's offset is still 0): all of it again.
   return readFileFd(fd);

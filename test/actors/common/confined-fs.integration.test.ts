@@ -74,8 +74,8 @@ describe('confined file operations', () => {
     expect(temps(ws)).toEqual([]);
   });
 
-  it('writes and reads whole files on either side of the on-thread size, and never opens a FIFO', async () => {
-    // Up to 256 KiB the bytes are copied on the event loop's thread, past it in the thread pool: both whole.
+  it('writes and reads whole files on either side of the on-thread write size, and never opens a FIFO', async () => {
+    // Up to 256 KiB a write copies the bytes on the event loop's thread, past it in the thread pool: both whole.
     mkdirSync(join(ws, 'sizes'));
     for (const size of [0, 1, 256 * 1024 - 1, 256 * 1024, 256 * 1024 + 1, 3 * 1024 * 1024 + 7]) {
       const body = Buffer.alloc(size, 0).map((_, i) => 97 + (i % 26));
