@@ -5,6 +5,7 @@
  */
 import { parserFor } from '../common/tree-sitter.ts';
 import type { ShellSplit } from '../../machines/permission/shell-words.ts';
+import { deepFreeze } from '../../machines/common/deep-freeze.ts';
 import { splitShell } from './shell-parse.ts';
 
 export type ShellSplitter = (source: string) => ShellSplit;
@@ -38,13 +39,4 @@ export async function createShellSplitter(): Promise<ShellSplitter> {
     }
     return split;
   };
-}
-
-/** Freezes a split and everything in it: one shared by many requests must not be changed by any of them. */
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }

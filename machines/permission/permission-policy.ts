@@ -17,6 +17,7 @@ import {
   type DecisionRequest,
   type MatchedRule,
 } from './permission-decision.ts';
+import { deepFreeze } from '../common/deep-freeze.ts';
 import { builtinDenial } from './permission-builtin.ts';
 import { controlProblem } from './permission-control.ts';
 import { alwaysAsk, namesPolicy, pathForms } from './permission-paths.ts';
@@ -103,14 +104,6 @@ function decideOne(request: DecisionRequest, compiled: CompiledPolicy): Decision
   }
   known.push({ tool: request.tool, input: request.input, d });
   return d;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 function judge(request: DecisionRequest, compiled: CompiledPolicy): Decision {
