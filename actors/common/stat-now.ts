@@ -40,7 +40,11 @@ export function statBigNow(path: string): BigIntStats | undefined {
   }
 }
 
-/** `stat(path)`, or undefined when nothing is there (ENOENT); any other failure is thrown. */
-export function statIfThere(path: string): Stats | undefined {
-  return statSync(path, { throwIfNoEntry: false });
+/** `stat(path)` (symlinks followed), or undefined when it fails for any reason. */
+export function statNow(path: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
 }

@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { writeFileAtomic } from '../common/atomic-write.ts';
-import { statBigNow } from '../common/stat-now.ts';
+import { statNow } from '../common/stat-now.ts';
 
 const HASH = /^[0-9a-f]{64}$/;
 
@@ -126,5 +126,5 @@ export class BlobStore {
 }
 
 function exists(p: string): boolean {
-  return statBigNow(p) !== undefined;
+  return statNow(p) !== undefined;
 }
