@@ -8,6 +8,7 @@
  * hears the violation. Newline-delimited JSON frames (`decodeFrame`),
  * payloads base64 so any bytes pass through.
  */
+import { sendFrame } from './socket-cork.ts';
 import { createConnection, type Socket } from 'node:net';
 import {
   NoRespondersError,
@@ -22,7 +23,7 @@ import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { readFrames } from './frame-reader.ts';
 import type { WorkerLog } from '../../actors/common/lazy-worker.ts';
 import { FrameThread, type DecodedFrame, type FrameLostError } from './frame-thread.ts';
-import { REVOKED, type SocketFrame } from './wire.ts';
+import { REVOKED } from './wire.ts';
 
 /**
  * The client logs nothing of its frame thread (a death only moves decoding onto this thread); not pino, which
@@ -35,9 +36,7 @@ const CLIENT_MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
 const b64 = (data: Uint8Array | string) => Buffer.from(toBytes(data)).toString('base64');
 const unb64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
-const send = (socket: Socket, frame: SocketFrame) => {
-  if (!socket.destroyed) socket.write(`${JSON.stringify(frame)}\n`);
-};
+const send = sendFrame;
 
 /** The embedded runtime behind the socket is gone (stopped or died), or it cut this connection. */
 export class RuntimeGoneError extends RuntimeError {

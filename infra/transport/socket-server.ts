@@ -9,6 +9,7 @@
  * the connection stays up, as on nats-server. An agent that finishes has its
  * connections closed and its tokens refused.
  */
+import { sendFrame } from './socket-cork.ts';
 import { createServer, type Server, type Socket } from 'node:net';
 import { chmodSync, existsSync, readFileSync, unlinkSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
@@ -83,9 +84,7 @@ export const frameLimit = (maxPayloadBytes: number) => Math.ceil((maxPayloadByte
 
 const b64 = (data: Uint8Array | string) => Buffer.from(toBytes(data)).toString('base64');
 const unb64 = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
-const send = (socket: Socket, frame: SocketFrame) => {
-  if (!socket.destroyed) socket.write(`${JSON.stringify(frame)}\n`);
-};
+const send = sendFrame;
 
 /** Serves `bus` on the unix socket `path` until `close()`. */
 export async function serveBusOnSocket(
