@@ -7,12 +7,13 @@
  * Files are refused when they are not regular (FIFOs, devices, sockets: opening them can block or have
  * effects) or have more than one hard link (a hard link can share its content with a file outside).
  */
-import { closeSync, constants, fstatSync, openSync, read, readFile } from 'node:fs';
+import { closeSync, fstatSync, openSync, read, readFile } from 'node:fs';
 import { readdir, unlink } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { atFd, atomicWriteIn, isTempFor, type Staged, stageIn } from './atomic-write.ts';
 import { type Walked, walk } from './confined-walk.ts';
+import { READ_NOFOLLOW } from './read-regular.ts';
 import { lstatNow } from './stat-now.ts';
 
 export { realRoots } from './confined-walk.ts';
@@ -141,12 +142,11 @@ async function readWalked(
     const at = atFd(w.dir.fd, w.name!);
     // Checked before opening too: opening a FIFO or a device can block or act.
     checkFile(pre, shown, 'read');
-    const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
     // Opened and checked on this thread: a few µs each against ~35 through the pool (stat-now.ts). A regular
     // file, checked by the lstat (and opened O_NONBLOCK in case it was swapped since): opening it cannot block.
     let fd: number;
     try {
-      fd = openSync(at, flags);
+      fd = openSync(at, READ_NOFOLLOW);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ELOOP')

@@ -14,14 +14,15 @@ import { closeSync, constants, fstatSync, openSync, readFile, readFileSync } fro
 import { promisify } from 'node:util';
 
 const READ_HERE_MAX = 256 * 1024;
-const FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+/** How a file found by an `lstat` is opened for reading: never through a link, never waiting (a FIFO, a tty). */
+export const READ_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 const readFd = promisify(readFile);
 
 /** The whole content of the regular file at `path`; undefined when it is missing, not regular, or unreadable. */
 export async function readRegularFile(path: string): Promise<Buffer | undefined> {
   let fd: number;
   try {
-    fd = openSync(path, FLAGS);
+    fd = openSync(path, READ_NOFOLLOW);
   } catch {
     return undefined;
   }
