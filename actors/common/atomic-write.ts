@@ -18,7 +18,8 @@ import {
   fchmodSync,
   fstatSync,
   fsync,
-  mkdirSync,
+  mkdir,
+  open,
   openSync,
   renameSync,
   unlinkSync,
@@ -35,12 +36,19 @@ export function atFd(dirFd: number, name: string): string {
 
 const fsyncFd = promisify(fsync);
 const writeFd = promisify(writeFile);
+const openFd = promisify(open);
+const mkdirAsync = promisify(mkdir);
 
 /**
  * Content up to this size is written on the event loop's thread (a page-cache copy: ~0.1 ms for 256 KiB);
- * more goes through the thread pool. The opens, stats, renames and closes around it are made here too, each a
- * system call of a few µs against ~35 µs of CPU and a loop turn through the pool (stat-now.ts); only the
- * fsyncs, which wait for the disk, stay in the pool.
+ * more goes through the thread pool. The stats, renames and closes around it are made here too, each a system
+ * call of a few µs against ~35 µs of CPU and a loop turn through the pool (stat-now.ts). Two calls stay in
+ * the pool:
+ * - the fsyncs, which wait for the disk;
+ * - the temp file's creation. Allocating an inode is CPU the kernel spends searching the inode bitmaps, and
+ *   on a file system that has seen much churn (ext4 skips recently deleted inodes) it was 0.4-0.8 ms a file
+ *   here, where a rename was 20 µs: on the loop's thread that was ~10% of a fleet's main thread, which every
+ *   agent shares (issue 15). In the pool it runs on another core.
  */
 const WRITE_HERE_MAX = 256 * 1024;
 
@@ -90,7 +98,7 @@ export type Staged = {
 export async function stageIn(dirFd: number, name: string, data: Uint8Array | string, mode?: number): Promise<Staged> {
   const tmp = tempName(name);
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-  const fd = openSync(atFd(dirFd, tmp), flags, mode ?? 0o666);
+  const fd = await openFd(atFd(dirFd, tmp), flags, mode ?? 0o666);
   const discard = async () => {
     try {
       unlinkSync(atFd(dirFd, tmp));
@@ -156,7 +164,8 @@ export async function stageFile(path: string, data: Uint8Array | string, mode?: 
     dirFd = openDir();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    mkdirSync(dirPath, { recursive: true });
+    // A new directory is an inode to allocate too (see WRITE_HERE_MAX): made in the pool.
+    await mkdirAsync(dirPath, { recursive: true });
     dirFd = openDir();
   }
   let staged: Staged;

@@ -1,7 +1,8 @@
 /**
- * The atomic write's steps on the file system. Only the two fsyncs wait in the thread pool (each await there is a
- * turn of an event loop a fleet keeps busy: issue 15); the opens, stat, renames and closes are system calls on
- * the loop's thread, and steps that change nothing are left out. What the write guarantees stays: the mode
+ * The atomic write's steps on the file system. Only the temp file's creation, a missing directory's and the two
+ * fsyncs wait in the thread pool (each await there is a turn of an event loop a fleet keeps busy: issue 15; a
+ * new inode is CPU the loop's thread should not spend); the other opens, the stat, renames and closes are system
+ * calls on the loop's thread, and steps that change nothing are left out. What the write guarantees stays: the mode
  * given, the bytes fsync'd before the rename, the directory fsync'd after it, on the descriptor it went through.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -27,6 +28,16 @@ vi.mock('node:fs', async (importOriginal) => {
       calls.push(`open ${name(a[0])}`);
       return fd;
     },
+    open: (path: string, flags: number, mode: number, cb: (err: NodeJS.ErrnoException | null, fd: number) => void) =>
+      real.open(path, flags, mode, (err, fd) => {
+        if (!err) named.set(fd, name(path));
+        calls.push(`open ${name(path)} in the pool`);
+        cb(err, fd);
+      }),
+    mkdir: ((...a: Parameters<typeof real.mkdir>) => {
+      calls.push('mkdir in the pool');
+      return real.mkdir(...a);
+    }) as typeof real.mkdir,
     fsync: (fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
       calls.push(`fsync ${named.get(fd)}`);
       real.fsync(fd, cb);
@@ -73,7 +84,7 @@ describe('writeFileAtomic', () => {
     // close.
     expect(calls).toEqual([
       `open ${basename(dir)}`,
-      'open <temp>',
+      'open <temp> in the pool',
       'stat',
       'fsync <temp>',
       'close <temp>',
@@ -93,7 +104,8 @@ describe('writeFileAtomic', () => {
     }
     expect(readFileSync(target, 'utf8')).toBe('two\n');
     expect(statSync(target).mode & 0o7777).toBe(0o644);
-    expect(calls).toContain('mkdir');
+    expect(calls).toContain('mkdir in the pool');
+    expect(calls).not.toContain('mkdir');
     expect(calls.indexOf('chmod')).toBeGreaterThan(-1);
     expect(calls.indexOf('chmod')).toBeLessThan(calls.indexOf('fsync <temp>'));
   });
