@@ -53,8 +53,8 @@ export function releaseScratch(terminalId: string): Promise<void> {
  * Once `terminalId`'s shell has ended (or never started), nothing inside its sandbox can act: what the host kept for
  * it goes, its rc directory (`rc`), the sandbox's placeholders and its scratch.
  */
-export function releaseShellFiles(terminalId: string, rc: { remove(): void }): void {
-  rc.remove();
+export function releaseShellFiles(terminalId: string, rc: { remove(): Promise<void> }): void {
+  void rc.remove();
   releasePlaceholders(terminalId);
   void releaseScratch(terminalId);
 }

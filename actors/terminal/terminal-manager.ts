@@ -29,7 +29,7 @@ import { openSpec } from './pty-spawn.ts';
 import { AgentCgroups } from './agent-cgroups.ts';
 import { AgentUserns } from './agent-userns.ts';
 import { PtyZygote } from './pty-zygote.ts';
-import { writeRcFile } from './shell-integration.ts';
+import { makeRcFile, rcRemovals } from './shell-integration.ts';
 import { releaseShellFiles, SandboxScratch } from './sandbox-scratch.ts';
 import { guardedTerminals, ScratchGuard } from './scratch-guard.ts';
 import { type DataOf, parse } from './command-data.ts';
@@ -129,7 +129,7 @@ export class TerminalManager {
     const { shellPath } = spec;
     if (spec.sandbox) Object.assign(spec, this.#scratch.of(spec.terminalId));
     // The shell starts in the helper process, off this event loop (pty-zygote.ts); undefined: fork here.
-    const rc = writeRcFile();
+    const rc = await makeRcFile();
     const lineage = this.#lineage(agentId);
     let pty: IPty | undefined;
     try {
@@ -334,6 +334,7 @@ export class TerminalManager {
   async shutdown(): Promise<void> {
     this.#shuttingDown = true;
     await Promise.all([...this.#sessions.values()].map((s) => s.close('shutdown', this.config.closeGraceMs)));
+    await rcRemovals();
     this.#zygote.close();
     this.scratchGuard?.dispose();
     await this.cgroups?.dispose();

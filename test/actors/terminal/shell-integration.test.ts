@@ -1,7 +1,14 @@
 import { existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { commandInput, MarkScanner, writeRcFile, type Mark } from '../../../actors/terminal/shell-integration.ts';
+import {
+  commandInput,
+  makeRcFile,
+  MarkScanner,
+  rcRemovals,
+  writeRcFile,
+  type Mark,
+} from '../../../actors/terminal/shell-integration.ts';
 import { utf8Length } from '../../../machines/terminal/terminal-text.ts';
 import { propertySeed } from '../../support/seed.ts';
 
@@ -143,6 +150,38 @@ describe('the typeahead mark', () => {
       expect(() => rc.markTypeahead()).not.toThrow();
     } finally {
       rc.remove();
+    }
+  });
+});
+
+describe('an rc directory', () => {
+  it('is removed off the event loop: gone once remove() resolves, and rcRemovals() waits for every removal', async () => {
+    const a = writeRcFile();
+    const b = writeRcFile();
+    a.writeCommand('echo a');
+    b.markTypeahead();
+    const removed = a.remove();
+    void b.remove();
+    // Begun, not done: the directory is still there in this turn.
+    expect(existsSync(a.dir)).toBe(true);
+    await rcRemovals();
+    expect(existsSync(a.dir)).toBe(false);
+    expect(existsSync(b.dir)).toBe(false);
+    await expect(removed).resolves.toBeUndefined();
+  });
+
+  it('is made in the pool the same as on the loop: the same rc, mode 0600, in a directory of its own', async () => {
+    const a = writeRcFile();
+    const b = await makeRcFile();
+    try {
+      expect(b.dir).not.toBe(a.dir);
+      expect(readFileSync(b.path, 'utf8')).toBe(readFileSync(a.path, 'utf8').replaceAll(a.dir, b.dir));
+      expect(statSync(b.path).mode & 0o777).toBe(0o600);
+      expect(statSync(b.dir).mode & 0o777).toBe(0o700);
+      b.writeCommand('echo b');
+      expect(readFileSync(b.commandPath, 'utf8')).toContain('echo b');
+    } finally {
+      await Promise.all([a.remove(), b.remove()]);
     }
   });
 });
