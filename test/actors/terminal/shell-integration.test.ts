@@ -155,7 +155,7 @@ describe('the typeahead mark', () => {
 });
 
 describe('an rc directory', () => {
-  it('is removed off the event loop: gone once remove() resolves, and rcRemovals() waits for every removal', async () => {
+  it('is removed in the pool: gone once remove() resolves; rcRemovals() waits for every removal', async () => {
     const a = writeRcFile();
     const b = writeRcFile();
     a.writeCommand('echo a');
