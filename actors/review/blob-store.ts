@@ -37,6 +37,13 @@ export const BLOB_CACHE_BYTES = 32 * 1024 * 1024;
 
 export class BlobStore {
   readonly dir: string;
+  /**
+   * Writes not finished yet, by hash: a put of content already being written waits for that write instead of
+   * writing it again, and a read or size of it waits too. An edit and shell tracking store the same new
+   * content at once (a fleet's round wrote ~146 of its ~310 blobs twice: each a new inode and two fsyncs), and a
+   * second put that saw the first one's file renamed into place returned before its directory was fsync'd.
+   */
+  readonly #writing = new Map<string, Promise<void>>();
   #cache = new Map<string, string>();
   #cacheBytes = 0;
   #cacheLimit: number;
@@ -52,9 +59,32 @@ export class BlobStore {
   async put(content: string | Uint8Array, hash = contentHash(content)): Promise<string> {
     if (typeof content === 'string') this.#remember(hash, content, Buffer.byteLength(content, 'utf8'));
     const target = this.pathOf(hash);
+    const pending = this.#writing.get(hash);
+    if (pending) {
+      try {
+        await pending;
+        return hash;
+      } catch {
+        // That write failed: this put tries for itself (below), and fails with its own error if it must.
+      }
+    }
     if (exists(target)) return hash;
-    await writeFileAtomic(target, content, 0o644);
+    // Another put may have begun while this one waited for a failed write: share it.
+    const again = this.#writing.get(hash);
+    if (again) return again.then(() => hash);
+    const write = writeFileAtomic(target, content, 0o644);
+    this.#writing.set(hash, write);
+    try {
+      await write;
+    } finally {
+      if (this.#writing.get(hash) === write) this.#writing.delete(hash);
+    }
     return hash;
+  }
+
+  /** Waits for a write of `hash` in progress, if any (its outcome is its put's to report). */
+  async #settled(hash: string): Promise<void> {
+    await this.#writing.get(hash)?.catch(() => undefined);
   }
 
   /** The content of `hash` as UTF-8 text, or undefined when absent. */
@@ -89,6 +119,7 @@ export class BlobStore {
         ErrorCode.InvalidMessage,
         `'${hash}' is not a sha256 hex digest; pass a hash returned by put().`,
       );
+    await this.#settled(hash);
     try {
       return await readFile(this.pathOf(hash));
     } catch (err) {
@@ -107,6 +138,7 @@ export class BlobStore {
   /** The size of `hash`'s content in bytes, without reading it; a missing blob is a `BlobMissingError`. */
   async size(hash: string, what: string): Promise<number> {
     // Always the file's size: measuring a cached 8 MB string (Buffer.byteLength) held the loop 30-100 ms.
+    await this.#settled(hash);
     try {
       // On this thread: one system call (actors/common/stat-now.ts says why not the pool).
       return statSync(this.pathOf(hash)).size;
@@ -117,6 +149,7 @@ export class BlobStore {
   }
 
   async has(hash: string): Promise<boolean> {
+    await this.#settled(hash);
     return exists(this.pathOf(hash));
   }
 
