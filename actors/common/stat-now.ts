@@ -7,7 +7,9 @@
  * Why not `fs/promises`: a metadata call is one system call of ~1 µs on a local file system, but through
  * libuv's thread pool it costs ~35 µs of CPU (the hand-off to a pool thread and back; `npm run bench --
  * machine` measures it) and, on a busy host, a turn of the event loop before the caller goes on: a file.edit
- * awaited a dozen of them. Reads and writes of content, opens, fsyncs and renames stay in the pool. A path an
+ * awaited a dozen of them. What stays in the pool: fsyncs, a `file.read`'s copy of the bytes, contents over
+ * 256 KiB, and creating a file or directory (a new inode can cost 0.4-0.8 ms of kernel CPU on a busy ext4;
+ * atomic-write.ts). A path an
  * agent names outside the workspace (the gate's `realpath`) is not looked up here either: only places skein
  * chose, on the file systems it works on, so a stalled mount elsewhere cannot stall the loop.
  */
