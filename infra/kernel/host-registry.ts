@@ -78,7 +78,17 @@ export class HostRegistry {
     const kv = await kvm
       .open(HOSTS_BUCKET)
       .then(async (kv) => (await kv.status(), kv))
-      .catch(() => kvm.create(HOSTS_BUCKET, { history: 1, replicas: options.replicas }));
+      .catch(() =>
+        kvm.create(HOSTS_BUCKET, { history: 1, replicas: options.replicas }).catch(async (err: unknown) => {
+          // Two hosts starting at once: the other made the bucket between this one's open and its create (the
+          // broker then refuses a second stream on its subjects). Open what it made; else the create's error.
+          const made = await kvm.open(HOSTS_BUCKET).catch(() => {
+            throw err;
+          });
+          await made.status();
+          return made;
+        }),
+      );
     // The keys from the stream's subject counts: one request with a timeout. `kv.keys()` runs a push consumer,
     // which under load could stall and never end (a host's start then hung in `open` for over a minute).
     const jsm = await jetstreamManager(options.nc);
