@@ -334,6 +334,9 @@ export function commandLine(spec: SpawnSpec, rcPath: string, rcDir: string): { f
   return { file: argv[0]!, args: argv.slice(1) };
 }
 
+/** The launcher's `$0`: how `sessionCommand` (session-command.ts) knows a command line that starts with one. */
+export const LAUNCH_NAME = 'skein-launch';
+
 /**
  * Outermost, one POSIX sh: it writes its pid to each cgroup (`procs`), opens each of `files` on its descriptor,
  * then becomes the rest (`exec`, same pid); a failed step: no run. The paths are its arguments `$1`…, shifted off
@@ -350,7 +353,7 @@ export function launcher(procs: readonly string[], files: readonly LaunchFile[])
   const opens = files.map(({ fd }, i) => `${fd}<"\${${procs.length + i + 1}}"`);
   if (opens.length) steps.push(`exec ${opens.join(' ')}`);
   const script = `${steps.join(' && ')} && shift ${procs.length + files.length} && exec "$@"`;
-  return [sh, '-c', script, 'skein-launch', ...procs, ...files.map((f) => f.path)];
+  return [sh, '-c', script, LAUNCH_NAME, ...procs, ...files.map((f) => f.path)];
 }
 
 export function spawnPty(spec: SpawnSpec, rcPath: string, rcDir: string): IPty {

@@ -2,11 +2,11 @@
 // proportion to the forking process's memory, and node-pty forks on the event loop: a runtime of a few
 // hundred MB held its loop ~10-35 ms per terminal.open, one after another when a fleet opened 32 at once.
 // This process stays small, so its forks are cheap, and they run on its own loop. The runtime opens the
-// PTY itself and keeps the master; here the slave is opened by name and the shell started on it in a new
-// session with the slave as its controlling terminal (`setsid --ctty`), after the line settings node-pty
-// gives its own PTYs are applied (`stty`). Plain JavaScript: it runs without a TypeScript loader.
+// PTY itself and keeps the master; here the shell is started on the slave in a new session with the slave as
+// its controlling terminal, after the line settings node-pty gives its own PTYs are applied (`stty`).
+// Plain JavaScript: it runs without a TypeScript loader.
 //
-// Messages from the runtime: { type: 'spawn', id, tty, file, args, env, cwd, setsid, stty, sh }.
+// Messages from the runtime: { type: 'spawn', id, tty, file, args, env, cwd, argv?, setsid, stty }.
 // Messages to it: { type: 'spawned', id, pid }, { type: 'failed', id, error }, { type: 'exit', pid, exitCode, signal }.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
@@ -20,32 +20,34 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => u
 
 process.on('message', (m) => {
   if (m?.type !== 'spawn') return;
-  // The line settings first. With a POSIX sh, the shell's own process applies them (`stty` on the slave it has
-  // as stdin, then `exec` of the shell, same pid): one start on this loop per shell. Spawning stty from here
-  // first put every stty fork of a burst ahead of the first shell (a fleet's 32 opens: the first shell
-  // started after ~110-230 ms, the last after ~330-450 ms on a loaded box). Not fatal either way: a shell on
-  // the kernel's default line settings still works.
-  if (!m.stty) start(m, [m.file, ...m.args]);
-  else if (m.sh)
-    start(m, [m.sh, '-c', `"$0" ${LINE_SETTINGS.join(' ')} 2>/dev/null; exec "$@"`, m.stty, m.file, ...m.args]);
+  // With a POSIX sh the runtime sends the whole command (session-command.ts): started in a new session, it opens
+  // the slave as its controlling terminal and applies the line settings itself, in the shell's own process.
+  if (m.argv) return start(m, m.argv, true);
+  // Without one: setsid makes the session and the slave its controlling terminal (`--ctty`), after stty applied
+  // the line settings from here (spawning stty ahead of each shell put every stty fork of a burst ahead of the
+  // first shell: a fleet's 32 opens waited ~110-450 ms). Not fatal either way: a shell on the kernel's default
+  // line settings still works.
+  if (!m.stty) start(m, [m.setsid, '--ctty', m.file, ...m.args], false);
   else {
     const stty = spawn(m.stty, ['-F', m.tty, ...LINE_SETTINGS], { stdio: 'ignore' });
-    stty.once('error', () => start(m, [m.file, ...m.args]));
-    stty.once('exit', () => start(m, [m.file, ...m.args]));
+    const next = () => start(m, [m.setsid, '--ctty', m.file, ...m.args], false);
+    stty.once('error', next);
+    stty.once('exit', next);
   }
 });
 
-/** node-pty's termios for its own PTYs (its pty.cc), as stty words: what the kernel's defaults lack. */
+/** node-pty's termios for its own PTYs (its pty.cc), as stty words (also session-command.ts's). */
 const LINE_SETTINGS = ['iutf8', 'ixany', 'imaxbel', 'brkint', 'hupcl', 'eol', '255', 'eol2', '255'];
 
-/** Starts `command` (the shell, or sh applying the line settings before it becomes the shell) on the slave. */
-function start(m, command) {
+/** Starts `command` with the slave on descriptors 0-2; `session`: in a new session (setsid() in the child). */
+function start(m, command, session) {
   let fd;
   try {
     fd = openSync(m.tty, 'r+');
-    const child = spawn(m.setsid, ['--ctty', ...command], { stdio: [fd, fd, fd], cwd: m.cwd, env: m.env });
+    const [file, ...args] = command;
+    const child = spawn(file, args, { stdio: [fd, fd, fd], cwd: m.cwd, env: m.env, detached: session });
     child.once('error', (err) => {
-      process.send?.({ type: 'failed', id: m.id, error: `${m.setsid}: ${err.message}` });
+      process.send?.({ type: 'failed', id: m.id, error: `${file}: ${err.message}` });
     });
     child.once('spawn', () => process.send?.({ type: 'spawned', id: m.id, pid: child.pid }));
     child.once('exit', (code, signal) => {

@@ -8,7 +8,7 @@
  * is then wrapped in node-pty's own terminal object, so reading, writing, flow control, resize and the
  * exit-after-close ordering are node-pty's as before.
  *
- * `spawn` resolves with undefined when the helper cannot be used (no `setsid` on PATH, or the helper
+ * `spawn` resolves with undefined when the helper cannot be used (neither sh nor setsid on PATH, or the helper
  * failed to start or died): the caller then forks in process as before, slower but the same terminal.
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { type IPty, spawn as ptySpawn } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import { commandLine, type SpawnSpec, terminalEnv, which } from './pty-spawn.ts';
+import { sessionCommand } from './session-command.ts';
 import { readStat } from './terminal-proc.ts';
 
 type NativeTerm = { fd: number; pid: number; pty: string };
@@ -57,7 +58,7 @@ export class PtyZygote {
   /** Exit callbacks by shell pid; an exit reported before its terminal was built waits in `#early`. */
   readonly #exits = new Map<number, OnExit>();
   readonly #early = new Map<number, [number, number]>();
-  /** Given up for good (no setsid, no native binding, the helper would not start): spawn in process. */
+  /** Given up for good (no sh nor setsid, no native binding, the helper would not start): spawn in process. */
   #off = false;
   readonly #native: Native | undefined;
   readonly #setsid: string | undefined;
@@ -70,7 +71,7 @@ export class PtyZygote {
     this.#setsid = which('setsid');
     this.#stty = which('stty');
     this.#sh = which('sh');
-    this.#off = !this.#native || !this.#setsid;
+    this.#off = !this.#native || (!this.#sh && !this.#setsid);
   }
 
   /** The shell for `spec` started by the helper, as node-pty's terminal object; undefined: spawn in process. */
@@ -152,7 +153,8 @@ export class PtyZygote {
       const id = this.#next++;
       this.#pending.set(id, { resolve, reject });
       this.#hold();
-      child.send({ ...m, type: 'spawn', id, setsid: this.#setsid, stty: this.#stty, sh: this.#sh });
+      const argv = this.#sh ? sessionCommand(this.#sh, m.tty, this.#stty, m.file, m.args) : undefined;
+      child.send({ ...m, type: 'spawn', id, argv, setsid: this.#setsid, stty: this.#stty });
     });
   }
 
