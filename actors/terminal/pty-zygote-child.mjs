@@ -6,7 +6,8 @@
 // its controlling terminal, after the line settings node-pty gives its own PTYs are applied (`stty`).
 // Plain JavaScript: it runs without a TypeScript loader.
 //
-// Messages from the runtime: { type: 'spawn', id, tty, file, args, env, cwd, argv?, setsid, stty }.
+// Messages from the runtime: { type: 'spawn', id, tty, file, args, env, cwd, argv?, setsid, stty, settings }
+// (`settings`: the line settings as stty words, session-command.ts's LINE_SETTINGS).
 // Messages to it: { type: 'spawned', id, pid }, { type: 'failed', id, error }, { type: 'exit', pid, exitCode, signal }.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
@@ -29,15 +30,12 @@ process.on('message', (m) => {
   // line settings still works.
   if (!m.stty) start(m, [m.setsid, '--ctty', m.file, ...m.args], false);
   else {
-    const stty = spawn(m.stty, ['-F', m.tty, ...LINE_SETTINGS], { stdio: 'ignore' });
+    const stty = spawn(m.stty, ['-F', m.tty, ...m.settings], { stdio: 'ignore' });
     const next = () => start(m, [m.setsid, '--ctty', m.file, ...m.args], false);
     stty.once('error', next);
     stty.once('exit', next);
   }
 });
-
-/** node-pty's termios for its own PTYs (its pty.cc), as stty words (also session-command.ts's). */
-const LINE_SETTINGS = ['iutf8', 'ixany', 'imaxbel', 'brkint', 'hupcl', 'eol', '255', 'eol2', '255'];
 
 /** Starts `command` with the slave on descriptors 0-2; `session`: in a new session (setsid() in the child). */
 function start(m, command, session) {

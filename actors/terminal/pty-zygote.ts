@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { type IPty, spawn as ptySpawn } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import { commandLine, type SpawnSpec, terminalEnv, which } from './pty-spawn.ts';
-import { sessionCommand } from './session-command.ts';
+import { LINE_SETTINGS, sessionCommand } from './session-command.ts';
 import { readStat } from './terminal-proc.ts';
 
 type NativeTerm = { fd: number; pid: number; pty: string };
@@ -154,7 +154,8 @@ export class PtyZygote {
       this.#pending.set(id, { resolve, reject });
       this.#hold();
       const argv = this.#sh ? sessionCommand(this.#sh, m.tty, this.#stty, m.file, m.args) : undefined;
-      child.send({ ...m, type: 'spawn', id, argv, setsid: this.#setsid, stty: this.#stty });
+      const spawn = { type: 'spawn', id, argv, setsid: this.#setsid, stty: this.#stty, settings: LINE_SETTINGS };
+      child.send({ ...m, ...spawn });
     });
   }
 

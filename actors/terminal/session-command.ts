@@ -11,7 +11,10 @@
  */
 import { LAUNCH_NAME } from './pty-spawn.ts';
 
-/** node-pty's termios for its own PTYs (its pty.cc), as stty words: what the kernel's defaults lack. */
+/**
+ * node-pty's termios for its own PTYs (its pty.cc), as stty words: what the kernel's defaults lack. Sent to the
+ * helper too, for its `stty -F` without a POSIX sh.
+ */
 export const LINE_SETTINGS = ['iutf8', 'ixany', 'imaxbel', 'brkint', 'hupcl', 'eol', '255', 'eol2', '255'];
 
 /**

@@ -90,6 +90,17 @@ describe('sessionCommand: one sh makes the session, its terminal and line settin
     for (const f of procs) expect(readFileSync(f, 'utf8').trim()).toBe(String(r.pid));
   });
 
+  it("a launcher's cgroup write that fails, merged into this sh, runs nothing", async () => {
+    dir = mkdtempSync(join(tmpdir(), 'skein-session-'));
+    const ok = join(dir, 'procs-0');
+    writeFileSync(ok, '');
+    const canary = join(dir, 'CANARY-ran');
+    const [file, ...args] = launcher([ok, join(dir, 'gone', 'cgroup.procs')], []);
+    const r = await runOnPty((t) => sessionCommand(SH, t, STTY, file!, [...args, SH, '-c', `touch ${canary}`]));
+    expect(r.code).not.toBe(0);
+    expect(() => readFileSync(canary)).toThrow();
+  });
+
   it('a slave that cannot be opened runs nothing', async () => {
     dir = mkdtempSync(join(tmpdir(), 'skein-session-'));
     const marker = join(dir, 'ran');
