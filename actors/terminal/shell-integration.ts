@@ -22,6 +22,16 @@ import { join } from 'node:path';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { utf8Length } from '../../machines/terminal/terminal-text.ts';
 
+/** The file in a terminal's rc directory that holds the command being run. */
+export const COMMAND_FILE = 'c';
+/**
+ * The read-only shell variable that holds the command file's path (set by the rc). The line typed for every
+ * command names it rather than the path: readline reads and echoes a typed line one character at a time
+ * (~5 µs each here, against ~120 µs for all of `true` in the shell), and the 10-byte line takes ~75 µs less
+ * than the 26-byte one with the path.
+ */
+export const COMMAND_VAR = '__sk';
+
 /**
  * The rc file. It sources no user files (predictable for agents), keeps no
  * history file, turns off `!` history expansion, and reports:
@@ -49,11 +59,12 @@ import { utf8Length } from '../../machines/terminal/terminal-text.ts';
  * once the host has seen a command end, no later write can be discarded by mistake.
  * Everything is done with builtins (called through `builtin`, so that a function
  * the agent names `printf` or `read` cannot silence the marks; `[[ -s ]]` is
- * syntax, not a command): no fork per prompt. `typeaheadPath` is written into
- * the rc as it is: `writeRcFile` refuses a directory whose path would need quoting.
+ * syntax, not a command): no fork per prompt. `typeaheadPath` and `commandPath` are written into
+ * the rc as they are: `writeRcFile` refuses a directory whose path would need quoting. The command file's path
+ * is held in a read-only variable (`COMMAND_VAR`) that the typed line names (`commandInput`).
  */
-export function bashRc(typeaheadPath: string): string {
-  return BASH_RC_LINES.join('\n').replace('@TYPEAHEAD@', typeaheadPath);
+export function bashRc(typeaheadPath: string, commandPath: string): string {
+  return BASH_RC_LINES.join('\n').replace('@TYPEAHEAD@', typeaheadPath).replace('@COMMAND@', commandPath);
 }
 
 const BASH_RC_LINES = [
@@ -90,18 +101,15 @@ const BASH_RC_LINES = [
   "PS1='\\[\\033]133;A\\007\\]$ \\[\\033]133;B\\007\\]'",
   "PS2='> '",
   "PS0=$'\\033]133;C\\007'",
+  // The command file's path, for the line typed before each command (commandInput): read-only, so that no
+  // command can point it elsewhere.
+  `readonly ${COMMAND_VAR}='@COMMAND@'`,
   '',
 ];
 
 /** Shells skein can integrate with; others get a clear error. */
 export const SUPPORTED_SHELLS = ['bash'] as const;
 
-/**
- * The file in a terminal's rc directory that holds the command being run. Its path is typed at the prompt for
- * every command, and readline reads and echoes a typed line one character at a time (~7 µs each here, against
- * ~160 µs for all of `true` in the shell): the name and the directory's prefix are short for that.
- */
-export const COMMAND_FILE = 'c';
 /** The file in a terminal's rc directory whose content says input may be waiting as typeahead (`TypeaheadMark`). */
 export const TYPEAHEAD_FILE = 'typeahead';
 
@@ -142,7 +150,7 @@ export async function rcRemovals(): Promise<void> {
 export function writeRcFile(): RcFiles {
   const dir = typableDir(mkdtempSync(join(tmpdir(), 'skein-')));
   const path = join(dir, 'bashrc');
-  writeFileSync(path, bashRc(join(dir, TYPEAHEAD_FILE)), { mode: 0o600 });
+  writeFileSync(path, bashRc(join(dir, TYPEAHEAD_FILE), join(dir, COMMAND_FILE)), { mode: 0o600 });
   return rcFiles(dir, path);
 }
 
@@ -153,11 +161,11 @@ export function writeRcFile(): RcFiles {
 export async function makeRcFile(): Promise<RcFiles> {
   const dir = typableDir(await mkdtemp(join(tmpdir(), 'skein-')));
   const path = join(dir, 'bashrc');
-  await writeFile(path, bashRc(join(dir, TYPEAHEAD_FILE)), { mode: 0o600 });
+  await writeFile(path, bashRc(join(dir, TYPEAHEAD_FILE), join(dir, COMMAND_FILE)), { mode: 0o600 });
   return rcFiles(dir, path);
 }
 
-/** The command path is typed at the prompt: it must read back as one word, whatever TMPDIR holds. */
+/** The rc holds the paths in single quotes: plain characters only, whatever TMPDIR holds. */
 function typableDir(dir: string): string {
   if (!/[^A-Za-z0-9/._+-]/.test(dir)) return dir;
   rmSync(dir, { recursive: true, force: true });
@@ -338,7 +346,8 @@ function parse(code: string, payload: string, start: number, end: number): Mark 
 /**
  * How a command reaches bash: its exact bytes go into `commandPath` (written by
  * `writeCommand`), and the only thing typed at the prompt is the fixed line
- * returned here, which sources that file. Typing the command itself is not
+ * returned here, which sources that file (its path in the rc's read-only
+ * `COMMAND_VAR`, expanded in double quotes: no IFS a command sets can split it). Typing the command itself is not
  * safe: readline and the tty line discipline act on bytes before bash parses
  * them (CR ends the line, Ctrl-C, Ctrl-\ and Ctrl-Z signal, Ctrl-U/Ctrl-W erase,
  * Ctrl-D, Ctrl-V/Ctrl-O…), so `echo hi\rtouch x`, judged as one `echo`, would
@@ -352,6 +361,6 @@ function parse(code: string, payload: string, start: number, end: number): Mark 
  * Ctrl-U (discard whatever was typed at the prompt), so nothing earlier can
  * join the line. `\.` is quoted so that no alias can stand in for it.
  */
-export function commandInput(commandPath: string): string {
-  return `\x07\x05\x15\\. ${commandPath}\r`;
+export function commandInput(): string {
+  return `\x07\x05\x15\\. "$${COMMAND_VAR}"\r`;
 }

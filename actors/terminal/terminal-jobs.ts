@@ -206,7 +206,7 @@ export class JobRunner {
     // #finish waits for it, so no reply goes out before it is durable.
     if (open) {
       s.rc.writeCommand(job.command);
-      s.pty.write(commandInput(s.rc.commandPath));
+      s.pty.write(commandInput());
     }
     job.started = this.#emit(
       checkedFact(TerminalCommandStarted, {

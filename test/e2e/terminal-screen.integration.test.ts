@@ -84,7 +84,7 @@ describe('skein replay --screen', { timeout: 120_000 }, () => {
       expect(r.code, r.stderr).toBe(0);
       const screen = JSON.parse(r.stdout) as { lines: string[]; cols: number };
       expect(screen.cols).toBe(50);
-      expect(screen.lines[0]).toMatch(/^\$ \\\. \/.*\/c$/);
+      expect(screen.lines[0]).toBe('$ \\. "$__sk"');
       expect(screen.lines.slice(1, 3)).toEqual(['hi', '$ ']);
       const live = await runCli(['replay', '--digest', '--data', data]);
       const fromFile = await runCli(['replay', '--digest', '--from-file', file]);

@@ -73,6 +73,42 @@ describe('the next typed line, rewritten by an earlier command', () => {
     expect(existsSync(scene.keep)).toBe(true);
   });
 
+  // The typed line names the command file through the rc's read-only variable (`\\. "$__sk"`): pointing it at a
+  // planted script, or splitting it with IFS, would run that script (or nothing) in place of the next command.
+  attack('variable', 'the command file variable pointed at a planted script, or split by IFS', async () => {
+    const { halves, path } = scene.c;
+    const plant = await scene.exec(
+      `printf 'rm -f keep.txt; printf %%s%%s ${halves[0]} ${halves[1]} > ${path}\\n' > evil.sh && echo planted`,
+    );
+    expect(String(plant.ok ? plant['output'] : '')).toContain('planted');
+    for (const command of [
+      '__sk=./evil.sh',
+      'declare __sk=./evil.sh',
+      'export __sk=./evil.sh',
+      'readonly __sk=./evil.sh',
+      'unset __sk; __sk=./evil.sh',
+      'unset -v __sk',
+      'declare -n __sk=HOME',
+      'IFS=/._-k',
+      "IFS=$'\\x01'/",
+    ]) {
+      const reply = await scene.exec(command);
+      expect({ command, outcome: outcome(reply) }).toEqual({ command, outcome: 'ok' });
+      const next = await scene.exec('echo judged');
+      expect({
+        command,
+        output: String(next.ok ? next['output'] : '').trim(),
+        exitCode: next.ok ? next['exitCode'] : undefined,
+      }).toEqual({
+        command,
+        output: 'judged',
+        exitCode: 0,
+      });
+    }
+    expect(existsSync(scene.keep)).toBe(true);
+    await expectNoCanary(scene.rt, scene.c);
+  });
+
   it('listing bindings and reading the settings still run', async () => {
     for (const command of ['bind -p | grep -c accept-line', 'stty -a | grep -c speed', 'stty size', 'bind -q abort']) {
       const reply = await scene.exec(command);

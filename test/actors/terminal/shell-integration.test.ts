@@ -57,7 +57,7 @@ describe('MarkScanner', () => {
 
 describe('commandInput', () => {
   it('types only a fixed line: abort any prefix (Ctrl-G), clear the prompt (Ctrl-E Ctrl-U), source the file', () => {
-    expect(commandInput('/tmp/skein-x/c')).toBe('\x07\x05\x15\\. /tmp/skein-x/c\r');
+    expect(commandInput()).toBe('\x07\x05\x15\\. "$__sk"\r');
   });
 });
 

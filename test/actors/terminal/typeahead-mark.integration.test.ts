@@ -44,7 +44,7 @@ async function leaveTypeahead(mark: boolean): Promise<string> {
   const runs = count(RUNS);
   const ends = count(END);
   rc.writeCommand('sleep 0.3');
-  pty.write(commandInput(rc.commandPath));
+  pty.write(commandInput());
   await expect.poll(() => count(RUNS), { timeout: 10_000 }).toBe(runs + 1);
   if (mark) rc.markTypeahead();
   pty.write('echo LEFT');
