@@ -13,6 +13,7 @@
  * `terminal-exec.ts`.
  */
 import { readlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { IPty } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import type { TerminalAggregateContext } from '../../machines/terminal/terminal.ts';
@@ -306,6 +307,8 @@ export class TerminalSession {
         commandSettled: () => this.current?.state !== 'running',
         exited: this.#exited,
         now: reason === 'disk-limit',
+        // Only a sandbox's processes cannot leave its leaf: an unsandboxed one's are found by scanning /proc.
+        leaf: this.spec.sandbox && this.spec.cgroupProcs?.[0] ? dirname(this.spec.cgroupProcs[0]) : undefined,
       });
     }
     const exit = await Promise.race([this.#exited, sleep(100).then(() => undefined)]);

@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { leafSessionMembers } from '../../../actors/terminal/session-stop.ts';
 import { descendants } from '../../../actors/terminal/terminal-proc.ts';
 
 /** Every process's parent, from a scan of /proc: what `descendants` must agree with. */
@@ -85,6 +88,47 @@ describe('descendants: the processes a pid started, from the kernel children lis
       expect(descendants(2 ** 22 + 1, 3)).toEqual([]);
     } finally {
       process.kill(-child.pid!, 'SIGKILL');
+    }
+  });
+});
+
+describe('leafSessionMembers: a session read from a cgroup leaf instead of a scan of /proc', () => {
+  it("keeps the leaf tree's pids that are the session's live processes; scans /proc without a leaf", async () => {
+    // A session of its own (setsid: its leader is bash) with two sleeps, and a sleep of this test's session.
+    const session = spawn('setsid', ['bash', '-c', 'sleep 310 & sleep 311 & echo ready; wait'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const other = spawn('sleep', ['312'], { stdio: 'ignore' });
+    const dir = mkdtempSync(join(tmpdir(), 'skein-leaf-'));
+    try {
+      await new Promise<void>((resolve) => session.stdout!.once('data', () => resolve()));
+      let ppid = parents();
+      const sleeps = () => below(session.pid!, 1, ppid).filter((pid) => cmdline(pid).startsWith('sleep\u0000'));
+      for (let i = 0; i < 250 && sleeps().length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        ppid = parents();
+      }
+      const [s310, s311] = sleeps().sort((a, b) => cmdline(a).localeCompare(cmdline(b)));
+      expect([cmdline(s310!), cmdline(s311!)]).toEqual(['sleep\u0000310\u0000', 'sleep\u0000311\u0000']);
+      // The leaf lists the leader, one of its sleeps and a process of another session (not the other sleep).
+      const leaf = join(dir, 't-1');
+      mkdirSync(leaf);
+      writeFileSync(join(leaf, 'cgroup.procs'), `${session.pid}\n${s310}\n${other.pid}\n`);
+      const pids = (list: Array<{ pid: number }>) => list.map((m) => m.pid).sort((a, b) => a - b);
+      expect(pids(leafSessionMembers(session.pid!, leaf))).toEqual([session.pid!, s310!].sort((a, b) => a - b));
+      // The cgroups below the leaf count too (an unsandboxed shell can make one and move into it).
+      const all = [session.pid!, s310!, s311!].sort((a, b) => a - b);
+      mkdirSync(join(leaf, 'below'));
+      writeFileSync(join(leaf, 'below', 'cgroup.procs'), `${s311}\n`);
+      expect(pids(leafSessionMembers(session.pid!, leaf))).toEqual(all);
+      // No leaf, or one gone: every process of the session, as a scan finds them.
+      expect(pids(leafSessionMembers(session.pid!, undefined))).toEqual(all);
+      expect(pids(leafSessionMembers(session.pid!, join(dir, 'gone')))).toEqual(all);
+    } finally {
+      for (const pid of below(session.pid!, 1, parents())) process.kill(pid, 'SIGKILL');
+      session.kill('SIGKILL');
+      other.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
