@@ -142,6 +142,11 @@ async function execBench({ rt, natsUrl }: Env, rcPath: string, files: number) {
   }
 }
 
+/** A phase's p50 against the floor sampled beside it. */
+function againstFloor(name: string, p: Phase, rest: Pick<BenchResult, 'target' | 'met' | 'note'>): BenchResult {
+  return { name, value: p.p50, unit: 'ms', baseline: p.floor, ratio: p.p50 / p.floor, ...rest };
+}
+
 /** One round of the concurrent run: its latencies, wall time and failures. */
 type Round = { lat: number[]; wall: number; failed: number };
 
@@ -230,26 +235,17 @@ export const bench: Bench = {
           [true, onRun],
           [false, offRun],
         ] as const) {
+          const name = `exec "true" round trip p50, ${label(trackShell)}, ${files} files`;
           results.push(
-            {
-              name: `exec "true" round trip p50, ${label(trackShell)}, ${files} files`,
-              value: r.p50,
-              unit: 'ms',
-              baseline: r.floor,
-              ratio: r.p50 / r.floor,
+            againstFloor(name, r, {
               target: '≤ 1.5× its floor (latency ratio)',
               met: r.p50 / r.floor <= 1.5,
               note: `steady state, after ${WARM_EXECS} execs; p99 ${r.p99.toFixed(2)} ms; ${r.note}; ${r.execs} calls`,
-            },
-            {
-              name: `exec "true" round trip p50, ${label(trackShell)}, ${files} files, fresh runtime`,
-              value: cold.p50,
-              unit: 'ms',
-              baseline: cold.floor,
-              ratio: cold.p50 / cold.floor,
+            }),
+            againstFloor(`${name}, fresh runtime`, cold, {
               target: 'none: read beside the steady state (a fresh process, its JIT cold)',
               note: `execs 11-${10 + cold.execs} of the runtime; p99 ${cold.p99.toFixed(2)} ms; ${cold.note}`,
-            },
+            }),
           );
         }
         const [on, off] = [onRun.steady, offRun.steady];
