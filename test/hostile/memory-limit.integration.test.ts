@@ -21,6 +21,13 @@ const MiB = 1024 * 1024;
 const LIMIT = 160 * MiB;
 /** The bound of all agents together: less than two agents' own. */
 const ALL = 240 * MiB;
+/**
+ * How far a peak may pass its bound: the kernel charges past `limit_in_bytes` a page a dying task or an allocation
+ * that may not fail needs (`try_charge_memcg`'s `force`: "the allocation either can't fail or will lead to more memory
+ * being freed very soon"). A CI run saw one page (4 KiB) past it while the watch killed a hog. The attacks ask for
+ * tens of MiB past the bound; a few pages the kernel lets a killed task take on its way out are not that.
+ */
+const FORCED = 1 * MiB;
 
 const suite = limitSuite('memory-limit', 'memory', 'maxMemoryPerAgent', {
   maxMemoryPerAgent: LIMIT,
@@ -53,14 +60,14 @@ const alive = (tag: string): number => {
 };
 
 /**
- * Whether this cgroup's peak met its own bound and stayed within it (this kernel keeps no `memory.failcnt`: the peak
- * is the sign).
+ * Whether this cgroup's peak met its own bound and stayed within it but for `FORCED` (this kernel keeps no
+ * `memory.failcnt`: the peak is the sign).
  */
 function expectPeakAtBound(dir: string): void {
   const peak = count(dir, 'memory.max_usage_in_bytes');
   const seen = `peak ${(peak / MiB).toFixed(2)} MiB of ${LIMIT / MiB}; the watch's kills: ${killLog()}`;
   expect(peak, seen).toBeGreaterThan(LIMIT - 8 * MiB);
-  expect(peak, seen).toBeLessThanOrEqual(LIMIT);
+  expect(peak, seen).toBeLessThanOrEqual(LIMIT + FORCED);
 }
 
 /** What the runtime's OOM watch logged, for a failure's message: each kill's terminal, bound, size and step. */
@@ -191,7 +198,7 @@ describe.skipIf(!where.ok)('hostile: an agent takes memory past its limit', { ti
         for (const a of agents) expect(count(agentDirOf(a.terminalId), 'memory.limit_in_bytes')).toBe(LIMIT);
         const peak = count(group, 'memory.max_usage_in_bytes');
         const seen = `peak ${(peak / MiB).toFixed(2)} MiB of ${ALL / MiB}; the watch's kills: ${killLog()}`;
-        expect(peak, seen).toBeLessThanOrEqual(ALL);
+        expect(peak, seen).toBeLessThanOrEqual(ALL + FORCED);
         expect(peak, seen).toBeGreaterThan(ALL - 8 * MiB);
       } finally {
         c.dispose();
