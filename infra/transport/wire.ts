@@ -20,14 +20,18 @@ export const REVOKED = 'User Authentication Revoked';
 
 export type Reply = ({ ok: true } & Record<string, unknown>) | { ok: false; error: ErrorInfo };
 
-/** Decodes a reply to a command. */
+/**
+ * Decodes a reply to a command. A success is known by `ok: true` before any schema runs: zod's parse of it as
+ * an `ErrorReply` failed on every success, building its issues each time (~2.5 µs hot, more on a client's
+ * first calls).
+ */
 export function decodeReply(subject: string, payload: Uint8Array): Reply {
   const json = parseJson(subject, payload);
-  const failure = ErrorReply.safeParse(json);
-  if (failure.success) return failure.data;
   if (json && typeof json === 'object' && (json as { ok?: unknown }).ok === true) {
     return json as { ok: true } & Record<string, unknown>;
   }
+  const failure = ErrorReply.safeParse(json);
+  if (failure.success) return failure.data;
   throw new InvalidMessageError(
     ErrorCode.InvalidMessage,
     subject,
