@@ -46,6 +46,7 @@ import { handleRedirect } from './shell-redirects.ts';
 import {
   clip,
   commentProblem,
+  enableProblem,
   continuationProblem,
   describeError,
   heredocProblem,
@@ -372,8 +373,7 @@ function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
       if (eq > 0) laterReader(w.slice(0, eq), w.slice(eq + 1), ctx, true);
     }
   }
-  const reserved = reservedName(argv);
-  if (reserved) ctx.state.errors.push(reserved);
+  for (const refused of [reservedName(argv), enableProblem(argv)]) if (refused) ctx.state.errors.push(refused);
   for (const script of [...assignments.flatMap((a) => assignedScript(a) ?? []), ...laterScripts(argv)])
     parseScript(ctx.state, script, name, ctx.depth + 1);
   const runs = hiddenRun(argv) ?? evaluatesNames(argv);

@@ -139,6 +139,31 @@ export function shadowProblem(name: string): string | undefined {
 }
 
 /**
+ * Why an `enable` is refused, or undefined. `enable -n read` turns a builtin off as a function by its name
+ * replaces it (`shadowProblem`): the rc's drain then found no `read` and left typed-ahead input for the prompt,
+ * where bash ran it unjudged (found by a review, 6 December: a `touch` denied by the policy ran). `-d` deletes a
+ * loaded builtin; `-f` loads a shared object into the shell as builtins, code the check never reads, run in the
+ * process that prints skein's marks. Options end at `--` or the first name, as bash's getopt reads them; listing
+ * (`-a`, `-p`, `-s`) and enabling stay allowed.
+ */
+export function enableProblem(argv: readonly string[]): string | undefined {
+  if (argv[0] !== 'enable') return undefined;
+  for (const word of argv.slice(1)) {
+    if (word === '--' || !word.startsWith('-') || word === '-') return undefined;
+    const option = /[ndf]/.exec(word.slice(1))?.[0];
+    if (option)
+      return (
+        `"${clip(argv.join(' '))}" would ${option === 'f' ? 'load a builtin into' : 'turn a builtin off in'} the ` +
+        "shell skein's integration runs in (enable -" +
+        option +
+        '), which it relies on to find where commands end and to discard input left at the prompt; run the ' +
+        'program by its path instead of turning the builtin off'
+      );
+  }
+  return undefined;
+}
+
+/**
  * How a function definition's body starts the function itself (`f(){ f & f; }`, `f(){ f|f& }`): each call
  * starts two more, a fork bomb (`ShellSplit.forkBomb`, denied by the built-in rules). The built-in rule's text
  * match knows the classic `:(){ :|:& };:`; found by a review, a body with `&` instead of a pipe, or any

@@ -1,7 +1,8 @@
 /**
  * Inputs bash reads other than the check would, found by a live review (3 December), each refused or denied with
- * its message: a line continuation with text on both sides, a function replacing a builtin or the rc, a function
- * that starts itself (a fork bomb), an array subscript with an expansion where a builtin reads a variable name.
+ * its message: a line continuation with text on both sides, a function replacing a builtin or the rc, `enable`
+ * turning one off (6 December), a function that starts itself (a fork bomb), an array subscript with an expansion
+ * where a builtin reads a variable name.
  */
 import type { PolicyInput } from '../../../schemas/policy.ts';
 import { decideTerminal, ISSUE_11_POLICY, merged, shellSplitter } from '../../support/permission-fixtures.ts';
@@ -64,6 +65,43 @@ describe('splitShell: a function that would replace a builtin or the rc', () => 
     const src = 'greet() { echo hi; }';
     expect((await split(src)).parseError).toBeUndefined();
     expect((await decideTerminal(strict, src)).outcome).toBe('allow');
+  });
+});
+
+describe('splitShell: enable turning off or loading a builtin the rc relies on', () => {
+  const allowAll = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '\\btouch\\b' }] } } });
+  // Found live by a review (6 December), under the policy above: `enable -n read` ended the rc's typeahead drain
+  // as a function named read would have, and a `touch` typed ahead behind `cat` ran at the prompt.
+  it.each([
+    ['enable -n read', 'turn a builtin off in', 'n'],
+    ['enable -sn printf', 'turn a builtin off in', 'n'],
+    ['enable -d read', 'turn a builtin off in', 'd'],
+    ['enable -f ./x.so read', 'load a builtin into', 'f'],
+    ['enable -fx.so read', 'load a builtin into', 'f'],
+    ["ls && 'enable' -n builtin", 'turn a builtin off in', 'n'],
+    ['builtin enable -n .', 'turn a builtin off in', 'n'],
+    ['command enable -n -- local', 'turn a builtin off in', 'n'],
+    ["eval 'enable -n read'", 'turn a builtin off in', 'n'],
+  ])('refuses %j', async (src, what, option) => {
+    const error = (await split(src)).parseError ?? '';
+    expect(error).toContain(`would ${what} the shell skein's integration runs in (enable -${option})`);
+    expect(error).toContain('run the program by its path instead of turning the builtin off');
+    expect((await decideTerminal(allowAll, src)).outcome).toBe('deny');
+  });
+
+  it('keeps listing and enabling, and names after the options', async () => {
+    for (const src of [
+      'enable',
+      'enable -p',
+      'enable -a',
+      'enable -s',
+      'enable echo',
+      'enable -- -n',
+      'enable read -n',
+    ]) {
+      expect((await split(src)).parseError, src).toBeUndefined();
+      expect((await decideTerminal(allowAll, src)).outcome, src).toBe('allow');
+    }
   });
 });
 
