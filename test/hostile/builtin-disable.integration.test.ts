@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import type { TestRuntime } from '../support/runtime.ts';
 import {
   attack,
-  canary,
+  canaries,
   expectNoCanary,
   hostileRuntime,
   outcome,
@@ -32,19 +32,13 @@ const POLICY = {
 };
 
 let rt: TestRuntime;
-const canaries: Canary[] = [];
-const fresh = () => {
-  const c = canary(rt.workspace);
-  canaries.push(c);
-  return c;
-};
+const { fresh } = canaries(() => rt.workspace);
 
 beforeAll(async () => {
   rt = await hostileRuntime(POLICY, { domains: { permission: { timeoutMs: 1000 } } });
 }, 60_000);
 afterAll(async () => {
   await rt?.dispose();
-  for (const c of canaries) c.dispose();
 });
 reportAttacks('builtin-disable');
 

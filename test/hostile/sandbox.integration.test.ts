@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { TestRuntime } from '../support/runtime.ts';
 import {
   attack,
-  canary,
+  canaries,
   cliVerdict,
   expectNoCanary,
   hostileRuntime,
@@ -29,12 +29,7 @@ let rt: TestRuntime;
 let terminalId: string;
 let server: Server;
 let port = 0;
-const canaries: Canary[] = [];
-const fresh = () => {
-  const c = canary(join(rt.workspace, 'canaries'));
-  canaries.push(c);
-  return c;
-};
+const { fresh, made } = canaries(() => join(rt.workspace, 'canaries'));
 
 beforeAll(async () => {
   server = createServer((socket) => socket.end('hello\n'));
@@ -61,7 +56,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await rt?.dispose();
-  for (const c of canaries) c.dispose();
   await new Promise<void>((resolve) => server?.close(() => resolve()));
 });
 reportAttacks('sandbox');
@@ -226,7 +220,7 @@ describe('a planted bare repository or fsmonitor under git status, unsandboxed (
   for (const [name, run] of RUNS) {
     attack('bare-repo', name, async () => {
       const k = fresh();
-      const evil = join(rt.workspace, `evil-${canaries.length}`);
+      const evil = join(rt.workspace, `evil-${made.length}`);
       plantBareRepo(evil, k);
       const { cwd, command } = run(evil);
       const open = await rt.call('terminal.open', cwd ? { cwd } : {}, { agentId: TRUSTED });

@@ -11,7 +11,7 @@ import { describeChar } from '../../machines/permission/permission-control.ts';
 import type { TestRuntime } from '../support/runtime.ts';
 import {
   attack,
-  canary,
+  canaries,
   cliVerdict,
   expectNoCanary,
   hostileRuntime,
@@ -36,13 +36,8 @@ const POLICY = {
 
 let rt: TestRuntime;
 let terminalId: string;
-const canaries: Canary[] = [];
-const fresh = () => {
-  // In the workspace: terminals are sandboxed, and the sandbox's /tmp is its own.
-  const c = canary(rt.workspace);
-  canaries.push(c);
-  return c;
-};
+// In the workspace: terminals are sandboxed, and the sandbox's /tmp is its own.
+const { fresh, made } = canaries(() => rt.workspace);
 
 beforeAll(async () => {
   rt = await hostileRuntime(POLICY, { domains: { permission: { timeoutMs: 1000 } } });
@@ -53,7 +48,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await rt?.dispose();
-  for (const c of canaries) c.dispose();
 });
 reportAttacks('shell');
 
@@ -323,6 +317,6 @@ describe('skein policy check agrees with the runtime (hole 15)', () => {
 describe('no marker anywhere', () => {
   it('no canary marker reached a fact or the output stream', async () => {
     const text = await logText(rt);
-    expect(canaries.filter((k) => text.includes(k.marker)).map((k) => k.marker)).toEqual([]);
+    expect(made.filter((k) => text.includes(k.marker)).map((k) => k.marker)).toEqual([]);
   });
 });

@@ -82,6 +82,25 @@ export function canary(parent: string = tmpdir()): Canary {
   return { path: join(dir, 'pwned'), marker, halves, dispose: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * A file's canaries: `fresh()` makes one under `parent()` (read then, once the runtime exists), `made` lists them,
+ * and each is removed after the file's attacks.
+ */
+export function canaries(parent: () => string): { fresh: () => Canary; made: readonly Canary[] } {
+  const made: Canary[] = [];
+  afterAll(() => {
+    for (const c of made) c.dispose();
+  });
+  return {
+    made,
+    fresh: () => {
+      const c = canary(parent());
+      made.push(c);
+      return c;
+    },
+  };
+}
+
 /** Every stored fact and output chunk, as text (to look for a marker). */
 export async function logText(rt: TestRuntime): Promise<string> {
   const parts: string[] = [];
