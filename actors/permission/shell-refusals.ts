@@ -151,16 +151,25 @@ export function enableProblem(argv: readonly string[]): string | undefined {
   for (const word of argv.slice(1)) {
     if (word === '--' || !word.startsWith('-') || word === '-') return undefined;
     const option = /[ndf]/.exec(word.slice(1))?.[0];
-    if (option)
-      return (
-        `"${clip(argv.join(' '))}" would ${option === 'f' ? 'load a builtin into' : 'turn a builtin off in'} the ` +
-        "shell skein's integration runs in (enable -" +
-        option +
-        '), which it relies on to find where commands end and to discard input left at the prompt; run the ' +
-        'program by its path instead of turning the builtin off'
-      );
+    if (!option) continue;
+    const [what, remedy] =
+      option === 'f'
+        ? ['load a builtin into', 'run that code as a program of its own instead']
+        : ['turn a builtin off in', `to run the program of that name, give its path (/usr/bin/${named(argv)})`];
+    return (
+      `"${clip(argv.join(' '))}" would ${what} the shell skein's integration runs in (enable -${option}), which ` +
+      `it relies on to find where commands end and to discard input left at the prompt; ${remedy}`
+    );
   }
   return undefined;
+}
+
+/** The first builtin an `enable` names (after its options), for the message's example path. */
+function named(argv: readonly string[]): string {
+  const rest = argv.slice(1);
+  const end = rest.indexOf('--');
+  const names = end >= 0 ? rest.slice(end + 1) : rest.filter((w) => !w.startsWith('-'));
+  return clip(names.find((w) => /^[\w.:[-]+$/.test(w)) ?? 'printf');
 }
 
 /**

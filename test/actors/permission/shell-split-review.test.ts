@@ -73,19 +73,21 @@ describe('splitShell: enable turning off or loading a builtin the rc relies on',
   // Found live by a review (6 December), under the policy above: `enable -n read` ended the rc's typeahead drain
   // as a function named read would have, and a `touch` typed ahead behind `cat` ran at the prompt.
   it.each([
-    ['enable -n read', 'turn a builtin off in', 'n'],
-    ['enable -sn printf', 'turn a builtin off in', 'n'],
-    ['enable -d read', 'turn a builtin off in', 'd'],
-    ['enable -f ./x.so read', 'load a builtin into', 'f'],
-    ['enable -fx.so read', 'load a builtin into', 'f'],
-    ["ls && 'enable' -n builtin", 'turn a builtin off in', 'n'],
-    ['builtin enable -n .', 'turn a builtin off in', 'n'],
-    ['command enable -n -- local', 'turn a builtin off in', 'n'],
-    ["eval 'enable -n read'", 'turn a builtin off in', 'n'],
-  ])('refuses %j', async (src, what, option) => {
+    ['enable -n read', 'turn a builtin off in', 'n', 'read'],
+    ['enable -sn printf', 'turn a builtin off in', 'n', 'printf'],
+    ['enable -d read', 'turn a builtin off in', 'd', 'read'],
+    ['enable -f ./x.so read', 'load a builtin into', 'f', ''],
+    ['enable -fx.so read', 'load a builtin into', 'f', ''],
+    ["ls && 'enable' -n builtin", 'turn a builtin off in', 'n', 'builtin'],
+    ['builtin enable -n .', 'turn a builtin off in', 'n', '.'],
+    ['command enable -n -- local', 'turn a builtin off in', 'n', 'local'],
+    ["eval 'enable -n read'", 'turn a builtin off in', 'n', 'read'],
+  ])('refuses %j', async (src, what, option, name) => {
     const error = (await split(src)).parseError ?? '';
     expect(error).toContain(`would ${what} the shell skein's integration runs in (enable -${option})`);
-    expect(error).toContain('run the program by its path instead of turning the builtin off');
+    expect(error).toContain(
+      option === 'f' ? 'run that code as a program of its own instead' : `give its path (/usr/bin/${name})`,
+    );
     expect((await decideTerminal(allowAll, src)).outcome).toBe('deny');
   });
 
