@@ -192,9 +192,12 @@ describe('web console: an agent tries to mislead the operator', { timeout: 90_00
     const pending = ok(await rt.call('permission.pending', {}))['requests'] as Array<{ input: string }>;
     expect(pending.map((p) => p.input)).toContain('docs/unseen.md');
     expect(existsSync(join(rt.workspace, 'docs', 'unseen.md'))).toBe(false);
-    // In view again, the keys arm anew: an immediate d is held back, then answers.
-    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
-    await ui.page.locator('body').press('d');
+    // In view again, the keys arm anew: an immediate d is held back, then answers. The tab's click and the key in
+    // one task of the page (round trips to the browser can outlast the arming delay on a loaded machine).
+    await ui.page.evaluate(() => {
+      document.querySelector<HTMLElement>('[role=tab][aria-controls=approvals-panel]')!.click();
+      document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'd', bubbles: true }));
+    });
     await expect.poll(() => ui.page.locator('#notice').textContent(), POLL).toContain('just became the first');
     await new Promise((r) => setTimeout(r, 1_100));
     await ui.page.locator('body').press('d');
@@ -231,24 +234,27 @@ describe('web console: an agent tries to mislead the operator', { timeout: 90_00
     await new Promise((r) => setTimeout(r, 1_500));
     // The first ask is answered elsewhere just before the click: the second moves up under the pointer.
     ok(await rt.call('permission.decide', { requestId: firstId, decision: 'deny_once' }));
-    // Checked every frame: the click comes right after the page redraws, as the operator's would.
-    await ui.page.waitForFunction(() => document.querySelectorAll('article.ask').length === 1, undefined, {
-      polling: 'raf',
-      ...POLL,
-    });
-    const under = () =>
-      ui.page.evaluate(
-        ([px, py]) => {
-          const el = document.elementFromPoint(px!, py!);
-          return [el?.closest('article')?.getAttribute('aria-label'), el?.textContent];
-        },
-        [x, y],
-      );
-    expect(await under()).toEqual([secondLabel, 'Approve']);
-    await ui.page.mouse.click(x, y);
+    // Checked every frame: the click comes in the frame the page redraws, as the operator's would, and what it
+    // hit and how the button is drawn are read in the same task. Not by round trips to the browser: on a loaded
+    // machine they can outlast the arming delay, and then the click rightly answers.
+    const [label, text, disabled] = await ui.page.evaluate(
+      ([px, py]) =>
+        new Promise<Array<string | null | undefined>>((resolve) => {
+          const frame = () => {
+            if (document.querySelectorAll('article.ask').length !== 1) return void requestAnimationFrame(frame);
+            const el = document.elementFromPoint(px!, py!) as HTMLElement | null;
+            const hit = [el?.closest('article')?.getAttribute('aria-label'), el?.textContent];
+            el?.click();
+            resolve([...hit, el?.getAttribute('aria-disabled')]);
+          };
+          frame();
+        }),
+      [x, y],
+    );
+    expect([label, text]).toEqual([secondLabel, 'Approve']);
     await expect.poll(() => ui.page.locator('#notice').textContent(), POLL).toMatch(/moved under the pointer/);
     // Drawn off until armed: the operator sees the click will not count.
-    expect(await asks.getByRole('button', { name: 'Approve' }).getAttribute('aria-disabled')).toBe('true');
+    expect(disabled).toBe('true');
     const pending = ok(await rt.call('permission.pending', {}))['requests'] as Array<{ input: string }>;
     expect(pending.map((p) => p.input)).toContain('docs/payload.sh');
     expect(existsSync(join(rt.workspace, 'docs', 'payload.sh'))).toBe(false);

@@ -13,7 +13,7 @@ import { connect, credsAuthenticator } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { screenAt } from '../../infra/terminal/screen-replay.ts';
 import { call } from '../../infra/transport/client.ts';
-import { type ConsoleUnderTest, openConsoleScene } from '../support/console.ts';
+import { type ConsoleUnderTest, openConsoleScene, pressOnNextAsk } from '../support/console.ts';
 import { ok } from '../support/replies.ts';
 import type { TestRuntime } from '../support/runtime.ts';
 
@@ -77,6 +77,11 @@ describe('web console', { timeout: 90_000 }, () => {
   });
 
   it('the d key denies the first pending ask (the a key approves; s is Always)', async () => {
+    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
+    // A key pressed as an ask has just become the first answers nothing (an agent could swap the first ask
+    // under the operator's finger by withdrawing another); once it has been first a second, it answers. The key
+    // comes in the frame that first draws the ask.
+    const pressed = await pressOnNextAsk(ui.page, 'd');
     const write = call(
       rt.bus,
       'helper',
@@ -86,13 +91,10 @@ describe('web console', { timeout: 90_000 }, () => {
         timeoutMs: 60_000,
       },
     );
-    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
     const ask = ui.page.getByRole('article', { name: /write_file request .* from helper/ });
     await ask.waitFor(POLL);
     expect(await ask.getByRole('button', { name: 'Deny' }).getAttribute('aria-keyshortcuts')).toBe('d');
-    // A key pressed as an ask has just become the first answers nothing (an agent could swap the first ask
-    // under the operator's finger by withdrawing another); once it has been first a second, it answers.
-    await ui.page.locator('body').press('d');
+    expect(await ask.getAttribute('aria-label')).toContain(await pressed());
     await expect.poll(() => ui.page.locator('#notice').textContent(), POLL).toContain('just became the first');
     expect(await ask.getByRole('button', { name: 'Deny' }).count()).toBe(1);
     await new Promise((r) => setTimeout(r, 1_100));

@@ -45,7 +45,8 @@ agents:
       - edit: { path: README.md, edits: [{ oldText: "# app", newText: "# app\\n\\nNow with docs." }] }
 `;
 
-describe('fleets, review and demo through the CLI', () => {
+// 120 s: a test here starts up to five CLI processes, each up to ~6 s at a load of 12.
+describe('fleets, review and demo through the CLI', { timeout: 120_000 }, () => {
   let run: EmbeddedRun;
   let data: string;
   let ws: string;

@@ -44,6 +44,19 @@ describe('hostile: an answer applies to the program the ask named', () => {
       })
       .toContain(marker);
   };
+  /**
+   * A python prelude that prints the marker `UP-<n>`, waits for the file `go-<n>` (made by `cue`), and makes
+   * `went-<n>` as it goes on: what it does next happens at a moment the test chose, on a machine of any speed.
+   */
+  const gate = (n: number) =>
+    `import os, time\nprint("UP" + "-${n}", flush=True)\n` +
+    `while not os.path.exists("go-${n}"): time.sleep(0.02)\nopen("went-${n}", "w").close()\n`;
+  /** Lets gate `n` go on, and waits `settle` ms past the moment it did (for an exit or an exec to be done). */
+  const cue = async (n: number, settle = 1_000) => {
+    writeFileSync(join(rt.workspace, `go-${n}`), '');
+    await expect.poll(() => existsSync(join(rt.workspace, `went-${n}`)), { timeout: 20_000 }).toBe(true);
+    await new Promise((r) => setTimeout(r, settle));
+  };
   const foregroundIsPrompt = async () => {
     // The probe's ask, if any, says what the terminal runs: withdraw it at once (deny) either way.
     return (await rt.call('terminal.exec', { terminalId, command: 'true', timeoutMs: 10_000 })).ok;
@@ -51,7 +64,8 @@ describe('hostile: an answer applies to the program the ask named', () => {
 
   it('a line approved as input to python3 is not written once bash reads the terminal', async () => {
     const canary = join(rt.workspace, 'CANARY-foreground');
-    await started(`python3 -c "print('UP' + '-1', flush=True); import time; time.sleep(2)"`, 'UP-1');
+    writeFileSync(join(rt.workspace, 'e.py'), gate(1));
+    await started('python3 e.py', 'UP-1');
     const write = rt.call('terminal.write', { terminalId, data: `touch ${canary}\n` });
     let ask: Ask | undefined;
     for (const started = Date.now(); !ask && Date.now() - started < 10_000; ) {
@@ -61,7 +75,7 @@ describe('hostile: an answer applies to the program the ask named', () => {
     // The person reads: input to python3.
     expect(ask?.detail).toContain('read by: "python3"\nshell directory: ');
     // python3 exits before they answer; bash is at its prompt again.
-    await new Promise((r) => setTimeout(r, 2_500));
+    await cue(1);
     ok(await rt.call('permission.decide', { requestId: ask!.requestId, decision: 'allow_once' }));
     const reply = await write;
     expect(reply).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
@@ -103,16 +117,15 @@ describe('hostile: an answer applies to the program the ask named', () => {
   }
 
   it('a program of the same name, exec-ed in its place, is not the one approved', async () => {
-    // A review helper's attack: a script sleeps, then execs a copy of bash it named python3.
+    // A review helper's attack: a script waits, then execs a copy of bash it named python3.
     const canary = join(rt.workspace, 'CANARY-same-name');
     ok(await rt.call('terminal.exec', { terminalId, command: 'cp /bin/bash ./python3', timeoutMs: 10_000 }));
     writeFileSync(
       join(rt.workspace, 's.py'),
-      'import os, time\nprint("UP" + "-3", flush=True)\ntime.sleep(2)\n' +
-        'os.execv("./python3", ["python3", "--norc", "--noprofile", "--noediting"])\n',
+      `${gate(3)}os.execv("./python3", ["python3", "--norc", "--noprofile", "--noediting"])\n`,
     );
     await started('/usr/bin/python3 s.py', 'UP-3');
-    const { reply, ask } = await writeAnswered(`touch ${canary}\n`, () => new Promise((r) => setTimeout(r, 3_000)));
+    const { reply, ask } = await writeAnswered(`touch ${canary}\n`, () => cue(3));
     expect(ask?.detail).toContain('read by: "python3"\nshell directory: ');
     expect(reply).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     if (!reply.ok) expect(reply.error.message).toContain('other processes (as "python3")');
@@ -123,15 +136,14 @@ describe('hostile: an answer applies to the program the ask named', () => {
   });
 
   it('a child the approved program forks to read the terminal is not the program approved', async () => {
-    // A review helper's attack: python3 sleeps, then runs bash on /dev/stdin in its own process group.
+    // A review helper's attack: python3 waits, then runs bash on /dev/stdin in its own process group.
     const canary = join(rt.workspace, 'CANARY-forked');
     writeFileSync(
       join(rt.workspace, 'f.py'),
-      'import subprocess, time\nprint("UP" + "-5", flush=True)\ntime.sleep(2)\n' +
-        'subprocess.call(["/bin/bash", "/dev/stdin"])\n',
+      `${gate(5)}import subprocess\n` + 'subprocess.call(["/bin/bash", "/dev/stdin"])\n',
     );
     await started('/usr/bin/python3 f.py', 'UP-5');
-    const { reply } = await writeAnswered(`touch ${canary}\n`, () => new Promise((r) => setTimeout(r, 3_500)));
+    const { reply } = await writeAnswered(`touch ${canary}\n`, () => cue(5, 1_500));
     expect(reply).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     await new Promise((r) => setTimeout(r, 1_000));
     expect(existsSync(canary)).toBe(false);

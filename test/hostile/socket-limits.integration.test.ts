@@ -131,7 +131,7 @@ describe('hostile: an agent makes the socket hold more and more', { timeout: 120
         frame(c.socket, { op: 'req', rid, subject: 'skein.cmd.greedy.runtime.ping', timeoutMs: 1e12, data });
       }
       // Each is answered by the host (the same command id: the same reply), none timed out at once.
-      await vi.waitFor(() => expect(c.received().match(/"op":"res"/g) ?? []).toHaveLength(50));
+      await vi.waitFor(() => expect(c.received().match(/"op":"res"/g) ?? []).toHaveLength(50), 10_000);
       expect(c.received()).not.toContain('"code":"timeout"');
       await new Promise((r) => setImmediate(r));
       // Before: a TimeoutOverflowWarning on the runtime's stderr for each, and a timeout 1 ms later.

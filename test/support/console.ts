@@ -68,3 +68,30 @@ export async function openConsoleScene(
   await ui.page.waitForSelector('body[data-ready=true]', { timeout: 20_000 });
   return { rt, ui };
 }
+
+/**
+ * Presses `key` (a keydown on the page's body) in the first frame that draws an ask not on the page now; await
+ * the returned function for the ask's request id. Call it before the ask is made. In the page, not by a round
+ * trip to the browser: on a loaded machine one can outlast the arming delay (ARM_MS), and a key that late rightly
+ * answers, so a test of a key pressed too soon would pass or fail by the machine's load.
+ */
+export async function pressOnNextAsk(page: Page, key: string): Promise<() => Promise<string>> {
+  await page.evaluate((k) => {
+    const known = new Set(
+      [...document.querySelectorAll<HTMLElement>('[data-request-id]')].map((e) => e.dataset['requestId']),
+    );
+    const w = window as unknown as { pressedFor?: Promise<string> };
+    w.pressedFor = new Promise((resolve) => {
+      const frame = () => {
+        const fresh = [...document.querySelectorAll<HTMLElement>('[data-request-id]')].find(
+          (e) => !known.has(e.dataset['requestId']),
+        );
+        if (!fresh) return void requestAnimationFrame(frame);
+        document.body.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true }));
+        resolve(fresh.dataset['requestId']!);
+      };
+      frame();
+    });
+  }, key);
+  return () => page.evaluate(() => (window as unknown as { pressedFor: Promise<string> }).pressedFor);
+}

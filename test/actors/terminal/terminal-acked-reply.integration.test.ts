@@ -62,8 +62,10 @@ describe('TerminalManager exec reply and acks', () => {
         return r;
       });
       // Both appends are asked for at the end mark (the output tail in the same turn as the finish).
-      await vi.waitFor(() =>
-        expect(m.held.map((h) => h.type).sort()).toEqual(['terminal.command.finished', 'terminal.output.received']),
+      await vi.waitFor(
+        () =>
+          expect(m.held.map((h) => h.type).sort()).toEqual(['terminal.command.finished', 'terminal.output.received']),
+        10_000,
       );
       for (const h of m.held.filter((x) => x.type !== last)) h.release();
       await new Promise((r) => setTimeout(r, 100));
@@ -82,7 +84,7 @@ describe('TerminalManager exec reply and acks', () => {
       replied = true;
       return r;
     });
-    await vi.waitFor(() => expect(m.appended).toContain('terminal.command.finished'));
+    await vi.waitFor(() => expect(m.appended).toContain('terminal.command.finished'), 10_000);
     await new Promise((r) => setTimeout(r, 100));
     expect(replied).toBe(false);
     m.held[0]!.release();

@@ -18,6 +18,8 @@ afterEach(async () => {
 });
 
 const A = 'a1';
+/** How long to wait for a program in a terminal to draw (vitest's default, 1 s, is short on a loaded machine). */
+const PROCESS_WAIT = { timeout: 10_000 };
 const screenOf = async (terminalId: string) => (await h.manager.read(A, { terminalId, screen: true })).screen!;
 
 describe('TerminalManager: resize and full-screen programs', () => {
@@ -42,7 +44,7 @@ describe('TerminalManager: resize and full-screen programs', () => {
       const s = await screenOf(terminalId);
       expect(s.buffer).toBe('alternate');
       expect(s.lines.slice(0, 3)).toEqual(['row 1', 'row 2', 'row 3']);
-    });
+    }, PROCESS_WAIT);
     await h.manager.write(A, { terminalId, data: 'q' });
     const done = await h.manager.wait(A, { terminalId });
     expect(done).toMatchObject({ status: 'exited', exitCode: 0 });
@@ -64,7 +66,7 @@ describe('TerminalManager: resize and full-screen programs', () => {
       const s = await screenOf(terminalId);
       expect(s.lines[0]).toBe('hello from vi');
       expect(s.lines[1]).toMatch(/^~/);
-    });
+    }, PROCESS_WAIT);
     await h.manager.write(A, { terminalId, data: '\x1b:q!\r' });
     expect(await h.manager.wait(A, { terminalId })).toMatchObject({ status: 'exited', exitCode: 0 });
   });
@@ -188,7 +190,8 @@ describe('TerminalManager: control keys, signals, pause', () => {
     const { terminalId } = await h.open();
     await h.manager.exec(A, {
       terminalId,
-      command: 'for i in $(seq 1 8); do echo tick $i; sleep 0.05; done',
+      // Ticks until the test makes the file `stop`: it cannot end before the pause however slow the machine.
+      command: 'i=0; until [ -e stop ]; do i=$((i+1)); echo tick $i; sleep 0.05; done; echo ended',
       yieldMs: 100,
     });
     const paused = await h.manager.pauseAll(A);
@@ -199,16 +202,24 @@ describe('TerminalManager: control keys, signals, pause', () => {
     // The named group is stopped; it is a zombie only if its `sleep` ended in the instant between the
     // shell's stop and the group's (the stopped shell cannot reap it); it is never gone.
     expect(['T', 'Z']).toContain(readStat(pgid)?.state);
-    // Nothing more is printed while paused (output already read is flushed within the first 150 ms).
-    await new Promise((r) => setTimeout(r, 150));
-    const before = h.rawOutput(terminalId);
+    // Nothing more is printed while paused: once what was already printed has been read (the output the same
+    // over 150 ms), it stays the same.
+    let before = h.rawOutput(terminalId);
+    for (let settled = false, t0 = Date.now(); !settled && Date.now() - t0 < 5_000; ) {
+      await new Promise((r) => setTimeout(r, 150));
+      settled = h.rawOutput(terminalId) === before;
+      before = h.rawOutput(terminalId);
+    }
     await new Promise((r) => setTimeout(r, 300));
     expect(h.rawOutput(terminalId)).toBe(before);
-    expect(before).not.toContain('tick 8');
+    const ticks = (out: string) => Math.max(0, ...[...out.matchAll(/tick (\d+)/g)].map((m) => Number(m[1])));
     expect((await h.manager.resumeAll(A)).terminalIds).toEqual([terminalId]);
+    // Resumed, it ticks on; then it is told to end.
+    await expect.poll(() => ticks(h.rawOutput(terminalId)), { timeout: 10_000 }).toBeGreaterThan(ticks(before));
+    writeFileSync(join(h.workspace, 'stop'), '');
     const done = await h.manager.wait(A, { terminalId });
     expect(done).toMatchObject({ status: 'exited', exitCode: 0 });
-    expect(done.output).toContain('tick 8');
+    expect(done.output).toContain('ended');
     expect(h.types(terminalId)).toEqual(expect.arrayContaining(['terminal.paused', 'terminal.resumed']));
   });
   it('pauses a loop of short-lived jobs: the group it names is the one it stopped, never a gone one', async () => {

@@ -3,7 +3,8 @@
  * yield/wait, timeout, queueing), output (tail never lost, paging), isolation,
  * fd hygiene and screen replay. No NATS: facts are recorded in memory.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { initialTransition, transition } from 'xstate';
 import { renderScreen, type ScreenHistoryItem } from '../../../actors/terminal/terminal-screen.ts';
 import { PLAIN_CHUNK_BYTES } from '../../../actors/terminal/terminal-output.ts';
@@ -113,11 +114,14 @@ describe('TerminalManager: open and exec', () => {
 
   it('yields with status running, then wait returns the whole output when it exits', async () => {
     const { terminalId } = await h.open();
-    const first = await h.manager.exec(A, { terminalId, command: 'echo start; sleep 0.6; echo done', yieldMs: 150 });
+    // The command waits for a file the test makes: the yield comes while it runs however slow the machine is.
+    const command = 'echo start; until [ -e go ]; do sleep 0.05; done; echo done';
+    const first = await h.manager.exec(A, { terminalId, command, yieldMs: 1_500 });
     expect(first).toMatchObject({ status: 'running', exitCode: null, commandId: 'c-1' });
     expect(first.output).toBe('start\n');
     const still = await h.manager.wait(A, { terminalId, timeoutMs: 0 });
     expect(still.status).toBe('running');
+    writeFileSync(join(h.workspace, 'go'), '');
     const done = await h.manager.wait(A, { terminalId, commandId: 'c-1' });
     expect(done).toMatchObject({ status: 'exited', exitCode: 0, output: 'start\ndone\n' });
   });
@@ -141,7 +145,8 @@ describe('TerminalManager: open and exec', () => {
 
   it('escalates to SIGKILL when the command ignores SIGINT', async () => {
     const { terminalId } = await h.open();
-    const r = await h.manager.exec(A, { terminalId, command: `bash -c "trap '' INT; sleep 30"`, timeoutMs: 200 });
+    // 2 s: a SIGINT before the inner bash has set its trap would end it at once (130, one interrupt).
+    const r = await h.manager.exec(A, { terminalId, command: `bash -c "trap '' INT; sleep 30"`, timeoutMs: 2_000 });
     expect(r).toMatchObject({ status: 'timeout', exitCode: 137, signal: 'SIGKILL' });
     expect(
       h
@@ -357,7 +362,7 @@ describe('TerminalManager: back-pressure and cancellation', () => {
         return '';
       }
     };
-    await vi.waitFor(() => expect(h.manager.get(terminalId)!.members().map(comm)).toContain('sleep'));
+    await vi.waitFor(() => expect(h.manager.get(terminalId)!.members().map(comm)).toContain('sleep'), 10_000);
     await h.manager.close(A, { terminalId });
     // Close sends SIGHUP then SIGTERM; which one a process dies of is the kernel's choice.
     expect(await running).toMatchObject({ status: 'exited', signal: expect.stringMatching(/^SIG(HUP|TERM)$/) });

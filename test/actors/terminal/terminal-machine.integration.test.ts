@@ -39,11 +39,12 @@ describe('the terminal machine, live and replayed', () => {
     await queued;
     await h.manager.wait(A, { terminalId, commandId: running.commandId });
     same();
-    // A timeout: SIGINT ignored, then SIGKILL a grace period later, both from the machine's deadlines.
+    // A timeout: SIGINT ignored, then SIGKILL a grace period later, both from the machine's deadlines (2 s: a
+    // SIGINT before the inner bash has set its trap would end it at once, one interrupt).
     const timedOut = await h.manager.exec(A, {
       terminalId,
       command: 'bash -c \'trap "" INT; sleep 5\'',
-      timeoutMs: 300,
+      timeoutMs: 2_000,
     });
     expect(timedOut).toMatchObject({ status: 'timeout' });
     expect(h.types(terminalId).filter((t) => t === 'terminal.command.interrupted')).toHaveLength(2);

@@ -139,13 +139,16 @@ describe('TerminalManager: resource arbiter', () => {
     const boss = await h.open('boss');
     const first = h.manager.exec('w1', {
       terminalId: holder.terminalId,
-      command: 'sleep 0.4; echo held',
+      // Holds the gpu until the test has both others waiting (a file it makes), however slow the machine.
+      command: 'until [ -e release ]; do sleep 0.05; done; echo held',
       resources: ['gpu'],
     });
     await vi.waitFor(() => expect(resourceFacts()).toEqual(['acquired gpu w1']));
     const second = h.manager.exec('w2', { terminalId: low.terminalId, command: 'echo low', resources: ['gpu'] });
     await vi.waitFor(() => expect(h.types(low.terminalId)).toContain('terminal.command.queued'));
     const third = h.manager.exec('boss', { terminalId: boss.terminalId, command: 'echo boss', resources: ['gpu'] });
+    await vi.waitFor(() => expect(h.types(boss.terminalId)).toContain('terminal.command.queued'));
+    writeFileSync(join(h.workspace, 'release'), '');
     const [r1, r2, r3] = await Promise.all([first, second, third]);
     expect(r1.output).toBe('held\n');
     expect(r3.resourceWaitMs).toBeGreaterThan(r1.resourceWaitMs!);

@@ -65,6 +65,8 @@ describe('named hosts', () => {
       const replies: string[] = [];
       const sub = bus.nc.subscribe(inbox, { callback: (_e, m) => void replies.push(m.string()) });
       bus.nc.publish('skein.cmd.main.agent.get', JSON.stringify({ id: 'one-reply', data: {} }), { reply: inbox });
+      // The first reply, however slow; then 600 ms more for a second one that must not come.
+      await expect.poll(() => replies.length, { timeout: 10_000 }).toBeGreaterThan(0);
       await new Promise((r) => setTimeout(r, 600));
       sub.unsubscribe();
       expect(replies).toHaveLength(1);
