@@ -63,12 +63,29 @@ function daemonPid(tag: string): string {
   }
 }
 
+/**
+ * Waits for the `sleep <tag>` daemon to run as itself (one process, named sleep: not a `setsid` on its way to
+ * becoming it) and gives its pid.
+ */
+async function daemonStarted(tag: string): Promise<string> {
+  const settled = () => {
+    const pid = daemonPid(tag);
+    try {
+      return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/comm`, 'utf8') === 'sleep\n' ? pid : '';
+    } catch {
+      return ''; // gone meanwhile
+    }
+  };
+  await expect.poll(settled, { timeout: 10_000 }).not.toBe('');
+  return settled();
+}
+
 /** Closes `agentId`'s terminal; its `sleep <tag>` daemon must die with it, and its cgroup leaf must go. */
 async function closedWithItsDaemon(agentId: string, terminalId: string, tag: string): Promise<void> {
   ok(await rt().call('terminal.close', { terminalId }, { agentId }));
-  for (let i = 0; i < 100 && daemonPid(tag); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 500 && daemonPid(tag); i++) await new Promise((r) => setTimeout(r, 20));
   expect(daemonPid(tag)).toBe('');
-  for (let i = 0; i < 100 && leafOf(runtimeCgroup(), terminalId); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 500 && leafOf(runtimeCgroup(), terminalId); i++) await new Promise((r) => setTimeout(r, 20));
   expect(leafOf(runtimeCgroup(), terminalId)).toBeUndefined();
 }
 
@@ -200,9 +217,8 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
     async () => {
       const tag = `${900000 + Math.floor(Math.random() * 99999)}`;
       const { terminalId, exec } = await agentWithTerminal('loose', 'main', { sandbox: false });
-      await exec(`setsid sleep ${tag} < /dev/null > /dev/null 2>&1 & disown; sleep 0.2`);
-      const running = () => daemonPid(tag);
-      expect(running()).not.toBe('');
+      await exec(`setsid sleep ${tag} < /dev/null > /dev/null 2>&1 & disown`);
+      await daemonStarted(tag);
       await closedWithItsDaemon('loose', terminalId, tag);
     },
     60_000,
@@ -223,11 +239,9 @@ describe.skipIf(!where.ok)('hostile: an agent forks past its process limit', { t
           `d="/sys/fs/cgroup/$c$p/hide/deeper"; mkdir -p "$d" && echo $$ > "$d/cgroup.procs" && echo "moved $c"\n` +
           `done\nsetsid sleep ${tag} < /dev/null > /dev/null 2>&1 &\n`,
       );
-      const moved = await exec('bash nest.sh; sleep 0.2');
+      const moved = await exec('bash nest.sh');
       expect(String(moved['output'])).toContain('moved pids');
-      const running = () => daemonPid(tag);
-      const pid = running();
-      expect(pid).not.toBe('');
+      const pid = await daemonStarted(tag);
       const own = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
         .split('\n')
         .filter((l) => l.includes('/t-'));

@@ -58,15 +58,18 @@ describe('review: a sub-agent changes a file between the listing and the accept'
     const path = join(rt.workspace, 'release.sh');
     let racing = true;
     let writes = 0;
+    // Set while the racer waits for one whole listing and accept of the operator's to begin and end.
+    let turn: (() => void) | undefined;
     const racer = (async () => {
       for (let i = 0; racing; i++) {
         // The sub-agent alternates a harmless version with one carrying the canary.
         const r = await write(i % 2 ? `echo step ${i}\n${CANARY}\n` : `echo step ${i}\n`, 'release.sh');
         if (r.ok) writes++;
-        // Every fourth write (a harmless one) stays a while: back to back, the next write lands while the
-        // operator's listing of a harmless version is still on its way, so every accept would meet a changed file
-        // (all refused, correctly, but then no accept is tested). The others race the listing and the accept.
-        if (i % 4 === 2) await new Promise((r) => setTimeout(r, 15));
+        // Every fourth write (a harmless one) stays until a listing and accept of the operator's begun after it
+        // have ended: back to back, the next write lands while the operator's listing of a harmless version is
+        // still on its way, so every accept would meet a changed file (all refused, correctly, but then no accept
+        // is tested). A pause of 15 ms did that only on a quiet machine. The others race the listing and accept.
+        if (i % 4 === 2 && racing) await new Promise<void>((r) => (turn = r));
       }
     })();
     let accepted = 0;
@@ -75,27 +78,33 @@ describe('review: a sub-agent changes a file between the listing and the accept'
     // at first: the file is new), whatever the racer wrote since.
     let base: string | null = null;
     const wrongBases: string[] = [];
-    const until = Date.now() + 20_000;
-    while (writes < 100 && Date.now() < until) {
+    const operatorStep = async () => {
       const file = (await list()).find((f) => f.path === path);
       if (file && file.baseHash !== base) wrongBases.push(`${file.baseHash} (accepted ${base})`);
       // The operator accepts only what shows no canary, naming what it saw.
-      if (!file || file.diff.includes(CANARY) || file.currentHash === null) continue;
+      if (!file || file.diff.includes(CANARY) || file.currentHash === null) return;
       const r = await rt.call('review.accept', { paths: [path], seen: { [path]: file.currentHash } });
       if (!r.ok) {
         expect(r.error).toMatchObject({ code: 'conflict' });
         refused++;
-        continue;
+        return;
       }
       accepted++;
       base = file.currentHash;
+    };
+    while (writes < 100) {
+      const waiting = turn;
+      await operatorStep();
+      if (waiting && turn === waiting) turn = undefined;
+      waiting?.();
     }
     racing = false;
+    turn?.();
     await racer;
     expect(writes).toBeGreaterThanOrEqual(100);
     expect(accepted).toBeGreaterThan(0);
     expect(wrongBases).toEqual([]);
     // The race was real: some accepts met a changed file (printed, not asserted: it depends on timing).
     console.log(`review race: ${writes} rewrites, ${accepted} accepts, ${refused} refused as changed`);
-  });
+  }, 120_000);
 });

@@ -46,10 +46,15 @@ async function runOnPty(
   master.on('data', (d: Buffer) => {
     output += d.toString('utf8');
   });
-  // The master reads EIO once the last holder of the slave is gone.
+  // The master reads EIO once the last holder of the slave is gone and all it wrote was read: the end of the
+  // output, however slow the machine (a fixed 100 ms could cut it).
+  const drained = new Promise<void>((resolve) => {
+    master.once('error', () => resolve());
+    master.once('end', () => resolve());
+  });
   master.on('error', () => undefined);
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  await new Promise((r) => setTimeout(r, 100));
+  await Promise.race([drained, new Promise((r) => setTimeout(r, 10_000))]);
   master.destroy();
   return { output: output.replace(/\r/g, ''), pid: child.pid!, code, argv: command };
 }

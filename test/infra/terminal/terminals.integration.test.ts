@@ -4,6 +4,7 @@
  * parent, shell side effects reviewable and rejectable, cancel of a subtree
  * killing its processes, worker exit paths, readable tail lines, replay.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -184,11 +185,13 @@ describe('terminals through the host (networked)', () => {
   });
 
   it('closes a worker lingering after its agent completed once the grace is over; agent stays completed', async () => {
-    // The worker completes its agent, then tries to keep running past the grace (2 s) and write a canary.
+    // The worker completes its agent, then tries to keep running past the grace (2 s) and write a canary. Its
+    // sleep carries a tag to be found by: gone once the terminal closed, however slow the close.
     const canary = join(rt.workspace, 'linger-canary.txt');
+    const tag = `${Math.floor(Math.random() * 1e6)}`;
     const script =
       `node ${SKEIN_BIN} call agent.complete '{"result":"done"}' --agent "$SKEIN_AGENT_ID" --nats "$SKEIN_NATS_URL"; ` +
-      `sleep 5; echo LINGER-CANARY > ${canary}`;
+      `sleep 30.${tag}; echo LINGER-CANARY > ${canary}`;
     ok(
       await rt.call('agent.spawn', {
         label: 'lingerer',
@@ -205,7 +208,14 @@ describe('terminals through the host (networked)', () => {
     const open = () => openTerminals(rt, 'lingerer');
     expect(await open()).toContain(terminalId);
     await expect.poll(open, { timeout: 6_000, interval: 200 }).not.toContain(terminalId);
-    await new Promise((r) => setTimeout(r, 4_000));
+    const sleeping = () => {
+      try {
+        return execFileSync('pgrep', ['-f', `sleep 30.${tag}`], { encoding: 'utf8' }).trim();
+      } catch {
+        return ''; // none
+      }
+    };
+    await expect.poll(sleeping, { timeout: 5_000 }).toBe('');
     expect(existsSync(canary)).toBe(false);
     // Closing the worker's terminal ended its command: the agent stays completed.
     expect(ok(await rt.call('agent.get', {}, { agentId: 'lingerer' }))).toMatchObject({ status: 'completed' });
