@@ -22,20 +22,47 @@ const ROUNDS = (process.env['SKEIN_FLEET_ROUNDS'] ?? '1,1').split(',').map((r) =
 const KINDS = (process.env['SKEIN_FLEET_KINDS'] ?? 'write,exec,edit').split(',');
 const PROFILE = process.env['SKEIN_FLEET_PROFILE'];
 
-/** CPU of this process's children (nats-server, the shell helper) and of what they reaped (the shells). */
-function childrenMs(): number {
-  let ms = 0;
+/**
+ * CPU of this process's children (nats-server, the shell helper) and of what they reaped (the shells), by the
+ * child's name, and `all` of them.
+ */
+function childrenMs(): Record<string, number> {
+  const by: Record<string, number> = { all: 0 };
   for (const task of readdirSync('/proc/self/task')) {
     const kids = readFileSync(`/proc/self/task/${task}/children`, 'utf8').trim().split(' ').filter(Boolean);
     for (const pid of kids) {
       try {
-        ms += statMs(readFileSync(`/proc/${pid}/stat`, 'utf8'), true);
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const ms = statMs(stat, true);
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        by[name] = (by[name] ?? 0) + ms;
+        by['all']! += ms;
       } catch {
         // gone meanwhile
       }
     }
   }
-  return ms;
+  return by;
+}
+
+/**
+ * CPU of each thread of this process (ms, by its rank among the threads, the main thread 0): all are named
+ * `node`; V8's platform workers (GC, compilers) come first, libuv's pool (fs, crypto, dns) when first used.
+ */
+function threadsMs(): Map<string, number> {
+  const tids = readdirSync('/proc/self/task')
+    .map(Number)
+    .sort((a, b) => a - b);
+  const out = new Map<string, number>();
+  for (const tid of tids) {
+    try {
+      const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      out.set(String(tid - process.pid), ns / 1e6);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }
 
 for (const [round, track] of ROUNDS.entries()) {
@@ -55,12 +82,24 @@ for (const [round, track] of ROUNDS.entries()) {
     const main0 = mainThreadMs();
     const proc0 = process.cpuUsage();
     const kids0 = childrenMs();
+    const threads0 = threadsMs();
     const t0 = now();
     const outcome = await runFleet(plan, { bus: rt.bus, root: 'main', timeoutMs: 120_000 });
     const wall = now() - t0;
     const main = mainThreadMs() - main0;
     const proc = process.cpuUsage(proc0);
-    const kids = childrenMs() - kids0;
+    const kidsNow = childrenMs();
+    const kids = kidsNow['all']! - kids0['all']!;
+    const kidsBy = Object.fromEntries(
+      Object.entries(kidsNow)
+        .filter(([name]) => name !== 'all')
+        .map(([name, ms]) => [name, ms - (kids0[name] ?? 0)]),
+    );
+    const threads = Object.fromEntries(
+      [...threadsMs()]
+        .map(([t, ms]) => [t, Math.round(ms - (threads0.get(t) ?? 0))] as const)
+        .filter(([, ms]) => ms >= 10),
+    );
     if (inspector && PROFILE) {
       const { profile } = await inspector.post('Profiler.stop');
       writeFileSync(PROFILE, JSON.stringify(profile));
@@ -82,6 +121,8 @@ for (const [round, track] of ROUNDS.entries()) {
         mainCpuMs: main,
         processCpuMs: Math.round((proc.user + proc.system) / 1000),
         childrenCpuMs: kids,
+        children: kidsBy,
+        threads,
         p50: +percentile(lat, 50).toFixed(1),
         p99: +percentile(lat, 99).toFixed(1),
         over150: lat.filter((ms) => ms > 150).length,
