@@ -356,6 +356,10 @@ const tooManyExpansions = (node: Node) => `a brace expansion in "${clip(node.tex
 
 /** Pushes the command (and whatever its wrappers run). */
 function emitCommand(ctx: Ctx, assignments: string[], words: string[]): void {
+  // `~-` runs $OLDPWD, `~` $HOME, `~+` $PWD, `~2` a directory-stack entry, `~u/x` under a home: a program named by
+  // a value no rule can know, as `$OLDPWD` is (which asks). Set with no `$` (`for OLDPWD in /usr/bin/t?uch`), it
+  // ran a denied program unasked. The words come without their quotes: a quoted `'~-'` asks too.
+  if (words[0]!.startsWith('~')) ctx.state.unsafe.push(`${clip(words[0]!)} (a tilde expansion names the program)`);
   const { name, raw } = canonicalName(words[0]!);
   const argv = [name, ...words.slice(1)];
   const hidden = hiddenSubscript(name, words.slice(1));

@@ -164,6 +164,21 @@ export function typedLines(prior: string, data: string): TypedLines {
     } else if (ch === '\x03' || ch === '\x15') {
       line = [];
     } else if (ch === '\x7f' || ch === '\b') {
+      // readline erases a character with the zero-width ones after it (`X` and a combining accent go together),
+      // by widths from the shell's locale, which this model cannot know: `toucX\u0301` and one backspace ran
+      // touch while the model kept `toucXh`. Only an ASCII character's erase is certain.
+      const last = line.at(-1);
+      if (last !== undefined && last > '\x7e') {
+        return {
+          completed: [],
+          rest: prior,
+          refused:
+            `the input erases U+${last.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} with the ` +
+            `backspace at position ${index} (0-based): how bash's ` +
+            'line editor erases a character outside ASCII depends on its width, which the permission check ' +
+            'cannot follow; send the line as it should run, or run the command with terminal.exec',
+        };
+      }
       line.pop();
     } else if (firstControl(ch, PROMPT_CONTROL)) {
       return {

@@ -1,8 +1,8 @@
 /**
  * Inputs bash reads other than the check would, found by a live review (3 December), each refused or denied with
  * its message: a line continuation with text on both sides, a function replacing a builtin or the rc, `enable`
- * turning one off (6 December), a function that starts itself (a fork bomb), an array subscript with an expansion
- * where a builtin reads a variable name.
+ * turning one off (6 December), a program named by a tilde expansion (6 December), a function that starts itself
+ * (a fork bomb), an array subscript with an expansion where a builtin reads a variable name.
  */
 import type { PolicyInput } from '../../../schemas/policy.ts';
 import { decideTerminal, ISSUE_11_POLICY, merged, shellSplitter } from '../../support/permission-fixtures.ts';
@@ -102,6 +102,37 @@ describe('splitShell: enable turning off or loading a builtin the rc relies on',
       'enable read -n',
     ]) {
       expect((await split(src)).parseError, src).toBeUndefined();
+      expect((await decideTerminal(allowAll, src)).outcome, src).toBe('allow');
+    }
+  });
+});
+
+describe('splitShell: a program named by a tilde expansion', () => {
+  const allowAll = merged({ default: 'allow', tools: { terminal: { always_deny: [{ pattern: '\\btouch\\b' }] } } });
+  // Found live by a review (6 December), under the policy above: `~-` is $OLDPWD, set with no `$` by a `for` over
+  // `/usr/bin/t?uch`, and the gate, which asks about `$OLDPWD` as a program, allowed `~-` and touch ran.
+  it.each([
+    ['for OLDPWD in /usr/bin/t?uch; do :; done; ~- x', '~-'],
+    ['~ x', '~'],
+    ['~+/t x', '~+/t'],
+    ['~root/x', '~root/x'],
+    ['env ~- x', '~-'],
+    ['command ~- x', '~-'],
+    ['nice -n 5 ~- x', '~-'],
+    ['time ~- x', '~-'],
+    ['coproc ~- x', '~-'],
+    ['x=1 ~- y', '~-'],
+    ['>/dev/null ~- x', '~-'],
+    ['case a in a) ~- y;; esac', '~-'],
+  ])('asks about %j', async (src, name) => {
+    expect((await split(src)).unsafe).toContain(`${name} (a tilde expansion names the program)`);
+    const decision = await decideTerminal(allowAll, src);
+    expect(decision.outcome).toBe('confirm');
+    expect(decision.reason).toContain(`"${name} (a tilde expansion names the program)"`);
+  });
+
+  it('keeps a tilde in arguments', async () => {
+    for (const src of ['ls ~', 'cd ~ && ls', 'echo ~-', 'cat ~/notes.txt']) {
       expect((await decideTerminal(allowAll, src)).outcome, src).toBe('allow');
     }
   });

@@ -56,9 +56,32 @@ describe('typedLines', () => {
     expect(typedLines('rm -rf x', '\n')).toEqual({ completed: ['rm -rf x'], rest: '' });
     expect(typedLines('', 'ls\rgit st')).toEqual({ completed: ['ls'], rest: 'git st' });
     expect(typedLines('lx', '\x7f\x7fls\n')).toEqual({ completed: ['ls'], rest: '' });
-    expect(typedLines('lé', '\x7f\bls\n')).toEqual({ completed: ['ls'], rest: '' });
+    expect(typedLines('lé', '\x15ls\n')).toEqual({ completed: ['ls'], rest: '' });
+    expect(typedLines('é x', '\x7f\bls\n')).toEqual({ completed: ['éls'], rest: '' });
     expect(typedLines('rm -rf /', '\x15ls\n')).toEqual({ completed: ['ls'], rest: '' });
     expect(typedLines('rm -rf /', '\x03')).toEqual({ completed: [], rest: '' });
+  });
+
+  // Found live by a review (6 December): readline erases a character with the zero-width ones after it, so one
+  // backspace after `X` and a combining accent took both, and bash ran `touch` where the model kept `toucXh` (and
+  // `echo hi ; touch …` where it kept a comment). Widths come from the shell's locale: every erase of a character
+  // outside ASCII is refused, the pending line kept.
+  it.each([
+    ['toucX\u0301\x7fh x\r', '', 'U+0301', 6],
+    ['echo hi #\u0301\x7f; touch x\r', '', 'U+0301', 10],
+    ['\x7f', 'lé', 'U+00E9', 0],
+    ['a\bls\r', 'ls \u{1F600}', 'U+0061', -1],
+    ['\x7f\x7fx\r', 'ab\u200d', 'U+200D', 0],
+  ])('refuses an erase of a character outside ASCII: %j after %j', async (data, prior, named, at) => {
+    const { typedLines } = await import('../../../machines/permission/permission-input.ts');
+    const typed = typedLines(prior, data);
+    if (at < 0) {
+      expect(typed.refused).toBeUndefined();
+      return;
+    }
+    expect(typed).toMatchObject({ completed: [], rest: prior });
+    expect(typed.refused).toContain(`erases ${named} with the backspace at position ${at} (0-based)`);
+    expect(typed.refused).toContain('send the line as it should run, or run the command with terminal.exec');
   });
 
   // Issue 11, hole 2: each of these keys makes readline run, join or keep text the line model never saw.
