@@ -279,14 +279,17 @@ export async function stageConfined(
   data: Uint8Array | string,
   mode?: number,
   createParents = false,
+  exact = false,
 ): Promise<Staged> {
   if (/\/\.?$/.test(given)) throw checkDirectory(given);
-  const w = await walk(roots, given, true, createParents).catch((err: unknown) => {
+  const parents = exact && createParents ? { create: true as const, within: given } : createParents;
+  const w = await walk(roots, given, true, parents).catch((err: unknown) => {
     throw writeFailure(given, err);
   });
   let staged: Staged;
   try {
     if (w.name === undefined) throw checkDirectory(given);
+    if (exact) checkExact(w, given);
     checkTarget(w.dir.fd, w.name, given);
     staged = await stageIn(w.dir.fd, w.name, data, mode);
   } catch (err) {
@@ -304,7 +307,7 @@ export async function stageConfined(
  * Removes the file `given` confined to the roots (unlinked from the directory the walk reached, so a
  * directory swapped for a symlink cannot make it delete a file outside). A missing file is not an error.
  */
-export async function removeConfined(roots: readonly string[], given: string): Promise<void> {
+export async function removeConfined(roots: readonly string[], given: string, exact = false): Promise<void> {
   const w = await walk(roots, given, false).catch((err: unknown) => {
     if (err instanceof RuntimeError && err.code === ErrorCode.NotFound) return undefined; // its directory is gone
     throw err;
@@ -312,12 +315,48 @@ export async function removeConfined(roots: readonly string[], given: string): P
   if (!w) return;
   try {
     if (w.name === undefined) throw checkDirectory(given);
+    if (exact) checkExact(w, given);
     await unlink(atFd(w.dir.fd, w.name)).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
   } finally {
     await w.close();
   }
+}
+
+/**
+ * With `exact`, a path recorded as a real path (a review's) must still lead to itself: a directory on the way
+ * swapped for a link since (to `.skein/`, or out of a sub-agent's workspace) would take the write elsewhere.
+ */
+function checkExact(w: Walked, given: string): void {
+  const now = `${w.dirPath}/${w.name}`;
+  if (now !== given) throw leadsElsewhere(given, now);
+}
+
+function leadsElsewhere(given: string, now: string): RuntimeError {
+  return new RuntimeError(
+    ErrorCode.PermissionDenied,
+    `${JSON.stringify(given)} now leads to ${JSON.stringify(now)} (a directory on the way became a link since ` +
+      'the change was recorded); nothing was read or written. Put the directory back, or review the file where ' +
+      'it is now.',
+    { details: { path: given, now } },
+  );
+}
+
+/**
+ * Reads a file recorded at the real path `given` (a review's), confined like readConfined and at that exact path
+ * (see checkExact); null when it or its directory is missing.
+ */
+export async function readExact(roots: readonly string[], given: string, maxBytes: number): Promise<Buffer | null> {
+  let file: ConfinedFile | undefined;
+  try {
+    file = await readConfined(roots, given, maxBytes);
+  } catch (err) {
+    if (err instanceof RuntimeError && err.code === ErrorCode.NotFound) return null; // its directory is gone
+    throw err;
+  }
+  if (file && file.path !== given) throw leadsElsewhere(given, file.path);
+  return file ? file.bytes : null;
 }
 
 function checkDirectory(shown: string): RuntimeError {

@@ -11,7 +11,8 @@ import { mkdir, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { FileWrite } from '../../machines/review/action-log-plan.ts';
 import { type Staged, stageFile } from '../common/atomic-write.ts';
-import { removeConfined, stageConfined } from '../common/confined-fs.ts';
+import { readExact, removeConfined, stageConfined } from '../common/confined-fs.ts';
+import { DEFAULT_MAX_FILE_BYTES } from '../../schemas/edit-config.ts';
 
 /**
  * A per-path async mutex. `withLock(paths, fn)` takes the locks of all paths
@@ -54,10 +55,23 @@ export class PathLock {
   }
 }
 
-/** Current contents of `paths` as UTF-8 (null = absent). */
-export async function readDisk(paths: Iterable<string>): Promise<Record<string, string | null>> {
+/**
+ * Current contents of `paths` as UTF-8 (null = absent). With `roots`, each is read confined to them and at its
+ * recorded real path (`readExact`): a link to a file outside or a directory swapped for one is refused, and so
+ * is a FIFO or device (an open that blocks a pool thread for good) or a file past `maxBytes`. A review found a
+ * reject reading through a link to a secret outside, into the workspace, and four FIFOs holding the host's pool.
+ */
+export async function readDisk(
+  paths: Iterable<string>,
+  roots?: readonly string[],
+  maxBytes = DEFAULT_MAX_FILE_BYTES,
+): Promise<Record<string, string | null>> {
   const out: Record<string, string | null> = {};
   for (const p of paths) {
+    if (roots) {
+      out[p] = (await readExact(roots, p, maxBytes))?.toString('utf8') ?? null;
+      continue;
+    }
     try {
       out[p] = await readFile(p, 'utf8');
     } catch (err) {
@@ -70,8 +84,10 @@ export async function readDisk(paths: Iterable<string>): Promise<Record<string, 
 
 /**
  * Writes (content) and deletions (null) of a plan; see the module doc for the order. With `roots`, every
- * write and deletion is confined to them (`confined-fs.ts`): a directory an agent swapped for a symlink
- * since the change was recorded cannot make a reject write or delete outside.
+ * write and deletion is confined to them (`confined-fs.ts`) and made at the path recorded, exactly: a
+ * directory an agent swapped for a symlink since the change was recorded cannot make a reject write or delete
+ * outside, nor anywhere else inside (a review of 6 December rewrote `.skein/policy.json` through `d -> .skein`,
+ * and a sub-agent's file outside its own workspace through `sub/d -> ../app`).
  */
 export async function applyWrites(writes: readonly FileWrite[], roots?: readonly string[]): Promise<void> {
   const staged: Staged[] = [];
@@ -79,7 +95,7 @@ export async function applyWrites(writes: readonly FileWrite[], roots?: readonly
     for (const w of writes) {
       if (w.content === null) continue;
       const mode = await modeOf(w.path);
-      if (roots) staged.push(await stageConfined(roots, w.path, w.content, mode, true));
+      if (roots) staged.push(await stageConfined(roots, w.path, w.content, mode, true, true));
       else {
         await mkdir(dirname(w.path), { recursive: true });
         staged.push(await stageFile(w.path, w.content, mode));
@@ -93,7 +109,7 @@ export async function applyWrites(writes: readonly FileWrite[], roots?: readonly
   for (const w of writes) {
     if (w.content !== null) continue;
     if (roots) {
-      await removeConfined(roots, w.path);
+      await removeConfined(roots, w.path, true);
       continue;
     }
     try {

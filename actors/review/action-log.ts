@@ -73,6 +73,8 @@ export type ActionLogServiceDeps = {
   roots?: () => readonly string[];
   /** Where big review diffs are computed (on this thread when missing). */
   reviewDiff?: ReviewDiffer;
+  /** The largest file a reject or undo reads from disk (`domains.edit.maxFileBytes`; its default when missing). */
+  maxReadBytes?: number;
 };
 
 export class ActionLogService {
@@ -82,6 +84,7 @@ export class ActionLogService {
   #log: Logger | undefined;
   #roots: ActionLogServiceDeps['roots'];
   #reviewDiff: ReviewDiffer | undefined;
+  #maxReadBytes: number | undefined;
   /** Big diffs between listings: the pages of a diff sent in parts each list the log again. */
   readonly #diffCache = new ReviewDiffCache();
   #logs = new Map<string, ActionLogContext>();
@@ -96,6 +99,7 @@ export class ActionLogService {
     this.#log = deps.log;
     this.#roots = deps.roots;
     this.#reviewDiff = deps.reviewDiff;
+    this.#maxReadBytes = deps.maxReadBytes;
   }
 
   /** Rebuilds the logs and the agent tree from stored facts (replay / restart). */
@@ -259,7 +263,7 @@ export class ActionLogService {
       const ancestors = this.#ancestors(agentId).map((id) => this.#view(id));
       const descendants = this.#descendants(agentId).map((id) => this.#view(id));
       const texts = await this.#load([view, ...ancestors, ...descendants], paths);
-      const disk = await readDisk(paths);
+      const disk = await readDisk(paths, this.#roots?.(), this.#maxReadBytes);
       const plan = planReject(view, { ancestors, descendants }, sel, disk, { texts, hash: contentHash });
       await this.#commit(plan);
       this.#log?.info(
@@ -284,7 +288,8 @@ export class ActionLogService {
         if (f.afterHash) hashes.set(f.afterHash, `content after the reject of '${f.path}'`);
       }
       const texts = await this.#loadHashes(hashes);
-      const plan = planUndoReject(view, related, await readDisk(paths), { texts, hash: contentHash });
+      const disk = await readDisk(paths, this.#roots?.(), this.#maxReadBytes);
+      const plan = planUndoReject(view, related, disk, { texts, hash: contentHash });
       await this.#commit(plan);
       return plan.reply;
     });

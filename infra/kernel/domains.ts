@@ -92,6 +92,7 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     rootAgentId,
     logger,
     workspace: config.workspace,
+    maxFileBytes: editConfig.maxFileBytes,
     // Named hosts: a subtree's agents whose parent is on another host keep their own logs; reviewed through
     // their hosts (this one too, for an agent here below one placed elsewhere).
     ...(deps.hostName

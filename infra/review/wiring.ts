@@ -67,6 +67,8 @@ export function wireReview(deps: {
   logger: Logger;
   /** Where review writes and deletions are confined when the root agent is not known yet. */
   workspace?: string;
+  /** The largest file a reject or undo reads from disk (`domains.edit.maxFileBytes`). */
+  maxFileBytes?: number;
   /** Named hosts: how a subtree's agents placed on other hosts are reviewed through their hosts. */
   remote?: RemoteReview | undefined;
 }) {
@@ -80,6 +82,7 @@ export function wireReview(deps: {
     reviewDiff: diffs.review,
     blobs: new BlobStore(join(deps.dataDir, 'blobs')),
     log: deps.logger.child({ actor: 'action-log' }),
+    ...(deps.maxFileBytes === undefined ? {} : { maxReadBytes: deps.maxFileBytes }),
     // Every agent works inside the root's workspace: review writes and deletions are confined to it.
     // A named host that does not serve the root confines them to its own workspace, where its agents live.
     roots: () => {
