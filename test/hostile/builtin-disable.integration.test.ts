@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import type { TestRuntime } from '../support/runtime.ts';
 import {
+  ALL_BUT_TOUCH_POLICY,
   attack,
   canaries,
   expectNoCanary,
@@ -22,20 +23,11 @@ import {
   type Canary,
 } from './support.ts';
 
-/** Everything allowed but `touch`: the deny rule is the limit the attacks try to get around. */
-const POLICY = {
-  default: 'allow',
-  tools: {
-    terminal: { always_deny: [{ pattern: '\\btouch\\b' }] },
-    terminal_input: { default: 'allow' },
-  },
-};
-
 let rt: TestRuntime;
 const { fresh } = canaries(() => rt.workspace);
 
 beforeAll(async () => {
-  rt = await hostileRuntime(POLICY, { domains: { permission: { timeoutMs: 1000 } } });
+  rt = await hostileRuntime(ALL_BUT_TOUCH_POLICY, { domains: { permission: { timeoutMs: 1000 } } });
 }, 60_000);
 afterAll(async () => {
   await rt?.dispose();

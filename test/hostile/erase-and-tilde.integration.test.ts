@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ok } from '../support/replies.ts';
 import type { TestRuntime } from '../support/runtime.ts';
 import {
+  ALL_BUT_TOUCH_POLICY,
   attack,
   canaries,
   expectNoCanary,
@@ -27,19 +28,10 @@ import {
   settle,
 } from './support.ts';
 
-/** Everything allowed but `touch`, input included. */
-const ALL_BUT_TOUCH = {
-  default: 'allow',
-  tools: {
-    terminal: { always_deny: [{ pattern: '\\btouch\\b' }] },
-    terminal_input: { default: 'allow' },
-  },
-};
-
 reportAttacks('erase-and-tilde');
 
 describe.each([
-  ['everything but touch', ALL_BUT_TOUCH],
+  ['everything but touch', ALL_BUT_TOUCH_POLICY],
   ['an allow-list (default deny)', ISSUE_11_POLICY],
 ])('under %s', (_name, policy) => {
   let rt: TestRuntime;

@@ -21,6 +21,15 @@ import { startNetworkedRuntime, type TestRuntime } from '../support/runtime.ts';
 
 export { ISSUE_11_POLICY };
 
+/** Everything allowed but `touch`, input included: the deny rule is the limit attacks on the gate try to get around. */
+export const ALL_BUT_TOUCH_POLICY = {
+  default: 'allow',
+  tools: {
+    terminal: { always_deny: [{ pattern: '\\btouch\\b' }] },
+    terminal_input: { default: 'allow' },
+  },
+};
+
 /**
  * A networked runtime over a private nats-server with `policy` as the project policy. Terminals get the
  * runtime's own default (sandboxed when bwrap is installed), as an operator who configured nothing would.
