@@ -263,7 +263,10 @@ export class ActionLogService {
       const ancestors = this.#ancestors(agentId).map((id) => this.#view(id));
       const descendants = this.#descendants(agentId).map((id) => this.#view(id));
       const texts = await this.#load([view, ...ancestors, ...descendants], paths);
-      const disk = await readDisk(paths, this.#roots?.(), this.#maxReadBytes);
+      // Only what this log holds is read (and only that can be rejected): a path it never recorded, perhaps one
+      // another host's workspace holds, is the planner's not_found, not a refusal of the read.
+      const recorded = paths.filter((p) => Object.hasOwn(view.files, p));
+      const disk = await readDisk(recorded, this.#roots?.(), this.#maxReadBytes);
       const plan = planReject(view, { ancestors, descendants }, sel, disk, { texts, hash: contentHash });
       await this.#commit(plan);
       this.#log?.info(
