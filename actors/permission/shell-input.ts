@@ -12,7 +12,7 @@ import { laterScripts } from './shell-later.ts';
 import { lastCommand, redirectBodies, stdinScripts, wordText } from './shell-node-words.ts';
 import { handlePipeline, heredocPipeline, pipelineStages } from './shell-pipes.ts';
 import { clip, shadowProblem, startsItself } from './shell-refusals.ts';
-import { type Ctx, SHELL_LIMITS } from './shell-split-state.ts';
+import { type Ctx, type ParseScript, SHELL_LIMITS } from './shell-split-state.ts';
 import {
   canonicalArgv,
   holdsStdinReader,
@@ -24,10 +24,8 @@ import {
   xargsScript,
 } from './shell-stdin.ts';
 
-type Parse = (state: Ctx['state'], script: string, via: string | undefined, depth: number) => void;
-
 /** The here-docs and here-strings a command (`argv`, canonical) reads as a script, parsed as such. */
-export function stdinInput(node: Node, argv: string[], ctx: Ctx, parse: Parse): void {
+export function stdinInput(node: Node, argv: string[], ctx: Ctx, parse: ParseScript): void {
   const { state, depth } = ctx;
   const inner = innermostArgv(argv, SHELL_LIMITS.maxDepth);
   // `exec` running no command (`exec`, `exec -a x --`) with its input moved (`exec <&3`, `exec 0<f`): the
@@ -55,7 +53,7 @@ export function stdinInput(node: Node, argv: string[], ctx: Ctx, parse: Parse): 
 }
 
 /** A redirected statement's input where tree-sitter-bash or a compound statement hides who reads it. */
-export function redirectedStatement(node: Node, ctx: Ctx, parse: Parse): void {
+export function redirectedStatement(node: Node, ctx: Ctx, parse: ParseScript): void {
   const body = node.childForFieldName('body');
   // `cat <<EOF | sh` (also after `ls &&`): tree-sitter-bash puts `| sh` inside the here-doc, and bash pipes the
   // command the here-doc is on into it.
@@ -68,7 +66,7 @@ export function redirectedStatement(node: Node, ctx: Ctx, parse: Parse): void {
 }
 
 /** Backticks in an unquoted here-doc's body run, but tree-sitter-bash leaves them as text: each is a script. */
-export function heredocBackticks(body: Node, ctx: Ctx, parse: Parse): void {
+export function heredocBackticks(body: Node, ctx: Ctx, parse: ParseScript): void {
   const start = body.parent?.namedChildren.find((c) => c?.type === 'heredoc_start')?.text ?? '';
   if (/['"\\]/.test(start)) return;
   for (const inner of backtickScripts(body.text)) {
@@ -103,7 +101,7 @@ export function backtickScripts(text: string): string[] {
 }
 
 /** tree-sitter-bash leaves backticks inside `${…}` as a word: `${x:-`rm -rf /`}` runs rm. Parse each. */
-export function backticksInWord(word: Node, ctx: Ctx, parse: Parse): void {
+export function backticksInWord(word: Node, ctx: Ctx, parse: ParseScript): void {
   const pairs = /(?<!\\)`([^`]*)`/g;
   for (const m of word.text.matchAll(pairs)) parse(ctx.state, m[1]!, ctx.via, ctx.depth + 1);
   if (word.text.replace(pairs, '').includes('`'))

@@ -33,6 +33,8 @@ export type State = {
   defined: Map<string, string>;
 };
 export type Ctx = { state: State; via: string | undefined; depth: number };
+/** The split's own parse of a nested script (a wrapper's, an alias's, a here-doc fed to a shell), as `via`. */
+export type ParseScript = (state: State, script: string, via: string | undefined, depth: number) => void;
 
 /** Adds one sub-command to the split, within `SHELL_LIMITS` (past them, an error and nothing more). */
 export function push(ctx: Ctx, entry: ShellSubCommand): void {

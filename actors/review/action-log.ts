@@ -22,13 +22,8 @@ import { isAbsolute } from 'node:path';
 import { newId } from '../../schemas/ids.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { READ_SETTLE_MS, type UnstampedFact } from '../../schemas/message.ts';
-import type { ChangeSource, LogEntry } from '../../schemas/review.ts';
-import {
-  emptyActionLog,
-  foldActionLog,
-  type ActionLogContext,
-  type ActionLogFact,
-} from '../../machines/review/action-log.ts';
+import type { ChangeSource } from '../../schemas/review.ts';
+import type { ActionLogContext, ActionLogFact } from '../../machines/review/action-log.ts';
 import {
   planAccept,
   planNeedsTexts,
@@ -47,6 +42,7 @@ import { type BlobStore, contentHash } from './blob-store.ts';
 import { PathLock, applyWrites, readDisk, settledWithin } from './action-log-files.ts';
 import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from './review-listing.ts';
 import { ReviewDiffCache } from './review-diff-cache.ts';
+import { ActionLogBook, loadHashes, loadTexts } from './action-log-book.ts';
 
 export type RecordChangeInput = {
   /** The agent that made the change. */
@@ -87,8 +83,8 @@ export class ActionLogService {
   #maxReadBytes: number | undefined;
   /** Big diffs between listings: the pages of a diff sent in parts each list the log again. */
   readonly #diffCache = new ReviewDiffCache();
-  #logs = new Map<string, ActionLogContext>();
-  #parents = new Map<string, string | null>();
+  /** Every log as folded here, and the agent tree their records taught. */
+  readonly #book = new ActionLogBook();
   /** Accepts, rejects and undos writing the disk and their facts: a listing waits for them (`list`). */
   readonly #committing = new Set<Promise<unknown>>();
 
@@ -104,12 +100,12 @@ export class ActionLogService {
 
   /** Rebuilds the logs and the agent tree from stored facts (replay / restart). */
   restore(facts: Iterable<ActionLogFact & { agentId?: string }>): void {
-    for (const f of facts) this.#fold(f);
+    for (const f of facts) this.#book.fold(f);
   }
 
   /** A copy of one log's folded state (empty when the agent has no changes). */
   state(agentId: string): ActionLogContext {
-    return structuredClone(this.#logs.get(agentId) ?? { ...emptyActionLog(), agentId });
+    return this.#book.state(agentId);
   }
 
   /**
@@ -170,7 +166,7 @@ export class ActionLogService {
 
   /** Folds records planned by planChangeByHash once the fact carrying them is stored. */
   folded(facts: readonly UnstampedFact[]): void {
-    for (const fact of facts) this.#fold(fact as ActionLogFact & { agentId?: string });
+    for (const fact of facts) this.#book.fold(fact as ActionLogFact & { agentId?: string });
   }
 
   async #record(
@@ -194,17 +190,15 @@ export class ActionLogService {
     resultHash: string | null,
   ): Promise<{ changeId: string; plan: Plan<null> } | null> {
     if (beforeHash === resultHash) return null;
-    this.#learnLineage(input.agentId, input.ancestors);
+    this.#book.learnLineage(input.agentId, input.ancestors);
     const lineage = [input.agentId, ...input.ancestors];
-    const logs = lineage.map((id) => this.#view(id));
-    const others = [...this.#logs.keys()]
-      .filter((id) => !lineage.includes(id) && this.#logs.get(id)!.files[input.path] !== undefined)
-      .map((id) => this.#view(id));
+    const logs = lineage.map((id) => this.#book.view(id));
+    const others = this.#book.holding(input.path, lineage).map((id) => this.#book.view(id));
     // Contents only when the plan reads them (an outside edit to fold, other logs): most changes need none, and
     // the change's own two are then only checked to be in the store (BlobMissingError), not read.
     const texts: Record<string, string> = {};
     const needed = planNeedsTexts({ path: input.path, beforeHash }, logs, others);
-    if (needed) Object.assign(texts, await this.#load([...logs, ...others], [input.path]));
+    if (needed) Object.assign(texts, await loadTexts(this.blobs, [...logs, ...others], [input.path]));
     const what = {
       before: `content before the change of '${input.path}'`,
       after: `content after the change of '${input.path}'`,
@@ -241,16 +235,16 @@ export class ActionLogService {
     // change (the operator's page) would still show the rejected file, and an accept of what it shows fail.
     // Waited for at most as long as a read waits for the host's appends.
     if (this.#committing.size > 0) await settledWithin([...this.#committing], READ_SETTLE_MS);
-    const load = (view: LogView, paths: readonly string[]) => this.#load([view], paths);
+    const load = (view: LogView, paths: readonly string[]) => loadTexts(this.blobs, [view], paths);
     const deps = { blobs: this.blobs, reviewDiff: this.#reviewDiff, cache: this.#diffCache, load };
-    return listChanges(deps, this.#view(agentId), opts);
+    return listChanges(deps, this.#book.view(agentId), opts);
   }
 
   /** review.accept */
   async accept(agentId: string, sel: Selection = {}): Promise<AcceptReply> {
     return this.#withSelection(agentId, sel, async (view, paths) => {
-      const descendants = this.#descendants(agentId).map((id) => this.#view(id));
-      const texts = await this.#load([view, ...descendants], paths);
+      const descendants = this.#book.descendants(agentId).map((id) => this.#book.view(id));
+      const texts = await loadTexts(this.blobs, [view, ...descendants], paths);
       const plan = planAccept(view, descendants, sel, { texts, hash: contentHash });
       await this.#commit(plan);
       return plan.reply;
@@ -260,9 +254,9 @@ export class ActionLogService {
   /** review.reject */
   async reject(agentId: string, sel: Selection = {}): Promise<RejectReply> {
     return this.#withSelection(agentId, sel, async (view, paths) => {
-      const ancestors = this.#ancestors(agentId).map((id) => this.#view(id));
-      const descendants = this.#descendants(agentId).map((id) => this.#view(id));
-      const texts = await this.#load([view, ...ancestors, ...descendants], paths);
+      const ancestors = this.#book.ancestors(agentId).map((id) => this.#book.view(id));
+      const descendants = this.#book.descendants(agentId).map((id) => this.#book.view(id));
+      const texts = await loadTexts(this.blobs, [view, ...ancestors, ...descendants], paths);
       // Only what this log holds is read (and only that can be rejected): a path it never recorded, perhaps one
       // another host's workspace holds, is the planner's not_found, not a refusal of the read.
       const recorded = paths.filter((p) => Object.hasOwn(view.files, p));
@@ -279,18 +273,18 @@ export class ActionLogService {
 
   /** review.undo-reject */
   async undoReject(agentId: string): Promise<UndoReply> {
-    const last = this.#view(agentId).lastReject;
+    const last = this.#book.view(agentId).lastReject;
     const paths = last ? last.files.map((f) => f.path) : [];
     return this.lock.withLock(paths, async () => {
-      const view = this.#view(agentId);
+      const view = this.#book.view(agentId);
       const ids = Object.keys(view.lastReject?.entries ?? {}).filter((id) => id !== agentId);
-      const related = ids.map((id) => this.#view(id));
+      const related = ids.map((id) => this.#book.view(id));
       const hashes = new Map<string, string>();
       for (const f of view.lastReject?.files ?? []) {
         if (!f.createdDeleted && f.beforeHash) hashes.set(f.beforeHash, `content before the reject of '${f.path}'`);
         if (f.afterHash) hashes.set(f.afterHash, `content after the reject of '${f.path}'`);
       }
-      const texts = await this.#loadHashes(hashes);
+      const texts = await loadHashes(this.blobs, hashes);
       const disk = await readDisk(paths, this.#roots?.(), this.#maxReadBytes);
       const plan = planUndoReject(view, related, disk, { texts, hash: contentHash });
       await this.#commit(plan);
@@ -305,11 +299,11 @@ export class ActionLogService {
   }
 
   async #select<T>(agentId: string, sel: Selection, fn: (view: LogView, paths: string[]) => Promise<T>): Promise<T> {
-    const all = Object.keys(this.#view(agentId).files);
+    const all = Object.keys(this.#book.view(agentId).files);
     const paths = sel.paths ?? all;
     // Related logs may track the same paths: one lock set covers them all.
     return this.lock.withLock(paths, async () => {
-      const view = this.#view(agentId);
+      const view = this.#book.view(agentId);
       if (sel.paths === undefined) {
         // Only what was locked: a path recorded while we waited is left for the next review.
         const locked = new Set(paths);
@@ -333,68 +327,8 @@ export class ActionLogService {
     if (plan.writes.length > 0) await applyWrites(plan.writes, this.#roots?.());
     for (const fact of plan.facts) {
       await this.#emit(fact);
-      this.#fold(fact as ActionLogFact & { agentId?: string });
+      this.#book.fold(fact as ActionLogFact & { agentId?: string });
     }
-  }
-
-  #fold(fact: ActionLogFact & { agentId?: string }): void {
-    const d = fact.data as { logAgentId?: string; agentId?: string; lineage?: string[] };
-    const logId = fact.type === 'action-log.change.recorded' ? d.logAgentId : d.agentId;
-    if (!logId) return;
-    if (fact.type === 'action-log.change.recorded' && d.agentId && d.lineage) this.#learnLineage(d.agentId, d.lineage);
-    this.#logs.set(logId, foldActionLog(this.#logs.get(logId) ?? emptyActionLog(), fact));
-  }
-
-  #learnLineage(agentId: string, ancestors: readonly string[]): void {
-    const chain = [agentId, ...ancestors];
-    for (let i = 0; i < chain.length; i++) {
-      const parent = chain[i + 1] ?? null;
-      if (parent !== null || !this.#parents.has(chain[i]!)) this.#parents.set(chain[i]!, parent);
-    }
-  }
-
-  #ancestors(agentId: string): string[] {
-    const out: string[] = [];
-    let p = this.#parents.get(agentId) ?? null;
-    while (p !== null && !out.includes(p)) {
-      out.push(p);
-      p = this.#parents.get(p) ?? null;
-    }
-    return out;
-  }
-
-  /** Descendants, nearest first. */
-  #descendants(agentId: string): string[] {
-    return [...this.#parents.keys()]
-      .map((id) => ({ id, depth: this.#ancestors(id).indexOf(agentId) }))
-      .filter((d) => d.id !== agentId && d.depth >= 0)
-      .sort((a, b) => a.depth - b.depth)
-      .map((d) => d.id);
-  }
-
-  #view(agentId: string): LogView {
-    const ctx = this.#logs.get(agentId);
-    return { agentId, files: { ...(ctx?.files ?? {}) }, lastReject: ctx?.lastReject ?? null };
-  }
-
-  /** Loads every base/current text of the given logs' entries for `paths`; a missing blob is a clear error. */
-  async #load(views: LogView[], paths: readonly string[]): Promise<Record<string, string>> {
-    const hashes = new Map<string, string>();
-    for (const v of views) {
-      for (const p of paths) {
-        const e: LogEntry | undefined = v.files[p];
-        if (!e) continue;
-        if (e.baseHash) hashes.set(e.baseHash, `base of '${p}' in the action log of '${v.agentId}'`);
-        if (e.currentHash) hashes.set(e.currentHash, `agent content of '${p}' in the action log of '${v.agentId}'`);
-      }
-    }
-    return this.#loadHashes(hashes);
-  }
-
-  async #loadHashes(hashes: Map<string, string>): Promise<Record<string, string>> {
-    const texts: Record<string, string> = {};
-    for (const [hash, what] of hashes) texts[hash] = await this.blobs.require(hash, what);
-    return texts;
   }
 }
 
