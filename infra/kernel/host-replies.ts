@@ -42,6 +42,15 @@ export class RefusalLog {
   }
 }
 
+/** Why a command whose reply subject is no inbox of its agent's was dropped unrun (`replyAllowedFor`). */
+export function misdirectedReply(reply: string, agentId: string): RuntimeError {
+  return new RuntimeError(
+    ErrorCode.PermissionDenied,
+    `the reply subject '${clipCounted(reply, 200)}' is not a reply inbox of agent '${agentId}' ` +
+      `(_INBOX_${agentId}.… or _INBOX.…); the command was not run — send requests with the connection's own inbox`,
+  );
+}
+
 /** Named hosts: the agent's host is away and nobody else may answer for it (the route says who it is). */
 export function unavailableReply(reason: string): Uint8Array {
   return encode({

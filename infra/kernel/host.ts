@@ -43,7 +43,8 @@ import { RecordedBudget } from './recorded-budget.ts';
 import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { InFlight } from './in-flight.ts';
 import { LogFollower } from './log-follower.ts';
-import { fitReply, RefusalLog, tooLargeReply, unavailableReply } from './host-replies.ts';
+import { fitReply, misdirectedReply, RefusalLog, tooLargeReply, unavailableReply } from './host-replies.ts';
+import { replyAllowedFor } from '../transport/auth/permissions.ts';
 import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
 /** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
@@ -239,6 +240,11 @@ export class Host {
     let reply: Uint8Array;
     const agentId = msg.subject.split('.')[2] ?? '';
     const type = msg.subject.split('.').slice(3).join('.');
+    if (msg.reply && !replyAllowedFor(msg.reply, agentId)) {
+      // Not run: its answer could not be sent where it was asked for, and who asked is not who the subject says.
+      this.#refusals.refused(agentId, msg.subject, misdirectedReply(msg.reply, agentId));
+      return;
+    }
     await this.#follower?.before(agentId, this.agentExists(agentId));
     // Reads of what other hosts write see whatever they acknowledged before the read was asked.
     if (this.#follower && READS_OTHER_HOSTS.has(type)) await this.#follower.catchUp();

@@ -9,6 +9,7 @@
 import { onceAturn } from './turn-flush.ts';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { fastCredsAuthenticator } from './auth/client-auth.ts';
+import { isReplyInbox } from './auth/permissions.ts';
 import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { NoRespondersError, RequestTimeoutError, type Bus, type BusMsg, type Subscription } from './bus.ts';
@@ -157,6 +158,8 @@ export class NatsBus implements Bus {
           data: msg.data,
           reply: msg.reply,
           respond: (answer) => {
+            // Only into a reply inbox: this connection may publish anywhere, the requester chose the subject.
+            if (!msg.reply || !isReplyInbox(msg.reply)) return;
             // A reply to a requester that vanished, or over a dropped connection, is lost, not fatal.
             try {
               msg.respond(answer);

@@ -48,7 +48,9 @@ ${row([BROWSER, browser.pub.allow, 'everything else', browser.sub.allow, 'everyt
   past a quarter of the runtime's open-files limit, and connections past ${MAX_UNIDENTIFIED} still waiting to
   present a token.
 - **Reply inbox.** An agent connects with \`inboxPrefix: "${inboxPrefixFor('<A>')}"\` (nats.js); with the default
-  \`_INBOX.\` its requests fail with a subscription violation.
+  \`_INBOX.\` its requests fail with a subscription violation. The host answers a command on
+  \`skein.cmd.<A>.…\` only at \`_INBOX_<A>.…\` or \`_INBOX.…\`: one whose reply names any other subject (the
+  broker never checks a reply subject, and the host's user may publish anywhere) is dropped unrun, as refused.
 - **Subtree.** Subjects nest where a parent needs them, so permissions never grow after minting: a child's
   lifecycle facts are on its parent's \`skein.evt.<parent>.agent.<child>\`, and every ask is copied to
   \`skein.ask.<ancestor>.<requestId>\` for **each** ancestor, so a grandparent sees and answers

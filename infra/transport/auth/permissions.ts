@@ -27,6 +27,26 @@ export function inboxPrefixFor(agentId: string): string {
 }
 
 /**
+ * Whether `reply` is a reply inbox at all: `_INBOX.` (unrestricted clients: the CLI, the host's own, the web
+ * console's `_INBOX.console.`) or `_INBOX_<agent>.` (an agent's), one literal subject. The broker checks what a
+ * client publishes, never the reply subject it names; the host publishes its answers unrestricted, so an answer
+ * sent wherever a request said would let an agent publish, through the host, on any subject: another agent's
+ * commands, the log's fact subjects.
+ */
+export function isReplyInbox(reply: string): boolean {
+  return /^_INBOX(_[A-Za-z0-9_-]+)?\.[^\s*>]+$/.test(reply) && !reply.split('.').includes('');
+}
+
+/**
+ * Whether the host answers a command on `skein.cmd.<agentId>.…` at `reply`: an unrestricted client's inbox
+ * (`_INBOX.`) or the agent's own (`_INBOX_<agentId>.`), never another agent's (`isReplyInbox`).
+ */
+export function replyAllowedFor(reply: string, agentId: string): boolean {
+  if (!isReplyInbox(reply)) return false;
+  return reply.startsWith('_INBOX.') || reply.startsWith(`${inboxPrefixFor(agentId)}.`);
+}
+
+/**
  * Subscriptions one agent user may hold at once on the broker; nats-server refuses more (`maximum subscriptions
  * exceeded`). Each costs the broker's memory, and an agent may subscribe as often as it publishes. The embedded
  * socket holds each connection to the same number (socket-server.ts).
