@@ -17,6 +17,15 @@ const utf8Length = (s: string): number => encoder.encode(s).length;
 /** Why `path` breaks a length or byte rule, or undefined when it is fine. */
 export function pathProblem(path: string): string | undefined {
   if (path.includes('\0')) return 'contains a NUL byte; send a plain path';
+  // A lone surrogate has no UTF-8: the file system would get U+FFFD in its place, and the log the path as sent.
+  const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.exec(path);
+  if (lone) {
+    const code = lone[0].charCodeAt(0).toString(16).toUpperCase();
+    return (
+      `contains a lone surrogate (U+${code} at index ${lone.index}), which no file name can hold; ` +
+      'send valid Unicode'
+    );
+  }
   const bytes = utf8Length(path);
   if (bytes > MAX_PATH_BYTES)
     return `is ${bytes} bytes long, over the ${MAX_PATH_BYTES}-byte limit; use a shorter path`;

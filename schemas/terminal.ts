@@ -9,7 +9,7 @@
  */
 import * as z from 'zod';
 import { AgentId, TerminalId } from './ids.ts';
-import { defineCommand } from './message.ts';
+import { defineCommand, MAX_WAIT_MS } from './message.ts';
 import { envAsExports } from './tool.ts';
 import {
   Cols,
@@ -77,6 +77,7 @@ export const TerminalExec = defineCommand('terminal.exec', {
         .number()
         .int()
         .min(0)
+        .max(MAX_WAIT_MS, `must be at most ${MAX_WAIT_MS} ms (a day); wait longer with terminal.wait`)
         .optional()
         .describe('Reply with status "running" if still running after this long.'),
       maxBytes: MaxBytes.optional(),

@@ -25,6 +25,9 @@ export type ReviewPage = { files: FileReview[]; nextCursor?: string };
 export function pageOfFiles(all: readonly FileReview[], cursor: string | undefined, maxBytes: number): ReviewPage {
   const budget = Math.max(1024, Math.min(maxBytes, MAX_PAGE_BYTES) - ENVELOPE_BYTES);
   const sorted = [...all].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  // Every cursor starts with a path, and a logged path is absolute: anything else was never handed out, and read
+  // as "the files after it" it answered that there were none.
+  if (cursor !== undefined && !cursor.startsWith('/')) throw notACursor();
   const part = cursor?.includes(SEP) ? partCursor(cursor) : undefined;
   if (part) {
     const file = sorted.find((f) => f.path === part.path);
@@ -106,13 +109,16 @@ function partCursor(cursor: string): {
   baseHash: string | null;
   currentHash: string | null;
 } {
-  const [path = '', start = '', baseHash = '', currentHash = ''] = cursor.split(SEP);
+  const fields = cursor.split(SEP);
+  const [path = '', start = '', baseHash = '', currentHash = ''] = fields;
   const n = Number(start);
-  if (!Number.isSafeInteger(n) || n < 0) {
-    throw new RuntimeError(
-      ErrorCode.InvalidMessage,
-      'review.list cursor is not one review.list returned; omit it to start over',
-    );
-  }
+  if (fields.length !== 4 || !/^\d+$/.test(start) || !Number.isSafeInteger(n)) throw notACursor();
   return { path, start: n, baseHash: baseHash || null, currentHash: currentHash || null };
+}
+
+function notACursor(): RuntimeError {
+  return new RuntimeError(
+    ErrorCode.InvalidMessage,
+    'review.list cursor is not one review.list returned; omit it to start over',
+  );
 }

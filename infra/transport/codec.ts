@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { formatIssues, looksLikeFact, nestingPath, parseJson, parseText } from './wire.ts';
+import { formatIssues, looksLikeFact, parseJson, parseText, shapeProblem } from './wire.ts';
 import {
   CommandEnvelope,
   ErrorCode,
@@ -81,13 +81,21 @@ export function decodeCommand(
     );
   }
   const json = parsed ? parsed.value : parseJson(subject, payload);
-  const deep = nestingPath(json, MAX_JSON_DEPTH);
-  if (deep !== undefined) {
+  const shape = shapeProblem(json, MAX_JSON_DEPTH);
+  if (shape?.kind === 'deep') {
     throw new InvalidMessageError(
       ErrorCode.InvalidMessage,
       subject,
-      `${deep}: nested more than ${MAX_JSON_DEPTH} levels of objects and arrays; send a flatter value ` +
+      `${shape.path}: nested more than ${MAX_JSON_DEPTH} levels of objects and arrays; send a flatter value ` +
         '(a deep structure can travel as a JSON string)',
+    );
+  }
+  if (shape?.kind === 'proto') {
+    throw new InvalidMessageError(
+      ErrorCode.InvalidMessage,
+      subject,
+      `${shape.path}: the key '__proto__' is not taken (a JavaScript object would lose it and run the command ` +
+        'without it); rename it',
     );
   }
   const envelope = CommandEnvelope.safeParse(json);
@@ -109,6 +117,15 @@ export function decodeCommand(
       subject,
       `agentId '${env.agentId}' in the body disagrees with '${parts.agentId}' ` +
         `in the subject; an agent may only send on its own subjects`,
+    );
+  }
+  // Only a missing `data` means "no fields": `null` is bad input, and read as `{}` it asked for a command's widest
+  // default (agent.cancel of the caller itself, review.reject of every change).
+  if (env.data === null) {
+    throw new InvalidMessageError(
+      ErrorCode.InvalidMessage,
+      subject,
+      "data: is null; send an object of the command's fields ({} when it takes none) or leave data out",
     );
   }
   const data = def.data.safeParse(env.data ?? {});

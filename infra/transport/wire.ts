@@ -97,23 +97,31 @@ export function parseJson(subject: string, payload: Uint8Array): unknown {
 }
 
 /**
- * Where `value` nests containers (objects, arrays) more than `max` deep, as a path (`data.result[0].a`),
- * else undefined. Iterative: a value nested 100,000 deep is refused, not a stack overflow. What it guards:
- * a fact is encoded, hashed into the state digest and replayed by recursive code (JSON.stringify overflows
- * the stack at ~5,000 levels, the digest's canonical JSON sooner), so one over-deep `agent.complete` result
- * wedged its subject's appends and broke every later digest.
+ * What is wrong with the shape of a decoded body, if anything, with where (`data.result[0].a`):
+ * - `deep`: containers (objects, arrays) nested more than `max` deep. Iterative: a value nested 100,000 deep is
+ *   refused, not a stack overflow. A fact is encoded, hashed into the state digest and replayed by recursive code
+ *   (JSON.stringify overflows the stack at ~5,000 levels, the digest's canonical JSON sooner), so one over-deep
+ *   `agent.complete` result wedged its subject's appends and broke every later digest.
+ * - `proto`: a `__proto__` key. JSON.parse keeps it as a key, but a schema that copies the object (a record of
+ *   tools, an env) sets the copy's prototype with it: the entry vanished and the command was taken without it
+ *   (`policy.set` replied ok with a deny rule gone).
  */
-export function nestingPath(value: unknown, max: number): string | undefined {
+export function shapeProblem(value: unknown, max: number): { kind: 'deep' | 'proto'; path: string } | undefined {
   type Frame = { v: unknown; depth: number; key: string | number | undefined; up: Frame | undefined };
   const stack: Frame[] = [{ v: value, depth: 1, key: undefined, up: undefined }];
   while (stack.length > 0) {
     const frame = stack.pop()!;
     const { v, depth } = frame;
     if (v === null || typeof v !== 'object') continue;
-    if (depth > max) return pathOf(frame);
+    if (depth > max) return { kind: 'deep', path: pathOf(frame) };
     if (Array.isArray(v))
       for (let i = 0; i < v.length; i++) stack.push({ v: v[i], depth: depth + 1, key: i, up: frame });
-    else for (const k in v) stack.push({ v: (v as Record<string, unknown>)[k], depth: depth + 1, key: k, up: frame });
+    else
+      for (const k in v) {
+        const next = { v: (v as Record<string, unknown>)[k], depth: depth + 1, key: k, up: frame };
+        if (k === '__proto__') return { kind: 'proto', path: pathOf(next) };
+        stack.push(next);
+      }
   }
   return undefined;
 

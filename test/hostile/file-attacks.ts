@@ -204,6 +204,9 @@ const LIMITS: Attack[] = [
   { name: 'path of 2100 a/ components', path: () => 'a/'.repeat(2100), codes: INVALID },
   { name: 'NUL byte then a traversal', path: () => 'ok.txt\0../../outside/secret.txt', codes: INVALID },
   { name: 'NUL byte alone', path: () => '\0', codes: INVALID },
+  // Written as U+FFFD on disk, recorded as sent: every later call on it was refused as "now leads to …".
+  { name: 'lone high surrogate', path: () => 's\ud800.txt', codes: INVALID },
+  { name: 'lone low surrogate in a directory', path: () => '\udc00d/x.txt', codes: INVALID },
   { name: 'empty path', path: () => '', codes: INVALID },
 ];
 

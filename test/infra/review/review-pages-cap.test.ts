@@ -43,3 +43,28 @@ describe('review.list pages under a raised payload limit', () => {
     expect([...diffs]).toEqual([...small, big].map((f) => [f.path, f.diff]));
   });
 });
+
+describe('review.list cursors it never handed out', () => {
+  const all = ['/ws/a.ts', '/ws/b.ts'].map((p) => file(p, 'x\n', 'y\n'));
+
+  it.each([
+    'x',
+    '0',
+    'AAAA',
+    '\ud800',
+    '',
+    '\u0000',
+    'ws/a.ts',
+    '/ws/a.ts\u0000',
+    '/ws/a.ts\u00000\u0000a\u0000b\u0000c',
+  ])('refuses %j instead of answering that nothing is left', (cursor) => {
+    expect(() => pageOfFiles(all, cursor, 1024 * 1024)).toThrow(
+      'review.list cursor is not one review.list returned; omit it to start over',
+    );
+  });
+
+  it('takes a path cursor even once that file has left the review (accepted between pages)', () => {
+    expect(pageOfFiles(all, '/ws/0-gone.ts', 1024 * 1024).files.map((f) => f.path)).toEqual(['/ws/a.ts', '/ws/b.ts']);
+    expect(pageOfFiles(all, '/ws/a.ts', 1024 * 1024).files.map((f) => f.path)).toEqual(['/ws/b.ts']);
+  });
+});

@@ -74,6 +74,40 @@ describe('decodeCommand', () => {
     expect(other.id).not.toBe(command.id);
   });
 
+  it('refuses a null data, not read as no fields (agent.cancel of the caller, review.reject of all)', () => {
+    for (const type of ['agent.cancel', 'review.reject', 'review.accept', 'runtime.ping']) {
+      expect(failure(() => decodeCommand(`skein.cmd.main.${type}`, bytes('{"data":null}'), 1024))).toMatchObject({
+        code: ErrorCode.InvalidMessage,
+        message: expect.stringMatching(/^Invalid message on '[^']+': data: is null; send an object/),
+      });
+    }
+    expect(decodeCommand('skein.cmd.main.review.reject', bytes('{"data":{}}'), 1024).command.data).toEqual({});
+  });
+
+  it("refuses a '__proto__' key anywhere, naming where (a copied record lost it: a deny rule vanished)", () => {
+    const policy = '{"data":{"layer":"project","policy":{"tools":{"__proto__":{"terminal":{"always_deny":["x"]}}}}}}';
+    expect(failure(() => decodeCommand('skein.cmd.main.policy.set', bytes(policy), 4096))).toMatchObject({
+      code: ErrorCode.InvalidMessage,
+      message: expect.stringContaining("data.policy.tools.__proto__: the key '__proto__' is not taken"),
+    });
+    const env = '{"data":{"env":{"A":"1","__proto__":"x"}}}';
+    expect(failure(() => decodeCommand('skein.cmd.main.terminal.open', bytes(env), 4096))).toMatchObject({
+      message: expect.stringContaining('data.env.__proto__:'),
+    });
+    // A value that says __proto__ is only text.
+    expect(decodeCommand('skein.cmd.main.agent.spawn', bytes('{"data":{"label":"__proto__"}}'), 4096)).toBeTruthy();
+  });
+
+  it('refuses a yieldMs past a day (a timer that long fired at once: the exec replied running after 1 ms)', () => {
+    const exec = (yieldMs: number) => bytes(JSON.stringify({ data: { terminalId: 't-1', command: 'true', yieldMs } }));
+    expect(failure(() => decodeCommand('skein.cmd.main.terminal.exec', exec(2 ** 53 - 1), 4096))).toMatchObject({
+      message: expect.stringMatching(/data\.yieldMs: must be at most 86400000 ms \(a day\)/),
+    });
+    expect(decodeCommand('skein.cmd.main.terminal.exec', exec(86_400_000), 4096).command.data).toMatchObject({
+      yieldMs: 86_400_000,
+    });
+  });
+
   it('accepts a body type and agentId that agree with the subject', () => {
     const body = { type: 'agent.spawn', agentId: 'main', data: { label: 'a' } };
     expect(decodeCommand(SUBJECT, encode(body), 1024).command.type).toBe('agent.spawn');
