@@ -212,6 +212,15 @@ export const TerminalConfig = z
       .min(1)
       .default(32)
       .describe('Output chunks in flight to the log before the PTY is paused (resumed at half).'),
+    maxPendingInputBytes: z
+      .number()
+      .int()
+      .min(4096)
+      .default(1024 * 1024)
+      .describe(
+        'Input one terminal holds that its program has not read yet (terminal.write); a further write is ' +
+          'refused (limit_exceeded) until it reads.',
+      ),
     inputQuietMs: z
       .number()
       .int()

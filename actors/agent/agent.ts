@@ -25,7 +25,14 @@ import {
 } from '../../schemas/index.ts';
 import { isFinished } from '../../machines/agent/agent.ts';
 import type { AgentDirectory, AgentView } from './agent-directory.ts';
-import { RESERVED_AGENT_IDS, assertRunnable, confineWorkspace, placeRemote, type HostPlacement } from './placement.ts';
+import {
+  RESERVED_AGENT_IDS,
+  assertRunnable,
+  assertUnconfined,
+  confineWorkspace,
+  placeRemote,
+  type HostPlacement,
+} from './placement.ts';
 
 export type { AgentView } from './agent-directory.ts';
 export { RESERVED_AGENT_IDS, confineWorkspace, type HostPlacement } from './placement.ts';
@@ -199,11 +206,23 @@ export class AgentService {
     });
   }
 
+  /** `agent`, then its ancestors up to the root. */
+  #lineage(agent: AgentView): AgentView[] {
+    const out: AgentView[] = [];
+    let a: AgentView | undefined = agent;
+    while (a && !out.some((seen) => seen.agentId === a!.agentId)) {
+      out.push(a);
+      a = a.parentId ? this.view(a.parentId) : undefined;
+    }
+    return out;
+  }
+
   async #spawnReserved(call: AgentCall, parent: AgentView, agentId: AgentId, data: SpawnData) {
     const parentId = parent.agentId;
     // Without a named host to go to, a child lives where its parent does.
     const host = data.host ?? parent.host;
     const remote = host !== parent.host;
+    if (remote && this.#deps.hosts) assertUnconfined(this.#lineage(parent), this.#deps.hosts);
     const workspace = remote
       ? await placeRemote(this.#deps.hosts, host!, data.workspace)
       : confineWorkspace(parent.workspace, data.workspace);

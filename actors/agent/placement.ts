@@ -14,7 +14,33 @@ import { ErrorCode, RuntimeError } from '../../schemas/index.ts';
 export type HostPlacement = {
   /** The workspace of a live host, or why it cannot take an agent now (lost, stopped, never joined). */
   target(name: string): Promise<{ workspace: string } | { unavailable: string }>;
+  /** The workspace a host joined with, live or not; undefined for a host never seen. */
+  workspaceOf(name: string): string | undefined;
 };
+
+/** An agent as the placement checks read it. */
+export type PlacedAgent = { agentId: string; workspace: string; host?: string | undefined };
+
+/**
+ * Refuses to place a child on another host when `lineage` (the parent, then its ancestors up to the root) holds
+ * an agent confined to part of its host's workspace: there the child would get the other host's whole
+ * workspace, and its own child, placed back, this host's whole workspace (the confinement would not travel).
+ */
+export function assertUnconfined(lineage: readonly PlacedAgent[], hosts: HostPlacement): void {
+  for (const agent of lineage) {
+    const whole = agent.host === undefined ? undefined : hosts.workspaceOf(agent.host);
+    if (whole !== undefined && resolve(agent.workspace) === resolve(whole)) continue;
+    const parent = lineage[0]!;
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `agent '${parent.agentId}' may not place a sub-agent on another host: ` +
+        (agent === parent ? 'it is' : `its ancestor '${agent.agentId}' is`) +
+        ` confined to ${agent.workspace}, part of host '${agent.host ?? '?'}''s workspace, and a sub-agent placed ` +
+        "elsewhere gets that host's whole workspace; spawn it on this host (leave host out), or have an agent " +
+        "with its host's whole workspace place it",
+    );
+  }
+}
 
 /** Ids no agent may take: `user` is how the human answers permission requests. */
 export const RESERVED_AGENT_IDS: ReadonlySet<string> = new Set(['user']);

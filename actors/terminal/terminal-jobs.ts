@@ -11,6 +11,7 @@
  */
 import { commandInput, type Mark } from './shell-integration.ts';
 import type { IPty } from '@lydell/node-pty';
+import type { PtyInput } from './pty-input.ts';
 import type { Logger } from 'pino';
 import { checkedFact } from '../../schemas/message.ts';
 import type { TerminalId } from '../../schemas/ids.ts';
@@ -30,6 +31,7 @@ export type JobHost = {
   readonly log: Logger;
   readonly rc: RcFiles;
   readonly pty: IPty;
+  readonly input: PtyInput;
   readonly tty: string;
   readonly shellPid: number;
   readonly cwd: string;
@@ -206,7 +208,7 @@ export class JobRunner {
     // #finish waits for it, so no reply goes out before it is durable.
     if (open) {
       s.rc.writeCommand(job.command);
-      s.pty.write(commandInput());
+      s.input.write(commandInput());
     }
     job.started = this.#emit(
       checkedFact(TerminalCommandStarted, {
@@ -238,7 +240,7 @@ export class JobRunner {
     if (pgid > 0) signalSafely(-pgid, 'SIGINT');
     else {
       s.rc.markTypeahead();
-      s.pty.write('\x03');
+      s.input.write('\x03');
     }
     await this.#emit({
       type: 'terminal.command.interrupted',
@@ -263,7 +265,7 @@ export class JobRunner {
     } else {
       // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
       s.rc.markTypeahead();
-      s.pty.write('\x03');
+      s.input.write('\x03');
     }
   }
 

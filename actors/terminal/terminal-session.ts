@@ -15,6 +15,7 @@
 import { readlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { IPty } from '@lydell/node-pty';
+import { assertInputRoom, PtyInput } from './pty-input.ts';
 import type { Logger } from 'pino';
 import type { TerminalAggregateContext } from '../../machines/terminal/terminal.ts';
 import { exitedBeforePrompt, FirstPrompt } from './first-prompt.ts';
@@ -58,6 +59,8 @@ export class TerminalSession {
   /** This terminal's private rc directory: the rc file and the file commands are delivered through. */
   readonly rc: RcFiles;
   pty: IPty;
+  /** What is typed into the PTY (commands, terminal.write, replies to queries): never blocks the thread. */
+  readonly input: PtyInput;
   tty = '';
   shellPid: number;
   cwd: string;
@@ -126,6 +129,7 @@ export class TerminalSession {
     this.#machine = started.actor;
     this.#exited = started.exited;
     this.pty = started.pty;
+    this.input = new PtyInput(this.pty, this.log);
     this.shellPid = this.pty.pid;
     this.output = new TerminalOutput({
       terminalId: this.terminalId,
@@ -143,7 +147,7 @@ export class TerminalSession {
       respond: (data) => {
         if (this.status === 'closed') return;
         this.rc.markTypeahead();
-        this.pty.write(data);
+        this.input.write(data);
       },
       log: this.log,
     });
@@ -239,12 +243,13 @@ export class TerminalSession {
     // A program that turned echo off (a password prompt) gets input that must not reach the log,
     // whether or not the agent remembered `secret: true`.
     const hidden = secret || echoIsOff(this.tty);
+    const bytes = Buffer.byteLength(data);
+    assertInputRoom(this.terminalId, this.input.pendingBytes, bytes, this.#deps.config.maxPendingInputBytes);
     // Whatever the running command does not read is discarded at the next prompt (the rc's drain).
     this.rc.markTypeahead();
-    this.pty.write(data);
+    this.input.write(data);
     this.lastActivity = Date.now();
     if (this.current) this.current.inputAwaited = undefined;
-    const bytes = Buffer.byteLength(data);
     await this.#emit({
       type: 'terminal.input.written',
       data: { terminalId: this.terminalId, bytes, data: hidden ? null : data },
@@ -335,6 +340,7 @@ export class TerminalSession {
 
   async #teardown(reason: CloseReason, exit: { exitCode: number; signal?: number } | undefined, why?: string) {
     if (this.status === 'closed') return;
+    this.input.close();
     this.#jobs.stopPolling();
     if (exit && !this.closed) this.#onExit(exit);
     await this.output.flush();

@@ -220,6 +220,11 @@ export class HostRegistry {
   }
 
   /** Every record this host has seen (the ones that left included). */
+  /** The workspace host `name` joined with, whatever its status now; undefined for a host never seen. */
+  workspaceOf(name: string): string | undefined {
+    return this.#records.get(name)?.workspace;
+  }
+
   records(): HostRecord[] {
     return [...this.#records.values()].sort((a, b) => a.name.localeCompare(b.name));
   }

@@ -3,7 +3,7 @@
  * agents, the registry shows both, a second root and a second holder of a name are refused, and a command
  * for the root is answered only by its host, or with `unavailable` from another while that host is away.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInbox } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -255,6 +255,32 @@ describe('named hosts', () => {
     const outside = await a.call('agent.spawn', { label: 'x', host: 'b', workspace: a.workspace });
     expect(outside).toMatchObject({ ok: false, error: { code: 'invalid_message' } });
     expect(JSON.stringify(outside)).toContain(`is not inside host 'b''s workspace ${b!.workspace}`);
+  });
+
+  it("keeps a confined agent's subtree confined: none of it is placed on another host's whole workspace", async () => {
+    mkdirSync(join(a.workspace, 'sub'), { recursive: true });
+    writeFileSync(join(a.workspace, 'root-only.txt'), 'ROOT-ONLY-CANARY\n');
+    ok(await a.call('agent.spawn', { label: 'confined', agentId: 'conf', workspace: 'sub' }));
+    // Placed on b it would get b's whole workspace; its own child, placed back on a, a's whole workspace.
+    for (const data of [
+      { label: 'hop', agentId: 'hop1', host: 'b' },
+      { label: 'hop', agentId: 'hop2', host: 'b', workspace: b!.workspace },
+    ]) {
+      const hop = await a.call('agent.spawn', data, { agentId: 'conf' });
+      expect(hop).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+      expect(JSON.stringify(hop)).toContain(`it is confined to ${join(a.workspace, 'sub')}`);
+    }
+    // Its sub-agent on its own host stays inside `sub`, and is refused the hop too.
+    ok(await a.call('agent.spawn', { label: 'inner', agentId: 'conf-in' }, { agentId: 'conf' }));
+    const deeper = await a.call('agent.spawn', { label: 'hop', agentId: 'hop3', host: 'b' }, { agentId: 'conf-in' });
+    expect(JSON.stringify(deeper)).toContain("agent 'conf-in' may not place a sub-agent on another host");
+    const read = await a.call('file.read', { path: '../root-only.txt' }, { agentId: 'conf-in' });
+    expect(JSON.stringify(read)).not.toContain('ROOT-ONLY-CANARY');
+    // An agent with its host's whole workspace still places children elsewhere, and they place theirs back.
+    ok(await a.call('agent.spawn', { label: 'whole', agentId: 'whole' }));
+    ok(await a.call('agent.spawn', { label: 'there', agentId: 'there', host: 'b' }, { agentId: 'whole' }));
+    const back = ok(await a.call('agent.spawn', { label: 'back', agentId: 'back', host: 'a' }, { agentId: 'there' }));
+    expect(back['workspace']).toBe(a.workspace);
   });
 
   it('folds the same state live on each host as a replay of the shared log (one digest from any host)', async () => {

@@ -1,0 +1,123 @@
+/**
+ * @module
+ * `PtyInput`: what is typed into a terminal, written to its PTY without ever holding the host's thread.
+ *
+ * node-pty writes through a libuv TTY handle, and libuv cannot reopen a PTY master in non-blocking mode, so it
+ * marks the handle for blocking writes: a write the kernel cannot take whole is retried in a loop until it can.
+ * The master is non-blocking (node-pty sets it so), so that loop spins on EAGAIN for as long as the program on the
+ * terminal leaves its input unread: 60 KB of lines typed into `while read l; do sleep 0.05; done` held the host's
+ * thread, and every agent's commands, for minutes. Here a write takes what the kernel takes at once and keeps
+ * the rest queued, retried on a timer (1 ms, doubling to 50 ms) until the program reads it; order is kept (a
+ * later write, a command line or a Ctrl-C, waits behind it as it would behind typeahead).
+ *
+ * The descriptor is read from the PTY's socket on every attempt: node-pty closes it with the socket, and a number
+ * kept past that could name another file by then (another terminal's PTY). No handle, nothing written.
+ */
+import { writeSync } from 'node:fs';
+import type { IPty } from '@lydell/node-pty';
+import type { Logger } from 'pino';
+import { LimitExceededError } from '../../schemas/errors.ts';
+
+const FIRST_RETRY_MS = 1;
+const MAX_RETRY_MS = 50;
+
+/** The open master descriptor behind node-pty's socket, or undefined once it is closed (or not found). */
+export function masterFd(pty: IPty): number | undefined {
+  const socket = (pty as unknown as { _socket?: { _handle?: { fd?: unknown } | null; destroyed?: boolean } })._socket;
+  const fd = socket?.destroyed ? undefined : socket?._handle?.fd;
+  return typeof fd === 'number' && fd >= 0 ? fd : undefined;
+}
+
+export class PtyInput {
+  readonly #pty: IPty;
+  readonly #log: Logger | undefined;
+  /** Bytes not written yet, oldest first. */
+  #queue: Buffer[] = [];
+  #pending = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #delay = FIRST_RETRY_MS;
+  #closed = false;
+  /** node-pty's socket was not where this reads it: its own (blocking) write is used, as before. */
+  readonly #fallback: boolean;
+
+  constructor(pty: IPty, log?: Logger) {
+    this.#pty = pty;
+    this.#log = log;
+    this.#fallback = masterFd(pty) === undefined;
+    if (this.#fallback) log?.warn('node-pty changed: its PTY descriptor was not found; input is written blocking');
+  }
+
+  /** Bytes accepted and not yet taken by the terminal. */
+  get pendingBytes(): number {
+    return this.#pending;
+  }
+
+  /** Queues `data` and writes what the PTY takes now; the rest follows as the program reads. */
+  write(data: string): void {
+    if (this.#closed || data.length === 0) return;
+    if (this.#fallback) {
+      this.#pty.write(data);
+      return;
+    }
+    const bytes = Buffer.from(data, 'utf8');
+    this.#queue.push(bytes);
+    this.#pending += bytes.length;
+    if (this.#timer === undefined) this.#flush();
+  }
+
+  /** Drops what is queued and writes nothing more (the terminal is closing, or its shell is gone). */
+  close(): void {
+    this.#closed = true;
+    this.#queue = [];
+    this.#pending = 0;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #flush(): void {
+    this.#timer = undefined;
+    while (this.#queue.length > 0 && !this.#closed) {
+      const fd = masterFd(this.#pty);
+      if (fd === undefined) {
+        this.close();
+        return;
+      }
+      const head = this.#queue[0]!;
+      let written: number;
+      try {
+        written = writeSync(fd, head);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return this.#retry();
+        // EIO and the like: the shell's side is gone; what was typed has nowhere to go.
+        this.#log?.debug({ err, dropped: this.#pending }, 'terminal input not written');
+        this.close();
+        return;
+      }
+      this.#pending -= written;
+      this.#delay = FIRST_RETRY_MS;
+      if (written < head.length) {
+        this.#queue[0] = head.subarray(written);
+        return this.#retry();
+      }
+      this.#queue.shift();
+    }
+  }
+
+  #retry(): void {
+    this.#timer = setTimeout(() => this.#flush(), this.#delay).unref();
+    this.#delay = Math.min(MAX_RETRY_MS, this.#delay * 2);
+  }
+}
+
+/**
+ * Throws `limit_exceeded` when `bytes` more would leave over `limit` bytes unread on a terminal
+ * (`domains.terminal.maxPendingInputBytes`): input its program does not read is held in memory here.
+ */
+export function assertInputRoom(terminalId: string, unread: number, bytes: number, limit: number): void {
+  if (unread + bytes <= limit) return;
+  throw new LimitExceededError(
+    `Terminal '${terminalId}' holds ${unread} bytes of input its program has not read yet; ${bytes} more would ` +
+      `pass domains.terminal.maxPendingInputBytes = ${limit}. Wait until it reads them (terminal.read shows what ` +
+      'it does), or interrupt it (terminal.signal).',
+  );
+}
