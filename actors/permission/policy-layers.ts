@@ -6,6 +6,7 @@
  * layer rewrites its file atomically.
  */
 import { Policy, type PolicyLayerName } from '../../schemas/policy.ts';
+import type { LearnedRules } from '../../schemas/permission.ts';
 import type { PolicyChain } from '../../machines/permission/permission.ts';
 import { mergePolicies, type MergedPolicy, type PolicyLayer } from '../../machines/permission/policy.ts';
 import { globalPolicyPath, projectPolicyPath, writePolicyFile } from './policy-files.ts';
@@ -36,6 +37,11 @@ export class PolicyLayers {
   setAgent(agentId: string, policy: Policy): void {
     this.#agents.set(agentId, policy);
     this.#chains.clear();
+  }
+
+  /** An agent's own layer, if it has one. */
+  agent(agentId: string): Policy | undefined {
+    return this.#agents.get(agentId);
   }
 
   /** The chain for an agent, given its ancestors (parent first, root last). */
@@ -106,4 +112,14 @@ export function ruleCount(policy: Policy): number {
     (n, t) => n + (t ? t.always_allow.length + t.always_deny.length + t.always_confirm.length : 0),
     0,
   );
+}
+
+/** `policy` with `learned`'s patterns added to its list (a new layer: layers are never changed in place). */
+export function withLearned(policy: Policy | undefined, learned: LearnedRules): Policy {
+  const tools = { ...(policy?.tools ?? {}) };
+  const tool = tools[learned.tool] ?? { default: undefined, always_allow: [], always_deny: [], always_confirm: [] };
+  const list = [...tool[learned.list]];
+  for (const pattern of learned.patterns) if (!list.some((r) => r.pattern === pattern)) list.push({ pattern });
+  tools[learned.tool] = { ...tool, [learned.list]: list };
+  return { default: policy?.default, tools };
 }

@@ -12,7 +12,7 @@ import { HOST_RESTARTED, HOST_STOPPING, restartDenial } from './restart-denial.t
 import { type AuthorizeArgs, PermissionDeniedError, type PermissionServiceDeps } from './policy-service-types.ts';
 import { globalPolicyPath, loadPolicyLayers, persistLearnedRules, resolvePathFacts } from './policy-files.ts';
 import { createPermissionGate, type PermissionGate } from './policy-gate.ts';
-import { PolicyLayers, ruleCount } from './policy-layers.ts';
+import { PolicyLayers, ruleCount, withLearned } from './policy-layers.ts';
 import type { PolicyFileRead } from './policy-watch.ts';
 
 export type { DecideReply, FactSink, PermissionAgent } from './permission-runs.ts';
@@ -154,7 +154,25 @@ export class PermissionService {
     await Promise.all(p.writes);
     const outcomeFact = facts.find((f) => f.type !== 'permission.requested');
     const learned = outcomeFact && 'learned' in outcomeFact.data ? outcomeFact.data.learned : undefined;
-    if (learned) {
+    if (learned && role === 'parent') {
+      // An ancestor below the root narrows only its own subtree: the rule joins its own layer (which binds it and
+      // every descendant), never the project's, which binds the root and the siblings too.
+      const policy = withLearned(this.#layers.agent(args.decidedBy), learned);
+      this.#layers.setAgent(args.decidedBy, policy);
+      await args.emit({
+        type: 'policy.changed',
+        agentId: args.decidedBy as AgentId,
+        data: {
+          layerId: args.decidedBy,
+          layer: 'agent',
+          agentId: args.decidedBy,
+          policy,
+          added: learned,
+          causeRequestId: args.requestId,
+        },
+      });
+      await this.#reevaluateAll(args.emit);
+    } else if (learned) {
       const { path, policy } = await persistLearnedRules(this.#deps.workspace, learned);
       this.#layers.setProject(policy);
       await args.emit({
