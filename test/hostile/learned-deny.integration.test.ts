@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 describe("an ancestor's deny_always binds its own subtree, not the project", () => {
-  it('leaves the project file, the root and the sibling alone; denies the answering agent and its subtree', async () => {
+  it('leaves the project file, the root and the sibling alone; denies the answerer and its subtree', async () => {
     const before = policyFile();
     const asked = write('a1', 'ask-1.txt');
     let requestId = '';
