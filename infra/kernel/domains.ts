@@ -78,6 +78,8 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
   const reviewConfig = domainConfig(config, 'review', ReviewConfig);
   const editConfig = domainConfig(config, 'edit', EditConfig);
   const directory = new AgentDirectory(host);
+  // Not a root: people and the CLI act as it, and answer the asks of the sub-agents still running under it.
+  host.refuseFinished((agentId) => (directory.view(agentId)?.parentId ? directory.finishedStatus(agentId) : undefined));
   /** Named hosts: the agents of a subtree whose parent lives on another host (reached through their hosts). */
   const tops = (agentId: string) =>
     directory.descendants(agentId).filter((id) => {

@@ -42,6 +42,36 @@ export class RefusalLog {
   }
 }
 
+/**
+ * What a finished agent may still send: reads, and what ends or cleans up its own (a late agent.complete is
+ * answered by its domain; tool calls by the gate). Anything else acts on others: cancelling, answering asks,
+ * setting policy, accepting or rejecting changes, pausing terminals.
+ */
+const AFTER_FINISH = new Set([
+  'runtime.ping',
+  'agent.wait',
+  'agent.complete',
+  'agent.fail',
+  'terminal.read',
+  'terminal.wait',
+  'terminal.close',
+  'edit.cancel',
+]);
+
+/** Refuses a command of agent `agentId`, finished as `status`, that would act rather than read (`AFTER_FINISH`). */
+export function assertMayAfterFinish(
+  agentId: string,
+  status: string,
+  def: { type: string; reads?: boolean; tool?: unknown },
+): void {
+  if (def.reads || def.tool !== undefined || AFTER_FINISH.has(def.type)) return;
+  throw new RuntimeError(
+    ErrorCode.InvalidState,
+    `agent '${agentId}' has finished (${status}) and may no longer ${def.type}: a finished agent only reads; ` +
+      'its parent (or the user) acts for its sub-agents now',
+  );
+}
+
 /** Why a command whose reply subject is no inbox of its agent's was dropped unrun (`replyAllowedFor`). */
 export function misdirectedReply(reply: string, agentId: string): RuntimeError {
   return new RuntimeError(

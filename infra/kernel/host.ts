@@ -43,7 +43,14 @@ import { RecordedBudget } from './recorded-budget.ts';
 import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { InFlight } from './in-flight.ts';
 import { LogFollower } from './log-follower.ts';
-import { fitReply, misdirectedReply, RefusalLog, tooLargeReply, unavailableReply } from './host-replies.ts';
+import {
+  assertMayAfterFinish,
+  fitReply,
+  misdirectedReply,
+  RefusalLog,
+  tooLargeReply,
+  unavailableReply,
+} from './host-replies.ts';
 import { replyAllowedFor } from '../transport/auth/permissions.ts';
 import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
@@ -81,6 +88,8 @@ export class Host {
   readonly #budget: RecordedBudget | undefined;
   readonly #agentSubjects = new Map<string, string>();
   #unavailable: string | undefined;
+  /** Whether an agent has finished, and how (`refuseFinished`). */
+  #finished: ((agentId: string) => string | undefined) | undefined;
   #subscription: Subscription | undefined;
   /** Named hosts: the shared log, followed. */
   #follower: LogFollower | undefined;
@@ -224,6 +233,14 @@ export class Host {
     runReactions(this.#reactions, fact, foreign, this.#phase === 'restoring' ? 'restore' : 'live', this.#logger);
   }
 
+  /**
+   * From now on, a command of an agent that has finished (`finished` says how, else undefined) is refused unless
+   * it only reads or cleans up (`assertMayAfterFinish`); tool calls are the gate's to refuse.
+   */
+  refuseFinished(finished: (agentId: string) => string | undefined): void {
+    this.#finished = finished;
+  }
+
   /** Refuse every command from now on with `unavailable` and `reason` (the audit log was lost). */
   markUnavailable(reason: string): void {
     this.#unavailable ??= reason;
@@ -332,6 +349,8 @@ export class Host {
             `(agent.spawn on its parent) or check the id with \`skein status\``,
         );
       }
+      const finished = this.#finished?.(command.agentId);
+      if (finished !== undefined) assertMayAfterFinish(command.agentId, finished, def);
       const handler = this.#handlers.get(def.type);
       if (!handler) throw new RuntimeError(ErrorCode.Internal, `command '${def.type}' has no handler on this host`);
       if (def.tool) {

@@ -126,4 +126,52 @@ describe('hostile: a finished agent leaves work running', { timeout: 120_000 }, 
     // Canary: the finished agent's write ran on the late approval.
     expect(existsSync(canary)).toBe(false);
   });
+
+  attack('finished-acts', 'a finished agent answers no ask, sets no policy, reviews and cancels nothing', async () => {
+    ok(await rt.call('agent.spawn', { label: 'done', agentId: 'done' }, { agentId: 'parent' }));
+    ok(await rt.call('agent.spawn', { label: 'kid', agentId: 'kid' }, { agentId: 'done' }));
+    // The kid's file is in `done`'s log too: a reject by `done` would delete it.
+    ok(await rt.call('file.write', { path: 'kid-keeps.txt', content: 'kept\n' }, { agentId: 'kid' }));
+    // As a client that still holds done's subject after its end: networked mode without per-agent credentials
+    // (README, Known limits; the socket and the broker revoke a finished agent's own).
+    const done = (type: string, data: unknown) => rt.call(type, data, { agentId: 'done' });
+    ok(await done('agent.complete', { result: 'finished' }));
+    const ask = rt.call(
+      'file.write',
+      { path: 'late-kid.txt', content: 'approved by the finished' },
+      { agentId: 'kid' },
+    );
+    let requestId = '';
+    await expect
+      .poll(async () => {
+        const pending = ok(await rt.call('permission.pending', {}));
+        requestId = (pending['requests'] as Array<{ requestId: string }>)[0]?.requestId ?? '';
+        return requestId;
+      })
+      .not.toBe('');
+    const tries = {
+      'permission.decide': { requestId, decision: 'allow_once' },
+      'policy.set': { layer: 'agent', agentId: 'kid', policy: { default: 'allow' } },
+      'review.reject': {},
+      'review.accept': {},
+      'agent.cancel': { agentId: 'kid' },
+      'terminal.pause-all': {},
+    };
+    for (const [type, data] of Object.entries(tries)) {
+      const r = await done(type, data);
+      expect(r, type).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
+      expect(!r.ok && r.error.message, type).toContain(
+        `agent 'done' has finished (completed) and may no longer ${type}`,
+      );
+    }
+    // It still reads.
+    expect(await done('agent.tree', {})).toMatchObject({ ok: true });
+    expect(await done('review.list', {})).toMatchObject({ ok: true });
+    // Canaries: the kid runs, its file is there, its ask waits for someone who may answer.
+    expect(ok(await rt.call('agent.get', {}, { agentId: 'kid' }))).toMatchObject({ status: 'running' });
+    expect(existsSync(join(rt.workspace, 'kid-keeps.txt'))).toBe(true);
+    expect(existsSync(join(rt.workspace, 'late-kid.txt'))).toBe(false);
+    ok(await rt.call('permission.decide', { requestId, decision: 'deny_once' }, { agentId: 'parent' }));
+    expect(await ask).toMatchObject({ ok: false });
+  });
 });
