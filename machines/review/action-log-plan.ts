@@ -155,15 +155,17 @@ export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv
     if (!e || e.currentHash !== change.beforeHash || e.currentHash === change.resultHash) continue;
     let entry: LogEntry | null = null;
     if (change.resultHash !== null && change.beforeHash !== null) {
-      let base = e.baseHash;
-      if (base !== null) {
-        const r = applyHunks(text(env, base)!, outside, 'forward');
-        const ok =
-          r.failed.length === 0 &&
-          sameChanges(change.path, env, [base, e.currentHash], [r.text, text(env, change.resultHash)!]);
-        if (ok) base = put(blobs, env, r.text);
-      }
-      entry = makeEntry(base, change.resultHash, e.agents);
+      // Followed only when the change folds into this log's base, so its diff stays this log's own changes.
+      // Otherwise (a file this log created, or hunks that overlap its own) it keeps its own content: a reject
+      // here then meets the disk changed since and reports a conflict, instead of deleting the file or
+      // restoring the base over the other agent's work.
+      if (e.baseHash === null) continue;
+      const r = applyHunks(text(env, e.baseHash)!, outside, 'forward');
+      const ok =
+        r.failed.length === 0 &&
+        sameChanges(change.path, env, [e.baseHash, e.currentHash], [r.text, text(env, change.resultHash)!]);
+      if (!ok) continue;
+      entry = makeEntry(put(blobs, env, r.text), change.resultHash, e.agents);
     }
     facts.push(
       fact('action-log.files.updated', o.agentId, {

@@ -106,14 +106,16 @@ describe('action-log planning: changes made over someone else’s', () => {
     expect(plan.reply).toBeNull();
   });
 
-  it('a sibling’s log keeps its base when the change does not fit it, and ends tracking on a deletion', () => {
+  it('a sibling’s log keeps its own change when another does not fit its base, and ends tracking on a deletion', () => {
     const w = new PlanWorld();
     w.chain('root', 'a');
     w.chain('root', 'b');
     w.disk['/w/f'] = 'x\n';
     w.write('a', '/w/f', 'y\n');
+    // Followed, a's reject would restore x over b's z: it keeps y, and its reject meets the disk changed.
     w.write('b', '/w/f', 'z\n');
-    expect(w.view('a').files['/w/f']).toEqual(entry('x\n', 'z\n', ['a']));
+    expect(w.view('a').files['/w/f']).toEqual(entry('x\n', 'y\n', ['a']));
+    w.disk['/w/f'] = 'y\n';
     const plan = w.write('b', '/w/f', null);
     expect(plan.facts[2]!.data).toEqual({
       agentId: 'a',
@@ -124,26 +126,27 @@ describe('action-log planning: changes made over someone else’s', () => {
     expect(w.summary('a')).toEqual({});
   });
 
-  it('a sibling’s created file changed by another stays created; a stale or unchanged sibling is not told', () => {
+  it('a sibling’s created file changed by another keeps its content; a stale or unchanged one is not told', () => {
     const w = new PlanWorld();
     w.chain('root', 'a');
     w.chain('root', 'b');
     w.chain('root', 'c');
     w.write('a', '/w/n', 'a\n');
     w.write('c', '/w/other', 'c\n');
-    w.write('b', '/w/n', 'b\n');
-    expect(w.view('a').files['/w/n']).toEqual(entry(null, 'b\n', ['a']));
-    w.disk['/w/n'] = 'user\n';
-    const plan = w.write('b', '/w/n', 'b2\n');
+    // Followed, a's reject would delete the file with b's content in it.
+    const plan = w.write('b', '/w/n', 'b\n');
     expect(plan.facts.map((f) => f.agentId)).toEqual(['b', 'root']);
-    expect(w.view('a').files['/w/n']).toEqual(entry(null, 'b\n', ['a']));
+    expect(w.view('a').files['/w/n']).toEqual(entry(null, 'a\n', ['a']));
+    w.disk['/w/n'] = 'user\n';
+    expect(w.write('b', '/w/n', 'b2\n').facts.map((f) => f.agentId)).toEqual(['b', 'root']);
+    expect(w.view('a').files['/w/n']).toEqual(entry(null, 'a\n', ['a']));
     // A change that leaves the content as the sibling has it is no news to it.
-    w.disk['/w/n'] = 'b\n';
-    expect(w.write('b', '/w/n', 'b\n').facts.map((f) => f.agentId)).toEqual(['b', 'root']);
-    expect(w.view('a').files['/w/n']).toEqual(entry(null, 'b\n', ['a']));
+    w.disk['/w/n'] = 'a\n';
+    expect(w.write('b', '/w/n', 'a\n').facts.map((f) => f.agentId)).toEqual(['b', 'root']);
+    expect(w.view('a').files['/w/n']).toEqual(entry(null, 'a\n', ['a']));
   });
 
-  it('a sibling keeps its base when only part of a change fits it; a re-creation over its deletion ends it', () => {
+  it('a sibling keeps its own change when only part of another fits; a re-creation over its deletion ends it', () => {
     const w = new PlanWorld();
     w.chain('root', 'a');
     w.chain('root', 'b');
@@ -153,7 +156,7 @@ describe('action-log planning: changes made over someone else’s', () => {
     const after = swap(swap(TWENTY, 1, 'B'), 20, 'Z');
     const plan = w.write('b', '/w/f', after);
     expect(plan.blobs).toEqual({});
-    expect(w.view('a').files['/w/f']).toEqual(entry(TWENTY, after, ['a']));
+    expect(w.view('a').files['/w/f']).toEqual(entry(TWENTY, swap(TWENTY, 1, 'A'), ['a']));
     w.write('a', '/w/g', null);
     w.write('b', '/w/g', 'again\n');
     expect(w.facts.at(-1)!.data).toEqual({
