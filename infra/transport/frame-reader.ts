@@ -16,8 +16,8 @@ export type FrameReaderOptions = {
   maxBytes: number;
   /** Where big frames are decoded; undefined: on this thread. */
   frames: FrameThread | undefined;
-  /** Each frame in order; `undefined` for one that is not a valid frame. */
-  onFrame: (decoded: DecodedFrame | undefined) => void;
+  /** Each frame in order; `undefined` for one that is not a valid frame, with why when it is known. */
+  onFrame: (decoded: DecodedFrame | undefined, why?: string) => void;
   onOversize: (bytes: number) => void;
   /**
    * A big frame lost with the worker that decoded it (`FrameLostError`: its op and id, read from its first
@@ -33,12 +33,14 @@ export function readFrames(stream: Readable, options: FrameReaderOptions): void 
   let waiting: Array<() => void> | undefined;
   const now = (line: string) => {
     let decoded: DecodedFrame | undefined;
+    let why: string | undefined;
     try {
       decoded = { frame: decodeFrame(line) };
-    } catch {
+    } catch (err) {
       decoded = undefined;
+      why = err instanceof Error ? err.message : String(err);
     }
-    options.onFrame(decoded);
+    options.onFrame(decoded, why);
   };
   const later = (pieces: Uint8Array[]) => {
     waiting = [];

@@ -180,6 +180,16 @@ export class NatsBus implements Bus {
     } catch (err) {
       if (err instanceof NoRespondersError || err instanceof RequestTimeoutError) throw err;
       if (this.#disconnectedAt !== undefined) throw new BrokerUnavailableError(this.#server, this.#disconnectedAt);
+      // nats.js refuses it before sending, in its own words: name the limit and what to do, as the host would.
+      if (/max_payload size exceeded/.test(String((err as Error)?.message))) {
+        const bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+        throw new RuntimeError(
+          ErrorCode.PayloadTooLarge,
+          `the request on '${subject}' is ${bytes} bytes, over the broker's max_payload of ` +
+            `${this.nc.info?.max_payload ?? '?'} bytes (limits.maxPayloadBytes); send less data per command`,
+          { cause: err },
+        );
+      }
       throw err;
     }
   }

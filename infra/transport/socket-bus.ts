@@ -157,6 +157,15 @@ export class SocketBus implements Bus {
       this.#welcome = undefined;
     } else if (frame.op === 'violation') {
       if (frame.message === REVOKED) this.#fail(new SocketAuthError(this.#path, `${REVOKED} (its agent finished)`));
+      // The runtime could not read a frame of ours and closes the connection: say what it read, not that it died.
+      if (frame.message.startsWith('Parser Error'))
+        this.#fail(
+          new RuntimeError(
+            ErrorCode.InvalidMessage,
+            `the embedded runtime at ${this.#path} refused a frame this client sent (${frame.message}) and closed ` +
+              'the connection; fix what is sent and reconnect',
+          ),
+        );
       this.#onError?.(frame.message);
     } else if (frame.op === 'err' && frame.code === 'auth') {
       this.#fail(new SocketAuthError(this.#path, frame.message));
@@ -215,6 +224,15 @@ export class SocketBus implements Bus {
   request(subject: string, data: Uint8Array | string, options: { timeoutMs: number }): Promise<Uint8Array> {
     const rid = this.#next++;
     if (this.#closed || this.#socket.destroyed) return Promise.reject(this.#closed ?? new RuntimeGoneError(this.#path));
+    if (!Number.isFinite(options.timeoutMs) || options.timeoutMs < 1) {
+      return Promise.reject(
+        new RuntimeError(
+          ErrorCode.InvalidMessage,
+          `timeoutMs '${options.timeoutMs}' is not a wait of at least 1 ms; give how long to wait for the reply`,
+        ),
+      );
+    }
+    const timeoutMs = Math.ceil(options.timeoutMs);
     return new Promise((resolve, reject) => {
       // The runtime answers timeouts itself, but a runtime that hangs or dies cannot: the client keeps its own
       // clock (a little later than the runtime's, so the runtime's own answer wins when it can give one).
@@ -226,8 +244,8 @@ export class SocketBus implements Bus {
         timerMs(options.timeoutMs + 250),
       );
       timer.unref();
-      this.#requests.set(rid, { resolve, reject, subject, timeoutMs: options.timeoutMs, timer });
-      send(this.#socket, { op: 'req', rid, subject, data: b64(data), timeoutMs: options.timeoutMs });
+      this.#requests.set(rid, { resolve, reject, subject, timeoutMs, timer });
+      send(this.#socket, { op: 'req', rid, subject, data: b64(data), timeoutMs });
     });
   }
 

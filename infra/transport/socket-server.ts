@@ -22,6 +22,7 @@ import { CappedLog } from '../kernel/capped-log.ts';
 import { FrameThread, type DecodedFrame } from './frame-thread.ts';
 import { mayPublish, mayReceive, maySubscribe, type SubjectRules } from './auth/subject-rules.ts';
 import { AGENT_MAX_SUBS } from './auth/permissions.ts';
+import { clipCounted } from '../../schemas/clip.ts';
 
 /** The message a revoked connection gets before it is closed (nats-server's words; defined in wire.ts). */
 export { REVOKED };
@@ -171,12 +172,10 @@ export async function serveBusOnSocket(
       clearTimeout(hello);
       return refuseAuth(`over ${MAX_UNIDENTIFIED} connections are waiting to present a token; try again`);
     }
-    const onFrame = (decoded: DecodedFrame | undefined) => {
+    const onFrame = (decoded: DecodedFrame | undefined, why?: string) => {
       if (dead) return;
-      if (!decoded) {
-        socket.destroy();
-        return;
-      }
+      // Said before the connection is cut, as nats-server says a protocol error: the client learns what it sent.
+      if (!decoded) return drop(`Parser Error: ${clipCounted(why ?? 'the frame could not be decoded', 500)}`);
       const { frame } = decoded;
       if (!identity || !rules) {
         if (frame.op !== 'hello') return refuseAuth('Authorization Violation: the first frame must present a token');
