@@ -50,11 +50,22 @@ export class InDoubtSubjects {
     const { last } = this.#o;
     const known = last.get(subject) ?? 0;
     let found = 0;
-    for await (const stored of this.#o.log.read({ subject, fromSeq: known + 1 })) {
+    // A message that is no fact (a client of a runtime without credentials may publish there) is skipped by
+    // every read, but it holds a sequence of the subject: unlearned, every later append failed its check.
+    let stray = 0;
+    const onInvalid = (seq: number) => void (stray = Math.max(stray, seq));
+    for await (const stored of this.#o.log.read({ subject, fromSeq: known + 1, onInvalid })) {
       if (stored.seq <= (last.get(subject) ?? 0)) continue;
       last.set(subject, stored.seq);
       this.#o.apply(stored);
       found++;
+    }
+    if (stray > (last.get(subject) ?? 0)) {
+      last.set(subject, stray);
+      this.#o.logger.warn(
+        { subject, seq: stray },
+        'a message that is no fact is stored on a fact subject; appends there go on after it (replay skips it)',
+      );
     }
     this.#subjects.delete(subject);
     if (found > 0) {

@@ -85,7 +85,7 @@ describe('FactWriter and a fact id another host stored first', () => {
     expect(dup.seq).toBe(1);
     expect({ facts: a.w.facts, heard: a.heard, folded: a.fold.size }).toEqual({ facts: 0, heard: [], folded: 0 });
     await a.w.write(cancelled('d1', 'stop'), main);
-    expect(b.reads).toEqual([{ subject: 'skein.evt.main.agent.d1', fromSeq: 1 }]);
+    expect(b.reads).toEqual([{ subject: 'skein.evt.main.agent.d1', fromSeq: 1, onInvalid: expect.any(Function) }]);
     expect(b.requests.map((r) => r.expectedLastSubjectSeq)).toEqual([0, 0, 1]);
     expect(a.heard.map(([id]) => id)).toEqual(['cmd:0', expect.stringMatching(/^f-/)]);
     expect(digestOf(a.fold)).toBe((await replayLog(b.real, AGGREGATES)).digest);
@@ -98,7 +98,7 @@ describe('FactWriter and a fact id another host stored first', () => {
     expect(a.fold.size).toBe(0);
     await vi.advanceTimersByTimeAsync(500);
     await vi.waitFor(() => expect(a.fold.get('skein.evt.main.agent.d2')?.value).toBe('running'));
-    expect(b.reads).toEqual([{ subject: 'skein.evt.main.agent.d2', fromSeq: 1 }]);
+    expect(b.reads).toEqual([{ subject: 'skein.evt.main.agent.d2', fromSeq: 1, onInvalid: expect.any(Function) }]);
   });
 
   it('a duplicate of its own last fact is no stranger: no re-read, the next append expects its sequence', async () => {

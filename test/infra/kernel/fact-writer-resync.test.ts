@@ -55,7 +55,7 @@ describe('the re-read before the next append', () => {
     expect(b.reads).toEqual([]);
     b.fault = () => undefined;
     const next = await w.write(cancel('a1', 'again'), main);
-    expect(b.reads).toEqual([{ subject: subject('a1'), fromSeq: 2 }]);
+    expect(b.reads).toEqual([{ subject: subject('a1'), fromSeq: 2, onInvalid: expect.any(Function) }]);
     expect(b.requests.at(-1)?.expectedLastSubjectSeq).toBe(2);
     expect(next.seq).toBe(4);
     expect(lines.filter((l) => l['msg'] === storedLine)).toEqual([
@@ -75,7 +75,7 @@ describe('the re-read before the next append', () => {
     await expect(w.write(cancel('a2'), main)).rejects.toBeInstanceOf(AppendFailedError);
     b.fault = () => undefined;
     await w.write(cancel('a2', 'again'), main);
-    expect(b.reads).toEqual([{ subject: subject('a2'), fromSeq: 2 }]);
+    expect(b.reads).toEqual([{ subject: subject('a2'), fromSeq: 2, onInvalid: expect.any(Function) }]);
     expect(b.requests.at(-1)?.expectedLastSubjectSeq).toBe(1);
     expect(lines.filter((l) => l['msg'] === storedLine)).toEqual([]);
   });
@@ -199,7 +199,7 @@ describe('unavailable and output', () => {
     ]);
     up = true;
     await w.write(spawnedFact('u1'), main);
-    expect(b.reads).toEqual([{ subject: subject('u1'), fromSeq: 1 }]);
+    expect(b.reads).toEqual([{ subject: subject('u1'), fromSeq: 1, onInvalid: expect.any(Function) }]);
   });
 
   it('an append answered unavailable is not retried and rethrown as is, with no health fact', async () => {
