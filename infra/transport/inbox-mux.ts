@@ -32,12 +32,18 @@ export class InboxMux<W extends Waiting> {
    * `answer`: what a message on the inbox does to its waiter (already taken off); `settled`: called for every
    * waiter taken off, however (a timer to clear).
    */
-  constructor(nc: NatsConnection, answer: (msg: Msg, waiter: W) => void, settled: (waiter: W) => void = () => {}) {
+  constructor(
+    nc: NatsConnection,
+    answer: (msg: Msg, waiter: W) => void,
+    settled: (waiter: W) => void = () => {},
+    /** The inbox's own prefix instead of the connection's (`HOST_ACK_INBOX` for the host's appends). */
+    prefix?: string,
+  ) {
     this.#nc = nc;
     this.#answer = answer;
     this.#settled = settled;
-    const prefix = (nc as unknown as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
-    this.#prefix = `${createInbox(prefix)}.`;
+    const own = (nc as unknown as { options?: { inboxPrefix?: string } }).options?.inboxPrefix;
+    this.#prefix = `${createInbox(prefix ?? own)}.`;
     void nc.closed().then(() => this.failAll(new ClosedConnectionError()));
   }
 

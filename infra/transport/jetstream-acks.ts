@@ -10,6 +10,7 @@
 import { JetStreamApiError, PubHeaders } from '@nats-io/jetstream';
 import { jserrors } from '@nats-io/jetstream/internal';
 import { ClosedConnectionError, headers, TimeoutError, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { HOST_ACK_INBOX } from './auth/permissions.ts';
 import { InboxMux } from './inbox-mux.ts';
 
 export type PubAck = { stream: string; seq: number; duplicate: boolean };
@@ -43,6 +44,9 @@ export class JetStreamAcks {
           this.#sweep = undefined;
         }
       },
+      // Every fact's publish shows its reply subject to whoever watches the fact's subject (the agent): under
+      // `_INBOX.` it could name that inbox as its command's reply and settle another append with the host's answer.
+      HOST_ACK_INBOX,
     );
   }
 

@@ -12,7 +12,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENTS_STREAM } from '../../schemas/index.ts';
-import { inboxPrefixFor } from '../../infra/transport/auth/permissions.ts';
+import { inboxPrefixFor, isReplyInbox } from '../../infra/transport/auth/permissions.ts';
 import { encode } from '../../infra/transport/codec.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
@@ -106,6 +106,31 @@ describe("a command's reply subject is not a way to publish as the host", () => 
     await pingWithReply('_INBOX_b.forged', '_INBOX_b.x.y');
     expect(got).toEqual([]);
     expect(seen).toEqual([]);
+  });
+
+  it("settles none of the host's appends with a reply copied from a fact it watched", async () => {
+    // Every fact published on a's subjects shows the reply subject its JetStream ack goes to.
+    const replies: string[] = [];
+    a.subscribe('skein.evt.a.>', { callback: (_e, m) => void (m.reply && replies.push(m.reply)) });
+    await a.flush();
+    ok(await rt.call('agent.spawn', { label: 'watched', agentId: 'watched' }, { agentId: 'a' }));
+    await expect.poll(() => replies.length).toBeGreaterThan(0);
+    const seen = replies[0]!;
+    expect(isReplyInbox(seen)).toBe(false);
+    // The next tokens of that inbox are the next appends' acks: answers sent there would settle them.
+    const base = seen.slice(0, seen.lastIndexOf('.') + 1);
+    const token = Number.parseInt(seen.slice(seen.lastIndexOf('.') + 1), 36);
+    const targets = Array.from({ length: 40 }, (_, k) => `${base}${(token + 1 + k).toString(36)}`);
+    const pongs: string[] = [];
+    for (const pattern of [`${base}>`, '_INBOX.>'])
+      rt.bus.subscribe(pattern, (m) => void (dec.decode(m.data).includes('pong') && pongs.push(m.subject)));
+    await rt.bus.flush();
+    const appends = Array.from({ length: 20 }, (_, i) =>
+      rt.call('agent.spawn', { label: `busy ${i}`, agentId: `busy${i}` }, { agentId: 'a' }),
+    );
+    await pingWithReply(...targets);
+    for (const r of await Promise.all(appends)) expect(r).toMatchObject({ ok: true });
+    expect(pongs).toEqual([]);
   });
 
   it("an operator's discovery request cannot have the host write a fact either", async () => {

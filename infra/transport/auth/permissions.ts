@@ -27,6 +27,12 @@ export function inboxPrefixFor(agentId: string): string {
 }
 
 /**
+ * Where the host's JetStream appends are acknowledged: never a reply inbox (`isReplyInbox`), so no command's
+ * answer can be sent there, and denied to operators' publishes, so no ack can be forged.
+ */
+export const HOST_ACK_INBOX = '_SKEIN_ACK';
+
+/**
  * Whether `reply` is a reply inbox at all: `_INBOX.` (unrestricted clients: the CLI, the host's own, the web
  * console's `_INBOX.console.`) or `_INBOX_<agent>.` (an agent's), one literal subject. The broker checks what a
  * client publishes, never the reply subject it names; the host publishes its answers unrestricted, so an answer
@@ -91,7 +97,15 @@ export function operatorPermissions(): Required<Pick<Permissions, 'pub' | 'sub'>
   return {
     pub: {
       allow: ['>'],
-      deny: ['skein.evt.>', 'skein.out.>', 'skein.ask.>', 'skein.host.>', '$SYS.>', ...STREAM_MUTATIONS],
+      deny: [
+        'skein.evt.>',
+        'skein.out.>',
+        'skein.ask.>',
+        'skein.host.>',
+        `${HOST_ACK_INBOX}.>`,
+        '$SYS.>',
+        ...STREAM_MUTATIONS,
+      ],
     },
     sub: { allow: ['>'], deny: ['$SYS.>'] },
   };
