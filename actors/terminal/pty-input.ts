@@ -18,6 +18,9 @@ import type { IPty } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import { LimitExceededError } from '../../schemas/errors.ts';
 
+/** Unwritten input past which the terminal's own answers to a program's queries are dropped, not queued. */
+export const QUERY_REPLY_ROOM = 64 * 1024;
+
 const FIRST_RETRY_MS = 1;
 const MAX_RETRY_MS = 50;
 
@@ -40,9 +43,13 @@ export class PtyInput {
   /** node-pty's socket was not where this reads it: its own (blocking) write is used, as before. */
   readonly #fallback: boolean;
 
-  constructor(pty: IPty, log?: Logger) {
+  /** Told `true` before bytes may be left waiting here, `false` once none are (the typeahead mark's `2`). */
+  readonly #onBacklog: (on: boolean) => void;
+
+  constructor(pty: IPty, log?: Logger, onBacklog: (on: boolean) => void = () => {}) {
     this.#pty = pty;
     this.#log = log;
+    this.#onBacklog = onBacklog;
     this.#fallback = masterFd(pty) === undefined;
     if (this.#fallback) log?.warn('node-pty changed: its PTY descriptor was not found; input is written blocking');
   }
@@ -60,18 +67,33 @@ export class PtyInput {
       return;
     }
     const bytes = Buffer.from(data, 'utf8');
+    // Said before the first byte goes: a program that exits at once must find the shell's drain waiting for
+    // whatever is left here (else the rest, written after the drain, would be read at the prompt and run).
+    if (this.#queue.length === 0) this.#onBacklog(true);
     this.#queue.push(bytes);
     this.#pending += bytes.length;
     if (this.#timer === undefined) this.#flush();
   }
 
-  /** Drops what is queued and writes nothing more (the terminal is closing, or its shell is gone). */
-  close(): void {
-    this.#closed = true;
+  /**
+   * Drops what is not written yet: before a command line is typed (input left over from the last command is
+   * typeahead the prompt discards anyway, and the line must not be glued behind it) and before an interrupt
+   * (which a terminal also lets discard what is unread).
+   */
+  purge(): void {
+    if (this.#queue.length === 0) return;
+    this.#log?.debug({ dropped: this.#pending }, 'terminal input not written: dropped');
     this.#queue = [];
     this.#pending = 0;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#onBacklog(false);
+  }
+
+  /** Drops what is queued and writes nothing more (the terminal is closing, or its shell is gone). */
+  close(): void {
+    this.purge();
+    this.#closed = true;
   }
 
   #flush(): void {
@@ -101,6 +123,7 @@ export class PtyInput {
       }
       this.#queue.shift();
     }
+    if (this.#queue.length === 0 && !this.#closed) this.#onBacklog(false);
   }
 
   #retry(): void {

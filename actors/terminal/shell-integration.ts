@@ -64,7 +64,7 @@ export const COMMAND_VAR = '__sk';
  * is held in a read-only variable (`COMMAND_VAR`) that the typed line names (`commandInput`).
  */
 export function bashRc(typeaheadPath: string, commandPath: string): string {
-  return BASH_RC_LINES.join('\n').replace('@TYPEAHEAD@', typeaheadPath).replace('@COMMAND@', commandPath);
+  return BASH_RC_LINES.join('\n').replaceAll('@TYPEAHEAD@', typeaheadPath).replaceAll('@COMMAND@', commandPath);
 }
 
 const BASH_RC_LINES = [
@@ -85,9 +85,15 @@ const BASH_RC_LINES = [
   // A read cut by its timeout (status > 128) keeps what it got: bash reads `-n` input a byte per system call,
   // so a long line can outlast the timeout. Read on after a full read or a cut one that got something; stop at
   // a timeout that got nothing, or at any other failure (a variable the agent made read-only), never on a count.
-  '    local __skein_rc=0',
-  "    while builtin read -r -s -t 0.05 -n 65536 -d '' __skein_typeahead 2>/dev/null; __skein_rc=$?; " +
+  // The mark reads `2` while the host still holds input it could not write yet (pty-input.ts): drained again
+  // until it does not, then once more (what the host wrote before it said so is read by that last pass).
+  "    local __skein_rc=0 __skein_more=; builtin read -r -n 1 __skein_more < '@TYPEAHEAD@' 2>/dev/null",
+  '    while :; do',
+  "      while builtin read -r -s -t 0.05 -n 65536 -d '' __skein_typeahead 2>/dev/null; __skein_rc=$?; " +
     '(( __skein_rc == 0 || (__skein_rc > 128 && ${#__skein_typeahead} > 0) )); do :; done',
+  '      [[ $__skein_more == 2 ]] || break',
+  "      __skein_more=; builtin read -r -n 1 __skein_more < '@TYPEAHEAD@' 2>/dev/null",
+  '    done',
   '    builtin unset __skein_typeahead',
   '  fi',
   "  p=${p//%/%25}; p=${p// /%20}; p=${p//$'\\a'/%07}; p=${p//$'\\e'/%1B}",
@@ -127,6 +133,8 @@ export type RcFiles = {
   typeaheadPath: string;
   /** Sets the typeahead mark: call it before writing anything but a command line to the terminal. */
   markTypeahead: () => void;
+  /** While typed-ahead input waits in the host (`PtyInput`): the prompt's drain waits for it too. */
+  markBacklog: (on: boolean) => void;
   /** Removes the directory, in the thread pool (`rcRemovals` waits for every removal begun). */
   remove: () => Promise<void>;
 };
@@ -190,6 +198,7 @@ function rcFiles(dir: string, path: string): RcFiles {
     },
     typeaheadPath,
     markTypeahead: () => typeahead.set(),
+    markBacklog: (on) => typeahead.backlog(on),
     remove: () => {
       command.close();
       typeahead.close();
@@ -262,6 +271,19 @@ export class TypeaheadMark {
     } catch {
       // The directory is gone (the terminal closed, or a command removed it): no command line can be
       // delivered through it any more either (CommandFile), so there is no next prompt to protect.
+    }
+  }
+
+  /**
+   * `2` while the host holds typed-ahead input it could not write yet, back to `1` once it is written or dropped;
+   * only while the mark is set (the drain runs only then). The rc's drain reads on while it says `2`.
+   */
+  backlog(on: boolean): void {
+    if (!this.#set || this.#fd === undefined) return;
+    try {
+      writeSync(this.#fd, on ? '2' : '1', 0);
+    } catch {
+      // The directory is gone: the terminal is closing (see set).
     }
   }
 

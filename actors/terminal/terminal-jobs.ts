@@ -207,6 +207,7 @@ export class JobRunner {
     // command while the fact is built and appended (appends to one terminal's subject keep their order);
     // #finish waits for it, so no reply goes out before it is durable.
     if (open) {
+      s.input.purge();
       s.rc.writeCommand(job.command);
       s.input.write(commandInput());
     }
@@ -239,6 +240,7 @@ export class JobRunner {
     const pgid = foregroundPgid(s.pty.pid);
     if (pgid > 0) signalSafely(-pgid, 'SIGINT');
     else {
+      s.input.purge();
       s.rc.markTypeahead();
       s.input.write('\x03');
     }
@@ -264,6 +266,7 @@ export class JobRunner {
       });
     } else {
       // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
+      s.input.purge();
       s.rc.markTypeahead();
       s.input.write('\x03');
     }

@@ -15,7 +15,7 @@
 import { readlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { IPty } from '@lydell/node-pty';
-import { assertInputRoom, PtyInput } from './pty-input.ts';
+import { assertInputRoom, PtyInput, QUERY_REPLY_ROOM } from './pty-input.ts';
 import type { Logger } from 'pino';
 import type { TerminalAggregateContext } from '../../machines/terminal/terminal.ts';
 import { exitedBeforePrompt, FirstPrompt } from './first-prompt.ts';
@@ -129,7 +129,7 @@ export class TerminalSession {
     this.#machine = started.actor;
     this.#exited = started.exited;
     this.pty = started.pty;
-    this.input = new PtyInput(this.pty, this.log);
+    this.input = new PtyInput(this.pty, this.log, (on) => this.rc.markBacklog(on));
     this.shellPid = this.pty.pid;
     this.output = new TerminalOutput({
       terminalId: this.terminalId,
@@ -145,7 +145,8 @@ export class TerminalSession {
       resume: () => this.pty.resume(),
       // A reply the program may exit without reading is typeahead too (rc's drain).
       respond: (data) => {
-        if (this.status === 'closed') return;
+        // A program that asks in a loop and reads nothing would have its answers held here without end.
+        if (this.status === 'closed' || this.input.pendingBytes > QUERY_REPLY_ROOM) return;
         this.rc.markTypeahead();
         this.input.write(data);
       },

@@ -5,7 +5,7 @@
  * to `domains.terminal.maxPendingInputBytes`; the queue dies with its terminal (a PTY descriptor reused by the
  * next terminal never gets the old input).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { call } from '../../infra/transport/client.ts';
@@ -26,7 +26,11 @@ beforeAll(async () => {
   rt = await startTestRuntime({
     mode: 'embedded',
     // Input is what is attacked here, not the gate: every line typed is allowed.
-    policy: { default: 'allow', tools: { terminal_input: { default: 'allow' } } },
+    // (`touch` is denied as a command: the canary of input that reaches the prompt unjudged.)
+    policy: {
+      default: 'allow',
+      tools: { terminal: { always_deny: [{ pattern: '\\btouch\\b' }] }, terminal_input: { default: 'allow' } },
+    },
     flags: { domains: { terminal: { maxPendingInputBytes: LIMIT } } },
   });
   ok(await rt.call('agent.spawn', { label: 'typist', agentId: 'typist' }));
@@ -68,6 +72,34 @@ async function slowReader(agentId: string, count: string): Promise<string> {
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').length - 1;
 
 describe('hostile: input a program does not read', { timeout: 120_000 }, () => {
+  attack('input-stall', 'input left unwritten when its program exits never runs at the prompt', async () => {
+    const typist = await as('typist');
+    const { terminalId } = ok(await call(typist, 'typist', 'terminal.open', {}, { timeoutMs: 30_000 })) as {
+      terminalId: string;
+    };
+    // Key mode: the kernel holds what it takes, and the rest waits in the host until the program exits.
+    const command = 'stty -icanon; echo keys; sleep 3; stty icanon';
+    ok(await call(typist, 'typist', 'terminal.exec', { terminalId, command, yieldMs: 0 }));
+    // Written once the terminal reads keys: judged as input to `sleep`, which reads none of it.
+    await expect
+      .poll(async () => {
+        const r = await call(typist, 'typist', 'terminal.read', { terminalId, cursor: 0 });
+        return r.ok && /^keys/m.test(String(r['output']));
+      })
+      .toBe(true);
+    const canary = join(rt.workspace, 'ran-at-prompt');
+    const line = `touch ${canary}; ${'#'.repeat(900)}`;
+    const lines = Array.from({ length: 200 }, () => line).join('\n');
+    await typeAll('typist', terminalId, lines);
+    const next = { terminalId, command: 'echo clean-run', timeoutMs: 20_000 };
+    const r = ok(await call(typist, 'typist', 'terminal.exec', next, { timeoutMs: 30_000 }));
+    expect(r['output']).toContain('clean-run');
+    await new Promise((res) => setTimeout(res, 500));
+    // Canary: a line typed for the program ran at the shell's prompt, unjudged (touch is denied).
+    expect(existsSync(canary)).toBe(false);
+    ok(await call(typist, 'typist', 'terminal.close', { terminalId }));
+  });
+
   attack('input-stall', "200 KB typed into a slow reader stalls no one else's commands", async () => {
     const count = join(rt.workspace, 'read-count');
     const terminalId = await slowReader('typist', count);

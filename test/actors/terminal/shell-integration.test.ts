@@ -142,9 +142,19 @@ describe('the typeahead mark', () => {
       rc.markTypeahead();
       expect(mark()).toBe('1');
       expect(statSync(rc.typeaheadPath).mode & 0o777).toBe(0o600);
+      // While the host holds input it could not write yet, the mark says 2 (the drain reads on), then 1 again.
+      rc.markBacklog(true);
+      expect(mark()).toBe('2');
+      rc.markBacklog(false);
+      expect(mark()).toBe('1');
       // The drain (a read that waits out its timeout, 50 ms per prompt) runs only while the mark holds a byte.
       const rcText = readFileSync(rc.path, 'utf8');
-      expect(rcText).toContain(`if [[ -s '${rc.typeaheadPath}' ]]; then\n    local __skein_rc=0\n    while `);
+      expect(rcText).toContain(
+        `if [[ -s '${rc.typeaheadPath}' ]]; then\n    local __skein_rc=0 __skein_more=; ` +
+          `builtin read -r -n 1 __skein_more < '${rc.typeaheadPath}' 2>/dev/null\n    while :; do\n`,
+      );
+      expect(rcText).toContain(`__skein_more=; builtin read -r -n 1 __skein_more < '${rc.typeaheadPath}'`);
+      expect(rcText).not.toContain('@TYPEAHEAD@');
       expect(rcText).toContain("while builtin read -r -s -t 0.05 -n 65536 -d '' __skein_typeahead");
       rc.remove();
       expect(() => rc.markTypeahead()).not.toThrow();
