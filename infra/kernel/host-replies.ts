@@ -43,19 +43,21 @@ export class RefusalLog {
 }
 
 /**
- * What a finished agent may still send: reads, and what ends or cleans up its own (a late agent.complete is
- * answered by its domain; tool calls by the gate). Anything else acts on others: cancelling, answering asks,
- * setting policy, accepting or rejecting changes, pausing terminals.
+ * What a finished agent's subjects still take: reads, what ends or cleans up its own (a late agent.complete is
+ * answered by its domain; tool calls are the gate's to refuse), and reviews of its log, which people (the
+ * console, `skein accept --agent`) and the root's host (a subtree placed elsewhere) send on those subjects once
+ * it is done. Anything else acts on others: cancelling or spawning agents, answering asks, setting policy,
+ * pausing terminals.
  */
 const AFTER_FINISH = new Set([
   'runtime.ping',
   'agent.wait',
   'agent.complete',
   'agent.fail',
-  'terminal.read',
-  'terminal.wait',
-  'terminal.close',
   'edit.cancel',
+  'review.accept',
+  'review.reject',
+  'review.undo-reject',
 ]);
 
 /** Refuses a command of agent `agentId`, finished as `status`, that would act rather than read (`AFTER_FINISH`). */

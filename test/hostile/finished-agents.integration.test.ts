@@ -127,10 +127,9 @@ describe('hostile: a finished agent leaves work running', { timeout: 120_000 }, 
     expect(existsSync(canary)).toBe(false);
   });
 
-  attack('finished-acts', 'a finished agent answers no ask, sets no policy, reviews and cancels nothing', async () => {
+  attack('finished-acts', 'a finished agent answers no ask, sets no policy, cancels or pauses nothing', async () => {
     ok(await rt.call('agent.spawn', { label: 'done', agentId: 'done' }, { agentId: 'parent' }));
     ok(await rt.call('agent.spawn', { label: 'kid', agentId: 'kid' }, { agentId: 'done' }));
-    // The kid's file is in `done`'s log too: a reject by `done` would delete it.
     ok(await rt.call('file.write', { path: 'kid-keeps.txt', content: 'kept\n' }, { agentId: 'kid' }));
     // As a client that still holds done's subject after its end: networked mode without per-agent credentials
     // (README, Known limits; the socket and the broker revoke a finished agent's own).
@@ -152,8 +151,6 @@ describe('hostile: a finished agent leaves work running', { timeout: 120_000 }, 
     const tries = {
       'permission.decide': { requestId, decision: 'allow_once' },
       'policy.set': { layer: 'agent', agentId: 'kid', policy: { default: 'allow' } },
-      'review.reject': {},
-      'review.accept': {},
       'agent.cancel': { agentId: 'kid' },
       'terminal.pause-all': {},
     };
@@ -164,9 +161,10 @@ describe('hostile: a finished agent leaves work running', { timeout: 120_000 }, 
         `agent 'done' has finished (completed) and may no longer ${type}`,
       );
     }
-    // It still reads.
+    // It still reads, and its log is still reviewed on its subjects (people and the root's host do that).
     expect(await done('agent.tree', {})).toMatchObject({ ok: true });
     expect(await done('review.list', {})).toMatchObject({ ok: true });
+    expect(await done('review.accept', { paths: [join(rt.workspace, 'kid-keeps.txt')] })).toMatchObject({ ok: true });
     // Canaries: the kid runs, its file is there, its ask waits for someone who may answer.
     expect(ok(await rt.call('agent.get', {}, { agentId: 'kid' }))).toMatchObject({ status: 'running' });
     expect(existsSync(join(rt.workspace, 'kid-keeps.txt'))).toBe(true);
