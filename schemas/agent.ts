@@ -9,6 +9,7 @@
 import * as z from 'zod';
 import { AgentId } from './ids.ts';
 import { HostName } from './hosts.ts';
+import { FilePath } from './paths.ts';
 import { defineCommand, defineEvent } from './message.ts';
 import { shellQuote } from './shell-quote.ts';
 
@@ -67,11 +68,9 @@ export const AgentSpawn = defineCommand('agent.spawn', {
         .describe(
           'A policy layer for the sub-agent (same shape as .skein/policy.json); it can only narrow the parent.',
         ),
-      workspace: z
-        .string()
-        .min(1)
-        .optional()
-        .describe("The sub-agent's workspace: the parent's, or a directory inside it (default: the parent's)."),
+      workspace: FilePath.optional().describe(
+        "The sub-agent's workspace: the parent's, or a directory inside it (default: the parent's).",
+      ),
       worker: WorkerSpec.optional(),
       host: HostName.optional().describe(
         "A named host to place the sub-agent on (its terminals and files live there); default: the parent's. " +

@@ -11,6 +11,7 @@ import * as z from 'zod';
 import { AgentId, TerminalId } from './ids.ts';
 import { defineCommand, MAX_WAIT_MS } from './message.ts';
 import { envAsExports } from './tool.ts';
+import { FilePath } from './paths.ts';
 import {
   Cols,
   CommandId,
@@ -52,7 +53,7 @@ export const TerminalOpen = defineCommand('terminal.open', {
   },
   data: z
     .object({
-      cwd: z.string().min(1).optional().describe('Starting directory (absolute, or relative to the agent workspace).'),
+      cwd: FilePath.optional().describe('Starting directory (absolute, or relative to the agent workspace).'),
       env: z.record(z.string(), z.string()).optional().describe('Extra environment variables (string values).'),
       cols: Cols.optional(),
       rows: Rows.optional(),

@@ -108,6 +108,17 @@ describe('decodeCommand', () => {
     });
   });
 
+  it("checks a terminal's cwd and a sub-agent's workspace as paths (a NUL, a lone surrogate), naming the field", () => {
+    const open = bytes(JSON.stringify({ data: { cwd: 'src\ud800' } }));
+    expect(failure(() => decodeCommand('skein.cmd.main.terminal.open', open, 4096))).toMatchObject({
+      message: expect.stringContaining('data.cwd: contains a lone surrogate (U+D800 at index 3)'),
+    });
+    const spawn = bytes(JSON.stringify({ data: { label: 'x', workspace: 'sub\u0000/x' } }));
+    expect(failure(() => decodeCommand('skein.cmd.main.agent.spawn', spawn, 4096))).toMatchObject({
+      message: expect.stringContaining('data.workspace: contains a NUL byte'),
+    });
+  });
+
   it('accepts a body type and agentId that agree with the subject', () => {
     const body = { type: 'agent.spawn', agentId: 'main', data: { label: 'a' } };
     expect(decodeCommand(SUBJECT, encode(body), 1024).command.type).toBe('agent.spawn');
