@@ -219,12 +219,12 @@ export class HostRegistry {
     return this.#sightings.get(name)?.revision;
   }
 
-  /** Every record this host has seen (the ones that left included). */
   /** The workspace host `name` joined with, whatever its status now; undefined for a host never seen. */
   workspaceOf(name: string): string | undefined {
     return this.#records.get(name)?.workspace;
   }
 
+  /** Every record this host has seen (the ones that left included). */
   records(): HostRecord[] {
     return [...this.#records.values()].sort((a, b) => a.name.localeCompare(b.name));
   }

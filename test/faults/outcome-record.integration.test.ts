@@ -37,7 +37,15 @@ async function workload(rt: TestRuntime): Promise<void> {
   ok(await rt.call('agent.spawn', { label: 'lead', agentId: 'lead' }));
   ok(await rt.call('agent.spawn', { label: 'worker', agentId: 'worker' }, { agentId: 'lead' }));
   ok(await rt.call('agent.spawn', { label: 'other', agentId: 'other' }));
-  ok(await rt.call('file.write', { path: 'shared.txt', content: 'a\nb\n' }, { agentId: 'other' }));
+  // The sibling changes the first line of a file; the worker's change of the last folds into the sibling's log.
+  writeFileSync(join(rt.workspace, 'shared.txt'), 'a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n');
+  ok(
+    await rt.call(
+      'file.edit',
+      { path: 'shared.txt', edits: [{ oldText: 'a\n', newText: 'A\n' }] },
+      { agentId: 'other' },
+    ),
+  );
   ok(
     await rt.call(
       'file.edit',
@@ -47,7 +55,11 @@ async function workload(rt: TestRuntime): Promise<void> {
   );
   ok(await rt.call('file.write', { path: 'new.txt', content: 'created\n' }, { agentId: 'worker' }));
   ok(
-    await rt.call('file.edit', { path: 'shared.txt', edits: [{ oldText: 'b', newText: 'B' }] }, { agentId: 'worker' }),
+    await rt.call(
+      'file.edit',
+      { path: 'shared.txt', edits: [{ oldText: 'j\n', newText: 'J\n' }] },
+      { agentId: 'worker' },
+    ),
   );
   const begun = ok(await rt.call('edit.begin', { path: 'base.txt' }, { agentId: 'worker' }));
   const editId = String(begun['editId']);
