@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { call } from '../../infra/transport/client.ts';
-import { ok } from '../support/replies.ts';
+import { firstPending, ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { agentSockets, attack, reportAttacks } from './support.ts';
 
@@ -140,14 +140,7 @@ describe('hostile: a finished agent leaves work running', { timeout: 120_000 }, 
       { path: 'late-kid.txt', content: 'approved by the finished' },
       { agentId: 'kid' },
     );
-    let requestId = '';
-    await expect
-      .poll(async () => {
-        const pending = ok(await rt.call('permission.pending', {}));
-        requestId = (pending['requests'] as Array<{ requestId: string }>)[0]?.requestId ?? '';
-        return requestId;
-      })
-      .not.toBe('');
+    const requestId = await firstPending(rt);
     const tries = {
       'permission.decide': { requestId, decision: 'allow_once' },
       'policy.set': { layer: 'agent', agentId: 'kid', policy: { default: 'allow' } },

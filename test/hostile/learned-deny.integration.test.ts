@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ok } from '../support/replies.ts';
+import { firstPending, ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
 let rt: TestRuntime;
@@ -34,14 +34,7 @@ describe("an ancestor's deny_always binds its own subtree, not the project", () 
   it('leaves the project file, the root and the sibling alone; denies the answerer and its subtree', async () => {
     const before = policyFile();
     const asked = write('a1', 'ask-1.txt');
-    let requestId = '';
-    await expect
-      .poll(async () => {
-        const pending = ok(await rt.call('permission.pending', {}, { agentId: 'a' }));
-        requestId = (pending['requests'] as Array<{ requestId: string }>)[0]?.requestId ?? '';
-        return requestId;
-      })
-      .not.toBe('');
+    const requestId = await firstPending(rt, 'a');
     const decided = ok(
       await rt.call('permission.decide', { requestId, decision: 'deny_always', pattern: '.*' }, { agentId: 'a' }),
     );
