@@ -8,7 +8,7 @@
 import { Policy, type PolicyLayerName } from '../../schemas/policy.ts';
 import type { LearnedRules } from '../../schemas/permission.ts';
 import type { PolicyChain } from '../../machines/permission/permission.ts';
-import { mergePolicies, type MergedPolicy, type PolicyLayer } from '../../machines/permission/policy.ts';
+import { addRules, mergePolicies, type MergedPolicy, type PolicyLayer } from '../../machines/permission/policy.ts';
 import { globalPolicyPath, projectPolicyPath, writePolicyFile } from './policy-files.ts';
 
 /** Chains kept at most (one per live agent and lineage); past it the cache starts again. */
@@ -116,10 +116,5 @@ export function ruleCount(policy: Policy): number {
 
 /** `policy` with `learned`'s patterns added to its list (a new layer: layers are never changed in place). */
 export function withLearned(policy: Policy | undefined, learned: LearnedRules): Policy {
-  const tools = { ...(policy?.tools ?? {}) };
-  const tool = tools[learned.tool] ?? { default: undefined, always_allow: [], always_deny: [], always_confirm: [] };
-  const list = [...tool[learned.list]];
-  for (const pattern of learned.patterns) if (!list.some((r) => r.pattern === pattern)) list.push({ pattern });
-  tools[learned.tool] = { ...tool, [learned.list]: list };
-  return { default: policy?.default, tools };
+  return addRules(policy ?? { default: undefined, tools: {} }, learned.tool, learned.list, learned.patterns);
 }
