@@ -143,9 +143,8 @@ export class TerminalSession {
       emitOutput: deps.emitOutput,
       pause: () => this.pty.pause(),
       resume: () => this.pty.resume(),
-      // A reply the program may exit without reading is typeahead too (rc's drain).
+      // Typeahead too (rc's drain); dropped past QUERY_REPLY_ROOM unwritten (a program asking, reading nothing).
       respond: (data) => {
-        // A program that asks in a loop and reads nothing would have its answers held here without end.
         if (this.status === 'closed' || this.input.pendingBytes > QUERY_REPLY_ROOM) return;
         this.rc.markTypeahead();
         this.input.write(data);
