@@ -124,6 +124,20 @@ export const TerminalInputWritten = defineEvent('terminal.input.written', {
     `${d.terminalId} input ${d.bytes}B${d.data === null ? ' (secret)' : `: ${JSON.stringify(clipLine(d.data, 80))}`}`,
 });
 
+export const TerminalInputDropped = defineEvent('terminal.input.dropped', {
+  summary:
+    'Input accepted earlier (terminal.input.written) was never written to the terminal: its program had not read ' +
+    'it when the next command line was typed, or when a timeout interrupted it; `bytes` of it were dropped.',
+  aggregate: 'terminal',
+  aggregateId: tid,
+  data: z.object({
+    terminalId: TerminalId,
+    bytes: z.number().int().min(1),
+    reason: z.enum(['next-command', 'interrupt']),
+  }),
+  describe: (d) => `${d.terminalId} ${d.bytes}B of input dropped unwritten (${d.reason})`,
+});
+
 export const TerminalResized = defineEvent('terminal.resized', {
   summary: 'The terminal window size changed.',
   aggregate: 'terminal',
@@ -254,6 +268,7 @@ export const terminalEvents = [
   TerminalCommandCancelled,
   TerminalInputAwaited,
   TerminalInputWritten,
+  TerminalInputDropped,
   TerminalResized,
   TerminalSignalled,
   TerminalPaused,

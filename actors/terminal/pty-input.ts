@@ -78,16 +78,18 @@ export class PtyInput {
   /**
    * Drops what is not written yet: before a command line is typed (input left over from the last command is
    * typeahead the prompt discards anyway, and the line must not be glued behind it) and before an interrupt
-   * (which a terminal also lets discard what is unread).
+   * (which a terminal also lets discard what is unread). Returns how many bytes were dropped.
    */
-  purge(): void {
-    if (this.#queue.length === 0) return;
-    this.#log?.debug({ dropped: this.#pending }, 'terminal input not written: dropped');
+  purge(): number {
+    if (this.#queue.length === 0) return 0;
+    const dropped = this.#pending;
+    this.#log?.debug({ dropped }, 'terminal input not written: dropped');
     this.#queue = [];
     this.#pending = 0;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#onBacklog(false);
+    return dropped;
   }
 
   /** Drops what is queued and writes nothing more (the terminal is closing, or its shell is gone). */

@@ -206,12 +206,15 @@ export class JobRunner {
     // Typed first, then emitted synchronously (still before any later queued fact): the shell starts on the
     // command while the fact is built and appended (appends to one terminal's subject keep their order);
     // #finish waits for it, so no reply goes out before it is durable.
+    let dropped = 0;
     if (open) {
-      s.input.purge();
+      dropped = s.input.purge();
       s.rc.writeCommand(job.command);
       s.input.write(commandInput());
     }
-    job.started = this.#emit(
+    // Input said written and dropped unwritten is told before the start, and its reply waits for both.
+    const said = this.#dropped(dropped, 'next-command');
+    const started = this.#emit(
       checkedFact(TerminalCommandStarted, {
         terminalId: s.terminalId,
         commandId: job.commandId,
@@ -223,6 +226,7 @@ export class JobRunner {
         timeoutMs: job.timeoutMs,
       }),
     );
+    job.started = said ? Promise.all([said, started]).then(() => undefined) : started;
     job.started.catch((err) => s.log.error({ err }, 'command start not recorded'));
     if (!open) return;
     this.#input.start();
@@ -240,7 +244,7 @@ export class JobRunner {
     const pgid = foregroundPgid(s.pty.pid);
     if (pgid > 0) signalSafely(-pgid, 'SIGINT');
     else {
-      s.input.purge();
+      void this.#dropped(s.input.purge(), 'interrupt');
       s.rc.markTypeahead();
       s.input.write('\x03');
     }
@@ -266,10 +270,19 @@ export class JobRunner {
       });
     } else {
       // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
-      s.input.purge();
+      void this.#dropped(s.input.purge(), 'interrupt');
       s.rc.markTypeahead();
       s.input.write('\x03');
     }
+  }
+
+  /** `terminal.input.dropped` for `bytes` of input purged unwritten; nothing when none were. */
+  #dropped(bytes: number, reason: 'next-command' | 'interrupt'): Promise<void> | undefined {
+    if (bytes === 0) return undefined;
+    const s = this.#session;
+    const appended = this.#emit({ type: 'terminal.input.dropped', data: { terminalId: s.terminalId, bytes, reason } });
+    appended.catch((err) => s.log.error({ err }, 'dropped input not recorded'));
+    return appended;
   }
 
   /** Stops the input-awaited poll (the session is closing). */
