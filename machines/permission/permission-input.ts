@@ -152,13 +152,21 @@ export type TypedLines = {
  * (the cursor is always at the end, since nothing that moves it is accepted). Any other control character
  * refuses the whole write, at once, even before a line is completed: readline acts on it as it arrives
  * (Ctrl-O runs the line, Ctrl-\ and Ctrl-Z are signals that flush or keep text, a tab completes words).
+ * `eof` (an interpreter or a nested shell, `editor` names it): Ctrl-D on an empty line, as the write's last key,
+ * ends the program's input and runs nothing; anywhere else it is refused (on a line it deletes or sends text).
  */
-export function typedLines(prior: string, data: string): TypedLines {
+export function typedLines(
+  prior: string,
+  data: string,
+  { editor = "bash's line editor", eof = false }: { editor?: string; eof?: boolean } = {},
+): TypedLines {
   const completed: string[] = [];
   let line = [...prior];
   let index = 0;
   for (const ch of data) {
-    if (ch === '\r' || ch === '\n') {
+    if (ch === '\x04' && eof && line.length === 0 && index + ch.length === data.length) {
+      // End of input: whatever reads the terminal next (the shell, once the program is gone) gets nothing more.
+    } else if (ch === '\r' || ch === '\n') {
       completed.push(line.join(''));
       line = [];
     } else if (ch === '\x03' || ch === '\x15') {
@@ -174,8 +182,8 @@ export function typedLines(prior: string, data: string): TypedLines {
           rest: prior,
           refused:
             `the input erases U+${last.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} with the ` +
-            `backspace at position ${index} (0-based): how bash's ` +
-            'line editor erases a character outside ASCII depends on its width, which the permission check ' +
+            `backspace at position ${index} (0-based): how ${editor} ` +
+            'erases a character outside ASCII depends on its width, which the permission check ' +
             'cannot follow; send the line as it should run, or run the command with terminal.exec',
         };
       }
@@ -185,7 +193,7 @@ export function typedLines(prior: string, data: string): TypedLines {
         completed: [],
         rest: prior,
         refused:
-          `the input holds ${describeChar(ch)} at position ${index} (0-based), a key bash's line editor ` +
+          `the input holds ${describeChar(ch)} at position ${index} (0-based), a key ${editor} ` +
           `acts on in a way the permission check cannot follow; type plain text and Enter (backspace, ` +
           `Ctrl-U and Ctrl-C are understood), or run the command with terminal.exec`,
       };

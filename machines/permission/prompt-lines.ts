@@ -37,10 +37,14 @@ export function judgeWrite(
   }
   // An interpreter or a shell keeps an unfinished line until Enter: a write that ends one line and starts
   // another, then a write that ends the second, ran a line that neither write showed whole. The unfinished
-  // part is carried, as at the prompt, and judged with what completes it.
+  // part is carried, as at the prompt, and judged with what completes it. Its line editor acts on keys as the
+  // shell's does (python's readline, node's REPL): `# x\x01\x04\x04` ran `x`, judged and shown as a comment.
+  // So its lines are replayed with the same model, and a key it cannot follow refuses the write.
   if (foreground?.kind === 'program' && readsLines(foreground.name)) {
-    const input = pending + data;
-    return { input, foreground, rest: input.slice(Math.max(input.lastIndexOf('\n'), input.lastIndexOf('\r')) + 1) };
+    const typed = typedLines(pending, data, { editor: `${foreground.name}'s line editor`, eof: true });
+    if (typed.refused) return { input: data, foreground, rest: pending, refused: typed.refused };
+    const input = typed.completed.length > 0 ? `${typed.completed.join('\n')}\n${typed.rest}` : data;
+    return { input, foreground, rest: typed.rest };
   }
   // A program that reads lines (or reads nothing, like `ls -R /` still running) leaves typed-ahead lines
   // to the shell once it exits: judge them as shell input. Programs reading keys (vim, less) keep their grant.

@@ -57,4 +57,16 @@ describe('hostile: input to an interpreter is judged line by line, unfinished li
     // The REPL still answers allowed lines.
     ok(await write('print(6 * 7)\n'));
   });
+
+  it("keys the interpreter's line editor acts on are refused, not judged as text", async () => {
+    // A console review's attack: the line reads `print(1) #…` (allowed, and shown as a comment), then Ctrl-A
+    // moves to its start and ten Ctrl-D delete `print(1) #`: python ran the rest.
+    const typed = `print(1) #__import__("os").system("touch ${canary(3)}")\x01${'\x04'.repeat(10)}\r`;
+    const r = await write(typed);
+    expect(r).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    if (!r.ok) expect(r.error.message).toMatch(/Ctrl-A\) at position \d+ \(0-based\), a key python3's line editor/);
+    await new Promise((done) => setTimeout(done, 1_000));
+    expect(existsSync(canary(3))).toBe(false);
+    ok(await write('print(7 * 6)\n'));
+  });
 });

@@ -62,7 +62,27 @@ describe('judgeWrite under an interpreter or a shell', () => {
     const bash = { kind: 'program', name: 'bash' } as const;
     const first = judgeWrite('', 'echo hi\nrm -rf ~/', bash, true);
     expect(first.rest).toBe('rm -rf ~/');
-    expect(judgeWrite(first.rest!, '\r', bash, true)).toEqual({ input: 'rm -rf ~/\r', foreground: bash, rest: '' });
+    expect(judgeWrite(first.rest!, '\r', bash, true)).toEqual({ input: 'rm -rf ~/\n', foreground: bash, rest: '' });
+  });
+
+  it("replays the interpreter's line editing: keys it cannot follow refuse the write, erasing ones apply", () => {
+    const python = { kind: 'program', name: 'python3' } as const;
+    // Ctrl-A (start of line) and Ctrl-D (delete the character there) turned a comment into code (canary).
+    const hidden = judgeWrite('', '# x: __import__("os").system("touch CANARY")\x01\x04\x04\r', python, false);
+    expect(hidden.refused).toContain("U+0001 START OF HEADING (Ctrl-A) at position 44 (0-based), a key python3's");
+    expect(hidden.rest).toBe('');
+    for (const key of ['\x1b[D', '\t', '\x17', '\x0b', '\x19', '\x14']) {
+      expect(judgeWrite('', `print(1)${key}\r`, python, false).refused).toBeDefined();
+    }
+    // Backspace and Ctrl-U are followed: what is judged is the line the editor submits.
+    expect(judgeWrite('', 'print(2)\x7f\x7f3)\r', python, false).input).toBe('print(3)\n');
+    expect(judgeWrite('', 'import os\x15print(4)\r', python, false).input).toBe('print(4)\n');
+    // Ctrl-D ends the program's input on an empty line, as the write's last key; elsewhere it is refused.
+    expect(judgeWrite('', '\x04', python, false)).toEqual({ input: '\x04', foreground: python, rest: '' });
+    expect(judgeWrite('', 'print(5)\r\x04', python, false).input).toBe('print(5)\n');
+    expect(judgeWrite('', 'os.sys\x04tem("x")\r', python, false).refused).toContain('Ctrl-D');
+    expect(judgeWrite('', '\x04rm -rf ~\r', python, false).refused).toContain('Ctrl-D');
+    expect(judgeWrite('', '\x04', { kind: 'prompt' }, true).refused).toContain('Ctrl-D');
   });
 });
 
