@@ -11,6 +11,9 @@
  */
 import type { Logger } from 'pino';
 import { reveal } from '../../machines/common/reveal.ts';
+
+/** Agent text in an elicitation: format and control characters (but newline and tab) as codes. */
+const shown = (text: string): string => reveal(text, { controls: true });
 import { ASK_DETAIL_NAMES, detailCut } from '../../schemas/ask-labels.ts';
 import type { PermissionRequestedData } from '../../schemas/permission.ts';
 import { subjectPatterns } from '../../schemas/subjects.ts';
@@ -44,13 +47,13 @@ const SCHEMA: ElicitSchema = {
 /**
  * The text a person sees: who asks, for what tool, the exact input, the request's own detail (a write's
  * content, an edit's old and new text: what the gate recorded with this request, never text matched by path),
- * why, and what "always" would learn. Agent text goes through `reveal` (bidi and format characters as codes);
+ * why, and what "always" would learn. Agent text goes through `shown` (format and control characters as codes);
  * a detail the gate cut says so before it.
  */
 export function describeRequest(r: PermissionRequestedData): string {
   const always = r.options.find((o) => o.decision === 'allow_always')?.pattern;
-  const lines = [`skein: agent '${r.agentId}' asks to use ${r.tool}:`, '', reveal(r.input)];
-  if (r.subCommands.length > 1) lines.push(`parts: ${reveal(r.subCommands.join(' | '))}`);
+  const lines = [`skein: agent '${r.agentId}' asks to use ${r.tool}:`, '', shown(r.input)];
+  if (r.subCommands.length > 1) lines.push(`parts: ${shown(r.subCommands.join(' | '))}`);
   if (r.detail !== undefined) {
     const label = ASK_DETAIL_NAMES[r.tool] ?? 'detail';
     const cut = detailCut(r.detail);
@@ -60,10 +63,10 @@ export function describeRequest(r: PermissionRequestedData): string {
         `Only the start of the ${label} is shown: ${cut} more characters are not. Allowing allows them unseen.`,
       );
     }
-    lines.push(`${label}:`, reveal(r.detail));
+    lines.push(`${label}:`, shown(r.detail));
   }
-  lines.push('', `why it asks: ${reveal(r.reason)}`);
-  if (always) lines.push(`"Always allow" adds the ${r.tool} rule ${reveal(always)}`);
+  lines.push('', `why it asks: ${shown(r.reason)}`);
+  if (always) lines.push(`"Always allow" adds the ${r.tool} rule ${shown(always)}`);
   lines.push(`unanswered, it is denied at ${r.deadline}`);
   return lines.join('\n');
 }

@@ -2,11 +2,18 @@
  * @module
  * A tiny element builder for the console page (no framework): attributes,
  * event handlers (`on<event>`) and children in one call. Every text it puts
- * on the page (children and tooltips) goes through `reveal`: much of it is an
+ * on the page (children and tooltips) goes through `shown`: much of it is an
  * agent's (commands, paths, labels, diffs), and a bidi control in it could
  * make it read as something else.
  */
 import { reveal } from '../../../machines/common/reveal.ts';
+/**
+ * Agent text as the page shows it: format characters and control characters (but newline and tab) as visible
+ * codes. In a browser a control character draws as an empty box or nothing, while the program it is typed to
+ * acts on it (`# x\x01\x04\x04` reads as a comment and ran as code in a python REPL).
+ */
+export const shown = (text: string): string => reveal(text, { controls: true });
+
 type Attr = string | number | boolean | undefined | ((event: Event) => void);
 type Child = Node | string | undefined | null | false;
 
@@ -19,11 +26,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === false) continue;
     if (typeof value === 'function') el.addEventListener(name.slice(2), value);
-    else el.setAttribute(name, value === true ? '' : name === 'title' ? reveal(String(value)) : String(value));
+    else el.setAttribute(name, value === true ? '' : name === 'title' ? shown(String(value)) : String(value));
   }
   for (const child of children) {
     if (child === undefined || child === null || child === false) continue;
-    el.append(typeof child === 'string' ? reveal(child) : child);
+    el.append(typeof child === 'string' ? shown(child) : child);
   }
   return el;
 }
@@ -33,7 +40,7 @@ export function fill(el: Element, ...children: Child[]): void {
   el.replaceChildren(
     ...children
       .filter((c): c is Node | string => c !== undefined && c !== null && c !== false)
-      .map((c) => (typeof c === 'string' ? reveal(c) : c)),
+      .map((c) => (typeof c === 'string' ? shown(c) : c)),
   );
 }
 

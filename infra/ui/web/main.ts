@@ -7,11 +7,10 @@
  */
 import '@xterm/xterm/css/xterm.css';
 import './console.css';
-import { reveal } from '../../../machines/common/reveal.ts';
 import { credsAuthenticator, wsconnect } from '@nats-io/nats-core';
 import { renderApprovals, approvalKeys, clickArming } from './approvals.ts';
 import { ConsoleBus } from './bus.ts';
-import { fill, h } from './dom.ts';
+import { fill, h, shown } from './dom.ts';
 import { logReader } from './log-reader.ts';
 import { renderReview, runReview } from './review.ts';
 import { partsOf, Store, type Ask, type Snapshot } from './store.ts';
@@ -74,7 +73,7 @@ async function start(grant: Grant): Promise<void> {
   const bus = new ConsoleBus(nc, grant.rootAgentId);
   const reader = await logReader(nc);
   const store = new Store(bus);
-  const notice = (text: string) => ($('notice').textContent = reveal(text));
+  const notice = (text: string) => ($('notice').textContent = shown(text));
   store.onError = (err) => notice(`refresh failed: ${err.message}`);
 
   // Asks answered from this page, until a refresh no longer lists them.

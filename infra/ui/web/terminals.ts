@@ -8,13 +8,12 @@
  * resizing the panel resizes the PTY (`terminal.resize`).
  */
 import { isTerminalReply } from '../../../machines/terminal/terminal-replies.ts';
-import { reveal } from '../../../machines/common/reveal.ts';
 import { capCombining } from '../../../machines/terminal/combining-cap.ts';
 import { CONSOLE_LINKS, capLinks } from '../../../machines/terminal/link-cap.ts';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import type { ConsoleBus, Reply } from './bus.ts';
-import { h, token } from './dom.ts';
+import { h, token, shown } from './dom.ts';
 import type { LogReader } from './log-reader.ts';
 
 type Panel = {
@@ -79,7 +78,7 @@ export class Terminals {
       // its target is shown instead.
       linkHandler: {
         activate: (_event, uri) => {
-          status.textContent = reveal(`link to ${uri} (not opened from the console)`);
+          status.textContent = shown(`link to ${uri} (not opened from the console)`);
         },
       },
     });
@@ -117,7 +116,7 @@ export class Terminals {
         pending = '';
         await this.#bus
           .call(agentId, 'terminal.write', { terminalId, data }, WRITE_TIMEOUT_MS)
-          .catch((err: Error) => (refused.textContent = reveal(`typing refused: ${err.message}`)));
+          .catch((err: Error) => (refused.textContent = shown(`typing refused: ${err.message}`)));
       }
       sending = false;
     };
@@ -199,7 +198,7 @@ export class Terminals {
   #awaiting(panel: Panel, prompt?: string): void {
     panel.el.classList.toggle('input-required', prompt !== undefined);
     panel.el.toggleAttribute('data-input-required', prompt !== undefined);
-    panel.status.textContent = prompt === undefined ? '' : reveal(`input required: ${prompt}`);
+    panel.status.textContent = prompt === undefined ? '' : shown(`input required: ${prompt}`);
   }
 
   /** Resizing the panel (CSS `resize`) resizes the PTY to what fits; the first observation is the initial size. */
@@ -215,7 +214,7 @@ export class Terminals {
         panel.term.resize(dims.cols, dims.rows);
         void this.#bus
           .call(panel.agentId, 'terminal.resize', { terminalId: panel.terminalId, cols: dims.cols, rows: dims.rows })
-          .catch((err: Error) => (panel.refused.textContent = reveal(`resize refused: ${err.message}`)));
+          .catch((err: Error) => (panel.refused.textContent = shown(`resize refused: ${err.message}`)));
       }, 200);
     }).observe(screen);
   }

@@ -6,10 +6,9 @@
  * resizes up to that output sequence), and the facts logged around that
  * moment are listed beside it.
  */
-import { reveal } from '../../../machines/common/reveal.ts';
 import type { StoredFact } from '../../../schemas/index.ts';
 import { screenAt } from '../../terminal/screen-replay.ts';
-import { fill, h } from './dom.ts';
+import { fill, h, shown } from './dom.ts';
 import type { LogReader } from './log-reader.ts';
 
 type Chunk = { seq: number; at: string };
@@ -80,7 +79,7 @@ export class TimeTravel {
     const mine = ++this.#token;
     const screen = await screenAt((o) => this.#reader.read(o), terminalId, chunk?.seq ?? 0);
     if (mine !== this.#token) return;
-    this.#screen.textContent = reveal(screen.lines.join('\n'));
+    this.#screen.textContent = shown(screen.lines.join('\n'));
     this.#screen.dataset['atSeq'] = String(screen.atSeq);
     this.#where.textContent =
       `${terminalId} at output seq ${screen.atSeq} (${screen.chunks} chunks), ${screen.cols}x${screen.rows}` +
