@@ -93,7 +93,9 @@ export const TerminalCommandInterrupted = defineEvent('terminal.command.interrup
 });
 
 export const TerminalCommandCancelled = defineEvent('terminal.command.cancelled', {
-  summary: 'A queued command was dropped because its terminal closed.',
+  summary:
+    'A queued command was dropped: its terminal closed, or the shell left the directory a person approved ' +
+    'it for (reason).',
   aggregate: 'terminal',
   aggregateId: tid,
   data: z.object({ terminalId: TerminalId, commandId: CommandId, reason: z.string() }),

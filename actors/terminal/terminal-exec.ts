@@ -48,6 +48,13 @@ export function checkedTimeout(ms: number | undefined, max: number): number | un
 }
 
 export function execReply(session: ExecView, job: Job, maxBytes: number): ExecReply {
+  if (job.state === 'cancelled' && job.denied) {
+    throw new RuntimeError(
+      ErrorCode.PermissionDenied,
+      `Command '${job.commandId}' on terminal '${session.terminalId}' did not run: ${job.cancelReason}. Look at ` +
+        'the terminal again and send the command anew if it is still wanted there.',
+    );
+  }
   if (job.state === 'cancelled') {
     const hits = job.limitsHit ?? [];
     throw new RuntimeError(

@@ -33,6 +33,10 @@ export type Job = {
   resourceWaitMs: number | undefined;
   inputAwaited: string | undefined;
   cancelReason: string | undefined;
+  /** Cancelled because what a person approved no longer held (`cancelReason` says what): a refusal, not a loss. */
+  denied?: boolean;
+  /** The shell directory the command was approved for (`HandlerContext.shownDirectory`); it runs only there. */
+  expectDir?: string;
   /** A failed command's: the per-agent limits its terminal met since the last report (agent-cgroups.ts). */
   limitsHit?: LimitHit[];
   /** Wakes whoever waits on this job (finish, input awaited, cancel). */

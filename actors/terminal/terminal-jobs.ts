@@ -21,7 +21,7 @@ import type { RcFiles } from './shell-integration.ts';
 import { type Fact, type Job, newJob, wake } from './terminal-job.ts';
 import type { TerminalOutput } from './terminal-output.ts';
 import type { LimitHit } from '../../machines/terminal/limit-hints.ts';
-import { foregroundPgid, readStat, SIGNAL_NAMES, signalSafely } from './terminal-proc.ts';
+import { foregroundPgid, readStat, shellDirectory, SIGNAL_NAMES, signalSafely } from './terminal-proc.ts';
 import { InputWatch } from './input-watch.ts';
 
 /** The session state the runner drives (TerminalSession implements it). */
@@ -152,10 +152,11 @@ export class JobRunner {
   }
 
   /** Adds a command; it runs when the terminal is idle. The caller checks that the session is open. */
-  async submit(command: string, timeoutMs: number, resources: string[]): Promise<Job> {
+  async submit(command: string, timeoutMs: number, resources: string[], expectDir?: string): Promise<Job> {
     const s = this.#session;
     const now = Date.now();
     const job = newJob(`c-${this.#nextCommand++}`, command, timeoutMs, resources, now, s.output.end);
+    if (expectDir !== undefined) job.expectDir = expectDir;
     s.jobs.set(job.commandId, job);
     if (s.jobs.size > MAX_JOBS_KEPT) s.jobs.delete(s.jobs.keys().next().value!);
     s.lastJob = job;
@@ -198,6 +199,7 @@ export class JobRunner {
       job.resourceWaitMs = await this.#deps.acquire(job);
       if (job.state !== 'acquiring') return; // cancelled while waiting
     }
+    if (job.expectDir !== undefined && shellDirectory(s.shellPid) !== job.expectDir) return this.#moved(job);
     job.state = 'running';
     job.startedAt = Date.now();
     job.cursor = s.output.end;
@@ -273,6 +275,32 @@ export class JobRunner {
       void this.#dropped(s.input.purge(), 'interrupt');
       s.rc.markTypeahead();
       s.input.write('\x03');
+    }
+  }
+
+  /**
+   * A command a person approved for the shell directory its ask showed, which the shell has left since (another
+   * command of the terminal ran `cd` while the ask waited, or before this one's turn): refused, not run there.
+   */
+  async #moved(job: Job): Promise<void> {
+    const s = this.#session;
+    const now = shellDirectory(s.shellPid) ?? 'unknown';
+    job.state = 'cancelled';
+    job.denied = true;
+    job.cancelReason =
+      `the ask was answered for a command run in ${JSON.stringify(job.expectDir)}, but the shell is now in ` +
+      `${JSON.stringify(now)}`;
+    s.current = undefined;
+    s.status = 'idle';
+    try {
+      await this.#emit({
+        type: 'terminal.command.cancelled',
+        data: { terminalId: s.terminalId, commandId: job.commandId, reason: job.cancelReason },
+      });
+      if (job.resources.length) await this.#deps.release(job, 'cancelled');
+    } finally {
+      wake(job);
+      this.pump();
     }
   }
 

@@ -192,11 +192,15 @@ export class TerminalManager {
    * needs only the command to have ended, like collecting its file changes, overlaps that append).
    */
   async exec(agentId: string, data: unknown, onEnded?: () => void): Promise<ExecReply> {
-    return this.execChecked(agentId, parse(TerminalExec, data), onEnded);
+    return this.execChecked(agentId, parse(TerminalExec, data), { onEnded });
   }
 
   /** `exec` with data the codec already checked against TerminalExec (the host's handler): not parsed again. */
-  async execChecked(agentId: string, d: DataOf<typeof TerminalExec>, onEnded?: () => void): Promise<ExecReply> {
+  async execChecked(
+    agentId: string,
+    d: DataOf<typeof TerminalExec>,
+    { onEnded, expectDir }: { onEnded?: (() => void) | undefined; expectDir?: string | undefined } = {},
+  ): Promise<ExecReply> {
     const s = this.#owned(agentId, d.terminalId);
     const timeoutMs = checkedTimeout(d.timeoutMs, this.config.maxTimeoutMs) ?? this.config.defaultTimeoutMs;
     const resources = [...new Set(d.resources ?? [])];
@@ -209,7 +213,7 @@ export class TerminalManager {
       );
     }
     assertQueueRoom(s, this.config.maxQueuedPerTerminal);
-    const job = await s.submit(d.command, timeoutMs, resources);
+    const job = await s.submit(d.command, timeoutMs, resources, expectDir);
     if (onEnded) {
       if (job.outputEnd !== undefined) onEnded();
       else job.onEnded = onEnded;

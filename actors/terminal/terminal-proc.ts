@@ -48,6 +48,15 @@ function statText(pid: number): string | undefined {
   }
 }
 
+/** A shell's working directory as the kernel has it (not what its output says: OSC 7 can be printed), or undefined. */
+export function shellDirectory(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return undefined;
+  }
+}
+
 export function readStat(pid: number): ProcStat | undefined {
   const text = statText(pid);
   const close = text?.lastIndexOf(')') ?? -1;

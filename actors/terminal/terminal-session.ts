@@ -233,9 +233,9 @@ export class TerminalSession {
   }
 
   /** Adds a command; it runs when the terminal is idle. */
-  async submit(command: string, timeoutMs: number, resources: string[]): Promise<Job> {
+  async submit(command: string, timeoutMs: number, resources: string[], expectDir?: string): Promise<Job> {
     if (this.status === 'closing' || this.status === 'closed') throw this.#closedError();
-    return this.#jobs.submit(command, timeoutMs, resources);
+    return this.#jobs.submit(command, timeoutMs, resources, expectDir);
   }
 
   async write(data: string, secret: boolean): Promise<number> {

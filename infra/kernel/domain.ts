@@ -58,6 +58,11 @@ export type HandlerContext<TDef extends CatalogCommand = CatalogCommand> = {
    * directory on the way swapped for a link after the judgment would take it elsewhere, e.g. into .skein/).
    */
   resolvedPath?: string;
+  /**
+   * Set by the gate when a person answered an exec's ask: the shell directory the ask showed. The command runs
+   * only in that directory (another command of the terminal may `cd` elsewhere before it starts).
+   */
+  shownDirectory?: string;
 };
 
 /** Who answered an ask that let a tool call run. */
@@ -90,6 +95,8 @@ export type GateRuling = {
   askDeferred?: boolean | undefined;
   /** A file tool's path as the gate resolved and judged it (symlinks followed). */
   resolvedPath?: string | undefined;
+  /** An exec's shell directory as its ask showed it, when a person answered (`HandlerContext.shownDirectory`). */
+  shownDirectory?: string | undefined;
 };
 
 /**

@@ -360,6 +360,7 @@ export class Host {
         if (ruled?.answeredBy) ctx.answeredBy = ruled.answeredBy;
         if (ruled?.askDeferred) ctx.askDeferred = true;
         if (ruled?.resolvedPath !== undefined) ctx.resolvedPath = ruled.resolvedPath;
+        if (ruled?.shownDirectory !== undefined) ctx.shownDirectory = ruled.shownDirectory;
       }
       const result = await handler.handler(ctx).finally(() => this.writer.release());
       // The reply waits for every fact the command caused, including ones the handler did not await.

@@ -8,7 +8,10 @@ import type { TerminalForeground } from '../../machines/permission/permission-in
 import { type ContentBytes, contentHead } from '../transport/json-thread.ts';
 
 /** A terminal's reader in words: the program (or prompt), and raw mode. */
-export function describeState(s: { foreground: TerminalForeground | undefined; canonical: boolean }): string {
+/** What reads a terminal's input: the foreground program (or the prompt), and whether its lines are edited. */
+export type TerminalView = { foreground: TerminalForeground | undefined; canonical: boolean };
+
+export function describeState(s: TerminalView): string {
   const who = s.foreground?.kind === 'program' ? JSON.stringify(s.foreground.name) : 'the shell prompt';
   return s.canonical ? who : `${who} (raw mode)`;
 }

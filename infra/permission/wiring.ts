@@ -44,7 +44,7 @@ import {
 import type { Host } from '../kernel/host.ts';
 import { forwardDecide, serveRemoteDecide } from './remote-decide.ts';
 import { remotePending } from './remote-pending.ts';
-import { boundDetail, describeState } from './ask-detail.ts';
+import { boundDetail, describeState, type TerminalView } from './ask-detail.ts';
 
 /**
  * What the gate judges for a command: the tool call its CommandDef declares (`tool.call`), or undefined when
@@ -147,8 +147,10 @@ export async function wirePermission(deps: {
       ({ input, foreground, rest } = judged);
       if (rest === undefined) promptLines.clear(call.terminalId);
     }
-    // Which processes read the terminal when a person is asked (a scan of /proc: only then, not per write).
+    // Which processes read the terminal, and the directory an exec's ask showed (it runs only there), when a
+    // person is asked (a scan of /proc: only then, not per write).
     let askedReaders: string | undefined;
+    let askedDir: string | undefined;
     const { by, resolved } = await service.authorize({
       agentId: ctx.command.agentId,
       tool: call.tool,
@@ -165,7 +167,14 @@ export async function wirePermission(deps: {
           }
         : {}),
       // A command: where it runs (`rm -rf build` means something else in another directory).
-      ...(exec ? { detail: () => terminalDetail(exec.terminalId) } : {}),
+      ...(exec
+        ? {
+            detail: () => {
+              askedDir = deps.cwd?.(exec.terminalId);
+              return terminalDetail(exec.terminalId, undefined, askedDir);
+            },
+          }
+        : {}),
       waitMs: ctx.command.waitMs,
       emit: ctx.emit,
       emitRuling: ctx.emitHeld,
@@ -208,11 +217,11 @@ export async function wirePermission(deps: {
       }
     }
     if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest);
-    return { ...(answeredBy ? { answeredBy } : {}), ...judged };
+    const shown = answeredBy && askedDir !== undefined ? { shownDirectory: askedDir } : {};
+    return { ...(answeredBy ? { answeredBy } : {}), ...shown, ...judged };
   };
   /** What an ask about a terminal shows: what reads the input (a write), and the shell's directory. */
-  const terminalDetail = (terminalId: string, state?: ReturnType<typeof terminalState>) => {
-    const dir = deps.cwd?.(terminalId);
+  const terminalDetail = (terminalId: string, state?: TerminalView, dir = deps.cwd?.(terminalId)) => {
     const lines = [
       ...(state ? [`read by: ${describeState(state)}`] : []),
       ...(dir !== undefined ? [`shell directory: ${dir}`] : []),
@@ -220,7 +229,7 @@ export async function wirePermission(deps: {
     return lines.length > 0 ? lines.join('\n') : undefined;
   };
   /** What reads a terminal's input: the foreground program (or the prompt) and whether lines are edited. */
-  const terminalState = (terminalId: string) => ({
+  const terminalState = (terminalId: string): TerminalView => ({
     foreground: deps.foreground?.(terminalId),
     canonical: deps.canonical?.(terminalId) ?? true,
   });

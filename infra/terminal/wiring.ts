@@ -7,7 +7,7 @@
  * foreground program for the permission gate; the files a command created,
  * modified or deleted in the agent's workspace recorded in its action log.
  */
-import { existsSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { isInside } from '../../machines/common/confine.ts';
@@ -18,7 +18,7 @@ import { terminalAggregateDef } from '../../machines/terminal/terminal.ts';
 import { resourceAggregateDef } from '../../machines/terminal/arbiter.ts';
 import type { TerminalForeground } from '../../machines/permission/permission-input.ts';
 import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
-import { foregroundPgid, groupIdentity, ttyModes } from '../../actors/terminal/terminal-proc.ts';
+import { foregroundPgid, groupIdentity, shellDirectory, ttyModes } from '../../actors/terminal/terminal-proc.ts';
 import { which } from '../../actors/terminal/pty-spawn.ts';
 import { WorkspaceSnapshotter, recordShellChanges } from '../../actors/review/workspace-snapshot.ts';
 import { WorkspaceTracker, type TrackMark } from '../../actors/review/workspace-tracker.ts';
@@ -204,7 +204,8 @@ export function wireTerminal(deps: {
               entry.ending.catch(() => undefined);
             }
           : undefined;
-        const reply = await manager.execChecked(agentId, ctx.command.data, ended).catch((err: unknown) => {
+        const run = { onEnded: ended, expectDir: ctx.shownDirectory };
+        const reply = await manager.execChecked(agentId, ctx.command.data, run).catch((err: unknown) => {
           if (before && !entry?.ending) tracker.discard(before);
           throw err;
         });
@@ -277,11 +278,7 @@ export function wireTerminal(deps: {
     /** The working directory of a terminal's shell (the host's path, also for a sandboxed one). */
     cwd(terminalId: string): string | undefined {
       const session = manager.get(terminalId);
-      try {
-        return session ? readlinkSync(`/proc/${session.shellPid}/cwd`) : undefined;
-      } catch {
-        return undefined;
-      }
+      return session ? shellDirectory(session.shellPid) : undefined;
     },
     /**
      * Which processes read a terminal: its foreground group's members (`groupIdentity`), or undefined at the
