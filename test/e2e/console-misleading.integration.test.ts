@@ -73,6 +73,49 @@ describe('web console: an agent tries to mislead the operator', { timeout: 90_00
     expect(await long).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
   });
 
+  it('an ask shows control characters as codes, and warns when its text is longer than its box', async () => {
+    // Keys a browser draws as empty boxes are what a REPL acts on (Ctrl-A then Ctrl-D turned a comment into code);
+    // a path long enough to push its end out of its box is still the whole path.
+    const dir = Array.from({ length: 7 }, (_, i) => `d${i}${'x'.repeat(190)}`).join('/');
+    const asked = call(
+      rt.bus,
+      'helper',
+      'file.write',
+      { path: `docs/${dir}/run.sh`, content: 'echo safe\r# note\x01\x1b[2K\n' },
+      { timeoutMs: 60_000 },
+    );
+    await ui.page.getByRole('tab', { name: /Approvals/ }).click();
+    const ask = ui.page.getByRole('article', { name: /write_file request .* from helper/ });
+    await expect.poll(() => ask.count(), POLL).toBe(1);
+    expect(await ask.getByLabel('content').textContent()).toBe('echo safe⟦U+000D⟧# note⟦U+0001⟧⟦U+001B⟧[2K\n');
+    expect(await ask.getByRole('alert').textContent()).toMatch(
+      /^The path is long \(\d+ characters, 1 lines\): scroll its box to the end and read all of it/,
+    );
+    // It wraps: no part of the path runs out of its box to the right.
+    const box = await ask.getByLabel('path').evaluate((pre) => [pre.scrollWidth, pre.clientWidth]);
+    expect(box[0]).toBeLessThanOrEqual(box[1]!);
+    await ask.getByRole('button', { name: 'Deny' }).click();
+    expect(await asked).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+  });
+
+  it('a diff of 170,000 lines is drawn, and files changed after it are listed too', async () => {
+    // Its lines were spread into one call: past ~125,000 the stack overflowed, and every later redraw failed with
+    // the listing left as it was (a later src/backdoor.js never appeared).
+    ok(await call(rt.bus, 'helper', 'file.write', { path: 'gen/lines.txt', content: 'ab\n'.repeat(170_000) }));
+    ok(await call(rt.bus, 'helper', 'file.write', { path: 'src/backdoor.js', content: "run('canary-listed');\n" }));
+    await ui.page.getByRole('tab', { name: /Review/ }).click();
+    const later = ui.page.getByRole('region', { name: `file ${join(rt.workspace, 'src/backdoor.js')}` });
+    await expect.poll(() => later.count(), POLL).toBe(1);
+    const big = ui.page.getByRole('region', { name: `file ${join(rt.workspace, 'gen/lines.txt')}` });
+    expect(await big.locator('.line.add').count()).toBeGreaterThanOrEqual(170_000);
+    expect(await ui.page.locator('#notice').textContent()).not.toContain('refresh failed');
+    ok(
+      await rt.call('review.reject', {
+        paths: [join(rt.workspace, 'gen/lines.txt'), join(rt.workspace, 'src/backdoor.js')],
+      }),
+    );
+  });
+
   it('a file too big for the listing cannot be accepted unseen: its diff loads first', async () => {
     const big = join(rt.workspace, 'vendor.js');
     const base = `${'const x = 1; // padding of a big vendored file\n'.repeat(14_000)}`;

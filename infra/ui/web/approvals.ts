@@ -184,10 +184,27 @@ function moved(was: Place, now: Place): boolean {
   return now.scroll.some((s, i) => s !== was.scroll[i] && now.room[i]! < was.room[i]!);
 }
 
+/**
+ * Whether `text` may not fit its box (24rem, ~20 lines; long lines wrap): the end of a command pushed out of
+ * sight by 400 spaces or 60 blank lines is still what runs.
+ */
+export function tall(text: string): boolean {
+  return text.split('\n').length > 18 || text.length > 1_200;
+}
+
+function tallWarning(name: string, text: string): string {
+  const lines = text.split('\n').length;
+  return (
+    `The ${name} is long (${text.length} characters, ${lines} lines): scroll its box to the end and read all ` +
+    'of it before answering.'
+  );
+}
+
 /** The judged input, shown verbatim (the exact command line or path), and its parts when the shell split it. */
 function details(ask: Ask): HTMLElement[] {
   const name = ASK_INPUT_NAMES[ask.tool] ?? 'input';
   const out = [
+    ...(tall(ask.input) ? [h('p', { class: 'cut-warning', role: 'alert' }, tallWarning(name, ask.input))] : []),
     h('div', { class: 'field' }, h('span', { class: 'key' }, name), h('pre', { 'aria-label': name }, ask.input)),
   ];
   if (ask.detail !== undefined) {

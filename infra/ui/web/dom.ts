@@ -28,20 +28,25 @@ export function h<K extends keyof HTMLElementTagNameMap>(
     if (typeof value === 'function') el.addEventListener(name.slice(2), value);
     else el.setAttribute(name, value === true ? '' : name === 'title' ? shown(String(value)) : String(value));
   }
+  appendAll(el, children);
+  return el;
+}
+
+/**
+ * Appends `children` to `el` one by one. Never spread a long list into `h` or `append`: a diff of 170,000 lines
+ * passed as arguments overflowed the stack, and every later redraw of the page failed with it.
+ */
+export function appendAll(el: Element, children: readonly Child[]): void {
   for (const child of children) {
     if (child === undefined || child === null || child === false) continue;
     el.append(typeof child === 'string' ? shown(child) : child);
   }
-  return el;
 }
 
 /** Replaces the children of `el`. */
 export function fill(el: Element, ...children: Child[]): void {
-  el.replaceChildren(
-    ...children
-      .filter((c): c is Node | string => c !== undefined && c !== null && c !== false)
-      .map((c) => (typeof c === 'string' ? shown(c) : c)),
-  );
+  el.replaceChildren();
+  appendAll(el, children);
 }
 
 /** The last token of a dotted subject, or the token at `index`. */

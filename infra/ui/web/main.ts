@@ -141,17 +141,24 @@ async function start(grant: Grant): Promise<void> {
     ]);
     if (reviewKey === reviewDrawn) return void terminals.sync(running(s));
     reviewDrawn = reviewKey;
-    renderReview(
-      $('review'),
-      s,
-      (action) =>
-        void runReview(bus, s.reviewAgent, action)
-          .then(notice)
-          .catch((err: Error) => notice(err.message))
-          .finally(() => store.refreshSoon(['review'])),
-      (agentId) => store.reviewOf(agentId),
-      (path) => store.loadFull(path),
-    );
+    try {
+      renderReview(
+        $('review'),
+        s,
+        (action) =>
+          void runReview(bus, s.reviewAgent, action)
+            .then(notice)
+            .catch((err: Error) => notice(err.message))
+            .finally(() => store.refreshSoon(['review'])),
+        (agentId) => store.reviewOf(agentId),
+        (path) => store.loadFull(path),
+      );
+    } catch (err) {
+      // Never a listing left from before, as if it were current: the panel says it could not draw this one.
+      reviewDrawn = '';
+      const why = `The review could not be drawn (${(err as Error).message}). Nothing here is current: `;
+      fill($('review'), h('p', { class: 'cut-warning', role: 'alert' }, `${why}use skein review in a terminal.`));
+    }
     void terminals.sync(running(s));
   });
   bus.watch('skein.evt.>', (fact) => {

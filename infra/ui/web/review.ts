@@ -5,7 +5,7 @@
  * **Undo reject** for the last rejection.
  */
 import type { ConsoleBus } from './bus.ts';
-import { fill, h } from './dom.ts';
+import { appendAll, fill, h } from './dom.ts';
 import type { ReviewFile, Snapshot } from './store.ts';
 
 export type ReviewAction = {
@@ -114,16 +114,16 @@ type Both = (label: string, data: ReviewAction['data'], accept?: ReviewAction['d
 function hunks(file: ReviewFile, both: Both): HTMLElement[] {
   const whole = file.hunkLinesLeftOut || (file.hunks.length === 0 && file.diff !== '');
   return [
-    ...(whole ? [h('pre', { class: 'diff', 'aria-label': `diff of ${file.path}` }, ...diffLines(file.diff))] : []),
+    ...(whole
+      ? [withAll(h('pre', { class: 'diff', 'aria-label': `diff of ${file.path}` }), diffLines(file.diff))]
+      : []),
     ...file.hunks.map((hunk) =>
       h(
         'div',
         { class: 'hunk', role: 'group', 'aria-label': `hunk ${hunkHeader(hunk)} of ${file.path}` },
-        h(
-          'pre',
-          { class: 'diff' },
-          h('span', { class: 'hunk-head' }, hunkHeader(hunk)),
-          ...(whole ? [] : hunk.lines.map(line)),
+        withAll(
+          h('pre', { class: 'diff' }, h('span', { class: 'hunk-head' }, hunkHeader(hunk))),
+          whole ? [] : hunk.lines.map(line),
         ),
         // Accept names the file's content too: a hunk id is its lines, not where they are.
         both(
@@ -147,6 +147,12 @@ function leftOut(file: ReviewFile, load: (path: string) => void): HTMLElement[] 
     ),
     h('button', { type: 'button', onclick: () => load(file.path) }, 'Load the whole diff'),
   ];
+}
+
+/** `el` with `children` appended (`appendAll`: a diff's lines are never spread into a call). */
+function withAll<E extends Element>(el: E, children: readonly HTMLElement[]): E {
+  appendAll(el, children);
+  return el;
 }
 
 function diffLines(diff: string): HTMLElement[] {
