@@ -11,14 +11,15 @@
  */
 import type { Logger } from 'pino';
 import { reveal } from '../../machines/common/reveal.ts';
-
-/** Agent text in an elicitation: format and control characters (but newline and tab) as codes. */
-const shown = (text: string): string => reveal(text, { controls: true });
 import { ASK_DETAIL_NAMES, detailCut } from '../../schemas/ask-labels.ts';
+import type { RequestId } from '../../schemas/ids.ts';
 import type { PermissionRequestedData } from '../../schemas/permission.ts';
 import { subjectPatterns } from '../../schemas/subjects.ts';
 import type { SkeinClient } from '../client/index.ts';
 import { decodeFact } from '../transport/codec.ts';
+
+/** Agent text in an elicitation: format and control characters (but newline and tab) as codes. */
+const shown = (text: string): string => reveal(text, { controls: true });
 
 /** The three answers offered; `deny` denies once (a learned deny rule is a policy edit, not a click). */
 export const ELICIT_CHOICES = [
@@ -78,6 +79,8 @@ export class ApprovalBridge {
   readonly #logger: Logger;
   readonly #calls: Elicitor[] = [];
   readonly #seen = new Set<string>();
+  /** Per call running now: the session's own requests raised while it ran, and whether the client cancelled it. */
+  readonly #running = new Set<{ raised: Set<string>; cancelled: boolean }>();
   readonly #unsubscribe: Array<() => void> = [];
 
   constructor(options: { client: SkeinClient; agentId: string; parentId: string | null; logger: Logger }) {
@@ -103,14 +106,28 @@ export class ApprovalBridge {
     );
   }
 
-  /** Runs `work` with `elicit` as the way to ask the person; requests during it are shown there. */
-  async during<T>(elicit: Elicitor | undefined, work: () => Promise<T>): Promise<T> {
-    if (!elicit) return work();
-    this.#calls.push(elicit);
+  /**
+   * Runs `work` with `elicit` as the way to ask the person; requests during it are shown there. When `signal`
+   * aborts (the client cancelled the call), the session's own requests raised while the call runs, before or
+   * after the cancel, are withdrawn (denied): the tool gave up on them, and one approved later in
+   * `skein approvals` would run with nobody waiting. Calls at once in one session cannot be told apart here, so
+   * a cancel withdraws theirs too (a denial, never a grant).
+   */
+  async during<T>(elicit: Elicitor | undefined, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const call = { raised: new Set<string>(), cancelled: false };
+    const onAbort = () => {
+      call.cancelled = true;
+      for (const requestId of call.raised) this.#withdraw(requestId);
+    };
+    this.#running.add(call);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (elicit) this.#calls.push(elicit);
     try {
       return await work();
     } finally {
-      this.#calls.splice(this.#calls.indexOf(elicit), 1);
+      signal?.removeEventListener('abort', onAbort);
+      this.#running.delete(call);
+      if (elicit) this.#calls.splice(this.#calls.indexOf(elicit), 1);
     }
   }
 
@@ -122,12 +139,29 @@ export class ApprovalBridge {
     const mine = r.agentId === this.#agentId || r.ancestors.includes(this.#agentId as never);
     if (!mine || this.#seen.has(r.requestId)) return;
     this.#seen.add(r.requestId);
+    if (r.agentId === this.#agentId) {
+      const calls = [...this.#running];
+      for (const call of calls) call.raised.add(r.requestId);
+      if (calls.some((c) => c.cancelled)) return this.#withdraw(r.requestId);
+    }
     const elicit = this.#calls.at(-1);
     if (!elicit) {
       this.#logger.info({ requestId: r.requestId }, 'permission request left to skein approvals: no call to ask in');
       return;
     }
     void this.#ask(elicit, r);
+  }
+
+  /** Denies our own request `requestId` as its decider would (nothing when it was answered meanwhile). */
+  #withdraw(requestId: string): void {
+    const decider = this.#parentId ?? this.#agentId;
+    this.#client
+      .agent(decider)
+      .permission.decide({ requestId: requestId as RequestId, decision: 'deny_once' })
+      .then(
+        () => this.#logger.info({ requestId }, 'permission request withdrawn: the client cancelled its call'),
+        () => undefined,
+      );
   }
 
   async #ask(elicit: Elicitor, r: PermissionRequestedData): Promise<void> {

@@ -4,7 +4,10 @@
  * clients. Every request needs `Authorization: Bearer <token>`; each MCP
  * session (an initialize request) gets its own transport, server and agent.
  * Binds to loopback unless told otherwise, and checks the Host header so a
- * web page cannot reach it by DNS rebinding.
+ * web page cannot reach it by DNS rebinding. Each session is a child agent, so sessions are bounded: at most
+ * `maxSessions` at once (an initialize past it is refused), a session idle for `idleMs` (no request open or
+ * made) is closed, and an initialize the transport refuses leaves no agent behind (64 of them used up the
+ * root's children, and nothing could spawn any more).
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -15,14 +18,34 @@ import type { Logger } from 'pino';
 import { createMcpServer } from './server.ts';
 import { type AgentSession, openAgentSession, type RuntimeLink } from './session.ts';
 
-/** Largest request body accepted; a tool call carrying a file's content fits well within it. */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/**
+ * Largest request body accepted: a file's content the runtime takes (1 MiB of payload), escaped as JSON. A 16 MiB
+ * body of nested arrays cost ~240 MB to parse.
+ */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Sessions open at once, well below an agent's children limit (`domains.agents.maxChildren`, 64). */
+export const MAX_SESSIONS = 32;
+/** A session with no request open or made for this long is closed (its agent too). */
+export const SESSION_IDLE_MS = 30 * 60_000;
 
-export type HttpOptions = { port: number; host: string; token: string; agentId?: string; logger: Logger };
+export type HttpOptions = {
+  port: number;
+  host: string;
+  token: string;
+  agentId?: string;
+  logger: Logger;
+  maxSessions?: number;
+  idleMs?: number;
+};
+type Session = { transport: StreamableHTTPServerTransport; agent: AgentSession; open: number; lastSeen: number };
 export type HttpMcp = { url: string; server: Server; close(): Promise<void> };
 
 export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promise<HttpMcp> {
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; agent: AgentSession }>();
+  const sessions = new Map<string, Session>();
+  const maxSessions = options.maxSessions ?? MAX_SESSIONS;
+  const idleMs = options.idleMs ?? SESSION_IDLE_MS;
+  /** Initializes in progress: they count against maxSessions until their transport says yes or no. */
+  let opening = 0;
   const expected = Buffer.from(`Bearer ${options.token}`);
   const authorized = (req: IncomingMessage) => {
     const got = Buffer.from(req.headers.authorization ?? '');
@@ -41,7 +64,14 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
     if (body instanceof Error) return rpcError(res, 400, -32700, body.message);
     const sid = req.headers['mcp-session-id'];
     const known = typeof sid === 'string' ? sessions.get(sid) : undefined;
-    if (known) return known.transport.handleRequest(req, res, body);
+    if (known) {
+      known.open += 1;
+      res.once('close', () => {
+        known.open -= 1;
+        known.lastSeen = Date.now();
+      });
+      return known.transport.handleRequest(req, res, body);
+    }
     if (sid !== undefined) return rpcError(res, 404, -32001, `unknown MCP session '${String(sid)}': initialize again`);
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return rpcError(
@@ -51,26 +81,66 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
         'no MCP session: the first request must be initialize (without mcp-session-id)',
       );
     }
+    if (sessions.size + opening >= maxSessions) {
+      return rpcError(
+        res,
+        503,
+        -32000,
+        `${sessions.size} MCP sessions are open, the most this server keeps (${maxSessions}): end one ` +
+          `(DELETE /mcp with its mcp-session-id), or wait until an idle one is closed (after ${idleMs / 60_000} min)`,
+      );
+    }
+    opening += 1;
+    try {
+      await openSession(req, res, body);
+    } finally {
+      opening -= 1;
+    }
+  };
+
+  const openSession = async (req: IncomingMessage, res: ServerResponse, body: unknown) => {
     const agent = await openAgentSession(link, {
       agentId: options.agentId,
       label: 'mcp http session',
       logger: options.logger,
     });
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+      agent.close().catch((err: unknown) => options.logger.warn({ err }, 'closing an MCP session failed'));
+    };
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, agent });
+        sessions.set(id, { transport, agent, open: 0, lastSeen: Date.now() });
       },
       enableDnsRebindingProtection: true,
       allowedHosts,
     });
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
-      agent.close().catch((err: unknown) => options.logger.warn({ err }, 'closing an MCP session failed'));
-    };
-    await createMcpServer(agent).connect(transport);
-    await transport.handleRequest(req, res, body);
+    transport.onclose = close;
+    try {
+      await createMcpServer(agent).connect(transport);
+      await transport.handleRequest(req, res, body);
+    } finally {
+      // Refused by the transport (a bad Accept, Host or content type): no session, so no agent either.
+      if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) {
+        await transport.close().catch(() => undefined);
+        close();
+      }
+    }
   };
+
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const s of [...sessions.values()]) {
+        if (s.open === 0 && now - s.lastSeen > idleMs) void s.transport.close().catch(() => undefined);
+      }
+    },
+    Math.min(60_000, Math.max(50, idleMs / 4)),
+  ).unref();
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -90,6 +160,7 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
     url: `http://${hostName}:${port}/mcp`,
     server,
     async close() {
+      clearInterval(sweep);
       for (const { transport } of [...sessions.values()]) await transport.close().catch(() => undefined);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -59,8 +59,8 @@ export function elicitorFor(server: McpServer, extra: ToolExtra): Elicitor | und
 }
 
 /**
- * Runs one tool body: permission requests raised meanwhile become elicitations; a refusal becomes a tool
- * error; anything the body returns is the result.
+ * Runs one tool body: permission requests raised meanwhile become elicitations (and are withdrawn if the client
+ * cancels the call); a refusal becomes a tool error; anything the body returns is the result.
  */
 export async function runTool(
   server: McpServer,
@@ -69,7 +69,7 @@ export async function runTool(
   body: () => Promise<CallToolResult>,
 ): Promise<CallToolResult> {
   try {
-    return await session.approvals.during(elicitorFor(server, extra), body);
+    return await session.approvals.during(elicitorFor(server, extra), body, extra.signal);
   } catch (err) {
     return toolError(err);
   }
