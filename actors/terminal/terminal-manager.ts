@@ -10,7 +10,7 @@
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import { finishedAgentError } from '../../machines/agent/agent.ts';
-import { ErrorCode, LimitExceededError, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
+import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
 import { newId } from '../../schemas/ids.ts';
 import {
   type ExecReply,
@@ -39,6 +39,7 @@ import type { OutputFact } from './terminal-output.ts';
 import type { Emit } from './terminal-job.ts';
 import { normalizeSignal } from './terminal-proc.ts';
 import { TerminalSession } from './terminal-session.ts';
+import { assertRoom, ownedSession } from './terminal-access.ts';
 
 export type TerminalManagerOptions = {
   /** `domains.terminal` of the config (validated here; defaults fill the gaps). */
@@ -313,25 +314,7 @@ export class TerminalManager {
 
   /** Refuses an open while shutting down or at the per-agent or per-host limit. */
   #assertRoom(agentId: string): void {
-    if (this.#shuttingDown)
-      throw new RuntimeError(
-        ErrorCode.Unavailable,
-        'The host is shutting down; open the terminal on another host or after restart.',
-        { retryable: true },
-      );
-    const mine = [...this.#sessions.values()].filter((s) => s.agentId === agentId).length;
-    if (mine >= this.config.maxPerAgent) {
-      throw new LimitExceededError(
-        `Agent '${agentId}' already has ${mine} terminals (maxPerAgent ` +
-          `${this.config.maxPerAgent}); close one with terminal.close first.`,
-      );
-    }
-    if (this.#sessions.size >= this.config.maxPerHost) {
-      throw new LimitExceededError(
-        `This host already runs ${this.#sessions.size} terminals (maxPerHost ` +
-          `${this.config.maxPerHost}); close some or use another host.`,
-      );
-    }
+    assertRoom([...this.#sessions.values()], agentId, this.config, this.#shuttingDown);
   }
 
   /** Host stop: close every terminal (each one's deadlines stop with its machine). */
@@ -361,33 +344,13 @@ export class TerminalManager {
     );
   }
 
+  /** Throws what a command on `terminalId` by `agentId` would: not found, closed, or another agent's. */
+  assertOwned(agentId: string, terminalId: string): void {
+    this.#owned(agentId, terminalId);
+  }
+
   #owned(agentId: string, terminalId: string, allowClosed = false): TerminalSession {
-    const s = this.#sessions.get(terminalId);
-    if (!s) {
-      if (this.#closedIds.has(terminalId)) {
-        throw new RuntimeError(
-          ErrorCode.InvalidState,
-          `Terminal '${terminalId}' is closed; open a new one with terminal.open.`,
-        );
-      }
-      throw new NotFoundError(
-        `Terminal '${terminalId}' does not exist on this host; open ` +
-          `one with terminal.open or list yours with terminal.list.`,
-      );
-    }
-    if (s.agentId !== agentId) {
-      throw new RuntimeError(
-        ErrorCode.PermissionDenied,
-        `Terminal '${terminalId}' belongs to another agent; use your own terminals (terminal.list).`,
-      );
-    }
-    if (!allowClosed && (s.status === 'closing' || s.status === 'closed')) {
-      throw new RuntimeError(
-        ErrorCode.InvalidState,
-        `Terminal '${terminalId}' is closed; open a new one with terminal.open.`,
-      );
-    }
-    return s;
+    return ownedSession(this.#sessions, this.#closedIds, { agentId, terminalId, allowClosed });
   }
 
   #onClosed(s: TerminalSession): void {

@@ -145,7 +145,8 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
       ? { hosts: { name: deps.hostName, ownerOf: (agentId: string) => directory.view(agentId)?.host, tops } }
       : {}),
     // Edits are confined to the workspace (a hard rule): a path outside it is refused, not asked about.
-    precheck: async (call, agentId) => {
+    precheck: async (call, agentId, terminalId) => {
+      if (terminalId !== undefined) terminal.manager.assertOwned(agentId, terminalId);
       if (call.tool === 'read_file' || call.tool === 'edit_file' || call.tool === 'write_file') {
         await edit.service.resolvePath(agentId, call.input).catch((err: unknown) => {
           // A write may create missing parents, but only after the gate allows it: nothing is created here.

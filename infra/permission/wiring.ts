@@ -72,11 +72,11 @@ export async function wirePermission(deps: {
   /** Whether the terminal is in line (canonical) mode. */
   canonical?: (terminalId: string) => boolean;
   /**
-   * Checks that run before the policy, for calls that would be refused anyway
-   * (a path outside the workspace, a missing parent directory): refused at
-   * once rather than asking a human about them.
+   * Checks that run before the policy, for calls that would be refused anyway (a path outside the workspace, a
+   * missing parent directory, another agent's terminal: `terminalId` for an exec or a write): refused at once
+   * rather than asking a human about them (an ask about another agent's terminal showed its directory).
    */
-  precheck?: (call: ToolCall, agentId: string) => Promise<void>;
+  precheck?: (call: ToolCall, agentId: string, terminalId?: string) => Promise<void>;
   /** Named hosts: this host's name, and where an agent lives (answers to asks waiting elsewhere go there). */
   hosts?:
     | {
@@ -133,8 +133,8 @@ export async function wirePermission(deps: {
     defer: boolean,
     signal?: AbortSignal,
   ): Promise<GateRuling | undefined> => {
-    await deps.precheck?.(call, ctx.command.agentId);
     const exec = dataIf(ctx, 'terminal.exec');
+    await deps.precheck?.(call, ctx.command.agentId, call.terminalId ?? exec?.terminalId);
     const terminal = call.terminalId ? terminalState(call.terminalId) : undefined;
     let foreground = terminal?.foreground;
     let input = call.input;

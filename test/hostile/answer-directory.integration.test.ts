@@ -54,6 +54,23 @@ describe('hostile: an approved command runs in the directory its ask showed', ()
     expect(existsSync(at('src', 'kept-1'))).toBe(true);
   });
 
+  it("another agent's command on a terminal is refused before anyone is asked about it", async () => {
+    const terminalId = await terminalIn(at('build', 'scratch'));
+    ok(await rt.call('agent.spawn', { label: 'other', agentId: 'other' }));
+    const asOther = { agentId: 'other', timeoutMs: 10_000 };
+    for (const [type, data] of [
+      ['terminal.exec', { terminalId, command: 'touch CANARY-3' }],
+      ['terminal.write', { terminalId, data: 'touch CANARY-3\n' }],
+    ] as const) {
+      const reply = await rt.call(type, data, asOther);
+      expect(reply).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+      if (!reply.ok) expect(reply.error.message).toContain('belongs to another agent');
+    }
+    // Canary: an ask (showing the terminal's directory) waited for a person about a call refused anyway.
+    expect(ok(await rt.call('permission.pending'))['requests']).toEqual([]);
+    expect(existsSync(at('build', 'scratch', 'CANARY-3'))).toBe(false);
+  });
+
   it('a cd by the command ahead of it in the queue: refused when its turn comes', async () => {
     const terminalId = await terminalIn(at('build', 'scratch'));
     // Still running when the answer comes; it moves the shell once it is done sleeping.
