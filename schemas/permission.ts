@@ -59,6 +59,14 @@ export const PermissionDecide = defineCommand('permission.decide', {
   }),
 });
 
+export const PermissionWithdraw = defineCommand('permission.withdraw', {
+  summary:
+    'Withdraw a pending permission request: its requester (or an ancestor) no longer wants the call it asked for ' +
+    '(a client cancelled it). Denied with by "cancelled", never run later.',
+  data: z.object({ requestId: RequestId }),
+  reply: PermissionDecide.reply,
+});
+
 export const PolicySet = defineCommand('policy.set', {
   summary: "Replace one policy layer (global, project, or an agent's) at runtime; takes effect at once.",
   data: z.object({
@@ -212,7 +220,7 @@ export const PermissionConfig = z
   .strict();
 export type PermissionConfig = z.infer<typeof PermissionConfig>;
 
-export const permissionCommands = [PermissionDecide, PolicySet, PermissionPending];
+export const permissionCommands = [PermissionDecide, PermissionWithdraw, PolicySet, PermissionPending];
 export const permissionEvents = [
   PermissionRequested,
   PermissionGranted,

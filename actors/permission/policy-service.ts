@@ -305,6 +305,28 @@ export class PermissionService {
     return denied;
   }
 
+  /**
+   * Withdraws request `requestId` for `by`, its requester or an ancestor: denied (by: cancelled), as a call whose
+   * caller left. Already decided: that outcome, `alreadyDecided`.
+   */
+  async withdraw(args: { requestId: string; by: string; emit: FactSink }): Promise<DecideReply> {
+    const p = this.#runs.pending.get(args.requestId);
+    if (!p)
+      return this.decide({ requestId: args.requestId, decision: 'deny_once', decidedBy: args.by, emit: args.emit });
+    const req = p.requested!;
+    if (req.agentId !== args.by && !deciderRole(req, args.by)) {
+      throw new RuntimeError(
+        ErrorCode.PermissionDenied,
+        `agent '${args.by}' may not withdraw request '${args.requestId}' of agent '${req.agentId}'; only it and ` +
+          'its ancestors can',
+      );
+    }
+    const reason = `withdrawn: ${args.by === req.agentId ? 'its caller' : `agent '${args.by}'`} cancelled the call`;
+    this.#runs.send(p, args.emit, { type: 'permission.cancel', data: { reason } });
+    await Promise.all(p.writes);
+    return { requestId: args.requestId, outcome: 'denied', by: 'cancelled', alreadyDecided: false };
+  }
+
   /** Denies the pending requests an agent made (by: cancelled): its agent was cancelled. */
   async cancelAgent(agentId: string, reason: string, sink: FactSink = this.#deps.emit): Promise<number> {
     let n = 0;

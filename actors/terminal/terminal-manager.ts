@@ -65,6 +65,12 @@ export type TerminalManagerOptions = {
   rootAgentId?: string;
   /** Where sandboxes' scratch directories go (`<dataDir>/sandbox`); default: a new temporary directory. */
   scratchDir?: string;
+  /**
+   * Told in the same turn a command line is typed (its Ctrl-E Ctrl-U first clears what the shell's line held):
+   * the gate forgets the unfinished line it judged earlier writes with, then and only then. Cleared when an exec
+   * was merely asked for, a refused exec left the shell's line as it was and the gate judging an empty one.
+   */
+  onCommandLine?: (terminalId: string) => void;
 };
 
 /** Recently closed ids, for a better error than "does not exist". */
@@ -82,6 +88,7 @@ export class TerminalManager {
   #finished: (agentId: string) => string | undefined;
   #zygote: PtyZygote;
   #lineage: (agentId: string) => readonly string[];
+  #onCommandLine: ((terminalId: string) => void) | undefined;
   /** The per-agent limits' cgroups, where the machine has a pids or memory hierarchy to make them in. */
   readonly cgroups: AgentCgroups | undefined;
   readonly #scratch: SandboxScratch;
@@ -99,6 +106,7 @@ export class TerminalManager {
     this.#emitOutput = options.emitOutput;
     this.#resources = new ResourceLocks(this.config.resources, this.config.agentPriority, this.#emit);
     this.#lineage = options.lineage ?? ((agentId) => [agentId]);
+    this.#onCommandLine = options.onCommandLine;
     const shells = (id: string) => {
       const s = this.#sessions.get(id);
       return s ? [s.pty.pid, s.shellPid] : [];
@@ -131,6 +139,14 @@ export class TerminalManager {
     if (spec.sandbox) Object.assign(spec, this.#scratch.of(spec.terminalId));
     // The shell starts in the helper process, off this event loop (pty-zygote.ts); undefined: fork here.
     const rc = await makeRcFile();
+    const typed = this.#onCommandLine;
+    if (typed) {
+      const write = rc.writeCommand;
+      rc.writeCommand = (command) => {
+        write(command);
+        typed(spec.terminalId);
+      };
+    }
     const lineage = this.#lineage(agentId);
     let pty: IPty | undefined;
     try {

@@ -122,6 +122,8 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     logger,
     trackShell: reviewConfig.trackShell,
     maxShellContentBytes: reviewConfig.maxShellContentBytes,
+    // Wired below: the gate's unfinished prompt line is forgotten when a command line is typed over it.
+    onCommandLine: (terminalId) => permission.clearPromptLine(terminalId),
   });
   const workers = wireWorkers({
     host,

@@ -117,9 +117,8 @@ export async function wirePermission(deps: {
   const gate: Gate = async (ctx) => {
     const me = deps.directory.view(ctx.command.agentId);
     if (me && isFinished(me.status)) throw finishedAgentError(ctx.command.agentId, me.status, 'use tools');
-    // An exec clears the prompt line before it types its command (commandInput): nothing typed earlier is pending.
-    const exec = dataIf(ctx, 'terminal.exec');
-    if (exec) promptLines.clear(exec.terminalId);
+    // The unfinished prompt line is forgotten only when an exec's command line is typed (`clearPromptLine`): an exec
+    // refused here, or later, leaves the shell's line as it was (Enter then ran what the gate thought cleared).
     const call = toolCallOf(ctx.def, ctx.command.data);
     if (!call) return undefined;
     // A streamed edit's content does not exist yet: a person is asked at edit.finish, shown it (askDeferred).
@@ -305,12 +304,8 @@ export async function wirePermission(deps: {
         // A request of an agent on another named host waits there: its host decides.
         const c = deps.hosts ? requestContext(requestId) : undefined;
         const owner = c?.agentId ? deps.hosts!.ownerOf(c.agentId) : undefined;
-        if (
-          deps.hosts &&
-          owner &&
-          owner !== deps.hosts.name &&
-          !service.pending().some((r) => r.requestId === requestId)
-        ) {
+        const here = (id: string) => service.pending().some((r) => r.requestId === id);
+        if (owner && owner !== deps.hosts?.name && !here(requestId)) {
           const { pattern, decision } = ctx.command.data;
           return forwardDecide(deps.bus, owner, {
             requestId,
@@ -322,6 +317,8 @@ export async function wirePermission(deps: {
         }
         return service.decide({ ...ctx.command.data, decidedBy: ctx.command.agentId, emit: ctx.emit });
       },
+      'permission.withdraw': async (ctx) =>
+        service.withdraw({ requestId: ctx.command.data.requestId, by: ctx.command.agentId, emit: ctx.emit }),
       'policy.set': async (ctx) => {
         const d = ctx.command.data;
         const target = d.agentId ?? ctx.command.agentId;
@@ -396,5 +393,7 @@ export async function wirePermission(deps: {
     /** Denies the pending requests of a cancelled agent. */
     cancelAgent: (agentId: AgentId, reason: string) =>
       service.cancelAgent(agentId, `agent '${agentId}' was cancelled (${reason})`),
+    /** A command line is typed on `terminalId` (Ctrl-E Ctrl-U first): no unfinished line is pending there now. */
+    clearPromptLine: (terminalId: string) => promptLines.clear(terminalId),
   };
 }

@@ -44,6 +44,8 @@ export function wireTerminal(deps: {
   trackShell: boolean;
   /** `domains.review.maxShellContentBytes`: new file content shell tracking stores, per run. */
   maxShellContentBytes?: number;
+  /** A command line is being typed on a terminal (`TerminalManagerOptions.onCommandLine`). */
+  onCommandLine?: (terminalId: string) => void;
 }) {
   const configured = domainConfig(deps.config, 'terminal', TerminalConfig);
   // The sandbox is on wherever bubblewrap is installed unless the operator's config says otherwise, and the
@@ -71,6 +73,7 @@ export function wireTerminal(deps: {
     lineage: (agentId) => [...deps.directory.localAncestors(agentId).reverse(), agentId],
     rootAgentId: root,
     scratchDir: join(deps.config.dataDir, 'sandbox'),
+    ...(deps.onCommandLine ? { onCommandLine: deps.onCommandLine } : {}),
   });
   const snapshotter = new WorkspaceSnapshotter({ blobs: deps.review.service.blobs });
   const tracker = new WorkspaceTracker({

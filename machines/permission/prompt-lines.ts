@@ -47,9 +47,15 @@ export function judgeWrite(
     return { input, foreground, rest: typed.rest };
   }
   // A program that reads lines (or reads nothing, like `ls -R /` still running) leaves typed-ahead lines
-  // to the shell once it exits: judge them as shell input. Programs reading keys (vim, less) keep their grant.
-  if (foreground?.kind === 'program' && /[\r\n]/.test(data) && canonical) {
-    return { input: data, foreground: { kind: 'program', name: 'bash' }, rest: undefined };
+  // to the shell once it exits: judge them as shell input. What is typed without Enter stays in the terminal's
+  // line: carried, so the write that ends it is judged with it (forgotten, `touch x` then Enter under `sleep`
+  // was judged as an empty line). Programs reading keys (vim, less) keep their grant.
+  if (foreground?.kind === 'program' && canonical) {
+    const text = pending + data;
+    const end = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'));
+    const rest = text.slice(end + 1);
+    if (end >= 0) return { input: text, foreground: { kind: 'program', name: 'bash' }, rest };
+    return { input: data, foreground, rest };
   }
   return { input: data, foreground, rest: undefined };
 }

@@ -67,6 +67,31 @@ describe('PermissionService', () => {
     expect(brief()).toEqual(['permission.granted:rule@c1/exec', 'permission.denied:rule@c1/exec']);
   });
 
+  it('a request is withdrawn by its requester (or an ancestor) only: denied, by cancelled, never run', async () => {
+    const s = await service();
+    const call = s.authorize({ agentId: 'c1', tool: 'terminal', input: 'make deploy', emit: sink('exec') });
+    await vi.waitFor(() => expect(s.pending('p1')).toHaveLength(1));
+    const [req] = s.pending('main');
+    await expect(s.withdraw({ requestId: req!.requestId, by: 'p2', emit: sink('withdraw') })).rejects.toThrow(
+      `agent 'p2' may not withdraw request '${req!.requestId}' of agent 'c1'; only it and its ancestors can`,
+    );
+    expect(await s.withdraw({ requestId: req!.requestId, by: 'c1', emit: sink('withdraw') })).toEqual({
+      requestId: req!.requestId,
+      outcome: 'denied',
+      by: 'cancelled',
+      alreadyDecided: false,
+    });
+    await expect(call).rejects.toMatchObject({
+      code: 'permission_denied',
+      message: expect.stringContaining('withdrawn: its caller cancelled the call'),
+      details: { by: 'cancelled' },
+    });
+    // An answer that comes after it changes nothing.
+    expect(
+      await s.decide({ requestId: req!.requestId, decision: 'allow_once', decidedBy: 'main', emit: sink('decide') }),
+    ).toMatchObject({ outcome: 'denied', by: 'cancelled', alreadyDecided: true });
+  });
+
   it("a sub-agent's request is answered by its parent; others are refused; a second decide is idempotent", async () => {
     const s = await service();
     const call = s.authorize({ agentId: 'c1', tool: 'terminal', input: 'make test', emit: sink('exec') });

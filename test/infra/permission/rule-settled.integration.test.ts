@@ -62,9 +62,12 @@ describe('permission decisions of the rules alone', () => {
     writeFileSync(join(rt.workspace, 'read-me.txt'), 'x\n');
     expect(ok(await rt.call('file.read', { path: 'read-me.txt' }, { id: 'read-1' }))['content']).toBe('x\n');
     // Granted, then the handler fails before any fact of its own: the grant is still appended, and replied.
-    const missing = await rt.call('terminal.exec', { terminalId: 't-nowhere', command: 'echo hi' }, { id: 'gone-1' });
-    expect(missing).toMatchObject({ ok: false });
-    const denied = await rt.call('terminal.exec', { terminalId: 'none', command: 'rm -rf x' }, { id: 'rm-1' });
+    // (A terminal that is not there, or another agent's, is refused before the policy: no decision at all.)
+    const terminalId = String(ok(await rt.call('terminal.open', {}))['terminalId']);
+    const undeclared = { terminalId, command: 'echo hi', resources: ['nowhere'] };
+    const missing = await rt.call('terminal.exec', undeclared, { id: 'gone-1' });
+    expect(missing).toMatchObject({ ok: false, error: { code: 'invalid_message' } });
+    const denied = await rt.call('terminal.exec', { terminalId, command: 'rm -rf x' }, { id: 'rm-1' });
     expect(denied).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     const facts: StoredFact[] = [];
     for await (const f of rt.log.read()) facts.push(f);

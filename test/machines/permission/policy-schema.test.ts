@@ -79,7 +79,12 @@ describe('policy schema', () => {
   });
 
   it('exports the commands and facts of the domain', () => {
-    expect(permissionCommands.map((c) => c.type)).toEqual(['permission.decide', 'policy.set', 'permission.pending']);
+    expect(permissionCommands.map((c) => c.type)).toEqual([
+      'permission.decide',
+      'permission.withdraw',
+      'policy.set',
+      'permission.pending',
+    ]);
     expect(permissionEvents.map((e) => e.type)).toEqual([
       'permission.requested',
       'permission.granted',

@@ -36,8 +36,20 @@ describe('judgeWrite', () => {
     expect(judgeWrite('', 'rm -rf /\n', cat, true)).toEqual({
       input: 'rm -rf /\n',
       foreground: { kind: 'program', name: 'bash' },
-      rest: undefined,
+      rest: '',
     });
+    // Typed without Enter, then Enter: judged whole (the line was judged empty, and ran).
+    const sleep = { kind: 'program', name: 'sleep' } as const;
+    const start = judgeWrite('', 'touch PWNED', sleep, true);
+    expect(start).toEqual({ input: 'touch PWNED', foreground: sleep, rest: 'touch PWNED' });
+    expect(judgeWrite(start.rest!, '\r', sleep, true)).toEqual({
+      input: 'touch PWNED\r',
+      foreground: { kind: 'program', name: 'bash' },
+      rest: '',
+    });
+    // Then a Ctrl-D to an interpreter on that line is no end of input: it would send the line.
+    const python = { kind: 'program', name: 'python3' } as const;
+    expect(judgeWrite(start.rest!, '\x04', python, true).refused).toContain('Ctrl-D');
     const vim = { kind: 'program', name: 'vim' } as const;
     expect(judgeWrite('', ':wq\r', vim, false)).toEqual({ input: ':wq\r', foreground: vim, rest: undefined });
     expect(judgeWrite('', 'x', undefined, true)).toEqual({ input: 'x', foreground: undefined, rest: undefined });
