@@ -82,6 +82,8 @@ export type ConnectOptions = {
   cwd?: string;
   /** Client name shown in NATS monitoring. */
   name?: string;
+  /** Makes the id of each command sent without one (default `c-<uuid>`): a program can tell its own calls' facts. */
+  commandId?: () => string;
 };
 
 export type AgentClient = DomainCalls & {
@@ -132,14 +134,16 @@ export async function connect(options: ConnectOptions = {}): Promise<SkeinClient
       ? await NatsBus.connect(info.natsUrl, name, clientAuth(found.config.dataDir))
       : await SocketBus.connect(info.socketPath!, { token: requireSocketToken(found.config.dataDir) });
   }
-  return clientOn(bus, { info, rootAgentId: info?.rootAgentId ?? rootAgentId });
+  const commandId = options.commandId ? { commandId: options.commandId } : {};
+  return clientOn(bus, { info, rootAgentId: info?.rootAgentId ?? rootAgentId, ...commandId });
 }
 
 /** A typed client over a bus you already hold (an in-process runtime's bus, a test's connection). */
 export function clientOn(
   bus: Bus,
-  options: { info?: RuntimeInfo | undefined; rootAgentId?: string } = {},
+  options: { info?: RuntimeInfo | undefined; rootAgentId?: string; commandId?: () => string } = {},
 ): SkeinClient {
+  const newId = options.commandId ?? (() => `c-${randomUUID()}`);
   const subscriptions = new Set<Subscription>();
   const subscribe = <T extends FactType>(pattern: string, type: T, handler: (fact: TypedFact<T>) => void) => {
     const prefix = pattern.slice(0, -1); // `skein.evt.>` → `skein.evt.`; `skein.evt.<agent>.>` → `skein.evt.<agent>.`
@@ -174,7 +178,7 @@ export function clientOn(
       const subject = subjectFor({ kind: 'cmd', agentId, type });
       const timeoutMs = callOptions.timeoutMs ?? 60_000;
       // waitMs: a tool call whose ask is still open when this call gives up is withdrawn, never run later.
-      const envelope = { id: callOptions.id ?? `c-${randomUUID()}`, waitMs: waitMsFor(timeoutMs), data };
+      const envelope = { id: callOptions.id ?? newId(), waitMs: waitMsFor(timeoutMs), data };
       const bytes = await bus.request(subject, encode(envelope), { timeoutMs });
       const reply = decodeReply(subject, bytes);
       if (!reply.ok) throw new SkeinCallError(type, agentId, reply.error);

@@ -17,6 +17,7 @@ import type { PermissionRequestedData } from '../../schemas/permission.ts';
 import { subjectPatterns } from '../../schemas/subjects.ts';
 import type { SkeinClient } from '../client/index.ts';
 import { decodeFact } from '../transport/codec.ts';
+import { callOf } from './call-scope.ts';
 
 /** Agent text in an elicitation: format and control characters (but newline and tab) as codes. */
 const shown = (text: string): string => reveal(text, { controls: true });
@@ -79,8 +80,8 @@ export class ApprovalBridge {
   readonly #logger: Logger;
   readonly #calls: Elicitor[] = [];
   readonly #seen = new Set<string>();
-  /** Per call running now: the session's own requests raised while it ran, and whether the client cancelled it. */
-  readonly #running = new Set<{ raised: Set<string>; cancelled: boolean }>();
+  /** Per tool call running now (by its tag, `call-scope.ts`): the requests its commands raised, and its cancel. */
+  readonly #running = new Map<string, { raised: Set<string>; cancelled: boolean; elicit: Elicitor | undefined }>();
   readonly #unsubscribe: Array<() => void> = [];
 
   constructor(options: { client: SkeinClient; agentId: string; parentId: string | null; logger: Logger }) {
@@ -92,7 +93,9 @@ export class ApprovalBridge {
     const onFact = (subject: string, data: Uint8Array) => {
       try {
         const fact = decodeFact(subject, data);
-        if (fact.type === 'permission.requested') this.#onRequest(fact.data as PermissionRequestedData);
+        if (fact.type === 'permission.requested') {
+          this.#onRequest(fact.data as PermissionRequestedData, callOf(fact.causationId));
+        }
       } catch {
         // Not a fact this catalogue reads: not ours to answer.
       }
@@ -107,26 +110,27 @@ export class ApprovalBridge {
   }
 
   /**
-   * Runs `work` with `elicit` as the way to ask the person; requests during it are shown there. When `signal`
-   * aborts (the client cancelled the call), the session's own requests raised while the call runs, before or
-   * after the cancel, are withdrawn (denied): the tool gave up on them, and one approved later in
-   * `skein approvals` would run with nobody waiting. Calls at once in one session cannot be told apart here, so
-   * a cancel withdraws theirs too (a denial, never a grant).
+   * Runs `work`, the tool call `tag`, with `elicit` as the way to ask the person; requests during it are shown
+   * there. When `signal` aborts (the client cancelled the call), the requests its own commands raised, before or
+   * after the cancel, are withdrawn (`permission.withdraw`: denied, by: cancelled): the tool gave up on them,
+   * and one approved later in `skein approvals` would run with nobody waiting. A request is the call's when its
+   * `causationId` is a command the call sent (`call-scope.ts`): other calls, of this session or another one
+   * acting as the same agent, keep theirs.
    */
-  async during<T>(elicit: Elicitor | undefined, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const call = { raised: new Set<string>(), cancelled: false };
+  async during<T>(elicit: Elicitor | undefined, work: () => Promise<T>, tag: string, signal?: AbortSignal): Promise<T> {
+    const call = { raised: new Set<string>(), cancelled: false, elicit };
     const onAbort = () => {
       call.cancelled = true;
       for (const requestId of call.raised) this.#withdraw(requestId);
     };
-    this.#running.add(call);
+    this.#running.set(tag, call);
     signal?.addEventListener('abort', onAbort, { once: true });
     if (elicit) this.#calls.push(elicit);
     try {
       return await work();
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      this.#running.delete(call);
+      this.#running.delete(tag);
       if (elicit) this.#calls.splice(this.#calls.indexOf(elicit), 1);
     }
   }
@@ -135,16 +139,17 @@ export class ApprovalBridge {
     for (const u of this.#unsubscribe.splice(0)) u();
   }
 
-  #onRequest(r: PermissionRequestedData): void {
+  #onRequest(r: PermissionRequestedData, tag: string | undefined): void {
     const mine = r.agentId === this.#agentId || r.ancestors.includes(this.#agentId as never);
     if (!mine || this.#seen.has(r.requestId)) return;
     this.#seen.add(r.requestId);
-    if (r.agentId === this.#agentId) {
-      const calls = [...this.#running];
-      for (const call of calls) call.raised.add(r.requestId);
-      if (calls.some((c) => c.cancelled)) return this.#withdraw(r.requestId);
+    const call = r.agentId === this.#agentId && tag !== undefined ? this.#running.get(tag) : undefined;
+    if (call) {
+      call.raised.add(r.requestId);
+      if (call.cancelled) return this.#withdraw(r.requestId);
     }
-    const elicit = this.#calls.at(-1);
+    // Asked in the call that raised it; a sub-agent's, in the latest call.
+    const elicit = call ? call.elicit : this.#calls.at(-1);
     if (!elicit) {
       this.#logger.info({ requestId: r.requestId }, 'permission request left to skein approvals: no call to ask in');
       return;
@@ -152,15 +157,14 @@ export class ApprovalBridge {
     void this.#ask(elicit, r);
   }
 
-  /** Denies our own request `requestId` as its decider would (nothing when it was answered meanwhile). */
+  /** Withdraws our own request `requestId` (denied, by: cancelled; nothing when it was answered meanwhile). */
   #withdraw(requestId: string): void {
-    const decider = this.#parentId ?? this.#agentId;
     this.#client
-      .agent(decider)
-      .permission.decide({ requestId: requestId as RequestId, decision: 'deny_once' })
+      .agent(this.#agentId)
+      .permission.withdraw({ requestId: requestId as RequestId })
       .then(
         () => this.#logger.info({ requestId }, 'permission request withdrawn: the client cancelled its call'),
-        () => undefined,
+        (err: unknown) => this.#logger.warn({ err, requestId }, 'withdrawing a permission request failed'),
       );
   }
 

@@ -5,9 +5,10 @@
  * session (an initialize request) gets its own transport, server and agent.
  * Binds to loopback unless told otherwise, and checks the Host header so a
  * web page cannot reach it by DNS rebinding. Each session is a child agent, so sessions are bounded: at most
- * `maxSessions` at once (an initialize past it is refused), a session idle for `idleMs` (no request open or
- * made) is closed, and an initialize the transport refuses leaves no agent behind (64 of them used up the
- * root's children, and nothing could spawn any more).
+ * `maxSessions` at once (past it, the least recently used idle one without open terminals makes room, else the
+ * initialize is refused), a session idle for `idleMs` (no request open or made) without open terminals is
+ * closed, and an initialize the transport refuses leaves no agent behind (64 of them used up the root's
+ * children, and nothing could spawn any more).
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -81,13 +82,15 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
         'no MCP session: the first request must be initialize (without mcp-session-id)',
       );
     }
-    if (sessions.size + opening >= maxSessions) {
+    // Full: the session least recently used with nothing open and no terminal of its own makes room.
+    if (sessions.size + opening >= maxSessions && !(await evictOne(0))) {
       return rpcError(
         res,
         503,
         -32000,
-        `${sessions.size} MCP sessions are open, the most this server keeps (${maxSessions}): end one ` +
-          `(DELETE /mcp with its mcp-session-id), or wait until an idle one is closed (after ${idleMs / 60_000} min)`,
+        `${sessions.size + opening} MCP sessions are open or opening, the most this server keeps (${maxSessions}), ` +
+          'and each is busy or has open terminals: end one (DELETE /mcp with its mcp-session-id), or close ' +
+          "a session's terminals so it can be let go",
       );
     }
     opening += 1;
@@ -132,12 +135,35 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
     }
   };
 
+  /**
+   * Closes the least recently used session idle for over `minIdleMs` (no request open) whose agent has no open
+   * terminal (closing it would end them: a dev server left running between calls); true if one was.
+   */
+  const evictOne = async (minIdleMs: number): Promise<boolean> => {
+    const now = Date.now();
+    const idle = [...sessions.values()]
+      .filter((s) => s.open === 0 && now - s.lastSeen >= minIdleMs)
+      .sort((a, b) => a.lastSeen - b.lastSeen);
+    for (const s of idle) {
+      const me = s.agent.client.agent(s.agent.agentId);
+      const terminals = await me.terminal.list({}).then(
+        (r) => r.terminals.length,
+        () => 1,
+      );
+      if (terminals > 0 || s.open > 0 || !sessions.has(s.transport.sessionId ?? '')) continue;
+      await s.transport.close().catch(() => undefined);
+      return true;
+    }
+    return false;
+  };
+  let sweeping = false;
   const sweep = setInterval(
     () => {
-      const now = Date.now();
-      for (const s of [...sessions.values()]) {
-        if (s.open === 0 && now - s.lastSeen > idleMs) void s.transport.close().catch(() => undefined);
-      }
+      if (sweeping) return;
+      sweeping = true;
+      void (async () => {
+        while (await evictOne(idleMs));
+      })().finally(() => (sweeping = false));
     },
     Math.min(60_000, Math.max(50, idleMs / 4)),
   ).unref();

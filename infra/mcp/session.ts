@@ -10,6 +10,7 @@ import { clientOn, connect, findRuntime, type SkeinClient } from '../client/inde
 import type { RuntimeMode } from '../../schemas/mode.ts';
 import { startRuntime } from '../kernel/runtime.ts';
 import { ApprovalBridge } from './approvals.ts';
+import { mcpCommandId } from './call-scope.ts';
 
 export type RuntimeLink = {
   client: SkeinClient;
@@ -31,14 +32,14 @@ export type LinkOptions = {
 
 export async function linkRuntime(options: LinkOptions): Promise<RuntimeLink> {
   if (options.natsUrl) {
-    const client = await connect({ natsUrl: options.natsUrl, name: 'skein-mcp' });
+    const client = await connect({ natsUrl: options.natsUrl, name: 'skein-mcp', commandId: mcpCommandId });
     const root = client.info?.rootAgentId ?? 'main';
     const view = await client.agent(root).agent.get({});
     return { client, workspace: view.workspace, rootAgentId: root, owned: false, close: () => client.close() };
   }
   const found = findRuntime({ ...(options.cwd ? { cwd: options.cwd } : {}), dataDir: options.dataDir });
   if (found.info) {
-    const client = await connect({ dataDir: found.config.dataDir, name: 'skein-mcp' });
+    const client = await connect({ dataDir: found.config.dataDir, name: 'skein-mcp', commandId: mcpCommandId });
     options.logger.info({ dataDir: found.config.dataDir }, 'connected to the running runtime');
     return {
       client,
@@ -52,7 +53,7 @@ export async function linkRuntime(options: LinkOptions): Promise<RuntimeLink> {
   const runtime = await startRuntime(config, options.logger);
   options.logger.info({ dataDir: config.dataDir, mode: runtime.info.mode }, 'started a runtime for this session');
   // In process: the client rides the host's own bus, so no socket or broker round trip.
-  const client = clientOn(runtime.bus, { info: runtime.info });
+  const client = clientOn(runtime.bus, { info: runtime.info, commandId: mcpCommandId });
   return {
     client,
     workspace: runtime.info.workspace,

@@ -12,6 +12,7 @@ import { commandsByType } from '../../schemas/catalog.ts';
 import { SkeinCallError } from '../client/index.ts';
 import type { Elicitor } from './approvals.ts';
 import type { AgentSession } from './session.ts';
+import { inCall, newCallTag } from './call-scope.ts';
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -69,7 +70,8 @@ export async function runTool(
   body: () => Promise<CallToolResult>,
 ): Promise<CallToolResult> {
   try {
-    return await session.approvals.during(elicitorFor(server, extra), body, extra.signal);
+    const tag = newCallTag();
+    return await inCall(tag, () => session.approvals.during(elicitorFor(server, extra), body, tag, extra.signal));
   } catch (err) {
     return toolError(err);
   }

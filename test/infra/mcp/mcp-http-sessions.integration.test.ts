@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOn } from '../../../infra/client/index.ts';
 import { createLogger } from '../../../infra/kernel/log.ts';
+import { mcpCommandId } from '../../../infra/mcp/call-scope.ts';
 import { type HttpMcp, serveHttp } from '../../../infra/mcp/http.ts';
 import { firstPending, ok } from '../../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
@@ -28,7 +29,8 @@ describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () =
       policy: { default: 'allow', tools: { terminal: { always_confirm: [{ pattern: '^touch' }] } } },
     });
     const link = {
-      client: clientOn(rt.bus, { info: rt.info }),
+      // As linkRuntime makes it: each command a tool call sends names the call (call-scope.ts).
+      client: clientOn(rt.bus, { info: rt.info, commandId: mcpCommandId }),
       workspace: rt.workspace,
       rootAgentId: rt.info.rootAgentId,
       owned: false,
@@ -92,20 +94,41 @@ describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () =
     await expect.poll(children, { timeout: 5_000 }).toBe(before);
   });
 
-  it(`past ${MAX} sessions an initialize is refused; an idle one is closed, with its agent`, async () => {
+  /** Calls `tool` in session `sid`; its result's structured content. */
+  async function tool(sid: string, name: string, args: Record<string, unknown>) {
+    const r = await post(
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: args } },
+      { 'mcp-session-id': sid },
+    );
+    const text = await r.text();
+    const data = text.split('\n').find((l) => l.startsWith('data: '));
+    return JSON.parse(data ? data.slice(6) : text).result?.structuredContent as Record<string, unknown>;
+  }
+
+  it(`past ${MAX} sessions the least recently used idle one without terminals makes room, else a refusal`, async () => {
     const before = await children();
     const sids = [];
     for (let i = 0; i < MAX; i++) sids.push(await session());
     expect(await children()).toBe(before + MAX);
+    // Each keeps a terminal open (a dev server left running between calls): none is let go, not even when idle.
+    const terminals = [];
+    for (const sid of sids) terminals.push(String((await tool(sid, 'terminal_open', {}))['terminalId']));
+    await new Promise((done) => setTimeout(done, 2 * IDLE_MS));
+    expect(await children()).toBe(before + MAX);
     const over = await post(initialize);
     expect(over.status).toBe(503);
-    expect(await over.text()).toContain(`${MAX} MCP sessions are open, the most this server keeps (${MAX})`);
-    // Idle past IDLE_MS: closed, their agents finished, and a new session opens.
-    await expect.poll(children, { timeout: 10_000 }).toBe(before);
+    expect(await over.text()).toContain(`${MAX} MCP sessions are open or opening, the most this server keeps`);
+    // The first closes its terminal: it is the one let go (idle, or to make room), with its agent.
+    await tool(sids[0]!, 'terminal_close', { terminalId: terminals[0] });
+    await expect.poll(children, { timeout: 10_000 }).toBe(before + MAX - 1);
     const gone = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': sids[0]! });
     expect(gone.status).toBe(404);
     await gone.text();
-    await session();
+    const next = await session();
+    for (const [i, sid] of sids.slice(1).entries()) await tool(sid, 'terminal_close', { terminalId: terminals[i + 1] });
+    // Idle and without terminals: all closed.
+    await expect.poll(children, { timeout: 10_000 }).toBe(before);
+    void next;
   });
 
   it('a cancelled call withdraws its permission request: approving it later runs nothing', async () => {
@@ -121,10 +144,47 @@ describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () =
       .poll(async () => (ok(await rt.call('permission.pending'))['requests'] as unknown[]).length, { timeout: 5_000 })
       .toBe(0);
     const late = ok(await rt.call('permission.decide', { requestId, decision: 'allow_once' }));
-    expect(late).toMatchObject({ outcome: 'denied', alreadyDecided: true });
+    // Recorded as what happened: withdrawn by its caller, not denied by a person.
+    expect(late).toMatchObject({ outcome: 'denied', by: 'cancelled', alreadyDecided: true });
     // The call's stream gets no reply (a cancelled request is not answered): leave it.
     void pending.then((r) => r.body?.cancel()).catch(() => undefined);
     await new Promise((done) => setTimeout(done, 500));
     expect(existsSync(canary)).toBe(false);
+  });
+
+  it("a cancel withdraws its own call's requests only: another call's, before or after it, still waits", async () => {
+    const sid = await session();
+    const pendingIds = async () =>
+      (ok(await rt.call('permission.pending'))['requests'] as Array<{ requestId: string; input: string }>).map(
+        (r) => [r.requestId, r.input] as const,
+      );
+    const call = (id: number, name: string) =>
+      post(
+        {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'terminal_exec', arguments: { command: `touch ${join(rt.workspace, name)}` } },
+        },
+        { 'mcp-session-id': sid },
+      );
+    const first = call(11, 'kept-before');
+    await expect.poll(async () => (await pendingIds()).length, { timeout: 10_000 }).toBe(1);
+    const cancelled = call(12, 'cancelled');
+    await expect.poll(async () => (await pendingIds()).length, { timeout: 10_000 }).toBe(2);
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 12, reason: 'user' } };
+    await (await post(cancel, { 'mcp-session-id': sid })).text();
+    const after = call(13, 'kept-after');
+    await expect
+      .poll(async () => (await pendingIds()).map(([, input]) => input.split('/').pop()).sort(), { timeout: 10_000 })
+      .toEqual(['kept-after', 'kept-before']);
+    for (const [requestId] of await pendingIds()) {
+      ok(await rt.call('permission.decide', { requestId, decision: 'allow_once' }));
+    }
+    for (const reply of [first, after]) expect((await reply).status).toBe(200);
+    await expect.poll(() => existsSync(join(rt.workspace, 'kept-after')), { timeout: 10_000 }).toBe(true);
+    expect(existsSync(join(rt.workspace, 'kept-before'))).toBe(true);
+    expect(existsSync(join(rt.workspace, 'cancelled'))).toBe(false);
+    void cancelled.then((r) => r.body?.cancel()).catch(() => undefined);
   });
 });
