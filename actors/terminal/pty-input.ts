@@ -36,7 +36,11 @@ export class PtyInput {
   readonly #log: Logger | undefined;
   /** Bytes not written yet, oldest first. */
   #queue: Buffer[] = [];
+  /** Which queued buffers an agent wrote (terminal.write), not the host (a command line, Ctrl-C, an answer). */
+  #fromAgent: boolean[] = [];
   #pending = 0;
+  /** The agent's bytes among `#pending`: what `terminal.input.written` said and a purge drops unwritten. */
+  #agentPending = 0;
   #timer: NodeJS.Timeout | undefined;
   #delay = FIRST_RETRY_MS;
   #closed = false;
@@ -59,8 +63,8 @@ export class PtyInput {
     return this.#pending;
   }
 
-  /** Queues `data` and writes what the PTY takes now; the rest follows as the program reads. */
-  write(data: string): void {
+  /** Queues `data` (`fromAgent`: typed by an agent) and writes what the PTY takes now; the rest follows later. */
+  write(data: string, fromAgent = false): void {
     if (this.#closed || data.length === 0) return;
     if (this.#fallback) {
       this.#pty.write(data);
@@ -71,21 +75,25 @@ export class PtyInput {
     // whatever is left here (else the rest, written after the drain, would be read at the prompt and run).
     if (this.#queue.length === 0) this.#onBacklog(true);
     this.#queue.push(bytes);
+    this.#fromAgent.push(fromAgent);
     this.#pending += bytes.length;
+    if (fromAgent) this.#agentPending += bytes.length;
     if (this.#timer === undefined) this.#flush();
   }
 
   /**
    * Drops what is not written yet: before a command line is typed (input left over from the last command is
    * typeahead the prompt discards anyway, and the line must not be glued behind it) and before an interrupt
-   * (which a terminal also lets discard what is unread). Returns how many bytes were dropped.
+   * (which a terminal also lets discard what is unread). Returns how many of the agent's bytes were dropped.
    */
   purge(): number {
     if (this.#queue.length === 0) return 0;
-    const dropped = this.#pending;
-    this.#log?.debug({ dropped }, 'terminal input not written: dropped');
+    const dropped = this.#agentPending;
+    this.#log?.debug({ dropped: this.#pending }, 'terminal input not written: dropped');
     this.#queue = [];
+    this.#fromAgent = [];
     this.#pending = 0;
+    this.#agentPending = 0;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#onBacklog(false);
@@ -118,12 +126,14 @@ export class PtyInput {
         return;
       }
       this.#pending -= written;
+      if (this.#fromAgent[0]) this.#agentPending -= written;
       this.#delay = FIRST_RETRY_MS;
       if (written < head.length) {
         this.#queue[0] = head.subarray(written);
         return this.#retry();
       }
       this.#queue.shift();
+      this.#fromAgent.shift();
     }
     if (this.#queue.length === 0 && !this.#closed) this.#onBacklog(false);
   }

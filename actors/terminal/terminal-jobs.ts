@@ -199,7 +199,9 @@ export class JobRunner {
       job.resourceWaitMs = await this.#deps.acquire(job);
       if (job.state !== 'acquiring') return; // cancelled while waiting
     }
-    if (job.expectDir !== undefined && shellDirectory(s.shellPid) !== job.expectDir) return this.#moved(job);
+    const closing = s.status === 'closing' || s.status === 'closed';
+    const moved = !closing && job.expectDir !== undefined && shellDirectory(s.shellPid) !== job.expectDir;
+    if (moved) return this.#moved(job);
     job.state = 'running';
     job.startedAt = Date.now();
     job.cursor = s.output.end;
@@ -291,7 +293,7 @@ export class JobRunner {
       `the ask was answered for a command run in ${JSON.stringify(job.expectDir)}, but the shell is now in ` +
       `${JSON.stringify(now)}`;
     s.current = undefined;
-    s.status = 'idle';
+    if (s.status === 'busy') s.status = 'idle';
     try {
       await this.#emit({
         type: 'terminal.command.cancelled',

@@ -247,7 +247,7 @@ export class TerminalSession {
     assertInputRoom(this.terminalId, this.input.pendingBytes, bytes, this.#deps.config.maxPendingInputBytes);
     // Whatever the running command does not read is discarded at the next prompt (the rc's drain).
     this.rc.markTypeahead();
-    this.input.write(data);
+    this.input.write(data, true);
     this.lastActivity = Date.now();
     if (this.current) this.current.inputAwaited = undefined;
     await this.#emit({
