@@ -84,13 +84,20 @@ export function renderReview(
         'Undo reject',
       ),
     ),
-    ...snapshot.files.map((file) =>
-      h(
-        'section',
-        { class: 'file', 'aria-label': `file ${file.path}` },
-        h('h3', {}, h('span', { class: `badge file-${file.status}` }, file.status), ` ${file.path} `, agents(file)),
-        both(`file ${file.path}`, { paths: [file.path] }, diffShown(file) ? acceptFiles([file]) : null),
-        ...(diffShown(file) ? hunks(file, both) : leftOut(file, load)),
+  );
+  // Appended one by one, never spread into a call (`appendAll`): a review of 130,000 files or hunks would
+  // overflow the stack.
+  appendAll(
+    el,
+    snapshot.files.map((file) =>
+      withAll(
+        h(
+          'section',
+          { class: 'file', 'aria-label': `file ${file.path}` },
+          h('h3', {}, h('span', { class: `badge file-${file.status}` }, file.status), ` ${file.path} `, agents(file)),
+          both(`file ${file.path}`, { paths: [file.path] }, diffShown(file) ? acceptFiles([file]) : null),
+        ),
+        diffShown(file) ? hunks(file, both) : leftOut(file, load),
       ),
     ),
   );
@@ -113,27 +120,21 @@ type Both = (label: string, data: ReviewAction['data'], accept?: ReviewAction['d
 /** Each hunk with its diff lines and buttons; the whole diff first when the hunks' lines were left out. */
 function hunks(file: ReviewFile, both: Both): HTMLElement[] {
   const whole = file.hunkLinesLeftOut || (file.hunks.length === 0 && file.diff !== '');
-  return [
-    ...(whole
-      ? [withAll(h('pre', { class: 'diff', 'aria-label': `diff of ${file.path}` }), diffLines(file.diff))]
-      : []),
-    ...file.hunks.map((hunk) =>
-      h(
-        'div',
-        { class: 'hunk', role: 'group', 'aria-label': `hunk ${hunkHeader(hunk)} of ${file.path}` },
-        withAll(
-          h('pre', { class: 'diff' }, h('span', { class: 'hunk-head' }, hunkHeader(hunk))),
-          whole ? [] : hunk.lines.map(line),
-        ),
-        // Accept names the file's content too: a hunk id is its lines, not where they are.
-        both(
-          `hunk ${hunk.id}`,
-          { hunkIds: [hunk.id] },
-          { hunkIds: [hunk.id], seen: { [file.path]: file.currentHash } },
-        ),
+  const shownHunks = file.hunks.map((hunk) =>
+    h(
+      'div',
+      { class: 'hunk', role: 'group', 'aria-label': `hunk ${hunkHeader(hunk)} of ${file.path}` },
+      withAll(
+        h('pre', { class: 'diff' }, h('span', { class: 'hunk-head' }, hunkHeader(hunk))),
+        whole ? [] : hunk.lines.map(line),
       ),
+      // Accept names the file's content too: a hunk id is its lines, not where they are.
+      both(`hunk ${hunk.id}`, { hunkIds: [hunk.id] }, { hunkIds: [hunk.id], seen: { [file.path]: file.currentHash } }),
     ),
-  ];
+  );
+  if (!whole) return shownHunks;
+  const diff = withAll(h('pre', { class: 'diff', 'aria-label': `diff of ${file.path}` }), diffLines(file.diff));
+  return ([diff] as HTMLElement[]).concat(shownHunks);
 }
 
 /** A file whose diff is not on the page: why (the host's words), and a button that loads it. */
