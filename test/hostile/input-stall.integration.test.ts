@@ -77,8 +77,9 @@ describe('hostile: input a program does not read', { timeout: 120_000 }, () => {
     const { terminalId } = ok(await call(typist, 'typist', 'terminal.open', {}, { timeoutMs: 30_000 })) as {
       terminalId: string;
     };
-    // Key mode: the kernel holds what it takes, and the rest waits in the host until the program exits.
-    const command = 'stty -icanon; echo keys; sleep 3; stty icanon';
+    // Key mode: the kernel holds what it takes, and the rest waits in the host until the program exits (6 s: a
+    // loaded machine judges the four writes of 45 KB in seconds, and they must all reach sleep, not the prompt).
+    const command = 'stty -icanon; echo keys; sleep 6; stty icanon';
     ok(await call(typist, 'typist', 'terminal.exec', { terminalId, command, yieldMs: 0 }));
     // Written once the terminal reads keys: judged as input to `sleep`, which reads none of it.
     await expect
