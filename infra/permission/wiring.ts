@@ -135,11 +135,12 @@ export async function wirePermission(deps: {
     const exec = dataIf(ctx, 'terminal.exec');
     await deps.precheck?.(call, ctx.command.agentId, call.terminalId ?? exec?.terminalId);
     const terminal = call.terminalId ? terminalState(call.terminalId) : undefined;
-    let foreground = terminal?.foreground;
+    const reader = terminal?.foreground;
+    let foreground = reader;
     let input = call.input;
     let rest: string | undefined;
     if (call.terminalId) {
-      const judged = judgeWrite(promptLines.pending(call.terminalId), call.input, foreground, terminal!.canonical);
+      const judged = judgeWrite(promptLines.pending(call.terminalId, reader), call.input, reader, terminal!.canonical);
       if (judged.refused) {
         throw new RuntimeError(ErrorCode.PermissionDenied, `terminal.write to '${call.terminalId}': ${judged.refused}`);
       }
@@ -215,7 +216,7 @@ export async function wirePermission(deps: {
         );
       }
     }
-    if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest);
+    if (call.terminalId && rest !== undefined) promptLines.settle(call.terminalId, rest, reader);
     const shown = answeredBy && askedDir !== undefined ? { shownDirectory: askedDir } : {};
     return { ...(answeredBy ? { answeredBy } : {}), ...shown, ...judged };
   };

@@ -60,18 +60,24 @@ export function judgeWrite(
   return { input: data, foreground, rest: undefined };
 }
 
-/** Per terminal: the unfinished line typed at the shell prompt by earlier writes. */
+/** Per terminal: the unfinished line typed by earlier writes, and whether it was typed at the shell prompt. */
 export class PromptLines {
-  readonly #lines = new Map<string, string>();
+  readonly #lines = new Map<string, { line: string; atPrompt: boolean }>();
 
-  pending(terminalId: string): string {
-    return this.#lines.get(terminalId) ?? '';
+  /**
+   * The unfinished line a write to `terminalId` is judged with, `foreground` reading it. Text typed under a
+   * program is no line at the prompt: the rc's drain discards it before the prompt is drawn (every write sets the
+   * typeahead mark), so carried there it only refused the honest lines typed next (`ls` after `cat` and Ctrl-D).
+   */
+  pending(terminalId: string, foreground?: TerminalForeground): string {
+    const p = this.#lines.get(terminalId);
+    return !p || (foreground?.kind === 'prompt' && !p.atPrompt) ? '' : p.line;
   }
 
-  /** After an allowed write: keep what is unfinished, or forget the terminal's line. */
-  settle(terminalId: string, rest: string | undefined): void {
+  /** After an allowed write typed with `foreground` reading: keep what is unfinished, or forget the line. */
+  settle(terminalId: string, rest: string | undefined, foreground?: TerminalForeground): void {
     if (rest === undefined) this.#lines.delete(terminalId);
-    else this.#lines.set(terminalId, rest);
+    else this.#lines.set(terminalId, { line: rest, atPrompt: foreground?.kind === 'prompt' });
   }
 
   /** An exec clears the prompt line before it types its command: nothing typed earlier is pending. */

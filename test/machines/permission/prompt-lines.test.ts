@@ -109,4 +109,16 @@ describe('PromptLines', () => {
     lines.settle('t-2', undefined);
     expect(lines.pending('t-2')).toBe('');
   });
+
+  it('carries a line typed under a program to that program, not to the prompt (the drain discarded it there)', () => {
+    const lines = new PromptLines();
+    const prompt = { kind: 'prompt' } as const;
+    const cat = { kind: 'program', name: 'cat' } as const;
+    lines.settle('t-1', '\x04touch x', cat);
+    expect(lines.pending('t-1', cat)).toBe('\x04touch x');
+    expect(lines.pending('t-1', { kind: 'program', name: 'python3' })).toBe('\x04touch x');
+    expect(lines.pending('t-1', prompt)).toBe('');
+    lines.settle('t-1', 'rm -r', prompt);
+    expect(lines.pending('t-1', prompt)).toBe('rm -r');
+  });
 });
