@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { call } from '../../infra/transport/client.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
-import { agentSockets, attack, reportAttacks } from './support.ts';
+import { agentSockets, attack, reportAttacks, ALL_BUT_TOUCH_POLICY } from './support.ts';
 
 const LIMIT = 256 * 1024;
 const CANARY = 'UNREAD-INPUT-CANARY';
@@ -27,10 +27,7 @@ beforeAll(async () => {
     mode: 'embedded',
     // Input is what is attacked here, not the gate: every line typed is allowed.
     // (`touch` is denied as a command: the canary of input that reaches the prompt unjudged.)
-    policy: {
-      default: 'allow',
-      tools: { terminal: { always_deny: [{ pattern: '\\btouch\\b' }] }, terminal_input: { default: 'allow' } },
-    },
+    policy: ALL_BUT_TOUCH_POLICY,
     flags: { domains: { terminal: { maxPendingInputBytes: LIMIT } } },
   });
   ok(await rt.call('agent.spawn', { label: 'typist', agentId: 'typist' }));

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { ALL_BUT_TOUCH_POLICY } from './support.ts';
 
 describe('hostile: a line the gate judged stays judged until a command line replaces it', () => {
   let rt: TestRuntime;
@@ -18,10 +19,7 @@ describe('hostile: a line the gate judged stays judged until a command line repl
   beforeAll(async () => {
     rt = await startTestRuntime({
       mode: 'embedded',
-      policy: {
-        default: 'allow',
-        tools: { terminal: { always_deny: [{ pattern: '\\btouch\\b' }] }, terminal_input: { default: 'allow' } },
-      },
+      policy: ALL_BUT_TOUCH_POLICY,
     });
   }, 60_000);
   afterAll(async () => {
