@@ -17,7 +17,8 @@ import { startTestRuntime, type TestRuntime } from '../../support/runtime.ts';
 
 const TOKEN = 'sessions-token-0123456789';
 const MAX = 3;
-const IDLE_MS = 600;
+/** Long enough that a session is not idle between its initialize and its first call on a loaded machine. */
+const IDLE_MS = 3_000;
 
 describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () => {
   let rt: TestRuntime;
@@ -101,18 +102,23 @@ describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () =
       { 'mcp-session-id': sid },
     );
     const text = await r.text();
-    const data = text.split('\n').find((l) => l.startsWith('data: '));
-    return JSON.parse(data ? data.slice(6) : text).result?.structuredContent as Record<string, unknown>;
+    // The reply is the message with this request's id (a stream may carry notifications before it).
+    const messages = text.startsWith('{') ? [text] : text.split('\n').filter((l) => l.startsWith('data: '));
+    const reply = messages.map((m) => JSON.parse(m.replace(/^data: /, ''))).find((m) => m.id === 3);
+    if (!reply?.result || reply.result.isError) throw new Error(`${name} in ${sid}: ${r.status} ${text.slice(0, 500)}`);
+    return reply.result.structuredContent as Record<string, unknown>;
   }
 
   it(`past ${MAX} sessions the least recently used idle one without terminals makes room, else a refusal`, async () => {
     const before = await children();
-    const sids = [];
-    for (let i = 0; i < MAX; i++) sids.push(await session());
-    expect(await children()).toBe(before + MAX);
     // Each keeps a terminal open (a dev server left running between calls): none is let go, not even when idle.
-    const terminals = [];
-    for (const sid of sids) terminals.push(String((await tool(sid, 'terminal_open', {}))['terminalId']));
+    const sids: string[] = [];
+    const terminals: string[] = [];
+    for (let i = 0; i < MAX; i++) {
+      sids.push(await session());
+      terminals.push(String((await tool(sids[i]!, 'terminal_open', {}))['terminalId']));
+    }
+    expect(await children()).toBe(before + MAX);
     await new Promise((done) => setTimeout(done, 2 * IDLE_MS));
     expect(await children()).toBe(before + MAX);
     const over = await post(initialize);
