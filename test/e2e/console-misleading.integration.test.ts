@@ -77,13 +77,8 @@ describe('web console: an agent tries to mislead the operator', { timeout: 90_00
     // Keys a browser draws as empty boxes are what a REPL acts on (Ctrl-A then Ctrl-D turned a comment into code);
     // a path long enough to push its end out of its box is still the whole path.
     const dir = Array.from({ length: 7 }, (_, i) => `d${i}${'x'.repeat(190)}`).join('/');
-    const asked = call(
-      rt.bus,
-      'helper',
-      'file.write',
-      { path: `docs/${dir}/run.sh`, content: 'echo safe\r# note\x01\x1b[2K\n' },
-      { timeoutMs: 60_000 },
-    );
+    const data = { path: `docs/${dir}/run.sh`, content: 'echo safe\r# note\x01\x1b[2K\n' };
+    const asked = call(rt.bus, 'helper', 'file.write', data, { timeoutMs: 60_000 });
     await ui.page.getByRole('tab', { name: /Approvals/ }).click();
     const ask = ui.page.getByRole('article', { name: /write_file request .* from helper/ });
     await expect.poll(() => ask.count(), POLL).toBe(1);
@@ -109,11 +104,8 @@ describe('web console: an agent tries to mislead the operator', { timeout: 90_00
     const big = ui.page.getByRole('region', { name: `file ${join(rt.workspace, 'gen/lines.txt')}` });
     expect(await big.locator('.line.add').count()).toBeGreaterThanOrEqual(170_000);
     expect(await ui.page.locator('#notice').textContent()).not.toContain('refresh failed');
-    ok(
-      await rt.call('review.reject', {
-        paths: [join(rt.workspace, 'gen/lines.txt'), join(rt.workspace, 'src/backdoor.js')],
-      }),
-    );
+    const paths = ['gen/lines.txt', 'src/backdoor.js'].map((p) => join(rt.workspace, p));
+    ok(await rt.call('review.reject', { paths }));
   });
 
   it('a file too big for the listing cannot be accepted unseen: its diff loads first', async () => {
