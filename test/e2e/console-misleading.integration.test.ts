@@ -9,9 +9,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../../infra/transport/client.ts';
-import { type ConsoleUnderTest, openConsole, openConsoleScene } from '../support/console.ts';
+import { type ConsoleUnderTest, noAsksLeft, openConsole, openConsoleScene } from '../support/console.ts';
 import { ok } from '../support/replies.ts';
 import type { TestRuntime } from '../support/runtime.ts';
 
@@ -27,6 +27,7 @@ describe('web console: an agent tries to mislead the operator', { timeout: 90_00
       tools: { write_file: { always_confirm: [{ pattern: '^docs/' }] } },
     }));
   }, 60_000);
+  afterEach(() => noAsksLeft(ui));
   afterAll(async () => {
     await ui?.dispose();
     await rt?.dispose();
@@ -178,13 +179,8 @@ describe('web console: an agent tries to mislead the operator', { timeout: 90_00
   });
 
   it("a stream of an agent's facts does not redraw the asks under the operator (scroll and focus stay)", async () => {
-    const write = call(
-      rt.bus,
-      'helper',
-      'file.write',
-      { path: 'docs/scroll.md', content: 'line\n'.repeat(300) },
-      { timeoutMs: 60_000 },
-    );
+    const data = { path: 'docs/scroll.md', content: 'line\n'.repeat(300) };
+    const write = call(rt.bus, 'helper', 'file.write', data, { timeoutMs: 60_000 });
     const { terminalId } = ok(await call(rt.bus, 'helper', 'terminal.open', {}, { timeoutMs: 30_000 }));
     await ui.page.getByRole('tab', { name: /Approvals/ }).click();
     const ask = ui.page.getByRole('article', { name: /write_file request .* from helper/ });

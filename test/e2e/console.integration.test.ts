@@ -10,10 +10,10 @@ import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { connect, credsAuthenticator } from '@nats-io/transport-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { screenAt } from '../../infra/terminal/screen-replay.ts';
 import { call } from '../../infra/transport/client.ts';
-import { type ConsoleUnderTest, openConsoleScene, pressOnNextAsk } from '../support/console.ts';
+import { type ConsoleUnderTest, noAsksLeft, openConsoleScene, pressOnNextAsk } from '../support/console.ts';
 import { ok } from '../support/replies.ts';
 import type { TestRuntime } from '../support/runtime.ts';
 
@@ -36,6 +36,7 @@ describe('web console', { timeout: 90_000 }, () => {
       'write the plan',
     ));
   }, 60_000);
+  afterEach(() => noAsksLeft(ui));
   afterAll(async () => {
     await ui?.dispose();
     await rt?.dispose();

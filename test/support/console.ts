@@ -95,3 +95,16 @@ export async function pressOnNextAsk(page: Page, key: string): Promise<() => Pro
   }, key);
   return () => page.evaluate(() => (window as unknown as { pressedFor: Promise<string> }).pressedFor);
 }
+
+/**
+ * Waits until the page shows no ask. An answered ask leaves the page when its fact arrives, which can be after
+ * the call's reply: a test that counts asks starts only when the last test's are gone (CI once counted the last
+ * test's ask as the next one's).
+ */
+export async function noAsksLeft(ui: ConsoleUnderTest): Promise<void> {
+  const left = ui.page.locator('article.ask');
+  for (const until = Date.now() + 20_000; (await left.count()) > 0; ) {
+    if (Date.now() > until) throw new Error(`${await left.count()} asks still on the page 20 s after the test`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
