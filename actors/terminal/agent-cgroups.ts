@@ -18,7 +18,7 @@
  * running as the same user can.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import type { Logger } from 'pino';
@@ -26,14 +26,9 @@ import { AgentsOomWatch } from './agents-oom.ts';
 import { ownMemoryLimit, procTexts, removeTree, staleCgroups, thisRuntime } from './cgroup-files.ts';
 import { emptyLeaf, emptyStale, HiddenScans, type LeafHierarchy } from './leaf-empty.ts';
 import { joinCostHint, JoinWarmer } from './join-cost.ts';
-import {
-  cgroupPath,
-  cgroupV1Dir,
-  memoryBoundBytes,
-  type CgroupController,
-  type MemoryBound,
-} from '../../machines/terminal/cgroup-v1.ts';
-import { type LimitHit, shownBytes } from '../../machines/terminal/limit-hints.ts';
+import { type BoundFile, type DirMaker, type DirOp, makeDirsHere, memoryBound, writeBound } from './cgroup-bounds.ts';
+import { cgroupPath, cgroupV1Dir, type CgroupController, type MemoryBound } from '../../machines/terminal/cgroup-v1.ts';
+import type { LimitHit } from '../../machines/terminal/limit-hints.ts';
 import { runtimeCgroupName } from '../../machines/terminal/stale-cgroups.ts';
 import { ErrorCode, LimitExceededError, RuntimeError } from '../../schemas/errors.ts';
 import type { AgentLimitKey } from '../../schemas/terminal-values.ts';
@@ -50,8 +45,6 @@ export type AgentLimits = {
 
 /** Below each base: the cgroup every agent but the operator sits in (`maxMemoryAllAgents` bounds it). */
 const AGENTS = 'agents';
-
-type BoundFile = { file: string; value: string; optional?: boolean };
 
 /** One hierarchy the limits live in: where this runtime's cgroup is, and the files each agent's bound sets. */
 type Hierarchy = {
@@ -214,34 +207,43 @@ export class AgentCgroups {
   /**
    * Leaves for `terminalId` in the cgroups of the last agent of `lineage` (root first), making the agents'
    * cgroups on the way; returns the `cgroup.procs` files the shell writes its pid to (`SpawnSpec.cgroupProcs`).
+   * The directories are made by `makeDirs` (the shell helper's process: a cgroup's mkdir takes ~0.4 ms in the
+   * kernel, and 32 terminals opened at once held this loop ~55 ms while the first agents' commands waited). The
+   * entries and counts are taken in the call's first turn, so a release in between never removes an agent's
+   * cgroup a join is using; `makeDirs` runs its batches in the order given, so an agent's directory is made
+   * before a later join's leaf in it.
    */
-  join(terminalId: string, lineage: readonly string[]): string[] {
+  async join(terminalId: string, lineage: readonly string[], makeDirs: DirMaker = makeDirsHere): Promise<string[]> {
     let rel = '';
-    try {
-      for (const [i, agentId] of lineage.entries()) {
-        // The operator's terminals stay outside AGENTS; an agent below it (or the top one on this host) is in it.
-        const root = agentId === this.#rootAgentId;
-        const parent = !root && (i === 0 || lineage[i - 1] === this.#rootAgentId) ? AGENTS : rel;
-        let agent = this.#agents.get(agentId);
-        if (!agent || dirname(agent.rel) !== (parent || '.')) {
-          agent = { rel: join(parent, `a${++this.#next}`), terminals: 0 };
-          for (const h of this.#hierarchies) {
-            const dir = join(h.base, agent.rel);
-            mkdirSync(dir);
-            if (!root) writeBound(dir, h.bound);
-          }
-          this.#agents.set(agentId, agent);
+    const ops: DirOp[] = [];
+    const created: Array<[string, AgentDir]> = [];
+    for (const [i, agentId] of lineage.entries()) {
+      // The operator's terminals stay outside AGENTS; an agent below it (or the top one on this host) is in it.
+      const root = agentId === this.#rootAgentId;
+      const parent = !root && (i === 0 || lineage[i - 1] === this.#rootAgentId) ? AGENTS : rel;
+      let agent = this.#agents.get(agentId);
+      if (!agent || dirname(agent.rel) !== (parent || '.')) {
+        agent = { rel: join(parent, `a${++this.#next}`), terminals: 0 };
+        for (const h of this.#hierarchies) {
+          const dir = join(h.base, agent.rel);
+          ops.push({ mkdir: dir });
+          if (!root)
+            for (const b of h.bound) ops.push({ write: join(dir, b.file), value: b.value, optional: b.optional });
         }
-        rel = agent.rel;
+        this.#agents.set(agentId, agent);
+        created.push([agentId, agent]);
       }
-      for (const agentId of lineage) this.#agents.get(agentId)!.terminals++;
-      const leaf = join(rel, `t-${terminalId}`);
-      this.#leaves.set(terminalId, { rel: leaf, lineage, reported: new Map() });
-      return this.#hierarchies.map((h) => {
-        mkdirSync(join(h.base, leaf));
-        return join(h.base, leaf, 'cgroup.procs');
-      });
+      rel = agent.rel;
+    }
+    for (const agentId of lineage) this.#agents.get(agentId)!.terminals++;
+    const leaf = join(rel, `t-${terminalId}`);
+    this.#leaves.set(terminalId, { rel: leaf, lineage, reported: new Map() });
+    for (const h of this.#hierarchies) ops.push({ mkdir: join(h.base, leaf) });
+    try {
+      await makeDirs(ops);
     } catch (err) {
+      // Not made: the agent's next terminal makes its cgroup again (the caller releases this leaf).
+      for (const [agentId, agent] of created) if (this.#agents.get(agentId) === agent) this.#agents.delete(agentId);
       throw new RuntimeError(
         ErrorCode.Unavailable,
         `cannot make the cgroups of terminal '${terminalId}' under ` +
@@ -249,6 +251,7 @@ export class AgentCgroups {
           `to check the cgroups or set ${this.#hierarchies.map((h) => `domains.terminal.${h.key}`).join(' and ')} to 0`,
       );
     }
+    return this.#hierarchies.map((h) => join(h.base, leaf, 'cgroup.procs'));
   }
 
   /**
@@ -359,28 +362,4 @@ export class AgentCgroups {
       }
     }
   }
-}
-
-/** Writes a bound's files in order; a file the kernel lacks is skipped when `optional`. */
-function writeBound(dir: string, bound: readonly BoundFile[]): void {
-  for (const { file, value, optional } of bound) {
-    if (!optional || existsSync(join(dir, file))) writeFileSync(join(dir, file), value);
-  }
-}
-
-/**
- * A memory bound's files and how a hint shows it, or undefined for none. Swap counts too where the kernel
- * accounts it (memsw: memory plus swap; written after, as it must not be lower).
- */
-function memoryBound(setting: MemoryBound, available: number): { bound: BoundFile[]; shown: string } | undefined {
-  const bytes = memoryBoundBytes(setting, available);
-  if (bytes <= 0) return undefined;
-  const value = String(bytes);
-  return {
-    bound: [
-      { file: 'memory.limit_in_bytes', value },
-      { file: 'memory.memsw.limit_in_bytes', value, optional: true },
-    ],
-    shown: typeof setting === 'string' ? `${setting}: ${shownBytes(bytes)}` : shownBytes(bytes),
-  };
 }

@@ -17,6 +17,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { type IPty, spawn as ptySpawn } from '@lydell/node-pty';
 import type { Logger } from 'pino';
+import { type DirOp, makeDirsHere } from './cgroup-bounds.ts';
 import { commandLine, type SpawnSpec, terminalEnv, which } from './pty-spawn.ts';
 import { LINE_SETTINGS, sessionCommand } from './session-command.ts';
 import { readStat } from './terminal-proc.ts';
@@ -32,6 +33,8 @@ type FromChild =
   | { type: 'ready' }
   | { type: 'spawned'; id: number; pid: number }
   | { type: 'failed'; id: number; error: string }
+  | { type: 'made'; id: number }
+  | { type: 'unmade'; id: number; error: string }
   | { type: 'exit'; pid: number; exitCode: number; signal: number };
 
 // Relative to the root, not this file: the same path from actors/terminal/ and from the bundle in dist/cli/.
@@ -94,6 +97,22 @@ export class PtyZygote {
       closeSync(opened.slave);
     }
     return this.#wrap(native, { fd: opened.master, pid, pty: opened.pty }, spec, file, args);
+  }
+
+  /**
+   * A terminal's cgroup steps (`AgentCgroups.join`) run in the helper's process, in order with every other
+   * batch and before the spawn requested after them; here, synchronously, when the helper is not in use.
+   */
+  async makeDirs(ops: readonly DirOp[]): Promise<void> {
+    if (this.#off || !(await this.#start())) return makeDirsHere(ops);
+    await new Promise<number>((resolve, reject) => {
+      const child = this.#child;
+      if (!child?.connected) return reject(new Error('the shell helper is not running; open the terminal again'));
+      const id = this.#next++;
+      this.#pending.set(id, { resolve, reject });
+      this.#hold();
+      child.send({ type: 'dirs', id, ops });
+    });
   }
 
   /** Stops the helper; shells it started keep running until their terminals close them. */
@@ -229,11 +248,13 @@ export class PtyZygote {
     if (m.type === 'ready') {
       ready(true);
       this.#hold();
-    } else if (m.type === 'spawned' || m.type === 'failed') {
+    } else if (m.type === 'spawned' || m.type === 'failed' || m.type === 'made' || m.type === 'unmade') {
       const p = this.#pending.get(m.id);
       this.#pending.delete(m.id);
       this.#hold();
       if (m.type === 'spawned') p?.resolve(m.pid);
+      else if (m.type === 'made') p?.resolve(0);
+      else if (m.type === 'unmade') p?.reject(new Error(m.error));
       else p?.reject(new Error(`the shell could not be started: ${m.error}`));
     } else if (m.type === 'exit') {
       const onExit = this.#exits.get(m.pid);

@@ -151,7 +151,7 @@ export class TerminalManager {
     let pty: IPty | undefined;
     try {
       if (this.cgroups) {
-        spec.cgroupProcs = this.cgroups.join(spec.terminalId, lineage);
+        spec.cgroupProcs = await this.cgroups.join(spec.terminalId, lineage, (ops) => this.#zygote.makeDirs(ops));
         // The grace period the shell's join waits for starts now, and runs while the shell is started.
         this.cgroups.warmJoin();
       }

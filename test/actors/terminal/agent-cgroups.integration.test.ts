@@ -12,6 +12,8 @@ import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentCgroups } from '../../../actors/terminal/agent-cgroups.ts';
+import type { DirOp } from '../../../actors/terminal/cgroup-bounds.ts';
+import { PtyZygote } from '../../../actors/terminal/pty-zygote.ts';
 import { which } from '../../../actors/terminal/pty-spawn.ts';
 import { ownCgroup } from '../../hostile/cgroup-support.ts';
 
@@ -26,13 +28,13 @@ describe.skipIf(!writable)('AgentCgroups: an agent closing its last terminal whi
     cgroups = AgentCgroups.open(limits, 'main', log);
     expect(cgroups).toBeDefined();
     const lineage = ['main', 'worker'];
-    let procs = cgroups!.join('term0', lineage);
+    let procs = await cgroups!.join('term0', lineage);
     // Join the next terminal after 1 to 40 turns of the event loop into the release of the last one: one of them
     // falls between the removal of the leaf and that of the agent's own cgroup, in each hierarchy.
     for (let i = 1; i <= 40; i++) {
       const releasing = cgroups!.release(`term${i - 1}`);
       for (let turn = 0; turn < i; turn++) await new Promise((r) => setImmediate(r));
-      procs = cgroups!.join(`term${i}`, lineage);
+      procs = await cgroups!.join(`term${i}`, lineage);
       await releasing;
       const missing = procs.map(dirname).filter((dir) => !existsSync(dir));
       expect(missing, `join ${i}, ${i} turns into the release`).toEqual([]);
@@ -46,7 +48,7 @@ describe.skipIf(!writable)('AgentCgroups: an agent closing its last terminal whi
 describe.skipIf(!writable)('AgentCgroups: a process that moved itself into a sub-cgroup of its leaf', () => {
   it('is killed with its terminal, and the leaf with its sub-cgroups is removed', async () => {
     cgroups ??= AgentCgroups.open(limits, 'main', log);
-    const procs = cgroups!.join('nested', ['main', 'nester']);
+    const procs = await cgroups!.join('nested', ['main', 'nester']);
     const sleeper = spawn('sleep', ['1000'], { stdio: 'ignore' });
     const pid = sleeper.pid!;
     const gone = new Promise((r) => sleeper.once('exit', r));
@@ -68,7 +70,7 @@ describe.skipIf(!writable)('AgentCgroups: a process that moved itself into a sub
 describe.skipIf(!writable)('AgentCgroups: a process hidden below more sub-cgroups than a read takes', () => {
   it('is found by its own cgroup file and killed first, then the leaf and its sub-cgroups are removed', async () => {
     cgroups ??= AgentCgroups.open(limits, 'main', log);
-    const procs = cgroups!.join('crowded', ['main', 'crowder']);
+    const procs = await cgroups!.join('crowded', ['main', 'crowder']);
     const sleeper = spawn('sleep', ['1000'], { stdio: 'ignore' });
     // 4,200 empty sub-cgroups (a read takes 256; a first fix read 4,096 and then stopped), and the process two
     // levels down, beyond what one read reaches.
@@ -104,7 +106,7 @@ const DEEP_HIDER = [
 describe.skipIf(!writable)('AgentCgroups: a process hidden below a path longer than PATH_MAX', () => {
   it('is found by its own cgroup file and killed, and the leaf with its sub-cgroups is removed', async () => {
     cgroups ??= AgentCgroups.open(limits, 'main', log);
-    const leaves = cgroups!.join('deep', ['main', 'deeper']).map(dirname);
+    const leaves = (await cgroups!.join('deep', ['main', 'deeper'])).map(dirname);
     const hider = spawn('perl', ['-e', DEEP_HIDER, ...leaves], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise<void>((resolve, reject) => {
@@ -162,7 +164,7 @@ int main(int argc, char **argv) {
 describe.skipIf(!writable || !which('cc'))('AgentCgroups: a process whose main thread ended, hidden below', () => {
   it("is found by its threads' own cgroup files and killed before the sub-cgroups are removed", async () => {
     cgroups ??= AgentCgroups.open(limits, 'main', log);
-    const leaves = cgroups!.join('threads', ['main', 'threader']).map(dirname);
+    const leaves = (await cgroups!.join('threads', ['main', 'threader'])).map(dirname);
     const dir = mkdtempSync(join(tmpdir(), 'skein-hider-'));
     writeFileSync(join(dir, 'hider.c'), THREAD_HIDER);
     execFileSync('cc', ['-pthread', '-o', join(dir, 'hider'), join(dir, 'hider.c')]);
@@ -193,7 +195,7 @@ describe.skipIf(!writable)('AgentCgroups: an agent at its memory bound, its hog 
   it('has the hog killed by the OOM watch, which finds it by its own cgroup file', async () => {
     const MiB = 1024 * 1024;
     const bounded = AgentCgroups.open({ ...limits, maxMemoryPerAgent: 64 * MiB }, 'main', log)!;
-    const leaves = bounded.join('hog', ['main', 'hoarder']).map(dirname);
+    const leaves = (await bounded.join('hog', ['main', 'hoarder'])).map(dirname);
     // Waits to be moved, then asks for twice the bound.
     const hog = spawn('perl', ['-e', 'sleep 1; my @m; push @m, "x" x 1048576 for 1 .. 128; sleep 600'], {
       stdio: 'ignore',
@@ -225,8 +227,8 @@ describe.skipIf(!writable)(
       const MiB = 1024 * 1024;
       const bounded = AgentCgroups.open({ ...limits, maxMemoryPerAgent: 64 * MiB }, 'main', log)!;
       // A quiet agent whose leaf is read (and scanned) first, then the hog's.
-      const quiet = bounded.join('quiet', ['main', 'quiet']).map(dirname);
-      const leaves = bounded.join('hog2', ['main', 'hoarder2']).map(dirname);
+      const quiet = (await bounded.join('quiet', ['main', 'quiet'])).map(dirname);
+      const leaves = (await bounded.join('hog2', ['main', 'hoarder2'])).map(dirname);
       const sleeper = spawn('sleep', ['600'], { stdio: 'ignore' });
       const hog = spawn('perl', ['-e', 'sleep 1; my @m; push @m, "x" x 1048576 for 1 .. 128; sleep 600'], {
         stdio: 'ignore',
@@ -287,7 +289,7 @@ describe.skipIf(!writable || !which('cc'))('AgentCgroups: a process that changes
     // spins on a failing fork(), and 512 of them at full weight starved the machine (load 43 in one CI run: this
     // test and three tests beside it timed out). The pid changes faster than kills land all the same.
     const own = AgentCgroups.open({ ...limits, maxProcessesPerAgent: 32 }, 'main', log)!;
-    const leaves = own.join('hop', ['main', 'hopper']).map(dirname);
+    const leaves = (await own.join('hop', ['main', 'hopper'])).map(dirname);
     const dir = mkdtempSync(join(tmpdir(), 'skein-hopper-'));
     const marker = `HOP-CANARY-${process.pid}-${Date.now()}`;
     writeFileSync(join(dir, 'hop.c'), HOPPER);
@@ -320,7 +322,7 @@ describe.skipIf(!writable || !which('cc'))('AgentCgroups: a process that changes
 describe.skipIf(!writable)('AgentCgroups: a leaf with a chain of 5,000 nested sub-cgroups', () => {
   it('is removed whole, the walk not recursing once per level', async () => {
     cgroups ??= AgentCgroups.open(limits, 'main', log);
-    const procs = cgroups!.join('chain', ['main', 'chainer']);
+    const procs = await cgroups!.join('chain', ['main', 'chainer']);
     const pidsLeaf = dirname(procs.find((f) => f.includes('/pids/'))!);
     // What a shell owning its leaf can make, relative to each directory (no path from the runtime names the bottom).
     execFileSync('perl', [
@@ -355,5 +357,53 @@ describe.skipIf(!writable)("AgentCgroups: a terminal open's early grace period (
     expect(own.ok).toBe(true);
     expect(seen).toEqual([`${join((own as { dir: string }).dir, 'cgroup.procs')} ${process.pid}`]);
     expect(readFileSync('/proc/self/cgroup', 'utf8')).toBe(before);
+  });
+});
+
+describe.skipIf(!writable)("AgentCgroups: cgroups made in the shell helper's process", () => {
+  it('joins during releases land in directories that exist; a failed one is refused, the next makes them', async () => {
+    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const zygote = new PtyZygote(log);
+    try {
+      const helper = (ops: readonly DirOp[]) => zygote.makeDirs(ops);
+      const lineage = ['main', 'remote'];
+      let procs = await cgroups!.join('z0', lineage, helper);
+      for (let i = 1; i <= 20; i++) {
+        const releasing = cgroups!.release(`z${i - 1}`);
+        for (let turn = 0; turn < i; turn++) await new Promise((r) => setImmediate(r));
+        procs = await cgroups!.join(`z${i}`, lineage, helper);
+        await releasing;
+        expect(
+          procs.map(dirname).filter((dir) => !existsSync(dir)),
+          `join ${i}`,
+        ).toEqual([]);
+      }
+      // The agent's cgroup is made with a bound: its pids.max is the configured one.
+      const agentPids = join(dirname(dirname(procs.find((p) => p.includes('/pids/')) ?? procs[0]!)), 'pids.max');
+      expect(readFileSync(agentPids, 'utf8').trim()).toBe(String(limits.maxProcessesPerAgent));
+      await cgroups!.release('z20');
+      // Two joins at once of a new agent, the helper failing the first batch: both are refused with the reason
+      // (the second's leaf had no agent cgroup to go in), and the agent's next terminal makes its cgroup again.
+      let calls = 0;
+      const failing = (ops: readonly DirOp[]) =>
+        ++calls === 1 ? zygote.makeDirs([{ mkdir: '/proc/no-such-dir/x' }, ...ops]) : zygote.makeDirs(ops);
+      const both = await Promise.allSettled([
+        cgroups!.join('f1', ['main', 'flaky'], failing),
+        cgroups!.join('f2', ['main', 'flaky'], failing),
+      ]);
+      for (const r of both) {
+        expect(r.status).toBe('rejected');
+        expect(((r as PromiseRejectedResult).reason as Error).message).toMatch(
+          /^cannot make the cgroups of terminal 'f[12]' under .*(ENOENT|no such file)/,
+        );
+      }
+      for (const id of ['f1', 'f2']) await cgroups!.release(id);
+      const again = await cgroups!.join('f3', ['main', 'flaky'], helper);
+      expect(again.map(dirname).filter((dir) => !existsSync(dir))).toEqual([]);
+      await cgroups!.release('f3');
+      expect(existsSync(dirname(dirname(again[0]!)))).toBe(false);
+    } finally {
+      zygote.close();
+    }
   });
 });

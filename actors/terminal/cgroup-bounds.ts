@@ -1,0 +1,60 @@
+/**
+ * @module
+ * The files of a per-agent cgroup bound (agent-cgroups.ts): what a memory bound writes, and writing a bound's
+ * files in order; the steps that make a terminal's cgroups, and running them here.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { memoryBoundBytes, type MemoryBound } from '../../machines/terminal/cgroup-v1.ts';
+import { shownBytes } from '../../machines/terminal/limit-hints.ts';
+
+/** One file of a bound; a file the kernel lacks is skipped when `optional`. */
+export type BoundFile = { file: string; value: string; optional?: boolean };
+
+/**
+ * One step of making a terminal's cgroups: a directory, or a bound's file (skipped when `optional` and the kernel
+ * lacks it). Plain data: the shell helper's process runs them too (pty-zygote-child.mjs).
+ */
+export type DirOp = { mkdir: string } | { write: string; value: string; optional?: boolean | undefined };
+/** Runs steps in order, and batches in the order given; rejects at the first failure. */
+export type DirMaker = (ops: readonly DirOp[]) => Promise<void>;
+
+/** `DirMaker` in this process, synchronously in the call. */
+export const makeDirsHere: DirMaker = (ops) => {
+  try {
+    for (const op of ops) {
+      if ('mkdir' in op) mkdirSync(op.mkdir);
+      else if (!op.optional || existsSync(op.write)) writeFileSync(op.write, op.value);
+    }
+    return Promise.resolve();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+};
+
+/** Writes a bound's files in order; a file the kernel lacks is skipped when `optional`. */
+export function writeBound(dir: string, bound: readonly BoundFile[]): void {
+  for (const { file, value, optional } of bound) {
+    if (!optional || existsSync(join(dir, file))) writeFileSync(join(dir, file), value);
+  }
+}
+
+/**
+ * A memory bound's files and how a hint shows it, or undefined for none. Swap counts too where the kernel
+ * accounts it (memsw: memory plus swap; written after, as it must not be lower).
+ */
+export function memoryBound(
+  setting: MemoryBound,
+  available: number,
+): { bound: BoundFile[]; shown: string } | undefined {
+  const bytes = memoryBoundBytes(setting, available);
+  if (bytes <= 0) return undefined;
+  const value = String(bytes);
+  return {
+    bound: [
+      { file: 'memory.limit_in_bytes', value },
+      { file: 'memory.memsw.limit_in_bytes', value, optional: true },
+    ],
+    shown: typeof setting === 'string' ? `${setting}: ${shownBytes(bytes)}` : shownBytes(bytes),
+  };
+}
