@@ -129,13 +129,14 @@ export const TerminalInputWritten = defineEvent('terminal.input.written', {
 export const TerminalInputDropped = defineEvent('terminal.input.dropped', {
   summary:
     'Input accepted earlier (terminal.input.written) was never written to the terminal: its program had not read ' +
-    'it when the next command line was typed, or when a timeout interrupted it; `bytes` of it were dropped.',
+    'it when the next command line was typed (next-command), when a timeout interrupted it (interrupt), or when ' +
+    'the terminal closed or its shell went away (closed); `bytes` of it were dropped.',
   aggregate: 'terminal',
   aggregateId: tid,
   data: z.object({
     terminalId: TerminalId,
     bytes: z.number().int().min(1),
-    reason: z.enum(['next-command', 'interrupt']),
+    reason: z.enum(['next-command', 'interrupt', 'closed']),
   }),
   describe: (d) => `${d.terminalId} ${d.bytes}B of input dropped unwritten (${d.reason})`,
 });

@@ -44,6 +44,8 @@ export class PtyInput {
   #timer: NodeJS.Timeout | undefined;
   #delay = FIRST_RETRY_MS;
   #closed = false;
+  /** The agent's bytes dropped when writing stopped for good (the shell's side gone), until `close` reports them. */
+  #lost = 0;
   /** node-pty's socket was not where this reads it: its own (blocking) write is used, as before. */
   readonly #fallback: boolean;
 
@@ -100,9 +102,22 @@ export class PtyInput {
     return dropped;
   }
 
-  /** Drops what is queued and writes nothing more (the terminal is closing, or its shell is gone). */
-  close(): void {
-    this.purge();
+  /**
+   * Drops what is queued and writes nothing more (the terminal is closing, or its shell is gone). Returns the
+   * agent's bytes dropped unwritten since the last call: those still queued, and those dropped when a write found
+   * the shell's side gone.
+   */
+  close(): number {
+    this.#lost += this.purge();
+    this.#closed = true;
+    const lost = this.#lost;
+    this.#lost = 0;
+    return lost;
+  }
+
+  /** Stops writing for good (the PTY is gone): what was queued is reported by the terminal's `close`. */
+  #stop(): void {
+    this.#lost += this.purge();
     this.#closed = true;
   }
 
@@ -111,7 +126,7 @@ export class PtyInput {
     while (this.#queue.length > 0 && !this.#closed) {
       const fd = masterFd(this.#pty);
       if (fd === undefined) {
-        this.close();
+        this.#stop();
         return;
       }
       const head = this.#queue[0]!;
@@ -122,7 +137,7 @@ export class PtyInput {
         if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return this.#retry();
         // EIO and the like: the shell's side is gone; what was typed has nowhere to go.
         this.#log?.debug({ err, dropped: this.#pending }, 'terminal input not written');
-        this.close();
+        this.#stop();
         return;
       }
       this.#pending -= written;

@@ -13,10 +13,15 @@ import { commandInput, type Mark } from './shell-integration.ts';
 import type { IPty } from '@lydell/node-pty';
 import type { PtyInput } from './pty-input.ts';
 import type { Logger } from 'pino';
+import type { z } from 'zod';
 import { checkedFact } from '../../schemas/message.ts';
 import type { TerminalId } from '../../schemas/ids.ts';
 import type { TerminalConfig } from '../../schemas/terminal.ts';
-import { TerminalCommandFinished, TerminalCommandStarted } from '../../schemas/terminal-events.ts';
+import {
+  TerminalCommandFinished,
+  TerminalCommandStarted,
+  type TerminalInputDropped,
+} from '../../schemas/terminal-events.ts';
 import type { RcFiles } from './shell-integration.ts';
 import { type Fact, type Job, newJob, wake } from './terminal-job.ts';
 import type { TerminalOutput } from './terminal-output.ts';
@@ -217,7 +222,7 @@ export class JobRunner {
       s.input.write(commandInput());
     }
     // Input said written and dropped unwritten is told before the start, and its reply waits for both.
-    const said = this.#dropped(dropped, 'next-command');
+    const said = this.inputDropped(dropped, 'next-command');
     const started = this.#emit(
       checkedFact(TerminalCommandStarted, {
         terminalId: s.terminalId,
@@ -248,7 +253,7 @@ export class JobRunner {
     const pgid = foregroundPgid(s.pty.pid);
     if (pgid > 0) signalSafely(-pgid, 'SIGINT');
     else {
-      void this.#dropped(s.input.purge(), 'interrupt');
+      void this.inputDropped(s.input.purge(), 'interrupt');
       s.rc.markTypeahead();
       s.input.write('\x03');
     }
@@ -274,7 +279,7 @@ export class JobRunner {
       });
     } else {
       // The shell itself runs it (a builtin or a shell loop): it cannot be killed without closing the terminal.
-      void this.#dropped(s.input.purge(), 'interrupt');
+      void this.inputDropped(s.input.purge(), 'interrupt');
       s.rc.markTypeahead();
       s.input.write('\x03');
     }
@@ -306,8 +311,8 @@ export class JobRunner {
     }
   }
 
-  /** `terminal.input.dropped` for `bytes` of input purged unwritten; nothing when none were. */
-  #dropped(bytes: number, reason: 'next-command' | 'interrupt'): Promise<void> | undefined {
+  /** `terminal.input.dropped` for `bytes` of the agent's input dropped unwritten; nothing when none were. */
+  inputDropped(bytes: number, reason: z.infer<typeof TerminalInputDropped.data>['reason']): Promise<void> | undefined {
     if (bytes === 0) return undefined;
     const s = this.#session;
     const appended = this.#emit({ type: 'terminal.input.dropped', data: { terminalId: s.terminalId, bytes, reason } });

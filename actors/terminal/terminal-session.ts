@@ -340,10 +340,10 @@ export class TerminalSession {
 
   async #teardown(reason: CloseReason, exit: { exitCode: number; signal?: number } | undefined, why?: string) {
     if (this.status === 'closed') return;
-    this.input.close();
+    const dropped = this.#jobs.inputDropped(this.input.close(), 'closed');
     this.#jobs.stopPolling();
     if (exit && !this.closed) this.#onExit(exit);
-    await this.output.flush();
+    await Promise.all([dropped?.catch(() => undefined), this.output.flush()]);
     const what = `terminal ${reason === 'exited' ? 'exited' : 'closed'}`;
     await this.#jobs.cancelAll(why ? `${what}: ${why}` : what, reason === 'exited');
     this.status = 'closed';
