@@ -70,7 +70,8 @@ const MET: Record<CgroupController, { file: string; field: string }> = {
   pids: { file: 'pids.events', field: 'max' },
 };
 
-type AgentDir = { rel: string; terminals: number };
+/** `made`: settled once the join that made the agent's cgroup did (rejected when it failed). */
+type AgentDir = { rel: string; terminals: number; made: Promise<void> };
 
 export class AgentCgroups {
   readonly #hierarchies: readonly Hierarchy[];
@@ -210,20 +211,28 @@ export class AgentCgroups {
    * The directories are made by `makeDirs` (the shell helper's process: a cgroup's mkdir takes ~0.4 ms in the
    * kernel, and 32 terminals opened at once held this loop ~55 ms while the first agents' commands waited). The
    * entries and counts are taken in the call's first turn, so a release in between never removes an agent's
-   * cgroup a join is using; `makeDirs` runs its batches in the order given, so an agent's directory is made
-   * before a later join's leaf in it.
+   * cgroup a join is using. A join that finds an agent's entry waits for the join that made it, and fails with
+   * it: a leaf never goes into an agent's cgroup that is not made and bounded (`makeDirs` removes what a failed
+   * batch made, so a batch of the same agent's already under way finds no directory either).
    */
   async join(terminalId: string, lineage: readonly string[], makeDirs: DirMaker = makeDirsHere): Promise<string[]> {
     let rel = '';
     const ops: DirOp[] = [];
-    const created: Array<[string, AgentDir]> = [];
+    const created: Array<[string, AgentDir, (err?: unknown) => void]> = [];
+    const waits: Array<Promise<void>> = [];
     for (const [i, agentId] of lineage.entries()) {
       // The operator's terminals stay outside AGENTS; an agent below it (or the top one on this host) is in it.
       const root = agentId === this.#rootAgentId;
       const parent = !root && (i === 0 || lineage[i - 1] === this.#rootAgentId) ? AGENTS : rel;
       let agent = this.#agents.get(agentId);
-      if (!agent || dirname(agent.rel) !== (parent || '.')) {
-        agent = { rel: join(parent, `a${++this.#next}`), terminals: 0 };
+      if (agent && dirname(agent.rel) === (parent || '.')) waits.push(agent.made);
+      else {
+        let settle: (err?: unknown) => void = () => {};
+        const made = new Promise<void>((resolve, reject) => {
+          settle = (err) => (err === undefined ? resolve() : reject(err));
+        });
+        made.catch(() => undefined); // a join that waits for it reports the failure
+        agent = { rel: join(parent, `a${++this.#next}`), terminals: 0, made };
         for (const h of this.#hierarchies) {
           const dir = join(h.base, agent.rel);
           ops.push({ mkdir: dir });
@@ -231,7 +240,7 @@ export class AgentCgroups {
             for (const b of h.bound) ops.push({ write: join(dir, b.file), value: b.value, optional: b.optional });
         }
         this.#agents.set(agentId, agent);
-        created.push([agentId, agent]);
+        created.push([agentId, agent, settle]);
       }
       rel = agent.rel;
     }
@@ -240,10 +249,14 @@ export class AgentCgroups {
     this.#leaves.set(terminalId, { rel: leaf, lineage, reported: new Map() });
     for (const h of this.#hierarchies) ops.push({ mkdir: join(h.base, leaf) });
     try {
+      await Promise.all(waits);
       await makeDirs(ops);
     } catch (err) {
       // Not made: the agent's next terminal makes its cgroup again (the caller releases this leaf).
-      for (const [agentId, agent] of created) if (this.#agents.get(agentId) === agent) this.#agents.delete(agentId);
+      for (const [agentId, agent, settle] of created) {
+        settle(err ?? new Error('not made'));
+        if (this.#agents.get(agentId) === agent) this.#agents.delete(agentId);
+      }
       throw new RuntimeError(
         ErrorCode.Unavailable,
         `cannot make the cgroups of terminal '${terminalId}' under ` +
@@ -251,6 +264,7 @@ export class AgentCgroups {
           `to check the cgroups or set ${this.#hierarchies.map((h) => `domains.terminal.${h.key}`).join(' and ')} to 0`,
       );
     }
+    for (const [, , settle] of created) settle();
     return this.#hierarchies.map((h) => join(h.base, leaf, 'cgroup.procs'));
   }
 

@@ -3,8 +3,9 @@
  * The files of a per-agent cgroup bound (agent-cgroups.ts): what a memory bound writes, and writing a bound's
  * files in order; the steps that make a terminal's cgroups, and running them here.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeDirsSync } from './cgroup-dirs.mjs';
 import { memoryBoundBytes, type MemoryBound } from '../../machines/terminal/cgroup-v1.ts';
 import { shownBytes } from '../../machines/terminal/limit-hints.ts';
 
@@ -16,16 +17,13 @@ export type BoundFile = { file: string; value: string; optional?: boolean };
  * lacks it). Plain data: the shell helper's process runs them too (pty-zygote-child.mjs).
  */
 export type DirOp = { mkdir: string } | { write: string; value: string; optional?: boolean | undefined };
-/** Runs steps in order, and batches in the order given; rejects at the first failure. */
+/** Runs steps in order, and batches in the order given; at the first failure removes what it made and rejects. */
 export type DirMaker = (ops: readonly DirOp[]) => Promise<void>;
 
 /** `DirMaker` in this process, synchronously in the call. */
 export const makeDirsHere: DirMaker = (ops) => {
   try {
-    for (const op of ops) {
-      if ('mkdir' in op) mkdirSync(op.mkdir);
-      else if (!op.optional || existsSync(op.write)) writeFileSync(op.write, op.value);
-    }
+    makeDirsSync(ops);
     return Promise.resolve();
   } catch (err) {
     return Promise.reject(err);

@@ -67,7 +67,12 @@ export class PtyInput {
 
   /** Queues `data` (`fromAgent`: typed by an agent) and writes what the PTY takes now; the rest follows later. */
   write(data: string, fromAgent = false): void {
-    if (this.#closed || data.length === 0) return;
+    if (data.length === 0) return;
+    if (this.#closed) {
+      // Accepted (terminal.input.written says so) after writing stopped: dropped, and counted as such at the close.
+      if (fromAgent) this.#lost += Buffer.byteLength(data, 'utf8');
+      return;
+    }
     if (this.#fallback) {
       this.#pty.write(data);
       return;

@@ -13,8 +13,9 @@
 // Messages to it: { type: 'spawned', id, pid }, { type: 'failed', id, error }, { type: 'exit', pid, exitCode, signal },
 // { type: 'made', id }, { type: 'unmade', id, error }.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { constants } from 'node:os';
+import { makeDirsSync } from './cgroup-dirs.mjs';
 
 // The runtime is gone (its channel closed): so is every PTY master, so go too. Until then signals meant
 // for the runtime's process group (Ctrl-C, a hangup) are the runtime's to act on: it closes its terminals
@@ -68,16 +69,13 @@ function start(m, command, session) {
 }
 
 /**
- * A terminal's cgroup steps, in order; the first failure ends them. Synchronous: each batch ends before the next
- * message (an agent's cgroup is made before a later batch's leaf in it); made off this loop (fs.promises), the
- * fleet bench's commands were no faster.
+ * A terminal's cgroup steps (cgroup-dirs.mjs). Synchronous: each batch ends before the next message (an agent's
+ * cgroup is made before a later batch's leaf in it); made off this loop (fs.promises), the fleet bench's commands
+ * were no faster.
  */
 function makeDirs(m) {
   try {
-    for (const op of m.ops) {
-      if (op.mkdir !== undefined) mkdirSync(op.mkdir);
-      else if (!op.optional || existsSync(op.write)) writeFileSync(op.write, op.value);
-    }
+    makeDirsSync(m.ops);
     process.send?.({ type: 'made', id: m.id });
   } catch (err) {
     process.send?.({ type: 'unmade', id: m.id, error: err instanceof Error ? err.message : String(err) });

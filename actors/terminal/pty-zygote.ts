@@ -104,15 +104,23 @@ export class PtyZygote {
    * batch and before the spawn requested after them; here, synchronously, when the helper is not in use.
    */
   async makeDirs(ops: readonly DirOp[]): Promise<void> {
-    if (this.#off || !(await this.#start())) return makeDirsHere(ops);
-    await new Promise<number>((resolve, reject) => {
-      const child = this.#child;
-      if (!child?.connected) return reject(new Error('the shell helper is not running; open the terminal again'));
-      const id = this.#next++;
-      this.#pending.set(id, { resolve, reject });
-      this.#hold();
-      child.send({ type: 'dirs', id, ops });
-    });
+    // While the helper lives, here too after spawns moved in process (`#wrap`): batches queued there come first.
+    if (!this.#child?.connected && (this.#off || !(await this.#start()))) return makeDirsHere(ops);
+    const child = this.#child;
+    try {
+      await new Promise<number>((resolve, reject) => {
+        if (!child?.connected) return reject(new Error('the shell helper is not running'));
+        const id = this.#next++;
+        this.#pending.set(id, { resolve, reject });
+        this.#hold();
+        child.send({ type: 'dirs', id, ops });
+      });
+    } catch (err) {
+      // Refused by the helper: the batch failed. The helper gone with it (the batches it held are rejected in the
+      // order they were sent, so they are made here in that order): made here, as a spawn then forks here.
+      if (child?.connected) throw err;
+      return makeDirsHere(ops);
+    }
   }
 
   /** Stops the helper; shells it started keep running until their terminals close them. */

@@ -240,8 +240,7 @@ export class TerminalSession {
 
   async write(data: string, secret: boolean): Promise<number> {
     this.#assertOpen();
-    // A program that turned echo off (a password prompt) gets input that must not reach the log,
-    // whether or not the agent remembered `secret: true`.
+    // Input to a program that turned echo off (a password prompt) stays out of the log, `secret: true` or not.
     const hidden = secret || echoIsOff(this.tty);
     const bytes = Buffer.byteLength(data);
     assertInputRoom(this.terminalId, this.input.pendingBytes, bytes, this.#deps.config.maxPendingInputBytes);
@@ -340,15 +339,16 @@ export class TerminalSession {
 
   async #teardown(reason: CloseReason, exit: { exitCode: number; signal?: number } | undefined, why?: string) {
     if (this.status === 'closed') return;
-    const dropped = this.#jobs.inputDropped(this.input.close(), 'closed');
+    const dropped = this.input.close();
     this.#jobs.stopPolling();
     if (exit && !this.closed) this.#onExit(exit);
-    await Promise.all([dropped?.catch(() => undefined), this.output.flush()]);
+    await this.output.flush();
     const what = `terminal ${reason === 'exited' ? 'exited' : 'closed'}`;
     await this.#jobs.cancelAll(why ? `${what}: ${why}` : what, reason === 'exited');
     this.status = 'closed';
-    // Its terminal.opened may still be on its way (a close as the terminal opened): closed once it is stored.
-    if (this.opened || (await this.#opening))
+    // After terminal.opened (a close as it opened waits for it): the input that never reached it, then the close.
+    if (this.opened || (await this.#opening)) {
+      await this.#jobs.inputDropped(dropped, 'closed')?.catch(() => undefined);
       await this.#emit({
         type: 'terminal.closed',
         data: {
@@ -359,6 +359,7 @@ export class TerminalSession {
           cursor: this.output.end,
         },
       });
+    }
     this.output.dispose();
     this.#machine.stop();
     // The shell, the sandbox's init, is gone or SIGKILLed (stopSession): nothing inside can act any more.
@@ -376,11 +377,10 @@ export class TerminalSession {
   }
 
   #emit(fact: Fact): Promise<void> {
-    // The machine sees facts in emission order (the log's), so its deadlines start with the command and its
-    // snapshot is what a replay folds. It is told one microtask after the append is asked for, once the bus
-    // wrote what this turn published: an exec's finish and output tail leave without waiting for the
-    // transition (~0.1 ms). Microtasks keep the order and run before its timers; nothing it does on an event
-    // emits at once (its callbacks are timers), so the order of appends is the order of emits.
+    // The machine sees facts in the log's order: its deadlines start with the command, its snapshot is what a replay
+    // folds. Told one microtask after the append is asked for (once the bus wrote this turn's publishes: an exec's
+    // finish and output tail leave without waiting for the transition, ~0.1 ms). Microtasks keep the order and run
+    // before its timers, and nothing it does on an event emits at once: the order of appends is the order of emits.
     const appended = this.#deps.emit({ ...fact, agentId: this.agentId });
     const event = { type: fact.type, data: fact.data };
     queueMicrotask(() => this.#machine.send(event));

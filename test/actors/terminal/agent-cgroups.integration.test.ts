@@ -382,26 +382,54 @@ describe.skipIf(!writable)("AgentCgroups: cgroups made in the shell helper's pro
       const agentPids = join(dirname(dirname(procs.find((p) => p.includes('/pids/')) ?? procs[0]!)), 'pids.max');
       expect(readFileSync(agentPids, 'utf8').trim()).toBe(String(limits.maxProcessesPerAgent));
       await cgroups!.release('z20');
-      // Two joins at once of a new agent, the helper failing the first batch: both are refused with the reason
-      // (the second's leaf had no agent cgroup to go in), and the agent's next terminal makes its cgroup again.
-      let calls = 0;
-      const failing = (ops: readonly DirOp[]) =>
-        ++calls === 1 ? zygote.makeDirs([{ mkdir: '/proc/no-such-dir/x' }, ...ops]) : zygote.makeDirs(ops);
-      const both = await Promise.allSettled([
-        cgroups!.join('f1', ['main', 'flaky'], failing),
-        cgroups!.join('f2', ['main', 'flaky'], failing),
-      ]);
-      for (const r of both) {
-        expect(r.status).toBe('rejected');
-        expect(((r as PromiseRejectedResult).reason as Error).message).toMatch(
-          /^cannot make the cgroups of terminal 'f[12]' under .*(ENOENT|no such file)/,
+      // Two joins at once of a new agent, the first one's batch failing: before anything is made, after the agent's
+      // cgroup (the kernel refuses its memory bound), or at its leaf. Both are refused (the second would have put
+      // its leaf in an agent cgroup without its bound), nothing of the first is left, and the agent's next terminal
+      // makes its cgroup again, bounded.
+      const failures = {
+        first: (ops: readonly DirOp[]) => [{ mkdir: '/proc/no-such-dir/x' }, ...ops],
+        bound: (ops: readonly DirOp[]) =>
+          ops.map((op) => ('write' in op && op.write.endsWith('/memory.limit_in_bytes') ? { ...op, value: 'x' } : op)),
+        leaf: (ops: readonly DirOp[]) => [...ops.slice(0, -1), { mkdir: '/proc/no-such-dir/x' }, ...ops.slice(-1)],
+      };
+      for (const [mode, spoil] of Object.entries(failures)) {
+        const agent = ['main', `flaky-${mode}`];
+        let first: readonly DirOp[] | undefined;
+        const failing = (ops: readonly DirOp[]) => {
+          if (first) return zygote.makeDirs(ops);
+          first = ops;
+          return zygote.makeDirs(spoil(ops));
+        };
+        const both = await Promise.allSettled([
+          cgroups!.join(`${mode}1`, agent, failing),
+          cgroups!.join(`${mode}2`, agent, failing),
+        ]);
+        expect(
+          both.map((r) => r.status),
+          mode,
+        ).toEqual(['rejected', 'rejected']);
+        const reason = (both[1] as PromiseRejectedResult).reason as Error;
+        expect(reason.message).toMatch(new RegExp(`^cannot make the cgroups of terminal '${mode}2' under `));
+        for (const id of [`${mode}1`, `${mode}2`]) await cgroups!.release(id);
+        const made = first!.flatMap((op) => ('mkdir' in op ? [op.mkdir] : []));
+        expect(
+          made.filter((dir) => existsSync(dir)),
+          mode,
+        ).toEqual([]);
+        const again = (await cgroups!.join(`${mode}3`, agent, helper)).map(dirname);
+        const bounds = again.map((leaf) =>
+          ['pids.max', 'memory.limit_in_bytes']
+            .map((f) => join(dirname(leaf), f))
+            .filter((f) => existsSync(f))
+            .map((f) => readFileSync(f, 'utf8').trim()),
         );
+        expect(bounds.flat().sort(), mode).toEqual([
+          String(limits.maxMemoryPerAgent),
+          String(limits.maxProcessesPerAgent),
+        ]);
+        await cgroups!.release(`${mode}3`);
+        expect(existsSync(dirname(again[0]!)), mode).toBe(false);
       }
-      for (const id of ['f1', 'f2']) await cgroups!.release(id);
-      const again = await cgroups!.join('f3', ['main', 'flaky'], helper);
-      expect(again.map(dirname).filter((dir) => !existsSync(dir))).toEqual([]);
-      await cgroups!.release('f3');
-      expect(existsSync(dirname(dirname(again[0]!)))).toBe(false);
     } finally {
       zygote.close();
     }

@@ -1,0 +1,26 @@
+// Making a terminal's cgroups (cgroup-bounds.ts's DirOp steps). Plain JavaScript: the shell helper
+// (pty-zygote-child.mjs) runs it without a TypeScript loader, and the runtime runs it when there is no helper.
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+
+/**
+ * Runs the steps in order. At the first failure removes the directories they made, then throws: a batch of the
+ * same agent's sent after this one finds no agent cgroup, rather than one without its bound.
+ */
+export function makeDirsSync(ops) {
+  const made = [];
+  try {
+    for (const op of ops) {
+      if (op.mkdir !== undefined) {
+        mkdirSync(op.mkdir);
+        made.push(op.mkdir);
+      } else if (!op.optional || existsSync(op.write)) writeFileSync(op.write, op.value);
+    }
+  } catch (err) {
+    for (const dir of made.reverse()) {
+      try {
+        rmdirSync(dir);
+      } catch {} // left for the runtime's cgroup removal at its stop
+    }
+    throw err;
+  }
+}
