@@ -72,6 +72,12 @@ const MET: Record<CgroupController, { file: string; field: string }> = {
 
 /** `made`: settled once the join that made the agent's cgroup did (rejected when it failed). */
 type AgentDir = { rel: string; terminals: number; made: Promise<void> };
+/**
+ * A terminal's leaf: its path below each base, the agents on the way to it (root first) and the entries its join
+ * counted (a release uncounts those, not the agent's entry of the day: a failed join's entry may have been
+ * replaced since), and the counts of `MET` already reported.
+ */
+type Leaf = { rel: string; lineage: readonly string[]; counted: AgentDir[]; reported: Map<string, number> };
 
 export class AgentCgroups {
   readonly #hierarchies: readonly Hierarchy[];
@@ -84,7 +90,7 @@ export class AgentCgroups {
    * By terminal id: its leaf's path below each base, the agents on the way to it (root first), and the counts
    * of `MET` already reported.
    */
-  readonly #leaves = new Map<string, { rel: string; lineage: readonly string[]; reported: Map<string, number> }>();
+  readonly #leaves = new Map<string, Leaf>();
   readonly #releasing = new Set<Promise<void>>();
   /** At the bound of all agents, the runtime chooses what to kill (agents-oom.ts); its kills by terminal. */
   #oom: AgentsOomWatch | undefined;
@@ -244,9 +250,10 @@ export class AgentCgroups {
       }
       rel = agent.rel;
     }
-    for (const agentId of lineage) this.#agents.get(agentId)!.terminals++;
+    const counted = lineage.map((agentId) => this.#agents.get(agentId)!);
+    for (const agent of counted) agent.terminals++;
     const leaf = join(rel, `t-${terminalId}`);
-    this.#leaves.set(terminalId, { rel: leaf, lineage, reported: new Map() });
+    this.#leaves.set(terminalId, { rel: leaf, lineage, counted, reported: new Map() });
     for (const h of this.#hierarchies) ops.push({ mkdir: join(h.base, leaf) });
     try {
       await Promise.all(waits);
@@ -336,7 +343,7 @@ export class AgentCgroups {
     if (!leaf) return Promise.resolve();
     this.#leaves.delete(terminalId);
     this.#oomKills.delete(terminalId);
-    const done = this.#release(leaf.rel, leaf.lineage).catch((err) =>
+    const done = this.#release(leaf).catch((err) =>
       this.#log.warn({ terminalId, err: (err as Error).message }, 'terminal cgroup left behind'),
     );
     this.#releasing.add(done);
@@ -344,21 +351,28 @@ export class AgentCgroups {
     return done;
   }
 
-  async #release(leaf: string, lineage: readonly string[]): Promise<void> {
+  async #release(leaf: Leaf): Promise<void> {
     try {
-      await emptyLeaf(leaf, this.#hierarchies, this.#scans);
+      await emptyLeaf(leaf.rel, this.#hierarchies, this.#scans);
     } finally {
       // The leaf's count goes whatever became of it: a leaf left behind keeps its agent's cgroup by itself.
-      for (const agentId of [...lineage].reverse()) {
-        const agent = this.#agents.get(agentId);
-        if (!agent || --agent.terminals > 0) continue;
-        try {
-          // Fails while a child agent's cgroup is still there: removed with that one. In one turn, no await: a
-          // join of this agent in between would reuse the entry and make its leaf in a removed directory. The
-          // agent's own cgroup holds no process (its terminals' leaves do), so it has no page cache to reclaim.
-          for (const h of this.#hierarchies) rmdirSync(join(h.base, agent.rel));
-          this.#agents.delete(agentId);
-        } catch {}
+      for (const [i, agent] of [...leaf.counted.entries()].reverse()) {
+        if (--agent.terminals > 0) continue;
+        // Fails while a child agent's cgroup is still there (EBUSY). In one turn, no await: a join of this agent in
+        // between would reuse the entry and make its leaf in a removed directory. The agent's own cgroup holds no
+        // process (its terminals' leaves do), so it has no page cache to reclaim. Once one hierarchy's is gone
+        // the entry goes (the agent's next terminal makes new ones), so none is kept that names a missing one.
+        let gone = false;
+        for (const h of this.#hierarchies) {
+          try {
+            rmdirSync(join(h.base, agent.rel));
+            gone = true;
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code === 'ENOENT') gone = true;
+          }
+        }
+        const agentId = leaf.lineage[i]!;
+        if (gone && this.#agents.get(agentId) === agent) this.#agents.delete(agentId);
       }
     }
   }

@@ -16,11 +16,25 @@ export function makeDirsSync(ops) {
       } else if (!op.optional || existsSync(op.write)) writeFileSync(op.write, op.value);
     }
   } catch (err) {
-    for (const dir of made.reverse()) {
-      try {
-        rmdirSync(dir);
-      } catch {} // left for the runtime's cgroup removal at its stop
-    }
+    removeDirs(made);
     throw err;
+  }
+}
+
+/**
+ * Removes the directories the steps make, if they are there: before the steps run again where another process
+ * may have run part of them (the shell helper, dead before it answered). Their names are new to the join that
+ * asked for them, so nothing else is in them.
+ */
+export function unmakeDirsSync(ops) {
+  removeDirs(ops.flatMap((op) => (op.mkdir === undefined ? [] : [op.mkdir])));
+}
+
+/** Removes `dirs`, last first; one that cannot go is left for the runtime's cgroup removal at its stop. */
+function removeDirs(dirs) {
+  for (const dir of [...dirs].reverse()) {
+    try {
+      rmdirSync(dir);
+    } catch {}
   }
 }

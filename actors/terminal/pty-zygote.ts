@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { type IPty, spawn as ptySpawn } from '@lydell/node-pty';
 import type { Logger } from 'pino';
 import { type DirOp, makeDirsHere } from './cgroup-bounds.ts';
+import { unmakeDirsSync } from './cgroup-dirs.mjs';
 import { commandLine, type SpawnSpec, terminalEnv, which } from './pty-spawn.ts';
 import { LINE_SETTINGS, sessionCommand } from './session-command.ts';
 import { readStat } from './terminal-proc.ts';
@@ -117,8 +118,10 @@ export class PtyZygote {
       });
     } catch (err) {
       // Refused by the helper: the batch failed. The helper gone with it (the batches it held are rejected in the
-      // order they were sent, so they are made here in that order): made here, as a spawn then forks here.
+      // order they were sent, so they are made here in that order): made here, as a spawn then forks here, after
+      // removing what the helper may have made of it before it died.
       if (child?.connected) throw err;
+      unmakeDirsSync(ops);
       return makeDirsHere(ops);
     }
   }

@@ -12,8 +12,6 @@ import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentCgroups } from '../../../actors/terminal/agent-cgroups.ts';
-import type { DirOp } from '../../../actors/terminal/cgroup-bounds.ts';
-import { PtyZygote } from '../../../actors/terminal/pty-zygote.ts';
 import { which } from '../../../actors/terminal/pty-spawn.ts';
 import { ownCgroup } from '../../hostile/cgroup-support.ts';
 
@@ -357,81 +355,5 @@ describe.skipIf(!writable)("AgentCgroups: a terminal open's early grace period (
     expect(own.ok).toBe(true);
     expect(seen).toEqual([`${join((own as { dir: string }).dir, 'cgroup.procs')} ${process.pid}`]);
     expect(readFileSync('/proc/self/cgroup', 'utf8')).toBe(before);
-  });
-});
-
-describe.skipIf(!writable)("AgentCgroups: cgroups made in the shell helper's process", () => {
-  it('joins during releases land in directories that exist; a failed one is refused, the next makes them', async () => {
-    cgroups ??= AgentCgroups.open(limits, 'main', log);
-    const zygote = new PtyZygote(log);
-    try {
-      const helper = (ops: readonly DirOp[]) => zygote.makeDirs(ops);
-      const lineage = ['main', 'remote'];
-      let procs = await cgroups!.join('z0', lineage, helper);
-      for (let i = 1; i <= 20; i++) {
-        const releasing = cgroups!.release(`z${i - 1}`);
-        for (let turn = 0; turn < i; turn++) await new Promise((r) => setImmediate(r));
-        procs = await cgroups!.join(`z${i}`, lineage, helper);
-        await releasing;
-        expect(
-          procs.map(dirname).filter((dir) => !existsSync(dir)),
-          `join ${i}`,
-        ).toEqual([]);
-      }
-      // The agent's cgroup is made with a bound: its pids.max is the configured one.
-      const agentPids = join(dirname(dirname(procs.find((p) => p.includes('/pids/')) ?? procs[0]!)), 'pids.max');
-      expect(readFileSync(agentPids, 'utf8').trim()).toBe(String(limits.maxProcessesPerAgent));
-      await cgroups!.release('z20');
-      // Two joins at once of a new agent, the first one's batch failing: before anything is made, after the agent's
-      // cgroup (the kernel refuses its memory bound), or at its leaf. Both are refused (the second would have put
-      // its leaf in an agent cgroup without its bound), nothing of the first is left, and the agent's next terminal
-      // makes its cgroup again, bounded.
-      const failures = {
-        first: (ops: readonly DirOp[]) => [{ mkdir: '/proc/no-such-dir/x' }, ...ops],
-        bound: (ops: readonly DirOp[]) =>
-          ops.map((op) => ('write' in op && op.write.endsWith('/memory.limit_in_bytes') ? { ...op, value: 'x' } : op)),
-        leaf: (ops: readonly DirOp[]) => [...ops.slice(0, -1), { mkdir: '/proc/no-such-dir/x' }, ...ops.slice(-1)],
-      };
-      for (const [mode, spoil] of Object.entries(failures)) {
-        const agent = ['main', `flaky-${mode}`];
-        let first: readonly DirOp[] | undefined;
-        const failing = (ops: readonly DirOp[]) => {
-          if (first) return zygote.makeDirs(ops);
-          first = ops;
-          return zygote.makeDirs(spoil(ops));
-        };
-        const both = await Promise.allSettled([
-          cgroups!.join(`${mode}1`, agent, failing),
-          cgroups!.join(`${mode}2`, agent, failing),
-        ]);
-        expect(
-          both.map((r) => r.status),
-          mode,
-        ).toEqual(['rejected', 'rejected']);
-        const reason = (both[1] as PromiseRejectedResult).reason as Error;
-        expect(reason.message).toMatch(new RegExp(`^cannot make the cgroups of terminal '${mode}2' under `));
-        for (const id of [`${mode}1`, `${mode}2`]) await cgroups!.release(id);
-        const made = first!.flatMap((op) => ('mkdir' in op ? [op.mkdir] : []));
-        expect(
-          made.filter((dir) => existsSync(dir)),
-          mode,
-        ).toEqual([]);
-        const again = (await cgroups!.join(`${mode}3`, agent, helper)).map(dirname);
-        const bounds = again.map((leaf) =>
-          ['pids.max', 'memory.limit_in_bytes']
-            .map((f) => join(dirname(leaf), f))
-            .filter((f) => existsSync(f))
-            .map((f) => readFileSync(f, 'utf8').trim()),
-        );
-        expect(bounds.flat().sort(), mode).toEqual([
-          String(limits.maxMemoryPerAgent),
-          String(limits.maxProcessesPerAgent),
-        ]);
-        await cgroups!.release(`${mode}3`);
-        expect(existsSync(dirname(again[0]!)), mode).toBe(false);
-      }
-    } finally {
-      zygote.close();
-    }
   });
 });
