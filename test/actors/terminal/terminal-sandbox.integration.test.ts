@@ -148,9 +148,13 @@ describe('TerminalManager: resource arbiter', () => {
     await vi.waitFor(() => expect(h.types(low.terminalId)).toContain('terminal.command.queued'));
     const third = h.manager.exec('boss', { terminalId: boss.terminalId, command: 'echo boss', resources: ['gpu'] });
     await vi.waitFor(() => expect(h.types(boss.terminalId)).toContain('terminal.command.queued'));
+    // Held a while with both waiting: released at once, the holder can finish within the 2 ms its own grant took
+    // (CI: the boss's wait read 2 ms, the holder's 2 ms).
+    await new Promise((r) => setTimeout(r, 100));
     writeFileSync(join(h.workspace, 'release'), '');
     const [r1, r2, r3] = await Promise.all([first, second, third]);
     expect(r1.output).toBe('held\n');
+    expect(r3.resourceWaitMs).toBeGreaterThanOrEqual(100);
     expect(r3.resourceWaitMs).toBeGreaterThan(r1.resourceWaitMs!);
     expect(r2.resourceWaitMs).toBeGreaterThan(r3.resourceWaitMs!);
     expect(r2.output).toBe('low\n');
