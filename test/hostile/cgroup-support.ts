@@ -2,11 +2,14 @@
  * @module
  * What the per-agent limit attacks share (process-limit and memory-limit): where this test process sits in a v1
  * hierarchy, the runtime's cgroup below it, a terminal's leaf, a count in a control file, a sub-agent with its
- * own socket and a terminal, and `limitSuite`, the runtime a file's attacks share.
+ * own socket and a terminal, and `limitSuite`, the runtime a file's attacks share; `sharedAgentCgroups` for the
+ * tests of AgentCgroups itself.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentCgroups } from '../../actors/terminal/agent-cgroups.ts';
 import { cgroupV1Dir, type CgroupController, type CgroupDir } from '../../machines/terminal/cgroup-v1.ts';
 import { call } from '../../infra/transport/client.ts';
 import { ok } from '../support/replies.ts';
@@ -134,4 +137,17 @@ export function limitSuite(file: string, controller: CgroupController, key: stri
       await stopping.dispose();
     },
   };
+}
+
+/**
+ * For a file testing AgentCgroups itself: whether both v1 hierarchies are writable here, the limits and logger it
+ * opens with, and `shared()`, the one instance the file's tests share (disposed after them).
+ */
+export function sharedAgentCgroups() {
+  const limits = { maxProcessesPerAgent: 512, maxMemoryPerAgent: 1 << 30, maxMemoryAllAgents: 2 ** 31 };
+  const log = pino({ level: 'silent' });
+  let cgroups: AgentCgroups | undefined;
+  afterAll(() => cgroups?.dispose());
+  const writable = ownCgroup('pids').ok && ownCgroup('memory').ok;
+  return { writable, limits, log, shared: () => (cgroups ??= AgentCgroups.open(limits, 'main', log)) };
 }

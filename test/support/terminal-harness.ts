@@ -58,3 +58,20 @@ export function terminalHarness(
     },
   };
 }
+
+/**
+ * A fresh harness for each test of the file (made before it, disposed after it): call at the top of a file and use
+ * the returned function for the current test's harness.
+ */
+export function harnessPerTest(
+  options: Parameters<typeof terminalHarness>[0],
+): () => ReturnType<typeof terminalHarness> {
+  let h: ReturnType<typeof terminalHarness> | undefined;
+  beforeEach(() => {
+    h = terminalHarness(options);
+  });
+  afterEach(async () => {
+    await h?.dispose();
+  });
+  return () => h!;
+}

@@ -6,23 +6,17 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
-import { AgentCgroups } from '../../../actors/terminal/agent-cgroups.ts';
+import { describe, expect, it } from 'vitest';
 import { type DirOp, makeDirsHere } from '../../../actors/terminal/cgroup-bounds.ts';
 import { makeDirsSync } from '../../../actors/terminal/cgroup-dirs.mjs';
 import { PtyZygote } from '../../../actors/terminal/pty-zygote.ts';
-import { ownCgroup } from '../../hostile/cgroup-support.ts';
+import { sharedAgentCgroups } from '../../hostile/cgroup-support.ts';
 
-const writable = ownCgroup('pids').ok && ownCgroup('memory').ok;
-const log = pino({ level: 'silent' });
-const limits = { maxProcessesPerAgent: 512, maxMemoryPerAgent: 1 << 30, maxMemoryAllAgents: 2 ** 31 };
-let cgroups: AgentCgroups | undefined;
-afterAll(() => cgroups?.dispose());
+const { writable, limits, log, shared } = sharedAgentCgroups();
 
 describe.skipIf(!writable)("AgentCgroups: cgroups made in the shell helper's process", () => {
   it('joins during releases land in directories that exist; a failed one is refused, the next makes them', async () => {
-    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const cgroups = shared();
     const zygote = new PtyZygote(log);
     try {
       const helper = (ops: readonly DirOp[]) => zygote.makeDirs(ops);
@@ -110,7 +104,7 @@ describe.skipIf(!writable)("AgentCgroups: a failed join's release beside the age
     );
 
   it("uncounts the entry it counted, not the agent's next one: no later open is refused or locked out", async () => {
-    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const cgroups = shared();
     // A release of the failed join took the count of the entry a later open made: the agent's cgroup was removed
     // under a terminal still opening there.
     expect(await settled(cgroups!.join('j1', ['main', 'reopened'], diedAfterBatch))).toMatch(/^rejected: .*EEXIST/);

@@ -9,21 +9,16 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AgentCgroups } from '../../../actors/terminal/agent-cgroups.ts';
 import { which } from '../../../actors/terminal/pty-spawn.ts';
-import { ownCgroup } from '../../hostile/cgroup-support.ts';
+import { ownCgroup, sharedAgentCgroups } from '../../hostile/cgroup-support.ts';
 
-const writable = ownCgroup('pids').ok && ownCgroup('memory').ok;
-const log = pino({ level: 'silent' });
-const limits = { maxProcessesPerAgent: 512, maxMemoryPerAgent: 1 << 30, maxMemoryAllAgents: 2 ** 31 };
-let cgroups: AgentCgroups | undefined;
-afterAll(() => cgroups?.dispose());
+const { writable, limits, log, shared } = sharedAgentCgroups();
 
 describe.skipIf(!writable)('AgentCgroups: an agent closing its last terminal while it opens the next', () => {
   it('every join lands in directories that exist, whenever it comes during the last release', async () => {
-    cgroups = AgentCgroups.open(limits, 'main', log);
+    const cgroups = shared();
     expect(cgroups).toBeDefined();
     const lineage = ['main', 'worker'];
     let procs = await cgroups!.join('term0', lineage);
@@ -45,7 +40,7 @@ describe.skipIf(!writable)('AgentCgroups: an agent closing its last terminal whi
 
 describe.skipIf(!writable)('AgentCgroups: a process that moved itself into a sub-cgroup of its leaf', () => {
   it('is killed with its terminal, and the leaf with its sub-cgroups is removed', async () => {
-    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const cgroups = shared();
     const procs = await cgroups!.join('nested', ['main', 'nester']);
     const sleeper = spawn('sleep', ['1000'], { stdio: 'ignore' });
     const pid = sleeper.pid!;
@@ -67,7 +62,7 @@ describe.skipIf(!writable)('AgentCgroups: a process that moved itself into a sub
 
 describe.skipIf(!writable)('AgentCgroups: a process hidden below more sub-cgroups than a read takes', () => {
   it('is found by its own cgroup file and killed first, then the leaf and its sub-cgroups are removed', async () => {
-    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const cgroups = shared();
     const procs = await cgroups!.join('crowded', ['main', 'crowder']);
     const sleeper = spawn('sleep', ['1000'], { stdio: 'ignore' });
     // 4,200 empty sub-cgroups (a read takes 256; a first fix read 4,096 and then stopped), and the process two
@@ -103,7 +98,7 @@ const DEEP_HIDER = [
 
 describe.skipIf(!writable)('AgentCgroups: a process hidden below a path longer than PATH_MAX', () => {
   it('is found by its own cgroup file and killed, and the leaf with its sub-cgroups is removed', async () => {
-    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const cgroups = shared();
     const leaves = (await cgroups!.join('deep', ['main', 'deeper'])).map(dirname);
     const hider = spawn('perl', ['-e', DEEP_HIDER, ...leaves], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
@@ -161,7 +156,7 @@ int main(int argc, char **argv) {
 
 describe.skipIf(!writable || !which('cc'))('AgentCgroups: a process whose main thread ended, hidden below', () => {
   it("is found by its threads' own cgroup files and killed before the sub-cgroups are removed", async () => {
-    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const cgroups = shared();
     const leaves = (await cgroups!.join('threads', ['main', 'threader'])).map(dirname);
     const dir = mkdtempSync(join(tmpdir(), 'skein-hider-'));
     writeFileSync(join(dir, 'hider.c'), THREAD_HIDER);
@@ -319,7 +314,7 @@ describe.skipIf(!writable || !which('cc'))('AgentCgroups: a process that changes
 
 describe.skipIf(!writable)('AgentCgroups: a leaf with a chain of 5,000 nested sub-cgroups', () => {
   it('is removed whole, the walk not recursing once per level', async () => {
-    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const cgroups = shared();
     const procs = await cgroups!.join('chain', ['main', 'chainer']);
     const pidsLeaf = dirname(procs.find((f) => f.includes('/pids/'))!);
     // What a shell owning its leaf can make, relative to each directory (no path from the runtime names the bottom).
@@ -340,7 +335,7 @@ describe.skipIf(!writable)('AgentCgroups: a leaf with a chain of 5,000 nested su
 
 describe.skipIf(!writable)("AgentCgroups: a terminal open's early grace period (warmJoin)", () => {
   it("writes the runtime's own pid to its own cgroup, and the runtime stays where it was", async () => {
-    cgroups ??= AgentCgroups.open(limits, 'main', log);
+    const cgroups = shared();
     const before = readFileSync('/proc/self/cgroup', 'utf8');
     const writes: Array<Promise<void>> = [];
     const seen: string[] = [];
