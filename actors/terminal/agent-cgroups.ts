@@ -26,7 +26,15 @@ import { AgentsOomWatch } from './agents-oom.ts';
 import { ownMemoryLimit, procTexts, removeTree, staleCgroups, thisRuntime } from './cgroup-files.ts';
 import { emptyLeaf, emptyStale, HiddenScans, type LeafHierarchy } from './leaf-empty.ts';
 import { joinCostHint, JoinWarmer } from './join-cost.ts';
-import { type BoundFile, type DirMaker, type DirOp, makeDirsHere, memoryBound, writeBound } from './cgroup-bounds.ts';
+import {
+  type BoundFile,
+  boundOps,
+  type DirMaker,
+  type DirOp,
+  makeDirsHere,
+  memoryBound,
+  writeBound,
+} from './cgroup-bounds.ts';
 import { cgroupPath, cgroupV1Dir, type CgroupController, type MemoryBound } from '../../machines/terminal/cgroup-v1.ts';
 import type { LimitHit } from '../../machines/terminal/limit-hints.ts';
 import { runtimeCgroupName } from '../../machines/terminal/stale-cgroups.ts';
@@ -242,8 +250,7 @@ export class AgentCgroups {
         for (const h of this.#hierarchies) {
           const dir = join(h.base, agent.rel);
           ops.push({ mkdir: dir });
-          if (!root)
-            for (const b of h.bound) ops.push({ write: join(dir, b.file), value: b.value, optional: b.optional });
+          if (!root) ops.push(...boundOps(dir, h.bound));
         }
         this.#agents.set(agentId, agent);
         created.push([agentId, agent, settle]);

@@ -3,7 +3,6 @@
  * The files of a per-agent cgroup bound (agent-cgroups.ts): what a memory bound writes, and writing a bound's
  * files in order; the steps that make a terminal's cgroups, and running them here.
  */
-import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeDirsSync } from './cgroup-dirs.mjs';
 import { memoryBoundBytes, type MemoryBound } from '../../machines/terminal/cgroup-v1.ts';
@@ -32,9 +31,12 @@ export const makeDirsHere: DirMaker = (ops) => {
 
 /** Writes a bound's files in order; a file the kernel lacks is skipped when `optional`. */
 export function writeBound(dir: string, bound: readonly BoundFile[]): void {
-  for (const { file, value, optional } of bound) {
-    if (!optional || existsSync(join(dir, file))) writeFileSync(join(dir, file), value);
-  }
+  makeDirsSync(boundOps(dir, bound));
+}
+
+/** The steps that write a bound's files into the cgroup `dir`. */
+export function boundOps(dir: string, bound: readonly BoundFile[]): DirOp[] {
+  return bound.map((b) => ({ write: join(dir, b.file), value: b.value, optional: b.optional }));
 }
 
 /**
