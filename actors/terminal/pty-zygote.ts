@@ -64,6 +64,8 @@ export class PtyZygote {
   readonly #early = new Map<number, [number, number]>();
   /** Given up for good (no sh nor setsid, no native binding, the helper would not start): spawn in process. */
   #off = false;
+  /** Stopped (`close`, at shutdown): no helper is started again, and no shell either (`spawn`). */
+  #closed = false;
   readonly #native: Native | undefined;
   readonly #setsid: string | undefined;
   readonly #stty: string | undefined;
@@ -78,9 +80,14 @@ export class PtyZygote {
     this.#off = !this.#native || (!this.#sh && !this.#setsid);
   }
 
-  /** The shell for `spec` started by the helper, as node-pty's terminal object; undefined: spawn in process. */
+  /**
+   * The shell for `spec` started by the helper, as node-pty's terminal object; undefined: spawn in process.
+   * After `close` it throws: an open still on its way at shutdown starts no shell anywhere.
+   */
   async spawn(spec: SpawnSpec, rcPath: string, rcDir: string): Promise<IPty | undefined> {
+    if (this.#closed) throw stoppedError();
     if (this.#off || !(await this.#start())) return undefined;
+    if (this.#closed) throw stoppedError();
     const native = this.#native!;
     // Throws (the spawn fails as in process) for a missing prlimit or bwrap: checked before anything opens.
     const { file, args } = commandLine(spec, rcPath, rcDir);
@@ -91,6 +98,7 @@ export class PtyZygote {
       pid = await this.#request({ tty: opened.pty, file, args, env, cwd: spec.cwd });
     } catch (err) {
       closeSync(opened.master);
+      if (this.#closed) throw stoppedError();
       this.#log.warn({ err, terminalId: spec.terminalId }, 'the shell helper did not start the shell; forking here');
       return undefined;
     } finally {
@@ -106,7 +114,8 @@ export class PtyZygote {
    */
   async makeDirs(ops: readonly DirOp[]): Promise<void> {
     // While the helper lives, here too after spawns moved in process (`#wrap`): batches queued there come first.
-    if (!this.#child?.connected && (this.#off || !(await this.#start()))) return makeDirsHere(ops);
+    // After `close`, here: a helper started for an open still on its way at shutdown would outlive the runtime.
+    if (!this.#child?.connected && (this.#off || this.#closed || !(await this.#start()))) return makeDirsHere(ops);
     const child = this.#child;
     try {
       await new Promise<number>((resolve, reject) => {
@@ -128,6 +137,7 @@ export class PtyZygote {
 
   /** Stops the helper; shells it started keep running until their terminals close them. */
   close(): void {
+    this.#closed = true;
     const child = this.#child;
     this.#child = undefined;
     this.#ready = undefined;
@@ -190,6 +200,7 @@ export class PtyZygote {
   }
 
   #start(): Promise<boolean> {
+    if (this.#closed) return Promise.resolve(false);
     if (this.#ready) return this.#ready;
     this.#ready = new Promise<boolean>((resolve) => {
       let child: ChildProcess;
@@ -274,4 +285,8 @@ export class PtyZygote {
       else this.#early.set(m.pid, [m.exitCode, m.signal]);
     }
   }
+}
+
+function stoppedError(): Error {
+  return new Error('the shell helper was stopped (the terminals are shutting down); no shell was started');
 }

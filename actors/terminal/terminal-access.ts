@@ -45,18 +45,22 @@ export function ownedSession<S extends Session>(
 }
 
 /** Throws when `agentId` may not open one more terminal: the host stopping, or a per-agent or per-host limit. */
+/** terminal.open refused at shutdown (also when the shutdown began while the open was on its way). */
+export function shuttingDownError(): RuntimeError {
+  return new RuntimeError(
+    ErrorCode.Unavailable,
+    'The host is shutting down; open the terminal on another host or after restart.',
+    { retryable: true },
+  );
+}
+
 export function assertRoom(
   sessions: readonly Session[],
   agentId: string,
   config: Pick<TerminalConfig, 'maxPerAgent' | 'maxPerHost'>,
   shuttingDown: boolean,
 ): void {
-  if (shuttingDown)
-    throw new RuntimeError(
-      ErrorCode.Unavailable,
-      'The host is shutting down; open the terminal on another host or after restart.',
-      { retryable: true },
-    );
+  if (shuttingDown) throw shuttingDownError();
   const mine = sessions.filter((s) => s.agentId === agentId).length;
   if (mine >= config.maxPerAgent) {
     throw new LimitExceededError(

@@ -39,7 +39,7 @@ import type { OutputFact } from './terminal-output.ts';
 import type { Emit } from './terminal-job.ts';
 import { normalizeSignal } from './terminal-proc.ts';
 import { TerminalSession } from './terminal-session.ts';
-import { assertRoom, ownedSession } from './terminal-access.ts';
+import { assertRoom, ownedSession, shuttingDownError } from './terminal-access.ts';
 
 export type TerminalManagerOptions = {
   /** `domains.terminal` of the config (validated here; defaults fill the gaps). */
@@ -157,6 +157,7 @@ export class TerminalManager {
       }
       const userns = spec.sandbox ? await this.#userns?.join(spec.terminalId, lineage) : undefined;
       if (userns) spec.userns = userns;
+      if (this.#shuttingDown) throw shuttingDownError();
       pty = await this.#zygote.spawn(spec, rc.path, rc.dir);
       // Checked again in the turn the terminal is registered: other opens or a finish came meanwhile.
       this.#assertRoom(agentId);
@@ -169,7 +170,7 @@ export class TerminalManager {
       this.#userns?.release(spec.terminalId);
       // No agent ever reached this shell: its rc directory, placeholders and scratch can go at once.
       releaseShellFiles(spec.terminalId, rc);
-      throw bound ?? err;
+      throw bound ?? (this.#shuttingDown ? shuttingDownError() : err);
     }
     const session = new TerminalSession({
       spec,

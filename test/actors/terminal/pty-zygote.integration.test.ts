@@ -3,7 +3,7 @@
  * terminal as one forked in process: a new session with the PTY as controlling terminal (job control on),
  * node-pty's line settings, exit codes and signals reported, and the helper gone after shutdown.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { which } from '../../../actors/terminal/pty-spawn.ts';
@@ -38,6 +38,21 @@ async function shellView(h: ReturnType<typeof terminalHarness>) {
       .replace(/^\[\d+\][+-]?\s+Done\s+sleep 0\n/m, ''),
     exitCode: r.exitCode,
   };
+}
+
+/** This process's children running the shell helper (pty-zygote-child.mjs). */
+function helpers(): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (Number(status(Number(entry))['PPid']) !== process.pid) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('pty-zygote-child')) found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
 }
 
 describe('shells started by the helper process', () => {
@@ -135,6 +150,26 @@ describe('shells started by the helper process', () => {
         }
         await new Promise((r) => setTimeout(r, 20));
       }
+    } finally {
+      await h.dispose();
+    }
+  });
+
+  // Review of issue 15's cgroup change: an open still on its way when the manager shut down started a new helper
+  // (its cgroup batch or its spawn found the stopped one gone), which then outlived the runtime in its process.
+  it('an open on its way at shutdown starts no helper and no shell, and says the host is shutting down', async () => {
+    const h = terminalHarness();
+    try {
+      const before = helpers();
+      // The open's first step (its rc file, in the thread pool) is still running when the shutdown stops the
+      // (not yet started) helper.
+      const opening = h.open();
+      const stopped = h.manager.shutdown();
+      await expect(opening).rejects.toMatchObject({ code: 'unavailable', message: /shutting down/ });
+      await stopped;
+      await new Promise((r) => setTimeout(r, 100));
+      expect(helpers()).toEqual(before);
+      expect(h.facts.filter((f) => f.type === 'terminal.opened')).toEqual([]);
     } finally {
       await h.dispose();
     }
