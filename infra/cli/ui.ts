@@ -14,6 +14,7 @@ import { Authority } from '../transport/auth/authority.ts';
 import { pushAccount } from '../transport/auth/broker.ts';
 import { startConsoleServer, type ConsoleServer } from '../ui/server.ts';
 import { action, UsageError } from './output.ts';
+import { listenForStop } from './stop-signals.ts';
 import { clientTarget } from './target.ts';
 
 export type UiOptions = { data?: string; port?: string; logLevel?: string };
@@ -27,8 +28,10 @@ export async function uiCommand(opts: UiOptions): Promise<void> {
     const authority = Authority.open(join(dataDir, 'auth'));
     if (!info.websocketUrl || !authority) throw new UsageError(needsBroker(info));
     const logger = createLogger({ level: (opts.logLevel ?? 'warn') as 'warn' });
+    // A hangup too (the window running it closed): the credentials it handed out are revoked on every stop.
+    const signals = listenForStop(() => process.exit(1));
     const server = await serveConsole(info, authority, logger, port);
-    await untilSignal();
+    await signals.requested;
     await server.close();
     return 0;
   });
@@ -111,11 +114,4 @@ function parsePort(value: string | undefined): number | undefined {
     throw new UsageError(`--port '${value}' is not a port number (0-65535; 0 picks a free one)`);
   }
   return port;
-}
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
 }

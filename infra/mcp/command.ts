@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { listenForStop } from '../cli/stop-signals.ts';
 import { createLogger, type LogLevel } from '../kernel/log.ts';
 import { serveHttp } from './http.ts';
 import { createMcpServer } from './server.ts';
@@ -28,9 +29,11 @@ export type McpOptions = {
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
-/** Runs until the client goes (stdio) or SIGINT/SIGTERM; returns the exit code. */
+/** Runs until the client goes (stdio) or SIGINT, SIGTERM or SIGHUP; returns the exit code. */
 export async function mcp(opts: McpOptions): Promise<number> {
   const logger = createLogger({ level: opts.logLevel ?? 'warn', pretty: false });
+  // A hangup too: the session agents of a runtime this process did not start are completed on every stop.
+  const signals = listenForStop(() => process.exit(1));
   const host = opts.host ?? '127.0.0.1';
   const port = opts.http === undefined ? undefined : Number(opts.http);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535)) {
@@ -62,7 +65,7 @@ export async function mcp(opts: McpOptions): Promise<number> {
       const http = await serveHttp(link, { port, host, token, agentId: opts.agent, logger });
       const shown = opts.token || process.env['SKEIN_MCP_TOKEN'] ? '(the token you gave)' : token;
       process.stderr.write(`skein mcp: Streamable HTTP at ${http.url}\nAuthorization: Bearer ${shown}\n`);
-      await untilSignal();
+      await signals.requested;
       await stop(() => http.close());
       return 0;
     }
@@ -72,8 +75,7 @@ export async function mcp(opts: McpOptions): Promise<number> {
     const ended = new Promise<void>((resolve) => {
       transport.onclose = () => resolve();
       process.stdin.once('end', () => resolve());
-      process.once('SIGINT', () => resolve());
-      process.once('SIGTERM', () => resolve());
+      void signals.requested.then(() => resolve());
     });
     await server.connect(transport);
     await ended;
@@ -86,11 +88,4 @@ export async function mcp(opts: McpOptions): Promise<number> {
     await stop(async () => undefined);
     throw err;
   }
-}
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
 }

@@ -62,33 +62,38 @@ describe('skein ui', { timeout: 90_000 }, () => {
     expect((await exchange(origin!, token!)).status).toBe(403);
   });
 
-  it('`skein ui` serves another console until SIGTERM; the credential it handed out dies with it', async () => {
-    const ui = startCli(['ui', '--data', join(dir, 'data')]);
-    const [, origin, token] = await ui.waitFor(URL_LINE, 60_000);
-    expect(token).not.toBe(up.stdout().match(URL_LINE)![2]);
-    const got = await exchange(origin!, token!);
-    expect(got.status).toBe(200);
-    const { creds } = (await got.json()) as { creds: string };
-    const info = JSON.parse(readFileSync(join(dir, 'data', 'runtime.json'), 'utf8')) as { natsUrl: string };
-    const open = () =>
-      connect({
-        servers: info.natsUrl,
-        authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
-        inboxPrefix: '_INBOX.console',
-        reconnect: false,
-      });
-    // While the console runs, its credential works and can ask the runtime about the root.
-    const page = await open();
-    const closed = page.closed();
-    const reply = await page.request('skein.cmd.main.permission.pending', JSON.stringify({ data: {} }));
-    expect(new TextDecoder().decode(reply.data)).toContain('"ok":true');
-    ui.child.kill('SIGTERM');
-    expect(await ui.exited).toBe(0);
-    // The broker closed the page's connection and refuses the credential from now on.
-    await Promise.race([closed, sleep(10_000)]);
-    expect(page.isClosed()).toBe(true);
-    await expect(open()).rejects.toThrow(/Authorization Violation|authentication/i);
-  });
+  // SIGHUP: the window running `skein ui` closed. It ended the process at once, and the credential lived on for
+  // its 12 hours, able to answer asks (security review, issue 15's session).
+  it.each(['SIGTERM', 'SIGHUP'] as const)(
+    '`skein ui` serves another console until %s; the credential it handed out dies with it',
+    async (signal) => {
+      const ui = startCli(['ui', '--data', join(dir, 'data')]);
+      const [, origin, token] = await ui.waitFor(URL_LINE, 60_000);
+      expect(token).not.toBe(up.stdout().match(URL_LINE)![2]);
+      const got = await exchange(origin!, token!);
+      expect(got.status).toBe(200);
+      const { creds } = (await got.json()) as { creds: string };
+      const info = JSON.parse(readFileSync(join(dir, 'data', 'runtime.json'), 'utf8')) as { natsUrl: string };
+      const open = () =>
+        connect({
+          servers: info.natsUrl,
+          authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
+          inboxPrefix: '_INBOX.console',
+          reconnect: false,
+        });
+      // While the console runs, its credential works and can ask the runtime about the root.
+      const page = await open();
+      const closed = page.closed();
+      const reply = await page.request('skein.cmd.main.permission.pending', JSON.stringify({ data: {} }));
+      expect(new TextDecoder().decode(reply.data)).toContain('"ok":true');
+      ui.child.kill(signal);
+      expect(await ui.exited).toBe(0);
+      // The broker closed the page's connection and refuses the credential from now on.
+      await Promise.race([closed, sleep(10_000)]);
+      expect(page.isClosed()).toBe(true);
+      await expect(open()).rejects.toThrow(/Authorization Violation|authentication/i);
+    },
+  );
 
   it('refuses an embedded runtime, a data dir without a runtime and a bad port, saying what to do', async () => {
     const embedded = await startEmbeddedCli({ policy: { default: 'allow' } });

@@ -110,4 +110,13 @@ describe('skein mcp --http', () => {
     });
     expect(status).toBe(403);
   });
+
+  // Last: it stops the server. A hangup (the window running it closed) ended it on the spot, its sessions' agents
+  // not completed (security review, issue 15's session); it now stops as on SIGTERM.
+  it('stops cleanly on a hangup, as on SIGTERM', async () => {
+    await c.close();
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGHUP');
+    expect(await exited).toBe(0);
+  });
 });
