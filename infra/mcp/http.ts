@@ -5,10 +5,13 @@
  * session (an initialize request) gets its own transport, server and agent.
  * Binds to loopback unless told otherwise, and checks the Host header so a
  * web page cannot reach it by DNS rebinding. Each session is a child agent, so sessions are bounded: at most
- * `maxSessions` at once (past it, the least recently used idle one without open terminals makes room, else the
- * initialize is refused), a session idle for `idleMs` (no request open or made) without open terminals is
- * closed, and an initialize the transport refuses leaves no agent behind (64 of them used up the root's
- * children, and nothing could spawn any more).
+ * `maxSessions` at once (past it, the least recently used idle one makes room: one without open terminals, else one
+ * holding terminals idle for `idleMs`; else the initialize is refused), a session idle for `idleMs` (no request or
+ * stream open, none made) without open terminals is closed, one holding terminals after `idleWithTerminalsMs`, and
+ * an initialize the transport refuses leaves no agent behind (64 of them used up the root's children, and nothing
+ * could spawn any more). A connected client keeps a stream open (the SDK's client its GET stream), so it is never
+ * idle; the SDK's client ends a session without a DELETE, so a client that ran a command and went left a session
+ * holding its terminal that nothing closed, and 32 of them refused every later client.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -28,6 +31,10 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const MAX_SESSIONS = 32;
 /** A session with no request open or made for this long is closed (its agent too). */
 export const SESSION_IDLE_MS = 30 * 60_000;
+/** The same for a session whose agent holds terminals (a dev server left running between calls). */
+export const SESSION_WITH_TERMINALS_IDLE_MS = 8 * 60 * 60_000;
+/** Request bodies read at once: each may hold MAX_BODY_BYTES, whose parse can cost ~50× its size in memory. */
+const MAX_BODIES_READ = 4;
 
 export type HttpOptions = {
   port: number;
@@ -37,6 +44,7 @@ export type HttpOptions = {
   logger: Logger;
   maxSessions?: number;
   idleMs?: number;
+  idleWithTerminalsMs?: number;
 };
 type Session = { transport: StreamableHTTPServerTransport; agent: AgentSession; open: number; lastSeen: number };
 export type HttpMcp = { url: string; server: Server; close(): Promise<void> };
@@ -45,6 +53,8 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
   const sessions = new Map<string, Session>();
   const maxSessions = options.maxSessions ?? MAX_SESSIONS;
   const idleMs = options.idleMs ?? SESSION_IDLE_MS;
+  const idleWithTerminalsMs = Math.max(idleMs, options.idleWithTerminalsMs ?? SESSION_WITH_TERMINALS_IDLE_MS);
+  let reading = 0;
   /** Initializes in progress: they count against maxSessions until their transport says yes or no. */
   let opening = 0;
   const expected = Buffer.from(`Bearer ${options.token}`);
@@ -61,7 +71,19 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
       res.setHeader('WWW-Authenticate', 'Bearer realm="skein"');
       return plain(res, 401, 'unauthorized: send Authorization: Bearer <token> (printed by skein mcp --http)');
     }
-    const body = req.method === 'POST' ? await readJson(req) : undefined;
+    if (req.method === 'POST' && reading >= MAX_BODIES_READ) {
+      res.setHeader('Retry-After', '1');
+      return rpcError(res, 503, -32000, `${reading} request bodies are being read at once, the most: retry shortly`);
+    }
+    let body: unknown;
+    if (req.method === 'POST') {
+      reading += 1;
+      try {
+        body = await readJson(req);
+      } finally {
+        reading -= 1;
+      }
+    }
     if (body instanceof Error) return rpcError(res, 400, -32700, body.message);
     const sid = req.headers['mcp-session-id'];
     const known = typeof sid === 'string' ? sessions.get(sid) : undefined;
@@ -82,15 +104,16 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
         'no MCP session: the first request must be initialize (without mcp-session-id)',
       );
     }
-    // Full: the session least recently used with nothing open and no terminal of its own makes room.
-    if (sessions.size + opening >= maxSessions && !(await evictOne(0))) {
+    // Full: the session least recently used with nothing open and no terminal of its own makes room, else one
+    // holding terminals that nothing has used for idleMs (no stream open: its client is gone).
+    if (sessions.size + opening >= maxSessions && !(await evictOne(0)) && !(await evictOne(idleMs, true))) {
       return rpcError(
         res,
         503,
         -32000,
         `${sessions.size + opening} MCP sessions are open or opening, the most this server keeps (${maxSessions}), ` +
-          'and each is busy or has open terminals: end one (DELETE /mcp with its mcp-session-id), or close ' +
-          "a session's terminals so it can be let go",
+          `and each is busy, or holds terminals and was used in the last ${Math.round(idleMs / 1000)} s: end one ` +
+          "(DELETE /mcp with its mcp-session-id), close a session's terminals so it can be let go, or retry later",
       );
     }
     opening += 1;
@@ -137,19 +160,22 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
 
   /**
    * Closes the least recently used session idle for over `minIdleMs` (no request open) whose agent has no open
-   * terminal (closing it would end them: a dev server left running between calls); true if one was.
+   * terminal (closing it would end them: a dev server left running between calls), or any such session with
+   * `terminalsToo`; true if one was.
    */
-  const evictOne = async (minIdleMs: number): Promise<boolean> => {
+  const evictOne = async (minIdleMs: number, terminalsToo = false): Promise<boolean> => {
     const now = Date.now();
     const idle = [...sessions.values()]
       .filter((s) => s.open === 0 && now - s.lastSeen >= minIdleMs)
       .sort((a, b) => a.lastSeen - b.lastSeen);
     for (const s of idle) {
       const me = s.agent.client.agent(s.agent.agentId);
-      const terminals = await me.terminal.list({}).then(
-        (r) => r.terminals.length,
-        () => 1,
-      );
+      const terminals = terminalsToo
+        ? 0
+        : await me.terminal.list({}).then(
+            (r) => r.terminals.length,
+            () => 1,
+          );
       if (terminals > 0 || s.open > 0 || !sessions.has(s.transport.sessionId ?? '')) continue;
       await s.transport.close().catch(() => undefined);
       return true;
@@ -163,6 +189,7 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
       sweeping = true;
       void (async () => {
         while (await evictOne(idleMs));
+        while (await evictOne(idleWithTerminalsMs, true));
       })().finally(() => (sweeping = false));
     },
     Math.min(60_000, Math.max(50, idleMs / 4)),

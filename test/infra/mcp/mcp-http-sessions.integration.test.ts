@@ -19,6 +19,7 @@ const TOKEN = 'sessions-token-0123456789';
 const MAX = 3;
 /** Long enough that a session is not idle between its initialize and its first call on a loaded machine. */
 const IDLE_MS = 3_000;
+const IDLE_WITH_TERMINALS_MS = 7_000;
 
 describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () => {
   let rt: TestRuntime;
@@ -45,6 +46,7 @@ describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () =
       logger,
       maxSessions: MAX,
       idleMs: IDLE_MS,
+      idleWithTerminalsMs: IDLE_WITH_TERMINALS_MS,
     });
   }, 60_000);
   afterAll(async () => {
@@ -109,9 +111,11 @@ describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () =
     return reply.result.structuredContent as Record<string, unknown>;
   }
 
-  it(`past ${MAX} sessions the least recently used idle one without terminals makes room, else a refusal`, async () => {
+  // Security review (issue 15's session): a session holding a terminal was never let go, and the SDK's client ends a
+  // session without a DELETE, so 32 clients that ran a command and went refused every later one until a restart.
+  it(`past ${MAX} sessions one nobody uses makes room; terminals keep a session only while it is used`, async () => {
     const before = await children();
-    // Each keeps a terminal open (a dev server left running between calls): none is let go, not even when idle.
+    // Each keeps a terminal open (a dev server left running between calls).
     const sids: string[] = [];
     const terminals: string[] = [];
     for (let i = 0; i < MAX; i++) {
@@ -119,22 +123,77 @@ describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () =
       terminals.push(String((await tool(sids[i]!, 'terminal_open', {}))['terminalId']));
     }
     expect(await children()).toBe(before + MAX);
-    await new Promise((done) => setTimeout(done, 2 * IDLE_MS));
-    expect(await children()).toBe(before + MAX);
+    // The first one's client stays connected: its GET stream is open (the SDK's client keeps one).
+    const connected = new AbortController();
+    const stream = await fetch(http.url, {
+      headers: { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream', 'mcp-session-id': sids[0]! },
+      signal: connected.signal,
+    });
+    expect(stream.status).toBe(200);
+    // All used just now: none makes room.
     const over = await post(initialize);
     expect(over.status).toBe(503);
     expect(await over.text()).toContain(`${MAX} MCP sessions are open or opening, the most this server keeps`);
-    // The first closes its terminal: it is the one let go (idle, or to make room), with its agent.
-    await tool(sids[0]!, 'terminal_close', { terminalId: terminals[0] });
-    await expect.poll(children, { timeout: 10_000 }).toBe(before + MAX - 1);
-    const gone = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': sids[0]! });
+    // Unused for IDLE_MS, they still hold their terminals (not closed by the sweep) ...
+    await new Promise((done) => setTimeout(done, IDLE_MS + 500));
+    expect(await children()).toBe(before + MAX);
+    // ... and the least recently used one whose client holds no stream makes room, with its agent: not the first.
+    const next = await session();
+    const gone = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': sids[1]! });
     expect(gone.status).toBe(404);
     await gone.text();
-    const next = await session();
-    for (const [i, sid] of sids.slice(1).entries()) await tool(sid, 'terminal_close', { terminalId: terminals[i + 1] });
+    await expect.poll(children, { timeout: 5_000 }).toBe(before + MAX);
+    // Unused for IDLE_WITH_TERMINALS_MS: the third is closed with its terminal, the new one (no terminal) after
+    // IDLE_MS; the connected one stays and answers.
+    await expect.poll(children, { timeout: 15_000, interval: 250 }).toBe(before + 1);
+    const still = await tool(sids[0]!, 'terminal_screen', { terminalId: terminals[0] });
+    expect(still['terminalId']).toBe(terminals[0]);
+    connected.abort();
+    await tool(sids[0]!, 'terminal_close', { terminalId: terminals[0] });
     // Idle and without terminals: all closed.
     await expect.poll(children, { timeout: 10_000 }).toBe(before);
     void next;
+  });
+
+  it('reads at most a few request bodies at once: the next is refused at once, the others go on', async () => {
+    // Four bodies being sent slowly hold the four reads; a fifth request is told to retry, not read.
+    const slow = Array.from({ length: 4 }, () => {
+      let push: (chunk: string) => void = () => undefined;
+      let end: () => void = () => undefined;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          push = (chunk) => controller.enqueue(new TextEncoder().encode(chunk));
+          end = () => controller.close();
+        },
+      });
+      const reply = fetch(http.url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+      push('{"jsonrpc":"2.0",');
+      return { reply, finish: () => (push('"id":9,"method":"tools/list"}'), end()) };
+    });
+    await new Promise((done) => setTimeout(done, 300));
+    const refused = await post(initialize);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.text()).toContain('request bodies are being read at once');
+    for (const s of slow) s.finish();
+    // Read whole, each is answered (no session: a clear refusal, not a dropped request).
+    for (const s of slow) {
+      const r = await s.reply;
+      expect(r.status).toBe(400);
+      expect(await r.text()).toContain('the first request must be initialize');
+    }
+    // The reads are free again.
+    const sid = await session();
+    expect(sid).toMatch(/^[\w-]+$/);
   });
 
   it('a cancelled call withdraws its permission request: approving it later runs nothing', async () => {
