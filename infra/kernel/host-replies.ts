@@ -29,11 +29,12 @@ export class RefusalLog {
   }
 
   refused(agentId: string, subject: string, err: unknown): void {
-    this.#refused.warn(agentId, { err: refusalLogged(toErrorInfo(err)), subject });
+    // A subject may be as long as a message (nats-server allows 4 KiB): logged cut short.
+    this.#refused.warn(agentId, { err: refusalLogged(toErrorInfo(err)), subject: clipCounted(subject, 200) });
   }
 
   away(agentId: string, subject: string): void {
-    this.#away.warn(agentId, { subject });
+    this.#away.warn(agentId, { subject: clipCounted(subject, 200) });
   }
 
   close(): void {

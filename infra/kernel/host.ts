@@ -52,6 +52,7 @@ import {
   unavailableReply,
 } from './host-replies.ts';
 import { replyAllowedFor } from '../transport/auth/permissions.ts';
+import { clipCounted } from '../../schemas/clip.ts';
 import { type ContentBytes, JsonThread, OrderedJsonParse } from '../transport/json-thread.ts';
 
 /** Named hosts: commands whose reply reads state other hosts append (they first read the log up to date). */
@@ -307,7 +308,10 @@ export class Host {
     }
     if (taken) this.#perAgent?.release(agentId);
     if (reply.byteLength > max) {
-      this.#logger.error({ subject: msg.subject, bytes: reply.byteLength, max }, 'reply too large; sent an error');
+      this.#logger.error(
+        { subject: clipCounted(msg.subject, 200), bytes: reply.byteLength, max },
+        'reply too large; sent an error',
+      );
       reply = tooLargeReply(msg.subject, reply.byteLength, max);
     }
     if (msg.reply) msg.respond(reply);

@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import {
   NoRespondersError,
   RequestTimeoutError,
-  subjectMatches,
   toBytes,
   type Bus,
   type BusMsg,
@@ -16,8 +15,36 @@ import {
   timerMs,
 } from './bus.ts';
 
-/** `order`: subscription order, kept in delivery as NATS keeps it for one connection. */
-type Sub = { pattern: string; handler: (msg: BusMsg) => void; order: number };
+/**
+ * `order`: subscription order, kept in delivery as NATS keeps it for one connection. `tokens`: a wildcard
+ * pattern's, split once.
+ */
+type Sub = { pattern: string; tokens: string[]; handler: (msg: BusMsg) => void; order: number };
+
+/**
+ * Wildcard subscriptions whose first PREFIX tokens are literal are kept under them (`skein.out.a` for
+ * `skein.out.a.>`), so a publish is matched only against its own prefix's and the few wider ones (the host's
+ * `skein.cmd.>`): an agent's subscriptions, all inside its own subjects, cost nothing to another agent's
+ * publishes (one agent's 65,536 of them made a sibling's exec 19 → 318 ms).
+ */
+const PREFIX = 3;
+
+function prefixOf(tokens: readonly string[]): string {
+  if (tokens.length <= PREFIX) return '';
+  for (let i = 0; i < PREFIX; i++) if (tokens[i] === '*' || tokens[i] === '>') return '';
+  return tokens.slice(0, PREFIX).join('.');
+}
+
+/** NATS wildcard matching over split tokens (`subjectMatches` in bus.ts, without splitting again). */
+function tokensMatch(p: readonly string[], s: readonly string[]): boolean {
+  for (let i = 0; i < p.length; i++) {
+    const token = p[i]!;
+    if (token === '>') return s.length > i;
+    if (i >= s.length) return false;
+    if (token !== '*' && token !== s[i]) return false;
+  }
+  return p.length === s.length;
+}
 
 export class EmbeddedBus implements Bus {
   readonly kind = 'embedded' as const;
@@ -27,7 +54,8 @@ export class EmbeddedBus implements Bus {
    * every inbox per message made load quadratic.
    */
   readonly #exact = new Map<string, Set<Sub>>();
-  readonly #wild = new Set<Sub>();
+  /** Wildcard subscriptions by their literal prefix (`prefixOf`); '' for the wider ones. */
+  readonly #wild = new Map<string, Set<Sub>>();
   #closed = false;
   #order = 0;
 
@@ -65,28 +93,53 @@ export class EmbeddedBus implements Bus {
 
   #targets(subject: string): Sub[] {
     const targets = [...(this.#exact.get(subject) ?? [])];
-    const exact = targets.length;
-    for (const sub of this.#wild) if (subjectMatches(sub.pattern, subject)) targets.push(sub);
-    return exact > 0 && targets.length > exact ? targets.sort((a, b) => a.order - b.order) : targets;
+    let sources = targets.length > 0 ? 1 : 0;
+    const tokens = subject.split('.');
+    for (const set of this.#wildFor(tokens)) {
+      const before = targets.length;
+      for (const sub of set) if (tokensMatch(sub.tokens, tokens)) targets.push(sub);
+      if (targets.length > before) sources++;
+    }
+    return sources > 1 ? targets.sort((a, b) => a.order - b.order) : targets;
+  }
+
+  /** The wildcard subscriptions that may match a subject of `tokens`: its prefix's and the wider ones. */
+  #wildFor(tokens: readonly string[]): Array<Set<Sub>> {
+    const wider = this.#wild.get('');
+    const own = tokens.length > PREFIX ? this.#wild.get(tokens.slice(0, PREFIX).join('.')) : undefined;
+    return [wider, own].filter((set): set is Set<Sub> => set !== undefined);
   }
 
   #has(sub: Sub): boolean {
-    return this.#wild.has(sub) || this.#exact.get(sub.pattern)?.has(sub) === true;
+    if (sub.tokens.length > 0) return this.#wild.get(prefixOf(sub.tokens))?.has(sub) === true;
+    return this.#exact.get(sub.pattern)?.has(sub) === true;
   }
 
   /** Whether anyone listens on `subject` (used for fast "no responders"). */
   hasSubscriber(subject: string): boolean {
     if ((this.#exact.get(subject)?.size ?? 0) > 0) return true;
-    for (const sub of this.#wild) if (subjectMatches(sub.pattern, subject)) return true;
+    const tokens = subject.split('.');
+    for (const set of this.#wildFor(tokens)) for (const sub of set) if (tokensMatch(sub.tokens, tokens)) return true;
     return false;
   }
 
   subscribe(pattern: string, handler: (msg: BusMsg) => void): Subscription {
-    const sub: Sub = { pattern, handler, order: this.#order++ };
     if (/(^|\.)(\*|>)(\.|$)/.test(pattern)) {
-      this.#wild.add(sub);
-      return { unsubscribe: () => void this.#wild.delete(sub) };
+      const tokens = pattern.split('.');
+      const sub: Sub = { pattern, tokens, handler, order: this.#order++ };
+      const key = prefixOf(tokens);
+      let set = this.#wild.get(key);
+      if (!set) this.#wild.set(key, (set = new Set()));
+      set.add(sub);
+      return {
+        unsubscribe: () => {
+          const current = this.#wild.get(key);
+          if (!current?.delete(sub)) return;
+          if (current.size === 0) this.#wild.delete(key);
+        },
+      };
     }
+    const sub: Sub = { pattern, tokens: [], handler, order: this.#order++ };
     let set = this.#exact.get(pattern);
     if (!set) this.#exact.set(pattern, (set = new Set()));
     set.add(sub);

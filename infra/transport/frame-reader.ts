@@ -12,8 +12,8 @@ import { FrameLostError, OFF_THREAD_BYTES, type DecodedFrame, type FrameThread }
 import { decodeFrame } from './wire.ts';
 
 export type FrameReaderOptions = {
-  /** The longest frame accepted, in bytes; a longer one stops the reading (`onOversize`). */
-  maxBytes: number;
+  /** The longest frame accepted, in bytes (a function: read at each frame); a longer one stops the reading. */
+  maxBytes: number | (() => number);
   /** Where big frames are decoded; undefined: on this thread. */
   frames: FrameThread | undefined;
   /** Each frame in order; `undefined` for one that is not a valid frame, with why when it is known. */

@@ -11,8 +11,8 @@
 import type { Readable } from 'node:stream';
 
 export type LineFrameOptions = {
-  /** The longest frame accepted, in bytes (without its newline). */
-  maxBytes: number;
+  /** The longest frame accepted, in bytes (without its newline); a function: read at each frame (it may change). */
+  maxBytes: number | (() => number);
   onLine: (line: string) => void;
   /** A frame grew past `maxBytes`; nothing more is read from the stream. */
   onOversize: (bytes: number) => void;
@@ -28,6 +28,8 @@ export type LineFrameOptions = {
 const owned = (b: Uint8Array): Uint8Array => new Uint8Array(b);
 
 export function readLineFrames(stream: Readable, options: LineFrameOptions): void {
+  const { maxBytes } = options;
+  const max = typeof maxBytes === 'function' ? maxBytes : () => maxBytes;
   let parts: Uint8Array[] = [];
   let pending = 0;
   /** The frame being read is big: `parts` are owned copies. */
@@ -67,7 +69,7 @@ export function readLineFrames(stream: Readable, options: LineFrameOptions): voi
     for (;;) {
       const nl = chunk.indexOf(10, start);
       if (nl === -1) break;
-      if (pending + (nl - start) > options.maxBytes) return stop(pending + (nl - start));
+      if (pending + (nl - start) > max()) return stop(pending + (nl - start));
       const line = chunk.subarray(start, nl);
       if (!big && options.big && pending + line.length >= options.big.bytes) {
         big = true;
@@ -79,7 +81,7 @@ export function readLineFrames(stream: Readable, options: LineFrameOptions): voi
     }
     const rest = chunk.length - start;
     if (rest === 0) return;
-    if (pending + rest > options.maxBytes) return stop(pending + rest);
+    if (pending + rest > max()) return stop(pending + rest);
     keep(chunk.subarray(start));
   });
   function stop(bytes: number): void {

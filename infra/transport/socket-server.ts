@@ -20,7 +20,8 @@ import { InvalidTokenError, socketPermissions, verifySocketToken, type SocketIde
 import { readFrames } from './frame-reader.ts';
 import { CappedLog } from '../kernel/capped-log.ts';
 import { FrameThread, type DecodedFrame } from './frame-thread.ts';
-import { mayPublish, mayReceive, maySubscribe, type SubjectRules } from './auth/subject-rules.ts';
+import { mayPublish, mayReceive, maySubscribe, subjectTooLong, type SubjectRules } from './auth/subject-rules.ts';
+import { type AgentConnection, SocketAgents } from './socket-agents.ts';
 import { AGENT_MAX_SUBS } from './auth/permissions.ts';
 import { clipCounted } from '../../schemas/clip.ts';
 
@@ -29,6 +30,12 @@ export { REVOKED };
 
 /** A client that does not say who it is within this time is disconnected. */
 const HELLO_TIMEOUT_MS = 5_000;
+/**
+ * The longest frame before a client has presented a token: a hello is under 1 KiB (a token is at most 512
+ * characters). At the payload limit, 256 tokenless connections each holding an unfinished first frame made the
+ * runtime buffer 374 MB (1.7 GB at an 8 MiB payload limit).
+ */
+const HELLO_MAX_BYTES = 4 * 1024;
 
 /**
  * Bytes written to a connection and not yet read by its client, past which the client is a slow consumer and is
@@ -36,8 +43,11 @@ const HELLO_TIMEOUT_MS = 5_000;
  * output and stopped reading made the runtime keep every frame: 300 MB of output grew its heap by 855 MB.
  */
 export const SLOW_CONSUMER_BYTES = 64 * 1024 * 1024;
-/** Subscriptions one connection may hold at once (each publish on the bus is matched against the wildcard ones). */
-export const MAX_SUBS_PER_CONNECTION = AGENT_MAX_SUBS;
+/**
+ * Subscriptions one agent may hold at once, on all its connections together (each publish on the bus is matched
+ * against the wildcard ones).
+ */
+export const MAX_SUBS_PER_AGENT = AGENT_MAX_SUBS;
 /** Connections one agent may hold at once (each holds a descriptor of the runtime's). */
 export const MAX_CONNECTIONS_PER_AGENT = 64;
 /** Connections that have not yet said who they are, all together (each is held up to HELLO_TIMEOUT_MS). */
@@ -95,8 +105,8 @@ export async function serveBusOnSocket(
 ): Promise<SocketServer> {
   if (existsSync(path)) unlinkSync(path);
   const sockets = new Set<Socket>();
-  /** agentId → how to close each of its connections. */
-  const byAgent = new Map<string, Set<() => void>>();
+  /** Each agent's connections, their subscriptions and unread bytes. */
+  const agents = new SocketAgents();
   const revoked = new Set<string>();
   const isRevoked = (agentId: string) => revoked.has(agentId) || options.isRevoked(agentId);
   // Big frames (an 8 MB write) are decoded on this thread's worker, not on the event loop.
@@ -129,14 +139,24 @@ export async function serveBusOnSocket(
       setTimeout(() => socket.destroy(), 100).unref();
     };
     const kill = () => drop(REVOKED);
+    const connection: AgentConnection = { kill, socket, subs: () => subs.size };
     const who = () => (identity?.kind === 'agent' ? identity.agentId : (identity?.kind ?? 'unauthenticated'));
-    /** Writes a frame, unless the client has stopped reading: then it is cut, and what waited for it goes. */
+    /**
+     * Writes a frame, unless the client has stopped reading: then it is cut, and what waited for it goes. The bound
+     * holds for an agent's connections together: their sum is read once this one holds a 64th of it (so they
+     * hold at most about twice the bound).
+     */
     const push = (frame: SocketFrame) => {
       if (dead) return;
       send(socket, frame);
-      if (socket.writableLength <= maxPending) return;
-      slowLog?.warn(who(), { pendingBytes: socket.writableLength, max: maxPending });
-      drop(`slow consumer: over ${maxPending} bytes were waiting for this client to read; disconnected`);
+      const own = socket.writableLength;
+      if (own <= maxPending / MAX_CONNECTIONS_PER_AGENT) return;
+      const agentId = identity?.kind === 'agent' ? identity.agentId : undefined;
+      const pending = agentId === undefined ? own : agents.pendingBytes(agentId);
+      if (pending <= maxPending) return;
+      slowLog?.warn(who(), { pendingBytes: pending, max: maxPending });
+      const whose = agentId === undefined ? 'this client' : `agent '${agentId}' (on all its connections)`;
+      drop(`slow consumer: over ${maxPending} bytes were waiting for ${whose} to read; disconnected`);
       socket.destroy();
     };
     const refuseAuth = (message: string, agentId?: string) => {
@@ -164,7 +184,7 @@ export async function serveBusOnSocket(
       for (const sub of subs.values()) sub.unsubscribe();
       subs.clear();
       sockets.delete(socket);
-      if (identity?.kind === 'agent') byAgent.get(identity.agentId)?.delete(kill);
+      if (identity?.kind === 'agent') agents.remove(identity.agentId, connection);
     });
     socket.on('error', () => socket.destroy());
     if (unidentified > MAX_UNIDENTIFIED) {
@@ -195,7 +215,7 @@ export async function serveBusOnSocket(
             agentId,
           );
         }
-        if (identity.kind === 'agent' && (byAgent.get(identity.agentId)?.size ?? 0) >= MAX_CONNECTIONS_PER_AGENT) {
+        if (identity.kind === 'agent' && agents.connections(identity.agentId) >= MAX_CONNECTIONS_PER_AGENT) {
           const agentId = identity.agentId;
           identity = undefined;
           return refuseAuth(
@@ -217,44 +237,57 @@ export async function serveBusOnSocket(
         if (identity.kind === 'agent') {
           agentConnections++;
           counted = true;
-          const set = byAgent.get(identity.agentId) ?? new Set();
-          set.add(kill);
-          byAgent.set(identity.agentId, set);
+          agents.add(identity.agentId, connection);
         }
         send(socket, { op: 'welcome', identity: identity.kind === 'agent' ? identity.agentId : 'operator' });
         return;
       }
       serve(decoded, rules);
     };
+    const maxBytes = () => (identity ? options.maxFrameBytes : HELLO_MAX_BYTES);
     readFrames(socket, {
-      maxBytes: options.maxFrameBytes,
+      maxBytes,
       frames,
       onFrame,
       onOversize: (bytes) => {
         const agentId = identity?.kind === 'agent' ? identity.agentId : undefined;
-        oversizeLog?.warn(agentId ?? identity?.kind ?? 'unauthenticated', {
-          agentId,
-          bytes,
-          max: options.maxFrameBytes,
-        });
-        drop(`frame over ${options.maxFrameBytes} bytes (limits.maxPayloadBytes); disconnected`);
+        const max = maxBytes();
+        oversizeLog?.warn(agentId ?? identity?.kind ?? 'unauthenticated', { agentId, bytes, max });
+        drop(
+          identity
+            ? `frame over ${max} bytes (limits.maxPayloadBytes); disconnected`
+            : `frame over ${max} bytes before a token was presented (a hello is under 1 KiB); disconnected`,
+        );
       },
     });
 
     const serve = ({ frame, payload }: DecodedFrame, rules: SubjectRules) => {
+      // A subject is echoed in a refusal cut short: it may be as long as a frame.
+      const named = 'subject' in frame ? `"${clipCounted(frame.subject, 200)}"` : '';
+      const tooLong = 'subject' in frame ? subjectTooLong(frame.subject) : undefined;
+      if (tooLong && frame.op === 'req') {
+        const message = `Maximum Subject Length Exceeded: ${named} is ${tooLong}`;
+        return push({ op: 'err', rid: frame.rid, code: 'permission', message });
+      }
+      if (tooLong && (frame.op === 'sub' || frame.op === 'pub')) {
+        if (frame.op === 'sub') subs.get(frame.sid)?.unsubscribe();
+        if (frame.op === 'sub') subs.delete(frame.sid);
+        return push({ op: 'violation', message: `Maximum Subject Length Exceeded: ${named} is ${tooLong}` });
+      }
       switch (frame.op) {
         case 'sub':
           subs.get(frame.sid)?.unsubscribe();
           subs.delete(frame.sid);
           if (!maySubscribe(rules, frame.subject)) {
-            push({ op: 'violation', message: `Permissions Violation for Subscription to "${frame.subject}"` });
+            push({ op: 'violation', message: `Permissions Violation for Subscription to ${named}` });
             return;
           }
-          if (subs.size >= MAX_SUBS_PER_CONNECTION) {
-            const max = MAX_SUBS_PER_CONNECTION;
+          if (identity?.kind === 'agent' && agents.subs(identity.agentId) >= MAX_SUBS_PER_AGENT) {
             push({
               op: 'violation',
-              message: `Maximum Subscriptions Exceeded: ${max} on this connection; unsubscribe first`,
+              message:
+                `Maximum Subscriptions Exceeded: agent '${identity.agentId}' holds ${MAX_SUBS_PER_AGENT} on its ` +
+                'connections; unsubscribe first',
             });
             return;
           }
@@ -273,7 +306,7 @@ export async function serveBusOnSocket(
           return;
         case 'pub':
           if (!mayPublish(rules, frame.subject)) {
-            push({ op: 'violation', message: `Permissions Violation for Publish to "${frame.subject}"` });
+            push({ op: 'violation', message: `Permissions Violation for Publish to ${named}` });
             return;
           }
           bus.publish(frame.subject, payload ?? unb64(frame.data));
@@ -285,7 +318,7 @@ export async function serveBusOnSocket(
             return;
           }
           if (!mayPublish(rules, frame.subject)) {
-            const message = `Permissions Violation for Publish to "${frame.subject}"`;
+            const message = `Permissions Violation for Publish to ${named}`;
             push({ op: 'err', rid: frame.rid, code: 'permission', message });
             return;
           }
@@ -321,13 +354,12 @@ export async function serveBusOnSocket(
   chmodSync(path, 0o600);
   const revoke = (agentId: string) => {
     revoked.add(agentId);
-    for (const kill of byAgent.get(agentId) ?? []) kill();
-    byAgent.delete(agentId);
+    agents.killAll(agentId);
   };
   return {
     revoke,
     recheck() {
-      for (const agentId of [...byAgent.keys()]) if (options.isRevoked(agentId)) revoke(agentId);
+      for (const agentId of agents.agents()) if (options.isRevoked(agentId)) revoke(agentId);
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -2,8 +2,12 @@
  * An agent holding its own socket token tries to make the embedded runtime hold what it asks for without bound:
  * - it subscribes to its terminal's output, stops reading and floods the terminal: the runtime kept every frame
  *   for it (300 MB of output grew the runtime's heap by 855 MB). Now it is cut as a slow consumer, as
- *   nats-server cuts one, once SLOW_CONSUMER_BYTES wait for it;
- * - it subscribes thousands of times (each publish on the bus is matched against every wildcard subscription);
+ *   nats-server cuts one, once SLOW_CONSUMER_BYTES wait for it, on all its connections together (8 of them
+ *   each held that much);
+ * - it subscribes thousands of times (each publish on the bus is matched against every wildcard subscription),
+ *   on many connections (the bound was per connection, 64 of them per agent), or names subjects of a megabyte
+ *   (50 such patterns made every publish on the bus take 1.8 s; refusals echoed and logged them whole);
+ * - before presenting a token, it sends a frame as big as the payload limit (256 such connections held 374 MB);
  * - it sends big frames faster than the runtime decodes them (they were all queued in its memory);
  * - it opens connection after connection (each holds one of the runtime's descriptors), or connections that
  *   never say who they are.
@@ -13,9 +17,10 @@ import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { mintSocketToken, socketKey } from '../../infra/transport/auth/socket-tokens.ts';
+import { MAX_SUBJECT_CHARS, MAX_SUBJECT_TOKENS } from '../../infra/transport/auth/subject-rules.ts';
 import {
   MAX_CONNECTIONS_PER_AGENT,
-  MAX_SUBS_PER_CONNECTION,
+  MAX_SUBS_PER_AGENT,
   MAX_UNIDENTIFIED,
   SLOW_CONSUMER_BYTES,
 } from '../../infra/transport/socket-server.ts';
@@ -63,16 +68,23 @@ const frame = (socket: Socket, f: object) => socket.write(`${JSON.stringify(f)}\
 describe('hostile: an agent makes the socket hold more and more', { timeout: 120_000 }, () => {
   attack(
     'memory',
-    'a subscriber that stops reading while its terminal floods is cut as a slow consumer',
+    'subscribers that stop reading while their terminal floods are cut as slow consumers, on all together',
     async () => {
       const { terminalId } = ok(await rt.call('terminal.open', {}, { agentId: 'greedy' })) as { terminalId: string };
-      const c = await connectAs('greedy');
-      frame(c.socket, { op: 'sub', sid: 1, subject: `skein.out.greedy.${terminalId}` });
-      frame(c.socket, { op: 'req', rid: 1, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
-      await vi.waitFor(() => expect(c.received()).toContain('"rid":1'));
-      // It stops reading; the kernel's socket buffers fill, then the runtime's.
-      c.socket.pause();
+      // Eight connections of the agent: each alone was allowed SLOW_CONSUMER_BYTES (512 MB held together).
+      const all: Conn[] = [];
+      for (let i = 0; i < 8; i++) {
+        const c = await connectAs('greedy');
+        frame(c.socket, { op: 'sub', sid: 1, subject: `skein.out.greedy.${terminalId}` });
+        frame(c.socket, { op: 'req', rid: 1, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+        await vi.waitFor(() => expect(c.received()).toContain('"rid":1'));
+        all.push(c);
+      }
+      // They stop reading; the kernel's socket buffers fill, then the runtime's.
+      for (const c of all) c.socket.pause();
       const rssBefore = process.memoryUsage().rss;
+      let peak = 0;
+      const watch = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss - rssBefore)), 20);
       const command = "head -c 200000000 /dev/zero | tr '\\0' a | fold -w 200";
       const reply = ok(
         await rt.call(
@@ -81,13 +93,14 @@ describe('hostile: an agent makes the socket hold more and more', { timeout: 120
           { agentId: 'greedy', timeoutMs: 110_000 },
         ),
       );
+      clearInterval(watch);
       expect(reply['exitCode']).toBe(0);
-      // 200 MB of output went by; the runtime held at most about SLOW_CONSUMER_BYTES of it for this client.
-      expect(process.memoryUsage().rss - rssBefore).toBeLessThan(4 * SLOW_CONSUMER_BYTES);
+      // 200 MB of output went by; the runtime held at most about twice SLOW_CONSUMER_BYTES for the agent's eight.
+      expect(peak).toBeLessThan(4 * SLOW_CONSUMER_BYTES);
       expect(rt.logs.some((l) => l['msg'] === 'socket client too slow to read; disconnected')).toBe(true);
-      // The client reads again: what was written before the cut, then the end.
-      c.socket.resume();
-      await c.closed;
+      // The clients read again: what was written before the cut, then the end.
+      for (const c of all) c.socket.resume();
+      await Promise.all(all.map((c) => c.closed));
       // The agent connects again and is served.
       const again = await connectAs('greedy');
       expect(again.received()).toContain('"welcome"');
@@ -143,25 +156,86 @@ describe('hostile: an agent makes the socket hold more and more', { timeout: 120
     }
   });
 
-  attack('cpu', `subscriptions past ${MAX_SUBS_PER_CONNECTION} on one connection are refused, by name`, async () => {
+  attack('cpu', `subscriptions past ${MAX_SUBS_PER_AGENT} on an agent's connections are refused, by name`, async () => {
+    // Spread over two connections: the bound was per connection (64 × 1,024 for one agent).
+    const a = await connectAs('greedy');
+    const b = await connectAs('greedy');
+    for (let sid = 1; sid <= MAX_SUBS_PER_AGENT - 10; sid++)
+      frame(a.socket, { op: 'sub', sid, subject: `skein.out.greedy.x${sid}.>` });
+    frame(a.socket, { op: 'req', rid: 2, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+    await vi.waitFor(() => expect(a.received()).toContain('"rid":2'));
+    for (let sid = 1; sid <= 15; sid++) frame(b.socket, { op: 'sub', sid, subject: `skein.out.greedy.y${sid}.>` });
+    frame(b.socket, { op: 'req', rid: 2, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+    await vi.waitFor(() => expect(b.received()).toContain('"rid":2'));
+    expect(a.received()).not.toContain('Maximum Subscriptions Exceeded');
+    expect(b.received().match(/Maximum Subscriptions Exceeded/g) ?? []).toHaveLength(5);
+    expect(b.received()).toContain(`agent 'greedy' holds ${MAX_SUBS_PER_AGENT} on its connections; unsubscribe first`);
+    // Still connected; an unsubscribe on one connection makes room on the other.
+    frame(a.socket, { op: 'unsub', sid: 1 });
+    frame(a.socket, { op: 'req', rid: 3, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+    await vi.waitFor(() => expect(a.received()).toContain('"rid":3'));
+    frame(b.socket, { op: 'sub', sid: 99_999, subject: 'skein.out.greedy.>' });
+    frame(b.socket, { op: 'req', rid: 3, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+    await vi.waitFor(() => expect(b.received()).toContain('"rid":3'));
+    expect(b.received().match(/Maximum Subscriptions Exceeded/g) ?? []).toHaveLength(5);
+    expect(a.isClosed() || b.isClosed()).toBe(false);
+    // One connection gone gives its subscriptions back.
+    a.socket.destroy();
+    await a.closed;
+    frame(b.socket, { op: 'sub', sid: 100_000, subject: 'skein.out.greedy.z.>' });
+    frame(b.socket, { op: 'req', rid: 4, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+    await vi.waitFor(() => expect(b.received()).toContain('"rid":4'));
+    expect(b.received().match(/Maximum Subscriptions Exceeded/g) ?? []).toHaveLength(5);
+    b.socket.destroy();
+    await b.closed;
+  });
+
+  attack('memory', 'subjects of a megabyte are refused, and neither echoed nor logged whole', async () => {
+    const canary = 'CANARY-LONG-SUBJECT';
     const c = await connectAs('greedy');
-    for (let sid = 1; sid <= MAX_SUBS_PER_CONNECTION + 5; sid++) {
-      frame(c.socket, { op: 'sub', sid, subject: 'skein.out.greedy.>' });
-    }
-    frame(c.socket, { op: 'req', rid: 2, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
-    await vi.waitFor(() => expect(c.received()).toContain('"rid":2'));
-    const refusals = c.received().match(/Maximum Subscriptions Exceeded/g) ?? [];
-    expect(refusals).toHaveLength(5);
-    expect(c.received()).toContain(`${MAX_SUBS_PER_CONNECTION} on this connection; unsubscribe first`);
-    // Still connected; one unsubscribe makes room for one.
-    frame(c.socket, { op: 'unsub', sid: 1 });
-    frame(c.socket, { op: 'sub', sid: 99_999, subject: 'skein.out.greedy.>' });
-    frame(c.socket, { op: 'req', rid: 3, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
-    await vi.waitFor(() => expect(c.received()).toContain('"rid":3'));
-    expect(c.received().match(/Maximum Subscriptions Exceeded/g) ?? []).toHaveLength(5);
+    const long = `skein.out.greedy.${'x'.repeat(200_000)}${canary}`;
+    const deep = `skein.out.greedy.${Array.from({ length: MAX_SUBJECT_TOKENS }, (_, i) => `t${i}`).join('.')}`;
+    frame(c.socket, { op: 'sub', sid: 1, subject: long });
+    frame(c.socket, { op: 'sub', sid: 2, subject: `${deep}.>` });
+    frame(c.socket, { op: 'pub', subject: `skein.cmd.greedy.${'y'.repeat(MAX_SUBJECT_CHARS)}${canary}`, data: '' });
+    frame(c.socket, {
+      op: 'req',
+      rid: 5,
+      subject: `skein.cmd.greedy.runtime.ping.${'z'.repeat(300_000)}${canary}`,
+      timeoutMs: 5_000,
+      data: '',
+    });
+    frame(c.socket, { op: 'req', rid: 6, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+    await vi.waitFor(() => expect(c.received()).toContain('"rid":6'));
+    expect(c.received().match(/Maximum Subject Length Exceeded/g) ?? []).toHaveLength(4);
+    expect(c.received()).toContain(`over ${MAX_SUBJECT_CHARS} characters`);
+    expect(c.received()).toContain(`over ${MAX_SUBJECT_TOKENS} tokens`);
+    // Each refusal names the subject cut short: 4 refusals, a few hundred bytes each, not megabytes.
+    expect(c.received().length).toBeLessThan(4_000);
+    expect(c.received()).not.toContain(canary);
+    expect(JSON.stringify(rt.logs)).not.toContain(canary);
+    // Still connected, and served.
     expect(c.isClosed()).toBe(false);
     c.socket.destroy();
     await c.closed;
+  });
+
+  attack('memory', 'before its token, a client may send no frame longer than a hello', async () => {
+    const c = await connectAs();
+    // Most of a payload-sized first frame, with no newline: it was buffered whole, by each such connection.
+    c.socket.write(`{"op":"hello","token":"${'A'.repeat(64 * 1024)}`);
+    await c.closed;
+    expect(c.received()).toContain('before a token was presented (a hello is under 1 KiB); disconnected');
+    // A hello of the usual size is still taken, and what follows it may be as big as the payload limit allows.
+    const ok2 = await connectAs('greedy');
+    expect(ok2.received()).toContain('"welcome"');
+    const data = Buffer.alloc(64 * 1024, 'Q').toString('base64');
+    frame(ok2.socket, { op: 'pub', subject: 'skein.cmd.greedy.nothing', data });
+    frame(ok2.socket, { op: 'req', rid: 7, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+    await vi.waitFor(() => expect(ok2.received()).toContain('"rid":7'));
+    expect(ok2.isClosed()).toBe(false);
+    ok2.socket.destroy();
+    await ok2.closed;
   });
 
   attack('descriptors', `an agent's connections past ${MAX_CONNECTIONS_PER_AGENT} are refused`, async () => {

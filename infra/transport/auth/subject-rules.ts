@@ -13,6 +13,25 @@ import { subjectMatches } from '../bus.ts';
 
 export type SubjectRules = Required<Pick<Permissions, 'pub' | 'sub'>>;
 
+/**
+ * The longest subject or pattern a socket client may name, in characters and in tokens. skein's own are at most
+ * ~210 characters and 6 tokens (ids are 64 characters at most, schemas/subjects.ts); nats-server refuses a
+ * control line over 4 KiB. Without a bound one agent subscribed 50 patterns of 1.4 MB (the runtime went 1.8 s per
+ * publish) or 1,024 of them (1.6 GB held).
+ */
+export const MAX_SUBJECT_CHARS = 512;
+export const MAX_SUBJECT_TOKENS = 16;
+
+/** Why `subject` is too long for the socket, or undefined. */
+export function subjectTooLong(subject: string): string | undefined {
+  if (subject.length > MAX_SUBJECT_CHARS) return `over ${MAX_SUBJECT_CHARS} characters`;
+  let tokens = 1;
+  for (let i = 0; i < subject.length; i++) {
+    if (subject.charCodeAt(i) === 46 && ++tokens > MAX_SUBJECT_TOKENS) return `over ${MAX_SUBJECT_TOKENS} tokens`;
+  }
+  return undefined;
+}
+
 /** Whether `subject` (a literal subject: wildcards cannot be published to) may be published to. */
 export function mayPublish(rules: SubjectRules, subject: string): boolean {
   if (subject.split('.').some((t) => t === '*' || t === '>' || t === '')) return false;

@@ -1,8 +1,17 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { NoRespondersError, RequestTimeoutError } from '../../../infra/transport/bus.ts';
+import { NoRespondersError, RequestTimeoutError, subjectMatches } from '../../../infra/transport/bus.ts';
+import { propertySeed } from '../../support/seed.ts';
 import { EmbeddedBus } from '../../../infra/transport/embedded-bus.ts';
 
 const text = (d: Uint8Array) => new TextDecoder().decode(d);
+const seed = propertySeed();
+
+const literal = fc.constantFrom('skein', 'out', 'evt', 'a', 'b', 't1');
+const subjectArb = fc.array(literal, { minLength: 1, maxLength: 6 }).map((t) => t.join('.'));
+const patternArb = fc
+  .tuple(fc.array(fc.oneof(literal, fc.constant('*')), { minLength: 1, maxLength: 6 }), fc.boolean())
+  .map(([tokens, tail]) => (tail ? [...tokens, '>'] : tokens).join('.'));
 
 describe('EmbeddedBus', () => {
   it('delivers by NATS wildcard semantics, asynchronously', async () => {
@@ -44,5 +53,49 @@ describe('EmbeddedBus', () => {
     bus.publish('a', '');
     await bus.flush();
     expect(got).toEqual(['kept']);
+  });
+
+  // The wildcard subscriptions are kept by their first literal tokens (an agent's inside its own subjects), so
+  // that a publish is matched against its prefix's and the wider ones only: still every match, in order.
+  it(`delivers to exactly the matching subscriptions, in order, however they are kept (seed ${seed})`, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.oneof(patternArb, subjectArb), fc.boolean()), { minLength: 1, maxLength: 12 }),
+        fc.array(subjectArb, { minLength: 1, maxLength: 6 }),
+        fc.array(literal, { minLength: 3, maxLength: 3 }),
+        async (subs, random, fill) => {
+          // Subjects that match the patterns (each wildcard filled in) as well as random ones.
+          const instances = subs.map(([pattern]) =>
+            pattern
+              .split('.')
+              .map((t, i) => (t === '*' ? fill[i % 3] : t === '>' ? fill.slice(0, 1 + (i % 2)).join('.') : t))
+              .join('.'),
+          );
+          const subjects = [...instances, ...random];
+          const bus = new EmbeddedBus();
+          const got: string[] = [];
+          const kept: string[] = [];
+          subs.forEach(([pattern, stays], i) => {
+            const sub = bus.subscribe(pattern, (m) => got.push(`${i}:${m.subject}`));
+            if (stays) kept.push(`${i}:${pattern}`);
+            else sub.unsubscribe();
+          });
+          for (const subject of subjects) bus.publish(subject, '');
+          await bus.flush();
+          const expected = subjects.flatMap((subject) =>
+            kept
+              .filter((k) => subjectMatches(k.slice(k.indexOf(':') + 1), subject))
+              .map((k) => `${k.slice(0, k.indexOf(':'))}:${subject}`),
+          );
+          expect(got).toEqual(expected);
+          for (const subject of subjects) {
+            expect(bus.hasSubscriber(subject)).toBe(
+              kept.some((k) => subjectMatches(k.slice(k.indexOf(':') + 1), subject)),
+            );
+          }
+        },
+      ),
+      { seed },
+    );
   });
 });
