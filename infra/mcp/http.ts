@@ -35,6 +35,11 @@ export const SESSION_IDLE_MS = 30 * 60_000;
 export const SESSION_WITH_TERMINALS_IDLE_MS = 8 * 60 * 60_000;
 /** Request bodies read at once: each may hold MAX_BODY_BYTES, whose parse can cost ~50× its size in memory. */
 const MAX_BODIES_READ = 4;
+/**
+ * How long a body may take to arrive (4 MiB at ~140 KB/s): four stalled ones held every read for node's 300 s
+ * request timeout, refusing every other POST meanwhile.
+ */
+const BODY_READ_MS = 30_000;
 
 export type HttpOptions = {
   port: number;
@@ -45,6 +50,8 @@ export type HttpOptions = {
   maxSessions?: number;
   idleMs?: number;
   idleWithTerminalsMs?: number;
+  /** How long a request body may take to arrive (default BODY_READ_MS). */
+  bodyReadMs?: number;
 };
 type Session = { transport: StreamableHTTPServerTransport; agent: AgentSession; open: number; lastSeen: number };
 export type HttpMcp = { url: string; server: Server; close(): Promise<void> };
@@ -75,16 +82,7 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
       res.setHeader('Retry-After', '1');
       return rpcError(res, 503, -32000, `${reading} request bodies are being read at once, the most: retry shortly`);
     }
-    let body: unknown;
-    if (req.method === 'POST') {
-      reading += 1;
-      try {
-        body = await readJson(req);
-      } finally {
-        reading -= 1;
-      }
-    }
-    if (body instanceof Error) return rpcError(res, 400, -32700, body.message);
+    // The session counts the request as open from now on: its body still coming, it is not idle (not let go).
     const sid = req.headers['mcp-session-id'];
     const known = typeof sid === 'string' ? sessions.get(sid) : undefined;
     if (known) {
@@ -93,8 +91,18 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
         known.open -= 1;
         known.lastSeen = Date.now();
       });
-      return known.transport.handleRequest(req, res, body);
     }
+    let body: unknown;
+    if (req.method === 'POST') {
+      reading += 1;
+      try {
+        body = await readJson(req, options.bodyReadMs ?? BODY_READ_MS);
+      } finally {
+        reading -= 1;
+      }
+    }
+    if (body instanceof Error) return rpcError(res, 400, -32700, body.message);
+    if (known && sessions.has(String(sid))) return known.transport.handleRequest(req, res, body);
     if (sid !== undefined) return rpcError(res, 404, -32001, `unknown MCP session '${String(sid)}': initialize again`);
     if (req.method !== 'POST' || !isInitializeRequest(body)) {
       return rpcError(
@@ -231,13 +239,21 @@ function rpcError(res: ServerResponse, status: number, code: number, message: st
     .end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readJson(req: IncomingMessage, withinMs: number): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return new Error(`request body over ${MAX_BODY_BYTES} bytes: send less at once`);
-    chunks.push(chunk);
+  // Not all there in time: the request is cut (its connection too; the client learns it from that).
+  const late = setTimeout(() => req.destroy(new Error(`request body not received within ${withinMs} ms`)), withinMs);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) return new Error(`request body over ${MAX_BODY_BYTES} bytes: send less at once`);
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    return new Error(`request body not read: ${(err as Error).message}`);
+  } finally {
+    clearTimeout(late);
   }
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));

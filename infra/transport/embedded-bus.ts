@@ -22,17 +22,18 @@ import {
 type Sub = { pattern: string; tokens: string[]; handler: (msg: BusMsg) => void; order: number };
 
 /**
- * Wildcard subscriptions whose first PREFIX tokens are literal are kept under them (`skein.out.a` for
- * `skein.out.a.>`), so a publish is matched only against its own prefix's and the few wider ones (the host's
- * `skein.cmd.>`): an agent's subscriptions, all inside its own subjects, cost nothing to another agent's
- * publishes (one agent's 65,536 of them made a sibling's exec 19 → 318 ms).
+ * Wildcard subscriptions are kept under their leading literal tokens, up to PREFIX of them (`skein.out.a` for
+ * `skein.out.a.>`, `_INBOX_a` for `_INBOX_a.*`, `skein.cmd` for the host's `skein.cmd.>`), so a publish is matched
+ * only against the subscriptions kept under its own first one, two and three tokens (and those that start with a
+ * wildcard, which no agent may make): an agent's subscriptions, all inside its own subjects, cost nothing to
+ * another agent's publishes (one agent's 65,536 of them made a sibling's exec 19 → 318 ms).
  */
 const PREFIX = 3;
 
 function prefixOf(tokens: readonly string[]): string {
-  if (tokens.length <= PREFIX) return '';
-  for (let i = 0; i < PREFIX; i++) if (tokens[i] === '*' || tokens[i] === '>') return '';
-  return tokens.slice(0, PREFIX).join('.');
+  let k = 0;
+  while (k < PREFIX && k < tokens.length && tokens[k] !== '*' && tokens[k] !== '>') k++;
+  return tokens.slice(0, k).join('.');
 }
 
 /** NATS wildcard matching over split tokens (`subjectMatches` in bus.ts, without splitting again). */
@@ -54,10 +55,12 @@ export class EmbeddedBus implements Bus {
    * every inbox per message made load quadratic.
    */
   readonly #exact = new Map<string, Set<Sub>>();
-  /** Wildcard subscriptions by their literal prefix (`prefixOf`); '' for the wider ones. */
+  /** Wildcard subscriptions by their leading literal tokens (`prefixOf`); '' for those that start with one. */
   readonly #wild = new Map<string, Set<Sub>>();
   #closed = false;
   #order = 0;
+  /** Wildcard subscriptions matched against a subject so far (what a publish costs; tests read it). */
+  matchAttempts = 0;
 
   /**
    * `handOver`: the caller gives `data` away (it keeps no reference and `data` spans its ArrayBuffer whole); a
@@ -97,17 +100,27 @@ export class EmbeddedBus implements Bus {
     const tokens = subject.split('.');
     for (const set of this.#wildFor(tokens)) {
       const before = targets.length;
+      this.matchAttempts += set.size;
       for (const sub of set) if (tokensMatch(sub.tokens, tokens)) targets.push(sub);
       if (targets.length > before) sources++;
     }
     return sources > 1 ? targets.sort((a, b) => a.order - b.order) : targets;
   }
 
-  /** The wildcard subscriptions that may match a subject of `tokens`: its prefix's and the wider ones. */
+  /**
+   * The wildcard subscriptions that may match a subject of `tokens`: those kept under its first k tokens, for k
+   * up to PREFIX and below its length (a pattern's first wildcard stands for one of its tokens at least).
+   */
   #wildFor(tokens: readonly string[]): Array<Set<Sub>> {
-    const wider = this.#wild.get('');
-    const own = tokens.length > PREFIX ? this.#wild.get(tokens.slice(0, PREFIX).join('.')) : undefined;
-    return [wider, own].filter((set): set is Set<Sub> => set !== undefined);
+    const sets: Array<Set<Sub>> = [];
+    const add = (set: Set<Sub> | undefined) => set && sets.push(set);
+    add(this.#wild.get(''));
+    let key = '';
+    for (let k = 1; k <= PREFIX && k < tokens.length; k++) {
+      key = k === 1 ? tokens[0]! : `${key}.${tokens[k - 1]}`;
+      add(this.#wild.get(key));
+    }
+    return sets;
   }
 
   #has(sub: Sub): boolean {

@@ -10,6 +10,8 @@ import type { Socket } from 'node:net';
 export type AgentConnection = {
   /** Closes the connection (its agent finished, or it is cut). */
   kill: () => void;
+  /** Cuts it as a slow consumer (`why`: what it is told). */
+  cut: (why: string) => void;
   socket: Socket;
   /** Subscriptions it holds now. */
   subs: () => number;
@@ -46,6 +48,15 @@ export class SocketAgents {
     let n = 0;
     for (const c of this.#byAgent.get(agentId) ?? []) n += c.socket.writableLength;
     return n;
+  }
+
+  /** The agent's connection with the most bytes waiting for it to read. */
+  largest(agentId: string): AgentConnection | undefined {
+    let most: AgentConnection | undefined;
+    for (const c of this.#byAgent.get(agentId) ?? []) {
+      if (!most || c.socket.writableLength > most.socket.writableLength) most = c;
+    }
+    return most;
   }
 
   /** Closes every connection of `agentId` and forgets them. */

@@ -139,25 +139,39 @@ export async function serveBusOnSocket(
       setTimeout(() => socket.destroy(), 100).unref();
     };
     const kill = () => drop(REVOKED);
-    const connection: AgentConnection = { kill, socket, subs: () => subs.size };
+    const cut = (why: string) => {
+      drop(why);
+      socket.destroy();
+    };
+    const connection: AgentConnection = { kill, cut, socket, subs: () => subs.size };
     const who = () => (identity?.kind === 'agent' ? identity.agentId : (identity?.kind ?? 'unauthenticated'));
     /**
      * Writes a frame, unless the client has stopped reading: then it is cut, and what waited for it goes. The bound
      * holds for an agent's connections together: their sum is read once this one holds a 64th of it (so they
-     * hold at most about twice the bound).
+     * hold at most about twice the bound), and the connections holding the most are cut until it is met (the one
+     * that stopped reading, not one written to while it reads).
      */
     const push = (frame: SocketFrame) => {
       if (dead) return;
       send(socket, frame);
       const own = socket.writableLength;
       if (own <= maxPending / MAX_CONNECTIONS_PER_AGENT) return;
-      const agentId = identity?.kind === 'agent' ? identity.agentId : undefined;
-      const pending = agentId === undefined ? own : agents.pendingBytes(agentId);
-      if (pending <= maxPending) return;
-      slowLog?.warn(who(), { pendingBytes: pending, max: maxPending });
-      const whose = agentId === undefined ? 'this client' : `agent '${agentId}' (on all its connections)`;
-      drop(`slow consumer: over ${maxPending} bytes were waiting for ${whose} to read; disconnected`);
-      socket.destroy();
+      const slow = (pending: number, whose: string) => {
+        slowLog?.warn(who(), { pendingBytes: pending, max: maxPending });
+        return `slow consumer: over ${maxPending} bytes were waiting for ${whose} to read; disconnected`;
+      };
+      if (identity?.kind !== 'agent') {
+        if (own > maxPending) cut(slow(own, 'this client'));
+        return;
+      }
+      const agentId = identity.agentId;
+      for (let pending = agents.pendingBytes(agentId); pending > maxPending; ) {
+        const largest = agents.largest(agentId);
+        if (!largest) return;
+        largest.cut(slow(pending, `agent '${agentId}' (on all its connections)`));
+        agents.remove(agentId, largest);
+        pending = agents.pendingBytes(agentId);
+      }
     };
     const refuseAuth = (message: string, agentId?: string) => {
       dead = true;

@@ -111,6 +111,35 @@ describe('hostile: an agent makes the socket hold more and more', { timeout: 120
     120_000,
   );
 
+  // Review of the per-agent bound: the connection written to when the agent's sum passed it was cut, even while it
+  // read, and the paused one that held the bytes stayed.
+  attack('memory', "the agent's connection that stopped reading is cut, not one that reads beside it", async () => {
+    const paused = await connectAs('greedy');
+    frame(paused.socket, { op: 'sub', sid: 1, subject: 'skein.out.greedy.paused' });
+    frame(paused.socket, { op: 'req', rid: 1, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+    await vi.waitFor(() => expect(paused.received()).toContain('"rid":1'));
+    paused.socket.pause();
+    // Output to it until ~61 MiB wait for it (a MiB is ~1.33 MiB of frame): under the bound.
+    const mib = new Uint8Array(1024 * 1024).fill(97);
+    for (let i = 0; i < 46; i++) rt.bus.publish('skein.out.greedy.paused', mib);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(paused.isClosed()).toBe(false);
+    const reading = await connectAs('greedy');
+    frame(reading.socket, { op: 'sub', sid: 1, subject: 'skein.out.greedy.reading' });
+    frame(reading.socket, { op: 'req', rid: 1, subject: '_skein.flush', timeoutMs: 5_000, data: '' });
+    await vi.waitFor(() => expect(reading.received()).toContain('"rid":1'));
+    // A burst to the reading one: in one turn it holds ~8 MiB, and the agent's sum passes the bound.
+    for (let i = 0; i < 6; i++) rt.bus.publish('skein.out.greedy.reading', mib);
+    await vi.waitFor(() => expect(reading.received().match(/"op":"msg"/g) ?? []).toHaveLength(6), 10_000);
+    expect(reading.isClosed()).toBe(false);
+    // The paused one reads again: what was written before the cut, then the end (uncut, it would read on).
+    paused.socket.resume();
+    await vi.waitFor(() => expect(paused.isClosed()).toBe(true), 10_000);
+    expect(reading.isClosed()).toBe(false);
+    reading.socket.destroy();
+    await reading.closed;
+  });
+
   attack('memory', 'big frames sent faster than they decode wait in the socket, not in the runtime', async () => {
     const c = await connectAs('greedy');
     // 500 frames of ~1.2 MB (under the limit; decoded off the event loop, ~50 MB/s here), as fast as it can.

@@ -20,6 +20,7 @@ const MAX = 3;
 /** Long enough that a session is not idle between its initialize and its first call on a loaded machine. */
 const IDLE_MS = 3_000;
 const IDLE_WITH_TERMINALS_MS = 7_000;
+const BODY_READ_MS = 1_500;
 
 describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () => {
   let rt: TestRuntime;
@@ -47,6 +48,7 @@ describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () =
       maxSessions: MAX,
       idleMs: IDLE_MS,
       idleWithTerminalsMs: IDLE_WITH_TERMINALS_MS,
+      bodyReadMs: BODY_READ_MS,
     });
   }, 60_000);
   afterAll(async () => {
@@ -192,6 +194,29 @@ describe('skein mcp --http: sessions bounded, cancels withdraw their asks', () =
       expect(await r.text()).toContain('the first request must be initialize');
     }
     // The reads are free again.
+    const sid = await session();
+    expect(sid).toMatch(/^[\w-]+$/);
+  });
+
+  // Review: four bodies that stall held the four reads for node's 300 s request timeout, every POST refused.
+  it('a body that stalls is cut after bodyReadMs, and the reads it held go to others', async () => {
+    const stalled = Array.from({ length: 4 }, () =>
+      fetch(http.url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: new ReadableStream<Uint8Array>({
+          start: (controller) => controller.enqueue(new TextEncoder().encode('{"jsonrpc":')),
+        }),
+        duplex: 'half',
+      } as RequestInit).then(
+        () => 'answered',
+        () => 'cut',
+      ),
+    );
+    await new Promise((done) => setTimeout(done, 300));
+    expect((await post(initialize)).status).toBe(503);
+    // Cut, each of them, once their time is up; then a new session is served.
+    expect(await Promise.all(stalled)).toEqual(['cut', 'cut', 'cut', 'cut']);
     const sid = await session();
     expect(sid).toMatch(/^[\w-]+$/);
   });

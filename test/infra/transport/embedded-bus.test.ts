@@ -98,4 +98,24 @@ describe('EmbeddedBus', () => {
       { seed },
     );
   });
+
+  // Security review: an agent's subscriptions under its reply inbox (`_INBOX_<id>.*`, one literal token) were
+  // matched against every publish on the bus; 64 agents' 1,024 each took a sibling's exec from 19 to 318 ms.
+  it("matches a publish against no subscription kept under another agent's subjects", async () => {
+    const bus = new EmbeddedBus();
+    let got = 0;
+    bus.subscribe('skein.cmd.>', () => got++);
+    for (let i = 0; i < 1_000; i++) {
+      bus.subscribe(`_INBOX_a.x${i}.*`, () => undefined);
+      bus.subscribe('_INBOX_a.*', () => undefined);
+      bus.subscribe(`skein.out.a.*.y${i}`, () => undefined);
+      bus.subscribe(`skein.evt.a.*.${i}`, () => undefined);
+    }
+    const before = bus.matchAttempts;
+    bus.publish('skein.cmd.b.terminal.exec', '');
+    await bus.flush();
+    expect(got).toBe(1);
+    // The host's one, not the 4,000 of agent a.
+    expect(bus.matchAttempts - before).toBe(1);
+  });
 });
