@@ -50,8 +50,11 @@ export class RequestTimeoutError extends Error {
 
 /** NATS wildcard matching: `*` is one token, `>` one or more trailing tokens. */
 export function subjectMatches(pattern: string, subject: string): boolean {
-  const p = pattern.split('.');
-  const s = subject.split('.');
+  return tokensMatch(pattern.split('.'), subject.split('.'));
+}
+
+/** `subjectMatches` over subjects already split into tokens (the embedded bus splits each pattern once). */
+export function tokensMatch(p: readonly string[], s: readonly string[]): boolean {
   for (let i = 0; i < p.length; i++) {
     const token = p[i]!;
     if (token === '>') return s.length > i;

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import {
   NoRespondersError,
   RequestTimeoutError,
+  tokensMatch,
   toBytes,
   type Bus,
   type BusMsg,
@@ -17,9 +18,9 @@ import {
 
 /**
  * `order`: subscription order, kept in delivery as NATS keeps it for one connection. `tokens`: a wildcard
- * pattern's, split once.
+ * pattern's, split once. `key`: where it is kept (its pattern, or a wildcard one's `prefixOf`).
  */
-type Sub = { pattern: string; tokens: string[]; handler: (msg: BusMsg) => void; order: number };
+type Sub = { pattern: string; tokens: string[]; key: string; handler: (msg: BusMsg) => void; order: number };
 
 /**
  * Wildcard subscriptions are kept under their leading literal tokens, up to PREFIX of them (`skein.out.a` for
@@ -36,15 +37,19 @@ function prefixOf(tokens: readonly string[]): string {
   return tokens.slice(0, k).join('.');
 }
 
-/** NATS wildcard matching over split tokens (`subjectMatches` in bus.ts, without splitting again). */
-function tokensMatch(p: readonly string[], s: readonly string[]): boolean {
-  for (let i = 0; i < p.length; i++) {
-    const token = p[i]!;
-    if (token === '>') return s.length > i;
-    if (i >= s.length) return false;
-    if (token !== '*' && token !== s[i]) return false;
-  }
-  return p.length === s.length;
+/** Adds `sub` to `map`'s set at its key; unsubscribing removes it, and the set once empty. */
+function keep(map: Map<string, Set<Sub>>, sub: Sub): Subscription {
+  const { key } = sub;
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(sub);
+  return {
+    unsubscribe: () => {
+      const current = map.get(key);
+      if (!current?.delete(sub)) return;
+      if (current.size === 0) map.delete(key);
+    },
+  };
 }
 
 export class EmbeddedBus implements Bus {
@@ -124,8 +129,7 @@ export class EmbeddedBus implements Bus {
   }
 
   #has(sub: Sub): boolean {
-    if (sub.tokens.length > 0) return this.#wild.get(prefixOf(sub.tokens))?.has(sub) === true;
-    return this.#exact.get(sub.pattern)?.has(sub) === true;
+    return (sub.tokens.length > 0 ? this.#wild : this.#exact).get(sub.key)?.has(sub) === true;
   }
 
   /** Whether anyone listens on `subject` (used for fast "no responders"). */
@@ -137,32 +141,10 @@ export class EmbeddedBus implements Bus {
   }
 
   subscribe(pattern: string, handler: (msg: BusMsg) => void): Subscription {
-    if (/(^|\.)(\*|>)(\.|$)/.test(pattern)) {
-      const tokens = pattern.split('.');
-      const sub: Sub = { pattern, tokens, handler, order: this.#order++ };
-      const key = prefixOf(tokens);
-      let set = this.#wild.get(key);
-      if (!set) this.#wild.set(key, (set = new Set()));
-      set.add(sub);
-      return {
-        unsubscribe: () => {
-          const current = this.#wild.get(key);
-          if (!current?.delete(sub)) return;
-          if (current.size === 0) this.#wild.delete(key);
-        },
-      };
-    }
-    const sub: Sub = { pattern, tokens: [], handler, order: this.#order++ };
-    let set = this.#exact.get(pattern);
-    if (!set) this.#exact.set(pattern, (set = new Set()));
-    set.add(sub);
-    return {
-      unsubscribe: () => {
-        const current = this.#exact.get(pattern);
-        if (!current?.delete(sub)) return;
-        if (current.size === 0) this.#exact.delete(pattern);
-      },
-    };
+    const wild = /(^|\.)(\*|>)(\.|$)/.test(pattern);
+    const tokens = wild ? pattern.split('.') : [];
+    const sub: Sub = { pattern, tokens, key: wild ? prefixOf(tokens) : pattern, handler, order: this.#order++ };
+    return keep(wild ? this.#wild : this.#exact, sub);
   }
 
   /** `handOver`: as for `publish`, the caller gives `data` away. */
