@@ -49,6 +49,9 @@ export async function serveConsole(
   port?: number,
 ): Promise<ConsoleServer> {
   if (!info.websocketUrl) throw new UsageError(needsBroker(info));
+  // Consoles that died without revoking their users (killed, crashed): revoked now, not in 12 hours.
+  const orphaned = authority.orphanedConsoleUsers();
+  if (orphaned.length > 0) await revokeConsoleUsers(info, authority, orphaned, logger);
   const handedOut: string[] = [];
   const server = await startConsoleServer({
     websocketUrl: info.websocketUrl,

@@ -25,6 +25,12 @@ const Stored = z.object({
   revocations: z.record(z.string(), z.number()).default({}),
   /** Agents whose credentials were revoked: no new user is minted for them. */
   finished: z.array(z.string()).default([]),
+  /**
+   * Web console users not yet revoked: public key → the process that handed it out and when it expires. A console
+   * revokes its own when it stops; one that did not stop (SIGKILL, a crash) left them valid for 12 hours, so the
+   * next broker start or console revokes those whose process is gone (`orphanedConsoleUsers`).
+   */
+  consoles: z.record(z.string(), z.object({ pid: z.number().int(), exp: z.number() })).default({}),
 });
 type Stored = z.infer<typeof Stored>;
 
@@ -85,6 +91,7 @@ export class Authority {
       issued: {},
       revocations: {},
       finished: [],
+      consoles: {},
     });
     authority.#save();
     return authority;
@@ -195,17 +202,45 @@ export class Authority {
    * The web console (`skein ui`): see `browserPermissions`; expires after `ttlS` (a token exchange mints one).
    * `userPub` is what `revokeUsers` takes when the console that handed it out stops.
    */
-  browserCreds(ttlS = BROWSER_TTL_S): Promise<{ creds: string; userPub: string }> {
-    return this.#mint('skein-console', browserPermissions(), this.#keys.account, this.#keys.signing, {
-      exp: Math.floor(Date.now() / 1000) + ttlS,
-    }).then((m) => ({ creds: m.creds, userPub: m.userPub }));
+  async browserCreds(ttlS = BROWSER_TTL_S): Promise<{ creds: string; userPub: string }> {
+    const exp = Math.floor(Date.now() / 1000) + ttlS;
+    const minted = await this.#mint('skein-console', browserPermissions(), this.#keys.account, this.#keys.signing, {
+      exp,
+    });
+    // Recorded before it is handed out: a console that dies from here on leaves it for the next start to revoke.
+    this.#refresh();
+    this.#stored.consoles[minted.userPub] = { pid: process.pid, exp };
+    this.#save();
+    return { creds: minted.creds, userPub: minted.userPub };
+  }
+
+  /**
+   * Console users whose process is gone (`alive` says no) and that have not expired: what a console killed or
+   * crashed left valid. Expired ones are dropped from the record.
+   */
+  orphanedConsoleUsers(alive: (pid: number) => boolean = pidAlive): string[] {
+    this.#refresh();
+    const now = Math.floor(Date.now() / 1000);
+    const orphaned: string[] = [];
+    let changed = false;
+    for (const [pub, { pid, exp }] of Object.entries(this.#stored.consoles)) {
+      if (exp <= now) {
+        delete this.#stored.consoles[pub];
+        changed = true;
+      } else if (!alive(pid)) orphaned.push(pub);
+    }
+    if (changed) this.#save();
+    return orphaned;
   }
 
   /** Puts these users on the account's revocation list; returns the re-signed account JWT to push. */
   async revokeUsers(userPubs: readonly string[]): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     this.#refresh();
-    for (const pub of userPubs) this.#stored.revocations[pub] = now;
+    for (const pub of userPubs) {
+      this.#stored.revocations[pub] = now;
+      delete this.#stored.consoles[pub];
+    }
     this.#prune(now);
     this.#save();
     return this.accountJwt();
@@ -298,6 +333,16 @@ export async function mintUser(
     seed: new TextDecoder().decode(user.getSeed()),
     creds: new TextDecoder().decode(fmtCreds(jwt, user)),
   };
+}
+
+/** Whether process `pid` runs (a process of another user counts: EPERM). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Writes `text` to `path` readable by the owner only (0600), replacing any earlier file atomically. */

@@ -130,7 +130,10 @@ export async function startAuthBroker(options: {
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
     });
-    // The resolver may hold an older account JWT (revocations made while no broker ran): push the current one.
+    // The resolver may hold an older account JWT (revocations made while no broker ran): push the current one,
+    // with the users of consoles that died without revoking them (killed, crashed) revoked first.
+    const orphaned = authority.orphanedConsoleUsers();
+    if (orphaned.length > 0) await authority.revokeUsers(orphaned);
     await pushAccount(sys, authority.account, await authority.accountJwt());
   } catch (err) {
     stopping = true;

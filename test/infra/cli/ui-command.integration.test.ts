@@ -22,6 +22,17 @@ async function exchange(origin: string, token: string): Promise<Response> {
   });
 }
 
+/** A connection to the runtime's broker with a console credential, as the page makes it. */
+function connectAs(dir: string, creds: string) {
+  const info = JSON.parse(readFileSync(join(dir, 'data', 'runtime.json'), 'utf8')) as { natsUrl: string };
+  return connect({
+    servers: info.natsUrl,
+    authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
+    inboxPrefix: '_INBOX.console',
+    reconnect: false,
+  });
+}
+
 describe('skein ui', { timeout: 90_000 }, () => {
   let dir: string;
   let up: LongRunning;
@@ -73,14 +84,7 @@ describe('skein ui', { timeout: 90_000 }, () => {
       const got = await exchange(origin!, token!);
       expect(got.status).toBe(200);
       const { creds } = (await got.json()) as { creds: string };
-      const info = JSON.parse(readFileSync(join(dir, 'data', 'runtime.json'), 'utf8')) as { natsUrl: string };
-      const open = () =>
-        connect({
-          servers: info.natsUrl,
-          authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
-          inboxPrefix: '_INBOX.console',
-          reconnect: false,
-        });
+      const open = () => connectAs(dir, creds);
       // While the console runs, its credential works and can ask the runtime about the root.
       const page = await open();
       const closed = page.closed();
@@ -94,6 +98,27 @@ describe('skein ui', { timeout: 90_000 }, () => {
       await expect(open()).rejects.toThrow(/Authorization Violation|authentication/i);
     },
   );
+
+  // Review: a console killed (SIGKILL, a crash) never revoked what it handed out: valid for its 12 hours. The next
+  // console (or broker) start now revokes the users of consoles whose process is gone.
+  it("a killed console's credential is revoked when the next console starts", async () => {
+    const first = startCli(['ui', '--data', join(dir, 'data')]);
+    const [, origin, token] = await first.waitFor(URL_LINE, 60_000);
+    const { creds } = (await (await exchange(origin!, token!)).json()) as { creds: string };
+    const open = () => connectAs(dir, creds);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    // Nothing revoked it: the page still connects.
+    const page = await open();
+    const closed = page.closed();
+    const second = startCli(['ui', '--data', join(dir, 'data')]);
+    await second.waitFor(URL_LINE, 60_000);
+    await Promise.race([closed, sleep(10_000)]);
+    expect(page.isClosed()).toBe(true);
+    await expect(open()).rejects.toThrow(/Authorization Violation|authentication/i);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
 
   it('refuses an embedded runtime, a data dir without a runtime and a bad port, saying what to do', async () => {
     const embedded = await startEmbeddedCli({ policy: { default: 'allow' } });
