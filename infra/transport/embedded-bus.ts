@@ -123,7 +123,8 @@ export class EmbeddedBus implements Bus {
     let key = '';
     for (let k = 1; k <= PREFIX && k < tokens.length; k++) {
       key = k === 1 ? tokens[0]! : `${key}.${tokens[k - 1]}`;
-      add(this.#wild.get(key));
+      // An empty first token makes the key '' again: those were added above (a subject `.x` got them twice).
+      if (key !== '') add(this.#wild.get(key));
     }
     return sets;
   }

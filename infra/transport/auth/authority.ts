@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds, type KeyPair, type Permissions } from '@nats-io/jwt';
 import * as z from 'zod';
 import { createFast, fastFromSeed } from './fast-keys.ts';
+import { withFileLock, writeFileAtomic } from './keys-file.ts';
+import { ownerGone, processOwner } from './process-owner.ts';
 import { AGENT_MAX_SUBS, agentPermissions, browserPermissions, operatorPermissions } from './permissions.ts';
 
 const Stored = z.object({
@@ -30,7 +32,9 @@ const Stored = z.object({
    * revokes its own when it stops; one that did not stop (SIGKILL, a crash) left them valid for 12 hours, so the
    * next broker start or console revokes those whose process is gone (`orphanedConsoleUsers`).
    */
-  consoles: z.record(z.string(), z.object({ pid: z.number().int(), exp: z.number() })).default({}),
+  consoles: z
+    .record(z.string(), z.object({ pid: z.number().int(), owner: z.string().optional(), exp: z.number() }))
+    .default({}),
 });
 type Stored = z.infer<typeof Stored>;
 
@@ -208,41 +212,39 @@ export class Authority {
       exp,
     });
     // Recorded before it is handed out: a console that dies from here on leaves it for the next start to revoke.
-    this.#refresh();
-    this.#stored.consoles[minted.userPub] = { pid: process.pid, exp };
-    this.#save();
+    const owner = processOwner();
+    this.#update((stored) => {
+      stored.consoles[minted.userPub] = { pid: process.pid, ...(owner ? { owner } : {}), exp };
+    });
     return { creds: minted.creds, userPub: minted.userPub };
   }
 
   /**
-   * Console users whose process is gone (`alive` says no) and that have not expired: what a console killed or
-   * crashed left valid. Expired ones are dropped from the record.
+   * Console users whose process is gone (`gone`, process-owner.ts) and that have not expired: what a console
+   * killed or crashed left valid. Expired ones are dropped from the record.
    */
-  orphanedConsoleUsers(alive: (pid: number) => boolean = pidAlive): string[] {
-    this.#refresh();
+  orphanedConsoleUsers(gone: (c: { pid: number; owner?: string | undefined }) => boolean = consoleGone): string[] {
     const now = Math.floor(Date.now() / 1000);
-    const orphaned: string[] = [];
-    let changed = false;
-    for (const [pub, { pid, exp }] of Object.entries(this.#stored.consoles)) {
-      if (exp <= now) {
-        delete this.#stored.consoles[pub];
-        changed = true;
-      } else if (!alive(pid)) orphaned.push(pub);
-    }
-    if (changed) this.#save();
-    return orphaned;
+    return this.#update((stored) => {
+      const orphaned: string[] = [];
+      for (const [pub, c] of Object.entries(stored.consoles)) {
+        if (c.exp <= now) delete stored.consoles[pub];
+        else if (gone(c)) orphaned.push(pub);
+      }
+      return orphaned;
+    });
   }
 
   /** Puts these users on the account's revocation list; returns the re-signed account JWT to push. */
   async revokeUsers(userPubs: readonly string[]): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
-    this.#refresh();
-    for (const pub of userPubs) {
-      this.#stored.revocations[pub] = now;
-      delete this.#stored.consoles[pub];
-    }
-    this.#prune(now);
-    this.#save();
+    this.#update((stored) => {
+      for (const pub of userPubs) {
+        stored.revocations[pub] = now;
+        delete stored.consoles[pub];
+      }
+      this.#prune(now);
+    });
     return this.accountJwt();
   }
 
@@ -256,11 +258,11 @@ export class Authority {
       exp: Math.floor(Date.now() / 1000) + AGENT_TTL_S,
       subs: AGENT_MAX_SUBS,
     });
-    this.#refresh();
-    const users = this.#stored.issued[agentId] ?? [];
-    users.push(minted.userPub);
-    this.#stored.issued[agentId] = users;
-    this.#save();
+    this.#update((stored) => {
+      const users = stored.issued[agentId] ?? [];
+      users.push(minted.userPub);
+      stored.issued[agentId] = users;
+    });
     return { ...minted, agentId };
   }
 
@@ -281,12 +283,12 @@ export class Authority {
    */
   async revokeAgent(agentId: string): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
-    this.#refresh();
-    for (const pub of this.#stored.issued[agentId] ?? []) this.#stored.revocations[pub] = now;
-    if (!this.isRevoked(agentId)) this.#stored.finished.push(agentId);
-    delete this.#stored.issued[agentId];
-    this.#prune(now);
-    this.#save();
+    this.#update((stored) => {
+      for (const pub of stored.issued[agentId] ?? []) stored.revocations[pub] = now;
+      if (!stored.finished.includes(agentId)) stored.finished.push(agentId);
+      delete stored.issued[agentId];
+      this.#prune(now);
+    });
     return this.accountJwt();
   }
 
@@ -308,9 +310,17 @@ export class Authority {
   }
 
   #save(): void {
-    const path = join(this.dir, 'keys.json');
-    writeFileSync(`${path}.tmp`, `${JSON.stringify(this.#stored, null, 2)}\n`, { mode: 0o600 });
-    renameSync(`${path}.tmp`, path);
+    writeFileAtomic(join(this.dir, 'keys.json'), `${JSON.stringify(this.#stored, null, 2)}\n`);
+  }
+
+  /** One change of keys.json: under its lock, on what is stored now, written whole (keys-file.ts). */
+  #update<T>(change: (stored: Stored) => T): T {
+    return withFileLock(join(this.dir, 'keys.lock'), () => {
+      this.#refresh();
+      const result = change(this.#stored);
+      this.#save();
+      return result;
+    });
   }
 }
 
@@ -335,14 +345,9 @@ export async function mintUser(
   };
 }
 
-/** Whether process `pid` runs (a process of another user counts: EPERM). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+/** Whether a console user's process has surely ended (process-owner.ts). */
+function consoleGone(c: { pid: number; owner?: string | undefined }): boolean {
+  return ownerGone(c.pid, c.owner);
 }
 
 /** Writes `text` to `path` readable by the owner only (0600), replacing any earlier file atomically. */

@@ -7,7 +7,7 @@ import { EmbeddedBus } from '../../../infra/transport/embedded-bus.ts';
 const text = (d: Uint8Array) => new TextDecoder().decode(d);
 const seed = propertySeed();
 
-const literal = fc.constantFrom('skein', 'out', 'evt', 'a', 'b', 't1');
+const literal = fc.constantFrom('skein', 'out', 'evt', 'a', 'b', 't1', '');
 const subjectArb = fc.array(literal, { minLength: 1, maxLength: 6 }).map((t) => t.join('.'));
 const patternArb = fc
   .tuple(fc.array(fc.oneof(literal, fc.constant('*')), { minLength: 1, maxLength: 6 }), fc.boolean())
