@@ -42,6 +42,7 @@ import { agentInFlight } from './agent-in-flight.ts';
 import { RecordedBudget } from './recorded-budget.ts';
 import { PARSE_CHECKED_DEFAULT, parseUnlessChecked } from './checked.ts';
 import { InFlight } from './in-flight.ts';
+import { commandContext } from './command-context.ts';
 import { LogFollower } from './log-follower.ts';
 import {
   assertMayAfterFinish,
@@ -328,28 +329,10 @@ export class Host {
   }
 
   async #run(command: Command, def: CommandDef, contentBytes?: ContentBytes): Promise<Outcome> {
-    // Bound on first use: a pino child with the redaction paths costs ~20 µs cold, and most commands log nothing.
-    let bound: Logger | undefined;
-    const logger = () =>
-      (bound ??= this.#logger.child({ agentId: command.agentId, event: command.type, commandId: command.id }));
-    const emitted: Array<Promise<StoredFact>> = [];
-    let n = 0;
-    const stamp = () => ({
-      agentId: command.agentId,
-      causationId: command.id,
-      id: `${command.agentId}/${command.id}:${n++}`,
+    const { ctx, emitted, logger } = commandContext(command, def, contentBytes, {
+      logger: this.#logger,
+      writer: this.writer,
     });
-    const caused = (stored: Promise<StoredFact>) => (emitted.push(stored), stored);
-    const ctx: HandlerContext = {
-      command: command as HandlerContext['command'],
-      def: def as HandlerContext['def'],
-      get logger() {
-        return logger();
-      },
-      ...(contentBytes ? { contentBytes } : {}),
-      emit: (fact) => caused(this.writer.write(fact, stamp())),
-      emitHeld: (fact) => caused(this.writer.hold(fact, stamp())),
-    };
     try {
       if (!this.agentExists(command.agentId)) {
         throw new RuntimeError(
