@@ -87,7 +87,8 @@ function matchBench(): BenchResult[] {
       name: `match time growth ${a / 1000}k → ${b / 1000}k lines (10× lines)`,
       value: growth,
       unit: '×',
-      target: '≤ 10× (linear)',
+      // Two p50s timed apart, each noisy (the 10k one read 12.9-20.8 ms across runs): judged at 11×.
+      target: '≤ 10× (linear; judged at 11×)',
       met: growth <= 11,
     });
   }
