@@ -6,12 +6,18 @@
  * made the file invalid JSON (every later spawn, revocation and start failed) or dropped the users one of them
  * had just minted (credentials revocation would no longer reach).
  */
-import { closeSync, openSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { ownerGone, processOwner } from './process-owner.ts';
 
-/** A lock older than this is left from a process that died holding it (a change takes milliseconds). */
+/**
+ * A lock whose holder has ended (a runtime SIGKILLed while it minted a user: the next start failed on it) is
+ * taken over at once; one whose holder this process cannot judge (another pid namespace) once it is older than
+ * this (a change takes milliseconds).
+ */
 const STALE_MS = 10_000;
-const WAIT_MS = 5_000;
+/** Longer than STALE_MS: a waiter outlasts any lock left behind. */
+const WAIT_MS = 15_000;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 /** Runs `fn` holding the lock file `lockPath` (made with O_EXCL), waiting for another holder up to WAIT_MS. */
@@ -20,7 +26,7 @@ export function withFileLock<T>(lockPath: string, fn: () => T): T {
   for (;;) {
     try {
       const fd = openSync(lockPath, 'wx', 0o600);
-      writeSync(fd, String(process.pid));
+      writeSync(fd, `${process.pid}\n${processOwner() ?? ''}`);
       closeSync(fd);
       break;
     } catch (err) {
@@ -46,7 +52,9 @@ export function withFileLock<T>(lockPath: string, fn: () => T): T {
 /** Moves a stale lock aside (one process wins the rename); true when the lock is free to take again. */
 function stale(lockPath: string): boolean {
   try {
-    if (Date.now() - statSync(lockPath).mtimeMs < STALE_MS) return false;
+    const [pid, owner] = readFileSync(lockPath, 'utf8').split('\n');
+    const ended = Number(pid) > 0 && ownerGone(Number(pid), owner || undefined);
+    if (!ended && Date.now() - statSync(lockPath).mtimeMs < STALE_MS) return false;
     const aside = `${lockPath}.${randomBytes(6).toString('hex')}.stale`;
     renameSync(lockPath, aside);
     unlinkSync(aside);

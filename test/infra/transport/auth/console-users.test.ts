@@ -2,7 +2,7 @@
  * The web console's users are recorded with the process that handed them out, so that a console killed or crashed
  * (which never revoked them: valid for 12 hours) has them revoked by the next console or broker start.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -80,5 +80,19 @@ describe('console users', () => {
     const after = Authority.open(a.dir)!;
     expect(after.agentsWithCreds()).toHaveLength(30);
     expect(after.orphanedConsoleUsers(() => true)).toHaveLength(30);
+  });
+
+  // CI: a runtime SIGKILLed while it changed keys.json left keys.lock behind, and the next start waited 5 s on it
+  // and failed ("held by another skein process").
+  it('a lock left by a process that has ended is taken over at once', async () => {
+    const a = authority();
+    const { spawnSync } = await import('node:child_process');
+    const dead = spawnSync('true').pid!;
+    writeFileSync(join(a.dir, 'keys.lock'), `${dead}\n`);
+    const t0 = Date.now();
+    await a.mintAgent('after-crash');
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(a.agentsWithCreds()).toContain('after-crash');
+    expect(existsSync(join(a.dir, 'keys.lock'))).toBe(false);
   });
 });
