@@ -104,6 +104,10 @@ program
   .option('--agent <id>', 'act as this existing agent (default: a new child of the root agent)')
   .option('--http <port>', 'serve Streamable HTTP on this port (0: a free one) instead of stdio')
   .option('--host <address>', 'address to listen on with --http (default 127.0.0.1)')
+  .option(
+    '--allowed-host <host...>',
+    'with --http beyond loopback: a name clients reach it by (a Host header: mcp.example or mcp.example:8080)',
+  )
   .option('--token <token>', 'bearer token for --http (or SKEIN_MCP_TOKEN; default: a random one, printed)')
   .option('--workspace <dir>', 'the project to serve, when the client starts servers elsewhere (default: cwd)')
   .option('--private', 'start a private nats-server when no runtime runs (default: embedded)')

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { listenForStop } from '../cli/stop-signals.ts';
 import { createLogger, type LogLevel } from '../kernel/log.ts';
+import { parseAllowedHost } from './allowed-hosts.ts';
 import { serveHttp } from './http.ts';
 import { createMcpServer } from './server.ts';
 import { linkRuntime, openAgentSession } from './session.ts';
@@ -18,6 +19,8 @@ export type McpOptions = {
   agent?: string;
   http?: string;
   host?: string;
+  /** Names (Host header values) answered to with --http, beyond the bound address and loopback. */
+  allowedHost?: string[];
   token?: string;
   data?: string;
   nats?: string;
@@ -39,6 +42,10 @@ export async function mcp(opts: McpOptions): Promise<number> {
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535)) {
     throw new Error(`--http '${opts.http}' is not a port: give 0-65535 (0 picks a free one)`);
   }
+  if (opts.allowedHost?.length && port === undefined) {
+    throw new Error('--allowed-host is for --http: stdio has no Host header to check');
+  }
+  const allowedHosts = (opts.allowedHost ?? []).map(parseAllowedHost);
   if (port !== undefined && !LOOPBACK.has(host)) {
     logger.warn(
       { host },
@@ -62,9 +69,13 @@ export async function mcp(opts: McpOptions): Promise<number> {
   try {
     if (port !== undefined) {
       const token = opts.token ?? process.env['SKEIN_MCP_TOKEN'] ?? randomBytes(24).toString('base64url');
-      const http = await serveHttp(link, { port, host, token, agentId: opts.agent, logger });
+      const http = await serveHttp(link, { port, host, allowedHosts, token, agentId: opts.agent, logger });
       const shown = opts.token || process.env['SKEIN_MCP_TOKEN'] ? '(the token you gave)' : token;
       process.stderr.write(`skein mcp: Streamable HTTP at ${http.url}\nAuthorization: Bearer ${shown}\n`);
+      // Beyond loopback the user needs to see which names pass: one missing is a 403 for its clients.
+      if (!LOOPBACK.has(host) || allowedHosts.length > 0) {
+        process.stderr.write(`Host headers answered: ${http.allowedHosts.join(' ')} (more: --allowed-host)\n`);
+      }
       await signals.requested;
       await stop(() => http.close());
       return 0;

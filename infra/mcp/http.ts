@@ -16,9 +16,11 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
+import { allowedHostHeaders } from './allowed-hosts.ts';
 import { createMcpServer } from './server.ts';
 import { type AgentSession, openAgentSession, type RuntimeLink } from './session.ts';
 
@@ -44,6 +46,8 @@ const BODY_READ_MS = 30_000;
 export type HttpOptions = {
   port: number;
   host: string;
+  /** Host header values answered to beyond the bound address and loopback (`--allowed-host`, checked). */
+  allowedHosts?: readonly string[];
   token: string;
   agentId?: string;
   logger: Logger;
@@ -54,7 +58,13 @@ export type HttpOptions = {
   bodyReadMs?: number;
 };
 type Session = { transport: StreamableHTTPServerTransport; agent: AgentSession; open: number; lastSeen: number };
-export type HttpMcp = { url: string; server: Server; close(): Promise<void> };
+export type HttpMcp = {
+  url: string;
+  /** The Host header values answered to; a request with another gets 403 naming it. */
+  allowedHosts: readonly string[];
+  server: Server;
+  close(): Promise<void>;
+};
 
 export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promise<HttpMcp> {
   const sessions = new Map<string, Session>();
@@ -77,6 +87,17 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
     if (!authorized(req)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="skein"');
       return plain(res, 401, 'unauthorized: send Authorization: Bearer <token> (printed by skein mcp --http)');
+    }
+    const host = req.headers.host ?? '';
+    if (!allowedHosts.includes(host)) {
+      // As the SDK's own check (kept too) answers, with what to do; after the token, so only its holder learns it.
+      return rpcError(
+        res,
+        403,
+        -32000,
+        `Host '${host.slice(0, 200)}' is not one this server answers to (a DNS rebinding guard): ` +
+          `if it is yours, start skein mcp with --allowed-host ${/^[\w.:[\]-]{1,200}$/.test(host) ? host : '<name>'}`,
+      );
     }
     if (req.method === 'POST' && reading >= MAX_BODIES_READ) {
       res.setHeader('Retry-After', '1');
@@ -215,10 +236,10 @@ export async function serveHttp(link: RuntimeLink, options: HttpOptions): Promis
   });
   const { port } = server.address() as AddressInfo;
   const hostName = options.host.includes(':') ? `[${options.host}]` : options.host;
-  allowedHosts.push(`${hostName}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`);
-  allowedHosts = [...new Set(allowedHosts)];
+  allowedHosts = allowedHostHeaders(options.host, port, options.allowedHosts ?? [], networkInterfaces());
   return {
     url: `http://${hostName}:${port}/mcp`,
+    allowedHosts,
     server,
     async close() {
       clearInterval(sweep);
