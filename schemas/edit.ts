@@ -17,12 +17,14 @@ const Path = FilePath.describe("File path, absolute or relative to the agent's f
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a sha256 hex digest');
 const Line = z.number().int().min(1);
 
-export const EditSpec = z.object({
-  oldText: z
-    .string()
-    .describe('The exact text to replace, copied from the file with enough surrounding lines to be unique.'),
-  newText: z.string().describe('The text that replaces old_text.'),
-});
+export const EditSpec = z
+  .object({
+    oldText: z
+      .string()
+      .describe('The exact text to replace, copied from the file with enough surrounding lines to be unique.'),
+    newText: z.string().describe('The text that replaces old_text.'),
+  })
+  .strict();
 export type EditSpec = z.infer<typeof EditSpec>;
 
 export const MatchKind = z
@@ -72,11 +74,13 @@ const AppliedReply = z.object({
 // ---- commands ----
 
 export const fileRead = defineCommand('file.read', {
-  data: z.object({
-    path: Path,
-    startLine: Line.optional().describe('First line to return (1-based).'),
-    endLine: Line.optional().describe('Last line to return (inclusive).'),
-  }),
+  data: z
+    .object({
+      path: Path,
+      startLine: Line.optional().describe('First line to return (1-based).'),
+      endLine: Line.optional().describe('Last line to return (inclusive).'),
+    })
+    .strict(),
   reply: z.object({
     path: z.string(),
     content: z
@@ -97,24 +101,26 @@ export const fileRead = defineCommand('file.read', {
 });
 
 export const fileEdit = defineCommand('file.edit', {
-  data: z.object({
-    path: Path,
-    edits: z.array(EditSpec).describe('Applied in order, each against the result of the previous.'),
-  }),
+  data: z
+    .object({
+      path: Path,
+      edits: z.array(EditSpec).describe('Applied in order, each against the result of the previous.'),
+    })
+    .strict(),
   reply: AppliedReply,
   summary: 'Replace old_text with new_text in a file, once per edit, tolerating whitespace drift.',
   tool: { tools: ['edit_file'], call: (d) => ({ tool: 'edit_file', input: d.path, detail: editsDetail(d.edits) }) },
 });
 
 export const fileWrite = defineCommand('file.write', {
-  data: z.object({ path: Path, content: z.string().describe('The whole new content of the file.') }),
+  data: z.object({ path: Path, content: z.string().describe('The whole new content of the file.') }).strict(),
   reply: AppliedReply,
   summary: 'Create or overwrite a file.',
   tool: { tools: ['write_file'], call: (d) => ({ tool: 'write_file', input: d.path, detail: d.content }) },
 });
 
 export const editBegin = defineCommand('edit.begin', {
-  data: z.object({ path: Path, mode: z.enum(['edit', 'write']).default('edit') }),
+  data: z.object({ path: Path, mode: z.enum(['edit', 'write']).default('edit') }).strict(),
   reply: z.object({ editId: EditId }),
   summary: 'Start a streaming edit; then send the tool-call JSON with edit.input and close with edit.finish.',
   tool: {
@@ -124,19 +130,19 @@ export const editBegin = defineCommand('edit.begin', {
 });
 
 export const editInput = defineCommand('edit.input', {
-  data: z.object({ editId: EditId, chunk: z.string().describe('The next raw text of the tool-call JSON.') }),
+  data: z.object({ editId: EditId, chunk: z.string().describe('The next raw text of the tool-call JSON.') }).strict(),
   reply: z.object({ editId: EditId, received: z.number().int().min(0), state: z.string() }),
   summary: "Feed the next chunk of a streaming edit's tool-call JSON.",
 });
 
 export const editFinish = defineCommand('edit.finish', {
-  data: z.object({ editId: EditId }),
+  data: z.object({ editId: EditId }).strict(),
   reply: AppliedReply,
   summary: 'Finish a streaming edit: parse the complete JSON, apply and write.',
 });
 
 export const editCancel = defineCommand('edit.cancel', {
-  data: z.object({ editId: EditId }),
+  data: z.object({ editId: EditId }).strict(),
   reply: z.object({ editId: EditId, cancelled: z.literal(true) }),
   summary: 'Abandon a streaming edit; nothing is written.',
 });

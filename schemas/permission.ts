@@ -41,16 +41,18 @@ export type LearnedRules = z.infer<typeof LearnedRules>;
 
 export const PermissionDecide = defineCommand('permission.decide', {
   summary: "Answer a pending permission request (the requester's ancestors or the human at the root).",
-  data: z.object({
-    requestId: RequestId,
-    decision: DecisionAnswer,
-    pattern: z
-      .string()
-      .min(1)
-      .max(4096)
-      .optional()
-      .describe('For *_always: the rule to persist (default: the suggested patterns).'),
-  }),
+  data: z
+    .object({
+      requestId: RequestId,
+      decision: DecisionAnswer,
+      pattern: z
+        .string()
+        .min(1)
+        .max(4096)
+        .optional()
+        .describe('For *_always: the rule to persist (default: the suggested patterns).'),
+    })
+    .strict(),
   reply: z.object({
     requestId: RequestId,
     outcome: z.enum(['granted', 'denied']),
@@ -63,19 +65,21 @@ export const PermissionWithdraw = defineCommand('permission.withdraw', {
   summary:
     'Withdraw a pending permission request: its requester (or an ancestor) no longer wants the call it asked for ' +
     '(a client cancelled it). Denied with by "cancelled", never run later.',
-  data: z.object({ requestId: RequestId }),
+  data: z.object({ requestId: RequestId }).strict(),
   reply: PermissionDecide.reply,
 });
 
 export const PolicySet = defineCommand('policy.set', {
   summary: "Replace one policy layer (global, project, or an agent's) at runtime; takes effect at once.",
-  data: z.object({
-    layer: PolicyLayerName,
-    agentId: AgentId.optional().describe(
-      'For layer "agent": whose layer (default: the sender). An agent may only narrow.',
-    ),
-    policy: Policy,
-  }),
+  data: z
+    .object({
+      layer: PolicyLayerName,
+      agentId: AgentId.optional().describe(
+        'For layer "agent": whose layer (default: the sender). An agent may only narrow.',
+      ),
+      policy: Policy,
+    })
+    .strict(),
   reply: z.object({ layer: PolicyLayerName, rules: z.number().int() }),
 });
 
