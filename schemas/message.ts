@@ -63,24 +63,26 @@ export const MAX_JSON_DEPTH = 64;
  * `type` and `agentId` come from the subject (and must agree with it when
  * given); `id` is generated when missing (give one to make retries idempotent).
  */
-export const CommandEnvelope = z.object({
-  id: MessageId.optional().describe('Command id; a repeated id gets the same reply and appends nothing twice.'),
-  type: MessageType.optional(),
-  agentId: AgentId.optional(),
-  causationId: z.string().optional(),
-  at: Timestamp.optional(),
-  waitMs: z
-    .number()
-    .int()
-    .min(1, 'must be at least 1 ms')
-    .max(MAX_WAIT_MS, `must be at most ${MAX_WAIT_MS} ms (a day)`)
-    .optional()
-    .describe(
-      "How long the caller waits for the reply, in ms (its timeout). A tool call still waiting for someone's " +
-        'approval when it has passed is cancelled (`caller_gone`), never run later with nobody waiting.',
-    ),
-  data: z.unknown().optional(),
-});
+export const CommandEnvelope = z
+  .object({
+    id: MessageId.optional().describe('Command id; a repeated id gets the same reply and appends nothing twice.'),
+    type: MessageType.optional(),
+    agentId: AgentId.optional(),
+    causationId: z.string().optional(),
+    at: Timestamp.optional(),
+    waitMs: z
+      .number()
+      .int()
+      .min(1, 'must be at least 1 ms')
+      .max(MAX_WAIT_MS, `must be at most ${MAX_WAIT_MS} ms (a day)`)
+      .optional()
+      .describe(
+        "How long the caller waits for the reply, in ms (its timeout). A tool call still waiting for someone's " +
+          'approval when it has passed is cancelled (`caller_gone`), never run later with nobody waiting.',
+      ),
+    data: z.unknown().optional(),
+  })
+  .strict();
 export type CommandEnvelope = z.infer<typeof CommandEnvelope>;
 
 /** A command after decoding: all fields known, `data` typed. */

@@ -98,6 +98,8 @@ export function decodeCommand(
         'without it); rename it',
     );
   }
+  const stray = strayEnvelopeKeys(json);
+  if (stray) throw new InvalidMessageError(ErrorCode.InvalidMessage, subject, stray);
   const envelope = CommandEnvelope.safeParse(json);
   if (!envelope.success) {
     throw new InvalidMessageError(ErrorCode.InvalidMessage, subject, formatIssues(envelope.error));
@@ -189,4 +191,26 @@ function validateFact(subject: string, json: unknown): Fact {
   // `envelope` is this call's own parse result: set the checked data in place (no copy per fact on replay).
   envelope.data = data.data;
   return envelope;
+}
+
+/**
+ * Keys of a command's body that are not envelope fields, said with what to do: a misspelt `waitMs` was dropped
+ * (so an ask outlived its caller), and a command's fields sent bare failed only on the fields `data` then lacked.
+ */
+function strayEnvelopeKeys(json: unknown): string | undefined {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return undefined;
+  const stray = Object.keys(json).filter((k) => !Object.hasOwn(CommandEnvelope.shape, k));
+  if (stray.length === 0) return undefined;
+  const named = stray.slice(0, 5).map((k) => `'${clipKey(k)}'`);
+  const more = stray.length > 5 ? ` and ${stray.length - 5} more` : '';
+  return (
+    `${named.join(', ')}${more}: not ${stray.length === 1 ? 'a field' : 'fields'} of a command's envelope ` +
+    `(${Object.keys(CommandEnvelope.shape).join(', ')}); a command's own fields go inside data, e.g. ` +
+    `{"data": {"${clipKey(stray[0]!)}": …}}`
+  );
+}
+
+function clipKey(key: string): string {
+  const shown = JSON.stringify(key).slice(1, -1);
+  return shown.length > 40 ? `${shown.slice(0, 40)}…` : shown;
 }
