@@ -27,7 +27,7 @@ export function registerAgentTools(server: McpServer, session: AgentSession): vo
       description:
         'Start a sub-agent for a separate task, with its own terminals and at most your permissions. Give ' +
         'worker to run a program (another LLM CLI, a script) as that agent; then wait_agent for its result.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         label: z.string().min(1).max(200).describe('A short name, e.g. "test-fixer".'),
         task: z.string().max(100_000).optional().describe('What it should do (its worker sees SKEIN_TASK).'),
         workspace: z.string().min(1).optional().describe('A directory inside your workspace to confine it to.'),
@@ -39,7 +39,7 @@ export function registerAgentTools(server: McpServer, session: AgentSession): vo
             env: z.record(z.string(), z.string()).default({}),
           })
           .optional(),
-      },
+      }),
       outputSchema: replySchema('agent.spawn'),
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
     },
@@ -51,7 +51,7 @@ export function registerAgentTools(server: McpServer, session: AgentSession): vo
     {
       title: 'Wait for a sub-agent',
       description: 'Wait until a sub-agent completes, fails or is cancelled (or timeoutMs passes; done is then false).',
-      inputSchema: {
+      inputSchema: z.strictObject({
         agentId: AgentId,
         timeoutMs: z
           .number()
@@ -59,7 +59,7 @@ export function registerAgentTools(server: McpServer, session: AgentSession): vo
           .min(0)
           .max(10 * 60_000)
           .default(30_000),
-      },
+      }),
       outputSchema: replySchema('agent.wait'),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -76,9 +76,9 @@ export function registerAgentTools(server: McpServer, session: AgentSession): vo
       description:
         'Every file you and your sub-agents changed (by edits or shell commands), with unified diffs and hunk ids. ' +
         'A big review comes in pages: when the result has nextCursor, call again with that cursor for the next.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         cursor: z.string().max(4096).optional().describe('nextCursor of the previous page; omit for the first page.'),
-      },
+      }),
       outputSchema: replySchema('review.list'),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -96,7 +96,7 @@ export function registerAgentTools(server: McpServer, session: AgentSession): vo
       description:
         'Keep changes (all, or the given paths / hunks): they leave the review list. Pass seen (path → the ' +
         'currentHash review_list showed) to keep only what was looked at: a file changed since is refused.',
-      inputSchema: Selection,
+      inputSchema: z.strictObject(Selection),
       outputSchema: replySchema('review.accept'),
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     },
@@ -109,7 +109,7 @@ export function registerAgentTools(server: McpServer, session: AgentSession): vo
       title: 'Reject changes',
       description:
         'Undo changes on disk (all, or the given paths / hunks). Conflicting hunks are left alone and reported.',
-      inputSchema: Selection,
+      inputSchema: z.strictObject(Selection),
       outputSchema: replySchema('review.reject'),
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
     },

@@ -23,11 +23,11 @@ export function registerFileTools(server: McpServer, session: AgentSession): voi
       description:
         'Read a file, or lines startLine..endLine of it. Large files return an outline of symbols: then read the ' +
         'range you need. Read before you edit.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         path: Path,
         startLine: z.number().int().min(1).optional(),
         endLine: z.number().int().min(1).optional(),
-      },
+      }),
       outputSchema: replySchema('file.read'),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -46,18 +46,18 @@ export function registerFileTools(server: McpServer, session: AgentSession): voi
         'Replace oldText with newText in a file, one edit after another. Copy oldText from read_file with a few ' +
         'lines of context so it is unique; small whitespace or indentation drift is tolerated (the reply says ' +
         'whether each edit matched exactly or fuzzily). Use write_file only for new files or full rewrites.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         path: Path,
         edits: z
           .array(
-            z.object({
+            z.strictObject({
               oldText: z.string().min(1).describe('Text to replace, copied from the file.'),
               newText: z.string().describe('Replacement text.'),
             }),
           )
           .min(1)
           .max(100),
-      },
+      }),
       outputSchema: replySchema('file.edit'),
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
     },
@@ -69,7 +69,7 @@ export function registerFileTools(server: McpServer, session: AgentSession): voi
     {
       title: 'Write a file',
       description: 'Create a file, or replace all of its content. For changes to an existing file use edit_file.',
-      inputSchema: { path: Path, content: z.string().max(10 * 1024 * 1024) },
+      inputSchema: z.strictObject({ path: Path, content: z.string().max(10 * 1024 * 1024) }),
       outputSchema: replySchema('file.write'),
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
     },

@@ -27,10 +27,10 @@ export function registerTerminalTools(server: McpServer, session: AgentSession):
       title: 'Open a terminal',
       description:
         'Open another terminal (a shell in a PTY). Only needed for parallel work: terminal_exec opens one for you.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         cwd: z.string().min(1).optional().describe('Starting directory, inside the workspace.'),
         env: z.record(z.string(), z.string()).optional().describe('Extra environment variables.'),
-      },
+      }),
       outputSchema: replySchema('terminal.open'),
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     },
@@ -45,7 +45,7 @@ export function registerTerminalTools(server: McpServer, session: AgentSession):
         'Run a shell command and get its exit code and output. Use for builds, tests, git, ls, grep. Returns ' +
         'status "running" after yieldMs if still going: then terminal_read to follow it. Prefer read_file / ' +
         'edit_file over cat / sed for files.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         command: z.string().min(1).max(100_000).describe('The command line, as typed at a bash prompt.'),
         terminalId: Tid,
         yieldMs: z
@@ -56,7 +56,7 @@ export function registerTerminalTools(server: McpServer, session: AgentSession):
           .optional()
           .describe('Return (status "running") if it has not finished after this long; default 30000.'),
         timeoutMs: z.number().int().min(1).optional().describe('Interrupt the command after this long.'),
-      },
+      }),
       outputSchema: replySchema('terminal.exec'),
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
     },
@@ -90,7 +90,7 @@ export function registerTerminalTools(server: McpServer, session: AgentSession):
       description:
         'Page a terminal\'s output from a cursor (from a previous reply\'s "cursor"/"nextCursor"). Use to follow ' +
         'a command that returned status "running".',
-      inputSchema: { terminalId: Tid, cursor: z.number().int().min(0).optional() },
+      inputSchema: z.strictObject({ terminalId: Tid, cursor: z.number().int().min(0).optional() }),
       outputSchema: replySchema('terminal.read'),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -108,7 +108,7 @@ export function registerTerminalTools(server: McpServer, session: AgentSession):
       description:
         'The rendered screen rows, as a person would see them. Use for full-screen programs (vim, less, top) ' +
         'and prompts; terminal_read is better for plain command output.',
-      inputSchema: { terminalId: Tid },
+      inputSchema: z.strictObject({ terminalId: Tid }),
       outputSchema: z.object({ terminalId: TerminalId, screen: ScreenSnapshot }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -127,14 +127,14 @@ export function registerTerminalTools(server: McpServer, session: AgentSession):
       description:
         'Send keys to the program in the terminal (answer a prompt, drive a REPL); "\\r" is Enter, "\\u0003" ' +
         'Ctrl-C. To run a command, use terminal_exec instead.',
-      inputSchema: {
+      inputSchema: z.strictObject({
         terminalId: Tid,
         data: z
           .string()
           .min(1)
           .max(1024 * 1024),
         secret: z.boolean().optional().describe('A password: only its length is logged.'),
-      },
+      }),
       outputSchema: replySchema('terminal.write'),
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
     },
@@ -149,7 +149,7 @@ export function registerTerminalTools(server: McpServer, session: AgentSession):
     {
       title: 'Signal the running program',
       description: "Send a signal (SIGINT to stop a command, SIGTERM, SIGKILL…) to the terminal's foreground program.",
-      inputSchema: { terminalId: Tid, signal: z.enum(SIGNALS).default('SIGINT') },
+      inputSchema: z.strictObject({ terminalId: Tid, signal: z.enum(SIGNALS).default('SIGINT') }),
       outputSchema: replySchema('terminal.signal'),
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
     },
@@ -164,7 +164,7 @@ export function registerTerminalTools(server: McpServer, session: AgentSession):
     {
       title: 'Close a terminal',
       description: 'Close a terminal and kill what runs in it. Terminals close by themselves when the session ends.',
-      inputSchema: { terminalId: TerminalId },
+      inputSchema: z.strictObject({ terminalId: TerminalId }),
       outputSchema: replySchema('terminal.close'),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },

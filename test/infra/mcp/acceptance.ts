@@ -42,6 +42,8 @@ export function acceptance(get: () => { c: TestClient; dir: string }): void {
       expect(typeof tool.annotations?.readOnlyHint, tool.name).toBe('boolean');
       expect(tool.description!.length, tool.name).toBeLessThan(400);
     }
+    // Every tool says it takes no other arguments: a client that checks its calls learns a misspelt one before.
+    for (const tool of tools) expect(tool.inputSchema['additionalProperties'], tool.name).toBe(false);
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect(byName.get('read_file')!.annotations).toMatchObject({ readOnlyHint: true });
     expect(byName.get('terminal_exec')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
@@ -52,6 +54,25 @@ export function acceptance(get: () => { c: TestClient; dir: string }): void {
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ status: 'exited', exitCode: 0 });
     expect((r.structuredContent as { output: string }).output.trim()).toBe('hi');
+  });
+
+  it('refuses an argument the tool does not take, naming it, and runs nothing', async () => {
+    // A model used to other tools sends `timeout` (seconds) or `old_string`: ignored, the command ran with the
+    // default timeout and the edit failed on its missing oldText only.
+    const { c, dir } = get();
+    const exec = await c.client.callTool({
+      name: 'terminal_exec',
+      arguments: { command: 'touch canary-stray.txt', timeout: 5 },
+    });
+    expect(exec.isError).toBe(true);
+    expect(text(exec)).toMatch(/Unrecognized key.*"timeout"/);
+    const edit = await c.client.callTool({
+      name: 'edit_file',
+      arguments: { path: 'greet.py', edits: [{ old_string: 'a', new_string: 'b' }] },
+    });
+    expect(edit.isError).toBe(true);
+    expect(text(edit)).toMatch(/Unrecognized keys?.*"old_string"/);
+    expect(existsSync(join(dir, 'canary-stray.txt'))).toBe(false);
   });
 
   it('makes a fuzzy edit that lands and says it matched fuzzily', async () => {
