@@ -43,8 +43,9 @@ Request on \`skein.cmd.<agentId>.<type>\` with a JSON body; only \`data\` is nee
 
 \`type\` and \`agentId\` come from the subject; when the body has them they must agree (else
 \`invalid_message\` / \`agent_mismatch\`). A key the envelope or the command's \`data\` does not have is
-\`invalid_message\` naming it (a misspelt \`waitMs\` or option is never dropped silently). Command ids belong to the sending agent: a repeated \`id\` gets the
-same reply and appends nothing twice (facts it caused have ids \`<agentId>/<commandId>:<n>\`, JetStream msg-ids).
+\`invalid_message\` naming it (a misspelt \`waitMs\` or option is never dropped silently). Command ids belong
+to the sending agent: a repeated \`id\` gets the same reply and appends nothing twice (facts it caused have ids
+\`<agentId>/<commandId>:<n>\`, JetStream msg-ids).
 The reply is \`{ "ok": true, ...fields }\` or \`{ "ok": false, "error": { "code", "message", "retryable" } }\`,
 sent only after every fact the command caused is durably in the log. A body nests objects and arrays at most
 ${MAX_JSON_DEPTH} levels deep (the body is level 1; a free-form value such as an agent's \`result\` is stored,
