@@ -89,8 +89,9 @@ export type AppliedReply = {
 export type CommitDeps = {
   roots: readonly string[];
   maxFileBytes: number;
-  storeBase?: ((hash: string, bytes: Buffer) => void | Promise<void>) | undefined;
-  /** Where `storeBase` keeps the bytes of `hash` (the diff thread reads them there). */
+  /** Keeps bytes by their `hash` (review's blob store): a file's before and after, before it is written. */
+  storeBlob?: ((hash: string, bytes: Buffer) => void | Promise<void>) | undefined;
+  /** Where `storeBlob` keeps the bytes of `hash` (the diff thread reads them there). */
   storedBase?: ((hash: string) => string) | undefined;
   syntaxCheck: boolean;
   seen: SeenVersions;
@@ -125,6 +126,8 @@ export async function commitEdit(
   s: CommitSession,
   result: SessionResult,
   partial: boolean,
+  /** Set once the file is written: a failure after that must not say nothing was. */
+  progress?: { written: boolean },
 ): Promise<Omit<AppliedReply, 'message'>> {
   const { target } = s;
   let content = result.content;
@@ -189,7 +192,10 @@ export async function commitEdit(
   // By hash (both are the sha256 of the bytes): comparing 10 MB took 20-80 ms of this thread on a loaded machine.
   const written = !base || resultHash !== base.hash;
   if (written) {
-    if (base) await deps.storeBase?.(base.hash, base.bytes);
+    if (base) await deps.storeBlob?.(base.hash, base.bytes);
+    // The new bytes too, before the file changes: review keeps both sides, and a data disk too full to keep them
+    // must refuse the edit before the write (it failed after it, and said nothing was written while it was).
+    await deps.storeBlob?.(resultHash, bytes);
     // Intent before effect: a host that dies between here and edit.applied leaves this in the log, and the
     // next start compares the disk with both hashes (infra/edit/reconcile.ts).
     await ctx.emit({
@@ -199,17 +205,24 @@ export async function commitEdit(
     // Confined again at write time: the path is walked from the root without following symlinks out, and must
     // still lead where it did when the target was resolved (and judged).
     ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, base?.mode, target.display, target.path));
+    if (progress) progress.written = true;
   }
   deps.seen.set(s.agentId, target.path, { hash: resultHash, mtimeMs });
   // The diff thread reads its own copies where it can, checked by hash: the base as the blob store keeps it
   // (stored above, when the bytes changed) and the bytes just written.
   const baseCopy = base && deps.storedBase ? { file: deps.storedBase(base.hash), hash: base.hash } : undefined;
+  // The file is written: a diff thread that died gives way to the capped diff here, not to a failed edit.
   const report = deps.diff
-    ? await deps.diff(
-        target.display,
-        base ? { bytes: base.bytes, text: () => base.text, stored: baseCopy } : '',
-        afterSide(content, bytes, { file: target.path, hash: resultHash }, facts),
-      )
+    ? await deps
+        .diff(
+          target.display,
+          base ? { bytes: base.bytes, text: () => base.text, stored: baseCopy } : '',
+          afterSide(content, bytes, { file: target.path, hash: resultHash }, facts),
+        )
+        .catch((err: unknown) => {
+          ctx.log?.warn({ err, editId: s.editId }, 'the diff thread failed; diffing here');
+          return cappedDiff(target.display, base?.text ?? '', content);
+        })
     : cappedDiff(target.display, base?.text ?? '', content);
   let syntaxErrors: SyntaxReport | undefined;
   // checkSyntax skips big changes too, but only after `base.text`, which a big write never decodes here.

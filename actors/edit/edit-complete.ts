@@ -47,6 +47,7 @@ export async function completeSession(deps: CommitDeps, ctx: EditCallContext, s:
   const failure = mismatch ?? result.failure;
   const nothing = mismatch !== undefined || (s.mode === 'edit' ? result.outcomes.length === 0 : failure !== undefined);
   let written: Omit<AppliedReply, 'message'> | undefined;
+  const progress = { written: false };
   if (!nothing) {
     try {
       written = await commitEdit(
@@ -62,15 +63,19 @@ export async function completeSession(deps: CommitDeps, ctx: EditCallContext, s:
         },
         result,
         failure !== undefined,
+        progress,
       );
     } catch (err) {
-      // Nothing was written (the write is atomic): close the session in the log, then reply with the cause.
-      const info = toErrorInfo(err);
+      // Close the session in the log, then reply with the cause: nothing written (the write is atomic), or
+      // written and not recorded (the log refused edit.applied), which the caller must know before editing again.
+      const cause = progress.written ? writtenNotRecorded(err, target.display) : err;
+      const info = toErrorInfo(cause);
+      const appliedCount = progress.written ? Math.max(1, result.outcomes.length) : 0;
       await ctx.emit({
         type: 'edit.failed',
-        data: { editId: s.editId, path: target.path, code: info.code, message: info.message, appliedCount: 0 },
+        data: { editId: s.editId, path: target.path, code: info.code, message: info.message, appliedCount },
       });
-      throw err;
+      throw cause;
     }
   }
   if (failure) {
@@ -146,4 +151,15 @@ export function failureCode(f: SessionFailure): string {
   if (f.reason === 'ambiguous') return ErrorCode.Conflict;
   if (f.reason === 'malformed') return ErrorCode.InvalidJson;
   return ErrorCode.InvalidMessage;
+}
+
+/** A failure after the file was written: said as such, with the cause's code (an unavailable log stays so). */
+function writtenNotRecorded(err: unknown, display: string): RuntimeError {
+  const info = toErrorInfo(err);
+  return new RuntimeError(
+    info.code as ErrorCode,
+    `${display} was written, but the edit could not be recorded: ${info.message} The change stays on disk and ` +
+      'reaches review once the log can be written; read the file before editing it again.',
+    { retryable: false, details: { written: true } },
+  );
 }

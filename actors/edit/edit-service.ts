@@ -35,9 +35,9 @@ export type EditServiceConfig = {
   /** Streaming edits all agents may hold open together (default DEFAULT_MAX_OPEN_EDITS_PER_HOST). */
   maxOpenPerHost?: number;
   readLimits?: ReadLimits;
-  /** Called with the original bytes before a file is overwritten (content-addressed by `hash`). */
-  storeBase?: (hash: string, bytes: Buffer) => void | Promise<void>;
-  /** Where `storeBase` keeps the bytes of a hash (the diff thread reads a big base there). */
+  /** Keeps bytes by their `hash` (review's blob store): a file's before and after, before it is written. */
+  storeBlob?: (hash: string, bytes: Buffer) => void | Promise<void>;
+  /** Where `storeBlob` keeps the bytes of a hash (the diff thread reads a big base there). */
   storedBase?: (hash: string) => string;
   /** Run the tree-sitter syntax check after writes (default true). */
   syntaxCheck?: boolean;
@@ -342,7 +342,7 @@ export class EditService {
       {
         roots: this.roots(s.agentId),
         maxFileBytes: this.maxFileBytes,
-        storeBase: this.#config.storeBase,
+        storeBlob: this.#config.storeBlob,
         storedBase: this.#config.storedBase,
         syntaxCheck: this.#config.syntaxCheck !== false,
         seen: this.#seen,

@@ -20,6 +20,7 @@ import { DiffThread } from '../../actors/edit/diff-thread.ts';
 import { AppliedEdits, reconcileEdits } from './reconcile.ts';
 import { retriedEdit } from './retried.ts';
 import { UnrecordedChanges } from './unrecorded.ts';
+import { diskError } from '../transport/disk-errors.ts';
 
 export type EditWiring = ReturnType<typeof wireEdit>;
 
@@ -53,8 +54,14 @@ export function wireEdit(deps: {
     ...(deps.maxOpenPerAgent ? { maxOpenPerAgent: deps.maxOpenPerAgent } : {}),
     ...(deps.maxOpenPerHost ? { maxOpenPerHost: deps.maxOpenPerHost } : {}),
     finished: (agentId) => deps.directory.finishedStatus(agentId),
-    // The base is in the blob store before the write, so a start after a crash mid-write can put it in review.
-    storeBase: async (hash, bytes) => void (await deps.review.service.blobs.put(bytes, hash)),
+    // Both sides are in the blob store before the write, so a start after a crash mid-write can put the change in
+    // review; a full data disk is `unavailable` naming it, as for the log.
+    storeBlob: async (hash, bytes) => {
+      const { blobs } = deps.review.service;
+      await blobs.put(bytes, hash).catch((err: unknown) => {
+        throw diskError(blobs.dir, err, 'the review blob store in');
+      });
+    },
     storedBase: (hash) => deps.review.service.blobs.pathOf(hash),
   });
   /** Streaming sessions: editId → agent, the path as given and as resolved at begin (lock, cancel, re-check). */

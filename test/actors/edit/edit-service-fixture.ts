@@ -52,7 +52,7 @@ export function useEditService(): void {
     service = new EditService({
       workspaceRoots: { a1: [ws] },
       maxFileBytes: 1_000_000,
-      storeBase: (h, b) => void bases.set(h, b),
+      storeBlob: (h, b) => void bases.set(h, b),
     });
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
