@@ -42,7 +42,7 @@ describe('an edit whose record cannot be kept', () => {
     expect(facts.at(-1)).toMatchObject({ type: 'edit.failed', data: { appliedCount: 0 } });
   });
 
-  it('a log that refuses edit.applied after the write: the reply and edit.failed say the file was written', async () => {
+  it('a log refusing edit.applied after the write: the reply and edit.failed say the file was written', async () => {
     writeFileSync(file('b.ts'), 'let b = 1;\n');
     const emit = async (f: EditFact) => {
       if (f.type === 'edit.applied') throw full();
