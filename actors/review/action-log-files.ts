@@ -90,6 +90,17 @@ export async function readDisk(
  * and a sub-agent's file outside its own workspace through `sub/d -> ../app`).
  */
 export async function applyWrites(writes: readonly FileWrite[], roots?: readonly string[]): Promise<void> {
+  await (await stageWrites(writes, roots)).commit();
+}
+
+/** A plan's writes staged beside their files: `commit` puts them in place and deletes; `discard` drops them. */
+export type StagedWrites = { commit(): Promise<void>; discard(): Promise<void> };
+
+/**
+ * Stages a plan's writes (temporary files beside their targets, written and synced: what a full disk can
+ * refuse), to be committed once the facts that say so are stored, or discarded if they cannot be.
+ */
+export async function stageWrites(writes: readonly FileWrite[], roots?: readonly string[]): Promise<StagedWrites> {
   const staged: Staged[] = [];
   try {
     for (const w of writes) {
@@ -105,19 +116,24 @@ export async function applyWrites(writes: readonly FileWrite[], roots?: readonly
     await Promise.all(staged.map((s) => s.discard()));
     throw err;
   }
-  for (const s of staged) await s.commit();
-  for (const w of writes) {
-    if (w.content !== null) continue;
-    if (roots) {
-      await removeConfined(roots, w.path, true);
-      continue;
-    }
-    try {
-      await unlink(w.path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-  }
+  return {
+    discard: async () => void (await Promise.all(staged.map((s) => s.discard()))),
+    async commit() {
+      for (const s of staged) await s.commit();
+      for (const w of writes) {
+        if (w.content !== null) continue;
+        if (roots) {
+          await removeConfined(roots, w.path, true);
+          continue;
+        }
+        try {
+          await unlink(w.path);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        }
+      }
+    },
+  };
 }
 
 async function modeOf(path: string): Promise<number | undefined> {

@@ -39,7 +39,7 @@ import {
 import { planReject, planUndoReject } from '../../machines/review/action-log-reject.ts';
 import type { Logger } from 'pino';
 import { type BlobStore, contentHash } from './blob-store.ts';
-import { PathLock, applyWrites, readDisk, settledWithin } from './action-log-files.ts';
+import { PathLock, readDisk, settledWithin, stageWrites } from './action-log-files.ts';
 import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from './review-listing.ts';
 import { ReviewDiffCache } from './review-diff-cache.ts';
 import { ActionLogBook, loadHashes, loadTexts } from './action-log-book.ts';
@@ -322,10 +322,29 @@ export class ActionLogService {
     return work;
   }
 
+  /**
+   * Stores the plan's blobs, stages its writes (what a full disk refuses), appends its first fact (the review's
+   * own, saying what the disk now holds), and only then puts the files in place; then the other logs' facts. A
+   * refused append discards the staged files: the disk and the log agree that nothing happened. The writes came
+   * first before: a reject whose fact a full disk refused had restored the files while the log kept the change
+   * (which reject then called a conflict and accept took as the base), and such an undo-reject put a rejected
+   * change back on disk out of review.
+   */
   async #write<T>(plan: Plan<T>): Promise<void> {
     for (const content of Object.values(plan.blobs)) await this.blobs.put(content);
-    if (plan.writes.length > 0) await applyWrites(plan.writes, this.#roots?.());
-    for (const fact of plan.facts) {
+    const staged = plan.writes.length > 0 ? await stageWrites(plan.writes, this.#roots?.()) : undefined;
+    const [first, ...rest] = plan.facts;
+    if (first) {
+      try {
+        await this.#emit(first);
+      } catch (err) {
+        await staged?.discard();
+        throw err;
+      }
+      this.#book.fold(first as ActionLogFact & { agentId?: string });
+    }
+    await staged?.commit();
+    for (const fact of rest) {
       await this.#emit(fact);
       this.#book.fold(fact as ActionLogFact & { agentId?: string });
     }
