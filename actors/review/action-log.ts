@@ -18,6 +18,7 @@
  * read→match→write and call `recordChange(…, { lockHeld: true })` inside.
  * Shell: see `workspace-snapshot.ts`.
  */
+import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import { newId } from '../../schemas/ids.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
@@ -43,6 +44,7 @@ import { PathLock, readDisk, settledWithin, stageWrites } from './action-log-fil
 import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from './review-listing.ts';
 import { ReviewDiffCache } from './review-diff-cache.ts';
 import { ActionLogBook, loadHashes, loadTexts } from './action-log-book.ts';
+import { finishJournal, journalWrites, type ReviewJournal } from './review-journal.ts';
 
 export type RecordChangeInput = {
   /** The agent that made the change. */
@@ -59,8 +61,13 @@ export type RecordChangeInput = {
   changeId?: string;
 };
 
+/** How a fact is appended: `id` its fact id, `causationId` the review command that caused it (never run twice). */
+export type EmitOptions = { id?: string; causationId?: string };
+
 export type ActionLogServiceDeps = {
-  emit: (fact: UnstampedFact) => Promise<void>;
+  emit: (fact: UnstampedFact, options?: EmitOptions) => Promise<void>;
+  /** Review writes in flight, finished at the next start if a kill cuts them short (none in tests of plans). */
+  journal?: ReviewJournal;
   blobs: BlobStore;
   /** Shared with the edit wiring; a new one when missing. */
   lock?: PathLock;
@@ -81,6 +88,7 @@ export class ActionLogService {
   #roots: ActionLogServiceDeps['roots'];
   #reviewDiff: ReviewDiffer | undefined;
   #maxReadBytes: number | undefined;
+  #journal: ReviewJournal | undefined;
   /** Big diffs between listings: the pages of a diff sent in parts each list the log again. */
   readonly #diffCache = new ReviewDiffCache();
   /** Every log as folded here, and the agent tree their records taught. */
@@ -96,6 +104,15 @@ export class ActionLogService {
     this.#roots = deps.roots;
     this.#reviewDiff = deps.reviewDiff;
     this.#maxReadBytes = deps.maxReadBytes;
+    this.#journal = deps.journal;
+  }
+
+  /** At start: finishes the review writes a killed host left half done (`review-journal.ts`). */
+  finishInterrupted(inLog: (factId: string) => boolean, logger: Logger): Promise<number> {
+    if (!this.#journal) return Promise.resolve(0);
+    const roots = this.#roots?.();
+    const deps = { journal: this.#journal, inLog, blobs: this.blobs, roots, maxReadBytes: this.#maxReadBytes, logger };
+    return finishJournal(deps);
   }
 
   /** Rebuilds the logs and the agent tree from stored facts (replay / restart). */
@@ -240,19 +257,19 @@ export class ActionLogService {
     return listChanges(deps, this.#book.view(agentId), opts);
   }
 
-  /** review.accept */
-  async accept(agentId: string, sel: Selection = {}): Promise<AcceptReply> {
+  /** review.accept (`commandId`: the command's, so that a retry of it after a restart is not run again). */
+  async accept(agentId: string, sel: Selection = {}, commandId?: string): Promise<AcceptReply> {
     return this.#withSelection(agentId, sel, async (view, paths) => {
       const descendants = this.#book.descendants(agentId).map((id) => this.#book.view(id));
       const texts = await loadTexts(this.blobs, [view, ...descendants], paths);
       const plan = planAccept(view, descendants, sel, { texts, hash: contentHash });
-      await this.#commit(plan);
+      await this.#commit(plan, commandId);
       return plan.reply;
     });
   }
 
   /** review.reject */
-  async reject(agentId: string, sel: Selection = {}): Promise<RejectReply> {
+  async reject(agentId: string, sel: Selection = {}, commandId?: string): Promise<RejectReply> {
     return this.#withSelection(agentId, sel, async (view, paths) => {
       const ancestors = this.#book.ancestors(agentId).map((id) => this.#book.view(id));
       const descendants = this.#book.descendants(agentId).map((id) => this.#book.view(id));
@@ -262,7 +279,7 @@ export class ActionLogService {
       const recorded = paths.filter((p) => Object.hasOwn(view.files, p));
       const disk = await readDisk(recorded, this.#roots?.(), this.#maxReadBytes);
       const plan = planReject(view, { ancestors, descendants }, sel, disk, { texts, hash: contentHash });
-      await this.#commit(plan);
+      await this.#commit(plan, commandId);
       this.#log?.info(
         { agentId, restored: plan.reply.restored.length, conflicts: plan.reply.conflicts.length },
         'changes rejected',
@@ -272,7 +289,7 @@ export class ActionLogService {
   }
 
   /** review.undo-reject */
-  async undoReject(agentId: string): Promise<UndoReply> {
+  async undoReject(agentId: string, commandId?: string): Promise<UndoReply> {
     const last = this.#book.view(agentId).lastReject;
     const paths = last ? last.files.map((f) => f.path) : [];
     return this.lock.withLock(paths, async () => {
@@ -287,7 +304,7 @@ export class ActionLogService {
       const texts = await loadHashes(this.blobs, hashes);
       const disk = await readDisk(paths, this.#roots?.(), this.#maxReadBytes);
       const plan = planUndoReject(view, related, disk, { texts, hash: contentHash });
-      await this.#commit(plan);
+      await this.#commit(plan, commandId);
       return plan.reply;
     });
   }
@@ -314,8 +331,8 @@ export class ActionLogService {
   }
 
   /** `#write` of an accept, reject or undo: a listing waits for it (`list`); a change's record is not waited for. */
-  #commit<T>(plan: Plan<T>): Promise<void> {
-    const work = this.#write(plan);
+  #commit<T>(plan: Plan<T>, commandId?: string): Promise<void> {
+    const work = this.#write(plan, commandId);
     this.#committing.add(work);
     const done = () => void this.#committing.delete(work);
     work.then(done, done);
@@ -328,22 +345,37 @@ export class ActionLogService {
    * refused append discards the staged files: the disk and the log agree that nothing happened. The writes came
    * first before: a reject whose fact a full disk refused had restored the files while the log kept the change
    * (which reject then called a conflict and accept took as the base), and such an undo-reject put a rejected
-   * change back on disk out of review.
+   * change back on disk out of review. Between the append and the renames the journal holds what is being
+   * written, so a host killed there finishes it at its next start. The first fact carries the command's id as
+   * its cause (it is the reviewing agent's own log), so the command is never run twice.
    */
-  async #write<T>(plan: Plan<T>): Promise<void> {
+  async #write<T>(plan: Plan<T>, commandId?: string): Promise<void> {
     for (const content of Object.values(plan.blobs)) await this.blobs.put(content);
-    const staged = plan.writes.length > 0 ? await stageWrites(plan.writes, this.#roots?.()) : undefined;
+    const roots = this.#roots?.();
+    const staged = plan.writes.length > 0 ? await stageWrites(plan.writes, roots) : undefined;
     const [first, ...rest] = plan.facts;
+    const id = `f-${randomUUID()}`;
+    let journaled = false;
     if (first) {
       try {
-        await this.#emit(first);
+        if (staged && this.#journal) {
+          // What redo needs: the new contents by hash (a file's deletion needs none).
+          for (const w of plan.writes) if (w.content !== null) await this.blobs.put(w.content);
+          await this.#journal.open({ factId: id, writes: await journalWrites(plan.writes, roots, this.#maxReadBytes) });
+          journaled = true;
+        }
+        await this.#emit(first, { id, ...(commandId ? { causationId: commandId } : {}) });
       } catch (err) {
         await staged?.discard();
+        // In doubt (the append may be stored): the entry stays, and the next start finishes it if it was.
+        const inDoubt = err instanceof RuntimeError && err.code === ErrorCode.InDoubt;
+        if (journaled && !inDoubt) await this.#journal!.close(id);
         throw err;
       }
       this.#book.fold(first as ActionLogFact & { agentId?: string });
     }
     await staged?.commit();
+    if (journaled) await this.#journal!.close(id);
     for (const fact of rest) {
       await this.#emit(fact);
       this.#book.fold(fact as ActionLogFact & { agentId?: string });

@@ -11,13 +11,17 @@ import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError, type AgentId, type UnstampedFact } from '../../schemas/index.ts';
 import type { ActionLogRecord } from '../../schemas/edit.ts';
 import { ACTION_LOG_FACT_TYPES, actionLogAggregateDef } from '../../machines/review/action-log.ts';
-import { ActionLogService, type RecordChangeInput } from '../../actors/review/action-log.ts';
+import { ActionLogService, type EmitOptions, type RecordChangeInput } from '../../actors/review/action-log.ts';
+import { ReviewJournal } from '../../actors/review/review-journal.ts';
 import { BlobStore } from '../../actors/review/blob-store.ts';
 import { DiffThread } from '../../actors/edit/diff-thread.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { defineDomain } from '../kernel/domain.ts';
 import { diskError } from '../transport/disk-errors.ts';
 import { remoteAll, remoteEach, remoteFiles, type RemoteReview, splitSelection } from './remote-review.ts';
+
+/** The facts of review commands that write files (a journal entry names one of them). */
+const REVIEW_WRITES = ['review.rejected', 'review.reject-undone', 'review.accepted'];
 
 /** An accept or reject of everything (no paths, no hunk ids): the only kind sent on to other hosts. */
 function isAll(selection: { paths?: unknown; hunkIds?: unknown; seen?: unknown }): boolean {
@@ -72,8 +76,8 @@ export function wireReview(deps: {
   /** Named hosts: how a subtree's agents placed on other hosts are reviewed through their hosts. */
   remote?: RemoteReview | undefined;
 }) {
-  const emit = async (fact: UnstampedFact) => {
-    await deps.host.emit(fact, { agentId: fact.agentId ?? deps.rootAgentId });
+  const emit = async (fact: UnstampedFact, options: EmitOptions = {}) => {
+    await deps.host.emit(fact, { agentId: fact.agentId ?? deps.rootAgentId, ...options });
   };
   // Big diffs review.list shows are computed on their own thread, started on first use.
   const diffs = new DiffThread(deps.logger);
@@ -81,6 +85,7 @@ export function wireReview(deps: {
     emit,
     reviewDiff: diffs.review,
     blobs: new BlobStore(join(deps.dataDir, 'blobs')),
+    journal: new ReviewJournal(join(deps.dataDir, 'review-journal')),
     log: deps.logger.child({ actor: 'action-log' }),
     ...(deps.maxFileBytes === undefined ? {} : { maxReadBytes: deps.maxFileBytes }),
     // Every agent works inside the root's workspace: review writes and deletions are confined to it.
@@ -93,6 +98,8 @@ export function wireReview(deps: {
     },
   });
   const types: readonly string[] = ACTION_LOG_FACT_TYPES;
+  /** Ids of the review facts read back at start: a journal entry whose fact is among them happened. */
+  const reviewed = new Set<string>();
   /** path → what the last edit/write left there (as written: an edit's bytes are not decoded again), and when. */
   const recentEdits = new Map<string, { content: string | Buffer | null; at: number }>();
   const sameContent = (kept: string | Buffer | null, content: string | null) => {
@@ -165,31 +172,31 @@ export function wireReview(deps: {
       },
       'review.accept': async (ctx) => {
         const { agentId } = ctx.command;
-        if (!deps.remote) return service.accept(agentId, ctx.command.data);
+        if (!deps.remote) return service.accept(agentId, ctx.command.data, ctx.command.id);
         let local: Awaited<ReturnType<typeof service.accept>>;
         let remote: Array<Record<string, unknown>>;
         if (isAll(ctx.command.data)) {
-          local = await service.accept(agentId, ctx.command.data);
+          local = await service.accept(agentId, ctx.command.data, ctx.command.id);
           remote = await remoteAll(deps.remote, agentId, 'review.accept');
         } else {
           const split = await splitSelection(deps.remote, agentId, ctx.command.data, await localFiles(agentId));
-          local = split.local ? await service.accept(agentId, split.local) : { accepted: [] };
+          local = split.local ? await service.accept(agentId, split.local, ctx.command.id) : { accepted: [] };
           remote = await remoteEach(deps.remote, split.tops, 'review.accept');
         }
         return { accepted: [...local.accepted, ...remote.flatMap((r) => r['accepted'] as typeof local.accepted)] };
       },
       'review.reject': async (ctx) => {
         const { agentId } = ctx.command;
-        if (!deps.remote) return service.reject(agentId, ctx.command.data);
+        if (!deps.remote) return service.reject(agentId, ctx.command.data, ctx.command.id);
         let local: Awaited<ReturnType<typeof service.reject>>;
         let remote: Array<Record<string, unknown>>;
         if (isAll(ctx.command.data)) {
-          local = await service.reject(agentId, ctx.command.data);
+          local = await service.reject(agentId, ctx.command.data, ctx.command.id);
           remote = await remoteAll(deps.remote, agentId, 'review.reject');
         } else {
           const split = await splitSelection(deps.remote, agentId, ctx.command.data, await localFiles(agentId));
           local = split.local
-            ? await service.reject(agentId, split.local)
+            ? await service.reject(agentId, split.local, ctx.command.id)
             : { restored: [], deleted: [], kept: [], conflicts: [], undoAvailable: false };
           remote = await remoteEach(deps.remote, split.tops, 'review.reject');
         }
@@ -202,13 +209,19 @@ export function wireReview(deps: {
           conflicts: [...local.conflicts, ...from<(typeof local.conflicts)[number]>('conflicts')],
         };
       },
-      'review.undo-reject': (ctx) => service.undoReject(ctx.command.agentId),
+      'review.undo-reject': (ctx) => service.undoReject(ctx.command.agentId, ctx.command.id),
     },
     // The action log is rebuilt from the facts read back at start; live ones it folds as it writes them.
     // Only this host's agents' logs: another named host's files are not here to review or restore.
     reactions: [
       { on: types, when: 'restore', run: (fact) => void (deps.host.owns(fact.agentId) && service.restore([fact])) },
+      { on: REVIEW_WRITES, when: 'restore', run: (fact) => void reviewed.add(fact.id) },
     ],
+    // A reject or undo-reject a kill cut short between its fact and its files is finished (`review-journal.ts`).
+    restore: async () => {
+      await service.finishInterrupted((id) => reviewed.has(id), deps.logger.child({ actor: 'review-journal' }));
+      reviewed.clear();
+    },
     stop: () => diffs.close(),
   });
   return { ...recorder, domain };

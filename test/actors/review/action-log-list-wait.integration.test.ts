@@ -1,10 +1,11 @@
 /**
- * A listing asked for once a reject has changed the disk shows the reject done. The reject writes the files
- * first and appends its facts after (a slow broker: 100s of ms); a listing in between used to show the rejected
- * file still pending, and an Accept of that listing then failed whole (the web console's flaky review test,
- * 4 December). The listing now waits for the rejects and accepts writing when it came.
+ * A listing asked for while a reject is being written shows the reject done. The reject wrote the files first
+ * and appended its facts after (a slow broker: 100s of ms); a listing in between showed the rejected file still
+ * pending, and an Accept of that listing then failed whole (the web console's flaky review test, 4 December).
+ * The listing waits for the rejects and accepts writing when it came. The files are now put in place only once
+ * the reject's fact is stored: while the broker holds it, the disk is unchanged.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { ActionLogService } from '../../../actors/review/action-log.ts';
 import type { UnstampedFact } from '../../../schemas/message.ts';
 import { makeFixture, type Fixture } from '../../support/action-log-fs.ts';
@@ -20,13 +21,15 @@ describe('review listing during a reject', () => {
   });
   afterEach(() => f.cleanup());
 
-  it('waits for the facts of a reject whose disk writes are done', async () => {
+  it('waits for the facts of a reject being written; the disk changes only once its fact is stored', async () => {
     let gate: Promise<void> = Promise.resolve();
     let open = () => {};
+    let held = false;
     const appended: string[] = [];
     const service = new ActionLogService({
       blobs: f.blobs,
       emit: async (fact: UnstampedFact) => {
+        held = fact.type === 'review.rejected';
         await gate;
         appended.push(fact.type);
       },
@@ -38,8 +41,9 @@ describe('review listing during a reject', () => {
       open = resolve;
     });
     const rejected = service.reject('root', { paths: [f.p('a.txt')] });
-    while (readFileSync(f.p('a.txt'), 'utf8') !== 'base\n') await new Promise((r) => setTimeout(r, 2));
-    // The disk shows the reject; its fact is held by the broker.
+    while (!held) await new Promise((r) => setTimeout(r, 2));
+    // The reject's fact is held by the broker: the disk does not show it yet.
+    expect(readFileSync(f.p('a.txt'), 'utf8')).toBe('changed\n');
     let listed: string[] | undefined;
     const listing = service.list('root').then((r) => {
       listed = r.files.map((x) => x.path);
@@ -50,7 +54,7 @@ describe('review listing during a reject', () => {
     await Promise.all([rejected, listing]);
     expect(appended).toContain('review.rejected');
     expect(listed).toEqual([]);
-    expect(existsSync(f.p('a.txt'))).toBe(true);
+    expect(readFileSync(f.p('a.txt'), 'utf8')).toBe('base\n');
   });
 
   it('waits at most a bound when the facts do not come (a broker down): the listing is answered', async () => {

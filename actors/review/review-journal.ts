@@ -1,0 +1,131 @@
+/**
+ * @module
+ * The journal of review writes in flight: before a reject or undo-reject appends its fact, it writes (and syncs)
+ * `<data>/review-journal/<fact id>.json` naming each file it is about to write, with the content hashes before
+ * and after; once the files are in place the entry is removed. A host killed between the append and the renames
+ * leaves the entry: at the next start, if the fact is in the log, each file still holding its "before" content
+ * is given its "after" content (from the blob store) and the entry goes; if the fact is not in the log, nothing
+ * happened, and only the temp files are removed. A file that holds neither was changed by someone else since:
+ * it is left, and said so.
+ */
+import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { removeStaleTemps } from '../common/confined-fs.ts';
+import { writeFileAtomic } from '../common/atomic-write.ts';
+import type { FileWrite } from '../../machines/review/action-log-plan.ts';
+import { applyWrites, readDisk } from './action-log-files.ts';
+import { type BlobStore, contentHash } from './blob-store.ts';
+
+/** One file of a review in flight: its content hash when planned, and the one the review gives it (null: none). */
+export type JournalWrite = { path: string; before: string | null; after: string | null };
+export type JournalEntry = { factId: string; writes: JournalWrite[] };
+
+const ID = /^[A-Za-z0-9_.:/-]{1,200}$/;
+
+export class ReviewJournal {
+  readonly dir: string;
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  #file(factId: string): string {
+    return join(this.dir, `${encodeURIComponent(factId)}.json`);
+  }
+
+  /** Records a review about to append `factId` and then write: synced, so it outlives a kill. */
+  async open(entry: JournalEntry): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await writeFileAtomic(this.#file(entry.factId), JSON.stringify(entry), 0o600);
+  }
+
+  /** The review's files are in place, or it never happened: its entry goes (a lost unlink only re-checks). */
+  async close(factId: string): Promise<void> {
+    await unlink(this.#file(factId)).catch(() => undefined);
+  }
+
+  /** Entries a killed host left; an unreadable one is logged and skipped (left for a person to look at). */
+  async pending(logger?: Logger): Promise<JournalEntry[]> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    const out: JournalEntry[] = [];
+    for (const name of names.filter((n) => n.endsWith('.json'))) {
+      try {
+        const entry = JSON.parse(await readFile(join(this.dir, name), 'utf8')) as JournalEntry;
+        if (typeof entry.factId !== 'string' || !ID.test(entry.factId) || !Array.isArray(entry.writes)) {
+          throw new Error('not a journal entry');
+        }
+        out.push(entry);
+      } catch (err) {
+        logger?.warn({ err, file: join(this.dir, name) }, 'a review journal entry cannot be read; left as it is');
+      }
+    }
+    return out;
+  }
+}
+
+/** The journal's writes of a plan: each file's hash on disk now (under the path lock) and the one it gets. */
+export async function journalWrites(
+  writes: readonly FileWrite[],
+  roots: readonly string[] | undefined,
+  maxReadBytes: number | undefined,
+): Promise<JournalWrite[]> {
+  const disk = await readDisk(
+    writes.map((w) => w.path),
+    roots,
+    maxReadBytes,
+  );
+  return writes.map((w) => ({
+    path: w.path,
+    before: disk[w.path] == null ? null : contentHash(disk[w.path]!),
+    after: w.content === null ? null : contentHash(w.content),
+  }));
+}
+
+/**
+ * Finishes what the entries a killed host left began: see the module doc. `inLog` says whether a fact id is in
+ * the log (read back at this start). Returns how many files were given their content.
+ */
+export async function finishJournal(deps: {
+  journal: ReviewJournal;
+  inLog: (factId: string) => boolean;
+  blobs: BlobStore;
+  roots: readonly string[] | undefined;
+  maxReadBytes?: number | undefined;
+  logger: Logger;
+}): Promise<number> {
+  let finished = 0;
+  for (const entry of await deps.journal.pending(deps.logger)) {
+    const happened = deps.inLog(entry.factId);
+    const paths = entry.writes.map((w) => w.path);
+    if (happened) {
+      const disk = await readDisk(paths, deps.roots, deps.maxReadBytes).catch((err: unknown) => {
+        deps.logger.error({ err, factId: entry.factId }, 'a review cut short cannot be finished: its files unreadable');
+        return undefined;
+      });
+      if (!disk) continue;
+      const redo: FileWrite[] = [];
+      for (const w of entry.writes) {
+        const now = disk[w.path] == null ? null : contentHash(disk[w.path]!);
+        if (now === w.after) continue;
+        if (now !== w.before) {
+          deps.logger.warn(
+            { path: w.path, factId: entry.factId },
+            'a review cut short: the file changed since, so it is left as it is',
+          );
+          continue;
+        }
+        const content = w.after === null ? null : await deps.blobs.require(w.after, `review content of '${w.path}'`);
+        redo.push({ path: w.path, content });
+      }
+      if (redo.length > 0) await applyWrites(redo, deps.roots);
+      finished += redo.length;
+      deps.logger.info({ factId: entry.factId, files: redo.length }, 'a review cut short by a stop is finished');
+    }
+    for (const path of paths) {
+      if (deps.roots) await removeStaleTemps(deps.roots, path).catch(() => 0);
+    }
+    await deps.journal.close(entry.factId);
+  }
+  return finished;
+}

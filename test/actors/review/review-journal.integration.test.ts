@@ -1,0 +1,131 @@
+/**
+ * A reject cut short between its fact and its files (a host killed there, or an append in doubt): the journal
+ * entry it left is finished at the next start when the fact is in the log, dropped when it is not, and a file
+ * someone changed since is left alone. Before the journal, such a reject left the log saying "rejected" over the
+ * agent's change still on disk, where review no longer showed it (durability review, issue 15's session).
+ */
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import pino from 'pino';
+import { ActionLogService, type EmitOptions } from '../../../actors/review/action-log.ts';
+import { ReviewJournal } from '../../../actors/review/review-journal.ts';
+import { ErrorCode, RuntimeError } from '../../../schemas/errors.ts';
+import type { UnstampedFact } from '../../../schemas/message.ts';
+import { makeFixture, type Fixture } from '../../support/action-log-fs.ts';
+
+const logger = pino({ level: 'silent' });
+
+describe('the review journal', () => {
+  let f: Fixture;
+  let journal: ReviewJournal;
+  /** Fact ids the "log" holds. */
+  let stored: Set<string>;
+  /** Whether the reject's append is stored before it fails in doubt. */
+  let storeThenDoubt: boolean;
+  let service: ActionLogService;
+
+  beforeEach(() => {
+    f = makeFixture();
+    journal = new ReviewJournal(join(f.data, 'review-journal'));
+    stored = new Set();
+    storeThenDoubt = true;
+    service = new ActionLogService({
+      blobs: f.blobs,
+      journal,
+      emit: async (fact: UnstampedFact, options?: EmitOptions) => {
+        if (fact.type !== 'review.rejected') return;
+        if (storeThenDoubt) stored.add(options!.id!);
+        throw new RuntimeError(ErrorCode.InDoubt, 'the append timed out; it may be stored', { retryable: true });
+      },
+    });
+  });
+  afterEach(() => f.cleanup());
+
+  /** The root's change of `rel` from `before` (null: created) to `after`, on disk and recorded. */
+  const changed = async (rel: string, before: string | null, after: string) => {
+    if (before !== null) f.write(rel, before);
+    f.write(rel, after);
+    await service.recordChange({
+      agentId: 'root',
+      ancestors: [],
+      path: f.p(rel),
+      before,
+      after,
+      source: { kind: 'edit' },
+    });
+  };
+  /** A restarted host's service over the same data dir finishing what the journal holds. */
+  const restart = () =>
+    new ActionLogService({ blobs: f.blobs, journal, emit: async () => {} }).finishInterrupted(
+      (id) => stored.has(id),
+      logger,
+    );
+  const temps = (rel: string) => readdirSync(dirname(f.p(rel))).filter((n) => n.endsWith('.tmp'));
+
+  it('finishes a reject whose fact was stored: files restored, created ones deleted, the entry gone', async () => {
+    await changed('a.txt', 'base\n', 'AGENT\n');
+    await changed('new.txt', null, 'created\n');
+    await expect(service.reject('root', {})).rejects.toThrow(/may be stored/);
+    // The disk is as before the reject: its files were staged, not put in place.
+    expect(f.read('a.txt')).toBe('AGENT\n');
+    expect(f.read('new.txt')).toBe('created\n');
+    expect(await journal.pending()).toHaveLength(1);
+    expect(await restart()).toBe(2);
+    expect(f.read('a.txt')).toBe('base\n');
+    expect(existsSync(f.p('new.txt'))).toBe(false);
+    expect(await journal.pending()).toEqual([]);
+    expect(temps('a.txt')).toEqual([]);
+  });
+
+  it('drops the entry of a reject whose fact is not in the log: nothing changes', async () => {
+    storeThenDoubt = false;
+    await changed('a.txt', 'base\n', 'AGENT\n');
+    await expect(service.reject('root', {})).rejects.toThrow(/may be stored/);
+    expect(await restart()).toBe(0);
+    expect(f.read('a.txt')).toBe('AGENT\n');
+    expect(await journal.pending()).toEqual([]);
+  });
+
+  it('leaves a file changed since by someone else', async () => {
+    await changed('a.txt', 'base\n', 'AGENT\n');
+    await changed('b.txt', 'b base\n', 'b AGENT\n');
+    await expect(service.reject('root', {})).rejects.toThrow(/may be stored/);
+    writeFileSync(f.p('b.txt'), 'edited by hand\n');
+    expect(await restart()).toBe(1);
+    expect(f.read('a.txt')).toBe('base\n');
+    expect(f.read('b.txt')).toBe('edited by hand\n');
+  });
+
+  it('keeps no entry once a reject is done, or refused outright (not in doubt)', async () => {
+    const serviceWith = (refuse: boolean) =>
+      new ActionLogService({
+        blobs: f.blobs,
+        journal,
+        emit: async (fact: UnstampedFact) => {
+          if (refuse && fact.type === 'review.rejected') throw new RuntimeError(ErrorCode.Unavailable, 'disk full');
+        },
+      });
+    const record = (s: ActionLogService, rel: string) =>
+      s.recordChange({
+        agentId: 'root',
+        ancestors: [],
+        path: f.p(rel),
+        before: 'x\n',
+        after: 'y\n',
+        source: { kind: 'edit' },
+      });
+    const refusing = serviceWith(true);
+    f.write('a.txt', 'y\n');
+    await record(refusing, 'a.txt');
+    await expect(refusing.reject('root', {})).rejects.toThrow(/disk full/);
+    expect(f.read('a.txt')).toBe('y\n');
+    expect(await journal.pending()).toEqual([]);
+    expect(temps('a.txt')).toEqual([]);
+    const done = serviceWith(false);
+    f.write('b.txt', 'y\n');
+    await record(done, 'b.txt');
+    await done.reject('root', {});
+    expect(f.read('b.txt')).toBe('x\n');
+    expect(await journal.pending()).toEqual([]);
+  });
+});
