@@ -44,7 +44,7 @@ import { PathLock, readDisk, settledWithin, stageWrites } from './action-log-fil
 import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from './review-listing.ts';
 import { ReviewDiffCache } from './review-diff-cache.ts';
 import { ActionLogBook, loadHashes, loadTexts } from './action-log-book.ts';
-import { finishJournal, journalWrites, type ReviewJournal } from './review-journal.ts';
+import { beginEntry, finishJournal, type ReviewJournal } from './review-journal.ts';
 
 export type RecordChangeInput = {
   /** The agent that made the change. */
@@ -68,6 +68,8 @@ export type ActionLogServiceDeps = {
   emit: (fact: UnstampedFact, options?: EmitOptions) => Promise<void>;
   /** Review writes in flight, finished at the next start if a kill cuts them short (none in tests of plans). */
   journal?: ReviewJournal;
+  /** What a failed write to a store in the data dir (`dir`) says (a full disk: `unavailable`, naming it). */
+  storeError?: (dir: string, err: unknown) => unknown;
   blobs: BlobStore;
   /** Shared with the edit wiring; a new one when missing. */
   lock?: PathLock;
@@ -89,6 +91,7 @@ export class ActionLogService {
   #reviewDiff: ReviewDiffer | undefined;
   #maxReadBytes: number | undefined;
   #journal: ReviewJournal | undefined;
+  #storeError: (dir: string, err: unknown) => unknown;
   /** Big diffs between listings: the pages of a diff sent in parts each list the log again. */
   readonly #diffCache = new ReviewDiffCache();
   /** Every log as folded here, and the agent tree their records taught. */
@@ -105,6 +108,7 @@ export class ActionLogService {
     this.#reviewDiff = deps.reviewDiff;
     this.#maxReadBytes = deps.maxReadBytes;
     this.#journal = deps.journal;
+    this.#storeError = deps.storeError ?? ((_dir, err) => err);
   }
 
   /** At start: finishes the review writes a killed host left half done (`review-journal.ts`). */
@@ -340,17 +344,16 @@ export class ActionLogService {
   }
 
   /**
-   * Stores the plan's blobs, stages its writes (what a full disk refuses), appends its first fact (the review's
-   * own, saying what the disk now holds), and only then puts the files in place; then the other logs' facts. A
-   * refused append discards the staged files: the disk and the log agree that nothing happened. The writes came
-   * first before: a reject whose fact a full disk refused had restored the files while the log kept the change
-   * (which reject then called a conflict and accept took as the base), and such an undo-reject put a rejected
-   * change back on disk out of review. Between the append and the renames the journal holds what is being
-   * written, so a host killed there finishes it at its next start. The first fact carries the command's id as
-   * its cause (it is the reviewing agent's own log), so the command is never run twice.
+   * Blobs, then the writes staged (what a full disk refuses), the first fact (the review's own) appended, and only
+   * then the files put in place; then the other logs' facts. A refused append discards the staged files (written
+   * first, a refused reject left the log holding a change the disk no longer had). The journal covers a kill
+   * between append and renames. The first fact carries the command's id: a retry is never run twice.
    */
   async #write<T>(plan: Plan<T>, commandId?: string): Promise<void> {
-    for (const content of Object.values(plan.blobs)) await this.blobs.put(content);
+    const stored = (dir: string) => (err: unknown) => {
+      throw this.#storeError(dir, err);
+    };
+    for (const content of Object.values(plan.blobs)) await this.blobs.put(content).catch(stored(this.blobs.dir));
     const roots = this.#roots?.();
     const staged = plan.writes.length > 0 ? await stageWrites(plan.writes, roots) : undefined;
     const [first, ...rest] = plan.facts;
@@ -359,9 +362,12 @@ export class ActionLogService {
     if (first) {
       try {
         if (staged && this.#journal) {
-          // What redo needs: the new contents by hash (a file's deletion needs none).
-          for (const w of plan.writes) if (w.content !== null) await this.blobs.put(w.content);
-          await this.#journal.open({ factId: id, writes: await journalWrites(plan.writes, roots, this.#maxReadBytes) });
+          await beginEntry(this.#journal, id, plan.writes, {
+            blobs: this.blobs,
+            roots,
+            max: this.#maxReadBytes,
+            stored,
+          });
           journaled = true;
         }
         await this.#emit(first, { id, ...(commandId ? { causationId: commandId } : {}) });

@@ -64,8 +64,29 @@ export class ReviewJournal {
   }
 }
 
+/**
+ * Opens the entry of a review about to append `factId`: the new contents kept by hash (what a redo writes; a
+ * deletion needs none), then each file's hash now and the one it gets. `stored(dir)` turns a failed write
+ * there into the error the caller sees.
+ */
+export async function beginEntry(
+  journal: ReviewJournal,
+  factId: string,
+  writes: readonly FileWrite[],
+  deps: {
+    blobs: BlobStore;
+    roots: readonly string[] | undefined;
+    max: number | undefined;
+    stored: (dir: string) => (err: unknown) => never;
+  },
+): Promise<void> {
+  for (const w of writes) if (w.content !== null) await deps.blobs.put(w.content).catch(deps.stored(deps.blobs.dir));
+  const entry = { factId, writes: await journalWrites(writes, deps.roots, deps.max) };
+  await journal.open(entry).catch(deps.stored(journal.dir));
+}
+
 /** The journal's writes of a plan: each file's hash on disk now (under the path lock) and the one it gets. */
-export async function journalWrites(
+async function journalWrites(
   writes: readonly FileWrite[],
   roots: readonly string[] | undefined,
   maxReadBytes: number | undefined,

@@ -25,6 +25,8 @@ import { restoreLostAgents, watchLostHosts } from './lost-hosts.ts';
 import { JsonlLog } from '../transport/jsonl-log.ts';
 import type { LoadedConfig } from './config.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
+import { JetStreamWatchdog } from '../transport/jetstream-watchdog.ts';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { natsServerAvailable, type NatsServerHandle } from '../transport/nats-server.ts';
 import { frameLimit, serveBusOnSocket, type SocketServer } from '../transport/socket-server.ts';
 import { mintSocketToken, operatorTokenPath, socketKey } from '../transport/auth/socket-tokens.ts';
@@ -174,9 +176,16 @@ async function startHolding(
       const natsBus = await step(`the NATS connection to ${url}`, () =>
         NatsBus.connect(url, { name: `skein-host-${hostId}`, logger }, hostCreds ? { creds: hostCreds } : undefined),
       );
-      assertAvailable = () => natsBus.assertConnected();
+      // The private broker's JetStream stuck after its store's disk filled: appends fail at once meanwhile,
+      // and the broker is restarted once there is room (jetstream-watchdog.ts).
+      const watchdog = broker && watchJetStream(natsBus.nc, broker, config.dataDir, logger);
+      assertAvailable = () => {
+        natsBus.assertConnected();
+        watchdog?.assert();
+      };
       bus = natsBus;
       cleanups.unshift(() => natsBus.close());
+      if (watchdog) cleanups.unshift(async () => watchdog.stop());
       // Before the log is opened (which would create a missing stream): never begin a fresh log silently.
       await step('the check of the log seal', () => verifySeal(natsBus.nc, config.dataDir));
       log = await step('the JetStream streams', () =>
@@ -377,5 +386,14 @@ async function networkedIdentities(config: LoadedConfig, logger: Logger): Promis
     signingKeyPath: config.signingKey,
     dataDir: config.dataDir,
     logger,
+  });
+}
+
+function watchJetStream(nc: NatsConnection, broker: AuthBroker, dataDir: string, logger: Logger): JetStreamWatchdog {
+  return new JetStreamWatchdog({
+    nc,
+    storeDir: join(dataDir, 'jetstream'),
+    restart: () => broker.restartServer("its JetStream was stuck after the store's disk filled"),
+    logger: logger.child({ actor: 'jetstream-watchdog' }),
   });
 }

@@ -86,6 +86,7 @@ export function wireReview(deps: {
     reviewDiff: diffs.review,
     blobs: new BlobStore(join(deps.dataDir, 'blobs')),
     journal: new ReviewJournal(join(deps.dataDir, 'review-journal')),
+    storeError: (dir, err) => diskError(dir, err, 'the review store in'),
     log: deps.logger.child({ actor: 'action-log' }),
     ...(deps.maxFileBytes === undefined ? {} : { maxReadBytes: deps.maxFileBytes }),
     // Every agent works inside the root's workspace: review writes and deletions are confined to it.

@@ -24,6 +24,8 @@ export type AuthBroker = {
   hostCreds: string;
   /** Revokes every credential of `agentId` on the broker; resolves once the broker accepted it. */
   revoke(agentId: string): Promise<void>;
+  /** Stops the server, saying why; the supervisor starts it again (a JetStream stuck after a full disk). */
+  restartServer(why: string): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -152,6 +154,11 @@ export async function startAuthBroker(options: {
       const jwt = await authority.revokeAgent(agentId);
       await pushAccount(sys, authority.account, jwt);
       options.logger.info({ agentId }, 'agent credentials revoked');
+    },
+    async restartServer(why) {
+      if (stopping) return;
+      options.logger.warn({ pid: server.pid, port, why }, 'stopping the private nats-server to restart it');
+      await server.stop();
     },
     async stop() {
       stopping = true;
