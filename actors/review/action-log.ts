@@ -44,7 +44,7 @@ import { PathLock, readDisk, settledWithin, stageWrites } from './action-log-fil
 import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from './review-listing.ts';
 import { ReviewDiffCache } from './review-diff-cache.ts';
 import { ActionLogBook, loadHashes, loadTexts } from './action-log-book.ts';
-import { beginEntry, finishJournal, type ReviewJournal } from './review-journal.ts';
+import { beginEntry, finishJournal, restId, type ReviewJournal } from './review-journal.ts';
 
 export type RecordChangeInput = {
   /** The agent that made the change. */
@@ -111,12 +111,25 @@ export class ActionLogService {
     this.#storeError = deps.storeError ?? ((_dir, err) => err);
   }
 
-  /** At start: finishes the review writes a killed host left half done (`review-journal.ts`). */
-  finishInterrupted(inLog: (factId: string) => boolean, logger: Logger): Promise<number> {
+  /**
+   * At start: finishes the review writes a killed host left half done (`review-journal.ts`); `seqOf` and
+   * `touchedAt` say what the log read back holds (a fact id's sequence, the last sequence touching a path).
+   */
+  finishInterrupted(
+    log: { seqOf: (factId: string) => number | undefined; touchedAt: (path: string) => number | undefined },
+    logger: Logger,
+  ): Promise<number> {
     if (!this.#journal) return Promise.resolve(0);
     const roots = this.#roots?.();
-    const deps = { journal: this.#journal, inLog, blobs: this.blobs, roots, maxReadBytes: this.#maxReadBytes, logger };
-    return finishJournal(deps);
+    return finishJournal({
+      journal: this.#journal,
+      ...log,
+      append: (facts) => this.#append(facts),
+      blobs: this.blobs,
+      roots,
+      maxReadBytes: this.#maxReadBytes,
+      logger,
+    });
   }
 
   /** Rebuilds the logs and the agent tree from stored facts (replay / restart). */
@@ -355,35 +368,38 @@ export class ActionLogService {
     };
     for (const content of Object.values(plan.blobs)) await this.blobs.put(content).catch(stored(this.blobs.dir));
     const roots = this.#roots?.();
-    const staged = plan.writes.length > 0 ? await stageWrites(plan.writes, roots) : undefined;
     const [first, ...rest] = plan.facts;
     const id = `f-${randomUUID()}`;
-    let journaled = false;
+    // The entry before the staging: a kill in between leaves temp files the next start finds by it.
+    const journal = first && plan.writes.length > 0 ? this.#journal : undefined;
+    const max = this.#maxReadBytes;
+    if (journal) await beginEntry(journal, id, plan.writes, rest, { blobs: this.blobs, roots, max, stored });
+    const staged = await (plan.writes.length > 0 ? stageWrites(plan.writes, roots) : undefined)?.catch(
+      async (err: unknown) => {
+        await journal?.close(id);
+        throw err;
+      },
+    );
     if (first) {
       try {
-        if (staged && this.#journal) {
-          await beginEntry(this.#journal, id, plan.writes, {
-            blobs: this.blobs,
-            roots,
-            max: this.#maxReadBytes,
-            stored,
-          });
-          journaled = true;
-        }
         await this.#emit(first, { id, ...(commandId ? { causationId: commandId } : {}) });
       } catch (err) {
+        // Not stored, or stored after all (an append that timed out): the disk stays as it was, and the entry
+        // stays for the next start, which finishes it if its fact is in the log.
         await staged?.discard();
-        // In doubt (the append may be stored): the entry stays, and the next start finishes it if it was.
-        const inDoubt = err instanceof RuntimeError && err.code === ErrorCode.InDoubt;
-        if (journaled && !inDoubt) await this.#journal!.close(id);
         throw err;
       }
       this.#book.fold(first as ActionLogFact & { agentId?: string });
     }
     await staged?.commit();
-    if (journaled) await this.#journal!.close(id);
-    for (const fact of rest) {
-      await this.#emit(fact);
+    await this.#append(rest.map((fact, n) => ({ fact, id: restId(id, n) })));
+    await journal?.close(id);
+  }
+
+  /** Appends and folds facts one by one (the other logs' of a review; those a journal entry held). */
+  async #append(facts: ReadonlyArray<{ fact: UnstampedFact; id: string }>): Promise<void> {
+    for (const { fact, id } of facts) {
+      await this.#emit(fact, { id });
       this.#book.fold(fact as ActionLogFact & { agentId?: string });
     }
   }

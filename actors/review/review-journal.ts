@@ -14,12 +14,14 @@ import type { Logger } from 'pino';
 import { removeStaleTemps } from '../common/confined-fs.ts';
 import { writeFileAtomic } from '../common/atomic-write.ts';
 import type { FileWrite } from '../../machines/review/action-log-plan.ts';
+import type { UnstampedFact } from '../../schemas/message.ts';
 import { applyWrites, readDisk } from './action-log-files.ts';
 import { type BlobStore, contentHash } from './blob-store.ts';
 
 /** One file of a review in flight: its content hash when planned, and the one the review gives it (null: none). */
 export type JournalWrite = { path: string; before: string | null; after: string | null };
-export type JournalEntry = { factId: string; writes: JournalWrite[] };
+/** `rest`: the other logs' facts the review appends after its files (a sub-agent's log reverted with them). */
+export type JournalEntry = { factId: string; writes: JournalWrite[]; rest?: UnstampedFact[] };
 
 const ID = /^[A-Za-z0-9_.:/-]{1,200}$/;
 
@@ -73,6 +75,7 @@ export async function beginEntry(
   journal: ReviewJournal,
   factId: string,
   writes: readonly FileWrite[],
+  rest: readonly UnstampedFact[],
   deps: {
     blobs: BlobStore;
     roots: readonly string[] | undefined;
@@ -81,7 +84,7 @@ export async function beginEntry(
   },
 ): Promise<void> {
   for (const w of writes) if (w.content !== null) await deps.blobs.put(w.content).catch(deps.stored(deps.blobs.dir));
-  const entry = { factId, writes: await journalWrites(writes, deps.roots, deps.max) };
+  const entry = { factId, writes: await journalWrites(writes, deps.roots, deps.max), rest: [...rest] };
   await journal.open(entry).catch(deps.stored(journal.dir));
 }
 
@@ -104,12 +107,18 @@ async function journalWrites(
 }
 
 /**
- * Finishes what the entries a killed host left began: see the module doc. `inLog` says whether a fact id is in
- * the log (read back at this start). Returns how many files were given their content.
+ * Finishes what the entries a killed host (or a failed append) left: see the module doc. `seqOf` gives the log
+ * sequence of a fact id read back at this start (undefined: not in the log), `touchedAt` the sequence of the last
+ * fact that changed a path's review. A file a later fact touched is left: the log has moved past the entry (an
+ * undo since put back the content the entry calls "before"). An entry that cannot be finished (its file's disk
+ * full, a blob missing) is logged and kept for the next start; the runtime starts. Returns the files written.
  */
 export async function finishJournal(deps: {
   journal: ReviewJournal;
-  inLog: (factId: string) => boolean;
+  seqOf: (factId: string) => number | undefined;
+  touchedAt: (path: string) => number | undefined;
+  /** Appends (and folds) the entry's other facts, when its own is in the log and nothing touched them since. */
+  append: (facts: ReadonlyArray<{ fact: UnstampedFact; id: string }>) => Promise<void>;
   blobs: BlobStore;
   roots: readonly string[] | undefined;
   maxReadBytes?: number | undefined;
@@ -117,36 +126,61 @@ export async function finishJournal(deps: {
 }): Promise<number> {
   let finished = 0;
   for (const entry of await deps.journal.pending(deps.logger)) {
-    const happened = deps.inLog(entry.factId);
-    const paths = entry.writes.map((w) => w.path);
-    if (happened) {
-      const disk = await readDisk(paths, deps.roots, deps.maxReadBytes).catch((err: unknown) => {
-        deps.logger.error({ err, factId: entry.factId }, 'a review cut short cannot be finished: its files unreadable');
-        return undefined;
-      });
-      if (!disk) continue;
-      const redo: FileWrite[] = [];
-      for (const w of entry.writes) {
-        const now = disk[w.path] == null ? null : contentHash(disk[w.path]!);
-        if (now === w.after) continue;
-        if (now !== w.before) {
-          deps.logger.warn(
-            { path: w.path, factId: entry.factId },
-            'a review cut short: the file changed since, so it is left as it is',
-          );
-          continue;
-        }
-        const content = w.after === null ? null : await deps.blobs.require(w.after, `review content of '${w.path}'`);
-        redo.push({ path: w.path, content });
-      }
-      if (redo.length > 0) await applyWrites(redo, deps.roots);
-      finished += redo.length;
-      deps.logger.info({ factId: entry.factId, files: redo.length }, 'a review cut short by a stop is finished');
-    }
-    for (const path of paths) {
-      if (deps.roots) await removeStaleTemps(deps.roots, path).catch(() => 0);
+    try {
+      finished += await finishEntry(deps, entry);
+    } catch (err) {
+      deps.logger.error(
+        { err, factId: entry.factId, paths: entry.writes.map((w) => w.path) },
+        'a review cut short could not be finished; it is tried again at the next start',
+      );
+      continue;
     }
     await deps.journal.close(entry.factId);
   }
   return finished;
+}
+
+async function finishEntry(deps: Parameters<typeof finishJournal>[0], entry: JournalEntry): Promise<number> {
+  const seq = deps.seqOf(entry.factId);
+  const paths = entry.writes.map((w) => w.path);
+  const redo: FileWrite[] = [];
+  if (seq !== undefined) {
+    const disk = await readDisk(paths, deps.roots, deps.maxReadBytes);
+    for (const w of entry.writes) {
+      const now = disk[w.path] == null ? null : contentHash(disk[w.path]!);
+      if (now === w.after) continue;
+      if (now !== w.before || (deps.touchedAt(w.path) ?? 0) > seq) {
+        deps.logger.warn(
+          { path: w.path, factId: entry.factId },
+          'a review cut short: the file or its review changed since, so it is left as it is',
+        );
+        continue;
+      }
+      const content = w.after === null ? null : await deps.blobs.require(w.after, `review content of '${w.path}'`);
+      redo.push({ path: w.path, content });
+    }
+    if (redo.length > 0) await applyWrites(redo, deps.roots);
+    // The other logs' facts (ids `<fact id>/<n>`) may be stored in part: the rest are appended, unless a fact
+    // other than these touched one of their paths since.
+    const rest = (entry.rest ?? []).map((fact, n) => ({ fact, id: restId(entry.factId, n) }));
+    const ours = new Set(rest.map((r) => deps.seqOf(r.id)).filter((s) => s !== undefined));
+    const moved = rest.some((r) =>
+      ((r.fact.data as { files?: Array<{ path: string }> }).files ?? []).some((x) => {
+        const at = deps.touchedAt(x.path) ?? 0;
+        return at > seq && !ours.has(at);
+      }),
+    );
+    if (!moved) await deps.append(rest.filter((r) => deps.seqOf(r.id) === undefined));
+    else deps.logger.warn({ factId: entry.factId }, 'a review cut short: other logs moved on since; not updated');
+    deps.logger.info({ factId: entry.factId, files: redo.length }, 'a review cut short by a stop is finished');
+  }
+  for (const path of paths) {
+    if (deps.roots) await removeStaleTemps(deps.roots, path).catch(() => 0);
+  }
+  return redo.length;
+}
+
+/** The fact id of a review's `n`th other-log fact (so a start can tell which of them are stored). */
+export function restId(factId: string, n: number): string {
+  return `${factId}/${n}`;
 }

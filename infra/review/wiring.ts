@@ -8,7 +8,7 @@
 import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { ErrorCode, RuntimeError, type AgentId, type UnstampedFact } from '../../schemas/index.ts';
+import { ErrorCode, RuntimeError, type AgentId, type StoredFact, type UnstampedFact } from '../../schemas/index.ts';
 import type { ActionLogRecord } from '../../schemas/edit.ts';
 import { ACTION_LOG_FACT_TYPES, actionLogAggregateDef } from '../../machines/review/action-log.ts';
 import { ActionLogService, type EmitOptions, type RecordChangeInput } from '../../actors/review/action-log.ts';
@@ -20,8 +20,30 @@ import { defineDomain } from '../kernel/domain.ts';
 import { diskError } from '../transport/disk-errors.ts';
 import { remoteAll, remoteEach, remoteFiles, type RemoteReview, splitSelection } from './remote-review.ts';
 
-/** The facts of review commands that write files (a journal entry names one of them). */
-const REVIEW_WRITES = ['review.rejected', 'review.reject-undone', 'review.accepted'];
+/**
+ * The sequences of the action-log facts read back at start (a journal entry whose fact is among them happened)
+ * and of the last one naming each path (a file whose review moved on since is not written again).
+ */
+function reviewReadBack() {
+  const seqs = new Map<string, number>();
+  const touched = new Map<string, number>();
+  return {
+    see(fact: StoredFact) {
+      // Every action-log fact's: a review's other-log facts (`<id>/<n>`) are looked up too.
+      seqs.set(fact.id, fact.seq);
+      const d = fact.data as { path?: unknown; files?: Array<{ path?: unknown }> };
+      if (typeof d.path === 'string') touched.set(d.path, fact.seq);
+      for (const f of Array.isArray(d.files) ? d.files : [])
+        if (typeof f?.path === 'string') touched.set(f.path, fact.seq);
+    },
+    seqOf: (id: string) => seqs.get(id),
+    touchedAt: (path: string) => touched.get(path),
+    clear() {
+      seqs.clear();
+      touched.clear();
+    },
+  };
+}
 
 /** An accept or reject of everything (no paths, no hunk ids): the only kind sent on to other hosts. */
 function isAll(selection: { paths?: unknown; hunkIds?: unknown; seen?: unknown }): boolean {
@@ -99,8 +121,8 @@ export function wireReview(deps: {
     },
   });
   const types: readonly string[] = ACTION_LOG_FACT_TYPES;
-  /** Ids of the review facts read back at start: a journal entry whose fact is among them happened. */
-  const reviewed = new Set<string>();
+  /** What the log read back at start says of review writes (a journal entry's fact, a path touched since). */
+  const readBack = reviewReadBack();
   /** path → what the last edit/write left there (as written: an edit's bytes are not decoded again), and when. */
   const recentEdits = new Map<string, { content: string | Buffer | null; at: number }>();
   const sameContent = (kept: string | Buffer | null, content: string | null) => {
@@ -216,12 +238,12 @@ export function wireReview(deps: {
     // Only this host's agents' logs: another named host's files are not here to review or restore.
     reactions: [
       { on: types, when: 'restore', run: (fact) => void (deps.host.owns(fact.agentId) && service.restore([fact])) },
-      { on: REVIEW_WRITES, when: 'restore', run: (fact) => void reviewed.add(fact.id) },
+      { on: types, when: 'restore', run: (fact) => readBack.see(fact) },
     ],
     // A reject or undo-reject a kill cut short between its fact and its files is finished (`review-journal.ts`).
     restore: async () => {
-      await service.finishInterrupted((id) => reviewed.has(id), deps.logger.child({ actor: 'review-journal' }));
-      reviewed.clear();
+      await service.finishInterrupted(readBack, deps.logger.child({ actor: 'review-journal' }));
+      readBack.clear();
     },
     stop: () => diffs.close(),
   });

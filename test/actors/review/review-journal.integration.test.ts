@@ -54,10 +54,14 @@ describe('the review journal', () => {
       source: { kind: 'edit' },
     });
   };
-  /** A restarted host's service over the same data dir finishing what the journal holds. */
-  const restart = () =>
-    new ActionLogService({ blobs: f.blobs, journal, emit: async () => {} }).finishInterrupted(
-      (id) => stored.has(id),
+  /** A restarted host's service over the same data dir finishing what the journal holds (`later`: paths a fact
+   * after the reject touched). */
+  const restart = (later: string[] = []) =>
+    new ActionLogService({ blobs: f.blobs, journal, emit: async () => {}, roots: () => [f.ws] }).finishInterrupted(
+      {
+        seqOf: (id) => (stored.has(id) ? 10 : undefined),
+        touchedAt: (path) => (later.includes(path) ? 11 : 10),
+      },
       logger,
     );
   const temps = (rel: string) => readdirSync(dirname(f.p(rel))).filter((n) => n.endsWith('.tmp'));
@@ -96,7 +100,47 @@ describe('the review journal', () => {
     expect(f.read('b.txt')).toBe('edited by hand\n');
   });
 
-  it('keeps no entry once a reject is done, or refused outright (not in doubt)', async () => {
+  it("appends the other logs' facts of a finished entry: a sub-agent's log is reverted with the files", async () => {
+    f.write('s.txt', 'AGENT\n');
+    await service.recordChange({
+      agentId: 'c1',
+      ancestors: ['root'],
+      path: f.p('s.txt'),
+      before: 'base\n',
+      after: 'AGENT\n',
+      source: { kind: 'edit' },
+    });
+    await expect(service.reject('root', {})).rejects.toThrow(/may be stored/);
+    const appended: Array<{ type: string; id: string | undefined }> = [];
+    const restarted = new ActionLogService({
+      blobs: f.blobs,
+      journal,
+      roots: () => [f.ws],
+      emit: async (fact: UnstampedFact, options?: EmitOptions) =>
+        void appended.push({ type: fact.type, id: options?.id }),
+    });
+    const [entry] = await journal.pending();
+    expect(
+      await restarted.finishInterrupted(
+        { seqOf: (id) => (stored.has(id) ? 10 : undefined), touchedAt: () => 10 },
+        logger,
+      ),
+    ).toBe(1);
+    expect(f.read('s.txt')).toBe('base\n');
+    expect(appended).toEqual([{ type: 'action-log.files.updated', id: `${entry!.factId}/0` }]);
+    expect(restarted.state('c1').files).toEqual({});
+  });
+
+  it('leaves a file whose review a later fact touched (an undo since): the log moved past the entry', async () => {
+    await changed('a.txt', 'base\n', 'AGENT\n');
+    await expect(service.reject('root', {})).rejects.toThrow(/may be stored/);
+    // The disk holds the entry's "before" content again, but a later fact is about this file: not rewritten.
+    expect(await restart([f.p('a.txt')])).toBe(0);
+    expect(f.read('a.txt')).toBe('AGENT\n');
+    expect(await journal.pending()).toEqual([]);
+  });
+
+  it('a refused append keeps its entry until the next start, which drops it; a done reject keeps none', async () => {
     const serviceWith = (refuse: boolean) =>
       new ActionLogService({
         blobs: f.blobs,
@@ -119,13 +163,45 @@ describe('the review journal', () => {
     await record(refusing, 'a.txt');
     await expect(refusing.reject('root', {})).rejects.toThrow(/disk full/);
     expect(f.read('a.txt')).toBe('y\n');
-    expect(await journal.pending()).toEqual([]);
     expect(temps('a.txt')).toEqual([]);
+    // Refused or stored after all, the append cannot tell: the next start decides by the log.
+    expect(await journal.pending()).toHaveLength(1);
+    storeThenDoubt = false;
+    expect(await restart()).toBe(0);
+    expect(f.read('a.txt')).toBe('y\n');
+    expect(await journal.pending()).toEqual([]);
     const done = serviceWith(false);
     f.write('b.txt', 'y\n');
     await record(done, 'b.txt');
     await done.reject('root', {});
     expect(f.read('b.txt')).toBe('x\n');
+    expect(await journal.pending()).toEqual([]);
+  });
+
+  it('a kill between the entry and the append leaves temp files the next start removes', async () => {
+    await changed('a.txt', 'base\n', 'AGENT\n');
+    // The host dies while the append is in flight: the entry and the staged file are there, the fact is not.
+    const dying = new ActionLogService({
+      blobs: f.blobs,
+      journal,
+      emit: (fact: UnstampedFact) =>
+        fact.type === 'review.rejected' ? new Promise<void>(() => {}) : Promise.resolve(),
+    });
+    await dying.recordChange({
+      agentId: 'root',
+      ancestors: [],
+      path: f.p('a.txt'),
+      before: 'base\n',
+      after: 'AGENT\n',
+      source: { kind: 'edit' },
+    });
+    void dying.reject('root', {});
+    while (temps('a.txt').length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(await journal.pending()).toHaveLength(1);
+    storeThenDoubt = false;
+    expect(await restart()).toBe(0);
+    expect(temps('a.txt')).toEqual([]);
+    expect(f.read('a.txt')).toBe('AGENT\n');
     expect(await journal.pending()).toEqual([]);
   });
 });
