@@ -22,15 +22,35 @@ type Applied = { agentId: AgentId; editId: string; path: string; mode: 'edit' | 
 
 /**
  * Read back at start: the last `edit.applied` of each path and the edits the action log recorded. A host killed
- * between `edit.applied` and its action-log record leaves a change review would not show.
+ * between `edit.applied` and its action-log record leaves a change review would not show. So does one killed
+ * before the retry of a change an edit wrote and could not record (`edit.failed` after its `edit.writing`,
+ * counting edits applied): it counts as applied too.
  */
 export class AppliedEdits {
   readonly #lastByPath = new Map<string, Applied>();
   readonly #recorded = new Set<string>();
+  /** `edit.writing` of each edit: what a later `edit.failed` that says it wrote had begun. */
+  readonly #writing = new Map<string, { path: string; baseHash: string | null }>();
 
   see(fact: StoredFact): void {
     const d = fact.data as Record<string, unknown>;
-    if (fact.type === 'edit.applied') {
+    if (fact.type === 'edit.writing') {
+      this.#writing.set(String(d['editId']), { path: String(d['path']), baseHash: (d['baseHash'] as string) ?? null });
+    } else if (fact.type === 'edit.failed') {
+      const editId = String(d['editId']);
+      const began = this.#writing.get(editId);
+      this.#writing.delete(editId);
+      if (began && Number(d['appliedCount'] ?? 0) > 0) {
+        this.#lastByPath.set(began.path, {
+          agentId: fact.agentId as AgentId,
+          editId,
+          path: began.path,
+          mode: 'edit',
+          baseHash: began.baseHash,
+        });
+      }
+    } else if (fact.type === 'edit.applied') {
+      this.#writing.delete(String(d['editId']));
       const path = String(d['path']);
       // Same bytes before and after: nothing was written, and the action log records nothing for it.
       if (d['baseHash'] === d['resultHash']) return;
@@ -52,6 +72,7 @@ export class AppliedEdits {
     const out = [...this.#lastByPath.values()].filter((a) => !this.#recorded.has(a.editId));
     this.#lastByPath.clear();
     this.#recorded.clear();
+    this.#writing.clear();
     return out;
   }
 }

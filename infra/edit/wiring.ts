@@ -217,7 +217,11 @@ export function wireEdit(deps: {
     retried: (command, facts) => retriedEdit(command, facts, (agentId, abs) => service.displayPath(agentId, abs)),
     // Sessions the previous host left open are closed with what the disk holds (a change found goes to review).
     reactions: [
-      { on: ['edit.applied', 'action-log.change.recorded'], when: 'restore', run: (fact) => applied.see(fact) },
+      {
+        on: ['edit.writing', 'edit.failed', 'edit.applied', 'action-log.change.recorded'],
+        when: 'restore',
+        run: (fact) => applied.see(fact),
+      },
     ],
     restore: async () => {
       const logger = deps.logger.child({ actor: 'edit-reconcile' });
