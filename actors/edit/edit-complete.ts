@@ -68,7 +68,7 @@ export async function completeSession(deps: CommitDeps, ctx: EditCallContext, s:
     } catch (err) {
       // Close the session in the log, then reply with the cause: nothing written (the write is atomic), or
       // written and not recorded (the log refused edit.applied), which the caller must know before editing again.
-      const cause = progress.written ? writtenNotRecorded(err, target.display) : err;
+      const cause = progress.written ? writtenNotRecorded(err, target.display, s.editId) : err;
       const info = toErrorInfo(cause);
       const appliedCount = progress.written ? Math.max(1, result.outcomes.length) : 0;
       await ctx.emit({
@@ -154,12 +154,13 @@ export function failureCode(f: SessionFailure): string {
 }
 
 /** A failure after the file was written: said as such, with the cause's code (an unavailable log stays so). */
-function writtenNotRecorded(err: unknown, display: string): RuntimeError {
+function writtenNotRecorded(err: unknown, display: string, editId: string): RuntimeError {
   const info = toErrorInfo(err);
   return new RuntimeError(
     info.code as ErrorCode,
     `${display} was written, but the edit could not be recorded: ${info.message} The change stays on disk and ` +
       'reaches review once the log can be written; read the file before editing it again.',
-    { retryable: false, details: { written: true } },
+    // The edit's id: the change it wrote is recorded under it (a start looks for it there).
+    { retryable: false, details: { written: true, editId } },
   );
 }

@@ -31,6 +31,9 @@ export class AppliedEdits {
   readonly #recorded = new Set<string>();
   /** `edit.writing` of each edit: what a later `edit.failed` that says it wrote had begun. */
   readonly #writing = new Map<string, { path: string; baseHash: string | null }>();
+  /** A failed edit's agent and command id → its edit id; and the agent-and-id of each recorded change. */
+  readonly #aliases = new Map<string, string>();
+  readonly #recordedBy = new Set<string>();
 
   see(fact: StoredFact): void {
     const d = fact.data as Record<string, unknown>;
@@ -40,6 +43,8 @@ export class AppliedEdits {
       const editId = String(d['editId']);
       const began = this.#writing.get(editId);
       this.#writing.delete(editId);
+      // Recorded under the command's id by an older runtime's retry: counted as the edit's too.
+      if (fact.causationId) this.#aliases.set(`${fact.agentId}\u0000${fact.causationId}`, editId);
       if (began && Number(d['appliedCount'] ?? 0) > 0) {
         this.#lastByPath.set(began.path, {
           agentId: fact.agentId as AgentId,
@@ -63,16 +68,22 @@ export class AppliedEdits {
       });
     } else if (fact.type === 'action-log.change.recorded') {
       const editId = (d['source'] as { editId?: string } | undefined)?.editId;
-      if (editId) this.#recorded.add(editId);
+      if (editId) {
+        this.#recorded.add(editId);
+        this.#recordedBy.add(`${String(d['agentId'])}\u0000${editId}`);
+      }
     }
   }
 
   /** The last applied edit of each path whose change the action log never recorded; then forgets everything. */
   take(): Applied[] {
+    for (const [key, editId] of this.#aliases) if (this.#recordedBy.has(key)) this.#recorded.add(editId);
     const out = [...this.#lastByPath.values()].filter((a) => !this.#recorded.has(a.editId));
     this.#lastByPath.clear();
     this.#recorded.clear();
     this.#writing.clear();
+    this.#aliases.clear();
+    this.#recordedBy.clear();
     return out;
   }
 }

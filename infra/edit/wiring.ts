@@ -128,8 +128,10 @@ export function wireEdit(deps: {
       if (!carried && !same) {
         const mode = reply && 'mode' in reply ? reply.mode : undefined;
         const kind: 'write' | 'edit' = type === 'file.write' || mode === 'write' ? 'write' : 'edit';
-        // The edit's own id when it got that far; else the streaming edit's, else the command's.
-        const id = String(reply && 'editId' in reply ? reply.editId : editId);
+        // The edit's own id when it got that far (its reply, or the failure of one that wrote and could not record:
+        // the next start looks for the change under it); else the streaming edit's, else the command's.
+        const failed = failure instanceof RuntimeError ? failure.details?.['editId'] : undefined;
+        const id = String(reply && 'editId' in reply ? reply.editId : (failed ?? editId));
         const text = (b: Buffer | null) => (b === null ? null : b.toString('utf8'));
         const input = {
           agentId: ctx.command.agentId,

@@ -61,6 +61,8 @@ describe('an edit whose record cannot be kept', () => {
     expect(err.message).toContain('read the file before editing it again');
     // Not retryable: the same id again must get this answer, not run the edit on the changed file.
     expect(err.retryable).toBe(false);
+    // The edit's id, under which the change it wrote is recorded (and looked for at the next start).
+    expect(err.details?.['editId']).toMatch(/^e-/);
     expect(facts.at(-1)).toMatchObject({ type: 'edit.failed', data: { appliedCount: 1, code: 'unavailable' } });
   });
 });

@@ -36,3 +36,26 @@ describe('AppliedEdits', () => {
     expect(seen.take()).toEqual([]);
   });
 });
+
+describe('AppliedEdits, the live retry recorded under the command id', () => {
+  it('counts the change as recorded: an accept since is not undone by a second record at start', () => {
+    const seen = new AppliedEdits();
+    seen.see(writing('e-9', '/ws/d.txt'));
+    seen.see({ ...failed('e-9', 1), causationId: 'w1' } as StoredFact);
+    // An older runtime's retry named the command, not the edit.
+    seen.see(
+      fact('action-log.change.recorded', { agentId: 'a1', path: '/ws/d.txt', source: { kind: 'write', editId: 'w1' } }),
+    );
+    expect(seen.take()).toEqual([]);
+  });
+
+  it("another agent's change under the same id is not this edit's", () => {
+    const seen = new AppliedEdits();
+    seen.see(writing('e-10', '/ws/e.txt'));
+    seen.see({ ...failed('e-10', 1), causationId: 'w2' } as StoredFact);
+    seen.see(
+      fact('action-log.change.recorded', { agentId: 'a2', path: '/ws/x.txt', source: { kind: 'write', editId: 'w2' } }),
+    );
+    expect(seen.take().map((a) => a.editId)).toEqual(['e-10']);
+  });
+});
