@@ -18,7 +18,6 @@
  * read→match→write and call `recordChange(…, { lockHeld: true })` inside.
  * Shell: see `workspace-snapshot.ts`.
  */
-import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import { newId } from '../../schemas/ids.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
@@ -40,11 +39,12 @@ import {
 import { planReject, planUndoReject } from '../../machines/review/action-log-reject.ts';
 import type { Logger } from 'pino';
 import { type BlobStore, contentHash } from './blob-store.ts';
-import { PathLock, readDisk, settledWithin, stageWrites } from './action-log-files.ts';
+import { PathLock, readDisk, settledWithin } from './action-log-files.ts';
 import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from './review-listing.ts';
 import { ReviewDiffCache } from './review-diff-cache.ts';
 import { ActionLogBook, loadHashes, loadTexts } from './action-log-book.ts';
-import { beginEntry, finishJournal, restId, type ReviewJournal } from './review-journal.ts';
+import { finishJournal, type ReviewJournal } from './review-journal.ts';
+import { appendFacts, type CommitDeps, writePlan } from './review-commit.ts';
 
 export type RecordChangeInput = {
   /** The agent that made the change. */
@@ -356,52 +356,24 @@ export class ActionLogService {
     return work;
   }
 
-  /**
-   * Blobs, then the writes staged (what a full disk refuses), the first fact (the review's own) appended, and only
-   * then the files put in place; then the other logs' facts. A refused append discards the staged files (written
-   * first, a refused reject left the log holding a change the disk no longer had). The journal covers a kill
-   * between append and renames. The first fact carries the command's id: a retry is never run twice.
-   */
-  async #write<T>(plan: Plan<T>, commandId?: string): Promise<void> {
-    const stored = (dir: string) => (err: unknown) => {
-      throw this.#storeError(dir, err);
-    };
-    for (const content of Object.values(plan.blobs)) await this.blobs.put(content).catch(stored(this.blobs.dir));
-    const roots = this.#roots?.();
-    const [first, ...rest] = plan.facts;
-    const id = `f-${randomUUID()}`;
-    // The entry before the staging: a kill in between leaves temp files the next start finds by it.
-    const journal = first && plan.writes.length > 0 ? this.#journal : undefined;
-    const max = this.#maxReadBytes;
-    if (journal) await beginEntry(journal, id, plan.writes, rest, { blobs: this.blobs, roots, max, stored });
-    const staged = await (plan.writes.length > 0 ? stageWrites(plan.writes, roots) : undefined)?.catch(
-      async (err: unknown) => {
-        await journal?.close(id);
-        throw err;
-      },
-    );
-    if (first) {
-      try {
-        await this.#emit(first, { id, ...(commandId ? { causationId: commandId } : {}) });
-      } catch (err) {
-        // Not stored, or stored after all (an append that timed out): the disk stays as it was, and the entry
-        // stays for the next start, which finishes it if its fact is in the log.
-        await staged?.discard();
-        throw err;
-      }
-      this.#book.fold(first as ActionLogFact & { agentId?: string });
-    }
-    await staged?.commit();
-    await this.#append(rest.map((fact, n) => ({ fact, id: restId(id, n) })));
-    await journal?.close(id);
+  #write<T>(plan: Plan<T>, commandId?: string): Promise<void> {
+    return writePlan(this.#commitDeps(), plan, commandId);
   }
 
-  /** Appends and folds facts one by one (the other logs' of a review; those a journal entry held). */
-  async #append(facts: ReadonlyArray<{ fact: UnstampedFact; id: string }>): Promise<void> {
-    for (const { fact, id } of facts) {
-      await this.#emit(fact, { id });
-      this.#book.fold(fact as ActionLogFact & { agentId?: string });
-    }
+  #append(facts: ReadonlyArray<{ fact: UnstampedFact; id: string }>): Promise<void> {
+    return appendFacts(this.#commitDeps(), facts);
+  }
+
+  #commitDeps(): CommitDeps {
+    return {
+      blobs: this.blobs,
+      emit: this.#emit,
+      fold: (fact) => this.#book.fold(fact as ActionLogFact & { agentId?: string }),
+      journal: this.#journal,
+      storeError: this.#storeError,
+      roots: this.#roots?.(),
+      maxReadBytes: this.#maxReadBytes,
+    };
   }
 }
 

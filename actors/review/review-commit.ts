@@ -1,0 +1,78 @@
+/**
+ * @module
+ * How a review plan reaches the disk and the log (`ActionLogService`'s accept, reject, undo-reject and
+ * recorded changes): blobs first; then, for a plan that writes files, the journal entry (`review-journal.ts`) and
+ * the writes staged (what a full disk refuses); the first fact (the review's own) appended, carrying the command's
+ * id (a retry is never run twice); only then the files put in place; then the other logs' facts; then the entry
+ * dropped. A failed append discards the staged files and keeps the entry for the next start, which decides by the
+ * log. The writes came first until 6 December: a reject refused by a full disk restored the files while the log
+ * kept the change the disk no longer had.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Plan } from '../../machines/review/action-log-plan.ts';
+import type { UnstampedFact } from '../../schemas/message.ts';
+import { stageWrites } from './action-log-files.ts';
+import type { BlobStore } from './blob-store.ts';
+import { beginEntry, restId, type ReviewJournal } from './review-journal.ts';
+
+export type CommitDeps = {
+  blobs: BlobStore;
+  emit: (fact: UnstampedFact, options?: { id?: string; causationId?: string }) => Promise<void>;
+  /** Folds an appended fact into the service's logs. */
+  fold: (fact: UnstampedFact) => void;
+  journal: ReviewJournal | undefined;
+  /** What a failed write to a store in the data dir (`dir`) says. */
+  storeError: (dir: string, err: unknown) => unknown;
+  roots: readonly string[] | undefined;
+  maxReadBytes: number | undefined;
+};
+
+/** Writes one plan: see the module doc. */
+export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: string): Promise<void> {
+  const stored = (dir: string) => (err: unknown) => {
+    throw deps.storeError(dir, err);
+  };
+  for (const content of Object.values(plan.blobs)) await deps.blobs.put(content).catch(stored(deps.blobs.dir));
+  const { roots } = deps;
+  const [first, ...rest] = plan.facts;
+  const id = `f-${randomUUID()}`;
+  // The entry before the staging: a kill in between leaves temp files the next start finds by it.
+  const journal = first && plan.writes.length > 0 ? deps.journal : undefined;
+  if (journal) {
+    await beginEntry(journal, id, plan.writes, rest, { blobs: deps.blobs, roots, max: deps.maxReadBytes, stored });
+  }
+  const staged = await (plan.writes.length > 0 ? stageWrites(plan.writes, roots) : undefined)?.catch(
+    async (err: unknown) => {
+      await journal?.close(id);
+      throw err;
+    },
+  );
+  if (first) {
+    try {
+      await deps.emit(first, { id, ...(commandId ? { causationId: commandId } : {}) });
+    } catch (err) {
+      // Not stored, or stored after all (an append that timed out): the disk stays as it was, and the entry
+      // stays for the next start, which finishes it if its fact is in the log.
+      await staged?.discard();
+      throw err;
+    }
+    deps.fold(first);
+  }
+  await staged?.commit();
+  await appendFacts(
+    deps,
+    rest.map((fact, n) => ({ fact, id: restId(id, n) })),
+  );
+  await journal?.close(id);
+}
+
+/** Appends and folds facts one by one (the other logs' of a review; those a journal entry held). */
+export async function appendFacts(
+  deps: Pick<CommitDeps, 'emit' | 'fold'>,
+  facts: ReadonlyArray<{ fact: UnstampedFact; id: string }>,
+): Promise<void> {
+  for (const { fact, id } of facts) {
+    await deps.emit(fact, { id });
+    deps.fold(fact);
+  }
+}
