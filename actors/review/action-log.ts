@@ -21,7 +21,7 @@
 import { isAbsolute } from 'node:path';
 import { newId } from '../../schemas/ids.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
-import { READ_SETTLE_MS, type UnstampedFact } from '../../schemas/message.ts';
+import { READ_SETTLE_MS, type StoredFact, type UnstampedFact } from '../../schemas/message.ts';
 import type { ChangeSource } from '../../schemas/review.ts';
 import type { ActionLogContext, ActionLogFact } from '../../machines/review/action-log.ts';
 import {
@@ -43,8 +43,9 @@ import { PathLock, readDisk, settledWithin } from './action-log-files.ts';
 import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from './review-listing.ts';
 import { ReviewDiffCache } from './review-diff-cache.ts';
 import { ActionLogBook, loadHashes, loadTexts } from './action-log-book.ts';
-import { finishJournal, type ReviewJournal } from './review-journal.ts';
+import { finishJournal, type JournalDeps, type ReviewJournal } from './review-journal.ts';
 import { appendFacts, type CommitDeps, writePlan } from './review-commit.ts';
+import { finishLate, LateReviews } from './review-late.ts';
 
 export type RecordChangeInput = {
   /** The agent that made the change. */
@@ -98,6 +99,8 @@ export class ActionLogService {
   readonly #book = new ActionLogBook();
   /** Accepts, rejects and undos writing the disk and their facts: a listing waits for them (`list`). */
   readonly #committing = new Set<Promise<unknown>>();
+  /** Reviews whose first append failed: finished if the log turns out to hold their fact (`storedLate`). */
+  readonly #late = new LateReviews();
 
   constructor(deps: ActionLogServiceDeps) {
     this.#emit = deps.emit;
@@ -115,21 +118,25 @@ export class ActionLogService {
    * At start: finishes the review writes a killed host left half done (`review-journal.ts`); `seqOf` and
    * `touchedAt` say what the log read back holds (a fact id's sequence, the last sequence touching a path).
    */
-  finishInterrupted(
-    log: { seqOf: (factId: string) => number | undefined; touchedAt: (path: string) => number | undefined },
-    logger: Logger,
-  ): Promise<number> {
-    if (!this.#journal) return Promise.resolve(0);
-    const roots = this.#roots?.();
-    return finishJournal({
-      journal: this.#journal,
-      ...log,
-      append: (facts) => this.#append(facts),
-      blobs: this.blobs,
-      roots,
-      maxReadBytes: this.#maxReadBytes,
-      logger,
-    });
+  finishInterrupted(log: Pick<JournalDeps, 'seqOf' | 'touchedAt'>, logger: Logger): Promise<number> {
+    const deps = this.#commitDeps();
+    if (!deps.journal) return Promise.resolve(0);
+    return finishJournal({ ...deps, journal: deps.journal, ...log, append: (f) => appendFacts(deps, f), logger });
+  }
+
+  /**
+   * A fact the log holds, heard while serving. When it is a review whose append failed in doubt (stored after all,
+   * found by the fact writer's re-read), it is folded now, in the log's order, and its files and other logs'
+   * facts are finished under the paths' locks as a start would (`finishLate`); a listing waits for that.
+   */
+  storedLate(fact: StoredFact, touchedAt: (path: string) => number | undefined, logger: Logger): void {
+    const late = this.#late.take(fact.id);
+    if (!late) return;
+    this.#book.fold(fact as unknown as ActionLogFact & { agentId?: string });
+    const finish = () => finishLate(this.#commitDeps(), late, fact.seq, touchedAt, logger);
+    const failed = (err: unknown) =>
+      logger.error({ err, factId: fact.id }, 'a review in doubt could not be finished; it is tried at the next start');
+    this.#track(this.lock.withLock(late.paths, finish).catch(failed));
   }
 
   /** Rebuilds the logs and the agent tree from stored facts (replay / restart). */
@@ -210,7 +217,7 @@ export class ActionLogService {
   ): Promise<{ changeId: string } | null> {
     const planned = await this.#plan(input, beforeHash, resultHash);
     if (!planned) return null;
-    await this.#write(planned.plan);
+    await writePlan(this.#commitDeps(), planned.plan);
     this.#log?.debug(
       { agentId: input.agentId, path: input.path, changeId: planned.changeId, kind: input.source.kind },
       'change recorded',
@@ -349,19 +356,14 @@ export class ActionLogService {
 
   /** `#write` of an accept, reject or undo: a listing waits for it (`list`); a change's record is not waited for. */
   #commit<T>(plan: Plan<T>, commandId?: string): Promise<void> {
-    const work = this.#write(plan, commandId);
+    return this.#track(writePlan(this.#commitDeps(), plan, commandId));
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
     this.#committing.add(work);
     const done = () => void this.#committing.delete(work);
     work.then(done, done);
     return work;
-  }
-
-  #write<T>(plan: Plan<T>, commandId?: string): Promise<void> {
-    return writePlan(this.#commitDeps(), plan, commandId);
-  }
-
-  #append(facts: ReadonlyArray<{ fact: UnstampedFact; id: string }>): Promise<void> {
-    return appendFacts(this.#commitDeps(), facts);
   }
 
   #commitDeps(): CommitDeps {
@@ -373,6 +375,7 @@ export class ActionLogService {
       storeError: this.#storeError,
       roots: this.#roots?.(),
       maxReadBytes: this.#maxReadBytes,
+      doubted: (late) => this.#late.add(late),
     };
   }
 }

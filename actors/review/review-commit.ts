@@ -25,6 +25,21 @@ export type CommitDeps = {
   storeError: (dir: string, err: unknown) => unknown;
   roots: readonly string[] | undefined;
   maxReadBytes: number | undefined;
+  /**
+   * Told, before the failure is thrown, of a review whose first append failed: stored after all (a timeout), it
+   * is finished by `finishLate` when the fact writer finds it in the log.
+   */
+  doubted?: ((late: LateReview) => void) | undefined;
+};
+
+/** A review whose first fact's append failed, perhaps stored after all: what finishing it takes. */
+export type LateReview = {
+  factId: string;
+  first: UnstampedFact;
+  rest: ReadonlyArray<{ fact: UnstampedFact; id: string }>;
+  /** The files it writes (its journal entry's); their locks are held while it is finished. */
+  paths: string[];
+  journaled: boolean;
 };
 
 /** Writes one plan: see the module doc. */
@@ -52,7 +67,14 @@ export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: 
       await deps.emit(first, { id, ...(commandId ? { causationId: commandId } : {}) });
     } catch (err) {
       // Not stored, or stored after all (an append that timed out): the disk stays as it was, and the entry
-      // stays for the next start, which finishes it if its fact is in the log.
+      // stays, finished if its fact turns up in the log (`finishLate` while serving, else the next start).
+      deps.doubted?.({
+        factId: id,
+        first,
+        rest: rest.map((fact, n) => ({ fact, id: restId(id, n) })),
+        paths: plan.writes.map((w) => w.path),
+        journaled: journal !== undefined,
+      });
       await staged?.discard();
       throw err;
     }

@@ -53,17 +53,29 @@ export class ReviewJournal {
     const out: JournalEntry[] = [];
     for (const name of names.filter((n) => n.endsWith('.json'))) {
       try {
-        const entry = JSON.parse(await readFile(join(this.dir, name), 'utf8')) as JournalEntry;
-        if (typeof entry.factId !== 'string' || !ID.test(entry.factId) || !Array.isArray(entry.writes)) {
-          throw new Error('not a journal entry');
-        }
-        out.push(entry);
+        out.push(await readEntry(join(this.dir, name)));
       } catch (err) {
         logger?.warn({ err, file: join(this.dir, name) }, 'a review journal entry cannot be read; left as it is');
       }
     }
     return out;
   }
+
+  /** The entry of `factId`; undefined when there is none (finished already, or never opened). */
+  async entry(factId: string): Promise<JournalEntry | undefined> {
+    return readEntry(this.#file(factId)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+  }
+}
+
+async function readEntry(file: string): Promise<JournalEntry> {
+  const entry = JSON.parse(await readFile(file, 'utf8')) as JournalEntry;
+  if (typeof entry.factId !== 'string' || !ID.test(entry.factId) || !Array.isArray(entry.writes)) {
+    throw new Error('not a journal entry');
+  }
+  return entry;
 }
 
 /**
@@ -106,14 +118,8 @@ async function journalWrites(
   }));
 }
 
-/**
- * Finishes what the entries a killed host (or a failed append) left: see the module doc. `seqOf` gives the log
- * sequence of a fact id read back at this start (undefined: not in the log), `touchedAt` the sequence of the last
- * fact that changed a path's review. A file a later fact touched is left: the log has moved past the entry (an
- * undo since put back the content the entry calls "before"). An entry that cannot be finished (its file's disk
- * full, a blob missing) is logged and kept for the next start; the runtime starts. Returns the files written.
- */
-export async function finishJournal(deps: {
+/** What finishing journal entries takes (`finishJournal`, `finishStored`). */
+export type JournalDeps = {
   journal: ReviewJournal;
   seqOf: (factId: string) => number | undefined;
   touchedAt: (path: string) => number | undefined;
@@ -123,7 +129,16 @@ export async function finishJournal(deps: {
   roots: readonly string[] | undefined;
   maxReadBytes?: number | undefined;
   logger: Logger;
-}): Promise<number> {
+};
+
+/**
+ * Finishes what the entries a killed host (or a failed append) left: see the module doc. `seqOf` gives the log
+ * sequence of a fact id read back at this start (undefined: not in the log), `touchedAt` the sequence of the last
+ * fact that changed a path's review. A file a later fact touched is left: the log has moved past the entry (an
+ * undo since put back the content the entry calls "before"). An entry that cannot be finished (its file's disk
+ * full, a blob missing) is logged and kept for the next start; the runtime starts. Returns the files written.
+ */
+export async function finishJournal(deps: JournalDeps): Promise<number> {
   let finished = 0;
   for (const entry of await deps.journal.pending(deps.logger)) {
     try {
@@ -140,7 +155,20 @@ export async function finishJournal(deps: {
   return finished;
 }
 
-async function finishEntry(deps: Parameters<typeof finishJournal>[0], entry: JournalEntry): Promise<number> {
+/**
+ * Finishes the entry of one review whose fact the log was found to hold at `seq` after its append had failed in
+ * doubt (the fact writer's re-read, while serving): as a start would, then the entry goes. Returns the files
+ * written; a failure throws and keeps the entry for the next start. The caller holds the entry's path locks.
+ */
+export async function finishStored(deps: Omit<JournalDeps, 'seqOf'>, factId: string, seq: number): Promise<number> {
+  const entry = await deps.journal.entry(factId);
+  if (!entry) return 0;
+  const written = await finishEntry({ ...deps, seqOf: (id) => (id === factId ? seq : undefined) }, entry);
+  await deps.journal.close(factId);
+  return written;
+}
+
+async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<number> {
   const seq = deps.seqOf(entry.factId);
   const paths = entry.writes.map((w) => w.path);
   const redo: FileWrite[] = [];
@@ -172,7 +200,10 @@ async function finishEntry(deps: Parameters<typeof finishJournal>[0], entry: Jou
     );
     if (!moved) await deps.append(rest.filter((r) => deps.seqOf(r.id) === undefined));
     else deps.logger.warn({ factId: entry.factId }, 'a review cut short: other logs moved on since; not updated');
-    deps.logger.info({ factId: entry.factId, files: redo.length }, 'a review cut short by a stop is finished');
+    deps.logger.info(
+      { factId: entry.factId, files: redo.length },
+      'a review cut short (a stop, or an append in doubt) is finished',
+    );
   }
   for (const path of paths) {
     if (deps.roots) await removeStaleTemps(deps.roots, path).catch(() => 0);

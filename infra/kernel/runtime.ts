@@ -62,8 +62,11 @@ export function chooseMode(config: LoadedConfig): RuntimeMode {
   return natsServerAvailable(config.natsServerBin) ? 'private' : 'embedded';
 }
 
-/** What tests may swap: the JSON thread's worker script (one that dies, for the tests of its death). */
-export type RuntimeSeams = { jsonWorker?: URL | undefined };
+/**
+ * What tests may swap: the JSON thread's worker script (one that dies, for the tests of its death), and the event
+ * log as the host sees it (`wrapLog`: one whose answer is lost after it stored a fact, as a stalled broker's is).
+ */
+export type RuntimeSeams = { jsonWorker?: URL | undefined; wrapLog?: ((log: EventLog) => EventLog) | undefined };
 
 export async function startRuntime(config: LoadedConfig, logger: Logger, seams: RuntimeSeams = {}): Promise<Runtime> {
   assertWorkspace(config.workspace);
@@ -223,7 +226,7 @@ async function startHolding(
   // The host first; every domain is built with it and registers before the log is read back.
   const host = new Host({
     bus,
-    log,
+    log: seams.wrapLog ? seams.wrapLog(log) : log,
     logger,
     hostId,
     aggregates: AGGREGATES,

@@ -27,20 +27,25 @@ import { remoteAll, remoteEach, remoteFiles, type RemoteReview, splitSelection }
 function reviewReadBack() {
   const seqs = new Map<string, number>();
   const touched = new Map<string, number>();
+  const touch = (fact: StoredFact) => {
+    const d = fact.data as { path?: unknown; files?: Array<{ path?: unknown }> };
+    if (typeof d.path === 'string') touched.set(d.path, fact.seq);
+    for (const f of Array.isArray(d.files) ? d.files : [])
+      if (typeof f?.path === 'string') touched.set(f.path, fact.seq);
+  };
   return {
     see(fact: StoredFact) {
       // Every action-log fact's: a review's other-log facts (`<id>/<n>`) are looked up too.
       seqs.set(fact.id, fact.seq);
-      const d = fact.data as { path?: unknown; files?: Array<{ path?: unknown }> };
-      if (typeof d.path === 'string') touched.set(d.path, fact.seq);
-      for (const f of Array.isArray(d.files) ? d.files : [])
-        if (typeof f?.path === 'string') touched.set(f.path, fact.seq);
+      touch(fact);
     },
+    /** Only the paths (while serving: a review in doubt found stored checks them, `storedLate`). */
+    touch,
     seqOf: (id: string) => seqs.get(id),
     touchedAt: (path: string) => touched.get(path),
+    /** After start: the fact ids go; the paths stay, kept current by `touch`. */
     clear() {
       seqs.clear();
-      touched.clear();
     },
   };
 }
@@ -123,6 +128,7 @@ export function wireReview(deps: {
   const types: readonly string[] = ACTION_LOG_FACT_TYPES;
   /** What the log read back at start says of review writes (a journal entry's fact, a path touched since). */
   const readBack = reviewReadBack();
+  const lateLogger = deps.logger.child({ actor: 'review-journal' });
   /** path → what the last edit/write left there (as written: an edit's bytes are not decoded again), and when. */
   const recentEdits = new Map<string, { content: string | Buffer | null; at: number }>();
   const sameContent = (kept: string | Buffer | null, content: string | null) => {
@@ -239,6 +245,16 @@ export function wireReview(deps: {
     reactions: [
       { on: types, when: 'restore', run: (fact) => void (deps.host.owns(fact.agentId) && service.restore([fact])) },
       { on: types, when: 'restore', run: (fact) => readBack.see(fact) },
+      // While serving: the paths each fact touches (`touchedAt`), and a review whose append failed in doubt but
+      // was stored after all, finished now rather than at the next start.
+      {
+        on: types,
+        when: 'live',
+        run: (fact) => {
+          readBack.touch(fact);
+          service.storedLate(fact, readBack.touchedAt, lateLogger);
+        },
+      },
     ],
     // A reject or undo-reject a kill cut short between its fact and its files is finished (`review-journal.ts`).
     restore: async () => {

@@ -7,7 +7,7 @@ import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConfigInput } from '../../schemas/index.ts';
 import { loadConfig } from '../../infra/kernel/config.ts';
-import { startRuntime, type Runtime } from '../../infra/kernel/runtime.ts';
+import { startRuntime, type Runtime, type RuntimeSeams } from '../../infra/kernel/runtime.ts';
 import { call } from '../../infra/transport/client.ts';
 import type { Reply } from '../../infra/transport/codec.ts';
 import { memoryLogger } from './log-sink.ts';
@@ -44,6 +44,8 @@ export async function startTestRuntime(
     sandbox?: boolean | 'auto';
     /** The host's JSON thread worker script (a dying one, for the tests of its death). */
     jsonWorker?: URL;
+    /** The event log as the host sees it (`RuntimeSeams.wrapLog`). */
+    wrapLog?: RuntimeSeams['wrapLog'];
     /** Level of the lines kept in `logs`. */
     logLevel?: 'debug' | 'info' | 'warn' | 'silent';
   } = { mode: 'embedded' },
@@ -79,7 +81,7 @@ export async function startTestRuntime(
     },
   });
   const { logger, lines } = memoryLogger(options.logLevel ?? 'silent');
-  const runtime = await startRuntime(config, logger, { jsonWorker: options.jsonWorker });
+  const runtime = await startRuntime(config, logger, { jsonWorker: options.jsonWorker, wrapLog: options.wrapLog });
   return {
     ...runtime,
     dir,
