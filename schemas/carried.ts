@@ -41,3 +41,13 @@ export function carriedFacts(stored: StoredFact): StoredFact[] {
     ];
   });
 }
+
+/** The subjects the facts `fact` carries are stored on (none for a fact that carries none). */
+export function carriedSubjects(fact: { type: string; data: unknown }): string[] {
+  const carries = eventsByType.get(fact.type)?.carries;
+  if (!carries) return [];
+  return carries(fact.data).flatMap((c) => {
+    const def = eventsByType.get(c.type);
+    return def && def.stream !== 'output' ? [subjectOf(def, c.agentId, c.data)] : [];
+  });
+}

@@ -125,18 +125,23 @@ export class ActionLogService {
   }
 
   /**
-   * A fact the log holds, heard while serving. When it is a review whose append failed in doubt (stored after all,
-   * found by the fact writer's re-read), it is folded now, in the log's order, and its files and other logs'
-   * facts are finished under the paths' locks as a start would (`finishLate`); a listing waits for that.
+   * A fact the log holds, heard while serving: a review whose append failed in doubt, found stored after all, is
+   * folded and finished under its paths' locks as a start would (`LateReviews.heard`, `finishLate`); a listing
+   * waits for that.
    */
   storedLate(fact: StoredFact, touchedAt: (path: string) => number | undefined, logger: Logger): void {
-    const late = this.#late.take(fact.id);
+    const late = this.#late.heard(fact, touchedAt, logger);
     if (!late) return;
     this.#book.fold(fact as unknown as ActionLogFact & { agentId?: string });
     const finish = () => finishLate(this.#commitDeps(), late, fact.seq, touchedAt, logger);
     const failed = (err: unknown) =>
       logger.error({ err, factId: fact.id }, 'a review in doubt could not be finished; it is tried at the next start');
     this.#track(this.lock.withLock(late.paths, finish).catch(failed));
+  }
+
+  /** Resolves when the review writes under way (and late finishes) are done. */
+  async settled(): Promise<void> {
+    while (this.#committing.size > 0) await Promise.allSettled([...this.#committing]);
   }
 
   /** Rebuilds the logs and the agent tree from stored facts (replay / restart). */
@@ -217,7 +222,8 @@ export class ActionLogService {
   ): Promise<{ changeId: string } | null> {
     const planned = await this.#plan(input, beforeHash, resultHash);
     if (!planned) return null;
-    await writePlan(this.#commitDeps(), planned.plan);
+    // Not remembered in doubt: a record that fails is recorded again by its caller (`infra/edit/unrecorded.ts`).
+    await writePlan({ ...this.#commitDeps(), doubted: undefined }, planned.plan);
     this.#log?.debug(
       { agentId: input.agentId, path: input.path, changeId: planned.changeId, kind: input.source.kind },
       'change recorded',

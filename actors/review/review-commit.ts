@@ -37,7 +37,7 @@ export type LateReview = {
   factId: string;
   first: UnstampedFact;
   rest: ReadonlyArray<{ fact: UnstampedFact; id: string }>;
-  /** The files it writes (its journal entry's); their locks are held while it is finished. */
+  /** The files it writes and the paths its facts name: their locks are held while it is finished. */
   paths: string[];
   journaled: boolean;
 };
@@ -72,7 +72,7 @@ export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: 
         factId: id,
         first,
         rest: rest.map((fact, n) => ({ fact, id: restId(id, n) })),
-        paths: plan.writes.map((w) => w.path),
+        paths: [...new Set([...plan.writes.map((w) => w.path), ...plan.facts.flatMap(pathsOf)])],
         journaled: journal !== undefined,
       });
       await staged?.discard();
@@ -97,4 +97,11 @@ export async function appendFacts(
     await deps.emit(fact, { id });
     deps.fold(fact);
   }
+}
+
+/** The paths a review fact names: a record's own, or a review's files. */
+export function pathsOf(fact: { data: unknown }): string[] {
+  const d = fact.data as { path?: unknown; files?: Array<{ path?: unknown }> };
+  const files = Array.isArray(d.files) ? d.files.map((f) => f?.path) : [];
+  return [d.path, ...files].filter((p): p is string => typeof p === 'string');
 }

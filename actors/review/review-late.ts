@@ -6,7 +6,8 @@
  * review.list kept the change the log said was rejected, until that start.
  */
 import type { Logger } from 'pino';
-import { appendFacts, type CommitDeps, type LateReview } from './review-commit.ts';
+import type { StoredFact } from '../../schemas/message.ts';
+import { appendFacts, type CommitDeps, type LateReview, pathsOf } from './review-commit.ts';
 import { finishStored } from './review-journal.ts';
 
 /** Reviews in doubt remembered (one whose append failed for good stays until the bound pushes it out). */
@@ -20,11 +21,18 @@ export class LateReviews {
     this.#byId.set(late.factId, late);
   }
 
-  /** The review in doubt whose fact is `factId`, forgotten here; undefined for any other fact. */
-  take(factId: string): LateReview | undefined {
-    const late = this.#byId.get(factId);
-    this.#byId.delete(factId);
-    return late;
+  /**
+   * The review in doubt whose fact this is, to fold and finish now (forgotten here); undefined for any other fact,
+   * and for one heard after a later fact on one of its paths (a record riding in an edit's fact, folded first):
+   * folded now it would hide that change, so it is left to the next start, which folds the log in order.
+   */
+  heard(fact: StoredFact, touchedAt: (path: string) => number | undefined, logger: Logger): LateReview | undefined {
+    const late = this.#byId.get(fact.id);
+    if (!late) return undefined;
+    this.#byId.delete(fact.id);
+    if (!late.paths.some((p) => (touchedAt(p) ?? 0) > fact.seq)) return late;
+    logger.warn({ factId: fact.id }, 'a review in doubt was stored, behind later changes: finished at the next start');
+    return undefined;
   }
 }
 
@@ -61,11 +69,4 @@ export async function finishLate(
   if (moved) logger.warn({ factId: late.factId }, 'a review in doubt: other logs moved on since; not updated');
   else await appendFacts(deps, late.rest);
   return 0;
-}
-
-/** The paths a review fact names: a record's own, or a review's files. */
-function pathsOf(fact: { data: unknown }): string[] {
-  const d = fact.data as { path?: unknown; files?: Array<{ path?: unknown }> };
-  const files = Array.isArray(d.files) ? d.files.map((f) => f?.path) : [];
-  return [d.path, ...files].filter((p): p is string => typeof p === 'string');
 }

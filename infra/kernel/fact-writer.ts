@@ -29,7 +29,7 @@ import {
 } from '../transport/event-log.ts';
 import { AppendFailedError } from './append-failed.ts';
 import { PARSE_CHECKED_DEFAULT } from './checked.ts';
-import { carriedFacts, subjectOf } from '../../schemas/carried.ts';
+import { carriedFacts, carriedSubjects, subjectOf } from '../../schemas/carried.ts';
 
 export { carriedFacts, foldStored, subjectOf };
 import { InDoubtSubjects } from './in-doubt.ts';
@@ -177,16 +177,14 @@ export class FactWriter {
         const stored = await this.#settleEarly(early, subject, fact);
         if (stored) return stored;
       }
-      if (this.#inDoubt.has(subject)) {
-        await this.#inDoubt.resync(subject).catch((err: unknown) => {
-          throw new RuntimeError(
-            ErrorCode.Unavailable,
-            `could not re-read '${subject}' from the event log after an append in doubt ` +
-              `(${String((err as Error)?.message ?? err)}); nothing was appended — retry shortly`,
-            { retryable: true, cause: err },
-          );
-        });
+      // The aggregates its carried facts fold into (an action log, for an edit's records) are re-read too when in
+      // doubt: a late fact there is folded before the records, in the log's order, as a replay folds them. Their
+      // locks are taken inside this one's; carried facts carry nothing, so no two writes take them the other way.
+      for (const carried of carriedSubjects(fact)) {
+        if (!this.#inDoubt.has(carried)) continue;
+        await this.#lock.run(carried, () => this.#resyncOrRefuse(carried));
       }
+      if (this.#inDoubt.has(subject)) await this.#resyncOrRefuse(subject);
       const expected = this.#lastBySubject.get(subject) ?? 0;
       // Sent early and not settled there: it may be stored, so a duplicate of it is this writer's own.
       const stored = await this.#appendWithRetry(stream, subject, fact, expected, undefined, early !== undefined);
@@ -208,6 +206,19 @@ export class FactWriter {
     return written;
   }
 
+  /** Re-reads `subject` when in doubt (the caller holds its lock); refuses the append when the log cannot say. */
+  async #resyncOrRefuse(subject: string): Promise<void> {
+    if (!this.#inDoubt.has(subject)) return;
+    await this.#inDoubt.resync(subject).catch((err: unknown) => {
+      throw new RuntimeError(
+        ErrorCode.Unavailable,
+        `could not re-read '${subject}' from the event log after an append in doubt ` +
+          `(${String((err as Error)?.message ?? err)}); nothing was appended — retry shortly`,
+        { retryable: true, cause: err },
+      );
+    });
+  }
+
   /**
    * Once the events-stream writes sent so far are settled (folded or failed), or after `maxMs`: only a fact
    * sent can have been seen on the bus, so writes still queued behind their subject's lock are not waited for.
@@ -224,6 +235,7 @@ export class FactWriter {
   #sendEarly(subject: string, fact: Fact): Promise<EarlyOutcome> | undefined {
     const last = this.#order.expectable(subject);
     if (last === undefined || this.#inDoubt.has(subject)) return undefined;
+    if (carriedSubjects(fact).some((c) => this.#inDoubt.has(c))) return undefined;
     try {
       this.#o.assertAvailable?.();
     } catch {

@@ -13,6 +13,7 @@ import type { ActionLogRecord } from '../../schemas/edit.ts';
 import { ACTION_LOG_FACT_TYPES, actionLogAggregateDef } from '../../machines/review/action-log.ts';
 import { ActionLogService, type EmitOptions, type RecordChangeInput } from '../../actors/review/action-log.ts';
 import { ReviewJournal } from '../../actors/review/review-journal.ts';
+import { pathsOf } from '../../actors/review/review-commit.ts';
 import { BlobStore } from '../../actors/review/blob-store.ts';
 import { DiffThread } from '../../actors/edit/diff-thread.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
@@ -27,11 +28,9 @@ import { remoteAll, remoteEach, remoteFiles, type RemoteReview, splitSelection }
 function reviewReadBack() {
   const seqs = new Map<string, number>();
   const touched = new Map<string, number>();
+  // The highest sequence: a fact in doubt found stored after all is heard after later ones, and must not hide them.
   const touch = (fact: StoredFact) => {
-    const d = fact.data as { path?: unknown; files?: Array<{ path?: unknown }> };
-    if (typeof d.path === 'string') touched.set(d.path, fact.seq);
-    for (const f of Array.isArray(d.files) ? d.files : [])
-      if (typeof f?.path === 'string') touched.set(f.path, fact.seq);
+    for (const path of pathsOf(fact)) touched.set(path, Math.max(fact.seq, touched.get(path) ?? 0));
   };
   return {
     see(fact: StoredFact) {
@@ -261,6 +260,8 @@ export function wireReview(deps: {
       await service.finishInterrupted(readBack, deps.logger.child({ actor: 'review-journal' }));
       readBack.clear();
     },
+    // A review in doubt being finished (`storedLate`) writes its files before the log closes.
+    drain: () => service.settled(),
     stop: () => diffs.close(),
   });
   return { ...recorder, domain };

@@ -11,15 +11,25 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AppendRequest, EventLog } from '../../infra/transport/event-log.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { tempDir } from '../support/temp-dir.ts';
+import { AGGREGATES } from '../../infra/kernel/domains.ts';
+import { replayLog } from '../../infra/kernel/replay.ts';
 
-/** Stores the first append of `type`, then answers it with a timeout. */
-function losesFirstAnswer(type: string) {
-  const lost = { done: false };
+/**
+ * Stores the first append of `type` (once `armed`), then answers it with a timeout; `refuse`: the first append of
+ * that type after arming fails outright, nothing stored.
+ */
+function losesFirstAnswer(type: string, refuse?: string) {
+  const lost = { done: false, armed: true, refused: false };
   const wrap = (log: EventLog): EventLog => ({
     kind: log.kind,
     async append(request: AppendRequest) {
+      if (lost.armed && request.fact.type === refuse && !lost.refused) {
+        lost.refused = true;
+        throw new Error('refused: nothing stored');
+      }
       const result = await log.append(request);
-      if (request.fact.type === type && !lost.done) {
+      if (lost.armed && request.fact.type === type && !lost.done) {
         lost.done = true;
         throw new Error('TimeoutError: timeout');
       }
@@ -92,5 +102,66 @@ describe('a review in doubt', () => {
     expect(accepted.ok).toBe(false);
     await until('review.list empty', async () => files(await rt!.call('review.list', {})).length === 0);
     expect(readFileSync(join(rt.workspace, 'b.txt'), 'utf8')).toBe('AGENT\n');
+  }, 30_000);
+
+  /** The listing live, then after a restart over the same data (a replay of the log): they must agree. */
+  const liveThenReplayed = async (dir: string) => {
+    const listing = async () => {
+      const reply = await rt!.call('review.list', {});
+      const files = (reply as unknown as { files: Array<{ path: string; diff?: string }> }).files;
+      return files.map((f) => ({ path: f.path, diff: f.diff }));
+    };
+    const live = await listing();
+    // The host's own aggregates too: the late fact folded in the log's order, before the records that follow it.
+    expect(rt!.host.digest()).toBe((await replayLog(rt!.log, AGGREGATES)).digest);
+    await rt!.dispose();
+    rt = await startTestRuntime({ mode: 'embedded', dir });
+    return { live, replayed: await listing() };
+  };
+
+  it('a reject stored behind later writes of its file never undoes them; live state equals a replay', async () => {
+    const dir = tempDir('skein-doubt-later-');
+    try {
+      const doubt = losesFirstAnswer('review.rejected');
+      rt = await startTestRuntime({ mode: 'embedded', dir: dir.path, wrapLog: doubt.wrap, flags: NO_RETRY });
+      const file = join(rt.workspace, 'a.txt');
+      writeFileSync(file, 'base\n');
+      expect((await rt.call('file.write', { path: 'a.txt', content: 'AGENT\n' })).ok).toBe(true);
+      expect((await rt.call('review.reject', {})).ok).toBe(false);
+      // The agent writes again, then back: acknowledged, and the disk holds the reject's "before" again.
+      expect((await rt.call('file.write', { path: 'a.txt', content: 'AGENT2\n' })).ok).toBe(true);
+      expect((await rt.call('file.write', { path: 'a.txt', content: 'AGENT\n' })).ok).toBe(true);
+      await sleep(2_500); // the writer's re-read (500 ms) has found the reject by now
+      expect(readFileSync(file, 'utf8')).toBe('AGENT\n');
+      const { live, replayed } = await liveThenReplayed(dir.path);
+      expect(readFileSync(file, 'utf8')).toBe('AGENT\n');
+      expect(live.map((f) => f.path)).toEqual([file]);
+      expect(live).toEqual(replayed);
+    } finally {
+      dir.dispose();
+    }
+  }, 30_000);
+
+  it("a change's record stored after its append timed out is recorded once: live and replay agree", async () => {
+    const dir = tempDir('skein-doubt-record-');
+    try {
+      // edit.applied refused outright, so the edit wiring records the change itself; that record's answer is lost.
+      const doubt = losesFirstAnswer('action-log.change.recorded', 'edit.applied');
+      doubt.lost.armed = false;
+      rt = await startTestRuntime({ mode: 'embedded', dir: dir.path, wrapLog: doubt.wrap, flags: NO_RETRY });
+      const file = join(rt.workspace, 'a.txt');
+      writeFileSync(file, 'one\ntwo\nthree\n');
+      expect((await rt.call('file.write', { path: 'a.txt', content: 'one\nTWO\nthree\n' })).ok).toBe(true);
+      doubt.lost.armed = true;
+      await rt.call('file.write', { path: 'a.txt', content: 'one\ntwo\nthree\n' });
+      await sleep(3_000);
+      expect(doubt.lost).toMatchObject({ refused: true, done: true });
+      const { live, replayed } = await liveThenReplayed(dir.path);
+      // The file is back to its base: nothing to review, before and after a restart.
+      expect(live).toEqual([]);
+      expect(replayed).toEqual([]);
+    } finally {
+      dir.dispose();
+    }
   }, 30_000);
 });
