@@ -178,11 +178,12 @@ export class FactWriter {
         if (stored) return stored;
       }
       // The aggregates its carried facts fold into (an action log, for an edit's records) are re-read too when in
-      // doubt: a late fact there is folded before the records, in the log's order, as a replay folds them. Their
-      // locks are taken inside this one's; carried facts carry nothing, so no two writes take them the other way.
-      for (const carried of carriedSubjects(fact)) {
-        if (!this.#inDoubt.has(carried)) continue;
-        await this.#lock.run(carried, () => this.#resyncOrRefuse(carried));
+      // doubt: a late fact there is folded before the records, in the log's order, as a replay folds them. Not
+      // under their locks: a shell record carries into its own subject (whose lock this is), and two carriers
+      // may carry into each other's. Without the lock, the re-read's sequence checks keep an append in flight
+      // there from being folded twice (`#appendWithRetry`'s `folded`).
+      for (const carried of new Set(carriedSubjects(fact))) {
+        if (carried !== subject && this.#inDoubt.has(carried)) await this.#resyncOrRefuse(carried);
       }
       if (this.#inDoubt.has(subject)) await this.#resyncOrRefuse(subject);
       const expected = this.#lastBySubject.get(subject) ?? 0;
@@ -206,7 +207,7 @@ export class FactWriter {
     return written;
   }
 
-  /** Re-reads `subject` when in doubt (the caller holds its lock); refuses the append when the log cannot say. */
+  /** Re-reads `subject` when in doubt; refuses the append when the log cannot say. */
   async #resyncOrRefuse(subject: string): Promise<void> {
     if (!this.#inDoubt.has(subject)) return;
     await this.#inDoubt.resync(subject).catch((err: unknown) => {

@@ -16,10 +16,10 @@ import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replayLog } from '../../infra/kernel/replay.ts';
 
 /**
- * Stores the first append of `type` (once `armed`), then answers it with a timeout; `refuse`: the first append of
- * that type after arming fails outright, nothing stored.
+ * Stores the first append of `type` (once `armed`), then answers it with a timeout (`slowMs` later); `refuse`: the
+ * first append of that type after arming fails outright, nothing stored.
  */
-function losesFirstAnswer(type: string, refuse?: string) {
+function losesFirstAnswer(type: string, refuse?: string, slowMs = 0) {
   const lost = { done: false, armed: true, refused: false };
   const wrap = (log: EventLog): EventLog => ({
     kind: log.kind,
@@ -31,6 +31,8 @@ function losesFirstAnswer(type: string, refuse?: string) {
       const result = await log.append(request);
       if (lost.armed && request.fact.type === type && !lost.done) {
         lost.done = true;
+        // Answered late: appends queued behind it on its subject meanwhile run once it fails.
+        if (slowMs > 0) await sleep(slowMs);
         throw new Error('TimeoutError: timeout');
       }
       return result;
@@ -164,4 +166,32 @@ describe('a review in doubt', () => {
       dir.dispose();
     }
   }, 30_000);
+
+  it("a shell change recorded while a reject's append hangs, then fails in doubt: nothing stalls", async () => {
+    const dir = tempDir('skein-doubt-shell-');
+    try {
+      // The shell's record carries into the root's own action log, the subject in doubt: queued behind the
+      // reject, it ran into a lock of its own subject and never came out (the second review's probe).
+      const doubt = losesFirstAnswer('review.rejected', undefined, 1_500);
+      rt = await startTestRuntime({ mode: 'embedded', dir: dir.path, wrapLog: doubt.wrap, flags: NO_RETRY });
+      const a = join(rt.workspace, 'a.txt');
+      writeFileSync(a, 'base\n');
+      const opened = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+      const terminalId = opened.terminalId;
+      expect((await rt.call('terminal.exec', { terminalId, command: 'true' })).ok).toBe(true);
+      expect((await rt.call('file.write', { path: 'a.txt', content: 'AGENT\n' })).ok).toBe(true);
+      const rejected = rt.call('review.reject', {});
+      await sleep(100);
+      const exec = rt.call('terminal.exec', { terminalId, command: 'echo X > b.txt' }, { timeoutMs: 12_000 });
+      expect((await rejected).ok).toBe(false);
+      expect(await exec).toMatchObject({ ok: true, exitCode: 0 });
+      await until('the reject finished', () => readFileSync(a, 'utf8') === 'base\n');
+      expect((await rt.call('file.write', { path: 'c.txt', content: 'later\n' })).ok).toBe(true);
+      const { live, replayed } = await liveThenReplayed(dir.path);
+      expect(live.map((f) => f.path.split('/').pop()).sort()).toEqual(['b.txt', 'c.txt']);
+      expect(live).toEqual(replayed);
+    } finally {
+      dir.dispose();
+    }
+  }, 40_000);
 });
