@@ -180,8 +180,9 @@ export class FactWriter {
       // The aggregates its carried facts fold into (an action log, for an edit's records) are re-read too when in
       // doubt: a late fact there is folded before the records, in the log's order, as a replay folds them. Not
       // under their locks: a shell record carries into its own subject (whose lock this is), and two carriers
-      // may carry into each other's. Without the lock, the re-read's sequence checks keep an append in flight
-      // there from being folded twice (`#appendWithRetry`'s `folded`).
+      // may carry into each other's. Without the lock, an append there may run meanwhile: every path that folds
+      // skips a fact at or below the subject's last sequence (folded by the re-read), and a re-read clears the
+      // doubt only if no append marked it again meanwhile (`InDoubtSubjects`).
       for (const carried of new Set(carriedSubjects(fact))) {
         if (carried !== subject && this.#inDoubt.has(carried)) await this.#resyncOrRefuse(carried);
       }
@@ -259,7 +260,9 @@ export class FactWriter {
     const outcome = await early;
     if (!('result' in outcome) || outcome.result.duplicate || this.#inDoubt.has(subject)) return undefined;
     const stored = storedOf(fact, outcome.result, subject);
-    this.#lastBySubject.set(subject, Math.max(stored.seq, this.#lastBySubject.get(subject) ?? 0));
+    // A re-read of the subject (a carrier's, which takes no lock here) may have folded it already.
+    if (stored.seq <= (this.#lastBySubject.get(subject) ?? 0)) return stored;
+    this.#lastBySubject.set(subject, stored.seq);
     this.#apply(stored, 'events');
     return stored;
   }
@@ -305,9 +308,10 @@ export class FactWriter {
         });
         const stored = storedOf(fact, result, subject);
         // Folded already: a re-read of the subject found it (an early send in doubt, #settleEarly).
+        // Or a re-read that takes no lock of the subject (a carrier's) found it before this answer was handled.
         const folded = stream === 'events' && result.seq <= (this.#lastBySubject.get(subject) ?? 0);
         // A duplicate of an earlier attempt of this writer's (one that timed out, or an early send) is ours.
-        if (!result.duplicate || ((attempt > 1 || sentBefore) && !folded)) this.#apply(stored, stream);
+        if (!folded && (!result.duplicate || attempt > 1 || sentBefore)) this.#apply(stored, stream);
         // A duplicate of a fact this writer never folded (another host appended that id first, with its own
         // data): its sequence is not ours to claim; the follower (or a re-read) folds what is stored.
         else if (stream === 'events' && !folded && !sentBefore && attempt === 1) this.#foreignDuplicates.add(stored);

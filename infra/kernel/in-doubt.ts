@@ -24,7 +24,10 @@ export type InDoubtOptions = {
 
 export class InDoubtSubjects {
   readonly #o: InDoubtOptions;
-  readonly #subjects = new Set<string>();
+  /** Subjects in doubt, each with the number of its last mark (of all marks): a re-read clears only the doubt it
+   * began with. */
+  readonly #subjects = new Map<string, number>();
+  #marks = 0;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: InDoubtOptions) {
@@ -37,18 +40,21 @@ export class InDoubtSubjects {
 
   /** The log may hold more on `subject` than the writer knows: re-read before the next append, and soon. */
   mark(subject: string): void {
-    this.#subjects.add(subject);
+    this.#subjects.set(subject, ++this.#marks);
     this.#schedule();
   }
 
   /**
    * Folds what the log holds on `subject` past the last sequence the writer saw (an append that timed out but
    * was stored after all), so the next append expects the true last sequence and live state stays equal to a
-   * replay. Throws (and the subject stays in doubt) when the log cannot be read. The caller holds its lock.
+   * replay. Throws (and the subject stays in doubt) when the log cannot be read. The caller holds the subject's
+   * lock, or (a carrier's re-read of where its records go) does not: an append there may then run meanwhile and be
+   * marked in doubt again, so the doubt is cleared only if no mark came since this re-read began.
    */
   async resync(subject: string): Promise<void> {
     const { last } = this.#o;
     const known = last.get(subject) ?? 0;
+    const marks = this.#subjects.get(subject);
     let found = 0;
     // A message that is no fact (a client of a runtime without credentials may publish there) is skipped by
     // every read, but it holds a sequence of the subject: unlearned, every later append failed its check.
@@ -67,7 +73,7 @@ export class InDoubtSubjects {
         'a message that is no fact is stored on a fact subject; appends there go on after it (replay skips it)',
       );
     }
-    this.#subjects.delete(subject);
+    if (this.#subjects.get(subject) === marks) this.#subjects.delete(subject);
     if (found > 0) {
       this.#o.logger.warn(
         { subject, found, lastSeq: last.get(subject) },
@@ -90,7 +96,7 @@ export class InDoubtSubjects {
 
   /** Re-reads every subject in doubt (each under its lock); resolves with how many are still in doubt. */
   async #resyncAll(): Promise<number> {
-    for (const subject of [...this.#subjects]) {
+    for (const subject of [...this.#subjects.keys()]) {
       try {
         this.#o.assertAvailable?.();
         await this.#o.lock.run(subject, async () => {
