@@ -311,7 +311,12 @@ export class FactWriter {
         // Or a re-read that takes no lock of the subject (a carrier's) found it before this answer was handled.
         const folded = stream === 'events' && result.seq <= (this.#lastBySubject.get(subject) ?? 0);
         // A duplicate of an earlier attempt of this writer's (one that timed out, or an early send) is ours.
-        if (!folded && (!result.duplicate || attempt > 1 || sentBefore)) this.#apply(stored, stream);
+        if (!folded && (!result.duplicate || attempt > 1 || sentBefore)) {
+          // Its sequence first, as every other path that folds does: a re-read then running skips it.
+          if (stream === 'events')
+            this.#lastBySubject.set(subject, Math.max(result.seq, this.#lastBySubject.get(subject) ?? 0));
+          this.#apply(stored, stream);
+        }
         // A duplicate of a fact this writer never folded (another host appended that id first, with its own
         // data): its sequence is not ours to claim; the follower (or a re-read) folds what is stored.
         else if (stream === 'events' && !folded && !sentBefore && attempt === 1) this.#foreignDuplicates.add(stored);
