@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AppendRequest, EventLog } from '../../infra/transport/event-log.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { overLog } from '../support/fact-writer.ts';
 import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replayLog } from '../../infra/kernel/replay.ts';
 
@@ -21,27 +22,23 @@ import { replayLog } from '../../infra/kernel/replay.ts';
  */
 function losesFirstAnswer(type: string, refuse?: string, slowMs = 0) {
   const lost = { done: false, armed: true, refused: false };
-  const wrap = (log: EventLog): EventLog => ({
-    kind: log.kind,
-    async append(request: AppendRequest) {
-      if (lost.armed && request.fact.type === refuse && !lost.refused) {
-        lost.refused = true;
-        throw new Error('refused: nothing stored');
-      }
-      const result = await log.append(request);
-      if (lost.armed && request.fact.type === type && !lost.done) {
-        lost.done = true;
-        // Answered late: appends queued behind it on its subject meanwhile run once it fails.
-        if (slowMs > 0) await sleep(slowMs);
-        throw new Error('TimeoutError: timeout');
-      }
-      return result;
-    },
-    read: (o) => log.read(o),
-    scan: (o, visit) => log.scan(o, visit),
-    lastSeq: (s) => log.lastSeq(s),
-    close: () => log.close(),
-  });
+  const wrap = (log: EventLog): EventLog =>
+    overLog(log, {
+      async append(request: AppendRequest) {
+        if (lost.armed && request.fact.type === refuse && !lost.refused) {
+          lost.refused = true;
+          throw new Error('refused: nothing stored');
+        }
+        const result = await log.append(request);
+        if (lost.armed && request.fact.type === type && !lost.done) {
+          lost.done = true;
+          // Answered late: appends queued behind it on its subject meanwhile run once it fails.
+          if (slowMs > 0) await sleep(slowMs);
+          throw new Error('TimeoutError: timeout');
+        }
+        return result;
+      },
+    });
   return { wrap, lost };
 }
 

@@ -19,6 +19,7 @@ import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
 import type { AgentId, StoredFact } from '../../../schemas/index.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
+import { editAppliedCarrying, overLog } from '../../support/fact-writer.ts';
 
 const C = 'skein.evt.main.action-log.main';
 /** An action-log fact on C (`main`'s log), one per n. */
@@ -29,33 +30,17 @@ const files = (n: number) => ({
 });
 let edits = 0;
 /** An edit.applied (on its own subject) carrying one record into C. */
-const applied = () => ({
-  type: 'edit.applied',
-  data: {
-    editId: `e-c${++edits}`,
-    path: '/w/a.txt',
-    mode: 'write',
-    baseHash: null,
-    resultHash: 'a'.repeat(64),
-    created: true,
-    diff: '',
-    linesAdded: 0,
-    linesRemoved: 0,
-    edits: [],
-    partial: false,
-    lineEnding: 'lf',
-    bom: false,
-    records: [{ type: 'action-log.files.updated', data: { agentId: 'main', by: 'main', cause: 'change', files: [] } }],
-  },
-});
+const applied = () =>
+  editAppliedCarrying(`e-c${++edits}`, [
+    { type: 'action-log.files.updated', data: { agentId: 'main', by: 'main', cause: 'change', files: [] } },
+  ]);
 
 type Hooks = {
   append?: (r: AppendRequest) => { before?: number; after?: number; throwAfter?: boolean } | undefined;
   read?: (o: ReadOptions) => Promise<void> | undefined;
 };
 function wrap(real: JsonlLog, h: Hooks): EventLog {
-  return {
-    kind: real.kind,
+  return overLog(real, {
     async append(r) {
       const f = h.append?.(r);
       const result = await real.append(r);
@@ -80,10 +65,7 @@ function wrap(real: JsonlLog, h: Hooks): EventLog {
         },
       };
     },
-    scan: (o, v) => real.scan(o, v),
-    lastSeq: (s) => real.lastSeq(s),
-    close: () => real.close(),
-  };
+  });
 }
 
 const dirs: Array<{ dispose(): void }> = [];

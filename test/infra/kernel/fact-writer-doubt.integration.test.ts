@@ -17,12 +17,12 @@ import type { AgentId } from '../../../schemas/index.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 import { spawnedFact } from '../../support/agent-facts.ts';
+import { overLog } from '../../support/fact-writer.ts';
 
 /** Stores the first append of `type`, then answers it with a timeout, as a stalled broker does. */
 function losesFirstAnswer(log: EventLog, type: string): EventLog {
   let lost = false;
-  return {
-    kind: log.kind,
+  return overLog(log, {
     async append(request: AppendRequest) {
       const result = await log.append(request);
       if (request.fact.type === type && !lost) {
@@ -31,11 +31,7 @@ function losesFirstAnswer(log: EventLog, type: string): EventLog {
       }
       return result;
     },
-    read: (o) => log.read(o),
-    scan: (o, visit) => log.scan(o, visit),
-    lastSeq: (s) => log.lastSeq(s),
-    close: () => log.close(),
-  };
+  });
 }
 
 const dirs: Array<{ dispose(): void }> = [];

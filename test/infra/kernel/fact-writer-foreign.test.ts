@@ -15,6 +15,7 @@ import { replayLog } from '../../../infra/kernel/replay.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { outputFact, spawnedData, spawnedFact } from '../../support/agent-facts.ts';
 import { brokerLogs, storedFacts, type BrokerLog } from '../../support/broker-log.ts';
+import { editAppliedCarrying } from '../../support/fact-writer.ts';
 
 const nextLog = brokerLogs('skein-fact-writer-foreign-');
 
@@ -118,25 +119,7 @@ const files = (agentId: string) => ({
   type: 'action-log.files.updated',
   data: { agentId, by: 'main', cause: 'reject', files: [] },
 });
-const applied = (records: unknown[]) => ({
-  type: 'edit.applied',
-  data: {
-    editId: 'e-carrier1',
-    path: '/w/a.txt',
-    mode: 'write',
-    baseHash: null,
-    resultHash: 'a'.repeat(64),
-    created: true,
-    diff: '',
-    linesAdded: 0,
-    linesRemoved: 0,
-    edits: [],
-    partial: false,
-    lineEnding: 'lf',
-    bom: false,
-    records,
-  },
-});
+const applied = (records: unknown[]) => editAppliedCarrying('e-carrier1', records);
 
 describe('carried facts', () => {
   it('are folded on their own subjects, heard after their carrier, with its sequence, time, causation', async () => {
