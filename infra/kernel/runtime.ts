@@ -62,10 +62,7 @@ export function chooseMode(config: LoadedConfig): RuntimeMode {
   return natsServerAvailable(config.natsServerBin) ? 'private' : 'embedded';
 }
 
-/**
- * What tests may swap: the JSON thread's worker script (one that dies, for the tests of its death), and the event
- * log as the host sees it (`wrapLog`: one whose answer is lost after it stored a fact, as a stalled broker's is).
- */
+/** What tests may swap: the JSON thread's worker (one that dies), the log the host sees (one that loses answers). */
 export type RuntimeSeams = { jsonWorker?: URL | undefined; wrapLog?: ((log: EventLog) => EventLog) | undefined };
 
 export async function startRuntime(config: LoadedConfig, logger: Logger, seams: RuntimeSeams = {}): Promise<Runtime> {
