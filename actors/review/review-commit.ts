@@ -35,7 +35,6 @@ export type CommitDeps = {
 /** A review whose first fact's append failed, perhaps stored after all: what finishing it takes. */
 export type LateReview = {
   factId: string;
-  first: UnstampedFact;
   rest: ReadonlyArray<{ fact: UnstampedFact; id: string }>;
   /** The files it writes and the paths its facts name: their locks are held while it is finished. */
   paths: string[];
@@ -70,7 +69,6 @@ export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: 
       // stays, finished if its fact turns up in the log (`finishLate` while serving, else the next start).
       deps.doubted?.({
         factId: id,
-        first,
         rest: rest.map((fact, n) => ({ fact, id: restId(id, n) })),
         paths: [...new Set([...plan.writes.map((w) => w.path), ...plan.facts.flatMap(pathsOf)])],
         journaled: journal !== undefined,

@@ -64,7 +64,7 @@ export async function finishLate(
       seq,
     );
   }
-  // No files (an accept, a change's record): the other logs' facts, unless one of their paths moved on since.
+  // No files (an accept): the other logs' facts, unless one of their paths moved on since.
   const moved = late.rest.some((r) => pathsOf(r.fact).some((path) => (touchedAt(path) ?? 0) > seq));
   if (moved) logger.warn({ factId: late.factId }, 'a review in doubt: other logs moved on since; not updated');
   else await appendFacts(deps, late.rest);
