@@ -222,7 +222,7 @@ export class ActionLogService {
   ): Promise<{ changeId: string } | null> {
     const planned = await this.#plan(input, beforeHash, resultHash);
     if (!planned) return null;
-    // Not remembered in doubt: a record that fails is recorded again by its caller (`infra/edit/unrecorded.ts`).
+    // Not remembered in doubt: a record that fails is recorded again by its caller (`infra/review/unrecorded.ts`).
     await writePlan({ ...this.#commitDeps(), doubted: undefined }, planned.plan);
     this.#log?.debug(
       { agentId: input.agentId, path: input.path, changeId: planned.changeId, kind: input.source.kind },

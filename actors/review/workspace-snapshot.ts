@@ -243,15 +243,16 @@ export type ShellRecords = { files: number; records: ActionLogRecord[]; contentB
 /**
  * Records a command's recordable changes in the action log of `agentId` (and its ancestors'): every path's
  * records planned under all the paths' locks, then stored by `store` in as few appends as fit
- * SHELL_RECORDS_BYTES each, each folded once stored. One record per log and file, each its own append, made
- * a command that caught 30 files of a fleet's agents (the root's log is one aggregate: its appends are made
- * one after another) hold its reply 250-530 ms (issue 15). Returns how many files were recorded.
+ * SHELL_RECORDS_BYTES each, each folded once stored (`store` is told the batch's paths). One record per log
+ * and file, each its own append, made a command that caught 30 files of a fleet's agents (the root's log is
+ * one aggregate: its appends are made one after another) hold its reply 250-530 ms (issue 15). Returns how
+ * many files were recorded.
  */
 export async function recordShellChanges(
   service: ActionLogService,
   who: { agentId: string; ancestors: readonly string[]; command: string; terminalId?: string },
   diff: SnapshotDiff,
-  store: (batch: ShellRecords) => Promise<void>,
+  store: (batch: ShellRecords, paths: readonly string[]) => Promise<void>,
 ): Promise<number> {
   const source = {
     kind: 'shell' as const,
@@ -276,31 +277,34 @@ export async function recordShellChanges(
           source,
         });
         const records = (plan?.facts ?? []).map((f) => ({ type: f.type, data: f.data }) as ActionLogRecord);
-        return { records, contentBytes: c.after === null ? 0 : Buffer.byteLength(c.after) };
+        return { path: c.path, records, contentBytes: c.after === null ? 0 : Buffer.byteLength(c.after) };
       }),
     );
-    const batches: ShellRecords[] = [];
+    const batches: Array<{ batch: ShellRecords; paths: string[] }> = [];
     let batch: ShellRecords = { files: 0, records: [], contentBytes: 0 };
+    let paths: string[] = [];
     let bytes = 0;
-    for (const { records, contentBytes } of planned) {
+    for (const { path, records, contentBytes } of planned) {
       if (records.length === 0) continue;
       const size = JSON.stringify(records).length;
       if (batch.files > 0 && bytes + size > SHELL_RECORDS_BYTES) {
-        batches.push(batch);
+        batches.push({ batch, paths });
         batch = { files: 0, records: [], contentBytes: 0 };
+        paths = [];
         bytes = 0;
       }
       batch.files++;
       batch.records.push(...records);
       batch.contentBytes += contentBytes;
+      paths.push(path);
       bytes += size;
     }
-    if (batch.files > 0) batches.push(batch);
+    if (batch.files > 0) batches.push({ batch, paths });
     let n = 0;
     for (const b of batches) {
-      await store(b);
-      service.folded(b.records);
-      n += b.files;
+      await store(b.batch, b.paths);
+      service.folded(b.batch.records);
+      n += b.batch.files;
     }
     return n;
   });

@@ -19,7 +19,6 @@ import type { Logger } from 'pino';
 import { DiffThread } from '../../actors/edit/diff-thread.ts';
 import { AppliedEdits, reconcileEdits } from './reconcile.ts';
 import { retriedEdit } from './retried.ts';
-import { UnrecordedChanges } from './unrecorded.ts';
 import { diskError } from '../transport/disk-errors.ts';
 
 export type EditWiring = ReturnType<typeof wireEdit>;
@@ -79,7 +78,6 @@ export function wireEdit(deps: {
     ...(ctx.resolvedPath !== undefined ? { expectedPath: ctx.resolvedPath } : {}),
   });
 
-  const unrecorded = new UnrecordedChanges({ logger: deps.logger });
   /** Applied edits read back at start, to find those the action log never recorded. */
   const applied = new AppliedEdits();
   /** Runs a writing handler under the path lock and records what changed on disk. */
@@ -144,9 +142,9 @@ export function wireEdit(deps: {
           await deps.review.record(input, { lockHeld: true });
         } catch (err) {
           // The file changed but its record is not in the log: kept and retried, so it reaches review.
-          unrecorded.add(
+          deps.review.unrecorded.add(
             {
-              path,
+              paths: [path],
               record: () =>
                 deps.review.service.lock.withLock([path], () => deps.review.record(input, { lockHeld: true })),
             },

@@ -55,6 +55,7 @@ function isAll(selection: { paths?: unknown; hunkIds?: unknown; seen?: unknown }
 }
 import type { Host } from '../kernel/host.ts';
 import { pageOfFiles } from './review-pages.ts';
+import { UnrecordedChanges } from './unrecorded.ts';
 
 export type ReviewWiring = ReturnType<typeof wireReview>;
 
@@ -77,6 +78,8 @@ export type ReviewRecorder = {
   editedSince(path: string, content: string | null, since: number): boolean;
   /** Notes a change a shell command's snapshot recorded, so overlapping commands do not record it again. */
   claim(path: string, content: string | null): void;
+  /** Changes on disk whose records the log refused: recorded again until it takes them. */
+  unrecorded: UnrecordedChanges;
 };
 
 /** A change an edit wrote, as bytes (the recorder stores them in the blob store). */
@@ -145,6 +148,7 @@ export function wireReview(deps: {
   };
   const recorder: ReviewRecorder = {
     service,
+    unrecorded: new UnrecordedChanges({ logger: deps.logger }),
     async record(input, opts) {
       if (input.source.kind !== 'shell') recentEdits.set(input.path, { content: input.after, at: Date.now() });
       await service.recordChange({ ...input, ancestors: deps.directory.localAncestors(input.agentId) }, opts);
@@ -261,7 +265,10 @@ export function wireReview(deps: {
       readBack.clear();
     },
     // A review in doubt being finished (`storedLate`) writes its files before the log closes.
-    drain: () => service.settled(),
+    drain: async () => {
+      recorder.unrecorded.stop();
+      await Promise.all([service.settled(), recorder.unrecorded.settled()]);
+    },
     stop: () => diffs.close(),
   });
   return { ...recorder, domain };

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { isInside } from '../../machines/common/confine.ts';
-import { checkedReply, ErrorCode, RuntimeError } from '../../schemas/index.ts';
+import { checkedReply, ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/index.ts';
 import type { AgentId, StoredFact } from '../../schemas/index.ts';
 import { TerminalConfig, TerminalExec } from '../../schemas/terminal.ts';
 import { terminalAggregateDef } from '../../machines/terminal/terminal.ts';
@@ -22,6 +22,7 @@ import { foregroundPgid, groupIdentity, shellDirectory, ttyModes } from '../../a
 import { which } from '../../actors/terminal/pty-spawn.ts';
 import { WorkspaceSnapshotter, recordShellChanges } from '../../actors/review/workspace-snapshot.ts';
 import { WorkspaceTracker, type TrackMark } from '../../actors/review/workspace-tracker.ts';
+import { diskHolds } from '../../actors/review/disk-holds.ts';
 import { attributeShellChanges } from '../../machines/review/shell-attribution.ts';
 import type { SnapshotDiff } from '../../actors/review/workspace-snapshot.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
@@ -31,6 +32,7 @@ import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
 import { reconcileTerminals } from './lost.ts';
 import { retriedOpen } from './retried.ts';
+import { AppendFailedError } from '../kernel/append-failed.ts';
 
 export type TerminalWiring = ReturnType<typeof wireTerminal>;
 
@@ -111,37 +113,61 @@ export function wireTerminal(deps: {
     // recorded for their nearest common ancestor (a snapshot cannot tell which process wrote a file).
     for (const c of diff.changes) deps.review.claim(c.path, c.after);
     const lineage = (id: string) => [id, ...deps.directory.localAncestors(id)];
+    let failure: unknown;
+    const unrecorded: string[] = [];
     for (const group of attributeShellChanges(entry.agentId, diff.changes, all.sharedWith, lineage)) {
       const command = group.among
         ? `one of the commands of ${group.among.join(', ')} running at once (${entry.agentId}: ${entry.command})`
         : entry.command;
-      await recordShellChanges(
-        deps.review.service,
-        {
-          agentId: group.agentId,
-          ancestors: deps.directory.localAncestors(group.agentId),
-          command,
-          terminalId: entry.terminalId,
-        },
-        { changes: group.changes, reportedOnly: [] },
-        async ({ files, records, contentBytes }) =>
-          void (await deps.host.emit(
-            {
-              type: 'action-log.shell.recorded',
-              data: {
-                agentId: group.agentId,
-                terminalId: entry.terminalId,
-                command: command.slice(0, 4096),
-                files,
-                records,
-                by: entry.agentId,
-                contentBytes,
+      const who = {
+        agentId: group.agentId,
+        ancestors: deps.directory.localAncestors(group.agentId),
+        command,
+        terminalId: entry.terminalId,
+      };
+      /** The group's changes not stored yet: a batch stored before one the log refused is not recorded again. */
+      let left = group.changes;
+      const record = async () =>
+        void (await recordShellChanges(
+          deps.review.service,
+          who,
+          { changes: left, reportedOnly: [] },
+          async (b, paths) => {
+            await deps.host.emit(
+              {
+                type: 'action-log.shell.recorded',
+                data: {
+                  agentId: group.agentId,
+                  terminalId: entry.terminalId,
+                  command: command.slice(0, 4096),
+                  files: b.files,
+                  records: b.records,
+                  by: entry.agentId,
+                  contentBytes: b.contentBytes,
+                },
               },
-            },
-            { agentId: group.agentId as AgentId },
-          )),
-      );
+              { agentId: group.agentId as AgentId },
+            );
+            const stored = new Set(paths);
+            left = left.filter((c) => !stored.has(c.path));
+          },
+        ));
+      try {
+        await record();
+      } catch (err) {
+        // The files changed but their records are not in the log: kept and retried, so they reach review. A
+        // file changed again by then is left to that change's record, which starts from the disk.
+        const again = async () => {
+          const held = await Promise.all(left.map((c) => diskHolds(c.path, c.after)));
+          left = left.filter((_, i) => held[i]);
+          await record();
+        };
+        deps.review.unrecorded.add({ paths: left.map((c) => c.path), record: again }, err);
+        unrecorded.push(...left.map((c) => c.path));
+        failure ??= err;
+      }
     }
+    if (failure !== undefined) throw shellNotRecorded(failure, unrecorded);
   };
 
   const workspaceOf = (agentId: string) => deps.directory.view(agentId)?.workspace;
@@ -294,6 +320,20 @@ export function wireTerminal(deps: {
       return groupIdentity(pgid);
     },
   };
+}
+
+/** A command whose file changes the log refused: it ran (not to be run again), and its changes reach review later. */
+function shellNotRecorded(err: unknown, paths: readonly string[]): RuntimeError {
+  const info = toErrorInfo(err);
+  const why = err instanceof AppendFailedError ? `${err.reason}.` : info.message;
+  const named = paths.slice(0, 5).join(', ') + (paths.length > 5 ? ` and ${paths.length - 5} more` : '');
+  return new RuntimeError(
+    info.code as ErrorCode,
+    `The command ran, but the files it changed (${named}) could not be recorded in the action log: ${why} ` +
+      'They stay on disk and reach review once the log can be written; do not run the command again ' +
+      '(terminal.read shows its output).',
+    { retryable: false, details: { ran: true, unrecorded: paths.slice(0, 100) } },
+  );
 }
 
 /**

@@ -1,0 +1,147 @@
+/**
+ * A shell command's file changes whose `action-log.shell.recorded` the log refuses (a full disk, the broker down)
+ * are kept and recorded again until the log takes them, as an edit's are (`infra/review/unrecorded.ts`). Before,
+ * such a change stayed on disk and never reached review: it could not be rejected. A real runtime, real PTYs and
+ * its real JSONL log; only the log's first answer of that type is a refusal, nothing stored.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AppendRequest, EventLog } from '../../infra/transport/event-log.ts';
+import { AGGREGATES } from '../../infra/kernel/domains.ts';
+import { replayLog } from '../../infra/kernel/replay.ts';
+import { overLog } from '../support/fact-writer.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { tempDir } from '../support/temp-dir.ts';
+
+/** Refuses the first `times` appends of `type` outright: nothing stored. */
+function refuses(type: string, times = 1) {
+  const seen = { refused: 0 };
+  const wrap = (log: EventLog): EventLog =>
+    overLog(log, {
+      async append(request: AppendRequest) {
+        if (request.fact.type === type && seen.refused < times) {
+          seen.refused++;
+          throw new Error('refused: nothing stored');
+        }
+        return log.append(request);
+      },
+    });
+  return { wrap, seen };
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+const NO_RETRY = { log: { appendRetries: 0 } } as never;
+
+let rt: TestRuntime | undefined;
+afterEach(async () => {
+  await rt?.dispose();
+  rt = undefined;
+});
+
+const listing = async () => {
+  const reply = await rt!.call('review.list', {});
+  const files = (reply as unknown as { files?: Array<{ path: string; diff?: string }> }).files ?? [];
+  return files.map((f) => ({ path: f.path.split('/').pop(), diff: f.diff }));
+};
+
+describe('a shell change the log refused to record', () => {
+  it('is recorded again until the log takes it, then can be rejected; live equals a replay', async () => {
+    const dir = tempDir('skein-shell-unrecorded-');
+    try {
+      const refusal = refuses('action-log.shell.recorded', 2);
+      rt = await startTestRuntime({
+        mode: 'embedded',
+        dir: dir.path,
+        wrapLog: refusal.wrap,
+        flags: NO_RETRY,
+        logLevel: 'info',
+      });
+      writeFileSync(join(rt.workspace, 'a.txt'), 'base\n');
+      const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+      const exec = await rt.call('terminal.exec', { terminalId, command: 'echo CANARY > a.txt; echo made > s.txt' });
+      expect(refusal.seen.refused).toBeGreaterThanOrEqual(1);
+      // The agent is told the command ran (not to run it again) and its changes are not recorded yet.
+      expect(exec).toMatchObject({ ok: false, error: { retryable: false, details: { ran: true } } });
+      const message = exec.ok ? '' : exec.error.message;
+      expect(message).toContain('The command ran');
+      expect(message).toContain('a.txt');
+      expect(message).not.toContain('retry');
+      await until(
+        'both changes in review',
+        async () =>
+          (await listing())
+            .map((f) => f.path)
+            .sort()
+            .join() === 'a.txt,s.txt',
+      );
+      expect(refusal.seen.refused).toBe(2);
+      expect(rt.logs.some((l) => String(l['msg']).includes('recorded in the action log after all'))).toBe(true);
+      expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+      const live = await listing();
+      await rt.dispose();
+      rt = await startTestRuntime({ mode: 'embedded', dir: dir.path });
+      expect(await listing()).toEqual(live);
+      // Reviewable: a reject restores the file the command overwrote.
+      expect((await rt.call('review.reject', {})).ok).toBe(true);
+      expect(readFileSync(join(rt.workspace, 'a.txt'), 'utf8')).toBe('base\n');
+    } finally {
+      dir.dispose();
+    }
+  }, 60_000);
+
+  it('a command that ended after its exec replied: its changes reach review too', async () => {
+    const refusal = refuses('action-log.shell.recorded', 1);
+    rt = await startTestRuntime({ mode: 'embedded', wrapLog: refusal.wrap, flags: NO_RETRY });
+    const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    const command = 'sleep 0.5; echo late > late.txt';
+    expect(await rt.call('terminal.exec', { terminalId, command, yieldMs: 50 })).toMatchObject({
+      ok: true,
+      status: 'running',
+    });
+    await until('the refusal', () => refusal.seen.refused === 1);
+    await until('late.txt in review', async () => (await listing()).some((f) => f.path === 'late.txt'));
+    expect((await rt.call('review.reject', {})).ok).toBe(true);
+    await until('late.txt deleted by the reject', () => !existsSync(join(rt!.workspace, 'late.txt')));
+  }, 60_000);
+
+  it('a change overwritten before its retry is left to the later record: the log matches the disk', async () => {
+    const dir = tempDir('skein-shell-superseded-');
+    try {
+      const refusal = refuses('action-log.shell.recorded', 1);
+      rt = await startTestRuntime({
+        mode: 'embedded',
+        dir: dir.path,
+        wrapLog: refusal.wrap,
+        flags: NO_RETRY,
+        logLevel: 'info',
+      });
+      const file = join(rt.workspace, 'a.txt');
+      writeFileSync(file, 'base\n');
+      const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+      expect((await rt.call('terminal.exec', { terminalId, command: 'echo SHELL > a.txt' })).ok).toBe(false);
+      // Before the retry (500 ms on): the agent writes the file again, and that write is recorded.
+      expect((await rt.call('file.write', { path: 'a.txt', content: 'EDIT\n' })).ok).toBe(true);
+      await until('the retry', () => rt!.logs.some((l) => String(l['msg']).includes('after all')));
+      expect(readFileSync(file, 'utf8')).toBe('EDIT\n');
+      const live = await listing();
+      expect(live.map((f) => f.path)).toEqual(['a.txt']);
+      expect(live[0]!.diff).toContain('+EDIT');
+      expect(live[0]!.diff).not.toContain('+SHELL');
+      expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+      await rt.dispose();
+      rt = await startTestRuntime({ mode: 'embedded', dir: dir.path });
+      expect(await listing()).toEqual(live);
+    } finally {
+      dir.dispose();
+    }
+  }, 60_000);
+});
