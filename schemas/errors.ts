@@ -42,16 +42,28 @@ export class RuntimeError extends Error {
   readonly code: string;
   readonly retryable: boolean;
   readonly details: Record<string, unknown> | undefined;
+  /**
+   * What went wrong, without the advice the message gives (retry, free space): for a caller whose own effect did
+   * happen and that must not tell its client to do it again.
+   */
+  readonly reason: string | undefined;
   constructor(
     code: string,
     message: string,
-    options: { retryable?: boolean; cause?: unknown; details?: Record<string, unknown> } = {},
+    options: { retryable?: boolean; cause?: unknown; details?: Record<string, unknown>; reason?: string } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retryable = options.retryable ?? false;
     this.details = options.details;
+    this.reason = options.reason;
   }
+}
+
+/** What went wrong in `err`, without advice when its error says it apart (`RuntimeError.reason`). */
+export function reasonOf(err: unknown): string {
+  if (err instanceof RuntimeError) return err.reason ?? err.message;
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Bytes that did not decode into a valid message on `subject`. */

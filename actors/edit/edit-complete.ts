@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import type { ActorRefFrom } from 'xstate';
 import type { editSessionMachine } from '../../machines/edit/edit-session.ts';
 import type { SessionFailure, SessionResult } from '../../machines/edit/edit-session-core.ts';
-import { ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/errors.ts';
+import { ErrorCode, RuntimeError, reasonOf, toErrorInfo } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
 import { editsDetail } from '../../schemas/edit.ts';
 import { applyEdits } from '../../machines/edit/edit-apply.ts';
@@ -158,7 +158,7 @@ function writtenNotRecorded(err: unknown, display: string, editId: string): Runt
   const info = toErrorInfo(err);
   return new RuntimeError(
     info.code as ErrorCode,
-    `${display} was written, but the edit could not be recorded: ${info.message} The change stays on disk and ` +
+    `${display} was written, but the edit could not be recorded: ${reasonOf(err)}. The change stays on disk and ` +
       'reaches review once the log can be written; read the file before editing it again.',
     // The edit's id: the change it wrote is recorded under it (a start looks for it there).
     { retryable: false, details: { written: true, editId } },

@@ -81,6 +81,12 @@ export type ActionLogServiceDeps = {
   reviewDiff?: ReviewDiffer;
   /** The largest file a reject or undo reads from disk (`domains.edit.maxFileBytes`; its default when missing). */
   maxReadBytes?: number;
+  /**
+   * Changes on disk still waiting to be recorded (`infra/review/unrecorded.ts`): a review records them first,
+   * all of them (each under its lock), then again those of its paths under its own locks, so it never decides
+   * without them; either throws to refuse the review.
+   */
+  waiting?: { flushAll(): Promise<void>; flush(paths: readonly string[]): Promise<void> };
 };
 
 export class ActionLogService {
@@ -93,6 +99,7 @@ export class ActionLogService {
   #maxReadBytes: number | undefined;
   #journal: ReviewJournal | undefined;
   #storeError: (dir: string, err: unknown) => unknown;
+  #waiting: ActionLogServiceDeps['waiting'];
   /** Big diffs between listings: the pages of a diff sent in parts each list the log again. */
   readonly #diffCache = new ReviewDiffCache();
   /** Every log as folded here, and the agent tree their records taught. */
@@ -112,6 +119,7 @@ export class ActionLogService {
     this.#maxReadBytes = deps.maxReadBytes;
     this.#journal = deps.journal;
     this.#storeError = deps.storeError ?? ((_dir, err) => err);
+    this.#waiting = deps.waiting;
   }
 
   /**
@@ -320,9 +328,11 @@ export class ActionLogService {
 
   /** review.undo-reject */
   async undoReject(agentId: string, commandId?: string): Promise<UndoReply> {
+    await this.#waiting?.flushAll();
     const last = this.#book.view(agentId).lastReject;
     const paths = last ? last.files.map((f) => f.path) : [];
     return this.lock.withLock(paths, async () => {
+      await this.#waiting?.flush(paths);
       const view = this.#book.view(agentId);
       const ids = Object.keys(view.lastReject?.entries ?? {}).filter((id) => id !== agentId);
       const related = ids.map((id) => this.#book.view(id));
@@ -346,10 +356,12 @@ export class ActionLogService {
   }
 
   async #select<T>(agentId: string, sel: Selection, fn: (view: LogView, paths: string[]) => Promise<T>): Promise<T> {
+    await this.#waiting?.flushAll();
     const all = Object.keys(this.#book.view(agentId).files);
     const paths = sel.paths ?? all;
     // Related logs may track the same paths: one lock set covers them all.
     return this.lock.withLock(paths, async () => {
+      await this.#waiting?.flush(paths);
       const view = this.#book.view(agentId);
       if (sel.paths === undefined) {
         // Only what was locked: a path recorded while we waited is left for the next review.

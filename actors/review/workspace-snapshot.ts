@@ -253,14 +253,21 @@ export async function recordShellChanges(
   who: { agentId: string; ancestors: readonly string[]; command: string; terminalId?: string },
   diff: SnapshotDiff,
   store: (batch: ShellRecords, paths: readonly string[]) => Promise<void>,
+  opts: {
+    /** The caller holds the paths' locks (a retry of a change the log refused). */
+    lockHeld?: boolean;
+    /** Run under the locks before planning (earlier changes of these paths, still to record); throws to stop. */
+    first?: (paths: readonly string[]) => Promise<void>;
+  } = {},
 ): Promise<number> {
   const source = {
     kind: 'shell' as const,
     command: who.command.slice(0, 4096),
     ...(who.terminalId === undefined ? {} : { terminalId: who.terminalId as ChangeSource['terminalId'] }),
   };
-  const paths = diff.changes.map((c) => c.path);
-  return service.lock.withLock(paths, async () => {
+  const locked = diff.changes.map((c) => c.path);
+  const run = async () => {
+    await opts.first?.(locked);
     // No record is folded before all are planned, and each plan reads only its own path's entries.
     const planned = await Promise.all(
       diff.changes.map(async (c) => {
@@ -307,7 +314,8 @@ export async function recordShellChanges(
       n += b.batch.files;
     }
     return n;
-  });
+  };
+  return opts.lockHeld ? run() : service.lock.withLock(locked, run);
 }
 
 function reasonText(why: FileState['why']): string {

@@ -90,6 +90,9 @@ export function wireEdit(deps: {
   ): Promise<R> => {
     if (!path) return run();
     return deps.review.service.lock.withLock([path], async () => {
+      // Earlier changes of this file still waiting to be recorded go first; while the log refuses them, this
+      // write is refused before it writes anything (it would start from a change the log does not know).
+      await deps.review.unrecorded.flush([path]);
       const before = await service.readRecorded(ctx.command.agentId, path);
       let reply: R | undefined;
       let failure: unknown;
@@ -144,9 +147,8 @@ export function wireEdit(deps: {
           // The file changed but its record is not in the log: kept and retried, so it reaches review.
           deps.review.unrecorded.add(
             {
-              paths: [path],
-              record: () =>
-                deps.review.service.lock.withLock([path], () => deps.review.record(input, { lockHeld: true })),
+              path,
+              record: () => deps.review.record(input, { lockHeld: true }),
             },
             err,
           );

@@ -3,97 +3,178 @@
  * Changes on disk whose action-log record could not be appended (a full disk,
  * the broker down): an edit's, and a shell command's. Such a file would differ
  * from the log and be missing from review, so it could not be rejected. The
- * change is kept here and recorded again, with backoff, until the log takes
- * it; then it shows in review. One queue in the order the changes were made
- * (a retry stops at the first that fails), so two changes of one path are
- * recorded in their order. Each wait and each recovery is logged.
+ * change is kept here, by path, and recorded again with backoff until the log
+ * takes it; then it shows in review. Each wait and each recovery is logged.
+ *
+ * A path's changes are recorded in the order they were made, before anything
+ * else of that path: every new record, and every review, of a path first
+ * `flush`es what waits for it, under the path's lock (which every record is
+ * made under), and fails if the log still refuses it. A later change recorded
+ * first would start from a disk holding the waiting one: the planner would fold
+ * that into the log's base as made outside, and a reject would leave it (a
+ * review's probe: a canary left on disk after reject-all). A path whose record
+ * keeps failing holds up only that path.
  */
+import { resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { ErrorCode, RuntimeError, reasonOf } from '../../schemas/index.ts';
 
 export type PendingRecord = {
-  /** The files changed (for the logs). */
-  paths: readonly string[];
-  /** Records the change (under the paths' locks); throws while the log cannot be written. */
+  path: string;
+  /** Records the change; called with the path's lock held; throws while the log cannot be written. */
   record(): Promise<void>;
+};
+
+export type UnrecordedOptions = {
+  logger: Logger;
+  /** The review's path lock (`PathLock.withLock`): records of a path are made under it. */
+  withLock: <T>(paths: readonly string[], fn: () => Promise<T>) => Promise<T>;
+  minDelayMs?: number;
+  maxDelayMs?: number;
 };
 
 export class UnrecordedChanges {
   readonly #logger: Logger;
-  readonly #pending: PendingRecord[] = [];
+  readonly #withLock: UnrecordedOptions['withLock'];
+  /** Resolved path → its changes waiting, oldest first. */
+  readonly #pending = new Map<string, PendingRecord[]>();
   #timer: NodeJS.Timeout | undefined;
   #delayMs: number;
   readonly #minMs: number;
   readonly #maxMs: number;
   #stopped = false;
-  /** The retry under way: one at a time, so no change is recorded twice. */
+  /** The retry under way: one at a time. */
   #running: Promise<void> | undefined;
+  /** The path whose lock the retry holds (not an edit writing it). */
+  #retrying: string | undefined;
 
-  constructor(options: { logger: Logger; minDelayMs?: number; maxDelayMs?: number }) {
+  constructor(options: UnrecordedOptions) {
     this.#logger = options.logger.child({ actor: 'unrecorded-changes' });
+    this.#withLock = options.withLock;
     this.#minMs = options.minDelayMs ?? 500;
     this.#maxMs = options.maxDelayMs ?? 10_000;
     this.#delayMs = this.#minMs;
   }
 
-  get size(): number {
-    return this.#pending.length;
+  /** Whether the path's lock is held by this queue's retry (shell tracking then records a change of it). */
+  retrying(path: string): boolean {
+    return this.#retrying === resolve(path);
   }
 
-  /** Keeps a change whose record failed with `error`, and schedules a retry. */
+  get size(): number {
+    let n = 0;
+    for (const list of this.#pending.values()) n += list.length;
+    return n;
+  }
+
+  /** Keeps a change whose record failed with `error`, behind any of its path's, and schedules a retry. */
   add(change: PendingRecord, error: unknown): void {
-    this.#pending.push(change);
+    const key = resolve(change.path);
+    if (this.#stopped) {
+      this.#logger.error(
+        { path: key, err: error },
+        'a change on disk could not be recorded in the action log while the runtime stops: it will not show in review',
+      );
+      return;
+    }
+    const list = this.#pending.get(key) ?? [];
+    list.push(change);
+    this.#pending.set(key, list);
     this.#logger.error(
-      { paths: change.paths.slice(0, 20), err: error, waiting: this.size },
+      { path: key, err: error, waiting: this.size },
       'a change on disk could not be recorded in the action log; retrying until the log can be written',
     );
     this.#schedule();
   }
 
+  /**
+   * With the locks of `paths` held: records the changes waiting for them, in order. Throws, naming the path, when
+   * the log still refuses one: the caller's own change must then wait too (or be refused, if not made yet).
+   */
+  async flush(paths: Iterable<string>): Promise<void> {
+    if (this.#pending.size === 0) return;
+    for (const path of paths) {
+      const key = resolve(path);
+      try {
+        await this.#flushPath(key);
+      } catch (err) {
+        this.#schedule();
+        throw new RuntimeError(
+          ErrorCode.Unavailable,
+          `earlier changes to ${key} are not recorded in the action log yet (${reasonOf(err)}); they are ` +
+            'retried until the log can be written',
+          { retryable: true, cause: err, reason: `earlier changes to ${key} are not recorded yet` },
+        );
+      }
+    }
+  }
+
+  /** Records every waiting change, each path under its lock; throws for the first path the log still refuses. */
+  async flushAll(): Promise<void> {
+    for (const key of [...this.#pending.keys()]) await this.#withLock([key], () => this.flush([key]));
+  }
+
+  async #flushPath(key: string): Promise<void> {
+    const list = this.#pending.get(key);
+    while (list && list.length > 0) {
+      await list[0]!.record();
+      list.shift();
+      this.#logger.info({ path: key, waiting: this.size }, 'change recorded in the action log after all');
+    }
+    this.#pending.delete(key);
+  }
+
   #schedule(): void {
-    if (this.#timer || this.#stopped) return;
+    if (this.#timer || this.#stopped || this.#pending.size === 0) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      if (this.#running) return; // it takes what was added meanwhile, or schedules again
+      if (this.#running) return; // it reschedules if anything is left
       this.#running = this.#retry().finally(() => {
         this.#running = undefined;
+        this.#schedule(); // a change added while it ran
       });
     }, this.#delayMs);
     this.#timer.unref();
   }
 
+  /** Each waiting path under its lock; one that still fails does not hold up the others. */
   async #retry(): Promise<void> {
-    while (this.#pending.length > 0 && !this.#stopped) {
-      const next = this.#pending[0]!;
+    let failed = false;
+    for (const key of [...this.#pending.keys()]) {
+      if (this.#stopped) return;
       try {
-        await next.record();
-        this.#pending.shift();
-        this.#logger.info(
-          { paths: next.paths.slice(0, 20), waiting: this.size },
-          'change recorded in the action log after all',
-        );
+        await this.#withLock([key], async () => {
+          this.#retrying = key;
+          try {
+            await this.#flushPath(key);
+          } finally {
+            this.#retrying = undefined;
+          }
+        });
       } catch {
-        this.#delayMs = Math.min(this.#maxMs, this.#delayMs * 2);
-        this.#schedule();
-        return;
+        failed = true;
       }
     }
-    this.#delayMs = this.#minMs;
+    if (failed) {
+      this.#delayMs = Math.min(this.#maxMs, this.#delayMs * 2);
+      this.#schedule();
+    } else this.#delayMs = this.#minMs;
   }
 
-  /** Resolves when no retry is under way (a record started before `stop` ends before the log closes). */
-  async settled(): Promise<void> {
-    await this.#running;
-  }
-
-  stop(): void {
-    if (this.#pending.length > 0 && !this.#stopped) {
-      this.#logger.error(
-        { paths: this.#pending.flatMap((c) => c.paths).slice(0, 50), waiting: this.size },
-        'stopping with changes on disk the action log never recorded: they will not show in review',
-      );
-    }
+  /**
+   * Stops retrying, waits for a retry under way (so nothing is appended after the log closes), and logs the
+   * changes left: a start does not find them (shell tracking's baseline is the disk).
+   */
+  async close(): Promise<void> {
     this.#stopped = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
+    await this.#running;
+    if (this.#pending.size > 0) {
+      this.#logger.error(
+        { paths: [...this.#pending.keys()].slice(0, 50), waiting: this.size },
+        'stopping with changes on disk the action log never recorded: they will not show in review',
+      );
+    }
   }
 }

@@ -56,6 +56,7 @@ function isAll(selection: { paths?: unknown; hunkIds?: unknown; seen?: unknown }
 import type { Host } from '../kernel/host.ts';
 import { pageOfFiles } from './review-pages.ts';
 import { UnrecordedChanges } from './unrecorded.ts';
+import { PathLock } from '../../actors/review/action-log-files.ts';
 
 export type ReviewWiring = ReturnType<typeof wireReview>;
 
@@ -110,7 +111,13 @@ export function wireReview(deps: {
   };
   // Big diffs review.list shows are computed on their own thread, started on first use.
   const diffs = new DiffThread(deps.logger);
+  // Changes whose records the log refused: recorded under the review's path locks, before any later record or
+  // review of their paths.
+  const lock = new PathLock();
+  const unrecorded = new UnrecordedChanges({ logger: deps.logger, withLock: (paths, fn) => lock.withLock(paths, fn) });
   const service = new ActionLogService({
+    lock,
+    waiting: unrecorded,
     emit,
     reviewDiff: diffs.review,
     blobs: new BlobStore(join(deps.dataDir, 'blobs')),
@@ -148,7 +155,7 @@ export function wireReview(deps: {
   };
   const recorder: ReviewRecorder = {
     service,
-    unrecorded: new UnrecordedChanges({ logger: deps.logger }),
+    unrecorded,
     async record(input, opts) {
       if (input.source.kind !== 'shell') recentEdits.set(input.path, { content: input.after, at: Date.now() });
       await service.recordChange({ ...input, ancestors: deps.directory.localAncestors(input.agentId) }, opts);
@@ -266,8 +273,7 @@ export function wireReview(deps: {
     },
     // A review in doubt being finished (`storedLate`) writes its files before the log closes.
     drain: async () => {
-      recorder.unrecorded.stop();
-      await Promise.all([service.settled(), recorder.unrecorded.settled()]);
+      await Promise.all([service.settled(), unrecorded.close()]);
     },
     stop: () => diffs.close(),
   });

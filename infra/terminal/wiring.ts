@@ -11,7 +11,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { isInside } from '../../machines/common/confine.ts';
-import { checkedReply, ErrorCode, RuntimeError, toErrorInfo } from '../../schemas/index.ts';
+import { checkedReply, ErrorCode, RuntimeError, reasonOf, toErrorInfo } from '../../schemas/index.ts';
 import type { AgentId, StoredFact } from '../../schemas/index.ts';
 import { TerminalConfig, TerminalExec } from '../../schemas/terminal.ts';
 import { terminalAggregateDef } from '../../machines/terminal/terminal.ts';
@@ -22,9 +22,8 @@ import { foregroundPgid, groupIdentity, shellDirectory, ttyModes } from '../../a
 import { which } from '../../actors/terminal/pty-spawn.ts';
 import { WorkspaceSnapshotter, recordShellChanges } from '../../actors/review/workspace-snapshot.ts';
 import { WorkspaceTracker, type TrackMark } from '../../actors/review/workspace-tracker.ts';
-import { diskHolds } from '../../actors/review/disk-holds.ts';
 import { attributeShellChanges } from '../../machines/review/shell-attribution.ts';
-import type { SnapshotDiff } from '../../actors/review/workspace-snapshot.ts';
+import type { ShellRecords, SnapshotDiff } from '../../actors/review/workspace-snapshot.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import { dataIf, defineDomain } from '../kernel/domain.ts';
@@ -32,7 +31,6 @@ import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
 import { reconcileTerminals } from './lost.ts';
 import { retriedOpen } from './retried.ts';
-import { AppendFailedError } from '../kernel/append-failed.ts';
 
 export type TerminalWiring = ReturnType<typeof wireTerminal>;
 
@@ -100,12 +98,12 @@ export function wireTerminal(deps: {
   const recordShell = async (entry: ShellEntry) => {
     const all = await (entry.ending ?? tracker.end(entry.before));
     // Another agent's edit made while the command ran is that edit's change, already recorded.
-    // An edit still writing (it holds the path lock) records its change itself.
+    // An edit still writing (it holds the path lock) records its change itself; the retry of a change the log
+    // refused (it holds the lock too) does not.
+    const writing = (path: string) => deps.review.service.lock.isLocked(path) && !deps.review.unrecorded.retrying(path);
     const diff = {
       ...all,
-      changes: all.changes.filter(
-        (c) => !deps.review.editedSince(c.path, c.after, entry.since) && !deps.review.service.lock.isLocked(c.path),
-      ),
+      changes: all.changes.filter((c) => !deps.review.editedSince(c.path, c.after, entry.since) && !writing(c.path)),
     };
     if (diff.changes.length === 0) return;
     // Commands running at the same time in one workspace see each other's changes: the first to finish
@@ -127,43 +125,40 @@ export function wireTerminal(deps: {
       };
       /** The group's changes not stored yet: a batch stored before one the log refused is not recorded again. */
       let left = group.changes;
-      const record = async () =>
-        void (await recordShellChanges(
-          deps.review.service,
-          who,
-          { changes: left, reportedOnly: [] },
-          async (b, paths) => {
-            await deps.host.emit(
-              {
-                type: 'action-log.shell.recorded',
-                data: {
-                  agentId: group.agentId,
-                  terminalId: entry.terminalId,
-                  command: command.slice(0, 4096),
-                  files: b.files,
-                  records: b.records,
-                  by: entry.agentId,
-                  contentBytes: b.contentBytes,
-                },
-              },
-              { agentId: group.agentId as AgentId },
-            );
-            const stored = new Set(paths);
-            left = left.filter((c) => !stored.has(c.path));
+      const store = async (b: ShellRecords, paths: readonly string[]) => {
+        await deps.host.emit(
+          {
+            type: 'action-log.shell.recorded',
+            data: {
+              agentId: group.agentId,
+              terminalId: entry.terminalId,
+              command: command.slice(0, 4096),
+              files: b.files,
+              records: b.records,
+              by: entry.agentId,
+              contentBytes: b.contentBytes,
+            },
           },
-        ));
+          { agentId: group.agentId as AgentId },
+        );
+        const stored = new Set(paths);
+        left = left.filter((c) => !stored.has(c.path));
+      };
       try {
-        await record();
+        // Earlier changes of these files the log refused go first (and while it still does, these wait too).
+        const first = (paths: readonly string[]) => deps.review.unrecorded.flush(paths);
+        await recordShellChanges(deps.review.service, who, { changes: left, reportedOnly: [] }, store, { first });
       } catch (err) {
-        // The files changed but their records are not in the log: kept and retried, so they reach review. A
-        // file changed again by then is left to that change's record, which starts from the disk.
-        const again = async () => {
-          const held = await Promise.all(left.map((c) => diskHolds(c.path, c.after)));
-          left = left.filter((_, i) => held[i]);
-          await record();
-        };
-        deps.review.unrecorded.add({ paths: left.map((c) => c.path), record: again }, err);
-        unrecorded.push(...left.map((c) => c.path));
+        // The files changed but their records are not in the log: each kept and retried, behind any earlier
+        // change of its path, so they reach review in the order they were made.
+        for (const change of left) {
+          const record = async () =>
+            void (await recordShellChanges(deps.review.service, who, { changes: [change], reportedOnly: [] }, store, {
+              lockHeld: true,
+            }));
+          deps.review.unrecorded.add({ path: change.path, record }, err);
+          unrecorded.push(change.path);
+        }
         failure ??= err;
       }
     }
@@ -325,11 +320,11 @@ export function wireTerminal(deps: {
 /** A command whose file changes the log refused: it ran (not to be run again), and its changes reach review later. */
 function shellNotRecorded(err: unknown, paths: readonly string[]): RuntimeError {
   const info = toErrorInfo(err);
-  const why = err instanceof AppendFailedError ? `${err.reason}.` : info.message;
+  const why = reasonOf(err);
   const named = paths.slice(0, 5).join(', ') + (paths.length > 5 ? ` and ${paths.length - 5} more` : '');
   return new RuntimeError(
     info.code as ErrorCode,
-    `The command ran, but the files it changed (${named}) could not be recorded in the action log: ${why} ` +
+    `The command ran, but the files it changed (${named}) could not be recorded in the action log: ${why}. ` +
       'They stay on disk and reach review once the log can be written; do not run the command again ' +
       '(terminal.read shows its output).',
     { retryable: false, details: { ran: true, unrecorded: paths.slice(0, 100) } },

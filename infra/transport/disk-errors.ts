@@ -17,7 +17,7 @@ export class DiskFullError extends RuntimeError {
       ErrorCode.Unavailable,
       `${what} ${dir} could not be written (${detail}); nothing was acknowledged — ` +
         'free space on that disk (or move --data) and retry; the runtime recovers by itself',
-      { retryable: true, cause },
+      { retryable: true, cause, reason: `${what} ${dir} could not be written (${detail})` },
     );
   }
 }

@@ -99,7 +99,7 @@ export class AppendConflictError extends RuntimeError {
       ErrorCode.Conflict,
       `another writer appended to '${subject}' (expected ${what}: ${detail}); re-read the aggregate and retry ` +
         'the command',
-      { retryable: true },
+      { retryable: true, reason: `another writer appended to '${subject}' (expected ${what})` },
     );
   }
 }

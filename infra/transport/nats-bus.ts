@@ -34,7 +34,7 @@ export class BrokerUnavailableError extends RuntimeError {
       ErrorCode.Unavailable,
       `the NATS broker at ${server} is unreachable (disconnected ${Math.round((Date.now() - since) / 1000)} s ` +
         'ago); skein reconnects by itself — retry shortly, or check that nats-server is running',
-      { retryable: true },
+      { retryable: true, reason: `the NATS broker at ${server} is unreachable` },
     );
   }
 }

@@ -39,6 +39,22 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
   }
 }
 
+/** Refuses every append of `types` while `down` is set. */
+function down(...types: string[]) {
+  const state = { down: false, refused: 0 };
+  const wrap = (log: EventLog): EventLog =>
+    overLog(log, {
+      async append(request: AppendRequest) {
+        if (state.down && types.includes(request.fact.type)) {
+          state.refused++;
+          throw new Error('refused: nothing stored');
+        }
+        return log.append(request);
+      },
+    });
+  return Object.assign(state, { wrap });
+}
+
 const NO_RETRY = { log: { appendRetries: 0 } } as never;
 
 let rt: TestRuntime | undefined;
@@ -113,35 +129,95 @@ describe('a shell change the log refused to record', () => {
     await until('late.txt deleted by the reject', () => !existsSync(join(rt!.workspace, 'late.txt')));
   }, 60_000);
 
-  it('a change overwritten before its retry is left to the later record: the log matches the disk', async () => {
-    const dir = tempDir('skein-shell-superseded-');
+  it('a later write of the file records the waiting change first: a reject restores the base', async () => {
+    const dir = tempDir('skein-shell-later-write-');
     try {
       const refusal = refuses('action-log.shell.recorded', 1);
-      rt = await startTestRuntime({
-        mode: 'embedded',
-        dir: dir.path,
-        wrapLog: refusal.wrap,
-        flags: NO_RETRY,
-        logLevel: 'info',
-      });
+      rt = await startTestRuntime({ mode: 'embedded', dir: dir.path, wrapLog: refusal.wrap, flags: NO_RETRY });
       const file = join(rt.workspace, 'a.txt');
       writeFileSync(file, 'base\n');
       const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
-      expect((await rt.call('terminal.exec', { terminalId, command: 'echo SHELL > a.txt' })).ok).toBe(false);
-      // Before the retry (500 ms on): the agent writes the file again, and that write is recorded.
+      expect((await rt.call('terminal.exec', { terminalId, command: 'echo CANARY > a.txt' })).ok).toBe(false);
+      // Before the retry (500 ms on): the agent writes the file again. The waiting change is recorded first, so
+      // the log's base stays what it was before the command (before, the write started from CANARY).
       expect((await rt.call('file.write', { path: 'a.txt', content: 'EDIT\n' })).ok).toBe(true);
-      await until('the retry', () => rt!.logs.some((l) => String(l['msg']).includes('after all')));
-      expect(readFileSync(file, 'utf8')).toBe('EDIT\n');
       const live = await listing();
       expect(live.map((f) => f.path)).toEqual(['a.txt']);
+      expect(live[0]!.diff).toContain('-base');
       expect(live[0]!.diff).toContain('+EDIT');
-      expect(live[0]!.diff).not.toContain('+SHELL');
       expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
       await rt.dispose();
       rt = await startTestRuntime({ mode: 'embedded', dir: dir.path });
       expect(await listing()).toEqual(live);
+      expect((await rt.call('review.reject', {})).ok).toBe(true);
+      expect(readFileSync(file, 'utf8')).toBe('base\n');
     } finally {
       dir.dispose();
     }
+  }, 60_000);
+
+  it('while the log refuses: later changes of the file wait behind, a write is refused unwritten', async () => {
+    const log = down('action-log.shell.recorded');
+    rt = await startTestRuntime({ mode: 'embedded', wrapLog: log.wrap, flags: NO_RETRY });
+    const file = join(rt.workspace, 'a.txt');
+    writeFileSync(file, 'base\n');
+    const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    log.down = true;
+    expect((await rt.call('terminal.exec', { terminalId, command: "printf 'CANARY\\n' > a.txt" })).ok).toBe(false);
+    expect((await rt.call('terminal.exec', { terminalId, command: 'echo more >> a.txt' })).ok).toBe(false);
+    const write = await rt.call('file.write', { path: 'a.txt', content: 'EDIT\n' });
+    expect(write).toMatchObject({ ok: false, error: { code: 'unavailable', retryable: true } });
+    expect(write.ok ? '' : write.error.message).toContain('earlier changes to');
+    expect(readFileSync(file, 'utf8')).toBe('CANARY\nmore\n');
+    // A review is refused too while it cannot see them (it would decide without them).
+    const refused = await rt.call('review.reject', {});
+    expect(refused).toMatchObject({ ok: false, error: { code: 'unavailable' } });
+    expect(readFileSync(file, 'utf8')).toBe('CANARY\nmore\n');
+    log.down = false;
+    await until('a.txt in review', async () => (await listing()).some((f) => f.path === 'a.txt'));
+    expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+    expect((await rt.call('review.reject', {})).ok).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe('base\n');
+  }, 60_000);
+
+  it('a reject made before the retry records the waiting changes first, and rejects them', async () => {
+    const log = down('action-log.shell.recorded');
+    rt = await startTestRuntime({ mode: 'embedded', wrapLog: log.wrap, flags: NO_RETRY });
+    const file = join(rt.workspace, 'a.txt');
+    const lines = Array.from({ length: 20 }, (_, i) => `line ${i}`);
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    expect(
+      (await rt.call('file.edit', { path: 'a.txt', edits: [{ oldText: 'line 1\n', newText: 'LINE 1\n' }] })).ok,
+    ).toBe(true);
+    const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    log.down = true;
+    const command = "sed -i 's/line 12/CANARY/' a.txt; echo CANARY > b.txt";
+    expect((await rt.call('terminal.exec', { terminalId, command })).ok).toBe(false);
+    log.down = false;
+    // At once, before the queue's own retry: the reject records them first, then rejects everything.
+    expect((await rt.call('review.reject', {})).ok).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe(`${lines.join('\n')}\n`);
+    expect(existsSync(join(rt.workspace, 'b.txt'))).toBe(false);
+    expect(await listing()).toEqual([]);
+  }, 60_000);
+
+  it("an edit's change waiting to be recorded goes before a later command's change of the file", async () => {
+    const log = down('edit.applied', 'action-log.change.recorded');
+    rt = await startTestRuntime({ mode: 'embedded', wrapLog: log.wrap, flags: NO_RETRY });
+    const file = join(rt.workspace, 'a.txt');
+    writeFileSync(file, 'base\n');
+    const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    log.down = true;
+    const write = await rt.call('file.write', { path: 'a.txt', content: 'CANARY\n' });
+    expect(write.ok ? '' : write.error.message).toContain('was written, but the edit could not be recorded');
+    log.down = false;
+    // Before the queue's retry: the command's record first records the edit's change, then its own.
+    expect(await rt.call('terminal.exec', { terminalId, command: 'echo more >> a.txt' })).toMatchObject({ ok: true });
+    const live = await listing();
+    expect(live.map((f) => f.path)).toEqual(['a.txt']);
+    expect(live[0]!.diff).toContain('-base');
+    expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+    expect((await rt.call('review.reject', {})).ok).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe('base\n');
   }, 60_000);
 });

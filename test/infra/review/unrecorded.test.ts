@@ -1,70 +1,111 @@
 /**
- * The queue of changes whose records the log refused: each is recorded once, in the order the changes were made,
- * also when one is added while a retry is under way (a second retry started then recorded one twice, on the
- * code before); a retry that fails waits and tries again; a stopped queue tries no more.
+ * The queue of changes whose records the log refused: a path's changes are recorded once each, in the order they
+ * were made, under the path's lock, also when one is added while a retry is under way (a second retry started
+ * then recorded one twice, on the code before); `flush` records them ahead of a new record of the path and fails
+ * while the log refuses; a path that keeps failing does not hold up another; a closed queue tries no more.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { PathLock } from '../../../actors/review/action-log-files.ts';
 import { UnrecordedChanges } from '../../../infra/review/unrecorded.ts';
 
 const logger = pino({ level: 'silent' });
 
+function queue(options: { minDelayMs?: number; maxDelayMs?: number } = {}) {
+  const lock = new PathLock();
+  const q = new UnrecordedChanges({ logger, withLock: (p, fn) => lock.withLock(p, fn), ...options });
+  return { q, lock };
+}
+
+async function until(check: () => boolean, ms = 2_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check() && Date.now() < end) await sleep(5);
+}
+
 describe('UnrecordedChanges', () => {
   it('records each change once, in order, also one added while a retry is under way', async () => {
-    const queue = new UnrecordedChanges({ logger, minDelayMs: 10, maxDelayMs: 20 });
+    const { q, lock } = queue({ minDelayMs: 10, maxDelayMs: 20 });
     const recorded: string[] = [];
     let calls = 0;
     let release!: () => void;
     const gate = new Promise<void>((r) => {
       release = r;
     });
+    const held: boolean[] = [];
     // a: refused once, then its record hangs until the gate opens (a slow log).
-    queue.add(
+    q.add(
       {
-        paths: ['a'],
+        path: '/w/a',
         record: async () => {
+          held.push(lock.isLocked('/w/a'));
           if (++calls === 1) throw new Error('log down');
           await gate;
+          recorded.push('a1');
+        },
+      },
+      new Error('log down'),
+    );
+    q.add({ path: '/w/a', record: async () => void recorded.push('a2') }, new Error('log down'));
+    await until(() => calls >= 2);
+    expect(calls).toBe(2);
+    // Added while a's record runs: its timer fires during that record and must not start a second retry.
+    q.add({ path: '/w/b', record: async () => void recorded.push('b') }, new Error('log down'));
+    await sleep(100);
+    release();
+    await until(() => q.size === 0);
+    await sleep(50);
+    expect(recorded).toEqual(['a1', 'a2', 'b']);
+    expect(calls).toBe(2);
+    expect(held).toEqual([true, true]);
+    await q.close();
+  });
+
+  it('flush records a path first, and fails while the log refuses it', async () => {
+    const { q, lock } = queue({ minDelayMs: 60_000 });
+    let logUp = false;
+    const recorded: string[] = [];
+    q.add(
+      {
+        path: '/w/a',
+        record: async () => {
+          if (!logUp) throw new Error('log down');
           recorded.push('a');
         },
       },
       new Error('log down'),
     );
-    queue.add({ paths: ['b'], record: async () => void recorded.push('b') }, new Error('log down'));
-    const end = Date.now() + 2_000;
-    while (calls < 2 && Date.now() < end) await sleep(5);
-    expect(calls).toBe(2);
-    // Added while a's record runs: its timer fires during that record and must not start a second retry.
-    queue.add({ paths: ['c'], record: async () => void recorded.push('c') }, new Error('log down'));
-    await sleep(100);
-    release();
-    while (queue.size > 0 && Date.now() < end) await sleep(5);
-    await queue.settled();
-    await sleep(50);
-    expect(recorded).toEqual(['a', 'b', 'c']);
-    expect(calls).toBe(2);
-    queue.stop();
+    await expect(lock.withLock(['/w/a'], () => q.flush(['/w/a']))).rejects.toThrow(/earlier changes to \/w\/a/);
+    await q.flush(['/w/other']); // nothing waits for it
+    logUp = true;
+    await lock.withLock(['/w/a'], () => q.flush(['/w/a']));
+    expect(recorded).toEqual(['a']);
+    expect(q.size).toBe(0);
+    await q.close();
   });
 
-  it('stops retrying when stopped', async () => {
-    const queue = new UnrecordedChanges({ logger, minDelayMs: 10 });
+  it('a path that keeps failing does not hold up another, and a closed queue tries no more', async () => {
+    const { q } = queue({ minDelayMs: 10, maxDelayMs: 20 });
     let tries = 0;
-    queue.add(
+    const recorded: string[] = [];
+    q.add(
       {
-        paths: ['x'],
+        path: '/w/stuck',
         record: async () => {
           tries++;
-          throw new Error('log down');
+          throw new Error('log refuses this one');
         },
       },
       new Error('log down'),
     );
-    await sleep(50);
-    queue.stop();
+    q.add({ path: '/w/fine', record: async () => void recorded.push('fine') }, new Error('log down'));
+    await until(() => recorded.length === 1);
+    expect(recorded).toEqual(['fine']);
+    await q.close();
     const seen = tries;
     expect(seen).toBeGreaterThan(0);
     await sleep(100);
     expect(tries).toBe(seen);
+    expect(q.size).toBe(1);
   });
 });
