@@ -82,11 +82,11 @@ export type ActionLogServiceDeps = {
   /** The largest file a reject or undo reads from disk (`domains.edit.maxFileBytes`; its default when missing). */
   maxReadBytes?: number;
   /**
-   * Changes on disk still waiting to be recorded (`infra/review/unrecorded.ts`): a review records them first,
-   * all of them (each under its lock), then again those of its paths under its own locks, so it never decides
-   * without them; either throws to refuse the review.
+   * Changes on disk still waiting to be recorded (`infra/review/unrecorded.ts`): a review by `agentId` records
+   * first those its log would hold (its own and its descendants', each path under its lock), then again those of
+   * its paths under its own locks, so it never decides without them; either throws to refuse the review.
    */
-  waiting?: { flushAll(): Promise<void>; flush(paths: readonly string[]): Promise<void> };
+  waiting?: { flushAll(agentId: string): Promise<void>; flush(paths: readonly string[]): Promise<void> };
 };
 
 export class ActionLogService {
@@ -328,7 +328,7 @@ export class ActionLogService {
 
   /** review.undo-reject */
   async undoReject(agentId: string, commandId?: string): Promise<UndoReply> {
-    await this.#waiting?.flushAll();
+    await this.#waiting?.flushAll(agentId);
     const last = this.#book.view(agentId).lastReject;
     const paths = last ? last.files.map((f) => f.path) : [];
     return this.lock.withLock(paths, async () => {
@@ -356,7 +356,7 @@ export class ActionLogService {
   }
 
   async #select<T>(agentId: string, sel: Selection, fn: (view: LogView, paths: string[]) => Promise<T>): Promise<T> {
-    await this.#waiting?.flushAll();
+    await this.#waiting?.flushAll(agentId);
     const all = Object.keys(this.#book.view(agentId).files);
     const paths = sel.paths ?? all;
     // Related logs may track the same paths: one lock set covers them all.

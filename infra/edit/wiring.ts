@@ -148,6 +148,7 @@ export function wireEdit(deps: {
           deps.review.unrecorded.add(
             {
               path,
+              agentId: ctx.command.agentId,
               record: () => deps.review.record(input, { lockHeld: true }),
             },
             err,

@@ -21,6 +21,8 @@ import { ErrorCode, RuntimeError, reasonOf } from '../../schemas/index.ts';
 
 export type PendingRecord = {
   path: string;
+  /** Whose change it is (a review flushes only the changes its log would hold). */
+  agentId: string;
   /** Records the change; called with the path's lock held; throws while the log cannot be written. */
   record(): Promise<void>;
 };
@@ -109,9 +111,14 @@ export class UnrecordedChanges {
     }
   }
 
-  /** Records every waiting change, each path under its lock; throws for the first path the log still refuses. */
-  async flushAll(): Promise<void> {
-    for (const key of [...this.#pending.keys()]) await this.#withLock([key], () => this.flush([key]));
+  /**
+   * Records the waiting changes of the paths where one is `of` an agent (all when missing), each path under its
+   * lock; throws for the first path the log still refuses.
+   */
+  async flushAll(of?: (agentId: string) => boolean): Promise<void> {
+    for (const [key, list] of [...this.#pending]) {
+      if (!of || list.some((c) => of(c.agentId))) await this.#withLock([key], () => this.flush([key]));
+    }
   }
 
   async #flushPath(key: string): Promise<void> {

@@ -117,7 +117,11 @@ export function wireReview(deps: {
   const unrecorded = new UnrecordedChanges({ logger: deps.logger, withLock: (paths, fn) => lock.withLock(paths, fn) });
   const service = new ActionLogService({
     lock,
-    waiting: unrecorded,
+    // A review waits only for the changes its log would hold: its agent's and its descendants'.
+    waiting: {
+      flush: (paths) => unrecorded.flush(paths),
+      flushAll: (reviewer) => unrecorded.flushAll((owner) => deps.directory.isSelfOrAncestor(reviewer, owner)),
+    },
     emit,
     reviewDiff: diffs.review,
     blobs: new BlobStore(join(deps.dataDir, 'blobs')),

@@ -156,7 +156,7 @@ export function wireTerminal(deps: {
             void (await recordShellChanges(deps.review.service, who, { changes: [change], reportedOnly: [] }, store, {
               lockHeld: true,
             }));
-          deps.review.unrecorded.add({ path: change.path, record }, err);
+          deps.review.unrecorded.add({ path: change.path, agentId: group.agentId, record }, err);
           unrecorded.push(change.path);
         }
         failure ??= err;

@@ -37,6 +37,7 @@ describe('UnrecordedChanges', () => {
     q.add(
       {
         path: '/w/a',
+        agentId: 'main',
         record: async () => {
           held.push(lock.isLocked('/w/a'));
           if (++calls === 1) throw new Error('log down');
@@ -46,11 +47,11 @@ describe('UnrecordedChanges', () => {
       },
       new Error('log down'),
     );
-    q.add({ path: '/w/a', record: async () => void recorded.push('a2') }, new Error('log down'));
+    q.add({ path: '/w/a', agentId: 'main', record: async () => void recorded.push('a2') }, new Error('log down'));
     await until(() => calls >= 2);
     expect(calls).toBe(2);
     // Added while a's record runs: its timer fires during that record and must not start a second retry.
-    q.add({ path: '/w/b', record: async () => void recorded.push('b') }, new Error('log down'));
+    q.add({ path: '/w/b', agentId: 'main', record: async () => void recorded.push('b') }, new Error('log down'));
     await sleep(100);
     release();
     await until(() => q.size === 0);
@@ -68,6 +69,7 @@ describe('UnrecordedChanges', () => {
     q.add(
       {
         path: '/w/a',
+        agentId: 'main',
         record: async () => {
           if (!logUp) throw new Error('log down');
           recorded.push('a');
@@ -91,6 +93,7 @@ describe('UnrecordedChanges', () => {
     q.add(
       {
         path: '/w/stuck',
+        agentId: 'main',
         record: async () => {
           tries++;
           throw new Error('log refuses this one');
@@ -98,7 +101,7 @@ describe('UnrecordedChanges', () => {
       },
       new Error('log down'),
     );
-    q.add({ path: '/w/fine', record: async () => void recorded.push('fine') }, new Error('log down'));
+    q.add({ path: '/w/fine', agentId: 'main', record: async () => void recorded.push('fine') }, new Error('log down'));
     await until(() => recorded.length === 1);
     expect(recorded).toEqual(['fine']);
     await q.close();
@@ -107,5 +110,24 @@ describe('UnrecordedChanges', () => {
     await sleep(100);
     expect(tries).toBe(seen);
     expect(q.size).toBe(1);
+  });
+
+  it("a review's flushAll records only the paths holding its agents' changes", async () => {
+    const { q } = queue({ minDelayMs: 60_000 });
+    const recorded: string[] = [];
+    const change = (path: string, agentId: string) => ({
+      path,
+      agentId,
+      record: async () => void recorded.push(`${agentId}:${path}`),
+    });
+    q.add(change('/w/a', 'kid'), new Error('log down'));
+    q.add(change('/w/b', 'stranger'), new Error('log down'));
+    q.add(change('/w/c', 'stranger'), new Error('log down'));
+    q.add(change('/w/c', 'kid'), new Error('log down'));
+    await q.flushAll((agentId) => agentId === 'kid');
+    // c holds a stranger's change before the kid's: recorded too, in order.
+    expect(recorded).toEqual(['kid:/w/a', 'stranger:/w/c', 'kid:/w/c']);
+    expect(q.size).toBe(1);
+    await q.close();
   });
 });
