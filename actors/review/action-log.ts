@@ -22,7 +22,6 @@ import { isAbsolute } from 'node:path';
 import { newId } from '../../schemas/ids.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { READ_SETTLE_MS, type StoredFact, type UnstampedFact } from '../../schemas/message.ts';
-import type { ChangeSource } from '../../schemas/review.ts';
 import type { ActionLogContext, ActionLogFact } from '../../machines/review/action-log.ts';
 import {
   planAccept,
@@ -46,48 +45,9 @@ import { ActionLogBook, loadHashes, loadTexts } from './action-log-book.ts';
 import { finishJournal, type JournalDeps, type ReviewJournal } from './review-journal.ts';
 import { appendFacts, type CommitDeps, writePlan } from './review-commit.ts';
 import { finishLate, LateReviews } from './review-late.ts';
+import { type ActionLogServiceDeps, flushFirst, type RecordChangeInput } from './action-log-deps.ts';
 
-export type RecordChangeInput = {
-  /** The agent that made the change. */
-  agentId: string;
-  /** Its ancestors, nearest first (parent, grandparent, …, root). */
-  ancestors: readonly string[];
-  /** Absolute path. */
-  path: string;
-  /** Content before the change (null: the file did not exist). */
-  before: string | null;
-  /** Content after the change (null: the file was deleted). */
-  after: string | null;
-  source: ChangeSource;
-  changeId?: string;
-};
-
-/** How a fact is appended: `id` its fact id, `causationId` the review command that caused it (never run twice). */
-export type EmitOptions = { id?: string; causationId?: string };
-
-export type ActionLogServiceDeps = {
-  emit: (fact: UnstampedFact, options?: EmitOptions) => Promise<void>;
-  /** Review writes in flight, finished at the next start if a kill cuts them short (none in tests of plans). */
-  journal?: ReviewJournal;
-  /** What a failed write to a store in the data dir (`dir`) says (a full disk: `unavailable`, naming it). */
-  storeError?: (dir: string, err: unknown) => unknown;
-  blobs: BlobStore;
-  /** Shared with the edit wiring; a new one when missing. */
-  lock?: PathLock;
-  log?: Logger;
-  /** The workspace roots review writes are confined to (all of them when missing: tests of plans alone). */
-  roots?: () => readonly string[];
-  /** Where big review diffs are computed (on this thread when missing). */
-  reviewDiff?: ReviewDiffer;
-  /** The largest file a reject or undo reads from disk (`domains.edit.maxFileBytes`; its default when missing). */
-  maxReadBytes?: number;
-  /**
-   * Changes on disk still waiting to be recorded (`infra/review/unrecorded.ts`): a review by `agentId` records
-   * first those its log would hold (its own and its descendants', each path under its lock), then again those of
-   * its paths under its own locks, so it never decides without them; either throws to refuse the review.
-   */
-  waiting?: { flushAll(agentId: string): Promise<void>; flush(paths: readonly string[]): Promise<void> };
-};
+export type { ActionLogServiceDeps, EmitOptions, RecordChangeInput } from './action-log-deps.ts';
 
 export class ActionLogService {
   readonly lock: PathLock;
@@ -328,11 +288,10 @@ export class ActionLogService {
 
   /** review.undo-reject */
   async undoReject(agentId: string, commandId?: string): Promise<UndoReply> {
-    await this.#waiting?.flushAll(agentId);
     const last = this.#book.view(agentId).lastReject;
     const paths = last ? last.files.map((f) => f.path) : [];
     return this.lock.withLock(paths, async () => {
-      await this.#waiting?.flush(paths);
+      await flushFirst(() => this.#waiting?.flush(paths));
       const view = this.#book.view(agentId);
       const ids = Object.keys(view.lastReject?.entries ?? {}).filter((id) => id !== agentId);
       const related = ids.map((id) => this.#book.view(id));
@@ -356,12 +315,13 @@ export class ActionLogService {
   }
 
   async #select<T>(agentId: string, sel: Selection, fn: (view: LogView, paths: string[]) => Promise<T>): Promise<T> {
-    await this.#waiting?.flushAll(agentId);
+    // A review of everything records first what its log would hold; one of named paths, those (under its locks).
+    if (sel.paths === undefined) await flushFirst(() => this.#waiting?.flushAll(agentId));
     const all = Object.keys(this.#book.view(agentId).files);
     const paths = sel.paths ?? all;
     // Related logs may track the same paths: one lock set covers them all.
     return this.lock.withLock(paths, async () => {
-      await this.#waiting?.flush(paths);
+      await flushFirst(() => this.#waiting?.flush(paths));
       const view = this.#book.view(agentId);
       if (sel.paths === undefined) {
         // Only what was locked: a path recorded while we waited is left for the next review.

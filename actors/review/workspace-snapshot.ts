@@ -258,6 +258,8 @@ export async function recordShellChanges(
     lockHeld?: boolean;
     /** Run under the locks before planning (earlier changes of these paths, still to record); throws to stop. */
     first?: (paths: readonly string[]) => Promise<void>;
+    /** Told of a failure before the locks are released (to queue what was not stored, ahead of any waiter). */
+    failed?: (err: unknown) => void;
   } = {},
 ): Promise<number> {
   const source = {
@@ -266,7 +268,12 @@ export async function recordShellChanges(
     ...(who.terminalId === undefined ? {} : { terminalId: who.terminalId as ChangeSource['terminalId'] }),
   };
   const locked = diff.changes.map((c) => c.path);
-  const run = async () => {
+  const run = () =>
+    record().catch((err: unknown) => {
+      opts.failed?.(err);
+      throw err;
+    });
+  const record = async () => {
     await opts.first?.(locked);
     // No record is folded before all are planned, and each plan reads only its own path's entries.
     const planned = await Promise.all(

@@ -6,7 +6,7 @@
  * recorded in the agent's action log (and its ancestors') with the content
  * before and after. Streaming edits of a cancelled agent are cancelled.
  */
-import { ErrorCode, RuntimeError, type AgentId } from '../../schemas/index.ts';
+import { ErrorCode, RuntimeError, reasonOf, type AgentId } from '../../schemas/index.ts';
 import { editAggregateDef, fileAggregateDef } from '../../machines/edit/edit-aggregate.ts';
 import { EditService, type EditCallContext } from '../../actors/edit/edit-service.ts';
 import type { ActionLogRecorder } from '../../actors/edit/edit-commit.ts';
@@ -92,7 +92,14 @@ export function wireEdit(deps: {
     return deps.review.service.lock.withLock([path], async () => {
       // Earlier changes of this file still waiting to be recorded go first; while the log refuses them, this
       // write is refused before it writes anything (it would start from a change the log does not know).
-      await deps.review.unrecorded.flush([path]);
+      await deps.review.unrecorded.flush([path]).catch((err: unknown) => {
+        throw new RuntimeError(
+          ErrorCode.Unavailable,
+          `${path} was not written: ${reasonOf(err)}, and this write would start from them. Nothing changed; ` +
+            'try again once the event log can be written.',
+          { retryable: true, cause: err, details: { written: false } },
+        );
+      });
       const before = await service.readRecorded(ctx.command.agentId, path);
       let reply: R | undefined;
       let failure: unknown;

@@ -13,6 +13,7 @@ import {
   ErrorCode,
   RuntimeError,
   eventsByType,
+  reasonOf,
   toErrorInfo,
   type Fact,
   type StoredFact,
@@ -216,7 +217,11 @@ export class FactWriter {
         ErrorCode.Unavailable,
         `could not re-read '${subject}' from the event log after an append in doubt ` +
           `(${String((err as Error)?.message ?? err)}); nothing was appended — retry shortly`,
-        { retryable: true, cause: err },
+        {
+          retryable: true,
+          cause: err,
+          reason: `could not re-read '${subject}' from the event log after an append in doubt (${reasonOf(err)})`,
+        },
       );
     });
   }

@@ -47,8 +47,8 @@ export class UnrecordedChanges {
   #stopped = false;
   /** The retry under way: one at a time. */
   #running: Promise<void> | undefined;
-  /** The path whose lock the retry holds (not an edit writing it). */
-  #retrying: string | undefined;
+  /** Paths whose waiting changes are being recorded now (their lock is held for that, not for a write). */
+  readonly #flushing = new Set<string>();
 
   constructor(options: UnrecordedOptions) {
     this.#logger = options.logger.child({ actor: 'unrecorded-changes' });
@@ -58,9 +58,12 @@ export class UnrecordedChanges {
     this.#delayMs = this.#minMs;
   }
 
-  /** Whether the path's lock is held by this queue's retry (shell tracking then records a change of it). */
-  retrying(path: string): boolean {
-    return this.#retrying === resolve(path);
+  /**
+   * Whether the path's lock is held to record its waiting changes (by the retry, or by a record or review
+   * flushing them first), not by an edit writing it: shell tracking then still records a command's change of it.
+   */
+  flushing(path: string): boolean {
+    return this.#flushing.has(resolve(path));
   }
 
   get size(): number {
@@ -105,7 +108,11 @@ export class UnrecordedChanges {
           ErrorCode.Unavailable,
           `earlier changes to ${key} are not recorded in the action log yet (${reasonOf(err)}); they are ` +
             'retried until the log can be written',
-          { retryable: true, cause: err, reason: `earlier changes to ${key} are not recorded yet` },
+          {
+            retryable: true,
+            cause: err,
+            reason: `earlier changes to ${key} are not recorded in the action log yet (${reasonOf(err)})`,
+          },
         );
       }
     }
@@ -123,12 +130,18 @@ export class UnrecordedChanges {
 
   async #flushPath(key: string): Promise<void> {
     const list = this.#pending.get(key);
-    while (list && list.length > 0) {
-      await list[0]!.record();
-      list.shift();
-      this.#logger.info({ path: key, waiting: this.size }, 'change recorded in the action log after all');
+    if (!list) return;
+    this.#flushing.add(key);
+    try {
+      while (list.length > 0) {
+        await list[0]!.record();
+        list.shift();
+        this.#logger.info({ path: key, waiting: this.size }, 'change recorded in the action log after all');
+      }
+      this.#pending.delete(key);
+    } finally {
+      this.#flushing.delete(key);
     }
-    this.#pending.delete(key);
   }
 
   #schedule(): void {
@@ -150,14 +163,7 @@ export class UnrecordedChanges {
     for (const key of [...this.#pending.keys()]) {
       if (this.#stopped) return;
       try {
-        await this.#withLock([key], async () => {
-          this.#retrying = key;
-          try {
-            await this.#flushPath(key);
-          } finally {
-            this.#retrying = undefined;
-          }
-        });
+        await this.#withLock([key], () => this.#flushPath(key));
       } catch {
         failed = true;
       }
@@ -169,14 +175,24 @@ export class UnrecordedChanges {
   }
 
   /**
-   * Stops retrying, waits for a retry under way (so nothing is appended after the log closes), and logs the
-   * changes left: a start does not find them (shell tracking's baseline is the disk).
+   * Stops retrying, waits for a retry under way, tries once more for up to `lastTryMs` (the log may be back
+   * before the next retry was due), all before the log closes, and logs the changes left: a start does not find
+   * them (shell tracking's baseline is the disk).
    */
-  async close(): Promise<void> {
+  async close(lastTryMs = 3_000): Promise<void> {
     this.#stopped = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#running;
+    const end = Date.now() + lastTryMs;
+    for (const key of [...this.#pending.keys()]) {
+      if (Date.now() > end) break;
+      try {
+        await this.#withLock([key], () => this.#flushPath(key));
+      } catch {
+        break; // the log still refuses
+      }
+    }
     if (this.#pending.size > 0) {
       this.#logger.error(
         { paths: [...this.#pending.keys()].slice(0, 50), waiting: this.size },

@@ -98,9 +98,9 @@ export function wireTerminal(deps: {
   const recordShell = async (entry: ShellEntry) => {
     const all = await (entry.ending ?? tracker.end(entry.before));
     // Another agent's edit made while the command ran is that edit's change, already recorded.
-    // An edit still writing (it holds the path lock) records its change itself; the retry of a change the log
-    // refused (it holds the lock too) does not.
-    const writing = (path: string) => deps.review.service.lock.isLocked(path) && !deps.review.unrecorded.retrying(path);
+    // An edit still writing (it holds the path lock) records its change itself; a record of changes the log
+    // refused earlier (it holds the lock too, to record them first) does not.
+    const writing = (path: string) => deps.review.service.lock.isLocked(path) && !deps.review.unrecorded.flushing(path);
     const diff = {
       ...all,
       changes: all.changes.filter((c) => !deps.review.editedSince(c.path, c.after, entry.since) && !writing(c.path)),
@@ -144,13 +144,9 @@ export function wireTerminal(deps: {
         const stored = new Set(paths);
         left = left.filter((c) => !stored.has(c.path));
       };
-      try {
-        // Earlier changes of these files the log refused go first (and while it still does, these wait too).
-        const first = (paths: readonly string[]) => deps.review.unrecorded.flush(paths);
-        await recordShellChanges(deps.review.service, who, { changes: left, reportedOnly: [] }, store, { first });
-      } catch (err) {
-        // The files changed but their records are not in the log: each kept and retried, behind any earlier
-        // change of its path, so they reach review in the order they were made.
+      // The files changed but their records are not in the log: each kept and retried, behind any earlier change of
+      // its path (queued before the locks are released), so they reach review in the order they were made.
+      const failed = (err: unknown) => {
         for (const change of left) {
           const record = async () =>
             void (await recordShellChanges(deps.review.service, who, { changes: [change], reportedOnly: [] }, store, {
@@ -160,7 +156,13 @@ export function wireTerminal(deps: {
           unrecorded.push(change.path);
         }
         failure ??= err;
-      }
+      };
+      // Earlier changes of these files the log refused go first (and while it still does, these wait too).
+      const first = (paths: readonly string[]) => deps.review.unrecorded.flush(paths);
+      await recordShellChanges(deps.review.service, who, { changes: left, reportedOnly: [] }, store, {
+        first,
+        failed,
+      }).catch(() => undefined);
     }
     if (failure !== undefined) throw shellNotRecorded(failure, unrecorded);
   };

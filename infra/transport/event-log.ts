@@ -82,7 +82,7 @@ export class LogReadShortError extends RuntimeError {
       `the read of stream ${stream} stopped before sequence ${nextSeq}` +
         `${untilSeq === undefined ? '' : ` of ${untilSeq}`}: its consumer stalled or ended early ${rounds} times ` +
         '(a cluster node down or catching up); retry once the cluster is whole',
-      { retryable: true },
+      { retryable: true, reason: `the read of stream ${stream} stopped before sequence ${nextSeq}` },
     );
   }
 }

@@ -20,7 +20,7 @@ export class StoreFullError extends RuntimeError {
       ErrorCode.Unavailable,
       `JetStream could not store the fact (${detail}); nothing was acknowledged — free space in the ` +
         "nats-server store dir (private mode: '<data>/jetstream') and retry; appends resume by themselves",
-      { retryable: true, cause },
+      { retryable: true, cause, reason: `JetStream could not store the fact (${detail})` },
     );
   }
 }

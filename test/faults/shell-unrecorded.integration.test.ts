@@ -39,14 +39,15 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
   }
 }
 
-/** Refuses every append of `types` while `down` is set. */
+/** Refuses every append of `types` while `down` is set (after `slowMs`: a broker timing out). */
 function down(...types: string[]) {
-  const state = { down: false, refused: 0 };
+  const state = { down: false, refused: 0, slowMs: 0 };
   const wrap = (log: EventLog): EventLog =>
     overLog(log, {
       async append(request: AppendRequest) {
         if (state.down && types.includes(request.fact.type)) {
           state.refused++;
+          if (state.slowMs > 0) await sleep(state.slowMs);
           throw new Error('refused: nothing stored');
         }
         return log.append(request);
@@ -216,6 +217,29 @@ describe('a shell change the log refused to record', () => {
     const live = await listing();
     expect(live.map((f) => f.path)).toEqual(['a.txt']);
     expect(live[0]!.diff).toContain('-base');
+    expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+    expect((await rt.call('review.reject', {})).ok).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe('base\n');
+  }, 60_000);
+
+  it("a command's change made while a refused write flushes the file's waiting one still reaches review", async () => {
+    const log = down('action-log.shell.recorded');
+    rt = await startTestRuntime({ mode: 'embedded', wrapLog: log.wrap, flags: NO_RETRY });
+    const file = join(rt.workspace, 'a.txt');
+    writeFileSync(file, 'base\n');
+    const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    log.down = true;
+    expect((await rt.call('terminal.exec', { terminalId, command: 'echo ONE > a.txt' })).ok).toBe(false);
+    await until("the queue's first retry", () => log.refused >= 2);
+    log.slowMs = 2_500;
+    // The write holds a.txt's lock while its flush of ONE is refused slowly; the command ends meanwhile. Shell
+    // tracking took any holder of the lock for an edit that records the change itself, and dropped CANARY.
+    const write = rt.call('file.write', { path: 'a.txt', content: 'EDIT\n' }, { timeoutMs: 20_000 });
+    await sleep(300);
+    await rt.call('terminal.exec', { terminalId, command: 'echo CANARY >> a.txt' });
+    expect((await write).ok).toBe(false);
+    log.down = false;
+    await until('a.txt in review', async () => (await listing()).some((f) => f.diff?.includes('+CANARY')), 20_000);
     expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
     expect((await rt.call('review.reject', {})).ok).toBe(true);
     expect(readFileSync(file, 'utf8')).toBe('base\n');

@@ -130,4 +130,21 @@ describe('UnrecordedChanges', () => {
     expect(q.size).toBe(1);
     await q.close();
   });
+
+  it('close tries once more before the log closes (the log may be back before the next retry was due)', async () => {
+    const { q } = queue({ minDelayMs: 60_000 });
+    let logUp = false;
+    const recorded: string[] = [];
+    const record = async () => {
+      if (!logUp) throw new Error('log down');
+      recorded.push('a');
+    };
+    q.add({ path: '/w/a', agentId: 'main', record }, new Error('log down'));
+    logUp = true;
+    await q.close();
+    expect(recorded).toEqual(['a']);
+    expect(q.size).toBe(0);
+    q.add({ path: '/w/b', agentId: 'main', record }, new Error('late'));
+    expect(q.size).toBe(0); // after close: logged as never recorded, not kept
+  });
 });
