@@ -134,6 +134,24 @@ export class RootWatch {
     else this.state.delete(rel);
   }
 
+  /**
+   * Takes `rel`'s change so far out of `mark` (`WorkspaceTracker.takeSoFar`): its old state, its state now, and
+   * who witnessed it; every open mark that saw it changed starts again from now. Read and rebased in one turn: an
+   * `end` that began meanwhile either took the path first (its mark is gone) or sees it rebased.
+   */
+  takeSoFar(
+    mark: TrackMark & { kind: 'watch' },
+    rel: string,
+  ): { before: FileState | undefined; now: FileState | undefined; witnesses: Set<string> | undefined } | undefined {
+    if (!this.marks.has(mark) || !mark.before.has(rel)) return undefined;
+    const taken = { before: mark.before.get(rel), now: this.state.get(rel), witnesses: mark.witnesses.get(rel) };
+    for (const m of this.marks) {
+      if (m.before.has(rel)) m.before.set(rel, taken.now);
+      m.witnesses.delete(rel);
+    }
+    return taken;
+  }
+
   /** Forgets a path and, if it was a watched directory, everything below it. */
   dropTree(rel: string): void {
     this.set(rel, undefined);
@@ -152,4 +170,9 @@ export class RootWatch {
     for (const w of this.dirs.values()) w.watcher.close();
     this.dirs.clear();
   }
+}
+
+/** A complete snapshot of `root` holding `files`: what a mark's diff compares. */
+export function markSnapshot(root: string, files: Record<string, FileState>): WorkspaceSnapshot {
+  return { root, files, complete: true, doneDirs: [], ms: 0, readBytes: 0 };
 }

@@ -31,10 +31,10 @@
  *   the root is tracked by a snapshot before and after each command instead.
  */
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import type { Logger } from 'pino';
 import { lstatBigNow } from '../common/stat-now.ts';
-import { RootWatch, type TrackMark } from './root-watch.ts';
+import { markSnapshot, RootWatch, type TrackMark } from './root-watch.ts';
 import { loadIgnore } from './workspace-snapshot-ignore.ts';
 import type {
   ContentBudget,
@@ -154,20 +154,30 @@ export class WorkspaceTracker {
       const a = rw.state.get(rel);
       if (a) after[rel] = a;
     }
-    const snap = (files: Record<string, FileState>): WorkspaceSnapshot => ({
-      root: mark.root,
-      files,
-      complete: true,
-      doneDirs: [],
-      ms: 0,
-      readBytes: 0,
-    });
-    const diff = await this.#snapshotter.diff(snap(before), snap(after));
+    const diff = await this.#snapshotter.diff(markSnapshot(mark.root, before), markSnapshot(mark.root, after));
     if (mark.incomplete) diff.reportedOnly.push({ path: mark.root, status: 'unknown', reason: mark.incomplete });
     if (mark.witnesses.size > 0) {
       diff.sharedWith = {};
       for (const [rel, agents] of mark.witnesses) diff.sharedWith[join(mark.root, rel)] = [...agents].sort();
     }
+    return diff;
+  }
+
+  /**
+   * What the mark's command changed at `path` (absolute) so far, taken out of the mark (an edit is about to write
+   * it): every open mark then sees only what changes after. Undefined for a scan mark, a path outside the root or
+   * unchanged, or a mark already ended.
+   */
+  async takeSoFar(mark: TrackMark, path: string): Promise<SnapshotDiff | undefined> {
+    if (mark.kind !== 'watch') return undefined;
+    const rel = relative(mark.root, path);
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return undefined;
+    await this.#refresh(mark.rw);
+    const taken = mark.rw.takeSoFar(mark, rel);
+    if (!taken) return undefined;
+    const snap = (state: FileState | undefined) => markSnapshot(mark.root, state ? { [rel]: state } : {});
+    const diff = await this.#snapshotter.diff(snap(taken.before), snap(taken.now));
+    if (taken.witnesses) diff.sharedWith = { [path]: [...taken.witnesses].sort() };
     return diff;
   }
 

@@ -39,6 +39,11 @@ export function wireEdit(deps: {
    * shown its content; resolves with who answered, throws when denied.
    */
   askDeferred?: (ctx: HandlerContext, call: ToolCall, signal?: AbortSignal) => Promise<Answerer | undefined>;
+  /**
+   * Under a path's lock, before an edit reads and writes it: records what commands still running changed there so
+   * far, as theirs (`infra/terminal/shell-records.ts`), or the edit would start from it and hide it in the base.
+   */
+  beforeWrite?: (path: string) => Promise<void>;
 }) {
   // Big diffs run on a worker thread so the host keeps answering while an 8 MB file is written.
   const diffThread = new DiffThread(deps.logger);
@@ -90,6 +95,7 @@ export function wireEdit(deps: {
   ): Promise<R> => {
     if (!path) return run();
     return deps.review.service.lock.withLock([path], async () => {
+      await deps.beforeWrite?.(path);
       // Earlier changes of this file still waiting to be recorded go first; while the log refuses them, this
       // write is refused before it writes anything (it would start from a change the log does not know).
       await deps.review.unrecorded.flush([path]).catch((err: unknown) => {

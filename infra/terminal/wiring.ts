@@ -11,7 +11,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { isInside } from '../../machines/common/confine.ts';
-import { checkedReply, ErrorCode, RuntimeError, reasonOf, toErrorInfo } from '../../schemas/index.ts';
+import { checkedReply, ErrorCode, RuntimeError } from '../../schemas/index.ts';
 import type { AgentId, StoredFact } from '../../schemas/index.ts';
 import { TerminalConfig, TerminalExec } from '../../schemas/terminal.ts';
 import { terminalAggregateDef } from '../../machines/terminal/terminal.ts';
@@ -20,10 +20,8 @@ import type { TerminalForeground } from '../../machines/permission/permission-in
 import { TerminalManager } from '../../actors/terminal/terminal-manager.ts';
 import { foregroundPgid, groupIdentity, shellDirectory, ttyModes } from '../../actors/terminal/terminal-proc.ts';
 import { which } from '../../actors/terminal/pty-spawn.ts';
-import { WorkspaceSnapshotter, recordShellChanges } from '../../actors/review/workspace-snapshot.ts';
-import { WorkspaceTracker, type TrackMark } from '../../actors/review/workspace-tracker.ts';
-import { attributeShellChanges } from '../../machines/review/shell-attribution.ts';
-import type { ShellRecords, SnapshotDiff } from '../../actors/review/workspace-snapshot.ts';
+import { WorkspaceSnapshotter } from '../../actors/review/workspace-snapshot.ts';
+import { WorkspaceTracker } from '../../actors/review/workspace-tracker.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import { dataIf, defineDomain } from '../kernel/domain.ts';
@@ -31,6 +29,7 @@ import type { Host } from '../kernel/host.ts';
 import type { ReviewRecorder } from '../review/wiring.ts';
 import { reconcileTerminals } from './lost.ts';
 import { retriedOpen } from './retried.ts';
+import { type ShellEntry, shellRecords } from './shell-records.ts';
 
 export type TerminalWiring = ReturnType<typeof wireTerminal>;
 
@@ -81,91 +80,9 @@ export function wireTerminal(deps: {
     log: deps.logger,
     ...(deps.maxShellContentBytes === undefined ? {} : { maxContentBytes: deps.maxShellContentBytes }),
   });
-  /** Commands still running after their exec replied: their mark stays open until command.finished. */
-  type ShellEntry = {
-    agentId: string;
-    command: string;
-    terminalId: string;
-    workspace: string;
-    before: TrackMark;
-    since: number;
-    /** The mark's diff, taken as soon as the command ended (before its finish was appended). */
-    ending?: Promise<SnapshotDiff>;
-  };
-  /** By `<terminalId> <commandId>`: command ids count per terminal (every terminal has a `c-2`). */
+  /** Commands still running after their exec replied, by `<terminalId> <commandId>` (ids count per terminal). */
   const pendingShell = new Map<string, ShellEntry>();
-
-  const recordShell = async (entry: ShellEntry) => {
-    const all = await (entry.ending ?? tracker.end(entry.before));
-    // Another agent's edit made while the command ran is that edit's change, already recorded.
-    // An edit still writing (it holds the path lock) records its change itself; a record of changes the log
-    // refused earlier (it holds the lock too, to record them first) does not.
-    const writing = (path: string) => deps.review.service.lock.isLocked(path) && !deps.review.unrecorded.flushing(path);
-    const diff = {
-      ...all,
-      changes: all.changes.filter((c) => !deps.review.editedSince(c.path, c.after, entry.since) && !writing(c.path)),
-    };
-    if (diff.changes.length === 0) return;
-    // Commands running at the same time in one workspace see each other's changes: the first to finish
-    // records a change, the others skip it. A change made while other agents' commands were open too is
-    // recorded for their nearest common ancestor (a snapshot cannot tell which process wrote a file).
-    for (const c of diff.changes) deps.review.claim(c.path, c.after);
-    const lineage = (id: string) => [id, ...deps.directory.localAncestors(id)];
-    let failure: unknown;
-    const unrecorded: string[] = [];
-    for (const group of attributeShellChanges(entry.agentId, diff.changes, all.sharedWith, lineage)) {
-      const command = group.among
-        ? `one of the commands of ${group.among.join(', ')} running at once (${entry.agentId}: ${entry.command})`
-        : entry.command;
-      const who = {
-        agentId: group.agentId,
-        ancestors: deps.directory.localAncestors(group.agentId),
-        command,
-        terminalId: entry.terminalId,
-      };
-      /** The group's changes not stored yet: a batch stored before one the log refused is not recorded again. */
-      let left = group.changes;
-      const store = async (b: ShellRecords, paths: readonly string[]) => {
-        await deps.host.emit(
-          {
-            type: 'action-log.shell.recorded',
-            data: {
-              agentId: group.agentId,
-              terminalId: entry.terminalId,
-              command: command.slice(0, 4096),
-              files: b.files,
-              records: b.records,
-              by: entry.agentId,
-              contentBytes: b.contentBytes,
-            },
-          },
-          { agentId: group.agentId as AgentId },
-        );
-        const stored = new Set(paths);
-        left = left.filter((c) => !stored.has(c.path));
-      };
-      // The files changed but their records are not in the log: each kept and retried, behind any earlier change of
-      // its path (queued before the locks are released), so they reach review in the order they were made.
-      const failed = (err: unknown) => {
-        for (const change of left) {
-          const record = async () =>
-            void (await recordShellChanges(deps.review.service, who, { changes: [change], reportedOnly: [] }, store, {
-              lockHeld: true,
-            }));
-          deps.review.unrecorded.add({ path: change.path, agentId: group.agentId, record }, err);
-          unrecorded.push(change.path);
-        }
-        failure ??= err;
-      };
-      // Earlier changes of these files the log refused go first (and while it still does, these wait too).
-      const first = (paths: readonly string[]) => deps.review.unrecorded.flush(paths);
-      await recordShellChanges(deps.review.service, who, { changes: left, reportedOnly: [] }, store, {
-        first,
-        failed,
-      }).catch(() => undefined);
-    }
-    if (failure !== undefined) throw shellNotRecorded(failure, unrecorded);
-  };
+  const shell = shellRecords({ host: deps.host, directory: deps.directory, review: deps.review, tracker });
 
   const workspaceOf = (agentId: string) => deps.directory.view(agentId)?.workspace;
   /** Each exec's workspace refresh, started beside its permission decision (`ahead`), by command. */
@@ -179,9 +96,9 @@ export function wireTerminal(deps: {
     const entry = pendingShell.get(key);
     if (!entry) return;
     pendingShell.delete(key);
-    recordShell(entry).catch((err) =>
-      deps.logger.warn({ err, terminalId, commandId }, 'recording shell side effects failed'),
-    );
+    shell
+      .record(entry)
+      .catch((err) => deps.logger.warn({ err, terminalId, commandId }, 'recording shell side effects failed'));
   };
 
   const domain = defineDomain({
@@ -222,21 +139,17 @@ export function wireTerminal(deps: {
                 since,
               }
             : undefined;
+        if (entry) shell.opened(entry);
         // The workspace is brought up to date from the end mark on (the changes the command made are queued
         // by then), side by side with the append of its finish rather than after it.
-        const ended = entry
-          ? () => {
-              entry.ending = tracker.end(entry.before);
-              entry.ending.catch(() => undefined);
-            }
-          : undefined;
+        const ended = entry ? () => shell.ended(entry) : undefined;
         const run = { onEnded: ended, expectDir: ctx.shownDirectory };
         const reply = await manager.execChecked(agentId, ctx.command.data, run).catch((err: unknown) => {
-          if (before && !entry?.ending) tracker.discard(before);
+          if (entry) shell.discard(entry);
           throw err;
         });
         if (entry) {
-          if (reply.status === 'exited' || reply.status === 'timeout') await recordShell(entry);
+          if (reply.status === 'exited' || reply.status === 'timeout') await shell.record(entry);
           else pendingShell.set(`${reply.terminalId} ${reply.commandId}`, entry);
         }
         // Built by typed code (execReply) from the session's state: sent without another parse.
@@ -281,6 +194,8 @@ export function wireTerminal(deps: {
   return {
     manager,
     domain,
+    /** Before an edit writes `path` (under its lock): what commands still running changed there, recorded. */
+    shellSoFar: (path: string) => shell.soFar(path),
     /** Whether the terminal reads lines (canonical mode) rather than keys (an editor, a pager). */
     canonical(terminalId: string): boolean {
       const session = manager.get(terminalId);
@@ -317,20 +232,6 @@ export function wireTerminal(deps: {
       return groupIdentity(pgid);
     },
   };
-}
-
-/** A command whose file changes the log refused: it ran (not to be run again), and its changes reach review later. */
-function shellNotRecorded(err: unknown, paths: readonly string[]): RuntimeError {
-  const info = toErrorInfo(err);
-  const why = reasonOf(err);
-  const named = paths.slice(0, 5).join(', ') + (paths.length > 5 ? ` and ${paths.length - 5} more` : '');
-  return new RuntimeError(
-    info.code as ErrorCode,
-    `The command ran, but the files it changed (${named}) could not be recorded in the action log: ${why}. ` +
-      'They stay on disk and reach review once the log can be written; do not run the command again ' +
-      '(terminal.read shows its output).',
-    { retryable: false, details: { ran: true, unrecorded: paths.slice(0, 100) } },
-  );
 }
 
 /**

@@ -1,0 +1,165 @@
+/**
+ * @module
+ * The files a command changed, recorded in its agent's action log (and its ancestors'): when it ends, from its
+ * tracking mark's diff; and, while it runs, what it changed so far at a path an edit is about to write
+ * (`soFar`). Before that, an edit made while the agent's own command ran started from a disk holding the
+ * command's change, so the planner folded it into the log's base as made outside, and the command's end then
+ * credited the whole file to the edit: a reject-all left the command's change on disk (a review's probe; an agent
+ * could do it on purpose). Changes the log refuses are queued (`infra/review/unrecorded.ts`) and the command's
+ * exec says it ran (`shellNotRecorded`).
+ */
+import type { AgentId } from '../../schemas/index.ts';
+import { type ErrorCode, RuntimeError, reasonOf, toErrorInfo } from '../../schemas/index.ts';
+import { isInside } from '../../machines/common/confine.ts';
+import { attributeShellChanges } from '../../machines/review/shell-attribution.ts';
+import { recordShellChanges, type ShellRecords, type SnapshotDiff } from '../../actors/review/workspace-snapshot.ts';
+import type { TrackMark, WorkspaceTracker } from '../../actors/review/workspace-tracker.ts';
+import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
+import type { Host } from '../kernel/host.ts';
+import type { ReviewRecorder } from '../review/wiring.ts';
+
+/** A command whose workspace is tracked, from its exec until its changes are recorded. */
+export type ShellEntry = {
+  agentId: string;
+  command: string;
+  terminalId: string;
+  workspace: string;
+  before: TrackMark;
+  since: number;
+  /** The mark's diff, taken as soon as the command ended (before its finish was appended). */
+  ending?: Promise<SnapshotDiff>;
+};
+
+export function shellRecords(deps: {
+  host: Host;
+  directory: AgentDirectory;
+  review: ReviewRecorder;
+  tracker: WorkspaceTracker;
+}) {
+  const { tracker } = deps;
+  /** Commands whose marks are open (their diff not taken yet). */
+  const open = new Set<ShellEntry>();
+
+  /** Records `all`, the changes `entry`'s command made; `lockHeld`: under the locks of their paths (an edit's). */
+  const recordDiff = async (entry: ShellEntry, all: SnapshotDiff, lockHeld: boolean) => {
+    // Another agent's edit made while the command ran is that edit's change, already recorded.
+    // An edit still writing (it holds the path lock) records its change itself; a record of changes the log
+    // refused earlier (it holds the lock too, to record them first) does not.
+    const writing = (path: string) =>
+      !lockHeld && deps.review.service.lock.isLocked(path) && !deps.review.unrecorded.flushing(path);
+    const diff = {
+      ...all,
+      changes: all.changes.filter((c) => !deps.review.editedSince(c.path, c.after, entry.since) && !writing(c.path)),
+    };
+    if (diff.changes.length === 0) return;
+    // Commands running at the same time in one workspace see each other's changes: the first to finish
+    // records a change, the others skip it. A change made while other agents' commands were open too is
+    // recorded for their nearest common ancestor (a snapshot cannot tell which process wrote a file).
+    for (const c of diff.changes) deps.review.claim(c.path, c.after);
+    const lineage = (id: string) => [id, ...deps.directory.localAncestors(id)];
+    let failure: unknown;
+    const unrecorded: string[] = [];
+    for (const group of attributeShellChanges(entry.agentId, diff.changes, all.sharedWith, lineage)) {
+      const command = group.among
+        ? `one of the commands of ${group.among.join(', ')} running at once (${entry.agentId}: ${entry.command})`
+        : entry.command;
+      const who = {
+        agentId: group.agentId,
+        ancestors: deps.directory.localAncestors(group.agentId),
+        command,
+        terminalId: entry.terminalId,
+      };
+      /** The group's changes not stored yet: a batch stored before one the log refused is not recorded again. */
+      let left = group.changes;
+      const store = async (b: ShellRecords, paths: readonly string[]) => {
+        await deps.host.emit(
+          {
+            type: 'action-log.shell.recorded',
+            data: {
+              agentId: group.agentId,
+              terminalId: entry.terminalId,
+              command: command.slice(0, 4096),
+              files: b.files,
+              records: b.records,
+              by: entry.agentId,
+              contentBytes: b.contentBytes,
+            },
+          },
+          { agentId: group.agentId as AgentId },
+        );
+        const stored = new Set(paths);
+        left = left.filter((c) => !stored.has(c.path));
+      };
+      // The files changed but their records are not in the log: each kept and retried, behind any earlier change of
+      // its path (queued before the locks are released), so they reach review in the order they were made.
+      const failed = (err: unknown) => {
+        for (const change of left) {
+          const record = async () =>
+            void (await recordShellChanges(deps.review.service, who, { changes: [change], reportedOnly: [] }, store, {
+              lockHeld: true,
+            }));
+          deps.review.unrecorded.add({ path: change.path, agentId: group.agentId, record }, err);
+          unrecorded.push(change.path);
+        }
+        failure ??= err;
+      };
+      // Earlier changes of these files the log refused go first (and while it still does, these wait too).
+      const first = (paths: readonly string[]) => deps.review.unrecorded.flush(paths);
+      await recordShellChanges(deps.review.service, who, { changes: left, reportedOnly: [] }, store, {
+        first,
+        failed,
+        lockHeld,
+      }).catch(() => undefined);
+    }
+    if (failure !== undefined) throw shellNotRecorded(failure, unrecorded);
+  };
+
+  return {
+    /** A command's mark was opened. */
+    opened(entry: ShellEntry): void {
+      open.add(entry);
+    },
+    /** Its command never ran: the mark is closed. */
+    discard(entry: ShellEntry): void {
+      open.delete(entry);
+      if (!entry.ending) tracker.discard(entry.before);
+    },
+    /** The command ended: its diff is taken now (recorded by `record`). */
+    ended(entry: ShellEntry): void {
+      open.delete(entry);
+      entry.ending = tracker.end(entry.before);
+      entry.ending.catch(() => undefined);
+    },
+    /** Records what the command changed; throws `shellNotRecorded` when the log refused some (they are queued). */
+    async record(entry: ShellEntry): Promise<void> {
+      open.delete(entry);
+      await recordDiff(entry, await (entry.ending ?? tracker.end(entry.before)), false);
+    },
+    /**
+     * Under `path`'s lock, before an edit writes it: what commands still running changed there so far is
+     * recorded as theirs (queued if the log refuses: the edit's flush then refuses the edit).
+     */
+    async soFar(path: string): Promise<void> {
+      for (const entry of [...open]) {
+        if (entry.ending || !isInside(entry.workspace, path)) continue;
+        // A failure leaves the change to the command's end, as before (the edit is not refused for it).
+        const diff = await tracker.takeSoFar(entry.before, path).catch(() => undefined);
+        if (diff && diff.changes.length > 0) await recordDiff(entry, diff, true).catch(() => undefined);
+      }
+    },
+  };
+}
+
+/** A command whose file changes the log refused: it ran (not to be run again), and its changes reach review later. */
+export function shellNotRecorded(err: unknown, paths: readonly string[]): RuntimeError {
+  const info = toErrorInfo(err);
+  const why = reasonOf(err);
+  const named = paths.slice(0, 5).join(', ') + (paths.length > 5 ? ` and ${paths.length - 5} more` : '');
+  return new RuntimeError(
+    info.code as ErrorCode,
+    `The command ran, but the files it changed (${named}) could not be recorded in the action log: ${why}. ` +
+      'They stay on disk and reach review once the log can be written; do not run the command again ' +
+      '(terminal.read shows its output).',
+    { retryable: false, details: { ran: true, unrecorded: paths.slice(0, 100) } },
+  );
+}
