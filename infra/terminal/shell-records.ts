@@ -140,8 +140,11 @@ export function shellRecords(deps: {
      * recorded as theirs (queued if the log refuses: the edit's flush then refuses the edit).
      */
     async soFar(path: string): Promise<void> {
+      // The oldest open mark of a root saw every change a newer one did, and taking it rebases them all: one each.
+      const roots = new Set<string>();
       for (const entry of [...open]) {
-        if (entry.ending || !isInside(entry.workspace, path)) continue;
+        if (entry.ending || !isInside(entry.workspace, path) || roots.has(entry.before.root)) continue;
+        roots.add(entry.before.root);
         // A failure leaves the change to the command's end, as before (the edit is not refused for it).
         const diff = await tracker.takeSoFar(entry.before, path).catch(() => undefined);
         if (diff && diff.changes.length > 0) await recordDiff(entry, diff, true).catch(() => undefined);

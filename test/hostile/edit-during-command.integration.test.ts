@@ -66,4 +66,40 @@ describe("an edit while the same agent's command runs", () => {
     expect(readFileSync(file, 'utf8')).toBe(base);
     expect(existsSync(file)).toBe(true);
   }, 60_000);
+
+  it("a sub-agent's running command changed the file its parent edits: the change is the child's", async () => {
+    rt = await startTestRuntime({ mode: 'embedded' });
+    const spawned = await rt.call('agent.spawn', { label: 'kid', agentId: 'kid' });
+    expect(spawned.ok).toBe(true);
+    const { terminalId } = (await rt.call('terminal.open', {}, { agentId: 'kid' })) as unknown as {
+      terminalId: string;
+    };
+    const kidDir = (
+      (await rt.call('terminal.exec', { terminalId, command: 'pwd' }, { agentId: 'kid' })) as never as {
+        output: string;
+      }
+    ).output.trim();
+    const file = join(kidDir, 'a.txt');
+    const base = 'l1\nl2\nl3\n';
+    writeFileSync(file, base);
+    const command = "sed -i 's/^l3$/CANARY/' a.txt; while [ ! -e go ]; do sleep 0.05; done";
+    expect(await rt.call('terminal.exec', { terminalId, command, yieldMs: 100 }, { agentId: 'kid' })).toMatchObject({
+      ok: true,
+      status: 'running',
+    });
+    await until('the command changed the file', () => readFileSync(file, 'utf8').includes('CANARY'));
+    const edit = await rt.call('file.edit', { path: file, edits: [{ oldText: 'l1\n', newText: 'EDIT\n' }] });
+    expect(edit.ok).toBe(true);
+    writeFileSync(join(kidDir, 'go'), '');
+    const kids = async () =>
+      ((await rt!.call('review.list', {}, { agentId: 'kid' })) as unknown as { files?: Array<{ diff?: string }> })
+        .files ?? [];
+    await until("the child's change in its own log", async () =>
+      (await kids()).some((f) => f.diff?.includes('+CANARY')),
+    );
+    expect((await kids()).every((f) => !f.diff?.includes('+EDIT'))).toBe(true);
+    expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+    expect((await rt.call('review.reject', { paths: [file] })).ok).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe(base);
+  }, 60_000);
 });
