@@ -52,6 +52,8 @@ export type ActionLogServiceDeps = {
    * its paths under its own locks, so it never decides without them; either throws to refuse the review.
    */
   waiting?: { flushAll(agentId: string): Promise<void>; flush(paths: readonly string[]): Promise<void> };
+  /** Told of each file a review wrote (`CommitDeps.wrote`). */
+  wrote?: (path: string, content: string | null) => void;
 };
 
 /** Records the changes a review must see first; refuses the review, saying nothing was done, when it cannot. */

@@ -60,6 +60,7 @@ export class ActionLogService {
   #journal: ReviewJournal | undefined;
   #storeError: (dir: string, err: unknown) => unknown;
   #waiting: ActionLogServiceDeps['waiting'];
+  #wrote: ActionLogServiceDeps['wrote'];
   /** Big diffs between listings: the pages of a diff sent in parts each list the log again. */
   readonly #diffCache = new ReviewDiffCache();
   /** Every log as folded here, and the agent tree their records taught. */
@@ -80,6 +81,7 @@ export class ActionLogService {
     this.#journal = deps.journal;
     this.#storeError = deps.storeError ?? ((_dir, err) => err);
     this.#waiting = deps.waiting;
+    this.#wrote = deps.wrote;
   }
 
   /**
@@ -354,6 +356,7 @@ export class ActionLogService {
       roots: this.#roots?.(),
       maxReadBytes: this.#maxReadBytes,
       doubted: (late) => this.#late.add(late),
+      wrote: this.#wrote,
     };
   }
 }

@@ -260,6 +260,8 @@ export async function recordShellChanges(
     first?: (paths: readonly string[]) => Promise<void>;
     /** Told of a failure before the locks are released (to queue what was not stored, ahead of any waiter). */
     failed?: (err: unknown) => void;
+    /** Checked under the locks: a change another holder of them recorded or wrote meanwhile is left out. */
+    keep?: (change: ShellChange) => boolean;
   } = {},
 ): Promise<number> {
   const source = {
@@ -275,9 +277,10 @@ export async function recordShellChanges(
     });
   const record = async () => {
     await opts.first?.(locked);
+    const changes = opts.keep ? diff.changes.filter(opts.keep) : diff.changes;
     // No record is folded before all are planned, and each plan reads only its own path's entries.
     const planned = await Promise.all(
-      diff.changes.map(async (c) => {
+      changes.map(async (c) => {
         const [beforeHash, resultHash] = await Promise.all([
           c.before === null ? null : service.blobs.put(c.before),
           c.after === null ? null : service.blobs.put(c.after),

@@ -39,11 +39,6 @@ export function wireEdit(deps: {
    * shown its content; resolves with who answered, throws when denied.
    */
   askDeferred?: (ctx: HandlerContext, call: ToolCall, signal?: AbortSignal) => Promise<Answerer | undefined>;
-  /**
-   * Under a path's lock, before an edit reads and writes it: records what commands still running changed there so
-   * far, as theirs (`infra/terminal/shell-records.ts`), or the edit would start from it and hide it in the base.
-   */
-  beforeWrite?: (path: string) => Promise<void>;
 }) {
   // Big diffs run on a worker thread so the host keeps answering while an 8 MB file is written.
   const diffThread = new DiffThread(deps.logger);
@@ -95,9 +90,9 @@ export function wireEdit(deps: {
   ): Promise<R> => {
     if (!path) return run();
     return deps.review.service.lock.withLock([path], async () => {
-      await deps.beforeWrite?.(path);
-      // Earlier changes of this file still waiting to be recorded go first; while the log refuses them, this
-      // write is refused before it writes anything (it would start from a change the log does not know).
+      // Earlier changes of this file not recorded yet go first (a command's, also one still running, and those the
+      // log refused); while the log refuses them, this write is refused before it writes anything (it would start
+      // from a change the log does not know, and hide it in the log's base).
       await deps.review.unrecorded.flush([path]).catch((err: unknown) => {
         throw new RuntimeError(
           ErrorCode.Unavailable,

@@ -113,7 +113,6 @@ export async function registerAllDomains(deps: DomainDeps): Promise<{ agents: Ag
     maxOpenPerHost: editConfig.maxOpenPerHost,
     // Wired below: the permission domain reads terminals and edits to judge calls.
     askDeferred: (ctx, call, signal) => permission.askDeferred(ctx, call, signal),
-    beforeWrite: (path) => terminal.shellSoFar(path),
   });
   const terminal = wireTerminal({
     host,

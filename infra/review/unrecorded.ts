@@ -47,8 +47,11 @@ export class UnrecordedChanges {
   #stopped = false;
   /** The retry under way: one at a time. */
   #running: Promise<void> | undefined;
-  /** Paths whose waiting changes are being recorded now (their lock is held for that, not for a write). */
-  readonly #flushing = new Set<string>();
+  /**
+   * Records, under the locks of the paths given, the changes commands made there that are not recorded yet (still
+   * running, or ended and waiting for those locks): `infra/terminal/shell-records.ts`, set by the terminal domain.
+   */
+  #collect: ((paths: readonly string[]) => Promise<void>) | undefined;
 
   constructor(options: UnrecordedOptions) {
     this.#logger = options.logger.child({ actor: 'unrecorded-changes' });
@@ -58,12 +61,9 @@ export class UnrecordedChanges {
     this.#delayMs = this.#minMs;
   }
 
-  /**
-   * Whether the path's lock is held to record its waiting changes (by the retry, or by a record or review
-   * flushing them first), not by an edit writing it: shell tracking then still records a command's change of it.
-   */
-  flushing(path: string): boolean {
-    return this.#flushing.has(resolve(path));
+  /** Sets what `flush` collects first (the terminal domain's commands). */
+  collectWith(collect: (paths: readonly string[]) => Promise<void>): void {
+    this.#collect = collect;
   }
 
   get size(): number {
@@ -93,10 +93,22 @@ export class UnrecordedChanges {
   }
 
   /**
-   * With the locks of `paths` held: records the changes waiting for them, in order. Throws, naming the path, when
-   * the log still refuses one: the caller's own change must then wait too (or be refused, if not made yet).
+   * With the locks of `paths` held: records the changes waiting for them, in order, after collecting those commands
+   * made there and did not record yet (`collect`: false for a command's own record, whose overlapping commands'
+   * changes are settled by claims). Throws, naming the path, when the log still refuses one: the caller's own
+   * change must then wait too (or be refused, if not made yet).
    */
-  async flush(paths: Iterable<string>): Promise<void> {
+  async flush(paths: readonly string[], options: { collect?: boolean } = {}): Promise<void> {
+    await this.#flushQueued(paths);
+    // Last, right before the caller reads the disk: a command that ended while the queue was recorded (slowly,
+    // a log coming back) is collected too.
+    if ((options.collect ?? true) && this.#collect) {
+      await this.#collect(paths);
+      await this.#flushQueued(paths); // what the log refused of them: the caller is refused too
+    }
+  }
+
+  async #flushQueued(paths: readonly string[]): Promise<void> {
     if (this.#pending.size === 0) return;
     for (const path of paths) {
       const key = resolve(path);
@@ -131,17 +143,12 @@ export class UnrecordedChanges {
   async #flushPath(key: string): Promise<void> {
     const list = this.#pending.get(key);
     if (!list) return;
-    this.#flushing.add(key);
-    try {
-      while (list.length > 0) {
-        await list[0]!.record();
-        list.shift();
-        this.#logger.info({ path: key, waiting: this.size }, 'change recorded in the action log after all');
-      }
-      this.#pending.delete(key);
-    } finally {
-      this.#flushing.delete(key);
+    while (list.length > 0) {
+      await list[0]!.record();
+      list.shift();
+      this.#logger.info({ path: key, waiting: this.size }, 'change recorded in the action log after all');
     }
+    this.#pending.delete(key);
   }
 
   #schedule(): void {
@@ -175,28 +182,31 @@ export class UnrecordedChanges {
   }
 
   /**
-   * Stops retrying, waits for a retry under way, tries once more for up to `lastTryMs` (the log may be back
-   * before the next retry was due), all before the log closes, and logs the changes left: a start does not find
-   * them (shell tracking's baseline is the disk).
+   * Stops retrying and, within `lastTryMs` in all (a hung log must not hold the stop), waits for a retry under way
+   * and tries each path once more (the log may be back before the next retry was due), all before the log closes.
+   * Logs the changes left: an edit's is found again at the next start (its `edit.applied`), a command's is not
+   * (shell tracking's baseline is the disk).
    */
   async close(lastTryMs = 3_000): Promise<void> {
     this.#stopped = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
-    await this.#running;
     const end = Date.now() + lastTryMs;
-    for (const key of [...this.#pending.keys()]) {
-      if (Date.now() > end) break;
-      try {
-        await this.#withLock([key], () => this.#flushPath(key));
-      } catch {
-        break; // the log still refuses
+    const last = (async () => {
+      await this.#running;
+      for (const key of [...this.#pending.keys()]) {
+        if (Date.now() > end) return;
+        await this.#withLock([key], () => this.#flushPath(key)).catch(() => undefined); // the next path still tries
       }
-    }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([last, new Promise<void>((r) => (timer = setTimeout(r, lastTryMs)))]);
+    clearTimeout(timer);
     if (this.#pending.size > 0) {
       this.#logger.error(
         { paths: [...this.#pending.keys()].slice(0, 50), waiting: this.size },
-        'stopping with changes on disk the action log never recorded: they will not show in review',
+        "stopping with changes on disk the action log never recorded: an edit's reach review at the next start, " +
+          "a command's do not",
       );
     }
   }

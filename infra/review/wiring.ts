@@ -76,9 +76,12 @@ export type ReviewRecorder = {
    * `since` (ms epoch) left there: a shell snapshot running at the same time
    * must not claim that change for its command.
    */
-  editedSince(path: string, content: string | null, since: number): boolean;
-  /** Notes a change a shell command's snapshot recorded, so overlapping commands do not record it again. */
-  claim(path: string, content: string | null): void;
+  editedSince(path: string, content: string | null, since: number, except?: object): boolean;
+  /**
+   * Notes a change a shell command's snapshot recorded, so overlapping commands do not record it again; `by`: the
+   * command, whose own later look at the path (`editedSince` with `except`) does not count it.
+   */
+  claim(path: string, content: string | null, by?: object): void;
   /** Changes on disk whose records the log refused: recorded again until it takes them. */
   unrecorded: UnrecordedChanges;
 };
@@ -117,6 +120,8 @@ export function wireReview(deps: {
   const unrecorded = new UnrecordedChanges({ logger: deps.logger, withLock: (paths, fn) => lock.withLock(paths, fn) });
   const service = new ActionLogService({
     lock,
+    // A command running meanwhile does not take a review's restore for its own change.
+    wrote: (path, content) => recentEdits.set(path, { content, at: Date.now() }),
     // A review waits only for the changes its log would hold: its agent's and its descendants'.
     waiting: {
       flush: (paths) => unrecorded.flush(paths),
@@ -143,7 +148,7 @@ export function wireReview(deps: {
   const readBack = reviewReadBack();
   const lateLogger = deps.logger.child({ actor: 'review-journal' });
   /** path → what the last edit/write left there (as written: an edit's bytes are not decoded again), and when. */
-  const recentEdits = new Map<string, { content: string | Buffer | null; at: number }>();
+  const recentEdits = new Map<string, { content: string | Buffer | null; at: number; by?: object | undefined }>();
   const sameContent = (kept: string | Buffer | null, content: string | null) => {
     if (kept === null || content === null || typeof kept === 'string') return kept === content;
     return kept.length === Buffer.byteLength(content) && kept.equals(Buffer.from(content));
@@ -186,12 +191,17 @@ export function wireReview(deps: {
     stored(records) {
       service.folded(records);
     },
-    claim(path, content) {
-      recentEdits.set(path, { content, at: Date.now() });
+    claim(path, content, by) {
+      recentEdits.set(path, { content, at: Date.now(), by });
     },
-    editedSince(path, content, since) {
+    editedSince(path, content, since, except) {
       const recent = recentEdits.get(path);
-      return recent !== undefined && recent.at >= since && sameContent(recent.content, content);
+      return (
+        recent !== undefined &&
+        recent.at >= since &&
+        (except === undefined || recent.by !== except) &&
+        sameContent(recent.content, content)
+      );
     },
   };
   /** The files this host's review of `agentId`'s subtree lists (to split a selection with other hosts). */

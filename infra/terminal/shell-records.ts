@@ -28,6 +28,8 @@ export type ShellEntry = {
   since: number;
   /** The mark's diff, taken as soon as the command ended (before its finish was appended). */
   ending?: Promise<SnapshotDiff>;
+  /** Paths whose change a writer holding their locks recorded first (`collect`): left out of the record. */
+  taken?: Set<string>;
 };
 
 export function shellRecords(deps: {
@@ -37,25 +39,35 @@ export function shellRecords(deps: {
   tracker: WorkspaceTracker;
 }) {
   const { tracker } = deps;
-  /** Commands whose marks are open (their diff not taken yet). */
-  const open = new Set<ShellEntry>();
+  /** Commands from their exec until their own record holds their paths' locks. */
+  const live = new Set<ShellEntry>();
 
-  /** Records `all`, the changes `entry`'s command made; `lockHeld`: under the locks of their paths (an edit's). */
-  const recordDiff = async (entry: ShellEntry, all: SnapshotDiff, lockHeld: boolean) => {
-    // Another agent's edit made while the command ran is that edit's change, already recorded.
-    // An edit still writing (it holds the path lock) records its change itself; a record of changes the log
-    // refused earlier (it holds the lock too, to record them first) does not.
-    const writing = (path: string) =>
-      !lockHeld && deps.review.service.lock.isLocked(path) && !deps.review.unrecorded.flushing(path);
+  /** Notes `path`'s change as recorded, queued or being recorded by a writer: left out of what follows. */
+  const take = (entry: ShellEntry, path: string) => {
+    entry.taken ??= new Set();
+    entry.taken.add(path);
+  };
+
+  /**
+   * Records `all`, the changes `entry`'s command made; `lockHeld`: under the locks of their paths (a writer's);
+   * `final`: `all` is from its final diff (not what a running command changed so far).
+   */
+  const recordDiff = async (entry: ShellEntry, all: SnapshotDiff, lockHeld: boolean, final = true) => {
+    // Another agent's edit made while the command ran is that edit's change, already recorded (its plan, before
+    // its write, noted it), and so is a review's restore. A writer that held the locks meanwhile took it first.
+    // (A writer's own collect, under the locks, records what it took: nothing can come between.)
+    const taken = (path: string) => !lockHeld && entry.taken?.has(path) === true;
     const diff = {
       ...all,
-      changes: all.changes.filter((c) => !deps.review.editedSince(c.path, c.after, entry.since) && !writing(c.path)),
+      changes: all.changes.filter(
+        (c) => !deps.review.editedSince(c.path, c.after, entry.since, entry) && !taken(c.path),
+      ),
     };
     if (diff.changes.length === 0) return;
     // Commands running at the same time in one workspace see each other's changes: the first to finish
     // records a change, the others skip it. A change made while other agents' commands were open too is
     // recorded for their nearest common ancestor (a snapshot cannot tell which process wrote a file).
-    for (const c of diff.changes) deps.review.claim(c.path, c.after);
+    for (const c of diff.changes) deps.review.claim(c.path, c.after, entry);
     const lineage = (id: string) => [id, ...deps.directory.localAncestors(id)];
     let failure: unknown;
     const unrecorded: string[] = [];
@@ -89,6 +101,9 @@ export function shellRecords(deps: {
         );
         const stored = new Set(paths);
         left = left.filter((c) => !stored.has(c.path));
+        // Recorded from the command's final diff: a writer's collect does not take it again. (What a running
+        // command changed so far is taken out of its mark instead: later changes are still its own.)
+        if (final) for (const path of paths) take(entry, path);
       };
       // The files changed but their records are not in the log: each kept and retried, behind any earlier change of
       // its path (queued before the locks are released), so they reach review in the order they were made.
@@ -99,16 +114,20 @@ export function shellRecords(deps: {
               lockHeld: true,
             }));
           deps.review.unrecorded.add({ path: change.path, agentId: group.agentId, record }, err);
+          if (final) take(entry, change.path); // queued: recorded from there
           unrecorded.push(change.path);
         }
         failure ??= err;
       };
-      // Earlier changes of these files the log refused go first (and while it still does, these wait too).
-      const first = (paths: readonly string[]) => deps.review.unrecorded.flush(paths);
+      // Earlier changes of these files the log refused go first (and while it still does, these wait too);
+      // overlapping commands' changes are settled by the claims above, not collected.
+      const first = (paths: readonly string[]) => deps.review.unrecorded.flush(paths, { collect: false });
+      const keep = (c: { path: string }) => !taken(c.path);
       await recordShellChanges(deps.review.service, who, { changes: left, reportedOnly: [] }, store, {
         first,
         failed,
         lockHeld,
+        keep,
       }).catch(() => undefined);
     }
     if (failure !== undefined) throw shellNotRecorded(failure, unrecorded);
@@ -117,40 +136,65 @@ export function shellRecords(deps: {
   return {
     /** A command's mark was opened. */
     opened(entry: ShellEntry): void {
-      open.add(entry);
+      live.add(entry);
     },
     /** Its command never ran: the mark is closed. */
     discard(entry: ShellEntry): void {
-      open.delete(entry);
+      live.delete(entry);
       if (!entry.ending) tracker.discard(entry.before);
     },
     /** The command ended: its diff is taken now (recorded by `record`). */
     ended(entry: ShellEntry): void {
-      open.delete(entry);
       entry.ending = tracker.end(entry.before);
       entry.ending.catch(() => undefined);
     },
     /** Records what the command changed; throws `shellNotRecorded` when the log refused some (they are queued). */
     async record(entry: ShellEntry): Promise<void> {
-      open.delete(entry);
-      await recordDiff(entry, await (entry.ending ?? tracker.end(entry.before)), false);
+      try {
+        await recordDiff(entry, await (entry.ending ?? tracker.end(entry.before)), false);
+      } finally {
+        live.delete(entry);
+      }
     },
     /**
-     * Under `path`'s lock, before an edit writes it: what commands still running changed there so far is
-     * recorded as theirs (queued if the log refuses: the edit's flush then refuses the edit).
+     * Under the locks of `paths`, before a writer (an edit, a review) reads and writes them: what commands changed
+     * there and did not record yet is recorded as theirs now (queued if the log refuses: the writer's flush then
+     * refuses it). A command still running gives what it changed so far (its mark starts again from there); one
+     * that ended gives its diff's change, left out of its own record, which waits for these locks.
      */
-    async soFar(path: string): Promise<void> {
-      // The oldest open mark of a root saw every change a newer one did, and taking it rebases them all: one each.
-      const roots = new Set<string>();
-      for (const entry of [...open]) {
-        if (entry.ending || !isInside(entry.workspace, path) || roots.has(entry.before.root)) continue;
-        roots.add(entry.before.root);
-        // A failure leaves the change to the command's end, as before (the edit is not refused for it).
-        const diff = await tracker.takeSoFar(entry.before, path).catch(() => undefined);
-        if (diff && diff.changes.length > 0) await recordDiff(entry, diff, true).catch(() => undefined);
+    async collect(paths: readonly string[]): Promise<void> {
+      for (const path of paths) {
+        // The oldest open mark of a root saw every change a newer one did, and taking it rebases them all.
+        const roots = new Set<string>();
+        for (const entry of [...live]) {
+          if (!isInside(entry.workspace, path) || entry.taken?.has(path)) continue;
+          // A failure leaves the change to the command's own record (the writer is not refused for it).
+          let diff: SnapshotDiff | undefined;
+          if (!entry.ending) {
+            if (roots.has(entry.before.root)) continue;
+            roots.add(entry.before.root);
+            diff = await tracker.takeSoFar(entry.before, path).catch(() => undefined);
+          }
+          // Ended (also while its mark was being read: then its final diff holds the change).
+          const final = diff === undefined && entry.ending !== undefined;
+          if (final) {
+            const all = await entry.ending?.catch(() => undefined);
+            const change = all?.changes.find((c) => c.path === path);
+            if (!change || entry.taken?.has(path)) continue;
+            take(entry, path);
+            diff = { changes: [change], reportedOnly: [], ...sharedOf(all?.sharedWith, path) };
+          }
+          if (diff && diff.changes.length > 0) await recordDiff(entry, diff, true, final).catch(() => undefined);
+        }
       }
     },
   };
+}
+
+/** The agents that shared `path`'s change, as a diff's `sharedWith` of that path alone. */
+function sharedOf(shared: SnapshotDiff['sharedWith'], path: string): Pick<SnapshotDiff, 'sharedWith'> {
+  const agents = shared?.[path];
+  return agents ? { sharedWith: { [path]: agents } } : {};
 }
 
 /** A command whose file changes the log refused: it ran (not to be run again), and its changes reach review later. */

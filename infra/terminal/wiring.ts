@@ -83,6 +83,8 @@ export function wireTerminal(deps: {
   /** Commands still running after their exec replied, by `<terminalId> <commandId>` (ids count per terminal). */
   const pendingShell = new Map<string, ShellEntry>();
   const shell = shellRecords({ host: deps.host, directory: deps.directory, review: deps.review, tracker });
+  // Every flush under a writer's locks (an edit's, a review's) first records what commands changed there.
+  deps.review.unrecorded.collectWith((paths) => shell.collect(paths));
 
   const workspaceOf = (agentId: string) => deps.directory.view(agentId)?.workspace;
   /** Each exec's workspace refresh, started beside its permission decision (`ahead`), by command. */
@@ -194,8 +196,6 @@ export function wireTerminal(deps: {
   return {
     manager,
     domain,
-    /** Before an edit writes `path` (under its lock): what commands still running changed there, recorded. */
-    shellSoFar: (path: string) => shell.soFar(path),
     /** Whether the terminal reads lines (canonical mode) rather than keys (an editor, a pager). */
     canonical(terminalId: string): boolean {
       const session = manager.get(terminalId);

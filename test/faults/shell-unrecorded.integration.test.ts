@@ -39,9 +39,12 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
   }
 }
 
-/** Refuses every append of `types` while `down` is set (after `slowMs`: a broker timing out). */
+/**
+ * Refuses every append of `types` while `down` is set (after `slowMs`: a broker timing out); while `slowStoreMs`
+ * is set and not down, stores them that much later (a broker coming back).
+ */
 function down(...types: string[]) {
-  const state = { down: false, refused: 0, slowMs: 0 };
+  const state = { down: false, refused: 0, slowMs: 0, slowStoreMs: 0 };
   const wrap = (log: EventLog): EventLog =>
     overLog(log, {
       async append(request: AppendRequest) {
@@ -50,6 +53,7 @@ function down(...types: string[]) {
           if (state.slowMs > 0) await sleep(state.slowMs);
           throw new Error('refused: nothing stored');
         }
+        if (state.slowStoreMs > 0 && types.includes(request.fact.type)) await sleep(state.slowStoreMs);
         return log.append(request);
       },
     });
@@ -244,4 +248,34 @@ describe('a shell change the log refused to record', () => {
     expect((await rt.call('review.reject', {})).ok).toBe(true);
     expect(readFileSync(file, 'utf8')).toBe('base\n');
   }, 60_000);
+
+  for (const writer of ['file.write', 'review.reject'] as const) {
+    it(`a command ending while a ${writer} flushes the file is recorded before the writer acts`, async () => {
+      const log = down('action-log.shell.recorded');
+      rt = await startTestRuntime({ mode: 'embedded', wrapLog: log.wrap, flags: NO_RETRY });
+      const file = join(rt.workspace, 'a.txt');
+      writeFileSync(file, 'base\n');
+      const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+      log.down = true;
+      expect((await rt.call('terminal.exec', { terminalId, command: 'echo ONE > a.txt' })).ok).toBe(false);
+      await until("the queue's first retry", () => log.refused >= 2);
+      log.down = false;
+      log.slowStoreMs = 2_000;
+      // The writer holds a.txt's lock while ONE is stored (slowly); the command ends meanwhile and waits for it.
+      // Its change was recorded after the writer's, which had started from a disk holding it.
+      const acting =
+        writer === 'file.write'
+          ? rt.call('file.write', { path: 'a.txt', content: 'EDIT\n' }, { timeoutMs: 20_000 })
+          : rt.call('review.reject', { paths: [file] }, { timeoutMs: 20_000 });
+      await sleep(300);
+      expect(
+        (await rt.call('terminal.exec', { terminalId, command: 'echo CANARY >> a.txt' }, { timeoutMs: 20_000 })).ok,
+      ).toBe(true);
+      expect((await acting).ok).toBe(true);
+      log.slowStoreMs = 0;
+      expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+      expect((await rt.call('review.reject', {})).ok).toBe(true);
+      expect(readFileSync(file, 'utf8')).toBe('base\n');
+    }, 60_000);
+  }
 });

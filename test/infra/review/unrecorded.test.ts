@@ -147,4 +147,23 @@ describe('UnrecordedChanges', () => {
     q.add({ path: '/w/b', agentId: 'main', record }, new Error('late'));
     expect(q.size).toBe(0); // after close: logged as never recorded, not kept
   });
+
+  it('close stays within its bound when the log hangs; a refused path does not stop the others', async () => {
+    const { q } = queue({ minDelayMs: 60_000 });
+    const recorded: string[] = [];
+    q.add({ path: '/w/hung', agentId: 'main', record: () => new Promise<void>(() => {}) }, new Error('log down'));
+    q.add({ path: '/w/ok', agentId: 'main', record: async () => void recorded.push('ok') }, new Error('log down'));
+    const started = Date.now();
+    await q.close(200);
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect(recorded).toEqual([]); // behind the hung one, within the bound
+    const { q: q2 } = queue({ minDelayMs: 60_000 });
+    const refuse = async () => {
+      throw new Error('still refused');
+    };
+    q2.add({ path: '/w/refused', agentId: 'main', record: refuse }, new Error('log down'));
+    q2.add({ path: '/w/ok', agentId: 'main', record: async () => void recorded.push('ok') }, new Error('log down'));
+    await q2.close(1_000);
+    expect(recorded).toEqual(['ok']);
+  });
 });
