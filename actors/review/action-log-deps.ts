@@ -57,13 +57,13 @@ export type ActionLogServiceDeps = {
 };
 
 /** Records the changes a review must see first; refuses the review, saying nothing was done, when it cannot. */
-export async function flushFirst(flush: () => Promise<void> | undefined): Promise<void> {
+export async function flushFirst(flush: () => Promise<void> | undefined, what = 'accepted or rejected'): Promise<void> {
   try {
     await flush();
   } catch (err) {
     throw new RuntimeError(
       ErrorCode.Unavailable,
-      `Nothing was accepted or rejected: ${reasonOf(err)}, and this review would decide without them. Try again ` +
+      `Nothing was ${what}: ${reasonOf(err)}, and this review would decide without them. Try again ` +
         'once the event log can be written.',
       { retryable: true, cause: err },
     );

@@ -293,7 +293,7 @@ export class ActionLogService {
     const last = this.#book.view(agentId).lastReject;
     const paths = last ? last.files.map((f) => f.path) : [];
     return this.lock.withLock(paths, async () => {
-      await flushFirst(() => this.#waiting?.flush(paths));
+      await flushFirst(() => this.#waiting?.flush(paths), 'undone');
       const view = this.#book.view(agentId);
       const ids = Object.keys(view.lastReject?.entries ?? {}).filter((id) => id !== agentId);
       const related = ids.map((id) => this.#book.view(id));

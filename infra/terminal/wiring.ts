@@ -151,8 +151,16 @@ export function wireTerminal(deps: {
           throw err;
         });
         if (entry) {
-          if (reply.status === 'exited' || reply.status === 'timeout') await shell.record(entry);
-          else pendingShell.set(`${reply.terminalId} ${reply.commandId}`, entry);
+          if (reply.status === 'exited' || reply.status === 'timeout') {
+            // The command ran: its error keeps what the reply would have said of it.
+            await shell.record(entry).catch((err: unknown) => {
+              if (!(err instanceof RuntimeError) || err.details?.['ran'] !== true) throw err;
+              const { status, exitCode, commandId } = reply;
+              throw new RuntimeError(err.code, err.message, {
+                details: { ...err.details, status, exitCode, commandId, terminalId: reply.terminalId },
+              });
+            });
+          } else pendingShell.set(`${reply.terminalId} ${reply.commandId}`, entry);
         }
         // Built by typed code (execReply) from the session's state: sent without another parse.
         return checkedReply(TerminalExec, reply);

@@ -91,7 +91,10 @@ describe('a shell change the log refused to record', () => {
       const exec = await rt.call('terminal.exec', { terminalId, command: 'echo CANARY > a.txt; echo made > s.txt' });
       expect(refusal.seen.refused).toBeGreaterThanOrEqual(1);
       // The agent is told the command ran (not to run it again) and its changes are not recorded yet.
-      expect(exec).toMatchObject({ ok: false, error: { retryable: false, details: { ran: true } } });
+      expect(exec).toMatchObject({
+        ok: false,
+        error: { retryable: false, details: { ran: true, status: 'exited', exitCode: 0, terminalId } },
+      });
       const message = exec.ok ? '' : exec.error.message;
       expect(message).toContain('The command ran');
       expect(message).toContain('a.txt');
