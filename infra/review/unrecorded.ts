@@ -51,7 +51,7 @@ export class UnrecordedChanges {
    * Records, under the locks of the paths given, the changes commands made there that are not recorded yet (still
    * running, or ended and waiting for those locks): `infra/terminal/shell-records.ts`, set by the terminal domain.
    */
-  #collect: ((paths: readonly string[]) => Promise<void>) | undefined;
+  #collect: ((paths: readonly string[], running: boolean) => Promise<void>) | undefined;
 
   constructor(options: UnrecordedOptions) {
     this.#logger = options.logger.child({ actor: 'unrecorded-changes' });
@@ -62,7 +62,7 @@ export class UnrecordedChanges {
   }
 
   /** Sets what `flush` collects first (the terminal domain's commands). */
-  collectWith(collect: (paths: readonly string[]) => Promise<void>): void {
+  collectWith(collect: (paths: readonly string[], running: boolean) => Promise<void>): void {
     this.#collect = collect;
   }
 
@@ -95,15 +95,15 @@ export class UnrecordedChanges {
   /**
    * With the locks of `paths` held: records the changes waiting for them, in order, after collecting those commands
    * made there and did not record yet (`collect`: false for a command's own record, whose overlapping commands'
-   * changes are settled by claims). Throws, naming the path, when the log still refuses one: the caller's own
-   * change must then wait too (or be refused, if not made yet).
+   * changes are settled by claims; `running`: also from commands still running, for an edit). Throws, naming the
+   * path, when the log still refuses one: the caller's own change must then wait too (or be refused, if not made).
    */
-  async flush(paths: readonly string[], options: { collect?: boolean } = {}): Promise<void> {
+  async flush(paths: readonly string[], options: { collect?: boolean; running?: boolean } = {}): Promise<void> {
     await this.#flushQueued(paths);
     // Last, right before the caller reads the disk: a command that ended while the queue was recorded (slowly,
     // a log coming back) is collected too.
     if ((options.collect ?? true) && this.#collect) {
-      await this.#collect(paths);
+      await this.#collect(paths, options.running ?? true);
       await this.#flushQueued(paths); // what the log refused of them: the caller is refused too
     }
   }
@@ -136,7 +136,9 @@ export class UnrecordedChanges {
    */
   async flushAll(of?: (agentId: string) => boolean): Promise<void> {
     for (const [key, list] of [...this.#pending]) {
-      if (!of || list.some((c) => of(c.agentId))) await this.#withLock([key], () => this.flush([key]));
+      if (!of || list.some((c) => of(c.agentId))) {
+        await this.#withLock([key], () => this.flush([key], { running: false }));
+      }
     }
   }
 

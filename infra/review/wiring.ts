@@ -124,7 +124,8 @@ export function wireReview(deps: {
     wrote: (path, content) => recentEdits.set(path, { content, at: Date.now() }),
     // A review waits only for the changes its log would hold: its agent's and its descendants'.
     waiting: {
-      flush: (paths) => unrecorded.flush(paths),
+      // Not from commands still running: a review's restore would look like their change (`shellRecords.collect`).
+      flush: (paths) => unrecorded.flush(paths, { running: false }),
       flushAll: (reviewer) => unrecorded.flushAll((owner) => deps.directory.isSelfOrAncestor(reviewer, owner)),
     },
     emit,

@@ -30,6 +30,8 @@ export type ShellEntry = {
   ending?: Promise<SnapshotDiff>;
   /** Paths whose change a writer holding their locks recorded first (`collect`): left out of the record. */
   taken?: Set<string>;
+  /** When it ended, in the order commands ended. */
+  endSeq?: number;
 };
 
 export function shellRecords(deps: {
@@ -41,6 +43,7 @@ export function shellRecords(deps: {
   const { tracker } = deps;
   /** Commands from their exec until their own record holds their paths' locks. */
   const live = new Set<ShellEntry>();
+  let endings = 0;
 
   /** Notes `path`'s change as recorded, queued or being recorded by a writer: left out of what follows. */
   const take = (entry: ShellEntry, path: string) => {
@@ -67,7 +70,6 @@ export function shellRecords(deps: {
     // Commands running at the same time in one workspace see each other's changes: the first to finish
     // records a change, the others skip it. A change made while other agents' commands were open too is
     // recorded for their nearest common ancestor (a snapshot cannot tell which process wrote a file).
-    for (const c of diff.changes) deps.review.claim(c.path, c.after, entry);
     const lineage = (id: string) => [id, ...deps.directory.localAncestors(id)];
     let failure: unknown;
     const unrecorded: string[] = [];
@@ -122,7 +124,11 @@ export function shellRecords(deps: {
       // Earlier changes of these files the log refused go first (and while it still does, these wait too);
       // overlapping commands' changes are settled by the claims above, not collected.
       const first = (paths: readonly string[]) => deps.review.unrecorded.flush(paths, { collect: false });
-      const keep = (c: { path: string }) => !taken(c.path);
+      const keep = (c: { path: string; after: string | null }) => {
+        if (taken(c.path) || deps.review.editedSince(c.path, c.after, entry.since, entry)) return false;
+        deps.review.claim(c.path, c.after, entry);
+        return true;
+      };
       await recordShellChanges(deps.review.service, who, { changes: left, reportedOnly: [] }, store, {
         first,
         failed,
@@ -145,6 +151,7 @@ export function shellRecords(deps: {
     },
     /** The command ended: its diff is taken now (recorded by `record`). */
     ended(entry: ShellEntry): void {
+      entry.endSeq = ++endings;
       entry.ending = tracker.end(entry.before);
       entry.ending.catch(() => undefined);
     },
@@ -157,34 +164,38 @@ export function shellRecords(deps: {
       }
     },
     /**
-     * Under the locks of `paths`, before a writer (an edit, a review) reads and writes them: what commands changed
-     * there and did not record yet is recorded as theirs now (queued if the log refuses: the writer's flush then
-     * refuses it). A command still running gives what it changed so far (its mark starts again from there); one
-     * that ended gives its diff's change, left out of its own record, which waits for these locks.
+     * Under the locks of `paths`, before a writer reads and writes them: what commands changed there and did not
+     * record yet is recorded as theirs now (queued if the log refuses: the writer's flush then refuses it). First
+     * the commands that ended, in the order they ended, from their final diffs (left out of their own records,
+     * which wait for these locks); then, for an edit (`running`), what commands still running changed so far,
+     * deepest workspace first (a child's command in its nested root before its parent's), taken out of their
+     * marks. A review does not take from running commands: its restore would then look like their change, as a
+     * review of a file a command still changes did before (not found until the command ends).
      */
-    async collect(paths: readonly string[]): Promise<void> {
+    async collect(paths: readonly string[], running: boolean): Promise<void> {
       for (const path of paths) {
+        const here = [...live].filter((e) => isInside(e.workspace, path) && !e.taken?.has(path));
+        const ended = here.filter((e) => e.ending !== undefined).sort((a, b) => (a.endSeq ?? 0) - (b.endSeq ?? 0));
+        for (const entry of ended) {
+          // A failure leaves the change to the command's own record (the writer is not refused for it).
+          const all = await entry.ending?.catch(() => undefined);
+          const change = all?.changes.find((c) => c.path === path);
+          if (!change || entry.taken?.has(path)) continue;
+          take(entry, path);
+          const diff = { changes: [change], reportedOnly: [], ...sharedOf(all?.sharedWith, path) };
+          await recordDiff(entry, diff, true, true).catch(() => undefined);
+        }
+        if (!running) continue;
         // The oldest open mark of a root saw every change a newer one did, and taking it rebases them all.
         const roots = new Set<string>();
-        for (const entry of [...live]) {
-          if (!isInside(entry.workspace, path) || entry.taken?.has(path)) continue;
-          // A failure leaves the change to the command's own record (the writer is not refused for it).
-          let diff: SnapshotDiff | undefined;
-          if (!entry.ending) {
-            if (roots.has(entry.before.root)) continue;
-            roots.add(entry.before.root);
-            diff = await tracker.takeSoFar(entry.before, path).catch(() => undefined);
-          }
-          // Ended (also while its mark was being read: then its final diff holds the change).
-          const final = diff === undefined && entry.ending !== undefined;
-          if (final) {
-            const all = await entry.ending?.catch(() => undefined);
-            const change = all?.changes.find((c) => c.path === path);
-            if (!change || entry.taken?.has(path)) continue;
-            take(entry, path);
-            diff = { changes: [change], reportedOnly: [], ...sharedOf(all?.sharedWith, path) };
-          }
-          if (diff && diff.changes.length > 0) await recordDiff(entry, diff, true, final).catch(() => undefined);
+        const open = here
+          .filter((e) => e.ending === undefined)
+          .sort((a, b) => b.before.root.length - a.before.root.length);
+        for (const entry of open) {
+          if (entry.ending || roots.has(entry.before.root)) continue;
+          roots.add(entry.before.root);
+          const diff = await tracker.takeSoFar(entry.before, path).catch(() => undefined);
+          if (diff && diff.changes.length > 0) await recordDiff(entry, diff, true, false).catch(() => undefined);
         }
       }
     },
