@@ -62,6 +62,17 @@ function down(...types: string[]) {
 
 const NO_RETRY = { log: { appendRetries: 0 } } as never;
 
+/** A runtime whose log refuses `types` while `log.down`, a.txt holding `base`, and a terminal open. */
+async function refusing(...types: string[]) {
+  const log = down(...types);
+  const runtime = await startTestRuntime({ mode: 'embedded', wrapLog: log.wrap, flags: NO_RETRY });
+  rt = runtime; // disposed after the test
+  const file = join(runtime.workspace, 'a.txt');
+  writeFileSync(file, 'base\n');
+  const { terminalId } = (await runtime.call('terminal.open', {})) as unknown as { terminalId: string };
+  return { log, file, terminalId, runtime };
+}
+
 let rt: TestRuntime | undefined;
 afterEach(async () => {
   await rt?.dispose();
@@ -165,11 +176,8 @@ describe('a shell change the log refused to record', () => {
   }, 60_000);
 
   it('while the log refuses: later changes of the file wait behind, a write is refused unwritten', async () => {
-    const log = down('action-log.shell.recorded');
-    rt = await startTestRuntime({ mode: 'embedded', wrapLog: log.wrap, flags: NO_RETRY });
-    const file = join(rt.workspace, 'a.txt');
-    writeFileSync(file, 'base\n');
-    const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    const { log, file, terminalId, runtime } = await refusing('action-log.shell.recorded');
+    rt = runtime;
     log.down = true;
     expect((await rt.call('terminal.exec', { terminalId, command: "printf 'CANARY\\n' > a.txt" })).ok).toBe(false);
     expect((await rt.call('terminal.exec', { terminalId, command: 'echo more >> a.txt' })).ok).toBe(false);
@@ -210,11 +218,8 @@ describe('a shell change the log refused to record', () => {
   }, 60_000);
 
   it("an edit's change waiting to be recorded goes before a later command's change of the file", async () => {
-    const log = down('edit.applied', 'action-log.change.recorded');
-    rt = await startTestRuntime({ mode: 'embedded', wrapLog: log.wrap, flags: NO_RETRY });
-    const file = join(rt.workspace, 'a.txt');
-    writeFileSync(file, 'base\n');
-    const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    const { log, file, terminalId, runtime } = await refusing('edit.applied', 'action-log.change.recorded');
+    rt = runtime;
     log.down = true;
     const write = await rt.call('file.write', { path: 'a.txt', content: 'CANARY\n' });
     expect(write.ok ? '' : write.error.message).toContain('was written, but the edit could not be recorded');
@@ -230,11 +235,8 @@ describe('a shell change the log refused to record', () => {
   }, 60_000);
 
   it("a command's change made while a refused write flushes the file's waiting one still reaches review", async () => {
-    const log = down('action-log.shell.recorded');
-    rt = await startTestRuntime({ mode: 'embedded', wrapLog: log.wrap, flags: NO_RETRY });
-    const file = join(rt.workspace, 'a.txt');
-    writeFileSync(file, 'base\n');
-    const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    const { log, file, terminalId, runtime } = await refusing('action-log.shell.recorded');
+    rt = runtime;
     log.down = true;
     expect((await rt.call('terminal.exec', { terminalId, command: 'echo ONE > a.txt' })).ok).toBe(false);
     await until("the queue's first retry", () => log.refused >= 2);
@@ -254,11 +256,8 @@ describe('a shell change the log refused to record', () => {
 
   for (const writer of ['file.write', 'review.reject'] as const) {
     it(`a command ending while a ${writer} flushes the file is recorded before the writer acts`, async () => {
-      const log = down('action-log.shell.recorded');
-      rt = await startTestRuntime({ mode: 'embedded', wrapLog: log.wrap, flags: NO_RETRY });
-      const file = join(rt.workspace, 'a.txt');
-      writeFileSync(file, 'base\n');
-      const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+      const { log, file, terminalId, runtime } = await refusing('action-log.shell.recorded');
+      rt = runtime;
       log.down = true;
       expect((await rt.call('terminal.exec', { terminalId, command: 'echo ONE > a.txt' })).ok).toBe(false);
       await until("the queue's first retry", () => log.refused >= 2);
