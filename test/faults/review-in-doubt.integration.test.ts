@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AppendRequest, EventLog } from '../../infra/transport/event-log.ts';
+import { until } from '../support/until.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { overLog } from '../support/fact-writer.ts';
@@ -40,14 +41,6 @@ function losesFirstAnswer(type: string, refuse?: string, slowMs = 0) {
       },
     });
   return { wrap, lost };
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 /** The writer's own retry would find the stored fact (a duplicate) and succeed: the doubt must reach the review. */

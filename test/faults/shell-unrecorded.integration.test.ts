@@ -12,6 +12,7 @@ import type { AppendRequest, EventLog } from '../../infra/transport/event-log.ts
 import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replayLog } from '../../infra/kernel/replay.ts';
 import { overLog } from '../support/fact-writer.ts';
+import { until } from '../support/until.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { tempDir } from '../support/temp-dir.ts';
 
@@ -29,14 +30,6 @@ function refuses(type: string, times = 1) {
       },
     });
   return { wrap, seen };
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 /**
