@@ -30,11 +30,9 @@
  *   start (no inotify, watch limit) or the first scan stops at its budget,
  *   the root is tracked by a snapshot before and after each command instead.
  */
-import { readdir } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
 import type { Logger } from 'pino';
-import { lstatBigNow } from '../common/stat-now.ts';
-import { markSnapshot, RootWatch, type TrackMark } from './root-watch.ts';
+import { markSnapshot, type ReadState, RootWatch, type TrackMark } from './root-watch.ts';
 import { loadIgnore } from './workspace-snapshot-ignore.ts';
 import type {
   ContentBudget,
@@ -45,12 +43,6 @@ import type {
 } from './workspace-snapshot.ts';
 
 export type { TrackMark };
-
-/**
- * Notified paths of one depth applied at once: enough to overlap a fleet's changes in one refresh, few enough
- * that a burst of thousands (up to `overflowAt`) does not open a descriptor for each at the same time.
- */
-const APPLY_PARALLEL = 32;
 
 /** Two turns of the event loop: every inotify event queued before the call has been delivered. */
 export async function notifyBarrier(): Promise<void> {
@@ -172,13 +164,34 @@ export class WorkspaceTracker {
     if (mark.kind !== 'watch') return undefined;
     const rel = relative(mark.root, path);
     if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return undefined;
-    await this.#refresh(mark.rw);
+    await this.#refreshOne(mark.rw, rel);
     const taken = mark.rw.takeSoFar(mark, rel);
     if (!taken) return undefined;
     const snap = (state: FileState | undefined) => markSnapshot(mark.root, state ? { [rel]: state } : {});
     const diff = await this.#snapshotter.diff(snap(taken.before), snap(taken.now));
     if (taken.witnesses) diff.sharedWith = { [path]: [...taken.witnesses].sort() };
     return diff;
+  }
+
+  /**
+   * An edit wrote `content` at `path` (absolute), under its path lock, after taking the running commands' changes
+   * there (`takeSoFar`): every open mark starts again from what it wrote, so a command changing the file after is
+   * seen changing it from there. Without it, a command that wrote CANARY, then (after the edit) CANARY again showed
+   * no change: its mark started from its own first CANARY; review held the edit's content and the disk the
+   * canary. When the disk no longer holds what was written (the command wrote meanwhile), the marks start from
+   * the written content (stored as a blob, for the diff) under a stamp no file has, so the next look sees the
+   * difference.
+   */
+  async wrote(path: string, content: string | Buffer): Promise<void> {
+    for (const rw of this.#roots.values()) {
+      if (!(rw instanceof RootWatch) || rw.marks.size === 0) continue;
+      const rel = relative(rw.root, path);
+      if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
+      await this.#refreshOne(rw, rel);
+      const disk = rw.state.get(rel);
+      const written = await this.#snapshotter.writtenState(content, disk);
+      rw.rebase(rel, written);
+    }
   }
 
   /** Closes a mark whose command never ran. */
@@ -234,6 +247,24 @@ export class WorkspaceTracker {
   async #refresh(rw: RootWatch): Promise<void> {
     if (rw.watching) await notifyBarrier();
     await this.#applyQueued(rw);
+  }
+
+  /**
+   * Brings one path up to date in the root's queue, after the applies queued before it, without applying what
+   * else is notified (`RootWatch.applyOne`); all of it, as `#refresh`, when the path cannot be told apart.
+   */
+  async #refreshOne(rw: RootWatch, rel: string): Promise<void> {
+    if (rw.watching) await notifyBarrier();
+    const run = rw.queue.then(async () => {
+      rw.running++;
+      try {
+        return await rw.applyOne(rel, this.#read);
+      } finally {
+        rw.running--;
+      }
+    });
+    rw.queue = run.catch(() => undefined);
+    if (!(await run.catch(() => false))) await this.#applyQueued(rw);
   }
 
   /** An apply (or a scan, when events may be lost) that starts after this call. */
@@ -294,66 +325,17 @@ export class WorkspaceTracker {
   }
 
   /**
-   * Applies the notified paths one depth at a time, shallowest first (a replaced directory is settled before the
-   * files below it); the paths of one depth at once (`APPLY_PARALLEL`), each a distinct entry whose work touches
-   * only itself and what is below it. In a row, each path's awaits (lstat, open, read, the blob's write and
-   * fsync) each took a turn of a busy event loop: a fleet's applies of 4-26 paths took 100-230 ms, and every
-   * exec in the workspace waited for them at its start and its end.
+   * Applies the notified paths (`RootWatch.applyDirty`), then the scan that a changed `.gitignore` or a watcher
+   * error asked for meanwhile.
    */
   async #apply(rw: RootWatch): Promise<void> {
-    const levels = new Map<number, string[]>();
-    for (const rel of rw.dirty) {
-      const d = depth(rel);
-      const level = levels.get(d);
-      if (level) level.push(rel);
-      else levels.set(d, [rel]);
-    }
-    rw.dirty = new Set();
-    rw.events = 0;
-    const acc = { readBytes: 0 };
-    const parentOk = new Map<string, boolean>();
-    const parentWatched = (parent: string): boolean => {
-      let ok = parentOk.get(parent);
-      if (ok === undefined) {
-        const w = rw.dirs.get(parent);
-        const pst = w ? lstatBigNow(join(rw.root, parent)) : undefined;
-        ok = pst?.isDirectory() === true && pst.ino === w?.ino;
-        parentOk.set(parent, ok);
-      }
-      return ok;
-    };
-    const one = async (rel: string): Promise<void> => {
-      const full = join(rw.root, rel);
-      const parent = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '';
-      // Both on this thread (stat-now.ts): one system call each.
-      const st = lstatBigNow(full);
-      const ok = parentWatched(parent);
-      if (!ok || !st) {
-        rw.dropTree(rel);
-        return;
-      }
-      if (st.isDirectory()) {
-        const w = rw.dirs.get(rel);
-        if (w && w.ino === st.ino && w.ctime === st.ctimeNs) return;
-        rw.dropTree(rel);
-        if (!rw.ignore.ignores(rel, true)) await this.#walkNew(rw, rel, acc);
-        return;
-      }
-      if (rw.dirs.has(rel)) rw.dropTree(rel);
-      if (st.isFile() && !rw.ignore.ignores(rel, false)) {
-        rw.set(rel, await this.#snapshotter.fileState(full, rw.state.get(rel), acc, this.#content));
-      } else rw.set(rel, undefined);
-    };
-    for (const d of [...levels.keys()].sort((a, b) => a - b)) {
-      const level = levels.get(d)!.sort();
-      for (let i = 0; i < level.length; i += APPLY_PARALLEL) {
-        if (rw.rescan) return this.#resync(rw);
-        await Promise.all(level.slice(i, i + APPLY_PARALLEL).map(one));
-      }
-    }
+    await rw.applyDirty(this.#read);
     this.#contentCheck();
     if (rw.rescan) await this.#resync(rw);
   }
+
+  /** One file's state, its new content within the run's budget. */
+  readonly #read: ReadState = (full, prev, acc) => this.#snapshotter.fileState(full, prev, acc, this.#content);
 
   /** Warns once, when a file of the largest size stored no longer fits what is left of the content budget. */
   #contentCheck(): void {
@@ -370,31 +352,10 @@ export class WorkspaceTracker {
   #budgetedSnapshot(root: string): Promise<WorkspaceSnapshot> {
     return this.#snapshotter.snapshot(root, { budget: this.#content }).finally(() => this.#contentCheck());
   }
-
-  /** A directory that appeared (or was replaced): watch it, then walk it. */
-  async #walkNew(rw: RootWatch, rel: string, acc: { readBytes: number }): Promise<void> {
-    if (!(await rw.watchDir(rel))) return;
-    const entries = await readdir(join(rw.root, rel), { withFileTypes: true }).catch(() => []);
-    if (entries.some((e) => e.name === '.gitignore')) rw.rescan = true;
-    for (const e of entries) {
-      const child = `${rel}/${e.name}`;
-      if (e.isDirectory()) {
-        if (!rw.ignore.ignores(child, true)) await this.#walkNew(rw, child, acc);
-      } else if (e.isFile() && !rw.ignore.ignores(child, false)) {
-        rw.set(child, await this.#snapshotter.fileState(join(rw.root, child), rw.state.get(child), acc, this.#content));
-      }
-    }
-  }
 }
 
 function same(a: FileState | undefined, b: FileState | undefined): boolean {
   return (
     a === b || (a !== undefined && b !== undefined && a.stamp === b.stamp && a.size === b.size && a.hash === b.hash)
   );
-}
-
-function depth(rel: string): number {
-  let n = 0;
-  for (let i = 0; i < rel.length; i++) if (rel.charCodeAt(i) === 47) n++;
-  return n;
 }

@@ -106,9 +106,12 @@ export function wireEdit(deps: {
       let failure: unknown;
       /** Whether edit.applied was stored with the change's records: then it is recorded, in that same append. */
       let carried = false;
+      /** What the edit's plan says it writes (when carried, the file is not read again). */
+      let planned: Buffer | undefined;
       const actionLog: ActionLogRecorder = {
-        plan: (change) =>
-          deps.review.plan({
+        plan: (change) => {
+          planned = change.path === path ? change.after : undefined;
+          return deps.review.plan({
             agentId: ctx.command.agentId,
             path: change.path,
             before: change.before,
@@ -119,7 +122,8 @@ export function wireEdit(deps: {
               kind: type === 'file.write' || change.mode === 'write' ? 'write' : 'edit',
               editId: change.editId,
             },
-          }),
+          });
+        },
         stored: (records) => {
           carried = true;
           deps.review.stored(records);
@@ -164,6 +168,10 @@ export function wireEdit(deps: {
           failure ??= err;
         }
       }
+      // Commands still running that changed the file before (collected by the flush above) start again from what
+      // is there now. Not after a failure that was carried: the disk may not hold what was planned.
+      const written = carried ? (failure === undefined ? planned : undefined) : same ? undefined : after;
+      if (written) await deps.review.unrecorded.written(path, written);
       if (failure !== undefined) throw failure;
       return reply!;
     });

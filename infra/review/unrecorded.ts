@@ -52,6 +52,8 @@ export class UnrecordedChanges {
    * running, or ended and waiting for those locks): `infra/terminal/shell-records.ts`, set by the terminal domain.
    */
   #collect: ((paths: readonly string[], running: boolean) => Promise<void>) | undefined;
+  /** Told what an edit wrote where it collected from running commands (`shellRecords.written`). */
+  #written: ((path: string, content: string | Buffer) => Promise<void>) | undefined;
 
   constructor(options: UnrecordedOptions) {
     this.#logger = options.logger.child({ actor: 'unrecorded-changes' });
@@ -61,9 +63,23 @@ export class UnrecordedChanges {
     this.#delayMs = this.#minMs;
   }
 
-  /** Sets what `flush` collects first (the terminal domain's commands). */
-  collectWith(collect: (paths: readonly string[], running: boolean) => Promise<void>): void {
+  /** Sets what `flush` collects first, and what `written` tells (the terminal domain's commands). */
+  collectWith(
+    collect: (paths: readonly string[], running: boolean) => Promise<void>,
+    written?: (path: string, content: string | Buffer) => Promise<void>,
+  ): void {
     this.#collect = collect;
+    this.#written = written;
+  }
+
+  /**
+   * After a `flush` that collected from running commands, the writer wrote `content` at `path`, locks still held:
+   * those commands are seen changing it from there on. Never throws.
+   */
+  async written(path: string, content: string | Buffer): Promise<void> {
+    await this.#written?.(path, content).catch((err: unknown) =>
+      this.#logger.warn({ err, path }, 'shell side effects: running commands not rebased on a write'),
+    );
   }
 
   get size(): number {

@@ -84,7 +84,10 @@ export function wireTerminal(deps: {
   const pendingShell = new Map<string, ShellEntry>();
   const shell = shellRecords({ host: deps.host, directory: deps.directory, review: deps.review, tracker });
   // Every flush under a writer's locks (an edit's, a review's) first records what commands changed there.
-  deps.review.unrecorded.collectWith((paths, running) => shell.collect(paths, running));
+  deps.review.unrecorded.collectWith(
+    (paths, running) => shell.collect(paths, running),
+    (path, content) => tracker.wrote(path, content),
+  );
 
   const workspaceOf = (agentId: string) => deps.directory.view(agentId)?.workspace;
   /** Each exec's workspace refresh, started beside its permission decision (`ahead`), by command. */

@@ -94,4 +94,30 @@ describe("an edit while the same agent's command runs", () => {
     expect((await rt.call('review.reject', { paths: [file] })).ok).toBe(true);
     expect(readFileSync(file, 'utf8')).toBe(base);
   }, 60_000);
+
+  it('the command writes its own content back over the edit: review shows the disk, canary undone', async () => {
+    rt = await startTestRuntime({ mode: 'embedded' });
+    const file = join(rt.workspace, 'a.txt');
+    const base = 'l1\nl2\nl3\n';
+    writeFileSync(file, base);
+    const { terminalId } = (await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    // Writes the canary, keeps a copy, waits for `go` (the edit made meanwhile), then puts its copy back.
+    const command =
+      "sed -i 's/^l3$/CANARY/' a.txt; cp a.txt .keep; while [ ! -e go ]; do sleep 0.05; done; cat .keep > a.txt";
+    expect(await rt.call('terminal.exec', { terminalId, command, yieldMs: 100 })).toMatchObject({ status: 'running' });
+    await until('the command changed the file', () => readFileSync(file, 'utf8').includes('CANARY'));
+    const edit = await rt.call('file.edit', { path: 'a.txt', edits: [{ oldText: 'l1\n', newText: 'EDIT\n' }] });
+    expect(edit.ok).toBe(true);
+    writeFileSync(join(rt.workspace, 'go'), '');
+    await until('the command put its copy back', () => !readFileSync(file, 'utf8').includes('EDIT'));
+    await until('review shows the disk: the edit overwritten', async () =>
+      (await listing()).some((f) => f.path === 'a.txt' && !f.diff.includes('+EDIT')),
+    );
+    const diff = (await listing()).find((f) => f.path === 'a.txt')!.diff;
+    expect(diff).toContain('+CANARY');
+    expect(diff).not.toContain('EDIT');
+    expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+    expect((await rt.call('review.reject', { paths: [file] })).ok).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe(base);
+  }, 60_000);
 });
