@@ -80,6 +80,14 @@ export const ReviewList = defineCommand('review.list', {
       .string()
       .optional()
       .describe('Present when more files follow: send it back as cursor to get the next page.'),
+    waiting: z
+      .array(z.object({ path: AbsPath, agentId: AgentId, changes: z.number().int().positive() }))
+      .optional()
+      .describe(
+        'On the first page, when some are: changes on disk whose records the event log refused (a full disk, ' +
+          'the broker down), by file and agent (the first 8 KiB of them). Not in files yet: they are recorded, ' +
+          'and listed, once the log can be written; a review or write of such a file is refused until then.',
+      ),
   }),
 });
 

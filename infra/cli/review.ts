@@ -17,8 +17,11 @@ export async function review(opts: RemoteOptions & { diff?: boolean; of?: string
       opts.of ? { agentId: opts.of } : {},
       (reply) => {
         const files = reply['files'] as FileReview[];
-        if (files.length === 0) return 'no changes to review';
-        const lines: string[] = [];
+        const waiting = (reply['waiting'] as Array<{ path: string; agentId: string; changes: number }>) ?? [];
+        const lines: string[] = waiting.map(
+          (w) => `waiting  ${w.path}  by ${w.agentId}  ${w.changes} change(s) not recorded yet: the event log refused`,
+        );
+        if (files.length === 0) return [...lines, 'no changes to review'].join('\n');
         for (const f of files) {
           lines.push(
             `${f.status.padEnd(8)} ${f.path}  by ${f.agents.join(', ')} ` +

@@ -88,6 +88,20 @@ export class UnrecordedChanges {
     return n;
   }
 
+  /**
+   * The changes waiting, one entry per path and agent (how many), of the agents `of` accepts (all when missing),
+   * ordered by path: `review.list` names them, as they are not in any log yet.
+   */
+  waiting(of?: (agentId: string) => boolean): Array<{ path: string; agentId: string; changes: number }> {
+    const out: Array<{ path: string; agentId: string; changes: number }> = [];
+    for (const [path, list] of [...this.#pending].sort(([a], [b]) => a.localeCompare(b))) {
+      const counts = new Map<string, number>();
+      for (const c of list) if (!of || of(c.agentId)) counts.set(c.agentId, (counts.get(c.agentId) ?? 0) + 1);
+      for (const [agentId, changes] of counts) out.push({ path, agentId, changes });
+    }
+    return out;
+  }
+
   /** Keeps a change whose record failed with `error`, behind any of its path's, and schedules a retry. */
   add(change: PendingRecord, error: unknown): void {
     const key = resolve(change.path);

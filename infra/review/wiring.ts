@@ -221,8 +221,19 @@ export function wireReview(deps: {
           deps.remote && data.includeDescendants !== false
             ? [...list.files, ...(await remoteFiles(deps.remote, target))].sort((x, y) => x.path.localeCompare(y.path))
             : list.files;
+        // Changes of the subtree whose records the log refused (on the first page): not in any log yet.
+        const of = (owner: string) =>
+          owner === target || (data.includeDescendants !== false && deps.directory.isSelfOrAncestor(target, owner));
+        const waiting =
+          data.cursor === undefined
+            ? unrecorded.waiting(of).filter((w) => !data.paths || data.paths.includes(w.path))
+            : [];
         // Paged so that every reply fits one message (NATS drops a bigger one).
-        return { ...list, ...pageOfFiles(files, data.cursor, deps.host.options.maxPayloadBytes) };
+        return {
+          ...list,
+          ...pageOfFiles(files, data.cursor, deps.host.options.maxPayloadBytes),
+          ...(waiting.length > 0 ? { waiting: within(waiting, 8 * 1024) } : {}),
+        };
       },
       'review.accept': async (ctx) => {
         const { agentId } = ctx.command;
@@ -293,4 +304,16 @@ export function wireReview(deps: {
     stop: () => diffs.close(),
   });
   return { ...recorder, domain };
+}
+
+/** The first entries whose JSON fits `bytes` (at least one): beside a page, inside its envelope's margin. */
+function within<T>(entries: readonly T[], bytes: number): T[] {
+  const out: T[] = [];
+  let used = 0;
+  for (const e of entries) {
+    used += Buffer.byteLength(JSON.stringify(e)) + 1;
+    if (out.length > 0 && used > bytes) break;
+    out.push(e);
+  }
+  return out;
 }

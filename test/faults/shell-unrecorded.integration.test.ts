@@ -178,12 +178,19 @@ describe('a shell change the log refused to record', () => {
     expect(write).toMatchObject({ ok: false, error: { code: 'unavailable', retryable: true } });
     expect(write.ok ? '' : write.error.message).toContain('earlier changes to');
     expect(readFileSync(file, 'utf8')).toBe('CANARY\nmore\n');
+    // review.list names them (not in any log yet), to the agent and its ancestors, not to a child.
+    const waiting = async (agentId?: string) =>
+      ((await rt!.call('review.list', {}, agentId ? { agentId } : {})) as unknown as { waiting?: unknown }).waiting;
+    expect(await waiting()).toEqual([{ path: file, agentId: expect.any(String), changes: 2 }]);
+    expect((await rt.call('agent.spawn', { label: 'kid', agentId: 'kid' })).ok).toBe(true);
+    expect(await waiting('kid')).toBeUndefined();
     // A review is refused too while it cannot see them (it would decide without them).
     const refused = await rt.call('review.reject', {});
     expect(refused).toMatchObject({ ok: false, error: { code: 'unavailable' } });
     expect(readFileSync(file, 'utf8')).toBe('CANARY\nmore\n');
     log.down = false;
     await until('a.txt in review', async () => (await listing()).some((f) => f.path === 'a.txt'));
+    expect(await waiting()).toBeUndefined();
     expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
     expect((await rt.call('review.reject', {})).ok).toBe(true);
     expect(readFileSync(file, 'utf8')).toBe('base\n');
