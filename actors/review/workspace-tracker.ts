@@ -199,9 +199,18 @@ export class WorkspaceTracker {
     if (mark.kind === 'watch') mark.rw.marks.delete(mark);
   }
 
-  /** Stops every watcher. */
+  /**
+   * Stops every watcher. A mark still open then ends by a scan of its root: with the watchers gone (no watched
+   * directory left to check a file's parent against), its end read every file notified as deleted.
+   */
   close(): void {
-    for (const r of this.#roots.values()) if (r instanceof RootWatch) r.unwatchAll();
+    for (const r of this.#roots.values()) {
+      if (r instanceof RootWatch) {
+        r.watching = false;
+        r.demoted = 'the tracker stopped';
+        r.unwatchAll();
+      }
+    }
     this.#roots.clear();
   }
 

@@ -22,6 +22,7 @@ import { foregroundPgid, groupIdentity, shellDirectory, ttyModes } from '../../a
 import { which } from '../../actors/terminal/pty-spawn.ts';
 import { WorkspaceSnapshotter } from '../../actors/review/workspace-snapshot.ts';
 import { WorkspaceTracker } from '../../actors/review/workspace-tracker.ts';
+import { settledWithin } from '../../actors/review/action-log-files.ts';
 import type { AgentDirectory } from '../../actors/agent/agent-directory.ts';
 import { domainConfig, type LoadedConfig } from '../kernel/config.ts';
 import { dataIf, defineDomain } from '../kernel/domain.ts';
@@ -32,6 +33,9 @@ import { retriedOpen } from './retried.ts';
 import { type ShellEntry, shellRecords } from './shell-records.ts';
 
 export type TerminalWiring = ReturnType<typeof wireTerminal>;
+
+/** How long a stop waits for the records of the commands it ended (a log that refuses them queues them). */
+const STOP_RECORD_MS = 5_000;
 
 export function wireTerminal(deps: {
   host: Host;
@@ -94,6 +98,15 @@ export function wireTerminal(deps: {
   const refreshed = new WeakMap<object, Promise<boolean>>();
   const isRoot = (agentId: string) => agentId === root;
 
+  /** Records of commands that ended after their exec replied, under way: a stop waits for them. */
+  const recording = new Set<Promise<void>>();
+  const recordLate = (entry: ShellEntry, ids: { terminalId?: string; commandId?: string }) => {
+    const done: Promise<void> = shell
+      .record(entry)
+      .catch((err) => deps.logger.warn({ err, ...ids }, 'recording shell side effects failed'))
+      .finally(() => recording.delete(done));
+    recording.add(done);
+  };
   /** A command that finished after its exec replied: its shell side effects are recorded now. */
   const onCommandEnd = (fact: StoredFact) => {
     const { terminalId, commandId } = fact.data as { terminalId?: string; commandId?: string };
@@ -101,9 +114,7 @@ export function wireTerminal(deps: {
     const entry = pendingShell.get(key);
     if (!entry) return;
     pendingShell.delete(key);
-    shell
-      .record(entry)
-      .catch((err) => deps.logger.warn({ err, terminalId, commandId }, 'recording shell side effects failed'));
+    recordLate(entry, { terminalId, commandId });
   };
 
   const domain = defineDomain({
@@ -198,9 +209,18 @@ export function wireTerminal(deps: {
     reactions: [{ on: ['terminal.command.finished', 'terminal.command.interrupted'], when: 'live', run: onCommandEnd }],
     // Terminals the log leaves open died with the previous host: closed with terminal.lost.
     restore: async () => void (await reconcileTerminals({ host: deps.host, logger: deps.logger })),
-    stop: () => {
+    // The terminals first: the commands they were running end, and what those changed is recorded while the log
+    // still takes it (a command still running at a stop lost its change, and after the watchers stopped every
+    // file it had touched read as deleted). A command left with no end fact is recorded as it is. Then the
+    // watchers stop; an end later than that scans its workspace.
+    stop: async () => {
+      await manager.shutdown();
+      for (const [key, entry] of pendingShell) {
+        pendingShell.delete(key);
+        recordLate(entry, { terminalId: entry.terminalId });
+      }
+      await settledWithin([...recording], STOP_RECORD_MS);
       tracker.close();
-      return manager.shutdown();
     },
   });
 

@@ -129,4 +129,17 @@ describe('an edit takes a running command’s change at one path', () => {
       ['a.txt', 'modified', 'EDIT\n', 'CANARY\n'],
     ]);
   });
+
+  it('a mark ended after the tracker closed (a stop) scans its root: nothing it touched reads as deleted', async () => {
+    f.write('a.txt', 'base\n');
+    f.write('d/b.txt', 'b\n');
+    const mark = await tracker.begin(f.ws);
+    sh(f.ws, 'echo CANARY > a.txt && echo B > d/b.txt && echo new > d/c.txt');
+    tracker.close();
+    expect(summary(f.ws, await tracker.end(mark))).toEqual([
+      ['a.txt', 'modified', 'CANARY\n'],
+      ['d/b.txt', 'modified', 'B\n'],
+      ['d/c.txt', 'created', 'new\n'],
+    ]);
+  });
 });
