@@ -278,6 +278,20 @@ export class RootWatch {
     return taken;
   }
 
+  /**
+   * Whether this root keeps a state for `rel`: not ignored, nor below an ignored directory, and (while watching)
+   * every directory above it watched.
+   */
+  tracks(rel: string): boolean {
+    if (this.ignore.ignores(rel, false)) return false;
+    const parts = rel.split('/');
+    for (let i = 0; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join('/');
+      if (this.watching ? !this.dirs.has(dir) : dir !== '' && this.ignore.ignores(dir, true)) return false;
+    }
+    return true;
+  }
+
   /** Every open mark starts again from `state` at `rel` (`WorkspaceTracker.wrote`); no one witnessed it. */
   rebase(rel: string, state: FileState | undefined): void {
     for (const m of this.marks) {

@@ -230,14 +230,14 @@ export class WorkspaceSnapshotter {
   /**
    * The state of `content` as a writer left it (`WorkspaceTracker.wrote`): `disk` itself when it holds that
    * content, else one under a stamp no file has, its content stored for the diff. Content kept by hash only
-   * (too large, binary) is taken for the disk's when its size is.
+   * (too large, binary) always gets that stamp: a same-sized rewrite by a command in between would otherwise be
+   * taken for the write (at worst, one "changed" note more).
    */
   async writtenState(content: string | Buffer, disk: FileState | undefined): Promise<FileState> {
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
     const size = bytes.length;
     const stamp = 'written';
-    const unhashed = (why: 'too-large' | 'binary'): FileState =>
-      disk?.hash === null && disk.why === why && disk.size === size ? disk : { size, stamp, hash: null, why };
+    const unhashed = (why: 'too-large' | 'binary'): FileState => ({ size, stamp, hash: null, why });
     if (size > this.budget.maxFileBytes) return unhashed('too-large');
     const text = bytes.toString('utf8');
     if (!Buffer.from(text, 'utf8').equals(bytes)) return unhashed('binary');

@@ -61,6 +61,8 @@ export class WorkspaceTracker {
   #contentWarned = false;
   readonly #roots = new Map<string, RootWatch | 'scan'>();
   readonly #starting = new Map<string, Promise<RootWatch | 'scan'>>();
+  /** Roots demoted to scans while commands were open on them (`wrote` still rebases those commands). */
+  readonly #retired = new Set<RootWatch>();
 
   constructor(deps: {
     snapshotter: WorkspaceSnapshotter;
@@ -174,24 +176,31 @@ export class WorkspaceTracker {
   }
 
   /**
-   * An edit wrote `content` at `path` (absolute), under its path lock, after taking the running commands' changes
-   * there (`takeSoFar`): every open mark starts again from what it wrote, so a command changing the file after is
-   * seen changing it from there. Without it, a command that wrote CANARY, then (after the edit) CANARY again showed
-   * no change: its mark started from its own first CANARY; review held the edit's content and the disk the
-   * canary. When the disk no longer holds what was written (the command wrote meanwhile), the marks start from
-   * the written content (stored as a blob, for the diff) under a stamp no file has, so the next look sees the
-   * difference.
+   * A writer (an edit, a review's restore) wrote `content` at `path` (absolute; null: deleted it), its path lock
+   * held, after taking the running commands' changes there (`takeSoFar`): every open mark starts again from what
+   * it wrote, so a command changing the file after is seen changing it from there. Without it, a command that
+   * wrote CANARY, then (after an edit) CANARY again showed no change: its mark started from its own first CANARY;
+   * review held the edit's content and the disk the canary. When the disk no longer holds what was written (the
+   * command wrote meanwhile), the marks start from the written content (stored as a blob, for the diff) under a
+   * stamp no file has, so the next look sees the difference. A path the root keeps no state for (ignored, below
+   * a directory not watched) is left alone: its marks would see the command delete it.
    */
-  async wrote(path: string, content: string | Buffer): Promise<void> {
-    for (const rw of this.#roots.values()) {
-      if (!(rw instanceof RootWatch) || rw.marks.size === 0) continue;
+  async wrote(path: string, content: string | Buffer | null): Promise<void> {
+    for (const rw of this.#withMarks()) {
       const rel = relative(rw.root, path);
       if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
       await this.#refreshOne(rw, rel);
-      const disk = rw.state.get(rel);
-      const written = await this.#snapshotter.writtenState(content, disk);
+      if (!rw.tracks(rel)) continue;
+      const written = content === null ? undefined : await this.#snapshotter.writtenState(content, rw.state.get(rel));
       rw.rebase(rel, written);
     }
+  }
+
+  /** The watched roots with marks open, and those demoted while marks were open on them (they end by a scan). */
+  #withMarks(): RootWatch[] {
+    for (const rw of this.#retired) if (rw.marks.size === 0) this.#retired.delete(rw);
+    const live = [...this.#roots.values()].filter((r): r is RootWatch => r instanceof RootWatch);
+    return [...new Set([...live, ...this.#retired])].filter((rw) => rw.marks.size > 0);
   }
 
   /** Closes a mark whose command never ran. */
@@ -239,6 +248,7 @@ export class WorkspaceTracker {
 
   /** Watching failed: this root is scanned around each command from now on; its open marks end by a scan. */
   #demote(rw: RootWatch, why: string): void {
+    if (rw.marks.size > 0) this.#retired.add(rw);
     rw.watching = false;
     rw.demoted = why;
     rw.unwatchAll();

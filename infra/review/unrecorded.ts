@@ -53,7 +53,7 @@ export class UnrecordedChanges {
    */
   #collect: ((paths: readonly string[], running: boolean) => Promise<void>) | undefined;
   /** Told what an edit wrote where it collected from running commands (`shellRecords.written`). */
-  #written: ((path: string, content: string | Buffer) => Promise<void>) | undefined;
+  #written: ((path: string, content: string | Buffer | null) => Promise<void>) | undefined;
 
   constructor(options: UnrecordedOptions) {
     this.#logger = options.logger.child({ actor: 'unrecorded-changes' });
@@ -66,17 +66,17 @@ export class UnrecordedChanges {
   /** Sets what `flush` collects first, and what `written` tells (the terminal domain's commands). */
   collectWith(
     collect: (paths: readonly string[], running: boolean) => Promise<void>,
-    written?: (path: string, content: string | Buffer) => Promise<void>,
+    written?: (path: string, content: string | Buffer | null) => Promise<void>,
   ): void {
     this.#collect = collect;
     this.#written = written;
   }
 
   /**
-   * After a `flush` that collected from running commands, the writer wrote `content` at `path`, locks still held:
-   * those commands are seen changing it from there on. Never throws.
+   * After a `flush` that collected from running commands, the writer wrote `content` at `path` (null: deleted it),
+   * locks still held: those commands are seen changing it from there on. Never throws.
    */
-  async written(path: string, content: string | Buffer): Promise<void> {
+  async written(path: string, content: string | Buffer | null): Promise<void> {
     await this.#written?.(path, content).catch((err: unknown) =>
       this.#logger.warn({ err, path }, 'shell side effects: running commands not rebased on a write'),
     );

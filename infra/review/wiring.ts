@@ -120,12 +120,17 @@ export function wireReview(deps: {
   const unrecorded = new UnrecordedChanges({ logger: deps.logger, withLock: (paths, fn) => lock.withLock(paths, fn) });
   const service = new ActionLogService({
     lock,
-    // A command running meanwhile does not take a review's restore for its own change.
-    wrote: (path, content) => recentEdits.set(path, { content, at: Date.now() }),
+    // A command running meanwhile does not take a review's restore for its own change, and is seen changing the
+    // file from what the review wrote (`UnrecordedChanges.written`).
+    wrote: (path, content) => {
+      recentEdits.set(path, { content, at: Date.now() });
+      return unrecorded.written(path, content);
+    },
     // A review waits only for the changes its log would hold: its agent's and its descendants'.
     waiting: {
-      // Not from commands still running: a review's restore would look like their change (`shellRecords.collect`).
-      flush: (paths) => unrecorded.flush(paths, { running: false }),
+      // Also what commands still running changed there so far, as for an edit (`shellRecords.collect`): the review
+      // decides on them too, and the commands start again from what it writes.
+      flush: (paths) => unrecorded.flush(paths),
       flushAll: (reviewer) => unrecorded.flushAll((owner) => deps.directory.isSelfOrAncestor(reviewer, owner)),
     },
     emit,

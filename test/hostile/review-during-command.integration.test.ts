@@ -82,4 +82,53 @@ describe('a writer and a command on one file at once', () => {
     expect(readFileSync(file, 'utf8')).toContain('EDITMARK');
     expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
   }, 90_000);
+
+  /** a.txt holds l1-l3; `command` runs (waiting for `go`); the agent edits l1 and the person rejects the edit. */
+  async function editRejected(command: string) {
+    rt = await startTestRuntime({ mode: 'embedded' });
+    const file = join(rt.workspace, 'a.txt');
+    writeFileSync(file, 'l1\nl2\nl3\n');
+    const { terminalId } = ok(await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    ok(await rt.call('terminal.exec', { terminalId, command: 'true' }));
+    ok(await rt.call('terminal.exec', { terminalId, command: `${command}; touch done`, yieldMs: 100 }));
+    await until('the command began', () => existsSync(`${file}.began`));
+    ok(await rt.call('file.edit', { path: 'a.txt', edits: [{ oldText: 'l1\n', newText: 'EDIT\n' }] }));
+    ok(await rt.call('review.reject', { paths: [file] }));
+    expect(readFileSync(file, 'utf8')).toBe('l1\nl2\nl3\n');
+    writeFileSync(join(rt.workspace, 'go'), '');
+    await until('the command ended', () => existsSync(join(rt!.workspace, 'done')));
+    return file;
+  }
+  const wait = 'touch a.txt.began; while [ ! -e go ]; do sleep 0.05; done';
+  const diffOf = async (name: string) =>
+    ((await rt!.call('review.list', {})) as unknown as { files?: Array<{ path: string; diff: string }> }).files?.find(
+      (f) => f.path.endsWith(`/${name}`),
+    )?.diff ?? '';
+
+  it('after a reject of the edit, the command writing the rejected content back is in review', async () => {
+    const file = await editRejected(`${wait}; printf 'EDIT\\nl2\\nl3\\n' > a.txt`);
+    expect(readFileSync(file, 'utf8')).toBe('EDIT\nl2\nl3\n');
+    await until('the command’s change in review', async () => (await diffOf('a.txt')).includes('+EDIT'));
+    expect(rt!.host.digest()).toBe((await replayLog(rt!.log, AGGREGATES)).digest);
+    ok(await rt!.call('review.reject', {}));
+    expect(readFileSync(file, 'utf8')).toBe('l1\nl2\nl3\n');
+  }, 60_000);
+
+  it('after a reject of the edit, the command appending: a reject-all gives the base back, not the edit', async () => {
+    const file = await editRejected(`${wait}; echo tail >> a.txt`);
+    await until('the tail in review', async () => (await diffOf('a.txt')).includes('+tail'));
+    expect(await diffOf('a.txt')).not.toContain('EDIT');
+    ok(await rt!.call('review.reject', {}));
+    expect(readFileSync(file, 'utf8')).toBe('l1\nl2\nl3\n');
+  }, 60_000);
+
+  it('a canary before the edit, the edit rejected, the canary written back: in review, undone', async () => {
+    const command = `sed -i 's/^l3$/CANARY/' a.txt; cp a.txt .keep; ${wait}; cat .keep > a.txt`;
+    const file = await editRejected(command);
+    expect(readFileSync(file, 'utf8')).toContain('CANARY');
+    await until('the canary in review', async () => (await diffOf('a.txt')).includes('+CANARY'));
+    expect(await diffOf('a.txt')).not.toContain('EDIT');
+    ok(await rt!.call('review.reject', {}));
+    expect(readFileSync(file, 'utf8')).toBe('l1\nl2\nl3\n');
+  }, 60_000);
 });

@@ -22,13 +22,19 @@ const summary = (ws: string, diff: Diff | undefined) =>
 let f: Fixture;
 let outside: string;
 let tracker: WorkspaceTracker;
+/** A tracker with other limits than the default one (closing the one made before). */
+const remake = (opts: { overflowAt?: number } = {}, budget: { maxFiles?: number; maxFileBytes?: number } = {}) => {
+  tracker?.close();
+  tracker = new WorkspaceTracker({
+    snapshotter: new WorkspaceSnapshotter({ blobs: f.blobs, budget: { maxMs: 120_000, ...budget } }),
+    watch: true,
+    ...opts,
+  });
+};
 beforeEach(() => {
   f = makeFixture();
   outside = mkdtempSync(join(tmpdir(), 'skein-outside-'));
-  tracker = new WorkspaceTracker({
-    snapshotter: new WorkspaceSnapshotter({ blobs: f.blobs, budget: { maxMs: 120_000 } }),
-    watch: true,
-  });
+  remake();
 });
 afterEach(() => {
   tracker.close();
@@ -141,5 +147,45 @@ describe('an edit takes a running command’s change at one path', () => {
       ['d/b.txt', 'modified', 'B\n'],
       ['d/c.txt', 'created', 'new\n'],
     ]);
+  });
+
+  it('an edit of an ignored file (or one in node_modules) is no change of the running command', async () => {
+    f.write('.gitignore', '*.log\n');
+    f.write('a.log', 'x\n');
+    f.write('node_modules/m.js', 'm\n');
+    const mark = await tracker.begin(f.ws);
+    sh(f.ws, 'echo EDIT > a.log; echo EDIT > node_modules/m.js');
+    await tracker.wrote(join(f.ws, 'a.log'), 'EDIT\n');
+    await tracker.wrote(join(f.ws, 'node_modules/m.js'), 'EDIT\n');
+    const end = await tracker.end(mark);
+    expect({ changes: summary(f.ws, end), reported: end.reportedOnly }).toEqual({ changes: [], reported: [] });
+  });
+
+  it('the root demoted to scans while the command runs: its content written back after the edit is seen', async () => {
+    remake({ overflowAt: 10 }, { maxFiles: 30 });
+    f.write('a.txt', 'base\n');
+    const mark = await tracker.begin(f.ws);
+    sh(f.ws, 'echo CANARY > a.txt; for i in $(seq 1 40); do echo x > f$i; done');
+    await tracker.refreshAhead(f.ws);
+    expect(tracker.mode(f.ws)).toBe('scan');
+    expect(summary(f.ws, await tracker.takeSoFar(mark, join(f.ws, 'a.txt')))).toEqual([
+      ['a.txt', 'modified', 'CANARY\n'],
+    ]);
+    sh(f.ws, 'echo EDIT > a.txt');
+    await tracker.wrote(join(f.ws, 'a.txt'), 'EDIT\n');
+    sh(f.ws, 'echo CANARY > a.txt');
+    const end = summary(f.ws, await tracker.end(mark));
+    expect(end.filter(([p]) => p === 'a.txt')).toEqual([['a.txt', 'modified', 'CANARY\n']]);
+  });
+
+  it('a file kept by hash only, rewritten (same size) by the command before the edit was told: reported', async () => {
+    remake({}, { maxFileBytes: 1000 });
+    f.write('big.txt', 'a'.repeat(2000));
+    const mark = await tracker.begin(f.ws);
+    const edit = 'X'.repeat(2000);
+    sh(f.ws, `printf '${edit}' > big.txt; printf '${'Y'.repeat(2000)}' > big.txt`);
+    await tracker.wrote(join(f.ws, 'big.txt'), edit);
+    const end = await tracker.end(mark);
+    expect(end.reportedOnly.map((r) => [r.path.slice(f.ws.length + 1), r.status])).toEqual([['big.txt', 'modified']]);
   });
 });
