@@ -53,7 +53,7 @@ export type ActionLogServiceDeps = {
    */
   waiting?: { flushAll(agentId: string): Promise<void>; flush(paths: readonly string[]): Promise<void> };
   /** Told of each file a review wrote (`CommitDeps.wrote`). */
-  wrote?: (path: string, content: string | null) => void | Promise<void>;
+  wrote?: (path: string, content: string | null, model: string | null) => void | Promise<void>;
 };
 
 /** Records the changes a review must see first; refuses the review, saying nothing was done, when it cannot. */

@@ -301,6 +301,9 @@ export class ActionLogService {
       for (const f of view.lastReject?.files ?? []) {
         if (!f.createdDeleted && f.beforeHash) hashes.set(f.beforeHash, `content before the reject of '${f.path}'`);
         if (f.afterHash) hashes.set(f.afterHash, `content after the reject of '${f.path}'`);
+        // What the log held before the reject: running commands start again from it (`FileWrite.model`).
+        const prev = view.lastReject?.entries[agentId]?.[f.path]?.currentHash;
+        if (prev && !hashes.has(prev)) hashes.set(prev, `content the log held before the reject of '${f.path}'`);
       }
       const texts = await loadHashes(this.blobs, hashes);
       const disk = await readDisk(paths, this.#roots?.(), this.#maxReadBytes);

@@ -34,7 +34,7 @@ export type CommitDeps = {
    * Told of each file a review wrote (or deleted), its locks still held: a command's snapshot then does not take
    * it for its own, and commands still running are seen changing it from there on.
    */
-  wrote?: ((path: string, content: string | null) => void | Promise<void>) | undefined;
+  wrote?: ((path: string, content: string | null, model: string | null) => void | Promise<void>) | undefined;
 };
 
 /** A review whose first fact's append failed, perhaps stored after all: what finishing it takes. */
@@ -84,7 +84,7 @@ export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: 
     deps.fold(first);
   }
   await staged?.commit();
-  for (const w of plan.writes) await deps.wrote?.(w.path, w.content);
+  for (const w of plan.writes) await deps.wrote?.(w.path, w.content, w.model === undefined ? w.content : w.model);
   await appendFacts(
     deps,
     rest.map((fact, n) => ({ fact, id: restId(id, n) })),

@@ -176,9 +176,11 @@ export class WorkspaceTracker {
   }
 
   /**
-   * A writer (an edit, a review's restore) wrote `content` at `path` (absolute; null: deleted it), its path lock
-   * held, after taking the running commands' changes there (`takeSoFar`): every open mark starts again from what
-   * it wrote, so a command changing the file after is seen changing it from there. Without it, a command that
+   * A writer (an edit, a review's restore) wrote at `path` (absolute), its path lock held, and the action log now
+   * holds `content` for it (null: deleted; an edit took the running commands' changes there first, `takeSoFar`;
+   * a review's restore may keep on disk what the log does not hold): every open mark starts again from `content`,
+   * so a command changing the file after, or what it changed before that the log does not hold, is seen as its
+   * change. Without it, a command that
    * wrote CANARY, then (after an edit) CANARY again showed no change: its mark started from its own first CANARY;
    * review held the edit's content and the disk the canary. When the disk no longer holds what was written (the
    * command wrote meanwhile), the marks start from the written content (stored as a blob, for the diff) under a

@@ -120,17 +120,18 @@ export function wireReview(deps: {
   const unrecorded = new UnrecordedChanges({ logger: deps.logger, withLock: (paths, fn) => lock.withLock(paths, fn) });
   const service = new ActionLogService({
     lock,
-    // A command running meanwhile does not take a review's restore for its own change, and is seen changing the
-    // file from what the review wrote (`UnrecordedChanges.written`).
-    wrote: (path, content) => {
+    // A command running meanwhile does not take a review's restore for its own change, and starts again from what
+    // the log holds after it (`UnrecordedChanges.written`): what the restore kept of the disk that the log does not
+    // hold (the command's change so far, not taken) stays the command's.
+    wrote: (path, content, model) => {
       recentEdits.set(path, { content, at: Date.now() });
-      return unrecorded.written(path, content);
+      return unrecorded.written(path, model);
     },
     // A review waits only for the changes its log would hold: its agent's and its descendants'.
     waiting: {
-      // Also what commands still running changed there so far, as for an edit (`shellRecords.collect`): the review
-      // decides on them too, and the commands start again from what it writes.
-      flush: (paths) => unrecorded.flush(paths),
+      // Not what commands still running changed so far (`shellRecords.collect`): an accept would accept it unseen,
+      // and a review with `seen` would find the file changed at every try while a command writes it.
+      flush: (paths) => unrecorded.flush(paths, { running: false }),
       flushAll: (reviewer) => unrecorded.flushAll((owner) => deps.directory.isSelfOrAncestor(reviewer, owner)),
     },
     emit,
@@ -304,9 +305,14 @@ export function wireReview(deps: {
     },
     // A review in doubt being finished (`storedLate`) writes its files before the log closes.
     drain: async () => {
-      await Promise.all([service.settled(), unrecorded.close()]);
+      await service.settled();
     },
-    stop: () => diffs.close(),
+    // The queue's last try after the terminal domain's stop (stopped before this one), which records what the
+    // commands it ended changed: closed in the drain, the queue dropped those the log refused then.
+    stop: async () => {
+      await unrecorded.close();
+      await diffs.close();
+    },
   });
   return { ...recorder, domain };
 }

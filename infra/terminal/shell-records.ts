@@ -167,10 +167,11 @@ export function shellRecords(deps: {
      * Under the locks of `paths`, before a writer reads and writes them: what commands changed there and did not
      * record yet is recorded as theirs now (queued if the log refuses: the writer's flush then refuses it). First
      * the commands that ended, in the order they ended, from their final diffs (left out of their own records,
-     * which wait for these locks); then, for a writer (`running`: an edit, a review), what commands still running
-     * changed so far, deepest workspace first (a child's command in its nested root before its parent's), taken
-     * out of their marks. After writing, the writer rebases those marks to what it wrote
-     * (`WorkspaceTracker.wrote`): without that, a review's restore looked like their change.
+     * which wait for these locks); then, for an edit (`running`), what commands still running changed so far,
+     * deepest workspace first (a child's command in its nested root before its parent's), taken out of their
+     * marks. A review does not take from running commands (an accept would accept it unseen, a review with
+     * `seen` would be refused while a command writes); after an edit or a review writes, the marks start again
+     * from what the log holds for the file (`WorkspaceTracker.wrote`).
      */
     async collect(paths: readonly string[], running: boolean): Promise<void> {
       for (const path of paths) {

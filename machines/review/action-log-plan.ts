@@ -32,7 +32,16 @@ import { applyHunks, computeHunks } from './action-log-hunks.ts';
 export type LogView = { agentId: string; files: Record<string, LogEntry>; lastReject?: RejectUndo | null };
 /** `texts`: contents by hash, every hash of the entries involved; planning adds the texts it creates. */
 export type PlanEnv = { texts: Record<string, string>; hash: (text: string) => string };
-export type FileWrite = { path: string; content: string | null };
+export type FileWrite = {
+  path: string;
+  content: string | null;
+  /**
+   * What the action log holds for the path once the plan is stored, when `content` differs from it (changes on
+   * disk the log does not hold, kept in `content`): commands still running start again from it, so those changes
+   * stay theirs (`WorkspaceTracker.wrote`).
+   */
+  model?: string | null;
+};
 export type Plan<TReply> = {
   writes: FileWrite[];
   blobs: Record<string, string>;

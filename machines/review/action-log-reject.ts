@@ -113,7 +113,7 @@ export function planReject(
       const ownEntry = makeEntry(e.baseHash, put(blobs, env, model), e.agents);
       remember(log.agentId, path, e);
       own.push({ path, entry: ownEntry });
-      writes.push({ path, content: r.text });
+      writes.push({ path, content: r.text, ...(model === r.text ? {} : { model }) });
       reply.restored.push(path);
       undo.files.push({
         path,
@@ -250,7 +250,10 @@ export function planUndoReject(
       });
     }
     if (r.applied.length === 0) continue;
-    writes.push({ path: f.path, content: r.text });
+    // The acting log's entry as it was before the reject when every hunk applied (restoreEntries), else the disk.
+    const prev = last.entries[log.agentId]?.[f.path];
+    const model = r.failed.length === 0 && prev ? text(env, prev.currentHash) : r.text;
+    writes.push({ path: f.path, content: r.text, ...(model === r.text ? {} : { model }) });
     reply.reapplied.push(f.path);
     restoreEntries(f.path, r.failed.length === 0 ? undefined : put(blobs, env, r.text));
   }

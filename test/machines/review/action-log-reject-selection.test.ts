@@ -85,6 +85,24 @@ describe('action-log planning: reject of a selection', () => {
     });
   });
 
+  it('a disk holding lines the log does not: written kept, and the model (what the log holds) without them', () => {
+    const w = world();
+    w.disk['/w/a.txt'] = `${A}command\n`;
+    const plan = w.reject('root', { paths: ['/w/a.txt'] });
+    // Running commands start again from the model: the kept line stays theirs (WorkspaceTracker.wrote).
+    expect(plan.writes).toEqual([{ path: '/w/a.txt', content: `${TEN}command\n`, model: TEN }]);
+    const all = world();
+    all.disk['/w/b.txt'] = `${B}command\n`;
+    all.reject('root');
+    all.disk['/w/b.txt'] = `${TEN}command\nmore\n`;
+    // Every hunk back: the model is what the log held before the reject.
+    expect(all.undoReject('root').writes).toContainEqual({
+      path: '/w/b.txt',
+      content: `${B}command\nmore\n`,
+      model: B,
+    });
+  });
+
   it('a file none of whose selected hunks fit the disk any more is neither written nor restored', () => {
     const w = world();
     w.disk['/w/a.txt'] = A.replace('l2\n', 'user2\n').replace('l11\n', 'user11\n');
