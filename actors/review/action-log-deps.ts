@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { ErrorCode, RuntimeError, reasonOf } from '../../schemas/errors.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
+import type { FileWrite } from '../../machines/review/action-log-plan.ts';
 import type { ChangeSource } from '../../schemas/review.ts';
 import type { PathLock } from './action-log-files.ts';
 import type { BlobStore } from './blob-store.ts';
@@ -53,7 +54,7 @@ export type ActionLogServiceDeps = {
    */
   waiting?: { flushAll(agentId: string): Promise<void>; flush(paths: readonly string[]): Promise<void> };
   /** Told of each file a review wrote (`CommitDeps.wrote`). */
-  wrote?: (path: string, content: string | null, model: string | null) => void | Promise<void>;
+  wrote?: (write: FileWrite) => void | Promise<void>;
 };
 
 /** Records the changes a review must see first; refuses the review, saying nothing was done, when it cannot. */

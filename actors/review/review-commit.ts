@@ -9,7 +9,7 @@
  * kept the change the disk no longer had.
  */
 import { randomUUID } from 'node:crypto';
-import type { Plan } from '../../machines/review/action-log-plan.ts';
+import type { FileWrite, Plan } from '../../machines/review/action-log-plan.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
 import { stageWrites } from './action-log-files.ts';
 import type { BlobStore } from './blob-store.ts';
@@ -34,7 +34,7 @@ export type CommitDeps = {
    * Told of each file a review wrote (or deleted), its locks still held: a command's snapshot then does not take
    * it for its own, and commands still running are seen changing it from there on.
    */
-  wrote?: ((path: string, content: string | null, model: string | null) => void | Promise<void>) | undefined;
+  wrote?: ((write: FileWrite) => void | Promise<void>) | undefined;
 };
 
 /** A review whose first fact's append failed, perhaps stored after all: what finishing it takes. */
@@ -84,7 +84,7 @@ export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: 
     deps.fold(first);
   }
   await staged?.commit();
-  for (const w of plan.writes) await deps.wrote?.(w.path, w.content, w.model === undefined ? w.content : w.model);
+  for (const w of plan.writes) await deps.wrote?.(w);
   await appendFacts(
     deps,
     rest.map((fact, n) => ({ fact, id: restId(id, n) })),

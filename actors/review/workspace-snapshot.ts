@@ -227,6 +227,11 @@ export class WorkspaceSnapshotter {
     return { size, stamp, hash: await this.#blobs.put(text, hash) };
   }
 
+  /** Stored content by its hash; undefined when the store does not hold it. */
+  textOf(hash: string): Promise<string | undefined> {
+    return this.#blobs.get(hash);
+  }
+
   /**
    * The state of `content` as a writer left it (`WorkspaceTracker.wrote`): `disk` itself when it holds that
    * content, else one under a stamp no file has, its content stored for the diff. Content kept by hash only

@@ -32,6 +32,7 @@
  */
 import { isAbsolute, join, relative } from 'node:path';
 import type { Logger } from 'pino';
+import { rebaseMarks, type ReviewWrite } from './mark-rebase.ts';
 import { markSnapshot, type ReadState, RootWatch, type TrackMark } from './root-watch.ts';
 import { loadIgnore } from './workspace-snapshot-ignore.ts';
 import type {
@@ -176,25 +177,20 @@ export class WorkspaceTracker {
   }
 
   /**
-   * A writer (an edit, a review's restore) wrote at `path` (absolute), its path lock held, and the action log now
-   * holds `content` for it (null: deleted; an edit took the running commands' changes there first, `takeSoFar`;
-   * a review's restore may keep on disk what the log does not hold): every open mark starts again from `content`,
-   * so a command changing the file after, or what it changed before that the log does not hold, is seen as its
-   * change. Without it, a command that
-   * wrote CANARY, then (after an edit) CANARY again showed no change: its mark started from its own first CANARY;
-   * review held the edit's content and the disk the canary. When the disk no longer holds what was written (the
-   * command wrote meanwhile), the marks start from the written content (stored as a blob, for the diff) under a
-   * stamp no file has, so the next look sees the difference. A path the root keeps no state for (ignored, below
-   * a directory not watched) is left alone: its marks would see the command delete it.
+   * An edit or a review wrote `content` at `path` (absolute; null: deleted it), its path lock held: the open marks
+   * start again from it (`mark-rebase.ts`; a review's change carried to what each started from). Without it, a
+   * command that wrote CANARY, then (after an edit) CANARY again showed no change: its mark started from its own
+   * first CANARY; review held the edit's content and the disk the canary. When the disk no longer holds what a
+   * mark starts from, its state has a stamp no file has (`writtenState`), so the next look sees the difference. A
+   * path the root keeps no state for (ignored, below a directory not watched) is left alone: its marks would see
+   * the command delete it.
    */
-  async wrote(path: string, content: string | Buffer | null): Promise<void> {
+  async wrote(path: string, content: string | Buffer | null, review?: ReviewWrite): Promise<void> {
     for (const rw of this.#withMarks()) {
       const rel = relative(rw.root, path);
       if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
       await this.#refreshOne(rw, rel);
-      if (!rw.tracks(rel)) continue;
-      const written = content === null ? undefined : await this.#snapshotter.writtenState(content, rw.state.get(rel));
-      rw.rebase(rel, written);
+      if (rw.tracks(rel)) await rebaseMarks(rw, rel, content, review, this.#snapshotter);
     }
   }
 

@@ -17,6 +17,7 @@
  */
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
+import type { ReviewWrite } from '../../actors/review/mark-rebase.ts';
 import { ErrorCode, RuntimeError, reasonOf } from '../../schemas/index.ts';
 
 export type PendingRecord = {
@@ -53,7 +54,7 @@ export class UnrecordedChanges {
    */
   #collect: ((paths: readonly string[], running: boolean) => Promise<void>) | undefined;
   /** Told what an edit wrote where it collected from running commands (`shellRecords.written`). */
-  #written: ((path: string, content: string | Buffer | null) => Promise<void>) | undefined;
+  #written: ((path: string, content: string | Buffer | null, review?: ReviewWrite) => Promise<void>) | undefined;
 
   constructor(options: UnrecordedOptions) {
     this.#logger = options.logger.child({ actor: 'unrecorded-changes' });
@@ -66,18 +67,19 @@ export class UnrecordedChanges {
   /** Sets what `flush` collects first, and what `written` tells (the terminal domain's commands). */
   collectWith(
     collect: (paths: readonly string[], running: boolean) => Promise<void>,
-    written?: (path: string, content: string | Buffer | null) => Promise<void>,
+    written?: (path: string, content: string | Buffer | null, review?: ReviewWrite) => Promise<void>,
   ): void {
     this.#collect = collect;
     this.#written = written;
   }
 
   /**
-   * After a `flush` that collected from running commands, the writer wrote `content` at `path` (null: deleted it),
-   * locks still held: those commands are seen changing it from there on. Never throws.
+   * The writer wrote `content` at `path` (null: deleted it), locks still held: commands still running are seen
+   * changing it from there on (an edit's, after its flush took their changes so far; a review's, `review`: its
+   * change carried to what each started from). Never throws.
    */
-  async written(path: string, content: string | Buffer | null): Promise<void> {
-    await this.#written?.(path, content).catch((err: unknown) =>
+  async written(path: string, content: string | Buffer | null, review?: ReviewWrite): Promise<void> {
+    await this.#written?.(path, content, review).catch((err: unknown) =>
       this.#logger.warn({ err, path }, 'shell side effects: running commands not rebased on a write'),
     );
   }

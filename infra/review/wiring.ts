@@ -120,12 +120,12 @@ export function wireReview(deps: {
   const unrecorded = new UnrecordedChanges({ logger: deps.logger, withLock: (paths, fn) => lock.withLock(paths, fn) });
   const service = new ActionLogService({
     lock,
-    // A command running meanwhile does not take a review's restore for its own change, and starts again from what
-    // the log holds after it (`UnrecordedChanges.written`): what the restore kept of the disk that the log does not
-    // hold (the command's change so far, not taken) stays the command's.
-    wrote: (path, content, model) => {
-      recentEdits.set(path, { content, at: Date.now() });
-      return unrecorded.written(path, model);
+    // A command running meanwhile does not take a review's restore for its own change, and sees the review's change
+    // made to what it started from (`UnrecordedChanges.written`, `mark-rebase.ts`): what it wrote before stays its.
+    wrote: (w) => {
+      recentEdits.set(w.path, { content: w.content, at: Date.now() });
+      const model = w.model === undefined ? w.content : w.model;
+      return unrecorded.written(w.path, w.content, { from: w.from === undefined ? w.content : w.from, model });
     },
     // A review waits only for the changes its log would hold: its agent's and its descendants'.
     waiting: {

@@ -90,7 +90,7 @@ export function wireTerminal(deps: {
   // Every flush under a writer's locks (an edit's, a review's) first records what commands changed there.
   deps.review.unrecorded.collectWith(
     (paths, running) => shell.collect(paths, running),
-    (path, content) => tracker.wrote(path, content),
+    (path, content, review) => tracker.wrote(path, content, review),
   );
 
   const workspaceOf = (agentId: string) => deps.directory.view(agentId)?.workspace;

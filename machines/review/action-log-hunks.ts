@@ -102,3 +102,15 @@ function toJsdiff(h: Hunk): StructuredPatchHunk {
     lines: [...h.lines],
   };
 }
+
+/**
+ * `base` with the change `from` → `to` made to it (a review's write, carried to what a running command started
+ * from): `to` when `base` is `from`; the hunks of `from` → `to` applied with their context; undefined when they do
+ * not apply, or when a file is created or deleted that `base` does not match.
+ */
+export function carryChange(base: string | null, from: string | null, to: string | null): string | null | undefined {
+  if (base === from) return to;
+  if (base === null || from === null || to === null) return undefined;
+  const r = applyHunks(base, computeHunks('', from, to), 'forward');
+  return r.failed.length === 0 ? r.text : undefined;
+}

@@ -36,9 +36,14 @@ export type FileWrite = {
   path: string;
   content: string | null;
   /**
+   * The disk's content the plan read and changed into `content` (a reject's or undo's): commands still running see
+   * that change made to what they started from, so what they wrote before stays theirs (`WorkspaceTracker.wrote`).
+   */
+  from?: string | null;
+  /**
    * What the action log holds for the path once the plan is stored, when `content` differs from it (changes on
-   * disk the log does not hold, kept in `content`): commands still running start again from it, so those changes
-   * stay theirs (`WorkspaceTracker.wrote`).
+   * disk the log does not hold, kept in `content`): where `from` → `content` does not apply to what a running
+   * command started from, it starts from this, so those changes stay its own.
    */
   model?: string | null;
 };

@@ -80,7 +80,7 @@ export function planReject(
         });
         continue;
       }
-      if (d !== null) writes.push({ path, content: null });
+      if (d !== null) writes.push({ path, content: null, from: d });
       reply.deleted.push(path);
       undo.files.push({ path, beforeHash: e.currentHash, afterHash: null, createdDeleted: true });
       followRelated(path, (re, desc) => (desc ? null : makeEntry(re.baseHash, null, re.agents)));
@@ -91,7 +91,7 @@ export function planReject(
       }
       remember(log.agentId, path, e);
       own.push({ path, entry: null });
-      writes.push({ path, content: text(env, e.baseHash) });
+      writes.push({ path, content: text(env, e.baseHash), from: null });
       reply.restored.push(path);
       undo.files.push({ path, beforeHash: null, afterHash: e.baseHash, createdDeleted: false });
       followRelated(path, (re, desc) => (desc ? null : makeEntry(re.baseHash, e.baseHash, re.agents)));
@@ -113,7 +113,7 @@ export function planReject(
       const ownEntry = makeEntry(e.baseHash, put(blobs, env, model), e.agents);
       remember(log.agentId, path, e);
       own.push({ path, entry: ownEntry });
-      writes.push({ path, content: r.text, ...(model === r.text ? {} : { model }) });
+      writes.push({ path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
       reply.restored.push(path);
       undo.files.push({
         path,
@@ -227,7 +227,7 @@ export function planUndoReject(
         });
         continue;
       }
-      writes.push({ path: f.path, content: null });
+      writes.push({ path: f.path, content: null, from: d });
       reply.reapplied.push(f.path);
       restoreEntries(f.path, undefined);
       continue;
@@ -250,12 +250,18 @@ export function planUndoReject(
       });
     }
     if (r.applied.length === 0) continue;
-    // The acting log's entry as it was before the reject when every hunk applied (restoreEntries), else the disk.
+    // A change recorded in this log since the reject (an agent rejecting its own work, writing something, then
+    // undoing the reject): the entries are restored with what is on disk now as their current, not as they were
+    // before the reject, which dropped that change from review while it stayed on disk.
+    const now = log.files[f.path];
+    const since = now !== undefined && now.currentHash !== f.afterHash;
+    // The acting log's entry as it was before the reject when restored as it was (restoreEntries), else the disk.
     const prev = last.entries[log.agentId]?.[f.path];
-    const model = r.failed.length === 0 && prev ? text(env, prev.currentHash) : r.text;
-    writes.push({ path: f.path, content: r.text, ...(model === r.text ? {} : { model }) });
+    const asBefore = r.failed.length === 0 && !since;
+    const model = asBefore && prev ? text(env, prev.currentHash) : r.text;
+    writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
     reply.reapplied.push(f.path);
-    restoreEntries(f.path, r.failed.length === 0 ? undefined : put(blobs, env, r.text));
+    restoreEntries(f.path, asBefore ? undefined : put(blobs, env, r.text));
   }
   // Entries the reject cleared without writing (paths only descendants tracked): back as they were,
   // unless the log tracks the path again since.

@@ -28,10 +28,13 @@ describe('hostile: a directory swapped for a link into .skein/ while a write run
     await rt?.dispose();
   });
 
-  /** A fresh directory `d`. */
+  /**
+   * A fresh directory `d`. Retried when not empty: a write the last try gave up on (its client timed out) may still
+   * land in `d` while it is removed (CI, under load).
+   */
   const freshD = () => {
-    rmSync(at('d'), { recursive: true, force: true });
-    rmSync(at('d.real'), { recursive: true, force: true });
+    rmSync(at('d'), { recursive: true, force: true, maxRetries: 10 });
+    rmSync(at('d.real'), { recursive: true, force: true, maxRetries: 10 });
     mkdirSync(at('d'));
   };
   /** Runs `write` while `d` flips between the directory and a link to .skein; puts `d` back after. */

@@ -174,7 +174,7 @@ describe('action-log planning: reject and undo across logs', () => {
       ],
       notRestorable: [],
     });
-    expect(undo.writes).toEqual([{ path: '/w/h', content: null }]);
+    expect(undo.writes).toEqual([{ path: '/w/h', content: null, from: 'h\n' }]);
     expect(w.summary('root')).toEqual({ '/w/h': 'deleted by root' });
   });
 
@@ -187,7 +187,7 @@ describe('action-log planning: reject and undo across logs', () => {
     w.disk['/w/f'] = swap(TWENTY, 2, 'user');
     const undo = w.undoReject('root');
     const now = swap(swap(TWENTY, 2, 'user'), 20, 'A20');
-    expect(undo.writes).toEqual([{ path: '/w/f', content: now }]);
+    expect(undo.writes).toEqual([{ path: '/w/f', content: now, from: swap(TWENTY, 2, 'user') }]);
     expect(undo.reply.conflicts).toEqual([
       {
         path: '/w/f',

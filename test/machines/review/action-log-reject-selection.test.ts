@@ -29,7 +29,7 @@ describe('action-log planning: reject of a selection', () => {
     const w = world();
     const plan = w.reject('root', { paths: ['/w/a.txt'] });
     expect(plan.reply).toEqual({ restored: ['/w/a.txt'], deleted: [], kept: [], conflicts: [], undoAvailable: false });
-    expect(plan.writes).toEqual([{ path: '/w/a.txt', content: TEN }]);
+    expect(plan.writes).toEqual([{ path: '/w/a.txt', content: TEN, from: A }]);
     expect(rejected(plan)).toEqual([['review.rejected', 'root']]);
     expect((plan.facts[0]!.data as { undo: unknown }).undo).toBeNull();
     expect(w.disk).toEqual({ '/w/a.txt': TEN, '/w/b.txt': B, '/w/c.txt': 'made\n' });
@@ -42,7 +42,7 @@ describe('action-log planning: reject of a selection', () => {
     const plan = w.reject('root', { hunkIds: [first!] });
     expect(plan.reply).toEqual({ restored: ['/w/a.txt'], deleted: [], kept: [], conflicts: [], undoAvailable: false });
     const partly = TEN.replace('l12\n', 'A12\n');
-    expect(plan.writes).toEqual([{ path: '/w/a.txt', content: partly }]);
+    expect(plan.writes).toEqual([{ path: '/w/a.txt', content: partly, from: A }]);
     // The created file holds none of the ids: it is not deleted.
     expect(w.disk).toEqual({ '/w/a.txt': partly, '/w/b.txt': B, '/w/c.txt': 'made\n' });
     expect(w.view('root').files['/w/a.txt']).toEqual({
@@ -59,7 +59,7 @@ describe('action-log planning: reject of a selection', () => {
     const [, last] = ids(w, '/w/a.txt');
     const plan = w.reject('root', { paths: ['/w/a.txt', '/w/a.txt'], hunkIds: [last!] });
     expect(plan.reply.restored).toEqual(['/w/a.txt']);
-    expect(plan.writes).toEqual([{ path: '/w/a.txt', content: TEN.replace('l1\n', 'A1\n') }]);
+    expect(plan.writes).toEqual([{ path: '/w/a.txt', content: TEN.replace('l1\n', 'A1\n'), from: A }]);
     expect(() => w.reject('root', { paths: ['/w/b.txt'], hunkIds: [ids(w, '/w/a.txt')[0]!] })).toThrow(
       'for the given paths',
     );
@@ -90,7 +90,7 @@ describe('action-log planning: reject of a selection', () => {
     w.disk['/w/a.txt'] = `${A}command\n`;
     const plan = w.reject('root', { paths: ['/w/a.txt'] });
     // Running commands start again from the model: the kept line stays theirs (WorkspaceTracker.wrote).
-    expect(plan.writes).toEqual([{ path: '/w/a.txt', content: `${TEN}command\n`, model: TEN }]);
+    expect(plan.writes).toEqual([{ path: '/w/a.txt', content: `${TEN}command\n`, from: `${A}command\n`, model: TEN }]);
     const all = world();
     all.disk['/w/b.txt'] = `${B}command\n`;
     all.reject('root');
@@ -99,8 +99,20 @@ describe('action-log planning: reject of a selection', () => {
     expect(all.undoReject('root').writes).toContainEqual({
       path: '/w/b.txt',
       content: `${B}command\nmore\n`,
+      from: `${TEN}command\nmore\n`,
       model: B,
     });
+  });
+
+  it('undo of a reject-all after a change recorded since: the entry’s current is the disk, that change kept', () => {
+    const w = world();
+    w.reject('root');
+    w.write('root', '/w/a.txt', `${TEN}payload\n`);
+    const undo = w.undoReject('root');
+    const now = `${A}payload\n`;
+    expect(undo.writes).toContainEqual({ path: '/w/a.txt', content: now, from: `${TEN}payload\n` });
+    // Against its base, the log shows the agent's first change and the payload: a reject-all removes both.
+    expect(w.view('root').files['/w/a.txt']).toMatchObject({ baseHash: sha256(TEN), currentHash: sha256(now) });
   });
 
   it('a file none of whose selected hunks fit the disk any more is neither written nor restored', () => {
@@ -131,7 +143,7 @@ describe('action-log planning: reject of a selection', () => {
   it('a created file whose content is still the agent’s is deleted; one changed since is kept', () => {
     const w = world();
     const plan = w.reject('root', { paths: ['/w/c.txt'] });
-    expect(plan.writes).toEqual([{ path: '/w/c.txt', content: null }]);
+    expect(plan.writes).toEqual([{ path: '/w/c.txt', content: null, from: 'made\n' }]);
     expect(plan.reply.deleted).toEqual(['/w/c.txt']);
     w.write('root', '/w/c.txt', 'again\n');
     w.disk['/w/c.txt'] = 'again\nand the user\n';

@@ -1,0 +1,129 @@
+/**
+ * After a reject or undo-reject, what a running command started from is the review's change carried to it
+ * (`actors/review/mark-rebase.ts`): lines on disk before the command (a person's own edit, another agent's) stay out
+ * of its change, and lines it wrote stay in. A first design set every mark to what the log holds, which charged a
+ * person's line to the command, and a reject-all then deleted it (a review's probe). And an undo-reject restored
+ * the log's entry as it was before the reject over a change recorded since (an agent rejecting its own work,
+ * writing a payload, then undoing): the payload stayed on disk, out of review (older; the same review). Real
+ * runtime, PTYs, files.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AGGREGATES } from '../../infra/kernel/domains.ts';
+import { replayLog } from '../../infra/kernel/replay.ts';
+import { until } from '../support/until.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+
+let rt: TestRuntime | undefined;
+afterEach(async () => {
+  await rt?.dispose();
+  rt = undefined;
+});
+function ok(reply: { ok: boolean }): Record<string, unknown> {
+  if (!reply.ok) throw new Error(JSON.stringify(reply));
+  return reply as unknown as Record<string, unknown>;
+}
+const BASE = Array.from({ length: 12 }, (_, i) => `l${i + 1}\n`).join('');
+const WAIT = 'touch began; while [ ! -e go ]; do sleep 0.05; done; echo CMD >> a.txt; touch done';
+const edit = (oldText: string, newText: string) => ({ path: 'a.txt', edits: [{ oldText, newText }] });
+const done = () => until('done', () => existsSync(join(rt!.workspace, 'done')));
+const began = () => until('began', () => existsSync(join(rt!.workspace, 'began')));
+
+describe('a reject while a command runs', () => {
+  for (const running of [true, false]) {
+    it(`a person's own line after the agent's edit survives the reject-all (command running: ${running})`, async () => {
+      rt = await startTestRuntime({ mode: 'embedded' });
+      const file = join(rt.workspace, 'a.txt');
+      writeFileSync(file, BASE);
+      const { terminalId } = ok(await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+      ok(await rt.call('terminal.exec', { terminalId, command: 'true' }));
+      ok(await rt.call('file.edit', edit('l1\n', 'EDIT\n')));
+      // The person edits the file themself, no command running: nobody's change.
+      writeFileSync(file, `${readFileSync(file, 'utf8')}PERSON\n`);
+      await sleep(300);
+      if (running) {
+        ok(await rt.call('terminal.exec', { terminalId, command: WAIT, yieldMs: 100 }));
+        await began();
+      }
+      ok(await rt.call('review.reject', { paths: [file] }));
+      expect(readFileSync(file, 'utf8')).toBe(`${BASE}PERSON\n`);
+      if (running) {
+        writeFileSync(join(rt.workspace, 'go'), '');
+        await done();
+        await until('the command’s line in review', async () =>
+          JSON.stringify(await rt!.call('review.list', {})).includes('+CMD'),
+        );
+      }
+      expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+      const list = JSON.stringify(await rt.call('review.list', {}));
+      ok(await rt.call('review.reject', {}));
+      expect({ left: readFileSync(file, 'utf8'), charged: list.includes('+PERSON') }).toEqual({
+        left: `${BASE}PERSON\n`,
+        charged: false,
+      });
+    }, 60_000);
+  }
+
+  for (const other of ['b', 'main'] as const) {
+    it(`a rejects its line while its command runs; ${other}'s later line stays ${other}'s`, async () => {
+      rt = await startTestRuntime({ mode: 'embedded' });
+      const file = join(rt.workspace, 'a.txt');
+      writeFileSync(file, BASE);
+      const a = { agentId: 'a' };
+      ok(await rt.call('agent.spawn', { label: 'a', agentId: 'a' }));
+      ok(await rt.call('agent.spawn', { label: 'b', agentId: 'b' }));
+      const { terminalId } = ok(await rt.call('terminal.open', {}, a)) as unknown as { terminalId: string };
+      ok(await rt.call('terminal.exec', { terminalId, command: 'true' }, a));
+      ok(await rt.call('file.edit', edit('l1\n', 'A1\n'), a));
+      ok(await rt.call('file.edit', edit('l12\n', 'B12\n'), other === 'main' ? {} : { agentId: other }));
+      ok(await rt.call('terminal.exec', { terminalId, command: WAIT, yieldMs: 100 }, a));
+      await began();
+      ok(await rt.call('review.reject', { paths: [file] }, a));
+      const afterReject = readFileSync(file, 'utf8');
+      writeFileSync(join(rt.workspace, 'go'), '');
+      await done();
+      await until('the command’s line in review', async () =>
+        JSON.stringify(await rt!.call('review.list', {}, a)).includes('+CMD'),
+      );
+      expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+      const list = JSON.stringify(await rt.call('review.list', {}, a));
+      ok(await rt.call('review.reject', {}, a));
+      const kept = BASE.replace('l12', 'B12');
+      expect({ afterReject, charged: list.includes('+B12'), left: readFileSync(file, 'utf8') }).toEqual({
+        afterReject: kept,
+        charged: false,
+        left: kept,
+      });
+    }, 60_000);
+  }
+});
+
+describe('undo-reject after a later recorded change of the same file', () => {
+  for (const by of ['command', 'edit'] as const) {
+    for (const reviewer of ['main', 'kid'] as const) {
+      it(`${reviewer} rejects all, kid's ${by} records a payload, undo-reject: still in review, undone`, async () => {
+        rt = await startTestRuntime({ mode: 'embedded' });
+        const file = join(rt.workspace, 'a.txt');
+        writeFileSync(file, BASE);
+        ok(await rt.call('agent.spawn', { label: 'kid', agentId: 'kid' }));
+        const kid = { agentId: 'kid' };
+        const { terminalId } = ok(await rt.call('terminal.open', {}, kid)) as unknown as { terminalId: string };
+        ok(await rt.call('terminal.exec', { terminalId, command: 'true' }, kid));
+        ok(await rt.call('file.edit', edit('l1\n', 'EDIT\n'), kid));
+        ok(await rt.call('review.reject', {}, { agentId: reviewer }));
+        if (by === 'command') {
+          ok(await rt.call('terminal.exec', { terminalId, command: 'echo PAYLOAD >> a.txt' }, kid));
+        } else ok(await rt.call('file.edit', edit('l12\n', 'l12\nPAYLOAD\n'), kid));
+        const listed = async () => JSON.stringify(await rt!.call('review.list', {})).includes('+PAYLOAD');
+        await until('the payload in review', listed);
+        ok(await rt.call('review.undo-reject', {}, { agentId: reviewer }));
+        expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+        expect(await listed()).toBe(true);
+        ok(await rt.call('review.reject', {}));
+        expect(readFileSync(file, 'utf8')).toBe(BASE);
+      }, 60_000);
+    }
+  }
+});
