@@ -250,14 +250,9 @@ export function planUndoReject(
       });
     }
     if (r.applied.length === 0) continue;
-    // A change recorded in this log since the reject (an agent rejecting its own work, writing something, then
-    // undoing the reject): the entries are restored with what is on disk now as their current, not as they were
-    // before the reject, which dropped that change from review while it stayed on disk.
-    const now = log.files[f.path];
-    const since = now !== undefined && now.currentHash !== f.afterHash;
     // The acting log's entry as it was before the reject when restored as it was (restoreEntries), else the disk.
     const prev = last.entries[log.agentId]?.[f.path];
-    const asBefore = r.failed.length === 0 && !since;
+    const asBefore = r.failed.length === 0;
     const model = asBefore && prev ? text(env, prev.currentHash) : r.text;
     writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
     reply.reapplied.push(f.path);

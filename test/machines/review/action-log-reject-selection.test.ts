@@ -104,17 +104,6 @@ describe('action-log planning: reject of a selection', () => {
     });
   });
 
-  it('undo of a reject-all after a change recorded since: the entry’s current is the disk, that change kept', () => {
-    const w = world();
-    w.reject('root');
-    w.write('root', '/w/a.txt', `${TEN}payload\n`);
-    const undo = w.undoReject('root');
-    const now = `${A}payload\n`;
-    expect(undo.writes).toContainEqual({ path: '/w/a.txt', content: now, from: `${TEN}payload\n` });
-    // Against its base, the log shows the agent's first change and the payload: a reject-all removes both.
-    expect(w.view('root').files['/w/a.txt']).toMatchObject({ baseHash: sha256(TEN), currentHash: sha256(now) });
-  });
-
   it('a file none of whose selected hunks fit the disk any more is neither written nor restored', () => {
     const w = world();
     w.disk['/w/a.txt'] = A.replace('l2\n', 'user2\n').replace('l11\n', 'user11\n');
