@@ -15,6 +15,7 @@ import type { AppendRequest, EventLog } from '../../infra/transport/event-log.ts
 import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replayLog } from '../../infra/kernel/replay.ts';
 import { overLog } from '../support/fact-writer.ts';
+import { ok } from '../support/replies.ts';
 import { until } from '../support/until.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -23,11 +24,6 @@ afterEach(async () => {
   await rt?.dispose();
   rt = undefined;
 });
-
-function ok(reply: { ok: boolean }): Record<string, unknown> {
-  if (!reply.ok) throw new Error(JSON.stringify(reply));
-  return reply as unknown as Record<string, unknown>;
-}
 
 /** Stores `action-log.shell.recorded` `slow.ms` late (a slow broker). */
 function slowShell() {

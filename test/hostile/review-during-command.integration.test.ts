@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replayLog } from '../../infra/kernel/replay.ts';
+import { ok } from '../support/replies.ts';
 import { until } from '../support/until.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -20,11 +21,6 @@ afterEach(async () => {
   await rt?.dispose();
   rt = undefined;
 });
-
-function ok(reply: { ok: boolean }): Record<string, unknown> {
-  if (!reply.ok) throw new Error(JSON.stringify(reply));
-  return reply as unknown as Record<string, unknown>;
-}
 
 describe('a writer and a command on one file at once', () => {
   for (const agent of ['main', 'kid']) {

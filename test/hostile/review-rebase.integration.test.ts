@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replayLog } from '../../infra/kernel/replay.ts';
+import { ok } from '../support/replies.ts';
 import { until } from '../support/until.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -18,10 +19,6 @@ afterEach(async () => {
   await rt?.dispose();
   rt = undefined;
 });
-function ok(reply: { ok: boolean }): Record<string, unknown> {
-  if (!reply.ok) throw new Error(JSON.stringify(reply));
-  return reply as unknown as Record<string, unknown>;
-}
 const BASE = Array.from({ length: 12 }, (_, i) => `l${i + 1}\n`).join('');
 const WAIT = 'touch began; while [ ! -e go ]; do sleep 0.05; done; echo CMD >> a.txt; touch done';
 const edit = (oldText: string, newText: string) => ({ path: 'a.txt', edits: [{ oldText, newText }] });

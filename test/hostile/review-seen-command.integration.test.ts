@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AGGREGATES } from '../../infra/kernel/domains.ts';
 import { replayLog } from '../../infra/kernel/replay.ts';
+import { ok } from '../support/replies.ts';
 import { until } from '../support/until.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 
@@ -19,10 +20,6 @@ afterEach(async () => {
   rt = undefined;
 });
 
-function ok(reply: { ok: boolean }): Record<string, unknown> {
-  if (!reply.ok) throw new Error(JSON.stringify(reply));
-  return reply as unknown as Record<string, unknown>;
-}
 type Listing = { files?: Array<{ path: string; currentHash: string | null; diff?: string }> };
 
 async function setup() {
