@@ -78,6 +78,12 @@ export const RejectUndo = z
           beforeHash: ContentHash.nullable().describe('Disk content before the reject.'),
           afterHash: ContentHash.nullable().describe('Disk content the reject left.'),
           createdDeleted: z.boolean().describe('A created file the reject deleted: not re-created by undo.'),
+          left: ContentHash.nullable()
+            .optional()
+            .describe(
+              "The rejecting log's current for the file after the reject (null: no entry). An undo that finds " +
+                'another there (a change recorded since) re-applies onto that entry instead of restoring the old one.',
+            ),
         })
         .strict(),
     ),

@@ -301,9 +301,14 @@ export class ActionLogService {
       for (const f of view.lastReject?.files ?? []) {
         if (!f.createdDeleted && f.beforeHash) hashes.set(f.beforeHash, `content before the reject of '${f.path}'`);
         if (f.afterHash) hashes.set(f.afterHash, `content after the reject of '${f.path}'`);
-        // What the log held before the reject: running commands start again from it (`FileWrite.model`).
+        // What the log held before the reject: running commands start again from it (`FileWrite.model`); and what
+        // each log holds now (a change recorded since the reject: the undo re-applies onto it).
         const prev = view.lastReject?.entries[agentId]?.[f.path]?.currentHash;
         if (prev && !hashes.has(prev)) hashes.set(prev, `content the log held before the reject of '${f.path}'`);
+        for (const v of [view, ...related]) {
+          const now = v.files[f.path]?.currentHash;
+          if (now && !hashes.has(now)) hashes.set(now, `content the log of '${v.agentId}' holds for '${f.path}'`);
+        }
       }
       const texts = await loadHashes(this.blobs, hashes);
       const disk = await readDisk(paths, this.#roots?.(), this.#maxReadBytes);

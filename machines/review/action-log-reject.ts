@@ -82,7 +82,7 @@ export function planReject(
       }
       if (d !== null) writes.push({ path, content: null, from: d });
       reply.deleted.push(path);
-      undo.files.push({ path, beforeHash: e.currentHash, afterHash: null, createdDeleted: true });
+      undo.files.push({ path, beforeHash: e.currentHash, afterHash: null, createdDeleted: true, left: null });
       followRelated(path, (re, desc) => (desc ? null : makeEntry(re.baseHash, null, re.agents)));
     } else if (e.status === 'deleted') {
       if (d !== null) {
@@ -93,7 +93,7 @@ export function planReject(
       own.push({ path, entry: null });
       writes.push({ path, content: text(env, e.baseHash), from: null });
       reply.restored.push(path);
-      undo.files.push({ path, beforeHash: null, afterHash: e.baseHash, createdDeleted: false });
+      undo.files.push({ path, beforeHash: null, afterHash: e.baseHash, createdDeleted: false, left: null });
       followRelated(path, (re, desc) => (desc ? null : makeEntry(re.baseHash, e.baseHash, re.agents)));
     } else {
       if (d === null) {
@@ -120,6 +120,7 @@ export function planReject(
         beforeHash: put(blobs, env, d),
         afterHash: put(blobs, env, r.text),
         createdDeleted: false,
+        left: ownEntry?.currentHash ?? null,
       });
       followRelated(path, (re, desc) => {
         // Everything since this log's base is reverted: so are the descendants' changes (made after it).
@@ -207,6 +208,33 @@ export function planUndoReject(
       updates.set(logId, list);
     }
   };
+  /**
+   * Re-applies `hunks` onto each log's entry for `path` as it is now (its base as folded since kept, so outside edits
+   * stay out of it), the disk's `written` where they do not fit; a log without an entry now gets its old one back.
+   * Returns the acting log's new current (what running commands start from).
+   */
+  const reapplySince = (path: string, hunks: ReturnType<typeof computeHunks>, written: string): string | null => {
+    let model: string | null = written;
+    for (const [logId, byPath] of Object.entries(last.entries)) {
+      const view = logs.get(logId);
+      if (!(path in byPath) || !view) continue;
+      const prev = byPath[path] ?? null;
+      const cur = view.files[path];
+      let entry = prev;
+      if (cur) {
+        const now = text(env, cur.currentHash);
+        const r = now === null ? undefined : applyHunks(now, hunks, 'forward');
+        const current = r && r.failed.length === 0 ? r.text : written;
+        const agents = [...new Set([...cur.agents, ...(prev?.agents ?? [])])];
+        entry = makeEntry(cur.baseHash, put(blobs, env, current), agents);
+        if (logId === log.agentId) model = current;
+      } else if (logId === log.agentId) model = prev ? text(env, prev.currentHash) : written;
+      const list = updates.get(logId) ?? [];
+      list.push({ path, entry });
+      updates.set(logId, list);
+    }
+    return model;
+  };
   for (const f of last.files) {
     const d = diskOf(disk, f.path);
     if (f.createdDeleted) {
@@ -250,6 +278,17 @@ export function planUndoReject(
       });
     }
     if (r.applied.length === 0) continue;
+    // A change recorded in this log since the reject (an agent rejecting its own work, recording a payload, then
+    // undoing): restoring the entries as they were before the reject dropped it from review while it stayed on
+    // disk. Each log's entry as it is now takes the re-applied hunks instead (`since`).
+    const now = log.files[f.path];
+    const since = f.left !== undefined && (now?.currentHash ?? null) !== f.left;
+    if (since) {
+      const model = reapplySince(f.path, hunks, r.text);
+      writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
+      reply.reapplied.push(f.path);
+      continue;
+    }
     // The acting log's entry as it was before the reject when restored as it was (restoreEntries), else the disk.
     const prev = last.entries[log.agentId]?.[f.path];
     const asBefore = r.failed.length === 0;

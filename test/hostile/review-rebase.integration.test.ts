@@ -2,7 +2,11 @@
  * After a reject or undo-reject, what a running command started from is the review's change carried to it
  * (`actors/review/mark-rebase.ts`): lines on disk before the command (a person's own edit, another agent's) stay out
  * of its change, and lines it wrote stay in. A first design set every mark to what the log holds, which charged a
- * person's line to the command, and a reject-all then deleted it (a review's probe). Real runtime, PTYs, files.
+ * person's line to the command, and a reject-all then deleted it (a review's probe). And an undo-reject restored
+ * the log's entry as it was before the reject over a change recorded since (an agent rejecting its own work,
+ * recording a payload, then undoing): the payload stayed on disk, out of review (older; the same review). A first
+ * fix charged a person's lines to the agent (the fourth review; its case is the last here). Real runtime, PTYs,
+ * files.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -112,4 +116,32 @@ describe('undo-reject after a reject that left a hunk in conflict', () => {
     const left = BASE.replace('l11\n', 'P11\n').replace('l12\n', 'A12\n');
     expect({ charged: list.includes('+P11'), left: readFileSync(file, 'utf8') }).toEqual({ charged: false, left });
   }, 60_000);
+});
+
+describe('undo-reject after a later recorded change of the same file', () => {
+  for (const by of ['command', 'edit'] as const) {
+    for (const reviewer of ['main', 'kid'] as const) {
+      it(`${reviewer} rejects all, kid's ${by} records a payload, undo-reject: still in review, undone`, async () => {
+        rt = await startTestRuntime({ mode: 'embedded' });
+        const file = join(rt.workspace, 'a.txt');
+        writeFileSync(file, BASE);
+        ok(await rt.call('agent.spawn', { label: 'kid', agentId: 'kid' }));
+        const kid = { agentId: 'kid' };
+        const { terminalId } = ok(await rt.call('terminal.open', {}, kid)) as unknown as { terminalId: string };
+        ok(await rt.call('terminal.exec', { terminalId, command: 'true' }, kid));
+        ok(await rt.call('file.edit', edit('l1\n', 'EDIT\n'), kid));
+        ok(await rt.call('review.reject', {}, { agentId: reviewer }));
+        if (by === 'command') {
+          ok(await rt.call('terminal.exec', { terminalId, command: 'echo PAYLOAD >> a.txt' }, kid));
+        } else ok(await rt.call('file.edit', edit('l12\n', 'l12\nPAYLOAD\n'), kid));
+        const listed = async () => JSON.stringify(await rt!.call('review.list', {})).includes('+PAYLOAD');
+        await until('the payload in review', listed);
+        ok(await rt.call('review.undo-reject', {}, { agentId: reviewer }));
+        expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+        expect(await listed()).toBe(true);
+        ok(await rt.call('review.reject', {}));
+        expect(readFileSync(file, 'utf8')).toBe(BASE);
+      }, 60_000);
+    }
+  }
 });

@@ -104,6 +104,22 @@ describe('action-log planning: reject of a selection', () => {
     });
   });
 
+  it('undo of a reject-all after a change recorded since: re-applied onto it, an outside line kept out', () => {
+    const w = world();
+    w.reject('root');
+    const person = TEN.replace('l8\n', 'P8\n');
+    w.disk['/w/a.txt'] = person; // a person's edit, nobody's
+    w.write('root', '/w/a.txt', `${person}payload\n`);
+    w.undoReject('root');
+    const now = `${person.replace('l1\n', 'A1\n').replace('l12\n', 'A12\n')}payload\n`;
+    expect(w.disk['/w/a.txt']).toBe(now);
+    // The payload is in review with the agent's first change; the person's line is in the base, not charged.
+    const listed = JSON.stringify(w.list('root'));
+    expect([listed.includes('+payload'), listed.includes('+P8')]).toEqual([true, false]);
+    w.reject('root');
+    expect(w.disk['/w/a.txt']).toBe(person);
+  });
+
   it('a file none of whose selected hunks fit the disk any more is neither written nor restored', () => {
     const w = world();
     w.disk['/w/a.txt'] = A.replace('l2\n', 'user2\n').replace('l11\n', 'user11\n');
