@@ -312,7 +312,8 @@ export class ActionLogService {
       }
       const texts = await loadHashes(this.blobs, hashes);
       const disk = await readDisk(paths, this.#roots?.(), this.#maxReadBytes);
-      const plan = planUndoReject(view, related, disk, { texts, hash: contentHash });
+      const descendants = new Set(this.#book.descendants(agentId));
+      const plan = planUndoReject(view, related, disk, { texts, hash: contentHash }, descendants);
       await this.#commit(plan, commandId);
       return plan.reply;
     });

@@ -179,12 +179,16 @@ export function planReject(
   return { writes, blobs, facts, reply };
 }
 
-/** review.undo-reject: re-apply the last reject-all of `log` (`related`: the other logs it touched, current state). */
+/**
+ * review.undo-reject: re-apply the last reject-all of `log` (`related`: the other logs it touched, current state;
+ * `descendants`: which of them are its descendants' logs).
+ */
 export function planUndoReject(
   log: LogView,
   related: LogView[],
   disk: Record<string, string | null>,
   env: PlanEnv,
+  descendants: ReadonlySet<string> = new Set(),
 ): Plan<UndoReply> {
   const last = log.lastReject;
   if (!last) {
@@ -211,7 +215,9 @@ export function planUndoReject(
   /**
    * Re-applies `hunks` onto each log's entry for `path` as it is now (its base as folded since kept, so outside edits
    * stay out of it), the disk's `written` where they do not fit; a log without an entry now gets its old one back.
-   * Returns the acting log's new current (what running commands start from).
+   * A descendant's entry recorded since is left as it is: its base may lack what the reject reverted of its
+   * ancestor's, and the hunks would charge that to it (the ancestor's own entry shows them). Returns the acting
+   * log's new current (what running commands start from).
    */
   const reapplySince = (path: string, hunks: ReturnType<typeof computeHunks>, written: string): string | null => {
     let model: string | null = written;
@@ -220,6 +226,7 @@ export function planUndoReject(
       if (!(path in byPath) || !view) continue;
       const prev = byPath[path] ?? null;
       const cur = view.files[path];
+      if (cur && logId !== log.agentId && descendants.has(logId)) continue;
       let entry = prev;
       if (cur) {
         const now = text(env, cur.currentHash);

@@ -123,10 +123,13 @@ export class PlanWorld {
   }
 
   undoReject(id: string) {
-    const plan = planUndoReject(this.view(id), this.related(id), this.diskSnapshot(), {
-      texts: this.texts,
-      hash: sha256,
-    });
+    const plan = planUndoReject(
+      this.view(id),
+      this.related(id),
+      this.diskSnapshot(),
+      { texts: this.texts, hash: sha256 },
+      new Set(this.descendants(id)),
+    );
     this.apply(plan);
     return plan;
   }

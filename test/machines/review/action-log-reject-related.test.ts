@@ -213,4 +213,23 @@ describe('action-log planning: reject and undo across logs', () => {
       },
     ]);
   });
+
+  it('an undo after a child recorded a payload: the parent’s line is not charged to the child; all stay listed', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', swap(TWENTY, 1, 'R'));
+    w.write('kid', '/w/f', swap(swap(TWENTY, 1, 'R'), 10, 'K'));
+    w.reject('root');
+    w.write('kid', '/w/f', swap(TWENTY, 20, 'PAY'));
+    w.undoReject('root');
+    expect(w.disk['/w/f']).toBe(swap(swap(swap(TWENTY, 1, 'R'), 10, 'K'), 20, 'PAY'));
+    const kid = JSON.stringify(w.list('kid'));
+    const root = JSON.stringify(w.list('root'));
+    // The child's entry is left as recorded since (its base lacks the parent's line); the parent's shows all three.
+    expect([kid.includes('+R'), kid.includes('+PAY')]).toEqual([false, true]);
+    expect([root.includes('+R'), root.includes('+K'), root.includes('+PAY')]).toEqual([true, true, true]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(swap(swap(TWENTY, 1, 'R'), 10, 'K'));
+  });
 });
