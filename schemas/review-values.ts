@@ -90,6 +90,13 @@ export const RejectUndo = z
     entries: z
       .record(z.string(), z.record(z.string(), LogEntry.nullable()))
       .describe('Per log id, per path: the entry before the reject (null = untracked).'),
+    lefts: z
+      .record(z.string(), z.record(z.string(), ContentHash.nullable()))
+      .optional()
+      .describe(
+        "Per log id, per path of `entries`: that log's current after the reject (null: no entry). An undo that " +
+          'finds another in any log (a change recorded since) re-applies onto the entries as they are now.',
+      ),
   })
   .strict();
 export type RejectUndo = z.infer<typeof RejectUndo>;

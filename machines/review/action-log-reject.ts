@@ -160,6 +160,12 @@ export function planReject(
       }
     }
   }
+  // What each log holds after the reject, for the undo to tell a change recorded since in any of them.
+  const lefts: Record<string, Record<string, string | null>> = {};
+  for (const [logId, list] of [[log.agentId, own] as const, ...rel]) {
+    for (const u of list) (lefts[logId] ??= {})[u.path] = u.entry?.currentHash ?? null;
+  }
+  if (Object.keys(lefts).length > 0) undo.lefts = lefts;
   const keepUndo = all && (undo.files.length > 0 || entriesOnly);
   reply.undoAvailable = keepUndo || log.lastReject != null;
   const facts: UnstampedFact[] = [
@@ -213,22 +219,33 @@ export function planUndoReject(
     }
   };
   /**
-   * Re-applies `hunks` onto each log's entry for `path` as it is now (its base as folded since kept, so outside edits
-   * stay out of it), the disk's `written` where they do not fit; a log without an entry now gets its old one back.
+   * Re-applies `hunks` onto each log's entry for `f.path` that changed since the reject, as it is now (its base as
+   * folded since kept, so outside edits stay out of it), the disk's `written` where they do not fit; a log without
+   * an entry now, or whose entry did not change since, gets its old one back.
    * A descendant's entry recorded since is left as it is: its base may lack what the reject reverted of its
    * ancestor's, and the hunks would charge that to it (the ancestor's own entry shows them). Returns the acting
    * log's new current (what running commands start from).
    */
-  const reapplySince = (path: string, hunks: ReturnType<typeof computeHunks>, written: string): string | null => {
+  const reapplySince = (
+    f: (typeof last.files)[number],
+    hunks: ReturnType<typeof computeHunks>,
+    written: string,
+    asBefore: boolean,
+  ): string | null => {
+    const path = f.path;
     let model: string | null = written;
     for (const [logId, byPath] of Object.entries(last.entries)) {
       const view = logs.get(logId);
       if (!(path in byPath) || !view) continue;
       const prev = byPath[path] ?? null;
       const cur = view.files[path];
-      if (cur && logId !== log.agentId && descendants.has(logId)) continue;
       let entry = prev;
-      if (cur) {
+      if (changedSince(f, logId) === false) {
+        // Unchanged since the reject: back as it was, as when no log changed.
+        if (prev && !asBefore) entry = makeEntry(prev.baseHash, put(blobs, env, written), prev.agents);
+        if (logId === log.agentId) model = asBefore && prev ? text(env, prev.currentHash) : written;
+      } else if (cur && logId !== log.agentId && descendants.has(logId)) continue;
+      else if (cur) {
         const now = text(env, cur.currentHash);
         const r = now === null ? undefined : applyHunks(now, hunks, 'forward');
         const current = r && r.failed.length === 0 ? r.text : written;
@@ -241,6 +258,12 @@ export function planUndoReject(
       updates.set(logId, list);
     }
     return model;
+  };
+  /** Whether `logId`'s entry for `f.path` changed since the reject (undefined: not known, a fact without it). */
+  const changedSince = (f: (typeof last.files)[number], logId: string): boolean | undefined => {
+    const left = last.lefts ? last.lefts[logId]?.[f.path] : logId === log.agentId ? f.left : undefined;
+    if (left === undefined) return undefined;
+    return (logs.get(logId)?.files[f.path]?.currentHash ?? null) !== left;
   };
   for (const f of last.files) {
     const d = diskOf(disk, f.path);
@@ -285,20 +308,20 @@ export function planUndoReject(
       });
     }
     if (r.applied.length === 0) continue;
-    // A change recorded in this log since the reject (an agent rejecting its own work, recording a payload, then
-    // undoing): restoring the entries as they were before the reject dropped it from review while it stayed on
-    // disk. Each log's entry as it is now takes the re-applied hunks instead (`since`).
-    const now = log.files[f.path];
-    const since = f.left !== undefined && (now?.currentHash ?? null) !== f.left;
+    // A change recorded since the reject in any log it touched (an agent rejecting its own work, recording a payload,
+    // then undoing; or its parent or a sibling recording one): restoring the entries as they were before the reject
+    // dropped it from review while it stayed on disk. Each changed log's entry as it is now takes the re-applied
+    // hunks instead (`since`).
+    const asBefore = r.failed.length === 0;
+    const since = Object.entries(last.entries).some(([id, byPath]) => f.path in byPath && changedSince(f, id));
     if (since) {
-      const model = reapplySince(f.path, hunks, r.text);
+      const model = reapplySince(f, hunks, r.text, asBefore);
       writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
       reply.reapplied.push(f.path);
       continue;
     }
     // The acting log's entry as it was before the reject when restored as it was (restoreEntries), else the disk.
     const prev = last.entries[log.agentId]?.[f.path];
-    const asBefore = r.failed.length === 0;
     const model = asBefore && prev ? text(env, prev.currentHash) : r.text;
     writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
     reply.reapplied.push(f.path);

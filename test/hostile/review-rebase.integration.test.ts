@@ -145,3 +145,34 @@ describe('undo-reject after a later recorded change of the same file', () => {
     }
   }
 });
+
+describe("undo-reject after a change recorded in another agent's log only", () => {
+  for (const [payer, by] of [
+    ['main', 'edit'],
+    ['main', 'command'],
+    ['sib', 'edit'],
+  ] as const) {
+    it(`kid rejects all, ${payer}'s ${by} records a payload, kid undoes: still in review at main, undone`, async () => {
+      rt = await startTestRuntime({ mode: 'embedded' });
+      const file = join(rt.workspace, 'a.txt');
+      writeFileSync(file, BASE);
+      for (const id of ['kid', 'sib']) ok(await rt.call('agent.spawn', { label: id, agentId: id }));
+      const as = { agentId: payer };
+      const { terminalId } = ok(await rt.call('terminal.open', {}, as)) as unknown as { terminalId: string };
+      ok(await rt.call('terminal.exec', { terminalId, command: 'true' }, as));
+      ok(await rt.call('file.edit', edit('l1\n', 'EDIT\n'), { agentId: 'kid' }));
+      ok(await rt.call('review.reject', {}, { agentId: 'kid' }));
+      if (by === 'command') {
+        ok(await rt.call('terminal.exec', { terminalId, command: 'echo PAYLOAD >> a.txt' }, as));
+      } else ok(await rt.call('file.edit', edit('l12\n', 'l12\nPAYLOAD\n'), as));
+      const listed = async () => JSON.stringify(await rt!.call('review.list', {})).includes('+PAYLOAD');
+      await until('the payload in review', listed);
+      ok(await rt.call('review.undo-reject', {}, { agentId: 'kid' }));
+      expect(readFileSync(file, 'utf8')).toBe(`${BASE.replace('l1\n', 'EDIT\n')}PAYLOAD\n`);
+      expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+      expect(await listed()).toBe(true);
+      ok(await rt.call('review.reject', {}));
+      expect(readFileSync(file, 'utf8')).toBe(BASE);
+    }, 60_000);
+  }
+});

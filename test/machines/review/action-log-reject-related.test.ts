@@ -233,3 +233,29 @@ describe('action-log planning: reject and undo across logs', () => {
     expect(w.disk['/w/f']).toBe(swap(swap(TWENTY, 1, 'R'), 10, 'K'));
   });
 });
+
+describe('action-log planning: an undo-reject after a change recorded in another log only', () => {
+  /** kid changes line 1; `reviewer` rejects all; `payer` records line 20 into its log (not kid's); kid's undo. */
+  for (const [reviewer, payer] of [
+    ['kid', 'root'],
+    ['kid', 'sib'],
+  ] as const) {
+    it(`${reviewer} rejects all, ${payer} records a payload, ${reviewer} undoes: the payload stays in review`, () => {
+      const w = new PlanWorld();
+      w.chain('root', 'kid');
+      w.chain('root', 'sib');
+      w.disk['/w/f'] = TWENTY;
+      w.write('kid', '/w/f', swap(TWENTY, 1, 'K'));
+      w.reject(reviewer);
+      w.write(payer, '/w/f', swap(TWENTY, 20, 'PAY'));
+      w.undoReject(reviewer);
+      expect(w.disk['/w/f']).toBe(swap(swap(TWENTY, 1, 'K'), 20, 'PAY'));
+      const root = JSON.stringify(w.list('root'));
+      expect([root.includes('+K'), root.includes('+PAY')]).toEqual([true, true]);
+      const kid = JSON.stringify(w.list('kid'));
+      expect([kid.includes('+K'), kid.includes('+PAY')]).toEqual([true, false]);
+      w.reject('root');
+      expect(w.disk['/w/f']).toBe(TWENTY);
+    });
+  }
+});
