@@ -24,19 +24,21 @@ export async function rebaseMarks(
   const disk = rw.state.get(rel);
   const stateOf = async (text: string | Buffer | null) =>
     text === null ? undefined : await snapshotter.writtenState(text, disk);
-  if (!review) {
-    rw.rebase(rel, await stateOf(content));
-    return;
+  if (!review) rw.rebase(rel, await stateOf(content));
+  else {
+    const to = content === null ? null : content.toString();
+    for (const mark of rw.marks) {
+      // A mark without the path saw no change there: it starts from the disk's state, which holds the write.
+      if (!mark.before.has(rel)) continue;
+      const base = await textOf(mark.before.get(rel), snapshotter);
+      const carried = base === undefined ? undefined : carryChange(base, review.from, to);
+      mark.before.set(rel, await stateOf(carried === undefined ? review.model : carried));
+      mark.witnesses.delete(rel);
+    }
   }
-  const to = content === null ? null : content.toString();
-  for (const mark of rw.marks) {
-    // A mark without the path saw no change there: it starts from the disk's state, which holds the write.
-    if (!mark.before.has(rel)) continue;
-    const base = await textOf(mark.before.get(rel), snapshotter);
-    const carried = base === undefined ? undefined : carryChange(base, review.from, to);
-    mark.before.set(rel, await stateOf(carried === undefined ? review.model : carried));
-    mark.witnesses.delete(rel);
-  }
+  // What each mark sees at the path from now on is not the write (`ReviewRecorder.editedSince`).
+  const at = performance.now();
+  for (const mark of rw.marks) (mark.rebasedAt ??= new Map()).set(rel, at);
 }
 
 /** A state's content: null when absent, undefined when kept by hash only or not in the store. */

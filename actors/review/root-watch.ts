@@ -40,6 +40,8 @@ export type TrackMark =
       owner: string | undefined;
       witnesses: Map<string, Set<string>>;
       incomplete?: string;
+      /** When (`performance.now()`) the mark last started again from an edit's or a review's write, per path. */
+      rebasedAt?: Map<string, number>;
     }
   | { kind: 'scan'; root: string; snapshot: WorkspaceSnapshot };
 

@@ -176,6 +176,11 @@ export class WorkspaceTracker {
     return diff;
   }
 
+  /** When `mark` last started again from a write at `path` (absolute; `wrote`), as `performance.now()`. */
+  rebasedAt(mark: TrackMark, path: string): number | undefined {
+    return mark.kind === 'watch' ? mark.rebasedAt?.get(relative(mark.root, path)) : undefined;
+  }
+
   /**
    * An edit or a review wrote `content` at `path` (absolute; null: deleted it), its path lock held: the open marks
    * start again from it (`mark-rebase.ts`; a review's change carried to what each started from). Without it, a

@@ -74,9 +74,12 @@ export type ReviewRecorder = {
   /**
    * Whether `content` at `path` is what an edit or write recorded at or after
    * `since` (ms epoch) left there: a shell snapshot running at the same time
-   * must not claim that change for its command.
+   * must not claim that change for its command. `rebasedAt` (`performance.now()`): when the command's watched
+   * mark last started again from a write at `path` (`WorkspaceTracker.wrote`); a writer's write (an edit's, a
+   * review's) made before then is out of what the mark sees, which is the command's own even where the disk
+   * ends as that writer left it (a command's line written before a reject, which wrote the file with it).
    */
-  editedSince(path: string, content: string | null, since: number, except?: object): boolean;
+  editedSince(path: string, content: string | null, since: number, except?: object, rebasedAt?: number): boolean;
   /**
    * Notes a change a shell command's snapshot recorded, so overlapping commands do not record it again; `by`: the
    * command, whose own later look at the path (`editedSince` with `except`) does not count it.
@@ -123,7 +126,7 @@ export function wireReview(deps: {
     // A command running meanwhile does not take a review's restore for its own change, and sees the review's change
     // made to what it started from (`UnrecordedChanges.written`, `mark-rebase.ts`): what it wrote before stays its.
     wrote: (w) => {
-      recentEdits.set(w.path, { content: w.content, at: Date.now() });
+      recentEdits.set(w.path, { content: w.content, at: Date.now(), writtenAt: performance.now() });
       const model = w.model === undefined ? w.content : w.model;
       return unrecorded.written(w.path, w.content, { from: w.from === undefined ? w.content : w.from, model });
     },
@@ -155,7 +158,10 @@ export function wireReview(deps: {
   const readBack = reviewReadBack();
   const lateLogger = deps.logger.child({ actor: 'review-journal' });
   /** path → what the last edit/write left there (as written: an edit's bytes are not decoded again), and when. */
-  const recentEdits = new Map<string, { content: string | Buffer | null; at: number; by?: object | undefined }>();
+  const recentEdits = new Map<
+    string,
+    { content: string | Buffer | null; at: number; by?: object | undefined; writtenAt?: number }
+  >();
   const sameContent = (kept: string | Buffer | null, content: string | null) => {
     if (kept === null || content === null || typeof kept === 'string') return kept === content;
     return kept.length === Buffer.byteLength(content) && kept.equals(Buffer.from(content));
@@ -173,11 +179,13 @@ export function wireReview(deps: {
     service,
     unrecorded,
     async record(input, opts) {
-      if (input.source.kind !== 'shell') recentEdits.set(input.path, { content: input.after, at: Date.now() });
+      if (input.source.kind !== 'shell') {
+        recentEdits.set(input.path, { content: input.after, at: Date.now(), writtenAt: performance.now() });
+      }
       await service.recordChange({ ...input, ancestors: deps.directory.localAncestors(input.agentId) }, opts);
     },
     async plan(input) {
-      recentEdits.set(input.path, { content: input.after, at: Date.now() });
+      recentEdits.set(input.path, { content: input.after, at: Date.now(), writtenAt: performance.now() });
       // A full data disk is `unavailable` naming it, as for the log (the records ride in edit.applied's append).
       const put = (content: string | Uint8Array, hash: string | undefined) =>
         service.blobs.put(content, hash).catch((err: unknown) => {
@@ -201,11 +209,12 @@ export function wireReview(deps: {
     claim(path, content, by) {
       recentEdits.set(path, { content, at: Date.now(), by });
     },
-    editedSince(path, content, since, except) {
+    editedSince(path, content, since, except, rebasedAt) {
       const recent = recentEdits.get(path);
       return (
         recent !== undefined &&
         recent.at >= since &&
+        !(recent.writtenAt !== undefined && rebasedAt !== undefined && recent.writtenAt <= rebasedAt) &&
         (except === undefined || recent.by !== except) &&
         sameContent(recent.content, content)
       );

@@ -60,12 +60,10 @@ export function shellRecords(deps: {
     // its write, noted it), and so is a review's restore. A writer that held the locks meanwhile took it first.
     // (A writer's own collect, under the locks, records what it took: nothing can come between.)
     const taken = (path: string) => !lockHeld && entry.taken?.has(path) === true;
-    const diff = {
-      ...all,
-      changes: all.changes.filter(
-        (c) => !deps.review.editedSince(c.path, c.after, entry.since, entry) && !taken(c.path),
-      ),
-    };
+    // A writer's write the mark started again from since (`WorkspaceTracker.wrote`) is out of its diff already.
+    const edited = (c: { path: string; after: string | null }) =>
+      deps.review.editedSince(c.path, c.after, entry.since, entry, tracker.rebasedAt(entry.before, c.path));
+    const diff = { ...all, changes: all.changes.filter((c) => !edited(c) && !taken(c.path)) };
     if (diff.changes.length === 0) return;
     // Commands running at the same time in one workspace see each other's changes: the first to finish
     // records a change, the others skip it. A change made while other agents' commands were open too is
@@ -125,7 +123,7 @@ export function shellRecords(deps: {
       // overlapping commands' changes are settled by the claims above, not collected.
       const first = (paths: readonly string[]) => deps.review.unrecorded.flush(paths, { collect: false });
       const keep = (c: { path: string; after: string | null }) => {
-        if (taken(c.path) || deps.review.editedSince(c.path, c.after, entry.since, entry)) return false;
+        if (taken(c.path) || edited(c)) return false;
         deps.review.claim(c.path, c.after, entry);
         return true;
       };

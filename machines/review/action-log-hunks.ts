@@ -11,6 +11,7 @@ import { applyPatch, formatPatch, reversePatch } from 'diff';
 import type { StructuredPatch, StructuredPatchHunk } from 'diff';
 import { type Hunk, hunkHash } from '../../schemas/review.ts';
 import { boundedStructuredPatch } from './bounded-diff.ts';
+import { rebaseOutside } from './line-rebase.ts';
 
 export const DIFF_CONTEXT_LINES = 3;
 
@@ -105,12 +106,14 @@ function toJsdiff(h: Hunk): StructuredPatchHunk {
 
 /**
  * `base` with the change `from` → `to` made to it (a review's write, carried to what a running command started
- * from): `to` when `base` is `from`; the hunks of `from` → `to` applied with their context; undefined when they do
- * not apply, or when a file is created or deleted that `base` does not match.
+ * from): `to` when `base` is `from`; the hunks of `from` → `to` applied with their context, else by line position
+ * when they leave alone every line changed since `base` (`rebaseOutside`: the command's line right beside the
+ * review's fails the context); undefined when neither fits, or when a file is created or deleted that `base`
+ * does not match.
  */
 export function carryChange(base: string | null, from: string | null, to: string | null): string | null | undefined {
   if (base === from) return to;
   if (base === null || from === null || to === null) return undefined;
   const r = applyHunks(base, computeHunks('', from, to), 'forward');
-  return r.failed.length === 0 ? r.text : undefined;
+  return r.failed.length === 0 ? r.text : rebaseOutside(base, from, to);
 }

@@ -28,6 +28,7 @@ import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts'
 import type { UnstampedFact } from '../../schemas/message.ts';
 import type { ChangeSource, FileUpdate, Hunk, LogEntry, RejectUndo, ReviewConflict } from '../../schemas/review.ts';
 import { applyHunks, computeHunks } from './action-log-hunks.ts';
+import { rebaseOutside } from './line-rebase.ts';
 
 export type LogView = { agentId: string; files: Record<string, LogEntry>; lastReject?: RejectUndo | null };
 /** `texts`: contents by hash, every hash of the entries involved; planning adds the texts it creates. */
@@ -132,13 +133,19 @@ export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv
       agents = known.includes(change.agentId) ? [...known] : [...known, change.agentId];
       if (prev.currentHash === change.beforeHash) base = prev.baseHash;
       else if (prev.currentHash !== null && change.beforeHash !== null && prev.baseHash !== null) {
-        // Someone else edited between the log's last change and this one: fold their edit into the base if it fits.
-        const outside = computeHunks(change.path, text(env, prev.currentHash), text(env, change.beforeHash));
+        // Someone else edited between the log's last change and this one: fold their edit into the base if it fits
+        // (with its context; else by line position, when it leaves the log's own lines alone: a person's line
+        // right beside the agent's fails the context).
+        const before = text(env, change.beforeHash)!;
+        const outside = computeHunks(change.path, text(env, prev.currentHash), before);
         const r = applyHunks(text(env, prev.baseHash)!, outside, 'forward');
-        const ok =
-          r.failed.length === 0 &&
-          sameChanges(change.path, env, [prev.baseHash, prev.currentHash], [r.text, text(env, change.beforeHash)!]);
-        base = ok ? put(blobs, env, r.text) : prev.baseHash;
+        const fits = (t: string | undefined): t is string =>
+          t !== undefined && sameChanges(change.path, env, [prev.baseHash, prev.currentHash], [t, before]);
+        const byContext = r.failed.length === 0 ? r.text : undefined;
+        const folded = fits(byContext)
+          ? byContext
+          : rebaseOutside(text(env, prev.baseHash)!, text(env, prev.currentHash)!, before);
+        base = fits(folded) ? put(blobs, env, folded) : prev.baseHash;
       } else if (prev.currentHash !== null && change.beforeHash !== null)
         base = null; // created file edited outside: still created
       else agents = [change.agentId]; // re-created or deleted outside: tracking restarts

@@ -229,6 +229,7 @@ export function planUndoReject(
   const reapplySince = (
     f: (typeof last.files)[number],
     hunks: ReturnType<typeof computeHunks>,
+    from: string,
     written: string,
     asBefore: boolean,
   ): string | null => {
@@ -240,7 +241,8 @@ export function planUndoReject(
       const prev = byPath[path] ?? null;
       const cur = view.files[path];
       let entry = prev;
-      if (changedSince(f, logId) === false) {
+      const changed = changedSince(f, logId);
+      if (changed === false) {
         // Unchanged since the reject: back as it was, as when no log changed.
         if (prev && !asBefore) entry = makeEntry(prev.baseHash, put(blobs, env, written), prev.agents);
         if (logId === log.agentId) model = asBefore && prev ? text(env, prev.currentHash) : written;
@@ -252,6 +254,11 @@ export function planUndoReject(
         const agents = [...new Set([...cur.agents, ...(prev?.agents ?? [])])];
         entry = makeEntry(cur.baseHash, put(blobs, env, current), agents);
         if (logId === log.agentId) model = current;
+      } else if (prev && changed) {
+        // The entry went since (an accept took what the reject left in conflict): the undo's own change alone,
+        // from the disk it found, not the old entry, which would list the accepted lines again.
+        entry = makeEntry(put(blobs, env, from), put(blobs, env, written), prev.agents);
+        if (logId === log.agentId) model = written;
       } else if (logId === log.agentId) model = prev ? text(env, prev.currentHash) : written;
       const list = updates.get(logId) ?? [];
       list.push({ path, entry });
@@ -315,7 +322,7 @@ export function planUndoReject(
     const asBefore = r.failed.length === 0;
     const since = Object.entries(last.entries).some(([id, byPath]) => f.path in byPath && changedSince(f, id));
     if (since) {
-      const model = reapplySince(f, hunks, r.text, asBefore);
+      const model = reapplySince(f, hunks, d, r.text, asBefore);
       writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
       reply.reapplied.push(f.path);
       continue;

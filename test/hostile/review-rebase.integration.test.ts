@@ -116,6 +116,73 @@ describe('undo-reject after a reject that left a hunk in conflict', () => {
     const left = BASE.replace('l11\n', 'P11\n').replace('l12\n', 'A12\n');
     expect({ charged: list.includes('+P11'), left: readFileSync(file, 'utf8') }).toEqual({ charged: false, left });
   }, 60_000);
+
+  it('the conflicting hunk accepted before the undo is not listed again', async () => {
+    rt = await startTestRuntime({ mode: 'embedded' });
+    const file = join(rt.workspace, 'a.txt');
+    writeFileSync(file, BASE);
+    ok(await rt.call('file.edit', edit('l1\n', 'A1\n')));
+    ok(await rt.call('file.edit', edit('l12\n', 'A12\n')));
+    writeFileSync(file, readFileSync(file, 'utf8').replace('l11\n', 'P11\n'));
+    await sleep(300);
+    ok(await rt.call('review.reject', {}));
+    ok(await rt.call('review.accept', {}));
+    ok(await rt.call('review.undo-reject', {}));
+    expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+    const list = JSON.stringify(await rt.call('review.list', {}));
+    expect([list.includes('+A1'), list.includes('+A12')]).toEqual([true, false]);
+    ok(await rt.call('review.reject', {}));
+    expect(readFileSync(file, 'utf8')).toBe(BASE.replace('l11\n', 'P11\n').replace('l12\n', 'A12\n'));
+  }, 60_000);
+});
+
+describe("a person's line right beside the agent's, then another edit by the agent", () => {
+  it('is not charged to the agent (folded into the base by line position), and survives a reject-all', async () => {
+    rt = await startTestRuntime({ mode: 'embedded' });
+    const file = join(rt.workspace, 'a.txt');
+    writeFileSync(file, BASE);
+    ok(await rt.call('file.edit', edit('l1\n', 'A1\n')));
+    ok(await rt.call('file.edit', edit('l12\n', 'A12\n')));
+    writeFileSync(file, readFileSync(file, 'utf8').replace('l11\n', 'P11\n'));
+    await sleep(300);
+    ok(await rt.call('file.edit', edit('l5\n', 'A5\n')));
+    const list = JSON.stringify(await rt.call('review.list', {}));
+    expect([list.includes('+A5'), list.includes('+A12'), list.includes('+P11')]).toEqual([true, true, false]);
+    ok(await rt.call('review.reject', {}));
+    expect(readFileSync(file, 'utf8')).toBe(BASE.replace('l11\n', 'P11\n'));
+    expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+  }, 60_000);
+});
+
+describe("a reject while a command that already wrote the file runs (its line in the hunk's context)", () => {
+  it("the command's line stays in review; a person's line before the command is not charged to it", async () => {
+    rt = await startTestRuntime({ mode: 'embedded' });
+    const file = join(rt.workspace, 'a.txt');
+    writeFileSync(file, BASE);
+    const { terminalId } = ok(await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    ok(await rt.call('terminal.exec', { terminalId, command: 'true' }));
+    ok(await rt.call('file.edit', edit('l12\n', 'A12\n')));
+    writeFileSync(file, readFileSync(file, 'utf8').replace('l3\n', 'P3\n')); // the person's, before the command
+    await sleep(300);
+    const command = 'echo CMD >> a.txt; touch began; while [ ! -e go ]; do sleep 0.05; done; touch done';
+    ok(await rt.call('terminal.exec', { terminalId, command, yieldMs: 100 }));
+    await began();
+    ok(await rt.call('review.reject', { paths: [file] }));
+    expect(readFileSync(file, 'utf8')).toBe(`${BASE.replace('l3\n', 'P3\n')}CMD\n`);
+    writeFileSync(join(rt.workspace, 'go'), '');
+    await done();
+
+    await until('the command’s line in review', async () =>
+      JSON.stringify(await rt!.call('review.list', {})).includes('+CMD'),
+    );
+    expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+    const list = JSON.stringify(await rt.call('review.list', {}));
+    ok(await rt.call('review.reject', {}));
+    expect({ charged: list.includes('+P3'), left: readFileSync(file, 'utf8') }).toEqual({
+      charged: false,
+      left: BASE.replace('l3\n', 'P3\n'),
+    });
+  }, 60_000);
 });
 
 describe('undo-reject after a later recorded change of the same file', () => {

@@ -201,3 +201,28 @@ describe('action-log planning: changes made over someone else’s', () => {
     expect(plan).toEqual({ writes: [], blobs: {}, facts: [expect.objectContaining({ agentId: 'a' })], reply: null });
   });
 });
+
+describe('action-log planning: an outside line right beside the agent’s', () => {
+  it('is folded into the base by line position (its context fails), so a reject-all keeps it', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = TEN;
+    w.write('root', '/w/f', TEN.replace('l1\n', 'A1\n').replace('l12\n', 'A12\n'));
+    w.disk['/w/f'] = w.disk['/w/f']!.replace('l11\n', 'P11\n'); // a person's line, not recorded
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('l5\n', 'A5\n'));
+    expect(w.view('root').files['/w/f']!.baseHash).toBe(sha256(TEN.replace('l11\n', 'P11\n')));
+    expect(JSON.stringify(w.list('root')).includes('+P11')).toBe(false);
+    w.reject('root');
+    expect(w.disk['/w/f']).toBe(TEN.replace('l11\n', 'P11\n'));
+  });
+
+  it('one that changes the agent’s own line is still the agent’s: the base is kept', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = TEN;
+    w.write('root', '/w/f', TEN.replace('l6\n', 'A6\n'));
+    w.disk['/w/f'] = TEN.replace('l6\n', 'P6\n');
+    w.write('root', '/w/f', TEN.replace('l6\n', 'P6\n').replace('l1\n', 'A1\n'));
+    expect(w.view('root').files['/w/f']!.baseHash).toBe(sha256(TEN));
+  });
+});

@@ -204,3 +204,20 @@ describe('action-log planning: reject of a selection', () => {
     });
   });
 });
+
+describe('action-log planning: an accept between a reject-all and its undo', () => {
+  it('the hunk the reject left in conflict and the accept took is not listed again after the undo', () => {
+    const w = world();
+    w.disk['/w/a.txt'] = A.replace('l11\n', 'P11\n'); // a person's line beside A12: that hunk conflicts
+    w.reject('root');
+    expect(w.disk['/w/a.txt']).toBe(A.replace('A1\n', 'l1\n').replace('l11\n', 'P11\n'));
+    w.accept('root');
+    expect(w.list('root')).toEqual([]);
+    w.undoReject('root');
+    expect(w.disk['/w/a.txt']).toBe(A.replace('l11\n', 'P11\n'));
+    const listed = JSON.stringify(w.list('root'));
+    expect([listed.includes('+A1'), listed.includes('+A12'), listed.includes('+P11')]).toEqual([true, false, false]);
+    w.reject('root');
+    expect(w.disk['/w/a.txt']).toBe(A.replace('A1\n', 'l1\n').replace('l11\n', 'P11\n'));
+  });
+});

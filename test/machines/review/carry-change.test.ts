@@ -18,6 +18,13 @@ describe('carryChange', () => {
     );
   });
 
+  it('a change whose context holds a line written since the start: carried by line position', () => {
+    const start = TEN.replace('l10\n', 'A10\n');
+    expect(carryChange(start, `${start}CMD\n`, `${TEN}CMD\n`)).toBe(TEN);
+    // It changes a line written since: not carried.
+    expect(carryChange(start, `${start}CMD\n`, `${start}other\n`)).toBeUndefined();
+  });
+
   it('hunks that do not fit, or a creation or deletion the start does not match: undefined', () => {
     expect(carryChange(TEN.replace('l2\n', 'other\n'), TEN.replace('l1\n', 'A\n'), TEN)).toBeUndefined();
     expect(carryChange(null, 'made\n', null)).toBeUndefined();
