@@ -63,6 +63,11 @@ export type WrittenChange = {
   editId: EditId;
 };
 export type ActionLogRecorder = {
+  /**
+   * Called right after the commit read the file it writes (before it writes): what running commands changed there
+   * since the changes were first taken (under the path lock, before the edit began) is taken again, as theirs.
+   */
+  read?(path: string): Promise<void>;
   /** The records of `change` (blobs stored), or none when the log records nothing for it. */
   plan(change: WrittenChange): Promise<ActionLogRecord[]>;
   /** Called once the `edit.applied` carrying `records` is stored. */
@@ -139,6 +144,7 @@ export async function commitEdit(
   const read = base
     ? await readConfined(deps.roots, target.path, deps.maxFileBytes, target.display).catch(() => undefined)
     : undefined;
+  await ctx.actionLog?.read?.(target.path);
   // A big file is hashed on the file thread (`deps.inspect`), not compared here: comparing 10 MB held this thread
   // 20-80 ms on a loaded machine. A thread that died with the bytes fails the commit (retryable), as nothing is
   // written yet; a file that cannot be read or decoded now fails it too (below).

@@ -4,10 +4,11 @@
  * locks held): an edit took the commands' changes there first (`takeSoFar`), so every mark starts from what it
  * wrote. A review takes nothing: it carries its change (the disk it read → what it wrote) to what each mark started
  * from (`carryChange`), so lines a command wrote before stay its own, and lines on disk before the command (a
- * person's edit between commands) stay out of its change; where that change does not apply, the mark starts from
- * what the log holds (`model`: visible, never hidden).
+ * person's edit between commands) stay out of its change (else the command's lines taken out of what the review
+ * wrote: `markStart`); where neither applies, the mark starts from what the log holds (`model`: visible, never
+ * hidden).
  */
-import { carryChange } from '../../machines/review/action-log-hunks.ts';
+import { markStart } from '../../machines/review/action-log-hunks.ts';
 import type { RootWatch } from './root-watch.ts';
 import type { FileState, WorkspaceSnapshotter } from './workspace-snapshot.ts';
 
@@ -31,7 +32,7 @@ export async function rebaseMarks(
       // A mark without the path saw no change there: it starts from the disk's state, which holds the write.
       if (!mark.before.has(rel)) continue;
       const base = await textOf(mark.before.get(rel), snapshotter);
-      const carried = base === undefined ? undefined : carryChange(base, review.from, to);
+      const carried = base === undefined ? undefined : markStart(base, review.from, to);
       mark.before.set(rel, await stateOf(carried === undefined ? review.model : carried));
       mark.witnesses.delete(rel);
     }

@@ -89,18 +89,20 @@ export function wireEdit(deps: {
     run: (actionLog?: ActionLogRecorder) => Promise<R>,
   ): Promise<R> => {
     if (!path) return run();
-    return deps.review.service.lock.withLock([path], async () => {
-      // Earlier changes of this file not recorded yet go first (a command's, also one still running, and those the
-      // log refused); while the log refuses them, this write is refused before it writes anything (it would start
-      // from a change the log does not know, and hide it in the log's base).
-      await deps.review.unrecorded.flush([path]).catch((err: unknown) => {
+    // Earlier changes of a file not recorded yet go first (a command's, also one still running, and those the log
+    // refused); while the log refuses them, this write is refused before it writes anything (it would start from a
+    // change the log does not know, and hide it in the log's base).
+    const recordEarlier = (p: string) =>
+      deps.review.unrecorded.flush([p]).catch((err: unknown) => {
         throw new RuntimeError(
           ErrorCode.Unavailable,
-          `${path} was not written: ${reasonOf(err)}, and this write would start from them. Nothing changed; ` +
+          `${p} was not written: ${reasonOf(err)}, and this write would start from them. Nothing changed; ` +
             'try again once the event log can be written.',
           { retryable: true, cause: err, details: { written: false } },
         );
       });
+    return deps.review.service.lock.withLock([path], async () => {
+      await recordEarlier(path);
       const before = await service.readRecorded(ctx.command.agentId, path);
       let reply: R | undefined;
       let failure: unknown;
@@ -109,6 +111,11 @@ export function wireEdit(deps: {
       /** What the edit's plan says it writes (when carried, the file is not read again). */
       let planned: Buffer | undefined;
       const actionLog: ActionLogRecorder = {
+        // Taken again, right after the edit read the file: a running command's change made since the first take
+        // (which may have waited on a slow log) is then its own, not an outside edit folded into the base.
+        read: async (p) => {
+          if (p === path) await recordEarlier(path); // under its lock
+        },
         plan: (change) => {
           planned = change.path === path ? change.after : undefined;
           return deps.review.plan({

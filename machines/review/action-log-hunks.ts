@@ -117,3 +117,15 @@ export function carryChange(base: string | null, from: string | null, to: string
   const r = applyHunks(base, computeHunks('', from, to), 'forward');
   return r.failed.length === 0 ? r.text : rebaseOutside(base, from, to);
 }
+
+/**
+ * What a mark that started from `base` starts from after a review changed `from` (the disk it read) to `to`: the
+ * review's change carried to `base`, else `to` with what changed since `base` (the command's lines so far) taken
+ * out (a review re-inserting a line right beside the command's own, which the carry does not place); undefined
+ * when neither fits.
+ */
+export function markStart(base: string | null, from: string | null, to: string | null): string | null | undefined {
+  const carried = carryChange(base, from, to);
+  if (carried !== undefined || to === null || from === null) return carried;
+  return carryChange(to, from, base);
+}

@@ -208,27 +208,42 @@ export function planUndoReject(
   const reply: UndoReply = { reapplied: [], conflicts: [], notRestorable: [] };
   const updates = new Map<string, FileUpdate[]>();
   const logs = new Map([log, ...related].map((l) => [l.agentId, l]));
-  const restoreEntries = (path: string, currentHash: string | null | undefined) => {
+  type Hunks = ReturnType<typeof computeHunks>;
+  /**
+   * A log's entry after an undo that re-applied only some hunks (`applied`): the log's own content now (its current,
+   * or its base when the reject cleared it) with those hunks, so a line on disk since (a person's, a payload another
+   * log recorded) stays out of it; the disk's `written` where they do not fit.
+   */
+  const partialEntry = (prev: LogEntry, cur: LogEntry | undefined, applied: Hunks, written: string) => {
+    const now = text(env, cur ? cur.currentHash : prev.baseHash);
+    const r = now === null ? undefined : applyHunks(now, applied, 'forward');
+    if (!r || r.failed.length > 0) return makeEntry(prev.baseHash, put(blobs, env, written), prev.agents);
+    const agents = [...new Set([...(cur?.agents ?? []), ...prev.agents])];
+    return makeEntry(cur ? cur.baseHash : prev.baseHash, put(blobs, env, r.text), agents);
+  };
+  /** Each log's entry back as it was before the reject (`partial`: only some hunks were re-applied). */
+  const restoreEntries = (path: string, partial?: { applied: Hunks; written: string }) => {
     for (const [logId, byPath] of Object.entries(last.entries)) {
-      if (!(path in byPath) || !logs.has(logId)) continue;
+      const view = logs.get(logId);
+      if (!(path in byPath) || !view) continue;
       const prev = byPath[path] ?? null;
-      const entry = prev && currentHash !== undefined ? makeEntry(prev.baseHash, currentHash, prev.agents) : prev;
+      const entry = prev && partial ? partialEntry(prev, view.files[path], partial.applied, partial.written) : prev;
       const list = updates.get(logId) ?? [];
       list.push({ path, entry });
       updates.set(logId, list);
     }
   };
   /**
-   * Re-applies `hunks` onto each log's entry for `f.path` that changed since the reject, as it is now (its base as
-   * folded since kept, so outside edits stay out of it), the disk's `written` where they do not fit; a log without
-   * an entry now, or whose entry did not change since, gets its old one back.
-   * A descendant's entry recorded since is left as it is: its base may lack what the reject reverted of its
-   * ancestor's, and the hunks would charge that to it (the ancestor's own entry shows them). Returns the acting
-   * log's new current (what running commands start from).
+   * Re-applies `hunks` (those the undo applied on disk) onto each log's entry for `f.path` that changed since the
+   * reject, as it is now (its base as folded since kept, so outside edits stay out of it), the disk's `written`
+   * where they do not fit; a log whose entry did not change since gets its old one back (`partialEntry` when not
+   * all hunks were re-applied). A descendant's entry recorded or removed since is left as it is: its base may lack
+   * what the reject reverted of its ancestor's, and the hunks would charge that to it (the ancestor's own entry
+   * shows them). Returns the acting log's new current (what running commands start from).
    */
   const reapplySince = (
     f: (typeof last.files)[number],
-    hunks: ReturnType<typeof computeHunks>,
+    hunks: Hunks,
     from: string,
     written: string,
     asBefore: boolean,
@@ -244,9 +259,9 @@ export function planUndoReject(
       const changed = changedSince(f, logId);
       if (changed === false) {
         // Unchanged since the reject: back as it was, as when no log changed.
-        if (prev && !asBefore) entry = makeEntry(prev.baseHash, put(blobs, env, written), prev.agents);
+        if (prev && !asBefore) entry = partialEntry(prev, cur, hunks, written);
         if (logId === log.agentId) model = asBefore && prev ? text(env, prev.currentHash) : written;
-      } else if (cur && logId !== log.agentId && descendants.has(logId)) continue;
+      } else if (logId !== log.agentId && descendants.has(logId) && (cur || changed)) continue;
       else if (cur) {
         const now = text(env, cur.currentHash);
         const r = now === null ? undefined : applyHunks(now, hunks, 'forward');
@@ -322,7 +337,7 @@ export function planUndoReject(
     const asBefore = r.failed.length === 0;
     const since = Object.entries(last.entries).some(([id, byPath]) => f.path in byPath && changedSince(f, id));
     if (since) {
-      const model = reapplySince(f, hunks, d, r.text, asBefore);
+      const model = reapplySince(f, r.applied, d, r.text, asBefore);
       writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
       reply.reapplied.push(f.path);
       continue;
@@ -332,7 +347,7 @@ export function planUndoReject(
     const model = asBefore && prev ? text(env, prev.currentHash) : r.text;
     writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
     reply.reapplied.push(f.path);
-    restoreEntries(f.path, asBefore ? undefined : put(blobs, env, r.text));
+    restoreEntries(f.path, asBefore ? undefined : { applied: r.applied, written: r.text });
   }
   // Entries the reject cleared without writing (paths only descendants tracked): back as they were,
   // unless the log tracks the path again since.

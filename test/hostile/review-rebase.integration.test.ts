@@ -185,6 +185,36 @@ describe("a reject while a command that already wrote the file runs (its line in
   }, 60_000);
 });
 
+describe("a reject that puts a line back right beside a running command's", () => {
+  it("a person's line from before the command is not charged to it; the command's line is", async () => {
+    rt = await startTestRuntime({ mode: 'embedded' });
+    const file = join(rt.workspace, 'a.txt');
+    writeFileSync(file, BASE);
+    const { terminalId } = ok(await rt.call('terminal.open', {})) as unknown as { terminalId: string };
+    ok(await rt.call('terminal.exec', { terminalId, command: 'true' }));
+    ok(await rt.call('file.edit', edit('l11\nl12\n', 'l11\n'))); // the agent deletes the last line
+    writeFileSync(file, readFileSync(file, 'utf8').replace('l5\n', 'B5\n')); // the person's
+    await sleep(300);
+    const command = 'echo CMD >> a.txt; touch began; while [ ! -e go ]; do sleep 0.05; done; touch done';
+    ok(await rt.call('terminal.exec', { terminalId, command, yieldMs: 100 }));
+    await began();
+    ok(await rt.call('review.reject', { paths: [file] }));
+    expect(readFileSync(file, 'utf8')).toBe(`${BASE.replace('l5\n', 'B5\n')}CMD\n`);
+    writeFileSync(join(rt.workspace, 'go'), '');
+    await done();
+    await until('the command’s line in review', async () =>
+      JSON.stringify(await rt!.call('review.list', {})).includes('+CMD'),
+    );
+    expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
+    const list = JSON.stringify(await rt.call('review.list', {}));
+    ok(await rt.call('review.reject', {}));
+    expect({ charged: list.includes('+B5'), left: readFileSync(file, 'utf8') }).toEqual({
+      charged: false,
+      left: BASE.replace('l5\n', 'B5\n'),
+    });
+  }, 60_000);
+});
+
 describe('undo-reject after a later recorded change of the same file', () => {
   for (const by of ['command', 'edit'] as const) {
     for (const reviewer of ['main', 'kid'] as const) {

@@ -178,7 +178,7 @@ describe('action-log planning: reject and undo across logs', () => {
     expect(w.summary('root')).toEqual({ '/w/h': 'deleted by root' });
   });
 
-  it('a partly re-applied file gets an entry whose current is what is on disk now', () => {
+  it('a partly re-applied file gets an entry of the hunks re-applied: a line a person wrote since is not in it', () => {
     const w = new PlanWorld();
     w.chain('root');
     w.disk['/w/f'] = TWENTY;
@@ -195,8 +195,9 @@ describe('action-log planning: reject and undo across logs', () => {
         reason: "the text around these hunks of '/w/f' changed on disk after the reject, so they were left alone",
       },
     ]);
-    expect(undo.blobs).toEqual({ [sha256(now)]: now });
-    expect(w.view('root').files['/w/f']).toEqual(entry(TWENTY, now, ['root']));
+    const own = swap(TWENTY, 20, 'A20');
+    expect(undo.blobs).toEqual({ [sha256(own)]: own });
+    expect(w.view('root').files['/w/f']).toEqual(entry(TWENTY, own, ['root']));
   });
 
   it('names the blob that holds a created file the reject deleted', () => {
@@ -258,4 +259,52 @@ describe('action-log planning: an undo-reject after a change recorded in another
       expect(w.disk['/w/f']).toBe(TWENTY);
     });
   }
+});
+
+describe('action-log planning: an undo-reject that re-applies only some hunks, or meets an accept since', () => {
+  const has = (w: PlanWorld, id: string, s: string) => JSON.stringify(w.list(id)).includes(s);
+
+  it("a payload the parent recorded beside the kid's hunk (that hunk not re-applied) is not charged to the kid", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', swap(swap(TWENTY, 1, 'K1'), 12, 'K12'));
+    w.reject('kid');
+    w.write('root', '/w/f', swap(TWENTY, 11, 'PAY')); // beside K12: the undo's K12 hunk fails
+    w.undoReject('kid');
+    expect(w.disk['/w/f']).toBe(swap(swap(TWENTY, 1, 'K1'), 11, 'PAY'));
+    expect([has(w, 'kid', '+K1'), has(w, 'kid', '+PAY')]).toEqual([true, false]);
+    expect([has(w, 'root', '+K1'), has(w, 'root', '+PAY')]).toEqual([true, true]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(swap(TWENTY, 11, 'PAY'));
+  });
+
+  it("a person's line written since, beside a hunk that is not re-applied, is charged to no one", () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', swap(swap(TWENTY, 1, 'R1'), 12, 'R12'));
+    w.reject('root');
+    w.disk['/w/f'] = swap(TWENTY, 11, 'P11'); // the person's, not recorded
+    w.undoReject('root');
+    expect(w.disk['/w/f']).toBe(swap(swap(TWENTY, 1, 'R1'), 11, 'P11'));
+    expect([has(w, 'root', '+R1'), has(w, 'root', '+P11')]).toEqual([true, false]);
+  });
+
+  it("root's undo after the kid accepted its hunk left in conflict: root's line is not the kid's", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', swap(TWENTY, 1, 'R1'));
+    w.write('kid', '/w/f', swap(w.disk['/w/f']!, 12, 'K12'));
+    w.disk['/w/f'] = swap(w.disk['/w/f']!, 11, 'P11'); // a person's line
+    w.reject('root');
+    w.accept('kid');
+    w.undoReject('root');
+    expect(w.disk['/w/f']).toBe(swap(swap(swap(TWENTY, 1, 'R1'), 11, 'P11'), 12, 'K12'));
+    expect(has(w, 'kid', '+R1')).toBe(false);
+    expect(has(w, 'root', '+R1')).toBe(true);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toContain('R1\n');
+  });
 });

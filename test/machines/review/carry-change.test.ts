@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { carryChange } from '../../../machines/review/action-log-hunks.ts';
+import { carryChange, markStart } from '../../../machines/review/action-log-hunks.ts';
 
 // A review's change (the disk it read → what it wrote) carried to what a running command started from.
 const TEN = Array.from({ length: 10 }, (_, i) => `l${i + 1}\n`).join('');
@@ -45,5 +45,14 @@ describe('carryChange', () => {
       }),
       { seed: SEED, numRuns: 300 },
     );
+  });
+
+  it("markStart: a line put back beside the command's: the command's lines taken out of what was written", () => {
+    const start = TEN.replace('l10\n', '').replace('l5\n', 'P5\n'); // the agent deleted l10; a person wrote P5
+    const from = `${start}CMD\n`;
+    const to = `${start}l10\nCMD\n`; // the reject puts l10 back, right before the command's line
+    expect(carryChange(start, from, to)).toBeUndefined();
+    expect(markStart(start, from, to)).toBe(TEN.replace('l5\n', 'P5\n'));
+    expect(markStart(start, start, to)).toBe(to);
   });
 });
