@@ -28,6 +28,14 @@ const WAIT = 'touch began; while [ ! -e go ]; do sleep 0.05; done; echo CMD >> a
 const edit = (oldText: string, newText: string) => ({ path: 'a.txt', edits: [{ oldText, newText }] });
 const done = () => until('done', () => existsSync(join(rt!.workspace, 'done')));
 const began = () => until('began', () => existsSync(join(rt!.workspace, 'began')));
+/** Lets the waiting command go on to its end, and waits for its CMD line in review. */
+async function commandEnds() {
+  writeFileSync(join(rt!.workspace, 'go'), '');
+  await done();
+  await until('the command’s line in review', async () =>
+    JSON.stringify(await rt!.call('review.list', {})).includes('+CMD'),
+  );
+}
 
 describe('a reject while a command runs', () => {
   for (const running of [true, false]) {
@@ -48,11 +56,7 @@ describe('a reject while a command runs', () => {
       ok(await rt.call('review.reject', { paths: [file] }));
       expect(readFileSync(file, 'utf8')).toBe(`${BASE}PERSON\n`);
       if (running) {
-        writeFileSync(join(rt.workspace, 'go'), '');
-        await done();
-        await until('the command’s line in review', async () =>
-          JSON.stringify(await rt!.call('review.list', {})).includes('+CMD'),
-        );
+        await commandEnds();
       }
       expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
       const list = JSON.stringify(await rt.call('review.list', {}));
@@ -98,15 +102,22 @@ describe('a reject while a command runs', () => {
   }
 });
 
+/** The agent edits l1 and l12, then a person changes l11 (beside A12). */
+async function agentLinesBesidePerson(): Promise<{ rt: TestRuntime; file: string }> {
+  const run = await startTestRuntime({ mode: 'embedded' });
+  rt = run;
+  const file = join(run.workspace, 'a.txt');
+  writeFileSync(file, BASE);
+  ok(await run.call('file.edit', edit('l1\n', 'A1\n')));
+  ok(await run.call('file.edit', edit('l12\n', 'A12\n')));
+  writeFileSync(file, readFileSync(file, 'utf8').replace('l11\n', 'P11\n'));
+  await sleep(300);
+  return { rt: run, file };
+}
+
 describe('undo-reject after a reject that left a hunk in conflict', () => {
   it('a person’s line beside the conflicting hunk is not charged to the agent, and survives', async () => {
-    rt = await startTestRuntime({ mode: 'embedded' });
-    const file = join(rt.workspace, 'a.txt');
-    writeFileSync(file, BASE);
-    ok(await rt.call('file.edit', edit('l1\n', 'A1\n')));
-    ok(await rt.call('file.edit', edit('l12\n', 'A12\n')));
-    writeFileSync(file, readFileSync(file, 'utf8').replace('l11\n', 'P11\n'));
-    await sleep(300);
+    const { rt, file } = await agentLinesBesidePerson();
     const rejected = ok(await rt.call('review.reject', {})) as { conflicts?: unknown[] };
     expect(rejected.conflicts).toHaveLength(1);
     ok(await rt.call('review.undo-reject', {}));
@@ -118,13 +129,7 @@ describe('undo-reject after a reject that left a hunk in conflict', () => {
   }, 60_000);
 
   it('the conflicting hunk accepted before the undo is not listed again', async () => {
-    rt = await startTestRuntime({ mode: 'embedded' });
-    const file = join(rt.workspace, 'a.txt');
-    writeFileSync(file, BASE);
-    ok(await rt.call('file.edit', edit('l1\n', 'A1\n')));
-    ok(await rt.call('file.edit', edit('l12\n', 'A12\n')));
-    writeFileSync(file, readFileSync(file, 'utf8').replace('l11\n', 'P11\n'));
-    await sleep(300);
+    const { rt, file } = await agentLinesBesidePerson();
     ok(await rt.call('review.reject', {}));
     ok(await rt.call('review.accept', {}));
     ok(await rt.call('review.undo-reject', {}));
@@ -138,13 +143,7 @@ describe('undo-reject after a reject that left a hunk in conflict', () => {
 
 describe("a person's line right beside the agent's, then another edit by the agent", () => {
   it('is not charged to the agent (folded into the base by line position), and survives a reject-all', async () => {
-    rt = await startTestRuntime({ mode: 'embedded' });
-    const file = join(rt.workspace, 'a.txt');
-    writeFileSync(file, BASE);
-    ok(await rt.call('file.edit', edit('l1\n', 'A1\n')));
-    ok(await rt.call('file.edit', edit('l12\n', 'A12\n')));
-    writeFileSync(file, readFileSync(file, 'utf8').replace('l11\n', 'P11\n'));
-    await sleep(300);
+    const { rt, file } = await agentLinesBesidePerson();
     ok(await rt.call('file.edit', edit('l5\n', 'A5\n')));
     const list = JSON.stringify(await rt.call('review.list', {}));
     expect([list.includes('+A5'), list.includes('+A12'), list.includes('+P11')]).toEqual([true, true, false]);
@@ -154,65 +153,45 @@ describe("a person's line right beside the agent's, then another edit by the age
   }, 60_000);
 });
 
-describe("a reject while a command that already wrote the file runs (its line in the hunk's context)", () => {
-  it("the command's line stays in review; a person's line before the command is not charged to it", async () => {
+describe("a reject of the agent's line while a command that already wrote the file runs", () => {
+  /**
+   * The agent edits (`agent`), a person changes `person[0]` to `person[1]`, a command appends CMD and waits; the
+   * agent's line is rejected while it runs. The command's line stays in review, the person's is not charged to it.
+   */
+  async function rejectBesideCommand(agent: [string, string], person: [string, string]) {
     rt = await startTestRuntime({ mode: 'embedded' });
     const file = join(rt.workspace, 'a.txt');
     writeFileSync(file, BASE);
     const { terminalId } = ok(await rt.call('terminal.open', {})) as unknown as { terminalId: string };
     ok(await rt.call('terminal.exec', { terminalId, command: 'true' }));
-    ok(await rt.call('file.edit', edit('l12\n', 'A12\n')));
-    writeFileSync(file, readFileSync(file, 'utf8').replace('l3\n', 'P3\n')); // the person's, before the command
+    ok(await rt.call('file.edit', edit(...agent)));
+    writeFileSync(file, readFileSync(file, 'utf8').replace(...person)); // the person's, before the command
     await sleep(300);
     const command = 'echo CMD >> a.txt; touch began; while [ ! -e go ]; do sleep 0.05; done; touch done';
     ok(await rt.call('terminal.exec', { terminalId, command, yieldMs: 100 }));
     await began();
     ok(await rt.call('review.reject', { paths: [file] }));
-    expect(readFileSync(file, 'utf8')).toBe(`${BASE.replace('l3\n', 'P3\n')}CMD\n`);
-    writeFileSync(join(rt.workspace, 'go'), '');
-    await done();
-
-    await until('the command’s line in review', async () =>
-      JSON.stringify(await rt!.call('review.list', {})).includes('+CMD'),
-    );
+    const kept = BASE.replace(...person);
+    expect(readFileSync(file, 'utf8')).toBe(`${kept}CMD\n`);
+    await commandEnds();
     expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
     const list = JSON.stringify(await rt.call('review.list', {}));
     ok(await rt.call('review.reject', {}));
-    expect({ charged: list.includes('+P3'), left: readFileSync(file, 'utf8') }).toEqual({
-      charged: false,
-      left: BASE.replace('l3\n', 'P3\n'),
-    });
-  }, 60_000);
-});
+    const charged = list.includes(`+${person[1].trim()}`);
+    expect({ charged, left: readFileSync(file, 'utf8') }).toEqual({ charged: false, left: kept });
+  }
 
-describe("a reject that puts a line back right beside a running command's", () => {
-  it("a person's line from before the command is not charged to it; the command's line is", async () => {
-    rt = await startTestRuntime({ mode: 'embedded' });
-    const file = join(rt.workspace, 'a.txt');
-    writeFileSync(file, BASE);
-    const { terminalId } = ok(await rt.call('terminal.open', {})) as unknown as { terminalId: string };
-    ok(await rt.call('terminal.exec', { terminalId, command: 'true' }));
-    ok(await rt.call('file.edit', edit('l11\nl12\n', 'l11\n'))); // the agent deletes the last line
-    writeFileSync(file, readFileSync(file, 'utf8').replace('l5\n', 'B5\n')); // the person's
-    await sleep(300);
-    const command = 'echo CMD >> a.txt; touch began; while [ ! -e go ]; do sleep 0.05; done; touch done';
-    ok(await rt.call('terminal.exec', { terminalId, command, yieldMs: 100 }));
-    await began();
-    ok(await rt.call('review.reject', { paths: [file] }));
-    expect(readFileSync(file, 'utf8')).toBe(`${BASE.replace('l5\n', 'B5\n')}CMD\n`);
-    writeFileSync(join(rt.workspace, 'go'), '');
-    await done();
-    await until('the command’s line in review', async () =>
-      JSON.stringify(await rt!.call('review.list', {})).includes('+CMD'),
-    );
-    expect(rt.host.digest()).toBe((await replayLog(rt.log, AGGREGATES)).digest);
-    const list = JSON.stringify(await rt.call('review.list', {}));
-    ok(await rt.call('review.reject', {}));
-    expect({ charged: list.includes('+B5'), left: readFileSync(file, 'utf8') }).toEqual({
-      charged: false,
-      left: BASE.replace('l5\n', 'B5\n'),
-    });
-  }, 60_000);
+  it(
+    "its line in the hunk's context: the command's line stays in review; the person's is not charged",
+    () => rejectBesideCommand(['l12\n', 'A12\n'], ['l3\n', 'P3\n']),
+    60_000,
+  );
+
+  it(
+    "a line put back right beside the command's: the person's line is not charged to the command",
+    () => rejectBesideCommand(['l11\nl12\n', 'l11\n'], ['l5\n', 'B5\n']),
+    60_000,
+  );
 });
 
 describe('undo-reject after a later recorded change of the same file', () => {
