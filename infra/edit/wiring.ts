@@ -92,12 +92,16 @@ export function wireEdit(deps: {
     // Earlier changes of a file not recorded yet go first (a command's, also one still running, and those the log
     // refused); while the log refuses them, this write is refused before it writes anything (it would start from a
     // change the log does not know, and hide it in the log's base).
-    const recordEarlier = (p: string) =>
+    // `closing`: at the commit (after the edit's read), where a streamed edit's session is closed by then.
+    const recordEarlier = (p: string, closing = false) =>
       deps.review.unrecorded.flush([p]).catch((err: unknown) => {
+        const again =
+          closing && type === 'edit.finish'
+            ? 'this edit session is closed: once the event log can be written, begin a new one with edit.begin'
+            : 'try again once the event log can be written';
         throw new RuntimeError(
           ErrorCode.Unavailable,
-          `${p} was not written: ${reasonOf(err)}, and this write would start from them. Nothing changed; ` +
-            'try again once the event log can be written.',
+          `${p} was not written: ${reasonOf(err)}, and this write would start from them. Nothing changed; ${again}.`,
           { retryable: true, cause: err, details: { written: false } },
         );
       });
@@ -114,7 +118,7 @@ export function wireEdit(deps: {
         // Taken again, right after the edit read the file: a running command's change made since the first take
         // (which may have waited on a slow log) is then its own, not an outside edit folded into the base.
         read: async (p) => {
-          if (p === path) await recordEarlier(path); // under its lock
+          if (p === path) await recordEarlier(path, true); // under its lock
         },
         plan: (change) => {
           planned = change.path === path ? change.after : undefined;

@@ -209,45 +209,48 @@ export function planUndoReject(
   const updates = new Map<string, FileUpdate[]>();
   const logs = new Map([log, ...related].map((l) => [l.agentId, l]));
   type Hunks = ReturnType<typeof computeHunks>;
+  /** How an undo re-applied a file's hunks on disk: those it `applied`, those it did not, and what it `written`. */
+  type Partial = { applied: Hunks; failed: Hunks; written: string };
   /**
-   * A log's entry after an undo that re-applied only some hunks (`applied`): the log's own content now (its current,
-   * or its base when the reject cleared it) with those hunks, so a line on disk since (a person's, a payload another
-   * log recorded) stays out of it; the disk's `written` where they do not fit.
+   * A log's entry after an undo that re-applied only some hunks: the log's own content now (its current, or its
+   * base when the reject cleared it) with the applied hunks, else its content before the reject without the hunks
+   * not re-applied (a descendant whose base already holds an ancestor's line), so a line on disk since (a person's,
+   * a payload another log recorded) stays out of it; the disk's `written` where neither fits.
    */
-  const partialEntry = (prev: LogEntry, cur: LogEntry | undefined, applied: Hunks, written: string) => {
-    const now = text(env, cur ? cur.currentHash : prev.baseHash);
-    const r = now === null ? undefined : applyHunks(now, applied, 'forward');
-    if (!r || r.failed.length > 0) return makeEntry(prev.baseHash, put(blobs, env, written), prev.agents);
+  const partialEntry = (prev: LogEntry, cur: LogEntry | undefined, p: Partial) => {
     const agents = [...new Set([...(cur?.agents ?? []), ...prev.agents])];
-    return makeEntry(cur ? cur.baseHash : prev.baseHash, put(blobs, env, r.text), agents);
+    const now = text(env, cur ? cur.currentHash : prev.baseHash);
+    const r = now === null ? undefined : applyHunks(now, p.applied, 'forward');
+    if (r && r.failed.length === 0)
+      return makeEntry(cur ? cur.baseHash : prev.baseHash, put(blobs, env, r.text), agents);
+    const before = text(env, prev.currentHash);
+    const back = before === null ? undefined : applyHunks(before, p.failed, 'reverse');
+    const current = back && back.failed.length === 0 ? back.text : p.written;
+    return makeEntry(prev.baseHash, put(blobs, env, current), prev.agents);
   };
   /** Each log's entry back as it was before the reject (`partial`: only some hunks were re-applied). */
-  const restoreEntries = (path: string, partial?: { applied: Hunks; written: string }) => {
+  const restoreEntries = (path: string, partial?: Partial) => {
     for (const [logId, byPath] of Object.entries(last.entries)) {
       const view = logs.get(logId);
       if (!(path in byPath) || !view) continue;
       const prev = byPath[path] ?? null;
-      const entry = prev && partial ? partialEntry(prev, view.files[path], partial.applied, partial.written) : prev;
+      const entry = prev && partial ? partialEntry(prev, view.files[path], partial) : prev;
       const list = updates.get(logId) ?? [];
       list.push({ path, entry });
       updates.set(logId, list);
     }
   };
   /**
-   * Re-applies `hunks` (those the undo applied on disk) onto each log's entry for `f.path` that changed since the
+   * Re-applies the hunks the undo applied on disk onto each log's entry for `f.path` that changed since the
    * reject, as it is now (its base as folded since kept, so outside edits stay out of it), the disk's `written`
    * where they do not fit; a log whose entry did not change since gets its old one back (`partialEntry` when not
    * all hunks were re-applied). A descendant's entry recorded or removed since is left as it is: its base may lack
    * what the reject reverted of its ancestor's, and the hunks would charge that to it (the ancestor's own entry
    * shows them). Returns the acting log's new current (what running commands start from).
    */
-  const reapplySince = (
-    f: (typeof last.files)[number],
-    hunks: Hunks,
-    from: string,
-    written: string,
-    asBefore: boolean,
-  ): string | null => {
+  const reapplySince = (f: (typeof last.files)[number], from: string, p: Partial): string | null => {
+    const { applied: hunks, written } = p;
+    const asBefore = p.failed.length === 0;
     const path = f.path;
     let model: string | null = written;
     for (const [logId, byPath] of Object.entries(last.entries)) {
@@ -259,7 +262,7 @@ export function planUndoReject(
       const changed = changedSince(f, logId);
       if (changed === false) {
         // Unchanged since the reject: back as it was, as when no log changed.
-        if (prev && !asBefore) entry = partialEntry(prev, cur, hunks, written);
+        if (prev && !asBefore) entry = partialEntry(prev, cur, p);
         if (logId === log.agentId) model = asBefore && prev ? text(env, prev.currentHash) : written;
       } else if (logId !== log.agentId && descendants.has(logId) && (cur || changed)) continue;
       else if (cur) {
@@ -337,7 +340,7 @@ export function planUndoReject(
     const asBefore = r.failed.length === 0;
     const since = Object.entries(last.entries).some(([id, byPath]) => f.path in byPath && changedSince(f, id));
     if (since) {
-      const model = reapplySince(f, r.applied, d, r.text, asBefore);
+      const model = reapplySince(f, d, { applied: r.applied, failed: r.failed, written: r.text });
       writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
       reply.reapplied.push(f.path);
       continue;
@@ -347,7 +350,7 @@ export function planUndoReject(
     const model = asBefore && prev ? text(env, prev.currentHash) : r.text;
     writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
     reply.reapplied.push(f.path);
-    restoreEntries(f.path, asBefore ? undefined : { applied: r.applied, written: r.text });
+    restoreEntries(f.path, asBefore ? undefined : { applied: r.applied, failed: r.failed, written: r.text });
   }
   // Entries the reject cleared without writing (paths only descendants tracked): back as they were,
   // unless the log tracks the path again since.

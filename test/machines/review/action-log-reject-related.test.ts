@@ -308,3 +308,19 @@ describe('action-log planning: an undo-reject that re-applies only some hunks, o
     expect(w.disk['/w/f']).toContain('R1\n');
   });
 });
+
+describe('action-log planning: a partial undo seen from a descendant', () => {
+  it("a person's line written after the reject is charged to neither log (the kid's base holds root's line)", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', swap(TWENTY, 12, 'K12'));
+    w.write('root', '/w/f', swap(w.disk['/w/f']!, 2, 'R2')); // folded into the kid's base
+    w.reject('root');
+    w.disk['/w/f'] = swap(TWENTY, 11, 'P11'); // a person's line beside K12: that hunk is not re-applied
+    w.undoReject('root');
+    expect(w.disk['/w/f']).toBe(swap(swap(TWENTY, 2, 'R2'), 11, 'P11'));
+    const listed = (id: string, s: string) => JSON.stringify(w.list(id)).includes(s);
+    expect([listed('kid', '+P11'), listed('root', '+P11'), listed('root', '+R2')]).toEqual([false, false, true]);
+  });
+});
