@@ -66,6 +66,22 @@ export function planReject(
       rel.set(r.agentId, list);
     }
   };
+  /**
+   * An ancestor whose log no longer tracks `path` (the change it listed was undone by this log's own, which the
+   * reject now reverts: its line comes back) gets the reject's write as a change of this log's: never on disk
+   * unlisted. `from`/`to`: hashes of the disk before and after.
+   */
+  const unlisted = (path: string, from: string | null, to: string | null) => {
+    for (const a of related.ancestors) {
+      if (a.files[path]) continue;
+      const entry = makeEntry(from, to, [log.agentId]);
+      if (!entry) continue;
+      remember(a.agentId, path, null);
+      const list = rel.get(a.agentId) ?? [];
+      list.push({ path, entry });
+      rel.set(a.agentId, list);
+    }
+  };
   for (const t of resolveSelection(log, sel, env)) {
     const { path, entry: e } = t;
     const d = diskOf(disk, path);
@@ -84,6 +100,7 @@ export function planReject(
       reply.deleted.push(path);
       undo.files.push({ path, beforeHash: e.currentHash, afterHash: null, createdDeleted: true, left: null });
       followRelated(path, (re, desc) => (desc ? null : makeEntry(re.baseHash, null, re.agents)));
+      if (d !== null) unlisted(path, put(blobs, env, d), null);
     } else if (e.status === 'deleted') {
       if (d !== null) {
         reply.conflicts.push({ path, hunkIds: ids, reason: `'${path}' exists on disk again, so it was left alone` });
@@ -95,6 +112,7 @@ export function planReject(
       reply.restored.push(path);
       undo.files.push({ path, beforeHash: null, afterHash: e.baseHash, createdDeleted: false, left: null });
       followRelated(path, (re, desc) => (desc ? null : makeEntry(re.baseHash, e.baseHash, re.agents)));
+      unlisted(path, null, e.baseHash);
     } else {
       if (d === null) {
         reply.conflicts.push({ path, hunkIds: ids, reason: `'${path}' was deleted on disk, so it was left alone` });
@@ -122,6 +140,7 @@ export function planReject(
         createdDeleted: false,
         left: ownEntry?.currentHash ?? null,
       });
+      unlisted(path, put(blobs, env, d), put(blobs, env, r.text));
       followRelated(path, (re, desc) => {
         // Everything since this log's base is reverted: so are the descendants' changes (made after it).
         if (desc && ownEntry === null) return null;
@@ -215,7 +234,8 @@ export function planUndoReject(
    * A log's entry after an undo that re-applied only some hunks: the log's own content now (its current, or its
    * base when the reject cleared it) with the applied hunks, else its content before the reject without the hunks
    * not re-applied (a descendant whose base already holds an ancestor's line), so a line on disk since (a person's,
-   * a payload another log recorded) stays out of it; the disk's `written` where neither fits.
+   * a payload another log recorded) stays out of it; where neither fits, the entry as it was before the reject
+   * (the disk would charge every line written since to the log: a person's, its ancestor's newer ones).
    */
   const partialEntry = (prev: LogEntry, cur: LogEntry | undefined, p: Partial) => {
     const agents = [...new Set([...(cur?.agents ?? []), ...prev.agents])];
@@ -225,8 +245,9 @@ export function planUndoReject(
       return makeEntry(cur ? cur.baseHash : prev.baseHash, put(blobs, env, r.text), agents);
     const before = text(env, prev.currentHash);
     const back = before === null ? undefined : applyHunks(before, p.failed, 'reverse');
-    const current = back && back.failed.length === 0 ? back.text : p.written;
-    return makeEntry(prev.baseHash, put(blobs, env, current), prev.agents);
+    if (back && back.failed.length === 0) return makeEntry(prev.baseHash, put(blobs, env, back.text), prev.agents);
+    // The entry as it was: perhaps stale (a line since overwritten), never the disk's lines of others.
+    return prev;
   };
   /** Each log's entry back as it was before the reject (`partial`: only some hunks were re-applied). */
   const restoreEntries = (path: string, partial?: Partial) => {

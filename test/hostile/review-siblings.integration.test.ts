@@ -2,7 +2,8 @@
  * A sibling's reject never undoes another agent's work. Agent `a` changes a file, then its sibling `b` rewrites
  * it: `a`'s log followed `b`'s change (its current content became `b`'s) while keeping `a`'s base, so `a`'s
  * reject restored the base over `b`'s work, or deleted the file `a` had created with `b`'s content in it, and
- * `a`'s listing showed `b`'s lines as `a`'s. The canary is `b`'s content, which must survive `a`'s reject.
+ * `a`'s listing showed `b`'s lines as `a`'s. The canary is `b`'s content, which must survive `a`'s reject. And
+ * a child's reject that brings back its parent's line, which the child had undone: listed nowhere until 7 December.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,5 +48,20 @@ describe("a sibling's reject and another agent's later work on the same file", (
     // b's own review still has its change, whole.
     const mine = ok(await rt.call('review.list', {}, { agentId: 'b' }));
     expect(JSON.stringify(mine)).toContain(CANARY);
+  });
+});
+
+describe("a child's reject that brings back its parent's line", () => {
+  it("the parent's log lists it again (it was listed nowhere), and the parent can reject it", async () => {
+    writeFileSync(join(rt.workspace, 'back.txt'), 'l1\nl2\nl3\n');
+    ok(await rt.call('file.edit', { path: 'back.txt', edits: [{ oldText: 'l2', newText: 'MAIN2' }] }));
+    ok(
+      await rt.call('file.edit', { path: 'back.txt', edits: [{ oldText: 'MAIN2', newText: 'l2' }] }, { agentId: 'a' }),
+    );
+    ok(await rt.call('review.reject', { paths: [join(rt.workspace, 'back.txt')] }, { agentId: 'a' }));
+    expect(read('back.txt')).toBe('l1\nMAIN2\nl3\n');
+    expect(JSON.stringify(ok(await rt.call('review.list', {})))).toContain('+MAIN2');
+    ok(await rt.call('review.reject', { paths: [join(rt.workspace, 'back.txt')] }));
+    expect(read('back.txt')).toBe('l1\nl2\nl3\n');
   });
 });

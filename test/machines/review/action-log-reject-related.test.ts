@@ -324,3 +324,56 @@ describe('action-log planning: a partial undo seen from a descendant', () => {
     expect([listed('kid', '+P11'), listed('root', '+P11'), listed('root', '+R2')]).toEqual([false, false, true]);
   });
 });
+
+describe('action-log planning: a partial undo where no hunk fits a log', () => {
+  const added = (w: PlanWorld, id: string) =>
+    w.list(id).flatMap((f) => f.hunks.flatMap((h) => h.lines.filter((l) => l.startsWith('+')).map((l) => l.slice(1))));
+
+  it("neither root's newer line nor a person's is charged to the kid (its line was overwritten by root)", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', swap(TWENTY, 1, 'R1'));
+    w.write('kid', '/w/f', swap(w.disk['/w/f']!, 9, 'K9'));
+    w.write('root', '/w/f', swap(swap(TWENTY, 1, 'R1'), 9, 'R9')); // root overwrites the kid's line
+    w.reject('root');
+    w.write('root', '/w/f', swap(TWENTY, 5, 'R5'));
+    w.disk['/w/f'] = swap(w.disk['/w/f']!, 6, 'P6'); // a person's, in the context of the R9 hunk
+    w.undoReject('root');
+    expect(added(w, 'kid')).not.toContain('P6');
+    expect(added(w, 'kid')).not.toContain('R5');
+    expect(added(w, 'root')).toEqual(expect.arrayContaining(['R1', 'R5']));
+  });
+
+  it("a person's line and root's newer lines are not charged to the kid after two rejects", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', TWENTY.replace('l1\n', 'l1\nkid1\n'));
+    w.disk['/w/f'] = TWENTY.replace('l1\n', 'P2\nkid1\n'); // a person's
+    w.reject('root');
+    w.write('root', '/w/f', swap(TWENTY.replace('l1\n', 'P2\nkid1\n'), 9, 'root3'));
+    w.reject('root');
+    w.write('root', '/w/f', swap(swap(TWENTY, 1, 'P2'), 5, 'root4'));
+    w.write('root', '/w/f', swap(swap(swap(TWENTY, 1, 'P2'), 5, 'root4'), 6, 'root5'));
+    w.undoReject('root');
+    for (const line of ['P2', 'root4', 'root5']) expect(added(w, 'kid')).not.toContain(line);
+  });
+});
+
+describe("action-log planning: a kid's reject that brings back an ancestor's line its log no longer lists", () => {
+  it("the ancestor lists it again, as the kid's reject's change; undo-reject takes it back out", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', swap(TWENTY, 9, 'R9'));
+    w.write('kid', '/w/f', TWENTY); // the kid restores l9: root's entry goes (nothing left to review)
+    expect(w.list('root')).toEqual([]);
+    w.reject('kid'); // R9 back on disk
+    expect(w.disk['/w/f']).toBe(swap(TWENTY, 9, 'R9'));
+    expect(JSON.stringify(w.list('root')).includes('+R9')).toBe(true);
+    w.undoReject('kid');
+    expect(w.disk['/w/f']).toBe(TWENTY);
+    expect(w.list('root')).toEqual([]);
+  });
+});
