@@ -9,6 +9,7 @@ import type { UnstampedFact } from '../../schemas/message.ts';
 import type { FileUpdate, LogEntry, RejectUndo } from '../../schemas/review.ts';
 import { utf8Length } from '../terminal/terminal-text.ts';
 import { applyHunks, computeHunks } from './action-log-hunks.ts';
+import { rebaseOutside } from './line-rebase.ts';
 import {
   diskOf,
   fact,
@@ -289,7 +290,11 @@ export function planUndoReject(
       else if (cur) {
         const now = text(env, cur.currentHash);
         const r = now === null ? undefined : applyHunks(now, hunks, 'forward');
-        const current = r && r.failed.length === 0 ? r.text : written;
+        // Else the undo's change on disk placed by line position (a person's line beside it, in the hunk's context,
+        // which a restored entry's content lacks), else the disk.
+        const placed =
+          r && r.failed.length === 0 ? r.text : now === null ? undefined : rebaseOutside(now, from, written);
+        const current = placed ?? written;
         const agents = [...new Set([...cur.agents, ...(prev?.agents ?? [])])];
         entry = makeEntry(cur.baseHash, put(blobs, env, current), agents);
         if (logId === log.agentId) model = current;

@@ -377,3 +377,21 @@ describe("action-log planning: a kid's reject that brings back an ancestor's lin
     expect(w.list('root')).toEqual([]);
   });
 });
+
+describe('action-log planning: an undo onto an entry another undo restored with a stale base', () => {
+  it("a person's line beside the re-applied hunk (not in the restored entry) is not charged to root", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'sib');
+    w.disk['/w/f'] = TWENTY;
+    w.write('sib', '/w/f', swap(TWENTY, 1, 'S1'));
+    w.reject('sib');
+    w.disk['/w/f'] = swap(TWENTY, 5, 'P5'); // a person's
+    w.write('root', '/w/f', swap(swap(TWENTY, 5, 'P5'), 6, 'R6'));
+    w.reject('root');
+    w.undoReject('sib'); // root's entry back as before sib's reject: its base lacks P5
+    w.undoReject('root'); // R6's hunk holds P5 in its context
+    expect(w.disk['/w/f']).toBe(swap(swap(swap(TWENTY, 1, 'S1'), 5, 'P5'), 6, 'R6'));
+    const root = JSON.stringify(w.list('root'));
+    expect([root.includes('+S1'), root.includes('+R6'), root.includes('+P5')]).toEqual([true, true, false]);
+  });
+});
