@@ -35,7 +35,8 @@ import {
   type UndoReply,
   withSeenPaths,
 } from '../../machines/review/action-log-plan.ts';
-import { planReject, planUndoReject } from '../../machines/review/action-log-reject.ts';
+import { planReject } from '../../machines/review/action-log-reject.ts';
+import { planUndoReject } from '../../machines/review/action-log-undo.ts';
 import type { Logger } from 'pino';
 import { type BlobStore, contentHash } from './blob-store.ts';
 import { PathLock, readDisk, settledWithin } from './action-log-files.ts';

@@ -17,7 +17,8 @@ import {
   type Plan,
   type Selection,
 } from '../../machines/review/action-log-plan.ts';
-import { planReject, planUndoReject } from '../../machines/review/action-log-reject.ts';
+import { planReject } from '../../machines/review/action-log-reject.ts';
+import { planUndoReject } from '../../machines/review/action-log-undo.ts';
 import { sha256 } from './action-log-text.ts';
 
 export class PlanWorld {

@@ -1,6 +1,6 @@
 import { PlanWorld } from '../../support/action-log-world.ts';
 import { sha256 } from '../../support/action-log-text.ts';
-import { planUndoReject } from '../../../machines/review/action-log-reject.ts';
+import { planUndoReject } from '../../../machines/review/action-log-undo.ts';
 import { entry, hunk, swap, TWENTY } from '../../support/action-log-scenes.ts';
 
 // Rejects and undo-rejects seen from the other logs: descendants whose base differs, stale entries,
@@ -393,5 +393,23 @@ describe('action-log planning: an undo onto an entry another undo restored with 
     expect(w.disk['/w/f']).toBe(swap(swap(swap(TWENTY, 1, 'S1'), 5, 'P5'), 6, 'R6'));
     const root = JSON.stringify(w.list('root'));
     expect([root.includes('+S1'), root.includes('+R6'), root.includes('+P5')]).toEqual([true, true, false]);
+  });
+});
+
+describe("action-log planning: a partial undo whose hunks mix an ancestor's lines with a descendant's", () => {
+  it("the kid is not given the reverse of root's line over a person's (its entry stays as it was)", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    const P1 = TWENTY.replace('l2\n', 'l2\nP1\n');
+    w.disk['/w/f'] = P1; // a person's line
+    w.write('root', '/w/f', TWENTY.replace('l2\n', 'l2\nroot2\n')); // root overwrites it
+    w.write('root', '/w/f', swap(TWENTY.replace('l2\n', 'l2\nroot2\n'), 10, 'root3'));
+    w.write('kid', '/w/f', swap(swap(TWENTY.replace('l2\n', 'l2\nroot2\n'), 10, 'root3'), 1, 'kid4'));
+    w.reject('root');
+    w.write('root', '/w/f', swap(P1, 1, 'root6'));
+    w.accept('root');
+    w.undoReject('root');
+    expect(w.disk['/w/f']).toBe(swap(swap(P1, 1, 'root6'), 10, 'root3'));
+    expect(JSON.stringify(w.list('kid')).includes('+P1')).toBe(false);
   });
 });
