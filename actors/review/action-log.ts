@@ -23,8 +23,8 @@ import { newId } from '../../schemas/ids.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import { READ_SETTLE_MS, type StoredFact, type UnstampedFact } from '../../schemas/message.ts';
 import type { ActionLogContext, ActionLogFact } from '../../machines/review/action-log.ts';
+import { planAccept } from '../../machines/review/action-log-accept.ts';
 import {
-  planAccept,
   planNeedsTexts,
   planRecord,
   type AcceptReply,

@@ -22,11 +22,11 @@
  * - undo-reject: the last reject-all's disk changes are re-applied the same
  *   way; created files it deleted are not re-created (reported).
  *
- * Reject and undo-reject are in `action-log-reject.ts`.
+ * Accept is in `action-log-accept.ts`, reject in `action-log-reject.ts`, undo-reject in `action-log-undo.ts`.
  */
 import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
-import type { ChangeSource, FileUpdate, Hunk, LogEntry, RejectUndo, ReviewConflict } from '../../schemas/review.ts';
+import type { ChangeSource, Hunk, LogEntry, RejectUndo, ReviewConflict } from '../../schemas/review.ts';
 import { applyHunks, computeHunks } from './action-log-hunks.ts';
 import { rebaseOutside } from './line-rebase.ts';
 
@@ -289,45 +289,6 @@ export function resolveSelection(log: LogView, selection: Selection, env: Pick<P
   return targets;
 }
 
-/** review.accept: the log's base moves forward; descendants' logs follow. */
-export function planAccept(log: LogView, descendants: LogView[], sel: Selection, env: PlanEnv): Plan<AcceptReply> {
-  const blobs: Record<string, string> = {};
-  const own: Array<FileUpdate & { hunkIds: string[] }> = [];
-  const perDesc = new Map<string, Array<FileUpdate & { hunkIds: string[] }>>();
-  const accepted: AcceptReply['accepted'] = [];
-  for (const t of resolveSelection(log, sel, env)) {
-    const e = t.entry;
-    let newBase: string | null;
-    if (t.whole) newBase = e.currentHash;
-    else newBase = put(blobs, env, applyHunks(text(env, e.baseHash) ?? '', t.selected, 'forward').text);
-    const entry = makeEntry(newBase, e.currentHash, e.agents);
-    const hunkIds = t.selected.map((h) => h.id);
-    own.push({ path: t.path, entry, hunkIds });
-    accepted.push({ path: t.path, hunkIds, remaining: t.hunks.length - t.selected.length });
-    for (const d of descendants) {
-      const de = d.files[t.path];
-      if (!de) continue;
-      let descBase = de.baseHash;
-      if (de.baseHash === e.baseHash) descBase = newBase;
-      else if (de.baseHash !== null && e.baseHash !== null && e.currentHash !== null) {
-        const r = applyHunks(text(env, de.baseHash)!, t.selected, 'forward');
-        if (r.applied.length > 0) descBase = put(blobs, env, r.text);
-      }
-      if (descBase === de.baseHash) continue;
-      const list = perDesc.get(d.agentId) ?? [];
-      list.push({ path: t.path, entry: makeEntry(descBase, de.currentHash, de.agents), hunkIds });
-      perDesc.set(d.agentId, list);
-    }
-  }
-  const facts: UnstampedFact[] = [accepted_(log.agentId, log.agentId, own)];
-  for (const [id, files] of perDesc) facts.push(accepted_(id, log.agentId, files));
-  return { writes: [], blobs, facts, reply: { accepted } };
-}
-
-function accepted_(agentId: string, by: string, files: Array<FileUpdate & { hunkIds: string[] }>): UnstampedFact {
-  return fact('review.accepted', agentId, { agentId, by, files });
-}
-
 /**
  * @internal Whether the change from `a` (hashes) and from `b` (texts) add and remove the same lines:
  * the guard that folding an outside edit into a base kept the log's own changes intact (a hunk
@@ -344,6 +305,30 @@ export function sameChanges(
       .flatMap((h) => h.lines.filter((l) => l.startsWith('+') || l.startsWith('-')))
       .join('\n');
   return changed(text(env, a[0]), text(env, a[1])) === changed(b[0], b[1]);
+}
+
+/**
+ * @internal Whether the change `after` (hashes) adds and removes only lines that the change `before` did, as many
+ * times at most: a review that can only have shrunk.
+ */
+export function narrows(
+  path: string,
+  env: Pick<PlanEnv, 'texts'>,
+  before: [string | null, string | null],
+  after: [string | null, string | null],
+): boolean {
+  const signed = ([base, current]: [string | null, string | null]) =>
+    computeHunks(path, text(env, base), text(env, current)).flatMap((h) =>
+      h.lines.filter((l) => l.startsWith('+') || l.startsWith('-')),
+    );
+  const left = new Map<string, number>();
+  for (const l of signed(before)) left.set(l, (left.get(l) ?? 0) + 1);
+  for (const l of signed(after)) {
+    const n = left.get(l) ?? 0;
+    if (n === 0) return false;
+    left.set(l, n - 1);
+  }
+  return true;
 }
 
 /** @internal shared with action-log-reject.ts */

@@ -14,6 +14,7 @@ import {
   makeEntry,
   put,
   resolveSelection,
+  narrows,
   sameChanges,
   text,
   type FileWrite,
@@ -148,7 +149,9 @@ export function planReject(
         // Best effort: a descendant base that took in outside edits loses the reverted ones too.
         const baseText = desc && re.baseHash !== e.baseHash ? text(env, re.baseHash) : null;
         let base = re.baseHash;
-        if (baseText !== null) {
+        // A reject that took back only lines of the descendant's own change leaves its base: moved by the hunks,
+        // a base that held their lines already would hold them twice (jsdiff finds the context further on).
+        if (baseText !== null && !narrows(path, env, [re.baseHash, re.currentHash], [re.baseHash, current])) {
           const shifted = applyHunks(baseText, r.applied, 'reverse').text;
           const curText = text(env, current)!;
           // Keep the shifted base only if the descendant's own changes are what they were.

@@ -7,10 +7,6 @@
  * known limitation (`rebaseOutside`, and hunks applied by context, can misplace a line among identical ones).
  */
 import fc from 'fast-check';
-import { planAccept, type Selection } from '../../machines/review/action-log-plan.ts';
-import { planReject } from '../../machines/review/action-log-reject.ts';
-import type { FileUpdate } from '../../schemas/review.ts';
-import { sha256 } from './action-log-text.ts';
 import { PlanWorld } from './action-log-world.ts';
 
 export type Shape = 'fork' | 'deep' | 'pair';
@@ -131,49 +127,6 @@ export class Fuzz {
     const chosen = byPath ? hunks.filter((x) => x.path === one.path) : [one];
     const plus = chosen.flatMap((x) => x.h.lines.filter((l) => l.startsWith('+')).map((l) => l.slice(1)));
     return { sel: byPath ? { paths: [one.path] } : { hunkIds: [one.h.id] }, plus, path: one.path };
-  }
-
-  /**
-   * Whether a descendant of `id` has, for one of `paths` (all when missing), `id`'s base but another current: it did
-   * not follow a change beside its own line (a stale entry). An accept by `id` then gives it `id`'s new base, so it
-   * lists a removal of `id`'s line it never made, and its reject-all writes that line a second time (a planner bug,
-   * see action-log-fuzz.test.ts).
-   */
-  staleBelow(id: string, paths?: readonly string[]): boolean {
-    const own = this.w.view(id).files;
-    return this.w.descendants(id).some((d) =>
-      Object.entries(this.w.view(d).files).some(([p, de]) => {
-        const e = own[p];
-        return (paths ?? [p]).includes(p) && e && de.baseHash === e.baseHash && de.currentHash !== e.currentHash;
-      }),
-    );
-  }
-
-  /**
-   * Whether an accept or reject by `id` of `sel` would give another log an entry holding a line twice (the planner
-   * bugs of action-log-fuzz.test.ts: the hunks it carries to a descendant's base are applied where the base already
-   * holds some of their lines, jsdiff placing them by their context). Planned on copies; nothing is applied.
-   */
-  wouldDouble(kind: 'accept' | 'reject', id: string, sel: Selection = {}): boolean {
-    const w = this.w;
-    const env = { texts: { ...w.texts }, hash: sha256 };
-    const descendants = w.descendants(id).map((d) => w.view(d));
-    const related = { ancestors: w.ancestors(id).map((a) => w.view(a)), descendants };
-    const plan =
-      kind === 'accept'
-        ? planAccept(w.view(id), descendants, sel, env)
-        : planReject(w.view(id), related, sel, w.diskSnapshot(), env);
-    const twice = (hash: string | null) => {
-      const lines = hash === null ? [] : env.texts[hash]!.split('\n').filter((l) => l !== '');
-      return new Set(lines).size !== lines.length;
-    };
-    return plan.facts.some(
-      (f) =>
-        f.agentId !== id &&
-        (f.data as { files: FileUpdate[] }).files.some(
-          ({ entry }) => entry && (twice(entry.baseHash) || twice(entry.currentHash)),
-        ),
-    );
   }
 
   lineage(id: string): string[] {

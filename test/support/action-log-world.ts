@@ -9,8 +9,8 @@ import type { UnstampedFact } from '../../schemas/message.ts';
 import type { ChangeSource } from '../../schemas/review.ts';
 import { emptyActionLog, foldActionLog, type ActionLogContext } from '../../machines/review/action-log.ts';
 import { listReview } from '../../machines/review/action-log-list.ts';
+import { planAccept } from '../../machines/review/action-log-accept.ts';
 import {
-  planAccept,
   planNeedsTexts,
   planRecord,
   type LogView,

@@ -1,0 +1,97 @@
+/**
+ * @module
+ * Accept planning for action logs (`action-log-plan.ts` for the shared rules): the log's base moves forward
+ * (the whole file, or by applying the chosen hunks to it), and descendants' bases follow, so that an accept
+ * only ever takes changes out of a review, in every log it touches.
+ */
+import type { UnstampedFact } from '../../schemas/message.ts';
+import type { FileUpdate, Hunk, LogEntry } from '../../schemas/review.ts';
+import { applyHunks, computeHunks } from './action-log-hunks.ts';
+import {
+  type AcceptReply,
+  fact,
+  type LogView,
+  makeEntry,
+  narrows,
+  type Plan,
+  type PlanEnv,
+  put,
+  resolveSelection,
+  type Selection,
+  text,
+} from './action-log-plan.ts';
+
+/** review.accept: the log's base moves forward; descendants' logs follow. */
+export function planAccept(log: LogView, descendants: LogView[], sel: Selection, env: PlanEnv): Plan<AcceptReply> {
+  const blobs: Record<string, string> = {};
+  const own: Array<FileUpdate & { hunkIds: string[] }> = [];
+  const perDesc = new Map<string, Array<FileUpdate & { hunkIds: string[] }>>();
+  const accepted: AcceptReply['accepted'] = [];
+  for (const t of resolveSelection(log, sel, env)) {
+    const e = t.entry;
+    let newBase: string | null;
+    if (t.whole) newBase = e.currentHash;
+    else newBase = put(blobs, env, applyHunks(text(env, e.baseHash) ?? '', t.selected, 'forward').text);
+    const entry = makeEntry(newBase, e.currentHash, e.agents);
+    const hunkIds = t.selected.map((h) => h.id);
+    own.push({ path: t.path, entry, hunkIds });
+    accepted.push({ path: t.path, hunkIds, remaining: t.hunks.length - t.selected.length });
+    for (const d of descendants) {
+      const de = d.files[t.path];
+      if (!de) continue;
+      let descBase = de.baseHash;
+      if (de.baseHash === e.baseHash) descBase = newBase;
+      else if (de.baseHash !== null && e.baseHash !== null && e.currentHash !== null) {
+        const r = applyHunks(text(env, de.baseHash)!, t.selected, 'forward');
+        if (r.applied.length > 0) descBase = put(blobs, env, r.text);
+      }
+      // An accept only takes changes out of a descendant's review. Its base moved by the accepted hunks lists
+      // more when its entry did not follow this log's change (its current lacks it: the descendant would list
+      // removing it), or when a hunk was placed again where its base already held the lines (jsdiff finds the
+      // context further on): a line twice, written twice by the descendant's reject-all. Then only its own
+      // hunks that the accepted content holds are taken in; else its base stays.
+      if (
+        descBase !== de.baseHash &&
+        !narrows(t.path, env, [de.baseHash, de.currentHash], [descBase, de.currentHash])
+      ) {
+        descBase = acceptedOwn(t.path, env, blobs, de, newBase) ?? de.baseHash;
+      }
+      if (descBase === de.baseHash) continue;
+      const list = perDesc.get(d.agentId) ?? [];
+      list.push({ path: t.path, entry: makeEntry(descBase, de.currentHash, de.agents), hunkIds });
+      perDesc.set(d.agentId, list);
+    }
+  }
+  const facts: UnstampedFact[] = [accepted_(log.agentId, log.agentId, own)];
+  for (const [id, files] of perDesc) facts.push(accepted_(id, log.agentId, files));
+  return { writes: [], blobs, facts, reply: { accepted } };
+}
+
+/**
+ * A descendant's base with those of its own hunks that `accepted` (the content an ancestor accepted) holds as
+ * they are: no line they change differs between the descendant's current and `accepted`. Undefined when none
+ * is. A line that occurs more than once can only make a hunk look unaccepted (it stays listed), never the reverse.
+ */
+function acceptedOwn(
+  path: string,
+  env: PlanEnv,
+  blobs: Record<string, string>,
+  de: LogEntry,
+  accepted: string | null,
+): string | undefined {
+  const base = text(env, de.baseHash);
+  const current = text(env, de.currentHash);
+  const target = text(env, accepted);
+  if (base === null || current === null || target === null) return undefined;
+  const changed = (h: Hunk) => h.lines.filter((l) => l.startsWith('+') || l.startsWith('-')).map((l) => l.slice(1));
+  const differs = new Set(computeHunks(path, current, target).flatMap(changed));
+  const taken = computeHunks(path, base, current).filter((h) => !changed(h).some((l) => differs.has(l)));
+  if (taken.length === 0) return undefined;
+  const r = applyHunks(base, taken, 'forward');
+  if (r.failed.length > 0) return undefined;
+  return put(blobs, env, r.text);
+}
+
+function accepted_(agentId: string, by: string, files: Array<FileUpdate & { hunkIds: string[] }>): UnstampedFact {
+  return fact('review.accepted', agentId, { agentId, by, files });
+}

@@ -1,0 +1,71 @@
+import { PlanWorld } from '../../support/action-log-world.ts';
+import { hunk, swap, TWENTY } from '../../support/action-log-scenes.ts';
+
+// An ancestor's accept or partial reject moves a descendant's base only so that its review shrinks: a base moved
+// by hunks it already held (jsdiff places them again by their context), or moved where the descendant's entry did
+// not follow the ancestor's change, listed a removal the descendant never made, and its reject-all wrote that
+// line a second time. Cases from the review fuzz (action-log-fuzz.test.ts).
+
+/** The changed lines each file of `id`'s review lists. */
+function listed(w: PlanWorld, id: string): string[][] {
+  return w.list(id).map((f) => f.hunks.flatMap((h) => h.lines.filter((l) => l.startsWith('+') || l.startsWith('-'))));
+}
+
+describe("action-log planning: an ancestor's accept or reject and a descendant's base", () => {
+  it("an accept-all takes in the kid's line even where the kid's entry did not follow the root's beside it", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', `K\n${TWENTY}`);
+    // Right beside K: the kid's entry does not follow (the insertion is most likely more of the kid's own).
+    w.write('root', '/w/f', `R\nK\n${TWENTY}`);
+    w.accept('root');
+    expect(listed(w, 'root')).toEqual([]);
+    expect(listed(w, 'kid')).toEqual([]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(`R\nK\n${TWENTY}`);
+  });
+
+  it("an accept-all over a kid whose base took in the root's line leaves that line once", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    const withK = TWENTY.replace('l3\n', 'l3\nK\n');
+    w.write('kid', '/w/f', withK);
+    w.write('root', '/w/f', `R\n${withK}`);
+    expect(w.view('kid').files['/w/f']!.baseHash).not.toBe(w.view('root').files['/w/f']!.baseHash);
+    w.accept('root');
+    expect(listed(w, 'kid')).toEqual([]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(`R\n${withK}`);
+  });
+
+  it("a root's accept of only its own line leaves the kid's line listed, and its base fits", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    const withK = TWENTY.replace('l15\n', 'l15\nK\n');
+    w.write('kid', '/w/f', withK);
+    w.write('root', '/w/f', swap(withK, 1, 'R'));
+    w.accept('root', { hunkIds: [hunk(w, 'root', 'R')] });
+    expect(listed(w, 'root')).toEqual([['+K']]);
+    expect(listed(w, 'kid')).toEqual([['+K']]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(swap(TWENTY, 1, 'R'));
+  });
+
+  it("a root's reject of the kid's deletion leaves the kid's base: the line comes back once", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', swap(TWENTY, 1, 'R1'));
+    w.write('kid', '/w/f', w.disk['/w/f']!.replace('l20\n', ''));
+    const deletion = w.list('root')[0]!.hunks.find((h) => h.lines.includes('-l20'))!.id;
+    w.reject('root', { hunkIds: [deletion] });
+    expect(w.disk['/w/f']).toBe(swap(TWENTY, 1, 'R1'));
+    expect(listed(w, 'kid')).toEqual([]);
+    expect(listed(w, 'root')).toEqual([['-l1', '+R1']]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(swap(TWENTY, 1, 'R1'));
+  });
+});
