@@ -5,9 +5,9 @@
  * (`action-log-undo.ts`).
  */
 import type { UnstampedFact } from '../../schemas/message.ts';
-import type { FileUpdate, LogEntry, RejectUndo } from '../../schemas/review.ts';
+import type { FileUpdate, Hunk, LogEntry, RejectUndo } from '../../schemas/review.ts';
 import { utf8Length } from '../terminal/terminal-text.ts';
-import { applyHunks } from './action-log-hunks.ts';
+import { applyHunks, computeHunks } from './action-log-hunks.ts';
 import {
   diskOf,
   fact,
@@ -145,6 +145,15 @@ export function planReject(
         if (desc && ownEntry === null) return null;
         const cur = text(env, re.currentHash);
         if (cur === null) return undefined;
+        // A descendant's entry that had not followed every change (its current is not the disk: a line written
+        // right beside its own stays out of it) cannot take the hunks by their context: it is brought to the
+        // disk the reject left, with only its own hunks that the reject left as they were still listed.
+        if (desc && cur !== d) {
+          const after = put(blobs, env, r.text);
+          const synced = survivingBase(path, env, blobs, re, after);
+          // When the reject took back none of its own lines, its review is unchanged: it is not told.
+          if (synced?.tookBack) return makeEntry(synced.base, after, re.agents);
+        }
         const current = put(blobs, env, applyHunks(cur, r.applied, 'reverse').text);
         // Best effort: a descendant base that took in outside edits loses the reverted ones too.
         const baseText = desc && re.baseHash !== e.baseHash ? text(env, re.baseHash) : null;
@@ -152,13 +161,13 @@ export function planReject(
         // A reject that took back only lines of the descendant's own change leaves its base: moved by the hunks,
         // a base that held their lines already would hold them twice (jsdiff finds the context further on).
         if (baseText !== null && !narrows(path, env, [re.baseHash, re.currentHash], [re.baseHash, current])) {
-          const shifted = applyHunks(baseText, r.applied, 'reverse').text;
-          const curText = text(env, current)!;
-          // Keep the shifted base only if the descendant's own changes are what they were.
-          if (sameChanges(path, env, [re.baseHash, re.currentHash], [shifted, curText]) || shifted === curText)
-            base = put(blobs, env, shifted);
+          base =
+            survivingBase(path, env, blobs, re, current)?.base ?? shiftedBase(path, env, blobs, re, current, r.applied);
         }
         if (current === re.currentHash && base === re.baseHash) return undefined;
+        // A descendant's entry that had not followed every change (its current is not the disk) can take the
+        // hunks where it already holds their lines: one that would list more is left as it was (stale, not wrong).
+        if (desc && !narrows(path, env, [re.baseHash, re.currentHash], [base, current])) return undefined;
         return makeEntry(base, current, re.agents);
       });
     }
@@ -203,6 +212,54 @@ export function planReject(
   for (const [id, files] of rel)
     facts.push(fact('action-log.files.updated', id, { agentId: id, by: log.agentId, cause: 'reject', files }));
   return { writes, blobs, facts, reply };
+}
+
+/**
+ * A descendant's base after an ancestor's reject reverted lines beside its own or in its base: the new current
+ * without the descendant's own hunks that the reject left as they were (none of their changed lines differs
+ * between its current before and after). A reverted line its base took in goes; one of its own the reject took
+ * back is no longer its change (`tookBack`: some were). Undefined when those hunks do not apply back cleanly or
+ * the review would grow.
+ */
+function survivingBase(
+  path: string,
+  env: PlanEnv,
+  blobs: Record<string, string>,
+  re: LogEntry,
+  current: string | null,
+): { base: string | null; tookBack: boolean } | undefined {
+  const base = text(env, re.baseHash);
+  const before = text(env, re.currentHash);
+  const after = text(env, current);
+  if (base === null || before === null || after === null) return undefined;
+  const changed = (h: Hunk) => h.lines.filter((l) => l.startsWith('+') || l.startsWith('-')).map((l) => l.slice(1));
+  const reverted = new Set(computeHunks(path, before, after).flatMap(changed));
+  const hunks = computeHunks(path, base, before);
+  const own = hunks.filter((h) => !changed(h).some((l) => reverted.has(l)));
+  const r = applyHunks(after, own, 'reverse');
+  if (r.failed.length > 0) return undefined;
+  const candidate = put(blobs, env, r.text);
+  if (!narrows(path, env, [re.baseHash, re.currentHash], [candidate, current])) return undefined;
+  return { base: candidate, tookBack: own.length < hunks.length };
+}
+
+/**
+ * The older fallback: the descendant's base with the reverted hunks reversed on it too, kept only if the
+ * descendant's own changes are what they were; else its base as it was.
+ */
+function shiftedBase(
+  path: string,
+  env: PlanEnv,
+  blobs: Record<string, string>,
+  re: LogEntry,
+  current: string | null,
+  applied: Hunk[],
+): string | null {
+  const shifted = applyHunks(text(env, re.baseHash)!, applied, 'reverse').text;
+  const curText = text(env, current)!;
+  if (sameChanges(path, env, [re.baseHash, re.currentHash], [shifted, curText]) || shifted === curText)
+    return put(blobs, env, shifted);
+  return re.baseHash;
 }
 
 /** `contentBytes` of a reject or its undo: the new contents its plan stores whole to undo it (charged with it). */

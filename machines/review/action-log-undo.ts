@@ -56,12 +56,13 @@ export function planUndoReject(
    * a payload another log recorded) stays out of it; where neither fits, the entry as it was before the reject
    * (the disk would charge every line written since to the log: a person's, its ancestor's newer ones).
    */
-  const partialEntry = (prev: LogEntry, cur: LogEntry | undefined, p: Partial, own: boolean) => {
+  const partialEntry = (prev: LogEntry, cur: LogEntry | undefined, p: Partial, logId: string) => {
     const agents = [...new Set([...(cur?.agents ?? []), ...prev.agents])];
     const base = cur ? cur.baseHash : prev.baseHash;
-    // Another log's (a descendant's) candidate must change no line its entry before the reject did not: hunks mixing
-    // an ancestor's lines with its own would charge those to it.
-    const fits = (b: string | null, t: string) => own || changesWithin(env, [b, t], prev);
+    // A descendant's candidate must change no line its entry before the reject did not: hunks mixing an ancestor's
+    // lines with its own would charge those to it. An ancestor's review holds its descendants' lines and its own,
+    // so a line of its own that a hunk not re-applied had replaced comes back into it.
+    const fits = (b: string | null, t: string) => !descendants.has(logId) || changesWithin(env, [b, t], prev);
     const now = text(env, cur ? cur.currentHash : prev.baseHash);
     const r = now === null ? undefined : applyHunks(now, p.applied, 'forward');
     if (r && r.failed.length === 0 && fits(base, r.text)) return makeEntry(base, put(blobs, env, r.text), agents);
@@ -78,7 +79,7 @@ export function planUndoReject(
       const view = logs.get(logId);
       if (!(path in byPath) || !view) continue;
       const prev = byPath[path] ?? null;
-      const entry = prev && partial ? partialEntry(prev, view.files[path], partial, logId === log.agentId) : prev;
+      const entry = prev && partial ? partialEntry(prev, view.files[path], partial, logId) : prev;
       const list = updates.get(logId) ?? [];
       list.push({ path, entry });
       updates.set(logId, list);
@@ -106,7 +107,7 @@ export function planUndoReject(
       const changed = changedSince(f, logId);
       if (changed === false) {
         // Unchanged since the reject: back as it was, as when no log changed.
-        if (prev && !asBefore) entry = partialEntry(prev, cur, p, logId === log.agentId);
+        if (prev && !asBefore) entry = partialEntry(prev, cur, p, logId);
         if (logId === log.agentId) model = asBefore && prev ? text(env, prev.currentHash) : written;
       } else if (logId !== log.agentId && descendants.has(logId) && (cur || changed)) continue;
       else if (cur) {

@@ -14,13 +14,13 @@ import { propertySeed } from '../../support/seed.ts';
 //    to it by design, `rebaseOutside`), and a reject-all makes no log list a person's line it did not list before;
 // D. a reject-all undone at once leaves the disk and every log as before the reject;
 // E. an accept-all, or a reject-all without conflicts, leaves the log's review empty;
+// F. an accept or reject makes no descendant's review list a line it did not list before;
 // and the disk never holds a line twice.
 // Known limitations kept out: repeated identical lines (never generated: every line is unique, action-log-fuzz.ts);
-// a reject-all that changed nothing keeps the earlier reject-all's undo (modelled: the undo re-applies that one);
-// a partial reject by root whose shifted base does not fit a kid's base leaves the kid listing a revert it never
-// made (C compares each log's listing before and after, so a listing left from earlier is not charged again).
-// Planner bugs it found, fixed (cases in action-log-accept-descendants.test.ts): an accept or a partial reject moved a
-// descendant's base by hunks its base already held, or its entry did not follow, and its reject-all wrote a line twice.
+// a reject-all that changed nothing keeps the earlier reject-all's undo (modelled: the undo re-applies that one).
+// Planner bugs it found, fixed (cases in action-log-descendant-bases.test.ts): an accept or a partial reject moved a
+// descendant's base by hunks its base already held, or reversed hunks on a descendant's entry that had not followed
+// the disk, so the descendant listed a change it never made and its reject-all wrote a line twice.
 // Replay a failure with the seed printed below: FC_SEED=<seed> npx vitest run <this file>; FUZZ_RUNS=<n> runs more.
 
 const seed = propertySeed();
@@ -55,13 +55,26 @@ function play(c: Case): void {
     expect(new Set(all).size, `step ${step}: a line twice on disk: ${all.join(' ')}`).toBe(all.length);
   };
 
+  /** F: an accept or reject by `id` makes no descendant's review list a line it did not list before. */
+  const shrinking = <T>(step: number, id: string, act: () => T): T => {
+    const was = new Map(w.descendants(id).map((d) => [d, z.listed(d)]));
+    const out = act();
+    for (const [d, before] of was) {
+      const now = z.listed(d);
+      const news = [...[...now.added].filter((l) => !before.added.has(l)).map((l) => `+${l}`)];
+      news.push(...[...now.removed].filter((l) => !before.removed.has(l)).map((l) => `-${l}`));
+      expect(news, `step ${step}: after ${id}'s accept or reject, ${d} lists more`).toEqual([]);
+    }
+    return out;
+  };
+
   /** A reject by `id` (all, or a selection), with C checked; returns whether it kept an undo. */
   const reject = (step: number, id: string, sel?: { sel: Selection; plus: string[] }): boolean | undefined => {
     const before = z.onDisk();
     const plus = sel ? new Set(sel.plus) : z.listed(id).added;
     const people = [...before].filter((l) => owner(l) === 'person');
     const listedBefore = new Map(z.agents.map((a) => [a, z.listed(a)]));
-    const plan = sel ? w.reject(id, sel.sel) : w.reject(id);
+    const plan = shrinking(step, id, () => (sel ? w.reject(id, sel.sel) : w.reject(id)));
     const took = new Set([...plus].filter((l) => !reviewed.has(l)));
     for (const l of plus) reviewed.add(l);
     const after = z.onDisk();
@@ -122,7 +135,7 @@ function play(c: Case): void {
       case 'accept': {
         const id = agent(s.who);
         for (const l of z.listed(id).added) reviewed.add(l);
-        w.accept(id);
+        shrinking(step, id, () => w.accept(id));
         expect(w.list(id), `step ${step}: ${id}'s review after its accept-all`).toEqual([]);
         return;
       }
@@ -131,7 +144,7 @@ function play(c: Case): void {
         const sel = z.selection(id, s.pick, s.byPath);
         if (!sel) return;
         for (const l of sel.plus) reviewed.add(l);
-        w.accept(id, sel.sel);
+        shrinking(step, id, () => w.accept(id, sel.sel));
         return;
       }
       case 'reject':

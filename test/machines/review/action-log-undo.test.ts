@@ -164,4 +164,18 @@ describe("action-log planning: a partial undo whose hunks mix an ancestor's line
     expect(w.disk['/w/f']).toBe(swap(swap(P1, 1, 'root6'), 10, 'root3'));
     expect(JSON.stringify(w.list('kid')).includes('+P1')).toBe(false);
   });
+
+  it("a root line the kid had replaced comes back into root's review when the kid's hunk is not re-applied", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', `${TWENTY}R\n`);
+    w.write('kid', '/w/f', `K5\n${TWENTY}K4\n`); // the kid replaces root's R with K4, and adds K5
+    w.reject('kid'); // R back, K5 gone
+    w.disk['/w/f'] = w.disk['/w/f']!.replace('l18\n', 'l18\nP\n'); // a person's line in K4's hunk's context
+    w.undoReject('kid');
+    expect(w.disk['/w/f']).toBe(`K5\n${TWENTY.replace('l18\n', 'l18\nP\n')}R\n`);
+    const root = JSON.stringify(w.list('root'));
+    expect([root.includes('+R'), root.includes('+K4'), root.includes('+K5')]).toEqual([true, false, true]);
+  });
 });

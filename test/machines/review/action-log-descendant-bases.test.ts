@@ -68,4 +68,35 @@ describe("action-log planning: an ancestor's accept or reject and a descendant's
     w.reject('kid');
     expect(w.disk['/w/f']).toBe(swap(TWENTY, 1, 'R1'));
   });
+
+  it("a root's reject of a hunk with its line and the kid's deletion of the first line clears the kid's entry", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', TWENTY.replace('l2\n', 'l2\nR\n').replace('l20\n', 'l20\nR2\n'));
+    w.write('kid', '/w/f', w.disk['/w/f']!.replace('l1\n', '')); // the kid's base holds R
+    const h = w.list('root')[0]!.hunks.find((x) => x.lines.includes('+R'))!.id; // -l1 and +R in one hunk
+    w.reject('root', { hunkIds: [h] });
+    const left = TWENTY.replace('l20\n', 'l20\nR2\n');
+    expect(w.disk['/w/f']).toBe(left);
+    expect(listed(w, 'kid')).toEqual([]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(left);
+  });
+
+  it("a root's reject of a kid's deletion that the kid's entry cannot take by context clears it", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', TWENTY.replace('l1\n', ''));
+    w.disk['/w/f'] = `P\n${w.disk['/w/f']}`; // a person's line where l1 was: the kid's entry does not hold it
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('l8\n', 'l8\nR\n'));
+    const deletion = w.list('root')[0]!.hunks.find((x) => x.lines.includes('-l1'))!.id;
+    w.reject('root', { hunkIds: [deletion] });
+    const left = `l1\nP\n${TWENTY.slice(3).replace('l8\n', 'l8\nR\n')}`;
+    expect(w.disk['/w/f']).toBe(left);
+    expect(listed(w, 'kid')).toEqual([]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(left);
+  });
 });
