@@ -232,15 +232,72 @@ function survivingBase(
   const before = text(env, re.currentHash);
   const after = text(env, current);
   if (base === null || before === null || after === null) return undefined;
-  const changed = (h: Hunk) => h.lines.filter((l) => l.startsWith('+') || l.startsWith('-')).map((l) => l.slice(1));
-  const reverted = new Set(computeHunks(path, before, after).flatMap(changed));
   const hunks = computeHunks(path, base, before);
-  const own = hunks.filter((h) => !changed(h).some((l) => reverted.has(l)));
+  const reverted = changesOn(computeHunks(path, before, after), 'old');
+  const own: Hunk[] = [];
+  for (const h of hunks) {
+    const taken = takenBack(changesOn([h], 'new'), reverted);
+    if (taken === undefined) return undefined;
+    if (!taken) own.push(h);
+  }
   const r = applyHunks(after, own, 'reverse');
   if (r.failed.length > 0) return undefined;
   const candidate = put(blobs, env, r.text);
   if (!narrows(path, env, [re.baseHash, re.currentHash], [candidate, current])) return undefined;
   return { base: candidate, tookBack: own.length < hunks.length };
+}
+
+/**
+ * Where hunks change the text on one `side` (0-based lines): the lines they put there (`at`: `+` lines on the new
+ * side, `-` on the old), and the lines they take out of it with the span of their run of changes on that side
+ * (`gone`: a replacement's two halves come in either order, so a line taken out is placed anywhere in its run).
+ */
+type Changes = { at: Map<number, string>; gone: Array<{ from: number; to: number; line: string }> };
+
+function changesOn(hunks: Hunk[], side: 'old' | 'new'): Changes {
+  const out: Changes = { at: new Map(), gone: [] };
+  const here = side === 'new' ? '+' : '-';
+  for (const h of hunks) {
+    let i = (side === 'new' ? h.newStart : h.oldStart) - 1;
+    let run: Array<{ from: number; to: number; line: string }> = [];
+    let from = i;
+    for (const l of h.lines) {
+      if (l.startsWith(' ')) {
+        for (const g of run) g.to = i;
+        run = [];
+        i++;
+        from = i;
+      } else if (l.startsWith(here)) out.at.set(i++, l.slice(1));
+      else if (l.startsWith('+') || l.startsWith('-')) {
+        const g = { from, to: i, line: l.slice(1) };
+        run.push(g);
+        out.gone.push(g);
+      }
+    }
+    for (const g of run) g.to = i;
+  }
+  return out;
+}
+
+/**
+ * Whether a descendant's hunk (its changes on its current, `own`) was taken back by a change of that current
+ * (`change`, on the same lines), by position: true when every line it added is one the change removed and every
+ * line it removed is one the change put back within its run; false when none is; undefined when only some are.
+ * Text alone would take a `}` the change wrote elsewhere for the hunk's own.
+ */
+function takenBack(own: Changes, change: Changes): boolean | undefined {
+  let taken = 0;
+  for (const [i, line] of own.at) if (change.at.get(i) === line) taken++;
+  const back = [...change.gone];
+  for (const g of own.gone) {
+    const k = back.findIndex((b) => b.line === g.line && b.from <= g.to && g.from <= b.to);
+    if (k >= 0) {
+      back.splice(k, 1);
+      taken++;
+    }
+  }
+  const all = own.at.size + own.gone.length;
+  return taken === 0 ? false : taken === all ? true : undefined;
 }
 
 /**

@@ -99,4 +99,32 @@ describe("action-log planning: an ancestor's accept or reject and a descendant's
     w.reject('kid');
     expect(w.disk['/w/f']).toBe(left);
   });
+
+  // The lines a reject took back are found by position: by text, a '}' the reject (or a person) changed elsewhere
+  // took a kid's own block, with its '}', out of the kid's review while it stayed on disk.
+  it("a root's reject of its own block ending in '}' leaves the kid's block, also ending in '}', listed", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', TWENTY.replace('l10\n', 'l10\nX\n')); // the kid's base holds X
+    w.write('kid', '/w/f', w.disk['/w/f']!.replace('l3\n', 'l3\nif (a) {\n  b();\n}\n'));
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('l19\n', 'l19\nif (r) {\n}\n'));
+    w.reject('root', { hunkIds: [hunk(w, 'root', 'if (r) {')] });
+    expect(listed(w, 'kid')).toEqual([['+if (a) {', '+  b();', '+}']]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(TWENTY.replace('l10\n', 'l10\nX\n'));
+  });
+
+  it("a person's '}' elsewhere does not take the kid's block out of its review when root rejects its line", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', TWENTY.replace('l3\n', 'l3\nif (a) {\n  b();\n}\n'));
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('l17\n', 'l17\nR\n'));
+    w.disk['/w/f'] = `${w.disk['/w/f']}}\n`; // a person's '}' at the end
+    w.reject('root', { hunkIds: [hunk(w, 'root', 'R')] });
+    expect(listed(w, 'kid')).toEqual([['+if (a) {', '+  b();', '+}']]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(`${TWENTY}}\n`);
+  });
 });
