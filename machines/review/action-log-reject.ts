@@ -150,7 +150,7 @@ export function planReject(
         // disk the reject left, with only its own hunks that the reject left as they were still listed.
         if (desc && cur !== d) {
           const after = put(blobs, env, r.text);
-          const synced = survivingBase(path, env, blobs, re, after);
+          const synced = survivingBase(path, env, blobs, re, after, r.applied);
           // When the reject took back none of its own lines, its review is unchanged: it is not told.
           if (synced?.tookBack) return makeEntry(synced.base, after, re.agents);
         }
@@ -162,7 +162,8 @@ export function planReject(
         // a base that held their lines already would hold them twice (jsdiff finds the context further on).
         if (baseText !== null && !narrows(path, env, [re.baseHash, re.currentHash], [re.baseHash, current])) {
           base =
-            survivingBase(path, env, blobs, re, current)?.base ?? shiftedBase(path, env, blobs, re, current, r.applied);
+            survivingBase(path, env, blobs, re, current, r.applied)?.base ??
+            shiftedBase(path, env, blobs, re, current, r.applied);
         }
         if (current === re.currentHash && base === re.baseHash) return undefined;
         // A descendant's entry that had not followed every change (its current is not the disk) can take the
@@ -227,6 +228,7 @@ function survivingBase(
   blobs: Record<string, string>,
   re: LogEntry,
   current: string | null,
+  applied: Hunk[],
 ): { base: string | null; tookBack: boolean } | undefined {
   const base = text(env, re.baseHash);
   const before = text(env, re.currentHash);
@@ -234,9 +236,13 @@ function survivingBase(
   if (base === null || before === null || after === null) return undefined;
   const hunks = computeHunks(path, base, before);
   const reverted = changesOn(computeHunks(path, before, after), 'old');
+  // Only the reject's own lines count: a person's '}' written beside a '}' the descendant deleted is not it.
+  const signed = (sign: string) =>
+    new Set(applied.flatMap((h) => h.lines.filter((l) => l.startsWith(sign)).map((l) => l.slice(1))));
+  const ours = { removed: signed('+'), putBack: signed('-') };
   const own: Hunk[] = [];
   for (const h of hunks) {
-    const taken = takenBack(changesOn([h], 'new'), reverted);
+    const taken = takenBack(changesOn([h], 'new'), reverted, ours);
     if (taken === undefined) return undefined;
     if (!taken) own.push(h);
   }
@@ -282,13 +288,18 @@ function changesOn(hunks: Hunk[], side: 'old' | 'new'): Changes {
 /**
  * Whether a descendant's hunk (its changes on its current, `own`) was taken back by a change of that current
  * (`change`, on the same lines), by position: true when every line it added is one the change removed and every
- * line it removed is one the change put back within its run; false when none is; undefined when only some are.
+ * line it removed is one the change put back within its run, each also a line of the reject's own hunks (`ours`:
+ * the change of a stale entry holds other people's edits too); false when none is; undefined when only some are.
  * Text alone would take a `}` the change wrote elsewhere for the hunk's own.
  */
-function takenBack(own: Changes, change: Changes): boolean | undefined {
+function takenBack(
+  own: Changes,
+  change: Changes,
+  ours: { removed: ReadonlySet<string>; putBack: ReadonlySet<string> },
+): boolean | undefined {
   let taken = 0;
-  for (const [i, line] of own.at) if (change.at.get(i) === line) taken++;
-  const back = [...change.gone];
+  for (const [i, line] of own.at) if (change.at.get(i) === line && ours.removed.has(line)) taken++;
+  const back = change.gone.filter((b) => ours.putBack.has(b.line));
   for (const g of own.gone) {
     const k = back.findIndex((b) => b.line === g.line && b.from <= g.to && g.from <= b.to);
     if (k >= 0) {

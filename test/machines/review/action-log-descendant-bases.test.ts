@@ -127,4 +127,18 @@ describe("action-log planning: an ancestor's accept or reject and a descendant's
     w.reject('kid');
     expect(w.disk['/w/f']).toBe(`${TWENTY}}\n`);
   });
+
+  it("a person's '}' beside a '}' the kid deleted does not take that deletion out of the kid's review", () => {
+    const O = `${TWENTY}}\n}\n`;
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = O;
+    w.write('root', '/w/f', O.replace('l2\n', 'l2\nR\n')); // the kid's base holds R
+    w.write('kid', '/w/f', w.disk['/w/f']!.replace(/}\n$/, '')); // the kid deletes the last '}'
+    w.disk['/w/f'] = `${w.disk['/w/f']}}\n`; // a person's '}' at the end: the kid's entry is stale
+    w.reject('root', { hunkIds: [hunk(w, 'root', 'R')] });
+    expect(listed(w, 'kid')).toEqual([['-}']]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(`${O}}\n`);
+  });
 });
