@@ -31,7 +31,10 @@ export function planAccept(log: LogView, descendants: LogView[], sel: Selection,
     const e = t.entry;
     let newBase: string | null;
     if (t.whole) newBase = e.currentHash;
-    else newBase = put(blobs, env, applyHunks(text(env, e.baseHash) ?? '', t.selected, 'forward').text);
+    else {
+      const base = text(env, e.baseHash) ?? '';
+      newBase = put(blobs, env, applyHunks(base, t.selected, 'forward', base).text);
+    }
     const entry = makeEntry(newBase, e.currentHash, e.agents);
     const hunkIds = t.selected.map((h) => h.id);
     own.push({ path: t.path, entry, hunkIds });
@@ -42,7 +45,7 @@ export function planAccept(log: LogView, descendants: LogView[], sel: Selection,
       let descBase = de.baseHash;
       if (de.baseHash === e.baseHash) descBase = newBase;
       else if (de.baseHash !== null && e.baseHash !== null && e.currentHash !== null) {
-        const r = applyHunks(text(env, de.baseHash)!, t.selected, 'forward');
+        const r = applyHunks(text(env, de.baseHash)!, t.selected, 'forward', text(env, e.baseHash)!);
         if (r.applied.length > 0) descBase = put(blobs, env, r.text);
       }
       // An accept only takes changes out of a descendant's review. Its base moved by the accepted hunks lists
@@ -87,7 +90,7 @@ function acceptedOwn(
   const differs = new Set(computeHunks(path, current, target).flatMap(changed));
   const taken = computeHunks(path, base, current).filter((h) => !changed(h).some((l) => differs.has(l)));
   if (taken.length === 0) return undefined;
-  const r = applyHunks(base, taken, 'forward');
+  const r = applyHunks(base, taken, 'forward', base);
   if (r.failed.length > 0) return undefined;
   return put(blobs, env, r.text);
 }

@@ -138,7 +138,7 @@ export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv
         // right beside the agent's fails the context).
         const before = text(env, change.beforeHash)!;
         const outside = computeHunks(change.path, text(env, prev.currentHash), before);
-        const r = applyHunks(text(env, prev.baseHash)!, outside, 'forward');
+        const r = applyHunks(text(env, prev.baseHash)!, outside, 'forward', text(env, prev.currentHash)!);
         const fits = (t: string | undefined): t is string =>
           t !== undefined && sameChanges(change.path, env, [prev.baseHash, prev.currentHash], [t, before]);
         const byContext = r.failed.length === 0 ? r.text : undefined;
@@ -181,7 +181,7 @@ export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv
       // here then meets the disk changed since and reports a conflict, instead of deleting the file or
       // restoring the base over the other agent's work.
       if (e.baseHash === null) continue;
-      const r = applyHunks(text(env, e.baseHash)!, outside, 'forward');
+      const r = applyHunks(text(env, e.baseHash)!, outside, 'forward', text(env, change.beforeHash)!);
       const ok =
         r.failed.length === 0 &&
         sameChanges(change.path, env, [e.baseHash, e.currentHash], [r.text, text(env, change.resultHash)!]);

@@ -117,7 +117,8 @@ export function planReject(
         reply.conflicts.push({ path, hunkIds: ids, reason: `'${path}' was deleted on disk, so it was left alone` });
         continue;
       }
-      const r = applyHunks(d, t.selected, 'reverse');
+      const ownText = text(env, e.currentHash)!;
+      const r = applyHunks(d, t.selected, 'reverse', ownText);
       if (r.failed.length > 0) {
         reply.conflicts.push({
           path,
@@ -126,7 +127,7 @@ export function planReject(
         });
       }
       if (r.applied.length === 0) continue;
-      const model = applyHunks(text(env, e.currentHash)!, r.applied, 'reverse').text;
+      const model = applyHunks(ownText, r.applied, 'reverse', ownText).text;
       const ownEntry = makeEntry(e.baseHash, put(blobs, env, model), e.agents);
       remember(log.agentId, path, e);
       own.push({ path, entry: ownEntry });
@@ -154,7 +155,7 @@ export function planReject(
           // When the reject took back none of its own lines, its review is unchanged: it is not told.
           if (synced?.tookBack) return makeEntry(synced.base, after, re.agents);
         }
-        const current = put(blobs, env, applyHunks(cur, r.applied, 'reverse').text);
+        const current = put(blobs, env, applyHunks(cur, r.applied, 'reverse', ownText).text);
         // Best effort: a descendant base that took in outside edits loses the reverted ones too.
         const baseText = desc && re.baseHash !== e.baseHash ? text(env, re.baseHash) : null;
         let base = re.baseHash;
@@ -163,7 +164,7 @@ export function planReject(
         if (baseText !== null && !narrows(path, env, [re.baseHash, re.currentHash], [re.baseHash, current])) {
           base =
             survivingBase(path, env, blobs, re, current, r.applied)?.base ??
-            shiftedBase(path, env, blobs, re, current, r.applied);
+            shiftedBase(path, env, blobs, re, current, { hunks: r.applied, from: ownText });
         }
         if (current === re.currentHash && base === re.baseHash) return undefined;
         // A descendant's entry that had not followed every change (its current is not the disk) can take the
@@ -246,7 +247,7 @@ function survivingBase(
     if (taken === undefined) return undefined;
     if (!taken) own.push(h);
   }
-  const r = applyHunks(after, own, 'reverse');
+  const r = applyHunks(after, own, 'reverse', before);
   if (r.failed.length > 0) return undefined;
   const candidate = put(blobs, env, r.text);
   if (!narrows(path, env, [re.baseHash, re.currentHash], [candidate, current])) return undefined;
@@ -321,9 +322,9 @@ function shiftedBase(
   blobs: Record<string, string>,
   re: LogEntry,
   current: string | null,
-  applied: Hunk[],
+  reverted: { hunks: Hunk[]; from: string },
 ): string | null {
-  const shifted = applyHunks(text(env, re.baseHash)!, applied, 'reverse').text;
+  const shifted = applyHunks(text(env, re.baseHash)!, reverted.hunks, 'reverse', reverted.from).text;
   const curText = text(env, current)!;
   if (sameChanges(path, env, [re.baseHash, re.currentHash], [shifted, curText]) || shifted === curText)
     return put(blobs, env, shifted);

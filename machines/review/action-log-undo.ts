@@ -47,8 +47,11 @@ export function planUndoReject(
   const updates = new Map<string, FileUpdate[]>();
   const logs = new Map([log, ...related].map((l) => [l.agentId, l]));
   type Hunks = ReturnType<typeof computeHunks>;
-  /** How an undo re-applied a file's hunks on disk: those it `applied`, those it did not, and what it `written`. */
-  type Partial = { applied: Hunks; failed: Hunks; written: string };
+  /**
+   * How an undo re-applied a file's hunks on disk: those it `applied`, those it did not, and what it `written`;
+   * `sides`: the texts the hunks go from and to (the reject's after and before).
+   */
+  type Partial = { applied: Hunks; failed: Hunks; written: string; sides: { after: string; before: string } };
   /**
    * A log's entry after an undo that re-applied only some hunks: the log's own content now (its current, or its
    * base when the reject cleared it) with the applied hunks, else its content before the reject without the hunks
@@ -64,10 +67,10 @@ export function planUndoReject(
     // so a line of its own that a hunk not re-applied had replaced comes back into it.
     const fits = (b: string | null, t: string) => !descendants.has(logId) || changesWithin(env, [b, t], prev);
     const now = text(env, cur ? cur.currentHash : prev.baseHash);
-    const r = now === null ? undefined : applyHunks(now, p.applied, 'forward');
+    const r = now === null ? undefined : applyHunks(now, p.applied, 'forward', p.sides.after);
     if (r && r.failed.length === 0 && fits(base, r.text)) return makeEntry(base, put(blobs, env, r.text), agents);
     const before = text(env, prev.currentHash);
-    const back = before === null ? undefined : applyHunks(before, p.failed, 'reverse');
+    const back = before === null ? undefined : applyHunks(before, p.failed, 'reverse', p.sides.before);
     if (back && back.failed.length === 0 && fits(prev.baseHash, back.text))
       return makeEntry(prev.baseHash, put(blobs, env, back.text), prev.agents);
     // The entry as it was: perhaps stale (a line since overwritten), never the disk's lines of others.
@@ -94,7 +97,7 @@ export function planUndoReject(
    * shows them). Returns the acting log's new current (what running commands start from).
    */
   const reapplySince = (f: (typeof last.files)[number], from: string, p: Partial): string | null => {
-    const { applied: hunks, written } = p;
+    const { applied: hunks, written, sides } = p;
     const asBefore = p.failed.length === 0;
     const path = f.path;
     let model: string | null = written;
@@ -112,7 +115,7 @@ export function planUndoReject(
       } else if (logId !== log.agentId && descendants.has(logId) && (cur || changed)) continue;
       else if (cur) {
         const now = text(env, cur.currentHash);
-        const r = now === null ? undefined : applyHunks(now, hunks, 'forward');
+        const r = now === null ? undefined : applyHunks(now, hunks, 'forward', sides.after);
         // Else the undo's change on disk placed by line position (a person's line beside it, in the hunk's context,
         // which a restored entry's content lacks), else the disk.
         const placed =
@@ -172,8 +175,9 @@ export function planUndoReject(
       });
       continue;
     }
-    const hunks = computeHunks(f.path, text(env, f.afterHash), text(env, f.beforeHash));
-    const r = applyHunks(d, hunks, 'forward');
+    const sides = { after: text(env, f.afterHash) ?? '', before: text(env, f.beforeHash) ?? '' };
+    const hunks = computeHunks(f.path, sides.after, sides.before);
+    const r = applyHunks(d, hunks, 'forward', sides.after);
     if (r.failed.length > 0) {
       reply.conflicts.push({
         path: f.path,
@@ -189,7 +193,7 @@ export function planUndoReject(
     const asBefore = r.failed.length === 0;
     const since = Object.entries(last.entries).some(([id, byPath]) => f.path in byPath && changedSince(f, id));
     if (since) {
-      const model = reapplySince(f, d, { applied: r.applied, failed: r.failed, written: r.text });
+      const model = reapplySince(f, d, { applied: r.applied, failed: r.failed, written: r.text, sides });
       writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
       reply.reapplied.push(f.path);
       continue;
@@ -199,7 +203,7 @@ export function planUndoReject(
     const model = asBefore && prev ? text(env, prev.currentHash) : r.text;
     writes.push({ path: f.path, content: r.text, from: d, ...(model === r.text ? {} : { model }) });
     reply.reapplied.push(f.path);
-    restoreEntries(f.path, asBefore ? undefined : { applied: r.applied, failed: r.failed, written: r.text });
+    restoreEntries(f.path, asBefore ? undefined : { applied: r.applied, failed: r.failed, written: r.text, sides });
   }
   // Entries the reject cleared without writing (paths only descendants tracked): back as they were,
   // unless the log tracks the path again since.

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { applyHunks, computeHunks, unifiedDiff } from '../../../machines/review/action-log-hunks.ts';
+import { splitLines } from '../../../machines/review/bounded-diff.ts';
 import { hunkHash } from '../../../schemas/review.ts';
 import { editedPairArb, fcSeed } from '../../support/action-log-text.ts';
 
@@ -67,9 +68,9 @@ describe('action-log hunks', () => {
     const base = 'a\r\nb\r\nc\r\n';
     const current = 'a\r\nB\r\nc\r\n';
     const hunks = computeHunks('/w/c.txt', base, current);
-    expect(applyHunks(current, hunks, 'reverse').text).toBe(base);
-    expect(applyHunks(base, hunks, 'forward').text).toBe(current);
-    expect(applyHunks('a\nB\nc\n', hunks, 'reverse').failed).toEqual(hunks);
+    expect(applyHunks(current, hunks, 'reverse', current).text).toBe(base);
+    expect(applyHunks(base, hunks, 'forward', base).text).toBe(current);
+    expect(applyHunks('a\nB\nc\n', hunks, 'reverse', current).failed).toEqual(hunks);
   });
 
   it('applies several hunks given in any order, and lists applied and failed in file order', () => {
@@ -79,15 +80,15 @@ describe('action-log hunks', () => {
     const hunks = computeHunks('/w/m.txt', base, current);
     expect(hunks).toHaveLength(3);
     const shuffled = [hunks[1]!, hunks[2]!, hunks[0]!];
-    const back = applyHunks(current, shuffled, 'reverse');
+    const back = applyHunks(current, shuffled, 'reverse', current);
     expect(back.text).toBe(base);
     expect(back.applied.map((h) => h.id)).toEqual(hunks.map((h) => h.id));
-    const fwd = applyHunks(base, shuffled, 'forward');
+    const fwd = applyHunks(base, shuffled, 'forward', base);
     expect(fwd.text).toBe(current);
     expect(fwd.applied.map((h) => h.id)).toEqual(hunks.map((h) => h.id));
     // Two hunks whose context is gone fail, and are listed in file order too.
     const disk = current.replace('l4\n', 'x\n').replace('l32\n', 'y\n');
-    const partial = applyHunks(disk, shuffled, 'reverse');
+    const partial = applyHunks(disk, shuffled, 'reverse', current);
     expect(partial.failed.map((h) => h.id)).toEqual([hunks[0]!.id, hunks[2]!.id]);
     expect(partial.applied.map((h) => h.id)).toEqual([hunks[1]!.id]);
     expect(partial.text).toBe(disk.replace('L15\nadded\n', 'l15\n'));
@@ -98,7 +99,7 @@ describe('action-log hunks', () => {
     const current = base.replace('two', 'TWO').replace('eleven', 'ELEVEN');
     const hunks = computeHunks('/w/a.txt', base, current);
     const disk = current.replace('three', 'THREE (someone else)');
-    const r = applyHunks(disk, hunks, 'reverse');
+    const r = applyHunks(disk, hunks, 'reverse', current);
     expect(r.failed.map((h) => h.id)).toEqual([hunks[0]!.id]);
     expect(r.applied.map((h) => h.id)).toEqual([hunks[1]!.id]);
     expect(r.text).toBe(disk.replace('ELEVEN', 'eleven'));
@@ -108,10 +109,10 @@ describe('action-log hunks', () => {
     fc.assert(
       fc.property(editedPairArb, ({ base, current }) => {
         const hunks = computeHunks('/w/f.txt', base, current);
-        const back = applyHunks(current, hunks, 'reverse');
+        const back = applyHunks(current, hunks, 'reverse', current);
         expect(back.failed).toEqual([]);
         expect(back.text).toBe(base);
-        const fwd = applyHunks(base, hunks, 'forward');
+        const fwd = applyHunks(base, hunks, 'forward', base);
         expect(fwd.failed).toEqual([]);
         expect(fwd.text).toBe(current);
       }),
@@ -127,15 +128,37 @@ describe('action-log hunks', () => {
         ({ base, current }, pick) => {
           const hunks = computeHunks('/w/f.txt', base, current);
           const chosen = hunks.filter((_, i) => pick[i % pick.length]);
-          const partial = applyHunks(current, chosen, 'reverse');
+          const partial = applyHunks(current, chosen, 'reverse', current);
           expect(partial.failed).toEqual([]);
           // Undoing the rest as well reaches base; re-applying the chosen ones gives current back.
           const others = hunks.filter((h) => !chosen.includes(h));
-          expect(applyHunks(partial.text, others, 'reverse').text).toBe(base);
-          expect(applyHunks(partial.text, chosen, 'forward').text).toBe(current);
+          expect(applyHunks(partial.text, others, 'reverse', current).text).toBe(base);
+          expect(applyHunks(partial.text, chosen, 'forward', base).text).toBe(current);
         },
       ),
       { seed, numRuns: 200 },
+    );
+  });
+
+  // jsdiff's nearest-match search placed a hunk whose context a person's line disturbed at another identical copy
+  // further on (or on the empty "line" after a final newline): a reject took back someone else's line.
+  it(`places a hunk only where its own lines are, keeping a person's line (seed ${seed})`, () => {
+    fc.assert(
+      fc.property(editedPairArb, fc.nat(60), ({ base, current }, j) => {
+        const lines = splitLines(current);
+        const canEnd = current === '' || current.endsWith('\n');
+        const at = Math.min(j, canEnd ? lines.length : lines.length - 1);
+        const disk = [...lines.slice(0, at), 'PERSON\n', ...lines.slice(at)].join('');
+        const hunks = computeHunks('/w/f.txt', base, current);
+        const r = applyHunks(disk, hunks, 'reverse', current);
+        // Exactly the applied hunks undone, and the person's line kept somewhere.
+        const expected = applyHunks(current, r.applied, 'reverse', current).text;
+        const out = splitLines(r.text);
+        const without = (k: number) => [...out.slice(0, k), ...out.slice(k + 1)].join('');
+        const kept = out.some((l, k) => l === 'PERSON\n' && without(k) === expected);
+        expect(kept, JSON.stringify({ disk, out: r.text, expected })).toBe(true);
+      }),
+      { seed, numRuns: 1000 },
     );
   });
 });

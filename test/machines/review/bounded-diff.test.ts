@@ -52,7 +52,7 @@ describe('bounded diff', () => {
     console.log(`computeHunks on a 50k-line rewrite: ${ms.toFixed(0)} ms, ${hunks.length} hunk(s)`);
     // Quadratic work took minutes here; a generous bound keeps the test stable on 2 shared cores.
     expect(ms).toBeLessThan(2_000);
-    expect(applyHunks(after, hunks, 'reverse').text).toBe(before);
+    expect(applyHunks(after, hunks, 'reverse', after).text).toBe(before);
     // A few scattered edits in the same big file are still diffed finely.
     const edited = before.replace('old10 =', 'OLD10 =').replace('old40000 =', 'OLD40000 =');
     const fine = computeHunks('/w/big.ts', before, edited);
