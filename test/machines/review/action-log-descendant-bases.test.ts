@@ -1,15 +1,10 @@
 import { PlanWorld } from '../../support/action-log-world.ts';
-import { hunk, swap, TWENTY } from '../../support/action-log-scenes.ts';
+import { hunk, listed, swap, TWENTY } from '../../support/action-log-scenes.ts';
 
 // An ancestor's accept or partial reject moves a descendant's base only so that its review shrinks: a base moved
 // by hunks it already held (jsdiff places them again by their context), or moved where the descendant's entry did
 // not follow the ancestor's change, listed a removal the descendant never made, and its reject-all wrote that
 // line a second time. Cases from the review fuzz (action-log-fuzz.test.ts).
-
-/** The changed lines each file of `id`'s review lists. */
-function listed(w: PlanWorld, id: string): string[][] {
-  return w.list(id).map((f) => f.hunks.flatMap((h) => h.lines.filter((l) => l.startsWith('+') || l.startsWith('-'))));
-}
 
 describe("action-log planning: an ancestor's accept or reject and a descendant's base", () => {
   it("an accept-all takes in the kid's line even where the kid's entry did not follow the root's beside it", () => {

@@ -1,3 +1,4 @@
+import { listed } from '../../support/action-log-scenes.ts';
 import { PlanWorld } from '../../support/action-log-world.ts';
 
 // In repetitive text (runs of '}', identical 'return x;' lines) a hunk's context occurs many times. jsdiff's
@@ -13,11 +14,6 @@ function insert(text: string, at: number, line: string): string {
   const lines = text.split('\n');
   lines.splice(at, 0, line);
   return lines.join('\n');
-}
-
-/** The changed lines each file of `id`'s review lists. */
-function listed(w: PlanWorld, id: string): string[][] {
-  return w.list(id).map((f) => f.hunks.flatMap((h) => h.lines.filter((l) => l.startsWith('+') || l.startsWith('-'))));
 }
 
 describe('action-log planning: hunks in repeated lines', () => {
