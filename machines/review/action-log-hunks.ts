@@ -10,7 +10,8 @@
 import { formatPatch } from 'diff';
 import type { StructuredPatchHunk } from 'diff';
 import { type Hunk, hunkHash } from '../../schemas/review.ts';
-import { boundedStructuredPatch, splitLines } from './bounded-diff.ts';
+import { boundedStructuredPatch } from './bounded-diff.ts';
+import { align, placeHunk } from './hunk-place.ts';
 import { rebaseOutside } from './line-rebase.ts';
 
 export const DIFF_CONTEXT_LINES = 3;
@@ -65,102 +66,31 @@ export function unifiedDiff(path: string, base: string | null, current: string |
  * Applies `hunks` to `text` one at a time, bottom-up, with exact context (fuzz 0). `forward`: base→current
  * direction (positions are old lines); `reverse`: current→base (positions are new lines). `source` is the text
  * the hunks' from-side was taken from (the old side forward, the new side in reverse): each hunk is placed only
- * where a line diff of `source` to `text` puts its lines (`placeHunk`), never at another identical copy of its
- * context further on, which jsdiff's nearest-match search would take in repetitive text (a `}`/`return x;` block,
- * or the empty "line" after a final newline). Hunks that do not fit there are skipped and returned in `failed`.
+ * where a line diff of `source` to `text` puts its lines (`placeHunk`, hunk-place.ts), never at another identical
+ * copy of its context further on, which jsdiff's nearest-match search would take in repetitive text (a
+ * `}`/`return x;` block, or the empty "line" after a final newline). Hunks that do not fit there are skipped and
+ * returned in `failed`.
  */
 export function applyHunks(text: string, hunks: Hunk[], direction: 'forward' | 'reverse', source: string): ApplyResult {
   const start = (h: Hunk) => (direction === 'forward' ? h.oldStart : h.newStart);
   const ordered = [...hunks].sort((a, b) => start(b) - start(a));
-  const where = lineMap(source, text);
-  let lines = splitLines(text);
+  const alignment = align(source, text);
+  let lines = alignment.text;
+  let below = Number.POSITIVE_INFINITY;
   const applied: Hunk[] = [];
   const failed: Hunk[] = [];
   for (const h of ordered) {
-    const next = placeHunk(lines, h, direction, where);
-    if (next === undefined) failed.push(h);
+    const placed = placeHunk(lines, h, direction, alignment, below);
+    if (placed === undefined) failed.push(h);
     else {
-      lines = next;
+      lines = placed.lines;
+      below = placed.at;
       applied.push(h);
     }
   }
   applied.reverse();
   failed.reverse();
   return { text: lines.join(''), applied, failed };
-}
-
-/**
- * `lines` with hunk `h` applied where `where` (source line → line of `lines`, 1-based) places it: anchored on the
- * first of the from-side lines it changes that is still there, else on the context line nearest its change
- * (repetitive context aligns ambiguously, a changed line seldom). Undefined when no line of it is still there, or
- * when its from-side lines (with their newlines) are not all there.
- */
-function placeHunk(
-  lines: string[],
-  h: Hunk,
-  direction: 'forward' | 'reverse',
-  where: (line: number) => number | undefined,
-): string[] | undefined {
-  const { from, to, changed, firstChange } = sides(h, direction);
-  const first = direction === 'forward' ? h.oldStart : h.newStart;
-  const distance = (k: number) => (k < firstChange ? firstChange - 1 - k : k - firstChange);
-  const isChanged = new Set(changed);
-  const context = from.map((_, k) => k).filter((k) => !isChanged.has(k));
-  context.sort((x, y) => distance(x) - distance(y) || x - y);
-  let at: number | undefined;
-  if (from.length === 0) at = where(first);
-  for (const k of [...changed, ...context]) {
-    const mapped = where(first + k);
-    if (mapped === undefined) continue;
-    at = mapped - k;
-    break;
-  }
-  if (at === undefined || at < 1 || at - 1 + from.length > lines.length) return undefined;
-  for (let k = 0; k < from.length; k++) if (lines[at - 1 + k] !== from[k]) return undefined;
-  // A line left without its newline ends the file: not where lines follow (it would run into the next one).
-  if (to.length > 0 && !to[to.length - 1]!.endsWith('\n') && at - 1 + from.length < lines.length) return undefined;
-  return [...lines.slice(0, at - 1), ...to, ...lines.slice(at - 1 + from.length)];
-}
-
-/**
- * A hunk's lines on the side it applies to (`from`) and the side it leaves (`to`), each with its newline unless
- * jsdiff's "\\ No newline at end of file" follows it; `changed`: the indices in `from` of the lines it takes out;
- * `firstChange`: how many `from` lines come before its first change.
- */
-function sides(h: Hunk, direction: 'forward' | 'reverse') {
-  const out = { from: [] as string[], to: [] as string[], changed: [] as number[], firstChange: -1 };
-  const fromMark = direction === 'forward' ? '-' : '+';
-  h.lines.forEach((l, i) => {
-    const mark = l[0];
-    if (mark === '\\') return;
-    const line = l.slice(1) + (h.lines[i + 1]?.startsWith('\\') ? '' : '\n');
-    if (mark !== ' ' && out.firstChange < 0) out.firstChange = out.from.length;
-    if (mark === ' ' || mark === fromMark) {
-      if (mark === fromMark) out.changed.push(out.from.length);
-      out.from.push(line);
-    }
-    if (mark !== fromMark) out.to.push(line);
-  });
-  if (out.firstChange < 0) out.firstChange = out.from.length;
-  return out;
-}
-
-/**
- * Where each 1-based line of `source` is in `text` (undefined: changed there), from a bounded line diff with no
- * context; for line `source.length + 1`, the position past its last line.
- */
-function lineMap(source: string, text: string): (line: number) => number | undefined {
-  if (source === text) return (i) => i;
-  const changes = boundedStructuredPatch('a', 'b', source, text, 0).hunks;
-  return (i) => {
-    let delta = 0;
-    for (const c of changes) {
-      if (c.oldLines > 0 && i >= c.oldStart && i < c.oldStart + c.oldLines) return undefined;
-      if (c.oldStart + c.oldLines > i) break;
-      delta += c.newLines - c.oldLines;
-    }
-    return i + delta;
-  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { applyHunks, computeHunks, unifiedDiff } from '../../../machines/review/action-log-hunks.ts';
 import { splitLines } from '../../../machines/review/bounded-diff.ts';
-import { hunkHash } from '../../../schemas/review.ts';
+import { type Hunk, hunkHash } from '../../../schemas/review.ts';
 import { editedPairArb, fcSeed } from '../../support/action-log-text.ts';
 
 const seed = fcSeed();
@@ -161,4 +161,67 @@ describe('action-log hunks', () => {
       { seed, numRuns: 1000 },
     );
   });
+
+  it(`takes every hunk past a person's line at least 4 lines from the agent's changes (seed ${seed})`, () => {
+    fc.assert(
+      fc.property(editedPairArb, fc.nat(60), ({ base, current }, j) => {
+        const hunks = computeHunks('/w/f.txt', base, current);
+        const lines = splitLines(current);
+        const near = changedLines(hunks);
+        const canEnd = current === '' || current.endsWith('\n');
+        const at = Math.min(j, canEnd ? lines.length : lines.length - 1);
+        if ([...near].some((n) => Math.abs(n - at) < 4)) return;
+        const disk = [...lines.slice(0, at), 'PERSON\n', ...lines.slice(at)].join('');
+        const r = applyHunks(disk, hunks, 'reverse', current);
+        expect(r.failed).toEqual([]);
+        const out = splitLines(r.text);
+        const k = out.indexOf('PERSON\n');
+        expect([...out.slice(0, k), ...out.slice(k + 1)].join('')).toBe(base);
+      }),
+      { seed, numRuns: 1000 },
+    );
+  });
+
+  it("takes a hunk beside a run of '}' a person made one shorter (the run aligns anywhere)", () => {
+    const t = (s: string) => `${s.split(' ').join('\n')}\n`;
+    const base = t('a } } } } }');
+    const current = t('a } } } } } }');
+    const hunks = computeHunks('/w/f', base, current);
+    expect(applyHunks(t('a } } } }'), hunks, 'forward', base).text).toBe(base);
+    expect(applyHunks(base, hunks, 'reverse', current).text).toBe(t('a } } } }'));
+  });
+
+  it('keeps a hunk that ended the file at its end, not at a copy of its context above', () => {
+    const base = 'b1\n}\n{\nb4\nreturn x;\n}\nreturn x;\n}\n';
+    const current = `${base}\nreturn x;\n\n}\n`;
+    const disk = '{\nreturn x;\n}\nreturn x;\n}\nreturn x;\n}\n'; // a person's edits above, the ends repeated
+    const r = applyHunks(disk, computeHunks('/w/f', base, current), 'forward', base);
+    expect(r.text).toBe(`${disk}\nreturn x;\n\n}\n`);
+  });
+
+  it('places a hunk of a big file a person re-indented elsewhere, past the line diff budget', () => {
+    const base = Array.from({ length: 20_000 }, (_, i) => `line ${i}\n`);
+    const current = base.map((l, i) => (i === 10_000 ? 'agent\n' : l));
+    const indent = (ls: string[]) => ls.map((l, i) => (i === 3 || (i >= 15_000 && i < 15_050) ? `  ${l}` : l));
+    const hunks = computeHunks('/w/big', base.join(''), current.join(''));
+    const back = applyHunks(indent(current).join(''), hunks, 'reverse', current.join(''));
+    expect(back.failed).toEqual([]);
+    expect(back.text).toBe(indent(base).join(''));
+    const fwd = applyHunks(indent(base).join(''), hunks, 'forward', base.join(''));
+    expect(fwd.text).toBe(indent(current).join(''));
+  });
 });
+
+/** The 0-based lines of the new side a hunk adds, and the positions where it removed lines. */
+function changedLines(hunks: Hunk[]): Set<number> {
+  const out = new Set<number>();
+  for (const h of hunks) {
+    let i = h.newStart - 1;
+    for (const l of h.lines) {
+      if (l.startsWith(' ')) i++;
+      else if (l.startsWith('+')) out.add(i++);
+      else if (l.startsWith('-')) out.add(i);
+    }
+  }
+  return out;
+}

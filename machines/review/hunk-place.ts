@@ -1,0 +1,166 @@
+/**
+ * @module
+ * Where a hunk goes in a text that is not the one it came from (the disk with a person's lines, a descendant's
+ * base): a line diff of the source to the text (`align`) tells where each source line is now, and a hunk is
+ * placed only where that alignment puts its lines, or a few lines off where the alignment itself is unsure (a
+ * run of identical lines next to an edit). jsdiff's `applyPatch` searches outward for the nearest copy of the
+ * context instead, and in repetitive text took another copy further on: a reject removed someone else's
+ * identical line. Pure.
+ */
+import type { StructuredPatchHunk } from 'diff';
+import type { Hunk } from '../../schemas/review.ts';
+import { boundedStructuredPatch, splitLines } from './bounded-diff.ts';
+
+/** Source lines re-aligned on their own around a hunk where the whole-text diff gave up (its coarse fallback). */
+const WINDOW = 64;
+/** Most lines a hunk is moved off where the alignment puts it (edits touching it make that position unsure). */
+const MAX_SLIP = 8;
+
+/** Where the lines of a source text are in another text. */
+export type Alignment = { source: string[]; text: string[]; changes: StructuredPatchHunk[] };
+
+export function align(source: string, text: string): Alignment {
+  const changes = source === text ? [] : boundedStructuredPatch('a', 'b', source, text, 0).hunks;
+  return { source: splitLines(source), text: splitLines(text), changes };
+}
+
+/** Line `i` (1-based) of the source in the text; undefined when the text changed it. */
+function where(a: Alignment, i: number): number | undefined {
+  let delta = 0;
+  for (const c of a.changes) {
+    if (c.oldLines > 0 && i >= c.oldStart && i < c.oldStart + c.oldLines) return undefined;
+    if (c.oldStart + c.oldLines > i) break;
+    delta += c.newLines - c.oldLines;
+  }
+  return i + delta;
+}
+
+/**
+ * `lines` (the text as the hunks below were applied) with hunk `h` applied where the alignment places it, ending
+ * before line `below` (where the hunk applied under it starts); undefined when it fits nowhere there.
+ */
+export function placeHunk(
+  lines: string[],
+  h: Hunk,
+  direction: 'forward' | 'reverse',
+  a: Alignment,
+  below: number,
+): { lines: string[]; at: number } | undefined {
+  const s = sides(h, direction);
+  const first = direction === 'forward' ? h.oldStart : h.newStart;
+  const fits = (at: number) => {
+    if (at < 1 || at - 1 + s.from.length > Math.min(lines.length, below - 1)) return false;
+    for (let k = 0; k < s.from.length; k++) if (lines[at - 1 + k] !== s.from[k]) return false;
+    // A line left without its newline ends the file: not where lines follow (it would run into the next one).
+    const last = s.to[s.to.length - 1];
+    return last === undefined || last.endsWith('\n') || at - 1 + s.from.length === lines.length;
+  };
+  const tried = new Set<number>();
+  const candidates = positions(a, first, s);
+  for (const at of candidates) {
+    if (tried.has(at)) continue;
+    tried.add(at);
+    if (fits(at)) return { lines: splice(lines, at, s), at };
+  }
+  // Edits touching the hunk make its position unsure by as many lines: a run of '}' one shorter aligns anywhere.
+  const slip = Math.min(MAX_SLIP, editsNear(a, first, s.from.length));
+  for (let d = 1; d <= slip; d++) {
+    for (const at of candidates) {
+      for (const c of [at - d, at + d]) {
+        if (tried.has(c)) continue;
+        tried.add(c);
+        if (fits(c)) return { lines: splice(lines, c, s), at: c };
+      }
+    }
+  }
+  return undefined;
+}
+
+function splice(lines: string[], at: number, s: Sides): string[] {
+  return [...lines.slice(0, at - 1), ...s.to, ...lines.slice(at - 1 + s.from.length)];
+}
+
+/**
+ * Where the hunk starts in the text, by each of its from-side lines the alignment still finds: the lines it
+ * changes first (repetitive context aligns ambiguously, a changed line seldom), then context nearest its change.
+ * A hunk whose lines all sit in a stretch the whole-text diff did not align line by line is aligned on a window.
+ */
+function positions(a: Alignment, first: number, s: Sides): number[] {
+  if (s.from.length === 0) return [first === 1 ? 1 : (where(a, first - 1) ?? -1) + 1];
+  const distance = (k: number) => (k < s.firstChange ? s.firstChange - 1 - k : k - s.firstChange);
+  const isChanged = new Set(s.changed);
+  const context = s.from.map((_, k) => k).filter((k) => !isChanged.has(k));
+  context.sort((x, y) => distance(x) - distance(y) || x - y);
+  const anchors = [...s.changed, ...context];
+  const out: number[] = [];
+  for (const k of s.changed) {
+    const mapped = where(a, first + k);
+    if (mapped !== undefined) out.push(mapped - k);
+  }
+  // A hunk that reaches the start or the end of the source is held there like diff(1)'s short context: the ends
+  // of a file align for certain, its repeated context lines do not.
+  if (first === 1) out.push(1);
+  if (first - 1 + s.from.length === a.source.length) out.push(a.text.length - s.from.length + 1);
+  for (const k of context) {
+    const mapped = where(a, first + k);
+    if (mapped !== undefined) out.push(mapped - k);
+  }
+  return out.length > 0 ? out : windowed(a, first, anchors);
+}
+
+/**
+ * Positions from a diff of a window of source lines around the hunk against the text lines where the change
+ * that holds them leaves room for them (its start, moved as far as its length changed, and `WINDOW` more).
+ */
+function windowed(a: Alignment, first: number, anchors: number[]): number[] {
+  const c = a.changes.find((x) => first >= x.oldStart && first < x.oldStart + x.oldLines);
+  if (!c) return [];
+  const from = Math.max(c.oldStart, first - WINDOW);
+  const to = Math.min(c.oldStart + c.oldLines, first + anchors.length + WINDOW);
+  const slack = WINDOW + Math.min(Math.abs(c.newLines - c.oldLines), WINDOW);
+  const tFrom = Math.max(c.newStart, c.newStart + (from - c.oldStart) - slack);
+  const tTo = Math.min(c.newStart + c.newLines, c.newStart + (to - c.oldStart) + slack);
+  const w = align(a.source.slice(from - 1, to - 1).join(''), a.text.slice(tFrom - 1, tTo - 1).join(''));
+  const out: number[] = [];
+  for (const k of anchors) {
+    const mapped = where(w, first + k - from + 1);
+    if (mapped !== undefined) out.push(mapped + tFrom - 1 - k);
+  }
+  return out;
+}
+
+/** Lines the text added or changed within a hunk's from-side lines or right beside them. */
+function editsNear(a: Alignment, first: number, length: number): number {
+  let n = 0;
+  for (const c of a.changes) {
+    const end = c.oldStart + c.oldLines;
+    if (end < first - 1 || c.oldStart > first + length) continue;
+    n += Math.max(c.oldLines, c.newLines);
+  }
+  return n;
+}
+
+type Sides = { from: string[]; to: string[]; changed: number[]; firstChange: number };
+
+/**
+ * A hunk's lines on the side it applies to (`from`) and the side it leaves (`to`), each with its newline unless
+ * jsdiff's "\\ No newline at end of file" follows it; `changed`: the indices in `from` of the lines it takes out;
+ * `firstChange`: how many `from` lines come before its first change.
+ */
+function sides(h: Hunk, direction: 'forward' | 'reverse'): Sides {
+  const out: Sides = { from: [], to: [], changed: [], firstChange: -1 };
+  const fromMark = direction === 'forward' ? '-' : '+';
+  h.lines.forEach((l, i) => {
+    const mark = l[0];
+    if (mark === '\\') return;
+    const line = l.slice(1) + (h.lines[i + 1]?.startsWith('\\') ? '' : '\n');
+    if (mark !== ' ' && out.firstChange < 0) out.firstChange = out.from.length;
+    if (mark === ' ' || mark === fromMark) {
+      if (mark === fromMark) out.changed.push(out.from.length);
+      out.from.push(line);
+    }
+    if (mark !== fromMark) out.to.push(line);
+  });
+  if (out.firstChange < 0) out.firstChange = out.from.length;
+  return out;
+}
