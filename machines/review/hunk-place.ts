@@ -55,6 +55,9 @@ export function placeHunk(
     const last = s.to[s.to.length - 1];
     return last === undefined || last.endsWith('\n') || at - 1 + s.from.length === lines.length;
   };
+  // The text already made this very change here (an ancestor's reject put back the line an undo re-inserts):
+  // placed again, beside the context it now also matches, the line would be there twice.
+  if (alreadyMade(a, first, s)) return undefined;
   const tried = new Set<number>();
   const candidates = positions(a, first, s);
   for (const at of candidates) {
@@ -63,17 +66,56 @@ export function placeHunk(
     if (fits(at)) return { lines: splice(lines, at, s), at };
   }
   // Edits touching the hunk make its position unsure by as many lines: a run of '}' one shorter aligns anywhere.
+  // A slipped position holds only lines the alignment brought from the source, the lines the hunk changes from
+  // its own: never someone's line written since, nor an identical line the alignment took from elsewhere.
   const slip = Math.min(MAX_SLIP, editsNear(a, first, s.from.length));
+  const changed = new Set(s.changed);
+  const own = (c: number) =>
+    s.from.every((_, k) => {
+      const from = whence(a, c + k);
+      return from !== undefined && (!changed.has(k) || (from >= first && from < first + s.from.length));
+    });
   for (let d = 1; d <= slip; d++) {
     for (const at of candidates) {
       for (const c of [at - d, at + d]) {
         if (tried.has(c)) continue;
         tried.add(c);
-        if (fits(c)) return { lines: splice(lines, c, s), at: c };
+        if (fits(c) && own(c)) return { lines: splice(lines, c, s), at: c };
       }
     }
   }
   return undefined;
+}
+
+/**
+ * Whether the text's changes from the source within the hunk's lines are exactly the hunk's own: the same lines
+ * taken out at the same places, the same lines put there. Not for a run whose lines repeat the line beside it (a
+ * '}' put in a run of '}'): the alignment cannot tell where such a change was made, nor from a person's '}' typed
+ * beside it, so the hunk is placed as any other.
+ */
+function alreadyMade(a: Alignment, first: number, s: Sides): boolean {
+  const near = a.changes.filter((c) => c.oldStart + c.oldLines >= first && c.oldStart <= first + s.from.length);
+  if (near.length === 0 || near.length !== s.runs.length) return false;
+  const beside = (r: Sides['runs'][number]) => [s.from[r.at - 1], s.from[r.at + r.out]];
+  const repeats = (r: Sides['runs'][number]) =>
+    beside(r).some((b) => b !== undefined && (r.put.includes(b) || s.from.slice(r.at, r.at + r.out).includes(b)));
+  if (s.runs.some(repeats)) return false;
+  return near.every((c, i) => {
+    const r = s.runs[i]!;
+    if (c.oldStart !== first + r.at || c.oldLines !== r.out || c.newLines !== r.put.length) return false;
+    return r.put.every((line, k) => a.text[c.newStart - 1 + k] === line);
+  });
+}
+
+/** The source line that line `t` (1-based) of the text came from; undefined for a line the text added. */
+function whence(a: Alignment, t: number): number | undefined {
+  let delta = 0;
+  for (const c of a.changes) {
+    if (c.newLines > 0 && t >= c.newStart && t < c.newStart + c.newLines) return undefined;
+    if (c.newStart + c.newLines > t) break;
+    delta += c.oldLines - c.newLines;
+  }
+  return t + delta;
 }
 
 function splice(lines: string[], at: number, s: Sides): string[] {
@@ -83,6 +125,8 @@ function splice(lines: string[], at: number, s: Sides): string[] {
 /**
  * Where the hunk starts in the text, by each of its from-side lines the alignment still finds: the lines it
  * changes first (repetitive context aligns ambiguously, a changed line seldom), then context nearest its change.
+ * (Not the file's ends: held at the end, a line an undo puts back at the end went after a person's lines
+ * appended since; the alignment puts it before them.)
  * A hunk whose lines all sit in a stretch the whole-text diff did not align line by line is aligned on a window.
  */
 function positions(a: Alignment, first: number, s: Sides): number[] {
@@ -97,10 +141,6 @@ function positions(a: Alignment, first: number, s: Sides): number[] {
     const mapped = where(a, first + k);
     if (mapped !== undefined) out.push(mapped - k);
   }
-  // A hunk that reaches the start or the end of the source is held there like diff(1)'s short context: the ends
-  // of a file align for certain, its repeated context lines do not.
-  if (first === 1) out.push(1);
-  if (first - 1 + s.from.length === a.source.length) out.push(a.text.length - s.from.length + 1);
   for (const k of context) {
     const mapped = where(a, first + k);
     if (mapped !== undefined) out.push(mapped - k);
@@ -140,7 +180,14 @@ function editsNear(a: Alignment, first: number, length: number): number {
   return n;
 }
 
-type Sides = { from: string[]; to: string[]; changed: number[]; firstChange: number };
+/** `runs`: each run of changes, where it starts in `from`, how many `from` lines it takes out, what it puts. */
+type Sides = {
+  from: string[];
+  to: string[];
+  changed: number[];
+  firstChange: number;
+  runs: Array<{ at: number; out: number; put: string[] }>;
+};
 
 /**
  * A hunk's lines on the side it applies to (`from`) and the side it leaves (`to`), each with its newline unless
@@ -148,13 +195,18 @@ type Sides = { from: string[]; to: string[]; changed: number[]; firstChange: num
  * `firstChange`: how many `from` lines come before its first change.
  */
 function sides(h: Hunk, direction: 'forward' | 'reverse'): Sides {
-  const out: Sides = { from: [], to: [], changed: [], firstChange: -1 };
+  const out: Sides = { from: [], to: [], changed: [], firstChange: -1, runs: [] };
   const fromMark = direction === 'forward' ? '-' : '+';
+  let run: Sides['runs'][number] | undefined;
   h.lines.forEach((l, i) => {
     const mark = l[0];
     if (mark === '\\') return;
     const line = l.slice(1) + (h.lines[i + 1]?.startsWith('\\') ? '' : '\n');
     if (mark !== ' ' && out.firstChange < 0) out.firstChange = out.from.length;
+    if (mark === ' ') run = undefined;
+    else if (!run) out.runs.push((run = { at: out.from.length, out: 0, put: [] }));
+    if (mark === fromMark) run!.out++;
+    else if (mark !== ' ') run!.put.push(line);
     if (mark === ' ' || mark === fromMark) {
       if (mark === fromMark) out.changed.push(out.from.length);
       out.from.push(line);

@@ -191,14 +191,6 @@ describe('action-log hunks', () => {
     expect(applyHunks(base, hunks, 'reverse', current).text).toBe(t('a } } } }'));
   });
 
-  it('keeps a hunk that ended the file at its end, not at a copy of its context above', () => {
-    const base = 'b1\n}\n{\nb4\nreturn x;\n}\nreturn x;\n}\n';
-    const current = `${base}\nreturn x;\n\n}\n`;
-    const disk = '{\nreturn x;\n}\nreturn x;\n}\nreturn x;\n}\n'; // a person's edits above, the ends repeated
-    const r = applyHunks(disk, computeHunks('/w/f', base, current), 'forward', base);
-    expect(r.text).toBe(`${disk}\nreturn x;\n\n}\n`);
-  });
-
   it('places a hunk of a big file a person re-indented elsewhere, past the line diff budget', () => {
     const base = Array.from({ length: 20_000 }, (_, i) => `line ${i}\n`);
     const current = base.map((l, i) => (i === 10_000 ? 'agent\n' : l));

@@ -1,4 +1,4 @@
-import { listed } from '../../support/action-log-scenes.ts';
+import { listed, swap, TWENTY } from '../../support/action-log-scenes.ts';
 import { PlanWorld } from '../../support/action-log-world.ts';
 
 // In repetitive text (runs of '}', identical 'return x;' lines) a hunk's context occurs many times. jsdiff's
@@ -9,11 +9,11 @@ import { PlanWorld } from '../../support/action-log-world.ts';
 
 const RUN = `m1\n${'}\n'.repeat(20)}m2\n`;
 
-/** `text` with `line` inserted before its 0-based line `at`. */
-function insert(text: string, at: number, line: string): string {
-  const lines = text.split('\n');
-  lines.splice(at, 0, line);
-  return lines.join('\n');
+/** `text` with `lines` inserted before its 0-based line `at`. */
+function insert(text: string, at: number, ...lines: string[]): string {
+  const all = text.split('\n');
+  all.splice(at, 0, ...lines);
+  return all.join('\n');
 }
 
 describe('action-log planning: hunks in repeated lines', () => {
@@ -59,5 +59,55 @@ describe('action-log planning: hunks in repeated lines', () => {
     // Taking the newline back would run the person's line into 'a': reported instead.
     expect(plan.reply.conflicts).toHaveLength(1);
     expect(w.disk['/w/f']).toBe('a\nPERSON\n');
+  });
+
+  // The position may slip as far as edits touching the hunk make it unsure, but only onto lines the alignment
+  // brought from the hunk's own: 8 lines of a person's pushed the root's X as far as the kid's (a review's grid).
+  it("a person's long block beside the root's X does not let its reject slip onto the kid's X", () => {
+    const run = `m1\n${'}\n'.repeat(30)}m2\n`;
+    for (const side of [1, 0]) {
+      const w = new PlanWorld();
+      w.chain('root', 'kid');
+      w.disk['/w/f'] = run;
+      w.write('root', '/w/f', insert(run, 15, 'X'));
+      w.write('kid', '/w/f', insert(w.disk['/w/f']!, 23, 'X')); // seven braces below the root's
+      const person = Array.from({ length: 8 }, (_, i) => `P${i}`);
+      w.disk['/w/f'] = insert(w.disk['/w/f']!, 15 + side, ...person);
+      const before = w.disk['/w/f'];
+      const rootX = w.list('root')[0]!.hunks.find((h) => h.newStart === 13)!;
+      const plan = w.reject('root', { hunkIds: [rootX.id] });
+      expect(plan.reply.conflicts.map((c) => c.hunkIds)).toEqual([[rootX.id]]);
+      expect(w.disk['/w/f']).toBe(before);
+      expect(listed(w, 'kid')).toEqual([['+X']]);
+    }
+  });
+
+  it("an undo puts a line back where it was, before a person's lines appended since", () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = 'a\n}\n}\n}\n';
+    w.write('root', '/w/f', 'a\n}\n}\n}\nX\n');
+    w.reject('root');
+    w.disk['/w/f'] = 'a\n}\n}\n}\nfoo() {\n}\n}\n}\n';
+    const plan = w.undoReject('root');
+    expect(plan.reply.conflicts).toEqual([]);
+    expect(w.disk['/w/f']).toBe('a\n}\n}\n}\nX\nfoo() {\n}\n}\n}\n');
+  });
+
+  it("a kid's undo does not write its line twice where its root's reject already put it back", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    const withR = swap(TWENTY, 2, 'R');
+    w.write('root', '/w/f', withR);
+    w.write('kid', '/w/f', `K\n${withR}`);
+    w.accept('root');
+    w.reject('kid'); // K goes; the root, whose base holds it, lists its removal
+    expect(listed(w, 'root')).toEqual([['-K']]);
+    w.reject('root'); // K is back
+    expect(w.disk['/w/f']).toBe(`K\n${withR}`);
+    const plan = w.undoReject('kid');
+    expect(w.disk['/w/f']).toBe(`K\n${withR}`);
+    expect(plan.reply.conflicts).toHaveLength(1);
   });
 });
