@@ -43,19 +43,23 @@ export function planAccept(log: LogView, descendants: LogView[], sel: Selection,
       const de = d.files[t.path];
       if (!de) continue;
       let descBase = de.baseHash;
+      let refused = false;
       if (de.baseHash === e.baseHash) descBase = newBase;
       else if (de.baseHash !== null && e.baseHash !== null && e.currentHash !== null) {
         const r = applyHunks(text(env, de.baseHash)!, t.selected, 'forward', text(env, e.baseHash)!);
         if (r.applied.length > 0) descBase = put(blobs, env, r.text);
+        refused = r.failed.length > 0;
       }
       // An accept only takes changes out of a descendant's review. Its base moved by the accepted hunks lists
       // more when its entry did not follow this log's change (its current lacks it: the descendant would list
       // removing it), or when a hunk was placed again where its base already held the lines (jsdiff finds the
       // context further on): a line twice, written twice by the descendant's reject-all. Then only its own
-      // hunks that the accepted content holds are taken in; else its base stays.
+      // hunks that the accepted content holds are taken in; else its base stays. So too when no hunk fitted its
+      // base (a line of its own beside them, or one already there): it would go on listing what was accepted.
+      const unmoved = descBase === de.baseHash;
       if (
-        descBase !== de.baseHash &&
-        !narrows(t.path, env, [de.baseHash, de.currentHash], [descBase, de.currentHash])
+        (unmoved && refused) ||
+        (!unmoved && !narrows(t.path, env, [de.baseHash, de.currentHash], [descBase, de.currentHash]))
       ) {
         descBase = acceptedOwn(t.path, env, blobs, de, newBase) ?? de.baseHash;
       }

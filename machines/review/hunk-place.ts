@@ -88,23 +88,29 @@ export function placeHunk(
 }
 
 /**
- * Whether the text's changes from the source within the hunk's lines are exactly the hunk's own: the same lines
- * taken out at the same places, the same lines put there. Not for a run whose lines repeat the line beside it (a
- * '}' put in a run of '}'): the alignment cannot tell where such a change was made, nor from a person's '}' typed
- * beside it, so the hunk is placed as any other.
+ * Whether the text already holds each of the hunk's runs of changes where it makes it: a change of the text from
+ * the source at the run's place taking out the same lines and putting the run's lines there (first or last: a
+ * person's line typed right beside merges into the same change). Other changes around it do not matter. Not for
+ * a run whose lines repeat the line beside it (a '}' put in a run of '}'): the alignment cannot tell where such a
+ * change was made, nor from a person's '}' typed beside it, so the hunk is placed as any other.
  */
 function alreadyMade(a: Alignment, first: number, s: Sides): boolean {
-  const near = a.changes.filter((c) => c.oldStart + c.oldLines >= first && c.oldStart <= first + s.from.length);
-  if (near.length === 0 || near.length !== s.runs.length) return false;
-  const beside = (r: Sides['runs'][number]) => [s.from[r.at - 1], s.from[r.at + r.out]];
-  const repeats = (r: Sides['runs'][number]) =>
+  if (s.runs.length === 0) return false;
+  const beside = (r: Run) => [s.from[r.at - 1], s.from[r.at + r.out]];
+  const repeats = (r: Run) =>
     beside(r).some((b) => b !== undefined && (r.put.includes(b) || s.from.slice(r.at, r.at + r.out).includes(b)));
   if (s.runs.some(repeats)) return false;
-  return near.every((c, i) => {
-    const r = s.runs[i]!;
-    if (c.oldStart !== first + r.at || c.oldLines !== r.out || c.newLines !== r.put.length) return false;
-    return r.put.every((line, k) => a.text[c.newStart - 1 + k] === line);
-  });
+  const holds = (c: StructuredPatchHunk, r: Run, from: number) =>
+    r.put.every((line, k) => a.text[c.newStart - 1 + from + k] === line);
+  return s.runs.every((r) =>
+    a.changes.some(
+      (c) =>
+        c.oldStart === first + r.at &&
+        c.oldLines === r.out &&
+        c.newLines >= r.put.length &&
+        (r.put.length === 0 ? c.newLines === 0 : holds(c, r, 0) || holds(c, r, c.newLines - r.put.length)),
+    ),
+  );
 }
 
 /** The source line that line `t` (1-based) of the text came from; undefined for a line the text added. */
@@ -186,8 +192,9 @@ type Sides = {
   to: string[];
   changed: number[];
   firstChange: number;
-  runs: Array<{ at: number; out: number; put: string[] }>;
+  runs: Run[];
 };
+type Run = { at: number; out: number; put: string[] };
 
 /**
  * A hunk's lines on the side it applies to (`from`) and the side it leaves (`to`), each with its newline unless
@@ -197,7 +204,7 @@ type Sides = {
 function sides(h: Hunk, direction: 'forward' | 'reverse'): Sides {
   const out: Sides = { from: [], to: [], changed: [], firstChange: -1, runs: [] };
   const fromMark = direction === 'forward' ? '-' : '+';
-  let run: Sides['runs'][number] | undefined;
+  let run: Run | undefined;
   h.lines.forEach((l, i) => {
     const mark = l[0];
     if (mark === '\\') return;
