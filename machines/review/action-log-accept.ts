@@ -56,6 +56,8 @@ export function planAccept(log: LogView, descendants: LogView[], sel: Selection,
       // context further on): a line twice, written twice by the descendant's reject-all. Then only its own
       // hunks that the accepted content holds are taken in; else its base stays. So too when no hunk fitted its
       // base (a line of its own beside them, or one already there): it would go on listing what was accepted.
+      // A hunk of its own that the accepted content holds but this log's review never showed (it cancels out
+      // against this log's base: a line a sibling added and it removed) is taken in too: accepted as it stands.
       const unmoved = descBase === de.baseHash;
       if (
         (unmoved && refused) ||

@@ -89,10 +89,11 @@ export function placeHunk(
 
 /**
  * Whether the text already holds each of the hunk's runs of changes where it makes it: a change of the text from
- * the source at the run's place taking out the same lines and putting the run's lines there (first or last: a
- * person's line typed right beside merges into the same change). Other changes around it do not matter. Not for
- * a run whose lines repeat the line beside it (a '}' put in a run of '}'): the alignment cannot tell where such a
- * change was made, nor from a person's '}' typed beside it, so the hunk is placed as any other.
+ * the source at the run's place taking out the same lines and putting the run's lines there (first, or last
+ * when context follows the run: a person's line typed right beside merges into the same change). Other changes
+ * around it do not matter. Not for a run whose lines repeat the line beside it (a '}' put in a run of '}'): the
+ * alignment cannot tell where such a change was made, nor from a person's '}' typed beside it, so the hunk is
+ * placed as any other.
  */
 function alreadyMade(a: Alignment, first: number, s: Sides): boolean {
   if (s.runs.length === 0) return false;
@@ -102,15 +103,15 @@ function alreadyMade(a: Alignment, first: number, s: Sides): boolean {
   if (s.runs.some(repeats)) return false;
   const holds = (c: StructuredPatchHunk, r: Run, from: number) =>
     r.put.every((line, k) => a.text[c.newStart - 1 + from + k] === line);
-  return s.runs.every((r) =>
-    a.changes.some(
-      (c) =>
-        c.oldStart === first + r.at &&
-        c.oldLines === r.out &&
-        c.newLines >= r.put.length &&
-        (r.put.length === 0 ? c.newLines === 0 : holds(c, r, 0) || holds(c, r, c.newLines - r.put.length)),
-    ),
-  );
+  // The run's lines last only with context after it: at a file's end, a person's block appended at the agent's
+  // place that merely ends in a '}' like the run's is not it (the run's line goes before the block).
+  const matches = (c: StructuredPatchHunk, r: Run) => {
+    if (c.oldStart !== first + r.at || c.oldLines !== r.out || c.newLines < r.put.length) return false;
+    if (c.newLines === r.put.length) return holds(c, r, 0);
+    if (r.put.length === 0) return false;
+    return holds(c, r, 0) || (r.at + r.out < s.from.length && holds(c, r, c.newLines - r.put.length));
+  };
+  return s.runs.every((r) => a.changes.some((c) => matches(c, r)));
 }
 
 /** The source line that line `t` (1-based) of the text came from; undefined for a line the text added. */

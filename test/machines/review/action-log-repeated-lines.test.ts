@@ -129,6 +129,32 @@ describe('action-log planning: hunks in repeated lines', () => {
   });
 });
 
+describe("action-log planning: a person's block at a file's end that ends like the agent's line", () => {
+  it("a reject puts back the last '}' before a person's appended block", () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = 'a\nb\nc\n}\n';
+    w.write('root', '/w/f', 'a\nb\nc\n');
+    w.disk['/w/f'] = 'a\nb\nc\nfunction g() {\n}\n';
+    const plan = w.reject('root');
+    expect(plan.reply.conflicts).toEqual([]);
+    expect(w.disk['/w/f']).toBe('a\nb\nc\n}\nfunction g() {\n}\n');
+  });
+
+  it("an undo puts the agent's '}' back before a person's appended block, listed again", () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = 'a\nb\nc\n';
+    w.write('root', '/w/f', 'a\nb\nc\n}\n');
+    w.reject('root');
+    w.disk['/w/f'] = 'a\nb\nc\nfunction g() {\n}\n';
+    const plan = w.undoReject('root');
+    expect(plan.reply.conflicts).toEqual([]);
+    expect(w.disk['/w/f']).toBe('a\nb\nc\n}\nfunction g() {\n}\n');
+    expect(listed(w, 'root')).toEqual([['+}']]);
+  });
+});
+
 describe("action-log planning: an ancestor's accept over a descendant's base its hunks do not fit", () => {
   it("the kid's own change that the accepted content holds leaves its review", () => {
     const w = new PlanWorld();
