@@ -48,12 +48,19 @@ export function placeHunk(
 ): { lines: string[]; at: number } | undefined {
   const s = sides(h, direction);
   const first = direction === 'forward' ? h.oldStart : h.newStart;
-  const fits = (at: number) => {
-    if (at < 1 || at - 1 + s.from.length > Math.min(lines.length, below - 1)) return false;
-    for (let k = 0; k < s.from.length; k++) if (lines[at - 1 + k] !== s.from[k]) return false;
+  // A hunk whose last line is context without a newline (the end of a file that had none) also fits where that
+  // line has one and lines follow: an editor appended to the file since.
+  const variants = [s, ...withNewline(s)];
+  const fits = (at: number, v: Sides) => {
+    if (at < 1 || at - 1 + v.from.length > Math.min(lines.length, below - 1)) return false;
+    for (let k = 0; k < v.from.length; k++) if (lines[at - 1 + k] !== v.from[k]) return false;
     // A line left without its newline ends the file: not where lines follow (it would run into the next one).
-    const last = s.to[s.to.length - 1];
-    return last === undefined || last.endsWith('\n') || at - 1 + s.from.length === lines.length;
+    const last = v.to[v.to.length - 1];
+    return last === undefined || last.endsWith('\n') || at - 1 + v.from.length === lines.length;
+  };
+  const place = (at: number) => {
+    const v = variants.find((x) => fits(at, x));
+    return v && { lines: splice(lines, at, v), at };
   };
   // The text already made this very change here (an ancestor's reject put back the line an undo re-inserts):
   // placed again, beside the context it now also matches, the line would be there twice.
@@ -63,7 +70,8 @@ export function placeHunk(
   for (const at of candidates) {
     if (tried.has(at)) continue;
     tried.add(at);
-    if (fits(at)) return { lines: splice(lines, at, s), at };
+    const placed = place(at);
+    if (placed) return placed;
   }
   // Edits touching the hunk make its position unsure by as many lines: a run of '}' one shorter aligns anywhere.
   // A slipped position holds only lines the alignment brought from the source, the lines the hunk changes from
@@ -80,7 +88,8 @@ export function placeHunk(
       for (const c of [at - d, at + d]) {
         if (tried.has(c)) continue;
         tried.add(c);
-        if (fits(c) && own(c)) return { lines: splice(lines, c, s), at: c };
+        const placed = own(c) ? place(c) : undefined;
+        if (placed) return placed;
       }
     }
   }
@@ -123,6 +132,14 @@ function whence(a: Alignment, t: number): number | undefined {
     delta += c.oldLines - c.newLines;
   }
   return t + delta;
+}
+
+/** `s` with its last line, context without a newline, given one on both sides; none when it is not that. */
+function withNewline(s: Sides): Sides[] {
+  const from = s.from[s.from.length - 1];
+  const to = s.to[s.to.length - 1];
+  if (from === undefined || from !== to || from.endsWith('\n')) return [];
+  return [{ ...s, from: [...s.from.slice(0, -1), `${from}\n`], to: [...s.to.slice(0, -1), `${to}\n`] }];
 }
 
 function splice(lines: string[], at: number, s: Sides): string[] {

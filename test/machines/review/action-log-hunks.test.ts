@@ -191,6 +191,17 @@ describe('action-log hunks', () => {
     expect(applyHunks(base, hunks, 'reverse', current).text).toBe(t('a } } } }'));
   });
 
+  it('takes a hunk ending at a file without a final newline after an editor appended lines to it', () => {
+    const base = 'a\nb\nexport function f() {\n  return 1;\n}';
+    const current = base.replace('export function f() {\n', '');
+    const hunks = computeHunks('/w/f', base, current);
+    const r = applyHunks(`${current}\nconst x = 1;\n`, hunks, 'reverse', current);
+    expect(r.failed).toEqual([]);
+    expect(r.text).toBe(`${base}\nconst x = 1;\n`);
+    const fwd = applyHunks(`${base}\nconst x = 1;\n`, hunks, 'forward', base);
+    expect(fwd.text).toBe(`${current}\nconst x = 1;\n`);
+  });
+
   it('places a hunk of a big file a person re-indented elsewhere, past the line diff budget', () => {
     const base = Array.from({ length: 20_000 }, (_, i) => `line ${i}\n`);
     const current = base.map((l, i) => (i === 10_000 ? 'agent\n' : l));
