@@ -26,11 +26,23 @@ export function align(source: string, text: string): Alignment {
 
 /** Line `i` (1-based) of the source in the text; undefined when the text changed it. */
 function where(a: Alignment, i: number): number | undefined {
+  return across(a, i, 'old');
+}
+
+/** The source line that line `t` (1-based) of the text came from; undefined for a line the text added. */
+function whence(a: Alignment, t: number): number | undefined {
+  return across(a, t, 'new');
+}
+
+/** Line `i` of one side of the alignment (`old`: the source) on the other; undefined where a change holds it. */
+function across(a: Alignment, i: number, side: 'old' | 'new'): number | undefined {
   let delta = 0;
   for (const c of a.changes) {
-    if (c.oldLines > 0 && i >= c.oldStart && i < c.oldStart + c.oldLines) return undefined;
-    if (c.oldStart + c.oldLines > i) break;
-    delta += c.newLines - c.oldLines;
+    const [start, lines, other] =
+      side === 'old' ? [c.oldStart, c.oldLines, c.newLines] : [c.newStart, c.newLines, c.oldLines];
+    if (lines > 0 && i >= start && i < start + lines) return undefined;
+    if (start + lines > i) break;
+    delta += other - lines;
   }
   return i + delta;
 }
@@ -121,17 +133,6 @@ function alreadyMade(a: Alignment, first: number, s: Sides): boolean {
     return holds(c, r, 0) || (r.at + r.out < s.from.length && holds(c, r, c.newLines - r.put.length));
   };
   return s.runs.every((r) => a.changes.some((c) => matches(c, r)));
-}
-
-/** The source line that line `t` (1-based) of the text came from; undefined for a line the text added. */
-function whence(a: Alignment, t: number): number | undefined {
-  let delta = 0;
-  for (const c of a.changes) {
-    if (c.newLines > 0 && t >= c.newStart && t < c.newStart + c.newLines) return undefined;
-    if (c.newStart + c.newLines > t) break;
-    delta += c.oldLines - c.newLines;
-  }
-  return t + delta;
 }
 
 /** `s` with its last line, context without a newline, given one on both sides; none when it is not that. */

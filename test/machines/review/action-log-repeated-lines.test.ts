@@ -83,21 +83,6 @@ describe('action-log planning: hunks in repeated lines', () => {
     }
   });
 
-  it("an undo puts a line back where it was, before a person's lines appended since", () => {
-    const w = new PlanWorld();
-    w.chain('root');
-    w.disk['/w/f'] = 'a\n}\n}\n}\n';
-    w.write('root', '/w/f', 'a\n}\n}\n}\nX\n');
-    w.reject('root');
-    w.disk['/w/f'] = 'a\n}\n}\n}\nfoo() {\n}\n}\n}\n';
-    const plan = w.undoReject('root');
-    expect(plan.reply.conflicts).toEqual([]);
-    expect(w.disk['/w/f']).toBe('a\n}\n}\n}\nX\nfoo() {\n}\n}\n}\n');
-  });
-
-  // An undo re-applies a reject's hunks forward: where the disk holds that very change already, placed again
-  // beside the context it now also matches, the line was on disk twice (a review's fuzz; older than jsdiff's
-  // replacement). It is reported instead, also with a person's edit right below it or a line typed right after.
   it("a kid's undo does not write its line twice where it is back already", () => {
     for (const edit of [
       (t: string) => t,
@@ -141,17 +126,23 @@ describe("action-log planning: a person's block at a file's end that ends like t
     expect(w.disk['/w/f']).toBe('a\nb\nc\n}\nfunction g() {\n}\n');
   });
 
-  it("an undo puts the agent's '}' back before a person's appended block, listed again", () => {
-    const w = new PlanWorld();
-    w.chain('root');
-    w.disk['/w/f'] = 'a\nb\nc\n';
-    w.write('root', '/w/f', 'a\nb\nc\n}\n');
-    w.reject('root');
-    w.disk['/w/f'] = 'a\nb\nc\nfunction g() {\n}\n';
-    const plan = w.undoReject('root');
-    expect(plan.reply.conflicts).toEqual([]);
-    expect(w.disk['/w/f']).toBe('a\nb\nc\n}\nfunction g() {\n}\n');
-    expect(listed(w, 'root')).toEqual([['+}']]);
+  it("an undo puts the agent's line back where it was, before a person's block appended since", () => {
+    const cases = [
+      { before: 'a\n}\n}\n}\n', line: 'X', block: 'foo() {\n}\n}\n}\n' }, // the block repeats the context
+      { before: 'a\nb\nc\n', line: '}', block: 'function g() {\n}\n' }, // the block ends like the line
+    ];
+    for (const { before, line, block } of cases) {
+      const w = new PlanWorld();
+      w.chain('root');
+      w.disk['/w/f'] = before;
+      w.write('root', '/w/f', `${before}${line}\n`);
+      w.reject('root');
+      w.disk['/w/f'] = `${before}${block}`;
+      const plan = w.undoReject('root');
+      expect(plan.reply.conflicts).toEqual([]);
+      expect(w.disk['/w/f']).toBe(`${before}${line}\n${block}`);
+      expect(listed(w, 'root')).toEqual([[`+${line}`]]);
+    }
   });
 });
 
