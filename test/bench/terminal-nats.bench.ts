@@ -4,7 +4,8 @@
  * 100 MB flood read by a NATS subscriber of `skein.out.<agent>.<tid>` against
  * a raw node-pty read of the same flood (bash + skein's rc, OSC 133 marks
  * found by hand), alternated ROUNDS times in one run, with the peak RSS of the runtime and each thread's CPU
- * and wait for a core (`sched.ts`); and
+ * and wait for a core (`sched.ts`); beside them, the same flood through a structural floor (flood-floor.ts: one
+ * thread reading the PTY and publishing to JetStream, nothing else), a diagnostic of what the shape costs; and
  * runtime RSS for 100 idle terminals. Exec round trips are in exec.bench.ts.
  *
  * The flood's runtime is `skein up` in its own process (the bundle, as a user
@@ -23,6 +24,7 @@ import { cleanEnv, startCli } from '../support/cli.ts';
 import { startTestNats, type TestNats } from '../support/nats-server.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { MARK_B, MARK_D, MiB, gc, now, ok, rawShell } from './bench-pty.ts';
+import { type Floor, type FloorMode, type FloorRound, floorResult, FLOOR_MODES, startFloor } from './flood-floor.ts';
 import { schedProbe } from './sched.ts';
 import { SMOKE } from './types.ts';
 import { scaled, type Bench, type BenchResult } from './types.ts';
@@ -31,7 +33,7 @@ const FLOOD_BYTES = scaled(100_000_000, 1_000_000);
 const FLOOD = `head -c ${FLOOD_BYTES} /dev/zero | tr '\\0' a`;
 const IDLE = scaled(100, 4);
 /** Raw and skein floods alternated this many times (issue 15: the load of a shared machine drifts). */
-const ROUNDS = scaled(3, 1);
+const ROUNDS = scaled(5, 1);
 
 type Env = { nats: TestNats; rt: TestRuntime };
 
@@ -216,16 +218,27 @@ async function floodBench(rcPath: string): Promise<BenchResult[]> {
   const nc = await connect({ servers: nats.url });
   const raws: Round[] = [];
   const ours: Array<Round & { reply: Record<string, any>; chunks: number }> = [];
+  const floors: Record<FloorMode, FloorRound[]> = { 'same-thread': [], thread: [] };
   let rssBefore = 0;
   let peak = 0;
+  let firstPeak = 0;
+  const started: Floor[] = [];
   try {
+    const floor = {
+      'same-thread': await startFloor(nc, nats.url, rcPath, nats.pid, 'same-thread'),
+      thread: await startFloor(nc, nats.url, rcPath, nats.pid, 'thread'),
+    };
+    started.push(floor['same-thread'], floor.thread);
     rssBefore = procMiB(runtime.pid, 'VmRSS');
     for (let round = 0; round < ROUNDS; round++) {
       raws.push(await rawRound(rcPath));
       ours.push(await skeinRound(nc, { runtime: runtime.pid, nats: nats.pid }));
+      if (round === 0) firstPeak = procMiB(runtime.pid, 'VmHWM');
+      for (const mode of FLOOR_MODES) floors[mode].push(await floor[mode].run(FLOOD, FLOOD_BYTES));
     }
     peak = procMiB(runtime.pid, 'VmHWM');
   } finally {
+    for (const f of started) await f.dispose();
     await nc.close();
     await runtime.dispose();
     await nats.dispose();
@@ -252,13 +265,22 @@ async function floodBench(rcPath: string): Promise<BenchResult[]> {
       met: ratio >= 0.8 && ours.every((r) => r.bytes >= FLOOD_BYTES),
       note: `median of ${ROUNDS} alternated rounds; ${rounds.join('; ')}`,
     },
+    ...FLOOR_MODES.map((mode) => floorResult(mode, FLOOD_BYTES, floors[mode], raws, ours)),
     {
-      name: `peak RSS of the runtime (skein up, its own process) during ${ROUNDS} floods of ${FLOOD_BYTES / 1e6} MB`,
+      name: `peak RSS of the runtime (skein up, its own process) during its first flood of ${FLOOD_BYTES / 1e6} MB`,
+      value: firstPeak,
+      unit: 'MiB',
+      target: '< 200 MiB',
+      met: firstPeak < 200,
+      note: `VmHWM; ${rssBefore.toFixed(0)} MiB resident before the floods`,
+    },
+    {
+      name: `peak RSS of the runtime during all ${ROUNDS} floods of ${FLOOD_BYTES / 1e6} MB`,
       value: peak,
       unit: 'MiB',
       target: '< 200 MiB',
       met: peak < 200,
-      note: `VmHWM; ${rssBefore.toFixed(0)} MiB resident before the floods`,
+      note: 'VmHWM; the target is stated for 100 MB of output: this is the plateau a long-lived runtime reaches',
     },
   ];
 }
