@@ -59,6 +59,11 @@ export function planAccept(log: LogView, descendants: LogView[], sel: Selection,
       // A hunk of its own that the accepted content holds but this log's review never showed (it cancels out
       // against this log's base: a line a sibling added and it removed) is taken in too: accepted as it stands.
       const unmoved = descBase === de.baseHash;
+      // Moved by only some of the accepted hunks (one that also held a line of its base did not fit): its own
+      // hunks that the accepted content holds are taken in on top, as when none fitted.
+      if (refused && !unmoved) {
+        descBase = acceptedOwn(t.path, env, blobs, { ...de, baseHash: descBase }, newBase) ?? descBase;
+      }
       if (
         (unmoved && refused) ||
         (!unmoved && !narrows(t.path, env, [de.baseHash, de.currentHash], [descBase, de.currentHash]))

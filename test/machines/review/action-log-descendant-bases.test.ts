@@ -21,6 +21,22 @@ describe("action-log planning: an ancestor's accept or reject and a descendant's
     expect(w.disk['/w/f']).toBe(`R\nK\n${TWENTY}`);
   });
 
+  it("an accept-all whose hunks fit the kid's base only in part takes in the kid's own lines too", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', TWENTY.replace('l7\n', 'l7\nK1\n'));
+    // Two lines below K1: the root's review shows the two in one hunk; the kid's base takes in R, not K1.
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('l9\n', 'l9\nR\n'));
+    w.write('kid', '/w/f', `K2\n${w.disk['/w/f']}`);
+    const disk = w.disk['/w/f'];
+    w.accept('root');
+    expect(listed(w, 'root')).toEqual([]);
+    expect(listed(w, 'kid')).toEqual([]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(disk);
+  });
+
   it("an accept-all over a kid whose base took in the root's line leaves that line once", () => {
     const w = new PlanWorld();
     w.chain('root', 'kid');
