@@ -5,7 +5,8 @@
  * only ever takes changes out of a review, in every log it touches.
  */
 import type { UnstampedFact } from '../../schemas/message.ts';
-import type { FileUpdate, Hunk, LogEntry } from '../../schemas/review.ts';
+import type { FileUpdate, LogEntry } from '../../schemas/review.ts';
+import { heldHunks } from './accept-held.ts';
 import { applyHunks, computeHunks } from './action-log-hunks.ts';
 import {
   type AcceptReply,
@@ -83,8 +84,7 @@ export function planAccept(log: LogView, descendants: LogView[], sel: Selection,
 
 /**
  * A descendant's base with those of its own hunks that `accepted` (the content an ancestor accepted) holds as
- * they are: no line they change differs between the descendant's current and `accepted`. Undefined when none
- * is. A line that occurs more than once can only make a hunk look unaccepted (it stays listed), never the reverse.
+ * they are, by position (`heldHunks`, accept-held.ts). Undefined when none is.
  */
 function acceptedOwn(
   path: string,
@@ -97,9 +97,7 @@ function acceptedOwn(
   const current = text(env, de.currentHash);
   const target = text(env, accepted);
   if (base === null || current === null || target === null) return undefined;
-  const changed = (h: Hunk) => h.lines.filter((l) => l.startsWith('+') || l.startsWith('-')).map((l) => l.slice(1));
-  const differs = new Set(computeHunks(path, current, target).flatMap(changed));
-  const taken = computeHunks(path, base, current).filter((h) => !changed(h).some((l) => differs.has(l)));
+  const taken = heldHunks(current, target, computeHunks(path, base, current));
   if (taken.length === 0) return undefined;
   const r = applyHunks(base, taken, 'forward', base);
   if (r.failed.length > 0) return undefined;

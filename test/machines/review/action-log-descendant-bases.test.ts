@@ -37,6 +37,36 @@ describe("action-log planning: an ancestor's accept or reject and a descendant's
     expect(w.disk['/w/f']).toBe(disk);
   });
 
+  it("an accept-all takes in the kid's '}' and line though the root wrote another '}' beside them", () => {
+    const SIX = 'f0\nf1\n}\nf3\nf4\n}\n';
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = SIX;
+    w.write('kid', '/w/f', `K\n${SIX}`);
+    w.write('kid', '/w/f', `}\nK\n${SIX}`);
+    // Right beside the kid's '}': the kid's entry does not follow. By text, that '}' made the kid's own look
+    // unaccepted, it stayed listed, and the kid's reject-all then took K and a '}' the root had accepted.
+    w.write('root', '/w/f', `}\n}\nK\n${SIX}`);
+    const disk = w.disk['/w/f'];
+    w.accept('root');
+    expect(listed(w, 'kid')).toEqual([]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(disk);
+  });
+
+  it("a root's accept of its own '}' alone leaves the kid's '}' and line listed", () => {
+    const LONG = Array.from({ length: 16 }, (_, i) => (i % 3 === 2 ? '}\n' : `f${i}\n`)).join('');
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = LONG;
+    w.write('kid', '/w/f', `}\nK\n${LONG}`);
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('f13\n', 'f13\n}\n'));
+    const own = w.list('root')[0]!.hunks.find((h) => h.lines.includes(' f13'))!;
+    expect(own.lines).not.toContain('+K');
+    w.accept('root', { hunkIds: [own.id] });
+    expect(listed(w, 'kid')).toEqual([['+}', '+K']]);
+  });
+
   it("an accept-all over a kid whose base took in the root's line leaves that line once", () => {
     const w = new PlanWorld();
     w.chain('root', 'kid');
