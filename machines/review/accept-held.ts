@@ -40,11 +40,13 @@ export function heldHunks(current: string, target: string, hunks: Hunk[]): Hunk[
     inserted.push({ lo, hi, lines: added });
   }
   /** Every line the change to target writes (a line a run deleted, written anywhere, may be it put back). */
-  const written = new Set(inserted.flatMap((i) => i.lines));
-  for (const m of moves) for (const l of m.lines) if (l.startsWith('+')) written.add(l.slice(1));
+  const written = new Set(moves.flatMap((m) => m.lines.filter((l) => l.startsWith('+')).map((l) => l.slice(1))));
   const held = (r: Run) => {
     if (r.deleted.some((l) => written.has(l))) return false;
-    if (r.to === r.from) return !changed.some(([a, b]) => a < r.from && b > r.from);
+    // Where a run deleted lines, a change touching that place (the line after it, or the line before) may be the
+    // other half of a move: a line the run took out and put back elsewhere, shown by the diff as its neighbour moved.
+    if (r.deleted.length > 0 && changed.some(([a, b]) => a <= r.from && b >= r.from)) return false;
+    if (r.to === r.from) return true;
     if (changed.some(([a, b]) => a < r.to && b > r.from)) return false;
     return !inserted.some((i) => i.lo > r.from && i.hi < r.to);
   };
