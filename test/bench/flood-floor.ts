@@ -8,14 +8,14 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { now } from './bench-pty.ts';
-import { schedProbe } from './sched.ts';
+import { type MachineUse, schedProbe } from './sched.ts';
 import type { BenchResult } from './types.ts';
 
 const CHILD = fileURLToPath(new URL('./flood-floor-child.ts', import.meta.url));
 /** The child publishes its chunks under this prefix. */
 const FLOOR_SUBJECT = 'bench.floor.out';
 
-export type FloorRound = { ms: number; bytes: number; threads: string };
+export type FloorRound = { ms: number; bytes: number; threads: string; machine: MachineUse };
 
 export type Floor = { run: (command: string, expect: number) => Promise<FloorRound>; dispose: () => Promise<void> };
 
@@ -97,7 +97,7 @@ export async function startFloor(
         await next(/done (\d+)\n/, 180_000);
         const doneMs = now() - t;
         while (received < expect && now() - lastAt < 5_000) await new Promise((r) => setTimeout(r, 5));
-        return { ms: Math.max(doneMs, lastAt - t), bytes: received, threads: probe.stop() };
+        return { ms: Math.max(doneMs, lastAt - t), bytes: received, threads: probe.stop(), machine: probe.machine() };
       } finally {
         sub.unsubscribe();
       }

@@ -34,10 +34,42 @@ export function schedTimes(pid: number, tid?: number): SchedTimes {
   return { cpuMs: cpu / 1e6, waitMs: wait / 1e6, sysMs: sysTicks * 10, minorFaults };
 }
 
-/** Starts counting for the named threads; `stop()` gives what each used since, as `name cpu X ms (waited Y)`. */
-export function schedProbe(threads: Record<string, { pid: number; tid?: number }>): { stop: () => string } {
+/** The whole machine's CPU time so far (/proc/stat, all cores, in ms): busy (not idle nor iowait) and idle. */
+export function machineTimes(): { busyMs: number; idleMs: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const idle = (f[3] ?? 0) + (f[4] ?? 0);
+  const total = f.reduce((a, b) => a + b, 0);
+  // USER_HZ is 100 on Linux: one tick is 10 ms.
+  return { busyMs: (total - idle) * 10, idleMs: idle * 10 };
+}
+
+/** What the whole machine did between two `machineTimes()`: core-ms busy, and the share of its cores idle. */
+export type MachineUse = { busyMs: number; idleShare: number };
+
+export function machineUse(a: { busyMs: number; idleMs: number }): MachineUse {
+  const b = machineTimes();
+  const busy = b.busyMs - a.busyMs;
+  const idle = b.idleMs - a.idleMs;
+  return { busyMs: busy, idleShare: busy + idle > 0 ? idle / (busy + idle) : 0 };
+}
+
+/**
+ * Starts counting for the named threads; `stop()` gives what each used since, as `name cpu X ms (waited Y)`,
+ * then what every core of the machine did (`machine`).
+ */
+export function schedProbe(threads: Record<string, { pid: number; tid?: number }>): {
+  stop: () => string;
+  machine: () => MachineUse;
+} {
   const start = Object.fromEntries(Object.entries(threads).map(([k, t]) => [k, schedTimes(t.pid, t.tid)]));
+  const machine0 = machineTimes();
+  let used: MachineUse | undefined;
+  const machine = () => {
+    used ??= machineUse(machine0);
+    return used;
+  };
   return {
+    machine,
     stop: () =>
       Object.entries(threads)
         .map(([k, t]) => {
@@ -48,6 +80,9 @@ export function schedProbe(threads: Record<string, { pid: number; tid?: number }
           const faults = now.minorFaults - start[k]!.minorFaults;
           return `${k} ${cpu.toFixed(0)} ms (sys ~${sys}, waited ${wait.toFixed(0)}, ${faults} page faults)`;
         })
+        .concat(
+          `machine ${machine().busyMs} core-ms busy (${(machine().idleShare * 100).toFixed(0)}% of its cores idle)`,
+        )
         .join(', '),
   };
 }

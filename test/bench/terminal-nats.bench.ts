@@ -14,7 +14,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -25,7 +25,7 @@ import { startTestNats, type TestNats } from '../support/nats-server.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
 import { MARK_B, MARK_D, MiB, gc, now, ok, rawShell } from './bench-pty.ts';
 import { type Floor, type FloorMode, type FloorRound, floorResult, FLOOR_MODES, startFloor } from './flood-floor.ts';
-import { schedProbe } from './sched.ts';
+import { type MachineUse, schedProbe } from './sched.ts';
 import { SMOKE } from './types.ts';
 import { scaled, type Bench, type BenchResult } from './types.ts';
 
@@ -135,7 +135,7 @@ async function startRuntimeProcess(natsUrl: string) {
   };
 }
 
-type Round = { ms: number; bytes: number; threads: string };
+type Round = { ms: number; bytes: number; threads: string; machine: MachineUse };
 
 /** One raw flood: node-pty in this process reads it (bash + skein's rc, marks found by hand). */
 async function rawRound(rcPath: string): Promise<Round> {
@@ -148,7 +148,7 @@ async function rawRound(rcPath: string): Promise<Round> {
     raw.pty.write(`${FLOOD}\r`);
     await raw.waitFor(MARK_D);
     const ms = now() - t;
-    return { ms, bytes: raw.bytes() - start, threads: probe.stop() };
+    return { ms, bytes: raw.bytes() - start, threads: probe.stop(), machine: probe.machine() };
   } finally {
     raw.pty.kill('SIGKILL');
   }
@@ -194,7 +194,7 @@ async function skeinRound(
     // The subscriber may still be behind the reply: wait until it has the whole flood (or goes quiet for 5 s).
     while (received < FLOOD_BYTES && now() - lastAt < 5_000) await new Promise((r) => setTimeout(r, 5));
     const ms = Math.max(replyMs, lastAt - t);
-    return { ms, bytes: received, chunks, reply, threads: probe.stop() };
+    return { ms, bytes: received, chunks, reply, threads: probe.stop(), machine: probe.machine() };
   } finally {
     sub.unsubscribe();
     await request(nc, 'terminal.close', { terminalId, graceMs: 0 });
@@ -266,6 +266,7 @@ async function floodBench(rcPath: string): Promise<BenchResult[]> {
       note: `median of ${ROUNDS} alternated rounds; ${rounds.join('; ')}`,
     },
     ...FLOOR_MODES.map((mode) => floorResult(mode, FLOOD_BYTES, floors[mode], raws, ours)),
+    cpuBound(raws, ours, floors),
     {
       name: `peak RSS of the runtime (skein up, its own process) during its first flood of ${FLOOD_BYTES / 1e6} MB`,
       value: firstPeak,
@@ -283,6 +284,35 @@ async function floodBench(rcPath: string): Promise<BenchResult[]> {
       note: 'VmHWM; the target is stated for 100 MB of output: this is the plateau a long-lived runtime reaches',
     },
   ];
+}
+
+/**
+ * The flood's CPU against the machine's cores: a round that keeps the cores busy for C core-ms cannot end in less
+ * than C ÷ cores ms, so C bounds the ratio a round can reach, whatever its code waits on. A diagnostic, not a
+ * target: CPU under contention is not the CPU the same work takes on more cores.
+ */
+function cpuBound(raws: Round[], ours: Round[], floors: Record<FloorMode, FloorRound[]>): BenchResult {
+  const cores = availableParallelism();
+  const busy = (r: { machine: MachineUse }) => r.machine.busyMs;
+  /** The best ratio to raw a round with this CPU could reach: raw's time over the least time its CPU allows. */
+  const best = (rs: Array<{ machine: MachineUse }>) =>
+    median(rs.map((r, i) => raws[i]!.ms / (busy(r) / cores))).toFixed(2);
+  const idle = (rs: Array<{ machine: MachineUse }>) =>
+    `${(median(rs.map((r) => r.machine.idleShare)) * 100).toFixed(0)}%`;
+  const budget = median(raws.map((r) => (cores * r.ms) / 0.8));
+  return {
+    name: `flood ${FLOOD_BYTES / 1e6} MB: CPU of the whole machine per skein round, on ${cores} cores`,
+    value: median(ours.map(busy)),
+    unit: 'core-ms',
+    baseline: median(raws.map(busy)),
+    target: 'none: diagnostic',
+    note:
+      `the baseline is a raw round's (${idle(raws)} of the cores idle, skein's ${idle(ours)}); 0.8× raw leaves a ` +
+      `round ${budget.toFixed(0)} core-ms (median); with the CPU it used, a skein round could reach at most ` +
+      `${best(ours)}× raw (median), the same-thread floor ${best(floors['same-thread'])}× ` +
+      `(${median(floors['same-thread'].map(busy))} core-ms), the thread floor ${best(floors.thread)}× ` +
+      `(${median(floors.thread.map(busy))} core-ms)`,
+  };
 }
 
 export const bench: Bench = {
