@@ -45,7 +45,10 @@ export function heldHunks(current: string, target: string, hunks: Hunk[]): Hunk[
     if (r.deleted.some((l) => written.has(l))) return false;
     // Where a run deleted lines, a change touching that place (the line after it, or the line before) may be the
     // other half of a move: a line the run took out and put back elsewhere, shown by the diff as its neighbour moved.
-    if (r.deleted.length > 0 && changed.some(([a, b]) => a <= r.from && b >= r.from)) return false;
+    // Only a move: a line it changes that the change writes again (a line merely deleted beside the run moved
+    // nothing: an ancestor's deletion beside the descendant's replaced line left that line accepted as it is).
+    const moved = ([a, b]: [number, number]) => lines.slice(a - 1, b - 1).some((l) => written.has(l));
+    if (r.deleted.length > 0 && changed.some(([a, b]) => a <= r.from && b >= r.from && moved([a, b]))) return false;
     if (r.to === r.from) return true;
     if (changed.some(([a, b]) => a < r.to && b > r.from)) return false;
     return !inserted.some((i) => i.lo > r.from && i.hi < r.to);

@@ -182,4 +182,49 @@ describe("action-log planning: an ancestor's accept or reject and a descendant's
     w.reject('kid');
     expect(w.disk['/w/f']).toBe(`${O}}\n`);
   });
+
+  // From a fuzz with repeated lines and a check that no later reject takes an accepted line: each failed the same
+  // with unique lines. The kid's entry did not follow the root's write (over or beside its own); it went on listing
+  // its change after the root's accept, and at its next write the root's accepted line was charged to it.
+  it("an accept-all over the kid's line the root wrote over takes it out: the kid's reject keeps the root's", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', TWENTY.replace('l1\n', 'l1\nK\n'));
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('K\n', 'R\n'));
+    w.accept('root');
+    expect(listed(w, 'kid')).toEqual([]);
+    w.write('kid', '/w/f', `X\n${w.disk['/w/f']}`);
+    expect(listed(w, 'kid')).toEqual([['+X']]);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(TWENTY.replace('l1\n', 'l1\nR\n'));
+  });
+
+  it("an accept-all over the kid's two '}' of which the root wrote over one takes both out", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', `}\n}\n${TWENTY}`);
+    w.write('root', '/w/f', `R\n}\n${TWENTY}`);
+    w.accept('root');
+    expect(listed(w, 'kid')).toEqual([]);
+    w.write('kid', '/w/f', `}\nR\n}\n${TWENTY}`);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(`R\n}\n${TWENTY}`);
+  });
+
+  it("a root's accept of the hunk with the kid's line and its own deletion beside it takes the kid's line in", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', TWENTY.replace('l2\n', 'K\n'));
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('l1\n', '')); // beside K: the kid's entry does not follow
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('l18\n', 'l18\nR\n'));
+    w.accept('root', { hunkIds: [hunk(w, 'root', 'K')] });
+    expect(listed(w, 'root')).toEqual([['+R']]);
+    expect(listed(w, 'kid')).toEqual([]);
+    w.write('kid', '/w/f', w.disk['/w/f']!.replace('l10\n', 'l10\nX\n'));
+    w.reject('kid');
+    expect(w.disk['/w/f']).toContain('K\nl3\n');
+  });
 });
