@@ -28,7 +28,7 @@ import { ErrorCode, NotFoundError, RuntimeError } from '../../schemas/errors.ts'
 import type { UnstampedFact } from '../../schemas/message.ts';
 import type { ChangeSource, Hunk, LogEntry, RejectUndo, ReviewConflict } from '../../schemas/review.ts';
 import { applyHunks, computeHunks } from './action-log-hunks.ts';
-import { rebaseOutside } from './line-rebase.ts';
+import { rebaseOutside, rebaseOutsideInPart } from './line-rebase.ts';
 
 export type LogView = { agentId: string; files: Record<string, LogEntry>; lastReject?: RejectUndo | null };
 /** `texts`: contents by hash, every hash of the entries involved; planning adds the texts it creates. */
@@ -145,7 +145,7 @@ export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv
         const folded = fits(byContext)
           ? byContext
           : rebaseOutside(text(env, prev.baseHash)!, text(env, prev.currentHash)!, before);
-        base = fits(folded) ? put(blobs, env, folded) : prev.baseHash;
+        base = fits(folded) ? put(blobs, env, folded) : foldInPart(change.path, env, blobs, prev, before);
       } else if (prev.currentHash !== null && change.beforeHash !== null)
         base = null; // created file edited outside: still created
       else agents = [change.agentId]; // re-created or deleted outside: tracking restarts
@@ -287,6 +287,26 @@ export function resolveSelection(log: LogView, selection: Selection, env: Pick<P
     );
   }
   return targets;
+}
+
+/**
+ * An outside edit that touches the log's own lines in places (a line written right beside its own, most likely
+ * more of the same writer's) is folded into the base everywhere else: those places stay charged to the log,
+ * visible, and the rest is not (an ancestor's accepted line far from them, charged too, was removed by this
+ * log's reject-all). Kept only when base → the edit without those places is still the log's own change.
+ */
+function foldInPart(
+  path: string,
+  env: PlanEnv,
+  blobs: Record<string, string>,
+  prev: LogEntry,
+  before: string,
+): string | null {
+  const base = text(env, prev.baseHash)!;
+  const part = rebaseOutsideInPart(base, text(env, prev.currentHash)!, before);
+  if (!part || part.base === base || !sameChanges(path, env, [prev.baseHash, prev.currentHash], [part.base, part.mid]))
+    return prev.baseHash;
+  return put(blobs, env, part.base);
 }
 
 /**

@@ -5,7 +5,8 @@
  * to `base` instead, by line position, without context: a person's line right beside the agent's still
  * folds in, where a hunk with 3 lines of context (`applyHunks`) fails on the agent's line in its context.
  * Another change that overlaps the log's own, or is not placed (`conflicts`), gives up the merge
- * (undefined), and the caller keeps its base. Pure: jsdiff only, its work bounded
+ * (undefined), and the caller keeps its base; `rebaseOutsideInPart` leaves such runs out and folds the rest.
+ * Pure: jsdiff only, its work bounded
  * like the review's diffs (`bounded-diff.ts`).
  */
 import { diffArrays } from 'diff';
@@ -16,6 +17,29 @@ type Run = { from: number; to: number; newFrom: number; newTo: number };
 
 /** `base` with the change `current` → `changed` made to it; undefined when that change touches base's own. */
 export function rebaseOutside(base: string, current: string, changed: string): string | undefined {
+  return merge(base, current, changed, false)?.base;
+}
+
+/**
+ * Like `rebaseOutside`, but a run of the other change that is not placed (`conflicts`) is left out instead of
+ * giving up: `base` gets the other runs, and `mid` is `current` with those same runs, so that `base` → `mid` is the
+ * log's own change alone and `mid` → `changed` the runs left out (charged to the log by its caller, visible).
+ * Undefined past the diff budget.
+ */
+export function rebaseOutsideInPart(
+  base: string,
+  current: string,
+  changed: string,
+): { base: string; mid: string } | undefined {
+  return merge(base, current, changed, true);
+}
+
+function merge(
+  base: string,
+  current: string,
+  changed: string,
+  skip: boolean,
+): { base: string; mid: string } | undefined {
   const b = splitLines(base);
   const c = splitLines(current);
   const d = splitLines(changed);
@@ -23,7 +47,9 @@ export function rebaseOutside(base: string, current: string, changed: string): s
   const other = runs(c, d);
   if (!own || !other) return undefined;
   const out: string[] = [];
+  const mid: string[] = [];
   let taken = 0; // lines of base copied so far
+  let midTaken = 0; // lines of current copied to mid so far
   let shift = 0; // base index = current index - shift, left of the next own run
   let k = 0;
   for (const r of other) {
@@ -31,15 +57,24 @@ export function rebaseOutside(base: string, current: string, changed: string): s
       shift += own[k]!.newTo - own[k]!.newFrom - (own[k]!.to - own[k]!.from);
       k++;
     }
-    if (k < own.length && conflicts(own[k]!, r)) return undefined;
+    if (k < own.length && conflicts(own[k]!, r)) {
+      if (!skip) return undefined;
+      continue;
+    }
     const from = r.from - shift;
     const to = r.to - shift;
     for (let i = taken; i < from; i++) out.push(b[i]!);
-    for (let i = r.newFrom; i < r.newTo; i++) out.push(d[i]!);
+    for (let i = midTaken; i < r.from; i++) mid.push(c[i]!);
+    for (let i = r.newFrom; i < r.newTo; i++) {
+      out.push(d[i]!);
+      mid.push(d[i]!);
+    }
     taken = to;
+    midTaken = r.to;
   }
   for (let i = taken; i < b.length; i++) out.push(b[i]!);
-  return out.join('');
+  for (let i = midTaken; i < c.length; i++) mid.push(c[i]!);
+  return { base: out.join(''), mid: mid.join('') };
 }
 
 /**

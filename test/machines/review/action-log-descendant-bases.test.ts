@@ -228,3 +228,34 @@ describe("action-log planning: an ancestor's accept or reject and a descendant's
     expect(w.disk['/w/f']).toContain('K\nl3\n');
   });
 });
+
+describe('action-log planning: an outside edit folded into a base where it leaves the log alone', () => {
+  // From the same fuzz: the root's R1 right beside the kid's K kept the kid's entry behind, and at the kid's next
+  // write the whole outside edit (R1 and R2) was charged to it, since R1 could not be folded; its reject-all then
+  // removed R2, which the person had accepted in the root's review.
+  it("charges the kid only the root's line beside its own, not a line far from it the root's review accepted", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', TWENTY.replace('l12\n', 'l12\nK\n'));
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('K\n', 'K\nR1\n'));
+    w.write('root', '/w/f', `R2\n${w.disk['/w/f']}`);
+    w.accept('root', { hunkIds: [hunk(w, 'root', 'R2')] });
+    w.write('kid', '/w/f', w.disk['/w/f']!.replace('l19\n', 'l19\nX\n'));
+    expect(listed(w, 'kid').flat()).toEqual(['+K', '+R1', '+X']);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(`R2\n${TWENTY}`);
+  });
+
+  it("folds a person's line far from the agent's even when another lands right beside it", () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', TWENTY.replace('l12\n', 'l12\nA\n'));
+    w.disk['/w/f'] = `P\n${w.disk['/w/f']!.replace('A\n', 'A\nQ\n')}`;
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('l19\n', 'l19\nB\n'));
+    expect(listed(w, 'root').flat()).toEqual(['+A', '+Q', '+B']);
+    w.reject('root');
+    expect(w.disk['/w/f']).toBe(`P\n${TWENTY}`);
+  });
+});

@@ -17,6 +17,9 @@ import { propertySeed } from '../../support/seed.ts';
 // F. an accept or reject makes no descendant's review list a line it did not list before;
 // G. after an accept-all, a descendant whose files are as it left them lists nothing the accepted review listed
 //    (found: where the accepted hunks fitted its base only in part, it went on listing its own lines);
+// H. a line an accept (all, or a selection) took out of review is never removed by a reject of that log or of a
+//    descendant's, until something else removes it (a write, a person, an undo, an ancestor's reject) (found by a
+//    helper's fuzz: a descendant's entry that had not followed the disk was charged the accepted line);
 // and the disk never holds a line twice.
 // Known limitations kept out: repeated identical lines (never generated: every line is unique, action-log-fuzz.ts);
 // a reject-all that changed nothing keeps the earlier reject-all's undo (modelled: the undo re-applies that one).
@@ -38,6 +41,12 @@ function play(c: Case): void {
   const reviewed = new Set<string>();
   /** Per agent, the lines its last reject-all (the one an undo re-applies) took out of review. */
   const undoable = new Map<string, Set<string>>();
+  /** H: lines an accept took out of review, and on disk since: line → the log that accepted it. */
+  const accepted = new Map<string, string>();
+  const acceptedLines = (id: string, lines: Iterable<string>) => {
+    const disk = z.onDisk();
+    for (const l of lines) if (disk.has(l)) accepted.set(l, id);
+  };
   // Order of the files aside (a log's file order is first touch; an undo may put one back last).
   const everyLog = () => z.agents.map((id) => w.view(id).files);
 
@@ -80,6 +89,12 @@ function play(c: Case): void {
     const took = new Set([...plus].filter((l) => !reviewed.has(l)));
     for (const l of plus) reviewed.add(l);
     const after = z.onDisk();
+    for (const [l, by] of [...accepted]) {
+      if (after.has(l)) continue;
+      accepted.delete(l);
+      const mine = by === id || w.ancestors(id).includes(by);
+      expect(mine, `step ${step}: ${id}'s reject removed ${l}, which ${by}'s accept took out of review`).toBe(false);
+    }
     for (const p of people) {
       if (plus.has(p)) continue; // charged to this log (a person's line right beside its own): rejected with it
       expect(after.has(p), `step ${step}: ${id}'s reject removed ${p}, a person's line it did not list`).toBe(true);
@@ -138,6 +153,7 @@ function play(c: Case): void {
         const id = agent(s.who);
         const mine = z.listed(id);
         for (const l of mine.added) reviewed.add(l);
+        acceptedLines(id, mine.added);
         shrinking(step, id, () => w.accept(id));
         expect(w.list(id), `step ${step}: ${id}'s review after its accept-all`).toEqual([]);
         // G: what the accept-all took out of this log's review is out of every descendant's too, where the
@@ -157,6 +173,7 @@ function play(c: Case): void {
         const sel = z.selection(id, s.pick, s.byPath);
         if (!sel) return;
         for (const l of sel.plus) reviewed.add(l);
+        acceptedLines(id, sel.plus);
         shrinking(step, id, () => w.accept(id, sel.sel));
         return;
       }
@@ -186,7 +203,11 @@ function play(c: Case): void {
   };
 
   c.steps.forEach((s, i) => {
+    const disk = z.onDisk();
     run(s, i);
+    // H: a line removed by anything but a reject (checked there) is no longer followed.
+    const now = z.onDisk();
+    for (const l of disk) if (!now.has(l)) accepted.delete(l);
     checkUnique(i);
     checkListed(i);
   });
@@ -194,7 +215,7 @@ function play(c: Case): void {
 
 describe('action-log planning: random writes, outside edits, accepts, rejects and undos (fuzz)', () => {
   it.each(['fork', 'deep', 'pair'] as const)(
-    `keeps the invariants A-G after every step: %s tree (seed ${seed})`,
+    `keeps the invariants A-H after every step: %s tree (seed ${seed})`,
     (shape) => {
       fc.assert(
         fc.property(caseArb(shape), (c) => play(c)),

@@ -25,17 +25,21 @@ describe('action-log planning: changes made over someone else’s', () => {
     expect(planNeedsTexts({ path: '/w/f', beforeHash: null }, [log(e('h0', 'h2'))])).toBe(false);
   });
 
-  it('an outside edit that does not fit the base leaves the base as it was, so the agent owns it', () => {
+  it("an outside edit over the agent's line stays the agent's; the rest of it is folded into the base", () => {
     const w = new PlanWorld();
     w.chain('root');
     w.disk['/w/f'] = TEN;
     w.write('root', '/w/f', TEN.replace('l1\n', 'R\n'));
-    // Outside: R→U (does not fit the base, which has l1) and l12→V (fits).
+    // Outside: R→U (does not fit the base, which has l1) and l12→V (fits). Until 7 December neither was folded: the
+    // agent owned V too, and its reject-all undid a person's edit far from its own lines.
     w.disk['/w/f'] = TEN.replace('l1\n', 'U\n').replace('l12\n', 'V\n');
     const after = w.disk['/w/f']!.replace('l6\n', 'X\n');
     const plan = w.write('root', '/w/f', after);
-    expect(plan.blobs).toEqual({});
-    expect(w.view('root').files['/w/f']).toEqual(entry(TEN, after, ['root']));
+    const folded = TEN.replace('l12\n', 'V\n');
+    expect(plan.blobs).toEqual({ [sha256(folded)]: folded });
+    expect(w.view('root').files['/w/f']).toEqual(entry(folded, after, ['root']));
+    w.reject('root');
+    expect(w.disk['/w/f']).toBe(folded);
   });
 
   it('an outside edit that fits is folded into the base (stored as a blob), so the agent’s edits are its own', () => {
