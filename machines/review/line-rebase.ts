@@ -46,21 +46,21 @@ function merge(
   const own = runs(b, c);
   const other = runs(c, d);
   if (!own || !other) return undefined;
+  const notPlaced = unplaced(own, other);
+  if (notPlaced.size > 0 && !skip) return undefined;
+  const left = withMoves(notPlaced, other, c, d);
   const out: string[] = [];
   const mid: string[] = [];
   let taken = 0; // lines of base copied so far
   let midTaken = 0; // lines of current copied to mid so far
   let shift = 0; // base index = current index - shift, left of the next own run
   let k = 0;
-  for (const r of other) {
+  for (const [n, r] of other.entries()) {
     while (k < own.length && own[k]!.newTo <= r.from && !conflicts(own[k]!, r)) {
       shift += own[k]!.newTo - own[k]!.newFrom - (own[k]!.to - own[k]!.from);
       k++;
     }
-    if (k < own.length && conflicts(own[k]!, r)) {
-      if (!skip) return undefined;
-      continue;
-    }
+    if (left.has(n)) continue;
     const from = r.from - shift;
     const to = r.to - shift;
     for (let i = taken; i < from; i++) out.push(b[i]!);
@@ -75,6 +75,46 @@ function merge(
   for (let i = taken; i < b.length; i++) out.push(b[i]!);
   for (let i = midTaken; i < c.length; i++) mid.push(c[i]!);
   return { base: out.join(''), mid: mid.join('') };
+}
+
+/** Which runs of the other change are not placed in base (`conflicts` with the own run they meet), by index. */
+function unplaced(own: Run[], other: Run[]): Set<number> {
+  const out = new Set<number>();
+  let k = 0;
+  for (const [n, r] of other.entries()) {
+    while (k < own.length && own[k]!.newTo <= r.from && !conflicts(own[k]!, r)) k++;
+    if (k < own.length && conflicts(own[k]!, r)) out.add(n);
+  }
+  return out;
+}
+
+/**
+ * The runs left out, with every run that is the other half of a move with one of them: one that puts back a line a
+ * run left out took away (a person cut the agent's line and pasted it elsewhere), or takes away a line one put
+ * there (a line moved to beside the agent's). Folded alone, that half would hide the moved line from review (its
+ * place in the base taken by the paste), or lose it at the agent's reject (its old place gone from the base). By
+ * text, so a repeated line (`}`, a blank) may leave out a run that was no move: charged, as before any was folded.
+ */
+function withMoves(left: Set<number>, other: Run[], c: string[], d: string[]): Set<number> {
+  const out = new Set(left);
+  for (let grew = out.size > 0; grew; ) {
+    grew = false;
+    const takenAway = new Set<string>();
+    const put = new Set<string>();
+    for (const n of out) {
+      const r = other[n]!;
+      for (let i = r.from; i < r.to; i++) takenAway.add(c[i]!);
+      for (let i = r.newFrom; i < r.newTo; i++) put.add(d[i]!);
+    }
+    for (const [n, r] of other.entries()) {
+      if (out.has(n)) continue;
+      if (c.slice(r.from, r.to).some((l) => put.has(l)) || d.slice(r.newFrom, r.newTo).some((l) => takenAway.has(l))) {
+        out.add(n);
+        grew = true;
+      }
+    }
+  }
+  return out;
 }
 
 /**

@@ -258,4 +258,17 @@ describe('action-log planning: an outside edit folded into a base where it leave
     w.reject('root');
     expect(w.disk['/w/f']).toBe(`P\n${TWENTY}`);
   });
+
+  it("a kid's line the person moved elsewhere stays in both reviews, and the kid's reject-all takes it", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = TWENTY;
+    w.write('kid', '/w/f', TWENTY.replace('l12\n', 'l12\nK\n'));
+    w.disk['/w/f'] = TWENTY.replace('l3\n', 'l3\nK\n');
+    w.write('kid', '/w/f', w.disk['/w/f']!.replace('l19\n', 'l19\nX\n'));
+    expect(listed(w, 'kid').flat()).toEqual(['+K', '+X']);
+    expect(listed(w, 'root').flat()).toEqual(['+K', '+X']);
+    w.reject('kid');
+    expect(w.disk['/w/f']).toBe(TWENTY);
+  });
 });

@@ -2,7 +2,7 @@ import { PlanWorld } from '../../support/action-log-world.ts';
 import { sha256 } from '../../support/action-log-text.ts';
 import { type LogView, planNeedsTexts, planRecord, sameChanges } from '../../../machines/review/action-log-plan.ts';
 import type { LogEntry } from '../../../schemas/review.ts';
-import { entry, swap, TWENTY } from '../../support/action-log-scenes.ts';
+import { entry, listed, swap, TWENTY } from '../../support/action-log-scenes.ts';
 
 // planRecord when someone else changed the file in between: outside edits folded into the base or not,
 // files re-created or deleted outside, and logs outside the lineage told of the change.
@@ -228,5 +228,32 @@ describe('action-log planning: an outside line right beside the agent’s', () =
     w.disk['/w/f'] = TEN.replace('l6\n', 'P6\n');
     w.write('root', '/w/f', TEN.replace('l6\n', 'P6\n').replace('l1\n', 'A1\n'));
     expect(w.view('root').files['/w/f']!.baseHash).toBe(sha256(TEN));
+  });
+});
+
+describe('action-log planning: an outside edit that moves a line to or from beside the agent’s', () => {
+  // A review's probe of the fold in part (7 December): a person's move is two runs, and only the one beside the
+  // agent's line was left out; the other, folded alone, hid the moved line or lost it.
+  it("a line of the agent's the person moved elsewhere stays in its review, and its reject-all takes it", () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', TWENTY.replace('l12\n', 'l12\nA1\nA2\nA3\n'));
+    w.disk['/w/f'] = TWENTY.replace('l3\n', 'l3\nA1\nA2\nA3\n');
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('l19\n', 'l19\nX\n'));
+    expect(listed(w, 'root').flat()).toEqual(['+A1', '+A2', '+A3', '+X']);
+    w.reject('root');
+    expect(w.disk['/w/f']).toBe(TWENTY);
+  });
+
+  it('a line the person moved to beside the agent’s is back in its place after the agent’s reject-all', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = TWENTY;
+    w.write('root', '/w/f', TWENTY.replace('l12\n', 'l12\nK\n'));
+    w.disk['/w/f'] = TWENTY.replace('l3\n', '').replace('l12\n', 'l12\nK\nl3\n');
+    w.write('root', '/w/f', w.disk['/w/f']!.replace('l19\n', 'l19\nX\n'));
+    w.reject('root');
+    expect(w.disk['/w/f']).toBe(TWENTY);
   });
 });
