@@ -77,7 +77,12 @@ export const RejectUndo = z
           path: AbsPath,
           beforeHash: ContentHash.nullable().describe('Disk content before the reject.'),
           afterHash: ContentHash.nullable().describe('Disk content the reject left.'),
-          createdDeleted: z.boolean().describe('A created file the reject deleted: not re-created by undo.'),
+          createdDeleted: z
+            .boolean()
+            .describe(
+              'A created file the reject deleted: undo creates it again with beforeHash (null: it was gone before ' +
+                'the reject) where the path is still free.',
+            ),
           left: ContentHash.nullable()
             .optional()
             .describe(

@@ -115,9 +115,17 @@ export const ReviewReject = defineCommand('review.reject', {
 });
 
 export const ReviewUndoReject = defineCommand('review.undo-reject', {
-  summary: 'Re-apply what the last reject-all removed (created files it deleted cannot be re-created).',
+  summary:
+    'Re-apply what the last reject-all removed, created files it deleted included (each created again only ' +
+    'where its path is still free).',
   data: z.object({}).strict(),
-  reply: z.object({ reapplied: z.array(AbsPath), conflicts: z.array(Conflict), notRestorable: z.array(Kept) }),
+  reply: z.object({
+    reapplied: z.array(AbsPath),
+    conflicts: z.array(Conflict),
+    notRestorable: z
+      .array(Kept)
+      .describe('Files the undo could not put back; empty since created files are created again (kept for clients).'),
+  }),
 });
 
 export const ActionLogChangeRecorded = defineEvent('action-log.change.recorded', {

@@ -300,7 +300,7 @@ export class ActionLogService {
       const related = ids.map((id) => this.#book.view(id));
       const hashes = new Map<string, string>();
       for (const f of view.lastReject?.files ?? []) {
-        if (!f.createdDeleted && f.beforeHash) hashes.set(f.beforeHash, `content before the reject of '${f.path}'`);
+        if (f.beforeHash) hashes.set(f.beforeHash, `content before the reject of '${f.path}'`);
         if (f.afterHash) hashes.set(f.afterHash, `content after the reject of '${f.path}'`);
         // What the log held before the reject: running commands start again from it (`FileWrite.model`); and what
         // each log holds now (a change recorded since the reject: the undo re-applies onto it).

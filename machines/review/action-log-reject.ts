@@ -97,7 +97,9 @@ export function planReject(
       }
       if (d !== null) writes.push({ path, content: null, from: d });
       reply.deleted.push(path);
-      undo.files.push({ path, beforeHash: e.currentHash, afterHash: null, createdDeleted: true, left: null });
+      // What the undo creates again: the agent's content, unless the file was gone before the reject.
+      const before = d === null ? null : e.currentHash;
+      undo.files.push({ path, beforeHash: before, afterHash: null, createdDeleted: true, left: null });
       followRelated(path, (re, desc) => (desc ? null : makeEntry(re.baseHash, null, re.agents)));
       if (d !== null) unlisted(path, put(blobs, env, d), null);
     } else if (e.status === 'deleted') {

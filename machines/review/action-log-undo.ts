@@ -145,12 +145,24 @@ export function planUndoReject(
   for (const f of last.files) {
     const d = diskOf(disk, f.path);
     if (f.createdDeleted) {
-      reply.notRestorable.push({
-        path: f.path,
-        reason:
-          `'${f.path}' was created by the agent and deleted by the reject; undo does not ` +
-          `re-create files (its content is blob ${f.beforeHash ?? 'none'} in the store)`,
-      });
+      // A created file the reject deleted: created again with the agent's content where the path is still free
+      // and no log recorded it since; its entries back as they were. One already gone before the reject
+      // (beforeHash null): only its entries come back.
+      const since = Object.entries(last.entries).some(([id, byPath]) => f.path in byPath && changedSince(f, id));
+      if (d !== null || since) {
+        reply.conflicts.push({
+          path: f.path,
+          hunkIds: [],
+          reason:
+            d !== null
+              ? `'${f.path}' exists on disk again since the reject deleted it, so it was left alone`
+              : `'${f.path}' was recorded again since the reject deleted it, so it was left alone`,
+        });
+        continue;
+      }
+      if (f.beforeHash !== null) writes.push({ path: f.path, content: text(env, f.beforeHash), from: null });
+      reply.reapplied.push(f.path);
+      restoreEntries(f.path, undefined);
       continue;
     }
     if (f.beforeHash === null) {

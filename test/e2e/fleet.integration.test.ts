@@ -121,14 +121,18 @@ describe('fleets, review and demo through the CLI', { timeout: 120_000 }, () => 
     expect(Object.keys(now).sort()).toEqual(Object.keys(before).sort());
   });
 
-  it("undo-reject brings the agents' versions back (created files cannot be re-created)", async () => {
+  it("undo-reject brings the agents' versions back, the files they created included", async () => {
     const undo = await runCli(['undo-reject', '--json', '--data', data]);
     expect(undo.code, undo.stderr).toBe(0);
     const result = JSON.parse(undo.stdout) as { reapplied: string[]; notRestorable: Array<{ path: string }> };
-    expect(result.reapplied.map((p) => relative(ws, p))).toEqual(expect.arrayContaining(['src/api.ts']));
+    expect(result.reapplied.map((p) => relative(ws, p)).sort()).toEqual(
+      expect.arrayContaining(['src/api.ts', 'src/db.ts', 'src/gen.txt']),
+    );
     expect(readFileSync(join(ws, 'src', 'api.ts'), 'utf8')).toBe('export function api() {\r\n  return 2;\r\n}\r\n');
     expect(existsSync(join(ws, 'src', 'old.ts'))).toBe(false);
-    expect(result.notRestorable.map((k) => relative(ws, k.path)).sort()).toEqual(['src/db.ts', 'src/gen.txt']);
+    expect(readFileSync(join(ws, 'src', 'db.ts'), 'utf8')).toBe("export const db = 'sqlite';\n");
+    expect(readFileSync(join(ws, 'src', 'gen.txt'), 'utf8')).toBe('generated\n');
+    expect(result.notRestorable).toEqual([]);
   });
 
   it('replays the whole scenario to the live digest', async () => {

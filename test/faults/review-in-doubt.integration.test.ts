@@ -78,10 +78,11 @@ describe('a review in doubt', () => {
     const journal = join(rt.dir, 'data', 'review-journal');
     expect(existsSync(journal) ? readdirSync(journal) : []).toEqual([]);
 
-    // The undo works on it as on any reject (a created file is not re-created): live state and log agree.
+    // The undo works on it as on any reject (the created file made again): live state and log agree.
     const undo = await rt.call('review.undo-reject', {});
-    expect(undo).toMatchObject({ ok: true, notRestorable: [{ path: created }] });
+    expect(undo).toMatchObject({ ok: true, reapplied: [file, created], notRestorable: [] });
     expect(readFileSync(file, 'utf8')).toBe('AGENT\n');
+    expect(readFileSync(created, 'utf8')).toBe('made by the agent\n');
   }, 30_000);
 
   it('an accept stored after its append timed out leaves review.list while serving', async () => {

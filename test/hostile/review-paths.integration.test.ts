@@ -115,6 +115,29 @@ describe('hostile: a review acts only at the paths it recorded', () => {
     expect(readFileSync(at('.skein/policy.json'), 'utf8')).toBe(policy);
   });
 
+  it('an undo does not create a deleted file again through a directory made a link to .skein', async () => {
+    const { as, at } = await scene();
+    mkdirSync(at('d'));
+    ok(await as('file.write', { path: 'd/hooks.json', content: EVIL }));
+    ok(await as('review.reject', {}));
+    expect(existsSync(at('d/hooks.json'))).toBe(false);
+    swap(at, 'd', '.skein');
+    refusedAsMoved(await as('review.undo-reject', {}));
+    expect(existsSync(at('.skein/hooks.json'))).toBe(false);
+  });
+
+  it('an undo does not create a deleted file again through a link to a file outside', async () => {
+    const { rt, as, at } = await scene();
+    ok(await as('file.write', { path: 'leaf.txt', content: 'CANARY leaf\n' }));
+    ok(await as('review.reject', {}));
+    const outside = join(rt.dir, 'outside-canary.txt');
+    symlinkSync(outside, at('leaf.txt'));
+    const undo = await as('review.undo-reject', {});
+    expect(undo.ok).toBe(false);
+    if (!undo.ok) expect(undo.error.message).toMatch(/resolves through a symlink to .*outside the agent's workspace/);
+    expect(existsSync(outside)).toBe(false);
+  });
+
   it('a reject reads no file through a link to one outside, nor a FIFO, nor a device', async () => {
     const { rt, as, at } = await scene();
     const secret = join(rt.dir, 'secret.txt');

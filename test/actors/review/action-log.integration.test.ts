@@ -97,14 +97,14 @@ describe('ActionLogService on real files', () => {
 
       const undone = ReviewUndoReject.reply.parse(await f.service.undoReject('root'));
       expect(undone).toEqual({
-        reapplied: [f.p('src/mod.ts'), f.p('docs/old.md')],
+        reapplied: [f.p('src/mod.ts'), f.p('src/new.ts'), f.p('docs/old.md')],
         conflicts: [],
-        notRestorable: [{ path: f.p('src/new.ts'), reason: expect.stringContaining('undo does not re-create files') }],
+        notRestorable: [],
       });
-      const { ['src/new.ts']: _created, ...withoutCreated } = agentVersions;
-      expect(f.tree()).toEqual(withoutCreated);
+      expect(f.tree()).toEqual(agentVersions);
       expect((await f.service.list('root')).files.map((x) => [x.path, x.status])).toEqual([
         [f.p('src/mod.ts'), 'modified'],
+        [f.p('src/new.ts'), 'created'],
         [f.p('docs/old.md'), 'deleted'],
       ]);
       await expect(f.service.undoReject('root')).rejects.toThrow("Agent 'root' has no reject-all to undo");

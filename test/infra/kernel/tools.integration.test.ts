@@ -68,7 +68,9 @@ describe('tools through the host (networked)', () => {
 
     const undone = ok(await rt.call('review.undo-reject', {}));
     expect(readFileSync(join(rt.workspace, 'base.txt'), 'utf8')).toBe('one\nTWO\nthree\n');
-    expect(undone['notRestorable']).toEqual([expect.objectContaining({ path: join(rt.workspace, 'new.txt') })]);
+    expect(undone['notRestorable']).toEqual([]);
+    expect(readFileSync(join(rt.workspace, 'new.txt'), 'utf8')).toBe('created\n');
+    expect((ok(await rt.call('review.list', {}, { agentId: 'worker' }))['files'] as unknown[]).length).toBe(2);
   });
 
   it("asks for a sub-agent's confirmed write; its parent answers on skein.ask and the write proceeds", async () => {

@@ -200,19 +200,43 @@ describe('action-log planning: reject and undo across logs', () => {
     expect(w.view('root').files['/w/f']).toEqual(entry(TWENTY, own, ['root']));
   });
 
-  it('names the blob that holds a created file the reject deleted', () => {
+  it('creates again a created file the reject deleted, only where its path is still free', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.write('kid', '/w/n', 'made\n');
+    w.write('kid', '/w/m', 'also\n');
+    const logs = () => ['root', 'kid'].map((id) => w.view(id).files);
+    const before = logs();
+    w.reject('root');
+    expect(w.disk).toEqual({ '/w/n': null, '/w/m': null });
+    w.disk['/w/m'] = 'a person wrote this since\n';
+    const undo = w.undoReject('root');
+    expect(undo.reply).toEqual({
+      reapplied: ['/w/n'],
+      conflicts: [
+        {
+          path: '/w/m',
+          hunkIds: [],
+          reason: "'/w/m' exists on disk again since the reject deleted it, so it was left alone",
+        },
+      ],
+      notRestorable: [],
+    });
+    expect(w.disk).toEqual({ '/w/n': 'made\n', '/w/m': 'a person wrote this since\n' });
+    expect(logs().map((files) => files['/w/n'])).toEqual(before.map((files) => files['/w/n']));
+    expect(w.summary('kid')).toEqual({ '/w/n': 'created by kid' });
+  });
+
+  it('a created file gone before the reject stays gone after the undo; its review comes back', () => {
     const w = new PlanWorld();
     w.chain('root');
     w.write('root', '/w/n', 'made\n');
-    w.reject('root');
-    expect(w.undoReject('root').reply.notRestorable).toEqual([
-      {
-        path: '/w/n',
-        reason:
-          "'/w/n' was created by the agent and deleted by the reject; undo does not re-create files " +
-          `(its content is blob ${sha256('made\n')} in the store)`,
-      },
-    ]);
+    w.disk['/w/n'] = null; // a person deleted it
+    const before = w.view('root').files;
+    expect(w.reject('root').reply.deleted).toEqual(['/w/n']);
+    expect(w.undoReject('root').reply).toEqual({ reapplied: ['/w/n'], conflicts: [], notRestorable: [] });
+    expect(w.disk['/w/n']).toBeNull();
+    expect(w.view('root').files).toEqual(before);
   });
 
   it('an undo after a child recorded a payload: the parent’s line is not charged to the child; all stay listed', () => {

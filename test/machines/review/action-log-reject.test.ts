@@ -44,13 +44,17 @@ describe('action-log planning: reject and undo', () => {
 
       const undo = w.undoReject('root');
       expect(undo.reply).toEqual({
-        reapplied: ['/w/mod.txt', '/w/del.txt'],
+        reapplied: ['/w/mod.txt', '/w/new.txt', '/w/del.txt'],
         conflicts: [],
-        notRestorable: [{ path: '/w/new.txt', reason: expect.stringContaining('undo does not re-create files') }],
+        notRestorable: [],
       });
-      expect(w.disk).toEqual({ ...agentVersion, '/w/new.txt': null });
-      expect(w.summary('root')).toEqual({ '/w/mod.txt': 'modified by leaf,mid', '/w/del.txt': 'deleted by mid' });
-      expect(w.summary('leaf')).toEqual({ '/w/mod.txt': 'modified by leaf' });
+      expect(w.disk).toEqual(agentVersion);
+      expect(w.summary('root')).toEqual({
+        '/w/mod.txt': 'modified by leaf,mid',
+        '/w/new.txt': 'created by leaf',
+        '/w/del.txt': 'deleted by mid',
+      });
+      expect(w.summary('leaf')).toEqual({ '/w/mod.txt': 'modified by leaf', '/w/new.txt': 'created by leaf' });
       expect(w.view('root').lastReject).toBeNull();
       expect(() => w.undoReject('root')).toThrow(InvalidStateError);
     },
