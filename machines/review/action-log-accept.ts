@@ -43,6 +43,15 @@ export function planAccept(log: LogView, descendants: LogView[], sel: Selection,
     for (const d of descendants) {
       const de = d.files[t.path];
       if (!de) continue;
+      // An accept of every hunk of the path takes all of the descendant's there, created or deleted files too:
+      // each of its changes was recorded in this log's entry too, so nothing of it is left for its review.
+      if (t.whole) {
+        if (de.currentHash === de.baseHash) continue;
+        const list = perDesc.get(d.agentId) ?? [];
+        list.push({ path: t.path, entry: null, hunkIds });
+        perDesc.set(d.agentId, list);
+        continue;
+      }
       let descBase = de.baseHash;
       let refused = false;
       if (de.baseHash === e.baseHash) descBase = newBase;
@@ -63,13 +72,13 @@ export function planAccept(log: LogView, descendants: LogView[], sel: Selection,
       // Moved by only some of the accepted hunks (one that also held a line of its base did not fit): its own
       // hunks that the accepted content holds are taken in on top, as when none fitted.
       if (refused && !unmoved) {
-        descBase = acceptedOwn(t.path, env, blobs, { ...de, baseHash: descBase }, newBase, t.whole) ?? descBase;
+        descBase = acceptedOwn(t.path, env, blobs, { ...de, baseHash: descBase }, newBase) ?? descBase;
       }
       if (
         (unmoved && refused) ||
         (!unmoved && !narrows(t.path, env, [de.baseHash, de.currentHash], [descBase, de.currentHash]))
       ) {
-        descBase = acceptedOwn(t.path, env, blobs, de, newBase, t.whole) ?? de.baseHash;
+        descBase = acceptedOwn(t.path, env, blobs, de, newBase) ?? de.baseHash;
       }
       if (descBase === de.baseHash) continue;
       const list = perDesc.get(d.agentId) ?? [];
@@ -84,11 +93,8 @@ export function planAccept(log: LogView, descendants: LogView[], sel: Selection,
 
 /**
  * A descendant's base with those of its own hunks that `accepted` (the content an ancestor accepted) holds as
- * they are, by position (`heldHunks`, accept-held.ts). Undefined when none is. `whole`: `accepted` is all of the
- * ancestor's content (an accept of every hunk of the path): every hunk is taken. The ancestor's entry recorded
- * each of the descendant's changes, so each line it put is in what was accepted or was written over since (an
- * ancestor's line over it: held back, it charged that accepted line to the descendant at its next change, and its
- * reject-all removed it), and each deletion was accepted, or undone by an accepted line.
+ * they are, by position (`heldHunks`, accept-held.ts). Undefined when none is. (An accept of every hunk of the
+ * path takes all of them, in planAccept.)
  */
 function acceptedOwn(
   path: string,
@@ -96,13 +102,11 @@ function acceptedOwn(
   blobs: Record<string, string>,
   de: LogEntry,
   accepted: string | null,
-  whole: boolean,
 ): string | undefined {
   const base = text(env, de.baseHash);
   const current = text(env, de.currentHash);
   const target = text(env, accepted);
   if (base === null || current === null || target === null) return undefined;
-  if (whole) return de.currentHash!;
   const taken = heldHunks(current, target, computeHunks(path, base, current));
   if (taken.length === 0) return undefined;
   const r = applyHunks(base, taken, 'forward', base);

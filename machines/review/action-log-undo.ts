@@ -217,12 +217,12 @@ export function planUndoReject(
     reply.reapplied.push(f.path);
     restoreEntries(f.path, asBefore ? undefined : { applied: r.applied, failed: r.failed, written: r.text, sides });
   }
-  // Entries the reject cleared without writing (paths only descendants tracked): back as they were,
-  // unless the log tracks the path again since.
+  // Entries the reject cleared without writing (paths only descendants tracked; a created file it kept, which a
+  // person had changed): back as they were, unless the log tracks the path again since.
   const written = new Set(last.files.map((f) => f.path));
   for (const [logId, byPath] of Object.entries(last.entries)) {
     const l = logs.get(logId);
-    if (logId === log.agentId || !l) continue;
+    if (!l) continue;
     for (const [path, prev] of Object.entries(byPath)) {
       if (written.has(path) || prev === null || l.files[path]) continue;
       const list = updates.get(logId) ?? [];

@@ -1,10 +1,11 @@
 /**
  * @module
  * Random operation sequences for the action-log planners (`action-log-fuzz.test.ts`): agents of a small tree
- * write lines, a person edits the disk (nothing recorded), agents accept, reject and undo their rejects, all
- * through `PlanWorld`. Every line ever written is unique and names its writer: `f3`/`g3` (a file's first
- * content), `root-4`, `kid-7` (agents), `person-2` (a person). Repeated identical lines are never generated: a
- * known limitation (`rebaseOutside`, and hunks applied by context, can misplace a line among identical ones).
+ * write lines, delete files and create them, a person edits, deletes and creates files (nothing recorded), agents
+ * accept, reject and undo their rejects, all through `PlanWorld`. Every line ever written is unique and names its
+ * writer: `f3`/`g3` (a file's first content), `root-4`, `kid-7` (agents), `person-2` (a person). Repeated
+ * identical lines are never generated: a known limitation (`rebaseOutside`, and hunks applied by context, can
+ * misplace a line among identical ones).
  */
 import fc from 'fast-check';
 import { PlanWorld } from './action-log-world.ts';
@@ -16,12 +17,16 @@ export const AGENTS: Record<Shape, string[]> = {
   deep: ['root', 'kid', 'gk'],
   pair: ['root', 'kid'],
 };
-export const PATHS = ['/w/f', '/w/g'] as const;
+/** `/w/h` starts absent, and so does `/w/g` in a case of one file. */
+export const PATHS = ['/w/f', '/w/g', '/w/h'] as const;
 
 /** `who`, `file`, `at`, `pick`: indexes taken modulo what exists when the step runs. */
 export type Step =
   | { k: 'write'; who: number; file: number; op: 'ins' | 'del' | 'rep'; at: number }
   | { k: 'person'; file: number; op: 'ins' | 'rep'; at: number }
+  /** A file deleted, or created (absent before) with `n` new lines, by an agent or a person. */
+  | { k: 'agentDel' | 'agentNew'; who: number; file: number; n: number }
+  | { k: 'personDel' | 'personNew'; file: number; n: number }
   | { k: 'reject' | 'rejectUndo' | 'undo' | 'accept'; who: number }
   | { k: 'acceptSel' | 'rejectSel'; who: number; pick: number; byPath: boolean };
 
@@ -38,6 +43,14 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({ k: fc.constant('person' as const), file, op: fc.constantFrom('ins', 'rep'), at }),
   },
   {
+    weight: 2,
+    arbitrary: fc.record({ k: fc.constantFrom('agentDel', 'agentNew'), who, file, n: fc.integer({ min: 0, max: 3 }) }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ k: fc.constantFrom('personDel', 'personNew'), file, n: fc.integer({ min: 0, max: 3 }) }),
+  },
+  {
     weight: 3,
     arbitrary: fc.record({ k: fc.constantFrom('reject', 'rejectUndo', 'undo', 'accept'), who }),
   },
@@ -48,7 +61,7 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
 );
 
 export type Case = { shape: Shape; files: number; sizes: [number, number]; steps: Step[] };
-/** A sequence of 5-15 steps over one or two files of 10-20 lines, in a tree of `shape`. */
+/** A sequence of 5-15 steps over one or two files of 10-20 lines (and one absent), in a tree of `shape`. */
 export const caseArb = (shape: Shape): fc.Arbitrary<Case> =>
   fc.record({
     shape: fc.constant(shape),
@@ -58,7 +71,7 @@ export const caseArb = (shape: Shape): fc.Arbitrary<Case> =>
   });
 
 /** Who wrote a line: an agent's id, 'person', or 'first' (the file's first content). */
-export const owner = (line: string): string => (/^[fg]\d+$/.test(line) ? 'first' : line.replace(/-\d+$/, ''));
+export const owner = (line: string): string => (/^[fgh]\d+$/.test(line) ? 'first' : line.replace(/-\d+$/, ''));
 
 /** A PlanWorld with the tree, the files and a counter for new unique lines. */
 export class Fuzz {
@@ -69,14 +82,14 @@ export class Fuzz {
 
   constructor(c: Case) {
     this.agents = AGENTS[c.shape];
-    this.paths = PATHS.slice(0, c.files);
+    this.paths = [...PATHS];
     if (c.shape === 'fork') {
       this.w.chain('root', 'kid');
       this.w.chain('root', 'sib');
     } else this.w.chain(...this.agents);
     this.paths.forEach((p, i) => {
       const tag = p.slice(-1);
-      this.w.disk[p] = Array.from({ length: c.sizes[i]! }, (_, j) => `${tag}${j}\n`).join('');
+      this.w.disk[p] = i < c.files ? Array.from({ length: c.sizes[i]! }, (_, j) => `${tag}${j}\n`).join('') : null;
     });
   }
 
@@ -105,6 +118,11 @@ export class Fuzz {
     return ls.map((l) => `${l}\n`).join('');
   }
 
+  /** A new file's content: `k` new lines of `by`. */
+  newFile(by: string, k: number): string {
+    return Array.from({ length: k }, () => `${this.fresh(by)}\n`).join('');
+  }
+
   /** The lines `id`'s review lists as added (`+`) and removed (`-`). */
   listed(id: string): { added: Set<string>; removed: Set<string> } {
     const added = new Set<string>();
@@ -118,11 +136,17 @@ export class Fuzz {
     return { added, removed };
   }
 
-  /** The `+` lines of the hunks a selection picks from `id`'s listing, or undefined when it lists nothing. */
+  /**
+   * The `+` lines of the hunks a selection picks from `id`'s listing, and its path; undefined when it lists
+   * nothing. A listing of only files without hunks (an empty file created or deleted) is picked by path.
+   */
   selection(id: string, pick: number, byPath: boolean) {
     const files = this.w.list(id);
     const hunks = files.flatMap((f) => f.hunks.map((h) => ({ path: f.path, h })));
-    if (hunks.length === 0) return undefined;
+    if (hunks.length === 0) {
+      const f = files.length === 0 ? undefined : files[pick % files.length]!;
+      return f && { sel: { paths: [f.path] }, plus: [] as string[], path: f.path };
+    }
     const one = hunks[pick % hunks.length]!;
     const chosen = byPath ? hunks.filter((x) => x.path === one.path) : [one];
     const plus = chosen.flatMap((x) => x.h.lines.filter((l) => l.startsWith('+')).map((l) => l.slice(1)));

@@ -271,4 +271,40 @@ describe('action-log planning: an outside edit folded into a base where it leave
     w.reject('kid');
     expect(w.disk['/w/f']).toBe(TWENTY);
   });
+  // Found by a helper's fuzz with created and deleted files: the base moved only between two contents, so where
+  // either entry was a created or deleted file the kid went on listing what the root had accepted, and its
+  // reject-all removed an accepted line.
+  it("an accept-all takes the kid's deletion of a file the root had edited", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = 'f0\nf1\n';
+    w.write('root', '/w/f', 'root-1\nf0\nf1\n');
+    w.write('kid', '/w/f', null);
+    w.accept('root');
+    expect(w.list('root')).toEqual([]);
+    expect(w.list('kid')).toEqual([]);
+  });
+
+  it("an accept-all takes the kid's line in a file the root created; the kid's reject-all keeps it", () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.write('root', '/w/h', 'root-1\n');
+    w.write('kid', '/w/h', 'root-1\nkid-2\n');
+    w.accept('root');
+    expect(w.list('kid')).toEqual([]);
+    w.reject('kid');
+    expect(w.disk['/w/h']).toBe('root-1\nkid-2\n');
+  });
+
+  it('an accept-all takes a file the kid created again after the root deleted it', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/f'] = 'f0\n';
+    w.write('root', '/w/f', null);
+    w.write('kid', '/w/f', 'kid-1\n');
+    expect(w.summary('root')).toEqual({ '/w/f': 'modified by root,kid' });
+    expect(w.summary('kid')).toEqual({ '/w/f': 'created by kid' });
+    w.accept('root');
+    expect(w.list('kid')).toEqual([]);
+  });
 });

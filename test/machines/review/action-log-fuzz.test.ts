@@ -4,19 +4,23 @@ import { InvalidStateError } from '../../../schemas/errors.ts';
 import { caseArb, Fuzz, owner, type Case, type Step } from '../../support/action-log-fuzz.ts';
 import { propertySeed } from '../../support/seed.ts';
 
-// Random sequences of writes (agents of a small tree), a person's edits of the disk (not recorded), accepts,
-// rejects and undo-rejects, driven through PlanWorld, with invariants checked after every step:
+// Random sequences of writes (agents of a small tree), files deleted and created (by agents, and by a person, not
+// recorded), a person's edits, accepts, rejects and undo-rejects, driven through PlanWorld, with invariants checked
+// after every step:
 // A. no planner throws on valid input (an undo without a reject-all to undo is refused, InvalidStateError);
 // B. an agent's line on disk that no accept or reject has acted on since it was written (or since an undo put it
 //    back) is listed as added in some log of the writer's lineage (known: after a parent's undo, a child's own
 //    line is listed only in the parent's log, so not necessarily in the writer's own);
 // C. a reject never removes a person's line it did not list as added (one right beside the agent's own is charged
 //    to it by design, `rebaseOutside`), and a reject-all makes no log list a person's line it did not list before;
-// D. a reject-all undone at once leaves the disk and every log as before the reject;
+//    a reject changes no file it did not list (never deletes or creates one);
+// D. a reject-all undone at once leaves the disk and every log as before the reject (found with files created and
+//    deleted: a created file the reject kept, a person had changed it, did not come back into the log);
 // E. an accept-all, or a reject-all without conflicts, leaves the log's review empty;
 // F. an accept or reject makes no descendant's review list a line it did not list before;
 // G. after an accept-all, a descendant whose files are as it left them lists nothing the accepted review listed
-//    (found: where the accepted hunks fitted its base only in part, it went on listing its own lines);
+//    (found: where the accepted hunks fitted its base only in part, it went on listing its own lines; where its
+//    entry or the accepted one was a created or deleted file, it went on listing all of them);
 // H. a line an accept (all, or a selection) took out of review is never removed by a reject of that log or of a
 //    descendant's, until something else removes it (a write, a person, an undo, an ancestor's reject) (found by a
 //    helper's fuzz: a descendant's entry that had not followed the disk was charged the accepted line);
@@ -80,8 +84,10 @@ function play(c: Case): void {
   };
 
   /** A reject by `id` (all, or a selection), with C checked; returns whether it kept an undo. */
-  const reject = (step: number, id: string, sel?: { sel: Selection; plus: string[] }): boolean | undefined => {
+  const reject = (step: number, id: string, sel?: { sel: Selection; plus: string[]; path: string }) => {
     const before = z.onDisk();
+    const disk = { ...w.disk };
+    const paths = new Set(sel ? [sel.path] : w.list(id).map((f) => f.path));
     const plus = sel ? new Set(sel.plus) : z.listed(id).added;
     const people = [...before].filter((l) => owner(l) === 'person');
     const listedBefore = new Map(z.agents.map((a) => [a, z.listed(a)]));
@@ -89,6 +95,8 @@ function play(c: Case): void {
     const took = new Set([...plus].filter((l) => !reviewed.has(l)));
     for (const l of plus) reviewed.add(l);
     const after = z.onDisk();
+    for (const p of z.paths.filter((q) => disk[q] !== w.disk[q]))
+      expect(paths.has(p), `step ${step}: ${id}'s reject changed ${p}, which it did not list`).toBe(true);
     for (const [l, by] of [...accepted]) {
       if (after.has(l)) continue;
       accepted.delete(l);
@@ -140,13 +148,32 @@ function play(c: Case): void {
     switch (s.k) {
       case 'write': {
         const p = path(s.file);
+        if (w.disk[p] === null) return;
         const by = agent(s.who);
         w.write(by, p, z.edited(p, s.op, s.at, by));
         return;
       }
       case 'person': {
         const p = path(s.file);
-        w.disk[p] = z.edited(p, s.op, s.at, 'person');
+        if (w.disk[p] !== null) w.disk[p] = z.edited(p, s.op, s.at, 'person');
+        return;
+      }
+      case 'agentDel': {
+        const p = path(s.file);
+        if (w.disk[p] !== null) w.write(agent(s.who), p, null);
+        return;
+      }
+      case 'agentNew': {
+        const p = path(s.file);
+        const by = agent(s.who);
+        if (w.disk[p] === null) w.write(by, p, z.newFile(by, s.n));
+        return;
+      }
+      case 'personDel':
+      case 'personNew': {
+        const p = path(s.file);
+        if ((w.disk[p] === null) === (s.k === 'personNew'))
+          w.disk[p] = s.k === 'personDel' ? null : z.newFile('person', s.n);
         return;
       }
       case 'accept': {

@@ -274,4 +274,18 @@ describe("action-log planning: a kid's reject that brings back an ancestor's lin
     expect(w.disk['/w/f']).toBe(TWENTY);
     expect(w.list('root')).toEqual([]);
   });
+  it('the undo of a reject-all gives back the entry of a created file it kept (a person had changed it)', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.disk['/w/f'] = 'f0\n';
+    w.write('root', '/w/f', 'f0\nroot-1\n');
+    w.write('root', '/w/g', 'root-2\n');
+    w.disk['/w/g'] = 'person-3\nroot-2\n';
+    const before = w.view('root').files;
+    const disk = { ...w.disk };
+    expect(w.reject('root').reply.kept.map((k) => k.path)).toEqual(['/w/g']);
+    w.undoReject('root');
+    expect(w.disk).toEqual(disk);
+    expect(w.view('root').files).toEqual(before);
+  });
 });
