@@ -83,6 +83,16 @@ export const RejectUndo = z
               'A created file the reject deleted: undo creates it again with beforeHash (null: it was gone before ' +
                 'the reject) where the path is still free.',
             ),
+          mode: z
+            .number()
+            .int()
+            .min(0)
+            .max(0o7777)
+            .optional()
+            .describe(
+              'A created file the reject deleted: its permission bits, which the undo creates it again with. ' +
+                'Facts written before undo re-created files lack it: such a file is reported notRestorable.',
+            ),
           left: ContentHash.nullable()
             .optional()
             .describe(

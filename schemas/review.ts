@@ -124,7 +124,10 @@ export const ReviewUndoReject = defineCommand('review.undo-reject', {
     conflicts: z.array(Conflict),
     notRestorable: z
       .array(Kept)
-      .describe('Files the undo could not put back; empty since created files are created again (kept for clients).'),
+      .describe(
+        'Files the undo could not put back: only a created file deleted by a reject stored before undo ' +
+          're-created files.',
+      ),
   }),
 });
 

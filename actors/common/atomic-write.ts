@@ -18,6 +18,7 @@ import {
   fchmodSync,
   fstatSync,
   fsync,
+  linkSync,
   mkdir,
   open,
   openSync,
@@ -95,7 +96,17 @@ export type Staged = {
  * Writes `data` into a new temp file in the directory `dirFd` and fsyncs it; `commit()` renames it onto
  * `name` in that same directory. `mode` (permission bits) is applied exactly when given.
  */
-export async function stageIn(dirFd: number, name: string, data: Uint8Array | string, mode?: number): Promise<Staged> {
+/**
+ * `noReplace`: the file is created, never put over one: the commit links the temp in (link(2) fails with EEXIST
+ * where anything, a dangling link too, has the name) instead of renaming it over whatever got there since.
+ */
+export async function stageIn(
+  dirFd: number,
+  name: string,
+  data: Uint8Array | string,
+  mode?: number,
+  noReplace = false,
+): Promise<Staged> {
   const tmp = tempName(name);
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
   const fd = await openFd(atFd(dirFd, tmp), flags, mode ?? 0o666);
@@ -126,11 +137,13 @@ export async function stageIn(dirFd: number, name: string, data: Uint8Array | st
     discard,
     async commit() {
       try {
-        renameSync(atFd(dirFd, tmp), atFd(dirFd, name));
+        if (noReplace) linkSync(atFd(dirFd, tmp), atFd(dirFd, name));
+        else renameSync(atFd(dirFd, tmp), atFd(dirFd, name));
       } catch (err) {
         await discard();
         throw err;
       }
+      if (noReplace) await discard();
       // Durability of the rename itself, on the descriptor the rename went through (opened O_RDONLY, so it can
       // be fsync'd); a file system that cannot fsync a directory still renamed.
       await fsyncFd(dirFd).catch(() => undefined);
@@ -155,7 +168,12 @@ export async function atomicWriteIn(
  * directory), creating the directory when missing. Not for workspace files: those go through
  * `confined-fs.ts`.
  */
-export async function stageFile(path: string, data: Uint8Array | string, mode?: number): Promise<Staged> {
+export async function stageFile(
+  path: string,
+  data: Uint8Array | string,
+  mode?: number,
+  noReplace = false,
+): Promise<Staged> {
   const dirPath = dirname(path);
   const openDir = () => openSync(dirPath, constants.O_RDONLY | constants.O_DIRECTORY);
   // The directory is made only when missing (the blob store's 256 fan-out directories exist after their first blob).
@@ -170,7 +188,7 @@ export async function stageFile(path: string, data: Uint8Array | string, mode?: 
   }
   let staged: Staged;
   try {
-    staged = await stageIn(dirFd, basename(path), data, mode);
+    staged = await stageIn(dirFd, basename(path), data, mode, noReplace);
   } catch (err) {
     closeQuietly(dirFd);
     throw err;

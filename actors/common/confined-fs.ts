@@ -280,6 +280,7 @@ export async function stageConfined(
   mode?: number,
   createParents = false,
   exact = false,
+  noReplace = false,
 ): Promise<Staged> {
   if (/\/\.?$/.test(given)) throw checkDirectory(given);
   const parents = exact && createParents ? { create: true as const, within: given } : createParents;
@@ -291,7 +292,7 @@ export async function stageConfined(
     if (w.name === undefined) throw checkDirectory(given);
     if (exact) checkExact(w, given);
     checkTarget(w.dir.fd, w.name, given);
-    staged = await stageIn(w.dir.fd, w.name, data, mode);
+    staged = await stageIn(w.dir.fd, w.name, data, mode, noReplace);
   } catch (err) {
     await w.close();
     throw writeFailure(given, err);
@@ -348,6 +349,15 @@ function leadsElsewhere(given: string, now: string): RuntimeError {
  * (see checkExact); null when it or its directory is missing.
  */
 export async function readExact(roots: readonly string[], given: string, maxBytes: number): Promise<Buffer | null> {
+  return (await readExactFile(roots, given, maxBytes))?.bytes ?? null;
+}
+
+/** readExact with the file's mode and mtime. */
+export async function readExactFile(
+  roots: readonly string[],
+  given: string,
+  maxBytes: number,
+): Promise<ConfinedFile | null> {
   let file: ConfinedFile | undefined;
   try {
     file = await readConfined(roots, given, maxBytes);
@@ -356,7 +366,7 @@ export async function readExact(roots: readonly string[], given: string, maxByte
     throw err;
   }
   if (file && file.path !== given) throw leadsElsewhere(given, file.path);
-  return file ? file.bytes : null;
+  return file ?? null;
 }
 
 function checkDirectory(shown: string): RuntimeError {

@@ -11,7 +11,7 @@ import { mkdir, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { FileWrite } from '../../machines/review/action-log-plan.ts';
 import { type Staged, stageFile } from '../common/atomic-write.ts';
-import { readExact, removeConfined, stageConfined } from '../common/confined-fs.ts';
+import { readExactFile, removeConfined, stageConfined } from '../common/confined-fs.ts';
 import { DEFAULT_MAX_FILE_BYTES } from '../../schemas/edit-config.ts';
 
 /**
@@ -65,15 +65,20 @@ export async function readDisk(
   paths: Iterable<string>,
   roots?: readonly string[],
   maxBytes = DEFAULT_MAX_FILE_BYTES,
+  /** Filled with the permission bits of each file found (a reject keeps them for an undo that creates it again). */
+  modes?: Record<string, number>,
 ): Promise<Record<string, string | null>> {
   const out: Record<string, string | null> = {};
   for (const p of paths) {
     if (roots) {
-      out[p] = (await readExact(roots, p, maxBytes))?.toString('utf8') ?? null;
+      const file = await readExactFile(roots, p, maxBytes);
+      out[p] = file?.bytes.toString('utf8') ?? null;
+      if (file && modes) modes[p] = file.mode & 0o7777;
       continue;
     }
     try {
       out[p] = await readFile(p, 'utf8');
+      if (modes) modes[p] = (await stat(p)).mode & 0o7777;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       out[p] = null;
@@ -89,37 +94,50 @@ export async function readDisk(
  * outside, nor anywhere else inside (a review of 6 December rewrote `.skein/policy.json` through `d -> .skein`,
  * and a sub-agent's file outside its own workspace through `sub/d -> ../app`).
  */
-export async function applyWrites(writes: readonly FileWrite[], roots?: readonly string[]): Promise<void> {
-  await (await stageWrites(writes, roots)).commit();
+export async function applyWrites(writes: readonly FileWrite[], roots?: readonly string[]): Promise<string[]> {
+  return (await stageWrites(writes, roots)).commit();
 }
 
-/** A plan's writes staged beside their files: `commit` puts them in place and deletes; `discard` drops them. */
-export type StagedWrites = { commit(): Promise<void>; discard(): Promise<void> };
+/**
+ * A plan's writes staged beside their files: `commit` puts them in place and deletes, and returns the paths it
+ * left alone: a file the plan creates (it read none there, `from: null`) is never put over one made there since
+ * (a person's, a build's), which the commit keeps; `discard` drops them all.
+ */
+export type StagedWrites = { commit(): Promise<string[]>; discard(): Promise<void> };
 
 /**
  * Stages a plan's writes (temporary files beside their targets, written and synced: what a full disk can
  * refuse), to be committed once the facts that say so are stored, or discarded if they cannot be.
  */
 export async function stageWrites(writes: readonly FileWrite[], roots?: readonly string[]): Promise<StagedWrites> {
-  const staged: Staged[] = [];
+  const staged: Array<{ s: Staged; path: string; create: boolean }> = [];
   try {
     for (const w of writes) {
       if (w.content === null) continue;
-      const mode = await modeOf(w.path);
-      if (roots) staged.push(await stageConfined(roots, w.path, w.content, mode, true, true));
+      const mode = w.mode ?? (await modeOf(w.path));
+      const create = w.from === null;
+      const path = w.path;
+      if (roots)
+        staged.push({ s: await stageConfined(roots, path, w.content, mode, true, true, create), path, create });
       else {
-        await mkdir(dirname(w.path), { recursive: true });
-        staged.push(await stageFile(w.path, w.content, mode));
+        await mkdir(dirname(path), { recursive: true });
+        staged.push({ s: await stageFile(path, w.content, mode, create), path, create });
       }
     }
   } catch (err) {
-    await Promise.all(staged.map((s) => s.discard()));
+    await Promise.all(staged.map((x) => x.s.discard()));
     throw err;
   }
   return {
-    discard: async () => void (await Promise.all(staged.map((s) => s.discard()))),
+    discard: async () => void (await Promise.all(staged.map((x) => x.s.discard()))),
     async commit() {
-      for (const s of staged) await s.commit();
+      const leftAlone: string[] = [];
+      for (const { s, path, create } of staged) {
+        await s.commit().catch((err: NodeJS.ErrnoException) => {
+          if (!create || err.code !== 'EEXIST') throw err;
+          leftAlone.push(path);
+        });
+      }
       for (const w of writes) {
         if (w.content !== null) continue;
         if (roots) {
@@ -132,6 +150,7 @@ export async function stageWrites(writes: readonly FileWrite[], roots?: readonly
           if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
         }
       }
+      return leftAlone;
     },
   };
 }

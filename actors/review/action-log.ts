@@ -44,7 +44,7 @@ import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from
 import { ReviewDiffCache } from './review-diff-cache.ts';
 import { ActionLogBook, loadHashes, loadTexts } from './action-log-book.ts';
 import { finishJournal, type JournalDeps, type ReviewJournal } from './review-journal.ts';
-import { appendFacts, type CommitDeps, writePlan } from './review-commit.ts';
+import { appendFacts, type CommitDeps, leftAloneIn, writePlan } from './review-commit.ts';
 import { finishLate, LateReviews } from './review-late.ts';
 import { type ActionLogServiceDeps, flushFirst, type RecordChangeInput } from './action-log-deps.ts';
 
@@ -278,9 +278,10 @@ export class ActionLogService {
       // Only what this log holds is read (and only that can be rejected): a path it never recorded, perhaps one
       // another host's workspace holds, is the planner's not_found, not a refusal of the read.
       const recorded = paths.filter((p) => Object.hasOwn(view.files, p));
-      const disk = await readDisk(recorded, this.#roots?.(), this.#maxReadBytes);
-      const plan = planReject(view, { ancestors, descendants }, sel, disk, { texts, hash: contentHash });
-      await this.#commit(plan, commandId);
+      const modes: Record<string, number> = {};
+      const disk = await readDisk(recorded, this.#roots?.(), this.#maxReadBytes, modes);
+      const plan = planReject(view, { ancestors, descendants }, sel, disk, { texts, hash: contentHash, modes });
+      leftAloneIn(plan.reply, plan.reply.restored, await this.#commit(plan, commandId));
       this.#log?.info(
         { agentId, restored: plan.reply.restored.length, conflicts: plan.reply.conflicts.length },
         'changes rejected',
@@ -315,7 +316,7 @@ export class ActionLogService {
       const disk = await readDisk(paths, this.#roots?.(), this.#maxReadBytes);
       const descendants = new Set(this.#book.descendants(agentId));
       const plan = planUndoReject(view, related, disk, { texts, hash: contentHash }, descendants);
-      await this.#commit(plan, commandId);
+      leftAloneIn(plan.reply, plan.reply.reapplied, await this.#commit(plan, commandId));
       return plan.reply;
     });
   }
@@ -345,7 +346,7 @@ export class ActionLogService {
   }
 
   /** `#write` of an accept, reject or undo: a listing waits for it (`list`); a change's record is not waited for. */
-  #commit<T>(plan: Plan<T>, commandId?: string): Promise<void> {
+  #commit<T>(plan: Plan<T>, commandId?: string): Promise<string[]> {
     return this.#track(writePlan(this.#commitDeps(), plan, commandId));
   }
 

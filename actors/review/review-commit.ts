@@ -46,8 +46,11 @@ export type LateReview = {
   journaled: boolean;
 };
 
-/** Writes one plan: see the module doc. */
-export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: string): Promise<void> {
+/**
+ * Writes one plan: see the module doc. Returns the paths of files it was to create that it left alone: one was
+ * made there while it ran (the disk keeps that one; the log, which says the plan's, is stale there).
+ */
+export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: string): Promise<string[]> {
   const stored = (dir: string) => (err: unknown) => {
     throw deps.storeError(dir, err);
   };
@@ -83,13 +86,32 @@ export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: 
     }
     deps.fold(first);
   }
-  await staged?.commit();
-  for (const w of plan.writes) await deps.wrote?.(w);
+  const leftAlone = (await staged?.commit()) ?? [];
+  for (const w of plan.writes) if (!leftAlone.includes(w.path)) await deps.wrote?.(w);
   await appendFacts(
     deps,
     rest.map((fact, n) => ({ fact, id: restId(id, n) })),
   );
   await journal?.close(id);
+  return leftAlone;
+}
+
+/** A reply's paths a commit left alone (writePlan), moved from what it did (`done`) to its conflicts. */
+export function leftAloneIn<R extends { conflicts: Array<{ path: string; hunkIds: string[]; reason: string }> }>(
+  reply: R,
+  done: string[],
+  leftAlone: readonly string[],
+): R {
+  for (const path of leftAlone) {
+    const i = done.indexOf(path);
+    if (i >= 0) done.splice(i, 1);
+    reply.conflicts.push({
+      path,
+      hunkIds: [],
+      reason: `'${path}' was created on disk while this ran, so that file was kept and this one not written`,
+    });
+  }
+  return reply;
 }
 
 /** Appends and folds facts one by one (the other logs' of a review; those a journal entry held). */

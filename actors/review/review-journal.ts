@@ -18,8 +18,11 @@ import type { UnstampedFact } from '../../schemas/message.ts';
 import { applyWrites, readDisk } from './action-log-files.ts';
 import { type BlobStore, contentHash } from './blob-store.ts';
 
-/** One file of a review in flight: its content hash when planned, and the one the review gives it (null: none). */
-export type JournalWrite = { path: string; before: string | null; after: string | null };
+/**
+ * One file of a review in flight: its content hash when planned, and the one the review gives it (null: none);
+ * `mode`: the permission bits a file it creates gets (an undo's of a created file).
+ */
+export type JournalWrite = { path: string; before: string | null; after: string | null; mode?: number };
 /** `rest`: the other logs' facts the review appends after its files (a sub-agent's log reverted with them). */
 export type JournalEntry = { factId: string; writes: JournalWrite[]; rest?: UnstampedFact[] };
 
@@ -115,6 +118,7 @@ async function journalWrites(
     path: w.path,
     before: disk[w.path] == null ? null : contentHash(disk[w.path]!),
     after: w.content === null ? null : contentHash(w.content),
+    ...(w.mode === undefined ? {} : { mode: w.mode }),
   }));
 }
 
@@ -185,7 +189,8 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<numb
         continue;
       }
       const content = w.after === null ? null : await deps.blobs.require(w.after, `review content of '${w.path}'`);
-      redo.push({ path: w.path, content });
+      const mode = typeof w.mode === 'number' && Number.isInteger(w.mode) ? w.mode & 0o7777 : undefined;
+      redo.push({ path: w.path, content, ...(mode === undefined ? {} : { mode }) });
     }
     if (redo.length > 0) await applyWrites(redo, deps.roots);
     // The other logs' facts (ids `<fact id>/<n>`) may be stored in part: the rest are appended, unless a fact

@@ -32,10 +32,17 @@ import { rebaseOutside, rebaseOutsideInPart } from './line-rebase.ts';
 
 export type LogView = { agentId: string; files: Record<string, LogEntry>; lastReject?: RejectUndo | null };
 /** `texts`: contents by hash, every hash of the entries involved; planning adds the texts it creates. */
-export type PlanEnv = { texts: Record<string, string>; hash: (text: string) => string };
+export type PlanEnv = {
+  texts: Record<string, string>;
+  hash: (text: string) => string;
+  /** A reject's: the permission bits of the files it read; a created file it deletes keeps them for its undo. */
+  modes?: Readonly<Record<string, number>>;
+};
 export type FileWrite = {
   path: string;
   content: string | null;
+  /** Permission bits of a file created (else those of the file it replaces, or the umask's). */
+  mode?: number;
   /**
    * The disk's content the plan read and changed into `content` (a reject's or undo's): commands still running see
    * that change made to what they started from, so what they wrote before stays theirs (`WorkspaceTracker.wrote`).

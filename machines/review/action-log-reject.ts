@@ -25,6 +25,9 @@ import {
   type Selection,
 } from './action-log-plan.ts';
 
+/** A deleted created file's mode for its undo when the reject was given none (`PlanEnv.modes`). */
+const DEFAULT_MODE = 0o644;
+
 /**
  * review.reject: reverse the selected hunks on disk (`disk[path]`: null = absent).
  * `related`: the other logs that may track the same paths: ancestors (whose bases predate the
@@ -97,9 +100,12 @@ export function planReject(
       }
       if (d !== null) writes.push({ path, content: null, from: d });
       reply.deleted.push(path);
-      // What the undo creates again: the agent's content, unless the file was gone before the reject.
-      const before = d === null ? null : e.currentHash;
-      undo.files.push({ path, beforeHash: before, afterHash: null, createdDeleted: true, left: null });
+      // What the undo creates again, with the file's mode: the agent's content, unless it was gone before the reject.
+      if (d === null) undo.files.push({ path, beforeHash: null, afterHash: null, createdDeleted: true, left: null });
+      else {
+        const mode = env.modes?.[path] ?? DEFAULT_MODE;
+        undo.files.push({ path, beforeHash: e.currentHash, afterHash: null, createdDeleted: true, left: null, mode });
+      }
       followRelated(path, (re, desc) => (desc ? null : makeEntry(re.baseHash, null, re.agents)));
       if (d !== null) unlisted(path, put(blobs, env, d), null);
     } else if (e.status === 'deleted') {

@@ -144,9 +144,20 @@ export function planUndoReject(
   };
   for (const f of last.files) {
     const d = diskOf(disk, f.path);
+    if (f.createdDeleted && f.beforeHash !== null && f.mode === undefined) {
+      // Stored before undo re-created files: such a reject stored the agent's content even for a file a person had
+      // deleted before it, so which was which is not known.
+      reply.notRestorable.push({
+        path: f.path,
+        reason:
+          `'${f.path}' was created by the agent and deleted by a reject stored before undo re-created files; ` +
+          `its content is blob ${f.beforeHash} in the store`,
+      });
+      continue;
+    }
     if (f.createdDeleted) {
-      // A created file the reject deleted: created again with the agent's content where the path is still free
-      // and no log recorded it since; its entries back as they were. One already gone before the reject
+      // A created file the reject deleted: created again with the agent's content and its mode where the path is
+      // still free and no log recorded it since; its entries back as they were. One already gone before the reject
       // (beforeHash null): only its entries come back.
       const since = Object.entries(last.entries).some(([id, byPath]) => f.path in byPath && changedSince(f, id));
       if (d !== null || since) {
@@ -160,7 +171,14 @@ export function planUndoReject(
         });
         continue;
       }
-      if (f.beforeHash !== null) writes.push({ path: f.path, content: text(env, f.beforeHash), from: null });
+      if (f.beforeHash !== null) {
+        writes.push({
+          path: f.path,
+          content: text(env, f.beforeHash),
+          from: null,
+          ...(f.mode === undefined ? {} : { mode: f.mode }),
+        });
+      }
       reply.reapplied.push(f.path);
       restoreEntries(f.path, undefined);
       continue;

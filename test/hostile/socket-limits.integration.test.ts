@@ -95,8 +95,11 @@ describe('hostile: an agent makes the socket hold more and more', { timeout: 120
       );
       clearInterval(watch);
       expect(reply['exitCode']).toBe(0);
-      // 200 MB of output went by; the runtime held at most about twice SLOW_CONSUMER_BYTES for the agent's eight.
-      expect(peak).toBeLessThan(4 * SLOW_CONSUMER_BYTES);
+      // 200 MB of output went by. The agent's eight held SLOW_CONSUMER_BYTES together at most; the rest of the
+      // process's growth is the flood's garbage not yet collected: 228-285 MiB in all on a loaded 2-core machine
+      // (4 × SLOW_CONSUMER_BYTES was crossed once in CI). The bound still fails both earlier bugs: a limit per
+      // connection let the eight hold 8 × SLOW_CONSUMER_BYTES, and no limit held every frame (855 MB for 300 MB).
+      expect(peak).toBeLessThan(5 * SLOW_CONSUMER_BYTES);
       expect(rt.logs.some((l) => l['msg'] === 'socket client too slow to read; disconnected')).toBe(true);
       // The clients read again: what was written before the cut, then the end.
       for (const c of all) c.socket.resume();

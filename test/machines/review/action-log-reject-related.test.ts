@@ -288,4 +288,23 @@ describe("action-log planning: a kid's reject that brings back an ancestor's lin
     expect(w.disk).toEqual(disk);
     expect(w.view('root').files).toEqual(before);
   });
+  it('a reject stored before undo re-created files (no mode kept): its created file is reported, not made', () => {
+    const w = new PlanWorld();
+    w.chain('root');
+    w.write('root', '/w/n', 'made\n');
+    w.reject('root');
+    const stored = w.logs.get('root')!.lastReject!.files[0]!;
+    expect(stored).toMatchObject({ createdDeleted: true, mode: 0o644 });
+    delete (stored as { mode?: number }).mode;
+    const undo = w.undoReject('root');
+    expect(undo.reply.notRestorable).toEqual([
+      {
+        path: '/w/n',
+        reason:
+          "'/w/n' was created by the agent and deleted by a reject stored before undo re-created files; " +
+          `its content is blob ${sha256('made\n')} in the store`,
+      },
+    ]);
+    expect(w.disk['/w/n']).toBeNull();
+  });
 });

@@ -1,0 +1,86 @@
+/**
+ * An undo of a reject-all creates again the files the agents had created (eb8d016). A review of it (7 December)
+ * found, live:
+ * - the files came back with the umask's mode: a `.env` the agent made 0600 came back world-readable 0644, a
+ *   0755 script lost its exec bit. The reject now keeps each one's mode for the undo;
+ * - a file made at the path while the undo committed (after it read the path free) was renamed over: a person's
+ *   content lost, the reply saying all went well. A file a review creates is now linked in, never put over one:
+ *   the other is kept and the reply names it as a conflict. The same holds for a file a reject restores.
+ * Canaries: the person's content, the secret's mode.
+ */
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AppendRequest, EventLog } from '../../infra/transport/event-log.ts';
+import { overLog } from '../support/fact-writer.ts';
+import { ok } from '../support/replies.ts';
+import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+
+describe('hostile: what an undo creates again', () => {
+  let rt: TestRuntime | undefined;
+  afterEach(async () => {
+    await rt?.dispose();
+    rt = undefined;
+  });
+
+  it('comes back with the mode the agent gave it: a 0600 secret is not made world-readable', async () => {
+    rt = await startTestRuntime({ mode: 'embedded' });
+    const { terminalId } = ok(await rt.call('terminal.open', {})) as { terminalId: string };
+    ok(await rt.call('terminal.exec', { terminalId, command: 'true' }));
+    const made = '(umask 077; echo TOKEN=CANARY > .env); printf "#!/bin/sh\\n" > run.sh; chmod 755 run.sh';
+    ok(await rt.call('terminal.exec', { terminalId, command: made }));
+    const mode = (f: string) => (statSync(join(rt!.workspace, f)).mode & 0o777).toString(8);
+    expect([mode('.env'), mode('run.sh')]).toEqual(['600', '755']);
+    ok(await rt.call('review.reject', {}));
+    expect(existsSync(join(rt.workspace, '.env'))).toBe(false);
+    const undo = ok(await rt.call('review.undo-reject', {}));
+    expect((undo['reapplied'] as string[]).map((p) => p.slice(rt!.workspace.length + 1)).sort()).toEqual([
+      '.env',
+      'run.sh',
+    ]);
+    expect([mode('.env'), mode('run.sh')]).toEqual(['600', '755']);
+    expect(readFileSync(join(rt.workspace, '.env'), 'utf8')).toBe('TOKEN=CANARY\n');
+  }, 60_000);
+
+  for (const kind of ['undo', 'reject'] as const) {
+    it(`does not replace a file made at the path while the ${kind} commits: it is kept, a conflict`, async () => {
+      let ws = '';
+      let armed = false;
+      const type = kind === 'undo' ? 'review.reject-undone' : 'review.rejected';
+      // The window between the read that found the path free and the rename, widened: the file appears while the
+      // review's fact is appended.
+      const wrapLog = (log: EventLog): EventLog =>
+        overLog(log, {
+          async append(request: AppendRequest) {
+            if (armed && request.fact.type === type) {
+              armed = false;
+              writeFileSync(join(ws, 'new.txt'), 'PERSON CANARY\n');
+            }
+            return log.append(request);
+          },
+        });
+      rt = await startTestRuntime({ mode: 'embedded', wrapLog });
+      ws = rt.workspace;
+      const path = join(ws, 'new.txt');
+      if (kind === 'undo') {
+        ok(await rt.call('file.write', { path: 'new.txt', content: 'AGENT\n' }));
+        ok(await rt.call('review.reject', {}));
+      } else {
+        writeFileSync(path, 'BASE\n');
+        const { terminalId } = ok(await rt.call('terminal.open', {})) as { terminalId: string };
+        ok(await rt.call('terminal.exec', { terminalId, command: 'true' }));
+        ok(await rt.call('terminal.exec', { terminalId, command: 'rm new.txt' }));
+      }
+      expect(existsSync(path)).toBe(false);
+      armed = true;
+      const reply = ok(await rt.call(kind === 'undo' ? 'review.undo-reject' : 'review.reject', {}));
+      expect(armed).toBe(false);
+      expect(readFileSync(path, 'utf8')).toBe('PERSON CANARY\n');
+      expect(reply[kind === 'undo' ? 'reapplied' : 'restored']).toEqual([]);
+      expect(reply['conflicts']).toEqual([
+        { path, hunkIds: [], reason: expect.stringContaining('was created on disk while this ran') },
+      ]);
+      expect(readdirSync(ws).filter((name) => name.includes('.skein-'))).toEqual([]);
+    }, 60_000);
+  }
+});
