@@ -19,6 +19,7 @@ import {
   fstatSync,
   fsync,
   linkSync,
+  lstatSync,
   mkdir,
   open,
   openSync,
@@ -137,7 +138,7 @@ export async function stageIn(
     discard,
     async commit() {
       try {
-        if (noReplace) linkSync(atFd(dirFd, tmp), atFd(dirFd, name));
+        if (noReplace) linkIn(atFd(dirFd, tmp), atFd(dirFd, name));
         else renameSync(atFd(dirFd, tmp), atFd(dirFd, name));
       } catch (err) {
         await discard();
@@ -149,6 +150,27 @@ export async function stageIn(
       await fsyncFd(dirFd).catch(() => undefined);
     },
   };
+}
+
+/**
+ * Puts `tmp` at `target` only where nothing is (EEXIST otherwise). A file system without hard links (EPERM,
+ * ENOTSUP: some FUSE and FAT mounts) gets a check for a name there, then the rename: a window of one system call.
+ */
+function linkIn(tmp: string, target: string): void {
+  try {
+    linkSync(tmp, target);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
+    try {
+      lstatSync(target);
+    } catch (missing) {
+      if ((missing as NodeJS.ErrnoException).code !== 'ENOENT') throw missing;
+      renameSync(tmp, target);
+      return;
+    }
+    throw Object.assign(new Error(`EEXIST: file already exists, '${target}'`), { code: 'EEXIST' });
+  }
 }
 
 /** Stages and commits in one step: the atomic write of `name` in the open directory `dirFd`. */

@@ -44,7 +44,7 @@ import { type ListOptions, type ListReply, listChanges, type ReviewDiffer } from
 import { ReviewDiffCache } from './review-diff-cache.ts';
 import { ActionLogBook, loadHashes, loadTexts } from './action-log-book.ts';
 import { finishJournal, type JournalDeps, type ReviewJournal } from './review-journal.ts';
-import { appendFacts, type CommitDeps, leftAloneIn, writePlan } from './review-commit.ts';
+import { appendFacts, type CommitDeps, leftAloneIn, writePlan, writeUndo } from './review-commit.ts';
 import { finishLate, LateReviews } from './review-late.ts';
 import { type ActionLogServiceDeps, flushFirst, type RecordChangeInput } from './action-log-deps.ts';
 
@@ -316,7 +316,8 @@ export class ActionLogService {
       const disk = await readDisk(paths, this.#roots?.(), this.#maxReadBytes);
       const descendants = new Set(this.#book.descendants(agentId));
       const plan = planUndoReject(view, related, disk, { texts, hash: contentHash }, descendants);
-      leftAloneIn(plan.reply, plan.reply.reapplied, await this.#commit(plan, commandId));
+      const entryOf = (id: string, path: string) => this.#book.view(id).files[path] ?? null;
+      await this.#track(writeUndo(this.#commitDeps(), plan, plan.reply.reapplied, entryOf, commandId));
       return plan.reply;
     });
   }

@@ -9,8 +9,9 @@
  * kept the change the disk no longer had.
  */
 import { randomUUID } from 'node:crypto';
-import type { FileWrite, Plan } from '../../machines/review/action-log-plan.ts';
+import { type FileWrite, fact, type Plan } from '../../machines/review/action-log-plan.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
+import type { FileUpdate, LogEntry } from '../../schemas/review.ts';
 import { stageWrites } from './action-log-files.ts';
 import type { BlobStore } from './blob-store.ts';
 import { beginEntry, restId, type ReviewJournal } from './review-journal.ts';
@@ -94,6 +95,41 @@ export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: 
   );
   await journal?.close(id);
   return leftAlone;
+}
+
+/**
+ * writePlan for an undo, which may create files: a file it left alone (one made at the path while it committed)
+ * is a conflict in its reply, out of `done`, and each log whose entry the undo set for that path gets back the
+ * entry it had (`entryOf`, read before), so that none lists the agent's content where the disk holds another file.
+ */
+export async function writeUndo<R extends Parameters<typeof leftAloneIn>[0]>(
+  deps: CommitDeps,
+  plan: Plan<R>,
+  done: string[],
+  entryOf: (logId: string, path: string) => LogEntry | null,
+  commandId?: string,
+): Promise<void> {
+  const created = new Set(plan.writes.filter((w) => w.from === null && w.content !== null).map((w) => w.path));
+  const before: Array<{ logId: string; update: FileUpdate }> = [];
+  for (const f of plan.facts) {
+    for (const u of (f.data as { files?: FileUpdate[] }).files ?? []) {
+      if (created.has(u.path))
+        before.push({ logId: f.agentId!, update: { path: u.path, entry: entryOf(f.agentId!, u.path) } });
+    }
+  }
+  const leftAlone = await writePlan(deps, plan, commandId);
+  if (leftAlone.length === 0) return;
+  const back = new Map<string, FileUpdate[]>();
+  for (const { logId, update } of before) {
+    if (leftAlone.includes(update.path)) back.set(logId, [...(back.get(logId) ?? []), update]);
+  }
+  const by = plan.facts[0]!.agentId!;
+  const facts = [...back].map(([agentId, files]) => ({
+    fact: fact('action-log.files.updated', agentId, { agentId, by, cause: 'undo-reject', files }),
+    id: `f-${randomUUID()}`,
+  }));
+  await appendFacts(deps, facts);
+  leftAloneIn(plan.reply, done, leftAlone);
 }
 
 /** A reply's paths a commit left alone (writePlan), moved from what it did (`done`) to its conflicts. */

@@ -176,6 +176,12 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<numb
   const seq = deps.seqOf(entry.factId);
   const paths = entry.writes.map((w) => w.path);
   const redo: FileWrite[] = [];
+  let leftAlone: string[] = [];
+  // First the temps a killed host left: one linked in as a new file and not yet removed is a second link to it,
+  // and every confined read refuses a file with other links (this entry's read too, at every start).
+  for (const path of paths) {
+    if (deps.roots) await removeStaleTemps(deps.roots, path).catch(() => 0);
+  }
   if (seq !== undefined) {
     const disk = await readDisk(paths, deps.roots, deps.maxReadBytes);
     for (const w of entry.writes) {
@@ -190,9 +196,17 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<numb
       }
       const content = w.after === null ? null : await deps.blobs.require(w.after, `review content of '${w.path}'`);
       const mode = typeof w.mode === 'number' && Number.isInteger(w.mode) ? w.mode & 0o7777 : undefined;
-      redo.push({ path: w.path, content, ...(mode === undefined ? {} : { mode }) });
+      // A file it creates (none was there) is linked in, never put over one made there since (action-log-files.ts).
+      const from = w.before === null ? { from: null } : {};
+      redo.push({ path: w.path, content, ...from, ...(mode === undefined ? {} : { mode }) });
     }
-    if (redo.length > 0) await applyWrites(redo, deps.roots);
+    leftAlone = redo.length > 0 ? await applyWrites(redo, deps.roots) : [];
+    for (const path of leftAlone) {
+      deps.logger.warn(
+        { path, factId: entry.factId },
+        'a review cut short: a file was made at the path it creates since, so that file is kept',
+      );
+    }
     // The other logs' facts (ids `<fact id>/<n>`) may be stored in part: the rest are appended, unless a fact
     // other than these touched one of their paths since.
     const rest = (entry.rest ?? []).map((fact, n) => ({ fact, id: restId(entry.factId, n) }));
@@ -210,10 +224,7 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<numb
       'a review cut short (a stop, or an append in doubt) is finished',
     );
   }
-  for (const path of paths) {
-    if (deps.roots) await removeStaleTemps(deps.roots, path).catch(() => 0);
-  }
-  return redo.length;
+  return redo.length - leftAlone.length;
 }
 
 /** The fact id of a review's `n`th other-log fact (so a start can tell which of them are stored). */

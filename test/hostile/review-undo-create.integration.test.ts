@@ -5,7 +5,8 @@
  *   0755 script lost its exec bit. The reject now keeps each one's mode for the undo;
  * - a file made at the path while the undo committed (after it read the path free) was renamed over: a person's
  *   content lost, the reply saying all went well. A file a review creates is now linked in, never put over one:
- *   the other is kept and the reply names it as a conflict. The same holds for a file a reject restores.
+ *   the other is kept and the reply names it as a conflict, and no log lists the review's content there. The
+ *   same holds for a file a reject restores.
  * Canaries: the person's content, the secret's mode.
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -81,6 +82,8 @@ describe('hostile: what an undo creates again', () => {
         { path, hunkIds: [], reason: expect.stringContaining('was created on disk while this ran') },
       ]);
       expect(readdirSync(ws).filter((name) => name.includes('.skein-'))).toEqual([]);
+      // No log lists the review's content there, where the disk holds the other file.
+      expect(ok(await rt.call('review.list', {}))['files']).toEqual([]);
     }, 60_000);
   }
 });

@@ -4,11 +4,12 @@
  * someone changed since is left alone. Before the journal, such a reject left the log saying "rejected" over the
  * agent's change still on disk, where review no longer showed it (durability review, issue 15's session).
  */
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pino from 'pino';
 import { ActionLogService, type EmitOptions } from '../../../actors/review/action-log.ts';
 import { ReviewJournal } from '../../../actors/review/review-journal.ts';
+import { readExact } from '../../../actors/common/confined-fs.ts';
 import { ErrorCode, RuntimeError } from '../../../schemas/errors.ts';
 import type { UnstampedFact } from '../../../schemas/message.ts';
 import { makeFixture, type Fixture } from '../../support/action-log-fs.ts';
@@ -203,5 +204,79 @@ describe('the review journal', () => {
     expect(temps('a.txt')).toEqual([]);
     expect(f.read('a.txt')).toBe('AGENT\n');
     expect(await journal.pending()).toEqual([]);
+  });
+});
+
+// An undo that creates a file again, cut short (a review of 7c0f8a4): the file comes back with its mode; a file made
+// at the path meanwhile is kept (the redo renamed over it); a kill between linking the new file in and removing its
+// temp left a second link, which every confined read refuses, so the entry failed at every start and the path was
+// wedged for good.
+describe('the review journal: an undo that creates a file, cut short', () => {
+  let f: Fixture;
+  let journal: ReviewJournal;
+  const stored = new Set<string>();
+  let service: ActionLogService;
+  beforeEach(() => {
+    f = makeFixture();
+    stored.clear();
+    journal = new ReviewJournal(join(f.data, 'review-journal'));
+    service = new ActionLogService({
+      blobs: f.blobs,
+      journal,
+      roots: () => [f.ws],
+      emit: async (fact: UnstampedFact, o?: EmitOptions) => {
+        if (fact.type !== 'review.reject-undone') return;
+        stored.add(o!.id!);
+        throw new RuntimeError(ErrorCode.InDoubt, 'the append timed out; it may be stored', { retryable: true });
+      },
+    });
+  });
+  afterEach(() => f.cleanup());
+  const restart = () =>
+    new ActionLogService({ blobs: f.blobs, journal, emit: async () => {}, roots: () => [f.ws] }).finishInterrupted(
+      { seqOf: (id) => (stored.has(id) ? 10 : undefined), touchedAt: () => 10 },
+      logger,
+    );
+  const temps = () => readdirSync(f.ws).filter((n) => n.endsWith('.tmp'));
+
+  async function rejectThenDoubtedUndo() {
+    f.write('.env', 'SECRET=1\n');
+    chmodSync(f.p('.env'), 0o600);
+    const change = { agentId: 'root', ancestors: [], path: f.p('.env'), before: null, after: 'SECRET=1\n' };
+    await service.recordChange({ ...change, source: { kind: 'edit' } });
+    await service.reject('root', {});
+    await expect(service.undoReject('root')).rejects.toThrow(/may be stored/);
+    expect(existsSync(f.p('.env'))).toBe(false);
+    expect(await journal.pending()).toHaveLength(1);
+  }
+
+  it('a start finishes it with the mode the reject kept', async () => {
+    await rejectThenDoubtedUndo();
+    expect(await restart()).toBe(1);
+    expect(statSync(f.p('.env')).mode & 0o7777).toBe(0o600);
+    expect(f.read('.env')).toBe('SECRET=1\n');
+    expect(temps()).toEqual([]);
+  });
+
+  it('a file made at the path while it finishes is kept', async () => {
+    await rejectThenDoubtedUndo();
+    const require = f.blobs.require.bind(f.blobs);
+    f.blobs.require = async (...a: Parameters<typeof require>) => {
+      writeFileSync(f.p('.env'), 'PERSON CANARY\n'); // after the read found the path free
+      return require(...a);
+    };
+    expect(await restart()).toBe(0);
+    expect(f.read('.env')).toBe('PERSON CANARY\n');
+    expect(temps()).toEqual([]);
+  });
+
+  it('a kill between linking the file in and removing its temp does not wedge the path', async () => {
+    await rejectThenDoubtedUndo();
+    writeFileSync(f.p('.env'), 'SECRET=1\n', { mode: 0o600 });
+    linkSync(f.p('.env'), f.p('..env.skein-4242-deadbeef.tmp')); // as the kill left it
+    await restart();
+    expect(await journal.pending()).toEqual([]);
+    expect(temps()).toEqual([]);
+    expect((await readExact([f.ws], f.p('.env'), 1 << 20))?.toString('utf8')).toBe('SECRET=1\n');
   });
 });
