@@ -206,7 +206,9 @@ export const ReviewRejectUndone = defineEvent('review.reject-undone', {
 export const ActionLogFilesUpdated = defineEvent('action-log.files.updated', {
   summary:
     "Files tracked by `agentId`'s log changed because of another agent `by`: its reject or " +
-    'undo-reject, or its change (an outside edit for this log, folded into base and current).',
+    'undo-reject, or its change (an outside edit for this log, folded into base and current). Also after an ' +
+    "undo-reject (`by` may be the log's own agent) that left a file it creates alone, one made at the path " +
+    'meanwhile: each log gets back the entry it had.',
   aggregate: 'action-log',
   aggregateId: (d) => d.agentId,
   data: z

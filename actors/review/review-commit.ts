@@ -9,12 +9,12 @@
  * kept the change the disk no longer had.
  */
 import { randomUUID } from 'node:crypto';
-import { type FileWrite, fact, type Plan } from '../../machines/review/action-log-plan.ts';
+import type { FileWrite, Plan } from '../../machines/review/action-log-plan.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
 import type { FileUpdate, LogEntry } from '../../schemas/review.ts';
 import { stageWrites } from './action-log-files.ts';
 import type { BlobStore } from './blob-store.ts';
-import { beginEntry, restId, type ReviewJournal } from './review-journal.ts';
+import { beginEntry, type GiveBack, givenBack, restId, type ReviewJournal } from './review-journal.ts';
 
 export type CommitDeps = {
   blobs: BlobStore;
@@ -51,7 +51,13 @@ export type LateReview = {
  * Writes one plan: see the module doc. Returns the paths of files it was to create that it left alone: one was
  * made there while it ran (the disk keeps that one; the log, which says the plan's, is stale there).
  */
-export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: string): Promise<string[]> {
+export async function writePlan<T>(
+  deps: CommitDeps,
+  plan: Plan<T>,
+  commandId?: string,
+  /** An undo's: the entries to give back for a file it leaves alone (`GiveBack`), journaled with it. */
+  giveBack: readonly GiveBack[] = [],
+): Promise<string[]> {
   const stored = (dir: string) => (err: unknown) => {
     throw deps.storeError(dir, err);
   };
@@ -62,7 +68,8 @@ export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: 
   // The entry before the staging: a kill in between leaves temp files the next start finds by it.
   const journal = first && plan.writes.length > 0 ? deps.journal : undefined;
   if (journal) {
-    await beginEntry(journal, id, plan.writes, rest, { blobs: deps.blobs, roots, max: deps.maxReadBytes, stored });
+    const journaled = { blobs: deps.blobs, roots, max: deps.maxReadBytes, stored };
+    await beginEntry(journal, id, plan.writes, rest, giveBack, journaled);
   }
   const staged = await (plan.writes.length > 0 ? stageWrites(plan.writes, roots) : undefined)?.catch(
     async (err: unknown) => {
@@ -93,6 +100,7 @@ export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: 
     deps,
     rest.map((fact, n) => ({ fact, id: restId(id, n) })),
   );
+  await appendFacts(deps, givenBack(id, rest.length, giveBack, leftAlone));
   await journal?.close(id);
   return leftAlone;
 }
@@ -100,7 +108,7 @@ export async function writePlan<T>(deps: CommitDeps, plan: Plan<T>, commandId?: 
 /**
  * writePlan for an undo, which may create files: a file it left alone (one made at the path while it committed)
  * is a conflict in its reply, out of `done`, and each log whose entry the undo set for that path gets back the
- * entry it had (`entryOf`, read before), so that none lists the agent's content where the disk holds another file.
+ * entry it had (`entryOf`, read before; journaled, so a start that finishes the undo gives them back too).
  */
 export async function writeUndo<R extends Parameters<typeof leftAloneIn>[0]>(
   deps: CommitDeps,
@@ -110,26 +118,15 @@ export async function writeUndo<R extends Parameters<typeof leftAloneIn>[0]>(
   commandId?: string,
 ): Promise<void> {
   const created = new Set(plan.writes.filter((w) => w.from === null && w.content !== null).map((w) => w.path));
-  const before: Array<{ logId: string; update: FileUpdate }> = [];
+  const by = plan.facts[0]?.agentId ?? '';
+  const giveBack: GiveBack[] = [];
   for (const f of plan.facts) {
     for (const u of (f.data as { files?: FileUpdate[] }).files ?? []) {
       if (created.has(u.path))
-        before.push({ logId: f.agentId!, update: { path: u.path, entry: entryOf(f.agentId!, u.path) } });
+        giveBack.push({ agentId: f.agentId!, by, path: u.path, entry: entryOf(f.agentId!, u.path) });
     }
   }
-  const leftAlone = await writePlan(deps, plan, commandId);
-  if (leftAlone.length === 0) return;
-  const back = new Map<string, FileUpdate[]>();
-  for (const { logId, update } of before) {
-    if (leftAlone.includes(update.path)) back.set(logId, [...(back.get(logId) ?? []), update]);
-  }
-  const by = plan.facts[0]!.agentId!;
-  const facts = [...back].map(([agentId, files]) => ({
-    fact: fact('action-log.files.updated', agentId, { agentId, by, cause: 'undo-reject', files }),
-    id: `f-${randomUUID()}`,
-  }));
-  await appendFacts(deps, facts);
-  leftAloneIn(plan.reply, done, leftAlone);
+  leftAloneIn(plan.reply, done, await writePlan(deps, plan, commandId, giveBack));
 }
 
 /** A reply's paths a commit left alone (writePlan), moved from what it did (`done`) to its conflicts. */

@@ -13,8 +13,9 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { removeStaleTemps } from '../common/confined-fs.ts';
 import { writeFileAtomic } from '../common/atomic-write.ts';
-import type { FileWrite } from '../../machines/review/action-log-plan.ts';
+import { type FileWrite, fact } from '../../machines/review/action-log-plan.ts';
 import type { UnstampedFact } from '../../schemas/message.ts';
+import type { LogEntry } from '../../schemas/review.ts';
 import { applyWrites, readDisk } from './action-log-files.ts';
 import { type BlobStore, contentHash } from './blob-store.ts';
 
@@ -23,8 +24,35 @@ import { type BlobStore, contentHash } from './blob-store.ts';
  * `mode`: the permission bits a file it creates gets (an undo's of a created file).
  */
 export type JournalWrite = { path: string; before: string | null; after: string | null; mode?: number };
-/** `rest`: the other logs' facts the review appends after its files (a sub-agent's log reverted with them). */
-export type JournalEntry = { factId: string; writes: JournalWrite[]; rest?: UnstampedFact[] };
+/**
+ * `rest`: the other logs' facts the review appends after its files (a sub-agent's log reverted with them);
+ * `giveBack`: an undo's, the entries its logs had for the files it creates (`GiveBack`).
+ */
+export type JournalEntry = { factId: string; writes: JournalWrite[]; rest?: UnstampedFact[]; giveBack?: GiveBack[] };
+
+/**
+ * The entry `agentId`'s log had for `path` before an undo by `by` that creates the file: given back (an
+ * `action-log.files.updated`) when the undo leaves that file alone, one made at the path while it committed, so
+ * that no log lists the agent's content over it.
+ */
+export type GiveBack = { agentId: string; by: string; path: string; entry: LogEntry | null };
+
+/**
+ * The facts giving back the entries of the files left alone, with ids that follow the review's `rest`
+ * (`<fact id>/<n>`, n from `from`): a start that finds some stored appends only the others.
+ */
+export function givenBack(
+  factId: string,
+  from: number,
+  giveBack: readonly GiveBack[],
+  leftAlone: readonly string[],
+): Array<{ fact: UnstampedFact; id: string }> {
+  return giveBack.flatMap((g, i) => {
+    if (!leftAlone.includes(g.path)) return [];
+    const data = { agentId: g.agentId, by: g.by, cause: 'undo-reject', files: [{ path: g.path, entry: g.entry }] };
+    return [{ fact: fact('action-log.files.updated', g.agentId, data), id: restId(factId, from + i) }];
+  });
+}
 
 const ID = /^[A-Za-z0-9_.:/-]{1,200}$/;
 
@@ -91,6 +119,7 @@ export async function beginEntry(
   factId: string,
   writes: readonly FileWrite[],
   rest: readonly UnstampedFact[],
+  giveBack: readonly GiveBack[],
   deps: {
     blobs: BlobStore;
     roots: readonly string[] | undefined;
@@ -99,7 +128,8 @@ export async function beginEntry(
   },
 ): Promise<void> {
   for (const w of writes) if (w.content !== null) await deps.blobs.put(w.content).catch(deps.stored(deps.blobs.dir));
-  const entry = { factId, writes: await journalWrites(writes, deps.roots, deps.max), rest: [...rest] };
+  const entry: JournalEntry = { factId, writes: await journalWrites(writes, deps.roots, deps.max), rest: [...rest] };
+  if (giveBack.length > 0) entry.giveBack = [...giveBack];
   await journal.open(entry).catch(deps.stored(journal.dir));
 }
 
@@ -176,7 +206,9 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<numb
   const seq = deps.seqOf(entry.factId);
   const paths = entry.writes.map((w) => w.path);
   const redo: FileWrite[] = [];
-  let leftAlone: string[] = [];
+  /** Files it was to create that it left alone (one made there), and those of them the redo found taken. */
+  const leftAlone: string[] = [];
+  let linked: string[] = [];
   // First the temps a killed host left: one linked in as a new file and not yet removed is a second link to it,
   // and every confined read refuses a file with other links (this entry's read too, at every start).
   for (const path of paths) {
@@ -188,6 +220,8 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<numb
       const now = disk[w.path] == null ? null : contentHash(disk[w.path]!);
       if (now === w.after) continue;
       if (now !== w.before || (deps.touchedAt(w.path) ?? 0) > seq) {
+        // A file it was to create, made there by someone else (before the kill, or since): left alone.
+        if (w.before === null && w.after !== null && (deps.touchedAt(w.path) ?? 0) <= seq) leftAlone.push(w.path);
         deps.logger.warn(
           { path: w.path, factId: entry.factId },
           'a review cut short: the file or its review changed since, so it is left as it is',
@@ -200,8 +234,9 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<numb
       const from = w.before === null ? { from: null } : {};
       redo.push({ path: w.path, content, ...from, ...(mode === undefined ? {} : { mode }) });
     }
-    leftAlone = redo.length > 0 ? await applyWrites(redo, deps.roots) : [];
-    for (const path of leftAlone) {
+    linked = redo.length > 0 ? await applyWrites(redo, deps.roots) : [];
+    leftAlone.push(...linked);
+    for (const path of linked) {
       deps.logger.warn(
         { path, factId: entry.factId },
         'a review cut short: a file was made at the path it creates since, so that file is kept',
@@ -219,12 +254,15 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<numb
     );
     if (!moved) await deps.append(rest.filter((r) => deps.seqOf(r.id) === undefined));
     else deps.logger.warn({ factId: entry.factId }, 'a review cut short: other logs moved on since; not updated');
+    // The logs' entries of the files it left alone, given back (a path a later fact touched has moved on).
+    const back = givenBack(entry.factId, rest.length, Array.isArray(entry.giveBack) ? entry.giveBack : [], leftAlone);
+    await deps.append(back.filter((b) => deps.seqOf(b.id) === undefined));
     deps.logger.info(
       { factId: entry.factId, files: redo.length },
       'a review cut short (a stop, or an append in doubt) is finished',
     );
   }
-  return redo.length - leftAlone.length;
+  return redo.length - linked.length;
 }
 
 /** The fact id of a review's `n`th other-log fact (so a start can tell which of them are stored). */

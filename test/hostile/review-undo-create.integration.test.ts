@@ -11,11 +11,14 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AppendRequest, EventLog } from '../../infra/transport/event-log.ts';
 import { overLog } from '../support/fact-writer.ts';
 import { ok } from '../support/replies.ts';
 import { startTestRuntime, type TestRuntime } from '../support/runtime.ts';
+import { tempDir } from '../support/temp-dir.ts';
+
+const NO_RETRY = { log: { appendRetries: 0 } } as never;
 
 describe('hostile: what an undo creates again', () => {
   let rt: TestRuntime | undefined;
@@ -86,4 +89,42 @@ describe('hostile: what an undo creates again', () => {
       expect(ok(await rt.call('review.list', {}))['files']).toEqual([]);
     }, 60_000);
   }
+  it('an undo in doubt, finished by the re-read after a file was made at the path: no log lists it', async () => {
+    const dir = tempDir('skein-undo-doubt-');
+    try {
+      let armed = false;
+      const wrapLog = (log: EventLog): EventLog =>
+        overLog(log, {
+          async append(request: AppendRequest) {
+            const result = await log.append(request);
+            if (armed && request.fact.type === 'review.reject-undone') {
+              armed = false;
+              throw new Error('TimeoutError: timeout'); // stored, the answer lost
+            }
+            return result;
+          },
+        });
+      rt = await startTestRuntime({ mode: 'embedded', dir: dir.path, wrapLog, flags: NO_RETRY, logLevel: 'info' });
+      ok(await rt.call('agent.spawn', { label: 'kid', agentId: 'kid' }));
+      const path = join(rt.workspace, 'new.txt');
+      ok(await rt.call('file.write', { path: 'new.txt', content: 'AGENT\n' }, { agentId: 'kid' }));
+      ok(await rt.call('review.reject', {}));
+      armed = true;
+      expect((await rt.call('review.undo-reject', {})).ok).toBe(false);
+      writeFileSync(path, 'PERSON CANARY\n'); // before the writer's re-read finishes the undo
+      const listed = async (agentId: string) => ok(await rt!.call('review.list', {}, { agentId }))['files'];
+      await vi.waitFor(() => expect(rt!.logs.some((l) => String(l['msg']).includes('is finished'))).toBe(true), {
+        timeout: 10_000,
+      });
+      expect([await listed('main'), await listed('kid')]).toEqual([[], []]);
+      await rt.dispose();
+      rt = await startTestRuntime({ mode: 'embedded', dir: dir.path });
+      expect([await listed('main'), await listed('kid')]).toEqual([[], []]);
+      expect(readFileSync(path, 'utf8')).toBe('PERSON CANARY\n');
+    } finally {
+      await rt?.dispose();
+      rt = undefined;
+      dir.dispose();
+    }
+  }, 30_000);
 });
