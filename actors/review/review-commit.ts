@@ -67,10 +67,8 @@ export async function writePlan<T>(
   const id = `f-${randomUUID()}`;
   // The entry before the staging: a kill in between leaves temp files the next start finds by it.
   const journal = first && plan.writes.length > 0 ? deps.journal : undefined;
-  if (journal) {
-    const journaled = { blobs: deps.blobs, roots, max: deps.maxReadBytes, stored };
-    await beginEntry(journal, id, plan.writes, rest, giveBack, journaled);
-  }
+  const journaled = { blobs: deps.blobs, roots, max: deps.maxReadBytes, stored };
+  const entry = journal ? await beginEntry(journal, id, plan.writes, rest, giveBack, journaled) : undefined;
   const staged = await (plan.writes.length > 0 ? stageWrites(plan.writes, roots) : undefined)?.catch(
     async (err: unknown) => {
       await journal?.close(id);
@@ -90,11 +88,15 @@ export async function writePlan<T>(
         journaled: journal !== undefined,
       });
       await staged?.discard();
+      if (entry) await journal!.open({ ...entry, discarded: true }).catch(() => undefined);
       throw err;
     }
     deps.fold(first);
   }
   const leftAlone = (await staged?.commit()) ?? [];
+  // Which files it left alone, for a start that finishes it after a kill (else it could not tell one made there
+  // from its own, edited since). Not stored: a kill before its entries are given back leaves them listed.
+  if (entry && leftAlone.length > 0) await journal!.open({ ...entry, leftAlone }).catch(() => undefined);
   for (const w of plan.writes) if (!leftAlone.includes(w.path)) await deps.wrote?.(w);
   await appendFacts(
     deps,

@@ -28,7 +28,16 @@ export type JournalWrite = { path: string; before: string | null; after: string 
  * `rest`: the other logs' facts the review appends after its files (a sub-agent's log reverted with them);
  * `giveBack`: an undo's, the entries its logs had for the files it creates (`GiveBack`).
  */
-export type JournalEntry = { factId: string; writes: JournalWrite[]; rest?: UnstampedFact[]; giveBack?: GiveBack[] };
+export type JournalEntry = {
+  factId: string;
+  writes: JournalWrite[];
+  rest?: UnstampedFact[];
+  giveBack?: GiveBack[];
+  /** Files it was to create that its commit left alone (one was made there): written once the commit knows. */
+  leftAlone?: string[];
+  /** Its append failed and its staged files were discarded: a file at a path it creates is someone else's. */
+  discarded?: boolean;
+};
 
 /**
  * The entry `agentId`'s log had for `path` before an undo by `by` that creates the file: given back (an
@@ -126,11 +135,12 @@ export async function beginEntry(
     max: number | undefined;
     stored: (dir: string) => (err: unknown) => never;
   },
-): Promise<void> {
+): Promise<JournalEntry> {
   for (const w of writes) if (w.content !== null) await deps.blobs.put(w.content).catch(deps.stored(deps.blobs.dir));
   const entry: JournalEntry = { factId, writes: await journalWrites(writes, deps.roots, deps.max), rest: [...rest] };
   if (giveBack.length > 0) entry.giveBack = [...giveBack];
   await journal.open(entry).catch(deps.stored(journal.dir));
+  return entry;
 }
 
 /** The journal's writes of a plan: each file's hash on disk now (under the path lock) and the one it gets. */
@@ -197,18 +207,29 @@ export async function finishJournal(deps: JournalDeps): Promise<number> {
 export async function finishStored(deps: Omit<JournalDeps, 'seqOf'>, factId: string, seq: number): Promise<number> {
   const entry = await deps.journal.entry(factId);
   if (!entry) return 0;
-  const written = await finishEntry({ ...deps, seqOf: (id) => (id === factId ? seq : undefined) }, entry);
+  // Its append failed in doubt, so its staged files were discarded: nothing it creates is on disk but by others.
+  const seqOf = (id: string) => (id === factId ? seq : undefined);
+  const written = await finishEntry({ ...deps, seqOf }, entry, true);
   await deps.journal.close(factId);
   return written;
 }
 
-async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<number> {
+/**
+ * `inDoubt` (or the entry's `discarded`): the review's files were never put in place (its append failed): a file at
+ * a path it creates is someone else's. Else (a start after a kill) only the paths its commit recorded as left
+ * alone are.
+ */
+async function finishEntry(deps: JournalDeps, entry: JournalEntry, inDoubt = false): Promise<number> {
+  const neverCommitted = inDoubt || entry.discarded === true;
   const seq = deps.seqOf(entry.factId);
   const paths = entry.writes.map((w) => w.path);
   const redo: FileWrite[] = [];
   /** Files it was to create that it left alone (one made there), and those of them the redo found taken. */
   const leftAlone: string[] = [];
   let linked: string[] = [];
+  const recorded = new Set(
+    (Array.isArray(entry.leftAlone) ? entry.leftAlone : []).filter((p) => typeof p === 'string'),
+  );
   // First the temps a killed host left: one linked in as a new file and not yet removed is a second link to it,
   // and every confined read refuses a file with other links (this entry's read too, at every start).
   for (const path of paths) {
@@ -220,8 +241,10 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<numb
       const now = disk[w.path] == null ? null : contentHash(disk[w.path]!);
       if (now === w.after) continue;
       if (now !== w.before || (deps.touchedAt(w.path) ?? 0) > seq) {
-        // A file it was to create, made there by someone else (before the kill, or since): left alone.
-        if (w.before === null && w.after !== null && (deps.touchedAt(w.path) ?? 0) <= seq) leftAlone.push(w.path);
+        // A file it was to create, made there by someone else: left alone. (At a start, one its commit did not
+        // record as left alone may be its own, linked in and edited since: its entry stays.)
+        const creates = w.before === null && w.after !== null;
+        if (creates && (neverCommitted || recorded.has(w.path))) leftAlone.push(w.path);
         deps.logger.warn(
           { path: w.path, factId: entry.factId },
           'a review cut short: the file or its review changed since, so it is left as it is',
@@ -254,8 +277,22 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry): Promise<numb
     );
     if (!moved) await deps.append(rest.filter((r) => deps.seqOf(r.id) === undefined));
     else deps.logger.warn({ factId: entry.factId }, 'a review cut short: other logs moved on since; not updated');
-    // The logs' entries of the files it left alone, given back (a path a later fact touched has moved on).
-    const back = givenBack(entry.factId, rest.length, Array.isArray(entry.giveBack) ? entry.giveBack : [], leftAlone);
+    // The logs' entries of the files it left alone, given back, unless a later fact of another review or record
+    // touched the path (at a start; in doubt, the file there is another's whatever touched it since).
+    const giveBack = Array.isArray(entry.giveBack) ? entry.giveBack : [];
+    const own = new Set(
+      Array.from({ length: rest.length + giveBack.length }, (_, n) => deps.seqOf(restId(entry.factId, n))),
+    );
+    const movedOn = (path: string) => {
+      const at = deps.touchedAt(path) ?? 0;
+      return at > seq && !own.has(at);
+    };
+    const back = givenBack(
+      entry.factId,
+      rest.length,
+      giveBack,
+      neverCommitted ? leftAlone : leftAlone.filter((p) => !movedOn(p)),
+    );
     await deps.append(back.filter((b) => deps.seqOf(b.id) === undefined));
     deps.logger.info(
       { factId: entry.factId, files: redo.length },
