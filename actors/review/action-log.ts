@@ -316,8 +316,8 @@ export class ActionLogService {
       const disk = await readDisk(paths, this.#roots?.(), this.#maxReadBytes);
       const descendants = new Set(this.#book.descendants(agentId));
       const plan = planUndoReject(view, related, disk, { texts, hash: contentHash }, descendants);
-      const entryOf = (id: string, path: string) => this.#book.view(id).files[path] ?? null;
-      await this.#track(writeUndo(this.#commitDeps(), plan, plan.reply.reapplied, entryOf, commandId));
+      const deps = this.#commitDeps();
+      await this.#track(writeUndo(deps, plan, plan.reply.reapplied, deps.entryOf!, commandId));
       return plan.reply;
     });
   }
@@ -369,6 +369,7 @@ export class ActionLogService {
       maxReadBytes: this.#maxReadBytes,
       doubted: (late) => this.#late.add(late),
       wrote: this.#wrote,
+      entryOf: (id, path) => this.#book.view(id).files[path] ?? null,
     };
   }
 }

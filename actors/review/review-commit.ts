@@ -36,6 +36,8 @@ export type CommitDeps = {
    * it for its own, and commands still running are seen changing it from there on.
    */
   wrote?: ((write: FileWrite) => void | Promise<void>) | undefined;
+  /** What a log holds for a path now: a journal's finish gives back an undo's entries only over its own. */
+  entryOf?: ((logId: string, path: string) => LogEntry | null) | undefined;
 };
 
 /** A review whose first fact's append failed, perhaps stored after all: what finishing it takes. */
@@ -124,8 +126,8 @@ export async function writeUndo<R extends Parameters<typeof leftAloneIn>[0]>(
   const giveBack: GiveBack[] = [];
   for (const f of plan.facts) {
     for (const u of (f.data as { files?: FileUpdate[] }).files ?? []) {
-      if (created.has(u.path))
-        giveBack.push({ agentId: f.agentId!, by, path: u.path, entry: entryOf(f.agentId!, u.path) });
+      if (!created.has(u.path)) continue;
+      giveBack.push({ agentId: f.agentId!, by, path: u.path, entry: entryOf(f.agentId!, u.path), set: u.entry });
     }
   }
   leftAloneIn(plan.reply, done, await writePlan(deps, plan, commandId, giveBack));

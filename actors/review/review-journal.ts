@@ -44,7 +44,14 @@ export type JournalEntry = {
  * `action-log.files.updated`) when the undo leaves that file alone, one made at the path while it committed, so
  * that no log lists the agent's content over it.
  */
-export type GiveBack = { agentId: string; by: string; path: string; entry: LogEntry | null };
+export type GiveBack = {
+  agentId: string;
+  by: string;
+  path: string;
+  entry: LogEntry | null;
+  /** The entry the undo set: given back only where the log still holds it (nothing changed it since). */
+  set?: LogEntry | null;
+};
 
 /**
  * The facts giving back the entries of the files left alone, with ids that follow the review's `rest`
@@ -55,9 +62,10 @@ export function givenBack(
   from: number,
   giveBack: readonly GiveBack[],
   leftAlone: readonly string[],
+  keep: (g: GiveBack) => boolean = () => true,
 ): Array<{ fact: UnstampedFact; id: string }> {
   return giveBack.flatMap((g, i) => {
-    if (!leftAlone.includes(g.path)) return [];
+    if (!leftAlone.includes(g.path) || !keep(g)) return [];
     const data = { agentId: g.agentId, by: g.by, cause: 'undo-reject', files: [{ path: g.path, entry: g.entry }] };
     return [{ fact: fact('action-log.files.updated', g.agentId, data), id: restId(factId, from + i) }];
   });
@@ -173,6 +181,8 @@ export type JournalDeps = {
   roots: readonly string[] | undefined;
   maxReadBytes?: number | undefined;
   logger: Logger;
+  /** What a log holds for a path now (the fold so far): a give-back is only made over what the undo set. */
+  entryOf?: ((logId: string, path: string) => LogEntry | null) | undefined;
 };
 
 /**
@@ -257,6 +267,8 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry, inDoubt = fal
       const from = w.before === null ? { from: null } : {};
       redo.push({ path: w.path, content, ...from, ...(mode === undefined ? {} : { mode }) });
     }
+    // From here its files may be in place: a later finish must not take them for another's.
+    if (entry.discarded && redo.length > 0) await deps.journal.open({ ...entry, discarded: false });
     linked = redo.length > 0 ? await applyWrites(redo, deps.roots) : [];
     leftAlone.push(...linked);
     for (const path of linked) {
@@ -287,12 +299,12 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry, inDoubt = fal
       const at = deps.touchedAt(path) ?? 0;
       return at > seq && !own.has(at);
     };
-    const back = givenBack(
-      entry.factId,
-      rest.length,
-      giveBack,
-      neverCommitted ? leftAlone : leftAlone.filter((p) => !movedOn(p)),
-    );
+    // Per log, only over the entry the undo set (a later record of its own, or of a descendant, changed it).
+    const untouched = (g: GiveBack) =>
+      deps.entryOf && g.set !== undefined
+        ? sameEntry(deps.entryOf(g.agentId, g.path), g.set)
+        : neverCommitted || !movedOn(g.path);
+    const back = givenBack(entry.factId, rest.length, giveBack, leftAlone, untouched);
     await deps.append(back.filter((b) => deps.seqOf(b.id) === undefined));
     deps.logger.info(
       { factId: entry.factId, files: redo.length },
@@ -305,4 +317,15 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry, inDoubt = fal
 /** The fact id of a review's `n`th other-log fact (so a start can tell which of them are stored). */
 export function restId(factId: string, n: number): string {
   return `${factId}/${n}`;
+}
+
+function sameEntry(a: LogEntry | null, b: LogEntry | null): boolean {
+  if (a === null || b === null) return a === b;
+  return (
+    a.status === b.status &&
+    a.baseHash === b.baseHash &&
+    a.currentHash === b.currentHash &&
+    a.agents.length === b.agents.length &&
+    a.agents.every((x, i) => x === b.agents[i])
+  );
 }

@@ -59,6 +59,7 @@ export async function finishLate(
         roots: deps.roots,
         maxReadBytes: deps.maxReadBytes,
         logger,
+        entryOf: deps.entryOf,
       },
       late.factId,
       seq,
