@@ -317,7 +317,7 @@ export class ActionLogService {
       const descendants = new Set(this.#book.descendants(agentId));
       const plan = planUndoReject(view, related, disk, { texts, hash: contentHash }, descendants);
       const deps = this.#commitDeps();
-      await this.#track(writeUndo(deps, plan, plan.reply.reapplied, deps.entryOf!, commandId));
+      await this.#track(writeUndo(deps, plan, plan.reply.reapplied, deps.entryOf, commandId));
       return plan.reply;
     });
   }

@@ -37,7 +37,7 @@ export type CommitDeps = {
    */
   wrote?: ((write: FileWrite) => void | Promise<void>) | undefined;
   /** What a log holds for a path now: a journal's finish gives back an undo's entries only over its own. */
-  entryOf?: ((logId: string, path: string) => LogEntry | null) | undefined;
+  entryOf: (logId: string, path: string) => LogEntry | null;
 };
 
 /** A review whose first fact's append failed, perhaps stored after all: what finishing it takes. */

@@ -50,7 +50,7 @@ export type GiveBack = {
   path: string;
   entry: LogEntry | null;
   /** The entry the undo set: given back only where the log still holds it (nothing changed it since). */
-  set?: LogEntry | null;
+  set: LogEntry | null;
 };
 
 /**
@@ -182,7 +182,7 @@ export type JournalDeps = {
   maxReadBytes?: number | undefined;
   logger: Logger;
   /** What a log holds for a path now (the fold so far): a give-back is only made over what the undo set. */
-  entryOf?: ((logId: string, path: string) => LogEntry | null) | undefined;
+  entryOf: (logId: string, path: string) => LogEntry | null;
 };
 
 /**
@@ -289,21 +289,10 @@ async function finishEntry(deps: JournalDeps, entry: JournalEntry, inDoubt = fal
     );
     if (!moved) await deps.append(rest.filter((r) => deps.seqOf(r.id) === undefined));
     else deps.logger.warn({ factId: entry.factId }, 'a review cut short: other logs moved on since; not updated');
-    // The logs' entries of the files it left alone, given back, unless a later fact of another review or record
-    // touched the path (at a start; in doubt, the file there is another's whatever touched it since).
+    // The logs' entries of the files it left alone, given back to each log that still holds the entry the undo
+    // set (a later record of its own, or of a descendant, changed it: that stays).
     const giveBack = Array.isArray(entry.giveBack) ? entry.giveBack : [];
-    const own = new Set(
-      Array.from({ length: rest.length + giveBack.length }, (_, n) => deps.seqOf(restId(entry.factId, n))),
-    );
-    const movedOn = (path: string) => {
-      const at = deps.touchedAt(path) ?? 0;
-      return at > seq && !own.has(at);
-    };
-    // Per log, only over the entry the undo set (a later record of its own, or of a descendant, changed it).
-    const untouched = (g: GiveBack) =>
-      deps.entryOf && g.set !== undefined
-        ? sameEntry(deps.entryOf(g.agentId, g.path), g.set)
-        : neverCommitted || !movedOn(g.path);
+    const untouched = (g: GiveBack) => g.set !== undefined && sameEntry(deps.entryOf(g.agentId, g.path), g.set);
     const back = givenBack(entry.factId, rest.length, giveBack, leftAlone, untouched);
     await deps.append(back.filter((b) => deps.seqOf(b.id) === undefined));
     deps.logger.info(
