@@ -35,6 +35,16 @@ export const LogEntry = z
     baseHash: ContentHash.nullable(),
     currentHash: ContentHash.nullable(),
     agents: z.array(AgentId).describe('Agents (this one or descendants) whose changes make up the entry, first first.'),
+    mode: z
+      .number()
+      .int()
+      .min(0)
+      .max(0o777)
+      .optional()
+      .describe(
+        "A deleted file's permission bits (0777's only) when it was deleted: a reject restores it with them. " +
+          "Absent in other entries and in logs written before 8 December (restored with the process's default).",
+      ),
   })
   .strict();
 export type LogEntry = z.infer<typeof LogEntry>;

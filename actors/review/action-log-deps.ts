@@ -26,6 +26,8 @@ export type RecordChangeInput = {
   after: string | null;
   source: ChangeSource;
   changeId?: string;
+  /** The file's permission bits before the change (a deletion's entry keeps them for a reject). */
+  beforeMode?: number | undefined;
 };
 
 /** How a fact is appended: `id` its fact id, `causationId` the review command that caused it (never run twice). */

@@ -239,6 +239,7 @@ export class ActionLogService {
         beforeHash,
         resultHash,
         source: input.source,
+        beforeMode: input.beforeMode,
       },
       logs,
       { texts, hash: contentHash },

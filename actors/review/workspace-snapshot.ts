@@ -59,6 +59,8 @@ export type FileState = {
   /** `${ino}:${mtimeNs}:${ctimeNs}`: equal means unchanged without reading. */
   stamp: string;
   hash: string | null;
+  /** Permission bits (absent for content a writer left, until a walk stats it): a deletion's entry keeps them. */
+  mode?: number;
   /** Why there is no hash. */
   why?: 'too-large' | 'over-budget' | 'binary';
 };
@@ -75,7 +77,14 @@ export type WorkspaceSnapshot = {
   readBytes: number;
 };
 
-export type ShellChange = { path: string; status: FileStatus; before: string | null; after: string | null };
+export type ShellChange = {
+  path: string;
+  status: FileStatus;
+  before: string | null;
+  after: string | null;
+  /** The permission bits before the change, when known. */
+  beforeMode?: number;
+};
 export type ReportedOnly = { path: string; status: FileStatus | 'unknown'; reason: string };
 export type SnapshotDiff = {
   changes: ShellChange[];
@@ -188,7 +197,9 @@ export class WorkspaceSnapshotter {
         out.reportedOnly.push({ path, status, reason: 'its content is missing from the blob store' });
         continue;
       }
-      out.changes.push({ path, status, before: beforeText, after: afterText });
+      const change: ShellChange = { path, status, before: beforeText, after: afterText };
+      if (b?.mode !== undefined) change.beforeMode = b.mode;
+      out.changes.push(change);
     }
     return out;
   }
@@ -209,22 +220,23 @@ export class WorkspaceSnapshotter {
     const size = Number(st.size);
     const stamp = `${st.ino}:${st.mtimeNs}:${st.ctimeNs}`;
     if (prev && prev.stamp === stamp && prev.size === size) return prev;
-    if (size > this.budget.maxFileBytes) return { size, stamp, hash: null, why: 'too-large' };
-    if (acc.readBytes + size > this.budget.maxStoreBytes) return { size, stamp, hash: null, why: 'over-budget' };
+    const mode = Number(st.mode) & 0o777;
+    if (size > this.budget.maxFileBytes) return { size, stamp, mode, hash: null, why: 'too-large' };
+    if (acc.readBytes + size > this.budget.maxStoreBytes) return { size, stamp, mode, hash: null, why: 'over-budget' };
     // Never through a symlink or FIFO swapped in since the lstat (read-regular.ts).
     const bytes = await readRegularFile(full);
     if (!bytes) return undefined;
     acc.readBytes += bytes.length;
     const text = bytes.toString('utf8');
-    if (!Buffer.from(text, 'utf8').equals(bytes)) return { size, stamp, hash: null, why: 'binary' };
-    if (!budget) return { size, stamp, hash: await this.#blobs.put(text) };
+    if (!Buffer.from(text, 'utf8').equals(bytes)) return { size, stamp, mode, hash: null, why: 'binary' };
+    if (!budget) return { size, stamp, mode, hash: await this.#blobs.put(text) };
     const hash = contentHash(text);
     if (!(await this.#blobs.has(hash))) {
       // Checked and taken with no await in between: applies run 32 files at once on one budget.
-      if (bytes.length > budget.left) return { size, stamp, hash: null, why: 'over-budget' };
+      if (bytes.length > budget.left) return { size, stamp, mode, hash: null, why: 'over-budget' };
       budget.left -= bytes.length;
     }
-    return { size, stamp, hash: await this.#blobs.put(text, hash) };
+    return { size, stamp, mode, hash: await this.#blobs.put(text, hash) };
   }
 
   /** Stored content by its hash; undefined when the store does not hold it. */
@@ -248,7 +260,12 @@ export class WorkspaceSnapshotter {
     if (!Buffer.from(text, 'utf8').equals(bytes)) return unhashed('binary');
     const hash = contentHash(text);
     if (disk?.hash === hash) return disk;
-    return { size, stamp, hash: await this.#blobs.put(text, hash) };
+    return {
+      size,
+      stamp,
+      ...(disk?.mode === undefined ? {} : { mode: disk.mode }),
+      hash: await this.#blobs.put(text, hash),
+    };
   }
 }
 
@@ -316,6 +333,7 @@ export async function recordShellChanges(
           beforeHash,
           resultHash,
           source,
+          beforeMode: c.beforeMode,
         });
         const records = (plan?.facts ?? []).map((f) => ({ type: f.type, data: f.data }) as ActionLogRecord);
         return { path: c.path, records, contentBytes: c.after === null ? 0 : Buffer.byteLength(c.after) };

@@ -75,6 +75,8 @@ export type RecordedChange = {
   beforeHash: string | null;
   resultHash: string | null;
   source: ChangeSource;
+  /** The file's permission bits before the change: a deletion's entry keeps them (`LogEntry.mode`). */
+  beforeMode?: number | undefined;
 };
 
 type Kept = { path: string; reason: string };
@@ -158,6 +160,7 @@ export function planRecord(change: RecordedChange, logs: LogView[], env: PlanEnv
       else agents = [change.agentId]; // re-created or deleted outside: tracking restarts
     }
     const entry = makeEntry(base, change.resultHash, agents);
+    if (entry?.status === 'deleted' && change.beforeMode !== undefined) entry.mode = change.beforeMode & 0o777;
     facts.push({
       type: 'action-log.change.recorded',
       agentId: log.agentId as UnstampedFact['agentId'],

@@ -115,7 +115,13 @@ export function planReject(
       }
       remember(log.agentId, path, e);
       own.push({ path, entry: null });
-      writes.push({ path, content: text(env, e.baseHash), from: null });
+      // With the mode it had when deleted (`LogEntry.mode`; the process's default when the log did not keep one).
+      writes.push({
+        path,
+        content: text(env, e.baseHash),
+        from: null,
+        ...(e.mode === undefined ? {} : { mode: e.mode }),
+      });
       reply.restored.push(path);
       undo.files.push({ path, beforeHash: null, afterHash: e.baseHash, createdDeleted: false, left: null });
       followRelated(path, (re, desc) => (desc ? null : makeEntry(re.baseHash, e.baseHash, re.agents)));

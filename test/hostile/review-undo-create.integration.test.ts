@@ -128,3 +128,40 @@ describe('hostile: what an undo creates again', () => {
     }
   }, 30_000);
 });
+
+describe('hostile: what a reject restores', () => {
+  let rt: TestRuntime | undefined;
+  afterEach(async () => {
+    await rt?.dispose();
+    rt = undefined;
+  });
+
+  it("brings a file an agent's shell deleted back with its mode, in the agent's log and its parent's", async () => {
+    // Until 8 December the log kept no mode: a 0755 script came back 0644 and a 0600 secret world-readable. The
+    // bits a setuid agent left on a file before deleting it are not given back (only 0777's).
+    rt = await startTestRuntime({ mode: 'embedded' });
+    const ws = rt.workspace;
+    const mode = (f: string) => (statSync(join(ws, f)).mode & 0o7777).toString(8);
+    writeFileSync(join(ws, 'run.sh'), '#!/bin/sh\necho run\n', { mode: 0o755 });
+    writeFileSync(join(ws, '.env'), 'TOKEN=CANARY\n', { mode: 0o600 });
+    writeFileSync(join(ws, 'kid.sh'), '#!/bin/sh\necho kid\n', { mode: 0o750 });
+    writeFileSync(join(ws, 'suid.sh'), '#!/bin/sh\n', { mode: 0o755 });
+    ok(await rt.call('agent.spawn', { label: 'kid', agentId: 'kid' }));
+    const open = async (agentId: string) =>
+      (ok(await rt!.call('terminal.open', {}, { agentId })) as { terminalId: string }).terminalId;
+    const [main, kid] = [await open('main'), await open('kid')];
+    ok(await rt.call('terminal.exec', { terminalId: main, command: 'true' }));
+    ok(await rt.call('terminal.exec', { terminalId: kid, command: 'true' }, { agentId: 'kid' }));
+    ok(await rt.call('terminal.exec', { terminalId: main, command: 'chmod 4755 suid.sh && rm run.sh .env suid.sh' }));
+    ok(await rt.call('terminal.exec', { terminalId: kid, command: 'rm kid.sh' }, { agentId: 'kid' }));
+    const reply = ok(await rt.call('review.reject', {}));
+    expect((reply['restored'] as string[]).map((p) => p.slice(ws.length + 1)).sort()).toEqual([
+      '.env',
+      'kid.sh',
+      'run.sh',
+      'suid.sh',
+    ]);
+    expect([mode('run.sh'), mode('.env'), mode('kid.sh'), mode('suid.sh')]).toEqual(['755', '600', '750', '755']);
+    expect(readFileSync(join(ws, '.env'), 'utf8')).toBe('TOKEN=CANARY\n');
+  }, 60_000);
+});

@@ -59,8 +59,14 @@ export class PlanWorld {
     ids.forEach((id, i) => this.parents.set(id, i === 0 ? (this.parents.get(id) ?? null) : ids[i - 1]!));
   }
 
-  /** The agent changes `path` on disk to `after` and the change is recorded. */
-  write(agentId: string, path: string, after: string | null, source: ChangeSource = { kind: 'edit' }): Plan<null> {
+  /** The agent changes `path` on disk to `after` and the change is recorded (`beforeMode`: the file's mode before). */
+  write(
+    agentId: string,
+    path: string,
+    after: string | null,
+    source: ChangeSource = { kind: 'edit' },
+    beforeMode?: number,
+  ): Plan<null> {
     const before = this.disk[path] ?? null;
     this.disk[path] = after;
     const lineage = [agentId, ...this.ancestors(agentId)];
@@ -81,6 +87,7 @@ export class PlanWorld {
         beforeHash,
         resultHash: this.hashOf(after),
         source,
+        beforeMode,
       },
       logs,
       { texts, hash: sha256 },

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import {
   SHELL_RECORDS_BYTES,
   type ShellRecords,
@@ -37,6 +37,7 @@ describe('workspace snapshots of shell side effects', () => {
       f.write('src/a.ts', 'export const a = 1;\n');
       f.write('src/b.ts', 'export const b = 2;\n');
       f.write('README.md', '# hi\n');
+      chmodSync(f.p('src/b.ts'), 0o750);
       const initial = f.tree();
       const snapper = new WorkspaceSnapshotter({ blobs: f.blobs });
       const before = await snapper.snapshot(f.ws);
@@ -52,8 +53,9 @@ describe('workspace snapshots of shell side effects', () => {
             status: 'modified',
             before: 'export const a = 1;\n',
             after: 'export const a = 42;\n',
+            beforeMode: statSync(f.p('src/a.ts')).mode & 0o777,
           },
-          { path: f.p('src/b.ts'), status: 'deleted', before: 'export const b = 2;\n', after: null },
+          { path: f.p('src/b.ts'), status: 'deleted', before: 'export const b = 2;\n', after: null, beforeMode: 0o750 },
         ],
         reportedOnly: [],
       });
@@ -83,6 +85,7 @@ describe('workspace snapshots of shell side effects', () => {
       const reply = await f.service.reject('root');
       expect(reply).toMatchObject({ deleted: [f.p('gen/out.txt')], conflicts: [], kept: [] });
       expect(f.tree()).toEqual(initial); // (the emptied directory gen/ stays)
+      expect(statSync(f.p('src/b.ts')).mode & 0o777).toBe(0o750); // deleted, back with its mode
     },
   );
 

@@ -322,4 +322,22 @@ describe('action-log planning: reject and undo', () => {
       );
     },
   );
+  it('restores a deleted file with the mode it had when deleted (setuid dropped), else the default', () => {
+    const w = new PlanWorld();
+    w.chain('root', 'kid');
+    w.disk['/w/run.sh'] = '#!/bin/sh\n';
+    w.disk['/w/old.txt'] = 'old\n';
+    w.write('kid', '/w/run.sh', null, { kind: 'shell', command: 'rm run.sh' }, 0o4750);
+    w.write('kid', '/w/old.txt', null, { kind: 'shell', command: 'rm old.txt' });
+    for (const id of ['kid', 'root']) {
+      expect(w.view(id).files['/w/run.sh']?.mode).toBe(0o750);
+      expect(w.view(id).files['/w/old.txt']).not.toHaveProperty('mode');
+    }
+    const plan = w.reject('root');
+    expect(plan.writes.map((x) => [x.path, x.mode])).toEqual([
+      ['/w/run.sh', 0o750],
+      ['/w/old.txt', undefined],
+    ]);
+    expect(w.disk['/w/run.sh']).toBe('#!/bin/sh\n');
+  });
 });
