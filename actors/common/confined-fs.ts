@@ -58,8 +58,16 @@ export async function resolveInWorkspace(
   }
 }
 
-/** A file read through the confined walk. */
-export type ConfinedFile = { path: string; bytes: Buffer; mode: number; mtimeMs: number };
+/**
+ * A file read through the confined walk. `stamp`: its inode, size, mtime and ctime as read (`stampOf`): a write
+ * given it replaces the file only while it still has them (`writeConfined`).
+ */
+export type ConfinedFile = { path: string; bytes: Buffer; mode: number; mtimeMs: number; stamp: string };
+
+/** What tells a file changed since it was read: inode, size, mtime and ctime (a chmod or a new link too). */
+export function stampOf(st: { ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
+  return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
 
 /** Refuses what is not a single-link regular file, naming `shown` and saying why. */
 function checkFile(st: { isDirectory(): boolean; isFile(): boolean; nlink: number }, shown: string, verb: string) {
@@ -167,7 +175,8 @@ async function readWalked(
             'Edit a smaller file, or raise domains.edit.maxFileBytes in the runtime config.',
         );
       const bytes = await readAll(fd, st.size);
-      return { path: `${w.dirPath}/${w.name}`, bytes, mode: st.mode & 0o7777, mtimeMs: st.mtimeMs };
+      const file = { path: `${w.dirPath}/${w.name}`, bytes, mode: st.mode & 0o7777, mtimeMs: st.mtimeMs };
+      return { ...file, stamp: stampOf(st) };
     } finally {
       closeSync(fd);
     }
@@ -207,6 +216,9 @@ function checkTarget(dirFd: number, name: string, shown: string): void {
 /**
  * Atomically writes `data` to `given` confined to the roots: the temp file is created and renamed inside the
  * directory reached by the walk (never through a path that could be swapped). Returns the real path written.
+ * `replaces`: the stamp (`stampOf`) of the file the data was made from, checked once the data is staged, just
+ * before the rename: a file written since (a command's) is not lost under it, the write fails as a conflict;
+ * null: the write creates the file and is never put over one made since. Undefined: replaces whatever is there.
  */
 export async function writeConfined(
   roots: readonly string[],
@@ -215,6 +227,7 @@ export async function writeConfined(
   mode?: number,
   shown = given,
   expected?: string,
+  replaces?: string | null,
 ): Promise<{ path: string; mtimeMs: number }> {
   // `dir/` names a directory: the walk drops the empty last part and would write a file `dir`.
   if (/\/\.?$/.test(given)) throw checkDirectory(shown);
@@ -233,8 +246,26 @@ export async function writeConfined(
       );
     }
     checkTarget(w.dir.fd, w.name, shown);
-    const { mtimeMs } = await atomicWriteIn(w.dir.fd, w.name, data, mode);
-    return { path: `${w.dirPath}/${w.name}`, mtimeMs };
+    if (replaces === undefined) {
+      const { mtimeMs } = await atomicWriteIn(w.dir.fd, w.name, data, mode);
+      return { path: `${w.dirPath}/${w.name}`, mtimeMs };
+    }
+    const staged = await stageIn(w.dir.fd, w.name, data, mode, replaces === null);
+    const now = replaces === null ? undefined : lstatNow(atFd(w.dir.fd, w.name));
+    const moved = () =>
+      new RuntimeError(
+        ErrorCode.Conflict,
+        `${JSON.stringify(shown)} ${replaces === null ? 'was created' : 'changed'} on disk while this write was ` +
+          'being made; that file was kept and nothing was written. Read it again and redo the change on it.',
+      );
+    if (replaces !== null && (now === undefined || stampOf(now) !== replaces)) {
+      await staged.discard();
+      throw moved();
+    }
+    await staged.commit().catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'EEXIST' ? moved() : err;
+    });
+    return { path: `${w.dirPath}/${w.name}`, mtimeMs: staged.mtimeMs };
   } catch (err) {
     throw writeFailure(shown, err);
   } finally {

@@ -141,9 +141,19 @@ export async function commitEdit(
   let base = target.file;
   // The file may have moved on disk while the edit streamed: re-apply the edits to what is there now. The
   // same bytes are the base as read (not decoded and hashed again: a 10 MB file's took ~100 ms of this thread).
-  const read = base
-    ? await readConfined(deps.roots, target.path, deps.maxFileBytes, target.display).catch(() => undefined)
-    : undefined;
+  // A file that was not there is looked for too: one a command made meanwhile is not written over (below).
+  let why: unknown;
+  const read = await readConfined(deps.roots, target.path, deps.maxFileBytes, target.display).catch((err) => {
+    why = err;
+    return undefined;
+  });
+  if (!base && read) {
+    throw new RuntimeError(
+      ErrorCode.Conflict,
+      `${target.display} was created on disk since this edit found no file there; nothing was written. Read it ` +
+        'and edit it, or write it again (the write then replaces it, and review shows what it replaced).',
+    );
+  }
   await ctx.actionLog?.read?.(target.path);
   // A big file is hashed on the file thread (`deps.inspect`), not compared here: comparing 10 MB held this thread
   // 20-80 ms on a loaded machine. A thread that died with the bytes fails the commit (retryable), as nothing is
@@ -160,10 +170,11 @@ export async function commitEdit(
   if (base && (!read || (!unchanged && !now))) {
     // Gone, grown past the limit, or no longer text since it was read: writing the edit onto the old base would
     // silently undo whatever changed it (and review would show a change from a base the disk no longer had).
+    const reason = why instanceof RuntimeError ? ` (${why.message})` : '';
     throw new RuntimeError(
       ErrorCode.Conflict,
-      `${target.display} changed on disk since the edit read it and cannot be read as text now; nothing was ` +
-        'written. Please read the file again to get the current content.',
+      `${target.display} changed on disk since the edit read it and cannot be read as text now${reason}; ` +
+        'nothing was written. Please read the file again to get the current content.',
     );
   }
   if (base && now && now.hash !== base.hash) {
@@ -210,7 +221,11 @@ export async function commitEdit(
     });
     // Confined again at write time: the path is walked from the root without following symlinks out, and must
     // still lead where it did when the target was resolved (and judged).
-    ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, base?.mode, target.display, target.path));
+    // With the mode the file has now (a chmod while the edit streamed is kept), and only over the very file read
+    // just now, or where none is: a command's write or new file meanwhile is a conflict, never lost under this.
+    const mode = read?.mode ?? base?.mode;
+    const replaces = read?.stamp ?? null;
+    ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, mode, target.display, target.path, replaces));
     if (progress) progress.written = true;
   }
   deps.seen.set(s.agentId, target.path, { hash: resultHash, mtimeMs });
@@ -309,7 +324,9 @@ export function encodeFor(
     const bytes = encodeText(content, format);
     return { bytes, hash: sha256(bytes) };
   }
-  if (!format.bom) return { bytes: encoded.bytes, hash: encoded.sha256 };
+  if (!format.bom || encoded.bytes.subarray(0, BOM.length).equals(BOM)) {
+    return { bytes: encoded.bytes, hash: encoded.sha256 };
+  }
   const bytes = Buffer.concat([BOM, encoded.bytes]);
   return { bytes, hash: sha256(bytes) };
 }

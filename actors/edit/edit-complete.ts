@@ -45,7 +45,8 @@ export async function completeSession(deps: CommitDeps, ctx: EditCallContext, s:
   const { target } = s;
   const mismatch = pathMismatch(deps.roots, s, result);
   const failure = mismatch ?? result.failure;
-  const nothing = mismatch !== undefined || (s.mode === 'edit' ? result.outcomes.length === 0 : failure !== undefined);
+  const refused = mismatch !== undefined || (failure !== undefined && 'all' in failure && failure.all === true);
+  const nothing = refused || (s.mode === 'edit' ? result.outcomes.length === 0 : failure !== undefined);
   let written: Omit<AppliedReply, 'message'> | undefined;
   const progress = { written: false };
   if (!nothing) {

@@ -155,16 +155,19 @@ export function detectLineEnding(text: string): LineEnding {
 /**
  * Kernel text → bytes with the file's BOM and line endings: CRLF files get
  * CRLF on every line (inserted ones too), LF files get LF (a model's `\r\n`
- * included), mixed files are written as they are.
+ * included), mixed files are written as they are. A CRLF file's kernel text has every line ending as LF (the
+ * model's new text is made LF before it is applied): a `\r` left in it is the file's own, written back as it
+ * was (`x\r\r\n` lost a `\r` until 8 December). A BOM the text begins with is the file's one BOM, not a second.
  */
 export function encodeText(text: string, format: { bom: boolean; lineEnding: LineEnding }): Buffer {
   const body =
     format.lineEnding === 'crlf'
-      ? text.replace(/\r?\n/g, '\r\n')
+      ? text.replace(/\n/g, '\r\n')
       : format.lineEnding === 'lf'
         ? text.replace(/\r\n/g, '\n')
         : text;
-  return Buffer.from((format.bom ? '\ufeff' : '') + body, 'utf8');
+  const bom = format.bom && body.charCodeAt(0) !== 0xfeff;
+  return Buffer.from((bom ? '\ufeff' : '') + body, 'utf8');
 }
 
 /** Validates that `text` is well-formed (no lone surrogates), so it encodes to valid UTF-8. */

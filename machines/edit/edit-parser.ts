@@ -21,9 +21,12 @@ export type ParsedToolInput = { path?: string; edits?: EditSpec[]; content?: str
 export class ToolInputError extends Error {
   override name = 'ToolInputError';
   readonly offset: number;
-  constructor(offset: number, message: string) {
+  /** The whole input is refused: the edits it completed before the fault are not written either. */
+  readonly all: boolean;
+  constructor(offset: number, message: string, all = false) {
     super(message);
     this.offset = offset;
+    this.all = all;
   }
 }
 
@@ -46,6 +49,8 @@ export class StreamingEditParser {
   readonly #scanner: JsonScanner;
   readonly #edits: EditState[] = [];
   #raw = '';
+  /** A key given twice (`#onText`): what `finish` refuses. */
+  #twice: ToolInputError | undefined;
   #content = '';
   #contentEmitted = 0;
   #out: EditEvent[] = [];
@@ -70,6 +75,7 @@ export class StreamingEditParser {
    * Throws `ToolInputError` (naming the offset) when the JSON is malformed or truncated.
    */
   finish(): { events: EditEvent[]; input: ParsedToolInput } {
+    if (this.#twice) throw this.#twice;
     const err = this.#scanner.error;
     if (err)
       throw new ToolInputError(
@@ -130,8 +136,19 @@ export class StreamingEditParser {
     const field = editField(path);
     if (!field) return;
     const s = this.#state(field.index);
+    // A key given twice: JSON parsers disagree on which value counts (the model's own reads the last, this one
+    // streamed the first): refused at finish, never applied as something other than what the model meant.
+    if (field.kind === 'old' ? s.oldDone : s.newDone) {
+      const key = field.kind === 'old' ? 'old_text' : 'new_text';
+      this.#twice ??= new ToolInputError(
+        this.#raw.length,
+        `edits[${field.index}] has "${key}" twice (or "edits" is given twice); nothing was written. Send each ` +
+          'key once.',
+        true,
+      );
+      return;
+    }
     if (field.kind === 'old') {
-      if (s.oldDone) return;
       s.old += text;
       this.#emitOld(field.index, s, end);
       if (!end) return;
@@ -139,7 +156,6 @@ export class StreamingEditParser {
       // new_text may have streamed first: release it now that old_text is complete.
       this.#emitNew(field.index, s, s.newDone);
     } else {
-      if (s.newDone) return;
       s.neu += text;
       if (end) s.newDone = true;
       if (s.oldDone) this.#emitNew(field.index, s, end);

@@ -52,7 +52,10 @@ export type SessionOptions = {
 const INPUT_PER_BYTE = 12;
 const INPUT_FRAMING = 1 << 20;
 
-export type SessionFailure = EditFailure | { index?: number; reason: 'malformed'; message: string; offset: number };
+/** `all`: the whole input is refused, edits completed before the fault included (a key given twice). */
+export type SessionFailure =
+  | EditFailure
+  | { index?: number; reason: 'malformed'; message: string; offset: number; all?: boolean };
 
 export type SessionResult = {
   /** The text to write: the buffer with every applied edit (or the written content). */
@@ -92,6 +95,8 @@ export class EditSessionCore {
   #failure: SessionFailure | undefined;
   #writeDiff: StreamingDiff | undefined;
   #content = '';
+  /** A whole-file write's `\r` held back at a chunk's end (`#lf`). */
+  #whole = { oldCr: false, newCr: false };
   #done = false;
   #inputPath: string | undefined;
   #received = 0;
@@ -151,7 +156,12 @@ export class EditSessionCore {
       }
     } catch (err) {
       if (!(err instanceof ToolInputError)) throw err;
-      this.#failure = { reason: 'malformed', message: err.message, offset: err.offset };
+      this.#failure = {
+        reason: 'malformed',
+        message: err.message,
+        offset: err.offset,
+        ...(err.all ? { all: true } : {}),
+      };
       return [];
     }
     const facts = this.#handle(events);
@@ -204,6 +214,8 @@ export class EditSessionCore {
   }
 
   #onContent(chunk: string, done: boolean, facts: EditFact[]): void {
+    // As a one-shot write's (edit-service.ts): a CRLF file's content is made LF, its endings CRLF when written.
+    chunk = this.#lf(this.#whole, 'newCr', chunk, done);
     this.#content += chunk;
     if (!this.#opts.preview) return;
     this.#writeDiff ??= new StreamingDiff(this.#buffer);
@@ -341,7 +353,7 @@ export class EditSessionCore {
     return this.#active;
   }
 
-  #lf(a: Active, field: 'oldCr' | 'newCr', chunk: string, done: boolean): string {
+  #lf(a: Pick<Active, 'oldCr' | 'newCr'>, field: 'oldCr' | 'newCr', chunk: string, done: boolean): string {
     if (!this.#opts.crlf) return chunk;
     let text = (a[field] ? '\r' : '') + chunk;
     a[field] = !done && text.endsWith('\r');
