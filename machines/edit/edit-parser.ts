@@ -220,8 +220,14 @@ function editField(path: JsonPath): { index: number; kind: 'old' | 'new' } | und
 }
 
 /** Holds back one trailing newline (zed `safe_emit_end_for_edit_text`; escapes are held by the scanner). */
+/**
+ * How much of a streamed text is safe to emit: all but a trailing line ending (`\n`, `\r\n`, or a `\r` whose
+ * `\n` may follow), which the done chunk must hold for its stripping (`finalNewText`): a `\r\n` split over two
+ * chunks left the `\r` written in a mixed file where the one-shot edit stripped it (a review's fuzzer).
+ */
 function safeEnd(text: string): number {
-  return text.endsWith('\n') ? text.length - 1 : text.length;
+  if (text.endsWith('\r\n')) return text.length - 2;
+  return text.endsWith('\n') || text.endsWith('\r') ? text.length - 1 : text.length;
 }
 
 function disagree(): ToolInputError {

@@ -85,6 +85,15 @@ describe("a file's own bytes", () => {
     expect(readFileSync(file('one.txt'), 'latin1')).toBe(content);
   });
 
+  it("a streamed new_text ending in CRLF, split, gives the one-shot edit's bytes (a mixed file)", async () => {
+    // Seed 687729188 of a review's fuzzer: the streamed edit wrote `aa\naa\r\r\n`.
+    writeFileSync(file('m1.txt'), 'aa\naa \r\n');
+    writeFileSync(file('m2.txt'), 'aa\naa \r\n');
+    await service.edit(ctx(), { path: 'm1.txt', edits: [{ oldText: ' ', newText: '\r\n' }] });
+    await stream('m2.txt', JSON.stringify({ edits: [{ old_text: ' ', new_text: '\r\n' }] }));
+    expect(readFileSync(file('m2.txt'), 'latin1')).toBe(readFileSync(file('m1.txt'), 'latin1'));
+  });
+
   it('writes one BOM when a BOM file is written with content that starts with one', async () => {
     writeFileSync(file('b.txt'), '\ufeffhello\n');
     await service.write(ctx(), { path: 'b.txt', content: '\ufeffhello world\n' });
