@@ -5,6 +5,7 @@
  * stopped with the link), and one agent per MCP session: a fresh child of
  * the root agent under the project policy, or an existing agent (`--agent`).
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { clientOn, connect, findRuntime, type SkeinClient } from '../client/index.ts';
 import type { RuntimeMode } from '../../schemas/mode.ts';
@@ -85,8 +86,7 @@ export async function openAgentSession(
   if (options.agentId) {
     agentId = options.agentId;
   } else {
-    const reply = await client.agent(link.rootAgentId).agent.spawn({ label: options.label ?? 'mcp session' });
-    agentId = reply.agentId;
+    agentId = await spawnSessionAgent(client, link.rootAgentId, options.label ?? 'mcp session', options.logger);
     spawned = true;
   }
   const view = await client.agent(agentId).agent.get({});
@@ -122,4 +122,33 @@ export async function openAgentSession(
         .catch((err: unknown) => log.warn({ err }, 'could not complete the session agent'));
     },
   };
+}
+
+/**
+ * The session's agent, spawned as a child of the root by the person who started `skein mcp` (with the data dir's
+ * operator access): where the policy asks before a spawn (the default, `confirm`), this spawn's own ask, and
+ * only it (by the command id its facts carry), is answered `allow_once` here, as the person would with `skein
+ * approvals`. Until 8 December `skein mcp` under the default policy answered no `initialize` and failed after the
+ * ask's deadline (its ask came before the client could be asked). A policy that denies spawns still denies; a
+ * client without the right to answer the root's asks (an agent's credentials) waits for a person, as before.
+ */
+async function spawnSessionAgent(client: SkeinClient, root: string, label: string, logger: Logger): Promise<string> {
+  const id = `c-${randomUUID()}`;
+  const stop = client.agent(root).on('permission.requested', (fact) => {
+    if (fact.causationId !== id || fact.data.tool !== 'spawn_agent') return;
+    void client
+      .agent(root)
+      .permission.decide({ requestId: fact.data.requestId, decision: 'allow_once' })
+      .then(() => logger.info({ requestId: fact.data.requestId }, "allowed this session's own spawn"))
+      .catch((err: unknown) => {
+        logger.warn({ err }, "could not answer this session's spawn: a person must (skein approvals)");
+        process.stderr.write("skein mcp: the session's agent waits for a person to allow it: run skein approvals\n");
+      });
+  });
+  try {
+    const reply = await client.agent(root).agent.spawn({ label }, { id });
+    return reply.agentId;
+  } finally {
+    stop();
+  }
 }
