@@ -135,7 +135,7 @@ export async function openAgentSession(
 async function spawnSessionAgent(client: SkeinClient, root: string, label: string, logger: Logger): Promise<string> {
   const id = `c-${randomUUID()}`;
   const stop = client.agent(root).on('permission.requested', (fact) => {
-    if (fact.causationId !== id || fact.data.tool !== 'spawn_agent') return;
+    if (fact.causationId !== id || fact.data.agentId !== root || fact.data.tool !== 'spawn_agent') return;
     void client
       .agent(root)
       .permission.decide({ requestId: fact.data.requestId, decision: 'allow_once' })
