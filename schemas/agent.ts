@@ -152,7 +152,8 @@ export const AgentWait = defineCommand('agent.wait', {
 export const AgentCancel = defineCommand('agent.cancel', {
   summary:
     'Cancel an agent (the sender or a descendant) and its whole subtree: commands interrupted, terminals ' +
-    'closed, pending permission requests denied, streaming edits cancelled; agent.cancelled facts bottom-up.',
+    'closed, pending permission requests denied, streaming edits cancelled; agent.cancelled facts bottom-up. ' +
+    'The root agent is never cancelled (its cancel cancels every agent below it): the runtime needs it.',
   data: z
     .object({
       agentId: AgentId.optional().describe('Whom to cancel; default: the sender.'),

@@ -276,6 +276,8 @@ export class AgentService {
   async #finish(call: AgentCall, type: 'agent.completed' | 'agent.failed', data: Record<string, unknown>) {
     const agentId = call.agentId;
     const view = this.view(agentId)!;
+    // The root is the runtime's own agent: finished, it would refuse every tool call on this data dir for good.
+    if (view.parentId === null) throw rootCannotFinish(agentId);
     const owner = (view.parentId ?? agentId) as AgentId;
     return this.#deps.locks.run(`agent:${owner}`, async () => {
       const current = this.view(agentId)!;
@@ -331,8 +333,10 @@ export class AgentService {
   async cancel(call: AgentCall, data: { agentId?: AgentId | undefined; reason: string }) {
     const { agentId: target = call.agentId, reason } = data;
     this.#assertInScope(call.agentId, target);
-    // Pre-order reversed: bottom-up.
-    const order = [target, ...this.#deps.directory.descendants(target)].reverse();
+    // Pre-order reversed: bottom-up. The root's own cancel cancels every agent below it and leaves the root (the
+    // runtime's agent: cancelled, it refused every tool call on its data dir for good, a restart too).
+    const root = this.view(target)?.parentId === null;
+    const order = [...(root ? [] : [target]), ...this.#deps.directory.descendants(target)].reverse();
     const cancelled: AgentId[] = [];
     for (const id of order) {
       const view = this.view(id)!;
@@ -381,4 +385,11 @@ export class AgentService {
       );
     }
   }
+}
+
+function rootCannotFinish(agentId: string): InvalidStateError {
+  return new InvalidStateError(
+    `agent '${agentId}' is the root agent: it cannot complete or fail (it would refuse every later tool call on ` +
+      'this data dir, after a restart too). Stop the runtime to end the session (Ctrl-C on skein up).',
+  );
 }

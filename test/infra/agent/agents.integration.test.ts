@@ -261,4 +261,28 @@ describe('agents (embedded): a result nested too deep', () => {
       await rt.dispose();
     }
   });
+  it('never finishes the root: its cancel cancels the agents below it, and it goes on working', async () => {
+    // A person's `skein cancel main` left the data dir refusing every tool call, after a restart too.
+    const rt2 = await startTestRuntime({ mode: 'embedded' });
+    try {
+      ok(await rt2.call('agent.spawn', { label: 'k', agentId: 'k' }));
+      ok(await rt2.call('agent.spawn', { label: 'g', agentId: 'g' }, { agentId: 'k' }));
+      expect(ok(await rt2.call('agent.cancel', { agentId: 'main' }))['cancelled']).toEqual(['g', 'k']);
+      for (const [type, data] of [
+        ['agent.complete', { result: 1 }],
+        ['agent.fail', { error: 'x' }],
+      ] as const) {
+        const r = (await rt2.call(type, data)) as { ok: boolean; error?: { code: string; message: string } };
+        expect([r.ok, r.error?.code, r.error?.message]).toEqual([
+          false,
+          'invalid_state',
+          expect.stringMatching(/root/),
+        ]);
+      }
+      ok(await rt2.call('file.write', { path: 'still-works.txt', content: 'yes\n' }));
+      expect(ok(await rt2.call('agent.get', {}))).toMatchObject({ agentId: 'main', status: 'running' });
+    } finally {
+      await rt2.dispose();
+    }
+  });
 });
