@@ -18,7 +18,11 @@ export const FleetStep: z.ZodType<FleetStep> = z.lazy(() =>
       .object({
         exec: z.string().min(1),
         timeoutMs: z.number().int().min(1).optional(),
-        expectExit: z.number().int().optional(),
+        expectExit: z
+          .number()
+          .int()
+          .optional()
+          .describe('The exit code the step expects (default 0): any other fails the step and its agent.'),
       })
       .strict(),
     z.object({ write: z.object({ path: Path, content: z.string() }).strict() }).strict(),

@@ -147,8 +147,8 @@ export async function runFleet(plan: FleetPlan, options: FleetOptions): Promise<
           command: step.exec,
           ...(step.timeoutMs ? { timeoutMs: step.timeoutMs } : {}),
         });
-        const ok =
-          r.ok && r['status'] === 'exited' && (step.expectExit === undefined || r['exitCode'] === step.expectExit);
+        // A command that fails fails its step (and the agent), unless the plan expects that exit code.
+        const ok = r.ok && r['status'] === 'exited' && r['exitCode'] === (step.expectExit ?? 0);
         record(stepName(step), ok, r.ok ? `${r['status']} exit=${r['exitCode']}` : r.error.message, r);
         continue;
       }

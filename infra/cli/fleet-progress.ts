@@ -16,6 +16,8 @@ export class FleetProgress {
   readonly #now: () => number;
   readonly #started: number;
   readonly #agents = new Map<string, string>();
+  /** Agents outside the run whose asks are shown (`watch`): the plan's answers are not theirs. */
+  readonly #watched = new Set<string>();
 
   constructor(write: (line: string) => void, now: () => number = () => performance.now()) {
     this.#write = write;
@@ -26,6 +28,15 @@ export class FleetProgress {
   /** Whether an agent belongs to this run (its facts are shown). */
   has(agentId: string): boolean {
     return this.#agents.has(agentId);
+  }
+
+  /**
+   * Shows the asks of an agent outside the run that the run waits on: the root's own, to spawn the plan's
+   * agents (a person answers those; the run's wait was silent until 8 December).
+   */
+  watch(agentId: string, label: string): void {
+    this.#agents.set(agentId, label);
+    this.#watched.add(agentId);
   }
 
   agent(a: { agentId: string; label: string; parentId: string }): void {
@@ -53,7 +64,8 @@ export class FleetProgress {
         this.#line(
           agentId,
           `asks ${d['requestId']}: ${d['tool']} ${JSON.stringify(String(d['input']).slice(0, 120))} ` +
-            `(the plan's answers, or \`skein approve ${d['requestId']}\` / \`skein deny ${d['requestId']}\`)`,
+            `(${this.#watched.has(agentId) ? '' : "the plan's answers, or "}` +
+            `\`skein approve ${d['requestId']}\` / \`skein deny ${d['requestId']}\`)`,
         );
         return;
       case 'permission.granted':

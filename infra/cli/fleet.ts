@@ -86,6 +86,7 @@ export async function fleetRun(
     return withClient(opts, async (client, root) => {
       // Progress goes to stderr: stdout stays the report (or --json) that scripts read.
       const progress = new FleetProgress((line) => process.stderr.write(`${line}\n`));
+      progress.watch(root, 'root');
       const facts = client.bus.subscribe(subjectPatterns.allEvents, (msg) => {
         try {
           progress.fact(decodeFact(msg.subject, msg.data));
@@ -98,6 +99,8 @@ export async function fleetRun(
         runFleet(plan, {
           bus: client.bus,
           root,
+          // No call waits past the run's own limit: an ask still open then is withdrawn, never run later.
+          ...(timeoutMs === undefined ? {} : { timeoutMs }),
           onAgent: (a) => progress.agent(a),
           onStepStart: (agentId, step) => progress.stepStarted(agentId, step),
           onStep: (agentId, s) => progress.stepDone(agentId, s),

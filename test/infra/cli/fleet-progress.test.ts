@@ -54,6 +54,13 @@ describe('FleetProgress', () => {
     ]);
   });
 
+  it("shows the root's own asks to spawn the plan's agents: a person answers them, not the plan", () => {
+    const { p, lines } = progress();
+    p.watch('main', 'root');
+    p.fact(fact('permission.requested', { requestId: 'p-9', agentId: 'main', tool: 'spawn_agent', input: 'api' }));
+    expect(lines).toEqual(['[+0.0s] main asks p-9: spawn_agent "api" (`skein approve p-9` / `skein deny p-9`)']);
+  });
+
   it('prints a failed step with the tail of its output', () => {
     const { p, lines } = progress();
     p.agent({ agentId: 'a', label: 'api', parentId: 'main' });
