@@ -83,12 +83,48 @@ export function hiddenSubscript(name: string, args: readonly string[]): string |
   if (name === 'printf') word = args.find((a) => a.startsWith('-v') && a.length > 2)?.slice(2) ?? after(['-v']);
   else if (name === 'test') word = after(['-v', '-R']);
   else if (DECLARING.has(name)) word = args.filter((a) => !a.startsWith('-')).find((a) => hidden(a.split('=')[0]));
-  else if (NAMING.has(name)) word = args.find((a) => !a.startsWith('-') && hidden(a));
+  else if (name === 'let')
+    word = args.find(hidden); // every word is arithmetic, `-a[$(x)]` too
+  else if (NAMING.has(name)) word = namedWords(name, args).find(hidden);
   return hidden(word) ? word : undefined;
 }
 
-/** Builtins whose operands are variable names (or, for `let`, arithmetic), all of them. */
+/** Builtins whose operands are variable names, all of them (and `let`, whose words are arithmetic). */
 const NAMING: ReadonlySet<string> = new Set(['read', 'mapfile', 'readarray', 'wait', 'unset', 'let']);
+/** Their options that take a value that is not a name (`read -p '[Y/n] '`: a prompt, refused until 8 December). */
+const VALUE_OPTIONS: Readonly<Record<string, string>> = { read: 'dinNptu', mapfile: 'CcdnOsu', readarray: 'CcdnOsu' };
+/** Their options whose value is a name bash assigns to (`read -a NAME`, `wait -p NAME`). */
+const NAME_OPTIONS: Readonly<Record<string, string>> = { read: 'a', wait: 'p' };
+
+/**
+ * The words a naming builtin reads as variable names: its operands and the values of its name options, not the
+ * values of its other options (a cluster's last option takes the rest of the word, else the next word).
+ */
+function namedWords(name: string, args: readonly string[]): string[] {
+  const values = VALUE_OPTIONS[name] ?? '';
+  const names = NAME_OPTIONS[name] ?? '';
+  const out: string[] = [];
+  for (let k = 0; k < args.length; k++) {
+    const a = args[k]!;
+    if (a === '--') {
+      out.push(...args.slice(k + 1));
+      break;
+    }
+    if (!a.startsWith('-') || a === '-') {
+      out.push(a);
+      continue;
+    }
+    for (let c = 1; c < a.length; c++) {
+      const flag = a[c]!;
+      if (!values.includes(flag) && !names.includes(flag)) continue;
+      const rest = a.slice(c + 1);
+      const value = rest !== '' ? rest : args[++k];
+      if (names.includes(flag) && value !== undefined) out.push(value);
+      break;
+    }
+  }
+  return out;
+}
 /** Builtins whose operands are `name[=value]`: the name is checked, not the value. */
 const DECLARING: ReadonlySet<string> = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
 /** A word holding a subscript with an expansion in it (`a[$(x)]`, `` a[`x`] ``). */

@@ -172,6 +172,12 @@ describe('splitShell: an array subscript with an expansion where a builtin reads
     ["local x=1 'a[$(rm x)]'", 'a[$(rm x)]', 'local'],
     ["unset 'a[$(rm x)]'", 'a[$(rm x)]', 'unset'],
     ["let 'n=a[$(rm x)]'", 'n=a[$(rm x)]', 'let'],
+    ["let '-a[$(rm x)]'", '-a[$(rm x)]', 'let'],
+    ["read -p '[Y/n] ' -a 'a[$(rm x)]'", 'a[$(rm x)]', 'read'],
+    ["read -ra'a[$(rm x)]'", 'a[$(rm x)]', 'read'],
+    ["read -p x -- 'a[$(rm x)]'", 'a[$(rm x)]', 'read'],
+    ["wait -p 'a[$(rm x)]' -n", 'a[$(rm x)]', 'wait'],
+    ["mapfile -d '[' -t 'a[$(rm x)]'", 'a[$(rm x)]', 'mapfile'],
   ])('refuses %j, naming the word', async (src, word, name) => {
     expect((await split(src)).parseError).toBe(
       `the argument ${JSON.stringify(word)} of ${name} holds an array subscript with $, \` or a name, which ` +
@@ -189,6 +195,11 @@ describe('splitShell: an array subscript with an expansion where a builtin reads
       'declare -a arr',
       "unset 'a[3]'",
       'printf -v out %s x',
+      // Option values that are not names: a prompt, a delimiter (README's own `[Y/n]` prompt was refused).
+      "read -r -p '[Y/n] ' x",
+      "read -rp '[y/N] ' -t 5 answer",
+      "read -p'[x] ' y",
+      "mapfile -d '[' -t lines",
     ])
       expect((await split(src)).parseError, src).toBeUndefined();
   });
