@@ -88,7 +88,10 @@ export function planEdit(
   if (found.matches.length === 0) return { index, reason: 'unresolved', message: editErrors.noMatch(index, stale) };
   if (found.matches.length > 1) {
     const lines = found.matches.map((m) => rowOf(starts, m.range.start) + 1);
-    return { index, reason: 'ambiguous', message: editErrors.ambiguous(index, lines, found.more), lines };
+    const shared = new Set(lines).size < lines.length;
+    const columns = shared ? found.matches.map((m, i) => m.range.start - starts[lines[i]! - 1]! + 1) : undefined;
+    const message = editErrors.ambiguous(index, lines, found.more, columns);
+    return { index, reason: 'ambiguous', message, lines };
   }
   const match = found.matches[0]!;
   const exact = found.kind === 'exact';

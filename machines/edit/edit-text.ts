@@ -242,8 +242,10 @@ export const editErrors = {
     `Could not find matching text for edit at index ${index}. The old_text did not match any content in the file.` +
     `${stale ? ' The file has changed on disk since you last read it.' : ''} ` +
     `Please read the file again to get the current content.`,
-  ambiguous: (index: number, lines: readonly number[], more = false) =>
-    `Edit ${index} matched multiple locations in the file at lines: ${lines.join(', ')}${more ? ' and more' : ''}. ` +
+  /** `columns` (1-based) where two matches share a line (a minified file's one line): "1 (column 5), 1 (…)". */
+  ambiguous: (index: number, lines: readonly number[], more = false, columns?: readonly number[]) =>
+    `Edit ${index} matched multiple locations in the file at lines: ` +
+    `${lines.map((l, i) => (columns ? `${l} (column ${columns[i]})` : l)).join(', ')}${more ? ' and more' : ''}. ` +
     `Please provide more context in old_text to uniquely identify the location.`,
   tooLarge: (index: number, queryLines: number, bufferLines: number) =>
     `Could not find matching text for edit at index ${index}. The old_text does not occur exactly in the file, ` +

@@ -66,6 +66,13 @@ describe('applyEdits', () => {
     });
   });
 
+  it('ambiguity on one line (a minified file) names the columns', () => {
+    expect(applyEdits('f(a);g(a);\n', [{ oldText: '(a)', newText: '(b)' }]).failure?.message).toBe(
+      'Edit 0 matched multiple locations in the file at lines: 1 (column 2), 1 (column 7). Please ' +
+        'provide more context in old_text to uniquely identify the location.',
+    );
+  });
+
   it('refuses empty old_text, a no-op and an empty edit list', () => {
     expect(applyEdits('a', [{ oldText: '', newText: 'b' }]).failure?.message).toBe(
       'Could not find matching text for edit at index 0. The old_text is empty. Put ' +
