@@ -7,7 +7,8 @@
  * the last sequence and MAC, moved after every durable batch. At open a line
  * the host did not write (no MAC, a wrong one, or out of chain), a changed or
  * removed line, a shorter or missing log, or a missing key or seal stops the
- * host with an error that says what changed and how to recover: a fresh log
+ * host with an error that says what changed and how to recover (a key with no
+ * seal and no sealed line is a first start cut short, finished): a fresh log
  * is never begun silently. The one exception is a last line past the sealed
  * sequence (never acknowledged: a power loss mid-batch leaves half a line or
  * NULs before its newline): it is cut on open, never read as a fact. What it
@@ -75,7 +76,9 @@ export class JsonlSeal {
       );
     if (!hasKey || !hasState) {
       const sealedLine = lines?.find((l) => MAC_TAIL.test(l.text));
-      if (hasKey || hasState || sealedLine) {
+      // A key without a seal and no sealed line: a first start (or first seal of an older log) stopped between
+      // the two writes below (a full disk, a kill). Nothing was sealed with that key; the start is done again.
+      if (hasState || sealedLine) {
         throw tampered([
           `${hasKey ? statePath : keyPath} is missing${sealedLine ? ` but line ${sealedLine.number} is sealed` : ''}`,
         ]);
@@ -85,6 +88,8 @@ export class JsonlSeal {
       const legacy = verifyChain(lines ?? [], key, { sealedFrom: Number.MAX_SAFE_INTEGER, lastSeq: 0, lastMac: '' });
       if (legacy.changes.length > 0) throw tampered(legacy.changes, 'cannot be sealed (an older skein wrote it)');
       const { lastSeq } = legacy;
+      if (hasKey)
+        log?.warn({ path: keyPath }, 'finishing a first start of the log seal (log-seal.json was never written)');
       if (lastSeq > 0) log?.warn({ path: logPath, lastSeq }, 'sealing an event log written before logs were sealed');
       writePrivate(keyPath, `${key.toString('hex')}\n`);
       const state = { sealedFrom: lastSeq + 1, lastSeq, lastMac: genesis(key) };
@@ -167,6 +172,9 @@ export function checkJsonlSeal(logPath: string, dir: string): string[] | undefin
   const statePath = join(dir, 'log-seal.json');
   if (!existsSync(keyPath) && !existsSync(statePath)) return undefined;
   if (!existsSync(keyPath) || !existsSync(statePath)) {
+    const sealedLine = existsSync(logPath) && readLines(logPath).some((l) => MAC_TAIL.test(l.text));
+    // A key alone over a log with no sealed line: a first start cut short (the next start finishes it).
+    if (existsSync(keyPath) && !sealedLine) return undefined;
     return [`${existsSync(keyPath) ? statePath : keyPath} is missing`];
   }
   const state = readState(statePath);
