@@ -21,7 +21,7 @@ import { chmod, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import * as z from 'zod';
-import { writePrivate } from './auth/authority.ts';
+import { writeStartFile } from './disk-errors.ts';
 import { LogTamperedError } from './log-seal.ts';
 
 const SealState = z.object({
@@ -91,7 +91,7 @@ export class JsonlSeal {
       if (hasKey)
         log?.warn({ path: keyPath }, 'finishing a first start of the log seal (log-seal.json was never written)');
       if (lastSeq > 0) log?.warn({ path: logPath, lastSeq }, 'sealing an event log written before logs were sealed');
-      writePrivate(keyPath, `${key.toString('hex')}\n`);
+      writeStartFile(keyPath, `${key.toString('hex')}\n`, 'the key of the log seal');
       const state = { sealedFrom: lastSeq + 1, lastSeq, lastMac: genesis(key) };
       const seal = new JsonlSeal(key, statePath, state, log, legacy.tail);
       seal.#save();
@@ -159,7 +159,7 @@ export class JsonlSeal {
   }
 
   #save(): void {
-    writePrivate(this.#statePath, `${JSON.stringify(this.#state)}\n`);
+    writeStartFile(this.#statePath, `${JSON.stringify(this.#state)}\n`, 'the log seal');
   }
 }
 
