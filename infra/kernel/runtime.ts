@@ -29,8 +29,7 @@ import { JetStreamWatchdog } from '../transport/jetstream-watchdog.ts';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { natsServerAvailable, type NatsServerHandle } from '../transport/nats-server.ts';
 import { frameLimit, serveBusOnSocket, type SocketServer } from '../transport/socket-server.ts';
-import { mintSocketToken, operatorTokenPath, socketKey } from '../transport/auth/socket-tokens.ts';
-import { writePrivate } from '../transport/auth/authority.ts';
+import { mintSocketToken, socketKey, writeOperatorToken } from '../transport/auth/socket-tokens.ts';
 import { openNetworkedIdentities, type NetworkedIdentities } from '../transport/auth/networked.ts';
 import { startAuthBroker, type AuthBroker } from '../transport/auth/broker.ts';
 import { FINISHED_FACTS, revokeOnFinish } from '../transport/auth/revoke-on-finish.ts';
@@ -135,9 +134,10 @@ async function startHolding(
         duplicateWindowMs: config.log.duplicateWindowMs,
         sealDir: join(config.dataDir, 'auth'),
       });
+      cleanups.push(() => log.close()); // a start that fails from here on closes the log's files
       socketPath = join(config.dataDir, 'skein.sock');
       key = socketKey(config.dataDir);
-      writePrivate(operatorTokenPath(config.dataDir), `${mintSocketToken(key, { kind: 'operator' })}\n`);
+      writeOperatorToken(config.dataDir, key);
       const server = await serveBusOnSocket(embedded, socketPath, {
         key,
         isRevoked: (agentId) => finished(agentId),

@@ -103,7 +103,8 @@ export class JsonlLog implements EventLog {
       const older = loadAndRepair(`${stream.path}.1`, this.#options.log).facts.at(-1);
       if (older) stream.seq = older.seq;
     }
-    const loaded = loadAndRepair(stream.path, this.#options.log);
+    const tail = name === 'events' ? this.#seal?.tail : undefined;
+    const loaded = loadAndRepair(stream.path, this.#options.log, tail);
     for (const fact of loaded.facts) {
       stream.seq = fact.seq;
       stream.lastBySubject.set(fact.subject, fact.seq);

@@ -7,9 +7,13 @@
  * the last sequence and MAC, moved after every durable batch. At open a line
  * the host did not write (no MAC, a wrong one, or out of chain), a changed or
  * removed line, a shorter or missing log, or a missing key or seal stops the
- * host with an error that says what changed and how to recover: a fresh log
- * is never begun silently. What it cannot stop is a process of the same user
- * that reads the key (see README, "Known limits").
+ * host with an error that says what changed and how to recover (a key with no
+ * seal and no sealed line is a first start cut short, finished): a fresh log
+ * is never begun silently. The one exception is a last line past the sealed
+ * sequence (never acknowledged: a power loss mid-batch leaves half a line or
+ * NULs before its newline): it is cut on open, never read as a fact. What it
+ * cannot stop is a process of the same user that reads the key (see README,
+ * "Known limits").
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -17,7 +21,7 @@ import { chmod, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import * as z from 'zod';
-import { writePrivate } from './auth/authority.ts';
+import { writeStartFile } from './disk-errors.ts';
 import { LogTamperedError } from './log-seal.ts';
 
 const SealState = z.object({
@@ -39,12 +43,15 @@ export class JsonlSeal {
   /** The seal file being written (off the event loop), and whether a newer state waits for it. */
   #writing: Promise<void> | undefined;
   #dirty = false;
+  /** A broken last line past the seal, found on open: the log cuts it there (loadAndRepair) and reports it. */
+  readonly tail: UnsealedTail | undefined;
 
-  private constructor(key: Buffer, statePath: string, state: SealState, log?: Logger) {
+  private constructor(key: Buffer, statePath: string, state: SealState, log?: Logger, tail?: UnsealedTail) {
     this.#key = key;
     this.#statePath = statePath;
     this.#state = state;
     this.#log = log;
+    this.tail = tail;
   }
 
   /**
@@ -69,7 +76,9 @@ export class JsonlSeal {
       );
     if (!hasKey || !hasState) {
       const sealedLine = lines?.find((l) => MAC_TAIL.test(l.text));
-      if (hasKey || hasState || sealedLine) {
+      // A key without a seal and no sealed line: a first start (or first seal of an older log) stopped between
+      // the two writes below (a full disk, a kill). Nothing was sealed with that key; the start is done again.
+      if (hasState || sealedLine) {
         throw tampered([
           `${hasKey ? statePath : keyPath} is missing${sealedLine ? ` but line ${sealedLine.number} is sealed` : ''}`,
         ]);
@@ -79,9 +88,12 @@ export class JsonlSeal {
       const legacy = verifyChain(lines ?? [], key, { sealedFrom: Number.MAX_SAFE_INTEGER, lastSeq: 0, lastMac: '' });
       if (legacy.changes.length > 0) throw tampered(legacy.changes, 'cannot be sealed (an older skein wrote it)');
       const { lastSeq } = legacy;
+      if (hasKey)
+        log?.warn({ path: keyPath }, 'finishing a first start of the log seal (log-seal.json was never written)');
       if (lastSeq > 0) log?.warn({ path: logPath, lastSeq }, 'sealing an event log written before logs were sealed');
-      writePrivate(keyPath, `${key.toString('hex')}\n`);
-      const seal = new JsonlSeal(key, statePath, { sealedFrom: lastSeq + 1, lastSeq, lastMac: genesis(key) }, log);
+      writeStartFile(keyPath, `${key.toString('hex')}\n`, 'the key of the log seal');
+      const state = { sealedFrom: lastSeq + 1, lastSeq, lastMac: genesis(key) };
+      const seal = new JsonlSeal(key, statePath, state, log, legacy.tail);
       seal.#save();
       return seal;
     }
@@ -96,7 +108,7 @@ export class JsonlSeal {
     const { lastSeq, lastMac } = checked;
     // Lines past the seal with a valid chain were written by the host just before it stopped (the seal
     // is moved after each batch is durable, not with it).
-    const seal = new JsonlSeal(key, statePath, { ...state, lastSeq, lastMac }, log);
+    const seal = new JsonlSeal(key, statePath, { ...state, lastSeq, lastMac }, log, checked.tail);
     seal.#save();
     return seal;
   }
@@ -147,7 +159,7 @@ export class JsonlSeal {
   }
 
   #save(): void {
-    writePrivate(this.#statePath, `${JSON.stringify(this.#state)}\n`);
+    writeStartFile(this.#statePath, `${JSON.stringify(this.#state)}\n`, 'the log seal');
   }
 }
 
@@ -160,71 +172,96 @@ export function checkJsonlSeal(logPath: string, dir: string): string[] | undefin
   const statePath = join(dir, 'log-seal.json');
   if (!existsSync(keyPath) && !existsSync(statePath)) return undefined;
   if (!existsSync(keyPath) || !existsSync(statePath)) {
+    const sealedLine = existsSync(logPath) && readLines(logPath).some((l) => MAC_TAIL.test(l.text));
+    // A key alone over a log with no sealed line: a first start cut short (the next start finishes it).
+    if (existsSync(keyPath) && !sealedLine) return undefined;
     return [`${existsSync(keyPath) ? statePath : keyPath} is missing`];
   }
   const state = readState(statePath);
   if (!existsSync(logPath)) return state.lastSeq > 0 ? [`the log is gone (sealed up to ${state.lastSeq})`] : [];
-  return verifyChain(readLines(logPath), readKey(keyPath), state).changes;
+  const checked = verifyChain(readLines(logPath), readKey(keyPath), state);
+  // Replay would read that last line; open cuts it.
+  return checked.tail ? [`${checked.tail.change} (the last line: cut on the next start)`] : checked.changes;
 }
+
+/** A line of the log: its number (from 1), its text without the newline, and the byte it starts at. */
+type Line = { number: number; text: string; offset: number };
+
+/**
+ * The last line, past the sealed sequence, when it does not verify: never acknowledged (the seal moves only
+ * after a batch is durable), so it is cut on open and never read as a fact.
+ */
+export type UnsealedTail = { number: number; offset: number; change: string };
+
+type Checked = { changes: string[]; lastSeq: number; lastMac: string; tail?: UnsealedTail | undefined };
 
 /**
  * Walks the MAC chain of `lines`; `changes` names the first line that breaks it, or a log cut short. Only lines
  * before the first sealed one may be unsealed (an older skein wrote them, below `sealedFrom`); every sequence
- * must be a positive integer above the one before it.
+ * must be a positive integer above the one before it. A last line that breaks it after every line up to the
+ * seal's last sequence verified is the `tail` a power loss mid-batch leaves (half a line, NULs, a cut mac, then
+ * a newline): the chain ends before it. Cutting it gives someone editing the file nothing they lacked: lines past
+ * a lagging seal could already be dropped, and the line itself is never taken for a fact.
  */
-function verifyChain(
-  lines: Array<{ number: number; text: string }>,
-  key: Buffer,
-  state: SealState,
-): { changes: string[]; lastSeq: number; lastMac: string } {
+function verifyChain(lines: Line[], key: Buffer, state: SealState): Checked {
   let lastMac = genesis(key);
   let lastSeq = 0;
   let lastLine = 0;
   let sealed = false;
   let sealedMacAtLast: string | undefined;
+  let tail: UnsealedTail | undefined;
   const refuse = (change: string) => ({ changes: [change], lastSeq, lastMac });
   const foreign = 'it was altered, moved, or written by someone other than the host';
-  for (const line of lines) {
+  /** Checks one line and moves the chain past it; else what is wrong with it (the chain is left as it was). */
+  const follow = (line: Line): string | undefined => {
     const match = MAC_TAIL.exec(line.text);
     let seq: number | undefined;
+    let mac = lastMac;
     if (match) {
       const bare = `${line.text.slice(0, match.index)}}`;
-      const expected = chain(key, lastMac, bare);
-      if (match[1] !== expected) {
-        return refuse(
-          `line ${line.number} (sequence ${shownSeq(line.text)}) does not carry the seal the host wrote: ${foreign}`,
-        );
+      mac = chain(key, lastMac, bare);
+      if (match[1] !== mac) {
+        const shown = shownSeq(line.text);
+        return `line ${line.number} (sequence ${shown}) does not carry the seal the host wrote: ${foreign}`;
       }
       // The MAC proves the host wrote these bytes, in encodeLogLine's shape: its sequence leads the line.
       seq = hostSeqOf(bare);
-      lastMac = expected;
-      sealed = true;
     } else {
       const parsed = unsealedSeqOf(line.text);
       if (typeof parsed === 'number' && (sealed || parsed >= state.sealedFrom)) {
-        return refuse(`line ${line.number} (sequence ${parsed}) has no seal: ${foreign}`);
+        return `line ${line.number} (sequence ${parsed}) has no seal: ${foreign}`;
       }
-      if (typeof parsed !== 'number') return refuse(`line ${line.number} is not a fact (${parsed.error}): ${foreign}`);
+      if (typeof parsed !== 'number') return `line ${line.number} is not a fact (${parsed.error}): ${foreign}`;
       seq = parsed;
     }
-    if (seq === undefined) return refuse(`line ${line.number} is not a fact (no sequence): ${foreign}`);
+    if (seq === undefined) return `line ${line.number} is not a fact (no sequence): ${foreign}`;
     if (seq <= lastSeq) {
-      return refuse(
+      return (
         `line ${line.number} (sequence ${seq}) does not follow sequence ${lastSeq} (line ${lastLine}): ` +
-          'a fact was repeated or moved, or written by someone other than the host',
+        'a fact was repeated or moved, or written by someone other than the host'
       );
     }
     lastSeq = seq;
     lastLine = line.number;
-    if (seq === state.lastSeq && match) sealedMacAtLast = lastMac;
+    lastMac = mac;
+    if (match) sealed = true;
+    if (seq === state.lastSeq && match) sealedMacAtLast = mac;
+    return undefined;
+  };
+  for (const [i, line] of lines.entries()) {
+    const change = follow(line);
+    if (change === undefined) continue;
+    if (i < lines.length - 1) return refuse(change);
+    tail = { number: line.number, offset: line.offset, change };
   }
+  // A broken last line that the seal covers (the chain then ends short of it) is refused for what it is.
   if (lastSeq < state.lastSeq) {
-    return refuse(`shorter: last sequence ${lastSeq} (sealed up to ${state.lastSeq})`);
+    return refuse(tail?.change ?? `shorter: last sequence ${lastSeq} (sealed up to ${state.lastSeq})`);
   }
   if (state.lastSeq >= state.sealedFrom && sealedMacAtLast !== state.lastMac) {
-    return refuse(`the line at sequence ${state.lastSeq} is not the one sealed`);
+    return refuse(tail?.change ?? `the line at sequence ${state.lastSeq} is not the one sealed`);
   }
-  return { changes: [], lastSeq, lastMac };
+  return { changes: [], lastSeq, lastMac, tail };
 }
 
 function chain(key: Buffer, prev: string, line: string): string {
@@ -254,10 +291,17 @@ function readState(path: string): SealState {
 }
 
 /** The whole lines of `path`; a torn last one (no newline: never acknowledged) is cut on open, not judged. */
-function readLines(path: string): Array<{ number: number; text: string }> {
-  const pieces = readFileSync(path, 'utf8').split('\n');
-  pieces.pop();
-  return pieces.map((text, i) => ({ number: i + 1, text })).filter((l) => l.text !== '');
+function readLines(path: string): Line[] {
+  const buffer = readFileSync(path);
+  const lines: Line[] = [];
+  let offset = 0;
+  for (let number = 1; ; number++) {
+    const end = buffer.indexOf(0x0a, offset);
+    if (end === -1) break;
+    if (end > offset) lines.push({ number, text: buffer.toString('utf8', offset, end), offset });
+    offset = end + 1;
+  }
+  return lines;
 }
 
 /** The sequence leading a line the host sealed (`{"seq":N,"subject":…`); undefined if it does not lead. */

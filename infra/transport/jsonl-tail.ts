@@ -5,29 +5,36 @@
  * newline: the process died mid-write) or a glued one (half a fact followed by
  * the next, which happens when a short write was not cut off). Such a tail was
  * never acknowledged; it is cut and reported, never fatal, so `skein up` always
- * starts. A bad line in the middle is reported and skipped, as replay does.
+ * starts. In a sealed log, a last line the seal does not verify (half a line or
+ * NULs before the newline, a cut mac) is cut the same way, even if it decodes.
+ * A bad line in the middle is reported and skipped, as replay does.
  */
 import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { StoredFact } from '../../schemas/index.ts';
 import { decodeLogLine, encodeLogLine } from './codec.ts';
+import type { UnsealedTail } from './jsonl-seal.ts';
 
 export type LoadedLog = { facts: StoredFact[]; bytes: number };
 
-/** Decodes every line of `path`, cutting a damaged tail off the file (reported through `log`). */
-export function loadAndRepair(path: string, log: Logger | undefined): LoadedLog {
+/**
+ * Decodes every line of `path`, cutting a damaged tail off the file (reported through `log`). `unsealed` is a
+ * last line the seal refused (jsonl-seal.ts): it is cut too, even when it decodes, and never read as a fact.
+ */
+export function loadAndRepair(path: string, log: Logger | undefined, unsealed?: UnsealedTail): LoadedLog {
   const buffer = readFileSync(path);
+  const end = unsealed?.offset ?? buffer.length;
   const facts: StoredFact[] = [];
   // Offsets are in bytes: a torn multi-byte character must not shift the cut.
   let good = 0;
   let start = 0;
   let skipped = 0;
   let salvaged: StoredFact | undefined;
-  while (start < buffer.length) {
-    const end = buffer.indexOf(0x0a, start);
-    if (end === -1) break; // torn: no newline
-    const line = buffer.subarray(start, end).toString('utf8');
-    start = end + 1;
+  while (start < end) {
+    const newline = buffer.indexOf(0x0a, start);
+    if (newline === -1) break; // torn: no newline
+    const line = buffer.subarray(start, newline).toString('utf8');
+    start = newline + 1;
     if (line.length === 0) {
       good = start;
       continue;
@@ -38,7 +45,7 @@ export function loadAndRepair(path: string, log: Logger | undefined): LoadedLog 
       good = start;
       continue;
     }
-    if (isLastLine(buffer, start)) {
+    if (isLastLine(buffer, start, end)) {
       // A glued final line: the half fact before the glue was never acknowledged; the whole fact after
       // it may have been (by a version that acked short writes), so it is kept, on a line of its own.
       if (decoded.fact) salvaged = decoded.fact;
@@ -53,10 +60,18 @@ export function loadAndRepair(path: string, log: Logger | undefined): LoadedLog 
     );
   }
   if (good < buffer.length) {
-    log?.warn(
-      { path, bytes: buffer.length - good, lastSeq: facts.at(-1)?.seq ?? 0, skipped },
-      'damaged tail of the event log cut off (never acknowledged: a crash or a full disk mid-write)',
-    );
+    const lastSeq = facts.at(-1)?.seq ?? 0;
+    if (unsealed) {
+      log?.warn(
+        { path, bytes: buffer.length - good, lastSeq, line: unsealed.number, reason: unsealed.change },
+        'unsealed last line of the event log cut off (never acknowledged: a crash mid-write, or not the host)',
+      );
+    } else {
+      log?.warn(
+        { path, bytes: buffer.length - good, lastSeq, skipped },
+        'damaged tail of the event log cut off (never acknowledged: a crash or a full disk mid-write)',
+      );
+    }
     const fd = openSync(path, 'r+');
     try {
       ftruncateSync(fd, good);
@@ -75,8 +90,8 @@ export function loadAndRepair(path: string, log: Logger | undefined): LoadedLog 
   return { facts, bytes: good };
 }
 
-function isLastLine(buffer: Buffer, next: number): boolean {
-  for (let i = next; i < buffer.length; i++) if (buffer[i] !== 0x0a) return false;
+function isLastLine(buffer: Buffer, next: number, end: number): boolean {
+  for (let i = next; i < end; i++) if (buffer[i] !== 0x0a) return false;
   return true;
 }
 

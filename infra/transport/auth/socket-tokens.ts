@@ -10,8 +10,10 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Permissions } from '@nats-io/jwt';
-import { writePrivate } from './authority.ts';
+import { writeStartFile } from '../disk-errors.ts';
 import { agentPermissions, operatorPermissions } from './permissions.ts';
+
+import { operatorTokenPath } from './socket-token-file.ts';
 
 export { clientSocketToken, operatorTokenPath, requireSocketToken } from './socket-token-file.ts';
 
@@ -30,10 +32,15 @@ export function socketKey(dataDir: string): Buffer {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
   const path = join(dir, 'socket.key');
-  if (!existsSync(path)) writePrivate(path, `${randomBytes(32).toString('hex')}\n`);
+  if (!existsSync(path)) writeStartFile(path, `${randomBytes(32).toString('hex')}\n`, 'the socket key');
   const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
   if (key.length !== 32) throw new Error(`${path} is not a socket key (64 hex characters); move it away to make one`);
   return key;
+}
+
+/** Writes the operator's token for `key` to `<data>/auth/operator.token` (0600), for the CLI on this machine. */
+export function writeOperatorToken(dataDir: string, key: Buffer): void {
+  writeStartFile(operatorTokenPath(dataDir), `${mintSocketToken(key, { kind: 'operator' })}\n`, 'the operator token');
 }
 
 /** A token for `identity`: `skt1.<kind>.<agentId|->.<nonce>.<mac>`. */
