@@ -213,6 +213,13 @@ function checkTarget(dirFd: number, name: string, shown: string): void {
   if (st) checkFile(st, shown, 'write');
 }
 
+const CHANGED_WHILE_WRITING = 'changedWhileWriting';
+
+/** Whether `err` is writeConfined's refusal of a file changed (or made) since the stamp it was given. */
+export function changedWhileWriting(err: unknown): boolean {
+  return err instanceof RuntimeError && err.details?.[CHANGED_WHILE_WRITING] === true;
+}
+
 /**
  * Atomically writes `data` to `given` confined to the roots: the temp file is created and renamed inside the
  * directory reached by the walk (never through a path that could be swapped). Returns the real path written.
@@ -257,6 +264,7 @@ export async function writeConfined(
         ErrorCode.Conflict,
         `${JSON.stringify(shown)} ${replaces === null ? 'was created' : 'changed'} on disk while this write was ` +
           'being made; that file was kept and nothing was written. Read it again and redo the change on it.',
+        { details: { [CHANGED_WHILE_WRITING]: true } },
       );
     if (replaces !== null && (now === undefined || stampOf(now) !== replaces)) {
       await staged.discard();

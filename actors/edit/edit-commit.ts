@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { ActionLogRecord, EditFact, EditOutcomeInfo, SyntaxReport } from '../../schemas/edit.ts';
 import { ErrorCode, RuntimeError } from '../../schemas/errors.ts';
 import type { EditId } from '../../schemas/ids.ts';
-import { readConfined, writeConfined } from '../common/confined-fs.ts';
+import { changedWhileWriting, type ConfinedFile, readConfined, writeConfined } from '../common/confined-fs.ts';
 import { cappedDiff, type DiffReport } from './edit-report.ts';
 import { type DiffSide, INSPECT_OFF_THREAD_BYTES, type Stored } from './diff-thread.ts';
 import {
@@ -135,9 +135,67 @@ export async function commitEdit(
   progress?: { written: boolean },
 ): Promise<Omit<AppliedReply, 'message'>> {
   const { target } = s;
-  let content = result.content;
   // Bytes the JSON thread made were checked there (a lone surrogate never becomes bytes).
-  if (!(s.encoded && s.encoded.text === content)) assertWellFormed(content, 'new text');
+  if (!(s.encoded && s.encoded.text === result.content)) assertWellFormed(result.content, 'new text');
+  // A command writing the file between the re-read and the rename (`replaces`) is a conflict the write finds;
+  // read, apply and write again, a few times: a log a command appends to every few ms is still editable.
+  for (let attempt = 1; ; attempt++) {
+    const p = await prepareWrite(deps, ctx, s, result);
+    if (!p.written) return finishCommit(deps, ctx, s, result, partial, p, p.base?.mtimeMs ?? 0);
+    const { base, read, bytes, resultHash } = p;
+    if (base) await deps.storeBlob?.(base.hash, base.bytes);
+    // The new bytes too, before the file changes: review keeps both sides, and a data disk too full to keep them
+    // must refuse the edit before the write (it failed after it, and said nothing was written while it was).
+    await deps.storeBlob?.(resultHash, bytes);
+    // Intent before effect: a host that dies between here and edit.applied leaves this in the log, and the
+    // next start compares the disk with both hashes (infra/edit/reconcile.ts).
+    await ctx.emit({
+      type: 'edit.writing',
+      data: { editId: s.editId, path: target.path, baseHash: base?.hash ?? null, resultHash },
+    });
+    // Confined again at write time: the path is walked from the root without following symlinks out, and must
+    // still lead where it did when the target was resolved (and judged).
+    // With the mode the file has now (a chmod while the edit streamed is kept), and only over the very file read
+    // just now, or where none is: a command's write or new file meanwhile is a conflict, never lost under this.
+    const mode = read?.mode ?? base?.mode;
+    const replaces = read?.stamp ?? null;
+    let mtimeMs: number;
+    try {
+      ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, mode, target.display, target.path, replaces));
+    } catch (err) {
+      if (attempt < WRITE_ATTEMPTS && replaces !== null && changedWhileWriting(err)) continue;
+      throw err;
+    }
+    if (progress) progress.written = true;
+    return finishCommit(deps, ctx, s, result, partial, p, mtimeMs);
+  }
+}
+
+/** Reads, applies and writes this many times before a file a command keeps changing is a conflict. */
+const WRITE_ATTEMPTS = 4;
+
+type Prepared = {
+  base: TextFile | undefined;
+  read: ConfinedFile | undefined;
+  content: string;
+  facts: ContentFacts | undefined;
+  bytes: Buffer;
+  resultHash: string;
+  written: boolean;
+};
+
+/**
+ * The file as it is now and what the commit writes over it: the edits applied again to a file that moved since
+ * the session read it (a write's content as it is), encoded in the file's format.
+ */
+async function prepareWrite(
+  deps: CommitDeps,
+  ctx: EditCallContext,
+  s: CommitSession,
+  result: SessionResult,
+): Promise<Prepared> {
+  const { target } = s;
+  let content = result.content;
   let base = target.file;
   // The file may have moved on disk while the edit streamed: re-apply the edits to what is there now. The
   // same bytes are the base as read (not decoded and hashed again: a 10 MB file's took ~100 ms of this thread).
@@ -204,30 +262,23 @@ export async function commitEdit(
         'Write a smaller file, or raise domains.edit.maxFileBytes in the runtime config.',
     );
   }
-  const created = base === undefined;
-  let mtimeMs = base?.mtimeMs ?? 0;
   // By hash (both are the sha256 of the bytes): comparing 10 MB took 20-80 ms of this thread on a loaded machine.
-  const written = !base || resultHash !== base.hash;
-  if (written) {
-    if (base) await deps.storeBlob?.(base.hash, base.bytes);
-    // The new bytes too, before the file changes: review keeps both sides, and a data disk too full to keep them
-    // must refuse the edit before the write (it failed after it, and said nothing was written while it was).
-    await deps.storeBlob?.(resultHash, bytes);
-    // Intent before effect: a host that dies between here and edit.applied leaves this in the log, and the
-    // next start compares the disk with both hashes (infra/edit/reconcile.ts).
-    await ctx.emit({
-      type: 'edit.writing',
-      data: { editId: s.editId, path: target.path, baseHash: base?.hash ?? null, resultHash },
-    });
-    // Confined again at write time: the path is walked from the root without following symlinks out, and must
-    // still lead where it did when the target was resolved (and judged).
-    // With the mode the file has now (a chmod while the edit streamed is kept), and only over the very file read
-    // just now, or where none is: a command's write or new file meanwhile is a conflict, never lost under this.
-    const mode = read?.mode ?? base?.mode;
-    const replaces = read?.stamp ?? null;
-    ({ mtimeMs } = await writeConfined(deps.roots, target.path, bytes, mode, target.display, target.path, replaces));
-    if (progress) progress.written = true;
-  }
+  return { base, read, content, facts, bytes, resultHash, written: !base || resultHash !== base.hash };
+}
+/** After the write (or none, the bytes unchanged): the diff, the syntax check and `edit.applied`, replied. */
+async function finishCommit(
+  deps: CommitDeps,
+  ctx: EditCallContext,
+  s: CommitSession,
+  result: SessionResult,
+  partial: boolean,
+  p: Prepared,
+  mtimeMs: number,
+): Promise<Omit<AppliedReply, 'message'>> {
+  const { target } = s;
+  const { base, content, facts, bytes, resultHash, written } = p;
+  const created = base === undefined;
+  const format = base ?? { bom: false, lineEnding: 'mixed' as const };
   deps.seen.set(s.agentId, target.path, { hash: resultHash, mtimeMs });
   // The diff thread reads its own copies where it can, checked by hash: the base as the blob store keeps it
   // (stored above, when the bytes changed) and the bytes just written.

@@ -1,6 +1,7 @@
 /**
  * What an edit's commit does to the disk around it. A review of 8 December found, with real files:
- * - a command's write between the commit's re-read and its rename was lost under the edit, silently;
+ * - a command's write between the commit's re-read and its rename was lost under the edit, silently (the edits
+ *   are now applied again over it, three tries, then a conflict);
  * - a streamed write to a path no file had at `begin` was renamed over the file a command made there meanwhile,
  *   and recorded as a creation (a reject would then delete the command's file);
  * - a chmod while an edit streamed was undone by the write (the mode read at `begin` was written back);
@@ -24,21 +25,29 @@ async function stream(path: string, json: string, mode?: 'write') {
 }
 
 describe('an edit and a command writing the same file', () => {
-  it("fails as a conflict when the file changes after the commit's re-read; the command's write stays", async () => {
-    writeFileSync(file('r.txt'), 'one\ntwo\n');
+  /** An EditService whose blob store write (inside the commit's window) runs `during` (n from 0). */
+  const racing = (during: (n: number) => void) => {
     let n = 0;
-    // The blob store's write is inside the window (after the re-read, before the rename).
-    const svc = new EditService({
+    return new EditService({
       workspaceRoots: { a1: [ws] },
       maxFileBytes: 1_000_000,
-      storeBlob: () => {
-        if (n++ === 0) writeFileSync(file('r.txt'), `one\ntwo\n${CANARY}`);
-      },
+      storeBlob: () => during(n++),
     });
+  };
+
+  it("applies the edits again over a write made after the commit's re-read: the command's line stays", async () => {
+    writeFileSync(file('r.txt'), 'one\ntwo\n');
+    const svc = racing((n) => n === 0 && writeFileSync(file('r.txt'), `one\ntwo\n${CANARY}`));
+    await svc.edit(ctx(), { path: 'r.txt', edits: [{ oldText: 'two', newText: 'TWO' }] });
+    expect(readFileSync(file('r.txt'), 'utf8')).toBe(`one\nTWO\n${CANARY}`);
+  });
+
+  it('fails as a conflict when the file changes under every try; the last write stays', async () => {
+    writeFileSync(file('r.txt'), 'one\ntwo\n');
+    const svc = racing((n) => writeFileSync(file('r.txt'), `one\ntwo\n${CANARY}${n}\n`));
     const err = await failure(svc.edit(ctx(), { path: 'r.txt', edits: [{ oldText: 'two', newText: 'TWO' }] }));
-    expect(err.code).toBe('conflict');
-    expect(err.message).toContain('changed on disk while this write was being made');
-    expect(readFileSync(file('r.txt'), 'utf8')).toBe(`one\ntwo\n${CANARY}`);
+    expect([err.code, err.message]).toEqual(['conflict', expect.stringContaining('changed on disk while this write')]);
+    expect(readFileSync(file('r.txt'), 'utf8')).toMatch(new RegExp(`^one\ntwo\n${CANARY}\\d+\n$`));
     expect(facts.some((f) => f.type === 'edit.applied')).toBe(false);
   });
 
