@@ -8,7 +8,7 @@
 import { pino } from 'pino';
 import { authDir, startAuthBroker } from '../transport/auth/broker.ts';
 import { clientAuth, type ClientAuth } from '../transport/auth/client-auth.ts';
-import { createWriteStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { encodeLogLine } from '../transport/codec.ts';
 import { AGGREGATES } from '../kernel/domains.ts';
@@ -23,6 +23,7 @@ import { replay, type FactSource } from '../kernel/replay.ts';
 import { screenAt, ScreenReplayError, type StreamReader } from '../terminal/screen-replay.ts';
 import { readRuntimeInfo } from '../kernel/runtime.ts';
 import { factLine } from './fact-line.ts';
+import { checkExportTarget, openExport, type ExportFile } from './replay-export.ts';
 import { action, EXIT, UsageError } from './output.ts';
 import { clientTarget } from './target.ts';
 
@@ -54,7 +55,21 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
     if (untilSeq !== undefined && (!Number.isInteger(untilSeq) || untilSeq < 0)) {
       throw new UsageError(`--until '${opts.until}' is not a sequence number`);
     }
-    const source = await openSource(opts, untilSeq);
+    if (opts.export) {
+      const dataDir = opts.fromFile ? opts.data : clientTarget(opts).dataDir;
+      checkExportTarget(opts.export, {
+        ...(opts.fromFile ? { fromFile: opts.fromFile } : {}),
+        ...(dataDir ? { dataDir } : {}),
+      });
+    }
+    const exportFile = opts.export && !opts.screen ? await openExport(opts.export) : undefined;
+    let source: Source;
+    try {
+      source = await openSource(opts, untilSeq);
+    } catch (err) {
+      exportFile?.abort();
+      throw err;
+    }
     if (opts.screen) {
       try {
         return await printScreen(source, opts.screen, opts);
@@ -64,7 +79,6 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
     }
     try {
       const total = untilSeq ?? (await source.total());
-      const exportStream = opts.export ? createWriteStream(opts.export) : undefined;
       const progress = process.stderr.isTTY && total > 10_000;
       const quiet = opts.digest || opts.export;
       let lastAt = '';
@@ -72,7 +86,7 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
         ...(untilSeq === undefined ? {} : { untilSeq }),
         onFact: (fact) => {
           lastAt = fact.at;
-          if (exportStream) exportStream.write(`${encodeLogLine(fact)}\n`);
+          if (exportFile) exportFile.write(`${encodeLogLine(fact)}\n`);
           else if (!quiet) process.stdout.write(opts.json ? `${JSON.stringify(fact)}\n` : `${factLine(fact)}\n`);
           if (progress && fact.seq % 2000 === 0)
             process.stderr.write(`\rreplaying ${bar(fact.seq, total)} ${fact.seq}/${total}`);
@@ -80,11 +94,9 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
       });
       if (progress) process.stderr.write('\n');
       let outputChunks = 0;
-      if (exportStream) {
-        outputChunks = await exportOutput(source, exportStream, untilSeq === undefined ? undefined : lastAt);
-        await new Promise<void>((resolve, reject) =>
-          exportStream.end((err?: Error | null) => (err ? reject(err) : resolve())),
-        );
+      if (exportFile) {
+        outputChunks = await exportOutput(source, exportFile, untilSeq === undefined ? undefined : lastAt);
+        await exportFile.finish();
       }
       if (opts.digest) process.stdout.write(`${result.digest}\n`);
       else if (opts.export)
@@ -98,6 +110,9 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
             `${result.fold.size} aggregates, digest ${result.digest}\n`,
         );
       return EXIT.ok;
+    } catch (err) {
+      exportFile?.abort();
+      throw err;
     } finally {
       await source.close();
     }
@@ -109,11 +124,11 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
  * `--until` (an event sequence; output is numbered apart) only output up to that fact's time goes in.
  * Returns the number of chunks written.
  */
-async function exportOutput(source: Source, out: NodeJS.WritableStream, untilAt: string | undefined) {
+async function exportOutput(source: Source, out: ExportFile, untilAt: string | undefined) {
   let chunks = 0;
   for await (const fact of source.read({ stream: 'output', onInvalid })) {
     if (untilAt !== undefined && fact.at > untilAt) break;
-    if (!out.write(`${encodeLogLine(fact)}\n`)) await new Promise((resolve) => out.once('drain', resolve));
+    await out.write(`${encodeLogLine(fact)}\n`);
     chunks++;
   }
   return chunks;
