@@ -27,7 +27,7 @@ export const clientCommands = {
     program
       .command('tail')
       .description('Print live facts, one readable line each (output summarized).')
-      .argument('[pattern]', 'subject pattern (default: skein.evt.> and skein.out.>)')
+      .argument('[pattern]', 'subject pattern under skein.evt. or skein.out., e.g. skein.evt.main.> (default: both)')
       .option('--json', 'print raw envelopes as JSON lines')
       .addOption(nats())
       .addOption(data())
