@@ -20,7 +20,11 @@ export async function callCommand(
   await action(async () => {
     let data: unknown;
     try {
-      data = decodeJsonArgument('json argument', json);
+      data = decodeJsonArgument(
+        `the data of ${type}`,
+        json,
+        `give the command's data itself as one JSON argument, e.g. skein call file.read '{"path":"a.txt"}'`,
+      );
     } catch (err) {
       throw new UsageError(`${(err as Error).message}`);
     }
