@@ -14,7 +14,7 @@ export const clientCommands = {
       .command('call')
       .description('Send one command and print the reply (the `nats req` of skein).')
       .argument('<type>', 'command type, e.g. agent.spawn')
-      .argument('[json]', 'the command data as JSON, e.g. \'{"label":"a"}\'', '{}')
+      .argument('[json]', 'the command data as JSON, e.g. \'{"label":"a"}\'; - reads it from stdin (large data)', '{}')
       .option('--agent <id>', 'agent whose subject to send on (default: the root agent)')
       .option('--id <commandId>', 'command id (repeat it to retry idempotently)')
       .option('--timeout <ms>', 'reply timeout in ms', '30000')

@@ -16,7 +16,7 @@ describe('hints for text that is not JSON', () => {
       const out = await runCli(['call', 'runtime.ping', '{bad', '--data', data]);
       expect(out.code).toBe(2);
       expect(out.stderr).toMatch(/^skein: Invalid message on 'the data of runtime\.ping': payload is not JSON \(/);
-      expect(out.stderr).toContain(`give the command's data itself as one JSON argument, e.g. skein call file.read`);
+      expect(out.stderr).toContain(`give the command's data itself as JSON, e.g. skein call file.read`);
       expect(out.stderr).not.toContain('{"data":{}}');
     } finally {
       rmSync(data, { recursive: true, force: true });
