@@ -3,7 +3,8 @@
  * `skein up`: run the runtime until Ctrl-C (SIGINT), SIGTERM or a hangup, then drain and exit 0
  * (stop-signals.ts).
  */
-import { resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { loadConfig } from '../kernel/config.ts';
 import { createLogger } from '../kernel/log.ts';
 import { startRuntime } from '../kernel/runtime.ts';
@@ -39,6 +40,12 @@ export async function up(opts: UpOptions): Promise<void> {
     if ((opts.creds || opts.signingKey) && !opts.nats) {
       throw new UsageError('--creds and --signing-key are for networked mode: add --nats <url>');
     }
+    if (opts.ui && (opts.embedded || opts.nats !== undefined)) {
+      throw new UsageError(
+        `--ui serves the web console through the private broker, not with ${opts.embedded ? '--embedded' : '--nats'}` +
+          ': run `skein up --private --ui` (nats-server must be installed), or drop --ui',
+      );
+    }
     const mode = opts.embedded ? 'embedded' : opts.private ? 'private' : opts.nats ? 'networked' : undefined;
     const config = loadConfig({
       flags: {
@@ -53,6 +60,7 @@ export async function up(opts: UpOptions): Promise<void> {
         mode,
       },
     });
+    checkDataDir(config.dataDir);
     const logger = createLogger({ level: config.logLevel });
     const signals = listenForStop((signal) => {
       logger.warn({ signal }, 'second signal: exiting at once');
@@ -86,6 +94,7 @@ export async function up(opts: UpOptions): Promise<void> {
     );
     let consoleServer: ConsoleServer | undefined;
     if (opts.ui) {
+      // Only a mode found at start (no nats-server on PATH) gets here: --embedded and --nats were refused above.
       if (runtime.auth && info.websocketUrl) consoleServer = await serveConsole(info, runtime.auth.authority, logger);
       else process.stderr.write(`skein up --ui: ${needsBroker(info)}\n`);
     }
@@ -104,4 +113,32 @@ export async function up(opts: UpOptions): Promise<void> {
   });
   // Anything left (a socket linger, a timer) must not keep a stopped runtime alive.
   process.exit(process.exitCode ?? 0);
+}
+
+/** The data dir, or the nearest part of its path that exists, must be a directory: else name the file in the way. */
+function checkDataDir(dataDir: string): void {
+  for (let path = resolve(dataDir); ; path = dirname(path)) {
+    const stat = statOrNothing(path);
+    if (stat === undefined) {
+      if (dirname(path) === path) return;
+      continue;
+    }
+    if (stat.isDirectory()) return;
+    throw new UsageError(
+      path === resolve(dataDir)
+        ? `data dir '${dataDir}' is a file, not a directory: pass --data <dir> (created if missing), ` +
+            'or move the file away'
+        : `data dir '${dataDir}' cannot be created: '${path}' is a file, not a directory; pass --data <dir> elsewhere`,
+    );
+  }
+}
+
+/** A path's stat, or undefined when it (or a parent, ENOTDIR) is missing. */
+function statOrNothing(path: string): ReturnType<typeof statSync> {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw err;
+  }
 }
