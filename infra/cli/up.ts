@@ -3,14 +3,15 @@
  * `skein up`: run the runtime until Ctrl-C (SIGINT), SIGTERM or a hangup, then drain and exit 0
  * (stop-signals.ts).
  */
-import { statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { loadConfig } from '../kernel/config.ts';
 import { createLogger } from '../kernel/log.ts';
 import { startRuntime } from '../kernel/runtime.ts';
 import type { ConsoleServer } from '../ui/server.ts';
 import { action, UsageError } from './output.ts';
 import { listenForStop } from './stop-signals.ts';
+import { upBanner } from './up-banner.ts';
 import { needsBroker, serveConsole } from './ui.ts';
 
 type UpOptions = {
@@ -73,25 +74,8 @@ export async function up(opts: UpOptions): Promise<void> {
     const runtime = await startRuntime(config, logger);
     started = true;
     const { info } = runtime;
-    const where =
-      info.mode === 'embedded'
-        ? `embedded (no broker): log ${config.dataDir}/events.jsonl, clients connect through ${info.socketPath}`
-        : `${info.mode === 'private' ? 'private broker' : 'networked'} at ${info.natsUrl}`;
-    process.stdout.write(
-      [
-        `skein up: mode ${info.mode}, ${where}`,
-        info.host
-          ? `host '${info.host}', workspace ${info.workspace}; root agent '${info.rootAgentId}' served by ` +
-            `${info.rootHost === info.host ? 'this host' : `host '${info.rootHost}'`}`
-          : `root agent '${info.rootAgentId}', workspace ${info.workspace}`,
-        `data dir ${config.dataDir} (log, socket, runtime.json; owner-only; --data or SKEIN_DATA to move it)`,
-        info.natsUrl ? `watch: nats sub --server ${info.natsUrl} 'skein.evt.>'   or: skein tail` : 'watch: skein tail',
-        `try:   skein agents --tree; skein call agent.spawn '{"label":"helper"}' ` +
-          `(tool calls ask first: skein approvals, skein approve <id>)`,
-        'stop:  Ctrl-C',
-        '',
-      ].join('\n'),
-    );
+    const creds = join(config.dataDir, 'auth', 'operator.creds');
+    process.stdout.write(upBanner(info, config.dataDir, info.natsUrl && existsSync(creds) ? creds : undefined));
     let consoleServer: ConsoleServer | undefined;
     if (opts.ui) {
       // Only a mode found at start (no nats-server on PATH) gets here: --embedded and --nats were refused above.
