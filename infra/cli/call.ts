@@ -1,7 +1,8 @@
 /**
  * @module
  * `skein call <type> [json]`: one command, its reply on stdout; exit 0 when
- * `ok`, 1 when refused, 2 for bad usage. While the command waits for someone
+ * `ok`, 1 when refused, 2 for bad usage. The data `-` is read from stdin (past
+ * the OS's limit on one argument, ~128 KiB). While the command waits for someone
  * to answer a permission request, stderr says so (and until when).
  */
 import { randomUUID } from 'node:crypto';
@@ -18,9 +19,16 @@ export async function callCommand(
   opts: { agent?: string; id?: string; timeout: string; nats?: string; data?: string },
 ): Promise<void> {
   await action(async () => {
+    const fromStdin = json === '-';
+    const text = fromStdin ? await readStdin() : json;
     let data: unknown;
     try {
-      data = decodeJsonArgument('json argument', json);
+      data = decodeJsonArgument(
+        fromStdin ? `the data of ${type} on stdin` : `the data of ${type}`,
+        text,
+        'give the command\'s data itself as JSON, e.g. skein call file.read \'{"path":"a.txt"}\' ' +
+          '(or - to read it from stdin)',
+      );
     } catch (err) {
       throw new UsageError(`${(err as Error).message}`);
     }
@@ -44,6 +52,14 @@ export async function callCommand(
       await client.close();
     }
   });
+}
+
+/** All of stdin as UTF-8 (the data `-`); on a terminal, says how to end it. */
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('skein call: reading the data from stdin (end it with Ctrl-D)\n');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**

@@ -14,7 +14,7 @@ export const clientCommands = {
       .command('call')
       .description('Send one command and print the reply (the `nats req` of skein).')
       .argument('<type>', 'command type, e.g. agent.spawn')
-      .argument('[json]', 'the command data as JSON, e.g. \'{"label":"a"}\'', '{}')
+      .argument('[json]', 'the command data as JSON, e.g. \'{"label":"a"}\'; - reads it from stdin (large data)', '{}')
       .option('--agent <id>', 'agent whose subject to send on (default: the root agent)')
       .option('--id <commandId>', 'command id (repeat it to retry idempotently)')
       .option('--timeout <ms>', 'reply timeout in ms', '30000')
@@ -27,7 +27,7 @@ export const clientCommands = {
     program
       .command('tail')
       .description('Print live facts, one readable line each (output summarized).')
-      .argument('[pattern]', 'subject pattern (default: skein.evt.> and skein.out.>)')
+      .argument('[pattern]', 'subject pattern under skein.evt. or skein.out., e.g. skein.evt.main.> (default: both)')
       .option('--json', 'print raw envelopes as JSON lines')
       .addOption(nats())
       .addOption(data())

@@ -7,8 +7,8 @@
  * embedded runtime it writes the agent's socket token instead (a client
  * presents it when SKEIN_SOCKET_TOKEN names the file).
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { AgentId } from '../../schemas/index.ts';
 import { Authority, writePrivate } from '../transport/auth/authority.ts';
 import { mintSocketToken, socketKey } from '../transport/auth/socket-tokens.ts';
@@ -21,6 +21,7 @@ export async function credsCommand(agentId: string, opts: { out?: string; data?:
     if (!AgentId.safeParse(agentId).success) {
       throw new UsageError(`agent id '${agentId}' is not valid: use 1-64 characters from [A-Za-z0-9_-]`);
     }
+    if (opts.out !== undefined) checkOutDir(opts.out);
     const target = clientTarget(opts);
     const authority = Authority.open(join(target.dataDir, 'auth'));
     const embedded = !authority && existsSync(join(target.dataDir, 'auth', 'socket.key'));
@@ -46,11 +47,33 @@ export async function credsCommand(agentId: string, opts: { out?: string; data?:
       ? (await authority.mintAgent(agentId)).creds
       : `${mintSocketToken(socketKey(target.dataDir), { kind: 'agent', agentId })}\n`;
     if (opts.out) {
-      writePrivate(opts.out, text);
+      try {
+        writePrivate(opts.out, text);
+      } catch (err) {
+        throw new Error(`cannot write --out '${opts.out}': ${(err as Error).message}; choose another path`, {
+          cause: err,
+        });
+      }
       process.stderr.write(`wrote ${opts.out} (0600) for agent ${agentId}; revoked when the agent finishes\n`);
     } else {
       process.stdout.write(text);
     }
     return undefined;
   });
+}
+
+/** Before anything is minted: the directory of --out must exist (a missing one was an ENOENT on `<out>.tmp`). */
+function checkOutDir(out: string): void {
+  const dir = dirname(resolve(out));
+  let stat: ReturnType<typeof statSync>;
+  try {
+    stat = statSync(dir, { throwIfNoEntry: false });
+  } catch {
+    stat = undefined; // ENOTDIR: a file on the way
+  }
+  if (stat?.isDirectory()) return;
+  throw new UsageError(
+    `--out '${out}': the directory '${dirname(out)}' ${stat ? 'is not a directory' : 'does not exist'}; ` +
+      'create it first or choose another path',
+  );
 }

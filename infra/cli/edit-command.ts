@@ -38,6 +38,29 @@ const defaultIo: EditCliIo = {
 
 class UsageError extends Error {}
 
+/** What `--edits` holds, said after every error about its shape. */
+const EDITS_SHAPE = 'Expected [{ "oldText": "...", "newText": "..." }, ...] (or { "edits": [...] }).';
+
+/**
+ * Refuses a top-level value that is not a list of edits, before the kernel reads a missing `edits` as none at
+ * all ("The edits array is empty" for one edit object not wrapped in an array).
+ */
+function checkEditsShape(value: unknown, source: string): void {
+  if (Array.isArray(value)) return;
+  const where = `The edits in ${JSON.stringify(source)}`;
+  if (typeof value !== 'object' || value === null) {
+    throw new UsageError(`${where} are ${value === null ? 'null' : `a ${typeof value}`}, not an array. ${EDITS_SHAPE}`);
+  }
+  if ('edits' in value) return;
+  const keys = Object.keys(value);
+  const oneEdit = ['oldText', 'newText', 'old_text', 'new_text'].some((k) => keys.includes(k));
+  throw new UsageError(
+    oneEdit
+      ? `${where} are one edit object, not an array: wrap it in [ ]. ${EDITS_SHAPE}`
+      : `${where} are an object without "edits" (keys: ${keys.slice(0, 5).join(', ') || 'none'}). ${EDITS_SHAPE}`,
+  );
+}
+
 export function registerEditCommands(program: Command, io: EditCliIo = defaultIo): void {
   const edit = program
     .command('edit')
@@ -59,14 +82,18 @@ export function registerEditCommands(program: Command, io: EditCliIo = defaultIo
         let parsed: ReturnType<typeof decodeInput>;
         try {
           const value: unknown = JSON.parse(text);
+          checkEditsShape(value, opts.edits);
           parsed = decodeInput(Array.isArray(value) ? { edits: value } : value, 0);
         } catch (err) {
           if (err instanceof SyntaxError)
             throw new UsageError(
-              `The edits in ${JSON.stringify(opts.edits)} are not valid ` +
-                `JSON (${err.message}). Give [{ "oldText", "newText" }].`,
+              `The edits in ${JSON.stringify(opts.edits)} are not valid JSON (${err.message}). ${EDITS_SHAPE}`,
             );
-          if (err instanceof ToolInputError) throw new UsageError(err.message);
+          if (err instanceof ToolInputError) {
+            // The kernel names the tool's snake_case keys; the CLI documents camelCase (both are accepted).
+            const message = err.message.replaceAll('"old_text"', '"oldText"').replaceAll('"new_text"', '"newText"');
+            throw new UsageError(`${message} ${EDITS_SHAPE}`);
+          }
           throw err;
         }
         const edits = parsed.edits ?? [];

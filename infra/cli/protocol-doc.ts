@@ -65,6 +65,24 @@ The embedded log (\`<data>/events.jsonl\`) and \`skein replay --export\` write o
 { "seq": 1, "subject": "skein.evt.main.agent.main",
   "fact": { "id", "type", "at", "agentId", "causationId", "data" } }
 \`\`\`
+
+## Streaming edits: the tool-call JSON
+
+\`edit.begin\` names the path and the mode; the \`chunk\`s of \`edit.input\` are pieces of one JSON object, the
+tool call as the model writes it, in any split; \`edit.finish\` parses it whole. Edit mode (the default):
+
+\`\`\`json
+{ "path": "src/a.ts", "edits": [{ "old_text": "return 1;", "new_text": "return 2;" }] }
+\`\`\`
+
+\`oldText\` / \`newText\` are accepted too, and \`edits\` may be a JSON string holding the array. Write mode
+(\`"mode": "write"\`) replaces the whole file:
+
+\`\`\`json
+{ "path": "src/a.ts", "content": "export const a = 2;\\n" }
+\`\`\`
+
+\`path\` may be left out; when given it must name the file the edit began on (else nothing is written).
 `;
 
 export function renderProtocolDoc(): string {

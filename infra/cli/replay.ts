@@ -8,21 +8,21 @@
 import { pino } from 'pino';
 import { authDir, startAuthBroker } from '../transport/auth/broker.ts';
 import { clientAuth, type ClientAuth } from '../transport/auth/client-auth.ts';
-import { createWriteStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { encodeLogLine } from '../transport/codec.ts';
 import { AGGREGATES } from '../kernel/domains.ts';
 import type { EventLog } from '../transport/event-log.ts';
 import { JetStreamLog } from '../transport/jetstream-log.ts';
-import { readExportFile } from '../transport/export-file.ts';
-import { readJsonlFile } from '../transport/jsonl-log.ts';
 import { checkJsonlSeal } from '../transport/jsonl-seal.ts';
 import { NatsBus } from '../transport/nats-bus.ts';
 import { isAlive, startNatsServer, stopStaleNatsServer } from '../transport/nats-server.ts';
-import { replay, type FactSource } from '../kernel/replay.ts';
-import { screenAt, ScreenReplayError, type StreamReader } from '../terminal/screen-replay.ts';
+import { replay } from '../kernel/replay.ts';
+import { screenAt, ScreenReplayError } from '../terminal/screen-replay.ts';
 import { readRuntimeInfo } from '../kernel/runtime.ts';
 import { factLine } from './fact-line.ts';
+import { checkExportTarget, openExport, type ExportFile } from './replay-export.ts';
+import { checkIsLog, fileSource, type Source } from './replay-file.ts';
 import { action, EXIT, UsageError } from './output.ts';
 import { clientTarget } from './target.ts';
 
@@ -38,23 +38,27 @@ type ReplayOptions = {
   data?: string;
 };
 
-type Source = {
-  facts: FactSource;
-  /** Any stream, for terminal screens. */
-  read: StreamReader;
-  total: () => Promise<number>;
-  close: () => Promise<void>;
-  /** Why a terminal of the log may have no output in this source: said instead of showing an empty screen. */
-  noOutput: (terminalId: string) => string;
-};
-
 export async function replayCommand(opts: ReplayOptions): Promise<void> {
   await action(async () => {
     const untilSeq = opts.until === undefined ? undefined : Number(opts.until);
     if (untilSeq !== undefined && (!Number.isInteger(untilSeq) || untilSeq < 0)) {
       throw new UsageError(`--until '${opts.until}' is not a sequence number`);
     }
-    const source = await openSource(opts, untilSeq);
+    if (opts.export) {
+      const dataDir = opts.fromFile ? opts.data : clientTarget(opts).dataDir;
+      checkExportTarget(opts.export, {
+        ...(opts.fromFile ? { fromFile: opts.fromFile } : {}),
+        ...(dataDir ? { dataDir } : {}),
+      });
+    }
+    const exportFile = opts.export && !opts.screen ? await openExport(opts.export) : undefined;
+    let source: Source;
+    try {
+      source = await openSource(opts, untilSeq);
+    } catch (err) {
+      exportFile?.abort();
+      throw err;
+    }
     if (opts.screen) {
       try {
         return await printScreen(source, opts.screen, opts);
@@ -64,15 +68,17 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
     }
     try {
       const total = untilSeq ?? (await source.total());
-      const exportStream = opts.export ? createWriteStream(opts.export) : undefined;
       const progress = process.stderr.isTTY && total > 10_000;
       const quiet = opts.digest || opts.export;
       let lastAt = '';
+      let nextSeq = 1;
       const result = await replay(source.facts, AGGREGATES, {
         ...(untilSeq === undefined ? {} : { untilSeq }),
         onFact: (fact) => {
           lastAt = fact.at;
-          if (exportStream) exportStream.write(`${encodeLogLine(fact)}\n`);
+          if (fact.seq > nextSeq) warnGap(source.name, nextSeq, fact.seq);
+          nextSeq = fact.seq + 1;
+          if (exportFile) exportFile.write(`${encodeLogLine(fact)}\n`);
           else if (!quiet) process.stdout.write(opts.json ? `${JSON.stringify(fact)}\n` : `${factLine(fact)}\n`);
           if (progress && fact.seq % 2000 === 0)
             process.stderr.write(`\rreplaying ${bar(fact.seq, total)} ${fact.seq}/${total}`);
@@ -80,11 +86,9 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
       });
       if (progress) process.stderr.write('\n');
       let outputChunks = 0;
-      if (exportStream) {
-        outputChunks = await exportOutput(source, exportStream, untilSeq === undefined ? undefined : lastAt);
-        await new Promise<void>((resolve, reject) =>
-          exportStream.end((err?: Error | null) => (err ? reject(err) : resolve())),
-        );
+      if (exportFile) {
+        outputChunks = await exportOutput(source, exportFile, untilSeq === undefined ? undefined : lastAt);
+        await exportFile.finish();
       }
       if (opts.digest) process.stdout.write(`${result.digest}\n`);
       else if (opts.export)
@@ -98,6 +102,9 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
             `${result.fold.size} aggregates, digest ${result.digest}\n`,
         );
       return EXIT.ok;
+    } catch (err) {
+      exportFile?.abort();
+      throw err;
     } finally {
       await source.close();
     }
@@ -109,11 +116,11 @@ export async function replayCommand(opts: ReplayOptions): Promise<void> {
  * `--until` (an event sequence; output is numbered apart) only output up to that fact's time goes in.
  * Returns the number of chunks written.
  */
-async function exportOutput(source: Source, out: NodeJS.WritableStream, untilAt: string | undefined) {
+async function exportOutput(source: Source, out: ExportFile, untilAt: string | undefined) {
   let chunks = 0;
   for await (const fact of source.read({ stream: 'output', onInvalid })) {
     if (untilAt !== undefined && fact.at > untilAt) break;
-    if (!out.write(`${encodeLogLine(fact)}\n`)) await new Promise((resolve) => out.once('drain', resolve));
+    await out.write(`${encodeLogLine(fact)}\n`);
     chunks++;
   }
   return chunks;
@@ -123,6 +130,7 @@ async function openSource(opts: ReplayOptions, untilSeq: number | undefined): Pr
   const range = untilSeq === undefined ? {} : { untilSeq };
   if (opts.fromFile) {
     if (!existsSync(opts.fromFile)) throw new UsageError(`--from-file '${opts.fromFile}' does not exist`);
+    await checkIsLog(opts.fromFile);
     warnIfUnsealed(opts.fromFile, join(dirname(resolve(opts.fromFile)), 'auth'));
     return fileSource(opts.fromFile, range);
   }
@@ -167,6 +175,16 @@ function warnIfUnsealed(eventsFile: string, sealDir: string): void {
   }
 }
 
+/** Facts missing from the middle of a log (a line deleted from an export): the state replayed lacks them. */
+function warnGap(name: string, expected: number, seq: number): void {
+  const one = seq - 1 === expected;
+  const missing = one ? `fact ${expected} is` : `facts ${expected}-${seq - 1} are`;
+  process.stderr.write(
+    `skein replay: warning: ${missing} missing from ${name} (the sequence jumps from ${expected - 1} to ${seq}); ` +
+      `the state is replayed without ${one ? 'it' : 'them'}\n`,
+  );
+}
+
 const onInvalid = (seq: number, subject: string, err: Error) =>
   process.stderr.write(`skein replay: skipped message ${seq} on ${subject}: ${err.message}\n`);
 
@@ -196,37 +214,6 @@ async function printScreen(source: Source, terminalId: string, opts: ReplayOptio
   return EXIT.ok;
 }
 
-/** Reads any stream of a data dir's JSONL logs. */
-function dataDirReader(dataDir: string): StreamReader {
-  return (options) => {
-    const stream = options.stream ?? 'events';
-    const base = join(dataDir, `${stream}.jsonl`);
-    const files = stream === 'output' && existsSync(`${base}.1`) ? [`${base}.1`, base] : [base];
-    return (async function* () {
-      for (const file of files) if (existsSync(file)) yield* readJsonlFile(file, { ...options, onInvalid });
-    })();
-  };
-}
-
-function fileSource(path: string, range: { untilSeq?: number }, dataDir?: string): Source {
-  return {
-    read: dataDir ? dataDirReader(dataDir) : (options) => readExportFile(path, { ...options, onInvalid }),
-    facts: readExportFile(path, { ...range, onInvalid }),
-    total: async () => {
-      let last = 0;
-      for await (const fact of readExportFile(path, range)) last = fact.seq;
-      return last;
-    },
-    close: async () => undefined,
-    noOutput: dataDir
-      ? (id) => `no output of terminal '${id}' is left in ${dataDir} (output.jsonl is rotated by size)`
-      : (id) =>
-          `'${path}' holds no output of terminal '${id}': it is an event log without terminal output ` +
-          '(a copy of events.jsonl, or an export made before exports carried output); export it again ' +
-          'with `skein replay --export <file>`, or pass --data <dir> of the runtime that ran it',
-  };
-}
-
 async function natsSource(
   url: string,
   range: { untilSeq?: number },
@@ -236,6 +223,7 @@ async function natsSource(
   const bus = await NatsBus.connect(url, 'skein-replay', auth);
   const log: EventLog = await JetStreamLog.open(bus.nc);
   return {
+    name: 'the SKEIN_EVENTS stream',
     read: (options) => log.read({ ...options, onInvalid }),
     facts: (visit) => log.scan({ ...range, onInvalid }, visit),
     total: () => log.lastSeq(),

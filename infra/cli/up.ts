@@ -3,13 +3,15 @@
  * `skein up`: run the runtime until Ctrl-C (SIGINT), SIGTERM or a hangup, then drain and exit 0
  * (stop-signals.ts).
  */
-import { resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { loadConfig } from '../kernel/config.ts';
 import { createLogger } from '../kernel/log.ts';
 import { startRuntime } from '../kernel/runtime.ts';
 import type { ConsoleServer } from '../ui/server.ts';
 import { action, UsageError } from './output.ts';
 import { listenForStop } from './stop-signals.ts';
+import { upBanner } from './up-banner.ts';
 import { needsBroker, serveConsole } from './ui.ts';
 
 type UpOptions = {
@@ -39,6 +41,12 @@ export async function up(opts: UpOptions): Promise<void> {
     if ((opts.creds || opts.signingKey) && !opts.nats) {
       throw new UsageError('--creds and --signing-key are for networked mode: add --nats <url>');
     }
+    if (opts.ui && (opts.embedded || opts.nats !== undefined)) {
+      throw new UsageError(
+        `--ui serves the web console through the private broker, not with ${opts.embedded ? '--embedded' : '--nats'}` +
+          ': run `skein up --private --ui` (nats-server must be installed), or drop --ui',
+      );
+    }
     const mode = opts.embedded ? 'embedded' : opts.private ? 'private' : opts.nats ? 'networked' : undefined;
     const config = loadConfig({
       flags: {
@@ -53,6 +61,7 @@ export async function up(opts: UpOptions): Promise<void> {
         mode,
       },
     });
+    checkDataDir(config.dataDir);
     const logger = createLogger({ level: config.logLevel });
     const signals = listenForStop((signal) => {
       logger.warn({ signal }, 'second signal: exiting at once');
@@ -65,27 +74,11 @@ export async function up(opts: UpOptions): Promise<void> {
     const runtime = await startRuntime(config, logger);
     started = true;
     const { info } = runtime;
-    const where =
-      info.mode === 'embedded'
-        ? `embedded (no broker): log ${config.dataDir}/events.jsonl, clients connect through ${info.socketPath}`
-        : `${info.mode === 'private' ? 'private broker' : 'networked'} at ${info.natsUrl}`;
-    process.stdout.write(
-      [
-        `skein up: mode ${info.mode}, ${where}`,
-        info.host
-          ? `host '${info.host}', workspace ${info.workspace}; root agent '${info.rootAgentId}' served by ` +
-            `${info.rootHost === info.host ? 'this host' : `host '${info.rootHost}'`}`
-          : `root agent '${info.rootAgentId}', workspace ${info.workspace}`,
-        `data dir ${config.dataDir} (log, socket, runtime.json; owner-only; --data or SKEIN_DATA to move it)`,
-        info.natsUrl ? `watch: nats sub --server ${info.natsUrl} 'skein.evt.>'   or: skein tail` : 'watch: skein tail',
-        `try:   skein agents --tree; skein call agent.spawn '{"label":"helper"}' ` +
-          `(tool calls ask first: skein approvals, skein approve <id>)`,
-        'stop:  Ctrl-C',
-        '',
-      ].join('\n'),
-    );
+    const creds = join(config.dataDir, 'auth', 'operator.creds');
+    process.stdout.write(upBanner(info, config.dataDir, info.natsUrl && existsSync(creds) ? creds : undefined));
     let consoleServer: ConsoleServer | undefined;
     if (opts.ui) {
+      // Only a mode found at start (no nats-server on PATH) gets here: --embedded and --nats were refused above.
       if (runtime.auth && info.websocketUrl) consoleServer = await serveConsole(info, runtime.auth.authority, logger);
       else process.stderr.write(`skein up --ui: ${needsBroker(info)}\n`);
     }
@@ -104,4 +97,32 @@ export async function up(opts: UpOptions): Promise<void> {
   });
   // Anything left (a socket linger, a timer) must not keep a stopped runtime alive.
   process.exit(process.exitCode ?? 0);
+}
+
+/** The data dir, or the nearest part of its path that exists, must be a directory: else name the file in the way. */
+function checkDataDir(dataDir: string): void {
+  for (let path = resolve(dataDir); ; path = dirname(path)) {
+    const stat = statOrNothing(path);
+    if (stat === undefined) {
+      if (dirname(path) === path) return;
+      continue;
+    }
+    if (stat.isDirectory()) return;
+    throw new UsageError(
+      path === resolve(dataDir)
+        ? `data dir '${dataDir}' is a file, not a directory: pass --data <dir> (created if missing), ` +
+            'or move the file away'
+        : `data dir '${dataDir}' cannot be created: '${path}' is a file, not a directory; pass --data <dir> elsewhere`,
+    );
+  }
+}
+
+/** A path's stat, or undefined when it (or a parent, ENOTDIR) is missing. */
+function statOrNothing(path: string): ReturnType<typeof statSync> {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw err;
+  }
 }

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { formatIssues, looksLikeFact, parseJson, parseText, shapeProblem } from './wire.ts';
+import { formatIssues, JSON_HINTS, looksLikeFact, parseJson, parseText, shapeProblem } from './wire.ts';
 import {
   CommandEnvelope,
   ErrorCode,
@@ -159,7 +159,7 @@ export function decodeFact(subject: string, payload: Uint8Array | string): Fact 
 
 /** One line of a JSONL log / export: `{ seq, subject, fact }`. */
 export function decodeLogLine(source: string, line: string): StoredFact {
-  const json = parseText(source, line);
+  const json = parseText(source, line, JSON_HINTS.logLine);
   const shape = LogLine.safeParse(json);
   if (!shape.success) throw new InvalidMessageError(ErrorCode.InvalidMessage, source, formatIssues(shape.error));
   const fact = validateFact(shape.data.subject, shape.data.fact);

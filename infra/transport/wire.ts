@@ -39,9 +39,21 @@ export function decodeReply(subject: string, payload: Uint8Array): Reply {
   );
 }
 
-/** Decodes a `{ ... }` JSON object given on a command line (e.g. `skein call x '{"a":1}'`). */
-export function decodeJsonArgument(name: string, text: string): unknown {
-  return parseText(name, text);
+/**
+ * What a "not JSON" error suggests, by where the text came from: a command's body on the wire (the default),
+ * a line of a JSONL log or export.
+ */
+export const JSON_HINTS = {
+  commandBody: 'send a JSON object such as {"data":{}}',
+  logLine: 'each line of a skein event log or export is one {"seq","subject","fact"} object',
+} as const;
+
+/**
+ * Decodes a `{ ... }` JSON object given on a command line (e.g. `skein call x '{"a":1}'`); `hint` says what
+ * the argument should hold.
+ */
+export function decodeJsonArgument(name: string, text: string, hint: string): unknown {
+  return parseText(name, text, hint);
 }
 
 export function encode(value: unknown): Uint8Array {
@@ -86,14 +98,14 @@ export function looksLikeFact(json: unknown): json is Fact {
   );
 }
 
-export function parseJson(subject: string, payload: Uint8Array): unknown {
+export function parseJson(subject: string, payload: Uint8Array, hint: string = JSON_HINTS.commandBody): unknown {
   let text: string;
   try {
     text = decoder.decode(payload);
   } catch (cause) {
     throw new InvalidMessageError(ErrorCode.InvalidJson, subject, 'payload is not valid UTF-8; send JSON text', cause);
   }
-  return parseText(subject, text);
+  return parseText(subject, text, hint);
 }
 
 /**
@@ -134,17 +146,12 @@ export function shapeProblem(value: unknown, max: number): { kind: 'deep' | 'pro
   }
 }
 
-export function parseText(subject: string, text: string): unknown {
+export function parseText(subject: string, text: string, hint: string = JSON_HINTS.commandBody): unknown {
   try {
     return JSON.parse(text);
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message : String(cause);
-    throw new InvalidMessageError(
-      ErrorCode.InvalidJson,
-      subject,
-      `payload is not JSON (${detail}); send a JSON object such as {"data":{}}`,
-      cause,
-    );
+    throw new InvalidMessageError(ErrorCode.InvalidJson, subject, `payload is not JSON (${detail}); ${hint}`, cause);
   }
 }
 

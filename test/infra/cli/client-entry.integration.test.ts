@@ -76,7 +76,7 @@ describe('the fast CLI entry', () => {
       expect(f.code).not.toBe(0);
     }
     // What a few of those say: the argument at fault, and what to do.
-    expect((await fast(['call', 'runtime.ping', '{bad'])).stderr).toMatch(/json argument.*not JSON/);
+    expect((await fast(['call', 'runtime.ping', '{bad'])).stderr).toMatch(/data of runtime\.ping.*not JSON/);
     expect((await fast(['call', 'runtime.ping', '--timeout', 'soon'])).stderr).toMatch(/--timeout 'soon'/);
     expect((await fast(['call', 'runtime.ping', '--data', missing])).stderr).toMatch(/no runtime found.*skein up/);
   }, 300_000);

@@ -368,10 +368,10 @@ describe('frames, arguments and issues', () => {
     expect(failure(() => decodeFrame('{"op":"sub","sid":1,"subject":""}')).message).toMatch(/subject/);
   });
 
-  it('parses a JSON argument, naming it when it is not JSON', () => {
-    expect(decodeJsonArgument('data', '{"a":[1]}')).toEqual({ a: [1] });
-    expect(failure(() => decodeJsonArgument('--data', '{a}')).message).toMatch(
-      /^Invalid message on '--data': payload is not JSON/,
+  it('parses a JSON argument, naming it when it is not JSON, with the hint given for it', () => {
+    expect(decodeJsonArgument('data', '{"a":[1]}', 'h')).toEqual({ a: [1] });
+    expect(failure(() => decodeJsonArgument('--data', '{a}', 'give {"x":1}')).message).toMatch(
+      /^Invalid message on '--data': payload is not JSON \(.*\); give \{"x":1\}$/,
     );
   });
 
