@@ -7,31 +7,13 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Fact, StoredFact } from '../../../schemas/index.ts';
+import type { StoredFact } from '../../../schemas/index.ts';
 import { JsonlLog } from '../../../infra/transport/jsonl-log.ts';
+import { newChildFact } from '../../support/agent-facts.ts';
 import { memoryLogger } from '../../support/log-sink.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 
-let n = 0;
-function fact(): Fact {
-  n++;
-  return {
-    id: `f-${n}`,
-    type: 'agent.spawned',
-    at: new Date().toISOString(),
-    agentId: 'main' as Fact['agentId'],
-    data: {
-      agentId: `a${n}`,
-      parentId: 'main',
-      label: `l${n}`,
-      workspace: '/w',
-      depth: 1,
-      task: null,
-      hasPolicy: false,
-      worker: null,
-    },
-  };
-}
+const fact = newChildFact;
 
 const CUT = 'unsealed last line of the event log cut off (never acknowledged: a crash mid-write, or not the host)';
 
@@ -100,7 +82,7 @@ describe('sealed jsonl log: a damaged last line that ends with a newline', () =>
     await expect(JsonlLog.open(options)).rejects.toThrow(
       /events\.jsonl is not the one this host sealed: line 3 is not a fact \(.*\): it was altered/,
     );
-    writeFileSync(events, `${[...all.slice(0, 2), all[2]!.replace('"label":"l', '"label":"z')].join('\n')}\n`);
+    writeFileSync(events, `${[...all.slice(0, 2), all[2]!.replace('"label":"a', '"label":"z')].join('\n')}\n`);
     await expect(JsonlLog.open(options)).rejects.toThrow(/line 3 \(sequence 3\) does not carry the seal/);
     writeFileSync(events, `${[...all.slice(0, 2), all[2]!.slice(0, 100), next].join('\n')}\n`);
     await expect(JsonlLog.open(options)).rejects.toThrow(/line 3 is not a fact/);
