@@ -249,7 +249,14 @@ describe('TerminalManager: teardown and limits', () => {
   it('kills a child that ignores HUP and TERM on close, leaving no process or zombie', async () => {
     const { terminalId, pid } = await h.open();
     await h.manager.exec(A, { terminalId, command: `(trap '' HUP TERM; exec sleep 1000) & echo bg=$!` });
-    await h.manager.exec(A, { terminalId, command: `bash -c "trap '' HUP TERM INT; sleep 1000"`, yieldMs: 100 });
+    await h.manager.exec(A, {
+      terminalId,
+      command: `bash -c "trap '' HUP TERM INT; echo tra''pped; sleep 1000"`,
+      yieldMs: 100,
+    });
+    // Closed only once the traps are set: on a loaded machine the HUP came first and ended it (exit 129).
+    const trapped = async () => expect((await screenOf(terminalId)).lines.join('\n')).toContain('trapped');
+    await vi.waitFor(trapped, PROCESS_WAIT);
     const members = h.manager.get(terminalId)!.members();
     expect(members.length).toBeGreaterThanOrEqual(3);
     const closed = await h.manager.close(A, { terminalId });
