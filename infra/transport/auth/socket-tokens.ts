@@ -33,7 +33,15 @@ export function socketKey(dataDir: string): Buffer {
   chmodSync(dir, 0o700);
   const path = join(dir, 'socket.key');
   if (!existsSync(path)) writeStartFile(path, `${randomBytes(32).toString('hex')}\n`, 'the socket key');
-  const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'hex');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    // A directory or an unreadable file there stopped the start with a bare EISDIR or EACCES (a review's find).
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new Error(`${path} cannot be read as the socket key (${code}); move it away to make one`, { cause: err });
+  }
+  const key = Buffer.from(text.trim(), 'hex');
   if (key.length !== 32) throw new Error(`${path} is not a socket key (64 hex characters); move it away to make one`);
   return key;
 }
