@@ -44,7 +44,7 @@ export function askBlock(ask: PermissionRequestedData, asRoot: boolean): string 
     `  ${ASK_INPUT_NAMES[ask.tool] ?? 'input'}:`,
     indent(ask.input),
   ];
-  if (ask.subCommands.length > 1) lines.push(`  sub-commands: ${ask.subCommands.join(' | ')}`);
+  if (ask.subCommands.length > 1) lines.push(`  sub-commands: ${JSON.stringify(ask.subCommands)}`);
   lines.push(...askDetail(ask, '  '));
   lines.push(
     rule === undefined

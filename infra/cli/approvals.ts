@@ -16,7 +16,8 @@ import { callAndPrint, withClient, type RemoteOptions } from './remote.ts';
 
 /** One ask: who asks for what and why, then its detail as `--watch` shows it (what is approved is read first). */
 function line(r: PermissionRequestedData): string {
-  const subs = r.subCommands && r.subCommands.length > 1 ? ` [${r.subCommands.join(' | ')}]` : '';
+  // As a JSON list: joined with ` | ` they read like a pipeline (and a sub-command may be one).
+  const subs = r.subCommands && r.subCommands.length > 1 ? ` ${JSON.stringify(r.subCommands)}` : '';
   return [
     `${r.requestId}  ${r.agentId}  ${r.tool}: ${r.input}${subs}`,
     `    ${r.reason}`,

@@ -55,7 +55,7 @@ const SCHEMA: ElicitSchema = {
 export function describeRequest(r: PermissionRequestedData): string {
   const always = r.options.find((o) => o.decision === 'allow_always')?.pattern;
   const lines = [`skein: agent '${r.agentId}' asks to use ${r.tool}:`, '', shown(r.input)];
-  if (r.subCommands.length > 1) lines.push(`parts: ${shown(r.subCommands.join(' | '))}`);
+  if (r.subCommands.length > 1) lines.push(`parts: ${shown(JSON.stringify(r.subCommands))}`);
   if (r.detail !== undefined) {
     const label = ASK_DETAIL_NAMES[r.tool] ?? 'detail';
     const cut = detailCut(r.detail);

@@ -60,4 +60,15 @@ describe('approvals --watch rendering', () => {
     });
     expect(askLine(write)).not.toContain('\n');
   });
+  it('lists the sub-commands as a JSON list: one of them may be a pipeline itself', () => {
+    const ask = {
+      ...base,
+      tool: 'terminal',
+      input: 'echo hi | wc -c; ls',
+      reason: 'asks',
+      subCommands: ['echo hi | wc -c', 'ls'],
+      options: [],
+    } as unknown as PermissionRequestedData;
+    expect(askBlock(ask, true)).toContain('  sub-commands: ["echo hi | wc -c","ls"]');
+  });
 });
